@@ -1,0 +1,102 @@
+import { z } from 'zod';
+
+/** Scopes a bearer token may carry. */
+export const ScopeSchema = z.enum(['sessions', 'host_direct', 'admin']);
+
+/** A scope. */
+export type Scope = z.infer<typeof ScopeSchema>;
+
+/** One API token: either the token itself or its SHA-256 hex digest (config files). */
+export const ApiTokenSchema = z
+  .object({
+    token: z.string().min(16, 'token must be at least 16 characters').optional(),
+    tokenSha256: z.string().regex(/^[0-9a-f]{64}$/, 'tokenSha256 must be 64 lowercase hex characters').optional(),
+    principal: z.string().min(1),
+    tenantId: z.string().min(1),
+    scopes: z.array(ScopeSchema).min(1),
+  })
+  .strict()
+  .refine((t) => (t.token === undefined) !== (t.tokenSha256 === undefined), {
+    message: 'exactly one of token or tokenSha256 must be set',
+  });
+
+/** A configured API token. */
+export type ApiToken = z.infer<typeof ApiTokenSchema>;
+
+/** Per-model settings under a provider. */
+export const ModelConfigSchema = z
+  .object({
+    name: z.string().optional(),
+    contextWindow: z.number().int().positive().optional(),
+    maxTokens: z.number().int().positive().optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    reasoning: z.boolean().optional(),
+  })
+  .strict();
+
+/** One OpenAI-compatible provider. */
+export const ProviderConfigSchema = z
+  .object({
+    apiKey: z.string().optional(),
+    baseUrl: z.string().url('baseUrl must be a URL').optional(),
+    timeoutMs: z.number().int().positive().default(600_000),
+    maxRetries: z.number().int().nonnegative().max(10).default(2),
+    models: z.record(z.string(), ModelConfigSchema).default({}),
+  })
+  .strict();
+
+/** A provider's configuration. */
+export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
+
+/** Server-wide defaults for session loop limits (SessionOptions override them). */
+export const LoopDefaultsSchema = z
+  .object({
+    maxToolRounds: z.number().int().positive().default(50),
+    maxParseRetries: z.number().int().nonnegative().default(2),
+    toolTimeoutMs: z.number().int().positive().default(120_000),
+    circuitBreakerThreshold: z.number().int().positive().default(3),
+    duplicateToolCallThreshold: z.number().int().positive().default(5),
+    continuationEnabled: z.boolean().default(false),
+    maxContinuationTurns: z.number().int().nonnegative().default(3),
+    maxExecutionTimeMs: z.number().int().positive().default(1_800_000),
+  })
+  .strict();
+
+/** Bounds with documented defaults. */
+export const LimitsSchema = z
+  .object({
+    bodyLimitBytes: z.number().int().positive().default(1_048_576),
+    toolOutputBytes: z.number().int().positive().default(102_400),
+    agentsMdBytes: z.number().int().positive().default(32_768),
+    subscriberBufferEvents: z.number().int().positive().default(1024),
+    maxRuns: z.number().int().positive().default(100),
+    maxEventsPerRun: z.number().int().positive().default(10_000),
+    maxTraceEvents: z.number().int().nonnegative().default(1000),
+    maxSessions: z.number().int().positive().default(100_000),
+  })
+  .strict();
+
+/** CodeConfig: the server configuration after loading (ACL/HCL, JSON or env) and normalising to camelCase. */
+export const CodeConfigSchema = z
+  .object({
+    defaultModel: z.string().regex(/^[^/\s]+\/\S+$/, 'defaultModel must be "provider/model"').default('openai/gpt-4o'),
+    providers: z.record(z.string(), ProviderConfigSchema).default({}),
+    storageBackend: z.enum(['file', 'memory']).default('file'),
+    dataDir: z.string().default('./.a3s'),
+    sessionsDir: z.string().optional(),
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(8080),
+    workspaceRoots: z.array(z.string().min(1)).min(1).optional(),
+    apiTokens: z.array(ApiTokenSchema).default([]),
+    loop: LoopDefaultsSchema.default(LoopDefaultsSchema.parse({})),
+    limits: LimitsSchema.default(LimitsSchema.parse({})),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
+    skillDirs: z.array(z.string()).default([]),
+    agentDirs: z.array(z.string()).default([]),
+    queue: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+/** The loaded server configuration. */
+export type CodeConfig = z.infer<typeof CodeConfigSchema>;

@@ -1,0 +1,50 @@
+/** The one error catalogue: every code the server can answer with, its HTTP status and meaning. */
+export const ERROR_CATALOGUE = {
+  VALIDATION_ERROR: { status: 400, description: 'A request body, query or message failed its schema.' },
+  SESSION_CONFIGURATION_ERROR: { status: 400, description: 'Session options conflict with each other or with the server configuration.' },
+  UNSUPPORTED_OPTION: { status: 400, description: 'A session option is recognised but not implemented yet.' },
+  WORKSPACE_OUTSIDE_ROOTS: { status: 400, description: 'The workspace does not resolve inside a configured workspace root.' },
+  UNAUTHORIZED: { status: 401, description: 'Missing or invalid bearer token.' },
+  FORBIDDEN: { status: 403, description: 'The token lacks the scope this route needs.' },
+  NOT_FOUND: { status: 404, description: 'No such route or resource.' },
+  SESSION_NOT_FOUND: { status: 404, description: 'No such session for this tenant.' },
+  RUN_NOT_FOUND: { status: 404, description: 'No such run in this session.' },
+  TOOL_NOT_FOUND: { status: 404, description: 'No such tool in this session.' },
+  CHECKPOINT_NOT_FOUND: { status: 404, description: 'No loop checkpoint exists for the run.' },
+  SESSION_BUSY: { status: 409, description: 'Another transcript-affecting operation is active on the session.' },
+  SESSION_EXISTS: { status: 409, description: 'A live session with this id already exists.' },
+  SESSION_STORE_REQUIRED: { status: 409, description: 'The operation needs a shared session store.' },
+  SESSION_CLOSED: { status: 410, description: 'The session was closed.' },
+  PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body exceeds the configured limit.' },
+  SNAPSHOT_INVALID: { status: 422, description: 'A stored snapshot failed its schema or has an unsupported version.' },
+  PERSISTENCE_FAILED: { status: 500, description: 'The session store failed to save a snapshot.' },
+  INTERNAL_ERROR: { status: 500, description: 'An unexpected server fault; details are logged, not returned.' },
+  SESSION_INITIALIZATION_ERROR: { status: 503, description: 'A resource the session needs could not be initialised.' },
+  SHUTTING_DOWN: { status: 503, description: 'The server is draining and admits no new work.' },
+} as const;
+
+/** A code from the error catalogue. */
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** A coded error: routes throw it, the error handler maps its code to an HTTP status. */
+export class CodeError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'CodeError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** HTTP status for this error's code. */
+  get status(): number {
+    return ERROR_CATALOGUE[this.code].status;
+  }
+}
+
+/** True when a value is a CodeError (also across module copies). */
+export function isCodeError(value: unknown): value is CodeError {
+  return value instanceof CodeError;
+}

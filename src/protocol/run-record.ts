@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/** Run status machine; completed, failed and cancelled are terminal and sticky. */
+export const RunStatusSchema = z.enum(['created', 'planning', 'executing', 'verifying', 'completed', 'failed', 'cancelled']);
+
+/** A run's status. */
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+/** Token usage (camelCase, as in AgentResult). */
+export const UsageSchema = z.object({
+  promptTokens: z.number().int().nonnegative(),
+  completionTokens: z.number().int().nonnegative(),
+  totalTokens: z.number().int().nonnegative(),
+});
+
+/** Token usage. */
+export type Usage = z.infer<typeof UsageSchema>;
+
+/** AgentResult: what a finished run returns. Verification fields stay zero/skipped until verification lands. */
+export const AgentResultSchema = z
+  .object({
+    text: z.string(),
+    toolCallsCount: z.number().int().nonnegative(),
+    promptTokens: z.number().int().nonnegative(),
+    completionTokens: z.number().int().nonnegative(),
+    totalTokens: z.number().int().nonnegative(),
+    verificationStatus: z.enum(['passed', 'failed', 'needs_review', 'skipped']),
+    pendingVerificationCount: z.number().int().nonnegative(),
+    failedVerificationCount: z.number().int().nonnegative(),
+    verificationReportCount: z.number().int().nonnegative(),
+    verificationSummaryJson: z.string().nullable(),
+    verificationSummaryText: z.string().nullable(),
+  })
+  .meta({ id: 'AgentResult' });
+
+/** The result of a finished run. */
+export type AgentResult = z.infer<typeof AgentResultSchema>;
+
+/** A run record as kept in the session and its snapshot. */
+export const RunRecordSchema = z
+  .object({
+    runId: z.string(),
+    sessionId: z.string(),
+    status: RunStatusSchema,
+    input: z.string(),
+    sideQuestion: z.boolean(),
+    idempotencyKey: z.string().optional(),
+    createdAtMs: z.number().int().nonnegative(),
+    endedAtMs: z.number().int().nonnegative().optional(),
+    result: AgentResultSchema.optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    eventCount: z.number().int().nonnegative(),
+    firstRetainedSequence: z.number().int().nonnegative(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'RunRecord' });
+
+/** A run record. */
+export type RunRecord = z.infer<typeof RunRecordSchema>;

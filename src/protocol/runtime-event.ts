@@ -1,0 +1,54 @@
+import type { EventType } from './event-catalog.js';
+
+/** Token usage as carried in event payloads (snake_case wire names). */
+export interface UsagePayload {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/**
+ * Payloads of the events the runtime emits today, keyed by wire name. Every key must be a
+ * catalog entry: the assertion below fails `tsc` when a runtime event has no wire name.
+ */
+export interface RuntimeEventPayloads {
+  agent_start: { input: string; model: string; side_question: boolean };
+  turn_start: { turn: number };
+  text_delta: { text: string };
+  reasoning_delta: { text: string };
+  tool_start: { tool_id: string; tool_name: string };
+  tool_input_delta: { tool_id: string; delta: string };
+  tool_execution_start: { tool_id: string; tool_name: string; args: unknown };
+  tool_output_delta: { tool_id: string; tool_name: string; delta: string };
+  tool_end: { tool_id: string; tool_name: string; output: string; exit_code: number; duration_ms: number; truncated: boolean; artifact_id?: string };
+  turn_end: { turn: number; usage: UsagePayload; finish_reason: string };
+  agent_end: AgentEndPayload;
+  error: { code: string; message: string };
+  run_status_changed: { from: string; to: string };
+  continuation_injected: { turn: number; continuation: number };
+  context_compacted: { before_messages: number; after_messages: number };
+  persistence_failed: { code: string; message: string };
+  session_saved: { generation: number };
+  session_closed: { reason: string };
+}
+
+/** agent_end payload: the AgentResult in wire form. */
+export interface AgentEndPayload {
+  status: string;
+  text: string;
+  tool_calls_count: number;
+  usage: UsagePayload;
+  verification_status: string;
+  pending_verification_count: number;
+  failed_verification_count: number;
+  verification_report_count: number;
+  error?: { code: string; message: string };
+}
+
+type MissingWireNames = Exclude<keyof RuntimeEventPayloads, EventType>;
+/** Compile-time guard: resolves to `true` only when every runtime event has a catalog wire name. */
+type AssertAllNamed<T extends never> = T;
+export type RuntimeEventsAreNamed = AssertAllNamed<MissingWireNames>;
+
+/** A runtime event type: one the runtime emits with a typed payload. */
+export type RuntimeEventType = keyof RuntimeEventPayloads;

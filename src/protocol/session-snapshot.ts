@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { ChatMessageSchema } from './chat-message.js';
+import { EventEnvelopeSchema } from './event-envelope.js';
+import { RunRecordSchema, UsageSchema } from './run-record.js';
+import { SessionOptionsSchema } from './session-options.js';
+
+/** Identity labels carried by a session into events, hooks and snapshots. */
+export const SessionLabelsSchema = z
+  .object({
+    tenantId: z.string().optional(),
+    principal: z.string().optional(),
+    agentTemplateId: z.string().optional(),
+    correlationId: z.string().optional(),
+  })
+  .strict();
+
+/** Identity labels. */
+export type SessionLabels = z.infer<typeof SessionLabelsSchema>;
+
+/** A stored tool output too large for the transcript. */
+export const ArtifactSchema = z.object({
+  id: z.string(),
+  toolCallId: z.string().optional(),
+  toolName: z.string().optional(),
+  createdAtMs: z.number().int().nonnegative(),
+  content: z.string(),
+});
+
+/** A stored artifact. */
+export type Artifact = z.infer<typeof ArtifactSchema>;
+
+/** The session part of a snapshot. */
+export const SnapshotSessionSchema = z.object({
+  id: z.string().min(1),
+  ownerTenantId: z.string(),
+  workspace: z.string(),
+  model: z.string(),
+  options: SessionOptionsSchema,
+  labels: SessionLabelsSchema,
+  messages: z.array(ChatMessageSchema),
+  usage: UsageSchema,
+  createdAtMs: z.number().int().nonnegative(),
+  updatedAtMs: z.number().int().nonnegative(),
+  sessionSequence: z.number().int().nonnegative(),
+});
+
+/** SessionSnapshotV1: one complete, atomically saved generation of a session. */
+export const SessionSnapshotV1Schema = z
+  .object({
+    schema_version: z.literal(1),
+    generation: z.number().int().nonnegative(),
+    saved_at_ms: z.number().int().nonnegative(),
+    session: SnapshotSessionSchema,
+    artifacts: z.array(ArtifactSchema),
+    trace_events: z.array(EventEnvelopeSchema),
+    run_records: z.array(RunRecordSchema),
+    verification_reports: z.array(z.unknown()),
+    subagent_tasks: z.array(z.unknown()),
+  })
+  .meta({ id: 'SessionSnapshotV1' });
+
+/** A session snapshot. */
+export type SessionSnapshotV1 = z.infer<typeof SessionSnapshotV1Schema>;

@@ -1,0 +1,45 @@
+import type { ChatMessage } from '../../protocol/chat-message.js';
+
+/** A tool as presented to the model: name, description and JSON schema of its parameters. */
+export interface LlmToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** One provider request: bare model name (no provider prefix), transcript and tools. */
+export interface LlmRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools: LlmToolSpec[];
+  signal: AbortSignal;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** Normalised streaming events from any OpenAI-compatible provider. */
+export type LlmStreamEvent =
+  | { type: 'text_delta'; text: string }
+  | { type: 'reasoning_delta'; text: string }
+  | { type: 'tool_call_start'; index: number; id: string; name: string }
+  | { type: 'tool_call_delta'; index: number; argumentsDelta: string }
+  | { type: 'usage'; promptTokens: number; completionTokens: number; totalTokens: number }
+  | { type: 'finish'; finishReason: string };
+
+/** A chat-completions provider. Errors are thrown as LlmProviderError; aborts reject promptly. */
+export interface LlmProvider {
+  stream(request: LlmRequest): AsyncIterable<LlmStreamEvent>;
+}
+
+/** A provider failure with a retryable flag (used by the circuit breaker). */
+export class LlmProviderError extends Error {
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+
+  constructor(message: string, status: number | undefined, retryable: boolean) {
+    super(message);
+    this.name = 'LlmProviderError';
+    this.status = status;
+    this.retryable = retryable;
+  }
+}
