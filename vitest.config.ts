@@ -7,7 +7,6 @@ export const config = defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    globalSetup: ['test/support/global-setup.ts'],
   },
 });
 

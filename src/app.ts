@@ -1,0 +1,33 @@
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { RuntimeContext } from './context.js';
+import { registerEventsWebSocket, SocketRegistry } from './routes/events-ws.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerRunRoutes } from './routes/runs.js';
+import { registerSessionRoutes } from './routes/sessions.js';
+import { registerToolRoutes } from './routes/tools.js';
+import { installErrorHandler } from './server/error-handler.js';
+
+/** The Fastify app plus the handles shutdown needs. */
+export interface BuiltApp {
+  app: FastifyInstance;
+  sockets: SocketRegistry;
+}
+
+/** Build the Fastify app for a runtime context; never listens (callers decide). */
+export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
+  const app = Fastify({ loggerInstance: ctx.logger as FastifyBaseLogger, bodyLimit: ctx.config.limits.bodyLimitBytes });
+  const sockets = new SocketRegistry();
+  installErrorHandler(app);
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  app.addHook('preClose', async () => {
+    ctx.agent.beginShutdown();
+    sockets.closeAll('server shutting down');
+  });
+  registerHealthRoutes(app, ctx);
+  registerSessionRoutes(app, ctx);
+  registerRunRoutes(app, ctx);
+  registerToolRoutes(app, ctx);
+  registerEventsWebSocket(app, ctx, sockets);
+  return { app, sockets };
+}

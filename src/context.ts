@@ -1,0 +1,84 @@
+import { realpath } from 'node:fs/promises';
+import { pino, type Logger } from 'pino';
+import type { CodeConfig } from './config/code-config.js';
+import { CodeError } from './errors.js';
+import { Agent } from './runtime/agent.js';
+import { createSystemHostEnv, type HostEnv } from './runtime/host-env.js';
+import type { LlmProvider } from './runtime/llm/llm-provider.js';
+import { OpenAiProvider } from './runtime/llm/openai-provider.js';
+import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
+import { Authenticator } from './server/authenticator.js';
+import { OpenApiRegistry } from './server/openapi-registry.js';
+import { FileSessionStore } from './stores/file-session-store.js';
+import { MemorySessionStore } from './stores/memory-session-store.js';
+import type { SessionStore } from './stores/session-store.js';
+
+/** Every dependency of the server, built in one place. */
+export interface RuntimeContext {
+  readonly config: CodeConfig;
+  readonly hostEnv: HostEnv;
+  readonly logger: Logger;
+  readonly store: SessionStore;
+  readonly agent: Agent;
+  readonly authenticator: Authenticator;
+  readonly openapi: OpenApiRegistry;
+}
+
+/** Optional replacements for tests and benchmarks. */
+export interface RuntimeOverrides {
+  hostEnv?: HostEnv;
+  logger?: Logger;
+  store?: SessionStore;
+}
+
+async function createStore(config: CodeConfig): Promise<SessionStore> {
+  if (config.storageBackend === 'memory') return new MemorySessionStore();
+  const store = new FileSessionStore({ dir: config.sessionsDir ?? `${config.dataDir}/sessions` });
+  try {
+    await store.init();
+  } catch (error) {
+    throw new CodeError('SESSION_INITIALIZATION_ERROR', `file store at ${config.sessionsDir}: ${error instanceof Error ? error.message : String(error)}`, { resource: 'sessionsDir' });
+  }
+  return store;
+}
+
+async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const root of roots) {
+    try {
+      out.push(await realpath(root));
+    } catch {
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', `workspace root ${root} does not exist`, { resource: 'workspaceRoots' });
+    }
+  }
+  return out;
+}
+
+/** Build the runtime context: logger, store, providers, tools, agent and authenticator. */
+export async function createRuntimeContext(config: CodeConfig, overrides: RuntimeOverrides = {}): Promise<RuntimeContext> {
+  const logger = overrides.logger ?? pino({ level: config.logLevel });
+  const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
+  const store = overrides.store ?? (await createStore(config));
+  const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
+  const providers = new Map<string, LlmProvider>();
+  const providerFor = (name: string): LlmProvider => {
+    let provider = providers.get(name);
+    if (!provider) {
+      const settings = config.providers[name];
+      if (!settings) throw new Error(`provider ${name} is not configured`);
+      provider = new OpenAiProvider({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, timeoutMs: settings.timeoutMs, maxRetries: settings.maxRetries });
+      providers.set(name, provider);
+    }
+    return provider;
+  };
+  const agent = new Agent({
+    config,
+    store,
+    hostEnv,
+    tools: createBuiltinTools(),
+    workspaceRoots,
+    providerFor,
+    onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
+  });
+  return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry() };
+}

@@ -1,0 +1,42 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config/load-config.js';
+import { startServer } from './server/start-server.js';
+
+/** Process entry: load config, start the server, shut down in order on SIGINT/SIGTERM. */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true });
+  let config;
+  try {
+    config = await loadConfig({ env: process.env, cwd: process.cwd(), configPath: values.config });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const server = await startServer(config);
+  server.ctx.logger.info({ url: server.url, store: server.ctx.store.kind, model: config.defaultModel }, 'A3S Code Server listening');
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    server.ctx.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        server.ctx.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`a3s-code-server failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { ChatMessageSchema } from './chat-message.js';
+import { EventEnvelopeSchema } from './event-envelope.js';
+import { AgentResultSchema, RunRecordSchema, UsageSchema } from './run-record.js';
+import { SessionLabelsSchema } from './session-snapshot.js';
+
+/** The error body every failure answers with. */
+export const ErrorBodySchema = z
+  .object({
+    error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }),
+  })
+  .meta({ id: 'ErrorBody' });
+
+/** Session info as returned by the session routes. */
+export const SessionInfoSchema = z
+  .object({
+    id: z.string(),
+    workspace: z.string(),
+    model: z.string(),
+    busy: z.boolean(),
+    currentRun: z.string().nullable(),
+    labels: SessionLabelsSchema,
+    closed: z.boolean(),
+    createdAtMs: z.number().int(),
+    messageCount: z.number().int(),
+    usage: UsageSchema,
+    autoSave: z.boolean(),
+  })
+  .meta({ id: 'SessionInfo' });
+
+/** One session. */
+export const SessionResponseSchema = z.object({ session: SessionInfoSchema, resumed: z.boolean().optional() });
+/** A list of sessions. */
+export const SessionListResponseSchema = z.object({ sessions: z.array(SessionInfoSchema) });
+/** Session id path parameter. */
+export const SessionParamsSchema = z.object({ id: z.string().min(1).max(128) }).strict();
+/** Session + run id path parameters. */
+export const RunParamsSchema = z.object({ id: z.string().min(1).max(128), runId: z.string().min(1).max(128) }).strict();
+/** Session + tool name path parameters. */
+export const ToolParamsSchema = z.object({ id: z.string().min(1).max(128), name: z.string().min(1).max(128) }).strict();
+/** Session + artifact id path parameters. */
+export const ArtifactParamsSchema = z.object({ id: z.string().min(1).max(128), artifactId: z.string().min(1).max(128) }).strict();
+
+/** Body of POST /v1/sessions/:id/runs. */
+export const RunRequestSchema = z
+  .object({
+    input: z.string().min(1, 'input must not be empty').max(1_000_000),
+    history: z.array(ChatMessageSchema).max(10_000).optional(),
+    wait: z.boolean().optional(),
+  })
+  .strict()
+  .meta({ id: 'RunRequest' });
+
+/** Answer of a started run (202) or a finished one (200 with wait: true). */
+export const RunStartedResponseSchema = z.object({ runId: z.string(), run: RunRecordSchema, existing: z.boolean() });
+/** Answer of POST .../runs with wait: true. */
+export const RunFinishedResponseSchema = z.object({ runId: z.string(), run: RunRecordSchema, result: AgentResultSchema.nullable(), existing: z.boolean() });
+/** Run list. */
+export const RunListResponseSchema = z.object({ runs: z.array(RunRecordSchema) });
+/** One run. */
+export const RunResponseSchema = z.object({ run: RunRecordSchema });
+/** Query of the run events page. */
+export const RunEventsQuerySchema = z
+  .object({
+    after: z.coerce.number().int().min(-1).default(-1),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+  })
+  .strict();
+/** A page of run events. */
+export const RunEventsResponseSchema = z.object({
+  events: z.array(EventEnvelopeSchema),
+  retentionGap: z.object({ firstAvailableSequence: z.number().int() }).nullable(),
+  nextAfter: z.number().int().nullable(),
+});
+/** Cancel answer. */
+export const CancelResponseSchema = z.object({ cancelled: z.boolean() });
+/** History answer. */
+export const HistoryResponseSchema = z.object({ messages: z.array(ChatMessageSchema) });
+/** Save answer. */
+export const SaveResponseSchema = z.object({ generation: z.number().int() });
+/** Close answer. */
+export const CloseResponseSchema = z.object({ closed: z.literal(true) });
+
+/** A tool as listed by GET .../tools. */
+export const ToolInfoSchema = z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()), readOnly: z.boolean() });
+/** Tool list. */
+export const ToolListResponseSchema = z.object({ tools: z.array(ToolInfoSchema) });
+/** Body of a host-direct tool call. */
+export const ToolCallBodySchema = z.object({ args: z.record(z.string(), z.unknown()).default({}) }).strict();
+/** A tool result. */
+export const ToolResultResponseSchema = z
+  .object({ output: z.string(), exitCode: z.number().int(), truncated: z.boolean(), artifactId: z.string().nullable(), durationMs: z.number() })
+  .meta({ id: 'ToolResult' });
+/** A stored artifact. */
+export const ArtifactResponseSchema = z.object({
+  artifact: z.object({ id: z.string(), toolCallId: z.string().optional(), toolName: z.string().optional(), createdAtMs: z.number().int(), content: z.string() }),
+});
+/** Health answer. */
+export const HealthResponseSchema = z.object({ status: z.string(), checks: z.record(z.string(), z.boolean()).optional() });

@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify';
+import { CodeError } from '../errors.js';
+import {
+  CancelResponseSchema,
+  ErrorBodySchema,
+  RunEventsQuerySchema,
+  RunEventsResponseSchema,
+  RunFinishedResponseSchema,
+  RunListResponseSchema,
+  RunParamsSchema,
+  RunRequestSchema,
+  RunResponseSchema,
+  RunStartedResponseSchema,
+  SessionParamsSchema,
+} from '../protocol/http.js';
+import { addRoute } from '../server/route.js';
+import type { ServerContext } from '../server/server-context.js';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+/** Run routes: start (single flight, idempotent), list, get, events page, cancel. */
+export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const { agent } = ctx;
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/runs',
+      summary: 'Start a run; wait: true answers with the AgentResult',
+      description: 'Single flight: 409 SESSION_BUSY while another run is active. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      body: RunRequestSchema,
+      headers: { 'Idempotency-Key': 'Optional; up to 200 visible ASCII characters.' },
+      responses: { 200: RunFinishedResponseSchema, 202: RunStartedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema },
+    },
+    async ({ params, body, caller, request, reply }) => {
+      if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
+      const rawKey = request.headers['idempotency-key'];
+      const key = Array.isArray(rawKey) ? rawKey[0] : rawKey;
+      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new CodeError('VALIDATION_ERROR', 'headers.idempotency-key: must be 1-200 visible ASCII characters', { field: 'Idempotency-Key' });
+      const session = agent.getSession(params.id, caller);
+      const handle = session.startRun({ input: body.input, history: body.history, idempotencyKey: key });
+      if (body.wait) {
+        const run = await handle.done;
+        reply.status(200);
+        return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
+      }
+      reply.status(handle.existing ? 200 : 202);
+      return { runId: handle.record.runId, run: handle.record, existing: handle.existing };
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/sessions/:id/runs', summary: 'Run records', scope: 'sessions', params: SessionParamsSchema, responses: { 200: RunListResponseSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => ({ runs: agent.getSession(params.id, caller).listRuns() }),
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/sessions/:id/runs/:runId', summary: 'One run record', scope: 'sessions', params: RunParamsSchema, responses: { 200: RunResponseSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => ({ run: agent.getSession(params.id, caller).getRun(params.runId) }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/runs/:runId/events',
+      summary: 'A page of run events (per-run sequence > after)',
+      description: '`retentionGap` is set when events after the cursor were dropped by retention limits.',
+      scope: 'sessions',
+      params: RunParamsSchema,
+      query: RunEventsQuerySchema,
+      responses: { 200: RunEventsResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+    },
+    async ({ params, query, caller }) => {
+      const session = agent.getSession(params.id, caller);
+      session.getRun(params.runId);
+      const page = session.events.runPage(params.runId, query.after, query.limit) ?? { events: [], retentionGap: undefined, nextAfter: undefined };
+      return { events: page.events, retentionGap: page.retentionGap ?? null, nextAfter: page.nextAfter ?? null };
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'POST', url: '/v1/sessions/:id/runs/:runId/cancel', summary: 'Cancel the active run (false when it is not active)', scope: 'sessions', params: RunParamsSchema, responses: { 200: CancelResponseSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).cancelRun(params.runId) }),
+  );
+}

@@ -1,0 +1,190 @@
+import type { CodeConfig } from '../config/code-config.js';
+import { CodeError } from '../errors.js';
+import type { SessionOptions } from '../protocol/session-options.js';
+import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
+import type { SessionStore } from '../stores/session-store.js';
+import { hasScope, type Caller } from './caller.js';
+import type { HostEnv } from './host-env.js';
+import type { LlmProvider } from './llm/llm-provider.js';
+import { AgentSession } from './session/agent-session.js';
+import { buildSessionConfig } from './session/session-builder.js';
+import type { AnyToolDefinition } from './tools/define-tool.js';
+
+/** What the agent is built from (see createRuntimeContext). */
+export interface AgentDeps {
+  config: CodeConfig;
+  store: SessionStore;
+  hostEnv: HostEnv;
+  tools: readonly AnyToolDefinition[];
+  workspaceRoots: readonly string[];
+  providerFor(name: string): LlmProvider;
+  onPersistenceError?(sessionId: string, error: unknown): void;
+}
+
+const MAX_CLOSED_IDS = 10_000;
+
+/**
+ * The agent: global configuration and the registry of live sessions. Sessions are looked up per
+ * tenant; another tenant's session is reported as not found.
+ */
+export class Agent {
+  private readonly sessions = new Map<string, AgentSession>();
+  private readonly pending = new Set<string>();
+  private readonly closedIds = new Set<string>();
+  private closing = false;
+
+  constructor(readonly deps: AgentDeps) {}
+
+  /** Number of live sessions. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Create a session from SessionOptions (or resume a stored one with `resume: true`). */
+  async createSession(options: SessionOptions, caller: Caller): Promise<{ session: AgentSession; resumed: boolean }> {
+    this.assertAdmitting();
+    if (options.resume && options.sessionId !== undefined) {
+      const live = this.sessions.get(options.sessionId);
+      if (live) {
+        this.assertVisible(live, caller);
+        return { session: live, resumed: true };
+      }
+    }
+    if (this.sessions.size >= this.deps.config.limits.maxSessions) {
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.deps.config.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
+    }
+    const requestedId = options.sessionId;
+    if (requestedId !== undefined) {
+      if (this.sessions.has(requestedId) || this.pending.has(requestedId)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
+      this.pending.add(requestedId);
+    }
+    try {
+      let snapshot: SessionSnapshotV1 | undefined;
+      if (requestedId !== undefined) snapshot = await this.deps.store.load(requestedId);
+      if (options.resume) {
+        if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
+          throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
+        }
+        return { session: await this.restore(snapshot, caller), resumed: true };
+      }
+      if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
+      const config = await buildSessionConfig(options, caller, this.builderDeps());
+      const session = new AgentSession(config, this.sessionDeps());
+      this.register(session);
+      return { session, resumed: false };
+    } finally {
+      if (requestedId !== undefined) this.pending.delete(requestedId);
+    }
+  }
+
+  /** A live session visible to the caller; SESSION_NOT_FOUND otherwise, SESSION_CLOSED when closed. */
+  getSession(id: string, caller: Caller): AgentSession {
+    const session = this.sessions.get(id);
+    if (!session) {
+      if (this.closedIds.has(id)) throw new CodeError('SESSION_CLOSED', `session ${id} is closed`, { sessionId: id });
+      throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
+    }
+    this.assertVisible(session, caller);
+    return session;
+  }
+
+  /** Live sessions visible to the caller. */
+  listSessions(caller: Caller): AgentSession[] {
+    return [...this.sessions.values()].filter((s) => this.visible(s, caller));
+  }
+
+  /** Close a session (idempotent for an already-closed id). */
+  async closeSession(id: string, caller: Caller): Promise<void> {
+    const session = this.sessions.get(id);
+    if (!session) {
+      if (this.closedIds.has(id)) return;
+      throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
+    }
+    this.assertVisible(session, caller);
+    await session.close('closed');
+    this.forget(session.id);
+  }
+
+  /** Stop admitting new sessions and runs. */
+  beginShutdown(): void {
+    this.closing = true;
+  }
+
+  /** True while the agent admits new work. */
+  get admitting(): boolean {
+    return !this.closing;
+  }
+
+  /** Close every session (cancelling in-flight runs) and the store. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.sessions.values()].map(async (s) => {
+      await s.close('shutdown');
+      this.forget(s.id);
+    }));
+    await this.deps.store.close();
+  }
+
+  private async restore(snapshot: SessionSnapshotV1, caller: Caller): Promise<AgentSession> {
+    const stored = snapshot.session;
+    const config = await buildSessionConfig(
+      { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels) },
+      { ...caller, tenantId: stored.ownerTenantId },
+      this.builderDeps(),
+    );
+    const session = new AgentSession(config, this.sessionDeps(), {
+      messages: stored.messages,
+      usage: stored.usage,
+      createdAtMs: stored.createdAtMs,
+      generation: snapshot.generation,
+      runs: snapshot.run_records,
+      artifacts: snapshot.artifacts,
+      trace: snapshot.trace_events,
+      sessionSequence: stored.sessionSequence,
+    });
+    this.register(session);
+    return session;
+  }
+
+  private register(session: AgentSession): void {
+    this.closedIds.delete(session.id);
+    this.sessions.set(session.id, session);
+  }
+
+  private forget(id: string): void {
+    this.sessions.delete(id);
+    this.closedIds.add(id);
+    if (this.closedIds.size > MAX_CLOSED_IDS) {
+      const oldest = this.closedIds.values().next().value;
+      if (oldest !== undefined) this.closedIds.delete(oldest);
+    }
+  }
+
+  private visible(session: AgentSession, caller: Caller): boolean {
+    return session.config.ownerTenantId === caller.tenantId || hasScope(caller, 'admin');
+  }
+
+  private assertVisible(session: AgentSession, caller: Caller): void {
+    if (!this.visible(session, caller)) throw new CodeError('SESSION_NOT_FOUND', `session ${session.id} not found`, { sessionId: session.id });
+  }
+
+  private assertAdmitting(): void {
+    if (this.closing) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new sessions');
+  }
+
+  private builderDeps() {
+    return { config: this.deps.config, hostEnv: this.deps.hostEnv, providerFor: this.deps.providerFor, workspaceRoots: this.deps.workspaceRoots };
+  }
+
+  private sessionDeps() {
+    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, onPersistenceError: this.deps.onPersistenceError };
+  }
+}
+
+function labelOptions(labels: SessionSnapshotV1['session']['labels']): Partial<SessionOptions> {
+  return {
+    ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
+    ...(labels.agentTemplateId !== undefined ? { agentTemplateId: labels.agentTemplateId } : {}),
+    ...(labels.correlationId !== undefined ? { correlationId: labels.correlationId } : {}),
+  };
+}

@@ -1,0 +1,34 @@
+import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
+import type { HostEnv } from '../host-env.js';
+
+/** The governance values a run was admitted with; frozen for the run's lifetime. */
+export interface GovernanceSnapshot {
+  readonly maxToolRounds: number;
+  readonly maxParseRetries: number;
+  readonly toolTimeoutMs: number;
+  readonly circuitBreakerThreshold: number;
+  readonly duplicateToolCallThreshold: number;
+  readonly continuationEnabled: boolean;
+  readonly maxContinuationTurns: number;
+  readonly maxExecutionTimeMs: number;
+  readonly toolOutputBytes: number;
+}
+
+/** Emits one typed runtime event for the run. */
+export type EventSink = <T extends RuntimeEventType>(type: T, payload: RuntimeEventPayloads[T]) => void;
+
+/** Everything one admitted run carries: ids, the one AbortSignal, the event sink and governance. */
+export interface InvocationContext {
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly workspace: string;
+  readonly signal: AbortSignal;
+  readonly emit: EventSink;
+  readonly governance: GovernanceSnapshot;
+  readonly hostEnv: HostEnv;
+}
+
+/** Build a frozen InvocationContext. */
+export function createInvocationContext(fields: InvocationContext): InvocationContext {
+  return Object.freeze({ ...fields, governance: Object.freeze({ ...fields.governance }) });
+}

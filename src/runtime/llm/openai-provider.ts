@@ -1,0 +1,208 @@
+import { APIConnectionError, APIError, APIUserAbortError, OpenAI } from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import type { ChatMessage } from '../../protocol/chat-message.js';
+import { LlmProviderError } from './llm-provider.js';
+import type { LlmProvider, LlmRequest, LlmStreamEvent, LlmToolSpec } from './llm-provider.js';
+
+/** Connection settings for an OpenAI-compatible chat-completions endpoint. */
+export interface OpenAiProviderOptions {
+  apiKey?: string;
+  baseUrl?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+}
+
+/** A tool call being streamed: id and name may arrive before or with the first argument chunk. */
+interface PendingToolCall {
+  id: string | undefined;
+  name: string | undefined;
+  started: boolean;
+  bufferedArguments: string;
+}
+
+type ChunkDelta = ChatCompletionChunk.Choice.Delta;
+
+/** LlmProvider over the openai SDK, for any OpenAI-compatible endpoint. */
+export class OpenAiProvider implements LlmProvider {
+  private readonly client: OpenAI;
+
+  constructor(options: OpenAiProviderOptions = {}) {
+    this.client = new OpenAI({
+      apiKey: options.apiKey ?? 'unused',
+      baseURL: options.baseUrl,
+      timeout: options.timeoutMs,
+      maxRetries: options.maxRetries,
+    });
+  }
+
+  /** Streams one completion as normalised events; finish (when present) is the last event. */
+  async *stream(request: LlmRequest): AsyncGenerator<LlmStreamEvent> {
+    const { signal } = request;
+    throwIfAborted(signal);
+    const params: ChatCompletionCreateParamsStreaming = {
+      model: request.model,
+      messages: request.messages.map(toMessageParam),
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (request.tools.length > 0) params.tools = request.tools.map(toToolParam);
+    if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
+    if (request.temperature !== undefined) params.temperature = request.temperature;
+
+    const toolCalls = new Map<number, PendingToolCall>();
+    let usage: LlmStreamEvent | undefined;
+    let finishReason: string | undefined;
+    try {
+      const chunks = await this.client.chat.completions.create(params, { signal });
+      for await (const chunk of chunks) {
+        throwIfAborted(signal);
+        if (chunk.usage) {
+          usage = {
+            type: 'usage',
+            promptTokens: chunk.usage.prompt_tokens,
+            completionTokens: chunk.usage.completion_tokens,
+            totalTokens: chunk.usage.total_tokens,
+          };
+        }
+        for (const choice of chunk.choices) {
+          yield* deltaEvents(choice.delta, toolCalls);
+          if (choice.finish_reason) finishReason = choice.finish_reason;
+        }
+      }
+      // The SDK ends the iteration silently when the signal aborts mid-stream.
+      throwIfAborted(signal);
+    } catch (error) {
+      throw toProviderError(error, signal);
+    }
+    yield* flushToolCalls(toolCalls);
+    if (usage) yield usage;
+    if (finishReason === undefined) {
+      throw new LlmProviderError('provider stream ended without a finish_reason', undefined, true);
+    }
+    yield { type: 'finish', finishReason };
+  }
+}
+
+/** Text, reasoning and tool-call events carried by one chunk delta. */
+function* deltaEvents(delta: ChunkDelta | undefined, toolCalls: Map<number, PendingToolCall>): Generator<LlmStreamEvent> {
+  if (!delta) return;
+  const reasoning = reasoningText(delta);
+  if (reasoning) yield { type: 'reasoning_delta', text: reasoning };
+  if (delta.content) yield { type: 'text_delta', text: delta.content };
+  for (const call of delta.tool_calls ?? []) {
+    let pending = toolCalls.get(call.index);
+    if (!pending) {
+      pending = { id: undefined, name: undefined, started: false, bufferedArguments: '' };
+      toolCalls.set(call.index, pending);
+    }
+    // Some providers repeat id and name on every chunk; the first value wins.
+    if (call.id && pending.id === undefined) pending.id = call.id;
+    if (call.function?.name && pending.name === undefined) pending.name = call.function.name;
+    const argumentsDelta = call.function?.arguments ?? '';
+    if (!pending.started && pending.id !== undefined && pending.name !== undefined) {
+      pending.started = true;
+      yield { type: 'tool_call_start', index: call.index, id: pending.id, name: pending.name };
+      if (pending.bufferedArguments) {
+        yield { type: 'tool_call_delta', index: call.index, argumentsDelta: pending.bufferedArguments };
+        pending.bufferedArguments = '';
+      }
+    }
+    if (!argumentsDelta) continue;
+    if (pending.started) yield { type: 'tool_call_delta', index: call.index, argumentsDelta };
+    else pending.bufferedArguments += argumentsDelta;
+  }
+}
+
+/** Reasoning text from the non-standard fields providers use (`reasoning_content` or `reasoning`). */
+function reasoningText(delta: ChunkDelta): string | undefined {
+  if ('reasoning_content' in delta && typeof delta.reasoning_content === 'string' && delta.reasoning_content) {
+    return delta.reasoning_content;
+  }
+  if ('reasoning' in delta && typeof delta.reasoning === 'string' && delta.reasoning) return delta.reasoning;
+  return undefined;
+}
+
+/** Starts tool calls whose id never arrived (some providers omit it) with a synthetic id. */
+function* flushToolCalls(toolCalls: Map<number, PendingToolCall>): Generator<LlmStreamEvent> {
+  for (const [index, pending] of toolCalls) {
+    if (pending.started) continue;
+    if (pending.name === undefined) {
+      throw new LlmProviderError(`provider streamed tool call ${index} without a function name`, undefined, false);
+    }
+    yield { type: 'tool_call_start', index, id: pending.id ?? `call_${index}`, name: pending.name };
+    if (pending.bufferedArguments) {
+      yield { type: 'tool_call_delta', index, argumentsDelta: pending.bufferedArguments };
+    }
+  }
+}
+
+/** Maps a transcript message to the SDK's message param; our `reasoning` field is not sent. */
+function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content ?? '' };
+    case 'user':
+      return { role: 'user', content: message.content ?? '' };
+    case 'assistant': {
+      if (!message.tool_calls || message.tool_calls.length === 0) {
+        return { role: 'assistant', content: message.content ?? '' };
+      }
+      return {
+        role: 'assistant',
+        content: message.content,
+        tool_calls: message.tool_calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.function.name, arguments: call.function.arguments },
+        })),
+      };
+    }
+    case 'tool':
+      if (message.tool_call_id === undefined) {
+        throw new LlmProviderError('tool message without tool_call_id', undefined, false);
+      }
+      return { role: 'tool', content: message.content ?? '', tool_call_id: message.tool_call_id };
+  }
+}
+
+/** Maps a tool spec to the SDK's function tool param. */
+function toToolParam(tool: LlmToolSpec): ChatCompletionTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
+}
+
+/** Throws an AbortError when the request's signal has fired. */
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortError(signal);
+}
+
+/** An Error named 'AbortError' carrying the signal's reason as its cause. */
+function abortError(signal: AbortSignal): Error {
+  const error = new Error('The LLM request was aborted', { cause: signal.reason });
+  error.name = 'AbortError';
+  return error;
+}
+
+/** Normalises anything thrown while calling the provider into AbortError or LlmProviderError. */
+function toProviderError(error: unknown, signal: AbortSignal): Error {
+  if (error instanceof LlmProviderError) return error;
+  if (signal.aborted || error instanceof APIUserAbortError) return abortError(signal);
+  if (error instanceof Error && error.name === 'AbortError') return error;
+  if (error instanceof APIConnectionError) return new LlmProviderError(error.message, undefined, true);
+  if (error instanceof APIError) {
+    const status = error.status;
+    const retryable = status !== undefined && (status === 429 || status >= 500);
+    return new LlmProviderError(error.message, status, retryable);
+  }
+  // A malformed chunk will not get better on retry; a dropped socket mid-stream may.
+  if (error instanceof SyntaxError) return new LlmProviderError(`malformed provider stream: ${error.message}`, undefined, false);
+  const message = error instanceof Error ? error.message : String(error);
+  return new LlmProviderError(`provider stream failed: ${message}`, undefined, true);
+}

@@ -1,0 +1,111 @@
+import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
+import type { Usage } from '../../protocol/run-record.js';
+import type { InvocationContext } from '../invocation/invocation-context.js';
+import { LlmProviderError } from '../llm/llm-provider.js';
+import type { LoopDeps } from './run-loop.js';
+
+/** One assistant turn, fully streamed. */
+export interface TurnResult {
+  text: string;
+  reasoning: string;
+  toolCalls: ToolCall[];
+  usage: Usage;
+  finishReason: string;
+}
+
+/** A provider failure that ends the run, with the code the run reports. */
+export class TurnError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TurnError';
+  }
+}
+
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Stream one provider response, emitting text, reasoning and tool-call deltas as they arrive. Retryable
+ * provider failures before any output are retried until `circuitBreakerThreshold` consecutive failures
+ * open the breaker; failures after output started, or non-retryable ones, end the run.
+ */
+export async function streamTurn(deps: LoopDeps, ctx: InvocationContext, messages: ChatMessage[], turn: number): Promise<TurnResult> {
+  const threshold = ctx.governance.circuitBreakerThreshold;
+  for (let failures = 0; ; ) {
+    const state = { emitted: false };
+    try {
+      return await attempt(deps, ctx, messages, state);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      const retryable = error instanceof LlmProviderError ? error.retryable : false;
+      const message = error instanceof Error ? error.message : String(error);
+      if (!retryable || state.emitted) throw new TurnError('PROVIDER_ERROR', `provider call failed: ${message}`);
+      failures += 1;
+      if (failures >= threshold) {
+        ctx.emit('error', { code: 'CIRCUIT_BREAKER_OPEN', message: `${failures} consecutive provider failures (circuitBreakerThreshold ${threshold}): ${message}` });
+        throw new TurnError('CIRCUIT_BREAKER_OPEN', `${failures} consecutive provider failures (circuitBreakerThreshold ${threshold}); last: ${message}`);
+      }
+      ctx.emit('error', { code: 'PROVIDER_RETRY', message: `turn ${turn}: provider failure ${failures}/${threshold}, retrying: ${message}` });
+      await abortableDelay(Math.min(100 * 2 ** (failures - 1), 2000), ctx.signal);
+    }
+  }
+}
+
+async function attempt(deps: LoopDeps, ctx: InvocationContext, messages: ChatMessage[], state: { emitted: boolean }): Promise<TurnResult> {
+  let text = '';
+  let reasoning = '';
+  let finishReason = 'stop';
+  const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  const calls = new Map<number, { id: string; name: string; args: string }>();
+  for await (const event of deps.llm.stream(messages, deps.registry.specs(), ctx.signal)) {
+    switch (event.type) {
+      case 'text_delta':
+        text += event.text;
+        state.emitted = true;
+        ctx.emit('text_delta', { text: event.text });
+        break;
+      case 'reasoning_delta':
+        reasoning += event.text;
+        state.emitted = true;
+        ctx.emit('reasoning_delta', { text: event.text });
+        break;
+      case 'tool_call_start':
+        calls.set(event.index, { id: event.id || ctx.hostEnv.newId('call'), name: event.name, args: '' });
+        state.emitted = true;
+        ctx.emit('tool_start', { tool_id: calls.get(event.index)?.id ?? event.id, tool_name: event.name });
+        break;
+      case 'tool_call_delta': {
+        const call = calls.get(event.index);
+        if (call) {
+          call.args += event.argumentsDelta;
+          ctx.emit('tool_input_delta', { tool_id: call.id, delta: event.argumentsDelta });
+        }
+        break;
+      }
+      case 'usage':
+        usage.promptTokens += event.promptTokens;
+        usage.completionTokens += event.completionTokens;
+        usage.totalTokens += event.totalTokens;
+        break;
+      case 'finish':
+        finishReason = event.finishReason;
+        break;
+    }
+  }
+  const toolCalls: ToolCall[] = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, c]) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));
+  return { text, reasoning, toolCalls, usage, finishReason };
+}

@@ -1,0 +1,385 @@
+import { CodeError } from '../../errors.js';
+import type { ChatMessage } from '../../protocol/chat-message.js';
+import type { AgentResult, RunRecord, Usage } from '../../protocol/run-record.js';
+import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
+import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
+import type { SessionStore } from '../../stores/session-store.js';
+import { SessionEventLog } from '../events/session-event-log.js';
+import type { HostEnv } from '../host-env.js';
+import { createInvocationContext, type InvocationContext } from '../invocation/invocation-context.js';
+import { LlmInvoker } from '../invocation/llm-invoker.js';
+import { ToolInvoker, type ToolCallOutcome } from '../invocation/tool-invoker.js';
+import { runLoop, type LoopOutcome } from '../loop/run-loop.js';
+import type { AnyToolDefinition } from '../tools/define-tool.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import { toAgentResult } from './agent-result.js';
+
+/** What a session needs from the agent that owns it. */
+export interface AgentSessionDeps {
+  hostEnv: HostEnv;
+  store: SessionStore;
+  tools: readonly AnyToolDefinition[];
+  /** Called when a background save fails (logged by the agent). */
+  onPersistenceError?(sessionId: string, error: unknown): void;
+}
+
+/** A run request. */
+export interface RunRequest {
+  input: string;
+  /** Side question: run on this history instead of the transcript, and leave the transcript unchanged. */
+  history?: ChatMessage[];
+  idempotencyKey?: string;
+}
+
+/** An admitted (or, with an idempotency key, an existing) run. */
+export interface RunHandle {
+  record: RunRecord;
+  /** Settles when the run's producer has ended (result recorded, autosave done, lease released). */
+  done: Promise<RunRecord>;
+  existing: boolean;
+}
+
+interface ActiveRun {
+  runId: string;
+  controller: AbortController;
+  done: Promise<RunRecord>;
+}
+
+/** State restored from a snapshot. */
+export interface RestoredState {
+  messages: ChatMessage[];
+  usage: Usage;
+  createdAtMs: number;
+  generation: number;
+  runs: RunRecord[];
+  artifacts: Artifact[];
+  trace: SessionSnapshotV1['trace_events'];
+  sessionSequence: number;
+}
+
+/**
+ * One live session: its transcript, single-flight admission, runs and their event log, artifacts and
+ * snapshots. Every transcript-affecting operation goes through `startRun`.
+ */
+export class AgentSession {
+  readonly id: string;
+  readonly events: SessionEventLog;
+  readonly createdAtMs: number;
+  private messages: ChatMessage[];
+  private usage: Usage;
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly idempotency = new Map<string, string>();
+  private readonly artifacts = new Map<string, Artifact>();
+  private active: ActiveRun | undefined;
+  private closed = false;
+  private generation: number;
+  private updatedAtMs: number;
+  private registryCache: ToolRegistry | undefined;
+  private invokerCache: ToolInvoker | undefined;
+  private readonly llm: LlmInvoker;
+
+  constructor(
+    readonly config: ResolvedSessionConfig,
+    private readonly deps: AgentSessionDeps,
+    restored?: RestoredState,
+  ) {
+    this.id = config.sessionId;
+    this.createdAtMs = restored?.createdAtMs ?? deps.hostEnv.now();
+    this.updatedAtMs = this.createdAtMs;
+    this.messages = restored?.messages ?? [];
+    this.usage = restored?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+    this.generation = restored?.generation ?? 0;
+    this.events = new SessionEventLog(
+      { maxEventsPerRun: config.retention.maxEventsPerRun, maxRuns: config.retention.maxRuns, maxSessionEvents: config.retention.maxEventsPerRun },
+      restored?.sessionSequence ?? 0,
+    );
+    for (const run of restored?.runs ?? []) {
+      this.runs.set(run.runId, run);
+      if (run.idempotencyKey) this.idempotency.set(run.idempotencyKey, run.runId);
+    }
+    for (const artifact of restored?.artifacts ?? []) this.artifacts.set(artifact.id, artifact);
+    if (restored) this.events.restore(restored.trace);
+    this.llm = new LlmInvoker(config.model);
+  }
+
+  /** The session's tools. */
+  get registry(): ToolRegistry {
+    this.registryCache ??= new ToolRegistry(this.deps.tools);
+    return this.registryCache;
+  }
+
+  private get toolInvoker(): ToolInvoker {
+    this.invokerCache ??= new ToolInvoker({ registry: this.registry, storeArtifact: (content, toolCallId, toolName) => this.storeArtifact(content, toolCallId, toolName) });
+    return this.invokerCache;
+  }
+
+  /** True once closed. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** The active run's id, if any. */
+  get activeRunId(): string | undefined {
+    return this.active?.runId;
+  }
+
+  /** A copy of the transcript. */
+  history(): ChatMessage[] {
+    return [...this.messages];
+  }
+
+  /** Accumulated token usage. */
+  totalUsage(): Usage {
+    return { ...this.usage };
+  }
+
+  /** Run records, oldest first. */
+  listRuns(): RunRecord[] {
+    return [...this.runs.values()].map((r) => this.withCounts(r));
+  }
+
+  /** One run record. */
+  getRun(runId: string): RunRecord {
+    const run = this.runs.get(runId);
+    if (!run) throw new CodeError('RUN_NOT_FOUND', `run ${runId} not found in session ${this.id}`, { runId });
+    return this.withCounts(run);
+  }
+
+  /** A stored artifact. */
+  getArtifact(id: string): Artifact | undefined {
+    return this.artifacts.get(id);
+  }
+
+  /** Throw SESSION_CLOSED when closed. */
+  assertOpen(): void {
+    if (this.closed) throw new CodeError('SESSION_CLOSED', `session ${this.id} is closed`, { sessionId: this.id });
+  }
+
+  /**
+   * Admit a run (single flight): fails at once with SESSION_BUSY while another run is active, before the
+   * transcript is read. With a known idempotency key, returns the existing run instead.
+   */
+  startRun(request: RunRequest): RunHandle {
+    this.assertOpen();
+    if (request.idempotencyKey !== undefined) {
+      const existingId = this.idempotency.get(request.idempotencyKey);
+      const existing = existingId ? this.runs.get(existingId) : undefined;
+      if (existing) {
+        const done = this.active?.runId === existing.runId ? this.active.done : Promise.resolve(existing);
+        return { record: this.withCounts(existing), done: done.then((r) => this.withCounts(r)), existing: true };
+      }
+    }
+    if (this.active) {
+      throw new CodeError('SESSION_BUSY', `session ${this.id} is busy with run ${this.active.runId}`, { activeRunId: this.active.runId });
+    }
+    const runId = this.deps.hostEnv.newId('run');
+    const record: RunRecord = {
+      runId,
+      sessionId: this.id,
+      status: 'created',
+      input: request.input,
+      sideQuestion: request.history !== undefined,
+      createdAtMs: this.deps.hostEnv.now(),
+      eventCount: 0,
+      firstRetainedSequence: 0,
+      ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+    };
+    this.runs.set(runId, record);
+    if (request.idempotencyKey !== undefined) this.idempotency.set(request.idempotencyKey, runId);
+    this.trimRuns();
+    const controller = new AbortController();
+    const active: ActiveRun = { runId, controller, done: Promise.resolve(record) };
+    this.active = active;
+    active.done = this.produce(record, request, controller).finally(() => {
+      if (this.active === active) this.active = undefined;
+    });
+    return { record: { ...record }, done: active.done.then((r) => this.withCounts(r)), existing: false };
+  }
+
+  /** Cancel the active run if it has this id; false when it is not active. */
+  cancelRun(runId: string): boolean {
+    this.getRun(runId);
+    if (this.active?.runId !== runId) return false;
+    this.active.controller.abort(new Error('cancelled'));
+    return true;
+  }
+
+  /** Run one tool call on the host-direct path (no lease, no model); events carry no run id. */
+  async invokeToolDirect(name: string, args: unknown): Promise<ToolCallOutcome> {
+    this.assertOpen();
+    if (!this.registry.get(name)) throw new CodeError('TOOL_NOT_FOUND', `tool ${name} not found`, { tool: name });
+    const callId = this.deps.hostEnv.newId('call');
+    const controller = new AbortController();
+    const ctx = this.invocationContext(callId, controller.signal, undefined);
+    return this.toolInvoker.invoke({ id: callId, name, args, origin: 'host_direct' }, ctx);
+  }
+
+  /** Close: cancel in-flight work, wait for it to end, emit session_closed. Idempotent. */
+  async close(reason = 'closed'): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const active = this.active;
+    if (active) {
+      active.controller.abort(new Error('session closed'));
+      await active.done.catch(() => undefined);
+    }
+    this.emit(undefined, 'session_closed', { reason });
+  }
+
+  /** Save one complete snapshot generation through the store; emits persistence_failed on failure. */
+  async save(): Promise<number> {
+    this.generation += 1;
+    const snapshot = this.toSnapshot(this.generation);
+    try {
+      await this.deps.store.save(snapshot);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.emit(undefined, 'persistence_failed', { code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED', message });
+      throw error instanceof CodeError ? error : new CodeError('PERSISTENCE_FAILED', `saving session ${this.id} failed`, { sessionId: this.id });
+    }
+    return this.generation;
+  }
+
+  /** The session as one SessionSnapshotV1 generation. */
+  toSnapshot(generation = this.generation): SessionSnapshotV1 {
+    return {
+      schema_version: 1,
+      generation,
+      saved_at_ms: this.deps.hostEnv.now(),
+      session: {
+        id: this.id,
+        ownerTenantId: this.config.ownerTenantId,
+        workspace: this.config.workspace,
+        model: this.config.model.id,
+        options: this.config.options,
+        labels: this.config.labels,
+        messages: this.messages,
+        usage: this.usage,
+        createdAtMs: this.createdAtMs,
+        updatedAtMs: this.updatedAtMs,
+        sessionSequence: this.events.lastSequence,
+      },
+      artifacts: [...this.artifacts.values()],
+      trace_events: this.events.retained(this.config.retention.maxTraceEvents),
+      run_records: this.listRuns(),
+      verification_reports: [],
+      subagent_tasks: [],
+    };
+  }
+
+  private async produce(record: RunRecord, request: RunRequest, controller: AbortController): Promise<RunRecord> {
+    const ctx = this.invocationContext(record.runId, controller.signal, record.runId);
+    this.emit(record.runId, 'agent_start', { input: request.input, model: this.config.model.id, side_question: record.sideQuestion });
+    this.setStatus(record, 'executing');
+    const userMessage: ChatMessage = { role: 'user', content: request.input };
+    const base = request.history ?? this.messages;
+    const transcript: ChatMessage[] = [{ role: 'system', content: this.config.systemPrompt }, ...base, userMessage];
+    let outcome: LoopOutcome;
+    try {
+      outcome = await runLoop({ llm: this.llm, tools: this.toolInvoker, registry: this.registry }, ctx, transcript);
+    } catch (error) {
+      outcome = {
+        status: 'failed',
+        text: '',
+        toolCallsCount: 0,
+        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        added: [],
+        error: { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) },
+      };
+    }
+    if (!record.sideQuestion) this.messages = [...this.messages, userMessage, ...outcome.added];
+    this.usage = {
+      promptTokens: this.usage.promptTokens + outcome.usage.promptTokens,
+      completionTokens: this.usage.completionTokens + outcome.usage.completionTokens,
+      totalTokens: this.usage.totalTokens + outcome.usage.totalTokens,
+    };
+    this.updatedAtMs = this.deps.hostEnv.now();
+    const result: AgentResult = toAgentResult(outcome);
+    record.result = result;
+    if (outcome.error) {
+      record.error = outcome.error;
+      if (outcome.status === 'failed') this.emit(record.runId, 'error', outcome.error);
+    }
+    record.endedAtMs = this.deps.hostEnv.now();
+    this.setStatus(record, outcome.status);
+    this.emit(record.runId, 'agent_end', {
+      status: outcome.status,
+      text: result.text,
+      tool_calls_count: result.toolCallsCount,
+      usage: { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.totalTokens },
+      verification_status: result.verificationStatus,
+      pending_verification_count: result.pendingVerificationCount,
+      failed_verification_count: result.failedVerificationCount,
+      verification_report_count: result.verificationReportCount,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    });
+    if (this.config.autoSave && !this.closed) {
+      await this.save().catch((error: unknown) => this.deps.onPersistenceError?.(this.id, error));
+    }
+    return record;
+  }
+
+  private setStatus(record: RunRecord, to: RunRecord['status']): void {
+    const from = record.status;
+    if (from === to || from === 'completed' || from === 'failed' || from === 'cancelled') return;
+    record.status = to;
+    this.emit(record.runId, 'run_status_changed', { from, to });
+  }
+
+  private invocationContext(invocationId: string, signal: AbortSignal, runId: string | undefined): InvocationContext {
+    return createInvocationContext({
+      runId: invocationId,
+      sessionId: this.id,
+      workspace: this.config.workspace,
+      signal,
+      emit: (type, payload) => this.emit(runId, type, payload),
+      governance: this.config.governance,
+      hostEnv: this.deps.hostEnv,
+    });
+  }
+
+  private emit<T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]): void {
+    const labels = this.config.labels;
+    this.events.append({
+      version: 1,
+      type,
+      payload: payload as unknown as Record<string, unknown>,
+      metadata: {
+        ...(runId !== undefined ? { run_id: runId } : {}),
+        session_id: this.id,
+        timestamp_ms: this.deps.hostEnv.now(),
+        ...(labels.tenantId !== undefined ? { tenant_id: labels.tenantId } : {}),
+        ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
+        ...(labels.agentTemplateId !== undefined ? { agent_template_id: labels.agentTemplateId } : {}),
+        ...(labels.correlationId !== undefined ? { correlation_id: labels.correlationId } : {}),
+      },
+    });
+  }
+
+  private storeArtifact(content: string, toolCallId: string, toolName: string): string {
+    const id = this.deps.hostEnv.newId('art');
+    this.artifacts.set(id, { id, toolCallId, toolName, createdAtMs: this.deps.hostEnv.now(), content });
+    return id;
+  }
+
+  private withCounts(record: RunRecord): RunRecord {
+    const counts = this.events.runCounts(record.runId);
+    return { ...record, eventCount: Math.max(record.eventCount, counts.total), firstRetainedSequence: counts.firstRetained };
+  }
+
+  private trimRuns(): void {
+    const max = this.config.retention.maxRuns;
+    if (this.runs.size <= max) return;
+    for (const [runId, run] of this.runs) {
+      if (this.runs.size <= max) break;
+      if (run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled') {
+        const counts = this.events.runCounts(runId);
+        this.runs.delete(runId);
+        if (run.idempotencyKey) this.idempotency.delete(run.idempotencyKey);
+        this.events.dropRun(runId);
+        void counts;
+      }
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import type { SessionOptions } from '../../protocol/session-options.js';
+import type { SessionLabels } from '../../protocol/session-snapshot.js';
+import type { GovernanceSnapshot } from '../invocation/invocation-context.js';
+import type { ResolvedModel } from '../invocation/llm-invoker.js';
+
+/** Retention bounds a session runs with. */
+export interface SessionRetention {
+  readonly maxRuns: number;
+  readonly maxEventsPerRun: number;
+  readonly maxTraceEvents: number;
+}
+
+/** The one value the session builder yields; later layers never re-decide a choice made here. */
+export interface ResolvedSessionConfig {
+  readonly sessionId: string;
+  readonly ownerTenantId: string;
+  readonly labels: SessionLabels;
+  readonly workspace: string;
+  readonly model: ResolvedModel;
+  readonly governance: GovernanceSnapshot;
+  readonly systemPrompt: string;
+  readonly autoSave: boolean;
+  readonly retention: SessionRetention;
+  /** The options as given (minus `resume`), kept for snapshots. */
+  readonly options: SessionOptions;
+}

@@ -1,0 +1,133 @@
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { CodeConfig } from '../../config/code-config.js';
+import { CodeError } from '../../errors.js';
+import { UNSUPPORTED_SESSION_OPTIONS, type SessionOptions } from '../../protocol/session-options.js';
+import { hasScope, type Caller } from '../caller.js';
+import type { HostEnv } from '../host-env.js';
+import type { LlmProvider } from '../llm/llm-provider.js';
+import { loadAgentsMd } from '../prompt/agents-md.js';
+import { buildSystemPrompt } from '../prompt/system-prompt.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+
+/** What the builder needs besides the options. */
+export interface SessionBuilderDeps {
+  config: CodeConfig;
+  hostEnv: HostEnv;
+  /** The provider client for a configured provider name (cached by the caller). */
+  providerFor(name: string): LlmProvider;
+  /** Canonical (realpath) workspace roots. */
+  workspaceRoots: readonly string[];
+}
+
+function configError(field: string, message: string): CodeError {
+  return new CodeError('SESSION_CONFIGURATION_ERROR', `${field}: ${message}`, { field });
+}
+
+/** True when `child` is `root` or inside it. */
+export function isInside(root: string, child: string): boolean {
+  const rel = relative(root, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** Resolve a requested workspace to a canonical directory inside a configured root. */
+export async function resolveWorkspace(requested: string | undefined, roots: readonly string[]): Promise<string> {
+  const candidate = requested === undefined ? roots[0] : resolve(roots[0], requested);
+  let canonical: string;
+  try {
+    canonical = await realpath(candidate);
+  } catch {
+    throw configError('workspace', `"${requested}" does not exist`);
+  }
+  if (!roots.some((root) => isInside(root, canonical))) {
+    throw new CodeError('WORKSPACE_OUTSIDE_ROOTS', `workspace: "${requested}" resolves to ${canonical}, outside the configured workspace roots`, { field: 'workspace' });
+  }
+  if (!(await stat(canonical)).isDirectory()) throw configError('workspace', `"${requested}" is not a directory`);
+  return canonical;
+}
+
+/**
+ * Merge SessionOptions with CodeConfig, reject unsupported options and conflicts, initialise async
+ * resources (workspace, AGENTS.md, provider) and yield one ResolvedSessionConfig.
+ */
+export async function buildSessionConfig(options: SessionOptions, caller: Caller, deps: SessionBuilderDeps): Promise<ResolvedSessionConfig> {
+  const record = options as Record<string, unknown>;
+  for (const name of UNSUPPORTED_SESSION_OPTIONS) {
+    if (record[name] !== undefined) {
+      throw new CodeError('UNSUPPORTED_OPTION', `${name}: this option is not implemented by this server yet; remove it from the request`, { field: name });
+    }
+  }
+  if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
+    throw configError('tenantId', `"${options.tenantId}" conflicts with the caller's tenant "${caller.tenantId}"; only admin tokens may create sessions for another tenant`);
+  }
+  if (options.resume && options.sessionId === undefined) throw configError('sessionId', 'resume: true needs the sessionId of the session to resume');
+
+  const { config } = deps;
+  const modelId = options.model ?? config.defaultModel;
+  const slash = modelId.indexOf('/');
+  const providerName = modelId.slice(0, slash);
+  const modelName = modelId.slice(slash + 1);
+  const providerConfig = config.providers[providerName];
+  if (!providerConfig) {
+    const known = Object.keys(config.providers);
+    throw configError(options.model ? 'model' : 'defaultModel', `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`);
+  }
+  const modelSettings = providerConfig.models[modelName];
+
+  const workspace = await resolveWorkspace(options.workspace, deps.workspaceRoots);
+  let agentsMd: string;
+  try {
+    agentsMd = await loadAgentsMd(workspace, config.limits.agentsMdBytes);
+  } catch (error) {
+    throw new CodeError('SESSION_INITIALIZATION_ERROR', `AGENTS.md: could not be read (${error instanceof Error ? error.message : String(error)})`, { resource: 'AGENTS.md' });
+  }
+  let provider: LlmProvider;
+  try {
+    provider = deps.providerFor(providerName);
+  } catch (error) {
+    throw new CodeError('SESSION_INITIALIZATION_ERROR', `provider ${providerName}: ${error instanceof Error ? error.message : String(error)}`, { resource: `provider:${providerName}` });
+  }
+
+  const loop = config.loop;
+  const limits = config.limits;
+  const retention = options.retentionLimits ?? {};
+  const { resume: _resume, ...kept } = options;
+  return {
+    sessionId: options.sessionId ?? deps.hostEnv.newId('sess'),
+    ownerTenantId: options.tenantId ?? caller.tenantId,
+    labels: {
+      tenantId: options.tenantId ?? caller.tenantId,
+      principal: options.principal ?? caller.principal,
+      ...(options.agentTemplateId !== undefined ? { agentTemplateId: options.agentTemplateId } : {}),
+      ...(options.correlationId !== undefined ? { correlationId: options.correlationId } : {}),
+    },
+    workspace,
+    model: {
+      id: modelId,
+      providerName,
+      modelName: modelSettings?.name ?? modelName,
+      provider,
+      ...(modelSettings?.maxTokens !== undefined ? { maxTokens: modelSettings.maxTokens } : {}),
+      ...(modelSettings?.temperature !== undefined ? { temperature: modelSettings.temperature } : {}),
+    },
+    governance: {
+      maxToolRounds: options.maxToolRounds ?? loop.maxToolRounds,
+      maxParseRetries: options.maxParseRetries ?? loop.maxParseRetries,
+      toolTimeoutMs: options.toolTimeoutMs ?? loop.toolTimeoutMs,
+      circuitBreakerThreshold: options.circuitBreakerThreshold ?? loop.circuitBreakerThreshold,
+      duplicateToolCallThreshold: options.duplicateToolCallThreshold ?? loop.duplicateToolCallThreshold,
+      continuationEnabled: options.continuationEnabled ?? loop.continuationEnabled,
+      maxContinuationTurns: options.maxContinuationTurns ?? loop.maxContinuationTurns,
+      maxExecutionTimeMs: options.maxExecutionTimeMs ?? loop.maxExecutionTimeMs,
+      toolOutputBytes: limits.toolOutputBytes,
+    },
+    systemPrompt: buildSystemPrompt({ role: options.role, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
+    autoSave: options.autoSave ?? false,
+    retention: {
+      maxRuns: retention.maxRuns ?? limits.maxRuns,
+      maxEventsPerRun: retention.maxEventsPerRun ?? limits.maxEventsPerRun,
+      maxTraceEvents: retention.maxTraceEvents ?? limits.maxTraceEvents,
+    },
+    options: kept,
+  };
+}

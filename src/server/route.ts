@@ -1,0 +1,75 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { Scope } from '../config/code-config.js';
+import { CodeError } from '../errors.js';
+import { hasScope, type Caller } from '../runtime/caller.js';
+import type { ServerContext } from './server-context.js';
+
+/** A route: method, url, schemas (validation and OpenAPI) and the scope it needs (null: no auth). */
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  summary: string;
+  description?: string;
+  scope: Scope | null;
+  params?: P;
+  query?: Q;
+  body?: B;
+  headers?: Record<string, string>;
+  responses: Record<number, z.ZodType | null>;
+}
+
+/** What a handler receives: validated inputs and the authenticated caller. */
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  caller: Caller;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+/** Turn zod issues into a VALIDATION_ERROR naming the first failing field. */
+export function validationError(where: string, error: z.ZodError): CodeError {
+  const issues = error.issues.slice(0, 10).map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
+  const first = issues[0];
+  return new CodeError('VALIDATION_ERROR', first ? `${first.path}: ${first.message}` : `${where} is invalid`, { issues });
+}
+
+function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.infer<T> | undefined {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
+  if (!result.success) throw validationError(where, result.error);
+  return result.data;
+}
+
+/** Register a route with zod validation, bearer auth, scope check and OpenAPI documentation. */
+export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  app: FastifyInstance,
+  ctx: ServerContext,
+  spec: RouteSpec<P, Q, B>,
+  handler: (input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<unknown>,
+): void {
+  ctx.openapi.add({ ...spec });
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    handler: async (request, reply) => {
+      let caller: Caller | undefined;
+      if (spec.scope !== null) {
+        caller = ctx.authenticator.fromHeader(request.headers.authorization);
+        if (!hasScope(caller, spec.scope)) throw new CodeError('FORBIDDEN', `this route needs the "${spec.scope}" scope`, { scope: spec.scope });
+      }
+      const body = spec.body ? parse(spec.body, request.body ?? {}, 'body') : undefined;
+      const input = {
+        params: parse(spec.params, request.params, 'params'),
+        query: parse(spec.query, request.query, 'query'),
+        body,
+        caller: caller as Caller,
+        request,
+        reply,
+      } as RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>;
+      return handler(input);
+    },
+  });
+}

@@ -1,0 +1,331 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LlmProviderError } from '../../src/runtime/llm/llm-provider.js';
+import type { LlmRequest, LlmStreamEvent } from '../../src/runtime/llm/llm-provider.js';
+import { OpenAiProvider } from '../../src/runtime/llm/openai-provider.js';
+import { startFakeProvider } from '../support/fake-provider.js';
+import type { FakeProvider } from '../support/fake-provider.js';
+
+let fake: FakeProvider;
+let provider: OpenAiProvider;
+
+beforeEach(async () => {
+  fake = await startFakeProvider();
+  provider = new OpenAiProvider({ apiKey: 'test-key', baseUrl: fake.baseUrl, maxRetries: 0, timeoutMs: 10_000 });
+});
+
+afterEach(async () => {
+  await fake.close();
+});
+
+function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
+  return {
+    model: 'gpt-test',
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: [],
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
+  const out: LlmStreamEvent[] = [];
+  for await (const event of events) out.push(event);
+  return out;
+}
+
+async function failure(events: AsyncIterable<LlmStreamEvent>): Promise<unknown> {
+  try {
+    await collect(events);
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the stream to fail');
+}
+
+describe('OpenAiProvider against the strict fake provider', () => {
+  it('streams text in N chunks as N text_delta events, then usage and finish', async () => {
+    fake.script({ text: 'Hello, world!', chunks: 3 });
+    const events = await collect(provider.stream(request()));
+    const texts = events.filter((e) => e.type === 'text_delta');
+    expect(texts).toHaveLength(3);
+    expect(texts.map((e) => e.text).join('')).toBe('Hello, world!');
+    expect(events.at(-2)).toEqual({ type: 'usage', promptTokens: 10, completionTokens: 5, totalTokens: 15 });
+    expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    fake.assertDone();
+  });
+
+  it('passes the bare model name, the messages, the tools, max_tokens and temperature', async () => {
+    fake.script({ text: 'ok' });
+    await collect(
+      provider.stream(
+        request({
+          model: 'qwen3-coder',
+          maxTokens: 256,
+          temperature: 0.2,
+          messages: [
+            { role: 'system', content: 'be terse' },
+            { role: 'user', content: 'read a.txt' },
+            {
+              role: 'assistant',
+              content: null,
+              reasoning: 'private thoughts',
+              tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'read', arguments: '{"file_path":"a.txt"}' } }],
+            },
+            { role: 'tool', content: 'contents', tool_call_id: 'call_9' },
+          ],
+          tools: [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } }],
+        }),
+      ),
+    );
+    const [recorded] = fake.requests;
+    expect(recorded.headers.authorization).toBe('Bearer test-key');
+    expect(recorded.body.model).toBe('qwen3-coder');
+    expect(recorded.body.stream).toBe(true);
+    expect(recorded.body.stream_options).toEqual({ include_usage: true });
+    expect(recorded.body.max_tokens).toBe(256);
+    expect(recorded.body.temperature).toBe(0.2);
+    expect(recorded.body.tools).toEqual([
+      { type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } } },
+    ]);
+    expect(recorded.body.messages).toEqual([
+      { role: 'system', content: 'be terse' },
+      { role: 'user', content: 'read a.txt' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'read', arguments: '{"file_path":"a.txt"}' } }],
+      },
+      { role: 'tool', content: 'contents', tool_call_id: 'call_9' },
+    ]);
+    fake.assertDone();
+  });
+
+  it('omits tools and optional sampling fields when not given', async () => {
+    fake.script({ text: 'ok' });
+    await collect(provider.stream(request()));
+    const { body } = fake.requests[0];
+    expect(body).not.toHaveProperty('tools');
+    expect(body).not.toHaveProperty('max_tokens');
+    expect(body).not.toHaveProperty('temperature');
+    fake.assertDone();
+  });
+
+  it('streams reasoning before text', async () => {
+    fake.script({ reasoning: 'thinking...', text: 'answer' });
+    const events = await collect(provider.stream(request()));
+    expect(events.slice(0, 2)).toEqual([
+      { type: 'reasoning_delta', text: 'thinking...' },
+      { type: 'text_delta', text: 'answer' },
+    ]);
+    fake.assertDone();
+  });
+
+  it('reads reasoning from the `reasoning` field some providers use instead', async () => {
+    fake.script({ reasoning: 'hmm', reasoningField: 'reasoning', text: 'done' });
+    const events = await collect(provider.stream(request()));
+    expect(events[0]).toEqual({ type: 'reasoning_delta', text: 'hmm' });
+    fake.assertDone();
+  });
+
+  it('reassembles tool calls with partial arguments by index', async () => {
+    fake.script({
+      text: 'Let me look.',
+      toolCalls: [
+        { id: 'call_a', name: 'read', arguments: { file_path: 'a.txt' } },
+        { name: 'grep', arguments: '{"pattern":"TODO"}' },
+      ],
+    });
+    const events = await collect(provider.stream(request()));
+    const starts = events.filter((e) => e.type === 'tool_call_start');
+    expect(starts).toEqual([
+      { type: 'tool_call_start', index: 0, id: 'call_a', name: 'read' },
+      { type: 'tool_call_start', index: 1, id: 'call_2', name: 'grep' },
+    ]);
+    const args = new Map<number, string>();
+    let deltas = 0;
+    for (const event of events) {
+      if (event.type !== 'tool_call_delta') continue;
+      deltas += 1;
+      args.set(event.index, (args.get(event.index) ?? '') + event.argumentsDelta);
+    }
+    expect(deltas).toBeGreaterThanOrEqual(4);
+    expect(JSON.parse(args.get(0) ?? '')).toEqual({ file_path: 'a.txt' });
+    expect(JSON.parse(args.get(1) ?? '')).toEqual({ pattern: 'TODO' });
+    expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'tool_calls' });
+    fake.assertDone();
+  });
+
+  it('reports the usage of the final chunk and a custom finish reason', async () => {
+    fake.script({ usage: { prompt_tokens: 120, completion_tokens: 7 }, text: 'x', finishReason: 'length' });
+    const events = await collect(provider.stream(request()));
+    expect(events.filter((e) => e.type === 'usage')).toEqual([
+      { type: 'usage', promptTokens: 120, completionTokens: 7, totalTokens: 127 },
+    ]);
+    expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'length' });
+    fake.assertDone();
+  });
+
+  it('lets a step assert on the request', async () => {
+    fake.script({
+      expect: (req) => expect(req.body.messages.at(-1)?.content).toBe('ping'),
+      text: 'pong',
+    });
+    const events = await collect(provider.stream(request({ messages: [{ role: 'user', content: 'ping' }] })));
+    expect(events[0]).toEqual({ type: 'text_delta', text: 'pong' });
+    fake.assertDone();
+  });
+
+  it('maps HTTP 500 to a retryable LlmProviderError', async () => {
+    fake.script({ error: { status: 500, message: 'boom' } });
+    const error = await failure(provider.stream(request()));
+    expect(error).toBeInstanceOf(LlmProviderError);
+    expect(error).toMatchObject({ status: 500, retryable: true });
+    expect((error as Error).message).toContain('boom');
+    fake.assertDone();
+  });
+
+  it('maps HTTP 429 to retryable and HTTP 400 to not retryable', async () => {
+    fake.script({ error: { status: 429, message: 'slow down' } }, { error: { status: 400, message: 'bad request' } });
+    expect(await failure(provider.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 429, retryable: true });
+    expect(await failure(provider.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 400, retryable: false });
+    fake.assertDone();
+  });
+
+  it('maps a refused connection to a retryable LlmProviderError', async () => {
+    const gone = await startFakeProvider();
+    await gone.close();
+    const offline = new OpenAiProvider({ baseUrl: gone.baseUrl, maxRetries: 0 });
+    expect(await failure(offline.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: undefined, retryable: true });
+  });
+
+  it('rejects promptly with AbortError when aborted during a hung request', async () => {
+    fake.script({ hang: true });
+    const controller = new AbortController();
+    const pending = failure(provider.stream(request({ signal: controller.signal })));
+    await fake.waitForRequests(1);
+    const abortedAt = Date.now();
+    controller.abort();
+    const error = await pending;
+    expect(Date.now() - abortedAt).toBeLessThan(1_000);
+    expect(error).toMatchObject({ name: 'AbortError' });
+    fake.assertDone();
+  });
+
+  it('rejects with AbortError when aborted mid-stream', async () => {
+    fake.script({ text: 'a slow answer', chunks: 5, chunkDelayMs: 200 });
+    const controller = new AbortController();
+    const seen: LlmStreamEvent[] = [];
+    const error = await failure(
+      (async function* () {
+        for await (const event of provider.stream(request({ signal: controller.signal }))) {
+          seen.push(event);
+          if (event.type === 'text_delta') controller.abort();
+          yield event;
+        }
+      })(),
+    );
+    expect(error).toMatchObject({ name: 'AbortError' });
+    expect(seen).toHaveLength(1);
+    fake.assertDone();
+  });
+
+  it('rejects with AbortError without a request when the signal already fired', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(await failure(provider.stream(request({ signal: controller.signal })))).toMatchObject({ name: 'AbortError' });
+    expect(fake.requests).toHaveLength(0);
+    fake.assertDone();
+  });
+});
+
+describe('strict fake provider', () => {
+  it('fails an unexpected request and makes assertDone throw', async () => {
+    const error = await failure(provider.stream(request()));
+    expect(error).toMatchObject({ name: 'LlmProviderError', status: 500 });
+    expect((error as Error).message).toContain('script is empty');
+    expect(fake.failures).toHaveLength(1);
+    expect(() => fake.assertDone()).toThrow(/script is empty/);
+  });
+
+  it('makes assertDone throw when scripted steps are left unconsumed', async () => {
+    fake.script({ text: 'one' }, { text: 'two' });
+    await collect(provider.stream(request()));
+    expect(() => fake.assertDone()).toThrow(/1 scripted step\(s\) left unconsumed/);
+  });
+
+  it('fails requests to another path, another method or with an invalid body', async () => {
+    fake.script({ text: 'never used' });
+    const other = await fetch(`${fake.baseUrl}/embeddings`, { method: 'POST', body: '{}' });
+    const get = await fetch(`${fake.baseUrl}/chat/completions`);
+    const invalid = await fetch(`${fake.baseUrl}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm' }) });
+    expect([other.status, get.status, invalid.status]).toEqual([500, 500, 500]);
+    expect(await invalid.text()).toContain('no messages');
+    expect(fake.failures.map((f) => f.reason)).toEqual([
+      'unexpected POST /v1/embeddings',
+      'unexpected GET /v1/chat/completions',
+      'request body has no messages',
+    ]);
+    expect(() => fake.assertDone()).toThrow(/left unconsumed/);
+  });
+
+  it('records a failing expect as a failure', async () => {
+    fake.script({ expect: () => { throw new Error('wrong prompt'); }, text: 'x' });
+    expect(await failure(provider.stream(request()))).toMatchObject({ status: 500 });
+    expect(() => fake.assertDone()).toThrow(/wrong prompt/);
+  });
+
+  it('close() ends hung requests, which the adapter reports as a retryable failure', async () => {
+    fake.script({ hang: true });
+    const pending = failure(provider.stream(request()));
+    await fake.waitForRequests(1);
+    await fake.close();
+    expect(await pending).toMatchObject({ name: 'LlmProviderError', retryable: true });
+    fake.assertDone();
+  });
+
+  it('answers non-streaming requests with a chat.completion body', async () => {
+    fake.script({ text: 'plain', toolCalls: [{ name: 'read', arguments: { file_path: 'b.txt' } }] });
+    const response = await fetch(`${fake.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      object: 'chat.completion',
+      model: 'm',
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: 'plain',
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"file_path":"b.txt"}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+    fake.assertDone();
+  });
+
+  it('waits for delayed steps and repeats a step forever in repeat mode', async () => {
+    const bench = await startFakeProvider({ repeat: { text: 'again' } });
+    try {
+      const repeating = new OpenAiProvider({ baseUrl: bench.baseUrl, maxRetries: 0 });
+      bench.script({ delayMs: 100, text: 'first' });
+      const startedAt = Date.now();
+      const first = await collect(repeating.stream(request()));
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(90);
+      expect(first[0]).toEqual({ type: 'text_delta', text: 'first' });
+      for (let i = 0; i < 3; i += 1) {
+        expect((await collect(repeating.stream(request())))[0]).toEqual({ type: 'text_delta', text: 'again' });
+      }
+      await expect(bench.waitForRequests(4, 100)).resolves.toHaveLength(4);
+      await expect(bench.waitForRequests(5, 50)).rejects.toThrow(/waited 50 ms for 5 requests/);
+      bench.assertDone();
+    } finally {
+      await bench.close();
+    }
+  });
+});

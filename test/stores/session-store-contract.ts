@@ -1,0 +1,169 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isCodeError } from '../../src/errors.js';
+import type { SessionSnapshotV1 } from '../../src/protocol/session-snapshot.js';
+import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
+import type { SessionStore } from '../../src/stores/session-store.js';
+import { makeSnapshot } from '../support/snapshot-fixtures.js';
+
+/** One store under test, plus how to plant raw stored data and how to tidy up after the test. */
+export interface SessionStoreSubject {
+  /** The store the contract exercises. */
+  store: SessionStore;
+  /**
+   * Put raw text where the store will read the session from (e.g. hand-written files); when absent,
+   * the negative cases run through parseSnapshot, the validation every store's load applies.
+   */
+  writeRaw?: (sessionId: string, text: string) => Promise<void>;
+  /** Remove whatever the subject created (temp directories ...). */
+  dispose?: () => Promise<void>;
+}
+
+/** What a store keeps, which decides the contract cases that apply to it. */
+export interface SessionStoreContractOptions {
+  /** True when the store keeps serialised text (file, Redis), so malformed JSON can reach its load. */
+  storesText: boolean;
+}
+
+/** Run the behaviour every SessionStore implementation must have against a fresh subject per test. */
+export function runSessionStoreContract(
+  name: string,
+  makeSubject: () => Promise<SessionStoreSubject>,
+  options: SessionStoreContractOptions,
+): void {
+  describe(`SessionStore contract: ${name}`, () => {
+    let subject: SessionStoreSubject;
+    let store: SessionStore;
+
+    beforeEach(async () => {
+      subject = await makeSubject();
+      store = subject.store;
+    });
+
+    afterEach(async () => {
+      await store.close();
+      await subject.dispose?.();
+    });
+
+    /** Load raw text as the store would, or validate it directly when the store keeps no raw data. */
+    async function loadRaw(sessionId: string, text: string): Promise<SessionSnapshotV1 | undefined> {
+      if (subject.writeRaw !== undefined) {
+        await subject.writeRaw(sessionId, text);
+        return store.load(sessionId);
+      }
+      return parseSnapshot(JSON.parse(text), `raw snapshot of ${sessionId}`);
+    }
+
+    async function expectInvalid(sessionId: string, text: string, message: RegExp): Promise<void> {
+      const error = await loadRaw(sessionId, text).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(isCodeError(error), `expected a CodeError, got ${String(error)}`).toBe(true);
+      expect(error).toMatchObject({ code: 'SNAPSHOT_INVALID' });
+      expect((error as Error).message).toMatch(message);
+    }
+
+    it('round-trips a saved snapshot', async () => {
+      const snapshot = makeSnapshot('s1', 1);
+      await store.save(snapshot);
+      expect(await store.load('s1')).toEqual(snapshot);
+    });
+
+    it('answers undefined for an unknown session', async () => {
+      expect(await store.load('missing')).toBeUndefined();
+    });
+
+    it('keeps the last saved generation', async () => {
+      await store.save(makeSnapshot('s1', 1));
+      await store.save(makeSnapshot('s1', 2));
+      expect((await store.load('s1'))?.generation).toBe(2);
+    });
+
+    it('is isolated from later changes to saved and loaded values', async () => {
+      const snapshot = makeSnapshot('s1', 1);
+      const save = store.save(snapshot);
+      snapshot.generation = 99;
+      snapshot.session.messages.push({ role: 'user', content: 'added after save' });
+      await save;
+      const loaded = await store.load('s1');
+      expect(loaded).toEqual(makeSnapshot('s1', 1));
+      loaded?.session.messages.pop();
+      expect(await store.load('s1')).toEqual(makeSnapshot('s1', 1));
+    });
+
+    it('deletes idempotently', async () => {
+      await store.delete('never-saved');
+      await store.save(makeSnapshot('s1', 1));
+      await store.delete('s1');
+      expect(await store.load('s1')).toBeUndefined();
+      await store.delete('s1');
+      expect(await store.list()).toEqual([]);
+    });
+
+    it('lists every stored session', async () => {
+      expect(await store.list()).toEqual([]);
+      await Promise.all(['b-2', 'a.1', 'C_3'].map((id) => store.save(makeSnapshot(id, 1))));
+      expect((await store.list()).sort()).toEqual(['C_3', 'a.1', 'b-2']);
+    });
+
+    it('applies concurrent saves in order, ending with the highest generation written', async () => {
+      const generations = Array.from({ length: 40 }, (_, index) => index + 1);
+      await Promise.all(
+        generations.flatMap((generation) => [
+          store.save(makeSnapshot('busy', generation, { paddingBytes: 2048 })),
+          store.save(makeSnapshot('other', generation)),
+        ]),
+      );
+      const busy = await store.load('busy');
+      expect(busy?.generation).toBe(40);
+      expect(parseSnapshot(busy, 'loaded snapshot')).toEqual(makeSnapshot('busy', 40, { paddingBytes: 2048 }));
+      expect((await store.load('other'))?.generation).toBe(40);
+    });
+
+    it('rejects an invalid snapshot on save and keeps the previous generation', async () => {
+      await store.save(makeSnapshot('s1', 1));
+      const bad = { ...makeSnapshot('s1', 2), generation: -1 };
+      await expect(store.save(bad)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+      expect((await store.load('s1'))?.generation).toBe(1);
+    });
+
+    it('reports as reachable', async () => {
+      expect(await store.ping()).toBe(true);
+    });
+
+    it('rejects a future schema_version', async () => {
+      const text = JSON.stringify({ ...makeSnapshot('s1', 1), schema_version: 2 });
+      await expectInvalid('s1', text, /unsupported snapshot schema_version 2 in .+; this server reads version 1/);
+    });
+
+    // A store that keeps values, not text, never parses JSON.
+    it.skipIf(!options.storesText)('rejects malformed JSON', async () => {
+      await expectInvalid('s1', '{"schema_version": 1, "generation": ', /not valid JSON/);
+    });
+
+    it('rejects malformed fields and names their paths', async () => {
+      const snapshot = makeSnapshot('s1', 1) as unknown as Record<string, Record<string, unknown>>;
+      const text = JSON.stringify({
+        ...snapshot,
+        generation: 'one',
+        session: { ...snapshot.session, messages: [{ role: 'robot', content: 'hi' }] },
+      });
+      await expectInvalid('s1', text, /generation: .*session\.messages\[0\]\.role/);
+    });
+
+    it('rejects __proto__ keys anywhere in the document', async () => {
+      const base = JSON.stringify(makeSnapshot('s1', 1));
+      const nested = base.replace('"payload":{', '"payload":{"__proto__":{"polluted":true},');
+      await expectInvalid('s1', nested, /forbidden key "__proto__" at trace_events\[0\]\.payload\.__proto__/);
+      const topLevel = `{"__proto__":{"polluted":true},${base.slice(1)}`;
+      await expectInvalid('s1', topLevel, /forbidden key "__proto__"/);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it('rejects constructor and prototype keys', async () => {
+      const base = JSON.stringify(makeSnapshot('s1', 1));
+      await expectInvalid('s1', base.replace('"payload":{', '"payload":{"constructor":{"prototype":{}},'), /forbidden key "constructor"/);
+      await expectInvalid('s1', base.replace('"payload":{', '"payload":{"prototype":1,'), /forbidden key "prototype"/);
+    });
+  });
+}

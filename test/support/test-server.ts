@@ -1,0 +1,76 @@
+import { mkdtempSync, mkdirSync, writeFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pino } from 'pino';
+import { CodeConfigSchema, type CodeConfig } from '../../src/config/code-config.js';
+import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import type { SessionStore } from '../../src/stores/session-store.js';
+import { startFakeProvider, type FakeProvider } from './fake-provider.js';
+
+/** A server on a random loopback port with a temp data dir, a temp workspace root and a fake provider. */
+export interface TestServer {
+  server: RunningServer;
+  url: string;
+  fake: FakeProvider;
+  dataDir: string;
+  /** Canonical path of the workspace root. */
+  root: string;
+  config: CodeConfig;
+  /** Close the server (the fake provider too, unless it was passed in). */
+  close(): Promise<void>;
+}
+
+/** Options for startTestServer. */
+export interface TestServerOptions {
+  fake?: FakeProvider;
+  dataDir?: string;
+  root?: string;
+  files?: Record<string, string>;
+  config?: Partial<Record<keyof CodeConfig, unknown>>;
+  store?: SessionStore;
+}
+
+/** Make a temp directory (canonical path). */
+export function tempDir(prefix = 'a3s-test-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** Write files (relative path -> content) under a directory. */
+export function writeFiles(root: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+}
+
+/** Start a server for a test. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const fake = options.fake ?? (await startFakeProvider());
+  const dataDir = options.dataDir ?? tempDir('a3s-data-');
+  const root = options.root ?? tempDir('a3s-ws-');
+  if (options.files) writeFiles(root, options.files);
+  const config = CodeConfigSchema.parse({
+    defaultModel: 'openai/test-model',
+    providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries: 0 } },
+    dataDir,
+    sessionsDir: join(dataDir, 'sessions'),
+    host: '127.0.0.1',
+    port: 0,
+    workspaceRoots: [root],
+    logLevel: 'silent',
+    ...options.config,
+  });
+  const server = await startServer(config, { logger: pino({ level: 'silent' }), ...(options.store ? { store: options.store } : {}) });
+  return {
+    server,
+    url: server.url,
+    fake,
+    dataDir,
+    root,
+    config,
+    close: async () => {
+      await server.close();
+      if (!options.fake) await fake.close();
+    },
+  };
+}
