@@ -43,6 +43,9 @@ export class Agent {
   /** Create a session from SessionOptions (or resume a stored one with `resume: true`). */
   async createSession(options: SessionOptions, caller: Caller): Promise<{ session: AgentSession; resumed: boolean }> {
     this.assertAdmitting();
+    if (options.resume && options.sessionId === undefined) {
+      throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
+    }
     if (options.resume && options.sessionId !== undefined) {
       const live = this.sessions.get(options.sessionId);
       if (live) {

@@ -94,7 +94,9 @@ export class AgentSession {
       { maxEventsPerRun: config.retention.maxEventsPerRun, maxRuns: config.retention.maxRuns, maxSessionEvents: config.retention.maxEventsPerRun },
       restored?.sessionSequence ?? 0,
     );
-    for (const run of restored?.runs ?? []) {
+    for (const stored of restored?.runs ?? []) {
+      // A run that was in flight when its snapshot was taken did not finish on that node.
+      const run: RunRecord = isTerminal(stored.status) ? stored : { ...stored, status: 'failed', error: { code: 'NODE_LOST', message: 'the run was in flight when the session was last saved' } };
       this.runs.set(run.runId, run);
       if (run.idempotencyKey) this.idempotency.set(run.idempotencyKey, run.runId);
     }
@@ -322,7 +324,7 @@ export class AgentSession {
 
   private setStatus(record: RunRecord, to: RunRecord['status']): void {
     const from = record.status;
-    if (from === to || from === 'completed' || from === 'failed' || from === 'cancelled') return;
+    if (from === to || isTerminal(from)) return;
     record.status = to;
     this.emit(record.runId, 'run_status_changed', { from, to });
   }
@@ -373,13 +375,15 @@ export class AgentSession {
     if (this.runs.size <= max) return;
     for (const [runId, run] of this.runs) {
       if (this.runs.size <= max) break;
-      if (run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled') {
-        const counts = this.events.runCounts(runId);
+      if (isTerminal(run.status)) {
         this.runs.delete(runId);
         if (run.idempotencyKey) this.idempotency.delete(run.idempotencyKey);
         this.events.dropRun(runId);
-        void counts;
       }
     }
   }
+}
+
+function isTerminal(status: RunRecord['status']): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
 }

@@ -60,7 +60,6 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
     throw configError('tenantId', `"${options.tenantId}" conflicts with the caller's tenant "${caller.tenantId}"; only admin tokens may create sessions for another tenant`);
   }
-  if (options.resume && options.sessionId === undefined) throw configError('sessionId', 'resume: true needs the sessionId of the session to resume');
 
   const { config } = deps;
   const modelId = options.model ?? config.defaultModel;

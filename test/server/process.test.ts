@@ -1,0 +1,97 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { tempDir } from '../support/test-server.js';
+
+const VITE_NODE = join(process.cwd(), 'node_modules', 'vite-node', 'vite-node.mjs');
+const MAIN = join(process.cwd(), 'src', 'main.ts');
+
+interface Proc {
+  child: ChildProcessWithoutNullStreams;
+  stdout: string;
+  stderr: string;
+  exited: Promise<number | null>;
+}
+
+function startMain(env: Record<string, string>, args: string[] = []): Proc {
+  const child = spawn(process.execPath, [VITE_NODE, MAIN, ...(args.length ? ['--', ...args] : [])], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', A3S_LOG_LEVEL: 'info', ...env },
+    cwd: process.cwd(),
+  });
+  const proc: Proc = { child, stdout: '', stderr: '', exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  child.stdout.on('data', (d: Buffer) => (proc.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (proc.stderr += d.toString()));
+  return proc;
+}
+
+async function listening(proc: Proc): Promise<string> {
+  for (let i = 0; i < 600; i++) {
+    const match = /"url":"(http:\/\/[^"]+)"/.exec(proc.stdout);
+    if (match) return match[1];
+    if (proc.child.exitCode !== null) throw new Error(`server exited: ${proc.stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`server did not start: ${proc.stdout} ${proc.stderr}`);
+}
+
+describe('the server process', () => {
+  const procs: Proc[] = [];
+  let fake: FakeProvider | undefined;
+  afterEach(async () => {
+    for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    await fake?.close();
+    fake = undefined;
+  });
+
+  it('fails at start listing every config problem with file and line', async () => {
+    const dir = tempDir('a3s-cfg-');
+    const file = join(dir, 'bad.hcl');
+    writeFileSync(file, 'default_model = "gpt-4o"\nport = "eighty"\nbogus_key = 1\n');
+    const proc = startMain({ A3S_CONFIG: file });
+    procs.push(proc);
+    expect(await proc.exited).toBe(2);
+    expect(proc.stderr).toContain(`${file}:1`);
+    expect(proc.stderr).toContain('defaultModel');
+    expect(proc.stderr).toContain(`${file}:2`);
+    expect(proc.stderr).toContain('port');
+    expect(proc.stderr).toContain('bogus_key');
+  });
+
+  it('refuses a non-loopback bind without tokens', async () => {
+    const proc = startMain({ A3S_HOST: '0.0.0.0', A3S_PORT: '0', A3S_DATA_DIR: tempDir() });
+    procs.push(proc);
+    expect(await proc.exited).toBe(1);
+    expect(proc.stderr).toContain('without API tokens');
+  });
+
+  it('persists with autoSave, shuts down on SIGTERM, and a fresh process resumes the session', async () => {
+    fake = await startFakeProvider();
+    const dataDir = tempDir('a3s-data-');
+    const root = tempDir('a3s-ws-');
+    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_DATA_DIR: dataDir, A3S_WORKSPACE_ROOTS: root };
+    const first = startMain(env);
+    procs.push(first);
+    const url = await listening(first);
+    await request(url).post('/v1/sessions').send({ sessionId: 'durable', autoSave: true }).expect(201);
+    fake.script({ text: 'remembered' });
+    await request(url).post('/v1/sessions/durable/runs').send({ input: 'remember this', wait: true }).expect(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = startMain(env);
+    procs.push(second);
+    const url2 = await listening(second);
+    await request(url2).post('/v1/sessions').send({ sessionId: 'durable', resume: true }).expect(200);
+    const history = (await request(url2).get('/v1/sessions/durable/history').expect(200)).body.messages;
+    expect(history).toEqual([
+      { role: 'user', content: 'remember this' },
+      { role: 'assistant', content: 'remembered' },
+    ]);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    fake.assertDone();
+  });
+});

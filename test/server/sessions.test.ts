@@ -1,0 +1,154 @@
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
+
+describe('sessions: options, workspace confinement, single flight, side questions, idempotency, close', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ files: { 'sub/AGENTS.md': 'sub rules', 'a.txt': 'hello\n' } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('rejects unknown and unimplemented options naming the field', async () => {
+    const unknown = await request(t.url).post('/v1/sessions').send({ bogus: 1 }).expect(400);
+    expect(unknown.body.error.code).toBe('VALIDATION_ERROR');
+    expect(unknown.body.error.message).toContain('bogus');
+    const unsupported = await request(t.url).post('/v1/sessions').send({ permissionPolicy: { deny: [] } }).expect(400);
+    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'permissionPolicy' } });
+    const badType = await request(t.url).post('/v1/sessions').send({ maxToolRounds: -1 }).expect(400);
+    expect(badType.body.error.message).toContain('body.maxToolRounds');
+    const badModel = await request(t.url).post('/v1/sessions').send({ model: 'nope/x' }).expect(400);
+    expect(badModel.body.error).toMatchObject({ code: 'SESSION_CONFIGURATION_ERROR', details: { field: 'model' } });
+    const badJson = await request(t.url).post('/v1/sessions').set('content-type', 'application/json').send('{"a":').expect(400);
+    expect(badJson.body.error.code).toBe('VALIDATION_ERROR');
+    const noStack = JSON.stringify(badJson.body);
+    expect(noStack).not.toContain('at ');
+  });
+
+  it('confines the workspace to the configured roots and returns the canonical path', async () => {
+    const sub = await request(t.url).post('/v1/sessions').send({ workspace: 'sub' }).expect(201);
+    expect(sub.body.session.workspace).toBe(join(t.root, 'sub'));
+    const escape = await request(t.url).post('/v1/sessions').send({ workspace: '../' }).expect(400);
+    expect(escape.body.error).toMatchObject({ code: 'WORKSPACE_OUTSIDE_ROOTS', details: { field: 'workspace' } });
+    const outside = tempDir('a3s-outside-');
+    mkdirSync(join(t.root, 'links'), { recursive: true });
+    symlinkSync(outside, join(t.root, 'links', 'out'));
+    const viaLink = await request(t.url).post('/v1/sessions').send({ workspace: 'links/out' }).expect(400);
+    expect(viaLink.body.error.code).toBe('WORKSPACE_OUTSIDE_ROOTS');
+    const missing = await request(t.url).post('/v1/sessions').send({ workspace: 'nope' }).expect(400);
+    expect(missing.body.error.details.field).toBe('workspace');
+  });
+
+  it('refuses a duplicate session id and resume of an unknown one', async () => {
+    await request(t.url).post('/v1/sessions').send({ sessionId: 'dup' }).expect(201);
+    const again = await request(t.url).post('/v1/sessions').send({ sessionId: 'dup' }).expect(409);
+    expect(again.body.error.code).toBe('SESSION_EXISTS');
+    const unknown = await request(t.url).post('/v1/sessions').send({ sessionId: 'never', resume: true }).expect(404);
+    expect(unknown.body.error.code).toBe('SESSION_NOT_FOUND');
+    const noId = await request(t.url).post('/v1/sessions').send({ resume: true }).expect(400);
+    expect(noId.body.error.details.field).toBe('sessionId');
+  });
+
+  it('admits exactly one of 50 simultaneous runs; the others get SESSION_BUSY naming the active run', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    t.fake.script({ delayMs: 300, text: 'only one' });
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: `q${i}` })));
+    const admitted = responses.filter((r) => r.status === 202);
+    const busy = responses.filter((r) => r.status === 409);
+    expect(admitted).toHaveLength(1);
+    expect(busy).toHaveLength(49);
+    const runId = admitted[0].body.runId;
+    for (const r of busy) expect(r.body.error).toMatchObject({ code: 'SESSION_BUSY', details: { activeRunId: runId } });
+    const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
+    expect(info).toMatchObject({ busy: true, currentRun: runId });
+    await waitForRun(t, id, runId);
+    const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
+    expect(history).toEqual([
+      { role: 'user', content: expect.stringMatching(/^q\d+$/) },
+      { role: 'assistant', content: 'only one' },
+    ]);
+    expect(t.fake.requests.at(-1)?.body.messages.filter((m: { role: string }) => m.role === 'user')).toHaveLength(1);
+    t.fake.assertDone();
+  });
+
+  it('runs a side question on given history without changing the transcript', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    t.fake.script({ text: 'main answer' });
+    await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'main', wait: true }).expect(200);
+    t.fake.script({ text: 'side answer' });
+    const side = await request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .send({ input: 'side?', history: [{ role: 'user', content: 'context' }, { role: 'assistant', content: 'ok' }], wait: true })
+      .expect(200);
+    expect(side.body.result.text).toBe('side answer');
+    expect(side.body.run.sideQuestion).toBe(true);
+    const sent = t.fake.requests.at(-1)?.body.messages.map((m: { content: string }) => m.content);
+    expect(sent?.slice(1)).toEqual(['context', 'ok', 'side?']);
+    const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
+    expect(history.map((m: { content: string }) => m.content)).toEqual(['main', 'main answer']);
+    const badHistory = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'x', history: [{ role: 'wizard', content: 'x' }] }).expect(400);
+    expect(badHistory.body.error.message).toContain('body.history.0.role');
+    t.fake.assertDone();
+  });
+
+  it('returns the existing run for a repeated Idempotency-Key', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    t.fake.script({ delayMs: 100, text: 'once' });
+    const first = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it' }).expect(202);
+    const retry = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it', wait: true }).expect(200);
+    expect(retry.body.runId).toBe(first.body.runId);
+    expect(retry.body.existing).toBe(true);
+    expect(retry.body.result.text).toBe('once');
+    const runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs;
+    expect(runs).toHaveLength(1);
+    t.fake.assertDone();
+  });
+
+  it('closes idempotently; later calls get SESSION_CLOSED', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
+    await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
+    const run = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'x' }).expect(410);
+    expect(run.body.error.code).toBe('SESSION_CLOSED');
+    await request(t.url).get(`/v1/sessions/${id}/history`).expect(410);
+    await request(t.url).delete('/v1/sessions/never-existed').expect(404);
+  });
+
+  it('answers unknown routes, runs and tools with coded 404s', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    expect((await request(t.url).get('/v1/nothing').expect(404)).body.error.code).toBe('NOT_FOUND');
+    expect((await request(t.url).get(`/v1/sessions/${id}/runs/run_x`).expect(404)).body.error.code).toBe('RUN_NOT_FOUND');
+    expect((await request(t.url).post(`/v1/sessions/${id}/tools/nope`).send({ args: {} }).expect(404)).body.error.code).toBe('TOOL_NOT_FOUND');
+    const badEvents = await request(t.url).get(`/v1/sessions/${id}/runs/run_x/events?limit=abc`).expect(400);
+    expect(badEvents.body.error.message).toContain('query.limit');
+  });
+
+  it('lists tools with JSON-schema definitions and runs host-direct calls', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    const tools = (await request(t.url).get(`/v1/sessions/${id}/tools`).expect(200)).body.tools;
+    expect(tools.map((x: { name: string }) => x.name).sort()).toEqual(['bash', 'edit', 'git', 'glob', 'grep', 'ls', 'patch', 'read', 'write']);
+    const read = tools.find((x: { name: string }) => x.name === 'read');
+    expect(read.parameters).toMatchObject({ type: 'object', properties: { file_path: { type: 'string' } } });
+    const result = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);
+    expect(result.body).toMatchObject({ exitCode: 0, truncated: false });
+    expect(result.body.output).toContain('hello');
+    const escape = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: '../../etc/passwd' } }).expect(200);
+    expect(escape.body.exitCode).toBe(1);
+    const badArgs = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { nope: 1 } }).expect(200);
+    expect(badArgs.body.exitCode).toBe(1);
+    expect(badArgs.body.output).toContain('file_path');
+  });
+});
+
+async function waitForRun(t: TestServer, sessionId: string, runId: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const run = (await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}`).expect(200)).body.run;
+    if (['completed', 'failed', 'cancelled'].includes(run.status)) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('run did not finish');
+}
