@@ -2,6 +2,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// eslint loads the default export of its config file.
+// eslint-disable-next-line no-restricted-syntax
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.a3s/**', 'coverage/**'] },
   js.configs.recommended,

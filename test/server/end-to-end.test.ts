@@ -32,7 +32,7 @@ describe('end to end over HTTP and WebSocket', () => {
     expect(String(system.content)).toContain('Always answer in haiku.');
     expect(String(system.content)).toContain('You are a careful reviewer.');
     const toolMessage = second.body.messages.find((m: { role: string }) => m.role === 'tool');
-    expect(toolMessage.content).toContain('alpha');
+    expect(String(toolMessage?.content)).toContain('alpha');
 
     const end = await live.waitFor((e) => e.type === 'agent_end');
     const types = live.frames.map((f) => f.type);
@@ -75,7 +75,7 @@ describe('end to end over HTTP and WebSocket', () => {
     t2.fake.script({ text: 'Still here.' });
     await request(t2.url).post('/v1/sessions/s-e2e/runs').send({ input: 'Again?', wait: true }).expect(200);
     const msgs = t2.fake.requests[0].body.messages;
-    expect(msgs.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content)).toEqual(['What is in notes.txt?', 'Again?']);
+    expect(msgs.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['What is in notes.txt?', 'Again?']);
     t2.fake.assertDone();
   });
 });

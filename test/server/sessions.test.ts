@@ -86,7 +86,7 @@ describe('sessions: options, workspace confinement, single flight, side question
       .expect(200);
     expect(side.body.result.text).toBe('side answer');
     expect(side.body.run.sideQuestion).toBe(true);
-    const sent = t.fake.requests.at(-1)?.body.messages.map((m: { content: string }) => m.content);
+    const sent = t.fake.requests.at(-1)?.body.messages.map((m) => m.content);
     expect(sent?.slice(1)).toEqual(['context', 'ok', 'side?']);
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
     expect(history.map((m: { content: string }) => m.content)).toEqual(['main', 'main answer']);
