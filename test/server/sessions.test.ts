@@ -75,6 +75,30 @@ describe('sessions: options, workspace confinement, single flight, side question
     t.fake.assertDone();
   });
 
+  it('keeps the run lease until the producer ends when the waiting client disconnects', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    t.fake.script({ delayMs: 400, text: 'finished anyway' });
+    const seen = t.fake.requests.length;
+    const controller = new AbortController();
+    const pending = fetch(`${t.url}/v1/sessions/${id}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'long task', wait: true }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await t.fake.waitForRequests(seen + 1, 5000);
+    controller.abort();
+    await pending;
+    const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
+    expect(info.busy).toBe(true);
+    const busy = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'again' }).expect(409);
+    expect(busy.body.error.details.activeRunId).toBe(info.currentRun);
+    await waitForRun(t, id, info.currentRun);
+    const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
+    expect(history.at(-1)).toEqual({ role: 'assistant', content: 'finished anyway' });
+    t.fake.assertDone();
+  });
+
   it('runs a side question on given history without changing the transcript', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     t.fake.script({ text: 'main answer' });
