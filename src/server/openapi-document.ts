@@ -1,0 +1,217 @@
+import { STATUS_CODES } from 'node:http';
+import { z } from 'zod';
+import { ERROR_CATALOGUE } from '../errors.js';
+import { ErrorBodySchema } from '../protocol/http.js';
+import type { OpenApiOperation, OpenApiRegistry } from './openapi-registry.js';
+
+/** A JSON value as it appears in the generated document. */
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+/** A JSON object in the generated document. */
+type JsonObject = { [key: string]: Json };
+type Io = 'input' | 'output';
+
+/** Title, version and optional description of the generated document. */
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description?: string;
+}
+
+const METHOD_ORDER = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
+const COMPONENT_PREFIX = '#/components/schemas/';
+const DEFS_PREFIX = '#/$defs/';
+
+/** Canonical JSON text with sorted keys, used only to compare two schemas for equality. */
+function canonical(value: Json): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical(value[key] as Json)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return value !== null && value !== undefined && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Rewrite every `#/$defs/<id>` reference in a schema tree with `rename`. */
+function rewriteRefs(value: Json, rename: (id: string) => string): Json {
+  if (Array.isArray(value)) return value.map((item) => rewriteRefs(item, rename));
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = key === '$ref' && typeof item === 'string' && item.startsWith(DEFS_PREFIX) ? rename(item.slice(DEFS_PREFIX.length)) : rewriteRefs(item, rename);
+  }
+  return out;
+}
+
+/**
+ * Converts zod schemas to JSON Schema 2020-12 (the dialect of OpenAPI 3.1) and gathers every schema that
+ * carries `.meta({id})` into shared components. zod extracts those into `$defs` per conversion; the
+ * collector hoists them and points the references at `#/components/schemas/`. A schema whose input and
+ * output forms differ (object defaults, stripped unknown keys) keeps its id for the input form and gets
+ * `<id>Output` for the output form, so request and response shapes both stay exact.
+ */
+class SchemaCollector {
+  private readonly defs: Record<Io, Map<string, Json>> = { input: new Map(), output: new Map() };
+  private readonly pending: { io: Io; schema: Json; target: JsonObject; key: string }[] = [];
+
+  /** Convert a schema now; its references are resolved by `finish`, written into `target[key]`. */
+  convert(schema: z.ZodType, io: Io, target: JsonObject, key: string): void {
+    this.pending.push({ io, schema: this.toJson(schema, io), target, key });
+  }
+
+  /** Convert a schema and return its (still unresolved) JSON form, for callers that take it apart. */
+  toJson(schema: z.ZodType, io: Io): Json {
+    const converted = z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonObject;
+    const { $schema: _dialect, $defs, ...rest } = converted;
+    if (isObject($defs)) {
+      for (const [id, def] of Object.entries($defs)) {
+        // zod names unregistered shared schemas __schemaN, which would collide across conversions.
+        if (id.startsWith('__schema')) throw new Error('OpenAPI: a recursive schema without .meta({ id }) was found; give it an id');
+        // OpenAPI component names allow only these characters; it also keeps JSON-pointer escaping out of refs.
+        if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`OpenAPI: schema id "${id}" is not a valid component name`);
+        const seen = this.defs[io].get(id);
+        if (seen !== undefined && canonical(seen) !== canonical(def)) throw new Error(`OpenAPI: two different schemas share the id "${id}"`);
+        this.defs[io].set(id, def);
+      }
+    }
+    return rest;
+  }
+
+  /** Record an already converted fragment (for example one parameter's schema) for reference resolution. */
+  place(io: Io, schema: Json, target: JsonObject, key: string): void {
+    this.pending.push({ io, schema, target, key });
+  }
+
+  /** Resolve every reference and return the components, sorted by name. */
+  finish(): JsonObject {
+    const outputName = new Map<string, string>();
+    for (const [id, def] of this.defs.output) {
+      const input = this.defs.input.get(id);
+      outputName.set(id, input !== undefined && canonical(input) !== canonical(def) ? `${id}Output` : id);
+    }
+    const rename: Record<Io, (id: string) => string> = {
+      input: (id) => `${COMPONENT_PREFIX}${id}`,
+      output: (id) => `${COMPONENT_PREFIX}${outputName.get(id) ?? id}`,
+    };
+    for (const item of this.pending) item.target[item.key] = rewriteRefs(item.schema, rename[item.io]);
+    const components: JsonObject = {};
+    for (const [id, def] of this.defs.input) components[id] = rewriteRefs(def, rename.input);
+    for (const [id, def] of this.defs.output) components[outputName.get(id) ?? id] = rewriteRefs(def, rename.output);
+    const sorted: JsonObject = {};
+    for (const name of Object.keys(components).sort()) sorted[name] = components[name] as Json;
+    return sorted;
+  }
+}
+
+/** `/v1/sessions/:id` -> `/v1/sessions/{id}`. */
+function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/** Path or query parameters from a zod object schema. */
+function parameters(collector: SchemaCollector, schema: z.ZodType, where: 'path' | 'query'): JsonObject[] {
+  const json = collector.toJson(schema, 'input');
+  if (!isObject(json) || !isObject(json.properties)) throw new Error(`OpenAPI: ${where} parameters must be a plain zod object schema`);
+  const required = Array.isArray(json.required) ? json.required : [];
+  return Object.entries(json.properties).map(([name, property]) => {
+    const parameter: JsonObject = { name, in: where, required: where === 'path' || required.includes(name) };
+    if (isObject(property) && typeof property.description === 'string') parameter.description = property.description;
+    collector.place('input', property, parameter, 'schema');
+    return parameter;
+  });
+}
+
+/** The responses addRoute can always produce, beyond what a route lists: input validation and auth failures. */
+function impliedResponses(operation: OpenApiOperation): Record<number, z.ZodType | null> {
+  // A WebSocket upgrade reports auth and validation failures as close codes, not HTTP statuses.
+  if (101 in operation.responses) return {};
+  const implied: Record<number, z.ZodType | null> = {};
+  if (operation.params || operation.query || operation.body) implied[400] = ErrorBodySchema;
+  if (operation.scope !== null) {
+    implied[401] = ErrorBodySchema;
+    implied[403] = ErrorBodySchema;
+  }
+  return implied;
+}
+
+function buildOperation(collector: SchemaCollector, operation: OpenApiOperation): JsonObject {
+  const out: JsonObject = { summary: operation.summary };
+  if (operation.description) out.description = operation.description;
+  const params: JsonObject[] = [];
+  if (operation.params) params.push(...parameters(collector, operation.params, 'path'));
+  if (operation.query) params.push(...parameters(collector, operation.query, 'query'));
+  for (const name of Object.keys(operation.headers ?? {}).sort()) {
+    params.push({ name, in: 'header', required: false, description: operation.headers?.[name] ?? '', schema: { type: 'string' } });
+  }
+  if (params.length > 0) out.parameters = params;
+  if (operation.body) {
+    const content: JsonObject = {};
+    // addRoute parses a missing body as {}, so the body is required only when {} is not valid.
+    out.requestBody = { required: !operation.body.safeParse({}).success, content: { 'application/json': content } };
+    collector.convert(operation.body, 'input', content, 'schema');
+  }
+  const responses: JsonObject = {};
+  const all = { ...impliedResponses(operation), ...operation.responses };
+  for (const status of Object.keys(all).map(Number).sort((a, b) => a - b)) {
+    const schema = all[status];
+    const response: JsonObject = { description: STATUS_CODES[status] ?? `HTTP ${status}` };
+    if (schema) {
+      const media: JsonObject = {};
+      response.content = { 'application/json': media };
+      collector.convert(schema, 'output', media, 'schema');
+    }
+    responses[String(status)] = response;
+  }
+  out.responses = responses;
+  if (operation.scope !== null) {
+    out.security = [{ bearerAuth: [] }];
+    out['x-required-scope'] = operation.scope;
+  } else {
+    out.security = [];
+  }
+  return out;
+}
+
+/** Build the OpenAPI 3.1 document for every operation in the registry, in a stable order. */
+export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInfo): Record<string, unknown> {
+  const collector = new SchemaCollector();
+  const byPath = new Map<string, Map<string, OpenApiOperation>>();
+  for (const operation of registry.operations) {
+    const path = openApiPath(operation.url);
+    const method = operation.method.toLowerCase();
+    const methods = byPath.get(path) ?? new Map<string, OpenApiOperation>();
+    if (methods.has(method)) throw new Error(`OpenAPI: ${operation.method} ${operation.url} is registered twice`);
+    methods.set(method, operation);
+    byPath.set(path, methods);
+  }
+  const paths: JsonObject = {};
+  for (const path of [...byPath.keys()].sort()) {
+    const methods = byPath.get(path) ?? new Map<string, OpenApiOperation>();
+    const item: JsonObject = {};
+    const order = (method: string) => (METHOD_ORDER.includes(method) ? METHOD_ORDER.indexOf(method) : METHOD_ORDER.length);
+    for (const method of [...methods.keys()].sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
+      item[method] = buildOperation(collector, methods.get(method) as OpenApiOperation);
+    }
+    paths[path] = item;
+  }
+  const schemas = collector.finish();
+  const infoObject: JsonObject = { title: info.title, version: info.version };
+  if (info.description) infoObject.description = info.description;
+  return {
+    openapi: '3.1.0',
+    info: infoObject,
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from the server configuration or A3S_API_TOKENS; it maps to a principal, a tenant and scopes.' },
+      },
+    },
+    'x-error-codes': Object.entries(ERROR_CATALOGUE).map(([code, entry]) => ({ code, status: entry.status, description: entry.description })),
+  };
+}

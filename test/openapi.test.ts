@@ -1,0 +1,116 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { buildApp } from '../src/app.js';
+import { CodeConfigSchema } from '../src/config/code-config.js';
+import { createRuntimeContext } from '../src/context.js';
+import { ERROR_CATALOGUE } from '../src/errors.js';
+import { openApiYamlPath, renderOpenApiYaml } from '../src/server/render-openapi.js';
+
+interface Operation {
+  requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
+  security?: Record<string, string[]>[];
+  'x-required-scope'?: string;
+}
+
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+  'x-error-codes': { code: string; status: number; description: string }[];
+}
+
+/** Every "METHOD /url" the Fastify app serves, read from printRoutes' tree (HEAD is implied by GET). */
+function routesFromTree(tree: string): Set<string> {
+  const routes = new Set<string>();
+  const stack: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^((?:│ {3}| {4})*)[├└]── (\S+)(?: \(([^)]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    stack.length = depth;
+    stack.push(match[2] ?? '');
+    for (const method of (match[3] ?? '').split(',').map((m) => m.trim())) {
+      if (method && method !== 'HEAD') routes.add(`${method} ${stack.join('')}`);
+    }
+  }
+  return routes;
+}
+
+/** Every $ref string in a JSON tree. */
+function refs(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const item of value) refs(item, out);
+  else if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key === '$ref' && typeof item === 'string') out.push(item);
+      else refs(item, out);
+    }
+  }
+  return out;
+}
+
+describe('openapi.yaml', () => {
+  let rendered: string;
+  let doc: Document;
+
+  beforeAll(async () => {
+    rendered = await renderOpenApiYaml();
+    doc = parse(rendered) as Document;
+  });
+
+  it('is up to date with the zod schemas the routes register', () => {
+    const path = openApiYamlPath();
+    expect(existsSync(path), 'openapi.yaml is missing: run `npm run openapi`').toBe(true);
+    const committed = readFileSync(path, 'utf8');
+    expect(committed === rendered, 'openapi.yaml is stale: run `npm run openapi` and commit the result').toBe(true);
+  });
+
+  it('renders the same text twice', async () => {
+    expect(await renderOpenApiYaml()).toBe(rendered);
+  });
+
+  it('documents every route the app serves, and nothing else', async () => {
+    const ctx = await createRuntimeContext(CodeConfigSchema.parse({ storageBackend: 'memory', logLevel: 'silent', workspaceRoots: [process.cwd()] }), { logger: pino({ level: 'silent' }) });
+    const { app } = await buildApp(ctx);
+    try {
+      await app.ready();
+      const served = routesFromTree(app.printRoutes({ commonPrefix: false }));
+      const documented = new Set<string>();
+      for (const [path, item] of Object.entries(doc.paths)) {
+        for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
+      }
+      expect(served.size).toBeGreaterThan(5);
+      expect([...documented].sort()).toEqual([...served].sort());
+    } finally {
+      await app.close();
+      await ctx.agent.close();
+    }
+  });
+
+  it('references SessionOptions from the body of POST /v1/sessions', () => {
+    const body = doc.paths['/v1/sessions']?.post?.requestBody;
+    expect(body?.content['application/json']?.schema.$ref).toBe('#/components/schemas/SessionOptions');
+    expect(doc.components.schemas.SessionOptions).toBeDefined();
+  });
+
+  it('marks the host-direct tool route with the host_direct scope and bearer auth', () => {
+    const operation = doc.paths['/v1/sessions/{id}/tools/{name}']?.post;
+    expect(operation?.['x-required-scope']).toBe('host_direct');
+    expect(operation?.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.components.securitySchemes.bearerAuth).toBeDefined();
+  });
+
+  it('leaves the health routes unauthenticated', () => {
+    expect(doc.paths['/healthz']?.get?.security).toEqual([]);
+    expect(doc.paths['/healthz']?.get?.['x-required-scope']).toBeUndefined();
+  });
+
+  it('resolves every $ref to a component schema', () => {
+    const missing = refs(doc).filter((ref) => !(ref.startsWith('#/components/schemas/') && ref.slice('#/components/schemas/'.length) in doc.components.schemas));
+    expect(missing).toEqual([]);
+  });
+
+  it('lists the whole error catalogue', () => {
+    expect(doc['x-error-codes'].map((entry) => entry.code)).toEqual(Object.keys(ERROR_CATALOGUE));
+  });
+});
