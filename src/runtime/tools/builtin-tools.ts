@@ -1,0 +1,15 @@
+import type { AnyToolDefinition } from './define-tool.js';
+import { bashTool } from './builtin/bash.js';
+import { editTool } from './builtin/edit.js';
+import { gitTool } from './builtin/git.js';
+import { globTool } from './builtin/glob.js';
+import { grepTool } from './builtin/grep.js';
+import { lsTool } from './builtin/ls.js';
+import { patchTool } from './builtin/patch.js';
+import { readTool } from './builtin/read.js';
+import { writeTool } from './builtin/write.js';
+
+/** The nine built-in tools (file reading and editing, search, shell and git), in a stable order. */
+export function createBuiltinTools(): AnyToolDefinition[] {
+  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool];
+}
