@@ -17,15 +17,27 @@ export interface ResolvedModel {
 export class LlmInvoker {
   constructor(private readonly model: ResolvedModel) {}
 
-  /** Stream one completion for the transcript and tools. */
-  stream(messages: ChatMessage[], tools: LlmToolSpec[], signal: AbortSignal): AsyncIterable<LlmStreamEvent> {
-    return this.model.provider.stream({
-      model: this.model.modelName,
-      messages,
-      tools,
-      signal,
-      ...(this.model.maxTokens !== undefined ? { maxTokens: this.model.maxTokens } : {}),
-      ...(this.model.temperature !== undefined ? { temperature: this.model.temperature } : {}),
-    });
+  /**
+   * Stream one completion for the transcript and tools. The provider gets a per-call signal linked to
+   * the run's: provider SDKs may add abort listeners they never remove (the openai SDK does), and the
+   * link is dropped when the call ends, so a long run does not collect one listener per turn.
+   */
+  async *stream(messages: ChatMessage[], tools: LlmToolSpec[], signal: AbortSignal): AsyncGenerator<LlmStreamEvent> {
+    const call = new AbortController();
+    const onAbort = (): void => call.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      yield* this.model.provider.stream({
+        model: this.model.modelName,
+        messages,
+        tools,
+        signal: call.signal,
+        ...(this.model.maxTokens !== undefined ? { maxTokens: this.model.maxTokens } : {}),
+        ...(this.model.temperature !== undefined ? { temperature: this.model.temperature } : {}),
+      });
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 }

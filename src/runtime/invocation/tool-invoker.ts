@@ -3,6 +3,7 @@ import type { ToolResult } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { InvocationContext } from './invocation-context.js';
 import { capOutput } from './output-cap.js';
+import { deadlineReason } from './run-deadline-error.js';
 
 /** Where a tool call came from; host-direct calls come from a trusted control plane, not the model. */
 export type ToolOrigin = 'model' | 'host_direct';
@@ -51,36 +52,49 @@ export class ToolInvoker {
     if (!parsed.ok) return this.finish(call, ctx, started, { output: `Invalid arguments for ${tool.name}: ${parsed.error}`, exitCode: 1 }, true);
 
     ctx.emit('tool_execution_start', { tool_id: call.id, tool_name: tool.name, args: parsed.value });
-    if (ctx.signal.aborted) return this.finish(call, ctx, started, { output: 'Tool call cancelled before it started.', exitCode: 1 }, false);
+    if (ctx.signal.aborted) return this.finish(call, ctx, started, stoppedResult(tool.name, ctx.signal, 'before it started'), false);
 
-    const timeout = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<ToolResult>((resolve) => {
-      timer = setTimeout(() => {
-        timeout.abort(new Error('tool timeout'));
-        resolve({ output: `Tool ${tool.name} timed out after ${ctx.governance.toolTimeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true } });
-      }, ctx.governance.toolTimeoutMs);
+    // One controller per call, aborted by the run's signal or the timeout. The run-signal listener is
+    // removed when the call ends, so a long run does not accumulate a listener per call.
+    const controller = new AbortController();
+    let stop: (result: ToolResult) => void = () => undefined;
+    const stopped = new Promise<ToolResult>((resolve) => {
+      stop = resolve;
     });
-    const cancelled = new Promise<ToolResult>((resolve) => {
-      ctx.signal.addEventListener('abort', () => resolve({ output: `Tool ${tool.name} was cancelled.`, exitCode: 1, metadata: { cancelled: true } }), { once: true });
-    });
-    const execution = tool
-      .execute(parsed.value, {
-        workspace: ctx.workspace,
-        signal,
-        sessionId: ctx.sessionId,
-        runId: ctx.runId,
-        toolCallId: call.id,
-        onOutput: (delta: string) => ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta }),
-      })
-      .catch((error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }));
+    const onRunAbort = (): void => {
+      controller.abort(ctx.signal.reason);
+      stop(stoppedResult(tool.name, ctx.signal, 'while running'));
+    };
+    ctx.signal.addEventListener('abort', onRunAbort, { once: true });
+    const timer = setTimeout(() => {
+      controller.abort(new Error(`tool timeout (toolTimeoutMs ${ctx.governance.toolTimeoutMs})`));
+      stop({ output: `Tool ${tool.name} timed out after ${ctx.governance.toolTimeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true } });
+    }, ctx.governance.toolTimeoutMs);
+    // A tool abandoned on timeout or cancel may still print while it winds down; its output then
+    // belongs to no call, and must not appear after the call's tool_end.
+    let ended = false;
+    const toolContext = {
+      workspace: ctx.workspace,
+      signal: controller.signal,
+      sessionId: ctx.sessionId,
+      runId: ctx.runId,
+      toolCallId: call.id,
+      onOutput: (delta: string): void => {
+        if (!ended) ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
+      },
+    };
+    const execution = (async () => tool.execute(parsed.value, toolContext))().catch(
+      (error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }),
+    );
+    let result: ToolResult;
     try {
-      const result = await Promise.race([execution, timedOut, cancelled]);
-      return this.finish(call, ctx, started, result, false);
+      result = await Promise.race([execution, stopped]);
     } finally {
+      ended = true;
       clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onRunAbort);
     }
+    return this.finish(call, ctx, started, result, false);
   }
 
   private finish(call: ToolCallRequest, ctx: InvocationContext, started: number, result: ToolResult, malformedArgs: boolean): ToolCallOutcome {
@@ -120,4 +134,11 @@ function parseArgs(raw: string | unknown, schema: z.ZodType): ParsedArgs {
   if (result.success) return { ok: true, value: result.data };
   const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
   return { ok: false, error: problems.join('; ') };
+}
+
+/** The result of a call stopped by the run's signal: the deadline names its limit, anything else is a cancel. */
+function stoppedResult(toolName: string, signal: AbortSignal, when: string): ToolResult {
+  const deadline = deadlineReason(signal);
+  if (deadline) return { output: `Tool ${toolName} was stopped ${when}: ${deadline.message}.`, exitCode: 1, metadata: { timed_out: true, limit: 'maxExecutionTimeMs' } };
+  return { output: `Tool ${toolName} was cancelled ${when}.`, exitCode: 1, metadata: { cancelled: true } };
 }

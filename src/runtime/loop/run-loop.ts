@@ -3,8 +3,10 @@ import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
 import type { ToolInvoker } from '../invocation/tool-invoker.js';
+import { deadlineReason } from '../invocation/run-deadline-error.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
+import { withDeadline } from './run-deadline.js';
 import { streamTurn, type TurnResult } from './stream-turn.js';
 
 /** Services the loop drives. */
@@ -33,13 +35,23 @@ export interface LoopOutcome {
 /**
  * The agent loop: stream a turn, run its tool calls through the tool invoker, feed results back, and
  * repeat until the model answers without tools, honouring every limit in the governance snapshot.
+ * `maxExecutionTimeMs` is a hard deadline: it aborts the in-flight provider call or tool too.
  */
 export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[]): Promise<LoopOutcome> {
+  const deadline = ctx.hostEnv.now() + ctx.governance.maxExecutionTimeMs;
+  const scope = withDeadline(ctx, deadline);
+  try {
+    return await loop(deps, scope.ctx, transcript, deadline);
+  } finally {
+    scope.dispose();
+  }
+}
+
+async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], deadline: number): Promise<LoopOutcome> {
   const g = ctx.governance;
   const messages = [...transcript];
   const added: ChatMessage[] = [];
   const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  const deadline = ctx.hostEnv.now() + g.maxExecutionTimeMs;
   let toolCallsCount = 0;
   let toolRounds = 0;
   let parseFailures = 0;
@@ -47,18 +59,28 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
   let lastCallKey = '';
   let sameCallCount = 0;
   let text = '';
+  // Text of the answer so far when the model was asked to continue it (finish_reason "length").
+  let continuedText = '';
   let turn = 0;
 
   const push = (message: ChatMessage) => {
     messages.push(message);
     added.push(message);
   };
+  // A call the loop answers without running it: the transcript stays valid and tool_start gets its tool_end.
+  const skip = (call: ToolCall, output: string) => {
+    ctx.emit('tool_end', { tool_id: call.id, tool_name: call.function.name, output, exit_code: 1, duration_ms: 0, truncated: false });
+    push({ role: 'tool', tool_call_id: call.id, content: output });
+  };
   const end = (status: LoopOutcome['status'], error?: LoopError): LoopOutcome => ({ status, text, toolCallsCount, usage, added, ...(error ? { error } : {}) });
-  const cancelled = () => end('cancelled', { code: 'CANCELLED', message: 'the run was cancelled' });
+  const deadlineError = (): LoopError => ({ code: 'MAX_EXECUTION_TIME', message: `the run exceeded maxExecutionTimeMs (${g.maxExecutionTimeMs} ms)` });
+  // The signal fires for a cancel (or session close) and for the deadline; the reason tells them apart.
+  const stopped = () => (deadlineReason(ctx.signal) ? end('failed', deadlineError()) : end('cancelled', { code: 'CANCELLED', message: 'the run was cancelled' }));
+  const notRunReason = () => (deadlineReason(ctx.signal) ? `Not run: ${deadlineError().message}.` : 'Not run: the run was cancelled.');
 
   for (;;) {
-    if (ctx.signal.aborted) return cancelled();
-    if (ctx.hostEnv.now() > deadline) return end('failed', { code: 'MAX_EXECUTION_TIME', message: `the run exceeded maxExecutionTimeMs (${g.maxExecutionTimeMs} ms)` });
+    if (ctx.signal.aborted) return stopped();
+    if (ctx.hostEnv.now() > deadline) return end('failed', deadlineError());
 
     turn += 1;
     ctx.emit('turn_start', { turn });
@@ -66,7 +88,7 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
     try {
       result = await streamTurn(deps, ctx, messages, turn);
     } catch (error) {
-      if (ctx.signal.aborted) return cancelled();
+      if (ctx.signal.aborted) return stopped();
       const message = error instanceof Error ? error.message : String(error);
       return end('failed', { code: (error as { code?: string }).code ?? 'PROVIDER_ERROR', message });
     }
@@ -83,12 +105,14 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
     if (result.reasoning) assistant.reasoning = result.reasoning;
     if (result.toolCalls.length > 0) assistant.tool_calls = result.toolCalls;
     push(assistant);
-    if (result.text) text = result.text;
+    if (result.text) text = continuedText + result.text;
+    continuedText = '';
 
     if (result.toolCalls.length === 0) {
       const stoppedEarly = result.finishReason === 'length';
       if (g.continuationEnabled && stoppedEarly && continuations < g.maxContinuationTurns) {
         continuations += 1;
+        continuedText = text;
         ctx.emit('continuation_injected', { turn, continuation: continuations });
         push({ role: 'user', content: CONTINUATION_PROMPT });
         continue;
@@ -98,14 +122,14 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
 
     if (toolRounds >= g.maxToolRounds) {
       // The model asked for more tools than allowed: answer each call so the transcript stays valid.
-      for (const call of result.toolCalls) push({ role: 'tool', tool_call_id: call.id, content: `Not run: the run reached maxToolRounds (${g.maxToolRounds}).` });
+      for (const call of result.toolCalls) skip(call, `Not run: the run reached maxToolRounds (${g.maxToolRounds}).`);
       return end('failed', { code: 'MAX_TOOL_ROUNDS', message: `the run reached maxToolRounds (${g.maxToolRounds})` });
     }
     toolRounds += 1;
 
-    for (const call of result.toolCalls) {
+    for (const [index, call] of result.toolCalls.entries()) {
       if (ctx.signal.aborted) {
-        push({ role: 'tool', tool_call_id: call.id, content: 'Not run: the run was cancelled.' });
+        skip(call, notRunReason());
         continue;
       }
       const key = `${call.function.name}\u0000${call.function.arguments}`;
@@ -113,9 +137,7 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
       lastCallKey = key;
       toolCallsCount += 1;
       if (sameCallCount > g.duplicateToolCallThreshold) {
-        const output = `Not run: this exact ${call.function.name} call was repeated ${sameCallCount} times in a row (duplicateToolCallThreshold ${g.duplicateToolCallThreshold}). Try something different.`;
-        ctx.emit('tool_end', { tool_id: call.id, tool_name: call.function.name, output, exit_code: 1, duration_ms: 0, truncated: false });
-        push({ role: 'tool', tool_call_id: call.id, content: output });
+        skip(call, `Not run: this exact ${call.function.name} call was repeated ${sameCallCount} times in a row (duplicateToolCallThreshold ${g.duplicateToolCallThreshold}). Try something different.`);
         continue;
       }
       const outcome = await deps.tools.invoke({ id: call.id, name: call.function.name, args: call.function.arguments, origin: 'model' }, ctx);
@@ -123,16 +145,11 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
       if (outcome.malformedArgs) {
         parseFailures += 1;
         if (parseFailures > g.maxParseRetries) {
-          answerRemaining(result.toolCalls, call, push);
+          for (const rest of result.toolCalls.slice(index + 1)) skip(rest, 'Not run: the run stopped after too many malformed tool calls.');
           return end('failed', { code: 'MAX_PARSE_RETRIES', message: `the model sent malformed tool arguments more than maxParseRetries (${g.maxParseRetries}) times` });
         }
       }
     }
-    if (ctx.signal.aborted) return cancelled();
+    if (ctx.signal.aborted) return stopped();
   }
-}
-
-function answerRemaining(calls: ToolCall[], after: ToolCall, push: (m: ChatMessage) => void): void {
-  const rest = calls.slice(calls.indexOf(after) + 1);
-  for (const call of rest) push({ role: 'tool', tool_call_id: call.id, content: 'Not run: the run stopped after too many malformed tool calls.' });
 }

@@ -54,7 +54,7 @@ export async function streamTurn(deps: LoopDeps, ctx: InvocationContext, message
       if (!retryable || state.emitted) throw new TurnError('PROVIDER_ERROR', `provider call failed: ${message}`);
       failures += 1;
       if (failures >= threshold) {
-        ctx.emit('error', { code: 'CIRCUIT_BREAKER_OPEN', message: `${failures} consecutive provider failures (circuitBreakerThreshold ${threshold}): ${message}` });
+        // The run reports this as its failure (one `error` event from the session); no event here.
         throw new TurnError('CIRCUIT_BREAKER_OPEN', `${failures} consecutive provider failures (circuitBreakerThreshold ${threshold}); last: ${message}`);
       }
       ctx.emit('error', { code: 'PROVIDER_RETRY', message: `turn ${turn}: provider failure ${failures}/${threshold}, retrying: ${message}` });
@@ -69,40 +69,50 @@ async function attempt(deps: LoopDeps, ctx: InvocationContext, messages: ChatMes
   let finishReason = 'stop';
   const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const calls = new Map<number, { id: string; name: string; args: string }>();
-  for await (const event of deps.llm.stream(messages, deps.registry.specs(), ctx.signal)) {
-    switch (event.type) {
-      case 'text_delta':
-        text += event.text;
-        state.emitted = true;
-        ctx.emit('text_delta', { text: event.text });
-        break;
-      case 'reasoning_delta':
-        reasoning += event.text;
-        state.emitted = true;
-        ctx.emit('reasoning_delta', { text: event.text });
-        break;
-      case 'tool_call_start':
-        calls.set(event.index, { id: event.id || ctx.hostEnv.newId('call'), name: event.name, args: '' });
-        state.emitted = true;
-        ctx.emit('tool_start', { tool_id: calls.get(event.index)?.id ?? event.id, tool_name: event.name });
-        break;
-      case 'tool_call_delta': {
-        const call = calls.get(event.index);
-        if (call) {
-          call.args += event.argumentsDelta;
-          ctx.emit('tool_input_delta', { tool_id: call.id, delta: event.argumentsDelta });
+  try {
+    for await (const event of deps.llm.stream(messages, deps.registry.specs(), ctx.signal)) {
+      switch (event.type) {
+        case 'text_delta':
+          text += event.text;
+          state.emitted = true;
+          ctx.emit('text_delta', { text: event.text });
+          break;
+        case 'reasoning_delta':
+          reasoning += event.text;
+          state.emitted = true;
+          ctx.emit('reasoning_delta', { text: event.text });
+          break;
+        case 'tool_call_start': {
+          const id = event.id || ctx.hostEnv.newId('call');
+          calls.set(event.index, { id, name: event.name, args: '' });
+          state.emitted = true;
+          ctx.emit('tool_start', { tool_id: id, tool_name: event.name });
+          break;
         }
-        break;
+        case 'tool_call_delta': {
+          const call = calls.get(event.index);
+          if (call) {
+            call.args += event.argumentsDelta;
+            ctx.emit('tool_input_delta', { tool_id: call.id, delta: event.argumentsDelta });
+          }
+          break;
+        }
+        case 'usage':
+          usage.promptTokens += event.promptTokens;
+          usage.completionTokens += event.completionTokens;
+          usage.totalTokens += event.totalTokens;
+          break;
+        case 'finish':
+          finishReason = event.finishReason;
+          break;
       }
-      case 'usage':
-        usage.promptTokens += event.promptTokens;
-        usage.completionTokens += event.completionTokens;
-        usage.totalTokens += event.totalTokens;
-        break;
-      case 'finish':
-        finishReason = event.finishReason;
-        break;
     }
+  } catch (error) {
+    // Calls announced with tool_start will never run: close them so subscribers do not wait forever.
+    for (const call of calls.values()) {
+      ctx.emit('tool_end', { tool_id: call.id, tool_name: call.name, output: 'Not run: the provider response ended before the call was complete.', exit_code: 1, duration_ms: 0, truncated: false });
+    }
+    throw error;
   }
   const toolCalls: ToolCall[] = [...calls.entries()]
     .sort(([a], [b]) => a - b)

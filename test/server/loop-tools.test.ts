@@ -1,0 +1,252 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../src/protocol/chat-message.js';
+import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
+import type { AgentResult, RunRecord } from '../../src/protocol/run-record.js';
+import type { RecordedRequest } from '../support/fake-provider.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+
+interface FinishedRun {
+  runId: string;
+  run: RunRecord;
+  result: AgentResult;
+}
+
+const servers: TestServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+
+async function server(options: TestServerOptions = {}): Promise<TestServer> {
+  const t = await startTestServer(options);
+  servers.push(t);
+  return t;
+}
+
+async function createSession(t: TestServer, options: Record<string, unknown> = {}): Promise<string> {
+  const res = await request(t.url).post('/v1/sessions').send(options).expect(201);
+  return (res.body as { session: { id: string } }).session.id;
+}
+
+async function runAndWait(t: TestServer, sessionId: string, input: string): Promise<FinishedRun> {
+  const res = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input, wait: true }).expect(200);
+  return res.body as FinishedRun;
+}
+
+/** Every retained event of a run, page after page. */
+async function runEvents(t: TestServer, sessionId: string, runId: string): Promise<EventEnvelope[]> {
+  const all: EventEnvelope[] = [];
+  for (let after = -1; ; ) {
+    const res = await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}/events?after=${after}&limit=1000`).expect(200);
+    const page = res.body as { events: EventEnvelope[]; nextAfter: number | null };
+    all.push(...page.events);
+    if (page.events.length === 0 || page.nextAfter === null) return all;
+    after = page.nextAfter;
+  }
+}
+
+async function history(t: TestServer, sessionId: string): Promise<ChatMessage[]> {
+  const res = await request(t.url).get(`/v1/sessions/${sessionId}/history`).expect(200);
+  return (res.body as { messages: ChatMessage[] }).messages;
+}
+
+function ofType(events: EventEnvelope[], type: string): EventEnvelope[] {
+  return events.filter((e) => e.type === type);
+}
+
+function toolContents(req: RecordedRequest): string[] {
+  return req.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+}
+
+/** Polls until `check` returns true, failing after `timeoutMs`. */
+async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** True while a process exists and is not a zombie waiting to be reaped. */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('tool invocation over HTTP', () => {
+  it('toolTimeoutMs: a slow bash call becomes an error result naming toolTimeoutMs, its process group is killed, and the run goes on', async () => {
+    const t = await server();
+    const id = await createSession(t, { toolTimeoutMs: 300 });
+    t.fake.script(
+      { toolCalls: [{ id: 'slow', name: 'bash', arguments: { command: 'sleep 20 & echo $! > sleep.pid; wait' } }] },
+      { text: 'The command was too slow.' },
+    );
+    const started = Date.now();
+    const { run, result, runId } = await runAndWait(t, id, 'run it');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    t.fake.assertDone();
+    expect(run.status).toBe('completed');
+    expect(result.text).toBe('The command was too slow.');
+
+    const seen = toolContents(t.fake.requests[1]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toContain('toolTimeoutMs');
+    expect(seen[0]).toContain('300 ms');
+
+    const events = await runEvents(t, id, runId);
+    const end = ofType(events, 'tool_end')[0];
+    expect(end.payload).toMatchObject({ tool_id: 'slow', tool_name: 'bash', exit_code: 1 });
+
+    const pid = Number(readFileSync(join(t.root, 'sleep.pid'), 'utf8'));
+    await eventually(() => !processAlive(pid), `sleep (pid ${pid}) to be killed`);
+  });
+
+  it('a tool that keeps printing after its timeout emits no tool_output_delta after its tool_end', async () => {
+    const t = await server();
+    const id = await createSession(t, { toolTimeoutMs: 500 });
+    const command = "trap 'echo late; touch done; exit 0' TERM; echo early; sleep 5 & wait";
+    t.fake.script({ toolCalls: [{ id: 'chatty', name: 'bash', arguments: { command } }] }, { text: 'ok' });
+    const { run, runId } = await runAndWait(t, id, 'go');
+    t.fake.assertDone();
+    expect(run.status).toBe('completed');
+    await eventually(() => existsSync(join(t.root, 'done')), 'the TERM trap to run');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const events = await runEvents(t, id, runId);
+    const endIndex = events.findIndex((e) => e.type === 'tool_end' && e.payload.tool_id === 'chatty');
+    expect(endIndex).toBeGreaterThan(-1);
+    const early = events.findIndex((e) => e.type === 'tool_output_delta' && e.payload.delta === 'early\n');
+    expect(early).toBeGreaterThan(-1);
+    expect(early).toBeLessThan(endIndex);
+    expect(events.slice(endIndex).filter((e) => e.type === 'tool_output_delta')).toEqual([]);
+    expect(events[events.length - 1].type).toBe('agent_end');
+  });
+
+  it('tool output over 100 KiB is cut in the transcript and the full output is served as an artifact', async () => {
+    const t = await server();
+    const id = await createSession(t);
+    const line = `${'a'.repeat(99)}\n`;
+    const expected = line.repeat(3000);
+    t.fake.script({ toolCalls: [{ id: 'big', name: 'bash', arguments: { command: `yes ${'a'.repeat(99)} | head -n 3000` } }] }, { text: 'That was a lot.' });
+    const { run, runId } = await runAndWait(t, id, 'flood');
+    t.fake.assertDone();
+    expect(run.status).toBe('completed');
+
+    const messages = await history(t, id);
+    const tool = messages.find((m) => m.role === 'tool');
+    const content = String(tool?.content);
+    expect(Buffer.byteLength(content)).toBeLessThan(102_400 + 500);
+    expect(content.startsWith(line.repeat(10))).toBe(true);
+    const match = /full output stored as artifact (\S+?)\]/.exec(content);
+    expect(match, content.slice(-300)).not.toBeNull();
+    const artifactId = match?.[1] ?? '';
+    expect(content).toContain('102400');
+
+    // The model saw the same cut output.
+    expect(toolContents(t.fake.requests[1])).toEqual([content]);
+
+    const events = await runEvents(t, id, runId);
+    const end = ofType(events, 'tool_end')[0];
+    expect(end.payload).toMatchObject({ tool_id: 'big', truncated: true, artifact_id: artifactId, exit_code: 0 });
+
+    const artifact = await request(t.url).get(`/v1/sessions/${id}/artifacts/${artifactId}`).expect(200);
+    expect(artifact.body.artifact).toMatchObject({ id: artifactId, toolCallId: 'big', toolName: 'bash' });
+    expect(artifact.body.artifact.content).toBe(expected);
+    await request(t.url).get(`/v1/sessions/${id}/artifacts/art_missing`).expect(404);
+  });
+
+  it('a large file written then read is cut the same way', async () => {
+    const t = await server();
+    const id = await createSession(t);
+    const body = Array.from({ length: 1500 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(190)}`).join('\n');
+    t.fake.script(
+      { toolCalls: [{ id: 'w', name: 'write', arguments: { file_path: 'big.txt', content: body } }] },
+      { toolCalls: [{ id: 'r', name: 'read', arguments: { file_path: 'big.txt', limit: 2000 } }] },
+      { text: 'Read it.' },
+    );
+    const { run, runId } = await runAndWait(t, id, 'write and read');
+    t.fake.assertDone();
+    expect(run.status).toBe('completed');
+    expect(readFileSync(join(t.root, 'big.txt'), 'utf8')).toBe(body);
+    const events = await runEvents(t, id, runId);
+    const readEnd = ofType(events, 'tool_end').find((e) => e.payload.tool_id === 'r');
+    expect(readEnd?.payload.truncated).toBe(true);
+    const artifactId = String(readEnd?.payload.artifact_id);
+    const artifact = await request(t.url).get(`/v1/sessions/${id}/artifacts/${artifactId}`).expect(200);
+    const full = String(artifact.body.artifact.content);
+    expect(Buffer.byteLength(full)).toBeGreaterThan(290_000);
+    expect(full).toContain('line 1499');
+    expect(String(readEnd?.payload.output)).not.toContain('line 1499');
+  });
+
+  it('bash output lines arrive as tool_output_delta events before tool_end', async () => {
+    const t = await server();
+    const id = await createSession(t);
+    t.fake.script({ toolCalls: [{ id: 'lines', name: 'bash', arguments: { command: "printf 'one\\ntwo\\n'; echo three >&2" } }] }, { text: 'ok' });
+    const { runId } = await runAndWait(t, id, 'print');
+    t.fake.assertDone();
+    const events = await runEvents(t, id, runId);
+    const deltas = ofType(events, 'tool_output_delta');
+    expect(deltas.every((e) => e.payload.tool_id === 'lines' && e.payload.tool_name === 'bash')).toBe(true);
+    expect(deltas.map((e) => e.payload.delta).sort()).toEqual(['one\n', 'three\n', 'two\n']);
+    const endSeq = ofType(events, 'tool_end')[0].metadata.sequence ?? -1;
+    for (const d of deltas) expect(d.metadata.sequence ?? Infinity).toBeLessThan(endSeq);
+    expect(toolContents(t.fake.requests[1])[0]).toContain('one\ntwo\n');
+  });
+
+  it('reasoning deltas reach reasoning_delta events and the transcript, but are not sent back to the provider', async () => {
+    const t = await server();
+    const id = await createSession(t);
+    t.fake.script({ reasoning: 'Let me think about it.', text: 'Answer one.' }, { reasoning: 'Other field.', reasoningField: 'reasoning', text: 'Answer two.' });
+    const first = await runAndWait(t, id, 'q1');
+    const second = await runAndWait(t, id, 'q2');
+    t.fake.assertDone();
+    expect(ofType(await runEvents(t, id, first.runId), 'reasoning_delta').map((e) => e.payload.text).join('')).toBe('Let me think about it.');
+    expect(ofType(await runEvents(t, id, second.runId), 'reasoning_delta').map((e) => e.payload.text).join('')).toBe('Other field.');
+    const messages = await history(t, id);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.reasoning)).toEqual(['Let me think about it.', 'Other field.']);
+    const resent = t.fake.requests[1].body.messages.find((m) => m.role === 'assistant');
+    expect(resent).toBeDefined();
+    expect(resent?.reasoning).toBeUndefined();
+    expect(resent?.reasoning_content).toBeUndefined();
+  });
+
+  it('many tool calls in one run leave no abort listeners behind (no MaxListenersExceededWarning)', async () => {
+    const files = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`f${i}.txt`, `file ${i}\n`]));
+    const t = await server({ files });
+    const id = await createSession(t);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => {
+      if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      t.fake.script(
+        { toolCalls: Array.from({ length: 15 }, (_, i) => ({ id: `c${i}`, name: 'read', arguments: { file_path: `f${i}.txt` } })) },
+        { toolCalls: Array.from({ length: 15 }, (_, i) => ({ id: `d${i}`, name: 'bash', arguments: { command: `echo ${i}` } })) },
+        // Many turns too: every provider call must drop its link to the run's signal when it ends.
+        ...Array.from({ length: 12 }, (_, i) => ({ toolCalls: [{ id: `e${i}`, name: 'ls', arguments: { path: i % 2 === 0 ? '.' : './' } }] })),
+        { text: 'Read them all.' },
+      );
+      const { run, result } = await runAndWait(t, id, 'read all');
+      t.fake.assertDone();
+      expect(run.status).toBe('completed');
+      expect(result.toolCallsCount).toBe(42);
+      expect(t.fake.requests).toHaveLength(15);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((w) => w.message)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
