@@ -142,6 +142,18 @@ describe('sessions: options, workspace confinement, single flight, side question
     await request(t.url).delete('/v1/sessions/never-existed').expect(404);
   });
 
+  it('close cancels host-direct tool calls in flight', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    const call = request(t.url).post(`/v1/sessions/${id}/tools/bash`).send({ args: { command: 'sleep 30' } });
+    const pending = call.then((r) => r);
+    await new Promise((r) => setTimeout(r, 300));
+    await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
+    const result = await pending;
+    expect(result.status).toBe(200);
+    expect(result.body.exitCode).not.toBe(0);
+    expect(result.body.output).toMatch(/cancel/i);
+  });
+
   it('answers unknown routes, runs and tools with coded 404s', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     expect((await request(t.url).get('/v1/nothing').expect(404)).body.error.code).toBe('NOT_FOUND');

@@ -73,6 +73,7 @@ export class ToolInvoker {
     // A tool abandoned on timeout or cancel may still print while it winds down; its output then
     // belongs to no call, and must not appear after the call's tool_end.
     let ended = false;
+    let streamed = 0;
     const toolContext = {
       workspace: ctx.workspace,
       signal: controller.signal,
@@ -80,7 +81,13 @@ export class ToolInvoker {
       runId: ctx.runId,
       toolCallId: call.id,
       onOutput: (delta: string): void => {
-        if (!ended) ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
+        if (ended || streamed >= ctx.governance.toolOutputBytes) return;
+        // Streaming stops at the output cap: the full output is in the result (and its artifact).
+        streamed += Buffer.byteLength(delta);
+        ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
+        if (streamed >= ctx.governance.toolOutputBytes) {
+          ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta: `[live output stopped at ${ctx.governance.toolOutputBytes} bytes; the full output comes with the result]\n` });
+        }
       },
     };
     const execution = (async () => tool.execute(parsed.value, toolContext))().catch(

@@ -72,6 +72,8 @@ export class AgentSession {
   private readonly idempotency = new Map<string, string>();
   private readonly artifacts = new Map<string, Artifact>();
   private active: ActiveRun | undefined;
+  /** Host-direct calls in flight; close() aborts them. */
+  private readonly directCalls = new Set<AbortController>();
   private closed = false;
   private generation: number;
   private updatedAtMs: number;
@@ -201,8 +203,8 @@ export class AgentSession {
 
   /** Cancel the active run if it has this id; false when it is not active. */
   cancelRun(runId: string): boolean {
-    this.getRun(runId);
-    if (this.active?.runId !== runId) return false;
+    const run = this.getRun(runId);
+    if (this.active?.runId !== runId || isTerminal(run.status)) return false;
     this.active.controller.abort(new Error('cancelled'));
     return true;
   }
@@ -213,14 +215,20 @@ export class AgentSession {
     if (!this.registry.get(name)) throw new CodeError('TOOL_NOT_FOUND', `tool ${name} not found`, { tool: name });
     const callId = this.deps.hostEnv.newId('call');
     const controller = new AbortController();
-    const ctx = this.invocationContext(callId, controller.signal, undefined);
-    return this.toolInvoker.invoke({ id: callId, name, args, origin: 'host_direct' }, ctx);
+    this.directCalls.add(controller);
+    try {
+      const ctx = this.invocationContext(callId, controller.signal, undefined);
+      return await this.toolInvoker.invoke({ id: callId, name, args, origin: 'host_direct' }, ctx);
+    } finally {
+      this.directCalls.delete(controller);
+    }
   }
 
   /** Close: cancel in-flight work, wait for it to end, emit session_closed. Idempotent. */
   async close(reason = 'closed'): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const controller of this.directCalls) controller.abort(new Error('session closed'));
     const active = this.active;
     if (active) {
       active.controller.abort(new Error('session closed'));

@@ -1,0 +1,153 @@
+import { z } from 'zod';
+
+/** A permission decision. */
+export type PermissionDecision = 'allow' | 'ask' | 'deny';
+
+/** PermissionPolicy (SessionOptions.permissionPolicy and CodeConfig.defaultPermissionPolicy). */
+export const PermissionPolicySchema = z
+  .object({
+    deny: z.array(z.string().min(1).max(1000)).max(1000).default([]),
+    ask: z.array(z.string().min(1).max(1000)).max(1000).default([]),
+    allow: z.array(z.string().min(1).max(1000)).max(1000).default([]),
+    defaultDecision: z.enum(['allow', 'ask', 'deny']).default('ask'),
+    enabled: z.boolean().default(true),
+  })
+  .strict()
+  .meta({ id: 'PermissionPolicy' });
+
+/** A parsed permission policy. */
+export type PermissionPolicy = z.infer<typeof PermissionPolicySchema>;
+
+/** One parsed rule: a tool name (or `mcp__server` prefix) and an optional argument pattern. */
+export interface PermissionRule {
+  readonly source: string;
+  readonly tool: string;
+  readonly pattern: string | undefined;
+}
+
+/** The outcome of evaluating a call against a policy: the decision and the rule that made it. */
+export interface PermissionVerdict {
+  decision: PermissionDecision;
+  /** The rule text that decided, or `defaultDecision` / `disabled`. */
+  rule: string;
+}
+
+const RULE = /^([A-Za-z0-9_.-]+)(?:\((.*)\))?$/s;
+
+/** Parse `Tool` or `Tool(pattern)`; throws with the rule text when malformed. */
+export function parseRule(source: string): PermissionRule {
+  const match = RULE.exec(source.trim());
+  if (!match) throw new Error(`invalid permission rule "${source}": expected Tool or Tool(pattern)`);
+  return { source, tool: match[1].toLowerCase(), pattern: match[2] };
+}
+
+/** The string a rule's pattern is matched against: bash -> command, file tools -> file_path, ls -> path, others -> compact JSON. */
+export function argumentString(toolName: string, args: unknown): string {
+  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+  const pick = (key: string) => (typeof record[key] === 'string' ? (record[key] as string) : '');
+  switch (toolName.toLowerCase()) {
+    case 'bash':
+      return pick('command');
+    case 'read':
+    case 'write':
+    case 'edit':
+    case 'patch':
+      return pick('file_path');
+    case 'ls':
+      return pick('path');
+    default:
+      return JSON.stringify(args ?? {});
+  }
+}
+
+const globCache = new Map<string, RegExp>();
+
+/**
+ * Anchored glob: `*` matches within one path segment, `**` crosses `/`, `?` is one character (not `/`),
+ * everything else is literal. A pattern ending in `:*` is a prefix test on what precedes it; the bare
+ * pattern `*` matches every argument (so `read(*)` means every read).
+ */
+export function globMatches(pattern: string, value: string): boolean {
+  if (pattern === '*' || pattern === '**') return true;
+  if (pattern.endsWith(':*')) return value.startsWith(pattern.slice(0, -2));
+  let re = globCache.get(pattern);
+  if (!re) {
+    let source = '';
+    for (let i = 0; i < pattern.length; i++) {
+      const c = pattern[i];
+      if (c === '*') {
+        if (pattern[i + 1] === '*') {
+          i += 1;
+          // `**/` also matches zero directories.
+          if (pattern[i + 1] === '/') {
+            i += 1;
+            source += '(?:.*/)?';
+          } else source += '.*';
+        } else source += '[^/]*';
+      } else if (c === '?') source += '[^/]';
+      else source += c.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+    }
+    re = new RegExp(`^${source}$`, 's');
+    if (globCache.size > 10_000) globCache.clear();
+    globCache.set(pattern, re);
+  }
+  return re.test(value);
+}
+
+/** True when a rule's tool part names this tool (case-insensitive; `mcp__server` covers that server's tools). */
+export function ruleCoversTool(rule: PermissionRule, toolName: string): boolean {
+  const name = toolName.toLowerCase();
+  if (rule.tool === name) return true;
+  return rule.tool.startsWith('mcp__') && !rule.tool.slice(5).includes('__') && name.startsWith(`${rule.tool}__`);
+}
+
+function matches(rule: PermissionRule, toolName: string, args: unknown): boolean {
+  if (!ruleCoversTool(rule, toolName)) return false;
+  return rule.pattern === undefined || globMatches(rule.pattern, argumentString(toolName, args));
+}
+
+/** Evaluate one call: disabled -> allow; then deny, allow, ask rules in that order; then the default. Pure. */
+export function evaluatePermission(policy: PermissionPolicy, toolName: string, args: unknown): PermissionVerdict {
+  if (!policy.enabled) return { decision: 'allow', rule: 'disabled' };
+  for (const [list, decision] of [
+    [policy.deny, 'deny'],
+    [policy.allow, 'allow'],
+    [policy.ask, 'ask'],
+  ] as const) {
+    for (const source of list) if (matches(parseRule(source), toolName, args)) return { decision, rule: source };
+  }
+  return { decision: policy.defaultDecision, rule: 'defaultDecision' };
+}
+
+/** True when a deny rule covers the tool for every argument (such tools are hidden from the model). */
+export function isToolFullyDenied(policy: PermissionPolicy, toolName: string): boolean {
+  if (!policy.enabled) return false;
+  return policy.deny.some((source) => {
+    const rule = parseRule(source);
+    return ruleCoversTool(rule, toolName) && (rule.pattern === undefined || rule.pattern === '*' || rule.pattern === '**');
+  });
+}
+
+/** Every malformed rule in a policy, as `field[index]: message` (for SESSION_CONFIGURATION_ERROR). */
+export function policyProblems(policy: PermissionPolicy): string[] {
+  const problems: string[] = [];
+  for (const field of ['deny', 'ask', 'allow'] as const) {
+    policy[field].forEach((source, index) => {
+      try {
+        parseRule(source);
+      } catch (error) {
+        problems.push(`${field}[${index}]: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+  }
+  return problems;
+}
+
+/** The server's built-in default: read-only tools allowed, everything else asks. */
+export const BUILTIN_DEFAULT_POLICY: PermissionPolicy = {
+  deny: [],
+  ask: [],
+  allow: ['read', 'grep', 'glob', 'ls', 'search_skills', 'git({"command":"status"*)', 'git({"command":"diff"*)', 'git({"command":"log"*)', 'git({"command":"branch"*)'],
+  defaultDecision: 'ask',
+  enabled: true,
+};
