@@ -12,6 +12,27 @@ export interface ToolContext {
   readonly toolCallId: string;
   /** Streams partial output (e.g. bash lines) to subscribers as tool_output_delta events. */
   onOutput(delta: string): void;
+  /**
+   * Only for the built-in orchestrators (batch, program): runs child calls through the one tool
+   * invoker. Children of a model-owned orchestrator are governed again; only an explicit host-direct
+   * call makes its children trusted.
+   */
+  readonly nested?: NestedInvoker;
+}
+
+/** The result of one child call made by an orchestrator. */
+export interface NestedCallResult extends ToolResult {
+  readonly id: string;
+  readonly name: string;
+  readonly truncated: boolean;
+}
+
+/** The scoped invoker an orchestrator tool receives. */
+export interface NestedInvoker {
+  /** Run one child call through the full pipeline (validation, hooks, policy, budget, confirmation, timeout, sanitisation). */
+  call(name: string, args: unknown, id?: string): Promise<NestedCallResult>;
+  /** What the orchestrator may know about a tool before calling it; undefined when unknown. */
+  describe(name: string): { readOnly: boolean } | undefined;
 }
 
 /** What a tool returns. Faults the model should see are results with exitCode != 0, not exceptions. */
@@ -26,8 +47,10 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description: string;
   readonly parameters: S;
-  /** True for tools that never change the workspace or the host. */
+  /** True for tools that never change the workspace or the host (and so are safe to run concurrently). */
   readonly readOnly: boolean;
+  /** Set only on the built-in orchestrators; they receive `ctx.nested`. */
+  readonly orchestrator?: 'batch' | 'program';
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 
