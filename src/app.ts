@@ -1,6 +1,7 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RuntimeContext } from './context.js';
+import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerEventsWebSocket, SocketRegistry } from './routes/events-ws.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
@@ -28,6 +29,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerSessionRoutes(app, ctx);
   registerRunRoutes(app, ctx);
   registerToolRoutes(app, ctx);
+  registerConfirmationRoutes(app, ctx);
   registerEventsWebSocket(app, ctx, sockets);
   return { app, sockets };
 }

@@ -6,6 +6,7 @@ import { Agent } from './runtime/agent.js';
 import { createSystemHostEnv, type HostEnv } from './runtime/host-env.js';
 import type { LlmProvider } from './runtime/llm/llm-provider.js';
 import { OpenAiProvider } from './runtime/llm/openai-provider.js';
+import { SecretRedactor } from './runtime/policy/secret-redactor.js';
 import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
 import { Authenticator } from './server/authenticator.js';
 import { OpenApiRegistry } from './server/openapi-registry.js';
@@ -78,6 +79,11 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     tools: createBuiltinTools(),
     workspaceRoots,
     providerFor,
+    // Configured secrets are redacted from tool output wherever they appear.
+    redactor: new SecretRedactor([
+      ...Object.values(config.providers).flatMap((p) => (p.apiKey ? [p.apiKey] : [])),
+      ...config.apiTokens.flatMap((t) => (t.token ? [t.token] : [])),
+    ]),
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
   });
   return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry() };

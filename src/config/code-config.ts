@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 
 /** Scopes a bearer token may carry. */
 export const ScopeSchema = z.enum(['sessions', 'host_direct', 'admin']);
@@ -90,6 +91,9 @@ export const CodeConfigSchema = z
     apiTokens: z.array(ApiTokenSchema).default([]),
     loop: LoopDefaultsSchema.default(LoopDefaultsSchema.parse({})),
     limits: LimitsSchema.default(LimitsSchema.parse({})),
+    /** Policy for sessions that give none; the built-in default allows read-only tools and asks for the rest. */
+    defaultPermissionPolicy: PermissionPolicySchema.optional(),
+    defaultConfirmationPolicy: ConfirmationPolicySchema.optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),

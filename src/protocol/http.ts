@@ -89,7 +89,7 @@ export const ToolListResponseSchema = z.object({ tools: z.array(ToolInfoSchema) 
 export const ToolCallBodySchema = z.object({ args: z.record(z.string(), z.unknown()).default({}) }).strict();
 /** A tool result. */
 export const ToolResultResponseSchema = z
-  .object({ output: z.string(), exitCode: z.number().int(), truncated: z.boolean(), artifactId: z.string().nullable(), durationMs: z.number() })
+  .object({ output: z.string(), exitCode: z.number().int(), truncated: z.boolean(), artifactId: z.string().nullable(), durationMs: z.number(), metadata: z.record(z.string(), z.unknown()) })
   .meta({ id: 'ToolResult' });
 /** A stored artifact. */
 export const ArtifactResponseSchema = z.object({

@@ -18,7 +18,7 @@ export interface RuntimeEventPayloads {
   reasoning_delta: { text: string };
   tool_start: { tool_id: string; tool_name: string };
   tool_input_delta: { tool_id: string; delta: string };
-  tool_execution_start: { tool_id: string; tool_name: string; args: unknown };
+  tool_execution_start: { tool_id: string; tool_name: string; args: unknown; origin?: string; parent_tool_id?: string };
   tool_output_delta: { tool_id: string; tool_name: string; delta: string };
   tool_end: { tool_id: string; tool_name: string; output: string; exit_code: number; duration_ms: number; truncated: boolean; artifact_id?: string };
   turn_end: { turn: number; usage: UsagePayload; finish_reason: string };
@@ -30,6 +30,24 @@ export interface RuntimeEventPayloads {
   persistence_failed: { code: string; message: string };
   session_saved: { generation: number };
   session_closed: { reason: string };
+  permission_denied: { tool_id: string; tool_name: string; rule: string; reason: string };
+  confirmation_required: { tool_id: string; tool_name: string; args: unknown; timeout_ms: number; args_digest: string; rule: string };
+  confirmation_received: { tool_id: string; tool_name: string; approved: boolean; reason: string | null };
+  confirmation_timeout: { tool_id: string; tool_name: string; action_taken: 'reject' | 'auto_approve' };
+  hook_blocked: { tool_id: string; tool_name: string; hook_id: string | null; reason: string };
+  budget_threshold_hit: BudgetEventPayload & { kind: 'soft' };
+  budget_exhausted: BudgetEventPayload;
+}
+
+/** Payload fields shared by the budget events. */
+export interface BudgetEventPayload {
+  resource: string;
+  reason: string;
+  used: number | null;
+  limit: number | null;
+  scope: string;
+  tool_id?: string;
+  tool_name?: string;
 }
 
 /** agent_end payload: the AgentResult in wire form. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.js';
 
 /** Bounds on what a long session keeps in memory and in its snapshot. */
 export const RetentionLimitsSchema = z
@@ -16,8 +17,6 @@ export const RetentionLimitsSchema = z
  */
 export const UNSUPPORTED_SESSION_OPTIONS = [
   'planningMode',
-  'permissionPolicy',
-  'confirmationPolicy',
   'hooks',
   'budget',
   'skills',
@@ -60,6 +59,8 @@ export const SessionOptionsSchema = z
     agentTemplateId: z.string().min(1).max(200).optional(),
     correlationId: z.string().min(1).max(200).optional(),
     retentionLimits: RetentionLimitsSchema.optional(),
+    permissionPolicy: PermissionPolicySchema.optional(),
+    confirmationPolicy: ConfirmationPolicySchema.optional(),
     ...Object.fromEntries(UNSUPPORTED_SESSION_OPTIONS.map((name) => [name, z.unknown().optional()])),
   })
   .strict()

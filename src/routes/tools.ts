@@ -1,9 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { CodeError } from '../errors.js';
 import { ArtifactParamsSchema, ArtifactResponseSchema, ErrorBodySchema, SessionParamsSchema, ToolCallBodySchema, ToolListResponseSchema, ToolParamsSchema, ToolResultResponseSchema } from '../protocol/http.js';
+import type { ToolCallOutcome } from '../runtime/invocation/tool-invoker.js';
 import { toolSpec } from '../runtime/tools/tool-registry.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
+
+function toolResult(outcome: ToolCallOutcome) {
+  return { output: outcome.output, exitCode: outcome.exitCode, truncated: outcome.truncated, artifactId: outcome.artifactId ?? null, durationMs: outcome.durationMs, metadata: outcome.metadata ?? {} };
+}
 
 /** Tool routes: list, host-direct call (host_direct scope), artifacts. */
 export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): void {
@@ -32,10 +37,22 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ToolCallBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => {
-      const outcome = await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args);
-      return { output: outcome.output, exitCode: outcome.exitCode, truncated: outcome.truncated, artifactId: outcome.artifactId ?? null, durationMs: outcome.durationMs };
+    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'host_direct')),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/tools/:name/governed',
+      summary: 'Governed direct tool call: full permission policy, hooks, budget and confirmation, no LLM',
+      description: 'A call the policy asks about waits for a human confirmation (or is denied when confirmation is disabled); denials are results with exitCode 1.',
+      scope: 'sessions',
+      params: ToolParamsSchema,
+      body: ToolCallBodySchema,
+      responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
+    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'governed_direct')),
   );
   addRoute(
     app,

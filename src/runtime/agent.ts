@@ -6,6 +6,7 @@ import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
 import type { HostEnv } from './host-env.js';
 import type { LlmProvider } from './llm/llm-provider.js';
+import type { SecretRedactor } from './policy/secret-redactor.js';
 import { AgentSession } from './session/agent-session.js';
 import { buildSessionConfig } from './session/session-builder.js';
 import type { AnyToolDefinition } from './tools/define-tool.js';
@@ -18,6 +19,7 @@ export interface AgentDeps {
   tools: readonly AnyToolDefinition[];
   workspaceRoots: readonly string[];
   providerFor(name: string): LlmProvider;
+  redactor: SecretRedactor;
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
 
@@ -180,7 +182,7 @@ export class Agent {
   }
 
   private sessionDeps() {
-    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, onPersistenceError: this.deps.onPersistenceError };
+    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, redactor: this.deps.redactor, onPersistenceError: this.deps.onPersistenceError };
   }
 }
 

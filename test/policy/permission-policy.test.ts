@@ -5,10 +5,10 @@ import {
   evaluatePermission,
   globMatches,
   isToolFullyDenied,
-  PermissionPolicySchema,
   policyProblems,
   type PermissionDecision,
 } from '../../src/runtime/policy/permission-policy.js';
+import { PermissionPolicySchema } from '../../src/protocol/governance.js';
 
 const seed = PermissionPolicySchema.parse({
   deny: ['write(**/.env*)', 'bash(rm -rf*)', 'bash(git push*)', 'mcp__evil'],

@@ -17,8 +17,8 @@ describe('sessions: options, workspace confinement, single flight, side question
     const unknown = await request(t.url).post('/v1/sessions').send({ bogus: 1 }).expect(400);
     expect(unknown.body.error.code).toBe('VALIDATION_ERROR');
     expect(unknown.body.error.message).toContain('bogus');
-    const unsupported = await request(t.url).post('/v1/sessions').send({ permissionPolicy: { deny: [] } }).expect(400);
-    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'permissionPolicy' } });
+    const unsupported = await request(t.url).post('/v1/sessions').send({ planningMode: 'auto' }).expect(400);
+    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'planningMode' } });
     const badType = await request(t.url).post('/v1/sessions').send({ maxToolRounds: -1 }).expect(400);
     expect(badType.body.error.message).toContain('body.maxToolRounds');
     const badModel = await request(t.url).post('/v1/sessions').send({ model: 'nope/x' }).expect(400);

@@ -58,6 +58,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     port: 0,
     workspaceRoots: [root],
     logLevel: 'silent',
+    // Most tests exercise the loop, not governance: they run with the policy disabled. The governance
+    // tests set their own policy (and one of them checks the built-in default).
+    defaultPermissionPolicy: { enabled: false },
     ...options.config,
   });
   const server = await startServer(config, { logger: pino({ level: 'silent' }), ...(options.store ? { store: options.store } : {}) });

@@ -1,21 +1,18 @@
-import type { z } from 'zod';
-import type { ToolResult } from '../tools/define-tool.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { NestedCallResult, NestedInvoker, ToolResult } from '../tools/define-tool.js';
 import type { InvocationContext } from './invocation-context.js';
 import { capOutput } from './output-cap.js';
-import { deadlineReason } from './run-deadline-error.js';
+import { budget } from './stages/budget.js';
+import { confirmation } from './stages/confirmation.js';
+import { execute } from './stages/execute.js';
+import { permission } from './stages/permission.js';
+import { postToolHooks } from './stages/post-tool-hooks.js';
+import { preToolHooks } from './stages/pre-tool-hooks.js';
+import { sanitizeOutput } from './stages/sanitize-output.js';
+import { skillRestriction } from './stages/skill-restriction.js';
+import { validateArgs } from './stages/validate-args.js';
+import type { ToolCallRequest, ToolCallState, ToolInvokerDeps, ToolOrigin, ToolStage } from './tool-call-state.js';
 
-/** Where a tool call came from; host-direct calls come from a trusted control plane, not the model. */
-export type ToolOrigin = 'model' | 'host_direct';
-
-/** One tool call to govern and run. */
-export interface ToolCallRequest {
-  id: string;
-  name: string;
-  /** Raw JSON text from the model, or an already-structured value from the host. */
-  args: string | unknown;
-  origin: ToolOrigin;
-}
+export type { ToolCallRequest, ToolInvokerDeps, ToolOrigin } from './tool-call-state.js';
 
 /** The outcome of a tool call as the model (or host) sees it. */
 export interface ToolCallOutcome {
@@ -29,15 +26,14 @@ export interface ToolCallOutcome {
   metadata?: Record<string, unknown>;
 }
 
-/** Services the invoker needs from its session. */
-export interface ToolInvokerDeps {
-  registry: ToolRegistry;
-  storeArtifact(content: string, toolCallId: string, toolName: string): string;
-}
+/** The gating stages, in pipeline order, before execution. */
+const GATES: readonly ToolStage[] = [validateArgs, skillRestriction, preToolHooks, permission, budget, confirmation];
 
 /**
- * The one tool invoker: every tool call, whatever its origin, goes through validate -> execute (with
- * the run's AbortSignal and a timeout) -> output cap (full output kept as an artifact) -> events.
+ * The one tool invoker: every tool call, whatever its origin, goes through validate -> skill restriction
+ * -> pre_tool_use hooks -> permission -> budget -> confirmation -> execute (timeout, cancellation) ->
+ * output sanitisation -> post_tool_use hooks -> output cap (full output kept as an artifact) -> events.
+ * Host-direct calls skip only the permission and confirmation decisions.
  */
 export class ToolInvoker {
   constructor(private readonly deps: ToolInvokerDeps) {}
@@ -45,72 +41,50 @@ export class ToolInvoker {
   /** Run one tool call; never throws for tool faults (they become error results). */
   async invoke(call: ToolCallRequest, ctx: InvocationContext): Promise<ToolCallOutcome> {
     const started = ctx.hostEnv.now();
-    const tool = this.deps.registry.get(call.name);
-    if (!tool) return this.finish(call, ctx, started, { output: `Unknown tool "${call.name}". Available tools: ${this.deps.registry.list().map((t) => t.name).join(', ')}`, exitCode: 1 }, false);
-
-    const parsed = parseArgs(call.args, tool.parameters);
-    if (!parsed.ok) return this.finish(call, ctx, started, { output: `Invalid arguments for ${tool.name}: ${parsed.error}`, exitCode: 1 }, true);
-
-    ctx.emit('tool_execution_start', { tool_id: call.id, tool_name: tool.name, args: parsed.value });
-    if (ctx.signal.aborted) return this.finish(call, ctx, started, stoppedResult(tool.name, ctx.signal, 'before it started'), false);
-
-    // One controller per call, aborted by the run's signal or the timeout. The run-signal listener is
-    // removed when the call ends, so a long run does not accumulate a listener per call.
-    const controller = new AbortController();
-    let stop: (result: ToolResult) => void = () => undefined;
-    const stopped = new Promise<ToolResult>((resolve) => {
-      stop = resolve;
-    });
-    const onRunAbort = (): void => {
-      controller.abort(ctx.signal.reason);
-      stop(stoppedResult(tool.name, ctx.signal, 'while running'));
-    };
-    ctx.signal.addEventListener('abort', onRunAbort, { once: true });
-    const timer = setTimeout(() => {
-      controller.abort(new Error(`tool timeout (toolTimeoutMs ${ctx.governance.toolTimeoutMs})`));
-      stop({ output: `Tool ${tool.name} timed out after ${ctx.governance.toolTimeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true } });
-    }, ctx.governance.toolTimeoutMs);
-    // A tool abandoned on timeout or cancel may still print while it winds down; its output then
-    // belongs to no call, and must not appear after the call's tool_end.
-    let ended = false;
-    let streamed = 0;
-    const toolContext = {
-      workspace: ctx.workspace,
-      signal: controller.signal,
-      sessionId: ctx.sessionId,
-      runId: ctx.runId,
-      toolCallId: call.id,
-      onOutput: (delta: string): void => {
-        if (ended || streamed >= ctx.governance.toolOutputBytes) return;
-        // Streaming stops at the output cap: the full output is in the result (and its artifact).
-        streamed += Buffer.byteLength(delta);
-        ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
-        if (streamed >= ctx.governance.toolOutputBytes) {
-          ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta: `[live output stopped at ${ctx.governance.toolOutputBytes} bytes; the full output comes with the result]\n` });
-        }
-      },
-    };
-    const execution = (async () => tool.execute(parsed.value, toolContext))().catch(
-      (error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }),
-    );
-    let result: ToolResult;
-    try {
-      result = await Promise.race([execution, stopped]);
-    } finally {
-      ended = true;
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onRunAbort);
+    const state: ToolCallState = { call, ctx, deps: this.deps, tool: undefined, args: undefined };
+    for (const stage of GATES) {
+      const verdict = await stage(state);
+      if (verdict.kind === 'stop') return this.finish(state, started, verdict.result, verdict.malformedArgs ?? false);
     }
-    return this.finish(call, ctx, started, result, false);
+    ctx.emit('tool_execution_start', { tool_id: call.id, tool_name: state.tool?.name ?? call.name, args: state.args, origin: call.origin, ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}) });
+    const raw = await execute(state, this.nestedInvoker(state));
+    const result = sanitizeOutput(state, raw);
+    postToolHooks(state, result);
+    return this.finish(state, started, result, false);
   }
 
-  private finish(call: ToolCallRequest, ctx: InvocationContext, started: number, result: ToolResult, malformedArgs: boolean): ToolCallOutcome {
-    const capped = capOutput(result.output, ctx.governance.toolOutputBytes);
+  /** The scoped invoker handed only to the built-in orchestrators; children are governed unless the parent was host-direct. */
+  private nestedInvoker(state: ToolCallState): NestedInvoker | undefined {
+    const orchestrator = state.tool?.orchestrator;
+    if (!orchestrator) return undefined;
+    const { call, ctx } = state;
+    // Only an explicit host-direct call makes its children trusted; everything else is governed again.
+    const childOrigin: ToolOrigin = call.origin === 'host_direct' ? 'host_direct' : 'nested';
+    const chain = [...(call.chain ?? []), orchestrator];
+    let seq = 0;
+    return {
+      call: async (name: string, args: unknown, id?: string): Promise<NestedCallResult> => {
+        seq += 1;
+        const childId = `${call.id}.${id ?? seq}`;
+        const outcome = await this.invoke({ id: childId, name, args, origin: childOrigin, chain, parentToolId: call.id }, ctx);
+        return { id: childId, name, output: outcome.output, exitCode: outcome.exitCode, truncated: outcome.truncated, ...(outcome.metadata ? { metadata: outcome.metadata } : {}) };
+      },
+      describe: (name: string) => {
+        const tool = this.deps.registry.get(name);
+        return tool ? { readOnly: tool.readOnly } : undefined;
+      },
+    };
+  }
+
+  private finish(state: ToolCallState, started: number, result: ToolResult, malformedArgs: boolean): ToolCallOutcome {
+    const { call, ctx } = state;
+    const limit = ctx.governance.toolOutputBytes;
+    const capped = capOutput(result.output, limit);
     let artifactId: string | undefined;
     let output = capped.text;
     if (capped.truncated) {
       artifactId = this.deps.storeArtifact(result.output, call.id, call.name);
-      output += `\n[output truncated at ${ctx.governance.toolOutputBytes} bytes of ${capped.totalBytes}; full output stored as artifact ${artifactId}]`;
+      output += `\n[output truncated at ${limit} bytes of ${capped.totalBytes}; full output stored as artifact ${artifactId}]`;
     }
     const durationMs = Math.max(0, ctx.hostEnv.now() - started);
     ctx.emit('tool_end', {
@@ -124,28 +98,4 @@ export class ToolInvoker {
     });
     return { output, exitCode: result.exitCode, truncated: capped.truncated, artifactId, durationMs, malformedArgs, metadata: result.metadata };
   }
-}
-
-type ParsedArgs = { ok: true; value: unknown } | { ok: false; error: string };
-
-function parseArgs(raw: string | unknown, schema: z.ZodType): ParsedArgs {
-  let value: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      value = raw.trim() === '' ? {} : JSON.parse(raw);
-    } catch (error) {
-      return { ok: false, error: `arguments are not valid JSON (${error instanceof Error ? error.message : String(error)})` };
-    }
-  }
-  const result = schema.safeParse(value);
-  if (result.success) return { ok: true, value: result.data };
-  const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
-  return { ok: false, error: problems.join('; ') };
-}
-
-/** The result of a call stopped by the run's signal: the deadline names its limit, anything else is a cancel. */
-function stoppedResult(toolName: string, signal: AbortSignal, when: string): ToolResult {
-  const deadline = deadlineReason(signal);
-  if (deadline) return { output: `Tool ${toolName} was stopped ${when}: ${deadline.message}.`, exitCode: 1, metadata: { timed_out: true, limit: 'maxExecutionTimeMs' } };
-  return { output: `Tool ${toolName} was cancelled ${when}.`, exitCode: 1, metadata: { cancelled: true } };
 }

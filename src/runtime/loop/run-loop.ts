@@ -4,7 +4,7 @@ import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
 import type { ToolInvoker } from '../invocation/tool-invoker.js';
 import { deadlineReason } from '../invocation/run-deadline-error.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
 import { withDeadline } from './run-deadline.js';
 import { streamTurn, type TurnResult } from './stream-turn.js';
@@ -13,7 +13,8 @@ import { streamTurn, type TurnResult } from './stream-turn.js';
 export interface LoopDeps {
   llm: LlmInvoker;
   tools: ToolInvoker;
-  registry: ToolRegistry;
+  /** The tool specs the model sees (tools denied for every argument are hidden). */
+  toolSpecs(): LlmToolSpec[];
 }
 
 /** Why a run ended other than normally. */

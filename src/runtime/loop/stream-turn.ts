@@ -70,7 +70,7 @@ async function attempt(deps: LoopDeps, ctx: InvocationContext, messages: ChatMes
   const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const calls = new Map<number, { id: string; name: string; args: string }>();
   try {
-    for await (const event of deps.llm.stream(messages, deps.registry.specs(), ctx.signal)) {
+    for await (const event of deps.llm.stream(messages, deps.toolSpecs(), ctx.signal)) {
       switch (event.type) {
         case 'text_delta':
           text += event.text;

@@ -1,22 +1,7 @@
-import { z } from 'zod';
+import type { PermissionPolicy } from '../../protocol/governance.js';
 
 /** A permission decision. */
 export type PermissionDecision = 'allow' | 'ask' | 'deny';
-
-/** PermissionPolicy (SessionOptions.permissionPolicy and CodeConfig.defaultPermissionPolicy). */
-export const PermissionPolicySchema = z
-  .object({
-    deny: z.array(z.string().min(1).max(1000)).max(1000).default([]),
-    ask: z.array(z.string().min(1).max(1000)).max(1000).default([]),
-    allow: z.array(z.string().min(1).max(1000)).max(1000).default([]),
-    defaultDecision: z.enum(['allow', 'ask', 'deny']).default('ask'),
-    enabled: z.boolean().default(true),
-  })
-  .strict()
-  .meta({ id: 'PermissionPolicy' });
-
-/** A parsed permission policy. */
-export type PermissionPolicy = z.infer<typeof PermissionPolicySchema>;
 
 /** One parsed rule: a tool name (or `mcp__server` prefix) and an optional argument pattern. */
 export interface PermissionRule {

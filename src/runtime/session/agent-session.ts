@@ -9,9 +9,14 @@ import type { HostEnv } from '../host-env.js';
 import { createInvocationContext, type InvocationContext } from '../invocation/invocation-context.js';
 import { LlmInvoker } from '../invocation/llm-invoker.js';
 import { ToolInvoker, type ToolCallOutcome } from '../invocation/tool-invoker.js';
+import { ConfirmationBroker, type PendingConfirmation } from '../policy/confirmation-broker.js';
+import { isToolFullyDenied } from '../policy/permission-policy.js';
+import type { SecretRedactor } from '../policy/secret-redactor.js';
+import type { SessionGovernance } from '../policy/session-governance.js';
+import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { runLoop, type LoopOutcome } from '../loop/run-loop.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
-import { ToolRegistry } from '../tools/tool-registry.js';
+import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { toAgentResult } from './agent-result.js';
 
@@ -20,6 +25,8 @@ export interface AgentSessionDeps {
   hostEnv: HostEnv;
   store: SessionStore;
   tools: readonly AnyToolDefinition[];
+  /** Redacts secrets from tool output (shared by every session of the agent). */
+  redactor: SecretRedactor;
   /** Called when a background save fails (logged by the agent). */
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
@@ -79,6 +86,8 @@ export class AgentSession {
   private updatedAtMs: number;
   private registryCache: ToolRegistry | undefined;
   private invokerCache: ToolInvoker | undefined;
+  private governanceCache: SessionGovernance | undefined;
+  private specsCache: LlmToolSpec[] | undefined;
   private readonly llm: LlmInvoker;
 
   constructor(
@@ -113,9 +122,40 @@ export class AgentSession {
     return this.registryCache;
   }
 
+  /** The session's governance (policy, confirmation broker, hooks, budget, redaction); built on first use. */
+  get governance(): SessionGovernance {
+    this.governanceCache ??= {
+      permission: this.config.permissionPolicy,
+      confirmation: this.config.confirmationPolicy,
+      broker: new ConfirmationBroker(this.deps.hostEnv),
+      redactor: this.deps.redactor,
+    };
+    return this.governanceCache;
+  }
+
+  /** Tool specs the model sees: tools denied for every argument are hidden. */
+  modelToolSpecs(): LlmToolSpec[] {
+    this.specsCache ??= this.registry
+      .list()
+      .filter((tool) => !isToolFullyDenied(this.config.permissionPolicy, tool.name))
+      .map(toolSpec);
+    return this.specsCache;
+  }
+
   private get toolInvoker(): ToolInvoker {
-    this.invokerCache ??= new ToolInvoker({ registry: this.registry, storeArtifact: (content, toolCallId, toolName) => this.storeArtifact(content, toolCallId, toolName) });
+    this.invokerCache ??= new ToolInvoker({ registry: this.registry, governance: this.governance, storeArtifact: (content, toolCallId, toolName) => this.storeArtifact(content, toolCallId, toolName) });
     return this.invokerCache;
+  }
+
+  /** Pending human confirmations. */
+  pendingConfirmations(): PendingConfirmation[] {
+    return this.governanceCache?.broker.list() ?? [];
+  }
+
+  /** Answer a pending confirmation (404 unknown, 409 already settled or digest mismatch). */
+  answerConfirmation(toolId: string, answer: { approved: boolean; reason?: string; argsDigest?: string }): PendingConfirmation {
+    this.assertOpen();
+    return this.governance.broker.answer(toolId, answer);
   }
 
   /** True once closed. */
@@ -209,8 +249,11 @@ export class AgentSession {
     return true;
   }
 
-  /** Run one tool call on the host-direct path (no lease, no model); events carry no run id. */
-  async invokeToolDirect(name: string, args: unknown): Promise<ToolCallOutcome> {
+  /**
+   * Run one tool call from the host (no lease, no model); events carry no run id. `host_direct` skips the
+   * permission and confirmation decisions; `governed_direct` applies them in full.
+   */
+  async invokeToolDirect(name: string, args: unknown, origin: 'host_direct' | 'governed_direct' = 'host_direct'): Promise<ToolCallOutcome> {
     this.assertOpen();
     if (!this.registry.get(name)) throw new CodeError('TOOL_NOT_FOUND', `tool ${name} not found`, { tool: name });
     const callId = this.deps.hostEnv.newId('call');
@@ -218,7 +261,7 @@ export class AgentSession {
     this.directCalls.add(controller);
     try {
       const ctx = this.invocationContext(callId, controller.signal, undefined);
-      return await this.toolInvoker.invoke({ id: callId, name, args, origin: 'host_direct' }, ctx);
+      return await this.toolInvoker.invoke({ id: callId, name, args, origin }, ctx);
     } finally {
       this.directCalls.delete(controller);
     }
@@ -229,6 +272,7 @@ export class AgentSession {
     if (this.closed) return;
     this.closed = true;
     for (const controller of this.directCalls) controller.abort(new Error('session closed'));
+    this.governanceCache?.broker.rejectAll('session closed');
     const active = this.active;
     if (active) {
       active.controller.abort(new Error('session closed'));
@@ -287,7 +331,7 @@ export class AgentSession {
     const transcript: ChatMessage[] = [{ role: 'system', content: this.config.systemPrompt }, ...base, userMessage];
     let outcome: LoopOutcome;
     try {
-      outcome = await runLoop({ llm: this.llm, tools: this.toolInvoker, registry: this.registry }, ctx, transcript);
+      outcome = await runLoop({ llm: this.llm, tools: this.toolInvoker, toolSpecs: () => this.modelToolSpecs() }, ctx, transcript);
     } catch (error) {
       outcome = {
         status: 'failed',

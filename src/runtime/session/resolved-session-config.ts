@@ -1,3 +1,4 @@
+import type { ConfirmationPolicy, PermissionPolicy } from '../../protocol/governance.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionLabels } from '../../protocol/session-snapshot.js';
 import type { GovernanceSnapshot } from '../invocation/invocation-context.js';
@@ -18,6 +19,8 @@ export interface ResolvedSessionConfig {
   readonly workspace: string;
   readonly model: ResolvedModel;
   readonly governance: GovernanceSnapshot;
+  readonly permissionPolicy: PermissionPolicy;
+  readonly confirmationPolicy: ConfirmationPolicy;
   readonly systemPrompt: string;
   readonly autoSave: boolean;
   readonly retention: SessionRetention;

@@ -2,7 +2,9 @@ import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
+import { ConfirmationPolicySchema } from '../../protocol/governance.js';
 import { UNSUPPORTED_SESSION_OPTIONS, type SessionOptions } from '../../protocol/session-options.js';
+import { BUILTIN_DEFAULT_POLICY, policyProblems } from '../policy/permission-policy.js';
 import { hasScope, type Caller } from '../caller.js';
 import type { HostEnv } from '../host-env.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
@@ -73,6 +75,14 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   }
   const modelSettings = providerConfig.models[modelName];
 
+  const permissionPolicy = options.permissionPolicy ?? config.defaultPermissionPolicy ?? BUILTIN_DEFAULT_POLICY;
+  const problems = policyProblems(permissionPolicy);
+  if (problems.length > 0) {
+    const field = options.permissionPolicy ? 'permissionPolicy' : 'defaultPermissionPolicy';
+    throw new CodeError('SESSION_CONFIGURATION_ERROR', `${field}.${problems[0]}`, { field: `${field}.${problems[0].split(':')[0]}`, problems });
+  }
+  const confirmationPolicy = options.confirmationPolicy ?? config.defaultConfirmationPolicy ?? ConfirmationPolicySchema.parse({});
+
   const workspace = await resolveWorkspace(options.workspace, deps.workspaceRoots);
   let agentsMd: string;
   try {
@@ -120,6 +130,8 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       maxExecutionTimeMs: options.maxExecutionTimeMs ?? loop.maxExecutionTimeMs,
       toolOutputBytes: limits.toolOutputBytes,
     },
+    permissionPolicy,
+    confirmationPolicy,
     systemPrompt: buildSystemPrompt({ role: options.role, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
     autoSave: options.autoSave ?? false,
     retention: {

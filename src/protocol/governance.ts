@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+const rules = z.array(z.string().min(1).max(1000)).max(1000);
+
+/** PermissionPolicy (SessionOptions.permissionPolicy; CodeConfig.defaultPermissionPolicy). */
+export const PermissionPolicySchema = z
+  .object({
+    deny: rules.default([]),
+    ask: rules.default([]),
+    allow: rules.default([]),
+    defaultDecision: z.enum(['allow', 'ask', 'deny']).default('ask'),
+    enabled: z.boolean().default(true),
+  })
+  .strict()
+  .meta({ id: 'PermissionPolicy' });
+
+/** A parsed permission policy. */
+export type PermissionPolicy = z.infer<typeof PermissionPolicySchema>;
+
+/** ConfirmationPolicy (SessionOptions.confirmationPolicy): human-in-the-loop settings. */
+export const ConfirmationPolicySchema = z
+  .object({
+    enabled: z.boolean().default(false),
+    defaultTimeoutMs: z.number().int().positive().max(3_600_000).default(30_000),
+    timeoutAction: z.enum(['reject', 'auto_approve']).default('reject'),
+  })
+  .strict()
+  .meta({ id: 'ConfirmationPolicy' });
+
+/** A parsed confirmation policy. */
+export type ConfirmationPolicy = z.infer<typeof ConfirmationPolicySchema>;
+
+/** Body of POST /v1/sessions/:id/confirmations/:toolId. */
+export const ConfirmationAnswerSchema = z
+  .object({
+    approved: z.boolean(),
+    reason: z.string().max(2000).optional(),
+    argsDigest: z.string().regex(/^[0-9a-f]{64}$/, 'argsDigest must be the args_digest of confirmation_required').optional(),
+  })
+  .strict()
+  .meta({ id: 'ConfirmationAnswer' });
+
+/** A pending confirmation on the wire. */
+export const PendingConfirmationSchema = z
+  .object({
+    toolId: z.string(),
+    toolName: z.string(),
+    args: z.unknown(),
+    argsDigest: z.string(),
+    runId: z.string().nullable(),
+    createdAtMs: z.number().int(),
+    timeoutMs: z.number().int(),
+    remainingMs: z.number().int(),
+  })
+  .meta({ id: 'PendingConfirmation' });

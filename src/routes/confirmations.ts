@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ConfirmationAnswerSchema, PendingConfirmationSchema } from '../protocol/governance.js';
+import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
+import type { PendingConfirmation } from '../runtime/policy/confirmation-broker.js';
+import { addRoute } from '../server/route.js';
+import type { ServerContext } from '../server/server-context.js';
+
+const ConfirmationParamsSchema = z.object({ id: z.string().min(1).max(128), toolId: z.string().min(1).max(300) }).strict();
+const ConfirmationListSchema = z.object({ confirmations: z.array(PendingConfirmationSchema) });
+const ConfirmationAnsweredSchema = z.object({ confirmation: PendingConfirmationSchema, approved: z.boolean() });
+
+/** The wire form of a pending confirmation. */
+export function pendingView(p: PendingConfirmation): z.infer<typeof PendingConfirmationSchema> {
+  return { ...p, runId: p.runId ?? null };
+}
+
+/** Human-in-the-loop routes: list pending confirmations and answer one. */
+export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const { agent } = ctx;
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/sessions/:id/confirmations', summary: 'Pending human confirmations with their remaining time', scope: 'sessions', params: SessionParamsSchema, responses: { 200: ConfirmationListSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => ({ confirmations: agent.getSession(params.id, caller).pendingConfirmations().map(pendingView) }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/confirmations/:toolId',
+      summary: 'Answer a pending confirmation {approved, reason?, argsDigest?}',
+      description: 'An answer settles the pending call once: 404 CONFIRMATION_NOT_FOUND for an unknown id, 409 CONFIRMATION_SETTLED when already answered, timed out or cancelled, 409 CONFIRMATION_MISMATCH when argsDigest names other arguments.',
+      scope: 'sessions',
+      params: ConfirmationParamsSchema,
+      body: ConfirmationAnswerSchema,
+      responses: { 200: ConfirmationAnsweredSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
+    },
+    async ({ params, body, caller }) => {
+      const settled = agent.getSession(params.id, caller).answerConfirmation(params.toolId, body);
+      return { confirmation: pendingView(settled), approved: body.approved };
+    },
+  );
+}

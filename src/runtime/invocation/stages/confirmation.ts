@@ -1,0 +1,43 @@
+import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
+
+/**
+ * Stage 6: human confirmation for calls the policy asked about. permission_request hooks run first
+ * (block or skip deny). With confirmation disabled the call is denied with a reason naming the rule and
+ * the options that would change it. An approval is bound to this tool id and its arguments, used once.
+ */
+export async function confirmation(state: ToolCallState): Promise<StageVerdict> {
+  const rule = state.askRule;
+  if (rule === undefined) return CONTINUE;
+  const { governance } = state.deps;
+  const { ctx, call } = state;
+  const name = state.tool?.name ?? call.name;
+  if (governance.hooks) {
+    const outcome = await governance.hooks.gate('permission_request', { session_id: ctx.sessionId, tool: name, args: state.args, rule }, { toolName: name, args: state.args, sessionId: ctx.sessionId }, ctx.signal);
+    if (outcome.action === 'block' || outcome.action === 'skip') {
+      const reason = `denied by permission_request hook${outcome.hookId ? ` ${outcome.hookId}` : ''}${outcome.reason ? `: ${outcome.reason}` : ''}`;
+      ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, rule, reason });
+      return stopWith(`Tool ${name} was ${reason}.`, { denied_by: outcome.hookId ?? 'hook' });
+    }
+  }
+  const policy = governance.confirmation;
+  if (!policy.enabled) {
+    const reason = `needs confirmation (permission rule "${rule}") but confirmationPolicy.enabled is false; allow it in permissionPolicy.allow or enable confirmationPolicy`;
+    ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, rule, reason });
+    return stopWith(`Tool ${name} was denied: it ${reason}.`, { denied_by: rule });
+  }
+  const outcome = await governance.broker.request({
+    toolId: call.id,
+    toolName: name,
+    args: state.args,
+    runId: ctx.runId,
+    timeoutMs: policy.defaultTimeoutMs,
+    timeoutAction: policy.timeoutAction,
+    signal: ctx.signal,
+    onRequested: (pending) => ctx.emit('confirmation_required', { tool_id: call.id, tool_name: name, args: state.args, timeout_ms: pending.timeoutMs, args_digest: pending.argsDigest, rule }),
+  });
+  if (outcome.timedOut) ctx.emit('confirmation_timeout', { tool_id: call.id, tool_name: name, action_taken: outcome.approved ? 'auto_approve' : 'reject' });
+  else ctx.emit('confirmation_received', { tool_id: call.id, tool_name: name, approved: outcome.approved, reason: outcome.reason ?? null });
+  if (outcome.approved) return CONTINUE;
+  const why = outcome.timedOut ? `no confirmation within ${policy.defaultTimeoutMs} ms (timeoutAction reject)` : `rejected${outcome.reason ? `: ${outcome.reason}` : ''}`;
+  return stopWith(`Tool ${name} was not run: ${why}.`, { rejected: true });
+}

@@ -1,0 +1,67 @@
+import type { NestedInvoker, ToolContext, ToolResult } from '../../tools/define-tool.js';
+import { deadlineReason } from '../run-deadline-error.js';
+import type { ToolCallState } from '../tool-call-state.js';
+
+/** The result of a call stopped by the run's signal: the deadline names its limit, anything else is a cancel. */
+export function stoppedResult(toolName: string, signal: AbortSignal, when: string): ToolResult {
+  const deadline = deadlineReason(signal);
+  if (deadline) return { output: `Tool ${toolName} was stopped ${when}: ${deadline.message}.`, exitCode: 1, metadata: { timed_out: true, limit: 'maxExecutionTimeMs' } };
+  return { output: `Tool ${toolName} was cancelled ${when}.`, exitCode: 1, metadata: { cancelled: true } };
+}
+
+/**
+ * Stage 7: run the tool with a per-call AbortController linked to the run's signal and the
+ * toolTimeoutMs timer. Timeout and cancel become error results; output streamed after the call ended
+ * (a tool winding down) is dropped, and live output stops at the output cap.
+ */
+export async function execute(state: ToolCallState, nested: NestedInvoker | undefined): Promise<ToolResult> {
+  const { ctx, call } = state;
+  const tool = state.tool;
+  if (!tool) return { output: `Unknown tool "${call.name}"`, exitCode: 1 };
+  if (ctx.signal.aborted) return stoppedResult(tool.name, ctx.signal, 'before it started');
+
+  // One controller per call; the run-signal listener is removed when the call ends, so a long run
+  // does not accumulate a listener per call.
+  const controller = new AbortController();
+  let stop: (result: ToolResult) => void = () => undefined;
+  const stopped = new Promise<ToolResult>((resolve) => {
+    stop = resolve;
+  });
+  const onRunAbort = (): void => {
+    controller.abort(ctx.signal.reason);
+    stop(stoppedResult(tool.name, ctx.signal, 'while running'));
+  };
+  ctx.signal.addEventListener('abort', onRunAbort, { once: true });
+  const timeoutMs = ctx.governance.toolTimeoutMs;
+  const timer = setTimeout(() => {
+    controller.abort(new Error(`tool timeout (toolTimeoutMs ${timeoutMs})`));
+    stop({ output: `Tool ${tool.name} timed out after ${timeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true } });
+  }, timeoutMs);
+  let ended = false;
+  let streamed = 0;
+  const cap = ctx.governance.toolOutputBytes;
+  const toolContext: ToolContext = {
+    workspace: ctx.workspace,
+    signal: controller.signal,
+    sessionId: ctx.sessionId,
+    runId: ctx.runId,
+    toolCallId: call.id,
+    onOutput: (delta: string): void => {
+      if (ended || streamed >= cap) return;
+      streamed += Buffer.byteLength(delta);
+      ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
+      if (streamed >= cap) ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n` });
+    },
+    ...(nested ? { nested } : {}),
+  };
+  const execution = (async () => tool.execute(state.args, toolContext))().catch(
+    (error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }),
+  );
+  try {
+    return await Promise.race([execution, stopped]);
+  } finally {
+    ended = true;
+    clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onRunAbort);
+  }
+}

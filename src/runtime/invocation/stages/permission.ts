@@ -1,0 +1,23 @@
+import { evaluatePermission } from '../../policy/permission-policy.js';
+import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
+
+/** Origins whose calls skip the model-facing permission and confirmation decisions. */
+export function isTrustedOrigin(origin: ToolCallState['call']['origin']): boolean {
+  return origin === 'host_direct';
+}
+
+/** Stage 4: the permission policy (deny -> error result; ask -> confirmation stage; allow -> on). */
+export async function permission(state: ToolCallState): Promise<StageVerdict> {
+  if (isTrustedOrigin(state.call.origin)) return CONTINUE;
+  const { governance } = state.deps;
+  const name = state.tool?.name ?? state.call.name;
+  const verdict = evaluatePermission(governance.permission, name, state.args);
+  if (verdict.decision === 'allow') return CONTINUE;
+  if (verdict.decision === 'deny') {
+    const reason = `denied by permission rule "${verdict.rule}"`;
+    state.ctx.emit('permission_denied', { tool_id: state.call.id, tool_name: name, rule: verdict.rule, reason });
+    return stopWith(`Tool ${name} was ${reason} (permissionPolicy).`, { denied_by: verdict.rule });
+  }
+  state.askRule = verdict.rule;
+  return CONTINUE;
+}

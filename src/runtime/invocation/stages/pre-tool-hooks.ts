@@ -1,0 +1,24 @@
+import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
+import { parseToolArgs } from './validate-args.js';
+
+/** Stage 3: pre_tool_use hooks may block, skip, or continue with modified (re-validated) arguments. */
+export async function preToolHooks(state: ToolCallState): Promise<StageVerdict> {
+  const hooks = state.deps.governance.hooks;
+  const tool = state.tool;
+  if (!hooks || !tool) return CONTINUE;
+  const outcome = await hooks.gate('pre_tool_use', { session_id: state.ctx.sessionId, tool: tool.name, args: state.args, origin: state.call.origin }, { toolName: tool.name, args: state.args, sessionId: state.ctx.sessionId }, state.ctx.signal);
+  const by = outcome.hookId ? ` by hook ${outcome.hookId}` : '';
+  if (outcome.action === 'block') {
+    state.ctx.emit('hook_blocked', { tool_id: state.call.id, tool_name: tool.name, hook_id: outcome.hookId ?? null, reason: outcome.reason ?? '' });
+    return stopWith(`Tool ${tool.name} was blocked${by}${outcome.reason ? `: ${outcome.reason}` : ''}`, { blocked_by: outcome.hookId ?? 'hook' });
+  }
+  if (outcome.action === 'skip') {
+    return { kind: 'stop', result: { output: `Tool ${tool.name} was skipped${by}${outcome.reason ? `: ${outcome.reason}` : ''}`, exitCode: 0, metadata: { skipped_by: outcome.hookId ?? 'hook' } } };
+  }
+  if (outcome.modifiedArgs !== undefined) {
+    const parsed = parseToolArgs(outcome.modifiedArgs, tool.parameters);
+    if (!parsed.ok) return stopWith(`Hook${by} modified the arguments of ${tool.name} into invalid ones: ${parsed.error}`);
+    state.args = parsed.value;
+  }
+  return CONTINUE;
+}

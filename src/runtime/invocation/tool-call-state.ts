@@ -1,0 +1,56 @@
+import type { AnyToolDefinition, ToolResult } from '../tools/define-tool.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { SessionGovernance } from '../policy/session-governance.js';
+import type { InvocationContext } from './invocation-context.js';
+
+/**
+ * Where a tool call came from. `model`: the LLM. `nested`: inside a model-owned batch/program (governed
+ * again). `host_direct`: the trusted control plane (skips permission and confirmation only).
+ * `governed_direct`: a host call with full policy and confirmation.
+ */
+export type ToolOrigin = 'model' | 'nested' | 'host_direct' | 'governed_direct';
+
+/** One tool call to govern and run. */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  /** Raw JSON text from the model, or an already-structured value from the host. */
+  args: string | unknown;
+  origin: ToolOrigin;
+  /** Orchestrators this call is nested in, outermost first (recursion protection). */
+  chain?: readonly ('batch' | 'program')[];
+  parentToolId?: string;
+}
+
+/** Services the invoker needs from its session. */
+export interface ToolInvokerDeps {
+  registry: ToolRegistry;
+  governance: SessionGovernance;
+  storeArtifact(content: string, toolCallId: string, toolName: string): string;
+}
+
+/** The call as it moves through the pipeline stages. */
+export interface ToolCallState {
+  readonly call: ToolCallRequest;
+  readonly ctx: InvocationContext;
+  readonly deps: ToolInvokerDeps;
+  tool: AnyToolDefinition | undefined;
+  /** Validated arguments (after validation; hooks may replace them with re-validated ones). */
+  args: unknown;
+  /** Set by the permission stage when the call needs human confirmation: the rule that asked. */
+  askRule?: string;
+}
+
+/** A stage either lets the call go on or stops it with the result the caller sees. */
+export type StageVerdict = { kind: 'continue' } | { kind: 'stop'; result: ToolResult; malformedArgs?: boolean };
+
+/** A pipeline stage. */
+export type ToolStage = (state: ToolCallState) => Promise<StageVerdict>;
+
+/** Shorthand for letting the call go on. */
+export const CONTINUE: StageVerdict = { kind: 'continue' };
+
+/** Shorthand for stopping the call with an error result (exit code 1) the model sees. */
+export function stopWith(output: string, metadata?: Record<string, unknown>, malformedArgs = false): StageVerdict {
+  return { kind: 'stop', result: { output, exitCode: 1, ...(metadata ? { metadata } : {}) }, malformedArgs };
+}

@@ -1,0 +1,46 @@
+import type { ConfirmationBroker } from './confirmation-broker.js';
+import type { ConfirmationPolicy, PermissionPolicy } from '../../protocol/governance.js';
+import type { SecretRedactor } from './secret-redactor.js';
+
+/** What a gating hook run decided. */
+export interface HookGateOutcome {
+  action: 'continue' | 'block' | 'skip' | 'retry';
+  reason?: string;
+  modifiedArgs?: Record<string, unknown>;
+  hookId?: string;
+}
+
+/** Where hook matchers look: the tool, its arguments and the session. */
+export interface HookMatch {
+  toolName?: string;
+  args?: unknown;
+  sessionId: string;
+}
+
+/** The hook engine as the invokers see it. */
+export interface GovernanceHooks {
+  gate(event: string, payload: Record<string, unknown>, match: HookMatch, signal?: AbortSignal): Promise<HookGateOutcome>;
+  observe(event: string, payload: Record<string, unknown>, match: HookMatch): void;
+}
+
+/** A budget decision (deny is never turned into an ungoverned fallback). */
+export type GovernanceBudgetDecision = { kind: 'allow' } | { kind: 'soft' | 'deny'; resource: string; reason: string; used?: number; limit?: number; scope?: string };
+
+/** The budget guard as the invokers see it. */
+export interface GovernanceBudget {
+  beforeLlmCall(estimatedTokens: number, signal?: AbortSignal): Promise<GovernanceBudgetDecision>;
+  recordUsage(totalTokens: number): void;
+  beforeToolCall(toolName: string, signal?: AbortSignal): Promise<GovernanceBudgetDecision>;
+}
+
+/** One session's governance: policy, confirmation, hooks, budget and output sanitisation. */
+export interface SessionGovernance {
+  readonly permission: PermissionPolicy;
+  readonly confirmation: ConfirmationPolicy;
+  readonly broker: ConfirmationBroker;
+  readonly redactor: SecretRedactor;
+  readonly hooks?: GovernanceHooks;
+  readonly budget?: GovernanceBudget;
+  /** Hook point for active-skill restrictions: a reason when the tool may not run now. */
+  restrictTool?(toolName: string): string | undefined;
+}
