@@ -14,13 +14,49 @@ export type WsClientMessage = z.infer<typeof WsClientMessageSchema>;
 /** Query of the WebSocket subscription. */
 export const WsQuerySchema = z.object({ after: z.coerce.number().int().min(0).optional() }).strict();
 
-/** Close codes the server uses. */
+const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P) =>
+  z.object({ version: z.literal(1), type: z.literal(type), payload, metadata: z.object({}).strict() }).strict();
+
+/**
+ * Control frames the server sends besides EventEnvelopeV1 events: same envelope shape, empty metadata
+ * (no session_sequence, so they never move a client's cursor).
+ * - `replay_gap`: events with `requested_after < session_sequence < first_available` were dropped by
+ *   retention; sent before the first event after the hole (the first frame when the cursor is too old).
+ * - `pong`: answer to `{"type": "ping"}`.
+ * - `error`: a client message was refused; `field` names the offending field when there is one.
+ * - `cancel_result`: answer to `{"type": "cancel"}`.
+ */
+export const WsControlFrameSchema = z.discriminatedUnion('type', [
+  controlFrame('replay_gap', z.object({ requested_after: z.number().int().nonnegative(), first_available: z.number().int().positive() }).strict()),
+  controlFrame('pong', z.object({}).strict()),
+  controlFrame('error', z.object({ code: z.string(), message: z.string(), field: z.string().optional() }).strict()),
+  controlFrame('cancel_result', z.object({ run_id: z.string(), cancelled: z.boolean() }).strict()),
+]);
+
+/** A server control frame. */
+export type WsControlFrame = z.infer<typeof WsControlFrameSchema>;
+
+/** What the server composes for a control frame: its type and payload (version and metadata are fixed). */
+export type WsControl = { [F in WsControlFrame as F['type']]: Omit<F, 'version' | 'metadata'> }[WsControlFrame['type']];
+
+/**
+ * Close codes the server uses. The server also pings subscribers (payload: an opaque token) to learn
+ * how far they have read; a client must answer pings with pongs (RFC 6455; browsers and `ws` do).
+ */
 export const WS_CLOSE = {
   normal: 1000,
+  /** Server shutdown. */
   goingAway: 1001,
+  /** Invalid path parameters or query. */
   policy: 1008,
-  slowConsumer: 4008,
+  /** Missing, invalid or late authentication (no auth message within 5 s). */
   unauthorized: 4001,
+  /** The token lacks the `sessions` scope. */
+  forbidden: 4003,
+  /** No such session for this tenant (another tenant's session included). */
   notFound: 4004,
+  /** The subscriber fell behind its bounded buffer; reconnect with `?after=<last session_sequence>`. */
+  slowConsumer: 4008,
+  /** The session was closed (after the `session_closed` event). */
   sessionClosed: 4010,
 } as const;

@@ -1,33 +1,54 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
-import type { EventEnvelope } from '../protocol/event-envelope.js';
 import { SessionParamsSchema } from '../protocol/http.js';
-import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema } from '../protocol/ws-messages.js';
-import type { Caller } from '../runtime/caller.js';
+import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
+import { hasScope, type Caller } from '../runtime/caller.js';
+import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
 import type { ServerContext } from '../server/server-context.js';
 
-const AUTH_TIMEOUT_MS = 5000;
-const frameCache = new WeakMap<EventEnvelope, string>();
+/** A client that cannot set headers must send `{"type": "auth"}` within this many milliseconds. */
+export const AUTH_TIMEOUT_MS = 5000;
 
-/** Serialise an envelope once, however many subscribers receive it. */
-function frame(event: EventEnvelope): string {
-  let text = frameCache.get(event);
-  if (text === undefined) {
-    text = JSON.stringify(event);
-    frameCache.set(event, text);
-  }
-  return text;
+/**
+ * The least number of bytes a subscriber may have unacknowledged, beside limits.subscriberBufferEvents
+ * frames; the byte bound is the larger of this and SUBSCRIBER_FRAME_BYTES per buffered event, so raising
+ * the event bound raises it too. Whichever bound is reached first closes a live subscriber with 4008.
+ */
+export const SUBSCRIBER_BUFFER_BYTES = 8 * 1024 * 1024;
+
+/** Bytes per event of limits.subscriberBufferEvents that the byte bound allows (see SUBSCRIBER_BUFFER_BYTES). */
+export const SUBSCRIBER_FRAME_BYTES = 8 * 1024;
+
+/** The byte bound of one subscriber for an event bound: max(8 MiB, events x 8 KiB). */
+export function subscriberBufferBytes(subscriberBufferEvents: number): number {
+  return Math.max(SUBSCRIBER_BUFFER_BYTES, subscriberBufferEvents * SUBSCRIBER_FRAME_BYTES);
 }
 
-function sendControl(socket: WebSocket, type: string, payload: Record<string, unknown>): void {
-  socket.send(JSON.stringify({ version: 1, type, payload, metadata: {} }));
+/** After a close frame, a peer that does not answer the closing handshake is cut off after this long. */
+export const CLOSE_GRACE_MS = 1000;
+
+/** A subscriber still catching up when its session closes gets this long to read the rest, then 4010. */
+export const SESSION_CLOSED_DRAIN_MS = 10_000;
+
+/** Refused messages before authentication; one more closes the socket with 4001. */
+export const MAX_MESSAGES_BEFORE_AUTH = 8;
+
+// RFC 6455: a close frame's reason is at most 123 bytes of UTF-8.
+const MAX_CLOSE_REASON_BYTES = 123;
+
+function truncateReason(reason: string): string {
+  if (Buffer.byteLength(reason) <= MAX_CLOSE_REASON_BYTES) return reason;
+  let cut = reason.slice(0, MAX_CLOSE_REASON_BYTES);
+  while (Buffer.byteLength(cut) > MAX_CLOSE_REASON_BYTES) cut = cut.slice(0, -1);
+  return cut;
 }
 
-/** Live WebSocket sockets, so shutdown can close them with 1001. */
+/** Live WebSocket sockets, so shutdown can close them with 1001, and the one way a socket is closed. */
 export class SocketRegistry {
   private readonly sockets = new Set<WebSocket>();
+  private readonly closing = new WeakSet<WebSocket>();
 
   /** Track a socket until it closes. */
   add(socket: WebSocket): void {
@@ -35,9 +56,23 @@ export class SocketRegistry {
     socket.once('close', () => this.sockets.delete(socket));
   }
 
+  /**
+   * Close with a code (the first close wins), and cut the connection off if the peer does not complete
+   * the closing handshake within CLOSE_GRACE_MS: a subscriber that stopped reading never will, and
+   * shutdown must not wait for it.
+   */
+  close(socket: WebSocket, code: number, reason: string): void {
+    if (socket.readyState === socket.CLOSED || this.closing.has(socket)) return;
+    this.closing.add(socket);
+    if (socket.readyState !== socket.CLOSING) socket.close(code, truncateReason(reason));
+    const timer = setTimeout(() => socket.terminate(), CLOSE_GRACE_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  }
+
   /** Close every socket with 1001 (going away). */
   closeAll(reason: string): void {
-    for (const socket of this.sockets) socket.close(WS_CLOSE.goingAway, reason);
+    for (const socket of this.sockets) this.close(socket, WS_CLOSE.goingAway, reason);
   }
 
   /** Number of open sockets. */
@@ -46,124 +81,168 @@ export class SocketRegistry {
   }
 }
 
+function errorControl(code: string, message: string, field?: string): WsControl {
+  return { type: 'error', payload: { code, message, ...(field !== undefined ? { field } : {}) } };
+}
+
 /**
  * GET /v1/sessions/:id/events (WebSocket): replay retained events after the `after` cursor, then follow
  * live events, in order, without gaps or duplicates. Auth by header or a first `auth` message within 5 s.
- * Each subscriber has a bounded send buffer; a subscriber that falls behind is closed with 4008.
+ * Each subscriber has a bounded window of unacknowledged frames (limits.subscriberBufferEvents) and bytes
+ * (subscriberBufferBytes), measured end to end with pings; a live subscriber that falls behind is closed
+ * with 4008. See EventSubscription.
  */
 export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext, sockets: SocketRegistry): void {
   ctx.openapi.add({
     method: 'GET',
     url: '/v1/sessions/:id/events',
     summary: 'WebSocket: replay from ?after=<session_sequence>, then live EventEnvelopeV1 frames',
-    description: 'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel. Close codes: 1001 shutdown, 4001 unauthorized, 4004 not found, 4008 slow consumer, 4010 session closed.',
+    description:
+      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel. Control frames: replay_gap, pong, error, cancel_result. ' +
+      'The server pings to measure how far the client has read; clients must answer pings. ' +
+      'Close codes: 1001 shutdown, 1008 invalid query, 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed.',
     scope: 'sessions',
     params: SessionParamsSchema,
     query: WsQuerySchema,
     responses: { 101: null },
   });
-  const limit = ctx.config.limits.subscriberBufferEvents;
+  const limits = { maxUnackedFrames: ctx.config.limits.subscriberBufferEvents, maxUnackedBytes: subscriberBufferBytes(ctx.config.limits.subscriberBufferEvents) };
 
   app.get('/v1/sessions/:id/events', { websocket: true }, (socket, request) => {
     sockets.add(socket);
     const paramsResult = SessionParamsSchema.safeParse(request.params);
     const queryResult = WsQuerySchema.safeParse(request.query);
     if (!paramsResult.success || !queryResult.success) {
-      socket.close(WS_CLOSE.policy, 'invalid session id or after cursor');
+      const [where, error] = paramsResult.success ? ['query', queryResult.error] : ['params', paramsResult.error];
+      const issue = error?.issues[0];
+      sockets.close(socket, WS_CLOSE.policy, `${[where, ...(issue?.path.map(String) ?? [])].join('.')}: ${issue?.message ?? 'invalid'}`);
       return;
     }
     const sessionId = paramsResult.data.id;
     const after = queryResult.data.after;
     let caller: Caller | undefined;
     let session: AgentSession | undefined;
-    let unsubscribe: (() => void) | undefined;
-    let inflight = 0;
-    let closed = false;
+    let subscription: EventSubscription | undefined;
+    let refusedBeforeAuth = 0;
+    let authTimer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+    let unwatch: (() => void) | undefined;
 
-    const close = (code: number, reason: string) => {
-      if (closed) return;
-      closed = true;
-      unsubscribe?.();
-      socket.close(code, reason);
+    const release = () => {
+      clearTimeout(authTimer);
+      clearTimeout(drainTimer);
+      unwatch?.();
+      subscription?.stop();
     };
-    const send = (event: EventEnvelope) => {
-      if (closed) return;
-      if (inflight >= limit) {
-        close(WS_CLOSE.slowConsumer, `subscriber fell behind by more than ${limit} events (limits.subscriberBufferEvents); resume from your last session_sequence`);
+    const close = (code: number, reason: string) => {
+      release();
+      sockets.close(socket, code, reason);
+    };
+    const transport: SubscriptionTransport = {
+      send: (text) => {
+        if (socket.readyState === socket.OPEN) socket.send(text);
+      },
+      requestAck: (token) => {
+        if (socket.readyState === socket.OPEN) socket.ping(String(token));
+      },
+      close: (code, reason) => close(code, reason),
+      queuedBytes: () => socket.bufferedAmount,
+    };
+    // Before a subscription exists (authentication), answers go straight out: a few, then 4001.
+    const reply = (control: WsControl) => {
+      if (subscription) {
+        subscription.sendControl(control);
         return;
       }
-      inflight += 1;
-      socket.send(frame(event), () => {
-        inflight -= 1;
-      });
-      if (event.type === 'session_closed') close(WS_CLOSE.sessionClosed, 'session closed');
+      refusedBeforeAuth += 1;
+      if (refusedBeforeAuth > MAX_MESSAGES_BEFORE_AUTH) close(WS_CLOSE.unauthorized, 'too many messages before authentication');
+      else if (socket.readyState === socket.OPEN) socket.send(controlFrameText(control));
     };
+
     const attach = (who: Caller) => {
+      if (!hasScope(who, 'sessions')) {
+        close(WS_CLOSE.forbidden, 'this subscription needs the "sessions" scope');
+        return;
+      }
+      let found: AgentSession;
       try {
-        session = ctx.agent.getSession(sessionId, who);
-        session.assertOpen();
+        found = ctx.agent.getSession(sessionId, who);
+        found.assertOpen();
       } catch (error) {
         const code = error instanceof CodeError && error.code === 'SESSION_CLOSED' ? WS_CLOSE.sessionClosed : WS_CLOSE.notFound;
-        close(code, error instanceof Error ? error.message : 'not found');
+        close(code, error instanceof CodeError ? error.message : 'session not found');
         return;
       }
-      const subscription = session.events.subscribe(after, send);
-      unsubscribe = subscription.unsubscribe;
-      if (subscription.replay.gap) sendControl(socket, 'replay_gap', { first_available: subscription.replay.gap.firstAvailable, requested_after: after ?? 0 });
-      for (const event of subscription.replay.events) send(event);
+      session = found;
+      subscription = new EventSubscription(found.events, transport, limits, { slowConsumer: WS_CLOSE.slowConsumer, sessionClosed: WS_CLOSE.sessionClosed });
+      subscription.start(after);
+      // A live subscriber gets session_closed and 4010 from the subscription itself; one still catching
+      // up reads on, but must not keep the closed session's log alive for ever.
+      unwatch = found.events.listen((event) => {
+        if (event.type !== 'session_closed' || subscription?.isLive !== false) return;
+        unwatch?.();
+        drainTimer = setTimeout(() => close(WS_CLOSE.sessionClosed, 'session closed'), SESSION_CLOSED_DRAIN_MS);
+        drainTimer.unref();
+      });
     };
     const authenticate = (token: string | undefined, header: boolean) => {
+      clearTimeout(authTimer);
       try {
         caller = header ? ctx.authenticator.fromHeader(token) : ctx.authenticator.fromToken(token ?? '');
       } catch (error) {
-        close(WS_CLOSE.unauthorized, error instanceof Error ? error.message : 'unauthorized');
+        close(WS_CLOSE.unauthorized, error instanceof CodeError ? error.message : 'unauthorized');
         return;
       }
       attach(caller);
     };
 
-    let authTimer: NodeJS.Timeout | undefined;
-    if (ctx.authenticator.anonymous || request.headers.authorization) authenticate(request.headers.authorization, true);
-    else authTimer = setTimeout(() => close(WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS} ms`), AUTH_TIMEOUT_MS);
+    const handle = (message: WsClientMessage) => {
+      if (message.type === 'auth') {
+        // Already authenticated (by header, or anonymously): nothing to do.
+        if (!caller) authenticate(message.token, false);
+        return;
+      }
+      if (!caller || !session) {
+        reply(errorControl('UNAUTHORIZED', `${message.type}: authenticate first with {"type":"auth","token":"..."}`));
+        return;
+      }
+      if (message.type === 'ping') reply({ type: 'pong', payload: {} });
+      else if (message.type === 'cancel') {
+        try {
+          reply({ type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.cancelRun(message.runId) } });
+        } catch (error) {
+          reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'cancel failed', 'runId'));
+        }
+      } else reply(errorControl('UNSUPPORTED_OPTION', 'confirm: human confirmation is not enabled on this server yet', 'type'));
+    };
 
     socket.on('message', (data) => {
       let parsed: unknown;
       try {
         parsed = JSON.parse(data.toString());
       } catch {
-        sendControl(socket, 'error', { code: 'VALIDATION_ERROR', message: 'message: invalid JSON' });
+        reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message'));
         return;
       }
       const result = WsClientMessageSchema.safeParse(parsed);
       if (!result.success) {
         const issue = result.error.issues[0];
-        sendControl(socket, 'error', { code: 'VALIDATION_ERROR', message: `message.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}` });
+        const field = ['message', ...(issue?.path.map(String) ?? [])].join('.');
+        reply(errorControl('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, field));
         return;
       }
-      const message = result.data;
-      if (message.type === 'auth') {
-        if (caller) return;
-        clearTimeout(authTimer);
-        authenticate(message.token, false);
-        return;
-      }
-      if (!caller || !session) {
-        sendControl(socket, 'error', { code: 'UNAUTHORIZED', message: 'authenticate first with {"type":"auth","token":"..."}' });
-        return;
-      }
-      if (message.type === 'ping') sendControl(socket, 'pong', {});
-      else if (message.type === 'cancel') {
-        try {
-          sendControl(socket, 'cancel_result', { run_id: message.runId, cancelled: session.cancelRun(message.runId) });
-        } catch (error) {
-          sendControl(socket, 'error', { code: error instanceof CodeError ? error.code : 'INTERNAL_ERROR', message: error instanceof Error ? error.message : 'failed' });
-        }
-      } else sendControl(socket, 'error', { code: 'UNSUPPORTED_OPTION', message: 'confirm: human confirmation is not enabled on this server yet' });
+      handle(result.data);
     });
-    socket.on('close', () => {
-      closed = true;
-      clearTimeout(authTimer);
-      unsubscribe?.();
+    socket.on('pong', (data) => {
+      const token = Number(data.toString());
+      if (Number.isSafeInteger(token)) subscription?.ack(token);
     });
+    socket.on('close', release);
+
+    if (ctx.authenticator.anonymous || request.headers.authorization !== undefined) authenticate(request.headers.authorization, true);
+    else {
+      authTimer = setTimeout(() => close(WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS} ms`), AUTH_TIMEOUT_MS);
+      authTimer.unref();
+    }
   });
 }

@@ -16,7 +16,7 @@ export interface UnstampedEvent {
   };
 }
 
-/** A live listener on a session's events; returns false to ask to be removed. */
+/** A live listener on a session's events. */
 export type EventListener = (event: EventEnvelope) => void;
 
 /** Retention bounds of an event log. */
@@ -32,10 +32,19 @@ interface RunBucket {
   total: number;
 }
 
-/** What a subscriber gets when it attaches: retained events after its cursor, and whether some were lost. */
+/**
+ * A hole in the retained events: every event with `after < session_sequence < firstAvailable` was
+ * dropped by retention (or predates a restored snapshot's trace).
+ */
+export interface SequenceGap {
+  after: number;
+  firstAvailable: number;
+}
+
+/** What a subscriber gets when it attaches: retained events after its cursor, and the first hole, if any. */
 export interface ReplayResult {
   events: EventEnvelope[];
-  gap: { firstAvailable: number } | undefined;
+  gap: SequenceGap | undefined;
 }
 
 /** A page of one run's events. */
@@ -45,17 +54,24 @@ export interface RunEventPage {
   nextAfter: number | undefined;
 }
 
+// Dropped entries stay in the session-ordered index until they outnumber the live ones (amortised O(1)).
+const COMPACT_MIN_DROPPED = 256;
+
 /**
  * The event log of one session: assigns `session_sequence` (from 1) and per-run `sequence` (from 0),
  * never reusing either, keeps each run's events within retention limits (FIFO), and fans new events
- * out to live listeners synchronously so replay-then-follow has no gaps or duplicates.
+ * out to live listeners synchronously so replay-then-follow has no gaps or duplicates. A session-ordered
+ * index lets a subscriber page through retained events from any cursor in O(log n + page).
  */
 export class SessionEventLog {
   private sessionSequence: number;
   private readonly runs = new Map<string, RunBucket>();
   private readonly runless: EventEnvelope[] = [];
   private readonly listeners = new Set<EventListener>();
-  private droppedThrough = 0;
+  /** Every retained event in session order; entries in `dropped` are skipped and compacted lazily. */
+  private ordered: EventEnvelope[] = [];
+  private readonly dropped = new WeakSet<EventEnvelope>();
+  private droppedInOrdered = 0;
 
   constructor(
     private readonly limits: EventLogLimits,
@@ -69,6 +85,11 @@ export class SessionEventLog {
     return this.sessionSequence;
   }
 
+  /** Number of retained events (all runs and run-less events). */
+  get size(): number {
+    return this.ordered.length - this.droppedInOrdered;
+  }
+
   /** Append an event, stamping sequences; returns the stamped envelope. */
   append(event: UnstampedEvent): EventEnvelope {
     this.sessionSequence += 1;
@@ -79,38 +100,64 @@ export class SessionEventLog {
       stamped = { ...event, metadata: { ...event.metadata, sequence: bucket.total, session_sequence: this.sessionSequence } };
       bucket.total += 1;
       bucket.events.push(stamped);
-      if (bucket.events.length > this.limits.maxEventsPerRun) {
-        const removed = bucket.events.shift();
-        bucket.dropped += 1;
-        if (removed) this.noteDropped(removed);
-      }
+      this.ordered.push(stamped);
+      this.trimBucket(bucket);
     } else {
       stamped = { ...event, metadata: { ...event.metadata, session_sequence: this.sessionSequence } };
       this.runless.push(stamped);
-      if (this.runless.length > this.limits.maxSessionEvents) {
-        const removed = this.runless.shift();
-        if (removed) this.noteDropped(removed);
-      }
+      this.ordered.push(stamped);
+      this.trimRunless();
     }
-    for (const listener of this.listeners) listener(stamped);
+    this.maybeCompact();
+    // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out.
+    for (const listener of [...this.listeners]) listener(stamped);
     return stamped;
+  }
+
+  /** Add a live listener for events appended from now on; returns its removal. */
+  listen(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Retained events with session_sequence > after, then (same tick) a live listener; returns an unsubscribe. */
   subscribe(after: number | undefined, listener: EventListener): { replay: ReplayResult; unsubscribe: () => void } {
     const replay = after === undefined ? { events: [], gap: undefined } : this.replay(after);
-    this.listeners.add(listener);
-    return { replay, unsubscribe: () => this.listeners.delete(listener) };
+    return { replay, unsubscribe: this.listen(listener) };
   }
 
-  /** Retained events with session_sequence > after, in order. */
-  replay(after: number): ReplayResult {
+  /**
+   * Up to `max` retained events with session_sequence > after, in session order. Consecutive results
+   * whose sequences are not consecutive integers straddle events dropped by retention.
+   */
+  read(after: number, max: number): EventEnvelope[] {
     const events: EventEnvelope[] = [];
-    for (const bucket of this.runs.values()) for (const e of bucket.events) if (e.metadata.session_sequence > after) events.push(e);
-    for (const e of this.runless) if (e.metadata.session_sequence > after) events.push(e);
-    events.sort((a, b) => a.metadata.session_sequence - b.metadata.session_sequence);
-    const gap = after < this.droppedThrough ? { firstAvailable: events[0]?.metadata.session_sequence ?? this.sessionSequence + 1 } : undefined;
-    return { events, gap };
+    for (let i = this.indexAfter(after); i < this.ordered.length && events.length < max; i += 1) {
+      const event = this.ordered[i];
+      if (!this.dropped.has(event)) events.push(event);
+    }
+    return events;
+  }
+
+  /** Retained events with session_sequence > after, in order, and the first hole among them, if any. */
+  replay(after: number): ReplayResult {
+    const events = this.read(after, Number.POSITIVE_INFINITY);
+    return { events, gap: this.firstGap(after, events) };
+  }
+
+  /** The first hole after `after` in a run of events read from this log (or in what follows it), if any. */
+  firstGap(after: number, events: readonly EventEnvelope[]): SequenceGap | undefined {
+    let previous = after;
+    for (const event of events) {
+      const sequence = event.metadata.session_sequence;
+      if (sequence > previous + 1) return { after: previous, firstAvailable: sequence };
+      previous = sequence;
+    }
+    // Nothing retained after `previous`, yet later sequences were assigned: they were all dropped.
+    if (events.length === 0 && this.sessionSequence > previous && this.read(previous, 1).length === 0) {
+      return { after: previous, firstAvailable: this.sessionSequence + 1 };
+    }
+    return undefined;
   }
 
   /** A page of one run's events with sequence > after (after = -1 for the start). */
@@ -135,12 +182,13 @@ export class SessionEventLog {
   dropRun(runId: string): void {
     const bucket = this.runs.get(runId);
     if (!bucket) return;
-    for (const e of bucket.events) this.noteDropped(e);
+    for (const e of bucket.events) this.markDropped(e);
     this.runs.delete(runId);
+    this.maybeCompact();
   }
 
-  /** Restore a run's retained events (from a snapshot's trace). */
-  restore(events: EventEnvelope[]): void {
+  /** Restore retained events (from a snapshot's trace); retention limits apply to them too. */
+  restore(events: readonly EventEnvelope[]): void {
     for (const e of events) {
       const runId = e.metadata.run_id;
       if (runId === undefined) this.runless.push(e);
@@ -150,13 +198,22 @@ export class SessionEventLog {
         bucket.total = Math.max(bucket.total, (e.metadata.sequence ?? 0) + 1);
         bucket.dropped = bucket.total - bucket.events.length;
       }
+      this.ordered.push(e);
       this.sessionSequence = Math.max(this.sessionSequence, e.metadata.session_sequence);
     }
+    this.ordered.sort((a, b) => a.metadata.session_sequence - b.metadata.session_sequence);
+    for (const bucket of this.runs.values()) {
+      bucket.events.sort((a, b) => (a.metadata.sequence ?? 0) - (b.metadata.sequence ?? 0));
+      this.trimBucket(bucket);
+    }
+    this.runless.sort((a, b) => a.metadata.session_sequence - b.metadata.session_sequence);
+    this.trimRunless();
+    this.maybeCompact();
   }
 
   /** Every retained event in session order, capped to the newest `max` (snapshot trace). */
   retained(max: number): EventEnvelope[] {
-    const all = this.replay(0).events;
+    const all = this.read(0, Number.POSITIVE_INFINITY);
     return max >= all.length ? all : all.slice(all.length - max);
   }
 
@@ -174,7 +231,42 @@ export class SessionEventLog {
     return bucket;
   }
 
-  private noteDropped(event: EventEnvelope): void {
-    this.droppedThrough = Math.max(this.droppedThrough, event.metadata.session_sequence);
+  private trimBucket(bucket: RunBucket): void {
+    while (bucket.events.length > this.limits.maxEventsPerRun) {
+      const removed = bucket.events.shift();
+      bucket.dropped += 1;
+      if (removed) this.markDropped(removed);
+    }
+  }
+
+  private trimRunless(): void {
+    while (this.runless.length > this.limits.maxSessionEvents) {
+      const removed = this.runless.shift();
+      if (removed) this.markDropped(removed);
+    }
+  }
+
+  private markDropped(event: EventEnvelope): void {
+    if (this.dropped.has(event)) return;
+    this.dropped.add(event);
+    this.droppedInOrdered += 1;
+  }
+
+  private maybeCompact(): void {
+    if (this.droppedInOrdered < COMPACT_MIN_DROPPED || this.droppedInOrdered * 2 < this.ordered.length) return;
+    this.ordered = this.ordered.filter((e) => !this.dropped.has(e));
+    this.droppedInOrdered = 0;
+  }
+
+  /** Index of the first entry of `ordered` with session_sequence > after (binary search; dropped entries keep their order). */
+  private indexAfter(after: number): number {
+    let lo = 0;
+    let hi = this.ordered.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.ordered[mid].metadata.session_sequence > after) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 }
