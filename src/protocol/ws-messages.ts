@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const WsClientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('auth'), token: z.string().min(1) }).strict(),
   z.object({ type: z.literal('ping') }).strict(),
-  z.object({ type: z.literal('confirm'), toolId: z.string().min(1), approved: z.boolean(), reason: z.string().optional() }).strict(),
+  z.object({ type: z.literal('confirm'), toolId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional(), argsDigest: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict(),
   z.object({ type: z.literal('cancel'), runId: z.string().min(1) }).strict(),
 ]);
 
@@ -25,12 +25,14 @@ const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P
  * - `pong`: answer to `{"type": "ping"}`.
  * - `error`: a client message was refused; `field` names the offending field when there is one.
  * - `cancel_result`: answer to `{"type": "cancel"}`.
+ * - `confirm_result`: answer to `{"type": "confirm"}` (the confirmation was settled).
  */
 export const WsControlFrameSchema = z.discriminatedUnion('type', [
   controlFrame('replay_gap', z.object({ requested_after: z.number().int().nonnegative(), first_available: z.number().int().positive() }).strict()),
   controlFrame('pong', z.object({}).strict()),
   controlFrame('error', z.object({ code: z.string(), message: z.string(), field: z.string().optional() }).strict()),
   controlFrame('cancel_result', z.object({ run_id: z.string(), cancelled: z.boolean() }).strict()),
+  controlFrame('confirm_result', z.object({ tool_id: z.string(), approved: z.boolean() }).strict()),
 ]);
 
 /** A server control frame. */

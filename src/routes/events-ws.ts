@@ -98,7 +98,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     url: '/v1/sessions/:id/events',
     summary: 'WebSocket: replay from ?after=<session_sequence>, then live EventEnvelopeV1 frames',
     description:
-      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel. Control frames: replay_gap, pong, error, cancel_result. ' +
+      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel. Control frames: replay_gap, pong, error, cancel_result, confirm_result. ' +
       'The server pings to measure how far the client has read; clients must answer pings. ' +
       'Close codes: 1001 shutdown, 1008 invalid query, 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed.',
     scope: 'sessions',
@@ -213,7 +213,14 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         } catch (error) {
           reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'cancel failed', 'runId'));
         }
-      } else reply(errorControl('UNSUPPORTED_OPTION', 'confirm: human confirmation is not enabled on this server yet', 'type'));
+      } else {
+        try {
+          session.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}) });
+          reply({ type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } });
+        } catch (error) {
+          reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'confirm failed', 'toolId'));
+        }
+      }
     };
 
     socket.on('message', (data) => {

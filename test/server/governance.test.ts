@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { subscribe } from '../support/ws-client.js';
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
 
@@ -94,6 +95,25 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
     const events = await runEvents(t, id, started.body.runId);
     expect(events.find((e) => e.type === 'confirmation_required')?.payload).toMatchObject({ tool_id: 'c_w', tool_name: 'write', timeout_ms: 20_000, args_digest: pending.argsDigest });
     expect(events.find((e) => e.type === 'confirmation_received')?.payload).toMatchObject({ tool_id: 'c_w', approved: true });
+    t.fake.assertDone();
+  });
+
+  it('a WebSocket client answers a confirmation with the confirm message', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({ confirmationPolicy: { enabled: true } }).expect(201)).body.session.id;
+    const ws = await subscribe(t.url, id, { after: 0 });
+    t.fake.script({ toolCalls: [{ id: 'c_ws', name: 'write', arguments: { file_path: 'ws.txt', content: 'via ws' } }] }, { text: 'ok' });
+    const started = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'x' }).expect(202);
+    const required = await ws.waitFor((e) => e.type === 'confirmation_required');
+    expect(required.payload).toMatchObject({ tool_id: 'c_ws', tool_name: 'write', args: { file_path: 'ws.txt', content: 'via ws' }, timeout_ms: 30_000 });
+    ws.send({ type: 'confirm', toolId: 'c_ws', approved: true, argsDigest: required.payload.args_digest });
+    await ws.waitFor((e) => e.type === 'confirm_result');
+    await ws.waitFor((e) => e.type === 'confirmation_received');
+    ws.send({ type: 'confirm', toolId: 'c_ws', approved: true });
+    const settled = await ws.waitFor((e) => e.type === 'error');
+    expect(settled.payload).toMatchObject({ code: 'CONFIRMATION_SETTLED' });
+    expect((await waitRun(t, id, started.body.runId)).status).toBe('completed');
+    expect(toolMessage(t, 'c_ws')).toContain('Wrote');
+    ws.close();
     t.fake.assertDone();
   });
 

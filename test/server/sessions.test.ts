@@ -43,6 +43,15 @@ describe('sessions: options, workspace confinement, single flight, side question
     expect(missing.body.error.details.field).toBe('workspace');
   });
 
+  it('accepts session ids of the full 128 characters on every route', async () => {
+    const id = `s${'x'.repeat(127)}`;
+    await request(t.url).post('/v1/sessions').send({ sessionId: id }).expect(201);
+    await request(t.url).get(`/v1/sessions/${id}`).expect(200);
+    await request(t.url).get(`/v1/sessions/${id}/history`).expect(200);
+    const tooLong = await request(t.url).post('/v1/sessions').send({ sessionId: `s${'x'.repeat(128)}` }).expect(400);
+    expect(tooLong.body.error.message).toContain('body.sessionId');
+  });
+
   it('refuses a duplicate session id and resume of an unknown one', async () => {
     await request(t.url).post('/v1/sessions').send({ sessionId: 'dup' }).expect(201);
     const again = await request(t.url).post('/v1/sessions').send({ sessionId: 'dup' }).expect(409);
