@@ -18,7 +18,7 @@ export interface BuiltApp {
 /** Build the Fastify app for a runtime context; never listens (callers decide). */
 export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   // maxParamLength: session ids may be 128 characters and tool ids longer; Fastify's default (100) would 414 them.
-  const app = Fastify({ loggerInstance: ctx.logger as FastifyBaseLogger, bodyLimit: ctx.config.limits.bodyLimitBytes, maxParamLength: 512 });
+  const app = Fastify({ loggerInstance: ctx.logger as FastifyBaseLogger, bodyLimit: ctx.config.limits.bodyLimitBytes, routerOptions: { maxParamLength: 512 } });
   const sockets = new SocketRegistry();
   installErrorHandler(app);
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
