@@ -53,7 +53,7 @@ describe('WebSocket event stream: client messages and closing', () => {
     expect((await nextControl(sub, 'error', 3)).payload).toMatchObject({ code: 'VALIDATION_ERROR' });
 
     sub.send({ type: 'confirm', toolId: 't1', approved: true });
-    expect((await nextControl(sub, 'error', 4)).payload).toMatchObject({ code: 'UNSUPPORTED_OPTION' });
+    expect((await nextControl(sub, 'error', 4)).payload).toMatchObject({ code: 'CONFIRMATION_NOT_FOUND', field: 'toolId' });
 
     sub.send({ type: 'cancel', runId: 'run-that-never-was' });
     expect((await nextControl(sub, 'error', 5)).payload).toMatchObject({ code: 'RUN_NOT_FOUND', field: 'runId' });
