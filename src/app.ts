@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RuntimeContext } from './context.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerEventsWebSocket, SocketRegistry } from './routes/events-ws.js';
+import { registerHookRoutes } from './routes/hooks.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerSessionRoutes } from './routes/sessions.js';
@@ -31,6 +32,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerRunRoutes(app, ctx);
   registerToolRoutes(app, ctx);
   registerConfirmationRoutes(app, ctx);
+  registerHookRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller).hooks);
   registerEventsWebSocket(app, ctx, sockets);
   return { app, sockets };
 }

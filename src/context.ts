@@ -6,6 +6,8 @@ import { Agent } from './runtime/agent.js';
 import { createSystemHostEnv, type HostEnv } from './runtime/host-env.js';
 import type { LlmProvider } from './runtime/llm/llm-provider.js';
 import { OpenAiProvider } from './runtime/llm/openai-provider.js';
+import { TenantBudgetLedger } from './runtime/policy/budget/tenant-budget-ledger.js';
+import { WebSocketHostRegistry } from './runtime/policy/host-bridge/websocket-host-registry.js';
 import { SecretRedactor } from './runtime/policy/secret-redactor.js';
 import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
 import { Authenticator } from './server/authenticator.js';
@@ -23,6 +25,8 @@ export interface RuntimeContext {
   readonly agent: Agent;
   readonly authenticator: Authenticator;
   readonly openapi: OpenApiRegistry;
+  /** WebSocket clients that act as hook or budget hosts. */
+  readonly hostRegistry: WebSocketHostRegistry;
 }
 
 /** Optional replacements for tests and benchmarks. */
@@ -61,6 +65,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
   const store = overrides.store ?? (await createStore(config));
   const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
+  const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   const providers = new Map<string, LlmProvider>();
   const providerFor = (name: string): LlmProvider => {
     let provider = providers.get(name);
@@ -79,12 +84,19 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     tools: createBuiltinTools(),
     workspaceRoots,
     providerFor,
-    // Configured secrets are redacted from tool output wherever they appear.
-    redactor: new SecretRedactor([
-      ...Object.values(config.providers).flatMap((p) => (p.apiKey ? [p.apiKey] : [])),
-      ...config.apiTokens.flatMap((t) => (t.token ? [t.token] : [])),
-    ]),
+    governance: {
+      // Configured secrets are redacted from tool output wherever they appear.
+      redactor: new SecretRedactor([
+        ...Object.values(config.providers).flatMap((p) => (p.apiKey ? [p.apiKey] : [])),
+        ...config.apiTokens.flatMap((t) => (t.token ? [t.token] : [])),
+      ]),
+      hostRegistry,
+      tenantLedger: new TenantBudgetLedger({ limits: (tenantId) => config.tenantBudgets[tenantId], now: () => hostEnv.now() }),
+      configHooks: config.hooks,
+      defaultBudget: config.defaultBudget,
+      onHookError: (sessionId, failure) => logger.warn({ sessionId, hook: failure }, 'hook failed'),
+    },
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
   });
-  return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry() };
+  return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(), hostRegistry };
 }

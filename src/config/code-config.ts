@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
+import { ConfigHookRegistrationSchema } from '../protocol/hooks.js';
 
 /** Scopes a bearer token may carry. */
 export const ScopeSchema = z.enum(['sessions', 'host_direct', 'admin']);
@@ -94,6 +96,12 @@ export const CodeConfigSchema = z
     /** Policy for sessions that give none; the built-in default allows read-only tools and asks for the rest. */
     defaultPermissionPolicy: PermissionPolicySchema.optional(),
     defaultConfirmationPolicy: ConfirmationPolicySchema.optional(),
+    /** Webhook hooks every session has (gating ones fail closed). */
+    hooks: z.array(ConfigHookRegistrationSchema).max(64).default([]),
+    /** Budget every session gets unless SessionOptions.budget is set. */
+    defaultBudget: BudgetOptionsSchema.optional(),
+    /** Budgets shared by all sessions of a tenant, keyed by tenant id. */
+    tenantBudgets: z.record(z.string(), BudgetOptionsSchema).default({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),

@@ -48,6 +48,11 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   loop: objectShape(LoopDefaultsSchema.shape),
   limits: objectShape(LimitsSchema.shape),
   queue: FREE,
+  defaultPermissionPolicy: FREE,
+  defaultConfirmationPolicy: FREE,
+  defaultBudget: FREE,
+  hooks: { kind: 'list', item: FREE },
+  tenantBudgets: { kind: 'map', value: FREE },
 });
 
 const SNAKE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;

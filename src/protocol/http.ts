@@ -25,6 +25,8 @@ export const SessionInfoSchema = z
     messageCount: z.number().int(),
     usage: UsageSchema,
     autoSave: z.boolean(),
+    /** Provider calls made by the session, all through its one LLM invoker. */
+    llmCalls: z.number().int(),
   })
   .meta({ id: 'SessionInfo' });
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { BudgetOptionsSchema } from './budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.js';
+import { ConfigHookRegistrationSchema } from './hooks.js';
 
 /** Bounds on what a long session keeps in memory and in its snapshot. */
 export const RetentionLimitsSchema = z
@@ -17,8 +19,6 @@ export const RetentionLimitsSchema = z
  */
 export const UNSUPPORTED_SESSION_OPTIONS = [
   'planningMode',
-  'hooks',
-  'budget',
   'skills',
   'memory',
   'mcpServers',
@@ -61,6 +61,9 @@ export const SessionOptionsSchema = z
     retentionLimits: RetentionLimitsSchema.optional(),
     permissionPolicy: PermissionPolicySchema.optional(),
     confirmationPolicy: ConfirmationPolicySchema.optional(),
+    budget: BudgetOptionsSchema.optional(),
+    /** Webhook hooks registered at creation (more can be added over REST, WebSocket hosts included). */
+    hooks: z.array(ConfigHookRegistrationSchema).max(64).optional(),
     ...Object.fromEntries(UNSUPPORTED_SESSION_OPTIONS.map((name) => [name, z.unknown().optional()])),
   })
   .strict()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HookResponseMessageSchema } from './hooks.js';
 
 /** Messages a WebSocket client may send. */
 export const WsClientMessageSchema = z.discriminatedUnion('type', [
@@ -6,6 +7,10 @@ export const WsClientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ping') }).strict(),
   z.object({ type: z.literal('confirm'), toolId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional(), argsDigest: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict(),
   z.object({ type: z.literal('cancel'), runId: z.string().min(1) }).strict(),
+  // Become a hook/budget host: the answer `host_registered` carries the connection id to name in a
+  // websocket hook endpoint; `hook_response` messages answer the server's `hook_request` frames.
+  z.object({ type: z.literal('host_register') }).strict(),
+  HookResponseMessageSchema,
 ]);
 
 /** A client WebSocket message. */
@@ -26,6 +31,8 @@ const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P
  * - `error`: a client message was refused; `field` names the offending field when there is one.
  * - `cancel_result`: answer to `{"type": "cancel"}`.
  * - `confirm_result`: answer to `{"type": "confirm"}` (the confirmation was settled).
+ * - `host_registered`: answer to `{"type": "host_register"}`, with the connection id for websocket hooks.
+ * (`hook_request` frames, `{type, request_id, kind, payload}`, are sent by the host bridge itself.)
  */
 export const WsControlFrameSchema = z.discriminatedUnion('type', [
   controlFrame('replay_gap', z.object({ requested_after: z.number().int().nonnegative(), first_available: z.number().int().positive() }).strict()),
@@ -33,6 +40,7 @@ export const WsControlFrameSchema = z.discriminatedUnion('type', [
   controlFrame('error', z.object({ code: z.string(), message: z.string(), field: z.string().optional() }).strict()),
   controlFrame('cancel_result', z.object({ run_id: z.string(), cancelled: z.boolean() }).strict()),
   controlFrame('confirm_result', z.object({ tool_id: z.string(), approved: z.boolean() }).strict()),
+  controlFrame('host_registered', z.object({ connection_id: z.string() }).strict()),
 ]);
 
 /** A server control frame. */

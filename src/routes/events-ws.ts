@@ -98,7 +98,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     url: '/v1/sessions/:id/events',
     summary: 'WebSocket: replay from ?after=<session_sequence>, then live EventEnvelopeV1 frames',
     description:
-      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel. Control frames: replay_gap, pong, error, cancel_result, confirm_result. ' +
+      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered; hook_request frames go to registered hosts. ' +
       'The server pings to measure how far the client has read; clients must answer pings. ' +
       'Close codes: 1001 shutdown, 1008 invalid query, 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed.',
     scope: 'sessions',
@@ -127,8 +127,11 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     let authTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     let unwatch: (() => void) | undefined;
+    let hostConnectionId: string | undefined;
 
     const release = () => {
+      if (hostConnectionId !== undefined) ctx.hostRegistry.detach(hostConnectionId);
+      hostConnectionId = undefined;
       clearTimeout(authTimer);
       clearTimeout(drainTimer);
       unwatch?.();
@@ -207,7 +210,17 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         return;
       }
       if (message.type === 'ping') reply({ type: 'pong', payload: {} });
-      else if (message.type === 'cancel') {
+      else if (message.type === 'host_register') {
+        if (hostConnectionId === undefined) {
+          hostConnectionId = ctx.hostEnv.newId('conn');
+          ctx.hostRegistry.attach(hostConnectionId, (frame) => socket.send(JSON.stringify(frame)), { tenantId: caller.tenantId, principal: caller.principal, sessionId });
+        }
+        reply({ type: 'host_registered', payload: { connection_id: hostConnectionId } });
+      } else if (message.type === 'hook_response') {
+        if (hostConnectionId === undefined || !ctx.hostRegistry.deliver(hostConnectionId, message)) {
+          reply(errorControl('VALIDATION_ERROR', 'message.request_id: no pending hook request with this id on this connection', 'message.request_id'));
+        }
+      } else if (message.type === 'cancel') {
         try {
           reply({ type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.cancelRun(message.runId) } });
         } catch (error) {

@@ -17,5 +17,6 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     messageCount: session.history().length,
     usage: session.totalUsage(),
     autoSave: session.config.autoSave,
+    llmCalls: session.llmCallCount,
   };
 }

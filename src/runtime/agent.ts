@@ -6,7 +6,7 @@ import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
 import type { HostEnv } from './host-env.js';
 import type { LlmProvider } from './llm/llm-provider.js';
-import type { SecretRedactor } from './policy/secret-redactor.js';
+import type { SharedGovernance } from './policy/shared-governance.js';
 import { AgentSession } from './session/agent-session.js';
 import { buildSessionConfig } from './session/session-builder.js';
 import type { AnyToolDefinition } from './tools/define-tool.js';
@@ -19,7 +19,7 @@ export interface AgentDeps {
   tools: readonly AnyToolDefinition[];
   workspaceRoots: readonly string[];
   providerFor(name: string): LlmProvider;
-  redactor: SecretRedactor;
+  governance: SharedGovernance;
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
 
@@ -76,6 +76,7 @@ export class Agent {
       const config = await buildSessionConfig(options, caller, this.builderDeps());
       const session = new AgentSession(config, this.sessionDeps());
       this.register(session);
+      session.notifyStart();
       return { session, resumed: false };
     } finally {
       if (requestedId !== undefined) this.pending.delete(requestedId);
@@ -182,7 +183,7 @@ export class Agent {
   }
 
   private sessionDeps() {
-    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, redactor: this.deps.redactor, onPersistenceError: this.deps.onPersistenceError };
+    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, onPersistenceError: this.deps.onPersistenceError };
   }
 }
 

@@ -1,5 +1,8 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { LlmProvider, LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
+import type { SessionGovernance } from '../policy/session-governance.js';
+import { GovernedCallError } from './governed-call-error.js';
+import type { InvocationContext } from './invocation-context.js';
 
 /** A model resolved from "provider/model": the provider client and the bare model name it expects. */
 export interface ResolvedModel {
@@ -13,31 +16,83 @@ export interface ResolvedModel {
   readonly temperature?: number;
 }
 
-/** The one LLM invoker of a session: every provider call goes through it with the run's signal. */
+/** A rough token estimate (4 characters a token) for the budget check before a provider call. */
+export function estimateTokens(messages: readonly ChatMessage[], tools: readonly LlmToolSpec[]): number {
+  let chars = 0;
+  for (const m of messages) chars += (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length;
+  for (const t of tools) chars += t.description.length + JSON.stringify(t.parameters).length;
+  return Math.ceil(chars / 4);
+}
+
+/**
+ * The one LLM invoker of a session: every provider call (turns, continuations, later compaction and
+ * helper calls) goes through it. It consults the budget guard before the call (deny fails the run with
+ * BUDGET_EXHAUSTED, soft emits budget_threshold_hit), records the reported usage after it, tells
+ * generate_start/generate_end hooks, and counts calls.
+ */
 export class LlmInvoker {
-  constructor(private readonly model: ResolvedModel) {}
+  private calls = 0;
+
+  constructor(
+    private readonly model: ResolvedModel,
+    private readonly governance: () => SessionGovernance,
+  ) {}
+
+  /** Provider calls made through this invoker. */
+  get callCount(): number {
+    return this.calls;
+  }
 
   /**
-   * Stream one completion for the transcript and tools. The provider gets a per-call signal linked to
-   * the run's: provider SDKs may add abort listeners they never remove (the openai SDK does), and the
-   * link is dropped when the call ends, so a long run does not collect one listener per turn.
+   * Stream one completion. The provider gets a per-call signal linked to the run's: provider SDKs may
+   * add abort listeners they never remove (the openai SDK does), and the link is dropped when the call
+   * ends, so a long run does not collect one listener per turn.
    */
-  async *stream(messages: ChatMessage[], tools: LlmToolSpec[], signal: AbortSignal): AsyncGenerator<LlmStreamEvent> {
+  async *stream(messages: ChatMessage[], tools: LlmToolSpec[], ctx: InvocationContext): AsyncGenerator<LlmStreamEvent> {
+    const governance = this.governance();
+    const match = { sessionId: ctx.sessionId };
+    if (governance.budget) {
+      const estimate = estimateTokens(messages, tools);
+      let decision;
+      try {
+        decision = await governance.budget.beforeLlmCall(estimate, ctx.signal);
+      } catch (error) {
+        decision = { kind: 'deny' as const, resource: 'unknown', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
+      }
+      if (decision.kind !== 'allow') {
+        const payload = { resource: decision.resource, reason: decision.reason, used: decision.used ?? null, limit: decision.limit ?? null, scope: decision.scope ?? 'session' };
+        if (decision.kind === 'deny') {
+          ctx.emit('budget_exhausted', payload);
+          throw new GovernedCallError('BUDGET_EXHAUSTED', `BUDGET_EXHAUSTED: ${decision.resource}: ${decision.reason}`);
+        }
+        ctx.emit('budget_threshold_hit', { kind: 'soft', ...payload });
+      }
+    }
+    const signal = ctx.signal;
     const call = new AbortController();
     const onAbort = (): void => call.abort(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
+    this.calls += 1;
+    governance.hooks?.observe('generate_start', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, message_count: messages.length }, match);
+    let totalTokens = 0;
     try {
-      yield* this.model.provider.stream({
+      for await (const event of this.model.provider.stream({
         model: this.model.modelName,
         messages,
         tools,
         signal: call.signal,
         ...(this.model.maxTokens !== undefined ? { maxTokens: this.model.maxTokens } : {}),
         ...(this.model.temperature !== undefined ? { temperature: this.model.temperature } : {}),
-      });
+      })) {
+        if (event.type === 'usage') totalTokens += event.totalTokens;
+        yield event;
+      }
     } finally {
       signal.removeEventListener('abort', onAbort);
+      // Streaming terminal usage is recorded even when the stream broke after reporting it.
+      governance.budget?.recordUsage(totalTokens);
+      governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, total_tokens: totalTokens }, match);
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
+import { GovernedCallError } from '../invocation/governed-call-error.js';
 import { LlmProviderError } from '../llm/llm-provider.js';
 import type { LoopDeps } from './run-loop.js';
 
@@ -49,6 +50,7 @@ export async function streamTurn(deps: LoopDeps, ctx: InvocationContext, message
       return await attempt(deps, ctx, messages, state);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
+      if (error instanceof GovernedCallError) throw new TurnError(error.code, error.message);
       const retryable = error instanceof LlmProviderError ? error.retryable : false;
       const message = error instanceof Error ? error.message : String(error);
       if (!retryable || state.emitted) throw new TurnError('PROVIDER_ERROR', `provider call failed: ${message}`);
@@ -70,7 +72,7 @@ async function attempt(deps: LoopDeps, ctx: InvocationContext, messages: ChatMes
   const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const calls = new Map<number, { id: string; name: string; args: string }>();
   try {
-    for await (const event of deps.llm.stream(messages, deps.toolSpecs(), ctx.signal)) {
+    for await (const event of deps.llm.stream(messages, deps.toolSpecs(), ctx)) {
       switch (event.type) {
         case 'text_delta':
           text += event.text;

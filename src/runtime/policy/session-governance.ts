@@ -7,6 +7,8 @@ export interface HookGateOutcome {
   action: 'continue' | 'block' | 'skip' | 'retry';
   reason?: string;
   modifiedArgs?: Record<string, unknown>;
+  /** pre_prompt: fields a hook changed in the payload (e.g. `input`). */
+  modifiedPayload?: Record<string, unknown>;
   hookId?: string;
 }
 

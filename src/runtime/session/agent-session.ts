@@ -11,7 +11,9 @@ import { LlmInvoker } from '../invocation/llm-invoker.js';
 import { ToolInvoker, type ToolCallOutcome } from '../invocation/tool-invoker.js';
 import { ConfirmationBroker, type PendingConfirmation } from '../policy/confirmation-broker.js';
 import { isToolFullyDenied } from '../policy/permission-policy.js';
-import type { SecretRedactor } from '../policy/secret-redactor.js';
+import { BuiltinBudgetGuard } from '../policy/budget/builtin-budget-guard.js';
+import { HookEngine } from '../policy/hooks/hook-engine.js';
+import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { runLoop, type LoopOutcome } from '../loop/run-loop.js';
@@ -25,8 +27,8 @@ export interface AgentSessionDeps {
   hostEnv: HostEnv;
   store: SessionStore;
   tools: readonly AnyToolDefinition[];
-  /** Redacts secrets from tool output (shared by every session of the agent). */
-  redactor: SecretRedactor;
+  /** Agent-wide governance services every session shares. */
+  governance: SharedGovernance;
   /** Called when a background save fails (logged by the agent). */
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
@@ -87,6 +89,8 @@ export class AgentSession {
   private registryCache: ToolRegistry | undefined;
   private invokerCache: ToolInvoker | undefined;
   private governanceCache: SessionGovernance | undefined;
+  private hookEngine: HookEngine | undefined;
+  private budgetGuard: BuiltinBudgetGuard | undefined;
   private specsCache: LlmToolSpec[] | undefined;
   private readonly llm: LlmInvoker;
 
@@ -113,7 +117,7 @@ export class AgentSession {
     }
     for (const artifact of restored?.artifacts ?? []) this.artifacts.set(artifact.id, artifact);
     if (restored) this.events.restore(restored.trace);
-    this.llm = new LlmInvoker(config.model);
+    this.llm = new LlmInvoker(config.model, () => this.governance);
   }
 
   /** The session's tools. */
@@ -124,12 +128,33 @@ export class AgentSession {
 
   /** The session's governance (policy, confirmation broker, hooks, budget, redaction); built on first use. */
   get governance(): SessionGovernance {
-    this.governanceCache ??= {
-      permission: this.config.permissionPolicy,
-      confirmation: this.config.confirmationPolicy,
-      broker: new ConfirmationBroker(this.deps.hostEnv),
-      redactor: this.deps.redactor,
-    };
+    if (!this.governanceCache) {
+      const { hostEnv, governance } = this.deps;
+      const hooks = new HookEngine({
+        registry: governance.hostRegistry,
+        configHooks: [...governance.configHooks, ...(this.config.options.hooks ?? [])],
+        now: () => hostEnv.now(),
+        newId: (prefix) => hostEnv.newId(prefix),
+        workspace: this.config.workspace,
+        onError: (failure) => governance.onHookError?.(this.id, failure),
+      });
+      const budget = new BuiltinBudgetGuard({
+        limits: this.config.options.budget ?? governance.defaultBudget,
+        tenantId: this.config.ownerTenantId,
+        tenantLedger: governance.tenantLedger,
+        now: () => hostEnv.now(),
+      });
+      this.governanceCache = {
+        permission: this.config.permissionPolicy,
+        confirmation: this.config.confirmationPolicy,
+        broker: new ConfirmationBroker(hostEnv),
+        redactor: governance.redactor,
+        hooks,
+        budget,
+      };
+      this.hookEngine = hooks;
+      this.budgetGuard = budget;
+    }
     return this.governanceCache;
   }
 
@@ -145,6 +170,23 @@ export class AgentSession {
   private get toolInvoker(): ToolInvoker {
     this.invokerCache ??= new ToolInvoker({ registry: this.registry, governance: this.governance, storeArtifact: (content, toolCallId, toolName) => this.storeArtifact(content, toolCallId, toolName) });
     return this.invokerCache;
+  }
+
+  /** The session's hook engine (REST and WebSocket hook registration). */
+  get hooks(): HookEngine {
+    void this.governance;
+    return this.hookEngine as HookEngine;
+  }
+
+  /** Tell session_start hooks; only sessions with hooks build their engine for it (idle sessions stay small). */
+  notifyStart(): void {
+    if (this.deps.governance.configHooks.length === 0 && !this.config.options.hooks?.length) return;
+    this.hooks.observe('session_start', { session_id: this.id, workspace: this.config.workspace, model: this.config.model.id, labels: this.config.labels }, { sessionId: this.id });
+  }
+
+  /** Provider calls made by this session (all through its one LLM invoker). */
+  get llmCallCount(): number {
+    return this.llm.callCount;
   }
 
   /** Pending human confirmations. */
@@ -273,12 +315,16 @@ export class AgentSession {
     this.closed = true;
     for (const controller of this.directCalls) controller.abort(new Error('session closed'));
     this.governanceCache?.broker.rejectAll('session closed');
+    this.hookEngine?.observe('session_end', { session_id: this.id, reason }, { sessionId: this.id });
     const active = this.active;
     if (active) {
       active.controller.abort(new Error('session closed'));
       await active.done.catch(() => undefined);
     }
     this.emit(undefined, 'session_closed', { reason });
+    // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
+    const engine = this.hookEngine;
+    if (engine) void engine.idle().finally(() => engine.close());
   }
 
   /** Save one complete snapshot generation through the store; emits persistence_failed on failure. */
@@ -326,21 +372,31 @@ export class AgentSession {
     const ctx = this.invocationContext(record.runId, controller.signal, record.runId);
     this.emit(record.runId, 'agent_start', { input: request.input, model: this.config.model.id, side_question: record.sideQuestion });
     this.setStatus(record, 'executing');
-    const userMessage: ChatMessage = { role: 'user', content: request.input };
-    const base = request.history ?? this.messages;
-    const transcript: ChatMessage[] = [{ role: 'system', content: this.config.systemPrompt }, ...base, userMessage];
-    let outcome: LoopOutcome;
-    try {
-      outcome = await runLoop({ llm: this.llm, tools: this.toolInvoker, toolSpecs: () => this.modelToolSpecs() }, ctx, transcript);
-    } catch (error) {
-      outcome = {
-        status: 'failed',
-        text: '',
-        toolCallsCount: 0,
-        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-        added: [],
-        error: { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) },
-      };
+    const governance = this.governance;
+    const budget = this.budgetGuard;
+    budget?.startClock?.();
+    let input = request.input;
+    let outcome: LoopOutcome | undefined;
+    // pre_prompt hooks may block the run or rewrite the input (fail closed, like every gating hook).
+    const gate = await governance.hooks?.gate('pre_prompt', { session_id: this.id, run_id: record.runId, input }, { sessionId: this.id }, controller.signal);
+    if (gate && gate.action !== 'continue') {
+      outcome = failedOutcome('BLOCKED_BY_HOOK', `the prompt was ${gate.action === 'block' ? 'blocked' : 'skipped'} by pre_prompt hook${gate.hookId ? ` ${gate.hookId}` : ''}${gate.reason ? `: ${gate.reason}` : ''}`);
+    } else if (gate?.modifiedPayload && typeof gate.modifiedPayload.input === 'string') {
+      input = gate.modifiedPayload.input;
+    }
+    const userMessage: ChatMessage = { role: 'user', content: input };
+    if (!outcome) {
+      const base = request.history ?? this.messages;
+      const transcript: ChatMessage[] = [{ role: 'system', content: this.config.systemPrompt }, ...base, userMessage];
+      try {
+        outcome = await runLoop({ llm: this.llm, tools: this.toolInvoker, toolSpecs: () => this.modelToolSpecs() }, ctx, transcript);
+      } catch (error) {
+        outcome = failedOutcome('INTERNAL_ERROR', error instanceof Error ? error.message : String(error));
+      }
+    }
+    budget?.stopClock?.();
+    if (outcome.status === 'failed' && outcome.error) {
+      governance.hooks?.observe('on_error', { session_id: this.id, run_id: record.runId, code: outcome.error.code, message: outcome.error.message }, { sessionId: this.id });
     }
     if (!record.sideQuestion) this.messages = [...this.messages, userMessage, ...outcome.added];
     this.usage = {
@@ -434,6 +490,10 @@ export class AgentSession {
       }
     }
   }
+}
+
+function failedOutcome(code: string, message: string): LoopOutcome {
+  return { status: 'failed', text: '', toolCallsCount: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, added: [], error: { code, message } };
 }
 
 function isTerminal(status: RunRecord['status']): boolean {

@@ -1,0 +1,51 @@
+// Entry of `npm run bench -- <name> [--seconds N] ...`: runs one benchmark and prints its one JSON line.
+import { availableParallelism, loadavg } from 'node:os';
+import { parseBenchArgs, type BenchArgs } from './bench-args.js';
+import { round } from './bench-stats.js';
+import { runRunsBench } from './runs-bench.js';
+import { runSessionsBench } from './sessions-bench.js';
+import { runWsBench } from './ws-bench.js';
+
+/** Every benchmark by name. */
+export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Record<string, unknown>>>> = {
+  runs: runRunsBench,
+  ws: runWsBench,
+  sessions: runSessionsBench,
+};
+
+const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
+  runs      runs/s and latency at concurrency 1 and 20 (create session + run with one read tool round + 20-chunk answer)
+  ws        delivered events/s to 100 WebSocket subscribers; p99 latency at 20,000 delivered events/s
+            [--chunks N] [--paced-eps N] [--subscriber-buffer N]
+  sessions  POST /v1/sessions/s at concurrency 20; RSS and heap per idle session [--idle N]
+`;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const bench = name === undefined ? undefined : BENCHMARKS[name];
+  if (!bench) {
+    process.stderr.write(name === undefined ? USAGE : `unknown benchmark: ${name}\n${USAGE}`);
+    return 2;
+  }
+  let args: BenchArgs;
+  try {
+    args = parseBenchArgs(rest);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    return 2;
+  }
+  const loadBefore = loadavg()[0] ?? 0;
+  const figures = await bench(args);
+  // Other work on the machine skews every figure; say how busy it was.
+  const host = { cpus: availableParallelism(), loadavg_1m_before: round(loadBefore), loadavg_1m_after: round(loadavg()[0] ?? 0), node: process.version };
+  process.stdout.write(`${JSON.stringify({ ...figures, host })}\n`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,83 @@
+import type { BenchArgs } from './bench-args.js';
+import { BENCH_FILE, startBenchServer } from './bench-server.js';
+import { percentile, round } from './bench-stats.js';
+import { startDriver } from './driver-client.js';
+import type { BenchProviderOptions, LoadFigures, LoadParams } from './driver-protocol.js';
+import { closedLoop, createJsonClient, UnexpectedResponse } from './http-load.js';
+
+const ANSWER_CHUNKS = 20;
+const CHUNK_TEXT = 'word ';
+const PROVIDER: BenchProviderOptions = {
+  answerChunks: ANSWER_CHUNKS,
+  chunkText: CHUNK_TEXT,
+  toolCall: { name: 'read', arguments: { file_path: BENCH_FILE.path } },
+};
+const WARMUP_SECONDS = 1;
+
+/**
+ * `runs`: sessions created and driven to completion (one `read` tool round, then a 20-chunk answer)
+ * at concurrency 1 and 20, each for a fixed time; prints runs/s and latency percentiles.
+ */
+export async function runRunsBench(args: BenchArgs): Promise<Record<string, unknown>> {
+  const driver = await startDriver();
+  try {
+    const { baseUrl } = await driver.call('start-provider', PROVIDER);
+    const bench = await startBenchServer({ providerBaseUrl: baseUrl });
+    try {
+      const load = (concurrency: number, seconds: number): Promise<LoadFigures> => driver.call('runs-load', { baseUrl: bench.url, concurrency, seconds });
+      await load(20, WARMUP_SECONDS);
+      const c1 = await load(1, args.seconds);
+      const c20 = await load(20, args.seconds);
+      return {
+        bench: 'runs',
+        c1: summarize(c1),
+        c20: summarize(c20),
+        target: { c20_runs_per_s: 300, c1_p50_ms: 5 },
+        seconds_per_phase: args.seconds,
+        warmup_s: WARMUP_SECONDS,
+        live_sessions_at_end: bench.server.ctx.agent.sessionCount,
+        note: 'one run = POST /v1/sessions + POST /v1/sessions/:id/runs {wait:true}; model: read tool call, then a 20-chunk answer; p50/p99 over both requests, run_* over the run request alone; clients and provider in a separate process',
+      };
+    } finally {
+      await bench.close();
+    }
+  } finally {
+    await driver.close();
+  }
+}
+
+function summarize(figures: LoadFigures): Record<string, unknown> {
+  return {
+    runs_per_s: round(figures.count / figures.seconds, 1),
+    p50_ms: round(percentile(figures.latenciesMs, 50)),
+    p99_ms: round(percentile(figures.latenciesMs, 99)),
+    run_p50_ms: round(percentile(figures.innerLatenciesMs, 50)),
+    run_p99_ms: round(percentile(figures.innerLatenciesMs, 99)),
+    runs: figures.count,
+    errors: figures.errors,
+    ...(figures.firstError !== undefined ? { first_error: figures.firstError } : {}),
+  };
+}
+
+/** Driver side of `runs`: the closed loop of create-session + run-and-wait requests. */
+export async function runsLoad(params: LoadParams): Promise<LoadFigures> {
+  const client = createJsonClient(params.baseUrl, params.concurrency);
+  const expected = CHUNK_TEXT.repeat(ANSWER_CHUNKS);
+  try {
+    return await closedLoop(params, async () => {
+      const created = await client.post('/v1/sessions', {});
+      const session = (created.body as { session?: { id?: unknown } } | null)?.session;
+      if (created.status !== 201 || typeof session?.id !== 'string') throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body)}`);
+      const t0 = performance.now();
+      const run = await client.post(`/v1/sessions/${session.id}/runs`, { input: `What is in ${BENCH_FILE.path}?`, wait: true });
+      const elapsed = performance.now() - t0;
+      const body = run.body as { run?: { status?: unknown }; result?: { text?: unknown; toolCallsCount?: unknown } } | null;
+      if (run.status !== 200 || body?.run?.status !== 'completed' || body.result?.text !== expected || body.result.toolCallsCount !== 1) {
+        throw new UnexpectedResponse(`run: ${run.status} ${JSON.stringify(body).slice(0, 500)}`);
+      }
+      return elapsed;
+    });
+  } finally {
+    client.close();
+  }
+}

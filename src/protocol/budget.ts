@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+/** Share of a limit at which the guard starts answering `soft` (a warning) instead of `allow`. */
+export const DEFAULT_SOFT_RATIO = 0.8;
+
+/**
+ * Budget limits (SessionOptions.budget; per tenant in CodeConfig). Unset limits are unlimited.
+ * - `maxTokens`: provider tokens (prompt + completion) over the session's (or tenant's) life.
+ * - `maxToolCalls`: tool calls admitted by the guard.
+ * - `maxWallTimeMs`: cumulative time runs were active (idle time between runs does not count).
+ * - `softRatio`: share of a limit from which decisions are `soft` (default 0.8).
+ */
+export const BudgetOptionsSchema = z
+  .object({
+    maxTokens: z.number().int().positive().optional(),
+    maxToolCalls: z.number().int().positive().optional(),
+    maxWallTimeMs: z.number().int().positive().optional(),
+    softRatio: z.number().gt(0).max(1).default(DEFAULT_SOFT_RATIO),
+  })
+  .strict()
+  .meta({ id: 'BudgetOptions' });
+
+/** Budget limits as sent (softRatio may be absent). */
+export type BudgetOptionsInput = z.input<typeof BudgetOptionsSchema>;
+/** Parsed budget limits. */
+export type BudgetOptions = z.infer<typeof BudgetOptionsSchema>;
+
+/** A budgeted resource. */
+export const BudgetResourceSchema = z.enum(['tokens', 'tool_calls', 'wall_time']);
+
+/** A budgeted resource. */
+export type BudgetResource = z.infer<typeof BudgetResourceSchema>;
+
+/** What a session has used so far, as sent to a budget host. */
+export const BudgetUsedSchema = z.object({ tokens: z.number().int(), tool_calls: z.number().int(), wall_time_ms: z.number().int() }).strict();
+
+/**
+ * Payload of a `budget_check` host request (webhook body: also `kind: "budget_check"` and `request_id`).
+ * `phase: "llm"` comes before a provider call (with `estimated_tokens`), `"tool"` before a tool call (with `tool`).
+ */
+export const BudgetCheckPayloadSchema = z
+  .object({
+    session_id: z.string(),
+    tenant_id: z.string(),
+    phase: z.enum(['llm', 'tool']),
+    tool: z.string().optional(),
+    estimated_tokens: z.number().int().nonnegative().optional(),
+    used: BudgetUsedSchema,
+  })
+  .strict()
+  .meta({ id: 'BudgetCheckPayload' });
+
+/** A `budget_check` payload. */
+export type BudgetCheckPayload = z.infer<typeof BudgetCheckPayloadSchema>;
+
+/**
+ * A budget host's answer. `resource` defaults to tokens (llm phase) or tool_calls (tool phase); `limit`
+ * is reported back in the decision when given. Unknown fields are ignored.
+ */
+export const BudgetHostAnswerSchema = z
+  .object({
+    decision: z.enum(['allow', 'soft', 'deny']),
+    resource: BudgetResourceSchema.optional(),
+    reason: z.string().max(10_000).optional(),
+    limit: z.number().nonnegative().optional(),
+  })
+  .meta({ id: 'BudgetHostAnswer' });
+
+/** A parsed budget host answer. */
+export type BudgetHostAnswer = z.infer<typeof BudgetHostAnswerSchema>;

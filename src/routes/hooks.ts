@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { CodeError } from '../errors.js';
+import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
+import { HookCreatedResponseSchema, HookListResponseSchema, HookParamsSchema, HookRegistrationSchema, HookRemovedResponseSchema } from '../protocol/hooks.js';
+import type { Caller } from '../runtime/caller.js';
+import type { HookEngine } from '../runtime/policy/hooks/hook-engine.js';
+import { addRoute } from '../server/route.js';
+import type { ServerContext } from '../server/server-context.js';
+
+/**
+ * Hook routes: register, list and remove a session's hooks. `getHooks` resolves the session's engine for
+ * the caller (and throws SESSION_NOT_FOUND for another tenant's session). A websocket hook names the
+ * `connection_id` its events WebSocket received in the `connected` frame; it must be a socket of the
+ * caller's tenant.
+ */
+export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, getHooks: (sessionId: string, caller: Caller) => HookEngine): void {
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/hooks',
+      summary: 'Register a hook (webhook or WebSocket host) for this session',
+      description:
+        'Gating events (pre_tool_use, permission_request, pre_prompt) wait for the hook and fail closed: an error or timeout blocks. ' +
+        'Observing events never block. Webhooks are server-side POSTs to the configured URL; websocket hooks need endpoint.connectionId, ' +
+        'the connection_id of the "connected" frame of an events WebSocket of the same tenant.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      body: HookRegistrationSchema,
+      responses: { 201: HookCreatedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+    },
+    async ({ params, body, caller, reply }) => {
+      const hook = getHooks(params.id, caller).register(body, { tenantId: caller.tenantId });
+      reply.status(201);
+      return { hook };
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/sessions/:id/hooks', summary: 'Hooks of this session (config hooks included), in run order', scope: 'sessions', params: SessionParamsSchema, responses: { 200: HookListResponseSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => ({ hooks: getHooks(params.id, caller).list() }),
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'DELETE', url: '/v1/sessions/:id/hooks/:hookId', summary: 'Remove a session hook (config hooks cannot be removed)', scope: 'sessions', params: HookParamsSchema, responses: { 200: HookRemovedResponseSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => {
+      if (!getHooks(params.id, caller).remove(params.hookId)) {
+        throw new CodeError('NOT_FOUND', `hook ${params.hookId} not found in session ${params.id} (config hooks cannot be removed)`, { hookId: params.hookId });
+      }
+      return { removed: true as const, hookId: params.hookId };
+    },
+  );
+}

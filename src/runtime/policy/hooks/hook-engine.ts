@@ -1,0 +1,252 @@
+import { CodeError } from '../../../errors.js';
+import {
+  HookResponseSchema,
+  isGatingHookEvent,
+  isObservingHookEvent,
+  type GatingHookEvent,
+  type HookAction,
+  type HookEvent,
+  type HookInfo,
+  type HookRegistrationInput,
+  type HookResponse,
+  type ObservingHookEvent,
+} from '../../../protocol/hooks.js';
+import { askHost } from '../host-bridge/ask-host.js';
+import { describeHostFailure, type HostBridgeFailure } from '../host-bridge/host-bridge-error.js';
+import { linkSignals } from '../host-bridge/linked-signal.js';
+import type { WebSocketHostRegistry } from '../host-bridge/websocket-host-registry.js';
+import { BoundedTaskQueue } from './bounded-task-queue.js';
+import { hookMatches } from './hook-matcher.js';
+import { hookInfo, resolveConfigHooks, resolveSessionHook, runOrder, type HookOwner, type StoredHook } from './hook-registrations.js';
+
+/** Default bound on hooks one session may register (config hooks not counted). */
+export const DEFAULT_MAX_SESSION_HOOKS = 64;
+/** Default number of observing-hook requests in flight per engine. */
+export const DEFAULT_OBSERVE_CONCURRENCY = 4;
+/** Default backlog of observing-hook requests per engine; beyond it observations are dropped and reported. */
+export const DEFAULT_MAX_QUEUED_OBSERVATIONS = 256;
+
+// Events whose `modified` answer replaces the tool arguments (other gating events merge it into the payload).
+const ARGS_EVENTS: ReadonlySet<string> = new Set(['pre_tool_use', 'permission_request']);
+
+/** A hook that failed: unreachable, timed out, answered badly, or (observing) dropped for a full backlog. */
+export interface HookFailure {
+  hookId: string;
+  event: HookEvent;
+  failure: HostBridgeFailure | 'invalid_response' | 'dropped';
+  message: string;
+}
+
+/** One hook that ran during a gate: what it answered (or `failed`) and how long it took. */
+export interface HookExecution {
+  hookId: string;
+  action: HookAction | 'failed';
+  durationMs: number;
+  reason?: string;
+}
+
+/**
+ * What the gating hooks of one event decided.
+ * - `continue`: go on; `modifiedArgs` (pre_tool_use, permission_request) replaces the arguments and must be
+ *   re-validated by the caller; `modifiedPayload` (pre_prompt) is the payload with hook fields merged in.
+ * - `block`: refuse; `failed` is true when the block came from a hook that errored or timed out (fail closed).
+ * - `skip`, `retry`: a hook stopped the chain; the caller decides what they mean for its operation.
+ */
+export interface HookOutcome {
+  action: HookAction;
+  reason?: string;
+  hookId?: string;
+  modifiedArgs?: Record<string, unknown>;
+  modifiedPayload?: Record<string, unknown>;
+  failed?: boolean;
+  executions: HookExecution[];
+}
+
+/** Where matchers look: the tool, its arguments and the session. */
+export interface HookMatchInput {
+  toolName?: string;
+  args?: unknown;
+  sessionId: string;
+}
+
+/** Dependencies and bounds of a HookEngine. */
+export interface HookEngineOptions {
+  registry: WebSocketHostRegistry;
+  /** Config-declared hooks (ConfigHookRegistration, webhooks only): they apply to every session's engine. */
+  configHooks?: readonly unknown[];
+  now(): number;
+  newId(prefix: string): string;
+  /** Told about every failing hook (gating failures too, after they blocked). Must not throw. */
+  onError?(failure: HookFailure): void;
+  /** The session workspace, so path matchers also see workspace-relative paths. */
+  workspace?: string;
+  maxHooks?: number;
+  observeConcurrency?: number;
+  maxQueuedObservations?: number;
+  /** The fetch implementation for webhooks (defaults to the global one). */
+  fetch?: typeof fetch;
+}
+
+type AskResult = { ok: true; response: HookResponse } | { ok: false; failure: HookFailure['failure']; message: string };
+
+/**
+ * One session's hooks (plus the config-declared hooks every session has). Gating events run matching hooks
+ * in order and fail closed; observing events notify matching hooks in the background, never waiting.
+ */
+export class HookEngine {
+  private readonly sessionHooks = new Map<string, StoredHook>();
+  private readonly configHooks: readonly StoredHook[];
+  private readonly queue: BoundedTaskQueue;
+  private readonly closing = new AbortController();
+  private nextSeq: number;
+
+  constructor(private readonly options: HookEngineOptions) {
+    this.configHooks = resolveConfigHooks(options.configHooks ?? [], options.now());
+    this.nextSeq = this.configHooks.length;
+    this.queue = new BoundedTaskQueue({
+      concurrency: options.observeConcurrency ?? DEFAULT_OBSERVE_CONCURRENCY,
+      maxQueued: options.maxQueuedObservations ?? DEFAULT_MAX_QUEUED_OBSERVATIONS,
+    });
+  }
+
+  /** Register a session hook; throws VALIDATION_ERROR naming the field (bad body, duplicate id, unknown connection, too many hooks). */
+  register(input: HookRegistrationInput, owner?: HookOwner): HookInfo {
+    const max = this.options.maxHooks ?? DEFAULT_MAX_SESSION_HOOKS;
+    if (this.sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
+    const requested = typeof input === 'object' && input !== null && typeof input.id === 'string' ? input.id : undefined;
+    if (requested !== undefined && (this.sessionHooks.has(requested) || this.configHooks.some((hook) => hook.id === requested))) {
+      throw new CodeError('VALIDATION_ERROR', `id: a hook "${requested}" already exists in this session`, { issues: [{ path: 'id', message: 'duplicate hook id' }] });
+    }
+    const hook = resolveSessionHook(input, owner, this.options.registry, () => this.options.newId('hook'), this.nextSeq, this.options.now());
+    this.nextSeq += 1;
+    this.sessionHooks.set(hook.id, hook);
+    return hookInfo(hook, this.options.registry);
+  }
+
+  /** Every hook of the session (config hooks included), in the order they run. */
+  list(): HookInfo[] {
+    return this.all().map((hook) => hookInfo(hook, this.options.registry));
+  }
+
+  /** Remove a session hook; false when unknown (config hooks cannot be removed). */
+  remove(id: string): boolean {
+    return this.sessionHooks.delete(id);
+  }
+
+  /**
+   * Run the matching hooks of a gating event in priority order; the first answer other than `continue`
+   * wins. `modified` answers carry forward to later hooks (and their matchers) and to the caller. A hook
+   * that fails, times out or answers invalid JSON blocks, with a reason naming the hook and the failure.
+   */
+  async gate(event: GatingHookEvent, payload: Record<string, unknown>, match: HookMatchInput, signal?: AbortSignal): Promise<HookOutcome> {
+    // Callers typed against plain strings (GovernanceHooks) can still pass anything: refuse loudly.
+    if (!isGatingHookEvent(event)) throw new TypeError(`"${event}" is not a gating hook event`);
+    const link = linkSignals([signal, this.closing.signal]);
+    try {
+      return await this.runGate(event, payload, match, link.signal);
+    } finally {
+      link.dispose();
+    }
+  }
+
+  private async runGate(event: GatingHookEvent, payload: Record<string, unknown>, match: HookMatchInput, signal: AbortSignal): Promise<HookOutcome> {
+    const executions: HookExecution[] = [];
+    let current = { ...payload };
+    let args = match.args;
+    let argsModified = false;
+    let payloadModified = false;
+    for (const hook of this.all()) {
+      if (hook.event !== event || !hookMatches(hook.matcher, { toolName: match.toolName, args, sessionId: match.sessionId, workspace: this.options.workspace })) continue;
+      const started = this.options.now();
+      const result = await this.ask(hook, current, signal);
+      const durationMs = Math.max(0, this.options.now() - started);
+      if (!result.ok) {
+        executions.push({ hookId: hook.id, action: 'failed', durationMs, reason: result.message });
+        this.report({ hookId: hook.id, event, failure: result.failure, message: result.message });
+        return { action: 'block', reason: `hook ${hook.id} (${event}) failed, so the operation is blocked: ${result.message}`, hookId: hook.id, failed: true, executions };
+      }
+      const { action, reason, modified } = result.response;
+      executions.push({ hookId: hook.id, action, durationMs, ...(reason !== undefined ? { reason } : {}) });
+      if (action !== 'continue') return { action, ...(reason !== undefined ? { reason } : {}), hookId: hook.id, executions };
+      if (modified === undefined) continue;
+      if (ARGS_EVENTS.has(event)) {
+        args = modified;
+        current = { ...current, args: modified };
+        argsModified = true;
+      } else {
+        current = { ...current, ...modified };
+        payloadModified = true;
+      }
+    }
+    return {
+      action: 'continue',
+      ...(argsModified ? { modifiedArgs: args as Record<string, unknown> } : {}),
+      ...(payloadModified ? { modifiedPayload: current } : {}),
+      executions,
+    };
+  }
+
+  /**
+   * Notify the matching hooks of an observing event without waiting: requests run in the background with
+   * bounded concurrency; answers are ignored and failures (or drops, when the backlog is full) go to onError.
+   */
+  observe(event: ObservingHookEvent, payload: Record<string, unknown>, match: HookMatchInput): void {
+    if (!isObservingHookEvent(event)) throw new TypeError(`"${event}" is not an observing hook event`);
+    if (this.closing.signal.aborted) return;
+    for (const hook of this.all()) {
+      if (hook.event !== event || !hookMatches(hook.matcher, { toolName: match.toolName, args: match.args, sessionId: match.sessionId, workspace: this.options.workspace })) continue;
+      const accepted = this.queue.push(async () => {
+        const result = await this.ask(hook, payload, this.closing.signal, false);
+        if (!result.ok) this.report({ hookId: hook.id, event, failure: result.failure, message: result.message });
+      });
+      if (!accepted) {
+        const limit = this.options.maxQueuedObservations ?? DEFAULT_MAX_QUEUED_OBSERVATIONS;
+        this.report({ hookId: hook.id, event, failure: 'dropped', message: `observation dropped: ${limit} observations already waiting (maxQueuedObservations)` });
+      }
+    }
+  }
+
+  /** Resolves once every queued or running observation has finished. */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  /** Stop: queued observations are dropped and in-flight requests aborted (a gate in flight blocks). Idempotent. */
+  close(): void {
+    this.queue.clear();
+    this.closing.abort();
+  }
+
+  private all(): StoredHook[] {
+    return [...this.configHooks, ...this.sessionHooks.values()].sort(runOrder);
+  }
+
+  private async ask(hook: StoredHook, payload: Record<string, unknown>, signal: AbortSignal, parse = true): Promise<AskResult> {
+    let answer: unknown;
+    try {
+      answer = await askHost(hook.endpoint, hook.event, { ...payload, hook_id: hook.id }, {
+        timeoutMs: hook.timeoutMs,
+        signal,
+        registry: this.options.registry,
+        newRequestId: () => this.options.newId('hreq'),
+        fetch: this.options.fetch,
+      });
+    } catch (error) {
+      const { failure, message } = describeHostFailure(error);
+      return { ok: false, failure, message: failure === 'aborted' && this.closing.signal.aborted ? 'the hook engine was closed' : message };
+    }
+    if (!parse) return { ok: true, response: { action: 'continue' } };
+    const parsed = HookResponseSchema.safeParse(answer);
+    if (parsed.success) return { ok: true, response: parsed.data };
+    const issue = parsed.error.issues[0];
+    return { ok: false, failure: 'invalid_response', message: `invalid answer: ${issue ? `${issue.path.join('.') || 'answer'}: ${issue.message}` : 'not a hook response'}` };
+  }
+
+  private report(failure: HookFailure): void {
+    try {
+      this.options.onError?.(failure);
+    } catch {
+      // A throwing error callback must not turn a hook failure into a pipeline fault.
+    }
+  }
+}

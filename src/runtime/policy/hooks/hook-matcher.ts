@@ -1,0 +1,69 @@
+import { isAbsolute, posix, relative, resolve } from 'node:path';
+import type { HookMatcher } from '../../../protocol/hooks.js';
+import { globMatches } from '../permission-policy.js';
+
+/** What a matcher is tested against: the tool, its (current, possibly hook-modified) arguments and the session. */
+export interface HookTarget {
+  toolName?: string;
+  args?: unknown;
+  sessionId: string;
+  /** The session's workspace: absolute paths inside it are also tried relative to it. */
+  workspace?: string;
+}
+
+const wildcardCache = new Map<string, RegExp>();
+
+/** Anchored wildcard test: `*` matches any run of characters (`/` included), `?` one character, the rest is literal. */
+export function wildcardMatches(pattern: string, value: string, ignoreCase = false): boolean {
+  const key = `${ignoreCase ? 'i' : 's'}:${pattern}`;
+  let re = wildcardCache.get(key);
+  if (!re) {
+    const source = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
+    re = new RegExp(`^${source}$`, ignoreCase ? 'is' : 's');
+    if (wildcardCache.size > 10_000) wildcardCache.clear();
+    wildcardCache.set(key, re);
+  }
+  return re.test(value);
+}
+
+function stringArg(args: unknown, key: string): string | undefined {
+  if (args === null || typeof args !== 'object') return undefined;
+  const value = (args as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The forms of a path argument a pattern is tried against: as given, normalised (`./` and `..` resolved),
+ * and, with a workspace, absolute and workspace-relative. A pattern matches when any form does, so a
+ * spelling of the path cannot slip past a hook.
+ */
+export function pathCandidates(path: string, workspace?: string): string[] {
+  const candidates = new Set([path]);
+  const normal = posix.normalize(path);
+  candidates.add(normal);
+  if (workspace) {
+    const absolute = isAbsolute(normal) ? normal : resolve(workspace, normal);
+    candidates.add(absolute);
+    const inside = relative(workspace, absolute);
+    if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside)) candidates.add(inside);
+  }
+  return [...candidates];
+}
+
+/** True when every field the matcher sets matches the target (no matcher matches everything). */
+export function hookMatches(matcher: HookMatcher | undefined, target: HookTarget): boolean {
+  if (!matcher) return true;
+  if (matcher.sessionId !== undefined && matcher.sessionId !== target.sessionId) return false;
+  if (matcher.tool !== undefined && (target.toolName === undefined || !wildcardMatches(matcher.tool, target.toolName, true))) return false;
+  if (matcher.pathPattern !== undefined) {
+    const path = stringArg(target.args, 'file_path') ?? stringArg(target.args, 'path');
+    if (path === undefined) return false;
+    const pattern = matcher.pathPattern;
+    if (!pathCandidates(path, target.workspace).some((candidate) => globMatches(pattern, candidate))) return false;
+  }
+  if (matcher.commandPattern !== undefined) {
+    const command = stringArg(target.args, 'command');
+    if (command === undefined || !wildcardMatches(matcher.commandPattern, command)) return false;
+  }
+  return true;
+}

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import { HostBridgeError } from './host-bridge-error.js';
+import { postWebhook, type WebhookHostEndpoint } from './webhook-client.js';
+import type { WebSocketHostRegistry } from './websocket-host-registry.js';
+
+/** A connected WebSocket client that registered itself as a host (see WebSocketHostRegistry). */
+export interface WebSocketHostEndpoint {
+  kind: 'websocket';
+  connectionId: string;
+}
+
+/** Where a host question goes: a webhook URL or a connected WebSocket client. */
+export type HostEndpoint = WebhookHostEndpoint | WebSocketHostEndpoint;
+
+/** How one host question is asked. */
+export interface AskHostOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Needed for WebSocket endpoints. */
+  registry?: WebSocketHostRegistry;
+  /** Request id generator for webhooks (default: random UUIDs). */
+  newRequestId?: () => string;
+  /** The fetch implementation for webhooks (defaults to the global one). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Ask a host a question and wait for its answer (unvalidated JSON: callers parse it with their schema).
+ * Webhooks get `{...payload, kind, request_id}` as the POST body; WebSocket hosts get a `hook_request`
+ * frame `{type, request_id, kind, payload}`. Every failure rejects with HostBridgeError.
+ */
+export async function askHost(endpoint: HostEndpoint, kind: string, payload: Record<string, unknown>, options: AskHostOptions): Promise<unknown> {
+  if (endpoint.kind === 'webhook') {
+    const requestId = (options.newRequestId ?? randomUUID)();
+    // kind and request_id come last so a payload field can never impersonate them.
+    return postWebhook(endpoint, { ...payload, kind, request_id: requestId }, { timeoutMs: options.timeoutMs, signal: options.signal, fetch: options.fetch });
+  }
+  if (!options.registry) throw new HostBridgeError('unknown_connection', `no WebSocket host registry to reach connection ${endpoint.connectionId}`);
+  return options.registry.request(endpoint.connectionId, kind, payload, options.timeoutMs, options.signal);
+}
