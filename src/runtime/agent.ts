@@ -9,6 +9,7 @@ import type { LlmProvider } from './llm/llm-provider.js';
 import type { SharedGovernance } from './policy/shared-governance.js';
 import { AgentSession } from './session/agent-session.js';
 import { buildSessionConfig } from './session/session-builder.js';
+import { WorkspaceContextCache } from './session/workspace-context-cache.js';
 import type { AnyToolDefinition } from './tools/define-tool.js';
 
 /** What the agent is built from (see createRuntimeContext). */
@@ -34,8 +35,11 @@ export class Agent {
   private readonly pending = new Set<string>();
   private readonly closedIds = new Set<string>();
   private closing = false;
+  private readonly workspaceContext: WorkspaceContextCache;
 
-  constructor(readonly deps: AgentDeps) {}
+  constructor(readonly deps: AgentDeps) {
+    this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
+  }
 
   /** Number of live sessions. */
   get sessionCount(): number {
@@ -179,7 +183,7 @@ export class Agent {
   }
 
   private builderDeps() {
-    return { config: this.deps.config, hostEnv: this.deps.hostEnv, providerFor: this.deps.providerFor, workspaceRoots: this.deps.workspaceRoots };
+    return { config: this.deps.config, hostEnv: this.deps.hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
   }
 
   private sessionDeps() {

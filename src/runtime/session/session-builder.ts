@@ -8,9 +8,9 @@ import { BUILTIN_DEFAULT_POLICY, policyProblems } from '../policy/permission-pol
 import { hasScope, type Caller } from '../caller.js';
 import type { HostEnv } from '../host-env.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
-import { loadAgentsMd } from '../prompt/agents-md.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { WorkspaceContextCache } from './workspace-context-cache.js';
 
 /** What the builder needs besides the options. */
 export interface SessionBuilderDeps {
@@ -18,9 +18,11 @@ export interface SessionBuilderDeps {
   hostEnv: HostEnv;
   /** The provider client for a configured provider name (cached by the caller). */
   providerFor(name: string): LlmProvider;
-  /** Canonical (realpath) workspace roots. */
-  workspaceRoots: readonly string[];
+  /** Resolves workspaces inside the canonical roots and loads their AGENTS.md (briefly cached). */
+  workspaceContext: WorkspaceContextCache;
 }
+
+const DEFAULT_CONFIRMATION_POLICY = ConfirmationPolicySchema.parse({});
 
 function configError(field: string, message: string): CodeError {
   return new CodeError('SESSION_CONFIGURATION_ERROR', `${field}: ${message}`, { field });
@@ -81,15 +83,9 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     const field = options.permissionPolicy ? 'permissionPolicy' : 'defaultPermissionPolicy';
     throw new CodeError('SESSION_CONFIGURATION_ERROR', `${field}.${problems[0]}`, { field: `${field}.${problems[0].split(':')[0]}`, problems });
   }
-  const confirmationPolicy = options.confirmationPolicy ?? config.defaultConfirmationPolicy ?? ConfirmationPolicySchema.parse({});
+  const confirmationPolicy = options.confirmationPolicy ?? config.defaultConfirmationPolicy ?? DEFAULT_CONFIRMATION_POLICY;
 
-  const workspace = await resolveWorkspace(options.workspace, deps.workspaceRoots);
-  let agentsMd: string;
-  try {
-    agentsMd = await loadAgentsMd(workspace, config.limits.agentsMdBytes);
-  } catch (error) {
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `AGENTS.md: could not be read (${error instanceof Error ? error.message : String(error)})`, { resource: 'AGENTS.md' });
-  }
+  const { workspace, agentsMd } = await deps.workspaceContext.get(options.workspace);
   let provider: LlmProvider;
   try {
     provider = deps.providerFor(providerName);
