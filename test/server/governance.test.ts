@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -173,6 +175,21 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
     expect(denied.body.output).toContain('bash(rm*)');
     const read = await request(t.url).post(`/v1/sessions/${id}/tools/read/governed`).send({ args: { file_path: 'a.txt' } }).expect(200);
     expect(read.body.exitCode).toBe(0);
+  });
+
+  it('the README CI-bot policy allows build and test commands and denies pushes, deletes and .env writes', async () => {
+    const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+    const block = /```json\n(\{\n  "permissionPolicy"[\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    const id = (await request(t.url).post('/v1/sessions').send(JSON.parse(block ?? '{}')).expect(201)).body.session.id;
+    const governed = async (tool: string, args: Record<string, unknown>) => (await request(t.url).post(`/v1/sessions/${id}/tools/${tool}/governed`).send({ args }).expect(200)).body as { output: string; exitCode: number };
+    expect((await governed('bash', { command: 'git push origin main' })).output).toContain('bash(git push:*)');
+    expect((await governed('bash', { command: 'rm -rf src' })).output).toContain('bash(rm -rf:*)');
+    expect((await governed('write', { file_path: '.env', content: 'X=1' })).output).toContain('write(**/.env*)');
+    expect((await governed('bash', { command: 'curl example.com' })).output).toContain('defaultDecision');
+    expect((await governed('read', { file_path: 'a.txt' })).exitCode).toBe(0);
+    expect((await governed('write', { file_path: 'src/new.ts', content: 'export {};' })).exitCode).toBe(0);
+    expect((await governed('bash', { command: 'npm test -- --version' })).output).not.toContain('denied');
   });
 
   it('redacts secrets from tool output before the model or the host sees them', async () => {
