@@ -192,6 +192,42 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
     expect((await governed('bash', { command: 'npm test -- --version' })).output).not.toContain('denied');
   });
 
+  it('a model cannot reach an ungoverned call through batch: children of a model-owned batch are governed again', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({ permissionPolicy: { allow: ['batch', 'read'], defaultDecision: 'deny' } }).expect(201)).body.session.id;
+    t.fake.script(
+      {
+        toolCalls: [
+          {
+            id: 'mb',
+            name: 'batch',
+            arguments: { invocations: [{ id: 'sh', tool: 'bash', args: { command: 'touch escaped' } }, { id: 'rd', tool: 'read', args: { file_path: 'a.txt' } }, { id: 'nest', tool: 'batch', args: { invocations: [{ id: 'x', tool: 'bash', args: { command: 'touch nested' } }] } }] },
+          },
+        ],
+      },
+      { text: 'done' },
+    );
+    const run = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'go', wait: true }).expect(200);
+    const out = toolMessage(t, 'mb');
+    expect(out).toContain('defaultDecision');
+    expect(out).toContain('hello');
+    expect(out).toContain('recursive batch calls are not allowed');
+    const evs = await runEvents(t, id, run.body.runId);
+    const child = evs.find((e) => e.type === 'tool_execution_start' && e.payload.tool_name === 'read');
+    expect(child?.payload).toMatchObject({ origin: 'nested', parent_tool_id: 'mb' });
+    expect(evs.some((e) => e.type === 'permission_denied' && e.payload.tool_name === 'bash')).toBe(true);
+    const ls = await request(t.url).post(`/v1/sessions/${id}/tools/ls`).send({ args: {} }).expect(200);
+    expect(ls.body.output).not.toContain('escaped');
+    expect(ls.body.output).not.toContain('nested');
+    // Governed direct batch: the children are governed too.
+    const governed = await request(t.url).post(`/v1/sessions/${id}/tools/batch/governed`).send({ args: { invocations: [{ id: 'g', tool: 'bash', args: { command: 'touch governed' } }] } }).expect(200);
+    expect(governed.body.output).toContain('defaultDecision');
+    // Only an explicit host-direct batch makes its children trusted.
+    const host = await request(t.url).post(`/v1/sessions/${id}/tools/batch`).send({ args: { invocations: [{ id: 'h', tool: 'bash', args: { command: 'echo trusted-child' } }] } }).expect(200);
+    expect(host.body.exitCode).toBe(0);
+    expect(host.body.output).toContain('trusted-child');
+    t.fake.assertDone();
+  });
+
   it('redacts secrets from tool output before the model or the host sees them', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     const secret = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789';

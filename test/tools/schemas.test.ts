@@ -7,8 +7,8 @@ import { createBuiltinTools } from '../../src/runtime/tools/builtin-tools.js';
 describe('built-in tools', () => {
   const tools = createBuiltinTools();
 
-  it('are the nine built-ins with unique names, prose descriptions and strict schemas', () => {
-    expect(tools.map((tool) => tool.name)).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'git']);
+  it('are the built-ins with unique names, prose descriptions and strict schemas', () => {
+    expect(tools.map((tool) => tool.name)).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'git', 'batch']);
     for (const tool of tools) {
       expect(tool.description.length, tool.name).toBeGreaterThan(50);
       expect(() => tool.parameters.parse({ unexpected_field: true }), tool.name).toThrow();

@@ -1,5 +1,6 @@
 import type { AnyToolDefinition } from './define-tool.js';
 import { bashTool } from './builtin/bash.js';
+import { batchTool } from './builtin/batch.js';
 import { editTool } from './builtin/edit.js';
 import { gitTool } from './builtin/git.js';
 import { globTool } from './builtin/glob.js';
@@ -9,7 +10,7 @@ import { patchTool } from './builtin/patch.js';
 import { readTool } from './builtin/read.js';
 import { writeTool } from './builtin/write.js';
 
-/** The nine built-in tools (file reading and editing, search, shell and git), in a stable order. */
+/** The built-in tools (file reading and editing, search, shell, git and the batch orchestrator), in a stable order. */
 export function createBuiltinTools(): AnyToolDefinition[] {
-  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool];
+  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool, batchTool];
 }
