@@ -49,6 +49,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly parameters: S;
   /** True for tools that never change the workspace or the host (and so are safe to run concurrently). */
   readonly readOnly: boolean;
+  /**
+   * The JSON schema shown to the model when it is not derived from `parameters` (MCP tools present their
+   * servers' schemas as given; their `parameters` accept any object and the server validates).
+   */
+  readonly jsonSchema?: Record<string, unknown>;
   /** Set only on the built-in orchestrators; they receive `ctx.nested`. */
   readonly orchestrator?: 'batch' | 'program';
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
