@@ -7,6 +7,8 @@ export const config = defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One throwaway redis-server for the whole run (tests read its URL with inject('redisUrl')).
+    globalSetup: ['test/support/global-setup.ts'],
   },
 });
 

@@ -8,6 +8,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerToolRoutes } from './routes/tools.js';
+import { registerVerificationRoutes } from './routes/verifications.js';
 import { installErrorHandler } from './server/error-handler.js';
 
 /** The Fastify app plus the handles shutdown needs. */
@@ -32,6 +33,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerRunRoutes(app, ctx);
   registerToolRoutes(app, ctx);
   registerConfirmationRoutes(app, ctx);
+  registerVerificationRoutes(app, ctx, { getSession: (id, caller) => ctx.agent.getSession(id, caller) });
   registerHookRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller).hooks);
   registerEventsWebSocket(app, ctx, sockets);
   return { app, sockets };

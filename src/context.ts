@@ -12,7 +12,10 @@ import { SecretRedactor } from './runtime/policy/secret-redactor.js';
 import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
 import { Authenticator } from './server/authenticator.js';
 import { OpenApiRegistry } from './server/openapi-registry.js';
+import type { CheckpointStore } from './stores/checkpoint-store.js';
+import { FileCheckpointStore } from './stores/file-checkpoint-store.js';
 import { FileSessionStore } from './stores/file-session-store.js';
+import { MemoryCheckpointStore } from './stores/memory-checkpoint-store.js';
 import { MemorySessionStore } from './stores/memory-session-store.js';
 import type { SessionStore } from './stores/session-store.js';
 
@@ -34,6 +37,7 @@ export interface RuntimeOverrides {
   hostEnv?: HostEnv;
   logger?: Logger;
   store?: SessionStore;
+  checkpoints?: CheckpointStore;
 }
 
 async function createStore(config: CodeConfig): Promise<SessionStore> {
@@ -43,6 +47,17 @@ async function createStore(config: CodeConfig): Promise<SessionStore> {
     await store.init();
   } catch (error) {
     throw new CodeError('SESSION_INITIALIZATION_ERROR', `file store at ${config.sessionsDir}: ${error instanceof Error ? error.message : String(error)}`, { resource: 'sessionsDir' });
+  }
+  return store;
+}
+
+async function createCheckpointStore(config: CodeConfig): Promise<CheckpointStore> {
+  if (config.storageBackend === 'memory') return new MemoryCheckpointStore();
+  const store = new FileCheckpointStore({ dir: `${config.dataDir}/checkpoints` });
+  try {
+    await store.init();
+  } catch (error) {
+    throw new CodeError('SESSION_INITIALIZATION_ERROR', `checkpoint store at ${config.dataDir}/checkpoints: ${error instanceof Error ? error.message : String(error)}`, { resource: 'dataDir' });
   }
   return store;
 }
@@ -64,6 +79,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
   const store = overrides.store ?? (await createStore(config));
+  const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config));
   const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   const providers = new Map<string, LlmProvider>();
@@ -84,6 +100,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     tools: createBuiltinTools(),
     workspaceRoots,
     providerFor,
+    checkpoints,
     governance: {
       // Configured secrets are redacted from tool output wherever they appear.
       redactor: new SecretRedactor([

@@ -53,6 +53,9 @@ export const RunRequestSchema = z
   .strict()
   .meta({ id: 'RunRequest' });
 
+/** Body of POST .../runs/:runId/resume. */
+export const ResumeRequestSchema = z.object({ wait: z.boolean().optional() }).strict().meta({ id: 'ResumeRequest' });
+
 /** Answer of a started run (202) or a finished one (200 with wait: true). */
 export const RunStartedResponseSchema = z.object({ runId: z.string(), run: RunRecordSchema, existing: z.boolean() });
 /** Answer of POST .../runs with wait: true. */

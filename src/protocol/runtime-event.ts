@@ -37,6 +37,10 @@ export interface RuntimeEventPayloads {
   hook_blocked: { tool_id: string; tool_name: string; hook_id: string | null; reason: string };
   budget_threshold_hit: BudgetEventPayload & { kind: 'soft' };
   budget_exhausted: BudgetEventPayload;
+  checkpoint_saved: { turn: number; store: string };
+  run_resumed: { from_run_id: string; turn: number };
+  verification_started: { subject: string; commands: number };
+  verification_completed: { report_id: string; subject: string; status: string; failed_required: number };
 }
 
 /** Payload fields shared by the budget events. */
@@ -60,6 +64,7 @@ export interface AgentEndPayload {
   pending_verification_count: number;
   failed_verification_count: number;
   verification_report_count: number;
+  verification_summary_text: string | null;
   error?: { code: string; message: string };
 }
 

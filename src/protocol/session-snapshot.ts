@@ -3,6 +3,7 @@ import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { RunRecordSchema, UsageSchema } from './run-record.js';
 import { SessionOptionsSchema } from './session-options.js';
+import { VerificationReportSchema } from './verification.js';
 
 /** Identity labels carried by a session into events, hooks and snapshots. */
 export const SessionLabelsSchema = z
@@ -54,7 +55,7 @@ export const SessionSnapshotV1Schema = z
     artifacts: z.array(ArtifactSchema),
     trace_events: z.array(EventEnvelopeSchema),
     run_records: z.array(RunRecordSchema),
-    verification_reports: z.array(z.unknown()),
+    verification_reports: z.array(VerificationReportSchema),
     subagent_tasks: z.array(z.unknown()),
   })
   .meta({ id: 'SessionSnapshotV1' });

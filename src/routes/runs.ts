@@ -7,6 +7,7 @@ import {
   RunEventsResponseSchema,
   RunFinishedResponseSchema,
   RunListResponseSchema,
+  ResumeRequestSchema,
   RunParamsSchema,
   RunRequestSchema,
   RunResponseSchema,
@@ -17,6 +18,12 @@ import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+function idempotencyKey(raw: string | string[] | undefined): string | undefined {
+  const key = Array.isArray(raw) ? raw[0] : raw;
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new CodeError('VALIDATION_ERROR', 'headers.idempotency-key: must be 1-200 visible ASCII characters', { field: 'Idempotency-Key' });
+  return key;
+}
 
 /** Run routes: start (single flight, idempotent), list, get, events page, cancel. */
 export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): void {
@@ -37,9 +44,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
     },
     async ({ params, body, caller, request, reply }) => {
       if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
-      const rawKey = request.headers['idempotency-key'];
-      const key = Array.isArray(rawKey) ? rawKey[0] : rawKey;
-      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new CodeError('VALIDATION_ERROR', 'headers.idempotency-key: must be 1-200 visible ASCII characters', { field: 'Idempotency-Key' });
+      const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
       const handle = session.startRun({ input: body.input, history: body.history, idempotencyKey: key });
       if (body.wait) {
@@ -81,6 +86,32 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       session.getRun(params.runId);
       const page = session.events.runPage(params.runId, query.after, query.limit) ?? { events: [], retentionGap: undefined, nextAfter: undefined };
       return { events: page.events, retentionGap: page.retentionGap ?? null, nextAfter: page.nextAfter ?? null };
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/runs/:runId/resume',
+      summary: "Resume a run from its loop checkpoint (new run id; the old run is named in the new run's metadata)",
+      description: 'Hydrates the session from the store when it is not live on this node. 409 SESSION_STORE_REQUIRED without a durable checkpoint store; 404 CHECKPOINT_NOT_FOUND when the run has no checkpoint (retry later, or treat the run as lost); 409 SESSION_BUSY while a run is active.',
+      scope: 'sessions',
+      params: RunParamsSchema,
+      body: ResumeRequestSchema,
+      headers: { 'Idempotency-Key': 'Optional; up to 200 visible ASCII characters.' },
+      responses: { 200: RunFinishedResponseSchema, 202: RunStartedResponseSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
+    },
+    async ({ params, body, caller, request, reply }) => {
+      const key = idempotencyKey(request.headers['idempotency-key']);
+      const { handle } = await agent.resumeRun(params.id, params.runId, caller, key);
+      if (body.wait) {
+        const run = await handle.done;
+        reply.status(200);
+        return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
+      }
+      reply.status(handle.existing ? 200 : 202);
+      return { runId: handle.record.runId, run: handle.record, existing: handle.existing };
     },
   );
   addRoute(

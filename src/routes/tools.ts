@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { CodeError } from '../errors.js';
 import { ArtifactParamsSchema, ArtifactResponseSchema, ErrorBodySchema, SessionParamsSchema, ToolCallBodySchema, ToolListResponseSchema, ToolParamsSchema, ToolResultResponseSchema } from '../protocol/http.js';
 import type { ToolCallOutcome } from '../runtime/invocation/tool-invoker.js';
@@ -38,6 +39,21 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
     async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'host_direct')),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/program',
+      summary: 'Run a bounded QuickJS program host-direct (the program tool\'s arguments)',
+      description: 'Runs code on the host: needs the host_direct scope. The program\'s own tool calls are trusted nested calls (hooks, budget, timeouts and redaction still apply). Result JSON in metadata.script_result, calls in metadata.program.tool_calls.',
+      scope: 'host_direct',
+      params: SessionParamsSchema,
+      body: z.record(z.string(), z.unknown()),
+      responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
+    },
+    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect('program', body, 'host_direct')),
   );
   addRoute(
     app,

@@ -2,12 +2,13 @@ import type { CodeConfig } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
 import type { SessionOptions } from '../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
+import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
 import type { HostEnv } from './host-env.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { SharedGovernance } from './policy/shared-governance.js';
-import { AgentSession } from './session/agent-session.js';
+import { AgentSession, type RunHandle } from './session/agent-session.js';
 import { buildSessionConfig } from './session/session-builder.js';
 import { WorkspaceContextCache } from './session/workspace-context-cache.js';
 import type { AnyToolDefinition } from './tools/define-tool.js';
@@ -21,6 +22,8 @@ export interface AgentDeps {
   workspaceRoots: readonly string[];
   providerFor(name: string): LlmProvider;
   governance: SharedGovernance;
+  /** Loop checkpoints (memory, file or Redis); `durable` says whether a resume can find them after a restart. */
+  checkpoints: CheckpointStore;
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
 
@@ -79,12 +82,36 @@ export class Agent {
       if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
       const config = await buildSessionConfig(options, caller, this.builderDeps());
       const session = new AgentSession(config, this.sessionDeps());
+      // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
+      if (config.autoSave) await session.save();
       this.register(session);
       session.notifyStart();
       return { session, resumed: false };
     } finally {
       if (requestedId !== undefined) this.pending.delete(requestedId);
     }
+  }
+
+  /**
+   * Resume a run from its loop checkpoint: hydrate the session from the store when it is not live here,
+   * then start a new run (new id; the old run is named in its metadata) from the checkpoint's transcript
+   * and counters. SESSION_STORE_REQUIRED without a durable checkpoint store; CHECKPOINT_NOT_FOUND when the
+   * run has no checkpoint (it finished, never completed a tool round, or was lost).
+   */
+  async resumeRun(sessionId: string, runId: string, caller: Caller, idempotencyKey?: string): Promise<{ session: AgentSession; handle: RunHandle }> {
+    this.assertAdmitting();
+    if (this.deps.checkpoints.kind === 'memory') {
+      throw new CodeError('SESSION_STORE_REQUIRED', 'resume needs a durable checkpoint store (storage_backend "file" on one node, REDIS_URL across nodes); this server keeps checkpoints in memory', { storageBackend: this.deps.config.storageBackend });
+    }
+    let session = this.sessions.get(sessionId);
+    if (session) this.assertVisible(session, caller);
+    else session = (await this.createSession({ sessionId, resume: true }, caller)).session;
+    if (session.activeRunId === runId) throw new CodeError('SESSION_BUSY', `run ${runId} is still running on this node`, { activeRunId: runId });
+    const checkpoint = await this.deps.checkpoints.load(runId);
+    if (!checkpoint || checkpoint.session_id !== session.id) {
+      throw new CodeError('CHECKPOINT_NOT_FOUND', `no loop checkpoint for run ${runId} in session ${sessionId}; the run finished, never completed a tool round, or was lost`, { runId });
+    }
+    return { session, handle: session.startRun({ input: checkpoint.input, resumeFrom: checkpoint, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }) };
   }
 
   /** A live session visible to the caller; SESSION_NOT_FOUND otherwise, SESSION_CLOSED when closed. */
@@ -133,6 +160,7 @@ export class Agent {
       this.forget(s.id);
     }));
     await this.deps.store.close();
+    await this.deps.checkpoints.close();
   }
 
   private async restore(snapshot: SessionSnapshotV1, caller: Caller): Promise<AgentSession> {
@@ -150,6 +178,7 @@ export class Agent {
       runs: snapshot.run_records,
       artifacts: snapshot.artifacts,
       trace: snapshot.trace_events,
+      verifications: snapshot.verification_reports,
       sessionSequence: stored.sessionSequence,
     });
     this.register(session);
@@ -187,7 +216,7 @@ export class Agent {
   }
 
   private sessionDeps() {
-    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, onPersistenceError: this.deps.onPersistenceError };
+    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, onPersistenceError: this.deps.onPersistenceError };
   }
 }
 

@@ -179,7 +179,7 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
 
   it('the README CI-bot policy allows build and test commands and denies pushes, deletes and .env writes', async () => {
     const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
-    const block = /```json\n(\{\n  "permissionPolicy"[\s\S]*?)```/.exec(readme)?.[1];
+    const block = /```json\n(\{\n {2}"permissionPolicy"[\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
     const id = (await request(t.url).post('/v1/sessions').send(JSON.parse(block ?? '{}')).expect(201)).body.session.id;
     const governed = async (tool: string, args: Record<string, unknown>) => (await request(t.url).post(`/v1/sessions/${id}/tools/${tool}/governed`).send({ args }).expect(200)).body as { output: string; exitCode: number };

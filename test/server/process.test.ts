@@ -67,6 +67,51 @@ describe('the server process', () => {
     expect(proc.stderr).toContain('without API tokens');
   });
 
+  it('a run killed with SIGKILL after a checkpoint is resumed by a fresh process without re-running a tool round', async () => {
+    fake = await startFakeProvider();
+    const dataDir = tempDir('a3s-data-');
+    const root = tempDir('a3s-ws-');
+    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_DATA_DIR: dataDir, A3S_WORKSPACE_ROOTS: root };
+    const first = startMain(env);
+    procs.push(first);
+    const url = await listening(first);
+    const policy = { enabled: false };
+    await request(url).post('/v1/sessions').send({ sessionId: 'crashy', autoSave: true, permissionPolicy: policy }).expect(201);
+    fake.script(
+      { toolCalls: [{ id: 'r1', name: 'bash', arguments: { command: 'echo one >> log.txt' } }] },
+      { toolCalls: [{ id: 'r2', name: 'bash', arguments: { command: 'echo two >> log.txt' } }] },
+      { hang: true },
+    );
+    const started = await request(url).post('/v1/sessions/crashy/runs').send({ input: 'write the log' }).expect(202);
+    await fake.waitForRequests(3, 20_000);
+    // The checkpoint after round 2 is written before the third provider call starts.
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = startMain(env);
+    procs.push(second);
+    const url2 = await listening(second);
+    fake.script({ text: 'resumed and finished' });
+    const resumed = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).send({ wait: true }).expect(200);
+    expect(resumed.body.runId).not.toBe(started.body.runId);
+    expect(resumed.body.run.metadata).toMatchObject({ resumed_from_run_id: started.body.runId, resumed_from_turn: 2 });
+    expect(resumed.body.result.text).toBe('resumed and finished');
+    expect(resumed.body.result.toolCallsCount).toBe(2);
+    const log = await request(url2).post('/v1/sessions/crashy/tools/read').send({ args: { file_path: 'log.txt' } }).expect(200);
+    expect(log.body.output).toMatch(/one\n.*two/s);
+    expect(log.body.output.match(/one/g)).toHaveLength(1);
+    expect(log.body.output.match(/two/g)).toHaveLength(1);
+    const resumeRequest = fake.requests.at(-1)?.body.messages ?? [];
+    expect(resumeRequest.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['r1', 'r2']);
+    const history = (await request(url2).get('/v1/sessions/crashy/history').expect(200)).body.messages;
+    expect(history.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    // The checkpoint is gone once the resumed run ended: a second resume finds nothing.
+    const again = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).send({}).expect(404);
+    expect(again.body.error.code).toBe('CHECKPOINT_NOT_FOUND');
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+
   it('persists with autoSave, shuts down on SIGTERM, and a fresh process resumes the session', async () => {
     fake = await startFakeProvider();
     const dataDir = tempDir('a3s-data-');

@@ -4,11 +4,13 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile, chmod } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { FileSessionStore } from '../../src/stores/file-session-store.js';
 import { MemorySessionStore } from '../../src/stores/memory-session-store.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
+import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
 import { makeSnapshot } from '../support/snapshot-fixtures.js';
+import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
 import { runSessionStoreContract } from './session-store-contract.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,6 +27,29 @@ runSessionStoreContract(
       store,
       writeRaw: (sessionId, text) => writeFile(path.join(dir, 'sessions', `${sessionId}.json`), text),
       dispose: () => rm(dir, { recursive: true, force: true }),
+    };
+  },
+  { storesText: true },
+);
+
+runSessionStoreContract(
+  'redis',
+  async () => {
+    const redis = connectTestRedis(inject('redisUrl'));
+    const keyPrefix = randomKeyPrefix();
+    const store = new RedisSessionStore({ redis, keyPrefix });
+    return {
+      store,
+      writeRaw: async (sessionId, text) => {
+        // Hand-written data: the gen field mirrors the text's generation when it has one.
+        const generation = /"generation":\s*(\d+)/.exec(text)?.[1] ?? '0';
+        await redis.hset(store.sessionKey(sessionId), 'gen', generation, 'enc', 'json', 'data', text);
+        await redis.sadd(store.indexKey, sessionId);
+      },
+      dispose: async () => {
+        await deleteKeysWithPrefix(redis, keyPrefix);
+        await redis.quit();
+      },
     };
   },
   { storesText: true },

@@ -27,6 +27,8 @@ export interface ToolInvokerDeps {
   registry: ToolRegistry;
   governance: SessionGovernance;
   storeArtifact(content: string, toolCallId: string, toolName: string): string;
+  /** Told about every executed call (after sanitisation), e.g. to attach a verification report to a preset command. */
+  afterExecute?(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void;
 }
 
 /** The call as it moves through the pipeline stages. */

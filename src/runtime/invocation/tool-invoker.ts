@@ -50,6 +50,7 @@ export class ToolInvoker {
     const raw = await execute(state, this.nestedInvoker(state));
     const result = sanitizeOutput(state, raw);
     postToolHooks(state, result);
+    this.deps.afterExecute?.(call, state.args, result, started, ctx);
     return this.finish(state, started, result, false);
   }
 

@@ -9,12 +9,27 @@ import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
 import { withDeadline } from './run-deadline.js';
 import { streamTurn, type TurnResult } from './stream-turn.js';
 
+/** Loop state after a completed tool round: what a checkpoint holds and what a resume starts from. */
+export interface LoopState {
+  turn: number;
+  messages: ChatMessage[];
+  usage: Usage;
+  toolCallsCount: number;
+  toolRounds: number;
+  parseFailures: number;
+  continuations: number;
+  lastCallKey: string;
+  sameCallCount: number;
+}
+
 /** Services the loop drives. */
 export interface LoopDeps {
   llm: LlmInvoker;
   tools: ToolInvoker;
   /** The tool specs the model sees (tools denied for every argument are hidden). */
   toolSpecs(): LlmToolSpec[];
+  /** Called after every completed tool round (never mid-tool) with the state a resume would start from. */
+  checkpoint?(state: LoopState): Promise<void>;
 }
 
 /** Why a run ended other than normally. */
@@ -23,7 +38,7 @@ export interface LoopError {
   message: string;
 }
 
-/** What the loop returns: final text, counters, and the messages it added after the input. */
+/** What the loop returns: final text, counters (a resumed run's include the checkpoint's), and the messages it added after its starting transcript. */
 export interface LoopOutcome {
   status: 'completed' | 'failed' | 'cancelled';
   text: string;
@@ -38,31 +53,31 @@ export interface LoopOutcome {
  * repeat until the model answers without tools, honouring every limit in the governance snapshot.
  * `maxExecutionTimeMs` is a hard deadline: it aborts the in-flight provider call or tool too.
  */
-export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[]): Promise<LoopOutcome> {
+export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], resume?: LoopState): Promise<LoopOutcome> {
   const deadline = ctx.hostEnv.now() + ctx.governance.maxExecutionTimeMs;
   const scope = withDeadline(ctx, deadline);
   try {
-    return await loop(deps, scope.ctx, transcript, deadline);
+    return await loop(deps, scope.ctx, resume ? resume.messages : transcript, deadline, resume);
   } finally {
     scope.dispose();
   }
 }
 
-async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], deadline: number): Promise<LoopOutcome> {
+async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], deadline: number, resume: LoopState | undefined): Promise<LoopOutcome> {
   const g = ctx.governance;
   const messages = [...transcript];
   const added: ChatMessage[] = [];
-  const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  let toolCallsCount = 0;
-  let toolRounds = 0;
-  let parseFailures = 0;
-  let continuations = 0;
-  let lastCallKey = '';
-  let sameCallCount = 0;
+  const usage: Usage = resume ? { ...resume.usage } : { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  let toolCallsCount = resume?.toolCallsCount ?? 0;
+  let toolRounds = resume?.toolRounds ?? 0;
+  let parseFailures = resume?.parseFailures ?? 0;
+  let continuations = resume?.continuations ?? 0;
+  let lastCallKey = resume?.lastCallKey ?? '';
+  let sameCallCount = resume?.sameCallCount ?? 0;
   let text = '';
   // Text of the answer so far when the model was asked to continue it (finish_reason "length").
   let continuedText = '';
-  let turn = 0;
+  let turn = resume?.turn ?? 0;
 
   const push = (message: ChatMessage) => {
     messages.push(message);
@@ -152,5 +167,6 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
       }
     }
     if (ctx.signal.aborted) return stopped();
+    await deps.checkpoint?.({ turn, messages: [...messages], usage: { ...usage }, toolCallsCount, toolRounds, parseFailures, continuations, lastCallKey, sameCallCount });
   }
 }

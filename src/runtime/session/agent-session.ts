@@ -16,11 +16,26 @@ import { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
-import { runLoop, type LoopOutcome } from '../loop/run-loop.js';
+import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
+import { runLoop, type LoopOutcome, type LoopState } from '../loop/run-loop.js';
+import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
+import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { toAgentResult } from './agent-result.js';
+import type { VerificationPreset, VerificationReport, VerificationRequest } from '../../protocol/verification.js';
+import type { ToolResult } from '../tools/define-tool.js';
+import type { ToolCallRequest } from '../invocation/tool-call-state.js';
+import { detectPresets, matchPreset } from '../verification/detect-presets.js';
+import { reportForPresetRun } from '../verification/preset-report.js';
+import { runVerification } from '../verification/run-verification.js';
+
+/** The bash tool's default and maximum timeouts (ms), as its schema declares them. */
+const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+const BASH_MAX_TIMEOUT_MS = 600_000;
+/** Reports a session keeps (oldest dropped first). */
+const MAX_VERIFICATION_REPORTS = 200;
 
 /** What a session needs from the agent that owns it. */
 export interface AgentSessionDeps {
@@ -29,6 +44,8 @@ export interface AgentSessionDeps {
   tools: readonly AnyToolDefinition[];
   /** Agent-wide governance services every session shares. */
   governance: SharedGovernance;
+  /** Where loop checkpoints go after every tool round. */
+  checkpoints: CheckpointStore;
   /** Called when a background save fails (logged by the agent). */
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
@@ -39,6 +56,8 @@ export interface RunRequest {
   /** Side question: run on this history instead of the transcript, and leave the transcript unchanged. */
   history?: ChatMessage[];
   idempotencyKey?: string;
+  /** Resume a run from its loop checkpoint (a new run id; the old run is named in metadata). */
+  resumeFrom?: LoopCheckpoint;
 }
 
 /** An admitted (or, with an idempotency key, an existing) run. */
@@ -64,6 +83,7 @@ export interface RestoredState {
   runs: RunRecord[];
   artifacts: Artifact[];
   trace: SessionSnapshotV1['trace_events'];
+  verifications: VerificationReport[];
   sessionSequence: number;
 }
 
@@ -80,10 +100,17 @@ export class AgentSession {
   private readonly runs = new Map<string, RunRecord>();
   private readonly idempotency = new Map<string, string>();
   private readonly artifacts = new Map<string, Artifact>();
+  private verifications: VerificationReport[] = [];
+  /** Preset reports being attached during the active run; the run awaits them before its result. */
+  private pendingReports: Promise<void>[] = [];
+  /** Verification presets of the workspace, detected on the first bash call of a run (cleared when the run ends). */
+  private presets: Promise<VerificationPreset[]> | undefined;
   private active: ActiveRun | undefined;
   /** Host-direct calls in flight; close() aborts them. */
   private readonly directCalls = new Set<AbortController>();
   private closed = false;
+  /** Why the session closed; a 'shutdown' keeps run checkpoints so the runs can be resumed. */
+  private closeReason: string | undefined;
   private generation: number;
   private updatedAtMs: number;
   private registryCache: ToolRegistry | undefined;
@@ -116,6 +143,7 @@ export class AgentSession {
       if (run.idempotencyKey) this.idempotency.set(run.idempotencyKey, run.runId);
     }
     for (const artifact of restored?.artifacts ?? []) this.artifacts.set(artifact.id, artifact);
+    this.verifications = restored?.verifications ?? [];
     if (restored) this.events.restore(restored.trace);
     this.llm = new LlmInvoker(config.model, () => this.governance);
   }
@@ -168,7 +196,12 @@ export class AgentSession {
   }
 
   private get toolInvoker(): ToolInvoker {
-    this.invokerCache ??= new ToolInvoker({ registry: this.registry, governance: this.governance, storeArtifact: (content, toolCallId, toolName) => this.storeArtifact(content, toolCallId, toolName) });
+    this.invokerCache ??= new ToolInvoker({
+      registry: this.registry,
+      governance: this.governance,
+      storeArtifact: (content, toolCallId, toolName) => this.storeArtifact(content, toolCallId, toolName),
+      afterExecute: (call, args, result, startedAtMs, ctx) => this.attachPresetReport(call, args, result, startedAtMs, ctx),
+    });
     return this.invokerCache;
   }
 
@@ -265,11 +298,12 @@ export class AgentSession {
       sessionId: this.id,
       status: 'created',
       input: request.input,
-      sideQuestion: request.history !== undefined,
+      sideQuestion: request.resumeFrom ? request.resumeFrom.side_question : request.history !== undefined,
       createdAtMs: this.deps.hostEnv.now(),
       eventCount: 0,
       firstRetainedSequence: 0,
       ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+      ...(request.resumeFrom ? { metadata: { resumed_from_run_id: request.resumeFrom.run_id, resumed_from_turn: request.resumeFrom.turn } } : {}),
     };
     this.runs.set(runId, record);
     if (request.idempotencyKey !== undefined) this.idempotency.set(request.idempotencyKey, runId);
@@ -313,6 +347,7 @@ export class AgentSession {
   async close(reason = 'closed'): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closeReason = reason;
     for (const controller of this.directCalls) controller.abort(new Error('session closed'));
     this.governanceCache?.broker.rejectAll('session closed');
     this.hookEngine?.observe('session_end', { session_id: this.id, reason }, { sessionId: this.id });
@@ -363,7 +398,7 @@ export class AgentSession {
       artifacts: [...this.artifacts.values()],
       trace_events: this.events.retained(this.config.retention.maxTraceEvents),
       run_records: this.listRuns(),
-      verification_reports: [],
+      verification_reports: [...this.verifications],
       subagent_tasks: [],
     };
   }
@@ -385,27 +420,39 @@ export class AgentSession {
       input = gate.modifiedPayload.input;
     }
     const userMessage: ChatMessage = { role: 'user', content: input };
+    const resume = request.resumeFrom;
+    // A resumed run starts from the checkpoint's working transcript: [system, ...history, user, ...rounds].
+    const before = resume ? resume.messages.slice(1) : [...(request.history ?? this.messages), userMessage];
     if (!outcome) {
-      const base = request.history ?? this.messages;
-      const transcript: ChatMessage[] = [{ role: 'system', content: this.config.systemPrompt }, ...base, userMessage];
+      if (resume) this.emit(record.runId, 'run_resumed', { from_run_id: resume.run_id, turn: resume.turn });
+      const transcript: ChatMessage[] = [{ role: 'system', content: this.config.systemPrompt }, ...before];
+      const deps = { llm: this.llm, tools: this.toolInvoker, toolSpecs: () => this.modelToolSpecs(), checkpoint: (state: LoopState) => this.saveCheckpoint(record, input, state) };
       try {
-        outcome = await runLoop({ llm: this.llm, tools: this.toolInvoker, toolSpecs: () => this.modelToolSpecs() }, ctx, transcript);
+        outcome = await runLoop(deps, ctx, transcript, resume ? fromCheckpoint(resume) : undefined);
       } catch (error) {
         outcome = failedOutcome('INTERNAL_ERROR', error instanceof Error ? error.message : String(error));
       }
+      // A run stopped by server shutdown keeps its checkpoint: another process (or node) can resume it.
+      if (this.closeReason !== 'shutdown') {
+        await this.deps.checkpoints.delete(record.runId).catch(() => undefined);
+        // The resumed run's own checkpoints replaced the one it started from.
+        if (resume) await this.deps.checkpoints.delete(resume.run_id).catch(() => undefined);
+      }
     }
     budget?.stopClock?.();
+    await Promise.all(this.pendingReports.splice(0));
+    this.presets = undefined;
     if (outcome.status === 'failed' && outcome.error) {
       governance.hooks?.observe('on_error', { session_id: this.id, run_id: record.runId, code: outcome.error.code, message: outcome.error.message }, { sessionId: this.id });
     }
-    if (!record.sideQuestion) this.messages = [...this.messages, userMessage, ...outcome.added];
+    if (!record.sideQuestion) this.messages = resume ? [...before, ...outcome.added] : [...this.messages, userMessage, ...outcome.added];
     this.usage = {
       promptTokens: this.usage.promptTokens + outcome.usage.promptTokens,
       completionTokens: this.usage.completionTokens + outcome.usage.completionTokens,
       totalTokens: this.usage.totalTokens + outcome.usage.totalTokens,
     };
     this.updatedAtMs = this.deps.hostEnv.now();
-    const result: AgentResult = toAgentResult(outcome);
+    const result: AgentResult = toAgentResult(outcome, this.verifications.filter((r) => r.run_id === record.runId));
     record.result = result;
     if (outcome.error) {
       record.error = outcome.error;
@@ -422,12 +469,83 @@ export class AgentSession {
       pending_verification_count: result.pendingVerificationCount,
       failed_verification_count: result.failedVerificationCount,
       verification_report_count: result.verificationReportCount,
+      verification_summary_text: result.verificationSummaryText,
       ...(outcome.error ? { error: outcome.error } : {}),
     });
-    if (this.config.autoSave && !this.closed) {
+    if (this.config.autoSave && (!this.closed || this.closeReason === 'shutdown')) {
       await this.save().catch((error: unknown) => this.deps.onPersistenceError?.(this.id, error));
     }
     return record;
+  }
+
+  /** The session's workspace (canonical path). */
+  get workspace(): string {
+    return this.config.workspace;
+  }
+
+  /** Verification reports, oldest first. */
+  listVerifications(): VerificationReport[] {
+    return [...this.verifications];
+  }
+
+  /** Run verification commands through bash on the host-direct path and keep the report (no run lease). */
+  async runVerification(request: VerificationRequest): Promise<VerificationReport> {
+    this.assertOpen();
+    this.emit(undefined, 'verification_started', { subject: request.subject, commands: request.commands.length });
+    const report = await runVerification(request, {
+      sessionId: this.id,
+      now: () => this.deps.hostEnv.now(),
+      newId: (prefix) => this.deps.hostEnv.newId(prefix),
+      maxTimeoutMs: BASH_MAX_TIMEOUT_MS,
+      runCommand: async (command, timeoutMs) => {
+        const outcome = await this.invokeToolDirect('bash', { command, timeout: timeoutMs }, 'host_direct');
+        // The tail of the output matters for a verdict: read it from the artifact when the result was cut.
+        const full = outcome.artifactId ? this.artifacts.get(outcome.artifactId)?.content : undefined;
+        return { output: full ?? outcome.output, exitCode: outcome.exitCode, timedOut: outcome.metadata?.timed_out === true, truncated: full === undefined && outcome.truncated };
+      },
+    });
+    this.addVerification(report);
+    if (this.config.autoSave) await this.save().catch((error: unknown) => this.deps.onPersistenceError?.(this.id, error));
+    return report;
+  }
+
+  private addVerification(report: VerificationReport): void {
+    this.verifications.push(report);
+    if (this.verifications.length > MAX_VERIFICATION_REPORTS) this.verifications.splice(0, this.verifications.length - MAX_VERIFICATION_REPORTS);
+    this.emit(report.run_id ?? undefined, 'verification_completed', { report_id: report.id, subject: report.subject, status: report.status, failed_required: report.summary.required_failed });
+  }
+
+  /** A model's bash call that runs one of the workspace's verification presets attaches a report to the run. */
+  private attachPresetReport(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void {
+    if (call.origin === 'host_direct' || call.name.toLowerCase() !== 'bash' || !this.active || this.active.runId !== ctx.runId) return;
+    const command = typeof (args as { command?: unknown }).command === 'string' ? (args as { command: string }).command : '';
+    const timeoutMs = typeof (args as { timeout?: unknown }).timeout === 'number' ? (args as { timeout: number }).timeout : BASH_DEFAULT_TIMEOUT_MS;
+    this.presets ??= detectPresets(this.config.workspace).catch(() => []);
+    const runId = ctx.runId;
+    const pending = this.presets.then((presets) => {
+      const preset = matchPreset(command, presets);
+      if (!preset) return;
+      const now = this.deps.hostEnv.now();
+      this.addVerification(
+        reportForPresetRun(
+          preset,
+          { output: result.output, exitCode: result.exitCode, timedOut: result.metadata?.timed_out === true, truncated: false, startedAtMs, durationMs: Math.max(0, now - startedAtMs), timeoutMs },
+          { newId: (prefix) => this.deps.hostEnv.newId(prefix), sessionId: this.id, runId },
+        ),
+      );
+    });
+    this.pendingReports.push(pending);
+  }
+
+  /** Save the loop state after a completed tool round; a failure is reported, never fatal to the run. */
+  private async saveCheckpoint(record: RunRecord, input: string, state: LoopState): Promise<void> {
+    const checkpoint = toCheckpoint(state, { runId: record.runId, sessionId: this.id, input, sideQuestion: record.sideQuestion, now: this.deps.hostEnv.now() });
+    try {
+      await this.deps.checkpoints.save(checkpoint);
+      this.emit(record.runId, 'checkpoint_saved', { turn: state.turn, store: this.deps.checkpoints.kind });
+    } catch (error) {
+      this.emit(record.runId, 'persistence_failed', { code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED', message: `checkpoint of run ${record.runId}: ${error instanceof Error ? error.message : String(error)}` });
+    }
   }
 
   private setStatus(record: RunRecord, to: RunRecord['status']): void {

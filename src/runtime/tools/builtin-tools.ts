@@ -7,10 +7,11 @@ import { globTool } from './builtin/glob.js';
 import { grepTool } from './builtin/grep.js';
 import { lsTool } from './builtin/ls.js';
 import { patchTool } from './builtin/patch.js';
+import { programTool } from './builtin/program.js';
 import { readTool } from './builtin/read.js';
 import { writeTool } from './builtin/write.js';
 
-/** The built-in tools (file reading and editing, search, shell, git and the batch orchestrator), in a stable order. */
+/** The built-in tools (file reading and editing, search, shell, git and the batch and program orchestrators), in a stable order. */
 export function createBuiltinTools(): AnyToolDefinition[] {
-  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool, batchTool];
+  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool, batchTool, programTool];
 }

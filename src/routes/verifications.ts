@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
+import {
+  VerificationPresetListResponseSchema,
+  VerificationReportListResponseSchema,
+  VerificationReportSchema,
+  VerificationRequestSchema,
+  VerificationSummarySchema,
+  type VerificationReport,
+  type VerificationRequest,
+} from '../protocol/verification.js';
+import type { Caller } from '../runtime/caller.js';
+import { detectPresets } from '../runtime/verification/detect-presets.js';
+import { summarizeVerifications } from '../runtime/verification/verification-summary.js';
+import { addRoute } from '../server/route.js';
+import type { ServerContext } from '../server/server-context.js';
+
+/** What the verification routes need of a session. */
+export interface VerificationSessionPort {
+  readonly id: string;
+  readonly workspace: string;
+  /** Run the request's commands host-direct through bash, keep the report, and return it. */
+  runVerification(request: VerificationRequest): Promise<VerificationReport>;
+  /** The session's reports, oldest first. */
+  listVerifications(): VerificationReport[];
+}
+
+/** How the verification routes find a session (404 for another tenant's, as everywhere). */
+export interface VerificationRouteDeps {
+  getSession(id: string, caller: Caller): VerificationSessionPort;
+}
+
+/** Verification routes: run checks (host_direct scope), list reports, summary + text, detected presets. */
+export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerContext, deps: VerificationRouteDeps): void {
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/verifications',
+      summary: 'Run verification commands and keep their report',
+      description:
+        'Runs each command in order through bash in the session workspace (host-direct: needs the host_direct scope) and answers with the VerificationReport. Status: a required check failed or timed out -> failed; only optional checks failed -> needs_review; no check ran -> skipped; otherwise passed.',
+      scope: 'host_direct',
+      params: SessionParamsSchema,
+      body: VerificationRequestSchema,
+      responses: { 201: VerificationReportSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 410: ErrorBodySchema },
+    },
+    async ({ params, body, caller, reply }) => {
+      const report = await deps.getSession(params.id, caller).runVerification(body);
+      reply.status(201);
+      return report;
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/sessions/:id/verifications', summary: "The session's verification reports, oldest first", scope: 'sessions', params: SessionParamsSchema, responses: { 200: VerificationReportListResponseSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => ({ reports: deps.getSession(params.id, caller).listVerifications() }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/verifications/summary',
+      summary: 'Verification summary and text (the AgentResult verification fields)',
+      description: 'Only the latest report of each subject counts; the status is the worst of those (failed > needs_review > passed > skipped).',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: VerificationSummarySchema, 404: ErrorBodySchema },
+    },
+    async ({ params, caller }) => summarizeVerifications(deps.getSession(params.id, caller).listVerifications()),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/verifications/presets',
+      summary: 'Verification presets detected from the workspace manifests',
+      description: 'Parsed from package.json, Cargo.toml, pyproject.toml and go.mod at the workspace root; nothing is executed.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: VerificationPresetListResponseSchema, 404: ErrorBodySchema },
+    },
+    async ({ params, caller }) => ({ presets: await detectPresets(deps.getSession(params.id, caller).workspace) }),
+  );
+}

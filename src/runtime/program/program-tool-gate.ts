@@ -1,0 +1,79 @@
+import type { ProgramToolCallRecord, ProgramToolCaller, ProgramToolResult } from './program-types.js';
+
+/** The exact refusal for a program that calls the program tool. */
+export const RECURSIVE_PROGRAM_ERROR = 'recursive program calls are not allowed';
+
+/** Thrown (and surfaced inside the VM) when a program's tool call is refused before it runs. */
+export class ProgramCallRefusedError extends Error {
+  override readonly name = 'ProgramCallRefusedError';
+}
+
+/** Options of `ProgramToolGate`. */
+export interface ProgramToolGateOptions {
+  readonly allowedTools?: readonly string[];
+  readonly maxToolCalls: number;
+  readonly callTool: ProgramToolCaller;
+  /** Aborted when the program ends; handed to `callTool`. */
+  readonly signal: AbortSignal;
+  readonly now: () => number;
+}
+
+interface LiveRecord {
+  readonly name: string;
+  readonly args: unknown;
+  readonly startedAt: number;
+  exitCode: number;
+  durationMs: number | undefined;
+}
+
+/**
+ * Every tool call of one program passes here: recursion, the allowed list and the call limit are checked
+ * on the host side (the VM cannot bypass them), then the call is recorded and run through `callTool`.
+ */
+export class ProgramToolGate {
+  private readonly records: LiveRecord[] = [];
+  private readonly allowed: ReadonlySet<string> | undefined;
+
+  constructor(private readonly options: ProgramToolGateOptions) {
+    this.allowed = options.allowedTools ? new Set(options.allowedTools) : undefined;
+  }
+
+  /** Check, record and run one call; refusals throw `ProgramCallRefusedError`, tool faults are results. */
+  async call(name: string, args: unknown): Promise<ProgramToolResult> {
+    this.admit(name);
+    const record: LiveRecord = { name, args, startedAt: this.options.now(), exitCode: -1, durationMs: undefined };
+    this.records.push(record);
+    try {
+      const result = await this.options.callTool(name, args, this.options.signal);
+      record.exitCode = result.exitCode;
+      return result;
+    } catch (error) {
+      record.exitCode = 1;
+      throw new Error(`tool "${name}" failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      record.durationMs = Math.max(0, this.options.now() - record.startedAt);
+    }
+  }
+
+  /** The calls so far, in the order they started; unfinished ones have exit code -1. */
+  snapshot(): ProgramToolCallRecord[] {
+    const now = this.options.now();
+    return this.records.map((record) => ({
+      name: record.name,
+      args: record.args,
+      exitCode: record.exitCode,
+      durationMs: record.durationMs ?? Math.max(0, now - record.startedAt),
+    }));
+  }
+
+  private admit(name: string): void {
+    if (name === 'program') throw new ProgramCallRefusedError(RECURSIVE_PROGRAM_ERROR);
+    if (this.allowed && !this.allowed.has(name)) {
+      const list = this.allowed.size > 0 ? [...this.allowed].join(', ') : '(none)';
+      throw new ProgramCallRefusedError(`tool "${name}" is not allowed in this program; allowed tools: ${list}`);
+    }
+    if (this.records.length >= this.options.maxToolCalls) {
+      throw new ProgramCallRefusedError(`program exceeded limits.maxToolCalls (${this.options.maxToolCalls} tool calls); "${name}" was not called`);
+    }
+  }
+}

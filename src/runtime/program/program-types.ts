@@ -1,0 +1,88 @@
+/** The bounds one program runs under; every one has a default and an error that names it. */
+export interface ProgramLimits {
+  /** Wall-clock budget of the script, counted from when it starts executing. */
+  readonly timeoutMs: number;
+  /** Most tool calls the script may start (refused calls do not count). */
+  readonly maxToolCalls: number;
+  /** Bound of the collected console output, and of the script's JSON result. */
+  readonly maxOutputBytes: number;
+  /** Heap of the QuickJS runtime. */
+  readonly memoryBytes: number;
+  /** QuickJS stack; deep recursion past it fails with a stack-limit error. */
+  readonly stackBytes: number;
+}
+
+/** Defaults of every program limit. */
+export const DEFAULT_PROGRAM_LIMITS: ProgramLimits = {
+  timeoutMs: 30_000,
+  maxToolCalls: 50,
+  maxOutputBytes: 64 * 1024,
+  memoryBytes: 64 * 1024 * 1024,
+  stackBytes: 512 * 1024,
+};
+
+/** Inclusive bounds `runProgram` accepts for each limit (the sandbox's native stack caps `stackBytes`). */
+export const PROGRAM_LIMIT_BOUNDS: { readonly [K in keyof ProgramLimits]: readonly [min: number, max: number] } = {
+  timeoutMs: [1, 300_000],
+  maxToolCalls: [0, 1000],
+  maxOutputBytes: [1024, 4 * 1024 * 1024],
+  memoryBytes: [4 * 1024 * 1024, 512 * 1024 * 1024],
+  stackBytes: [64 * 1024, 2 * 1024 * 1024],
+};
+
+/** What a tool call made by a program resolves with inside the VM. */
+export interface ProgramToolResult {
+  readonly output: string;
+  readonly exitCode: number;
+  readonly metadata?: Record<string, unknown>;
+  /** True when the invoker cut the output (readFile then pages in smaller steps). */
+  readonly truncated?: boolean;
+}
+
+/**
+ * Runs one tool call for a program (in the server: the scoped nested invoker). `signal` aborts when the
+ * program has ended, so a caller that can cancel children may stop ones still running.
+ */
+export type ProgramToolCaller = (name: string, args: unknown, signal: AbortSignal) => Promise<ProgramToolResult>;
+
+/** Options of `runProgram`. */
+export interface RunProgramOptions {
+  /** Script text defining `async function run(ctx, inputs)` (or a sync one). */
+  readonly source: string;
+  /** JSON-serialisable value handed to `run` as its second argument. */
+  readonly inputs: unknown;
+  /** When given, the only tool names the script may call (`readFile` needs `read`). */
+  readonly allowedTools?: readonly string[];
+  readonly limits: ProgramLimits;
+  readonly callTool: ProgramToolCaller;
+  /** Aborting stops the program at once (the outcome says it was cancelled). */
+  readonly signal: AbortSignal;
+  /** Clock for tool-call durations (default `Date.now`). */
+  readonly now?: () => number;
+}
+
+/** One tool call a program made, in the order the calls were started. */
+export interface ProgramToolCallRecord {
+  readonly name: string;
+  readonly args: unknown;
+  /** The tool's exit code; -1 when the call had not finished when the program ended. */
+  readonly exitCode: number;
+  readonly durationMs: number;
+}
+
+/** Why a program failed, for callers that branch on it (the message is in `error`). */
+export type ProgramFailure = 'script' | 'timeout' | 'memory' | 'stack' | 'tool_calls' | 'output' | 'cancelled' | 'stalled' | 'sandbox';
+
+/** The result of one program run. */
+export interface ProgramOutcome {
+  readonly ok: boolean;
+  /** The script's return value after a JSON round trip (`null` for `undefined`); set when ok. */
+  readonly result?: unknown;
+  /** What went wrong (message and trimmed stack); set when not ok. */
+  readonly error?: string;
+  /** Set when not ok. */
+  readonly failure?: ProgramFailure;
+  /** console output, one line per call, bounded by `limits.maxOutputBytes`. */
+  readonly logs: string;
+  readonly toolCalls: readonly ProgramToolCallRecord[];
+}

@@ -1,0 +1,43 @@
+import { CodeError } from '../errors.js';
+import type { LoopCheckpoint } from '../protocol/loop-checkpoint.js';
+import type { CheckpointStore } from './checkpoint-store.js';
+import { parseCheckpoint } from './parse-checkpoint.js';
+
+/** CheckpointStore in process memory (one map entry per run); not shared, so no cross-node resume. */
+export class MemoryCheckpointStore implements CheckpointStore {
+  readonly kind = 'memory';
+  readonly shared = false;
+  private readonly entries = new Map<string, LoopCheckpoint>();
+  private closed = false;
+
+  /** Validate the checkpoint and store a deep copy as the run's only checkpoint. */
+  async save(checkpoint: LoopCheckpoint): Promise<void> {
+    this.assertOpen();
+    // Validate and copy at call time so later caller mutations never leak into the stored checkpoint.
+    const copy = structuredClone(parseCheckpoint(checkpoint, 'the checkpoint being saved'));
+    this.entries.set(copy.run_id, copy);
+  }
+
+  /** A deep copy of the run's checkpoint, or undefined. */
+  async load(runId: string): Promise<LoopCheckpoint | undefined> {
+    this.assertOpen();
+    const entry = this.entries.get(runId);
+    return entry === undefined ? undefined : structuredClone(entry);
+  }
+
+  /** Remove the run's checkpoint; no error when absent. */
+  async delete(runId: string): Promise<void> {
+    this.assertOpen();
+    this.entries.delete(runId);
+  }
+
+  /** Drop every checkpoint and refuse further use. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.entries.clear();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new CodeError('PERSISTENCE_FAILED', 'the memory checkpoint store is closed');
+  }
+}

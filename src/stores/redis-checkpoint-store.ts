@@ -1,0 +1,119 @@
+import type { Redis } from 'ioredis';
+import { CodeError } from '../errors.js';
+import type { LoopCheckpoint } from '../protocol/loop-checkpoint.js';
+import type { CheckpointStore } from './checkpoint-store.js';
+import { parseCheckpoint } from './parse-checkpoint.js';
+import { redisFailure } from './redis-failure.js';
+import { defineRedisScript, runRedisScript } from './redis-script.js';
+import { DEFAULT_REDIS_KEY_PREFIX } from './redis-session-store.js';
+import { decodeRedisValue, DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
+
+/** How long a checkpoint outlives its last save by default: 7 days, so a crashed run's state is not kept forever. */
+export const DEFAULT_CHECKPOINT_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+/** Options for RedisCheckpointStore. */
+export interface RedisCheckpointStoreOptions {
+  /** Connected ioredis client; the caller owns it (creates, shares and quits it). */
+  redis: Redis;
+  /** Prefix of every key this store writes (default "a3s:"). */
+  keyPrefix?: string;
+  /** Expiry of each checkpoint after its last save, in seconds (default 7 days; 0 keeps it until deleted). */
+  ttlSeconds?: number;
+  /** Checkpoints whose JSON is larger than this many bytes are stored gzip-compressed (default 64 KiB). */
+  compressAboveBytes?: number;
+}
+
+// Replaces the whole hash and its expiry in one step. KEYS: checkpoint hash. ARGV: encoding, data, ttl.
+const SAVE_SCRIPT = defineRedisScript(`
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'enc', ARGV[1], 'data', ARGV[2])
+if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+return 'ok'
+`);
+
+/**
+ * CheckpointStore on Redis, shared by every node: one hash `<prefix>checkpoint:<runId>` per run with
+ * fields `enc` ("json" | "gzip") and `data`, replaced atomically and expiring after ttlSeconds.
+ * close() leaves the client open.
+ */
+export class RedisCheckpointStore implements CheckpointStore {
+  readonly kind = 'redis';
+  readonly shared = true;
+  /** Prefix of every key this store writes. */
+  readonly keyPrefix: string;
+  private readonly redis: Redis;
+  private readonly ttlSeconds: number;
+  private readonly compressAboveBytes: number;
+  private closed = false;
+
+  constructor(options: RedisCheckpointStoreOptions) {
+    this.redis = options.redis;
+    this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+    this.ttlSeconds = options.ttlSeconds ?? DEFAULT_CHECKPOINT_TTL_SECONDS;
+    this.compressAboveBytes = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
+    if (!Number.isSafeInteger(this.ttlSeconds) || this.ttlSeconds < 0) {
+      throw new RangeError(`checkpoint ttlSeconds must be a non-negative integer, got ${this.ttlSeconds}`);
+    }
+  }
+
+  /** The hash holding a run's checkpoint. */
+  checkpointKey(runId: string): string {
+    return `${this.keyPrefix}checkpoint:${runId}`;
+  }
+
+  /** Validate the checkpoint and atomically replace the run's hash (and its expiry). */
+  async save(checkpoint: LoopCheckpoint): Promise<void> {
+    this.assertOpen();
+    const parsed = parseCheckpoint(checkpoint, 'the checkpoint being saved');
+    const runId = parsed.run_id;
+    const { encoding, data } = await encodeRedisValue(JSON.stringify(parsed), this.compressAboveBytes);
+    try {
+      await runRedisScript(this.redis, SAVE_SCRIPT, [this.checkpointKey(runId)], [encoding, data, String(this.ttlSeconds)]);
+    } catch (error) {
+      throw redisFailure(`failed to save the checkpoint of run ${runId}`, { runId, sessionId: parsed.session_id }, error);
+    }
+  }
+
+  /** Read and validate the run's checkpoint; undefined when none exists (or it expired). */
+  async load(runId: string): Promise<LoopCheckpoint | undefined> {
+    this.assertOpen();
+    const key = this.checkpointKey(runId);
+    let fields: Array<Buffer | null>;
+    try {
+      fields = await this.redis.hmgetBuffer(key, 'enc', 'data');
+    } catch (error) {
+      throw redisFailure(`failed to read the checkpoint of run ${runId}`, { runId }, error);
+    }
+    const [enc, data] = fields;
+    if ((enc === null || enc === undefined) && (data === null || data === undefined)) return undefined;
+    const source = `redis key ${key}`;
+    if (data === null || data === undefined) throw new CodeError('SNAPSHOT_INVALID', `${source} has no data field`, { runId, source });
+    const checkpoint = parseCheckpoint(await decodeRedisValue(enc?.toString('utf8'), data, source, { runId }), source);
+    if (checkpoint.run_id !== runId) {
+      throw new CodeError('SNAPSHOT_INVALID', `${source} holds run ${JSON.stringify(checkpoint.run_id)}, not ${JSON.stringify(runId)}`, {
+        runId,
+        source,
+      });
+    }
+    return checkpoint;
+  }
+
+  /** Remove the run's checkpoint; no error when absent. */
+  async delete(runId: string): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.redis.del(this.checkpointKey(runId));
+    } catch (error) {
+      throw redisFailure(`failed to delete the checkpoint of run ${runId}`, { runId }, error);
+    }
+  }
+
+  /** Refuse further use; the caller's client stays open (it owns it). */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new CodeError('PERSISTENCE_FAILED', 'the redis checkpoint store is closed');
+  }
+}

@@ -1,0 +1,154 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isCodeError } from '../../src/errors.js';
+import type { LoopCheckpoint } from '../../src/protocol/loop-checkpoint.js';
+import type { CheckpointStore } from '../../src/stores/checkpoint-store.js';
+import { parseCheckpoint } from '../../src/stores/parse-checkpoint.js';
+import { makeCheckpoint } from './checkpoint-fixtures.js';
+
+/** One checkpoint store under test, plus how to plant raw stored data and how to tidy up after the test. */
+export interface CheckpointStoreSubject {
+  /** The store the contract exercises. */
+  store: CheckpointStore;
+  /** Put raw text where the store will read the run from; when absent, negative cases go through parseCheckpoint. */
+  writeRaw?: (runId: string, text: string) => Promise<void>;
+  /** Remove whatever the subject created (temp directories, keys, clients ...). */
+  dispose?: () => Promise<void>;
+}
+
+/** What the contract expects of a store besides behaviour. */
+export interface CheckpointStoreContractOptions {
+  /** The store's kind. */
+  kind: string;
+  /** Whether another node can read what it saves. */
+  shared: boolean;
+  /** True when the store keeps serialised text (file, Redis), so malformed JSON can reach its load. */
+  storesText: boolean;
+}
+
+/** Run the behaviour every CheckpointStore implementation must have against a fresh subject per test. */
+export function runCheckpointStoreContract(
+  name: string,
+  makeSubject: () => Promise<CheckpointStoreSubject>,
+  options: CheckpointStoreContractOptions,
+): void {
+  describe(`CheckpointStore contract: ${name}`, () => {
+    let subject: CheckpointStoreSubject;
+    let store: CheckpointStore;
+
+    beforeEach(async () => {
+      subject = await makeSubject();
+      store = subject.store;
+    });
+
+    afterEach(async () => {
+      await store.close();
+      await subject.dispose?.();
+    });
+
+    async function loadRaw(runId: string, text: string): Promise<LoopCheckpoint | undefined> {
+      if (subject.writeRaw !== undefined) {
+        await subject.writeRaw(runId, text);
+        return store.load(runId);
+      }
+      return parseCheckpoint(JSON.parse(text), `raw checkpoint of ${runId}`);
+    }
+
+    async function expectInvalid(runId: string, text: string, message: RegExp): Promise<void> {
+      const error = await loadRaw(runId, text).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(isCodeError(error), `expected a CodeError, got ${String(error)}`).toBe(true);
+      expect(error).toMatchObject({ code: 'SNAPSHOT_INVALID' });
+      expect((error as Error).message).toMatch(message);
+    }
+
+    it('reports its kind and whether it is shared', () => {
+      expect(store.kind).toBe(options.kind);
+      expect(store.shared).toBe(options.shared);
+    });
+
+    it('round-trips a saved checkpoint', async () => {
+      const checkpoint = makeCheckpoint('run_1', 1);
+      await store.save(checkpoint);
+      expect(await store.load('run_1')).toEqual(checkpoint);
+    });
+
+    it('answers undefined for an unknown run', async () => {
+      expect(await store.load('run_missing')).toBeUndefined();
+    });
+
+    it('replaces the checkpoint of a run with the latest one, keeping runs apart', async () => {
+      await store.save(makeCheckpoint('run_1', 1));
+      await store.save(makeCheckpoint('run_2', 7));
+      await store.save(makeCheckpoint('run_1', 2));
+      expect(await store.load('run_1')).toEqual(makeCheckpoint('run_1', 2));
+      expect(await store.load('run_2')).toEqual(makeCheckpoint('run_2', 7));
+    });
+
+    it('is isolated from later changes to saved and loaded values', async () => {
+      const checkpoint = makeCheckpoint('run_1', 1);
+      const save = store.save(checkpoint);
+      checkpoint.turn = 99;
+      checkpoint.messages.push({ role: 'user', content: 'added after save' });
+      await save;
+      const loaded = await store.load('run_1');
+      expect(loaded).toEqual(makeCheckpoint('run_1', 1));
+      loaded?.messages.pop();
+      expect(await store.load('run_1')).toEqual(makeCheckpoint('run_1', 1));
+    });
+
+    it('deletes idempotently', async () => {
+      await store.delete('run_never');
+      await store.save(makeCheckpoint('run_1', 1));
+      await store.delete('run_1');
+      expect(await store.load('run_1')).toBeUndefined();
+      await store.delete('run_1');
+    });
+
+    it('rejects an invalid checkpoint on save and keeps the previous one', async () => {
+      await store.save(makeCheckpoint('run_1', 1));
+      await expect(store.save({ ...makeCheckpoint('run_1', 2), turn: -1 })).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+      const extra = { ...makeCheckpoint('run_1', 3), unexpected: true } as unknown as LoopCheckpoint;
+      await expect(store.save(extra)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /unexpected/ });
+      expect((await store.load('run_1'))?.turn).toBe(1);
+    });
+
+    it('rejects another schema_version', async () => {
+      const future = JSON.stringify({ ...makeCheckpoint('run_1', 1), schema_version: 2 });
+      await expectInvalid('run_1', future, /unsupported checkpoint schema_version 2 in .+; this server reads version 1/);
+      const text = JSON.stringify({ ...makeCheckpoint('run_1', 1), schema_version: '1' });
+      await expectInvalid('run_1', text, /unsupported checkpoint schema_version "1"/);
+    });
+
+    it.skipIf(!options.storesText)('rejects malformed JSON', async () => {
+      await expectInvalid('run_1', '{"schema_version": 1, "run_id": ', /not valid JSON/);
+    });
+
+    it('rejects malformed fields and names their paths', async () => {
+      const checkpoint = makeCheckpoint('run_1', 1) as unknown as Record<string, unknown>;
+      const text = JSON.stringify({ ...checkpoint, turn: 'one', messages: [{ role: 'robot', content: 'hi' }] });
+      await expectInvalid('run_1', text, /turn: .*messages\[0\]\.role/);
+    });
+
+    it('rejects __proto__, constructor and prototype keys anywhere in the document', async () => {
+      const base = JSON.stringify(makeCheckpoint('run_1', 1));
+      const nested = base.replace('"convergence":{', '"convergence":{"__proto__":{"polluted":true},');
+      await expectInvalid('run_1', nested, /forbidden key "__proto__" at convergence\.__proto__/);
+      await expectInvalid('run_1', `{"__proto__":{"polluted":true},${base.slice(1)}`, /forbidden key "__proto__"/);
+      await expectInvalid('run_1', base.replace('"total_usage":{', '"total_usage":{"constructor":{},'), /forbidden key "constructor"/);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it.skipIf(!options.storesText)('rejects stored data holding another run', async () => {
+      await expectInvalid('run_2', JSON.stringify(makeCheckpoint('run_1', 1)), /holds run "run_1", not "run_2"/);
+    });
+
+    it('refuses use after close', async () => {
+      await store.close();
+      await expect(store.save(makeCheckpoint('run_1', 1))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+      await expect(store.load('run_1')).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+    });
+  });
+}
+

@@ -1,0 +1,151 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { FileCheckpointStore } from '../../src/stores/file-checkpoint-store.js';
+import { MemoryCheckpointStore } from '../../src/stores/memory-checkpoint-store.js';
+import { parseCheckpoint } from '../../src/stores/parse-checkpoint.js';
+import { DEFAULT_CHECKPOINT_TTL_SECONDS, RedisCheckpointStore } from '../../src/stores/redis-checkpoint-store.js';
+import { makeCheckpoint } from './checkpoint-fixtures.js';
+import { runCheckpointStoreContract } from './checkpoint-store-contract.js';
+import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
+
+runCheckpointStoreContract('memory', async () => ({ store: new MemoryCheckpointStore() }), { kind: 'memory', shared: false, storesText: false });
+
+runCheckpointStoreContract(
+  'file',
+  async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'a3s-checkpoints-'));
+    const dir = path.join(root, 'checkpoints');
+    const store = new FileCheckpointStore({ dir });
+    await store.init();
+    return {
+      store,
+      writeRaw: (runId, text) => writeFile(path.join(dir, `${runId}.json`), text),
+      dispose: () => rm(root, { recursive: true, force: true }),
+    };
+  },
+  { kind: 'file', shared: false, storesText: true },
+);
+
+runCheckpointStoreContract(
+  'redis',
+  async () => {
+    const redis = connectTestRedis(inject('redisUrl'));
+    const keyPrefix = randomKeyPrefix();
+    const store = new RedisCheckpointStore({ redis, keyPrefix });
+    return {
+      store,
+      writeRaw: async (runId, text) => {
+        await redis.hset(store.checkpointKey(runId), 'enc', 'json', 'data', text);
+      },
+      dispose: async () => {
+        await deleteKeysWithPrefix(redis, keyPrefix);
+        await redis.quit();
+      },
+    };
+  },
+  { kind: 'redis', shared: true, storesText: true },
+);
+
+describe('parseCheckpoint', () => {
+  it('names the source, the failing paths and the version it reads', () => {
+    expect(() => parseCheckpoint({ schema_version: 3 }, 'redis key k')).toThrow(
+      'unsupported checkpoint schema_version 3 in redis key k; this server reads version 1',
+    );
+    expect(() => parseCheckpoint({ schema_version: 1 }, 'test')).toThrow(/^invalid checkpoint in test: run_id: .+ \(and \d+ more\)$/);
+    expect(() => parseCheckpoint(null, 'test')).toThrow(/\(root\)/);
+  });
+
+  it('accepts a valid checkpoint unchanged', () => {
+    expect(parseCheckpoint(makeCheckpoint('run_1', 2), 'test')).toEqual(makeCheckpoint('run_1', 2));
+  });
+});
+
+describe('FileCheckpointStore', () => {
+  let root: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'a3s-checkpoints-'));
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('removes stale temp files on init and never maps a run id outside its directory', async () => {
+    const dir = path.join(root, 'checkpoints');
+    const first = new FileCheckpointStore({ dir });
+    await first.save(makeCheckpoint('run_1', 1));
+    await writeFile(path.join(dir, '.run_1.0123456789abcdef.tmp'), '{"partial":');
+    await first.close();
+
+    const store = new FileCheckpointStore({ dir });
+    await store.init();
+    expect(await readdir(dir)).toEqual(['run_1.json']);
+    for (const id of ['../escape', '..', '.hidden', 'a/b', '']) {
+      expect(await store.load(id)).toBeUndefined();
+      await store.delete(id);
+      await expect(store.save(makeCheckpoint(id, 1))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+    }
+    expect(await readdir(root)).toEqual(['checkpoints']);
+    expect(await readdir(dir)).toEqual(['run_1.json']);
+    await store.close();
+  });
+});
+
+describe('RedisCheckpointStore', () => {
+  let redis: Redis;
+  let keyPrefix: string;
+
+  beforeEach(() => {
+    redis = connectTestRedis(inject('redisUrl'));
+    keyPrefix = randomKeyPrefix();
+  });
+
+  afterEach(async () => {
+    await deleteKeysWithPrefix(redis, keyPrefix);
+    await redis.quit();
+  });
+
+  it('keys checkpoints by run id under the prefix and expires them after the TTL (7 days by default)', async () => {
+    const store = new RedisCheckpointStore({ redis, keyPrefix });
+    await store.save(makeCheckpoint('run_1', 1));
+    expect(store.checkpointKey('run_1')).toBe(`${keyPrefix}checkpoint:run_1`);
+    const ttl = await redis.ttl(`${keyPrefix}checkpoint:run_1`);
+    expect(ttl).toBeGreaterThan(DEFAULT_CHECKPOINT_TTL_SECONDS - 60);
+    expect(ttl).toBeLessThanOrEqual(DEFAULT_CHECKPOINT_TTL_SECONDS);
+
+    const forever = new RedisCheckpointStore({ redis, keyPrefix, ttlSeconds: 0 });
+    await forever.save(makeCheckpoint('run_2', 1));
+    expect(await redis.ttl(`${keyPrefix}checkpoint:run_2`)).toBe(-1);
+    expect(() => new RedisCheckpointStore({ redis, keyPrefix, ttlSeconds: -1 })).toThrow(/ttlSeconds/);
+  });
+
+  it('compresses large checkpoints and reads them back', async () => {
+    const store = new RedisCheckpointStore({ redis, keyPrefix });
+    const large = makeCheckpoint('run_big', 3, { paddingBytes: 512 * 1024 });
+    await store.save(large);
+    const key = store.checkpointKey('run_big');
+    expect(await redis.hget(key, 'enc')).toBe('gzip');
+    expect(await redis.hstrlen(key, 'data')).toBeLessThan(JSON.stringify(large).length / 10);
+    expect(await store.load('run_big')).toEqual(large);
+  });
+
+  it('is readable by a store on another client (shared across nodes)', async () => {
+    const other = connectTestRedis(inject('redisUrl'));
+    try {
+      await new RedisCheckpointStore({ redis, keyPrefix }).save(makeCheckpoint('run_1', 4));
+      expect(await new RedisCheckpointStore({ redis: other, keyPrefix }).load('run_1')).toEqual(makeCheckpoint('run_1', 4));
+    } finally {
+      await other.quit();
+    }
+  });
+
+  it('leaves the caller-owned client open on close', async () => {
+    const store = new RedisCheckpointStore({ redis, keyPrefix });
+    await store.close();
+    expect(await redis.ping()).toBe('PONG');
+  });
+});

@@ -1,0 +1,155 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VerificationReportSchema, VerificationSummaryJsonSchema, type VerificationReport, type VerificationRequest } from '../../src/protocol/verification.js';
+import { registerVerificationRoutes, type VerificationSessionPort } from '../../src/routes/verifications.js';
+import { CodeError } from '../../src/errors.js';
+import type { Caller } from '../../src/runtime/caller.js';
+import { runVerification } from '../../src/runtime/verification/run-verification.js';
+import { Authenticator } from '../../src/server/authenticator.js';
+import { installErrorHandler } from '../../src/server/error-handler.js';
+import { buildOpenApiDocument } from '../../src/server/openapi-document.js';
+import { OpenApiRegistry } from '../../src/server/openapi-registry.js';
+import type { ServerContext } from '../../src/server/server-context.js';
+import { bashRunner, tempWorkspace, type TempWorkspace } from './verification-fixtures.js';
+
+const HOST_TOKEN = 'host-direct-token-0123456789';
+const SESSIONS_TOKEN = 'sessions-only-token-0123456789';
+const OTHER_TENANT_TOKEN = 'other-tenant-token-0123456789';
+
+/** A session port doing what the real session will: run through bash in its workspace, keep reports. */
+class TestSession implements VerificationSessionPort {
+  readonly id = 'sess_v';
+  private readonly reports: VerificationReport[] = [];
+  private ids = 0;
+
+  constructor(
+    readonly workspace: string,
+    readonly tenantId: string,
+  ) {}
+
+  async runVerification(request: VerificationRequest): Promise<VerificationReport> {
+    const report = await runVerification(request, { runCommand: bashRunner(this.workspace), now: () => Date.now(), newId: (p) => `${p}_${++this.ids}`, sessionId: this.id, maxTimeoutMs: 600_000 });
+    this.reports.push(report);
+    return report;
+  }
+
+  listVerifications(): VerificationReport[] {
+    return [...this.reports];
+  }
+}
+
+let ws: TempWorkspace;
+let app: FastifyInstance;
+let url: string;
+let openapi: OpenApiRegistry;
+
+beforeAll(async () => {
+  ws = tempWorkspace({ 'package.json': JSON.stringify({ scripts: { test: 'node --test', build: 'tsc', lint: 'eslint .' } }), 'pnpm-lock.yaml': '' });
+  const session = new TestSession(ws.root, 'acme');
+  openapi = new OpenApiRegistry();
+  const authenticator = new Authenticator([
+    { token: HOST_TOKEN, principal: 'ci', tenantId: 'acme', scopes: ['sessions', 'host_direct'] },
+    { token: SESSIONS_TOKEN, principal: 'viewer', tenantId: 'acme', scopes: ['sessions'] },
+    { token: OTHER_TENANT_TOKEN, principal: 'intruder', tenantId: 'other', scopes: ['sessions', 'host_direct'] },
+  ]);
+  const ctx: Pick<ServerContext, 'openapi' | 'authenticator'> = { openapi, authenticator };
+  app = Fastify();
+  installErrorHandler(app);
+  registerVerificationRoutes(app, ctx as ServerContext, {
+    getSession(id: string, caller: Caller) {
+      if (id !== session.id || caller.tenantId !== session.tenantId) throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
+      return session;
+    },
+  });
+  url = await app.listen({ host: '127.0.0.1', port: 0 });
+});
+
+afterAll(async () => {
+  await app.close();
+  ws.cleanup();
+});
+
+async function call(method: 'GET' | 'POST', path: string, token: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+describe('verification routes over HTTP', () => {
+  it('needs the host_direct scope to run commands', async () => {
+    const { status, json } = await call('POST', '/v1/sessions/sess_v/verifications', SESSIONS_TOKEN, { subject: 's', commands: [{ id: 'a', command: 'touch should-not-exist' }] });
+    expect(status).toBe(403);
+    expect(json).toMatchObject({ error: { code: 'FORBIDDEN' } });
+    expect(existsSync(join(ws.root, 'should-not-exist'))).toBe(false);
+  });
+
+  it("hides another tenant's session (404)", async () => {
+    const { status, json } = await call('GET', '/v1/sessions/sess_v/verifications', OTHER_TENANT_TOKEN);
+    expect(status).toBe(404);
+    expect(json).toMatchObject({ error: { code: 'SESSION_NOT_FOUND' } });
+  });
+
+  it('answers 400 naming the field for duplicate ids', async () => {
+    const { status, json } = await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, { subject: 's', commands: [{ id: 'a', command: 'true' }, { id: 'a', command: 'true' }] });
+    expect(status).toBe(400);
+    expect(json).toMatchObject({ error: { code: 'VALIDATION_ERROR', message: 'body.commands.1.id: duplicate id "a" (already used by commands.0.id)' } });
+  });
+
+  it('runs a failing and a passing report, then lists and summarises them', async () => {
+    const failing = await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, {
+      subject: 'backend',
+      commands: [
+        { id: 'unit', kind: 'test', command: 'echo "1 failing"; exit 1' },
+        { id: 'lint', kind: 'lint', command: 'true', required: false },
+      ],
+    });
+    expect(failing.status).toBe(201);
+    const failed = VerificationReportSchema.parse(failing.json);
+    expect(failed).toMatchObject({ status: 'failed', subject: 'backend', summary: { total: 2, passed: 1, failed: 1, skipped: 0, required_failed: 1 } });
+
+    const passing = await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, { subject: 'frontend', commands: [{ id: 'test', kind: 'test', command: 'test -f package.json' }] });
+    expect(passing.status).toBe(201);
+    expect(VerificationReportSchema.parse(passing.json).status).toBe('passed');
+
+    const list = await call('GET', '/v1/sessions/sess_v/verifications', SESSIONS_TOKEN);
+    expect(list.status).toBe(200);
+    expect((list.json.reports as VerificationReport[]).map((r) => [r.subject, r.status])).toEqual([
+      ['backend', 'failed'],
+      ['frontend', 'passed'],
+    ]);
+
+    const summary = await call('GET', '/v1/sessions/sess_v/verifications/summary', SESSIONS_TOKEN);
+    expect(summary.status).toBe(200);
+    expect(summary.json).toMatchObject({ verificationStatus: 'failed', pendingVerificationCount: 0, failedVerificationCount: 1, verificationReportCount: 2 });
+    expect(summary.json.verificationSummaryText).toBe('Verification failed: 1 of 2 required checks failed (unit: echo "1 failing"; exit 1 exited 1). Subjects: "backend" failed, "frontend" passed (2 reports in total).');
+    const compact = VerificationSummaryJsonSchema.parse(JSON.parse(String(summary.json.verificationSummaryJson)));
+    expect(compact.subjects.map((s) => s.status)).toEqual(['failed', 'passed']);
+
+    // Re-running the failing subject green flips the session verdict.
+    await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, { subject: 'backend', commands: [{ id: 'unit', kind: 'test', command: 'true' }] });
+    const after = await call('GET', '/v1/sessions/sess_v/verifications/summary', SESSIONS_TOKEN);
+    expect(after.json).toMatchObject({ verificationStatus: 'passed', failedVerificationCount: 0, verificationReportCount: 3 });
+  });
+
+  it('lists the presets detected for the Node workspace', async () => {
+    const { status, json } = await call('GET', '/v1/sessions/sess_v/verifications/presets', SESSIONS_TOKEN);
+    expect(status).toBe(200);
+    expect((json.presets as Array<{ id: string; command: string }>).map((p) => [p.id, p.command])).toEqual([
+      ['pnpm-test', 'pnpm test'],
+      ['pnpm-build', 'pnpm run build'],
+      ['pnpm-lint', 'pnpm run lint'],
+    ]);
+  });
+
+  it('documents the four operations in OpenAPI with shared components', () => {
+    const document = buildOpenApiDocument(openapi, { title: 't', version: '0' }) as { paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
+    expect(Object.keys(document.paths).sort()).toEqual(['/v1/sessions/{id}/verifications', '/v1/sessions/{id}/verifications/presets', '/v1/sessions/{id}/verifications/summary']);
+    expect(Object.keys(document.paths['/v1/sessions/{id}/verifications']).sort()).toEqual(['get', 'post']);
+    for (const id of ['VerificationRequest', 'VerificationReport', 'VerificationSummary', 'VerificationPreset']) expect(Object.keys(document.components.schemas)).toContain(id);
+  });
+});
