@@ -4,6 +4,7 @@ import type { RuntimeContext } from './context.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerEventsWebSocket, SocketRegistry } from './routes/events-ws.js';
 import { registerHookRoutes } from './routes/hooks.js';
+import { registerMcpRoutes } from './routes/mcp.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerSessionRoutes } from './routes/sessions.js';
@@ -33,6 +34,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerRunRoutes(app, ctx);
   registerToolRoutes(app, ctx);
   registerConfirmationRoutes(app, ctx);
+  registerMcpRoutes(app, ctx);
   registerVerificationRoutes(app, ctx, { getSession: (id, caller) => ctx.agent.getSession(id, caller) });
   registerHookRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller).hooks);
   registerEventsWebSocket(app, ctx, sockets);

@@ -1,6 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { pino, type Logger } from 'pino';
-import type { CodeConfig } from './config/code-config.js';
+import { globalMcpServers, type CodeConfig } from './config/code-config.js';
+import { McpManager } from './runtime/mcp/mcp-manager.js';
 import { CodeError } from './errors.js';
 import { Agent } from './runtime/agent.js';
 import { createSystemHostEnv, type HostEnv } from './runtime/host-env.js';
@@ -81,6 +82,9 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const store = overrides.store ?? (await createStore(config));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config));
   const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
+  const mcp = new McpManager({ source: 'global', now: () => hostEnv.now(), onLog: (server, line) => logger.info({ mcp: server }, line) });
+  // Global servers that cannot start yet stay registered with their error (GET .../mcp shows it); refresh retries.
+  await Promise.all(globalMcpServers(config).map((server) => mcp.register(server)));
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   const providers = new Map<string, LlmProvider>();
   const providerFor = (name: string): LlmProvider => {
@@ -101,6 +105,8 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     workspaceRoots,
     providerFor,
     checkpoints,
+    mcp,
+    onMcpLog: (sessionId, server, line) => logger.debug({ sessionId, mcp: server }, line),
     governance: {
       // Configured secrets are redacted from tool output wherever they appear.
       redactor: new SecretRedactor([

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 import { ConfigHookRegistrationSchema } from '../protocol/hooks.js';
+import { McpServerConfigSchema, McpServerNameSchema } from '../protocol/mcp.js';
 
 /** Scopes a bearer token may carry. */
 export const ScopeSchema = z.enum(['sessions', 'host_direct', 'admin']);
@@ -102,13 +103,32 @@ export const CodeConfigSchema = z
     defaultBudget: BudgetOptionsSchema.optional(),
     /** Budgets shared by all sessions of a tenant, keyed by tenant id. */
     tenantBudgets: z.record(z.string(), BudgetOptionsSchema).default({}),
+    /** Agent-global MCP servers (JSON `mcp_servers` list). */
+    mcpServers: z.array(McpServerConfigSchema).max(64).default([]),
+    /** Agent-global MCP servers as ACL blocks `mcp "name" { transport = {...} ... }`, keyed by name. */
+    mcp: z.record(McpServerNameSchema, z.record(z.string(), z.unknown())).default({}),
+    /** Disconnect MCP servers idle longer than thresholdMs, checking every intervalMs (off when absent). */
+    mcpIdleDisconnect: z.object({ thresholdMs: z.number().int().positive(), intervalMs: z.number().int().positive() }).strict().optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),
     agentDirs: z.array(z.string()).default([]),
     queue: z.record(z.string(), z.unknown()).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    // `mcp "name" {}` blocks are validated as McpServerConfig entries, with paths under mcp.<name>.
+    for (const [name, raw] of Object.entries(config.mcp)) {
+      const parsed = McpServerConfigSchema.safeParse({ ...raw, name });
+      if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['mcp', name, ...issue.path.map(String)], message: issue.message });
+      if (config.mcpServers.some((server) => server.name === name)) ctx.addIssue({ code: 'custom', path: ['mcp', name], message: `MCP server "${name}" is also in mcpServers` });
+    }
+  });
+
+/** Every agent-global MCP server of a config: the `mcpServers` list and the `mcp "name" {}` blocks. */
+export function globalMcpServers(config: CodeConfig): z.infer<typeof McpServerConfigSchema>[] {
+  return [...config.mcpServers, ...Object.entries(config.mcp).map(([name, raw]) => McpServerConfigSchema.parse({ ...raw, name }))];
+}
 
 /** The loaded server configuration. */
 export type CodeConfig = z.infer<typeof CodeConfigSchema>;

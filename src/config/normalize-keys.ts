@@ -53,6 +53,9 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   defaultBudget: FREE,
   hooks: { kind: 'list', item: FREE },
   tenantBudgets: { kind: 'map', value: FREE },
+  mcpServers: { kind: 'list', item: FREE },
+  mcp: { kind: 'map', value: FREE },
+  mcpIdleDisconnect: FREE,
 });
 
 const SNAKE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;

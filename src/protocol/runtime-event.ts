@@ -39,6 +39,9 @@ export interface RuntimeEventPayloads {
   budget_exhausted: BudgetEventPayload;
   checkpoint_saved: { turn: number; store: string };
   run_resumed: { from_run_id: string; turn: number };
+  mcp_server_connected: { server: string };
+  mcp_server_disconnected: { server: string; reason: string | null };
+  mcp_tools_changed: { server: string; reason: string; tools: string[] };
   verification_started: { subject: string; commands: number };
   verification_completed: { report_id: string; subject: string; status: string; failed_required: number };
 }

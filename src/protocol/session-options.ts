@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BudgetOptionsSchema } from './budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.js';
 import { ConfigHookRegistrationSchema } from './hooks.js';
+import { McpServerConfigSchema } from './mcp.js';
 
 /** Bounds on what a long session keeps in memory and in its snapshot. */
 export const RetentionLimitsSchema = z
@@ -21,7 +22,6 @@ export const UNSUPPORTED_SESSION_OPTIONS = [
   'planningMode',
   'skills',
   'memory',
-  'mcpServers',
   'autoResume',
   'hostEnv',
   'queue',
@@ -64,6 +64,8 @@ export const SessionOptionsSchema = z
     budget: BudgetOptionsSchema.optional(),
     /** Webhook hooks registered at creation (more can be added over REST, WebSocket hosts included). */
     hooks: z.array(ConfigHookRegistrationSchema).max(64).optional(),
+    /** MCP servers the host supplies for this session: a read-only inherited layer (stdio needs host_direct). */
+    mcpServers: z.array(McpServerConfigSchema).max(32).optional(),
     ...Object.fromEntries(UNSUPPORTED_SESSION_OPTIONS.map((name) => [name, z.unknown().optional()])),
   })
   .strict()

@@ -2,7 +2,9 @@ import type { CodeConfig } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
 import type { SessionOptions } from '../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
+import type { McpServerConfig } from '../protocol/mcp.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
+import { McpManager } from './mcp/mcp-manager.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
 import type { HostEnv } from './host-env.js';
@@ -24,6 +26,9 @@ export interface AgentDeps {
   governance: SharedGovernance;
   /** Loop checkpoints (memory, file or Redis); `durable` says whether a resume can find them after a restart. */
   checkpoints: CheckpointStore;
+  /** The agent-global MCP layer (from CodeConfig). */
+  mcp: McpManager;
+  onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
 
@@ -39,9 +44,38 @@ export class Agent {
   private readonly closedIds = new Set<string>();
   private closing = false;
   private readonly workspaceContext: WorkspaceContextCache;
+  private mcpVersion = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
+    deps.mcp.onChange(() => {
+      this.mcpVersion += 1;
+    });
+    const idle = deps.config.mcpIdleDisconnect;
+    if (idle) {
+      this.idleTimer = setInterval(() => void this.disconnectIdleMcp(idle.thresholdMs).catch(() => undefined), idle.intervalMs);
+      this.idleTimer.unref();
+    }
+  }
+
+  /** The agent-global MCP layer. */
+  get mcp(): McpManager {
+    return this.deps.mcp;
+  }
+
+  /** Re-list the tools of every global MCP server (agent.refreshMcpTools). */
+  refreshMcpTools() {
+    return this.deps.mcp.refresh();
+  }
+
+  /** Disconnect MCP servers (global and every live session's) idle longer than the threshold; their configuration stays. */
+  async disconnectIdleMcp(thresholdMs: number): Promise<string[]> {
+    const names = await this.deps.mcp.disconnectIdle(thresholdMs);
+    for (const session of this.sessions.values()) {
+      for (const layer of session.mcpLayers().slice(1)) names.push(...(await layer.disconnectIdle(thresholdMs)).map((n) => `${session.id}/${n}`));
+    }
+    return names;
   }
 
   /** Number of live sessions. */
@@ -82,6 +116,7 @@ export class Agent {
       if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
       const config = await buildSessionConfig(options, caller, this.builderDeps());
       const session = new AgentSession(config, this.sessionDeps());
+      if (options.mcpServers?.length) await this.attachInheritedMcp(session, options.mcpServers, caller);
       // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
       if (config.autoSave) await session.save();
       this.register(session);
@@ -159,8 +194,25 @@ export class Agent {
       await s.close('shutdown');
       this.forget(s.id);
     }));
+    clearInterval(this.idleTimer);
+    await this.deps.mcp.close();
     await this.deps.store.close();
     await this.deps.checkpoints.close();
+  }
+
+  /** Connect host-supplied MCP servers as the session's inherited layer; stdio servers run host code, so they need host_direct. */
+  private async attachInheritedMcp(session: AgentSession, servers: McpServerConfig[], caller: Caller): Promise<void> {
+    if (servers.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct')) {
+      throw new CodeError('FORBIDDEN', 'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct', field: 'mcpServers' });
+    }
+    const manager = new McpManager({ source: 'inherited', now: () => this.deps.hostEnv.now(), defaultCwd: session.workspace, onLog: (server, line) => this.deps.onMcpLog?.(session.id, server, line) });
+    try {
+      for (const server of servers) await manager.add(server);
+    } catch (error) {
+      await manager.close();
+      throw error;
+    }
+    session.attachInheritedMcp(manager);
   }
 
   private async restore(snapshot: SessionSnapshotV1, caller: Caller): Promise<AgentSession> {
@@ -216,7 +268,7 @@ export class Agent {
   }
 
   private sessionDeps() {
-    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, onPersistenceError: this.deps.onPersistenceError };
+    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError };
   }
 }
 

@@ -22,6 +22,8 @@ import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
+import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
+import { McpManager } from '../mcp/mcp-manager.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { toAgentResult } from './agent-result.js';
 import type { VerificationPreset, VerificationReport, VerificationRequest } from '../../protocol/verification.js';
@@ -46,6 +48,8 @@ export interface AgentSessionDeps {
   governance: SharedGovernance;
   /** Where loop checkpoints go after every tool round. */
   checkpoints: CheckpointStore;
+  /** The agent-global MCP layer and its change counter. */
+  mcp: SharedMcp;
   /** Called when a background save fails (logged by the agent). */
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
@@ -58,6 +62,14 @@ export interface RunRequest {
   idempotencyKey?: string;
   /** Resume a run from its loop checkpoint (a new run id; the old run is named in metadata). */
   resumeFrom?: LoopCheckpoint;
+}
+
+/** The agent-global MCP layer as sessions see it. */
+export interface SharedMcp {
+  readonly global: McpManager;
+  /** Bumped whenever the global layer's tools change. */
+  version(): number;
+  onLog?(sessionId: string, server: string, line: string): void;
 }
 
 /** An admitted (or, with an idempotency key, an existing) run. */
@@ -114,6 +126,10 @@ export class AgentSession {
   private generation: number;
   private updatedAtMs: number;
   private registryCache: ToolRegistry | undefined;
+  private registryVersion = '';
+  private mcpVersion = 0;
+  private localMcp: McpManager | undefined;
+  private readonly inheritedMcp: McpManager[] = [];
   private invokerCache: ToolInvoker | undefined;
   private governanceCache: SessionGovernance | undefined;
   private hookEngine: HookEngine | undefined;
@@ -150,8 +166,43 @@ export class AgentSession {
 
   /** The session's tools. */
   get registry(): ToolRegistry {
-    this.registryCache ??= new ToolRegistry(this.deps.tools);
+    // Rebuilt when any MCP layer changed: built-ins, then global, inherited and session servers (later shadow earlier).
+    const version = `${this.deps.mcp.version()}:${this.mcpVersion}`;
+    if (!this.registryCache || this.registryVersion !== version) {
+      const layers = [this.deps.mcp.global, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
+      this.registryCache = new ToolRegistry([...this.deps.tools, ...layerMcpTools(layers)]);
+      this.registryVersion = version;
+      this.specsCache = undefined;
+    }
     return this.registryCache;
+  }
+
+  /** Every MCP layer of the session, outermost first: global, inherited (host-supplied), then its own. */
+  mcpLayers(): McpManager[] {
+    return [this.deps.mcp.global, ...this.inheritedMcp, this.mcp];
+  }
+
+  /** The session's own MCP servers (created on first use; closed with the session). */
+  get mcp(): McpManager {
+    if (!this.localMcp) {
+      const manager = new McpManager({ source: 'session', now: () => this.deps.hostEnv.now(), defaultCwd: this.config.workspace, onLog: (server, line) => this.deps.mcp.onLog?.(this.id, server, line) });
+      manager.onChange((change) => {
+        this.mcpVersion += 1;
+        this.emit(this.active?.runId, 'mcp_tools_changed', { server: change.server, reason: change.reason, tools: change.toolNames });
+      });
+      manager.onConnectionChange((change) => {
+        if (change.connected) this.emit(this.active?.runId, 'mcp_server_connected', { server: change.server });
+        else this.emit(this.active?.runId, 'mcp_server_disconnected', { server: change.server, reason: change.reason });
+      });
+      this.localMcp = manager;
+    }
+    return this.localMcp;
+  }
+
+  /** Attach host-supplied MCP servers as a read-only inherited layer (from SessionOptions.mcpServers). */
+  attachInheritedMcp(manager: McpManager): void {
+    this.inheritedMcp.push(manager);
+    this.mcpVersion += 1;
   }
 
   /** The session's governance (policy, confirmation broker, hooks, budget, redaction); built on first use. */
@@ -196,8 +247,12 @@ export class AgentSession {
   }
 
   private get toolInvoker(): ToolInvoker {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the invoker reads the current registry through a getter
+    const self = this;
     this.invokerCache ??= new ToolInvoker({
-      registry: this.registry,
+      get registry() {
+        return self.registry;
+      },
       governance: this.governance,
       storeArtifact: (content, toolCallId, toolName) => this.storeArtifact(content, toolCallId, toolName),
       afterExecute: (call, args, result, startedAtMs, ctx) => this.attachPresetReport(call, args, result, startedAtMs, ctx),
@@ -357,6 +412,8 @@ export class AgentSession {
       await active.done.catch(() => undefined);
     }
     this.emit(undefined, 'session_closed', { reason });
+    // The session owns its own and its inherited managers (the host supplied their configuration for this session only).
+    await Promise.all([this.localMcp, ...this.inheritedMcp].map((m) => m?.close().catch(() => undefined)));
     // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
     const engine = this.hookEngine;
     if (engine) void engine.idle().finally(() => engine.close());
