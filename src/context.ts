@@ -1,4 +1,5 @@
 import { realpath } from 'node:fs/promises';
+import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { globalMcpServers, type CodeConfig } from './config/code-config.js';
 import { McpManager } from './runtime/mcp/mcp-manager.js';
@@ -17,6 +18,8 @@ import type { CheckpointStore } from './stores/checkpoint-store.js';
 import { FileCheckpointStore } from './stores/file-checkpoint-store.js';
 import { FileSessionStore } from './stores/file-session-store.js';
 import { MemoryCheckpointStore } from './stores/memory-checkpoint-store.js';
+import { RedisCheckpointStore } from './stores/redis-checkpoint-store.js';
+import { RedisSessionStore } from './stores/redis-session-store.js';
 import { MemorySessionStore } from './stores/memory-session-store.js';
 import type { SessionStore } from './stores/session-store.js';
 
@@ -31,6 +34,8 @@ export interface RuntimeContext {
   readonly openapi: OpenApiRegistry;
   /** WebSocket clients that act as hook or budget hosts. */
   readonly hostRegistry: WebSocketHostRegistry;
+  /** Release what the context opened (the Redis connection), after the agent closed. */
+  dispose(): Promise<void>;
 }
 
 /** Optional replacements for tests and benchmarks. */
@@ -41,7 +46,8 @@ export interface RuntimeOverrides {
   checkpoints?: CheckpointStore;
 }
 
-async function createStore(config: CodeConfig): Promise<SessionStore> {
+async function createStore(config: CodeConfig, redis: Redis | undefined): Promise<SessionStore> {
+  if (redis) return new RedisSessionStore({ redis, keyPrefix: config.redisKeyPrefix });
   if (config.storageBackend === 'memory') return new MemorySessionStore();
   const store = new FileSessionStore({ dir: config.sessionsDir ?? `${config.dataDir}/sessions` });
   try {
@@ -52,7 +58,8 @@ async function createStore(config: CodeConfig): Promise<SessionStore> {
   return store;
 }
 
-async function createCheckpointStore(config: CodeConfig): Promise<CheckpointStore> {
+async function createCheckpointStore(config: CodeConfig, redis: Redis | undefined): Promise<CheckpointStore> {
+  if (redis) return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix });
   if (config.storageBackend === 'memory') return new MemoryCheckpointStore();
   const store = new FileCheckpointStore({ dir: `${config.dataDir}/checkpoints` });
   try {
@@ -79,8 +86,11 @@ async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
 export async function createRuntimeContext(config: CodeConfig, overrides: RuntimeOverrides = {}): Promise<RuntimeContext> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
-  const store = overrides.store ?? (await createStore(config));
-  const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config));
+  // One Redis client for stores; few retries, so a save fails with a clear error instead of hanging while Redis is down.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : undefined;
+  redis?.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
+  const store = overrides.store ?? (await createStore(config, redis));
+  const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis));
   const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
   const mcp = new McpManager({ source: 'global', now: () => hostEnv.now(), onLog: (server, line) => logger.info({ mcp: server }, line) });
   // Global servers that cannot start yet stay registered with their error (GET .../mcp shows it); refresh retries.
@@ -121,5 +131,10 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     },
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
   });
-  return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(), hostRegistry };
+  return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(),
+    hostRegistry,
+    dispose: async () => {
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
 }

@@ -109,6 +109,13 @@ export const CodeConfigSchema = z
     mcp: z.record(McpServerNameSchema, z.record(z.string(), z.unknown())).default({}),
     /** Disconnect MCP servers idle longer than thresholdMs, checking every intervalMs (off when absent). */
     mcpIdleDisconnect: z.object({ thresholdMs: z.number().int().positive(), intervalMs: z.number().int().positive() }).strict().optional(),
+    /** With a Redis URL, snapshots, checkpoints, ownership leases and the cross-node event stream live in Redis. */
+    redisUrl: z.string().regex(/^rediss?:\/\//, 'redisUrl must be a redis:// or rediss:// URL').optional(),
+    redisKeyPrefix: z.string().min(1).max(64).default('a3s:'),
+    /** This node's id in a cluster (default: a random id at start). */
+    nodeId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'nodeId must be 1-64 letters, digits, "_", "." or "-"').optional(),
+    /** The URL other nodes and clients reach this node at (default: http://<host>:<port>). */
+    advertiseUrl: z.string().url('advertiseUrl must be a URL').optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),

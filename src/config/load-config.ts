@@ -143,7 +143,7 @@ function applyEnv(data: Record<string, unknown>, env: NodeJS.ProcessEnv, prov: P
     setOwn(openai, field, value);
     prov.fromEnv(['providers', 'openai', field], name);
   }
-  const strings = [['A3S_MODEL', 'defaultModel'], ['A3S_DATA_DIR', 'dataDir'], ['A3S_HOST', 'host'], ['A3S_LOG_LEVEL', 'logLevel'], ['A3S_STORAGE_BACKEND', 'storageBackend']] as const;
+  const strings = [['A3S_MODEL', 'defaultModel'], ['A3S_DATA_DIR', 'dataDir'], ['A3S_HOST', 'host'], ['A3S_LOG_LEVEL', 'logLevel'], ['A3S_STORAGE_BACKEND', 'storageBackend'], ['REDIS_URL', 'redisUrl'], ['A3S_REDIS_KEY_PREFIX', 'redisKeyPrefix'], ['A3S_NODE_ID', 'nodeId'], ['A3S_ADVERTISE_URL', 'advertiseUrl']] as const;
   for (const [name, field] of strings) {
     const value = envValue(env, name);
     if (value !== undefined) set(field, value, name);
@@ -213,7 +213,7 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
  * Loads the server configuration: a file (`configPath`, else `A3S_CONFIG`; `.json` is JSON, anything else
  * ACL/HCL with `env()`), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
  * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`,
- * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`; empty values count as unset), then CodeConfigSchema.
+ * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`; empty values count as unset), then CodeConfigSchema.
  * Relative `dataDir`, `sessionsDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
  * file (not against the file's directory); `workspaceRoots` defaults to `[cwd]` and `sessionsDir` to
  * `<dataDir>/sessions`. Throws one ConfigError listing every problem (a syntax error stops at once).

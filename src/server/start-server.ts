@@ -36,6 +36,7 @@ export async function startServer(config: CodeConfig, overrides: RuntimeOverride
       built.sockets.closeAll('server shutting down');
       await ctx.agent.close();
       await built.app.close();
+      await ctx.dispose();
     })();
     return closing;
   };

@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { tempDir } from '../support/test-server.js';
 
@@ -110,6 +110,33 @@ describe('the server process', () => {
     expect(again.body.error.code).toBe('CHECKPOINT_NOT_FOUND');
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
+  });
+
+  it('with REDIS_URL, node B resumes a run node A started, from the checkpoint in Redis (separate data dirs)', async () => {
+    fake = await startFakeProvider();
+    const root = tempDir('a3s-ws-');
+    const prefix = `a3s-test-${Math.random().toString(36).slice(2)}:`;
+    const shared = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_WORKSPACE_ROOTS: root, REDIS_URL: inject('redisUrl'), A3S_REDIS_KEY_PREFIX: prefix };
+    const nodeA = startMain({ ...shared, A3S_DATA_DIR: tempDir('a3s-a-') });
+    procs.push(nodeA);
+    const urlA = await listening(nodeA);
+    await request(urlA).post('/v1/sessions').send({ sessionId: 'shared', autoSave: true, permissionPolicy: { enabled: false } }).expect(201);
+    fake.script({ toolCalls: [{ id: 'x1', name: 'bash', arguments: { command: 'echo round >> rounds.txt' } }] }, { hang: true });
+    const started = await request(urlA).post('/v1/sessions/shared/runs').send({ input: 'go' }).expect(202);
+    await fake.waitForRequests(2, 20_000);
+    nodeA.child.kill('SIGKILL');
+    await nodeA.exited;
+
+    const nodeB = startMain({ ...shared, A3S_DATA_DIR: tempDir('a3s-b-') });
+    procs.push(nodeB);
+    const urlB = await listening(nodeB);
+    fake.script({ text: 'done on B' });
+    const resumed = await request(urlB).post(`/v1/sessions/shared/runs/${started.body.runId}/resume`).send({ wait: true }).expect(200);
+    expect(resumed.body.result.text).toBe('done on B');
+    const rounds = await request(urlB).post('/v1/sessions/shared/tools/read').send({ args: { file_path: 'rounds.txt' } }).expect(200);
+    expect(rounds.body.output.match(/round/g)).toHaveLength(1);
+    nodeB.child.kill('SIGTERM');
+    expect(await nodeB.exited).toBe(0);
   });
 
   it('persists with autoSave, shuts down on SIGTERM, and a fresh process resumes the session', async () => {
