@@ -23,7 +23,6 @@ export const UNSUPPORTED_SESSION_OPTIONS = [
   'skills',
   'memory',
   'autoResume',
-  'hostEnv',
   'queue',
   'agentDirs',
   'skillDirs',
@@ -59,6 +58,14 @@ export const SessionOptionsSchema = z
     agentTemplateId: z.string().min(1).max(200).optional(),
     correlationId: z.string().min(1).max(200).optional(),
     retentionLimits: RetentionLimitsSchema.optional(),
+    /** Deterministic replay: sequential ids and a fixed clock for everything this session produces. */
+    hostEnv: z
+      .object({
+        sequentialIdPrefix: z.string().regex(/^[A-Za-z0-9_.]{1,32}$/, 'sequentialIdPrefix must be 1-32 letters, digits, "_" or "."'),
+        fixedTimeMs: z.number().int().nonnegative(),
+      })
+      .strict()
+      .optional(),
     permissionPolicy: PermissionPolicySchema.optional(),
     confirmationPolicy: ConfirmationPolicySchema.optional(),
     budget: BudgetOptionsSchema.optional(),

@@ -43,6 +43,8 @@ export const SnapshotSessionSchema = z.object({
   createdAtMs: z.number().int().nonnegative(),
   updatedAtMs: z.number().int().nonnegative(),
   sessionSequence: z.number().int().nonnegative(),
+  /** Ids a replay HostEnv (options.hostEnv) has handed out, so a restored session never reuses one. */
+  idCounter: z.number().int().nonnegative().optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */

@@ -7,7 +7,7 @@ import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import { McpManager } from './mcp/mcp-manager.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
-import type { HostEnv } from './host-env.js';
+import { createReplayHostEnv, type HostEnv } from './host-env.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { SharedGovernance } from './policy/shared-governance.js';
 import { AgentSession, type RunHandle } from './session/agent-session.js';
@@ -114,8 +114,9 @@ export class Agent {
         return { session: await this.restore(snapshot, caller), resumed: true };
       }
       if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
-      const config = await buildSessionConfig(options, caller, this.builderDeps());
-      const session = new AgentSession(config, this.sessionDeps());
+      const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
+      const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
+      const session = new AgentSession(config, this.sessionDeps(hostEnv));
       if (options.mcpServers?.length) await this.attachInheritedMcp(session, options.mcpServers, caller);
       // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
       if (config.autoSave) await session.save();
@@ -217,12 +218,13 @@ export class Agent {
 
   private async restore(snapshot: SessionSnapshotV1, caller: Caller): Promise<AgentSession> {
     const stored = snapshot.session;
+    const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
     const config = await buildSessionConfig(
       { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels) },
       { ...caller, tenantId: stored.ownerTenantId },
-      this.builderDeps(),
+      this.builderDeps(hostEnv),
     );
-    const session = new AgentSession(config, this.sessionDeps(), {
+    const session = new AgentSession(config, this.sessionDeps(hostEnv), {
       messages: stored.messages,
       usage: stored.usage,
       createdAtMs: stored.createdAtMs,
@@ -263,12 +265,17 @@ export class Agent {
     if (this.closing) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new sessions');
   }
 
-  private builderDeps() {
-    return { config: this.deps.config, hostEnv: this.deps.hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
+  /** The session's HostEnv: the agent's, or a replay one (sequential ids, fixed clock) from SessionOptions.hostEnv. */
+  private hostEnvFor(options: SessionOptions['hostEnv'], startAt: number | undefined): HostEnv {
+    return options ? createReplayHostEnv({ ...options, startAt }) : this.deps.hostEnv;
   }
 
-  private sessionDeps() {
-    return { hostEnv: this.deps.hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError };
+  private builderDeps(hostEnv: HostEnv) {
+    return { config: this.deps.config, hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
+  }
+
+  private sessionDeps(hostEnv: HostEnv) {
+    return { hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError };
   }
 }
 

@@ -15,3 +15,23 @@ export function createSystemHostEnv(): HostEnv {
     newId: (prefix) => `${prefix}_${randomUUID().replace(/-/g, '')}`,
   };
 }
+
+/** Settings of a replayable HostEnv (SessionOptions.hostEnv). */
+export interface ReplayHostEnvOptions {
+  sequentialIdPrefix: string;
+  fixedTimeMs: number;
+  /** Ids already handed out (a restored session continues its sequence, so ids are never reused). */
+  startAt?: number;
+}
+
+/** A HostEnv for deterministic replay: ids `<prefix>-<type>-<n>` from one counter, and a clock that never moves. */
+export function createReplayHostEnv(options: ReplayHostEnvOptions): HostEnv & { readonly issued: number } {
+  let counter = options.startAt ?? 0;
+  return {
+    now: () => options.fixedTimeMs,
+    newId: (prefix) => `${options.sequentialIdPrefix}-${prefix}-${++counter}`,
+    get issued() {
+      return counter;
+    },
+  };
+}

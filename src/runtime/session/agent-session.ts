@@ -451,6 +451,7 @@ export class AgentSession {
         createdAtMs: this.createdAtMs,
         updatedAtMs: this.updatedAtMs,
         sessionSequence: this.events.lastSequence,
+        ...('issued' in this.deps.hostEnv && typeof this.deps.hostEnv.issued === 'number' ? { idCounter: this.deps.hostEnv.issued } : {}),
       },
       artifacts: [...this.artifacts.values()],
       trace_events: this.events.retained(this.config.retention.maxTraceEvents),
