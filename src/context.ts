@@ -1,7 +1,12 @@
 import { realpath } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
+import { NodeRegistry } from './cluster/node-identity.js';
+import { RedisEventStream } from './cluster/redis-event-stream.js';
+import { RedisOwnership } from './cluster/redis-ownership.js';
+import { SessionLeases } from './cluster/session-lease.js';
 import { globalMcpServers, type CodeConfig } from './config/code-config.js';
+import { createLocalOwnership } from './runtime/session-ownership.js';
 import { McpManager } from './runtime/mcp/mcp-manager.js';
 import { CodeError } from './errors.js';
 import { Agent } from './runtime/agent.js';
@@ -34,7 +39,11 @@ export interface RuntimeContext {
   readonly openapi: OpenApiRegistry;
   /** WebSocket clients that act as hook or budget hosts. */
   readonly hostRegistry: WebSocketHostRegistry;
-  /** Release what the context opened (the Redis connection), after the agent closed. */
+  /** This node's id (random unless configured). */
+  readonly nodeId: string;
+  /** Called once the server listens: in a cluster, starts advertising this node at its URL. */
+  onListening(url: string): Promise<void>;
+  /** Release what the context opened (the Redis connections), after the agent closed. */
   dispose(): Promise<void>;
 }
 
@@ -46,8 +55,9 @@ export interface RuntimeOverrides {
   checkpoints?: CheckpointStore;
 }
 
-async function createStore(config: CodeConfig, redis: Redis | undefined): Promise<SessionStore> {
-  if (redis) return new RedisSessionStore({ redis, keyPrefix: config.redisKeyPrefix });
+async function createStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<SessionStore> {
+  // Saves are fenced by the owner's lease epoch: a node that lost a session can never overwrite it.
+  if (redis) return new RedisSessionStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (id: string) => cluster.leases.storeFence(id) } : {}) });
   if (config.storageBackend === 'memory') return new MemorySessionStore();
   const store = new FileSessionStore({ dir: config.sessionsDir ?? `${config.dataDir}/sessions` });
   try {
@@ -70,6 +80,37 @@ async function createCheckpointStore(config: CodeConfig, redis: Redis | undefine
   return store;
 }
 
+interface Cluster {
+  redis: Redis;
+  reader: Redis;
+  leases: SessionLeases;
+  ownership: RedisOwnership;
+}
+
+/** The cluster services over Redis: session leases (fencing the store), the event stream and ownership. */
+function createCluster(config: CodeConfig, redis: Redis, nodeId: string, logger: Logger): Cluster {
+  // XREAD BLOCK holds its connection, so stream followers get their own.
+  const reader = redis.duplicate();
+  reader.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis stream connection error'));
+  const onError = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
+  const holder: { ownership?: RedisOwnership } = {};
+  const leases = new SessionLeases({
+    redis,
+    keyPrefix: config.redisKeyPrefix,
+    nodeId,
+    ttlMs: config.cluster.leaseTtlMs,
+    onLost: (sessionId) => {
+      logger.warn({ sessionId }, 'session lease lost to another node; giving the session up');
+      holder.ownership?.lost(sessionId);
+    },
+    onError: (error) => onError('session lease renewal failed', error),
+  });
+  const events = new RedisEventStream({ redis: reader, writer: redis, keyPrefix: config.redisKeyPrefix, maxLen: config.limits.maxEventsPerRun, onError: (error) => onError('event stream read failed', error) });
+  const ownership = new RedisOwnership({ redis, keyPrefix: config.redisKeyPrefix, nodeId, leases, events, onError });
+  holder.ownership = ownership;
+  return { redis, reader, leases, ownership };
+}
+
 async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
   const out: string[] = [];
   for (const root of roots) {
@@ -89,7 +130,9 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   // One Redis client for stores; few retries, so a save fails with a clear error instead of hanging while Redis is down.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : undefined;
   redis?.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
-  const store = overrides.store ?? (await createStore(config, redis));
+  const nodeId = config.nodeId ?? hostEnv.newId('node');
+  const cluster = redis ? createCluster(config, redis, nodeId, logger) : undefined;
+  const store = overrides.store ?? (await createStore(config, redis, cluster));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis));
   const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
   const mcp = new McpManager({ source: 'global', now: () => hostEnv.now(), onLog: (server, line) => logger.info({ mcp: server }, line) });
@@ -115,6 +158,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     workspaceRoots,
     providerFor,
     checkpoints,
+    ownership: cluster?.ownership ?? createLocalOwnership(nodeId),
     mcp,
     onMcpLog: (sessionId, server, line) => logger.debug({ sessionId, mcp: server }, line),
     governance: {
@@ -133,7 +177,13 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   });
   return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(),
     hostRegistry,
+    nodeId,
+    onListening: async (url: string) => {
+      if (!cluster) return;
+      await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));
+    },
     dispose: async () => {
+      if (cluster) await cluster.reader.quit().catch(() => cluster.reader.disconnect());
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
   };

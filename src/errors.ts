@@ -18,6 +18,7 @@ export const ERROR_CATALOGUE = {
   SESSION_EXISTS: { status: 409, description: 'A live session with this id already exists.' },
   SESSION_STORE_REQUIRED: { status: 409, description: 'The operation needs a shared session store.' },
   SESSION_CLOSED: { status: 410, description: 'The session was closed.' },
+  SESSION_OWNED_ELSEWHERE: { status: 421, description: 'Another live node owns the session; retry at details.ownerUrl.' },
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body exceeds the configured limit.' },
   SNAPSHOT_INVALID: { status: 422, description: 'A stored snapshot failed its schema or has an unsupported version.' },
   PERSISTENCE_FAILED: { status: 500, description: 'The session store failed to save a snapshot.' },

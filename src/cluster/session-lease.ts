@@ -129,6 +129,12 @@ export class SessionLeases {
     }
     const [outcome, value] = readPair(reply);
     if (outcome === 'taken') {
+      // We believed we held it: the lease was taken behind our back, which renewals would report too.
+      const stale = this.leases.get(sessionId);
+      if (stale !== undefined) {
+        this.leases.delete(sessionId);
+        this.reportLost(sessionId, stale.epoch);
+      }
       let alive: boolean;
       try {
         alive = (await this.redis.exists(nodeKey(this.keyPrefix, value))) === 1;
@@ -226,7 +232,7 @@ export class SessionLeases {
     return this.renewing;
   }
 
-  /** Stop renewing (held leases are kept in memory but expire in Redis after their TTL); release them first to drain. */
+  /** Stop renewing for good (held leases stay in memory but expire in Redis after their TTL); releaseAll() first to drain. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);

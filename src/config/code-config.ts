@@ -112,6 +112,11 @@ export const CodeConfigSchema = z
     /** With a Redis URL, snapshots, checkpoints, ownership leases and the cross-node event stream live in Redis. */
     redisUrl: z.string().regex(/^rediss?:\/\//, 'redisUrl must be a redis:// or rediss:// URL').optional(),
     redisKeyPrefix: z.string().min(1).max(64).default('a3s:'),
+    /** Cluster timing: a session lease (renewed every third of it) and a node heartbeat expire after these. */
+    cluster: z
+      .object({ leaseTtlMs: z.number().int().min(200).max(600_000).default(15_000), nodeTtlMs: z.number().int().min(200).max(600_000).default(10_000) })
+      .strict()
+      .default({ leaseTtlMs: 15_000, nodeTtlMs: 10_000 }),
     /** This node's id in a cluster (default: a random id at start). */
     nodeId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'nodeId must be 1-64 letters, digits, "_", "." or "-"').optional(),
     /** The URL other nodes and clients reach this node at (default: http://<host>:<port>). */

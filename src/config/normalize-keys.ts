@@ -56,6 +56,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   mcpServers: { kind: 'list', item: FREE },
   mcp: { kind: 'map', value: FREE },
   mcpIdleDisconnect: FREE,
+  cluster: FREE,
 });
 
 const SNAKE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;

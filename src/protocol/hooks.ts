@@ -13,6 +13,10 @@ export const HOOK_EVENTS = [
   'on_error',
   'pre_compact',
   'post_compact',
+  // Cluster events a host injects (POST /v1/sessions/:id/cluster-events); observing.
+  'budget_threshold_hit',
+  'passivation_requested',
+  'peer_invocation',
 ] as const;
 
 /** A hook event name. */
@@ -231,4 +235,7 @@ export const HookPayloadSchemas = {
   on_error: z.looseObject({ session_id: z.string(), error_type: z.string(), error_message: z.string() }),
   pre_compact: z.looseObject({ session_id: z.string(), message_count: z.number().int() }),
   post_compact: z.looseObject({ session_id: z.string(), message_count_before: z.number().int(), message_count_after: z.number().int() }),
+  budget_threshold_hit: z.looseObject({ session_id: z.string(), resource: z.string() }),
+  passivation_requested: z.looseObject({ session_id: z.string(), reason: z.string(), deadline_ms: z.number().int() }),
+  peer_invocation: z.looseObject({ session_id: z.string(), from_session_id: z.string(), from_tenant_id: z.string(), correlation_id: z.string() }),
 } as const satisfies Record<HookEvent, z.ZodType>;

@@ -42,6 +42,8 @@ export interface RuntimeEventPayloads {
   mcp_server_connected: { server: string };
   mcp_server_disconnected: { server: string; reason: string | null };
   mcp_tools_changed: { server: string; reason: string; tools: string[] };
+  passivation_requested: { reason: string; deadline_ms: number };
+  peer_invocation: { from_session_id: string; from_tenant_id: string; correlation_id: string };
   verification_started: { subject: string; commands: number };
   verification_completed: { report_id: string; subject: string; status: string; failed_required: number };
 }

@@ -22,7 +22,6 @@ export const UNSUPPORTED_SESSION_OPTIONS = [
   'planningMode',
   'skills',
   'memory',
-  'autoResume',
   'queue',
   'agentDirs',
   'skillDirs',
@@ -38,6 +37,8 @@ export const SessionOptionsSchema = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'sessionId must be 1-128 characters of letters, digits, "_", "." or "-"')
       .optional(),
     resume: z.boolean().optional(),
+    /** When a node takes this session over from one that died mid-run, resume that run from its checkpoint. */
+    autoResume: z.boolean().optional(),
     model: z.string().regex(/^[^/\s]+\/\S+$/, 'model must be "provider/model"').optional(),
     workspace: z.string().min(1).optional(),
     autoSave: z.boolean().optional(),

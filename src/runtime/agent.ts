@@ -5,6 +5,7 @@ import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
 import type { McpServerConfig } from '../protocol/mcp.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import { McpManager } from './mcp/mcp-manager.js';
+import type { SessionOwnership } from './session-ownership.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
 import { createReplayHostEnv, type HostEnv } from './host-env.js';
@@ -28,6 +29,8 @@ export interface AgentDeps {
   checkpoints: CheckpointStore;
   /** The agent-global MCP layer (from CodeConfig). */
   mcp: McpManager;
+  /** Session ownership: local on one node, Redis leases in a cluster. */
+  ownership: SessionOwnership;
   onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
@@ -49,6 +52,7 @@ export class Agent {
 
   constructor(readonly deps: AgentDeps) {
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
+    deps.ownership.onLost((sessionId) => void this.abandon(sessionId));
     deps.mcp.onChange(() => {
       this.mcpVersion += 1;
     });
@@ -116,6 +120,7 @@ export class Agent {
       if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
       const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
       const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
+      await this.takeLease(config.sessionId);
       const session = new AgentSession(config, this.sessionDeps(hostEnv));
       if (options.mcpServers?.length) await this.attachInheritedMcp(session, options.mcpServers, caller);
       // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
@@ -176,6 +181,7 @@ export class Agent {
     this.assertVisible(session, caller);
     await session.close('closed');
     this.forget(session.id);
+    await this.deps.ownership.release(session.id);
   }
 
   /** Stop admitting new sessions and runs. */
@@ -196,6 +202,7 @@ export class Agent {
       this.forget(s.id);
     }));
     clearInterval(this.idleTimer);
+    await this.deps.ownership.close();
     await this.deps.mcp.close();
     await this.deps.store.close();
     await this.deps.checkpoints.close();
@@ -216,8 +223,76 @@ export class Agent {
     session.attachInheritedMcp(manager);
   }
 
-  private async restore(snapshot: SessionSnapshotV1, caller: Caller): Promise<AgentSession> {
+  /** Take the session's lease; SESSION_OWNED_ELSEWHERE (421, with the owner's URL) when another live node holds it. */
+  private async takeLease(sessionId: string): Promise<void> {
+    const result = await this.deps.ownership.acquire(sessionId);
+    if (!result.ok) {
+      throw new CodeError('SESSION_OWNED_ELSEWHERE', `session ${sessionId} is owned by node ${result.ownerNodeId}${result.ownerUrl ? ` at ${result.ownerUrl}` : ''}; send the request there`, { sessionId, ownerNodeId: result.ownerNodeId, ownerUrl: result.ownerUrl ?? null });
+    }
+  }
+
+  /**
+   * Make a stored session live on this node before a request uses it: sessions passivated here or owned by
+   * a node that died are hydrated from the store (taking the lease); a session another live node owns
+   * answers 421 with the owner's address, or SESSION_BUSY for a run request while it runs there. A run
+   * left in flight by a dead owner is marked failed (NODE_LOST) and, with autoResume, resumed.
+   */
+  async ensureLocal(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
+    if (this.sessions.has(sessionId) || this.closedIds.has(sessionId) || this.pending.has(sessionId) || !this.admitting) return;
+    const snapshot = await this.deps.store.load(sessionId);
+    if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
+    const { ownership } = this.deps;
+    const lease = await ownership.acquire(sessionId);
+    if (!lease.ok) {
+      const busy = startsRun ? await ownership.activeRun(sessionId) : undefined;
+      if (busy) throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${busy} on node ${lease.ownerNodeId}`, { activeRunId: busy, ownerNodeId: lease.ownerNodeId });
+      throw new CodeError('SESSION_OWNED_ELSEWHERE', `session ${sessionId} is owned by node ${lease.ownerNodeId}${lease.ownerUrl ? ` at ${lease.ownerUrl}` : ''}; send the request there`, { sessionId, ownerNodeId: lease.ownerNodeId, ownerUrl: lease.ownerUrl ?? null });
+    }
+    this.pending.add(sessionId);
+    let session: AgentSession;
+    try {
+      if (this.sessions.has(sessionId)) return;
+      session = await this.restore(snapshot, caller, true);
+    } finally {
+      this.pending.delete(sessionId);
+    }
+    const lost = await ownership.activeRun(sessionId);
+    if (lost !== undefined && session.activeRunId === undefined) {
+      session.markRunLost(lost, '');
+      ownership.setActiveRun(sessionId, undefined);
+      if (snapshot.session.options.autoResume) {
+        void this.resumeRun(sessionId, lost, caller).catch((error: unknown) => this.deps.onPersistenceError?.(sessionId, error));
+      }
+    }
+  }
+
+  /**
+   * Passivate a session: wait for its active run until the deadline (then stop it, keeping its checkpoint),
+   * save it, release its lease and drop it from memory. The next request hydrates it again, on any node.
+   */
+  async passivate(sessionId: string, deadlineMs: number): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    await session.waitIdle(deadlineMs);
+    await session.close('passivated');
+    await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(sessionId, error));
+    this.sessions.delete(sessionId);
+    await this.deps.ownership.release(sessionId);
+  }
+
+  /** Drop a session whose lease another node took: nothing more is saved or published from here. */
+  async abandon(sessionId: string): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    this.sessions.delete(sessionId);
+    await session.abandon();
+  }
+
+  private async restore(snapshot: SessionSnapshotV1, caller: Caller, leased = false): Promise<AgentSession> {
     const stored = snapshot.session;
+    if (!leased) await this.takeLease(stored.id);
+    // Continue numbering after whatever the previous owner already published.
+    const published = await this.deps.ownership.lastSequence(stored.id);
     const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
     const config = await buildSessionConfig(
       { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels) },
@@ -233,7 +308,7 @@ export class Agent {
       artifacts: snapshot.artifacts,
       trace: snapshot.trace_events,
       verifications: snapshot.verification_reports,
-      sessionSequence: stored.sessionSequence,
+      sessionSequence: Math.max(stored.sessionSequence, published),
     });
     this.register(session);
     return session;
@@ -275,7 +350,7 @@ export class Agent {
   }
 
   private sessionDeps(hostEnv: HostEnv) {
-    return { hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError };
+    return { hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError };
   }
 }
 

@@ -51,6 +51,8 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
   handler: (input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<unknown>,
 ): void {
   ctx.openapi.add({ ...spec });
+  const sessionScoped = spec.url.startsWith('/v1/sessions/:id');
+  const startsRun = spec.method === 'POST' && (spec.url.endsWith('/runs') || spec.url.endsWith('/resume'));
   app.route({
     method: spec.method,
     url: spec.url,
@@ -60,9 +62,16 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
         caller = ctx.authenticator.fromHeader(request.headers.authorization);
         if (!hasScope(caller, spec.scope)) throw new CodeError('FORBIDDEN', `this route needs the "${spec.scope}" scope`, { scope: spec.scope });
       }
+      const params = parse(spec.params, request.params, 'params');
+      // A stored session that is not live here (passivated, or its owner node died) is hydrated first;
+      // one another live node owns answers 421 (or SESSION_BUSY for a run request while it runs there).
+      if (sessionScoped && caller) {
+        const id = (params as { id?: unknown } | undefined)?.id;
+        if (typeof id === 'string') await ctx.agent.ensureLocal(id, caller, startsRun);
+      }
       const body = spec.body ? parse(spec.body, request.body ?? {}, 'body') : undefined;
       const input = {
-        params: parse(spec.params, request.params, 'params'),
+        params,
         query: parse(spec.query, request.query, 'query'),
         body,
         caller: caller as Caller,

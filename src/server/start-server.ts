@@ -29,6 +29,7 @@ export async function startServer(config: CodeConfig, overrides: RuntimeOverride
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  await ctx.onListening(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {

@@ -42,7 +42,8 @@ beforeAll(async () => {
     { token: ACME, principal: 'ci', tenantId: 'acme', scopes: ['sessions'] },
     { token: GLOBEX, principal: 'other', tenantId: 'globex', scopes: ['sessions'] },
   ]);
-  const ctx = { authenticator, openapi: new OpenApiRegistry() } as unknown as ServerContext;
+  // A stand-in context: sessions here are always live, so hydration (agent.ensureLocal) has nothing to do.
+  const ctx = { authenticator, openapi: new OpenApiRegistry(), agent: { ensureLocal: async () => undefined } } as unknown as ServerContext;
   engines.set('s1', { tenantId: 'acme', engine: makeEngine({ registry, configHooks: [{ id: 'corp', event: 'session_start', endpoint: { type: 'webhook', url: 'https://audit.example.com/' } }] }).engine });
   registry.attach('conn-acme', () => undefined, { tenantId: 'acme' });
   registry.attach('conn-globex', () => undefined, { tenantId: 'globex' });

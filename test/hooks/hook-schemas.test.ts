@@ -55,10 +55,10 @@ describe('hook answers and events', () => {
 
   it('splits events into gating and observing', () => {
     expect(['pre_tool_use', 'permission_request', 'pre_prompt'].every(isGatingHookEvent)).toBe(true);
-    expect(['post_tool_use', 'generate_start', 'generate_end', 'session_start', 'session_end', 'on_error', 'pre_compact', 'post_compact'].every(isObservingHookEvent)).toBe(true);
+    expect(['post_tool_use', 'generate_start', 'generate_end', 'session_start', 'session_end', 'on_error', 'pre_compact', 'post_compact', 'budget_threshold_hit', 'passivation_requested', 'peer_invocation'].every(isObservingHookEvent)).toBe(true);
     expect(isObservingHookEvent('pre_tool_use')).toBe(false);
     expect(isObservingHookEvent('made_up')).toBe(false);
-    expect(Object.keys(HookPayloadSchemas)).toHaveLength(11);
+    expect(Object.keys(HookPayloadSchemas)).toHaveLength(14);
     expect(HookPayloadSchemas.post_tool_use.safeParse({ session_id: 's', tool: 'bash', args: {}, result: { output: '', exit_code: 0 }, origin: 'model' }).success).toBe(true);
   });
 });

@@ -116,7 +116,9 @@ describe('the server process', () => {
     fake = await startFakeProvider();
     const root = tempDir('a3s-ws-');
     const prefix = `a3s-test-${Math.random().toString(36).slice(2)}:`;
-    const shared = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_WORKSPACE_ROOTS: root, REDIS_URL: inject('redisUrl'), A3S_REDIS_KEY_PREFIX: prefix };
+    const configFile = join(tempDir('a3s-cfg-'), 'cluster.json');
+    writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: 1000, nodeTtlMs: 1000 } }));
+    const shared = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_WORKSPACE_ROOTS: root, REDIS_URL: inject('redisUrl'), A3S_REDIS_KEY_PREFIX: prefix, A3S_CONFIG: configFile };
     const nodeA = startMain({ ...shared, A3S_DATA_DIR: tempDir('a3s-a-') });
     procs.push(nodeA);
     const urlA = await listening(nodeA);
@@ -130,8 +132,15 @@ describe('the server process', () => {
     const nodeB = startMain({ ...shared, A3S_DATA_DIR: tempDir('a3s-b-') });
     procs.push(nodeB);
     const urlB = await listening(nodeB);
+    // Until A's lease expires (1 s here), B answers that the session is busy on A (its run was in flight).
     fake.script({ text: 'done on B' });
-    const resumed = await request(urlB).post(`/v1/sessions/shared/runs/${started.body.runId}/resume`).send({ wait: true }).expect(200);
+    let resumed = await request(urlB).post(`/v1/sessions/shared/runs/${started.body.runId}/resume`).send({ wait: true });
+    for (let i = 0; i < 100 && resumed.status !== 200; i++) {
+      expect(resumed.body.error.code).toMatch(/^(SESSION_BUSY|SESSION_OWNED_ELSEWHERE)$/);
+      await new Promise((r) => setTimeout(r, 100));
+      resumed = await request(urlB).post(`/v1/sessions/shared/runs/${started.body.runId}/resume`).send({ wait: true });
+    }
+    expect(resumed.status).toBe(200);
     expect(resumed.body.result.text).toBe('done on B');
     const rounds = await request(urlB).post('/v1/sessions/shared/tools/read').send({ args: { file_path: 'rounds.txt' } }).expect(200);
     expect(rounds.body.output.match(/round/g)).toHaveLength(1);

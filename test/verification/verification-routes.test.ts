@@ -54,10 +54,11 @@ beforeAll(async () => {
     { token: SESSIONS_TOKEN, principal: 'viewer', tenantId: 'acme', scopes: ['sessions'] },
     { token: OTHER_TENANT_TOKEN, principal: 'intruder', tenantId: 'other', scopes: ['sessions', 'host_direct'] },
   ]);
-  const ctx: Pick<ServerContext, 'openapi' | 'authenticator'> = { openapi, authenticator };
+  // A stand-in context: sessions here are always live, so hydration (agent.ensureLocal) has nothing to do.
+  const ctx = { openapi, authenticator, agent: { ensureLocal: async () => undefined } } as unknown as ServerContext;
   app = Fastify();
   installErrorHandler(app);
-  registerVerificationRoutes(app, ctx as ServerContext, {
+  registerVerificationRoutes(app, ctx, {
     getSession(id: string, caller: Caller) {
       if (id !== session.id || caller.tenantId !== session.tenantId) throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
       return session;

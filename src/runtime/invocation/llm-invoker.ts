@@ -74,8 +74,10 @@ export class LlmInvoker {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     this.calls += 1;
-    governance.hooks?.observe('generate_start', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, message_count: messages.length }, match);
+    const last = messages.at(-1);
+    governance.hooks?.observe('generate_start', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, prompt: last?.content ?? '', message_count: messages.length }, match);
     let totalTokens = 0;
+    let responseText = '';
     try {
       for await (const event of this.model.provider.stream({
         model: this.model.modelName,
@@ -86,13 +88,14 @@ export class LlmInvoker {
         ...(this.model.temperature !== undefined ? { temperature: this.model.temperature } : {}),
       })) {
         if (event.type === 'usage') totalTokens += event.totalTokens;
+        else if (event.type === 'text_delta' && governance.hooks) responseText += event.text;
         yield event;
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
       // Streaming terminal usage is recorded even when the stream broke after reporting it.
       governance.budget?.recordUsage(totalTokens);
-      governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, total_tokens: totalTokens }, match);
+      governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, response_text: responseText, total_tokens: totalTokens }, match);
     }
   }
 }

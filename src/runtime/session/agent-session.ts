@@ -20,6 +20,7 @@ import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
 import { runLoop, type LoopOutcome, type LoopState } from '../loop/run-loop.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
+import type { SessionOwnership } from '../session-ownership.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
 import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
@@ -50,6 +51,8 @@ export interface AgentSessionDeps {
   checkpoints: CheckpointStore;
   /** The agent-global MCP layer and its change counter. */
   mcp: SharedMcp;
+  /** Who owns the session (a Redis lease in a cluster) and where its events are published. */
+  ownership: SessionOwnership;
   /** Called when a background save fails (logged by the agent). */
   onPersistenceError?(sessionId: string, error: unknown): void;
 }
@@ -123,6 +126,8 @@ export class AgentSession {
   private closed = false;
   /** Why the session closed; a 'shutdown' keeps run checkpoints so the runs can be resumed. */
   private closeReason: string | undefined;
+  /** Set when another node took the session over: nothing more is saved or published from here. */
+  private abandoned = false;
   private generation: number;
   private updatedAtMs: number;
   private registryCache: ToolRegistry | undefined;
@@ -366,8 +371,10 @@ export class AgentSession {
     const controller = new AbortController();
     const active: ActiveRun = { runId, controller, done: Promise.resolve(record) };
     this.active = active;
+    this.deps.ownership.setActiveRun(this.id, runId);
     active.done = this.produce(record, request, controller).finally(() => {
       if (this.active === active) this.active = undefined;
+      if (!this.abandoned) this.deps.ownership.setActiveRun(this.id, undefined);
     });
     return { record: { ...record }, done: active.done.then((r) => this.withCounts(r)), existing: false };
   }
@@ -398,6 +405,26 @@ export class AgentSession {
     }
   }
 
+  /** Runs stopped by shutdown, passivation or a lost lease keep their checkpoints: another process or node resumes them. */
+  private keepsCheckpoints(): boolean {
+    return this.closeReason === 'shutdown' || this.closeReason === 'passivated' || this.closeReason === 'lost';
+  }
+
+  /** Wait until no run is active, at most `timeoutMs` (passivation lets a run finish before its deadline). */
+  async waitIdle(timeoutMs: number): Promise<void> {
+    const active = this.active;
+    if (!active) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([active.done.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** Give the session up after another node took it over: stop work, save and publish nothing more. */
+  async abandon(): Promise<void> {
+    this.abandoned = true;
+    await this.close('lost');
+  }
+
   /** Close: cancel in-flight work, wait for it to end, emit session_closed. Idempotent. */
   async close(reason = 'closed'): Promise<void> {
     if (this.closed) return;
@@ -405,7 +432,7 @@ export class AgentSession {
     this.closeReason = reason;
     for (const controller of this.directCalls) controller.abort(new Error('session closed'));
     this.governanceCache?.broker.rejectAll('session closed');
-    this.hookEngine?.observe('session_end', { session_id: this.id, reason }, { sessionId: this.id });
+    this.hookEngine?.observe('session_end', { session_id: this.id, reason, labels: this.config.labels }, { sessionId: this.id });
     const active = this.active;
     if (active) {
       active.controller.abort(new Error('session closed'));
@@ -417,6 +444,18 @@ export class AgentSession {
     // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
     const engine = this.hookEngine;
     if (engine) void engine.idle().finally(() => engine.close());
+  }
+
+  /** Record that a run in flight on a node that died is lost (status failed, error NODE_LOST). */
+  markRunLost(runId: string, input: string): void {
+    const existing = this.runs.get(runId);
+    if (existing && isTerminal(existing.status)) return;
+    const record: RunRecord = existing ?? { runId, sessionId: this.id, status: 'executing', input, sideQuestion: false, createdAtMs: this.deps.hostEnv.now(), eventCount: 0, firstRetainedSequence: 0 };
+    this.runs.set(runId, record);
+    record.error = { code: 'NODE_LOST', message: 'the node running this run was lost' };
+    record.endedAtMs = this.deps.hostEnv.now();
+    this.setStatus(record, 'failed');
+    this.emit(runId, 'error', { code: 'NODE_LOST', message: `run ${runId} failed: node_lost` });
   }
 
   /** Save one complete snapshot generation through the store; emits persistence_failed on failure. */
@@ -471,11 +510,11 @@ export class AgentSession {
     let input = request.input;
     let outcome: LoopOutcome | undefined;
     // pre_prompt hooks may block the run or rewrite the input (fail closed, like every gating hook).
-    const gate = await governance.hooks?.gate('pre_prompt', { session_id: this.id, run_id: record.runId, input }, { sessionId: this.id }, controller.signal);
+    const gate = await governance.hooks?.gate('pre_prompt', { session_id: this.id, run_id: record.runId, prompt: input, labels: this.config.labels }, { sessionId: this.id }, controller.signal);
     if (gate && gate.action !== 'continue') {
       outcome = failedOutcome('BLOCKED_BY_HOOK', `the prompt was ${gate.action === 'block' ? 'blocked' : 'skipped'} by pre_prompt hook${gate.hookId ? ` ${gate.hookId}` : ''}${gate.reason ? `: ${gate.reason}` : ''}`);
-    } else if (gate?.modifiedPayload && typeof gate.modifiedPayload.input === 'string') {
-      input = gate.modifiedPayload.input;
+    } else if (gate?.modifiedPayload && typeof gate.modifiedPayload.prompt === 'string') {
+      input = gate.modifiedPayload.prompt;
     }
     const userMessage: ChatMessage = { role: 'user', content: input };
     const resume = request.resumeFrom;
@@ -491,7 +530,7 @@ export class AgentSession {
         outcome = failedOutcome('INTERNAL_ERROR', error instanceof Error ? error.message : String(error));
       }
       // A run stopped by server shutdown keeps its checkpoint: another process (or node) can resume it.
-      if (this.closeReason !== 'shutdown') {
+      if (!this.keepsCheckpoints()) {
         await this.deps.checkpoints.delete(record.runId).catch(() => undefined);
         // The resumed run's own checkpoints replaced the one it started from.
         if (resume) await this.deps.checkpoints.delete(resume.run_id).catch(() => undefined);
@@ -501,7 +540,7 @@ export class AgentSession {
     await Promise.all(this.pendingReports.splice(0));
     this.presets = undefined;
     if (outcome.status === 'failed' && outcome.error) {
-      governance.hooks?.observe('on_error', { session_id: this.id, run_id: record.runId, code: outcome.error.code, message: outcome.error.message }, { sessionId: this.id });
+      governance.hooks?.observe('on_error', { session_id: this.id, run_id: record.runId, error_type: outcome.error.code, error_message: outcome.error.message, labels: this.config.labels }, { sessionId: this.id });
     }
     if (!record.sideQuestion) this.messages = resume ? [...before, ...outcome.added] : [...this.messages, userMessage, ...outcome.added];
     this.usage = {
@@ -530,7 +569,7 @@ export class AgentSession {
       verification_summary_text: result.verificationSummaryText,
       ...(outcome.error ? { error: outcome.error } : {}),
     });
-    if (this.config.autoSave && (!this.closed || this.closeReason === 'shutdown')) {
+    if (this.config.autoSave && !this.abandoned && (!this.closed || this.closeReason === 'shutdown' || this.closeReason === 'passivated')) {
       await this.save().catch((error: unknown) => this.deps.onPersistenceError?.(this.id, error));
     }
     return record;
@@ -627,7 +666,7 @@ export class AgentSession {
 
   private emit<T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]): void {
     const labels = this.config.labels;
-    this.events.append({
+    const stamped = this.events.append({
       version: 1,
       type,
       payload: payload as unknown as Record<string, unknown>,
@@ -641,6 +680,15 @@ export class AgentSession {
         ...(labels.correlationId !== undefined ? { correlation_id: labels.correlationId } : {}),
       },
     });
+    // In a cluster the event also goes to the session's Redis stream, for subscribers on other nodes.
+    if (this.deps.ownership.clustered && !this.abandoned) this.deps.ownership.publish(this.id, stamped);
+  }
+
+  /** Inject a host-supplied cluster event: subscribers see it and hooks observe it. */
+  injectClusterEvent(type: 'budget_threshold_hit' | 'passivation_requested' | 'peer_invocation', payload: Record<string, unknown>): void {
+    this.assertOpen();
+    this.emit(this.active?.runId, type, payload as never);
+    this.hooks.observe(type, { session_id: this.id, ...payload, labels: this.config.labels }, { sessionId: this.id });
   }
 
   private storeArtifact(content: string, toolCallId: string, toolName: string): string {

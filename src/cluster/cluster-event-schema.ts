@@ -1,0 +1,44 @@
+import { z } from 'zod';
+
+/** Payload of a host-injected `budget_threshold_hit` (a tenant- or cluster-level budget crossed a threshold). */
+export const BudgetThresholdHitPayloadSchema = z
+  .object({
+    resource: z.string().min(1),
+    kind: z.enum(['soft', 'hard']),
+    used: z.number().nonnegative().nullable().optional(),
+    limit: z.number().nonnegative().nullable().optional(),
+    scope: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** Payload of `passivation_requested`: the owner saves, releases the lease and drops the session by the deadline. */
+export const PassivationRequestedPayloadSchema = z
+  .object({
+    reason: z.enum(['idle_reaper', 'node_drain', 'migration', 'manual']),
+    deadline_ms: z.number().int().nonnegative(),
+  })
+  .strict();
+
+/** Payload of `peer_invocation`: another session (possibly another tenant's) invoked this one. */
+export const PeerInvocationPayloadSchema = z
+  .object({
+    from_session_id: z.string().min(1),
+    from_tenant_id: z.string().min(1),
+    correlation_id: z.string().min(1),
+  })
+  .strict();
+
+/** A cluster event the host injects into a session (POST /v1/sessions/:id/cluster-events), tagged by `type`. */
+export const ClusterEventSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('budget_threshold_hit'), payload: BudgetThresholdHitPayloadSchema }).strict(),
+    z.object({ type: z.literal('passivation_requested'), payload: PassivationRequestedPayloadSchema }).strict(),
+    z.object({ type: z.literal('peer_invocation'), payload: PeerInvocationPayloadSchema }).strict(),
+  ])
+  .meta({ id: 'ClusterEvent' });
+
+/** A parsed host-injected cluster event. */
+export type ClusterEvent = z.infer<typeof ClusterEventSchema>;
+
+/** The wire type of a cluster event. */
+export type ClusterEventType = ClusterEvent['type'];

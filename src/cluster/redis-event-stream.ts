@@ -1,0 +1,189 @@
+import type { Redis } from 'ioredis';
+import { CodeError } from '../errors.js';
+import type { EventEnvelope } from '../protocol/event-envelope.js';
+import { redisFailure } from '../stores/redis-failure.js';
+import { defineRedisScript, runRedisScript } from '../stores/redis-script.js';
+import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from '../stores/redis-session-store.js';
+import { decodeStreamEntry, sequenceOfStreamId } from './stream-entry.js';
+import { StreamFollower } from './stream-follower.js';
+
+/** Default approximate bound of a session's event stream (entries), the default maxEventsPerRun. */
+export const DEFAULT_STREAM_MAX_LEN = 10_000;
+
+/** Options for RedisEventStream. */
+export interface RedisEventStreamOptions {
+  /**
+   * A client dedicated to follow()'s XREAD BLOCK: a blocked read holds its connection, so it must not be
+   * shared with the stores or any other command (use `writer.duplicate()`). The caller owns it.
+   */
+  redis: Redis;
+  /** A normal client for appends, ranges and trims (may be shared with the stores). The caller owns it. */
+  writer: Redis;
+  /** Prefix of every key (default "a3s:"). */
+  keyPrefix?: string;
+  /** Approximate bound on each stream's length, applied on every append as MAXLEN ~ (default 10000). */
+  maxLen?: number;
+  /** Longest XREAD block of follow() (default 1000 ms). */
+  blockMs?: number;
+  /** Told about a failed follow read; the follow loop backs off and retries. */
+  onError?: (error: unknown) => void;
+}
+
+// KEYS: stream, [fence key]. ARGV: max len, session sequence, envelope JSON, [epoch]. Entry ids are
+// `<session_sequence>-0`, so Redis itself refuses a sequence that is not above the stream's last one.
+const APPEND_SCRIPT = defineRedisScript(`
+if KEYS[2] then
+  local current = redis.call('GET', KEYS[2])
+  if current ~= ARGV[4] then return {'fenced', current or ''} end
+end
+local added = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[2] .. '-0', 'seq', ARGV[2], 'e', ARGV[3])
+if type(added) == 'table' and added.err then
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if last[1] then return {'stale_sequence', last[1][1]} end
+  return {'stale_sequence', ''}
+end
+return {'ok', added}
+`);
+
+/**
+ * The cross-node event stream: one Redis Stream `<prefix>events:<sid>` per session whose entry ids are
+ * `<session_sequence>-0` (fields `seq` and `e` = the EventEnvelopeV1 JSON), bounded by MAXLEN ~ on
+ * every append. Cursors are exact: readAfter/follow return events with session_sequence > after.
+ * Ranges use the writer; follow() multiplexes every follower over the one blocking client.
+ */
+export class RedisEventStream {
+  /** Prefix of every key this stream writes. */
+  readonly keyPrefix: string;
+  /** Approximate per-stream bound applied on append. */
+  readonly maxLen: number;
+  private readonly writer: Redis;
+  private readonly follower: StreamFollower;
+
+  constructor(options: RedisEventStreamOptions) {
+    this.writer = options.writer;
+    this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+    this.maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
+    if (!Number.isInteger(this.maxLen) || this.maxLen < 1) throw new RangeError(`stream maxLen must be a positive integer, got ${this.maxLen}`);
+    this.follower = new StreamFollower({
+      reader: options.redis,
+      waker: options.writer,
+      ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }),
+      ...(options.onError === undefined ? {} : { onError: options.onError }),
+    });
+  }
+
+  /** The stream key of a session. */
+  streamKey(sessionId: string): string {
+    return `${this.keyPrefix}events:${sessionId}`;
+  }
+
+  /**
+   * Append a stamped event as entry `<session_sequence>-0`; with a fence (the owner's lease) the append is
+   * refused unless the fence key still holds its epoch. Throws PERSISTENCE_FAILED with details.reason
+   * "fenced" or "stale_sequence" (the sequence is not above the stream's last entry).
+   */
+  async append(sessionId: string, envelope: EventEnvelope, fence?: SessionFence): Promise<void> {
+    const sequence = envelope.metadata.session_sequence;
+    if (envelope.metadata.session_id !== sessionId) {
+      throw new CodeError('INTERNAL_ERROR', `event ${sequence} of session ${envelope.metadata.session_id} appended to the stream of session ${sessionId}`, {
+        sessionId,
+      });
+    }
+    const key = this.streamKey(sessionId);
+    const keys = fence === undefined ? [key] : [key, fence.ownerKey];
+    const args = [this.maxLen, sequence, JSON.stringify(envelope), ...(fence === undefined ? [] : [String(fence.epoch)])];
+    let reply: unknown;
+    try {
+      reply = await runRedisScript(this.writer, APPEND_SCRIPT, keys, args);
+    } catch (error) {
+      throw redisFailure(`failed to append event ${sequence} to the stream of session ${sessionId}`, { sessionId, sequence }, error);
+    }
+    const [outcome, found] = Array.isArray(reply) ? reply.map(String) : [];
+    if (outcome === 'ok') return;
+    if (outcome === 'fenced') {
+      const holds = found === '' ? 'no lease holds the session' : `the lease is now at epoch ${found}`;
+      throw new CodeError(
+        'PERSISTENCE_FAILED',
+        `refused to append event ${sequence} to session ${sessionId}: this node's ownership epoch ${fence?.epoch} is no longer current, ${holds} (fenced)`,
+        { sessionId, sequence, reason: 'fenced', epoch: fence?.epoch, currentEpoch: found === '' ? null : found },
+      );
+    }
+    if (outcome === 'stale_sequence') {
+      const last = found === undefined || found === '' ? null : sequenceOfStreamId(found);
+      throw new CodeError(
+        'PERSISTENCE_FAILED',
+        `refused to append event ${sequence} to session ${sessionId}: the stream already reached session_sequence ${last ?? '(trimmed)'} (stale_sequence)`,
+        { sessionId, sequence, reason: 'stale_sequence', lastSequence: last },
+      );
+    }
+    throw new CodeError('PERSISTENCE_FAILED', 'the event stream append script answered unexpectedly', { sessionId, sequence });
+  }
+
+  /** Up to `count` retained events with session_sequence > afterSessionSequence, in order. */
+  async readAfter(sessionId: string, afterSessionSequence: number, count: number): Promise<EventEnvelope[]> {
+    const key = this.streamKey(sessionId);
+    let entries: Array<[string, string[]]>;
+    try {
+      // Every id is `<n>-0`, so `<after>-1` is the first id past the cursor (exclusive start without "(").
+      entries = await this.writer.xrange(key, `${afterSessionSequence}-1`, '+', 'COUNT', count);
+    } catch (error) {
+      throw redisFailure(`failed to read the event stream of session ${sessionId}`, { sessionId }, error);
+    }
+    return entries.map(([id, fields]) => decodeStreamEntry(key, id, fields));
+  }
+
+  /**
+   * Call onEvent, in order and exactly once each, for every event with session_sequence >
+   * afterSessionSequence, retained or appended later (by any node), until `signal` aborts (resolves);
+   * rejects when onEvent throws or an entry is invalid. Events trimmed before they were read are skipped:
+   * a jump in session_sequence is a gap the caller reports (replay_gap).
+   */
+  follow(sessionId: string, afterSessionSequence: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void> {
+    return this.follower.follow(this.streamKey(sessionId), afterSessionSequence, onEvent, signal);
+  }
+
+  /** session_sequence of the oldest retained event, or undefined when the stream is empty or absent. */
+  async firstAvailable(sessionId: string): Promise<number | undefined> {
+    return this.edge(sessionId, 'first');
+  }
+
+  /** session_sequence of the newest retained event (a new owner continues after it), or undefined when empty. */
+  async lastSequence(sessionId: string): Promise<number | undefined> {
+    return this.edge(sessionId, 'last');
+  }
+
+  /** Trim the session's stream to exactly the newest `maxLen` entries (default this.maxLen); returns how many were removed. */
+  async trim(sessionId: string, maxLen = this.maxLen): Promise<number> {
+    try {
+      return await this.writer.xtrim(this.streamKey(sessionId), 'MAXLEN', maxLen);
+    } catch (error) {
+      throw redisFailure(`failed to trim the event stream of session ${sessionId}`, { sessionId }, error);
+    }
+  }
+
+  /** Delete the session's stream (its followers keep waiting; a new append starts it again). */
+  async delete(sessionId: string): Promise<void> {
+    try {
+      await this.writer.del(this.streamKey(sessionId));
+    } catch (error) {
+      throw redisFailure(`failed to delete the event stream of session ${sessionId}`, { sessionId }, error);
+    }
+  }
+
+  /** End every follow (their promises resolve); both clients stay open (the caller owns them). */
+  async close(): Promise<void> {
+    await this.follower.close();
+  }
+
+  private async edge(sessionId: string, which: 'first' | 'last'): Promise<number | undefined> {
+    const key = this.streamKey(sessionId);
+    let entries: Array<[string, string[]]>;
+    try {
+      entries = which === 'first' ? await this.writer.xrange(key, '-', '+', 'COUNT', 1) : await this.writer.xrevrange(key, '+', '-', 'COUNT', 1);
+    } catch (error) {
+      throw redisFailure(`failed to read the event stream of session ${sessionId}`, { sessionId }, error);
+    }
+    const id = entries[0]?.[0];
+    return id === undefined ? undefined : sequenceOfStreamId(id);
+  }
+}

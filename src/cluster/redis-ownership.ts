@@ -1,0 +1,97 @@
+import type { Redis } from 'ioredis';
+import type { EventEnvelope } from '../protocol/event-envelope.js';
+import type { OwnershipResult, SessionOwnership } from '../runtime/session-ownership.js';
+import type { NodeRegistry } from './node-identity.js';
+import type { RedisEventStream } from './redis-event-stream.js';
+import type { SessionLeases } from './session-lease.js';
+
+/** What the Redis-backed ownership is built from (see createRuntimeContext). */
+export interface RedisOwnershipOptions {
+  redis: Redis;
+  keyPrefix: string;
+  nodeId: string;
+  leases: SessionLeases;
+  events: RedisEventStream;
+  /** Told about failed publishes and lease losses (logging). */
+  onError?(message: string, error: unknown): void;
+}
+
+/**
+ * Session ownership over Redis: a lease per live session (owner node + epoch, renewed inside its TTL),
+ * the owner's address from the node registry for routing, a per-session event stream, and an
+ * `active-run` key so any node can answer SESSION_BUSY for a busy session.
+ */
+export class RedisOwnership implements SessionOwnership {
+  readonly clustered = true;
+  readonly nodeId: string;
+  private readonly lostListeners: ((sessionId: string) => void)[] = [];
+  private registry: NodeRegistry | undefined;
+
+  constructor(private readonly options: RedisOwnershipOptions) {
+    this.nodeId = options.nodeId;
+  }
+
+  /** Start advertising this node (once it listens, so its URL is known). */
+  async advertise(registry: NodeRegistry): Promise<void> {
+    this.registry = registry;
+    await registry.start();
+  }
+
+  /** Called by the lease renewal loop when a lease was lost (wired in the context). */
+  lost(sessionId: string): void {
+    for (const listener of this.lostListeners) listener(sessionId);
+  }
+
+  async acquire(sessionId: string): Promise<OwnershipResult> {
+    const result = await this.options.leases.acquire(sessionId);
+    if (result.ok) return { ok: true };
+    if (!result.alive) {
+      // The owner's node record is gone but its lease has not expired yet: the caller may retry shortly.
+      return { ok: false, ownerNodeId: result.owner, ownerUrl: undefined };
+    }
+    const info = await this.registry?.get(result.owner);
+    return { ok: false, ownerNodeId: result.owner, ownerUrl: info?.url };
+  }
+
+  async release(sessionId: string): Promise<void> {
+    const held = this.options.leases.held().find((h) => h.sessionId === sessionId);
+    if (held) await this.options.leases.release(sessionId, held.epoch).catch((error: unknown) => this.options.onError?.(`releasing the lease of ${sessionId}`, error));
+  }
+
+  async lastSequence(sessionId: string): Promise<number> {
+    return (await this.options.events.lastSequence(sessionId)) ?? 0;
+  }
+
+  publish(sessionId: string, event: EventEnvelope): void {
+    // Appends go out on one connection in call order; a fenced append means another node owns the session now.
+    this.options.events.append(sessionId, event, this.options.leases.storeFence(sessionId)).catch((error: unknown) => {
+      this.options.onError?.(`publishing event ${event.metadata.session_sequence} of ${sessionId}`, error);
+      if ((error as { details?: { reason?: string } }).details?.reason === 'fenced') this.lost(sessionId);
+    });
+  }
+
+  setActiveRun(sessionId: string, runId: string | undefined): void {
+    const key = this.activeKey(sessionId);
+    const op = runId === undefined ? this.options.redis.del(key) : this.options.redis.set(key, runId);
+    op.catch((error: unknown) => this.options.onError?.(`marking the active run of ${sessionId}`, error));
+  }
+
+  async activeRun(sessionId: string): Promise<string | undefined> {
+    return (await this.options.redis.get(this.activeKey(sessionId))) ?? undefined;
+  }
+
+  onLost(listener: (sessionId: string) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    await this.options.leases.releaseAll().catch(() => []);
+    await this.options.leases.stop();
+    await this.options.events.close();
+    await this.registry?.stop();
+  }
+
+  private activeKey(sessionId: string): string {
+    return `${this.options.keyPrefix}active-run:${sessionId}`;
+  }
+}

@@ -1,0 +1,46 @@
+import type { EventEnvelope } from '../protocol/event-envelope.js';
+
+/** The answer to "may this node serve the session?". */
+export type OwnershipResult = { ok: true } | { ok: false; ownerNodeId: string; ownerUrl: string | undefined };
+
+/**
+ * Who owns a live session. On one node (no Redis) every session is ours; in a cluster a Redis lease with a
+ * monotonically increasing epoch decides, and run events are also published to a per-session stream so a
+ * subscriber on any node can follow them.
+ */
+export interface SessionOwnership {
+  readonly clustered: boolean;
+  readonly nodeId: string;
+  /** Take or keep the session's lease; when another live node holds it, say which. */
+  acquire(sessionId: string): Promise<OwnershipResult>;
+  /** Give the lease up (passivation, close, shutdown). */
+  release(sessionId: string): Promise<void>;
+  /** The highest session_sequence already published for the session (0 when none), to continue numbering after a takeover. */
+  lastSequence(sessionId: string): Promise<number>;
+  /** Publish one stamped event to the shared stream, in order (fire and forget; failures are reported). */
+  publish(sessionId: string, event: EventEnvelope): void;
+  /** Record (runId) or clear (undefined) the session's active run, so other nodes answer SESSION_BUSY. */
+  setActiveRun(sessionId: string, runId: string | undefined): void;
+  /** The run another node marked active for the session, if any. */
+  activeRun(sessionId: string): Promise<string | undefined>;
+  /** Called when this node loses a lease it held (another node took the session over). */
+  onLost(listener: (sessionId: string) => void): void;
+  /** Release every lease and stop background work. */
+  close(): Promise<void>;
+}
+
+/** Single-node ownership: every session is ours; nothing is published. */
+export function createLocalOwnership(nodeId: string): SessionOwnership {
+  return {
+    clustered: false,
+    nodeId,
+    acquire: async () => ({ ok: true }),
+    release: async () => undefined,
+    lastSequence: async () => 0,
+    publish: () => undefined,
+    setActiveRun: () => undefined,
+    activeRun: async () => undefined,
+    onLost: () => undefined,
+    close: async () => undefined,
+  };
+}
