@@ -31,6 +31,11 @@ export class RedisOwnership implements SessionOwnership {
     this.nodeId = options.nodeId;
   }
 
+  /** The per-session Redis stream subscribers on any node follow. */
+  get stream(): RedisEventStream {
+    return this.options.events;
+  }
+
   /** Start advertising this node (once it listens, so its URL is known). */
   async advertise(registry: NodeRegistry): Promise<void> {
     this.registry = registry;

@@ -117,6 +117,8 @@ export const CodeConfigSchema = z
       .object({ leaseTtlMs: z.number().int().min(200).max(600_000).default(15_000), nodeTtlMs: z.number().int().min(200).max(600_000).default(10_000) })
       .strict()
       .default({ leaseTtlMs: 15_000, nodeTtlMs: 10_000 }),
+    /** Passivate sessions idle (no run, no request) longer than this, so memory stays bounded (off when absent). */
+    sessionIdleTimeoutMs: z.number().int().min(1000).optional(),
     /** This node's id in a cluster (default: a random id at start). */
     nodeId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'nodeId must be 1-64 letters, digits, "_", "." or "-"').optional(),
     /** The URL other nodes and clients reach this node at (default: http://<host>:<port>). */

@@ -4,6 +4,7 @@ import { CodeError } from '../errors.js';
 import { SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/caller.js';
+import { followSessionStream } from './stream-follow.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
 import type { ServerContext } from '../server/server-context.js';
@@ -128,8 +129,10 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     let drainTimer: NodeJS.Timeout | undefined;
     let unwatch: (() => void) | undefined;
     let hostConnectionId: string | undefined;
+    let streamStop: (() => void) | undefined;
 
     const release = () => {
+      streamStop?.();
       if (hostConnectionId !== undefined) ctx.hostRegistry.detach(hostConnectionId);
       hostConnectionId = undefined;
       clearTimeout(authTimer);
@@ -162,12 +165,30 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       else if (socket.readyState === socket.OPEN) socket.send(controlFrameText(control));
     };
 
-    const attach = (who: Caller) => {
+    const attach = async (who: Caller) => {
       if (!hasScope(who, 'sessions')) {
         close(WS_CLOSE.forbidden, 'this subscription needs the "sessions" scope');
         return;
       }
       let found: AgentSession;
+      try {
+        await ctx.agent.ensureLocal(sessionId, who, false);
+      } catch (error) {
+        // Another live node owns the session: follow its events through the shared stream instead.
+        const stream = ctx.agent.deps.ownership.stream;
+        if (error instanceof CodeError && error.code === 'SESSION_OWNED_ELSEWHERE' && stream && socket.readyState === socket.OPEN) {
+          const snapshot = await ctx.store.load(sessionId).catch(() => undefined);
+          if (!snapshot || (snapshot.session.ownerTenantId !== who.tenantId && !hasScope(who, 'admin'))) {
+            close(WS_CLOSE.notFound, `session ${sessionId} not found`);
+            return;
+          }
+          streamStop = await followSessionStream(stream, sessionId, after, socket, close);
+          return;
+        }
+        close(WS_CLOSE.notFound, error instanceof CodeError ? error.message : 'session not found');
+        return;
+      }
+      if (socket.readyState !== socket.OPEN) return;
       try {
         found = ctx.agent.getSession(sessionId, who);
         found.assertOpen();
@@ -196,13 +217,17 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         close(WS_CLOSE.unauthorized, error instanceof CodeError ? error.message : 'unauthorized');
         return;
       }
-      attach(caller);
+      void attach(caller).catch(() => close(WS_CLOSE.goingAway, 'subscription failed'));
     };
 
     const handle = (message: WsClientMessage) => {
       if (message.type === 'auth') {
         // Already authenticated (by header, or anonymously): nothing to do.
         if (!caller) authenticate(message.token, false);
+        return;
+      }
+      if (caller && streamStop && message.type === 'ping') {
+        socket.send(controlFrameText({ type: 'pong', payload: {} }));
         return;
       }
       if (!caller || !session) {

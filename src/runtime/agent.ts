@@ -49,6 +49,7 @@ export class Agent {
   private readonly workspaceContext: WorkspaceContextCache;
   private mcpVersion = 0;
   private idleTimer: NodeJS.Timeout | undefined;
+  private reaperTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
@@ -56,6 +57,11 @@ export class Agent {
     deps.mcp.onChange(() => {
       this.mcpVersion += 1;
     });
+    const idleSessionMs = deps.config.sessionIdleTimeoutMs;
+    if (idleSessionMs !== undefined) {
+      this.reaperTimer = setInterval(() => void this.reapIdleSessions(idleSessionMs), Math.min(Math.max(idleSessionMs / 2, 500), 30_000));
+      this.reaperTimer.unref();
+    }
     const idle = deps.config.mcpIdleDisconnect;
     if (idle) {
       this.idleTimer = setInterval(() => void this.disconnectIdleMcp(idle.thresholdMs).catch(() => undefined), idle.intervalMs);
@@ -163,6 +169,7 @@ export class Agent {
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.assertVisible(session, caller);
+    session.touch();
     return session;
   }
 
@@ -202,6 +209,7 @@ export class Agent {
       this.forget(s.id);
     }));
     clearInterval(this.idleTimer);
+    clearInterval(this.reaperTimer);
     await this.deps.ownership.close();
     await this.deps.mcp.close();
     await this.deps.store.close();
@@ -278,6 +286,17 @@ export class Agent {
     await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(sessionId, error));
     this.sessions.delete(sessionId);
     await this.deps.ownership.release(sessionId);
+  }
+
+  /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their ids. */
+  async reapIdleSessions(idleMs: number): Promise<string[]> {
+    const now = this.deps.hostEnv.now();
+    const idle = [...this.sessions.values()].filter((s) => s.activeRunId === undefined && now - s.lastActivityMs > idleMs);
+    for (const session of idle) {
+      session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: 0 });
+      await this.passivate(session.id, 0);
+    }
+    return idle.map((s) => s.id);
   }
 
   /** Drop a session whose lease another node took: nothing more is saved or published from here. */

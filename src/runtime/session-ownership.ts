@@ -1,5 +1,15 @@
 import type { EventEnvelope } from '../protocol/event-envelope.js';
 
+/** A session's shared event stream, for subscribers on nodes that do not own the session. */
+export interface SharedEventStream {
+  /** Deliver, in order, every event with session_sequence > after, then live ones, until the signal aborts. */
+  follow(sessionId: string, after: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void>;
+  /** The oldest retained session_sequence (undefined when the stream is empty). */
+  firstAvailable(sessionId: string): Promise<number | undefined>;
+  /** The newest published session_sequence (undefined when the stream is empty). */
+  lastSequence(sessionId: string): Promise<number | undefined>;
+}
+
 /** The answer to "may this node serve the session?". */
 export type OwnershipResult = { ok: true } | { ok: false; ownerNodeId: string; ownerUrl: string | undefined };
 
@@ -25,6 +35,8 @@ export interface SessionOwnership {
   activeRun(sessionId: string): Promise<string | undefined>;
   /** Called when this node loses a lease it held (another node took the session over). */
   onLost(listener: (sessionId: string) => void): void;
+  /** The shared event stream (clusters only). */
+  readonly stream?: SharedEventStream;
   /** Release every lease and stop background work. */
   close(): Promise<void>;
 }

@@ -150,6 +150,7 @@ export class AgentSession {
     this.id = config.sessionId;
     this.createdAtMs = restored?.createdAtMs ?? deps.hostEnv.now();
     this.updatedAtMs = this.createdAtMs;
+    this.lastActivityMs = deps.hostEnv.now();
     this.messages = restored?.messages ?? [];
     this.usage = restored?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
     this.generation = restored?.generation ?? 0;
@@ -293,6 +294,14 @@ export class AgentSession {
     return this.governance.broker.answer(toolId, answer);
   }
 
+  /** Last time a request or run used the session (the idle reaper passivates old ones). */
+  lastActivityMs = 0;
+
+  /** Note activity now. */
+  touch(): void {
+    this.lastActivityMs = this.deps.hostEnv.now();
+  }
+
   /** True once closed. */
   get isClosed(): boolean {
     return this.closed;
@@ -374,6 +383,7 @@ export class AgentSession {
     this.deps.ownership.setActiveRun(this.id, runId);
     active.done = this.produce(record, request, controller).finally(() => {
       if (this.active === active) this.active = undefined;
+      this.touch();
       if (!this.abandoned) this.deps.ownership.setActiveRun(this.id, undefined);
     });
     return { record: { ...record }, done: active.done.then((r) => this.withCounts(r)), existing: false };

@@ -1,0 +1,114 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { listening, startMain, type MainProcess } from '../support/main-process.js';
+import { tempDir } from '../support/test-server.js';
+import { subscribe } from '../support/ws-client.js';
+
+async function retry<T>(attempt: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await attempt();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('a cluster of server processes on one Redis', () => {
+  const procs: MainProcess[] = [];
+  let fake: FakeProvider | undefined;
+  afterEach(async () => {
+    for (const p of procs.splice(0)) {
+      if (p.child.exitCode === null) {
+        p.child.kill('SIGCONT');
+        p.child.kill('SIGKILL');
+      }
+    }
+    await fake?.close();
+    fake = undefined;
+  });
+
+  async function cluster() {
+    fake = await startFakeProvider();
+    const root = tempDir('a3s-ws-');
+    const configFile = join(tempDir('a3s-cfg-'), 'cluster.json');
+    writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: 1200, nodeTtlMs: 1200 }, defaultPermissionPolicy: { enabled: false } }));
+    const env = {
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: fake.baseUrl,
+      A3S_MODEL: 'openai/test-model',
+      A3S_PORT: '0',
+      A3S_WORKSPACE_ROOTS: root,
+      REDIS_URL: inject('redisUrl'),
+      A3S_REDIS_KEY_PREFIX: `a3s-cluster-${Math.random().toString(36).slice(2)}:`,
+      A3S_CONFIG: configFile,
+    };
+    const a = startMain({ ...env, A3S_DATA_DIR: tempDir('a3s-a-'), A3S_NODE_ID: 'node-a' });
+    const b = startMain({ ...env, A3S_DATA_DIR: tempDir('a3s-b-'), A3S_NODE_ID: 'node-b' });
+    procs.push(a, b);
+    return { a, b, urlA: await listening(a), urlB: await listening(b), fake };
+  }
+
+  it('routes to the owner (421), answers SESSION_BUSY on any node, and a run resumed on B after A dies streams to a subscriber on B without gaps or duplicates', async () => {
+    const { a, urlA, urlB, fake } = await cluster();
+    await request(urlA).post('/v1/sessions').send({ sessionId: 'c1', autoSave: true }).expect(201);
+    const misdirected = await request(urlB).get('/v1/sessions/c1').expect(421);
+    expect(misdirected.body.error).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', details: { ownerNodeId: 'node-a', ownerUrl: urlA } });
+
+    const ws = await subscribe(urlB, 'c1', { after: 0 });
+    fake.script(
+      { toolCalls: [{ id: 'k1', name: 'bash', arguments: { command: 'echo one >> log.txt' } }] },
+      { toolCalls: [{ id: 'k2', name: 'bash', arguments: { command: 'echo two >> log.txt' } }] },
+      { hang: true },
+    );
+    const started = await request(urlA).post('/v1/sessions/c1/runs').send({ input: 'write the log' }).expect(202);
+    const busy = await request(urlB).post('/v1/sessions/c1/runs').send({ input: 'me too' }).expect(409);
+    expect(busy.body.error).toMatchObject({ code: 'SESSION_BUSY', details: { activeRunId: started.body.runId } });
+    await fake.waitForRequests(3, 20_000);
+    await ws.waitFor((e) => e.type === 'checkpoint_saved' && (e.payload as { turn: number }).turn === 2);
+
+    a.child.kill('SIGKILL');
+    await a.exited;
+    fake.script({ text: 'finished on B' });
+    const resumed = await retry(
+      () => request(urlB).post(`/v1/sessions/c1/runs/${started.body.runId}/resume`).send({ wait: true }),
+      (r) => r.status === 200,
+    );
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    expect(resumed.body.result.text).toBe('finished on B');
+    const log = await request(urlB).post('/v1/sessions/c1/tools/read').send({ args: { file_path: 'log.txt' } }).expect(200);
+    expect(log.body.output.match(/one/g)).toHaveLength(1);
+    expect(log.body.output.match(/two/g)).toHaveLength(1);
+
+    const end = await ws.waitFor((e) => e.type === 'agent_end' && e.metadata.run_id === resumed.body.runId);
+    expect(end.payload).toMatchObject({ status: 'completed' });
+    const sequences = ws.frames.filter((f) => f.metadata.session_sequence !== undefined).map((f) => f.metadata.session_sequence);
+    expect(sequences).toEqual(sequences.map((_, i) => sequences[0] + i));
+    expect(ws.frames.some((f) => f.type === 'run_resumed')).toBe(true);
+    ws.close();
+  });
+
+  it('a node paused past its lease loses the session: B takes over, and when A wakes its writes are fenced and it gives the session up', async () => {
+    const { a, urlA, urlB, fake } = await cluster();
+    await request(urlA).post('/v1/sessions').send({ sessionId: 'c2', autoSave: true }).expect(201);
+    a.child.kill('SIGSTOP');
+    // B hydrates the session once A's lease expired.
+    const taken = await retry(() => request(urlB).get('/v1/sessions/c2'), (r) => r.status === 200);
+    expect(taken.status).toBe(200);
+    fake.script({ text: 'B was here' });
+    await request(urlB).post('/v1/sessions/c2/runs').send({ input: 'hello B', wait: true }).expect(200);
+
+    a.child.kill('SIGCONT');
+    // A either notices the lost lease first (421) or tries to save and is refused by the fence (500).
+    const save = await request(urlA).post('/v1/sessions/c2/save');
+    expect([421, 500]).toContain(save.status);
+    if (save.status === 500) expect(save.body.error.code).toBe('PERSISTENCE_FAILED');
+    const gaveUp = await retry(() => request(urlA).get('/v1/sessions/c2'), (r) => r.status === 421);
+    expect(gaveUp.body.error).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', details: { ownerNodeId: 'node-b' } });
+    // The stored session is B's: A wrote nothing over it.
+    const history = (await request(urlB).get('/v1/sessions/c2/history').expect(200)).body.messages;
+    expect(history.map((m: { content: string }) => m.content)).toEqual(['hello B', 'B was here']);
+  });
+});
