@@ -47,6 +47,17 @@ export class RedisOwnership implements SessionOwnership {
     for (const listener of this.lostListeners) listener(sessionId);
   }
 
+  /**
+   * A write was refused by the fence: renew the lease (which takes it again when nobody else took over,
+   * e.g. after Redis lost its data). True when we still own the session; otherwise it is reported lost.
+   */
+  async fenced(sessionId: string): Promise<boolean> {
+    const held = this.options.leases.held().find((h) => h.sessionId === sessionId);
+    const still = held ? await this.options.leases.renew(sessionId, held.epoch).catch(() => false) : false;
+    if (!still) this.lost(sessionId);
+    return still;
+  }
+
   async acquire(sessionId: string): Promise<OwnershipResult> {
     const result = await this.options.leases.acquire(sessionId);
     if (result.ok) return { ok: true };
@@ -69,9 +80,13 @@ export class RedisOwnership implements SessionOwnership {
 
   publish(sessionId: string, event: EventEnvelope): void {
     // Appends go out on one connection in call order; a fenced append means another node owns the session now.
-    this.options.events.append(sessionId, event, this.options.leases.storeFence(sessionId)).catch((error: unknown) => {
+    this.options.events.append(sessionId, event, this.options.leases.storeFence(sessionId)).catch(async (error: unknown) => {
+      if ((error as { details?: { reason?: string } }).details?.reason === 'fenced' && (await this.fenced(sessionId))) {
+        // The lease was taken again (Redis lost its data, nobody else took over): publish under the new epoch.
+        await this.options.events.append(sessionId, event, this.options.leases.storeFence(sessionId)).catch((again: unknown) => this.options.onError?.(`publishing event ${event.metadata.session_sequence} of ${sessionId}`, again));
+        return;
+      }
       this.options.onError?.(`publishing event ${event.metadata.session_sequence} of ${sessionId}`, error);
-      if ((error as { details?: { reason?: string } }).details?.reason === 'fenced') this.lost(sessionId);
     });
   }
 

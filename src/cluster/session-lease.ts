@@ -163,7 +163,14 @@ export class SessionLeases {
       if (held?.epoch === epoch) held.renewedAtMs = Math.max(held.renewedAtMs, renewedAtMs);
       return true;
     }
-    if (held?.epoch === epoch) this.leases.delete(sessionId);
+    // The lease is gone. If nobody took over since (the epoch is still ours, or Redis lost its data and the
+    // epoch key is gone too), no other node can have written: take the lease again under a new epoch.
+    const current = await this.redis.get(this.epochKey(sessionId)).catch(() => undefined);
+    if (current !== undefined && (current === null || Number(current) === epoch) && held?.epoch === epoch) {
+      const again = await this.acquire(sessionId).catch(() => undefined);
+      if (again?.ok) return true;
+    }
+    if (this.leases.get(sessionId)?.epoch === epoch) this.leases.delete(sessionId);
     return false;
   }
 

@@ -121,7 +121,7 @@ export class Agent {
         if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
           throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
         }
-        return { session: await this.restore(snapshot, caller), resumed: true };
+        return { session: await this.restore(snapshot, caller, false, labelOptions(options)), resumed: true };
       }
       if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
       const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
@@ -307,14 +307,15 @@ export class Agent {
     await session.abandon();
   }
 
-  private async restore(snapshot: SessionSnapshotV1, caller: Caller, leased = false): Promise<AgentSession> {
+  private async restore(snapshot: SessionSnapshotV1, caller: Caller, leased = false, relabel: Partial<SessionOptions> = {}): Promise<AgentSession> {
     const stored = snapshot.session;
     if (!leased) await this.takeLease(stored.id);
     // Continue numbering after whatever the previous owner already published.
     const published = await this.deps.ownership.lastSequence(stored.id);
     const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
     const config = await buildSessionConfig(
-      { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels) },
+      // Resume options may relabel (principal, agentTemplateId, correlationId); the tenant never changes.
+      { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels), ...relabel },
       { ...caller, tenantId: stored.ownerTenantId },
       this.builderDeps(hostEnv),
     );
@@ -373,7 +374,7 @@ export class Agent {
   }
 }
 
-function labelOptions(labels: SessionSnapshotV1['session']['labels']): Partial<SessionOptions> {
+function labelOptions(labels: { principal?: string; agentTemplateId?: string; correlationId?: string }): Partial<SessionOptions> {
   return {
     ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
     ...(labels.agentTemplateId !== undefined ? { agentTemplateId: labels.agentTemplateId } : {}),

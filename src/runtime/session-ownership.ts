@@ -33,6 +33,8 @@ export interface SessionOwnership {
   setActiveRun(sessionId: string, runId: string | undefined): void;
   /** The run another node marked active for the session, if any. */
   activeRun(sessionId: string): Promise<string | undefined>;
+  /** A write was refused by the fence: keep the session if the lease can be renewed or safely retaken (true), else give it up. */
+  fenced(sessionId: string): Promise<boolean>;
   /** Called when this node loses a lease it held (another node took the session over). */
   onLost(listener: (sessionId: string) => void): void;
   /** The shared event stream (clusters only). */
@@ -52,6 +54,7 @@ export function createLocalOwnership(nodeId: string): SessionOwnership {
     publish: () => undefined,
     setActiveRun: () => undefined,
     activeRun: async () => undefined,
+    fenced: async () => true,
     onLost: () => undefined,
     close: async () => undefined,
   };

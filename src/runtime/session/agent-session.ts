@@ -473,7 +473,13 @@ export class AgentSession {
     this.generation += 1;
     const snapshot = this.toSnapshot(this.generation);
     try {
-      await this.deps.store.save(snapshot);
+      try {
+        await this.deps.store.save(snapshot);
+      } catch (error) {
+        // Refused by the lease fence: retry once if the lease could be renewed or safely retaken.
+        if (!(error instanceof CodeError && error.details.reason === 'fenced' && (await this.deps.ownership.fenced(this.id)))) throw error;
+        await this.deps.store.save(snapshot);
+      }
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.emit(undefined, 'persistence_failed', { code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED', message });
