@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { RunHandle } from '../runtime/session/agent-session.js';
 import { CodeError } from '../errors.js';
 import {
   CancelResponseSchema,
@@ -25,6 +26,17 @@ function idempotencyKey(raw: string | string[] | undefined): string | undefined 
   return key;
 }
 
+/** The answer to a started (or existing) run: 202 at once, or 200 with the result when the caller waits. */
+async function runAnswer(handle: RunHandle, wait: boolean, reply: FastifyReply) {
+  if (wait) {
+    const run = await handle.done;
+    reply.status(200);
+    return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
+  }
+  reply.status(handle.existing ? 200 : 202);
+  return { runId: handle.record.runId, run: handle.record, existing: handle.existing };
+}
+
 /** Run routes: start (single flight, idempotent), list, get, events page, cancel. */
 export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const { agent } = ctx;
@@ -46,14 +58,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
       const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
-      const handle = session.startRun({ input: body.input, history: body.history, idempotencyKey: key });
-      if (body.wait) {
-        const run = await handle.done;
-        reply.status(200);
-        return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
-      }
-      reply.status(handle.existing ? 200 : 202);
-      return { runId: handle.record.runId, run: handle.record, existing: handle.existing };
+      return runAnswer(session.startRun({ input: body.input, history: body.history, idempotencyKey: key }), body.wait === true, reply);
     },
   );
   addRoute(
@@ -105,13 +110,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
     async ({ params, body, caller, request, reply }) => {
       const key = idempotencyKey(request.headers['idempotency-key']);
       const { handle } = await agent.resumeRun(params.id, params.runId, caller, key);
-      if (body.wait) {
-        const run = await handle.done;
-        reply.status(200);
-        return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
-      }
-      reply.status(handle.existing ? 200 : 202);
-      return { runId: handle.record.runId, run: handle.record, existing: handle.existing };
+      return runAnswer(handle, body.wait === true, reply);
     },
   );
   addRoute(
