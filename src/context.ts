@@ -171,6 +171,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       tenantLedger: new TenantBudgetLedger({ limits: (tenantId) => config.tenantBudgets[tenantId], now: () => hostEnv.now() }),
       configHooks: config.hooks,
       defaultBudget: config.defaultBudget,
+      budgetHost: config.budgetHost,
       onHookError: (sessionId, failure) => logger.warn({ sessionId, hook: failure }, 'hook failed'),
     },
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BudgetOptionsSchema } from '../protocol/budget.js';
+import { BudgetHostSchema, BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 import { ConfigHookRegistrationSchema } from '../protocol/hooks.js';
 import { McpServerConfigSchema, McpServerNameSchema } from '../protocol/mcp.js';
@@ -101,6 +101,8 @@ export const CodeConfigSchema = z
     hooks: z.array(ConfigHookRegistrationSchema).max(64).default([]),
     /** Budget every session gets unless SessionOptions.budget is set. */
     defaultBudget: BudgetOptionsSchema.optional(),
+    /** A webhook every session's budget guard also asks (fail closed). */
+    budgetHost: BudgetHostSchema.optional(),
     /** Budgets shared by all sessions of a tenant, keyed by tenant id. */
     tenantBudgets: z.record(z.string(), BudgetOptionsSchema).default({}),
     /** Agent-global MCP servers (JSON `mcp_servers` list). */

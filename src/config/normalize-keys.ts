@@ -57,6 +57,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   mcp: { kind: 'map', value: FREE },
   mcpIdleDisconnect: FREE,
   cluster: FREE,
+  budgetHost: FREE,
 });
 
 const SNAKE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;

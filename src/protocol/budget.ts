@@ -68,3 +68,16 @@ export const BudgetHostAnswerSchema = z
 
 /** A parsed budget host answer. */
 export type BudgetHostAnswer = z.infer<typeof BudgetHostAnswerSchema>;
+
+/** An external budget host asked before every provider and tool call (`kind: "budget_check"`); failures deny. */
+export const BudgetHostSchema = z
+  .object({
+    url: z.string().url('url must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'url must be http or https'),
+    headers: z.record(z.string(), z.string().max(4096)).optional(),
+    timeoutMs: z.number().int().positive().max(60_000).default(5000),
+  })
+  .strict()
+  .meta({ id: 'BudgetHost' });
+
+/** A budget host configuration. */
+export type BudgetHost = z.infer<typeof BudgetHostSchema>;

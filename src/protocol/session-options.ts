@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BudgetOptionsSchema } from './budget.js';
+import { BudgetHostSchema, BudgetOptionsSchema } from './budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.js';
 import { ConfigHookRegistrationSchema } from './hooks.js';
 import { McpServerConfigSchema } from './mcp.js';
@@ -70,6 +70,8 @@ export const SessionOptionsSchema = z
     permissionPolicy: PermissionPolicySchema.optional(),
     confirmationPolicy: ConfirmationPolicySchema.optional(),
     budget: BudgetOptionsSchema.optional(),
+    /** A webhook this session's budget guard also asks before every provider and tool call (fail closed). */
+    budgetHost: BudgetHostSchema.optional(),
     /** Webhook hooks registered at creation (more can be added over REST, WebSocket hosts included). */
     hooks: z.array(ConfigHookRegistrationSchema).max(64).optional(),
     /** MCP servers the host supplies for this session: a read-only inherited layer (stdio needs host_direct). */

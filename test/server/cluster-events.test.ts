@@ -59,3 +59,21 @@ describe('cluster events, passivation and relabelling on one node', () => {
     t.fake.assertDone();
   });
 });
+
+describe('the idle reaper', () => {
+  it('passivates sessions idle longer than sessionIdleTimeoutMs; the next request hydrates them', async () => {
+    const t = await startTestServer({ config: { sessionIdleTimeoutMs: 1000 } });
+    try {
+      const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+      let listed: string[] = [id];
+      for (let i = 0; i < 100 && listed.includes(id); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        listed = (await request(t.url).get('/v1/sessions').expect(200)).body.sessions.map((s: { id: string }) => s.id);
+      }
+      expect(listed).not.toContain(id);
+      expect((await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.id).toBe(id);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -90,6 +90,27 @@ describe('a cluster of server processes on one Redis', () => {
     ws.close();
   });
 
+  it('with autoResume, the node that takes a dead node\'s session over marks the lost run NODE_LOST and resumes it', async () => {
+    const { a, urlA, urlB, fake } = await cluster();
+    await request(urlA).post('/v1/sessions').send({ sessionId: 'c3', autoSave: true, autoResume: true }).expect(201);
+    fake.script({ toolCalls: [{ id: 'ar1', name: 'bash', arguments: { command: 'echo once >> auto.txt' } }] }, { hang: true });
+    const started = await request(urlA).post('/v1/sessions/c3/runs').send({ input: 'go' }).expect(202);
+    await fake.waitForRequests(2, 20_000);
+    a.child.kill('SIGKILL');
+    await a.exited;
+    fake.script({ text: 'auto-resumed on B' });
+    const taken = await retry(() => request(urlB).get('/v1/sessions/c3'), (r) => r.status === 200);
+    expect(taken.status).toBe(200);
+    const runs = await retry(
+      async () => (await request(urlB).get('/v1/sessions/c3/runs').expect(200)).body.runs as { runId: string; status: string; error?: { code: string }; metadata?: Record<string, unknown> }[],
+      (list) => list.some((r) => r.metadata?.resumed_from_run_id === started.body.runId && r.status === 'completed'),
+    );
+    expect(runs.find((r) => r.runId === started.body.runId)).toMatchObject({ status: 'failed', error: { code: 'NODE_LOST' } });
+    expect(runs.find((r) => r.metadata?.resumed_from_run_id === started.body.runId)).toMatchObject({ status: 'completed' });
+    const file = await request(urlB).post('/v1/sessions/c3/tools/read').send({ args: { file_path: 'auto.txt' } }).expect(200);
+    expect(file.body.output.match(/once/g)).toHaveLength(1);
+  });
+
   it('a node paused past its lease loses the session: B takes over, and when A wakes its writes are fenced and it gives the session up', async () => {
     const { a, urlA, urlB, fake } = await cluster();
     await request(urlA).post('/v1/sessions').send({ sessionId: 'c2', autoSave: true }).expect(201);

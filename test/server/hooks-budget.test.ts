@@ -29,6 +29,8 @@ describe('hooks over REST: webhooks and WebSocket hosts, gating and observing', 
       '/rewrite': (body) => ({ body: { action: 'continue', modified: { ...(body.args as Record<string, unknown>), command: 'echo rewritten' } } }),
       '/observe': { body: { action: 'continue' } },
       '/observe-fail': { status: 500, body: 'observer down' },
+      '/retry-once': (body) => ({ body: body.attempt === 0 ? { action: 'retry', reason: 'not ready' } : { action: 'continue' } }),
+      '/retry-always': { body: { action: 'retry', reason: 'never ready' } },
     });
     t = await startTestServer({ files: { 'a.txt': 'alpha\n' } });
   });
@@ -65,6 +67,16 @@ describe('hooks over REST: webhooks and WebSocket hosts, gating and observing', 
     const out2 = await request(t.url).post(`/v1/sessions/${failing.id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);
     expect(out2.body.exitCode).toBe(1);
     expect(out2.body.output).toContain('blocked by hook');
+  });
+
+  it('a retry answer asks the hook again, a bounded number of times', async () => {
+    const once = await sessionWithHook({ event: 'pre_tool_use', endpoint: { type: 'webhook', url: hooks.url('/retry-once') } });
+    expect((await request(t.url).post(`/v1/sessions/${once.id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200)).body.exitCode).toBe(0);
+    const always = await sessionWithHook({ event: 'pre_tool_use', endpoint: { type: 'webhook', url: hooks.url('/retry-always') } });
+    const blocked = await request(t.url).post(`/v1/sessions/${always.id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);
+    expect(blocked.body.exitCode).toBe(1);
+    expect(blocked.body.output).toContain('retry more than 2 times');
+    expect(hooks.on('/retry-always')).toHaveLength(3);
   });
 
   it('a continue answer with modified args changes the call (re-validated)', async () => {
@@ -182,6 +194,24 @@ describe('budgets', () => {
       expect(third.body.output).toMatch(/BUDGET_EXHAUSTED: tool_calls: .*tenant/);
     } finally {
       await t2.close();
+    }
+  });
+
+  it('a budget host webhook is asked before tool and provider calls; deny and a hanging host both refuse', async () => {
+    const host = await startWebhookServer({
+      '/deny-tools': (body) => ({ body: body.phase === 'tool' ? { decision: 'deny', resource: 'tool_calls', reason: 'host says no tools' } : { decision: 'allow' } }),
+      '/hang': { body: { decision: 'allow' }, delayMs: 3000 },
+    });
+    try {
+      const id = (await request(t.url).post('/v1/sessions').send({ budgetHost: { url: host.url('/deny-tools') } }).expect(201)).body.session.id;
+      const denied = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);
+      expect(denied.body.output).toMatch(/BUDGET_EXHAUSTED: tool_calls: .*host says no tools/);
+      expect(host.on('/deny-tools').at(-1)?.body).toMatchObject({ kind: 'budget_check', phase: 'tool', session_id: id });
+      const hung = (await request(t.url).post('/v1/sessions').send({ budgetHost: { url: host.url('/hang'), timeoutMs: 200 } }).expect(201)).body.session.id;
+      const run = await request(t.url).post(`/v1/sessions/${hung}/runs`).send({ input: 'x', wait: true }).expect(200);
+      expect(run.body.run.error).toMatchObject({ code: 'BUDGET_EXHAUSTED' });
+    } finally {
+      await host.close();
     }
   });
 

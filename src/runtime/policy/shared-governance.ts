@@ -1,4 +1,4 @@
-import type { BudgetOptions } from '../../protocol/budget.js';
+import type { BudgetHost, BudgetOptions } from '../../protocol/budget.js';
 import type { ConfigHookRegistration } from '../../protocol/hooks.js';
 import type { TenantBudgetLedger } from './budget/tenant-budget-ledger.js';
 import type { HookFailure } from './hooks/hook-engine.js';
@@ -12,5 +12,6 @@ export interface SharedGovernance {
   readonly tenantLedger: TenantBudgetLedger;
   readonly configHooks: readonly ConfigHookRegistration[];
   readonly defaultBudget: BudgetOptions | undefined;
+  readonly budgetHost: BudgetHost | undefined;
   onHookError?(sessionId: string, failure: HookFailure): void;
 }

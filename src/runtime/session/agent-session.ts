@@ -11,7 +11,10 @@ import { LlmInvoker } from '../invocation/llm-invoker.js';
 import { ToolInvoker, type ToolCallOutcome } from '../invocation/tool-invoker.js';
 import { ConfirmationBroker, type PendingConfirmation } from '../policy/confirmation-broker.js';
 import { isToolFullyDenied } from '../policy/permission-policy.js';
+import type { BudgetGuard } from '../policy/budget/budget-decision.js';
 import { BuiltinBudgetGuard } from '../policy/budget/builtin-budget-guard.js';
+import { combineGuards } from '../policy/budget/combine-guards.js';
+import { HostBudgetGuard } from '../policy/budget/host-budget-guard.js';
 import { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
@@ -138,7 +141,7 @@ export class AgentSession {
   private invokerCache: ToolInvoker | undefined;
   private governanceCache: SessionGovernance | undefined;
   private hookEngine: HookEngine | undefined;
-  private budgetGuard: BuiltinBudgetGuard | undefined;
+  private budgetGuard: BudgetGuard | undefined;
   private specsCache: LlmToolSpec[] | undefined;
   private readonly llm: LlmInvoker;
 
@@ -223,12 +226,27 @@ export class AgentSession {
         workspace: this.config.workspace,
         onError: (failure) => governance.onHookError?.(this.id, failure),
       });
-      const budget = new BuiltinBudgetGuard({
+      const builtin = new BuiltinBudgetGuard({
         limits: this.config.options.budget ?? governance.defaultBudget,
         tenantId: this.config.ownerTenantId,
         tenantLedger: governance.tenantLedger,
         now: () => hostEnv.now(),
       });
+      const host = this.config.options.budgetHost ?? governance.budgetHost;
+      const budget: BudgetGuard = host
+        ? combineGuards(
+            builtin,
+            new HostBudgetGuard({
+              endpoint: { kind: 'webhook', url: host.url, ...(host.headers ? { headers: host.headers } : {}) },
+              sessionId: this.id,
+              tenantId: this.config.ownerTenantId,
+              registry: governance.hostRegistry,
+              timeoutMs: host.timeoutMs,
+              now: () => hostEnv.now(),
+              newId: (prefix) => hostEnv.newId(prefix),
+            }),
+          )
+        : builtin;
       this.governanceCache = {
         permission: this.config.permissionPolicy,
         confirmation: this.config.confirmationPolicy,

@@ -1,12 +1,23 @@
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 import { parseToolArgs } from './validate-args.js';
 
-/** Stage 3: pre_tool_use hooks may block, skip, or continue with modified (re-validated) arguments. */
+/** How often a `retry` answer makes the hooks be asked again before the call is blocked. */
+export const MAX_HOOK_RETRIES = 2;
+
+/**
+ * Stage 3: pre_tool_use hooks may block, skip, continue with modified (re-validated) arguments, or ask
+ * to be asked again (`retry`, e.g. a host that is not ready yet): at most MAX_HOOK_RETRIES times, then
+ * the call is blocked.
+ */
 export async function preToolHooks(state: ToolCallState): Promise<StageVerdict> {
   const hooks = state.deps.governance.hooks;
   const tool = state.tool;
   if (!hooks || !tool) return CONTINUE;
-  const outcome = await hooks.gate('pre_tool_use', { session_id: state.ctx.sessionId, tool: tool.name, args: state.args, origin: state.call.origin }, { toolName: tool.name, args: state.args, sessionId: state.ctx.sessionId }, state.ctx.signal);
+  const ask = (attempt: number) =>
+    hooks.gate('pre_tool_use', { session_id: state.ctx.sessionId, tool: tool.name, args: state.args, origin: state.call.origin, attempt }, { toolName: tool.name, args: state.args, sessionId: state.ctx.sessionId }, state.ctx.signal);
+  let outcome = await ask(0);
+  for (let attempt = 1; outcome.action === 'retry' && attempt <= MAX_HOOK_RETRIES; attempt++) outcome = await ask(attempt);
+  if (outcome.action === 'retry') outcome = { ...outcome, action: 'block', reason: `hook asked to retry more than ${MAX_HOOK_RETRIES} times${outcome.reason ? `: ${outcome.reason}` : ''}` };
   const by = outcome.hookId ? ` by hook ${outcome.hookId}` : '';
   if (outcome.action === 'block') {
     state.ctx.emit('hook_blocked', { tool_id: state.call.id, tool_name: tool.name, hook_id: outcome.hookId ?? null, reason: outcome.reason ?? '' });
