@@ -1,5 +1,6 @@
 import { CodeError } from '../errors.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
+import { KeyedLock } from './keyed-lock.js';
 import { parseSnapshot } from './parse-snapshot.js';
 import type { SessionStore } from './session-store.js';
 
@@ -7,8 +8,7 @@ import type { SessionStore } from './session-store.js';
 export class MemorySessionStore implements SessionStore {
   readonly kind = 'memory';
   private readonly entries = new Map<string, SessionSnapshotV1>();
-  // Tail of each session's promise chain; removed when the last queued operation settles.
-  private readonly locks = new Map<string, Promise<void>>();
+  private readonly lock = new KeyedLock();
   private closed = false;
 
   /** Store a deep copy of the snapshot as the session's only generation, after all earlier saves. */
@@ -16,7 +16,7 @@ export class MemorySessionStore implements SessionStore {
     this.assertOpen();
     // Validate and copy at call time so later caller mutations never leak into the stored generation.
     const copy = structuredClone(parseSnapshot(snapshot, `snapshot of session ${describeId(snapshot)} being saved`));
-    await this.withLock(copy.session.id, () => {
+    await this.lock.run(copy.session.id, () => {
       this.entries.set(copy.session.id, copy);
     });
   }
@@ -31,7 +31,7 @@ export class MemorySessionStore implements SessionStore {
   /** Remove the session's entry, after any save already queued for it. */
   async delete(sessionId: string): Promise<void> {
     this.assertOpen();
-    await this.withLock(sessionId, () => {
+    await this.lock.run(sessionId, () => {
       this.entries.delete(sessionId);
     });
   }
@@ -50,27 +50,11 @@ export class MemorySessionStore implements SessionStore {
   /** Wait for queued saves, then refuse further use. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.locks.values()]);
+    await this.lock.drain();
   }
 
   private assertOpen(): void {
     if (this.closed) throw new CodeError('PERSISTENCE_FAILED', 'the memory session store is closed');
-  }
-
-  private async withLock(sessionId: string, operation: () => void | Promise<void>): Promise<void> {
-    const previous = this.locks.get(sessionId) ?? Promise.resolve();
-    const current = previous.then(operation);
-    // The chain continues past a failed operation; the failure still reaches this caller.
-    const tail = current.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.locks.set(sessionId, tail);
-    try {
-      await current;
-    } finally {
-      if (this.locks.get(sessionId) === tail) this.locks.delete(sessionId);
-    }
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { CodeError } from '../errors.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
+import { KeyedLock } from './keyed-lock.js';
 import { parseSnapshot } from './parse-snapshot.js';
 import { redisFailure } from './redis-failure.js';
 import { defineRedisScript, runRedisScript } from './redis-script.js';
@@ -78,9 +79,8 @@ export class RedisSessionStore implements SessionStore {
   private readonly compressAboveBytes: number;
   private readonly fence: ((sessionId: string) => SessionFence | undefined) | undefined;
   private readonly pingTimeoutMs: number;
-  // Tail of each session's promise chain, so saves from this store apply in call order even though
-  // compression is asynchronous.
-  private readonly locks = new Map<string, Promise<void>>();
+  // Saves from this store apply in call order per session even though compression is asynchronous.
+  private readonly lock = new KeyedLock();
   private closed = false;
 
   constructor(options: RedisSessionStoreOptions) {
@@ -109,7 +109,7 @@ export class RedisSessionStore implements SessionStore {
     const sessionId = parsed.session.id;
     const generation = parsed.generation;
     const json = JSON.stringify(parsed);
-    await this.withLock(sessionId, async () => {
+    await this.lock.run(sessionId, async () => {
       const { encoding, data } = await encodeRedisValue(json, this.compressAboveBytes);
       // Read the fence as late as possible: the epoch current when the write is sent is the one checked.
       const fence = this.fence?.(sessionId);
@@ -173,7 +173,7 @@ export class RedisSessionStore implements SessionStore {
   /** Remove the session's hash and index entry after any queued save; fenced like save; no error when absent. */
   async delete(sessionId: string): Promise<void> {
     this.assertOpen();
-    await this.withLock(sessionId, async () => {
+    await this.lock.run(sessionId, async () => {
       const fence = this.fence?.(sessionId);
       const keys = [this.sessionKey(sessionId), this.indexKey, ...(fence === undefined ? [] : [fence.ownerKey])];
       const args = [sessionId, ...(fence === undefined ? [] : [String(fence.epoch)])];
@@ -219,27 +219,11 @@ export class RedisSessionStore implements SessionStore {
   /** Wait for queued saves and deletes, then refuse further use; the caller's client stays open (it owns it). */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.locks.values()]);
+    await this.lock.drain();
   }
 
   private assertOpen(): void {
     if (this.closed) throw new CodeError('PERSISTENCE_FAILED', 'the redis session store is closed');
-  }
-
-  private async withLock(sessionId: string, operation: () => Promise<void>): Promise<void> {
-    const previous = this.locks.get(sessionId) ?? Promise.resolve();
-    const current = previous.then(operation);
-    // The chain continues past a failed operation; the failure still reaches this caller.
-    const tail = current.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.locks.set(sessionId, tail);
-    try {
-      await current;
-    } finally {
-      if (this.locks.get(sessionId) === tail) this.locks.delete(sessionId);
-    }
   }
 }
 

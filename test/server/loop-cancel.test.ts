@@ -1,66 +1,26 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../src/protocol/chat-message.js';
-import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
-import type { AgentResult, RunRecord } from '../../src/protocol/run-record.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/protocol/run-record.js';
+import {
+  createSession,
+  eventually,
+  getRun,
+  history,
+  processAlive,
+  runEvents,
+  startRun,
+  useTestServers,
+  type FinishedRun,
+} from '../support/run-helpers.js';
+import type { TestServer } from '../support/test-server.js';
 
-interface FinishedRun {
-  runId: string;
-  run: RunRecord;
-  result: AgentResult;
-}
-
-const servers: TestServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-});
-
-async function server(options: TestServerOptions = {}): Promise<TestServer> {
-  const t = await startTestServer(options);
-  servers.push(t);
-  return t;
-}
-
-async function createSession(t: TestServer, options: Record<string, unknown> = {}): Promise<string> {
-  const res = await request(t.url).post('/v1/sessions').send(options).expect(201);
-  return (res.body as { session: { id: string } }).session.id;
-}
-
-async function startRun(t: TestServer, sessionId: string, input: string): Promise<string> {
-  const res = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input }).expect(202);
-  return (res.body as { runId: string }).runId;
-}
-
-async function getRun(t: TestServer, sessionId: string, runId: string): Promise<RunRecord> {
-  const res = await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}`).expect(200);
-  return (res.body as { run: RunRecord }).run;
-}
-
-async function runEvents(t: TestServer, sessionId: string, runId: string): Promise<EventEnvelope[]> {
-  const res = await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}/events?after=-1&limit=1000`).expect(200);
-  return (res.body as { events: EventEnvelope[] }).events;
-}
-
-async function history(t: TestServer, sessionId: string): Promise<ChatMessage[]> {
-  const res = await request(t.url).get(`/v1/sessions/${sessionId}/history`).expect(200);
-  return (res.body as { messages: ChatMessage[] }).messages;
-}
+const server = useTestServers();
 
 async function cancel(t: TestServer, sessionId: string, runId: string): Promise<boolean> {
   const res = await request(t.url).post(`/v1/sessions/${sessionId}/runs/${runId}/cancel`).expect(200);
   return (res.body as { cancelled: boolean }).cancelled;
-}
-
-/** Polls an async check until it returns true, failing after `timeoutMs`. */
-async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** Waits until the run is terminal and the session has released its lease. */
@@ -74,21 +34,6 @@ async function settled(t: TestServer, sessionId: string, runId: string): Promise
   }, `run ${runId} to end`);
   if (!run) throw new Error('unreachable');
   return run;
-}
-
-/** True while a process exists and is not a zombie waiting to be reaped. */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 const SLEEPER = 'sleep 30 & echo $! > sleep.pid; wait';

@@ -1,48 +1,12 @@
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/protocol/chat-message.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
-import type { AgentResult, RunRecord } from '../../src/protocol/run-record.js';
 import { CONTINUATION_PROMPT } from '../../src/runtime/prompt/system-prompt.js';
 import type { RecordedRequest } from '../support/fake-provider.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+import { createSession, history, ofType, runAndWait, runEvents, useTestServers } from '../support/run-helpers.js';
 
-interface FinishedRun {
-  runId: string;
-  run: RunRecord;
-  result: AgentResult;
-}
-
-const servers: TestServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-});
-
-async function server(options: TestServerOptions = {}): Promise<TestServer> {
-  const t = await startTestServer(options);
-  servers.push(t);
-  return t;
-}
-
-async function createSession(t: TestServer, options: Record<string, unknown> = {}): Promise<string> {
-  const res = await request(t.url).post('/v1/sessions').send(options).expect(201);
-  return (res.body as { session: { id: string } }).session.id;
-}
-
-async function runAndWait(t: TestServer, sessionId: string, input: string): Promise<FinishedRun> {
-  const res = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input, wait: true }).expect(200);
-  return res.body as FinishedRun;
-}
-
-async function runEvents(t: TestServer, sessionId: string, runId: string): Promise<EventEnvelope[]> {
-  const res = await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}/events?after=-1&limit=1000`).expect(200);
-  return (res.body as { events: EventEnvelope[] }).events;
-}
-
-async function history(t: TestServer, sessionId: string): Promise<ChatMessage[]> {
-  const res = await request(t.url).get(`/v1/sessions/${sessionId}/history`).expect(200);
-  return (res.body as { messages: ChatMessage[] }).messages;
-}
+const server = useTestServers();
 
 /** Every tool_call is answered by exactly one later tool message, and every tool message answers a call. */
 function expectValidTranscript(messages: ChatMessage[]): void {
@@ -79,10 +43,6 @@ function expectToolEventsClosed(events: EventEnvelope[]): void {
   const started = ofType(events, 'tool_start').map((e) => String(e.payload.tool_id));
   const ended = ofType(events, 'tool_end').map((e) => String(e.payload.tool_id));
   expect([...ended].sort()).toEqual([...started].sort());
-}
-
-function ofType(events: EventEnvelope[], type: string): EventEnvelope[] {
-  return events.filter((e) => e.type === type);
 }
 
 describe('loop limits over HTTP', () => {

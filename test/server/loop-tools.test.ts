@@ -1,87 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../src/protocol/chat-message.js';
-import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
-import type { AgentResult, RunRecord } from '../../src/protocol/run-record.js';
+import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../support/fake-provider.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+import { createSession, eventually, history, ofType, processAlive, runAndWait, runEvents, useTestServers } from '../support/run-helpers.js';
 
-interface FinishedRun {
-  runId: string;
-  run: RunRecord;
-  result: AgentResult;
-}
-
-const servers: TestServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-});
-
-async function server(options: TestServerOptions = {}): Promise<TestServer> {
-  const t = await startTestServer(options);
-  servers.push(t);
-  return t;
-}
-
-async function createSession(t: TestServer, options: Record<string, unknown> = {}): Promise<string> {
-  const res = await request(t.url).post('/v1/sessions').send(options).expect(201);
-  return (res.body as { session: { id: string } }).session.id;
-}
-
-async function runAndWait(t: TestServer, sessionId: string, input: string): Promise<FinishedRun> {
-  const res = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input, wait: true }).expect(200);
-  return res.body as FinishedRun;
-}
-
-/** Every retained event of a run, page after page. */
-async function runEvents(t: TestServer, sessionId: string, runId: string): Promise<EventEnvelope[]> {
-  const all: EventEnvelope[] = [];
-  for (let after = -1; ; ) {
-    const res = await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}/events?after=${after}&limit=1000`).expect(200);
-    const page = res.body as { events: EventEnvelope[]; nextAfter: number | null };
-    all.push(...page.events);
-    if (page.events.length === 0 || page.nextAfter === null) return all;
-    after = page.nextAfter;
-  }
-}
-
-async function history(t: TestServer, sessionId: string): Promise<ChatMessage[]> {
-  const res = await request(t.url).get(`/v1/sessions/${sessionId}/history`).expect(200);
-  return (res.body as { messages: ChatMessage[] }).messages;
-}
-
-function ofType(events: EventEnvelope[], type: string): EventEnvelope[] {
-  return events.filter((e) => e.type === type);
-}
+const server = useTestServers();
 
 function toolContents(req: RecordedRequest): string[] {
   return req.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
-}
-
-/** Polls until `check` returns true, failing after `timeoutMs`. */
-async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-/** True while a process exists and is not a zombie waiting to be reaped. */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 describe('tool invocation over HTTP', () => {

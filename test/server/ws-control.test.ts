@@ -1,10 +1,11 @@
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LimitsSchema } from '../../src/config/code-config.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { WsControlFrameSchema } from '../../src/protocol/ws-messages.js';
 import { SESSION_CLOSED_DRAIN_MS } from '../../src/routes/events-ws.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+import { useTestServers } from '../support/run-helpers.js';
+import { startTestServer } from '../support/test-server.js';
 import { subscribe, type EventSubscriber } from '../support/ws-client.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -20,15 +21,7 @@ async function nextControl(sub: EventSubscriber, type: string, seen = sub.contro
 }
 
 describe('WebSocket event stream: client messages and closing', () => {
-  const servers: TestServer[] = [];
-  afterEach(async () => {
-    for (const s of servers.splice(0)) await s.close();
-  });
-  const start = async (options: TestServerOptions = {}) => {
-    const t = await startTestServer(options);
-    servers.push(t);
-    return t;
-  };
+  const start = useTestServers();
 
   it('answers ping with pong; invalid JSON and invalid messages get an error frame naming the field and the socket stays open', async () => {
     const t = await start();

@@ -1,7 +1,7 @@
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+import { useTestServers } from '../support/run-helpers.js';
 import { subscribe, type EventSubscriber } from '../support/ws-client.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -28,15 +28,7 @@ async function settle(sub: EventSubscriber): Promise<void> {
 }
 
 describe('WebSocket event stream: replay, live, gaps', () => {
-  const servers: TestServer[] = [];
-  afterEach(async () => {
-    for (const s of servers.splice(0)) await s.close();
-  });
-  const start = async (options: TestServerOptions = {}) => {
-    const t = await startTestServer(options);
-    servers.push(t);
-    return t;
-  };
+  const start = useTestServers();
 
   it('replays from a cursor then streams live across two runs: mid-run joiners and a mid-run reconnect see no gap and no duplicate', async () => {
     const t = await start();

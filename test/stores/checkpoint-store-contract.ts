@@ -1,19 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isCodeError } from '../../src/errors.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { LoopCheckpoint } from '../../src/protocol/loop-checkpoint.js';
 import type { CheckpointStore } from '../../src/stores/checkpoint-store.js';
 import { parseCheckpoint } from '../../src/stores/parse-checkpoint.js';
 import { makeCheckpoint } from './checkpoint-fixtures.js';
+import { useStoreSubject, type StoreSubject } from './store-subject.js';
 
 /** One checkpoint store under test, plus how to plant raw stored data and how to tidy up after the test. */
-export interface CheckpointStoreSubject {
-  /** The store the contract exercises. */
-  store: CheckpointStore;
-  /** Put raw text where the store will read the run from; when absent, negative cases go through parseCheckpoint. */
-  writeRaw?: (runId: string, text: string) => Promise<void>;
-  /** Remove whatever the subject created (temp directories, keys, clients ...). */
-  dispose?: () => Promise<void>;
-}
+export type CheckpointStoreSubject = StoreSubject<CheckpointStore>;
 
 /** What the contract expects of a store besides behaviour. */
 export interface CheckpointStoreContractOptions {
@@ -32,36 +25,13 @@ export function runCheckpointStoreContract(
   options: CheckpointStoreContractOptions,
 ): void {
   describe(`CheckpointStore contract: ${name}`, () => {
-    let subject: CheckpointStoreSubject;
+    const subject = useStoreSubject(makeSubject, (text, runId) => parseCheckpoint(JSON.parse(text), `raw checkpoint of ${runId}`));
+    const { expectInvalid } = subject;
     let store: CheckpointStore;
 
-    beforeEach(async () => {
-      subject = await makeSubject();
-      store = subject.store;
+    beforeEach(() => {
+      store = subject.current().store;
     });
-
-    afterEach(async () => {
-      await store.close();
-      await subject.dispose?.();
-    });
-
-    async function loadRaw(runId: string, text: string): Promise<LoopCheckpoint | undefined> {
-      if (subject.writeRaw !== undefined) {
-        await subject.writeRaw(runId, text);
-        return store.load(runId);
-      }
-      return parseCheckpoint(JSON.parse(text), `raw checkpoint of ${runId}`);
-    }
-
-    async function expectInvalid(runId: string, text: string, message: RegExp): Promise<void> {
-      const error = await loadRaw(runId, text).then(
-        () => undefined,
-        (thrown: unknown) => thrown,
-      );
-      expect(isCodeError(error), `expected a CodeError, got ${String(error)}`).toBe(true);
-      expect(error).toMatchObject({ code: 'SNAPSHOT_INVALID' });
-      expect((error as Error).message).toMatch(message);
-    }
 
     it('reports its kind and whether it is shared', () => {
       expect(store.kind).toBe(options.kind);

@@ -1,22 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isCodeError } from '../../src/errors.js';
-import type { SessionSnapshotV1 } from '../../src/protocol/session-snapshot.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
 import { makeSnapshot } from '../support/snapshot-fixtures.js';
+import { useStoreSubject, type StoreSubject } from './store-subject.js';
 
-/** One store under test, plus how to plant raw stored data and how to tidy up after the test. */
-export interface SessionStoreSubject {
-  /** The store the contract exercises. */
-  store: SessionStore;
-  /**
-   * Put raw text where the store will read the session from (e.g. hand-written files); when absent,
-   * the negative cases run through parseSnapshot, the validation every store's load applies.
-   */
-  writeRaw?: (sessionId: string, text: string) => Promise<void>;
-  /** Remove whatever the subject created (temp directories ...). */
-  dispose?: () => Promise<void>;
-}
+/** One session store under test, plus how to plant raw stored data and how to tidy up after the test. */
+export type SessionStoreSubject = StoreSubject<SessionStore>;
 
 /** What a store keeps, which decides the contract cases that apply to it. */
 export interface SessionStoreContractOptions {
@@ -31,37 +20,13 @@ export function runSessionStoreContract(
   options: SessionStoreContractOptions,
 ): void {
   describe(`SessionStore contract: ${name}`, () => {
-    let subject: SessionStoreSubject;
+    const subject = useStoreSubject(makeSubject, (text, sessionId) => parseSnapshot(JSON.parse(text), `raw snapshot of ${sessionId}`));
+    const { expectInvalid } = subject;
     let store: SessionStore;
 
-    beforeEach(async () => {
-      subject = await makeSubject();
-      store = subject.store;
+    beforeEach(() => {
+      store = subject.current().store;
     });
-
-    afterEach(async () => {
-      await store.close();
-      await subject.dispose?.();
-    });
-
-    /** Load raw text as the store would, or validate it directly when the store keeps no raw data. */
-    async function loadRaw(sessionId: string, text: string): Promise<SessionSnapshotV1 | undefined> {
-      if (subject.writeRaw !== undefined) {
-        await subject.writeRaw(sessionId, text);
-        return store.load(sessionId);
-      }
-      return parseSnapshot(JSON.parse(text), `raw snapshot of ${sessionId}`);
-    }
-
-    async function expectInvalid(sessionId: string, text: string, message: RegExp): Promise<void> {
-      const error = await loadRaw(sessionId, text).then(
-        () => undefined,
-        (thrown: unknown) => thrown,
-      );
-      expect(isCodeError(error), `expected a CodeError, got ${String(error)}`).toBe(true);
-      expect(error).toMatchObject({ code: 'SNAPSHOT_INVALID' });
-      expect((error as Error).message).toMatch(message);
-    }
 
     it('round-trips a saved snapshot', async () => {
       const snapshot = makeSnapshot('s1', 1);
