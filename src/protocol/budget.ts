@@ -81,3 +81,14 @@ export const BudgetHostSchema = z
 
 /** A budget host configuration. */
 export type BudgetHost = z.infer<typeof BudgetHostSchema>;
+
+/** Body of PUT /v1/sessions/:id/budget-host: a webhook, or a WebSocket host registered on the events socket. */
+export const BudgetHostEndpointSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('webhook'), url: z.string().url('url must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'url must be http or https'), headers: z.record(z.string(), z.string().max(4096)).optional(), timeoutMs: z.number().int().positive().max(60_000).default(5000) }).strict(),
+    z.object({ type: z.literal('websocket'), connectionId: z.string().min(1).max(200), timeoutMs: z.number().int().positive().max(60_000).default(5000) }).strict(),
+  ])
+  .meta({ id: 'BudgetHostEndpoint' });
+
+/** A budget host endpoint set over REST. */
+export type BudgetHostEndpoint = z.infer<typeof BudgetHostEndpointSchema>;

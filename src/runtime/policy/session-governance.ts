@@ -43,6 +43,8 @@ export interface SessionGovernance {
   readonly redactor: SecretRedactor;
   readonly hooks?: GovernanceHooks;
   readonly budget?: GovernanceBudget;
+  /** The session's identity labels, carried into hook payloads. */
+  readonly labels?: Readonly<Record<string, string | undefined>>;
   /** Hook point for active-skill restrictions: a reason when the tool may not run now. */
   restrictTool?(toolName: string): string | undefined;
 }

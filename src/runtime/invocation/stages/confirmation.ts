@@ -12,7 +12,7 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
   const { ctx, call } = state;
   const name = state.tool?.name ?? call.name;
   if (governance.hooks) {
-    const outcome = await governance.hooks.gate('permission_request', { session_id: ctx.sessionId, tool: name, args: state.args, rule }, { toolName: name, args: state.args, sessionId: ctx.sessionId }, ctx.signal);
+    const outcome = await governance.hooks.gate('permission_request', { session_id: ctx.sessionId, tool: name, args: state.args, rule, labels: governance.labels ?? {} }, { toolName: name, args: state.args, sessionId: ctx.sessionId }, ctx.signal);
     if (outcome.action === 'block' || outcome.action === 'skip') {
       const reason = `denied by permission_request hook${outcome.hookId ? ` ${outcome.hookId}` : ''}${outcome.reason ? `: ${outcome.reason}` : ''}`;
       ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, rule, reason });

@@ -14,7 +14,7 @@ export async function preToolHooks(state: ToolCallState): Promise<StageVerdict> 
   const tool = state.tool;
   if (!hooks || !tool) return CONTINUE;
   const ask = (attempt: number) =>
-    hooks.gate('pre_tool_use', { session_id: state.ctx.sessionId, tool: tool.name, args: state.args, origin: state.call.origin, attempt }, { toolName: tool.name, args: state.args, sessionId: state.ctx.sessionId }, state.ctx.signal);
+    hooks.gate('pre_tool_use', { session_id: state.ctx.sessionId, tool: tool.name, args: state.args, origin: state.call.origin, attempt, labels: state.deps.governance.labels ?? {} }, { toolName: tool.name, args: state.args, sessionId: state.ctx.sessionId }, state.ctx.signal);
   let outcome = await ask(0);
   for (let attempt = 1; outcome.action === 'retry' && attempt <= MAX_HOOK_RETRIES; attempt++) outcome = await ask(attempt);
   if (outcome.action === 'retry') outcome = { ...outcome, action: 'block', reason: `hook asked to retry more than ${MAX_HOOK_RETRIES} times${outcome.reason ? `: ${outcome.reason}` : ''}` };

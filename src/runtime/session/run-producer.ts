@@ -1,0 +1,132 @@
+import { CodeError } from '../../errors.js';
+import type { ChatMessage } from '../../protocol/chat-message.js';
+import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
+import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
+import type { CheckpointStore } from '../../stores/checkpoint-store.js';
+import type { HostEnv } from '../host-env.js';
+import type { InvocationContext } from '../invocation/invocation-context.js';
+import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
+import { runLoop, type LoopDeps, type LoopOutcome, type LoopState } from '../loop/run-loop.js';
+import { toAgentResult } from './agent-result.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { SessionEmit } from './session-emitter.js';
+import type { SessionGovernanceParts } from './session-governance-factory.js';
+import type { SessionRuns } from './session-runs.js';
+import type { SessionTranscript } from './session-transcript.js';
+import type { SessionVerifications } from './session-verifications.js';
+
+/** The parts of a run request the producer reads. */
+export interface ProducedRunRequest {
+  input: string;
+  /** Side question: run on this history instead of the transcript. */
+  history?: ChatMessage[];
+  /** Resume from this loop checkpoint. */
+  resumeFrom?: LoopCheckpoint;
+}
+
+/** What a run's producer needs from its session. */
+export interface RunProducerHost {
+  readonly config: ResolvedSessionConfig;
+  readonly hostEnv: HostEnv;
+  /** Where loop checkpoints go after every tool round. */
+  readonly checkpoints: CheckpointStore;
+  readonly emit: SessionEmit;
+  readonly runs: SessionRuns;
+  readonly transcript: SessionTranscript;
+  readonly verifications: SessionVerifications;
+  /** The session's governance (built on first use). */
+  governance(): SessionGovernanceParts;
+  /** The services the loop drives: the session's LLM and tool invokers and the model's tool specs. */
+  loopDeps(): Omit<LoopDeps, 'checkpoint'>;
+  /** True when a stopped run keeps its checkpoints (shutdown, passivation, a lost lease): it can be resumed. */
+  keepsCheckpoints(): boolean;
+  /** The save after a run ends (autoSave sessions that are still this node's); failures are reported, never thrown. */
+  saveAfterRun(): Promise<void>;
+}
+
+/**
+ * Produce one admitted run: pre_prompt hooks, the loop (from the transcript, a side question's history or a
+ * checkpoint), checkpoint cleanup, the run's preset reports, then transcript, usage, result, status,
+ * agent_end and the autosave. Never throws: a loop failure becomes a failed run.
+ */
+export async function produceRun(host: RunProducerHost, record: RunRecord, request: ProducedRunRequest, ctx: InvocationContext, signal: AbortSignal): Promise<RunRecord> {
+  const { config, emit } = host;
+  const sessionId = config.sessionId;
+  emit(record.runId, 'agent_start', { input: request.input, model: config.model.id, side_question: record.sideQuestion });
+  host.runs.setStatus(record, 'executing');
+  const { governance, budget } = host.governance();
+  budget.startClock?.();
+  let input = request.input;
+  let outcome: LoopOutcome | undefined;
+  // pre_prompt hooks may block the run or rewrite the input (fail closed, like every gating hook).
+  const gate = await governance.hooks?.gate('pre_prompt', { session_id: sessionId, run_id: record.runId, prompt: input, labels: config.labels }, { sessionId }, signal);
+  if (gate && gate.action !== 'continue') {
+    outcome = failedOutcome('BLOCKED_BY_HOOK', `the prompt was ${gate.action === 'block' ? 'blocked' : 'skipped'} by pre_prompt hook${gate.hookId ? ` ${gate.hookId}` : ''}${gate.reason ? `: ${gate.reason}` : ''}`);
+  } else if (gate?.modifiedPayload && typeof gate.modifiedPayload.prompt === 'string') {
+    input = gate.modifiedPayload.prompt;
+  }
+  const userMessage: ChatMessage = { role: 'user', content: input };
+  const resume = request.resumeFrom;
+  // A resumed run starts from the checkpoint's working transcript: [system, ...history, user, ...rounds].
+  const before = resume ? resume.messages.slice(1) : [...(request.history ?? host.transcript.messages), userMessage];
+  if (!outcome) {
+    if (resume) emit(record.runId, 'run_resumed', { from_run_id: resume.run_id, turn: resume.turn });
+    const transcript: ChatMessage[] = [{ role: 'system', content: config.systemPrompt }, ...before];
+    const deps: LoopDeps = { ...host.loopDeps(), checkpoint: (state: LoopState) => saveCheckpoint(host, record, input, state) };
+    try {
+      outcome = await runLoop(deps, ctx, transcript, resume ? fromCheckpoint(resume) : undefined);
+    } catch (error) {
+      outcome = failedOutcome('INTERNAL_ERROR', error instanceof Error ? error.message : String(error));
+    }
+    // A run stopped by server shutdown keeps its checkpoint: another process (or node) can resume it.
+    if (!host.keepsCheckpoints()) {
+      await host.checkpoints.delete(record.runId).catch(() => undefined);
+      // The resumed run's own checkpoints replaced the one it started from.
+      if (resume) await host.checkpoints.delete(resume.run_id).catch(() => undefined);
+    }
+  }
+  budget.stopClock?.();
+  await host.verifications.settleRun();
+  if (outcome.status === 'failed' && outcome.error) {
+    governance.hooks?.observe('on_error', { session_id: sessionId, run_id: record.runId, error_type: outcome.error.code, error_message: outcome.error.message, labels: config.labels }, { sessionId });
+  }
+  const messages = record.sideQuestion ? undefined : resume ? [...before, ...outcome.added] : [...host.transcript.messages, userMessage, ...outcome.added];
+  host.transcript.commitRun(messages, outcome.usage, host.hostEnv.now());
+  const result: AgentResult = toAgentResult(outcome, host.verifications.forRun(record.runId));
+  record.result = result;
+  if (outcome.error) {
+    record.error = outcome.error;
+    if (outcome.status === 'failed') emit(record.runId, 'error', outcome.error);
+  }
+  record.endedAtMs = host.hostEnv.now();
+  host.runs.setStatus(record, outcome.status);
+  emit(record.runId, 'agent_end', {
+    status: outcome.status,
+    text: result.text,
+    tool_calls_count: result.toolCallsCount,
+    usage: { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.totalTokens },
+    verification_status: result.verificationStatus,
+    pending_verification_count: result.pendingVerificationCount,
+    failed_verification_count: result.failedVerificationCount,
+    verification_report_count: result.verificationReportCount,
+    verification_summary_text: result.verificationSummaryText,
+    ...(outcome.error ? { error: outcome.error } : {}),
+  });
+  await host.saveAfterRun();
+  return record;
+}
+
+/** Save the loop state after a completed tool round; a failure is reported, never fatal to the run. */
+async function saveCheckpoint(host: RunProducerHost, record: RunRecord, input: string, state: LoopState): Promise<void> {
+  const checkpoint = toCheckpoint(state, { runId: record.runId, sessionId: host.config.sessionId, input, sideQuestion: record.sideQuestion, now: host.hostEnv.now() });
+  try {
+    await host.checkpoints.save(checkpoint);
+    host.emit(record.runId, 'checkpoint_saved', { turn: state.turn, store: host.checkpoints.kind });
+  } catch (error) {
+    host.emit(record.runId, 'persistence_failed', { code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED', message: `checkpoint of run ${record.runId}: ${error instanceof Error ? error.message : String(error)}` });
+  }
+}
+
+function failedOutcome(code: string, message: string): LoopOutcome {
+  return { status: 'failed', text: '', toolCallsCount: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, added: [], error: { code, message } };
+}

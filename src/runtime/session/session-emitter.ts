@@ -1,0 +1,44 @@
+import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
+import type { SessionLabels } from '../../protocol/session-snapshot.js';
+import type { SessionEventLog } from '../events/session-event-log.js';
+import type { HostEnv } from '../host-env.js';
+import type { SessionOwnership } from '../session-ownership.js';
+
+/** Emit one typed runtime event of the session, tied to a run when `runId` is given. */
+export type SessionEmit = <T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]) => void;
+
+/** What stamping and publishing a session's events needs. */
+export interface SessionEmitterDeps {
+  readonly sessionId: string;
+  readonly labels: SessionLabels;
+  readonly events: SessionEventLog;
+  readonly hostEnv: HostEnv;
+  readonly ownership: SessionOwnership;
+  /** True once another node took the session over: nothing more is published from here. */
+  abandoned(): boolean;
+}
+
+/**
+ * The session's emit: stamp the event's metadata (run, session, time, identity labels), append it to the
+ * session's event log and, in a cluster, publish it to the session's stream for subscribers on other nodes.
+ */
+export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
+  return (runId, type, payload) => {
+    const labels = deps.labels;
+    const stamped = deps.events.append({
+      version: 1,
+      type,
+      payload: payload as unknown as Record<string, unknown>,
+      metadata: {
+        ...(runId !== undefined ? { run_id: runId } : {}),
+        session_id: deps.sessionId,
+        timestamp_ms: deps.hostEnv.now(),
+        ...(labels.tenantId !== undefined ? { tenant_id: labels.tenantId } : {}),
+        ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
+        ...(labels.agentTemplateId !== undefined ? { agent_template_id: labels.agentTemplateId } : {}),
+        ...(labels.correlationId !== undefined ? { correlation_id: labels.correlationId } : {}),
+      },
+    });
+    if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionId, stamped);
+  };
+}

@@ -1,0 +1,64 @@
+import type { HostEnv } from '../host-env.js';
+import type { BudgetGuard } from '../policy/budget/budget-decision.js';
+import { BuiltinBudgetGuard } from '../policy/budget/builtin-budget-guard.js';
+import { combineGuards } from '../policy/budget/combine-guards.js';
+import { HostBudgetGuard } from '../policy/budget/host-budget-guard.js';
+import { ConfirmationBroker } from '../policy/confirmation-broker.js';
+import { HookEngine } from '../policy/hooks/hook-engine.js';
+import type { SessionGovernance } from '../policy/session-governance.js';
+import type { SharedGovernance } from '../policy/shared-governance.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+
+/** A session's governance with the concrete hook engine and budget guard it was built from. */
+export interface SessionGovernanceParts {
+  readonly governance: SessionGovernance;
+  readonly hooks: HookEngine;
+  readonly budget: BudgetGuard;
+}
+
+/**
+ * Build one session's governance: its hook engine (agent-wide config hooks, then the session's own), its
+ * budget guard (built-in limits, combined with the budget host when the session or the agent names one),
+ * its confirmation broker, and the policies and redactor it runs with.
+ */
+export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: HostEnv, shared: SharedGovernance): SessionGovernanceParts {
+  const sessionId = config.sessionId;
+  const hooks = new HookEngine({
+    registry: shared.hostRegistry,
+    configHooks: [...shared.configHooks, ...(config.options.hooks ?? [])],
+    now: () => hostEnv.now(),
+    newId: (prefix) => hostEnv.newId(prefix),
+    workspace: config.workspace,
+    onError: (failure) => shared.onHookError?.(sessionId, failure),
+  });
+  const builtin = new BuiltinBudgetGuard({
+    limits: config.options.budget ?? shared.defaultBudget,
+    tenantId: config.ownerTenantId,
+    tenantLedger: shared.tenantLedger,
+    now: () => hostEnv.now(),
+  });
+  const host = config.options.budgetHost ?? shared.budgetHost;
+  const budget: BudgetGuard = host
+    ? combineGuards(
+        builtin,
+        new HostBudgetGuard({
+          endpoint: { kind: 'webhook', url: host.url, ...(host.headers ? { headers: host.headers } : {}) },
+          sessionId,
+          tenantId: config.ownerTenantId,
+          registry: shared.hostRegistry,
+          timeoutMs: host.timeoutMs,
+          now: () => hostEnv.now(),
+          newId: (prefix) => hostEnv.newId(prefix),
+        }),
+      )
+    : builtin;
+  const governance: SessionGovernance = {
+    permission: config.permissionPolicy,
+    confirmation: config.confirmationPolicy,
+    broker: new ConfirmationBroker(hostEnv),
+    redactor: shared.redactor,
+    hooks,
+    budget,
+  };
+  return { governance, hooks, budget };
+}

@@ -1,0 +1,34 @@
+import { CodeError } from '../../errors.js';
+import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
+import type { SessionStore } from '../../stores/session-store.js';
+import type { SessionOwnership } from '../session-ownership.js';
+import type { SessionEmit } from './session-emitter.js';
+
+/** What saving a session's snapshot needs. */
+export interface SnapshotSaveDeps {
+  readonly sessionId: string;
+  readonly store: SessionStore;
+  readonly ownership: SessionOwnership;
+  readonly emit: SessionEmit;
+}
+
+/**
+ * Save one complete snapshot generation through the store. A save refused by the lease fence is retried
+ * once when the lease could be renewed or safely retaken; a failure emits persistence_failed and throws a CodeError.
+ */
+export async function saveSnapshot(deps: SnapshotSaveDeps, snapshot: SessionSnapshotV1): Promise<void> {
+  const { sessionId, store, ownership } = deps;
+  try {
+    try {
+      await store.save(snapshot);
+    } catch (error) {
+      // Refused by the lease fence: retry once if the lease could be renewed or safely retaken.
+      if (!(error instanceof CodeError && error.details.reason === 'fenced' && (await ownership.fenced(sessionId)))) throw error;
+      await store.save(snapshot);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    deps.emit(undefined, 'persistence_failed', { code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED', message });
+    throw error instanceof CodeError ? error : new CodeError('PERSISTENCE_FAILED', `saving session ${sessionId} failed`, { sessionId });
+  }
+}

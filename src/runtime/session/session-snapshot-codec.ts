@@ -1,0 +1,55 @@
+import type { RunRecord } from '../../protocol/run-record.js';
+import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
+import type { VerificationReport } from '../../protocol/verification.js';
+import type { SessionEventLog } from '../events/session-event-log.js';
+import type { HostEnv } from '../host-env.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import { isTerminal } from './session-runs.js';
+import type { SessionTranscript } from './session-transcript.js';
+
+/** The live parts of a session one snapshot generation is made of. */
+export interface SnapshotSource {
+  readonly generation: number;
+  readonly config: ResolvedSessionConfig;
+  readonly hostEnv: HostEnv;
+  readonly transcript: SessionTranscript;
+  readonly createdAtMs: number;
+  readonly events: SessionEventLog;
+  readonly artifacts: Artifact[];
+  readonly runs: RunRecord[];
+  readonly verifications: VerificationReport[];
+}
+
+/** The session as one SessionSnapshotV1 generation (a replay HostEnv's id counter included, so ids are never reused). */
+export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
+  const { config, hostEnv, transcript } = source;
+  return {
+    schema_version: 1,
+    generation: source.generation,
+    saved_at_ms: hostEnv.now(),
+    session: {
+      id: config.sessionId,
+      ownerTenantId: config.ownerTenantId,
+      workspace: config.workspace,
+      model: config.model.id,
+      options: config.options,
+      labels: config.labels,
+      messages: transcript.messages,
+      usage: transcript.usage,
+      createdAtMs: source.createdAtMs,
+      updatedAtMs: transcript.updatedAtMs,
+      sessionSequence: source.events.lastSequence,
+      ...('issued' in hostEnv && typeof hostEnv.issued === 'number' ? { idCounter: hostEnv.issued } : {}),
+    },
+    artifacts: source.artifacts,
+    trace_events: source.events.retained(config.retention.maxTraceEvents),
+    run_records: source.runs,
+    verification_reports: [...source.verifications],
+    subagent_tasks: [],
+  };
+}
+
+/** A stored run record as a restored session keeps it: a run in flight when the snapshot was taken did not finish on that node (NODE_LOST). */
+export function restoredRun(stored: RunRecord): RunRecord {
+  return isTerminal(stored.status) ? stored : { ...stored, status: 'failed', error: { code: 'NODE_LOST', message: 'the run was in flight when the session was last saved' } };
+}

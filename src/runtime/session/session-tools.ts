@@ -1,0 +1,115 @@
+import type { PermissionPolicy } from '../../protocol/governance.js';
+import type { HostEnv } from '../host-env.js';
+import { ToolInvoker, type ToolInvokerDeps } from '../invocation/tool-invoker.js';
+import type { LlmToolSpec } from '../llm/llm-provider.js';
+import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
+import { McpManager } from '../mcp/mcp-manager.js';
+import { isToolFullyDenied } from '../policy/permission-policy.js';
+import type { AnyToolDefinition } from '../tools/define-tool.js';
+import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
+import type { SessionEmit } from './session-emitter.js';
+
+/** What a session's tool set needs from the session and the agent. */
+export interface SessionToolsDeps {
+  readonly sessionId: string;
+  readonly workspace: string;
+  readonly permissionPolicy: PermissionPolicy;
+  readonly hostEnv: HostEnv;
+  /** The built-in tools every session has. */
+  readonly builtins: readonly AnyToolDefinition[];
+  /** The agent-global MCP layer. */
+  readonly globalMcp: McpManager;
+  /** Bumped whenever the global layer's tools change. */
+  globalMcpVersion(): number;
+  onMcpLog?(server: string, line: string): void;
+  readonly emit: SessionEmit;
+  /** The active run's id, if any: MCP change events are tied to it. */
+  activeRunId(): string | undefined;
+  /** The rest of the tool invoker's services (governance, artifacts, after-execute), asked for when it is first built. */
+  invokerDeps(): Omit<ToolInvokerDeps, 'registry'>;
+}
+
+/**
+ * A session's tools: the built-ins and its MCP layers (global, inherited from the host, its own), the
+ * registry over them (rebuilt when a layer changes; later layers shadow earlier), the specs the model sees
+ * and the one tool invoker every call of the session goes through.
+ */
+export class SessionTools {
+  private registryCache: ToolRegistry | undefined;
+  private registryVersion = '';
+  private mcpVersion = 0;
+  private localMcp: McpManager | undefined;
+  private readonly inheritedMcp: McpManager[] = [];
+  private specsCache: LlmToolSpec[] | undefined;
+  private invokerCache: ToolInvoker | undefined;
+
+  constructor(private readonly deps: SessionToolsDeps) {}
+
+  /** The current registry: built-ins, then global, inherited and session servers. */
+  get registry(): ToolRegistry {
+    const version = `${this.deps.globalMcpVersion()}:${this.mcpVersion}`;
+    if (!this.registryCache || this.registryVersion !== version) {
+      const layers = [this.deps.globalMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
+      this.registryCache = new ToolRegistry([...this.deps.builtins, ...layerMcpTools(layers)]);
+      this.registryVersion = version;
+      this.specsCache = undefined;
+    }
+    return this.registryCache;
+  }
+
+  /** Every MCP layer, outermost first: global, inherited (host-supplied), then the session's own. */
+  layers(): McpManager[] {
+    return [this.deps.globalMcp, ...this.inheritedMcp, this.local];
+  }
+
+  /** The session's own MCP servers (created on first use); their changes are emitted as events. */
+  get local(): McpManager {
+    if (!this.localMcp) {
+      const { emit, activeRunId } = this.deps;
+      const manager = new McpManager({ source: 'session', now: () => this.deps.hostEnv.now(), defaultCwd: this.deps.workspace, onLog: (server, line) => this.deps.onMcpLog?.(server, line) });
+      manager.onChange((change) => {
+        this.mcpVersion += 1;
+        emit(activeRunId(), 'mcp_tools_changed', { server: change.server, reason: change.reason, tools: change.toolNames });
+      });
+      manager.onConnectionChange((change) => {
+        if (change.connected) emit(activeRunId(), 'mcp_server_connected', { server: change.server });
+        else emit(activeRunId(), 'mcp_server_disconnected', { server: change.server, reason: change.reason });
+      });
+      this.localMcp = manager;
+    }
+    return this.localMcp;
+  }
+
+  /** Attach host-supplied MCP servers as a read-only inherited layer. */
+  attachInherited(manager: McpManager): void {
+    this.inheritedMcp.push(manager);
+    this.mcpVersion += 1;
+  }
+
+  /** Tool specs the model sees: tools denied for every argument are hidden. */
+  modelSpecs(): LlmToolSpec[] {
+    this.specsCache ??= this.registry
+      .list()
+      .filter((tool) => !isToolFullyDenied(this.deps.permissionPolicy, tool.name))
+      .map(toolSpec);
+    return this.specsCache;
+  }
+
+  /** The session's one tool invoker (built on first use); it always reads the current registry. */
+  get invoker(): ToolInvoker {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the invoker reads the current registry through a getter
+    const self = this;
+    this.invokerCache ??= new ToolInvoker({
+      get registry() {
+        return self.registry;
+      },
+      ...this.deps.invokerDeps(),
+    });
+    return this.invokerCache;
+  }
+
+  /** Close the session's own and its inherited MCP managers (the host supplied them for this session only). */
+  async closeMcp(): Promise<void> {
+    await Promise.all([this.localMcp, ...this.inheritedMcp].map((m) => m?.close().catch(() => undefined)));
+  }
+}

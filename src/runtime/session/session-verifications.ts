@@ -1,0 +1,111 @@
+import type { Artifact } from '../../protocol/session-snapshot.js';
+import type { VerificationPreset, VerificationReport, VerificationRequest } from '../../protocol/verification.js';
+import type { HostEnv } from '../host-env.js';
+import type { InvocationContext } from '../invocation/invocation-context.js';
+import type { ToolCallRequest } from '../invocation/tool-call-state.js';
+import type { ToolCallOutcome } from '../invocation/tool-invoker.js';
+import type { ToolResult } from '../tools/define-tool.js';
+import { detectPresets, matchPreset } from '../verification/detect-presets.js';
+import { reportForPresetRun } from '../verification/preset-report.js';
+import { runVerification } from '../verification/run-verification.js';
+import type { SessionEmit } from './session-emitter.js';
+
+/** The bash tool's default and maximum timeouts (ms), as its schema declares them. */
+const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+const BASH_MAX_TIMEOUT_MS = 600_000;
+/** Reports a session keeps (oldest dropped first). */
+const MAX_VERIFICATION_REPORTS = 200;
+
+/** What a session's verifications need from the session. */
+export interface VerificationsHost {
+  readonly sessionId: string;
+  readonly workspace: string;
+  readonly hostEnv: HostEnv;
+  readonly emit: SessionEmit;
+  /** The active run's id, if any: preset reports attach only to calls of the active run. */
+  activeRunId(): string | undefined;
+  /** Run one tool call on the host-direct path (verification commands go through bash). */
+  invokeToolDirect(name: string, args: unknown, origin: 'host_direct'): Promise<ToolCallOutcome>;
+  getArtifact(id: string): Artifact | undefined;
+}
+
+/**
+ * A session's verification reports (bounded, oldest dropped first): host-requested verification runs, and
+ * reports attached to a run when the model's bash call runs one of the workspace's verification presets.
+ */
+export class SessionVerifications {
+  /** Preset reports being attached during the active run; the run awaits them before its result. */
+  private pendingReports: Promise<void>[] = [];
+  /** Verification presets of the workspace, detected on the first bash call of a run (cleared when the run ends). */
+  private presets: Promise<VerificationPreset[]> | undefined;
+
+  constructor(
+    private readonly host: VerificationsHost,
+    private readonly reports: VerificationReport[] = [],
+  ) {}
+
+  /** Verification reports, oldest first. */
+  list(): VerificationReport[] {
+    return [...this.reports];
+  }
+
+  /** The reports attached to one run. */
+  forRun(runId: string): VerificationReport[] {
+    return this.reports.filter((r) => r.run_id === runId);
+  }
+
+  /** Run verification commands through bash on the host-direct path and keep the report. */
+  async run(request: VerificationRequest): Promise<VerificationReport> {
+    const { host } = this;
+    host.emit(undefined, 'verification_started', { subject: request.subject, commands: request.commands.length });
+    const report = await runVerification(request, {
+      sessionId: host.sessionId,
+      now: () => host.hostEnv.now(),
+      newId: (prefix) => host.hostEnv.newId(prefix),
+      maxTimeoutMs: BASH_MAX_TIMEOUT_MS,
+      runCommand: async (command, timeoutMs) => {
+        const outcome = await host.invokeToolDirect('bash', { command, timeout: timeoutMs }, 'host_direct');
+        // The tail of the output matters for a verdict: read it from the artifact when the result was cut.
+        const full = outcome.artifactId ? host.getArtifact(outcome.artifactId)?.content : undefined;
+        return { output: full ?? outcome.output, exitCode: outcome.exitCode, timedOut: outcome.metadata?.timed_out === true, truncated: full === undefined && outcome.truncated };
+      },
+    });
+    this.add(report);
+    return report;
+  }
+
+  /** A model's bash call that runs one of the workspace's verification presets attaches a report to the run. */
+  attachPresetReport(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void {
+    const activeRunId = this.host.activeRunId();
+    if (call.origin === 'host_direct' || call.name.toLowerCase() !== 'bash' || activeRunId === undefined || activeRunId !== ctx.runId) return;
+    const command = typeof (args as { command?: unknown }).command === 'string' ? (args as { command: string }).command : '';
+    const timeoutMs = typeof (args as { timeout?: unknown }).timeout === 'number' ? (args as { timeout: number }).timeout : BASH_DEFAULT_TIMEOUT_MS;
+    this.presets ??= detectPresets(this.host.workspace).catch(() => []);
+    const runId = ctx.runId;
+    const pending = this.presets.then((presets) => {
+      const preset = matchPreset(command, presets);
+      if (!preset) return;
+      const now = this.host.hostEnv.now();
+      this.add(
+        reportForPresetRun(
+          preset,
+          { output: result.output, exitCode: result.exitCode, timedOut: result.metadata?.timed_out === true, truncated: false, startedAtMs, durationMs: Math.max(0, now - startedAtMs), timeoutMs },
+          { newId: (prefix) => this.host.hostEnv.newId(prefix), sessionId: this.host.sessionId, runId },
+        ),
+      );
+    });
+    this.pendingReports.push(pending);
+  }
+
+  /** Wait for the ending run's preset reports and forget the detected presets (the next run detects them again). */
+  async settleRun(): Promise<void> {
+    await Promise.all(this.pendingReports.splice(0));
+    this.presets = undefined;
+  }
+
+  private add(report: VerificationReport): void {
+    this.reports.push(report);
+    if (this.reports.length > MAX_VERIFICATION_REPORTS) this.reports.splice(0, this.reports.length - MAX_VERIFICATION_REPORTS);
+    this.host.emit(report.run_id ?? undefined, 'verification_completed', { report_id: report.id, subject: report.subject, status: report.status, failed_required: report.summary.required_failed });
+  }
+}
