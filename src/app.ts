@@ -1,6 +1,7 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RuntimeContext } from './context.js';
+import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerEventsWebSocket, SocketRegistry } from './routes/events-ws.js';
@@ -37,6 +38,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerConfirmationRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
   registerClusterEventRoutes(app, ctx);
+  registerBudgetHostRoutes(app, ctx);
   registerVerificationRoutes(app, ctx, { getSession: (id, caller) => ctx.agent.getSession(id, caller) });
   registerHookRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller).hooks);
   registerEventsWebSocket(app, ctx, sockets);

@@ -7,7 +7,7 @@ import type { ServerContext } from './server-context.js';
 
 /** A route: method, url, schemas (validation and OpenAPI) and the scope it needs (null: no auth). */
 export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   summary: string;
   description?: string;

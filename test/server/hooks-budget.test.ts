@@ -215,6 +215,29 @@ describe('budgets', () => {
     }
   });
 
+  it('a WebSocket-attached budget host answers budget_check requests; removing it restores the built-in limits', async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    const host = await subscribe(t.url, id);
+    const raw: Record<string, unknown>[] = [];
+    host.socket.on('message', (data) => raw.push(JSON.parse(data.toString()) as Record<string, unknown>));
+    host.send({ type: 'host_register' });
+    const connectionId = String((await host.waitFor((e) => e.type === 'host_registered')).payload.connection_id);
+    await request(t.url).put(`/v1/sessions/${id}/budget-host`).send({ type: 'websocket', connectionId: 'conn_unknown' }).expect(400);
+    await request(t.url).put(`/v1/sessions/${id}/budget-host`).send({ type: 'websocket', connectionId, timeoutMs: 5000 }).expect(200);
+    const call = request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).then((r) => r);
+    let ask: Record<string, unknown> | undefined;
+    for (let i = 0; i < 200 && !ask; i++) {
+      ask = raw.find((f) => f.type === 'hook_request' && f.kind === 'budget_check');
+      if (!ask) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(ask?.payload).toMatchObject({ session_id: id, phase: 'tool' });
+    host.send({ type: 'hook_response', request_id: ask?.request_id, decision: 'deny', resource: 'tool_calls', reason: 'ws host says no' });
+    expect((await call).body.output).toContain('ws host says no');
+    await request(t.url).delete(`/v1/sessions/${id}/budget-host`).expect(200);
+    expect((await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200)).body.exitCode).toBe(0);
+    host.close();
+  });
+
   it('every provider call goes through the one LLM invoker', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({ continuationEnabled: true, maxContinuationTurns: 1 }).expect(201)).body.session.id;
     const before = t.fake.requests.length;

@@ -24,7 +24,8 @@ import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { produceRun, type RunProducerHost } from './run-producer.js';
 import { SessionArtifacts } from './session-artifacts.js';
 import { createSessionEmit, type SessionEmit } from './session-emitter.js';
-import { buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
+import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
+import type { BudgetHostEndpoint } from '../../protocol/budget.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { saveSnapshot } from './session-persistence.js';
 import { isTerminal, SessionRuns } from './session-runs.js';
@@ -176,6 +177,21 @@ export class AgentSession {
   }
 
   /** The session's hook engine (REST and WebSocket hook registration). */
+  /**
+   * Set (or with undefined remove) the external budget host this session's guard consults. A WebSocket
+   * host must be a connection of the session's tenant (registered with host_register).
+   */
+  setBudgetHost(endpoint: BudgetHostEndpoint | undefined): void {
+    this.assertOpen();
+    if (endpoint?.type === 'websocket') {
+      const binding = this.deps.governance.hostRegistry.bindingOf(endpoint.connectionId);
+      if (!binding || binding.tenantId !== this.config.ownerTenantId) {
+        throw new CodeError('VALIDATION_ERROR', 'body.connectionId: no host connection of this tenant has this id; send {"type":"host_register"} on an events WebSocket first', { field: 'connectionId' });
+      }
+    }
+    this.governed().budget.setHost(endpoint ? budgetHostGuard(endpoint, this.config, this.deps.hostEnv, this.deps.governance) : undefined);
+  }
+
   get hooks(): HookEngine {
     return this.governed().hooks;
   }

@@ -1,7 +1,8 @@
 import type { HostEnv } from '../host-env.js';
 import type { BudgetGuard } from '../policy/budget/budget-decision.js';
 import { BuiltinBudgetGuard } from '../policy/budget/builtin-budget-guard.js';
-import { combineGuards } from '../policy/budget/combine-guards.js';
+import { SwitchableBudgetGuard } from '../policy/budget/switchable-budget-guard.js';
+import type { BudgetHostEndpoint } from '../../protocol/budget.js';
 import { HostBudgetGuard } from '../policy/budget/host-budget-guard.js';
 import { ConfirmationBroker } from '../policy/confirmation-broker.js';
 import { HookEngine } from '../policy/hooks/hook-engine.js';
@@ -13,7 +14,7 @@ import type { ResolvedSessionConfig } from './resolved-session-config.js';
 export interface SessionGovernanceParts {
   readonly governance: SessionGovernance;
   readonly hooks: HookEngine;
-  readonly budget: BudgetGuard;
+  readonly budget: SwitchableBudgetGuard;
 }
 
 /**
@@ -38,20 +39,7 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
     now: () => hostEnv.now(),
   });
   const host = config.options.budgetHost ?? shared.budgetHost;
-  const budget: BudgetGuard = host
-    ? combineGuards(
-        builtin,
-        new HostBudgetGuard({
-          endpoint: { kind: 'webhook', url: host.url, ...(host.headers ? { headers: host.headers } : {}) },
-          sessionId,
-          tenantId: config.ownerTenantId,
-          registry: shared.hostRegistry,
-          timeoutMs: host.timeoutMs,
-          now: () => hostEnv.now(),
-          newId: (prefix) => hostEnv.newId(prefix),
-        }),
-      )
-    : builtin;
+  const budget = new SwitchableBudgetGuard(builtin, host ? budgetHostGuard({ type: 'webhook', ...host }, config, hostEnv, shared) : undefined);
   const governance: SessionGovernance = {
     permission: config.permissionPolicy,
     confirmation: config.confirmationPolicy,
@@ -59,6 +47,20 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
     redactor: shared.redactor,
     hooks,
     budget,
+    labels: config.labels,
   };
   return { governance, hooks, budget };
+}
+
+/** A guard asking an external budget host (a webhook, or a WebSocket host registered on an events socket). */
+export function budgetHostGuard(endpoint: BudgetHostEndpoint, config: ResolvedSessionConfig, hostEnv: HostEnv, shared: SharedGovernance): BudgetGuard {
+  return new HostBudgetGuard({
+    endpoint: endpoint.type === 'webhook' ? { kind: 'webhook', url: endpoint.url, ...(endpoint.headers ? { headers: endpoint.headers } : {}) } : { kind: 'websocket', connectionId: endpoint.connectionId },
+    sessionId: config.sessionId,
+    tenantId: config.ownerTenantId,
+    registry: shared.hostRegistry,
+    timeoutMs: endpoint.timeoutMs,
+    now: () => hostEnv.now(),
+    newId: (prefix) => hostEnv.newId(prefix),
+  });
 }

@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { BudgetHostEndpointSchema } from '../protocol/budget.js';
+import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
+import { addRoute } from '../server/route.js';
+import type { ServerContext } from '../server/server-context.js';
+
+const BudgetHostSetSchema = z.object({ budgetHost: z.enum(['webhook', 'websocket']).nullable() });
+
+/** Budget host routes: set or remove the external host a session's budget guard consults (fail closed). */
+export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'PUT',
+      url: '/v1/sessions/:id/budget-host',
+      summary: 'Set the external budget host of a session (a webhook, or a WebSocket host registered with host_register)',
+      description: 'The host is asked `budget_check` before every provider and tool call of the session, in addition to its built-in limits; a host that fails or does not answer within timeoutMs denies.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      body: BudgetHostEndpointSchema,
+      responses: { 200: BudgetHostSetSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+    },
+    async ({ params, body, caller }) => {
+      ctx.agent.getSession(params.id, caller).setBudgetHost(body);
+      return { budgetHost: body.type };
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'DELETE', url: '/v1/sessions/:id/budget-host', summary: 'Remove the external budget host of a session (its built-in limits stay)', scope: 'sessions', params: SessionParamsSchema, responses: { 200: BudgetHostSetSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => {
+      ctx.agent.getSession(params.id, caller).setBudgetHost(undefined);
+      return { budgetHost: null };
+    },
+  );
+}
