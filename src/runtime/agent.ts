@@ -201,11 +201,13 @@ export class Agent {
     return !this.closing;
   }
 
-  /** Close every session (cancelling in-flight runs) and the store. */
+  /** Drain and close: every session stops its run (checkpoint kept) and is saved; then leases, MCP, stores. */
   async close(): Promise<void> {
     this.closing = true;
+    // Drain: stop each session's run (keeping its checkpoint), save one final generation, then release leases.
     await Promise.all([...this.sessions.values()].map(async (s) => {
       await s.close('shutdown');
+      await s.save().catch((error: unknown) => this.deps.onPersistenceError?.(s.id, error));
       this.forget(s.id);
     }));
     clearInterval(this.idleTimer);
