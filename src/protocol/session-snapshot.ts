@@ -45,6 +45,8 @@ export const SnapshotSessionSchema = z.object({
   sessionSequence: z.number().int().nonnegative(),
   /** Ids a replay HostEnv (options.hostEnv) has handed out, so a restored session never reuses one. */
   idCounter: z.number().int().nonnegative().optional(),
+  /** Set when a client closed the session: requests answer SESSION_CLOSED until `resume: true` reopens it. */
+  closed: z.boolean().optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */

@@ -187,6 +187,8 @@ export class Agent {
     }
     this.assertVisible(session, caller);
     await session.close('closed');
+    // A stored session is marked closed, so it is not hydrated again implicitly (resume: true reopens it).
+    if (session.saved) await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
     this.forget(session.id);
     await this.deps.ownership.release(session.id);
   }
@@ -251,6 +253,7 @@ export class Agent {
     if (this.sessions.has(sessionId) || this.closedIds.has(sessionId) || this.pending.has(sessionId) || !this.admitting) return;
     const snapshot = await this.deps.store.load(sessionId);
     if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
+    if (snapshot.session.closed) throw new CodeError('SESSION_CLOSED', `session ${sessionId} is closed; create it with resume: true to reopen it`, { sessionId });
     const { ownership } = this.deps;
     const lease = await ownership.acquire(sessionId);
     if (!lease.ok) {

@@ -78,4 +78,20 @@ describe('end to end over HTTP and WebSocket', () => {
     expect(msgs.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['What is in notes.txt?', 'Again?']);
     t2.fake.assertDone();
   });
+
+  it('a closed session stays closed across a restart until resume: true reopens it', async () => {
+    const dataDir = tempDir('a3s-data-');
+    const t = await startTestServer({ dataDir });
+    servers.push(t);
+    await request(t.url).post('/v1/sessions').send({ sessionId: 'closing', autoSave: true }).expect(201);
+    await request(t.url).delete('/v1/sessions/closing').expect(200);
+    await t.close();
+    servers.splice(0);
+    const t2 = await startTestServer({ dataDir, root: t.root });
+    servers.push(t2);
+    const closed = await request(t2.url).get('/v1/sessions/closing').expect(410);
+    expect(closed.body.error.code).toBe('SESSION_CLOSED');
+    await request(t2.url).post('/v1/sessions').send({ sessionId: 'closing', resume: true }).expect(200);
+    await request(t2.url).get('/v1/sessions/closing').expect(200);
+  });
 });

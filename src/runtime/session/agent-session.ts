@@ -342,6 +342,11 @@ export class AgentSession {
   }
 
   /** Save one complete snapshot generation through the store; emits persistence_failed on failure. */
+  /** True when this session was ever saved (its store holds a generation). */
+  get saved(): boolean {
+    return this.generation > 0;
+  }
+
   async save(): Promise<number> {
     this.generation += 1;
     await saveSnapshot({ sessionId: this.id, store: this.deps.store, ownership: this.deps.ownership, emit: this.emit }, this.toSnapshot(this.generation));
@@ -351,7 +356,7 @@ export class AgentSession {
   /** The session as one SessionSnapshotV1 generation. */
   toSnapshot(generation = this.generation): SessionSnapshotV1 {
     const { config, transcript, createdAtMs, events } = this;
-    return toSessionSnapshot({ generation, config, hostEnv: this.deps.hostEnv, transcript, createdAtMs, events, artifacts: this.artifacts.list(), runs: this.listRuns(), verifications: this.verifications.list() });
+    return toSessionSnapshot({ generation, config, hostEnv: this.deps.hostEnv, transcript, createdAtMs, events, artifacts: this.artifacts.list(), runs: this.listRuns(), verifications: this.verifications.list(), closed: this.lifecycle.closedByClient });
   }
 
   /** The session's workspace (canonical path). */

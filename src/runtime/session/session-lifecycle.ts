@@ -23,6 +23,11 @@ export class SessionLifecycle {
     if (this.closed) throw new CodeError('SESSION_CLOSED', `session ${sessionId} is closed`, { sessionId });
   }
 
+  /** True when a client closed the session (DELETE), as opposed to shutdown, passivation or a lost lease. */
+  get closedByClient(): boolean {
+    return this.closeReason === 'closed';
+  }
+
   /** Mark the session closed for `reason`; false when it already was. */
   close(reason: string): boolean {
     if (this.closed) return false;

@@ -18,6 +18,8 @@ export interface SnapshotSource {
   readonly artifacts: Artifact[];
   readonly runs: RunRecord[];
   readonly verifications: VerificationReport[];
+  /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
+  readonly closed: boolean;
 }
 
 /** The session as one SessionSnapshotV1 generation (a replay HostEnv's id counter included, so ids are never reused). */
@@ -40,6 +42,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       updatedAtMs: transcript.updatedAtMs,
       sessionSequence: source.events.lastSequence,
       ...('issued' in hostEnv && typeof hostEnv.issued === 'number' ? { idCounter: hostEnv.issued } : {}),
+      ...(source.closed ? { closed: true } : {}),
     },
     artifacts: source.artifacts,
     trace_events: source.events.retained(config.retention.maxTraceEvents),
