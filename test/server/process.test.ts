@@ -1,44 +1,13 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { listening, startMain, type MainProcess } from '../support/main-process.js';
 import { tempDir } from '../support/test-server.js';
 
-const VITE_NODE = join(process.cwd(), 'node_modules', 'vite-node', 'vite-node.mjs');
-const MAIN = join(process.cwd(), 'src', 'main.ts');
-
-interface Proc {
-  child: ChildProcessWithoutNullStreams;
-  stdout: string;
-  stderr: string;
-  exited: Promise<number | null>;
-}
-
-function startMain(env: Record<string, string>, args: string[] = []): Proc {
-  const child = spawn(process.execPath, [VITE_NODE, MAIN, ...(args.length ? ['--', ...args] : [])], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', A3S_LOG_LEVEL: 'info', ...env },
-    cwd: process.cwd(),
-  });
-  const proc: Proc = { child, stdout: '', stderr: '', exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
-  child.stdout.on('data', (d: Buffer) => (proc.stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (proc.stderr += d.toString()));
-  return proc;
-}
-
-async function listening(proc: Proc): Promise<string> {
-  for (let i = 0; i < 600; i++) {
-    const match = /"url":"(http:\/\/[^"]+)"/.exec(proc.stdout);
-    if (match) return match[1];
-    if (proc.child.exitCode !== null) throw new Error(`server exited: ${proc.stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`server did not start: ${proc.stdout} ${proc.stderr}`);
-}
-
 describe('the server process', () => {
-  const procs: Proc[] = [];
+  const procs: MainProcess[] = [];
   let fake: FakeProvider | undefined;
   afterEach(async () => {
     for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
