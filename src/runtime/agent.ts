@@ -203,13 +203,14 @@ export class Agent {
     return !this.closing;
   }
 
-  /** Drain and close: every session stops its run (checkpoint kept) and is saved; then leases, MCP, stores. */
+  /** Drain and close: every session stops its run (checkpoint kept) and, when stored and changed, is saved; then leases, MCP, stores. */
   async close(): Promise<void> {
     this.closing = true;
     // Drain: stop each session's run (keeping its checkpoint), save one final generation, then release leases.
     await Promise.all([...this.sessions.values()].map(async (s) => {
       await s.close('shutdown');
-      await s.save().catch((error: unknown) => this.deps.onPersistenceError?.(s.id, error));
+      // Only sessions the store should hold (autoSave, or saved before) and that changed since: bounded work.
+      if ((s.config.autoSave || s.saved) && s.dirty) await s.save().catch((error: unknown) => this.deps.onPersistenceError?.(s.id, error));
       this.forget(s.id);
     }));
     clearInterval(this.idleTimer);

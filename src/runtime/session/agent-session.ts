@@ -128,6 +128,8 @@ export class AgentSession {
     this.generation = restored?.generation ?? 0;
     const { retention } = config;
     this.events = new SessionEventLog({ maxEventsPerRun: retention.maxEventsPerRun, maxRuns: retention.maxRuns, maxSessionEvents: retention.maxEventsPerRun }, restored?.sessionSequence ?? 0);
+    // A restored session starts as saved: nothing changed since the generation it was read from.
+    this.savedAtSequence = restored ? this.events.lastSequence : -1;
     // What the parts below share: the session's identity, workspace, clock and active run.
     const session = { sessionId: this.id, workspace: config.workspace, hostEnv, activeRunId: () => this.flight.runId };
     this.emit = createSessionEmit({ ...session, labels: config.labels, events: this.events, ownership: deps.ownership, abandoned: () => this.lifecycle.abandoned });
@@ -342,6 +344,9 @@ export class AgentSession {
   }
 
   /** Save one complete snapshot generation through the store; emits persistence_failed on failure. */
+  /** session_sequence at the last saved generation (-1: never saved). */
+  private savedAtSequence: number;
+
   /** True when this session was ever saved (its store holds a generation). */
   get saved(): boolean {
     return this.generation > 0;
@@ -349,8 +354,15 @@ export class AgentSession {
 
   async save(): Promise<number> {
     this.generation += 1;
+    const sequence = this.events.lastSequence;
     await saveSnapshot({ sessionId: this.id, store: this.deps.store, ownership: this.deps.ownership, emit: this.emit }, this.toSnapshot(this.generation));
+    this.savedAtSequence = sequence;
     return this.generation;
+  }
+
+  /** True when something happened (any event) since the last saved generation, or it was never saved. */
+  get dirty(): boolean {
+    return this.events.lastSequence !== this.savedAtSequence;
   }
 
   /** The session as one SessionSnapshotV1 generation. */
