@@ -16,12 +16,23 @@ export interface ResolvedModel {
   readonly temperature?: number;
 }
 
+const toolChars = new WeakMap<readonly LlmToolSpec[], number>();
+
 /** A rough token estimate (4 characters a token) for the budget check before a provider call. */
 export function estimateTokens(messages: readonly ChatMessage[], tools: readonly LlmToolSpec[]): number {
   let chars = 0;
-  for (const m of messages) chars += (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length;
-  for (const t of tools) chars += t.description.length + JSON.stringify(t.parameters).length;
-  return Math.ceil(chars / 4);
+  for (const m of messages) {
+    chars += m.content?.length ?? 0;
+    for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
+  }
+  // A session's tool specs are one cached array, so their size is measured once.
+  let forTools = toolChars.get(tools);
+  if (forTools === undefined) {
+    forTools = 0;
+    for (const t of tools) forTools += t.description.length + JSON.stringify(t.parameters).length;
+    toolChars.set(tools, forTools);
+  }
+  return Math.ceil((chars + forTools) / 4);
 }
 
 /**
