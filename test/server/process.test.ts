@@ -6,6 +6,11 @@ import { startFakeProvider, type FakeProvider } from '../support/fake-provider.j
 import { listening, startMain, type MainProcess } from '../support/main-process.js';
 import { tempDir } from '../support/test-server.js';
 
+/** The environment of a server process talking to the fake provider on a random port. */
+function nodeEnv(fake: FakeProvider, extra: Record<string, string>): Record<string, string> {
+  return { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', ...extra };
+}
+
 describe('the server process', () => {
   const procs: MainProcess[] = [];
   let fake: FakeProvider | undefined;
@@ -40,7 +45,7 @@ describe('the server process', () => {
     fake = await startFakeProvider();
     const dataDir = tempDir('a3s-data-');
     const root = tempDir('a3s-ws-');
-    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_DATA_DIR: dataDir, A3S_WORKSPACE_ROOTS: root };
+    const env = nodeEnv(fake, { A3S_DATA_DIR: dataDir, A3S_WORKSPACE_ROOTS: root });
     const first = startMain(env);
     procs.push(first);
     const url = await listening(first);
@@ -87,7 +92,7 @@ describe('the server process', () => {
     const prefix = `a3s-test-${Math.random().toString(36).slice(2)}:`;
     const configFile = join(tempDir('a3s-cfg-'), 'cluster.json');
     writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: 1000, nodeTtlMs: 1000 } }));
-    const shared = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_WORKSPACE_ROOTS: root, REDIS_URL: inject('redisUrl'), A3S_REDIS_KEY_PREFIX: prefix, A3S_CONFIG: configFile };
+    const shared = nodeEnv(fake, { A3S_WORKSPACE_ROOTS: root, REDIS_URL: inject('redisUrl'), A3S_REDIS_KEY_PREFIX: prefix, A3S_CONFIG: configFile });
     const nodeA = startMain({ ...shared, A3S_DATA_DIR: tempDir('a3s-a-') });
     procs.push(nodeA);
     const urlA = await listening(nodeA);
@@ -121,7 +126,7 @@ describe('the server process', () => {
     fake = await startFakeProvider();
     const dataDir = tempDir('a3s-data-');
     const root = tempDir('a3s-ws-');
-    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_DATA_DIR: dataDir, A3S_WORKSPACE_ROOTS: root };
+    const env = nodeEnv(fake, { A3S_DATA_DIR: dataDir, A3S_WORKSPACE_ROOTS: root });
     const first = startMain(env);
     procs.push(first);
     const url = await listening(first);

@@ -12,7 +12,6 @@ import { skillRestriction } from './stages/skill-restriction.js';
 import { validateArgs } from './stages/validate-args.js';
 import type { ToolCallRequest, ToolCallState, ToolInvokerDeps, ToolOrigin, ToolStage } from './tool-call-state.js';
 
-export type { ToolCallRequest, ToolInvokerDeps, ToolOrigin } from './tool-call-state.js';
 
 /** The outcome of a tool call as the model (or host) sees it. */
 export interface ToolCallOutcome {

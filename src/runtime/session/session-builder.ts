@@ -1,5 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { isInside } from '../tools/workspace-path.js';
 import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
 import { ConfirmationPolicySchema } from '../../protocol/governance.js';
@@ -26,12 +27,6 @@ const DEFAULT_CONFIRMATION_POLICY = ConfirmationPolicySchema.parse({});
 
 function configError(field: string, message: string): CodeError {
   return new CodeError('SESSION_CONFIGURATION_ERROR', `${field}: ${message}`, { field });
-}
-
-/** True when `child` is `root` or inside it. */
-export function isInside(root: string, child: string): boolean {
-  const rel = relative(root, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /** Resolve a requested workspace to a canonical directory inside a configured root. */

@@ -1,6 +1,7 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
 import type { HostEnv } from '../host-env.js';
-import { ToolInvoker, type ToolInvokerDeps } from '../invocation/tool-invoker.js';
+import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
+import { ToolInvoker } from '../invocation/tool-invoker.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
 import { McpManager } from '../mcp/mcp-manager.js';

@@ -31,7 +31,8 @@ export interface ResolveOptions {
 // Linux gives up after 40 symlink hops (ELOOP); so do we.
 const MAX_LINK_HOPS = 40;
 
-function isInside(root: string, candidate: string): boolean {
+/** True when `candidate` is `root` or lies inside it (lexically; callers compare canonical paths). */
+export function isInside(root: string, candidate: string): boolean {
   const rel = path.relative(root, candidate);
   return rel === '' || (rel !== '..' && !rel.startsWith('..' + path.sep) && !path.isAbsolute(rel));
 }

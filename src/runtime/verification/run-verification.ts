@@ -49,14 +49,14 @@ function describeCommand(command: VerificationCommand): string {
   return command.description ?? `${command.kind} check ${command.id}`;
 }
 
+/** The fields of a check that come from its command. */
+function checkOf(command: VerificationCommand) {
+  return { id: command.id, kind: command.kind, description: describeCommand(command), command: command.command, required: command.required, expect_exit: command.expectExit };
+}
+
 function skippedCheck(command: VerificationCommand): VerificationCheck {
   return {
-    id: command.id,
-    kind: command.kind,
-    description: describeCommand(command),
-    command: command.command,
-    required: command.required,
-    expect_exit: command.expectExit,
+    ...checkOf(command),
     exit_code: null,
     status: 'skipped',
     duration_ms: 0,
@@ -78,12 +78,7 @@ export function checkFromResult(command: VerificationCommand, result: Verificati
   if (!command.required && status === 'timed_out') risks.push(`optional check ${command.id} timed out; it does not fail the report`);
   if (result.truncated) risks.push(`output of check ${command.id} was truncated by the runner; its tail may not be the end of the output`);
   return {
-    id: command.id,
-    kind: command.kind,
-    description: describeCommand(command),
-    command: command.command,
-    required: command.required,
-    expect_exit: command.expectExit,
+    ...checkOf(command),
     exit_code: result.exitCode,
     status,
     duration_ms: Math.max(0, Math.round(durationMs)),
