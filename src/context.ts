@@ -184,6 +184,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));
     },
     dispose: async () => {
+      await Promise.all([...providers.values()].map((provider) => provider.close?.()));
       if (cluster) await cluster.reader.quit().catch(() => cluster.reader.disconnect());
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },

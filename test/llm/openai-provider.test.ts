@@ -14,6 +14,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  await provider.close();
   await fake.close();
 });
 
@@ -189,6 +190,24 @@ describe('OpenAiProvider against the strict fake provider', () => {
     expect(await failure(provider.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 429, retryable: true });
     expect(await failure(provider.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 400, retryable: false });
     fake.assertDone();
+  });
+
+  it('sends the API key and JSON content type, and honours the retry headers of a failed response', async () => {
+    const retrying = new OpenAiProvider({ apiKey: 'test-key', baseUrl: fake.baseUrl, maxRetries: 1 });
+    try {
+      fake.script({ error: { status: 503, message: 'overloaded', headers: { 'retry-after-ms': '1' } } }, { text: 'second time lucky' });
+      const events = await collect(retrying.stream(request()));
+      expect(events[0]).toEqual({ type: 'text_delta', text: 'second time lucky' });
+      expect(fake.requests).toHaveLength(2);
+      expect(fake.requests[1]?.headers).toMatchObject({ authorization: 'Bearer test-key', 'content-type': 'application/json', 'x-stainless-retry-count': '1' });
+      // x-should-retry: false overrides the status: a 503 the server calls final is not retried.
+      fake.script({ error: { status: 503, message: 'final', headers: { 'x-should-retry': 'false' } } });
+      expect(await failure(retrying.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 503 });
+      expect(fake.requests).toHaveLength(3);
+      fake.assertDone();
+    } finally {
+      await retrying.close();
+    }
   });
 
   it('maps a refused connection to a retryable LlmProviderError', async () => {

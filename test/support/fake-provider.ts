@@ -25,7 +25,8 @@ export interface FakeStep {
   /** Delta field carrying the reasoning (providers differ; default `reasoning_content`). */
   reasoningField?: 'reasoning_content' | 'reasoning';
   toolCalls?: FakeToolCall[];
-  error?: { status: number; message: string; type?: string };
+  /** An error response; `headers` are sent with it (e.g. retry-after-ms, x-should-retry). */
+  error?: { status: number; message: string; type?: string; headers?: Record<string, string> };
   delayMs?: number;
   /** Delay between stream chunks, so a client can abort mid-stream. */
   chunkDelayMs?: number;
@@ -120,9 +121,12 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (step.hang) return; // close() or the client's abort ends it
     if (!(await sleep((options.latencyMs ?? 0) + (step.delayMs ?? 0), closed.signal))) return;
     if (step.error) {
-      sendJson(res, step.error.status, {
-        error: { message: step.error.message, type: step.error.type ?? 'fake_error', code: null, param: null },
-      });
+      sendJson(
+        res,
+        step.error.status,
+        { error: { message: step.error.message, type: step.error.type ?? 'fake_error', code: null, param: null } },
+        step.error.headers,
+      );
       return;
     }
     completionCounter += 1;
@@ -344,9 +348,9 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, { 'content-type': 'application/json' });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
 

@@ -29,6 +29,8 @@ export type LlmStreamEvent =
 /** A chat-completions provider. Errors are thrown as LlmProviderError; aborts reject promptly. */
 export interface LlmProvider {
   stream(request: LlmRequest): AsyncIterable<LlmStreamEvent>;
+  /** Releases the provider's connections (called once, when the server shuts down). */
+  close?(): Promise<void>;
 }
 
 /** A provider failure with a retryable flag (used by the circuit breaker). */

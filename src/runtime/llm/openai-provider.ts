@@ -8,6 +8,7 @@ import type {
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import { LlmProviderError } from './llm-provider.js';
 import type { LlmProvider, LlmRequest, LlmStreamEvent, LlmToolSpec } from './llm-provider.js';
+import { createUndiciFetch, type UndiciFetch } from './undici-fetch.js';
 
 /** Connection settings for an OpenAI-compatible chat-completions endpoint. */
 export interface OpenAiProviderOptions {
@@ -27,17 +28,25 @@ interface PendingToolCall {
 
 type ChunkDelta = ChatCompletionChunk.Choice.Delta;
 
-/** LlmProvider over the openai SDK, for any OpenAI-compatible endpoint. */
+/** LlmProvider over the openai SDK, for any OpenAI-compatible endpoint, on its own undici connection pool. */
 export class OpenAiProvider implements LlmProvider {
   private readonly client: OpenAI;
+  private readonly transport: UndiciFetch;
 
   constructor(options: OpenAiProviderOptions = {}) {
+    this.transport = createUndiciFetch();
     this.client = new OpenAI({
       apiKey: options.apiKey ?? 'unused',
       baseURL: options.baseUrl,
       timeout: options.timeoutMs,
       maxRetries: options.maxRetries,
+      fetch: this.transport.fetch,
     });
+  }
+
+  /** Closes the provider's keep-alive connections. */
+  close(): Promise<void> {
+    return this.transport.close();
   }
 
   /** Streams one completion as normalised events; finish (when present) is the last event. */
