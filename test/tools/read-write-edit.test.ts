@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -53,6 +54,28 @@ describe('read', () => {
     const past = await runTool(readTool, { file_path: 'short.txt', offset: 5 }, ws.context());
     expect(past.exitCode).toBe(1);
     expect(past.output).toMatch(/past the end .* 2 lines/);
+  });
+
+  it('reads across 64 KiB chunks: multi-byte characters split at a boundary, windows deep in the file, the exact last line', async () => {
+    // 'é' is two bytes: 100 lines of about 2 KB make 200 KB, so chunk boundaries fall inside characters and lines.
+    const line = (n: number): string => `${n}:${'é'.repeat(1000 + (n % 7))}`;
+    ws.file('wide.txt', `${Array.from({ length: 100 }, (_, i) => line(i + 1)).join('\n')}\nlast`);
+    const deep = await runTool(readTool, { file_path: 'wide.txt', offset: 99, limit: 5 }, ws.context());
+    expect(deep.exitCode).toBe(0);
+    expect(deep.output).toBe(`    99\t${line(99)}\n   100\t${line(100)}\n   101\tlast`);
+    const all = await runTool(readTool, { file_path: 'wide.txt' }, ws.context());
+    expect(all.output.split('\n').map((row) => row.split('\t')[1])).toEqual([...Array.from({ length: 100 }, (_, i) => line(i + 1)), 'last']);
+    const window = await runTool(readTool, { file_path: 'wide.txt', offset: 2, limit: 1 }, ws.context());
+    expect(window.output).toContain(`     2\t${line(2)}\n\n(Showing lines 2-2`);
+    // Exactly `limit` lines and nothing after them: no "more lines" note.
+    ws.file('three.txt', 'a\nb\nc\n');
+    expect((await runTool(readTool, { file_path: 'three.txt', limit: 3 }, ws.context())).output).toBe('     1\ta\n     2\tb\n     3\tc');
+  });
+
+  it('refuses a FIFO at once instead of waiting for a writer', async () => {
+    const fifo = path.join(ws.root, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    expect(await runTool(readTool, { file_path: 'pipe' }, ws.context())).toMatchObject({ exitCode: 1, output: 'pipe is not a regular file.' });
   });
 
   it('reads an empty file', async () => {

@@ -16,7 +16,7 @@ export interface ResolvedModel {
   readonly temperature?: number;
 }
 
-const toolChars = new WeakMap<readonly LlmToolSpec[], number>();
+const specChars = new WeakMap<LlmToolSpec, number>();
 
 /** A rough token estimate (4 characters a token) for the budget check before a provider call. */
 export function estimateTokens(messages: readonly ChatMessage[], tools: readonly LlmToolSpec[]): number {
@@ -25,14 +25,16 @@ export function estimateTokens(messages: readonly ChatMessage[], tools: readonly
     chars += m.content?.length ?? 0;
     for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
   }
-  // A session's tool specs are one cached array, so their size is measured once.
-  let forTools = toolChars.get(tools);
-  if (forTools === undefined) {
-    forTools = 0;
-    for (const t of tools) forTools += t.description.length + JSON.stringify(t.parameters).length;
-    toolChars.set(tools, forTools);
+  // Tool specs are cached objects shared by every session, so each one is measured once.
+  for (const tool of tools) {
+    let size = specChars.get(tool);
+    if (size === undefined) {
+      size = tool.description.length + JSON.stringify(tool.parameters).length;
+      specChars.set(tool, size);
+    }
+    chars += size;
   }
-  return Math.ceil((chars + forTools) / 4);
+  return Math.ceil(chars / 4);
 }
 
 /**

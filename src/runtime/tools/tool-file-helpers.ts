@@ -1,4 +1,3 @@
-import { open } from 'node:fs/promises';
 import { toolError, type ToolResult } from './define-tool.js';
 import { WorkspaceEscapeError, WorkspacePathNotFoundError } from './workspace-path.js';
 
@@ -13,18 +12,6 @@ export function looksBinary(bytes: Uint8Array): boolean {
   const end = Math.min(bytes.length, BINARY_SNIFF_BYTES);
   for (let i = 0; i < end; i++) if (bytes[i] === 0) return true;
   return false;
-}
-
-/** True when the file at `absPath` looks binary, judged from its first bytes only. */
-export async function fileLooksBinary(absPath: string): Promise<boolean> {
-  const handle = await open(absPath, 'r');
-  try {
-    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, BINARY_SNIFF_BYTES, 0);
-    return looksBinary(buffer.subarray(0, bytesRead));
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Cut a line to `MAX_LINE_CHARS`, saying how much was dropped. */

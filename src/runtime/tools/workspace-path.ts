@@ -80,6 +80,16 @@ async function canonicalize(absPath: string, userPath: string, hops = 0): Promis
   }
 }
 
+/** Canonical form of `absPath`: one realpath when it exists (the common case), else the walk of `canonicalize`. */
+async function canonicalOf(absPath: string, userPath: string): Promise<{ real: string; exists: boolean }> {
+  try {
+    return { real: await realpath(absPath), exists: true };
+  } catch (error) {
+    if (isErrno(error, 'ENOENT') || isErrno(error, 'ENOTDIR')) return canonicalize(absPath, userPath);
+    throw error;
+  }
+}
+
 /**
  * Resolve `userPath` (relative to the workspace, or absolute inside it) to a canonical absolute path,
  * refusing `..` escapes and symlinks whose target lies outside the workspace.
@@ -91,7 +101,7 @@ export async function resolveInWorkspace(workspace: string, userPath: string, op
   if (!isInside(root, lexical) && !isInside(rootReal, lexical)) {
     throw new WorkspaceEscapeError(userPath, path.isAbsolute(userPath) ? 'absolute path outside the workspace' : 'it climbs out with ".."');
   }
-  const { real, exists } = await canonicalize(lexical, userPath);
+  const { real, exists } = await canonicalOf(lexical, userPath);
   if (!isInside(rootReal, real)) {
     throw new WorkspaceEscapeError(userPath, `a symbolic link leads to ${real}`);
   }

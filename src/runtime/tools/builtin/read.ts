@@ -1,12 +1,16 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError } from '../define-tool.js';
-import { fileLooksBinary, MAX_LINE_CHARS, pathErrorResult } from '../tool-file-helpers.js';
+import { BINARY_SNIFF_BYTES, looksBinary, MAX_LINE_CHARS, pathErrorResult } from '../tool-file-helpers.js';
 import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
 
 const DEFAULT_LIMIT = 2000;
 const MAX_LIMIT = 10_000;
+const CHUNK_BYTES = 64 * 1024;
+// Non-blocking, so opening a FIFO returns at once (and fstat refuses it) instead of waiting for a writer.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 const parameters = z
   .object({
@@ -22,58 +26,78 @@ const parameters = z
   })
   .strict();
 
-interface LineWindow {
-  lines: string[];
+/** Lines `start .. start+limit-1` of text fed in chunks, with memory bounded by the window however long the lines. */
+class LineWindow {
+  readonly lines: string[] = [];
   /** Lines seen in total (only exact when the whole file was scanned). */
-  linesSeen: number;
-  hasMore: boolean;
+  linesSeen = 0;
+  hasMore = false;
+  private current = '';
+  private currentLength = 0;
+
+  constructor(
+    private readonly start: number,
+    private readonly limit: number,
+  ) {}
+
+  /** Feeds the next piece of text; false once the window is full and more text follows. */
+  feed(chunk: string): boolean {
+    let index = 0;
+    while (index < chunk.length) {
+      if (this.lines.length >= this.limit) {
+        this.hasMore = true;
+        return false;
+      }
+      const newline = chunk.indexOf('\n', index);
+      const end = newline === -1 ? chunk.length : newline;
+      const piece = chunk.slice(index, end);
+      // Lines before the window are only counted; window lines keep one char past the cap to detect cutting.
+      if (this.linesSeen + 1 >= this.start && this.current.length <= MAX_LINE_CHARS) this.current += piece.slice(0, MAX_LINE_CHARS + 1 - this.current.length);
+      this.currentLength += piece.length;
+      if (newline === -1) break;
+      this.finishLine();
+      index = newline + 1;
+    }
+    return true;
+  }
+
+  /** The text ended: a last line without a newline still counts. */
+  end(): void {
+    if (!this.hasMore && this.currentLength > 0 && this.lines.length < this.limit) this.finishLine();
+    else if (this.currentLength > 0 || this.hasMore) this.hasMore = true;
+  }
+
+  private finishLine(): void {
+    this.linesSeen++;
+    if (this.linesSeen >= this.start) {
+      const current = this.current;
+      let text = current.endsWith('\r') && this.currentLength === current.length ? current.slice(0, -1) : current;
+      if (this.currentLength > MAX_LINE_CHARS) text = `${text.slice(0, MAX_LINE_CHARS)}... [line truncated, ${this.currentLength - MAX_LINE_CHARS} more chars]`;
+      this.lines.push(text);
+    }
+    this.current = '';
+    this.currentLength = 0;
+  }
 }
 
-/** Read lines `start .. start+limit-1` with memory bounded by the window, however long the file or its lines. */
-async function readLineWindow(absPath: string, start: number, limit: number, signal: AbortSignal): Promise<LineWindow> {
-  const lines: string[] = [];
-  let lineNo = 0;
-  let current = '';
-  let currentLength = 0;
-  let hasMore = false;
-
-  const finishLine = (): void => {
-    lineNo++;
-    if (lineNo >= start) {
-      let text = current.endsWith('\r') && currentLength === current.length ? current.slice(0, -1) : current;
-      if (currentLength > MAX_LINE_CHARS) text = `${text.slice(0, MAX_LINE_CHARS)}... [line truncated, ${currentLength - MAX_LINE_CHARS} more chars]`;
-      lines.push(text);
-    }
-    current = '';
-    currentLength = 0;
-  };
-
-  const stream = createReadStream(absPath, { encoding: 'utf8', highWaterMark: 64 * 1024, signal });
-  try {
-    outer: for await (const chunk of stream as AsyncIterable<string>) {
-      let index = 0;
-      while (index < chunk.length) {
-        if (lines.length >= limit) {
-          hasMore = true;
-          break outer;
-        }
-        const newline = chunk.indexOf('\n', index);
-        const end = newline === -1 ? chunk.length : newline;
-        const piece = chunk.slice(index, end);
-        // Lines before the window are only counted; window lines keep one char past the cap to detect cutting.
-        if (lineNo + 1 >= start && current.length <= MAX_LINE_CHARS) current += piece.slice(0, MAX_LINE_CHARS + 1 - current.length);
-        currentLength += piece.length;
-        if (newline === -1) break;
-        finishLine();
-        index = newline + 1;
-      }
-    }
-  } finally {
-    stream.destroy();
+/**
+ * Decodes the file from its first chunk on (already read into `buffer`) into the window, reading more
+ * only while the window wants lines; the same buffer is reused for every read.
+ */
+async function fillWindow(handle: FileHandle, buffer: Buffer, firstBytes: number, size: number, window: LineWindow, signal: AbortSignal): Promise<void> {
+  const decoder = new StringDecoder('utf8');
+  let bytes = firstBytes;
+  let consumed = 0;
+  while (bytes > 0) {
+    consumed += bytes;
+    if (!window.feed(decoder.write(buffer.subarray(0, bytes)))) return;
+    // A short read that reached the size fstat gave is the end; no extra read to see zero bytes.
+    if (bytes < buffer.length && consumed >= size) break;
+    signal.throwIfAborted();
+    ({ bytesRead: bytes } = await handle.read(buffer, 0, buffer.length, null));
   }
-  if (!hasMore && currentLength > 0 && lines.length < limit) finishLine();
-  else if (currentLength > 0 || hasMore) hasMore = true;
-  return { lines, linesSeen: lineNo, hasMore };
+  window.feed(decoder.end());
+  window.end();
 }
 
 /** The `read` tool: numbered lines of a workspace text file, windowed by offset and limit. */
@@ -85,27 +109,30 @@ export const readTool = defineTool({
   async execute(args, ctx) {
     const offset = args.offset ?? 1;
     const limit = args.limit ?? DEFAULT_LIMIT;
-    let absPath: string;
+    const window = new LineWindow(offset, limit);
+    let relPath: string;
+    let handle: FileHandle | undefined;
+    // One descriptor for the checks and the lines: the file cannot be swapped between them.
     try {
-      absPath = await resolveInWorkspace(ctx.workspace, args.file_path, { mustExist: true });
-      const stats = await stat(absPath);
+      const absPath = await resolveInWorkspace(ctx.workspace, args.file_path, { mustExist: true });
+      relPath = relativeToWorkspace(ctx.workspace, absPath);
+      handle = await open(absPath, OPEN_FLAGS);
+      const stats = await handle.stat();
       if (stats.isDirectory()) {
         return toolError(`${args.file_path} is a directory, not a file; use ls or glob to list it.`, { reason: 'is_directory' });
       }
       if (!stats.isFile()) return toolError(`${args.file_path} is not a regular file.`, { reason: 'not_a_file' });
-      if (stats.size === 0) return { output: '(File is empty.)', exitCode: 0, metadata: { path: relativeToWorkspace(ctx.workspace, absPath), lines: 0 } };
-      if (await fileLooksBinary(absPath)) {
+      if (stats.size === 0) return { output: '(File is empty.)', exitCode: 0, metadata: { path: relPath, lines: 0 } };
+      const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(BINARY_SNIFF_BYTES, stats.size)));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (looksBinary(buffer.subarray(0, bytesRead))) {
         return toolError(`${args.file_path} is a binary file (${stats.size} bytes); it cannot be shown as text.`, { reason: 'binary' });
       }
+      await fillWindow(handle, buffer, bytesRead, stats.size, window, ctx.signal);
     } catch (error) {
       return pathErrorResult(error, args.file_path);
-    }
-
-    let window: LineWindow;
-    try {
-      window = await readLineWindow(absPath, offset, limit, ctx.signal);
-    } catch (error) {
-      return pathErrorResult(error, args.file_path);
+    } finally {
+      await handle?.close().catch(() => undefined);
     }
     if (window.lines.length === 0) {
       return toolError(`offset ${offset} is past the end of ${args.file_path}, which has ${window.linesSeen} lines.`, {
@@ -120,7 +147,7 @@ export const readTool = defineTool({
     return {
       output,
       exitCode: 0,
-      metadata: { path: relativeToWorkspace(ctx.workspace, absPath), start_line: offset, end_line: last, has_more: window.hasMore },
+      metadata: { path: relPath, start_line: offset, end_line: last, has_more: window.hasMore },
     };
   },
 });
