@@ -101,6 +101,22 @@ describe('OpenAiProvider against the strict fake provider', () => {
     fake.assertDone();
   });
 
+  it('sends each call the tools it was given, in order, when specs are shared between calls', async () => {
+    const read = { name: 'read', description: 'Read "a" file \u2028 ünïcode', parameters: { type: 'object', properties: { p: { type: 'string' } } } };
+    const ls = { name: 'ls', description: 'List', parameters: { type: 'object', properties: {} } };
+    fake.script({ text: 'one' }, { text: 'two' });
+    await collect(provider.stream(request({ tools: [read, ls] })));
+    await collect(provider.stream(request({ tools: [ls, read], temperature: 0 })));
+    const names = fake.requests.map((r) => (r.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name));
+    expect(names).toEqual([['read', 'ls'], ['ls', 'read']]);
+    expect(fake.requests[1]?.body.tools).toEqual([
+      { type: 'function', function: ls },
+      { type: 'function', function: read },
+    ]);
+    expect(fake.requests[1]?.body.temperature).toBe(0);
+    fake.assertDone();
+  });
+
   it('omits tools and optional sampling fields when not given', async () => {
     fake.script({ text: 'ok' });
     await collect(provider.stream(request()));

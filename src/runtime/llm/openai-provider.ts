@@ -28,7 +28,10 @@ interface PendingToolCall {
 
 type ChunkDelta = ChatCompletionChunk.Choice.Delta;
 
-/** LlmProvider over the openai SDK, for any OpenAI-compatible endpoint, on its own undici connection pool. */
+/**
+ * LlmProvider over the openai SDK, for any OpenAI-compatible endpoint, on its own undici connection pool.
+ * The SDK sends a body this class encodes (the `body` request option), so cached tool JSON is reused.
+ */
 export class OpenAiProvider implements LlmProvider {
   private readonly client: OpenAI;
   private readonly transport: UndiciFetch;
@@ -53,13 +56,13 @@ export class OpenAiProvider implements LlmProvider {
   async *stream(request: LlmRequest): AsyncGenerator<LlmStreamEvent> {
     const { signal } = request;
     throwIfAborted(signal);
+    // Tools are not in `params`: encodeBody splices their cached JSON into the body the SDK sends.
     const params: ChatCompletionCreateParamsStreaming = {
       model: request.model,
       messages: request.messages.map(toMessageParam),
       stream: true,
       stream_options: { include_usage: true },
     };
-    if (request.tools.length > 0) params.tools = request.tools.map(toToolParam);
     if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
     if (request.temperature !== undefined) params.temperature = request.temperature;
 
@@ -67,7 +70,7 @@ export class OpenAiProvider implements LlmProvider {
     let usage: LlmStreamEvent | undefined;
     let finishReason: string | undefined;
     try {
-      const chunks = await this.client.chat.completions.create(params, { signal });
+      const chunks = await this.client.chat.completions.create(params, { signal, body: encodeBody(params, request.tools), headers: { 'content-type': 'application/json' } });
       for await (const chunk of chunks) {
         throwIfAborted(signal);
         if (chunk.usage) {
@@ -185,6 +188,27 @@ function toToolParam(tool: LlmToolSpec): ChatCompletionTool {
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
   };
+}
+
+const toolParamJson = new WeakMap<LlmToolSpec, string>();
+
+/**
+ * The JSON request body: `params` plus the tools. Tool specs are immutable objects shared by every
+ * session (and most of a request's bytes), so each one is serialised once, not on every provider call.
+ */
+function encodeBody(params: ChatCompletionCreateParamsStreaming, tools: readonly LlmToolSpec[]): string {
+  const head = JSON.stringify(params);
+  if (tools.length === 0) return head;
+  const encoded = tools.map((tool) => {
+    let json = toolParamJson.get(tool);
+    if (json === undefined) {
+      json = JSON.stringify(toToolParam(tool));
+      toolParamJson.set(tool, json);
+    }
+    return json;
+  });
+  // JSON.stringify of an object always ends with its closing brace.
+  return `${head.slice(0, -1)},"tools":[${encoded.join(',')}]}`;
 }
 
 /** Throws an AbortError when the request's signal has fired. */
