@@ -90,24 +90,33 @@ export class SessionEventLog {
     return this.ordered.length - this.droppedInOrdered;
   }
 
-  /** Append an event, stamping sequences; returns the stamped envelope. */
+  /**
+   * Append an event, stamping its sequences; returns the stamped envelope. The log takes the event over:
+   * its metadata object is stamped in place and becomes the envelope's, so callers pass a fresh one.
+   */
   append(event: UnstampedEvent): EventEnvelope {
     this.sessionSequence += 1;
     const runId = event.metadata.run_id;
-    let stamped: EventEnvelope;
     if (runId !== undefined) {
       const bucket = this.bucket(runId);
-      stamped = { ...event, metadata: { ...event.metadata, sequence: bucket.total, session_sequence: this.sessionSequence } };
+      const metadata = Object.assign(event.metadata, { sequence: bucket.total, session_sequence: this.sessionSequence });
+      const stamped: EventEnvelope = { version: 1, type: event.type, payload: event.payload, metadata };
       bucket.total += 1;
       bucket.events.push(stamped);
       this.ordered.push(stamped);
       this.trimBucket(bucket);
-    } else {
-      stamped = { ...event, metadata: { ...event.metadata, session_sequence: this.sessionSequence } };
-      this.runless.push(stamped);
-      this.ordered.push(stamped);
-      this.trimRunless();
+      return this.publish(stamped);
     }
+    const metadata = Object.assign(event.metadata, { session_sequence: this.sessionSequence });
+    const stamped: EventEnvelope = { version: 1, type: event.type, payload: event.payload, metadata };
+    this.runless.push(stamped);
+    this.ordered.push(stamped);
+    this.trimRunless();
+    return this.publish(stamped);
+  }
+
+  /** Compacts when due and fans a stamped event out to the live listeners. */
+  private publish(stamped: EventEnvelope): EventEnvelope {
     this.maybeCompact();
     // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out.
     for (const listener of [...this.listeners]) listener(stamped);

@@ -1,6 +1,6 @@
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
 import type { SessionLabels } from '../../protocol/session-snapshot.js';
-import type { SessionEventLog } from '../events/session-event-log.js';
+import type { SessionEventLog, UnstampedEvent } from '../events/session-event-log.js';
 import type { HostEnv } from '../host-env.js';
 import type { SessionOwnership } from '../session-ownership.js';
 
@@ -25,20 +25,14 @@ export interface SessionEmitterDeps {
 export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
   return (runId, type, payload) => {
     const labels = deps.labels;
-    const stamped = deps.events.append({
-      version: 1,
-      type,
-      payload: payload as unknown as Record<string, unknown>,
-      metadata: {
-        ...(runId !== undefined ? { run_id: runId } : {}),
-        session_id: deps.sessionId,
-        timestamp_ms: deps.hostEnv.now(),
-        ...(labels.tenantId !== undefined ? { tenant_id: labels.tenantId } : {}),
-        ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
-        ...(labels.agentTemplateId !== undefined ? { agent_template_id: labels.agentTemplateId } : {}),
-        ...(labels.correlationId !== undefined ? { correlation_id: labels.correlationId } : {}),
-      },
-    });
+    // Built in wire order without spreads: one object per event, which the log stamps in place.
+    const metadata: UnstampedEvent['metadata'] =
+      runId !== undefined ? { run_id: runId, session_id: deps.sessionId, timestamp_ms: deps.hostEnv.now() } : { session_id: deps.sessionId, timestamp_ms: deps.hostEnv.now() };
+    if (labels.tenantId !== undefined) metadata.tenant_id = labels.tenantId;
+    if (labels.principal !== undefined) metadata.principal = labels.principal;
+    if (labels.agentTemplateId !== undefined) metadata.agent_template_id = labels.agentTemplateId;
+    if (labels.correlationId !== undefined) metadata.correlation_id = labels.correlationId;
+    const stamped = deps.events.append({ version: 1, type, payload: payload as unknown as Record<string, unknown>, metadata });
     if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionId, stamped);
   };
 }
