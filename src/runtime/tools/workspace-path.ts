@@ -96,12 +96,21 @@ async function canonicalOf(absPath: string, userPath: string): Promise<{ real: s
  */
 export async function resolveInWorkspace(workspace: string, userPath: string, opts: ResolveOptions = {}): Promise<string> {
   const root = path.resolve(workspace);
-  const rootReal = await realpath(root);
   const lexical = path.isAbsolute(userPath) ? path.resolve(userPath) : path.resolve(root, userPath);
-  if (!isInside(root, lexical) && !isInside(rootReal, lexical)) {
-    throw new WorkspaceEscapeError(userPath, path.isAbsolute(userPath) ? 'absolute path outside the workspace' : 'it climbs out with ".."');
+  let rootReal: string;
+  let canonical: { real: string; exists: boolean };
+  if (isInside(root, lexical)) {
+    // The usual case: both canonical forms at once (one file-system round trip instead of two).
+    [rootReal, canonical] = await Promise.all([realpath(root), canonicalOf(lexical, userPath)]);
+  } else {
+    // Only a path under the canonical root (given through a symlinked workspace) may still be inside.
+    rootReal = await realpath(root);
+    if (!isInside(rootReal, lexical)) {
+      throw new WorkspaceEscapeError(userPath, path.isAbsolute(userPath) ? 'absolute path outside the workspace' : 'it climbs out with ".."');
+    }
+    canonical = await canonicalOf(lexical, userPath);
   }
-  const { real, exists } = await canonicalOf(lexical, userPath);
+  const { real, exists } = canonical;
   if (!isInside(rootReal, real)) {
     throw new WorkspaceEscapeError(userPath, `a symbolic link leads to ${real}`);
   }

@@ -132,7 +132,8 @@ export const readTool = defineTool({
     } catch (error) {
       return pathErrorResult(error, args.file_path);
     } finally {
-      await handle?.close().catch(() => undefined);
+      // Not awaited: the descriptor is closed right away, the result need not wait for it.
+      handle?.close().catch(() => undefined);
     }
     if (window.lines.length === 0) {
       return toolError(`offset ${offset} is past the end of ${args.file_path}, which has ${window.linesSeen} lines.`, {
