@@ -9,31 +9,45 @@ export interface ForbiddenKeyHit {
   path: string;
 }
 
+/** An object still to walk, linked to its parent so a field path is only built for a hit. */
+interface Frame {
+  value: object;
+  parent: Frame | undefined;
+  key: string | number;
+}
+
 /**
  * The first own `__proto__`, `constructor` or `prototype` key anywhere in an untrusted value (parsed
  * JSON or an in-memory value), or undefined; stored documents are checked with it before zod sees them.
  */
 export function findForbiddenKey(raw: unknown): ForbiddenKeyHit | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
   // Iterative walk so a deeply nested document cannot overflow the stack; `seen` tolerates cycles in
-  // in-memory values (JSON never has them).
-  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value: raw, path: [] }];
+  // in-memory values (JSON never has them). Only objects are pushed: leaves need no frame.
+  const stack: Frame[] = [{ value: raw, parent: undefined, key: '' }];
   const seen = new Set<object>();
-  while (stack.length > 0) {
-    const { value, path } = stack.pop() as { value: unknown; path: PropertyKey[] };
-    if (typeof value !== 'object' || value === null || seen.has(value)) continue;
+  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    const value = frame.value;
+    if (seen.has(value)) continue;
     seen.add(value);
     const isArray = Array.isArray(value);
     for (const key of Reflect.ownKeys(value)) {
-      if (typeof key !== 'string') continue;
-      if (isArray && key === 'length') continue;
-      const childPath = [...path, isArray ? Number(key) : key];
-      if (!isArray && FORBIDDEN_KEYS.has(key)) return { key, path: formatFieldPath(childPath) };
+      if (typeof key !== 'string' || (isArray && key === 'length')) continue;
+      if (!isArray && FORBIDDEN_KEYS.has(key)) return { key, path: formatFieldPath(pathTo(frame, key)) };
       const descriptor = Object.getOwnPropertyDescriptor(value, key);
       // Accessors are never produced by JSON; reading them could run code, so only plain data is walked.
-      if (descriptor !== undefined && 'value' in descriptor) stack.push({ value: descriptor.value, path: childPath });
+      const child: unknown = descriptor !== undefined && 'value' in descriptor ? descriptor.value : undefined;
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: frame, key: isArray ? Number(key) : key });
     }
   }
   return undefined;
+}
+
+/** The field path from the root to `key` inside `frame`'s object. */
+function pathTo(frame: Frame, key: string): Array<string | number> {
+  const path: Array<string | number> = [key];
+  for (let at: Frame | undefined = frame; at?.parent !== undefined; at = at.parent) path.push(at.key);
+  return path.reverse();
 }
 
 /** A field path as error messages name it: `a.b[0].c`, or `(root)` for the empty path. */
