@@ -68,8 +68,9 @@ async function createStore(config: CodeConfig, redis: Redis | undefined, cluster
   return store;
 }
 
-async function createCheckpointStore(config: CodeConfig, redis: Redis | undefined): Promise<CheckpointStore> {
-  if (redis) return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix });
+async function createCheckpointStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<CheckpointStore> {
+  // Fenced like session saves: a node that lost a session cannot overwrite the checkpoint its new owner resumes.
+  if (redis) return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (id: string) => cluster.leases.storeFence(id) } : {}) });
   if (config.storageBackend === 'memory') return new MemoryCheckpointStore();
   const store = new FileCheckpointStore({ dir: `${config.dataDir}/checkpoints` });
   try {
@@ -133,7 +134,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const nodeId = config.nodeId ?? hostEnv.newId('node');
   const cluster = redis ? createCluster(config, redis, nodeId, logger) : undefined;
   const store = overrides.store ?? (await createStore(config, redis, cluster));
-  const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis));
+  const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
   const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
   const mcp = new McpManager({ source: 'global', now: () => hostEnv.now(), onLog: (server, line) => logger.info({ mcp: server }, line) });
   // Global servers that cannot start yet stay registered with their error (GET .../mcp shows it); refresh retries.

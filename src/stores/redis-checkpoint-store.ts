@@ -5,7 +5,7 @@ import type { CheckpointStore } from './checkpoint-store.js';
 import { parseCheckpoint } from './parse-checkpoint.js';
 import { redisFailure } from './redis-failure.js';
 import { defineRedisScript, runRedisScript } from './redis-script.js';
-import { DEFAULT_REDIS_KEY_PREFIX } from './redis-session-store.js';
+import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from './redis-session-store.js';
 import { decodeRedisValue, DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
 
 /** How long a checkpoint outlives its last save by default: 7 days, so a crashed run's state is not kept forever. */
@@ -21,20 +21,28 @@ export interface RedisCheckpointStoreOptions {
   ttlSeconds?: number;
   /** Checkpoints whose JSON is larger than this many bytes are stored gzip-compressed (default 64 KiB). */
   compressAboveBytes?: number;
+  /** The lease of the checkpoint's session that fences saves, or undefined to save unfenced (single node, tests). */
+  fence?: (sessionId: string) => SessionFence | undefined;
 }
 
-// Replaces the whole hash and its expiry in one step. KEYS: checkpoint hash. ARGV: encoding, data, ttl.
+// Replaces the whole hash and its expiry in one step, unless the session's lease (KEYS[2], when given)
+// no longer holds this writer's epoch. KEYS: checkpoint hash, [lease key]. ARGV: encoding, data, ttl, [epoch].
 const SAVE_SCRIPT = defineRedisScript(`
+if KEYS[2] then
+  local current = redis.call('GET', KEYS[2])
+  if current ~= ARGV[4] then return {'fenced', current or ''} end
+end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'enc', ARGV[1], 'data', ARGV[2])
 if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-return 'ok'
+return {'ok', ''}
 `);
 
 /**
  * CheckpointStore on Redis, shared by every node: one hash `<prefix>checkpoint:<runId>` per run with
- * fields `enc` ("json" | "gzip") and `data`, replaced atomically and expiring after ttlSeconds.
- * close() leaves the client open.
+ * fields `enc` ("json" | "gzip") and `data`, replaced atomically and expiring after ttlSeconds. With a
+ * fence, a save is refused once the checkpoint's session is owned under another lease epoch, so a node
+ * that lost a session cannot overwrite the state its new owner resumes from. close() leaves the client open.
  */
 export class RedisCheckpointStore implements CheckpointStore {
   readonly kind = 'redis';
@@ -44,6 +52,7 @@ export class RedisCheckpointStore implements CheckpointStore {
   private readonly redis: Redis;
   private readonly ttlSeconds: number;
   private readonly compressAboveBytes: number;
+  private readonly fence: ((sessionId: string) => SessionFence | undefined) | undefined;
   private closed = false;
 
   constructor(options: RedisCheckpointStoreOptions) {
@@ -51,6 +60,7 @@ export class RedisCheckpointStore implements CheckpointStore {
     this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
     this.ttlSeconds = options.ttlSeconds ?? DEFAULT_CHECKPOINT_TTL_SECONDS;
     this.compressAboveBytes = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
+    this.fence = options.fence;
     if (!Number.isSafeInteger(this.ttlSeconds) || this.ttlSeconds < 0) {
       throw new RangeError(`checkpoint ttlSeconds must be a non-negative integer, got ${this.ttlSeconds}`);
     }
@@ -61,17 +71,37 @@ export class RedisCheckpointStore implements CheckpointStore {
     return `${this.keyPrefix}checkpoint:${runId}`;
   }
 
-  /** Validate the checkpoint and atomically replace the run's hash (and its expiry). */
+  /**
+   * Validate the checkpoint and atomically replace the run's hash (and its expiry); with a fence, refused
+   * with PERSISTENCE_FAILED (details.reason "fenced") when the session's lease epoch is no longer this node's.
+   */
   async save(checkpoint: LoopCheckpoint): Promise<void> {
     this.assertOpen();
     const parsed = parseCheckpoint(checkpoint, 'the checkpoint being saved');
     const runId = parsed.run_id;
+    const sessionId = parsed.session_id;
     const { encoding, data } = await encodeRedisValue(JSON.stringify(parsed), this.compressAboveBytes);
+    // Read the fence as late as possible: the epoch current when the write is sent is the one checked.
+    const fence = this.fence?.(sessionId);
+    const keys = [this.checkpointKey(runId), ...(fence === undefined ? [] : [fence.ownerKey])];
+    const args = [encoding, data, String(this.ttlSeconds), ...(fence === undefined ? [] : [String(fence.epoch)])];
+    let reply: unknown;
     try {
-      await runRedisScript(this.redis, SAVE_SCRIPT, [this.checkpointKey(runId)], [encoding, data, String(this.ttlSeconds)]);
+      reply = await runRedisScript(this.redis, SAVE_SCRIPT, keys, args);
     } catch (error) {
-      throw redisFailure(`failed to save the checkpoint of run ${runId}`, { runId, sessionId: parsed.session_id }, error);
+      throw redisFailure(`failed to save the checkpoint of run ${runId}`, { runId, sessionId }, error);
     }
+    if (!Array.isArray(reply) || (reply[0] !== 'ok' && reply[0] !== 'fenced')) {
+      throw new CodeError('PERSISTENCE_FAILED', 'the redis checkpoint store script answered unexpectedly', { runId, sessionId });
+    }
+    if (reply[0] === 'ok') return;
+    const current = typeof reply[1] === 'string' ? reply[1] : '';
+    const holds = current === '' ? 'no lease holds the session' : `the lease is now at epoch ${current}`;
+    throw new CodeError(
+      'PERSISTENCE_FAILED',
+      `refused to save the checkpoint of run ${runId}: this node's ownership epoch ${String(fence?.epoch)} of session ${sessionId} is no longer current, ${holds} (fenced)`,
+      { runId, sessionId, reason: 'fenced', epoch: fence?.epoch, currentEpoch: current === '' ? null : current },
+    );
   }
 
   /** Read and validate the run's checkpoint; undefined when none exists (or it expired). */

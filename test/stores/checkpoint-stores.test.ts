@@ -7,6 +7,7 @@ import { FileCheckpointStore } from '../../src/stores/file-checkpoint-store.js';
 import { MemoryCheckpointStore } from '../../src/stores/memory-checkpoint-store.js';
 import { parseCheckpoint } from '../../src/stores/parse-checkpoint.js';
 import { DEFAULT_CHECKPOINT_TTL_SECONDS, RedisCheckpointStore } from '../../src/stores/redis-checkpoint-store.js';
+import type { SessionFence } from '../../src/stores/redis-session-store.js';
 import { makeCheckpoint } from './checkpoint-fixtures.js';
 import { runCheckpointStoreContract } from './checkpoint-store-contract.js';
 import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
@@ -141,6 +142,39 @@ describe('RedisCheckpointStore', () => {
     } finally {
       await other.quit();
     }
+  });
+
+  it("fences saves on the owner lease epoch of the checkpoint's session", async () => {
+    const ownerKey = `${keyPrefix}lease:s1:epoch`;
+    let epoch = 3;
+    const fence = (sessionId: string): SessionFence | undefined => (sessionId === 's1' ? { ownerKey, epoch } : undefined);
+    const store = new RedisCheckpointStore({ redis, keyPrefix, fence });
+
+    // No lease at all: nobody owns the session, so nobody may checkpoint its runs.
+    await expect(store.save(makeCheckpoint('run_1', 1))).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      message: "refused to save the checkpoint of run run_1: this node's ownership epoch 3 of session s1 is no longer current, no lease holds the session (fenced)",
+      details: { runId: 'run_1', sessionId: 's1', reason: 'fenced', epoch: 3, currentEpoch: null },
+    });
+    expect(await store.load('run_1')).toBeUndefined();
+    await redis.set(ownerKey, '3');
+    await store.save(makeCheckpoint('run_1', 1));
+
+    // Another node took over with epoch 4: this node's later round cannot replace what the new owner resumes from.
+    await redis.set(ownerKey, '4');
+    await expect(store.save(makeCheckpoint('run_1', 2))).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      message: expect.stringMatching(/the lease is now at epoch 4 \(fenced\)$/),
+      details: { reason: 'fenced', epoch: 3, currentEpoch: '4' },
+    });
+    expect((await store.load('run_1'))?.turn).toBe(1);
+
+    // The new owner (epoch 4) saves; a session without a fence is unaffected.
+    epoch = 4;
+    await store.save(makeCheckpoint('run_1', 3));
+    await store.save(makeCheckpoint('run_2', 1, { sessionId: 's2' }));
+    expect((await store.load('run_1'))?.turn).toBe(3);
+    expect((await store.load('run_2'))?.turn).toBe(1);
   });
 
   it('leaves the caller-owned client open on close', async () => {
