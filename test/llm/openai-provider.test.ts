@@ -226,6 +226,19 @@ describe('OpenAiProvider against the strict fake provider', () => {
     }
   });
 
+  it("fails with a retryable LlmProviderError when no response comes within the provider's timeoutMs", async () => {
+    fake.script({ hang: true });
+    const impatient = new OpenAiProvider({ baseUrl: fake.baseUrl, maxRetries: 0, timeoutMs: 200 });
+    try {
+      const error = await failure(impatient.stream(request()));
+      expect(error).toMatchObject({ name: 'LlmProviderError', status: undefined, retryable: true });
+      expect((error as Error).message).toMatch(/timed out/i);
+      fake.assertDone();
+    } finally {
+      await impatient.close();
+    }
+  });
+
   it('maps a refused connection to a retryable LlmProviderError', async () => {
     const gone = await startFakeProvider();
     await gone.close();

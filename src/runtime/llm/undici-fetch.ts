@@ -22,7 +22,9 @@ const KEEP_ALIVE_MS = 30_000;
  * all the SDK sends for JSON calls.
  */
 export function createUndiciFetch(): UndiciFetch {
-  const dispatcher = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS });
+  // No headers timeout of undici's own: the SDK's request timeout (the provider's timeoutMs) bounds the wait
+  // for a response. A stream that then stays silent for undici's body timeout (5 minutes) fails, retryably.
+  const dispatcher = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: 0 });
   const fetch: SdkFetch = async (input, init = {}) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const response = await request(url, {
