@@ -47,6 +47,11 @@ export const SnapshotSessionSchema = z.object({
   idCounter: z.number().int().nonnegative().optional(),
   /** Set when a client closed the session: requests answer SESSION_CLOSED until `resume: true` reopens it. */
   closed: z.boolean().optional(),
+  /**
+   * Set when the creator gave its own permissionPolicy without the host_direct scope: the operator's
+   * default policy bounds it wherever the session is restored.
+   */
+  policyBounded: z.boolean().optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */

@@ -324,6 +324,7 @@ export class Agent {
       { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels), ...relabel },
       { ...caller, tenantId: stored.ownerTenantId },
       this.builderDeps(hostEnv),
+      { policyBounded: stored.policyBounded ?? false },
     );
     const session = new AgentSession(config, this.sessionDeps(hostEnv), {
       messages: stored.messages,

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   argumentString,
   BUILTIN_DEFAULT_POLICY,
+  evaluateBoundedPermission,
   evaluatePermission,
   globMatches,
   isToolFullyDenied,
+  isToolFullyDeniedBounded,
   policyProblems,
   type PermissionDecision,
 } from '../../src/runtime/policy/permission-policy.js';
@@ -119,5 +121,35 @@ describe('policy helpers', () => {
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'git', { command: 'diff', args: ['--stat'] }).decision).toBe('allow');
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'bash', { command: 'ls' }).decision).toBe('ask');
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'write', { file_path: 'a', content: '' }).decision).toBe('ask');
+  });
+});
+
+describe('evaluateBoundedPermission: a session policy under the operator floor', () => {
+  const floor = PermissionPolicySchema.parse({ allow: ['read', 'bash(npm test:*)'], ask: ['bash(npm run:*)'], deny: ['write'], defaultDecision: 'deny' });
+  const open = PermissionPolicySchema.parse({ enabled: false });
+  const own = PermissionPolicySchema.parse({ allow: ['bash(npm run:*)', 'bash(curl:*)'], deny: ['read(secrets/**)'], ask: ['bash(npm test:*)'], defaultDecision: 'allow' });
+  const cases: Array<[string, unknown, string, string]> = [
+    ['read', { file_path: 'a.txt' }, 'allow', 'defaultDecision'],
+    ['read', { file_path: 'secrets/key' }, 'deny', 'read(secrets/**)'],
+    ['bash', { command: 'npm test -- x' }, 'ask', 'bash(npm test:*)'],
+    ['bash', { command: 'npm run build' }, 'ask', 'operator policy: bash(npm run:*)'],
+    ['bash', { command: 'curl evil' }, 'deny', 'operator policy: defaultDecision'],
+    ['write', { file_path: 'a.txt' }, 'deny', 'operator policy: write'],
+  ];
+  it.each(cases)('%s %j -> %s by %s', (tool, args, decision, rule) => {
+    expect(evaluateBoundedPermission(own, floor, tool, args)).toEqual({ decision, rule });
+  });
+
+  it('a disabled session policy is bounded all the same; without a floor the session decides alone', () => {
+    expect(evaluateBoundedPermission(open, floor, 'bash', { command: 'ls' })).toEqual({ decision: 'deny', rule: 'operator policy: defaultDecision' });
+    expect(evaluateBoundedPermission(open, floor, 'read', { file_path: 'a' })).toEqual({ decision: 'allow', rule: 'disabled' });
+    expect(evaluateBoundedPermission(open, undefined, 'bash', { command: 'ls' })).toEqual(evaluatePermission(open, 'bash', { command: 'ls' }));
+  });
+
+  it('hides a tool either layer denies for every argument', () => {
+    expect(isToolFullyDeniedBounded(open, floor, 'write')).toBe(true);
+    expect(isToolFullyDeniedBounded(own, undefined, 'write')).toBe(false);
+    expect(isToolFullyDeniedBounded(PermissionPolicySchema.parse({ deny: ['ls'] }), floor, 'ls')).toBe(true);
+    expect(isToolFullyDeniedBounded(open, floor, 'bash')).toBe(false);
   });
 });

@@ -104,6 +104,28 @@ export function evaluatePermission(policy: PermissionPolicy, toolName: string, a
   return { decision: policy.defaultDecision, rule: 'defaultDecision' };
 }
 
+const STRICTNESS: Readonly<Record<PermissionDecision, number>> = { allow: 0, ask: 1, deny: 2 };
+
+/** Prefix of a verdict's rule when the operator's policy (the floor) decided, not the session's own. */
+export const OPERATOR_RULE_PREFIX = 'operator policy: ';
+
+/**
+ * Evaluate a call against the session's policy bounded by the operator's `floor` (when the session's
+ * creator could not weaken the operator's policy): the stricter verdict wins (deny > ask > allow), so a
+ * bounded session can only tighten the operator's policy. Without a floor this is evaluatePermission.
+ */
+export function evaluateBoundedPermission(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string, args: unknown): PermissionVerdict {
+  const own = evaluatePermission(policy, toolName, args);
+  if (floor === undefined || own.decision === 'deny') return own;
+  const bound = evaluatePermission(floor, toolName, args);
+  return STRICTNESS[bound.decision] > STRICTNESS[own.decision] ? { decision: bound.decision, rule: `${OPERATOR_RULE_PREFIX}${bound.rule}` } : own;
+}
+
+/** True when the session's policy or the operator's floor denies the tool for every argument. */
+export function isToolFullyDeniedBounded(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string): boolean {
+  return isToolFullyDenied(policy, toolName) || (floor !== undefined && isToolFullyDenied(floor, toolName));
+}
+
 /** True when a deny rule covers the tool for every argument (such tools are hidden from the model). */
 export function isToolFullyDenied(policy: PermissionPolicy, toolName: string): boolean {
   if (!policy.enabled) return false;

@@ -38,6 +38,8 @@ export interface GovernanceBudget {
 /** One session's governance: policy, confirmation, hooks, budget and output sanitisation. */
 export interface SessionGovernance {
   readonly permission: PermissionPolicy;
+  /** The operator's policy bounding `permission` (the stricter verdict wins), when the creator lacked host_direct. */
+  readonly permissionFloor?: PermissionPolicy;
   readonly confirmation: ConfirmationPolicy;
   readonly broker: ConfirmationBroker;
   readonly redactor: SecretRedactor;

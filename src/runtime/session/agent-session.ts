@@ -144,7 +144,7 @@ export class AgentSession {
       storeArtifact: (content, toolCallId, toolName) => this.artifacts.store(content, toolCallId, toolName),
       afterExecute: (call, args, result, startedAtMs, ctx) => this.verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
     });
-    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, builtins: deps.tools, emit: this.emit, invokerDeps });
+    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, builtins: deps.tools, emit: this.emit, invokerDeps });
     if (restored) this.events.restore(restored.trace);
     this.llm = new LlmInvoker(config.model, () => this.governance);
   }

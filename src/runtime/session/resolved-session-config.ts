@@ -20,6 +20,11 @@ export interface ResolvedSessionConfig {
   readonly model: ResolvedModel;
   readonly governance: GovernanceSnapshot;
   readonly permissionPolicy: PermissionPolicy;
+  /**
+   * The operator's policy (config default, else the built-in one) bounding `permissionPolicy`: set when the
+   * session's creator gave its own policy without the host_direct scope, so it could only tighten.
+   */
+  readonly permissionFloor?: PermissionPolicy;
   readonly confirmationPolicy: ConfirmationPolicy;
   readonly systemPrompt: string;
   readonly autoSave: boolean;

@@ -45,11 +45,17 @@ export async function resolveWorkspace(requested: string | undefined, roots: rea
   return canonical;
 }
 
+/** What a restored session keeps from its creation, whoever restores it. */
+export interface RestoredGovernance {
+  /** The creator gave its own permission policy without host_direct: the operator's policy bounds it. */
+  policyBounded: boolean;
+}
+
 /**
  * Merge SessionOptions with CodeConfig, reject unsupported options and conflicts, initialise async
  * resources (workspace, AGENTS.md, provider) and yield one ResolvedSessionConfig.
  */
-export async function buildSessionConfig(options: SessionOptions, caller: Caller, deps: SessionBuilderDeps): Promise<ResolvedSessionConfig> {
+export async function buildSessionConfig(options: SessionOptions, caller: Caller, deps: SessionBuilderDeps, restored?: RestoredGovernance): Promise<ResolvedSessionConfig> {
   const record = options as Record<string, unknown>;
   for (const name of UNSUPPORTED_SESSION_OPTIONS) {
     if (record[name] !== undefined) {
@@ -72,13 +78,24 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   }
   const modelSettings = providerConfig.models[modelName];
 
-  const permissionPolicy = options.permissionPolicy ?? config.defaultPermissionPolicy ?? BUILTIN_DEFAULT_POLICY;
+  const operatorPolicy = config.defaultPermissionPolicy ?? BUILTIN_DEFAULT_POLICY;
+  const permissionPolicy = options.permissionPolicy ?? operatorPolicy;
+  // Only host_direct callers (which may run anything on the host anyway) replace the operator's policy;
+  // anyone else's own policy is bounded by it. A restored session keeps the bound it was created with.
+  const bounded = restored ? restored.policyBounded : options.permissionPolicy !== undefined && !hasScope(caller, 'host_direct');
   const problems = policyProblems(permissionPolicy);
   if (problems.length > 0) {
     const field = options.permissionPolicy ? 'permissionPolicy' : 'defaultPermissionPolicy';
     throw new CodeError('SESSION_CONFIGURATION_ERROR', `${field}.${problems[0]}`, { field: `${field}.${problems[0].split(':')[0]}`, problems });
   }
   const confirmationPolicy = options.confirmationPolicy ?? config.defaultConfirmationPolicy ?? DEFAULT_CONFIRMATION_POLICY;
+  // auto_approve turns every "ask" into "allow" after a timeout: a weakening only host_direct callers choose.
+  if (!restored && options.confirmationPolicy?.timeoutAction === 'auto_approve' && config.defaultConfirmationPolicy?.timeoutAction !== 'auto_approve' && !hasScope(caller, 'host_direct')) {
+    throw new CodeError('FORBIDDEN', 'confirmationPolicy.timeoutAction "auto_approve" needs the host_direct scope (it lets calls run without a human); use "reject", or a host_direct token', {
+      field: 'confirmationPolicy.timeoutAction',
+      scope: 'host_direct',
+    });
+  }
 
   const { workspace, agentsMd } = await deps.workspaceContext.get(options.workspace);
   let provider: LlmProvider;
@@ -122,6 +139,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       toolOutputBytes: limits.toolOutputBytes,
     },
     permissionPolicy,
+    ...(bounded ? { permissionFloor: operatorPolicy } : {}),
     confirmationPolicy,
     systemPrompt: buildSystemPrompt({ role: options.role, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
     autoSave: options.autoSave ?? false,

@@ -42,6 +42,7 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
   const budget = new SwitchableBudgetGuard(builtin, host ? budgetHostGuard({ type: 'webhook', ...host }, config, hostEnv, shared) : undefined);
   const governance: SessionGovernance = {
     permission: config.permissionPolicy,
+    ...(config.permissionFloor ? { permissionFloor: config.permissionFloor } : {}),
     confirmation: config.confirmationPolicy,
     broker: new ConfirmationBroker(hostEnv),
     redactor: shared.redactor,

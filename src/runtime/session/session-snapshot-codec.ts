@@ -43,6 +43,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       sessionSequence: source.events.lastSequence,
       ...('issued' in hostEnv && typeof hostEnv.issued === 'number' ? { idCounter: hostEnv.issued } : {}),
       ...(source.closed ? { closed: true } : {}),
+      ...(config.permissionFloor ? { policyBounded: true } : {}),
     },
     artifacts: source.artifacts,
     trace_events: source.events.retained(config.retention.maxTraceEvents),

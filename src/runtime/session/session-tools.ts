@@ -5,7 +5,7 @@ import { ToolInvoker } from '../invocation/tool-invoker.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
 import { McpManager } from '../mcp/mcp-manager.js';
-import { isToolFullyDenied } from '../policy/permission-policy.js';
+import { isToolFullyDeniedBounded } from '../policy/permission-policy.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
 import type { SessionEmit } from './session-emitter.js';
@@ -15,6 +15,7 @@ export interface SessionToolsDeps {
   readonly sessionId: string;
   readonly workspace: string;
   readonly permissionPolicy: PermissionPolicy;
+  readonly permissionFloor: PermissionPolicy | undefined;
   readonly hostEnv: HostEnv;
   /** The built-in tools every session has. */
   readonly builtins: readonly AnyToolDefinition[];
@@ -91,7 +92,7 @@ export class SessionTools {
   modelSpecs(): LlmToolSpec[] {
     this.specsCache ??= this.registry
       .list()
-      .filter((tool) => !isToolFullyDenied(this.deps.permissionPolicy, tool.name))
+      .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name))
       .map(toolSpec);
     return this.specsCache;
   }

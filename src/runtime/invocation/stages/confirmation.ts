@@ -1,3 +1,4 @@
+import { OPERATOR_RULE_PREFIX } from '../../policy/permission-policy.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 
 /**
@@ -21,7 +22,10 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
   }
   const policy = governance.confirmation;
   if (!policy.enabled) {
-    const reason = `needs confirmation (permission rule "${rule}") but confirmationPolicy.enabled is false; allow it in permissionPolicy.allow or enable confirmationPolicy`;
+    const remedy = rule.startsWith(OPERATOR_RULE_PREFIX)
+      ? "the operator's default_permission_policy bounds sessions created without the host_direct scope; enable confirmationPolicy, or create the session with a host_direct token"
+      : 'allow it in permissionPolicy.allow or enable confirmationPolicy';
+    const reason = `needs confirmation (permission rule "${rule}") but confirmationPolicy.enabled is false; ${remedy}`;
     ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, rule, reason });
     return stopWith(`Tool ${name} was denied: it ${reason}.`, { denied_by: rule });
   }

@@ -1,4 +1,4 @@
-import { evaluatePermission } from '../../policy/permission-policy.js';
+import { evaluateBoundedPermission } from '../../policy/permission-policy.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 
 /** Origins whose calls skip the model-facing permission and confirmation decisions. */
@@ -11,7 +11,7 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (isTrustedOrigin(state.call.origin)) return CONTINUE;
   const { governance } = state.deps;
   const name = state.tool?.name ?? state.call.name;
-  const verdict = evaluatePermission(governance.permission, name, state.args);
+  const verdict = evaluateBoundedPermission(governance.permission, governance.permissionFloor, name, state.args);
   if (verdict.decision === 'allow') return CONTINUE;
   if (verdict.decision === 'deny') {
     const reason = `denied by permission rule "${verdict.rule}"`;
