@@ -7,6 +7,7 @@ import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerEventsWebSocket, SocketRegistry } from './routes/events-ws.js';
 import { registerHookRoutes } from './routes/hooks.js';
 import { registerMcpRoutes } from './routes/mcp.js';
+import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerSessionRoutes } from './routes/sessions.js';
@@ -31,6 +32,8 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
     ctx.agent.beginShutdown();
     sockets.closeAll('server shutting down');
   });
+  // First: its onResponse hook counts the requests of every route.
+  registerMetricsRoutes(app, ctx, sockets);
   registerHealthRoutes(app, ctx);
   registerSessionRoutes(app, ctx);
   registerRunRoutes(app, ctx);

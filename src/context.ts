@@ -19,6 +19,7 @@ import { SecretRedactor } from './runtime/policy/secret-redactor.js';
 import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
 import { Authenticator } from './server/authenticator.js';
 import { OpenApiRegistry } from './server/openapi-registry.js';
+import { RuntimeMetrics } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import { FileCheckpointStore } from './stores/file-checkpoint-store.js';
 import { FileSessionStore } from './stores/file-session-store.js';
@@ -37,6 +38,8 @@ export interface RuntimeContext {
   readonly agent: Agent;
   readonly authenticator: Authenticator;
   readonly openapi: OpenApiRegistry;
+  /** This context's Prometheus registry and metrics (GET /metrics). */
+  readonly metrics: RuntimeMetrics;
   /** WebSocket clients that act as hook or budget hosts. */
   readonly hostRegistry: WebSocketHostRegistry;
   /** This node's id (random unless configured). */
@@ -140,6 +143,8 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   // Global servers that cannot start yet stay registered with their error (GET .../mcp shows it); refresh retries.
   await Promise.all(globalMcpServers(config).map((server) => mcp.register(server)));
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
+  // Read at scrape time only, after the agent below exists.
+  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount });
   const providers = new Map<string, LlmProvider>();
   const providerFor = (name: string): LlmProvider => {
     let provider = providers.get(name);
@@ -176,8 +181,10 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       onHookError: (sessionId, failure) => logger.warn({ sessionId, hook: failure }, 'hook failed'),
     },
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
+    onSessionEvent: metrics.observeEvent,
   });
   return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(),
+    metrics,
     hostRegistry,
     nodeId,
     onListening: async (url: string) => {
@@ -185,6 +192,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));
     },
     dispose: async () => {
+      metrics.close();
       await Promise.all([...providers.values()].map((provider) => provider.close?.()));
       if (cluster) await cluster.reader.quit().catch(() => cluster.reader.disconnect());
       if (redis) await redis.quit().catch(() => redis.disconnect());

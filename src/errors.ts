@@ -21,6 +21,7 @@ export const ERROR_CATALOGUE = {
   SESSION_OWNED_ELSEWHERE: { status: 421, description: 'Another live node owns the session; retry at details.ownerUrl.' },
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body exceeds the configured limit.' },
   SNAPSHOT_INVALID: { status: 422, description: 'A stored snapshot failed its schema or has an unsupported version.' },
+  UPGRADE_REQUIRED: { status: 426, description: 'The route is a WebSocket endpoint: send the request as a WebSocket upgrade.' },
   PERSISTENCE_FAILED: { status: 500, description: 'The session store failed to save a snapshot.' },
   INTERNAL_ERROR: { status: 500, description: 'An unexpected server fault; details are logged, not returned.' },
   SESSION_INITIALIZATION_ERROR: { status: 503, description: 'A resource the session needs could not be initialised.' },

@@ -12,6 +12,7 @@ interface Operation {
   requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
   security?: Record<string, string[]>[];
   'x-required-scope'?: string;
+  responses?: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
 }
 
 interface Document {
@@ -108,6 +109,25 @@ describe('openapi.yaml', () => {
   it('resolves every $ref to a component schema', () => {
     const missing = refs(doc).filter((ref) => !(ref.startsWith('#/components/schemas/') && ref.slice('#/components/schemas/'.length) in doc.components.schemas));
     expect(missing).toEqual([]);
+  });
+
+  it('documents the error statuses each route can answer, derived from its shape', () => {
+    const statuses = (path: string, method: string) => Object.keys(doc.paths[path]?.[method]?.responses ?? {});
+    // Session-scoped: the session lookup answers 404, 410 SESSION_CLOSED and 421 SESSION_OWNED_ELSEWHERE.
+    expect(statuses('/v1/sessions/{id}/history', 'get')).toEqual(expect.arrayContaining(['401', '403', '404', '410', '421']));
+    expect(statuses('/v1/sessions/{id}/history', 'get')).not.toContain('413');
+    // A body may be too large; routes that start runs or sessions answer 503 while draining.
+    expect(statuses('/v1/sessions/{id}/runs', 'post')).toEqual(expect.arrayContaining(['410', '413', '421', '503']));
+    expect(statuses('/v1/sessions/{id}/runs/{runId}/resume', 'post')).toEqual(expect.arrayContaining(['410', '413', '421', '503']));
+    expect(statuses('/v1/sessions', 'post')).toEqual(expect.arrayContaining(['401', '403', '413', '503']));
+    expect(statuses('/v1/sessions', 'get')).not.toContain('421');
+    expect(statuses('/healthz', 'get')).toEqual(['200']);
+    const errorRef = (path: string, status: string) => doc.paths[path]?.get?.responses?.[status]?.content?.['application/json']?.schema.$ref;
+    expect(errorRef('/v1/sessions/{id}/history', '410')).toBe('#/components/schemas/ErrorBody');
+    expect(errorRef('/v1/sessions/{id}/history', '421')).toBe('#/components/schemas/ErrorBody');
+    expect(errorRef('/v1/sessions/{id}/events', '426')).toBe('#/components/schemas/ErrorBody');
+    // The WebSocket route reports failures as close codes; a plain GET answers 426 UPGRADE_REQUIRED.
+    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '426']);
   });
 
   it('lists the whole error catalogue', () => {

@@ -77,6 +77,8 @@ export const LimitsSchema = z
     maxEventsPerRun: z.number().int().positive().default(10_000),
     maxTraceEvents: z.number().int().nonnegative().default(1000),
     maxSessions: z.number().int().positive().default(100_000),
+    maxArtifactsPerSession: z.number().int().positive().default(64),
+    maxArtifactBytesPerSession: z.number().int().positive().default(67_108_864),
   })
   .strict();
 

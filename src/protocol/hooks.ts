@@ -109,7 +109,8 @@ export const WebhookHookEndpointSchema = z.object({ type: z.literal('webhook'), 
 /**
  * A WebSocket endpoint: requests go to one connected events WebSocket as `hook_request` frames and are
  * answered with `hook_response` messages. Over REST, `connectionId` is required: it is the
- * `connection_id` of the `connected` control frame that socket received. A registration arriving on the
+ * `connection_id` of the `host_registered` control frame that socket received in answer to its
+ * `{"type": "host_register"}` message. A registration arriving on the
  * socket itself may omit it (the socket's own id is used).
  */
 export const WebSocketHookEndpointSchema = z.object({ type: z.literal('websocket'), connectionId: z.string().min(1).max(200).optional() }).strict();
@@ -214,7 +215,7 @@ export type HookRequestFrame = z.infer<typeof HookRequestFrameSchema>;
 /** Client message answering a `hook_request`: the answer's fields sit beside `type` and `request_id`. */
 export const HookResponseMessageSchema = z.looseObject({ type: z.literal('hook_response'), request_id: z.string().min(1).max(200) });
 
-/** Payload of the `connected` control frame: the id to name this socket as a WebSocket hook endpoint. */
+/** Payload of the `host_registered` control frame: the id to name this socket as a WebSocket hook endpoint. */
 export const ConnectedPayloadSchema = z.object({ connection_id: z.string() }).strict();
 
 const toolCall = { session_id: z.string(), tool: z.string(), args: z.record(z.string(), z.unknown()) };

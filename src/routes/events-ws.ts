@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
-import { SessionParamsSchema } from '../protocol/http.js';
+import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/caller.js';
 import { followSessionStream } from './stream-follow.js';
@@ -87,6 +87,20 @@ function errorControl(code: string, message: string, field?: string): WsControl 
 }
 
 /**
+ * The refusal of a session-bound message on a socket that follows a session another node owns: the owner's
+ * SESSION_OWNED_ELSEWHERE error (from ensureLocal, naming its node and URL) and the REST call to make there.
+ */
+function ownedElsewhereControl(owner: CodeError, sessionId: string, message: WsClientMessage): WsControl {
+  const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+  const rest =
+    message.type === 'confirm' ? `answer the confirmation with POST ${path}/confirmations/${encodeURIComponent(message.toolId)} at the owner`
+    : message.type === 'cancel' ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
+    : 'open the events WebSocket at the owner to register as a host';
+  const field = message.type === 'confirm' ? 'toolId' : message.type === 'cancel' ? 'runId' : undefined;
+  return errorControl(owner.code, `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`, field);
+}
+
+/**
  * GET /v1/sessions/:id/events (WebSocket): replay retained events after the `after` cursor, then follow
  * live events, in order, without gaps or duplicates. Auth by header or a first `auth` message within 5 s.
  * Each subscriber has a bounded window of unacknowledged frames (limits.subscriberBufferEvents) and bytes
@@ -101,15 +115,18 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     description:
       'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered; hook_request frames go to registered hosts. ' +
       'The server pings to measure how far the client has read; clients must answer pings. ' +
-      'Close codes: 1001 shutdown, 1008 invalid query, 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed.',
+      'Close codes: 1001 shutdown, 1008 invalid query, 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed. ' +
+      'On a socket that follows a session another node owns (its events arrive through the shared stream), confirm, cancel, host_register and hook_response are refused with an error frame, code SESSION_OWNED_ELSEWHERE, naming the owner node and its URL: send confirmations and cancels over REST to the owner. ' +
+      'A plain GET without the upgrade answers 426 UPGRADE_REQUIRED, whether or not the session exists.',
     scope: 'sessions',
     params: SessionParamsSchema,
     query: WsQuerySchema,
-    responses: { 101: null },
+    responses: { 101: null, 426: ErrorBodySchema },
   });
   const limits = { maxUnackedFrames: ctx.config.limits.subscriberBufferEvents, maxUnackedBytes: subscriberBufferBytes(ctx.config.limits.subscriberBufferEvents) };
 
-  app.get('/v1/sessions/:id/events', { websocket: true }, (socket, request) => {
+  // The WebSocket subscription: one per upgraded connection.
+  const onSocket = (socket: WebSocket, request: FastifyRequest) => {
     sockets.add(socket);
     const paramsResult = SessionParamsSchema.safeParse(request.params);
     const queryResult = WsQuerySchema.safeParse(request.query);
@@ -130,6 +147,8 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     let unwatch: (() => void) | undefined;
     let hostConnectionId: string | undefined;
     let streamStop: (() => void) | undefined;
+    // Set when another live node owns the session and this socket follows its events through the shared stream.
+    let followedOwner: CodeError | undefined;
 
     const release = () => {
       streamStop?.();
@@ -154,15 +173,23 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       close: (code, reason) => close(code, reason),
       queuedBytes: () => socket.bufferedAmount,
     };
-    // Before a subscription exists (authentication), answers go straight out: a few, then 4001.
+    const sendNow = (control: WsControl) => {
+      if (socket.readyState === socket.OPEN) socket.send(controlFrameText(control));
+    };
+    // Before a subscription exists (authentication), answers go straight out: a few, then 4001. A socket
+    // following another node's session is authenticated but has no subscription: its answers go straight out.
     const reply = (control: WsControl) => {
       if (subscription) {
         subscription.sendControl(control);
         return;
       }
+      if (followedOwner) {
+        sendNow(control);
+        return;
+      }
       refusedBeforeAuth += 1;
       if (refusedBeforeAuth > MAX_MESSAGES_BEFORE_AUTH) close(WS_CLOSE.unauthorized, 'too many messages before authentication');
-      else if (socket.readyState === socket.OPEN) socket.send(controlFrameText(control));
+      else sendNow(control);
     };
 
     const attach = async (who: Caller) => {
@@ -182,7 +209,11 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
             close(WS_CLOSE.notFound, `session ${sessionId} not found`);
             return;
           }
-          streamStop = await followSessionStream(stream, sessionId, after, socket, close);
+          followedOwner = error;
+          const stop = await followSessionStream(stream, sessionId, after, socket, close);
+          // A socket that closed while the stream was being joined has already been released.
+          if (socket.readyState === socket.OPEN) streamStop = stop;
+          else stop();
           return;
         }
         close(WS_CLOSE.notFound, error instanceof CodeError ? error.message : 'session not found');
@@ -226,8 +257,9 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         if (!caller) authenticate(message.token, false);
         return;
       }
-      if (caller && streamStop && message.type === 'ping') {
-        socket.send(controlFrameText({ type: 'pong', payload: {} }));
+      // Confirmations, cancels and host registration act on the live session, which is the owner node's.
+      if (followedOwner) {
+        reply(message.type === 'ping' ? { type: 'pong', payload: {} } : ownedElsewhereControl(followedOwner, sessionId, message));
         return;
       }
       if (!caller || !session) {
@@ -289,5 +321,17 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       authTimer = setTimeout(() => close(WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS} ms`), AUTH_TIMEOUT_MS);
       authTimer.unref();
     }
+  };
+
+  app.route({
+    method: 'GET',
+    url: '/v1/sessions/:id/events',
+    // Without the upgrade there is nothing to serve; the answer is the same for every session id and caller,
+    // so it reveals nothing (the WebSocket path authenticates and checks the session).
+    handler: async (_request, reply) => {
+      reply.header('upgrade', 'websocket');
+      throw new CodeError('UPGRADE_REQUIRED', 'GET /v1/sessions/:id/events is a WebSocket endpoint: send the request with "Connection: Upgrade" and "Upgrade: websocket"');
+    },
+    wsHandler: onSocket,
   });
 }

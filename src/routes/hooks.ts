@@ -10,8 +10,8 @@ import type { ServerContext } from '../server/server-context.js';
 /**
  * Hook routes: register, list and remove a session's hooks. `getHooks` resolves the session's engine for
  * the caller (and throws SESSION_NOT_FOUND for another tenant's session). A websocket hook names the
- * `connection_id` its events WebSocket received in the `connected` frame; it must be a socket of the
- * caller's tenant.
+ * `connection_id` of the `host_registered` frame its events WebSocket received in answer to a
+ * `{"type":"host_register"}` message; it must be a socket of the caller's tenant.
  */
 export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, getHooks: (sessionId: string, caller: Caller) => HookEngine): void {
   addRoute(
@@ -24,7 +24,7 @@ export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, get
       description:
         'Gating events (pre_tool_use, permission_request, pre_prompt) wait for the hook and fail closed: an error or timeout blocks. ' +
         'Observing events never block. Webhooks are server-side POSTs to the configured URL; websocket hooks need endpoint.connectionId, ' +
-        'the connection_id of the "connected" frame of an events WebSocket of the same tenant.',
+        'the connection_id of the "host_registered" frame an events WebSocket of the same tenant received in answer to its {"type":"host_register"} message.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: HookRegistrationSchema,

@@ -26,14 +26,14 @@ function idempotencyKey(raw: string | string[] | undefined): string | undefined 
   return key;
 }
 
-/** The answer to a started (or existing) run: 202 at once, or 200 with the result when the caller waits. */
+/** The answer to a started (or existing, for a retried Idempotency-Key) run: 202 at once, or 200 with the result when the caller waits. */
 async function runAnswer(handle: RunHandle, wait: boolean, reply: FastifyReply) {
   if (wait) {
     const run = await handle.done;
     reply.status(200);
     return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
   }
-  reply.status(handle.existing ? 200 : 202);
+  reply.status(202);
   return { runId: handle.record.runId, run: handle.record, existing: handle.existing };
 }
 

@@ -19,10 +19,11 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
   addRoute(
     app,
     ctx,
-    { method: 'POST', url: '/v1/sessions', summary: 'Create a session (or resume one with resume: true)', scope: 'sessions', body: SessionOptionsSchema, responses: { 201: SessionResponseSchema, 200: SessionResponseSchema, 400: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema } },
+    { method: 'POST', url: '/v1/sessions', summary: 'Create a session (or resume one with resume: true)', scope: 'sessions', body: SessionOptionsSchema, responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema } },
     async ({ body, caller, reply }) => {
       const { session, resumed } = await agent.createSession(body, caller);
-      reply.status(resumed ? 200 : 201);
+      // 201 either way (API.md); `resumed` tells a resumed session from a new one.
+      reply.status(201);
       return { session: sessionInfo(session), resumed };
     },
   );

@@ -75,8 +75,13 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/artifacts/:artifactId', summary: 'Full output of a truncated tool result', scope: 'sessions', params: ArtifactParamsSchema, responses: { 200: ArtifactResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => {
-      const artifact = agent.getSession(params.id, caller).getArtifact(params.artifactId);
-      if (!artifact) throw new CodeError('NOT_FOUND', `artifact ${params.artifactId} not found`, { artifactId: params.artifactId });
+      const session = agent.getSession(params.id, caller);
+      const artifact = session.getArtifact(params.artifactId);
+      if (!artifact) {
+        const limit = session.artifactEvictedBy(params.artifactId);
+        if (limit) throw new CodeError('NOT_FOUND', `artifact ${params.artifactId} was evicted: the session keeps only its newest artifacts (${limit})`, { artifactId: params.artifactId, evicted: true, limit });
+        throw new CodeError('NOT_FOUND', `artifact ${params.artifactId} not found`, { artifactId: params.artifactId });
+      }
       return { artifact };
     },
   );

@@ -13,6 +13,7 @@ import type { LlmProvider } from './llm/llm-provider.js';
 import type { SharedGovernance } from './policy/shared-governance.js';
 import { AgentSession, type RunHandle } from './session/agent-session.js';
 import { buildSessionConfig } from './session/session-builder.js';
+import type { SessionEventObserver } from './session/session-emitter.js';
 import { WorkspaceContextCache } from './session/workspace-context-cache.js';
 import type { AnyToolDefinition } from './tools/define-tool.js';
 
@@ -33,6 +34,8 @@ export interface AgentDeps {
   ownership: SessionOwnership;
   onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
   onPersistenceError?(sessionId: string, error: unknown): void;
+  /** Sees every event any session emits (the server's metrics). */
+  onSessionEvent?: SessionEventObserver;
 }
 
 const MAX_CLOSED_IDS = 10_000;
@@ -44,7 +47,8 @@ const MAX_CLOSED_IDS = 10_000;
 export class Agent {
   private readonly sessions = new Map<string, AgentSession>();
   private readonly pending = new Set<string>();
-  private readonly closedIds = new Set<string>();
+  /** Recently closed session ids and their owner tenants (only the owner's tenant, or admin, learns one is closed). */
+  private readonly closedIds = new Map<string, string>();
   private closing = false;
   private readonly workspaceContext: WorkspaceContextCache;
   private mcpVersion = 0;
@@ -152,7 +156,14 @@ export class Agent {
     }
     let session = this.sessions.get(sessionId);
     if (session) this.assertVisible(session, caller);
-    else session = (await this.createSession({ sessionId, resume: true }, caller)).session;
+    else {
+      // A closed session stays closed: only POST /v1/sessions with resume: true reopens it.
+      this.assertNotClosed(sessionId, caller);
+      session = (await this.createSession({ sessionId, resume: true }, caller)).session;
+    }
+    // A retried resume answers with the run the first one started, even after that run consumed the checkpoint.
+    const earlier = idempotencyKey !== undefined ? session.runForIdempotencyKey(idempotencyKey) : undefined;
+    if (earlier) return { session, handle: earlier };
     if (session.activeRunId === runId) throw new CodeError('SESSION_BUSY', `run ${runId} is still running on this node`, { activeRunId: runId });
     const checkpoint = await this.deps.checkpoints.load(runId);
     if (!checkpoint || checkpoint.session_id !== session.id) {
@@ -165,7 +176,7 @@ export class Agent {
   getSession(id: string, caller: Caller): AgentSession {
     const session = this.sessions.get(id);
     if (!session) {
-      if (this.closedIds.has(id)) throw new CodeError('SESSION_CLOSED', `session ${id} is closed`, { sessionId: id });
+      this.assertNotClosed(id, caller);
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.assertVisible(session, caller);
@@ -182,14 +193,14 @@ export class Agent {
   async closeSession(id: string, caller: Caller): Promise<void> {
     const session = this.sessions.get(id);
     if (!session) {
-      if (this.closedIds.has(id)) return;
+      if (this.closedVisible(id, caller)) return;
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.assertVisible(session, caller);
     await session.close('closed');
     // A stored session is marked closed, so it is not hydrated again implicitly (resume: true reopens it).
     if (session.saved) await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
-    this.forget(session.id);
+    this.forget(session);
     await this.deps.ownership.release(session.id);
   }
 
@@ -211,7 +222,7 @@ export class Agent {
       await s.close('shutdown');
       // Only sessions the store should hold (autoSave, or saved before) and that changed since: bounded work.
       if ((s.config.autoSave || s.saved) && s.dirty) await s.save().catch((error: unknown) => this.deps.onPersistenceError?.(s.id, error));
-      this.forget(s.id);
+      this.forget(s);
     }));
     clearInterval(this.idleTimer);
     clearInterval(this.reaperTimer);
@@ -254,7 +265,11 @@ export class Agent {
     if (this.sessions.has(sessionId) || this.closedIds.has(sessionId) || this.pending.has(sessionId) || !this.admitting) return;
     const snapshot = await this.deps.store.load(sessionId);
     if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
-    if (snapshot.session.closed) throw new CodeError('SESSION_CLOSED', `session ${sessionId} is closed; create it with resume: true to reopen it`, { sessionId });
+    // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
+    if (snapshot.session.closed) {
+      this.rememberClosed(sessionId, snapshot.session.ownerTenantId);
+      return;
+    }
     const { ownership } = this.deps;
     const lease = await ownership.acquire(sessionId);
     if (!lease.ok) {
@@ -346,13 +361,27 @@ export class Agent {
     this.sessions.set(session.id, session);
   }
 
-  private forget(id: string): void {
-    this.sessions.delete(id);
-    this.closedIds.add(id);
+  private forget(session: AgentSession): void {
+    this.sessions.delete(session.id);
+    this.rememberClosed(session.id, session.config.ownerTenantId);
+  }
+
+  private rememberClosed(id: string, ownerTenantId: string): void {
+    this.closedIds.set(id, ownerTenantId);
     if (this.closedIds.size > MAX_CLOSED_IDS) {
-      const oldest = this.closedIds.values().next().value;
+      const oldest = this.closedIds.keys().next().value;
       if (oldest !== undefined) this.closedIds.delete(oldest);
     }
+  }
+
+  /** True when `id` was closed and the caller may know it (its tenant's session, or an admin). */
+  private closedVisible(id: string, caller: Caller): boolean {
+    const owner = this.closedIds.get(id);
+    return owner !== undefined && (owner === caller.tenantId || hasScope(caller, 'admin'));
+  }
+
+  private assertNotClosed(id: string, caller: Caller): void {
+    if (this.closedVisible(id, caller)) throw new CodeError('SESSION_CLOSED', `session ${id} is closed; create it with resume: true to reopen it`, { sessionId: id });
   }
 
   private visible(session: AgentSession, caller: Caller): boolean {
@@ -377,7 +406,7 @@ export class Agent {
   }
 
   private sessionDeps(hostEnv: HostEnv) {
-    return { hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError };
+    return { hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent };
   }
 }
 

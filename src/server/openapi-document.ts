@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { ERROR_CATALOGUE } from '../errors.js';
 import { ErrorBodySchema } from '../protocol/http.js';
-import type { OpenApiOperation, OpenApiRegistry } from './openapi-registry.js';
+import { admitsWork, isSessionScoped, type OpenApiOperation, type OpenApiRegistry } from './openapi-registry.js';
 
 /** A JSON value as it appears in the generated document. */
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -126,16 +126,28 @@ function parameters(collector: SchemaCollector, schema: z.ZodType, where: 'path'
   });
 }
 
-/** The responses addRoute can always produce, beyond what a route lists: input validation and auth failures. */
+/**
+ * The error responses addRoute and the error handler can always produce, beyond what a route lists, derived
+ * from the route's shape: input validation (400), body size (413), auth (401, 403), the session lookup of
+ * session-scoped routes (404, 410 SESSION_CLOSED, 421 SESSION_OWNED_ELSEWHERE) and draining (503
+ * SHUTTING_DOWN) on routes that start sessions or runs.
+ */
 function impliedResponses(operation: OpenApiOperation): Record<number, z.ZodType | null> {
   // A WebSocket upgrade reports auth and validation failures as close codes, not HTTP statuses.
   if (101 in operation.responses) return {};
   const implied: Record<number, z.ZodType | null> = {};
   if (operation.params || operation.query || operation.body) implied[400] = ErrorBodySchema;
+  if (operation.body) implied[413] = ErrorBodySchema;
   if (operation.scope !== null) {
     implied[401] = ErrorBodySchema;
     implied[403] = ErrorBodySchema;
   }
+  if (isSessionScoped(operation)) {
+    implied[404] = ErrorBodySchema;
+    implied[410] = ErrorBodySchema;
+    implied[421] = ErrorBodySchema;
+  }
+  if (admitsWork(operation)) implied[503] = ErrorBodySchema;
   return implied;
 }
 
@@ -162,7 +174,7 @@ function buildOperation(collector: SchemaCollector, operation: OpenApiOperation)
     const response: JsonObject = { description: STATUS_CODES[status] ?? `HTTP ${status}` };
     if (schema) {
       const media: JsonObject = {};
-      response.content = { 'application/json': media };
+      response.content = { [status < 300 && operation.produces ? operation.produces : 'application/json']: media };
       collector.convert(schema, 'output', media, 'schema');
     }
     responses[String(status)] = response;

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Scope } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
 import { hasScope, type Caller } from '../runtime/caller.js';
+import { isSessionScoped, startsRun } from './openapi-registry.js';
 import type { ServerContext } from './server-context.js';
 
 /** A route: method, url, schemas (validation and OpenAPI) and the scope it needs (null: no auth). */
@@ -17,6 +18,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   body?: B;
   headers?: Record<string, string>;
   responses: Record<number, z.ZodType | null>;
+  /** Media type of the success responses when not JSON (the handler sets the reply's content type); errors stay JSON. */
+  produces?: string;
 }
 
 /** What a handler receives: validated inputs and the authenticated caller. */
@@ -51,8 +54,8 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
   handler: (input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<unknown>,
 ): void {
   ctx.openapi.add({ ...spec });
-  const sessionScoped = spec.url.startsWith('/v1/sessions/:id');
-  const startsRun = spec.method === 'POST' && (spec.url.endsWith('/runs') || spec.url.endsWith('/resume'));
+  const sessionScoped = isSessionScoped(spec);
+  const runStart = startsRun(spec);
   app.route({
     method: spec.method,
     url: spec.url,
@@ -67,7 +70,7 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
       // one another live node owns answers 421 (or SESSION_BUSY for a run request while it runs there).
       if (sessionScoped && caller) {
         const id = (params as { id?: unknown } | undefined)?.id;
-        if (typeof id === 'string') await ctx.agent.ensureLocal(id, caller, startsRun);
+        if (typeof id === 'string') await ctx.agent.ensureLocal(id, caller, runStart);
       }
       const body = spec.body ? parse(spec.body, request.body ?? {}, 'body') : undefined;
       const input = {

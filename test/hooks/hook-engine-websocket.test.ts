@@ -73,7 +73,7 @@ describe('HookEngine with WebSocket hosts', () => {
     attachHost(registry, 'theirs', 'globex', () => ({ action: 'continue' }));
     const missing = codeOf(() => engine.register({ event: 'pre_tool_use', endpoint: { type: 'websocket' } }, { tenantId: 'acme' }));
     expect(missing.code).toBe('VALIDATION_ERROR');
-    expect(missing.message).toMatch(/^endpoint\.connectionId: required .*"connected" frame/);
+    expect(missing.message).toMatch(/^endpoint\.connectionId: required .*"host_registered" frame/);
     const foreign = codeOf(() => engine.register({ event: 'pre_tool_use', endpoint: { type: 'websocket', connectionId: 'theirs' } }, { tenantId: 'acme' }));
     const unknown = codeOf(() => engine.register({ event: 'pre_tool_use', endpoint: { type: 'websocket', connectionId: 'nobody' } }, { tenantId: 'acme' }));
     // Same answer for another tenant's socket and an unknown one: no probing.

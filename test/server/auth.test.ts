@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodeConfigSchema } from '../../src/config/code-config.js';
 import { assertSafeBind } from '../../src/server/start-server.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { subscribe } from '../support/ws-client.js';
 
 const A = 'token-tenant-a-sessions-0001';
 const A_HOST = 'token-tenant-a-hostdirect-01';
@@ -69,6 +70,23 @@ describe('auth: tokens, scopes and tenant isolation', () => {
     const listAdmin = await request(t.url).get('/v1/sessions').set('authorization', `Bearer ${ADMIN}`).expect(200);
     expect(listAdmin.body.sessions.map((s: { id: string }) => s.id)).toContain('a-private');
     t.fake.assertDone();
+  });
+
+  it("does not tell another tenant that a session was closed: 404 on every route, 4004 on the WebSocket", async () => {
+    await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${A}`).send({ sessionId: 'a-closed' }).expect(201);
+    await request(t.url).delete('/v1/sessions/a-closed').set('authorization', `Bearer ${A}`).expect(200);
+    const asB = (r: request.Test) => r.set('authorization', `Bearer ${B}`).expect(404);
+    await asB(request(t.url).get('/v1/sessions/a-closed'));
+    await asB(request(t.url).get('/v1/sessions/a-closed/history'));
+    await asB(request(t.url).delete('/v1/sessions/a-closed'));
+    await asB(request(t.url).post('/v1/sessions/a-closed/runs').send({ input: 'x' }));
+    await asB(request(t.url).post('/v1/sessions/a-closed/runs/run_x/resume').send({}));
+    const ws = await subscribe(t.url, 'a-closed', { after: 0, token: B });
+    expect((await ws.waitClosed()).code).toBe(4004);
+    // The owner's tenant (and admin) still learn it is closed.
+    await request(t.url).get('/v1/sessions/a-closed').set('authorization', `Bearer ${A}`).expect(410);
+    await request(t.url).get('/v1/sessions/a-closed').set('authorization', `Bearer ${ADMIN}`).expect(410);
+    await request(t.url).delete('/v1/sessions/a-closed').set('authorization', `Bearer ${A}`).expect(200);
   });
 
   it('needs the host_direct scope for host-direct tool calls', async () => {

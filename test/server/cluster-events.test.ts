@@ -54,7 +54,7 @@ describe('cluster events, passivation and relabelling on one node', () => {
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).set(auth(USER)).expect(200)).body.messages;
     expect(history.map((m: { content: string }) => m.content)).toEqual(['hello', 'remember me']);
     await request(t.url).post(`/v1/sessions/${id}/cluster-events`).set(auth(ADMIN)).send({ type: 'passivation_requested', payload: { reason: 'migration', deadline_ms: 0 } }).expect(202);
-    const relabelled = await request(t.url).post('/v1/sessions').set(auth(USER)).send({ sessionId: id, resume: true, correlationId: 'after' }).expect(200);
+    const relabelled = await request(t.url).post('/v1/sessions').set(auth(USER)).send({ sessionId: id, resume: true, correlationId: 'after' }).expect(201);
     expect(relabelled.body.session.labels).toMatchObject({ tenantId: 'acme', correlationId: 'after' });
     t.fake.assertDone();
   });

@@ -63,7 +63,7 @@ describe('end to end over HTTP and WebSocket', () => {
     // A fresh server on the same data dir resumes the session with its history and labels.
     const t2 = await startTestServer({ dataDir, root: t.root });
     servers.push(t2);
-    const resumed = await request(t2.url).post('/v1/sessions').send({ sessionId: 's-e2e', resume: true }).expect(200);
+    const resumed = await request(t2.url).post('/v1/sessions').send({ sessionId: 's-e2e', resume: true }).expect(201);
     expect(resumed.body.resumed).toBe(true);
     expect(resumed.body.session.labels).toMatchObject({ tenantId: 'default', principal: 'anonymous' });
     const history2 = (await request(t2.url).get('/v1/sessions/s-e2e/history').expect(200)).body.messages;
@@ -91,7 +91,12 @@ describe('end to end over HTTP and WebSocket', () => {
     servers.push(t2);
     const closed = await request(t2.url).get('/v1/sessions/closing').expect(410);
     expect(closed.body.error.code).toBe('SESSION_CLOSED');
-    await request(t2.url).post('/v1/sessions').send({ sessionId: 'closing', resume: true }).expect(200);
+    // Closing stays idempotent after the restart, and resuming a run does not reopen the session.
+    await request(t2.url).delete('/v1/sessions/closing').expect(200, { closed: true });
+    const resumeRun = await request(t2.url).post('/v1/sessions/closing/runs/run_x/resume').send({}).expect(410);
+    expect(resumeRun.body.error.code).toBe('SESSION_CLOSED');
+    await request(t2.url).get('/v1/sessions/closing').expect(410);
+    await request(t2.url).post('/v1/sessions').send({ sessionId: 'closing', resume: true }).expect(201);
     await request(t2.url).get('/v1/sessions/closing').expect(200);
   });
 });

@@ -66,7 +66,7 @@ describe('the server process', () => {
     procs.push(second);
     const url2 = await listening(second);
     fake.script({ text: 'resumed and finished' });
-    const resumed = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).send({ wait: true }).expect(200);
+    const resumed = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).set('Idempotency-Key', 'resume-1').send({ wait: true }).expect(200);
     expect(resumed.body.runId).not.toBe(started.body.runId);
     expect(resumed.body.run.metadata).toMatchObject({ resumed_from_run_id: started.body.runId, resumed_from_turn: 2 });
     expect(resumed.body.result.text).toBe('resumed and finished');
@@ -82,6 +82,9 @@ describe('the server process', () => {
     // The checkpoint is gone once the resumed run ended: a second resume finds nothing.
     const again = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).send({}).expect(404);
     expect(again.body.error.code).toBe('CHECKPOINT_NOT_FOUND');
+    // A retried resume with the same Idempotency-Key answers with the run it started, checkpoint or not.
+    const retried = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).set('Idempotency-Key', 'resume-1').send({ wait: true }).expect(200);
+    expect(retried.body).toMatchObject({ runId: resumed.body.runId, existing: true, result: { text: 'resumed and finished' } });
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   });
@@ -139,7 +142,7 @@ describe('the server process', () => {
     const second = startMain(env);
     procs.push(second);
     const url2 = await listening(second);
-    await request(url2).post('/v1/sessions').send({ sessionId: 'durable', resume: true }).expect(200);
+    await request(url2).post('/v1/sessions').send({ sessionId: 'durable', resume: true }).expect(201);
     const history = (await request(url2).get('/v1/sessions/durable/history').expect(200)).body.messages;
     expect(history).toEqual([
       { role: 'user', content: 'remember this' },

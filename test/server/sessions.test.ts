@@ -132,6 +132,9 @@ describe('sessions: options, workspace confinement, single flight, side question
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     t.fake.script({ delayMs: 100, text: 'once' });
     const first = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it' }).expect(202);
+    // Without wait a retry answers like the first request did: 202 with the same run.
+    const again = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it' }).expect(202);
+    expect(again.body).toMatchObject({ runId: first.body.runId, existing: true });
     const retry = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it', wait: true }).expect(200);
     expect(retry.body.runId).toBe(first.body.runId);
     expect(retry.body.existing).toBe(true);

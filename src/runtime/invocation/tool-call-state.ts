@@ -26,7 +26,8 @@ export interface ToolCallRequest {
 export interface ToolInvokerDeps {
   registry: ToolRegistry;
   governance: SessionGovernance;
-  storeArtifact(content: string, toolCallId: string, toolName: string): string;
+  /** Keeps a cut result's full output; undefined when it is larger than the session's artifact byte bound. */
+  storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
   /** Told about every executed call (after sanitisation), e.g. to attach a verification report to a preset command. */
   afterExecute?(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void;
 }

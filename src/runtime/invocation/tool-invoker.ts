@@ -84,7 +84,9 @@ export class ToolInvoker {
     let output = capped.text;
     if (capped.truncated) {
       artifactId = this.deps.storeArtifact(result.output, call.id, call.name);
-      output += `\n[output truncated at ${limit} bytes of ${capped.totalBytes}; full output stored as artifact ${artifactId}]`;
+      output += artifactId
+        ? `\n[output truncated at ${limit} bytes of ${capped.totalBytes}; full output stored as artifact ${artifactId}]`
+        : `\n[output truncated at ${limit} bytes of ${capped.totalBytes}; the full output is larger than limits.maxArtifactBytesPerSession and was not kept]`;
     }
     const durationMs = Math.max(0, ctx.hostEnv.now() - started);
     ctx.emit('tool_end', {

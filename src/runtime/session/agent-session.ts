@@ -24,7 +24,7 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { produceRun, type RunProducerHost } from './run-producer.js';
 import { SessionArtifacts } from './session-artifacts.js';
-import { createSessionEmit, type SessionEmit } from './session-emitter.js';
+import { createSessionEmit, type SessionEmit, type SessionEventObserver } from './session-emitter.js';
 import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
 import type { BudgetHostEndpoint } from '../../protocol/budget.js';
 import { SessionLifecycle } from './session-lifecycle.js';
@@ -51,6 +51,8 @@ export interface AgentSessionDeps {
   ownership: SessionOwnership;
   /** Called when a background save fails (logged by the agent). */
   onPersistenceError?(sessionId: string, error: unknown): void;
+  /** Sees every event the session emits (the server's metrics). */
+  onEvent?: SessionEventObserver | undefined;
 }
 
 /** A run request. */
@@ -133,9 +135,9 @@ export class AgentSession {
     this.savedAtSequence = restored ? this.events.lastSequence : -1;
     // What the parts below share: the session's identity, workspace, clock and active run.
     const session = { sessionId: this.id, workspace: config.workspace, hostEnv, activeRunId: () => this.flight.runId };
-    this.emit = createSessionEmit({ ...session, labels: config.labels, events: this.events, ownership: deps.ownership, abandoned: () => this.lifecycle.abandoned });
+    this.emit = createSessionEmit({ ...session, labels: config.labels, events: this.events, ownership: deps.ownership, abandoned: () => this.lifecycle.abandoned, onEvent: deps.onEvent });
     this.runs = new SessionRuns({ ...session, maxRuns: retention.maxRuns, events: this.events, emit: this.emit }, (restored?.runs ?? []).map(restoredRun));
-    this.artifacts = new SessionArtifacts(hostEnv, restored?.artifacts);
+    this.artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
     const directCalls = { invokeToolDirect: (name: string, args: unknown) => this.invokeToolDirect(name, args, 'host_direct'), getArtifact: (id: string) => this.getArtifact(id) };
     this.verifications = new SessionVerifications({ ...session, ...directCalls, emit: this.emit }, restored?.verifications);
     const globalMcp = { globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(this.id, server, line) };
@@ -261,6 +263,11 @@ export class AgentSession {
     return this.artifacts.get(id);
   }
 
+  /** The bound that evicted an artifact (when it was evicted recently by this process), else undefined. */
+  artifactEvictedBy(id: string): string | undefined {
+    return this.artifacts.evictedBy(id);
+  }
+
   /** Throw SESSION_CLOSED when closed. */
   assertOpen(): void {
     this.lifecycle.assertOpen(this.id);
@@ -270,13 +277,18 @@ export class AgentSession {
    * Admit a run (single flight): fails at once with SESSION_BUSY while another run is active, before the
    * transcript is read. With a known idempotency key, returns the existing run instead.
    */
+  /** The run an earlier request started with this Idempotency-Key, if any (still running or ended). */
+  runForIdempotencyKey(key: string): RunHandle | undefined {
+    const existing = this.runs.byIdempotencyKey(key);
+    if (!existing) return undefined;
+    const done = this.flight.doneOf(existing.runId) ?? Promise.resolve(existing);
+    return { record: this.runs.withCounts(existing), done: done.then((r) => this.runs.withCounts(r)), existing: true };
+  }
+
   startRun(request: RunRequest): RunHandle {
     this.assertOpen();
-    const existing = request.idempotencyKey !== undefined ? this.runs.byIdempotencyKey(request.idempotencyKey) : undefined;
-    if (existing) {
-      const done = this.flight.doneOf(existing.runId) ?? Promise.resolve(existing);
-      return { record: this.runs.withCounts(existing), done: done.then((r) => this.runs.withCounts(r)), existing: true };
-    }
+    const existing = request.idempotencyKey !== undefined ? this.runForIdempotencyKey(request.idempotencyKey) : undefined;
+    if (existing) return existing;
     this.flight.assertFree(this.id);
     const runId = this.deps.hostEnv.newId('run');
     const record = this.runs.create(runId, request);

@@ -9,6 +9,10 @@ export interface SessionRetention {
   readonly maxRuns: number;
   readonly maxEventsPerRun: number;
   readonly maxTraceEvents: number;
+  /** Artifacts kept (limits.maxArtifactsPerSession); the oldest are evicted first. */
+  readonly maxArtifacts: number;
+  /** Bytes of artifact content kept (limits.maxArtifactBytesPerSession); the oldest are evicted first. */
+  readonly maxArtifactBytes: number;
 }
 
 /** The one value the session builder yields; later layers never re-decide a choice made here. */

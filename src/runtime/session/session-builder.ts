@@ -147,6 +147,8 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       maxRuns: retention.maxRuns ?? limits.maxRuns,
       maxEventsPerRun: retention.maxEventsPerRun ?? limits.maxEventsPerRun,
       maxTraceEvents: retention.maxTraceEvents ?? limits.maxTraceEvents,
+      maxArtifacts: limits.maxArtifactsPerSession,
+      maxArtifactBytes: limits.maxArtifactBytesPerSession,
     },
     options: kept,
   };

@@ -7,6 +7,9 @@ import type { SessionOwnership } from '../session-ownership.js';
 /** Emit one typed runtime event of the session, tied to a run when `runId` is given. */
 export type SessionEmit = <T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]) => void;
 
+/** Sees every event a session emits (metrics); it runs on the emit path, so it must be cheap and never throw. */
+export type SessionEventObserver = <T extends RuntimeEventType>(type: T, payload: RuntimeEventPayloads[T]) => void;
+
 /** What stamping and publishing a session's events needs. */
 export interface SessionEmitterDeps {
   readonly sessionId: string;
@@ -16,6 +19,8 @@ export interface SessionEmitterDeps {
   readonly ownership: SessionOwnership;
   /** True once another node took the session over: nothing more is published from here. */
   abandoned(): boolean;
+  /** Told of every event after it is appended (the server's metrics). */
+  readonly onEvent?: SessionEventObserver | undefined;
 }
 
 /**
@@ -34,5 +39,6 @@ export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
     if (labels.correlationId !== undefined) metadata.correlation_id = labels.correlationId;
     const stamped = deps.events.append({ version: 1, type, payload: payload as unknown as Record<string, unknown>, metadata });
     if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionId, stamped);
+    deps.onEvent?.(type, payload);
   };
 }

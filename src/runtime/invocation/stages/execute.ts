@@ -12,7 +12,8 @@ export function stoppedResult(toolName: string, signal: AbortSignal, when: strin
 /**
  * Stage 7: run the tool with a per-call AbortController linked to the run's signal and the
  * toolTimeoutMs timer. Timeout and cancel become error results; output streamed after the call ended
- * (a tool winding down) is dropped, and live output stops at the output cap.
+ * (a tool winding down) is dropped, live output is redacted like the result (in whole lines), and it
+ * stops at the output cap.
  */
 export async function execute(state: ToolCallState, nested: NestedInvoker | undefined): Promise<ToolResult> {
   const { ctx, call } = state;
@@ -40,6 +41,14 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
   let ended = false;
   let streamed = 0;
   const cap = ctx.governance.toolOutputBytes;
+  // Live output is redacted like the result, in whole lines (see LiveOutputRedactor).
+  const live = state.deps.governance.redactor.live();
+  const show = (delta: string): void => {
+    if (streamed >= cap) return;
+    streamed += Buffer.byteLength(delta);
+    ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
+    if (streamed >= cap) ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n` });
+  };
   const toolContext: ToolContext = {
     workspace: ctx.workspace,
     signal: controller.signal,
@@ -48,9 +57,7 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     toolCallId: call.id,
     onOutput: (delta: string): void => {
       if (ended || streamed >= cap) return;
-      streamed += Buffer.byteLength(delta);
-      ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
-      if (streamed >= cap) ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n` });
+      for (const line of live.push(delta)) show(line);
     },
     ...(nested ? { nested } : {}),
   };
@@ -58,7 +65,10 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     (error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }),
   );
   try {
-    return await Promise.race([execution, stopped]);
+    const outcome = await Promise.race([execution.then((result) => ({ result, finished: true })), stopped.then((result) => ({ result, finished: false }))]);
+    // Lines held back as a possible secret are shown, redacted, only when the tool finished by itself.
+    if (outcome.finished) for (const line of live.flush()) show(line);
+    return outcome.result;
   } finally {
     ended = true;
     clearTimeout(timer);

@@ -46,7 +46,7 @@ function validationOrThrow<T extends z.ZodType>(schema: T, value: unknown, code:
 
 /**
  * Parse a session hook registration and resolve its endpoint (`newId` names it when it has no id). WebSocket endpoints must name an attached
- * connection of the owner's tenant (the `connection_id` of the socket's `connected` frame, or the owner's
+ * connection of the owner's tenant (the `connection_id` of the socket's `host_registered` frame, or the owner's
  * own connection); otherwise the answer is the same VALIDATION_ERROR whether the id is unknown or belongs
  * to another tenant, so ids of other tenants cannot be probed.
  */
@@ -58,7 +58,7 @@ export function resolveSessionHook(input: HookRegistrationInput, owner: HookOwne
   } else {
     const connectionId = reg.endpoint.connectionId ?? owner?.connectionId;
     if (connectionId === undefined) {
-      throw issueError('VALIDATION_ERROR', 'endpoint.connectionId', 'required for a websocket hook registered over REST: pass the connection_id of the "connected" frame your events WebSocket received');
+      throw issueError('VALIDATION_ERROR', 'endpoint.connectionId', 'required for a websocket hook registered over REST: send {"type":"host_register"} on your events WebSocket and pass the connection_id of the "host_registered" frame it answers with');
     }
     const binding = registry.bindingOf(connectionId);
     const sameTenant = owner === undefined ? registry.has(connectionId) : binding !== undefined && binding.tenantId === owner.tenantId;

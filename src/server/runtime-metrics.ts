@@ -1,0 +1,185 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { EVENT_TYPES } from '../protocol/event-catalog.js';
+import type { RuntimeEventPayloads } from '../protocol/runtime-event.js';
+import type { SessionEventObserver } from '../runtime/session/session-emitter.js';
+
+/** Distinct tool names kept as label values; later ones are counted as "other" (MCP tools are open-ended). */
+export const MAX_TOOL_LABELS = 200;
+
+const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+type FinishedStatus = (typeof FINISHED_STATUSES)[number];
+/** `error` event codes that stand for one failed provider call (a retried attempt, the last one, or the breaker's). */
+const PROVIDER_FAILURE_CODES: ReadonlySet<string> = new Set(['PROVIDER_RETRY', 'PROVIDER_ERROR', 'CIRCUIT_BREAKER_OPEN']);
+// Runs with `wait: true` hold their request for the whole run, so the buckets reach minutes.
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+/** Live values read at scrape time. */
+export interface RuntimeMetricsSources {
+  /** Number of live sessions on this node. */
+  liveSessions(): number;
+}
+
+/**
+ * The Prometheus metrics of one runtime context, in a registry of its own (several servers in one process
+ * never share one): default process metrics plus the `a3s_` ones. Session events are counted into plain
+ * numbers on the emit path (no labels, no allocation) and handed to prom-client only when scraped.
+ */
+export class RuntimeMetrics {
+  readonly registry = new Registry();
+  private readonly eventIndex = new Map<string, number>();
+  private readonly eventCounts: Float64Array;
+  private readonly runsFinished: Record<FinishedStatus, number> = { completed: 0, failed: 0, cancelled: 0 };
+  private readonly toolCalls = new Map<string, { ok: number; error: number }>();
+  private readonly provider = { ok: 0, error: 0, promptTokens: 0, completionTokens: 0 };
+  private readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
+  private readonly httpDuration: Histogram<'method' | 'route'>;
+  private socketCount: (() => number) | undefined;
+
+  constructor(sources: RuntimeMetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    EVENT_TYPES.forEach((type, index) => this.eventIndex.set(type, index));
+    this.eventCounts = new Float64Array(EVENT_TYPES.length);
+
+    const live = new Gauge({ name: 'a3s_sessions_live', help: 'Live sessions on this node.', registers, collect: (): void => live.set(sources.liveSessions()) });
+    const sockets = new Gauge({
+      name: 'a3s_websocket_connections',
+      help: 'Open WebSocket connections on /v1/sessions/:id/events (event subscribers and hook or budget hosts).',
+      registers,
+      collect: (): void => sockets.set(this.socketCount?.() ?? 0),
+    });
+    this.httpRequests = new Counter({ name: 'a3s_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status code.', labelNames: ['method', 'route', 'status_code'], registers });
+    this.httpDuration = new Histogram({ name: 'a3s_http_request_duration_seconds', help: 'HTTP request duration in seconds, by method and route pattern.', labelNames: ['method', 'route'], buckets: HTTP_BUCKETS, registers });
+
+    const runs = new Counter({
+      name: 'a3s_runs_finished_total',
+      help: 'Runs that reached a terminal status, by status (completed, failed, cancelled).',
+      labelNames: ['status'],
+      registers,
+      collect: () => {
+        for (const status of FINISHED_STATUSES) setCounter(runs, { status }, this.runsFinished[status]);
+      },
+    });
+    const tools = new Counter({
+      name: 'a3s_tool_calls_total',
+      help: `Tool calls finished, by tool name and outcome (ok: exit code 0, else error); names beyond ${MAX_TOOL_LABELS} distinct ones count as "other".`,
+      labelNames: ['tool', 'outcome'],
+      registers,
+      collect: () => {
+        tools.reset();
+        for (const [tool, counts] of this.toolCalls) {
+          if (counts.ok > 0) tools.inc({ tool, outcome: 'ok' }, counts.ok);
+          if (counts.error > 0) tools.inc({ tool, outcome: 'error' }, counts.error);
+        }
+      },
+    });
+    const providerCalls = new Counter({
+      name: 'a3s_provider_calls_total',
+      help: 'Model provider calls (one per turn attempt), by outcome (ok, error; retried attempts count).',
+      labelNames: ['outcome'],
+      registers,
+      collect: () => {
+        setCounter(providerCalls, { outcome: 'ok' }, this.provider.ok);
+        setCounter(providerCalls, { outcome: 'error' }, this.provider.error);
+      },
+    });
+    const tokens = new Counter({
+      name: 'a3s_provider_tokens_total',
+      help: 'Tokens the provider reported, by kind (prompt, completion).',
+      labelNames: ['kind'],
+      registers,
+      collect: () => {
+        setCounter(tokens, { kind: 'prompt' }, this.provider.promptTokens);
+        setCounter(tokens, { kind: 'completion' }, this.provider.completionTokens);
+      },
+    });
+    const events = new Counter({
+      name: 'a3s_events_emitted_total',
+      help: 'Session events emitted on this node, by event type.',
+      labelNames: ['type'],
+      registers,
+      collect: () => {
+        events.reset();
+        this.eventCounts.forEach((count, index) => {
+          if (count > 0) events.inc({ type: EVENT_TYPES[index] as string }, count);
+        });
+      },
+    });
+  }
+
+  /** Count one session event (wired into every session's emitter): a few array and field increments. */
+  readonly observeEvent: SessionEventObserver = (type, payload) => {
+    const index = this.eventIndex.get(type);
+    if (index !== undefined) this.eventCounts[index] = (this.eventCounts[index] ?? 0) + 1;
+    switch (type) {
+      case 'run_status_changed': {
+        const to = (payload as RuntimeEventPayloads['run_status_changed']).to;
+        if (to === 'completed' || to === 'failed' || to === 'cancelled') this.runsFinished[to] += 1;
+        break;
+      }
+      case 'tool_end': {
+        const end = payload as RuntimeEventPayloads['tool_end'];
+        const counts = this.toolCounts(end.tool_name);
+        if (end.exit_code === 0) counts.ok += 1;
+        else counts.error += 1;
+        break;
+      }
+      case 'turn_end': {
+        const usage = (payload as RuntimeEventPayloads['turn_end']).usage;
+        this.provider.ok += 1;
+        this.provider.promptTokens += usage.prompt_tokens;
+        this.provider.completionTokens += usage.completion_tokens;
+        break;
+      }
+      case 'error':
+        if (PROVIDER_FAILURE_CODES.has((payload as RuntimeEventPayloads['error']).code)) this.provider.error += 1;
+        break;
+    }
+  };
+
+  /** Count one answered HTTP request under its route pattern (never the raw URL; unmatched requests share one label). */
+  observeRequest(method: string, route: string | undefined, statusCode: number, seconds: number): void {
+    const pattern = route ?? 'unmatched';
+    this.httpRequests.inc({ method, route: pattern, status_code: statusCode });
+    this.httpDuration.observe({ method, route: pattern }, seconds);
+  }
+
+  /** Where the WebSocket connection gauge reads its value (the app's socket registry). */
+  countSockets(count: () => number): void {
+    this.socketCount = count;
+  }
+
+  /** Content type of the exposition (`text/plain; version=0.0.4; charset=utf-8`). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Drop every metric: prom-client's GC observer outlives the context and would otherwise keep it reachable. */
+  close(): void {
+    this.socketCount = undefined;
+    this.registry.clear();
+  }
+
+  private toolCounts(name: string): { ok: number; error: number } {
+    let counts = this.toolCalls.get(name);
+    if (counts) return counts;
+    const key = this.toolCalls.size < MAX_TOOL_LABELS ? name : 'other';
+    counts = this.toolCalls.get(key);
+    if (!counts) {
+      counts = { ok: 0, error: 0 };
+      this.toolCalls.set(key, counts);
+    }
+    return counts;
+  }
+}
+
+/** Set a counter child to a running total kept outside prom-client (counters only expose inc). */
+function setCounter<L extends string>(counter: Counter<L>, labels: Partial<Record<L, string>>, total: number): void {
+  counter.remove(labels);
+  counter.inc(labels, total);
+}

@@ -1,0 +1,57 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MAX_MESSAGES_BEFORE_AUTH } from '../../src/routes/events-ws.js';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { subscribe } from '../support/ws-client.js';
+
+describe('a WebSocket that follows a session another node owns', () => {
+  let fake: FakeProvider;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    const shared = { redisUrl: inject('redisUrl'), redisKeyPrefix: `a3s-follow-${Math.random().toString(36).slice(2)}:` };
+    a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
+    b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b' } });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await fake?.close();
+  });
+
+  it('refuses confirm and cancel with SESSION_OWNED_ELSEWHERE naming the owner, answers pings, and keeps streaming', async () => {
+    await request(a.url).post('/v1/sessions').send({ sessionId: 'f1', autoSave: true }).expect(201);
+    fake.script({ text: 'first' });
+    await request(a.url).post('/v1/sessions/f1/runs').send({ input: 'one', wait: true }).expect(200);
+    const ws = await subscribe(b.url, 'f1', { after: 0 });
+    // The replayed run shows the socket is following A's stream.
+    await ws.waitFor((e) => e.type === 'agent_end');
+    // More messages than an unauthenticated socket may send: a follower is authenticated and stays open.
+    for (let i = 0; i <= MAX_MESSAGES_BEFORE_AUTH; i++) ws.send({ type: 'ping' });
+    ws.send({ type: 'confirm', toolId: 'tool-1', approved: true });
+    ws.send({ type: 'cancel', runId: 'run-1' });
+    ws.send({ type: 'host_register' });
+    await ws.waitFor(() => ws.controls.filter((c) => c.type === 'error').length === 3);
+    expect(ws.controls.filter((c) => c.type === 'pong')).toHaveLength(MAX_MESSAGES_BEFORE_AUTH + 1);
+    const [confirm, cancel, host] = ws.controls.filter((c) => c.type === 'error').map((c) => c.payload as { code: string; message: string; field?: string });
+    for (const refusal of [confirm, cancel, host]) {
+      expect(refusal?.code).toBe('SESSION_OWNED_ELSEWHERE');
+      expect(refusal?.message).toContain('node-a');
+      expect(refusal?.message).toContain(a.url);
+    }
+    expect(confirm).toMatchObject({ field: 'toolId' });
+    expect(confirm?.message).toMatch(/^confirm: .*POST \/v1\/sessions\/f1\/confirmations\/tool-1/);
+    expect(cancel).toMatchObject({ field: 'runId' });
+    expect(cancel?.message).toMatch(/^cancel: .*POST \/v1\/sessions\/f1\/runs\/run-1\/cancel/);
+    expect(ws.controls.some((c) => c.type === 'confirm_result' || c.type === 'cancel_result' || c.type === 'host_registered')).toBe(false);
+
+    fake.script({ text: 'second' });
+    const second = await request(a.url).post('/v1/sessions/f1/runs').send({ input: 'two', wait: true }).expect(200);
+    const end = await ws.waitFor((e) => e.type === 'agent_end' && e.metadata.run_id === second.body.runId);
+    expect(end.metadata).toMatchObject({ session_id: 'f1' });
+    ws.close();
+    expect((await ws.closed).code).not.toBe(4001);
+  });
+});
