@@ -31,6 +31,30 @@ export const ERROR_CATALOGUE = {
 /** A code from the error catalogue. */
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
+/**
+ * The rest of the catalogue: codes a run fails with (its record's `error.code`, the `error` event, the
+ * `agent_end` status), which are no HTTP answer of their own. A waiting client reads them in the run.
+ */
+export const RUN_ERROR_CATALOGUE = {
+  MAX_TOOL_ROUNDS: 'The run reached maxToolRounds.',
+  MAX_PARSE_RETRIES: 'The model sent malformed tool arguments more than maxParseRetries times.',
+  MAX_EXECUTION_TIME: 'The run exceeded maxExecutionTimeMs.',
+  CIRCUIT_BREAKER_OPEN: 'circuitBreakerThreshold consecutive retryable provider failures.',
+  PROVIDER_ERROR: 'A provider failure that is not retried (or came after output started).',
+  PROVIDER_RETRY: 'A retryable provider failure that will be retried (an `error` event only; the run goes on).',
+  BUDGET_EXHAUSTED: 'The budget guard (session, tenant or budget host) denied a provider call.',
+  BLOCKED_BY_HOOK: 'A gating hook blocked the prompt or a provider call.',
+  CANCELLED: 'The run was cancelled (cancel request, session close or shutdown).',
+  NODE_LOST: 'The node running the run died, lost its lease, or the run was in flight when the session was saved.',
+  INTERNAL_ERROR: 'An unexpected fault inside the run.',
+} as const;
+
+/** A code a run fails with. */
+export type RunErrorCode = keyof typeof RUN_ERROR_CATALOGUE;
+
+/** Every run error code, for schemas. */
+export const RUN_ERROR_CODES = Object.keys(RUN_ERROR_CATALOGUE) as [RunErrorCode, ...RunErrorCode[]];
+
 /** A coded error: routes throw it, the error handler maps its code to an HTTP status. */
 export class CodeError extends Error {
   readonly code: ErrorCode;

@@ -5,7 +5,8 @@ import { parse } from 'yaml';
 import { buildApp } from '../src/app.js';
 import { CodeConfigSchema } from '../src/config/code-config.js';
 import { createRuntimeContext } from '../src/context.js';
-import { ERROR_CATALOGUE } from '../src/errors.js';
+import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE } from '../src/errors.js';
+import { RunRecordSchema } from '../src/protocol/run-record.js';
 import { openApiYamlPath, renderOpenApiYaml } from '../src/server/render-openapi.js';
 
 interface Operation {
@@ -19,6 +20,7 @@ interface Document {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
   'x-error-codes': { code: string; status: number; description: string }[];
+  'x-run-error-codes': { code: string; description: string }[];
 }
 
 /** Every "METHOD /url" the Fastify app serves, read from printRoutes' tree (HEAD is implied by GET). */
@@ -130,7 +132,11 @@ describe('openapi.yaml', () => {
     expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '426']);
   });
 
-  it('lists the whole error catalogue', () => {
+  it('lists the whole error catalogue, run error codes included, and RunError.code is that closed set', () => {
     expect(doc['x-error-codes'].map((entry) => entry.code)).toEqual(Object.keys(ERROR_CATALOGUE));
+    expect(doc['x-run-error-codes'].map((entry) => entry.code)).toEqual(Object.keys(RUN_ERROR_CATALOGUE));
+    const runError = doc.components.schemas.RunError as { properties: { code: { enum: string[] } } };
+    expect(runError.properties.code.enum).toEqual(Object.keys(RUN_ERROR_CATALOGUE));
+    expect(RunRecordSchema.shape.error.safeParse({ code: 'ECONNRESET', message: 'x' }).success).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RUN_ERROR_CODES } from '../errors.js';
 
 /** Run status machine; completed, failed and cancelled are terminal and sticky. */
 export const RunStatusSchema = z.enum(['created', 'planning', 'executing', 'verifying', 'completed', 'failed', 'cancelled']);
@@ -37,6 +38,12 @@ export const AgentResultSchema = z
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 /** A run record as kept in the session and its snapshot. */
+/** Why a run failed or was cancelled: a code from the run part of the error catalogue, and a message. */
+export const RunErrorSchema = z.object({ code: z.enum(RUN_ERROR_CODES), message: z.string() }).meta({ id: 'RunError' });
+
+/** A run's error. */
+export type RunError = z.infer<typeof RunErrorSchema>;
+
 export const RunRecordSchema = z
   .object({
     runId: z.string(),
@@ -48,7 +55,7 @@ export const RunRecordSchema = z
     createdAtMs: z.number().int().nonnegative(),
     endedAtMs: z.number().int().nonnegative().optional(),
     result: AgentResultSchema.optional(),
-    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    error: RunErrorSchema.optional(),
     eventCount: z.number().int().nonnegative(),
     firstRetainedSequence: z.number().int().nonnegative(),
     metadata: z.record(z.string(), z.unknown()).optional(),

@@ -1,3 +1,4 @@
+import type { RunErrorCode } from '../errors.js';
 import type { EventType } from './event-catalog.js';
 
 /** Token usage as carried in event payloads (snake_case wire names). */
@@ -23,7 +24,7 @@ export interface RuntimeEventPayloads {
   tool_end: { tool_id: string; tool_name: string; output: string; exit_code: number; duration_ms: number; truncated: boolean; artifact_id?: string };
   turn_end: { turn: number; usage: UsagePayload; finish_reason: string };
   agent_end: AgentEndPayload;
-  error: { code: string; message: string };
+  error: { code: RunErrorCode; message: string };
   run_status_changed: { from: string; to: string };
   continuation_injected: { turn: number; continuation: number };
   context_compacted: { before_messages: number; after_messages: number };

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { ERROR_CATALOGUE } from '../errors.js';
+import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE } from '../errors.js';
 import { ErrorBodySchema } from '../protocol/http.js';
 import { admitsWork, isSessionScoped, type OpenApiOperation, type OpenApiRegistry } from './openapi-registry.js';
 
@@ -225,5 +225,7 @@ export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInf
       },
     },
     'x-error-codes': Object.entries(ERROR_CATALOGUE).map(([code, entry]) => ({ code, status: entry.status, description: entry.description })),
+    // Codes a run fails with (RunError.code, `error` events): no HTTP status of their own.
+    'x-run-error-codes': Object.entries(RUN_ERROR_CATALOGUE).map(([code, description]) => ({ code, description })),
   };
 }

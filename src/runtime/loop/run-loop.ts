@@ -1,3 +1,4 @@
+import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
@@ -7,7 +8,7 @@ import { deadlineReason } from '../invocation/run-deadline-error.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
 import { withDeadline } from './run-deadline.js';
-import { streamTurn, type TurnResult } from './stream-turn.js';
+import { streamTurn, TurnError, type TurnResult } from './stream-turn.js';
 
 /** Loop state after a completed tool round: what a checkpoint holds and what a resume starts from. */
 export interface LoopState {
@@ -34,7 +35,7 @@ export interface LoopDeps {
 
 /** Why a run ended other than normally. */
 export interface LoopError {
-  code: string;
+  code: RunErrorCode;
   message: string;
 }
 
@@ -106,7 +107,8 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
     } catch (error) {
       if (ctx.signal.aborted) return stopped();
       const message = error instanceof Error ? error.message : String(error);
-      return end('failed', { code: (error as { code?: string }).code ?? 'PROVIDER_ERROR', message });
+      // streamTurn throws TurnError with the failure's code; anything else is a fault of ours.
+      return end('failed', { code: error instanceof TurnError ? error.code : 'INTERNAL_ERROR', message });
     }
     usage.promptTokens += result.usage.promptTokens;
     usage.completionTokens += result.usage.completionTokens;

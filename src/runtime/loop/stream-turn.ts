@@ -1,3 +1,4 @@
+import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
@@ -17,7 +18,7 @@ export interface TurnResult {
 /** A provider failure that ends the run, with the code the run reports. */
 export class TurnError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: RunErrorCode,
     message: string,
   ) {
     super(message);

@@ -1,4 +1,4 @@
-import { CodeError } from '../../errors.js';
+import { CodeError, type RunErrorCode } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
@@ -127,6 +127,6 @@ async function saveCheckpoint(host: RunProducerHost, record: RunRecord, input: s
   }
 }
 
-function failedOutcome(code: string, message: string): LoopOutcome {
+function failedOutcome(code: RunErrorCode, message: string): LoopOutcome {
   return { status: 'failed', text: '', toolCallsCount: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, added: [], error: { code, message } };
 }
