@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
+import { McpServerConfigSchema } from './mcp.js';
 import { RunRecordSchema, UsageSchema } from './run-record.js';
 import { SessionOptionsSchema } from './session-options.js';
 import { VerificationReportSchema } from './verification.js';
@@ -52,6 +53,12 @@ export const SnapshotSessionSchema = z.object({
    * default policy bounds it wherever the session is restored.
    */
   policyBounded: z.boolean().optional(),
+  /**
+   * The session's own MCP servers (added with POST /v1/sessions/:id/mcp, not yet removed), re-registered
+   * wherever the session is restored. The host-supplied inherited ones are in `options.mcpServers`. Like the
+   * options, they may carry env or headers with tokens: the snapshot is stored as is and never served.
+   */
+  ownMcpServers: z.array(McpServerConfigSchema).optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */

@@ -39,9 +39,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): voi
       if (body.transport.type === 'stdio' && !hasScope(caller, 'host_direct')) {
         throw new CodeError('FORBIDDEN', 'stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct' });
       }
-      const session = agent.getSession(params.id, caller);
-      session.assertOpen();
-      const { toolCount } = await session.mcp.add(body);
+      const { toolCount } = await agent.getSession(params.id, caller).addMcpServer(body);
       reply.status(201);
       return { name: body.name, toolCount };
     },
@@ -65,7 +63,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): voi
     },
     async ({ params, caller }) => {
       const session = agent.getSession(params.id, caller);
-      if (!(await session.mcp.remove(params.name))) throw new CodeError('NOT_FOUND', `MCP server ${params.name} is not one of this session's own servers`, { name: params.name });
+      if (!(await session.removeMcpServer(params.name))) throw new CodeError('NOT_FOUND', `MCP server ${params.name} is not one of this session's own servers`, { name: params.name });
       return { removed: true };
     },
   );

@@ -237,7 +237,7 @@ export class Agent {
     if (servers.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct')) {
       throw new CodeError('FORBIDDEN', 'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct', field: 'mcpServers' });
     }
-    const manager = new McpManager({ source: 'inherited', now: () => this.deps.hostEnv.now(), defaultCwd: session.workspace, onLog: (server, line) => this.deps.onMcpLog?.(session.id, server, line) });
+    const manager = this.inheritedMcpManager(session);
     try {
       for (const server of servers) await manager.add(server);
     } catch (error) {
@@ -245,6 +245,34 @@ export class Agent {
       throw error;
     }
     session.attachInheritedMcp(manager);
+  }
+
+  /**
+   * Give a restored session back the MCP layers it had: the host-supplied servers from its stored options
+   * (inherited layer) and its own servers from the snapshot (added with POST .../mcp, not removed since).
+   *
+   * There is deliberately no scope check here. stdio servers run a command on the host, so they were checked
+   * for host_direct when the session was created (mcpServers) or when the server was added (the MCP route),
+   * against the caller who chose the command. The snapshot comes from the server's own store, which only the
+   * server writes, so that authorisation stands for the session's lifetime. The caller who happens to restore
+   * it (any caller of the tenant, an admin, a plain GET that hydrates it on another node) chooses no command,
+   * and without host_direct it must neither be refused the session nor silently strip it of its servers.
+   *
+   * Servers connect concurrently; one that cannot start does not fail the restore: it stays registered with
+   * its error (GET .../mcp shows it), as a global server does at start.
+   */
+  private async reattachMcp(session: AgentSession, inherited: readonly McpServerConfig[], own: readonly McpServerConfig[]): Promise<void> {
+    const reattachInherited = async () => {
+      if (inherited.length === 0) return;
+      const manager = this.inheritedMcpManager(session);
+      await manager.registerAll(inherited);
+      session.attachInheritedMcp(manager);
+    };
+    await Promise.all([reattachInherited(), own.length > 0 ? session.restoreOwnMcp(own) : undefined]);
+  }
+
+  private inheritedMcpManager(session: AgentSession): McpManager {
+    return new McpManager({ source: 'inherited', now: () => this.deps.hostEnv.now(), defaultCwd: session.workspace, onLog: (server, line) => this.deps.onMcpLog?.(session.id, server, line) });
   }
 
   /** Take the session's lease; SESSION_OWNED_ELSEWHERE (421, with the owner's URL) when another live node holds it. */
@@ -352,6 +380,7 @@ export class Agent {
       verifications: snapshot.verification_reports,
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
+    await this.reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? []);
     this.register(session);
     return session;
   }

@@ -1,5 +1,5 @@
 import { CodeError } from '../../errors.js';
-import { McpServerConfigSchema, type McpServerConfigInput, type McpServerSource, type McpServerStatus } from '../../protocol/mcp.js';
+import { McpServerConfigSchema, type McpServerConfig, type McpServerConfigInput, type McpServerSource, type McpServerStatus } from '../../protocol/mcp.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { McpConnection } from './mcp-connection.js';
 import { adaptMcpTools } from './mcp-tool-adapter.js';
@@ -76,6 +76,29 @@ export class McpManager {
     return this.insert(input, true);
   }
 
+  /**
+   * Register several configured servers at once (a restored session's layers): they connect concurrently, so
+   * one slow server does not hold up the others, and keep the given order. As with register(), a server that
+   * cannot start stays registered with its error; one that cannot be registered at all (bad config, taken
+   * name, closed layer) is left out, its error in the result.
+   */
+  async registerAll(inputs: readonly McpServerConfigInput[]): Promise<McpRefreshResult[]> {
+    const settled = await Promise.allSettled(inputs.map((input) => this.insert(input, true)));
+    // Completion order is arbitrary: restore the given one, so status, tool order and snapshots stay stable.
+    const order = new Map(inputs.map((input, index) => [input.name, index]));
+    const sorted = [...this.entries].sort(([a], [b]) => (order.get(a) ?? inputs.length) - (order.get(b) ?? inputs.length));
+    this.entries.clear();
+    for (const [name, entry] of sorted) this.entries.set(name, entry);
+    return inputs.map((input, index): McpRefreshResult => {
+      const outcome = settled[index];
+      if (outcome?.status === 'fulfilled') return { server: input.name, toolCount: outcome.value.toolCount, error: outcome.value.error };
+      const reason: unknown = outcome?.reason;
+      const error = reason instanceof Error ? reason.message : String(reason);
+      this.options.onLog?.(input.name, `[a3s] not registered: ${error}`);
+      return { server: input.name, toolCount: 0, error };
+    });
+  }
+
   private async insert(input: McpServerConfigInput, keepOnFailure: boolean): Promise<{ toolCount: number; error: string | null }> {
     const parsed = McpServerConfigSchema.safeParse(input);
     if (!parsed.success) {
@@ -138,6 +161,11 @@ export class McpManager {
   /** The names of this layer's servers, in the order they were added. */
   names(): string[] {
     return [...this.entries.keys()];
+  }
+
+  /** Every server's validated configuration, in order (a session stores its own layer's in its snapshot). */
+  configs(): McpServerConfig[] {
+    return [...this.entries.values()].map((entry) => entry.connection.config);
   }
 
   /** The connection of one server (diagnostics and tests: pid, pending calls). */

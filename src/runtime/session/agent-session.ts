@@ -3,6 +3,7 @@ import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
+import type { McpServerConfig, McpServerConfigInput } from '../../protocol/mcp.js';
 import type { VerificationReport, VerificationRequest } from '../../protocol/verification.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
@@ -13,7 +14,7 @@ import { LlmInvoker } from '../invocation/llm-invoker.js';
 import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
 import type { ToolCallOutcome } from '../invocation/tool-invoker.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
-import type { McpManager } from '../mcp/mcp-manager.js';
+import type { McpManager, McpRefreshResult } from '../mcp/mcp-manager.js';
 import type { PendingConfirmation } from '../policy/confirmation-broker.js';
 import type { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
@@ -169,6 +170,29 @@ export class AgentSession {
   /** Attach host-supplied MCP servers as a read-only inherited layer (from SessionOptions.mcpServers). */
   attachInheritedMcp(manager: McpManager): void {
     this.tools.attachInherited(manager);
+  }
+
+  /**
+   * Add one of the session's own MCP servers (POST .../mcp). An autoSave session stores its configuration at
+   * once, so a restore on any node, even after this one dies, registers it again.
+   */
+  async addMcpServer(input: McpServerConfigInput): Promise<{ toolCount: number }> {
+    this.assertOpen();
+    const added = await this.tools.local.add(input);
+    await this.saveIfAutoSave();
+    return added;
+  }
+
+  /** Remove one of the session's own MCP servers (its process group is killed) and, with autoSave, from the store; false when there is none of that name. */
+  async removeMcpServer(name: string): Promise<boolean> {
+    const removed = await this.tools.local.remove(name);
+    if (removed) await this.saveIfAutoSave();
+    return removed;
+  }
+
+  /** Re-register the session's own MCP servers from its snapshot (restore only); a server that cannot start keeps its error. */
+  restoreOwnMcp(configs: readonly McpServerConfig[]): Promise<McpRefreshResult[]> {
+    return this.tools.restoreLocal(configs);
   }
 
   /** The session's governance (policy, confirmation broker, hooks, budget, redaction); built on first use. */
@@ -381,7 +405,7 @@ export class AgentSession {
   /** The session as one SessionSnapshotV1 generation. */
   toSnapshot(generation = this.generation): SessionSnapshotV1 {
     const { config, transcript, createdAtMs, events } = this;
-    return toSessionSnapshot({ generation, config, hostEnv: this.deps.hostEnv, transcript, createdAtMs, events, artifacts: this.artifacts.list(), runs: this.listRuns(), verifications: this.verifications.list(), closed: this.lifecycle.closedByClient });
+    return toSessionSnapshot({ generation, config, hostEnv: this.deps.hostEnv, transcript, createdAtMs, events, artifacts: this.artifacts.list(), runs: this.listRuns(), verifications: this.verifications.list(), ownMcpServers: this.tools.ownConfigs(), closed: this.lifecycle.closedByClient });
   }
 
   /** The session's workspace (canonical path). */
@@ -398,8 +422,13 @@ export class AgentSession {
   async runVerification(request: VerificationRequest): Promise<VerificationReport> {
     this.assertOpen();
     const report = await this.verifications.run(request);
-    if (this.config.autoSave) await this.save().catch((error: unknown) => this.deps.onPersistenceError?.(this.id, error));
+    await this.saveIfAutoSave();
     return report;
+  }
+
+  /** With autoSave, save now; a failure is reported (persistence_failed, onPersistenceError), not thrown. */
+  private async saveIfAutoSave(): Promise<void> {
+    if (this.config.autoSave) await this.save().catch((error: unknown) => this.deps.onPersistenceError?.(this.id, error));
   }
 
   /** Inject a host-supplied cluster event: subscribers see it and hooks observe it. */

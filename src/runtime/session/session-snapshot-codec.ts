@@ -1,3 +1,4 @@
+import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { VerificationReport } from '../../protocol/verification.js';
@@ -18,6 +19,8 @@ export interface SnapshotSource {
   readonly artifacts: Artifact[];
   readonly runs: RunRecord[];
   readonly verifications: VerificationReport[];
+  /** The session's own MCP servers (POST .../mcp), re-registered on restore; the inherited ones are in `config.options.mcpServers`. */
+  readonly ownMcpServers: readonly McpServerConfig[];
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
   readonly closed: boolean;
 }
@@ -44,6 +47,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       ...('issued' in hostEnv && typeof hostEnv.issued === 'number' ? { idCounter: hostEnv.issued } : {}),
       ...(source.closed ? { closed: true } : {}),
       ...(config.permissionFloor ? { policyBounded: true } : {}),
+      ...(source.ownMcpServers.length > 0 ? { ownMcpServers: [...source.ownMcpServers] } : {}),
     },
     artifacts: source.artifacts,
     trace_events: source.events.retained(config.retention.maxTraceEvents),

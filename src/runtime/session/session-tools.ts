@@ -1,10 +1,11 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
+import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { HostEnv } from '../host-env.js';
 import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
 import { ToolInvoker } from '../invocation/tool-invoker.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
-import { McpManager } from '../mcp/mcp-manager.js';
+import { McpManager, type McpRefreshResult } from '../mcp/mcp-manager.js';
 import { isToolFullyDeniedBounded } from '../policy/permission-policy.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
@@ -41,6 +42,8 @@ export class SessionTools {
   private registryVersion = '';
   private mcpVersion = 0;
   private localMcp: McpManager | undefined;
+  /** The own servers' configurations when the session's MCP layers were closed. */
+  private closedOwnConfigs: McpServerConfig[] | undefined;
   private readonly inheritedMcp: McpManager[] = [];
   private specsCache: LlmToolSpec[] | undefined;
   private invokerCache: ToolInvoker | undefined;
@@ -67,19 +70,48 @@ export class SessionTools {
   /** The session's own MCP servers (created on first use); their changes are emitted as events. */
   get local(): McpManager {
     if (!this.localMcp) {
-      const { emit, activeRunId } = this.deps;
-      const manager = new McpManager({ source: 'session', now: () => this.deps.hostEnv.now(), defaultCwd: this.deps.workspace, onLog: (server, line) => this.deps.onMcpLog?.(server, line) });
-      manager.onChange((change) => {
-        this.mcpVersion += 1;
-        emit(activeRunId(), 'mcp_tools_changed', { server: change.server, reason: change.reason, tools: change.toolNames });
-      });
-      manager.onConnectionChange((change) => {
-        if (change.connected) emit(activeRunId(), 'mcp_server_connected', { server: change.server });
-        else emit(activeRunId(), 'mcp_server_disconnected', { server: change.server, reason: change.reason });
-      });
+      const manager = this.newLocalManager();
+      this.watchLocal(manager);
       this.localMcp = manager;
     }
     return this.localMcp;
+  }
+
+  /** The configurations of the session's own servers, in order (its snapshot stores them; a restore re-registers them). */
+  ownConfigs(): McpServerConfig[] {
+    return this.closedOwnConfigs ?? this.localMcp?.configs() ?? [];
+  }
+
+  /**
+   * Re-register the session's own servers from its snapshot, before the session is live. A server that cannot
+   * start stays registered with its error (GET .../mcp shows it). The layer is watched only afterwards: a
+   * restore brings back what the session had, so it emits no MCP events and leaves the session unchanged.
+   */
+  async restoreLocal(configs: readonly McpServerConfig[]): Promise<McpRefreshResult[]> {
+    if (this.localMcp) return this.localMcp.registerAll(configs);
+    const manager = this.newLocalManager();
+    // Held at once, so a close during the restore still closes these servers.
+    this.localMcp = manager;
+    const results = await manager.registerAll(configs);
+    this.watchLocal(manager);
+    this.mcpVersion += 1;
+    return results;
+  }
+
+  private newLocalManager(): McpManager {
+    return new McpManager({ source: 'session', now: () => this.deps.hostEnv.now(), defaultCwd: this.deps.workspace, onLog: (server, line) => this.deps.onMcpLog?.(server, line) });
+  }
+
+  private watchLocal(manager: McpManager): void {
+    const { emit, activeRunId } = this.deps;
+    manager.onChange((change) => {
+      this.mcpVersion += 1;
+      emit(activeRunId(), 'mcp_tools_changed', { server: change.server, reason: change.reason, tools: change.toolNames });
+    });
+    manager.onConnectionChange((change) => {
+      if (change.connected) emit(activeRunId(), 'mcp_server_connected', { server: change.server });
+      else emit(activeRunId(), 'mcp_server_disconnected', { server: change.server, reason: change.reason });
+    });
   }
 
   /** Attach host-supplied MCP servers as a read-only inherited layer. */
@@ -112,6 +144,9 @@ export class SessionTools {
 
   /** Close the session's own and its inherited MCP managers (the host supplied them for this session only). */
   async closeMcp(): Promise<void> {
+    // Closing empties the layer, but the snapshot saved after a close (shutdown, passivation, DELETE) must keep
+    // the servers, so the session gets them back wherever it is restored.
+    this.closedOwnConfigs ??= this.ownConfigs();
     await Promise.all([this.localMcp, ...this.inheritedMcp].map((m) => m?.close().catch(() => undefined)));
   }
 }
