@@ -93,8 +93,9 @@ interface Cluster {
 
 /** The cluster services over Redis: session leases (fencing the store), the event stream and ownership. */
 function createCluster(config: CodeConfig, redis: Redis, nodeId: string, logger: Logger): Cluster {
-  // XREAD BLOCK holds its connection, so stream followers get their own.
-  const reader = redis.duplicate();
+  // XREAD BLOCK holds its connection, so stream followers get their own, without the command deadline
+  // (a blocked read legitimately waits).
+  const reader = redis.duplicate({ commandTimeout: undefined });
   reader.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis stream connection error'));
   const onError = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
   const holder: { ownership?: RedisOwnership } = {};
@@ -127,12 +128,17 @@ async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
   return out;
 }
 
+/** How long one Redis command may take before it fails (PERSISTENCE_FAILED names the operation). */
+export const REDIS_COMMAND_TIMEOUT_MS = 10_000;
+
 /** Build the runtime context: logger, store, providers, tools, agent and authenticator. */
 export async function createRuntimeContext(config: CodeConfig, overrides: RuntimeOverrides = {}): Promise<RuntimeContext> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
   // One Redis client for stores; few retries, so a save fails with a clear error instead of hanging while Redis is down.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : undefined;
+  // Every command has a deadline too: a Redis that accepts connections and drops them (a flapping proxy)
+  // resets ioredis's retry count, so without one a save or a shutdown could wait forever.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS }) : undefined;
   redis?.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
   const nodeId = config.nodeId ?? hostEnv.newId('node');
   const cluster = redis ? createCluster(config, redis, nodeId, logger) : undefined;

@@ -104,11 +104,13 @@ export class RedisOwnership implements SessionOwnership {
     this.lostListeners.push(listener);
   }
 
+  /** Release leases and stop heartbeats, the event stream and the node advertisement; each step runs even when Redis fails. */
   async close(): Promise<void> {
     await this.options.leases.releaseAll().catch(() => []);
-    await this.options.leases.stop();
-    await this.options.events.close();
-    await this.registry?.stop();
+    const report = (what: string) => (error: unknown) => this.options.onError?.(what, error);
+    await this.options.leases.stop().catch(report('stopping lease renewal'));
+    await this.options.events.close().catch(report('closing the event stream'));
+    await this.registry?.stop().catch(report('removing the node advertisement'));
   }
 
   private activeKey(sessionId: string): string {

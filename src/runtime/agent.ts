@@ -135,7 +135,7 @@ export class Agent {
       if (options.mcpServers?.length) await this.attachInheritedMcp(session, options.mcpServers, caller);
       // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
       if (config.autoSave) await session.save();
-      this.register(session);
+      await this.register(session);
       session.notifyStart();
       return { session, resumed: false };
     } finally {
@@ -226,10 +226,12 @@ export class Agent {
     }));
     clearInterval(this.idleTimer);
     clearInterval(this.reaperTimer);
-    await this.deps.ownership.close();
-    await this.deps.mcp.close();
-    await this.deps.store.close();
-    await this.deps.checkpoints.close();
+    // Each part is closed even when an earlier one fails (Redis unreachable, say); the first failure is reported at the end.
+    const failures: unknown[] = [];
+    for (const part of [this.deps.ownership, this.deps.mcp, this.deps.store, this.deps.checkpoints]) {
+      await part.close().catch((error: unknown) => failures.push(error));
+    }
+    if (failures.length > 0) throw failures[0];
   }
 
   /** Connect host-supplied MCP servers as the session's inherited layer; stdio servers run host code, so they need host_direct. */
@@ -381,11 +383,20 @@ export class Agent {
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
     await this.reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? []);
-    this.register(session);
+    await this.register(session);
     return session;
   }
 
-  private register(session: AgentSession): void {
+  /**
+   * Make a built session live, unless shutdown began while it was being built: then it is closed at once
+   * (stdio MCP servers included, which the drain would otherwise miss) and the caller gets SHUTTING_DOWN.
+   */
+  private async register(session: AgentSession): Promise<void> {
+    if (this.closing) {
+      await session.close('shutdown');
+      await this.deps.ownership.release(session.id).catch(() => undefined);
+      throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
+    }
     this.closedIds.delete(session.id);
     this.sessions.set(session.id, session);
   }

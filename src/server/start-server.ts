@@ -35,9 +35,13 @@ export async function startServer(config: CodeConfig, overrides: RuntimeOverride
     closing ??= (async () => {
       ctx.agent.beginShutdown();
       built.sockets.closeAll('server shutting down');
-      await ctx.agent.close();
-      await built.app.close();
-      await ctx.dispose();
+      // Every step runs even when an earlier one fails (a store that is down must not keep the port open).
+      const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
+        await run().catch((error: unknown) => ctx.logger.error({ err: error instanceof Error ? error.message : String(error) }, `shutdown: ${what} failed`));
+      };
+      await step('draining sessions', () => ctx.agent.close());
+      await step('closing the HTTP server', () => built.app.close());
+      await step('closing providers and Redis', () => ctx.dispose());
     })();
     return closing;
   };
