@@ -2,16 +2,18 @@ import type { CodeConfig } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
 import type { SessionOptions } from '../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
-import type { McpServerConfig } from '../protocol/mcp.js';
 import type { CheckpointStore } from '../stores/checkpoint-store.js';
 import { McpManager } from './mcp/mcp-manager.js';
+import { attachInheritedMcp, reattachMcp } from './session-mcp-layers.js';
 import type { SessionOwnership } from './session-ownership.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
+import { ClosedSessions } from './closed-sessions.js';
 import { createReplayHostEnv, type HostEnv } from './host-env.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { SharedGovernance } from './policy/shared-governance.js';
-import { AgentSession, type RunHandle } from './session/agent-session.js';
+import { AgentSession } from './session/agent-session.js';
+import type { RunHandle } from './session/run-handle.js';
 import { buildSessionConfig } from './session/session-builder.js';
 import type { SessionEventObserver } from './session/session-emitter.js';
 import { WorkspaceContextCache } from './session/workspace-context-cache.js';
@@ -38,7 +40,6 @@ export interface AgentDeps {
   onSessionEvent?: SessionEventObserver;
 }
 
-const MAX_CLOSED_IDS = 10_000;
 
 /**
  * The agent: global configuration and the registry of live sessions. Sessions are looked up per
@@ -47,8 +48,7 @@ const MAX_CLOSED_IDS = 10_000;
 export class Agent {
   private readonly sessions = new Map<string, AgentSession>();
   private readonly pending = new Set<string>();
-  /** Recently closed session ids and their owner tenants (only the owner's tenant, or admin, learns one is closed). */
-  private readonly closedIds = new Map<string, string>();
+  private readonly closed = new ClosedSessions();
   private closing = false;
   private readonly workspaceContext: WorkspaceContextCache;
   private mcpVersion = 0;
@@ -132,7 +132,7 @@ export class Agent {
       const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
       await this.takeLease(config.sessionId);
       const session = new AgentSession(config, this.sessionDeps(hostEnv));
-      if (options.mcpServers?.length) await this.attachInheritedMcp(session, options.mcpServers, caller);
+      if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
       // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
       if (config.autoSave) await session.save();
       await this.register(session);
@@ -158,7 +158,7 @@ export class Agent {
     if (session) this.assertVisible(session, caller);
     else {
       // A closed session stays closed: only POST /v1/sessions with resume: true reopens it.
-      this.assertNotClosed(sessionId, caller);
+      this.closed.assertNotClosed(sessionId, caller);
       session = (await this.createSession({ sessionId, resume: true }, caller)).session;
     }
     // A retried resume answers with the run the first one started, even after that run consumed the checkpoint.
@@ -176,7 +176,7 @@ export class Agent {
   getSession(id: string, caller: Caller): AgentSession {
     const session = this.sessions.get(id);
     if (!session) {
-      this.assertNotClosed(id, caller);
+      this.closed.assertNotClosed(id, caller);
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.assertVisible(session, caller);
@@ -193,7 +193,7 @@ export class Agent {
   async closeSession(id: string, caller: Caller): Promise<void> {
     const session = this.sessions.get(id);
     if (!session) {
-      if (this.closedVisible(id, caller)) return;
+      if (this.closed.visibleTo(id, caller)) return;
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.assertVisible(session, caller);
@@ -234,49 +234,6 @@ export class Agent {
     if (failures.length > 0) throw failures[0];
   }
 
-  /** Connect host-supplied MCP servers as the session's inherited layer; stdio servers run host code, so they need host_direct. */
-  private async attachInheritedMcp(session: AgentSession, servers: McpServerConfig[], caller: Caller): Promise<void> {
-    if (servers.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct')) {
-      throw new CodeError('FORBIDDEN', 'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct', field: 'mcpServers' });
-    }
-    const manager = this.inheritedMcpManager(session);
-    try {
-      for (const server of servers) await manager.add(server);
-    } catch (error) {
-      await manager.close();
-      throw error;
-    }
-    session.attachInheritedMcp(manager);
-  }
-
-  /**
-   * Give a restored session back the MCP layers it had: the host-supplied servers from its stored options
-   * (inherited layer) and its own servers from the snapshot (added with POST .../mcp, not removed since).
-   *
-   * There is deliberately no scope check here. stdio servers run a command on the host, so they were checked
-   * for host_direct when the session was created (mcpServers) or when the server was added (the MCP route),
-   * against the caller who chose the command. The snapshot comes from the server's own store, which only the
-   * server writes, so that authorisation stands for the session's lifetime. The caller who happens to restore
-   * it (any caller of the tenant, an admin, a plain GET that hydrates it on another node) chooses no command,
-   * and without host_direct it must neither be refused the session nor silently strip it of its servers.
-   *
-   * Servers connect concurrently; one that cannot start does not fail the restore: it stays registered with
-   * its error (GET .../mcp shows it), as a global server does at start.
-   */
-  private async reattachMcp(session: AgentSession, inherited: readonly McpServerConfig[], own: readonly McpServerConfig[]): Promise<void> {
-    const reattachInherited = async () => {
-      if (inherited.length === 0) return;
-      const manager = this.inheritedMcpManager(session);
-      await manager.registerAll(inherited);
-      session.attachInheritedMcp(manager);
-    };
-    await Promise.all([reattachInherited(), own.length > 0 ? session.restoreOwnMcp(own) : undefined]);
-  }
-
-  private inheritedMcpManager(session: AgentSession): McpManager {
-    return new McpManager({ source: 'inherited', now: () => this.deps.hostEnv.now(), defaultCwd: session.workspace, onLog: (server, line) => this.deps.onMcpLog?.(session.id, server, line) });
-  }
-
   /** Take the session's lease; SESSION_OWNED_ELSEWHERE (421, with the owner's URL) when another live node holds it. */
   private async takeLease(sessionId: string): Promise<void> {
     const result = await this.deps.ownership.acquire(sessionId);
@@ -292,12 +249,12 @@ export class Agent {
    * left in flight by a dead owner is marked failed (NODE_LOST) and, with autoResume, resumed.
    */
   async ensureLocal(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
-    if (this.sessions.has(sessionId) || this.closedIds.has(sessionId) || this.pending.has(sessionId) || !this.admitting) return;
+    if (this.sessions.has(sessionId) || this.closed.has(sessionId) || this.pending.has(sessionId) || !this.admitting) return;
     const snapshot = await this.deps.store.load(sessionId);
     if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
     // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
     if (snapshot.session.closed) {
-      this.rememberClosed(sessionId, snapshot.session.ownerTenantId);
+      this.closed.remember(sessionId, snapshot.session.ownerTenantId);
       return;
     }
     const { ownership } = this.deps;
@@ -382,7 +339,7 @@ export class Agent {
       verifications: snapshot.verification_reports,
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
-    await this.reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? []);
+    await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], this.deps);
     await this.register(session);
     return session;
   }
@@ -397,31 +354,13 @@ export class Agent {
       await this.deps.ownership.release(session.id).catch(() => undefined);
       throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
     }
-    this.closedIds.delete(session.id);
+    this.closed.forget(session.id);
     this.sessions.set(session.id, session);
   }
 
   private forget(session: AgentSession): void {
     this.sessions.delete(session.id);
-    this.rememberClosed(session.id, session.config.ownerTenantId);
-  }
-
-  private rememberClosed(id: string, ownerTenantId: string): void {
-    this.closedIds.set(id, ownerTenantId);
-    if (this.closedIds.size > MAX_CLOSED_IDS) {
-      const oldest = this.closedIds.keys().next().value;
-      if (oldest !== undefined) this.closedIds.delete(oldest);
-    }
-  }
-
-  /** True when `id` was closed and the caller may know it (its tenant's session, or an admin). */
-  private closedVisible(id: string, caller: Caller): boolean {
-    const owner = this.closedIds.get(id);
-    return owner !== undefined && (owner === caller.tenantId || hasScope(caller, 'admin'));
-  }
-
-  private assertNotClosed(id: string, caller: Caller): void {
-    if (this.closedVisible(id, caller)) throw new CodeError('SESSION_CLOSED', `session ${id} is closed; create it with resume: true to reopen it`, { sessionId: id });
+    this.closed.remember(session.id, session.config.ownerTenantId);
   }
 
   private visible(session: AgentSession, caller: Caller): boolean {

@@ -2,13 +2,9 @@ import { CodeError } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
-import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { McpServerConfig, McpServerConfigInput } from '../../protocol/mcp.js';
 import type { VerificationReport, VerificationRequest } from '../../protocol/verification.js';
-import type { CheckpointStore } from '../../stores/checkpoint-store.js';
-import type { SessionStore } from '../../stores/session-store.js';
 import { SessionEventLog } from '../events/session-event-log.js';
-import type { HostEnv } from '../host-env.js';
 import { createInvocationContext, type InvocationContext } from '../invocation/invocation-context.js';
 import { LlmInvoker } from '../invocation/llm-invoker.js';
 import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
@@ -18,14 +14,13 @@ import type { McpManager, McpRefreshResult } from '../mcp/mcp-manager.js';
 import type { PendingConfirmation } from '../policy/confirmation-broker.js';
 import type { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
-import type { SharedGovernance } from '../policy/shared-governance.js';
-import type { SessionOwnership } from '../session-ownership.js';
-import type { AnyToolDefinition } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { AgentSessionDeps, RestoredState } from './agent-session-deps.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { RunHandle, RunRequest } from './run-handle.js';
 import { produceRun, type RunProducerHost } from './run-producer.js';
 import { SessionArtifacts } from './session-artifacts.js';
-import { createSessionEmit, type SessionEmit, type SessionEventObserver } from './session-emitter.js';
+import { createSessionEmit, type SessionEmit } from './session-emitter.js';
 import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
 import type { BudgetHostEndpoint } from '../../protocol/budget.js';
 import { SessionLifecycle } from './session-lifecycle.js';
@@ -36,64 +31,6 @@ import { SessionTools } from './session-tools.js';
 import { SessionTranscript } from './session-transcript.js';
 import { SessionVerifications } from './session-verifications.js';
 import { SingleFlight } from './single-flight.js';
-
-/** What a session needs from the agent that owns it. */
-export interface AgentSessionDeps {
-  hostEnv: HostEnv;
-  store: SessionStore;
-  tools: readonly AnyToolDefinition[];
-  /** Agent-wide governance services every session shares. */
-  governance: SharedGovernance;
-  /** Where loop checkpoints go after every tool round. */
-  checkpoints: CheckpointStore;
-  /** The agent-global MCP layer and its change counter. */
-  mcp: SharedMcp;
-  /** Who owns the session (a Redis lease in a cluster) and where its events are published. */
-  ownership: SessionOwnership;
-  /** Called when a background save fails (logged by the agent). */
-  onPersistenceError?(sessionId: string, error: unknown): void;
-  /** Sees every event the session emits (the server's metrics). */
-  onEvent?: SessionEventObserver | undefined;
-}
-
-/** A run request. */
-export interface RunRequest {
-  input: string;
-  /** Side question: run on this history instead of the transcript, and leave the transcript unchanged. */
-  history?: ChatMessage[];
-  idempotencyKey?: string;
-  /** Resume a run from its loop checkpoint (a new run id; the old run is named in metadata). */
-  resumeFrom?: LoopCheckpoint;
-}
-
-/** The agent-global MCP layer as sessions see it. */
-export interface SharedMcp {
-  readonly global: McpManager;
-  /** Bumped whenever the global layer's tools change. */
-  version(): number;
-  onLog?(sessionId: string, server: string, line: string): void;
-}
-
-/** An admitted (or, with an idempotency key, an existing) run. */
-export interface RunHandle {
-  record: RunRecord;
-  /** Settles when the run's producer has ended (result recorded, autosave done, lease released). */
-  done: Promise<RunRecord>;
-  existing: boolean;
-}
-
-/** State restored from a snapshot. */
-export interface RestoredState {
-  messages: ChatMessage[];
-  usage: Usage;
-  createdAtMs: number;
-  generation: number;
-  runs: RunRecord[];
-  artifacts: Artifact[];
-  trace: SessionSnapshotV1['trace_events'];
-  verifications: VerificationReport[];
-  sessionSequence: number;
-}
 
 /**
  * One live session: its transcript, single-flight admission, runs and their event log, artifacts and

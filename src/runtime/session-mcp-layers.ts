@@ -1,0 +1,55 @@
+import { CodeError } from '../errors.js';
+import type { McpServerConfig } from '../protocol/mcp.js';
+import { hasScope, type Caller } from './caller.js';
+import type { HostEnv } from './host-env.js';
+import { McpManager } from './mcp/mcp-manager.js';
+import type { AgentSession } from './session/agent-session.js';
+
+/** What building a session's inherited MCP layer needs from the agent. */
+export interface SessionMcpDeps {
+  readonly hostEnv: HostEnv;
+  onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
+}
+
+function inheritedManager(session: AgentSession, deps: SessionMcpDeps): McpManager {
+  return new McpManager({ source: 'inherited', now: () => deps.hostEnv.now(), defaultCwd: session.workspace, onLog: (server, line) => deps.onMcpLog?.(session.id, server, line) });
+}
+
+/** Connect host-supplied MCP servers as the session's inherited layer; stdio servers run host code, so they need host_direct. */
+export async function attachInheritedMcp(session: AgentSession, servers: readonly McpServerConfig[], caller: Caller, deps: SessionMcpDeps): Promise<void> {
+  if (servers.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct')) {
+    throw new CodeError('FORBIDDEN', 'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct', field: 'mcpServers' });
+  }
+  const manager = inheritedManager(session, deps);
+  try {
+    for (const server of servers) await manager.add(server);
+  } catch (error) {
+    await manager.close();
+    throw error;
+  }
+  session.attachInheritedMcp(manager);
+}
+
+/**
+ * Give a restored session back the MCP layers it had: the host-supplied servers from its stored options
+ * (inherited layer) and its own servers from the snapshot (added with POST .../mcp, not removed since).
+ *
+ * There is deliberately no scope check here. stdio servers run a command on the host, so they were checked
+ * for host_direct when the session was created (mcpServers) or when the server was added (the MCP route),
+ * against the caller who chose the command. The snapshot comes from the server's own store, which only the
+ * server writes, so that authorisation stands for the session's lifetime. The caller who happens to restore
+ * it (any caller of the tenant, an admin, a plain GET that hydrates it on another node) chooses no command,
+ * and without host_direct it must neither be refused the session nor silently strip it of its servers.
+ *
+ * Servers connect concurrently; one that cannot start does not fail the restore: it stays registered with
+ * its error (GET .../mcp shows it), as a global server does at start.
+ */
+export async function reattachMcp(session: AgentSession, inherited: readonly McpServerConfig[], own: readonly McpServerConfig[], deps: SessionMcpDeps): Promise<void> {
+  const reattachInherited = async (): Promise<void> => {
+    if (inherited.length === 0) return;
+    const manager = inheritedManager(session, deps);
+    await manager.registerAll(inherited);
+    session.attachInheritedMcp(manager);
+  };
+  await Promise.all([reattachInherited(), own.length > 0 ? session.restoreOwnMcp(own) : undefined]);
+}

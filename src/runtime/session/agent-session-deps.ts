@@ -1,0 +1,52 @@
+import type { ChatMessage } from '../../protocol/chat-message.js';
+import type { RunRecord, Usage } from '../../protocol/run-record.js';
+import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
+import type { VerificationReport } from '../../protocol/verification.js';
+import type { CheckpointStore } from '../../stores/checkpoint-store.js';
+import type { SessionStore } from '../../stores/session-store.js';
+import type { HostEnv } from '../host-env.js';
+import type { McpManager } from '../mcp/mcp-manager.js';
+import type { SharedGovernance } from '../policy/shared-governance.js';
+import type { SessionOwnership } from '../session-ownership.js';
+import type { AnyToolDefinition } from '../tools/define-tool.js';
+import type { SessionEventObserver } from './session-emitter.js';
+
+/** What a session needs from the agent that owns it. */
+export interface AgentSessionDeps {
+  hostEnv: HostEnv;
+  store: SessionStore;
+  tools: readonly AnyToolDefinition[];
+  /** Agent-wide governance services every session shares. */
+  governance: SharedGovernance;
+  /** Where loop checkpoints go after every tool round. */
+  checkpoints: CheckpointStore;
+  /** The agent-global MCP layer and its change counter. */
+  mcp: SharedMcp;
+  /** Who owns the session (a Redis lease in a cluster) and where its events are published. */
+  ownership: SessionOwnership;
+  /** Called when a background save fails (logged by the agent). */
+  onPersistenceError?(sessionId: string, error: unknown): void;
+  /** Sees every event the session emits (the server's metrics). */
+  onEvent?: SessionEventObserver | undefined;
+}
+
+/** The agent-global MCP layer as sessions see it. */
+export interface SharedMcp {
+  readonly global: McpManager;
+  /** Bumped whenever the global layer's tools change. */
+  version(): number;
+  onLog?(sessionId: string, server: string, line: string): void;
+}
+
+/** State restored from a snapshot. */
+export interface RestoredState {
+  messages: ChatMessage[];
+  usage: Usage;
+  createdAtMs: number;
+  generation: number;
+  runs: RunRecord[];
+  artifacts: Artifact[];
+  trace: SessionSnapshotV1['trace_events'];
+  verifications: VerificationReport[];
+  sessionSequence: number;
+}

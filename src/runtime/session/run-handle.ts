@@ -1,0 +1,21 @@
+import type { ChatMessage } from '../../protocol/chat-message.js';
+import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
+import type { RunRecord } from '../../protocol/run-record.js';
+
+/** A run request. */
+export interface RunRequest {
+  input: string;
+  /** Side question: run on this history instead of the transcript, and leave the transcript unchanged. */
+  history?: ChatMessage[];
+  idempotencyKey?: string;
+  /** Resume a run from its loop checkpoint (a new run id; the old run is named in metadata). */
+  resumeFrom?: LoopCheckpoint;
+}
+
+/** An admitted (or, with an idempotency key, an existing) run. */
+export interface RunHandle {
+  record: RunRecord;
+  /** Settles when the run's producer has ended (result recorded, autosave done, lease released). */
+  done: Promise<RunRecord>;
+  existing: boolean;
+}
