@@ -118,7 +118,7 @@ export class StreamFollower {
           const reply = (await read) as XReadReply;
           this.blockedClientId = undefined;
           failures = 0;
-          this.deliver(reply);
+          this.deliver(reply, cursors);
         } catch (error) {
           this.blockedClientId = undefined;
           if (this.closed) break;
@@ -134,9 +134,15 @@ export class StreamFollower {
     }
   }
 
-  private deliver(reply: XReadReply): void {
+  /**
+   * Hand each entry of a reply to the followers whose cursor it passes. A reply for `key` holds the entries
+   * after `cursors.get(key)`, so a follower that joined during the read with a smaller cursor gets none of
+   * it (the entries between its cursor and the read's would be skipped): the next round reads from its cursor.
+   */
+  private deliver(reply: XReadReply, cursors: ReadonlyMap<string, number>): void {
     for (const [key, entries] of reply ?? []) {
-      const followers = [...this.followers].filter((follower) => follower.key === key);
+      const readAfter = cursors.get(key) ?? Number.POSITIVE_INFINITY;
+      const followers = [...this.followers].filter((follower) => follower.key === key && follower.after >= readAfter);
       for (const [id, fields] of entries) {
         const sequence = sequenceOfStreamId(id);
         const waiting = followers.filter((follower) => follower.after < sequence && this.followers.has(follower));

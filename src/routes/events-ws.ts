@@ -36,6 +36,13 @@ export const SESSION_CLOSED_DRAIN_MS = 10_000;
 /** Refused messages before authentication; one more closes the socket with 4001. */
 export const MAX_MESSAGES_BEFORE_AUTH = 8;
 
+/**
+ * Messages an authenticated socket may send while its subscription is still being attached (the session
+ * looked up, or another node's stream joined); they are handled in order once it is. Pings (and invalid
+ * messages) with nothing queued before them are answered at once and not counted. One more closes with 1008.
+ */
+export const MAX_MESSAGES_BEFORE_ATTACH = 8;
+
 // RFC 6455: a close frame's reason is at most 123 bytes of UTF-8.
 const MAX_CLOSE_REASON_BYTES = 123;
 
@@ -115,7 +122,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     description:
       'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered; hook_request frames go to registered hosts. ' +
       'The server pings to measure how far the client has read; clients must answer pings. ' +
-      'Close codes: 1001 shutdown, 1008 invalid query, 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed. ' +
+      'Close codes: 1001 shutdown, 1008 invalid query (or more than 8 messages waiting while the subscription attaches), 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed. ' +
       'On a socket that follows a session another node owns (its events arrive through the shared stream), confirm, cancel, host_register and hook_response are refused with an error frame, code SESSION_OWNED_ELSEWHERE, naming the owner node and its URL: send confirmations and cancels over REST to the owner. ' +
       'A plain GET without the upgrade answers 426 UPGRADE_REQUIRED, whether or not the session exists.',
     scope: 'sessions',
@@ -149,8 +156,12 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     let streamStop: (() => void) | undefined;
     // Set when another live node owns the session and this socket follows its events through the shared stream.
     let followedOwner: CodeError | undefined;
+    // Set once the subscription (local or following) is attached; until then an authenticated socket's messages queue.
+    let attached = false;
+    const queued: (() => void)[] = [];
 
     const release = () => {
+      queued.length = 0;
       streamStop?.();
       if (hostConnectionId !== undefined) ctx.hostRegistry.detach(hostConnectionId);
       hostConnectionId = undefined;
@@ -176,15 +187,16 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     const sendNow = (control: WsControl) => {
       if (socket.readyState === socket.OPEN) socket.send(controlFrameText(control));
     };
-    // Before a subscription exists (authentication), answers go straight out: a few, then 4001. A socket
-    // following another node's session is authenticated but has no subscription: its answers go straight out.
+    // Answers share the subscription's window. Before it exists they go straight out: while it is being
+    // attached (bounded by the socket's byte bound), or before authentication (a few refusals, then 4001).
     const reply = (control: WsControl) => {
       if (subscription) {
         subscription.sendControl(control);
         return;
       }
-      if (followedOwner) {
-        sendNow(control);
+      if (caller) {
+        if (socket.bufferedAmount > limits.maxUnackedBytes) close(WS_CLOSE.slowConsumer, `slow consumer: ${socket.bufferedAmount} bytes unsent before the subscription was attached`);
+        else sendNow(control);
         return;
       }
       refusedBeforeAuth += 1;
@@ -210,10 +222,13 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
             return;
           }
           followedOwner = error;
-          const stop = await followSessionStream(stream, sessionId, after, socket, close);
+          const follow = await followSessionStream(stream, sessionId, after, transport, { limits, closedDrainMs: SESSION_CLOSED_DRAIN_MS });
           // A socket that closed while the stream was being joined has already been released.
-          if (socket.readyState === socket.OPEN) streamStop = stop;
-          else stop();
+          if (socket.readyState !== socket.OPEN) return;
+          subscription = follow.subscription;
+          streamStop = () => follow.stop();
+          follow.start();
+          handleQueued();
           return;
         }
         close(WS_CLOSE.notFound, error instanceof CodeError ? error.message : 'session not found');
@@ -239,6 +254,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         drainTimer = setTimeout(() => close(WS_CLOSE.sessionClosed, 'session closed'), SESSION_CLOSED_DRAIN_MS);
         drainTimer.unref();
       });
+      handleQueued();
     };
     const authenticate = (token: string | undefined, header: boolean) => {
       clearTimeout(authTimer);
@@ -251,23 +267,54 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       void attach(caller).catch(() => close(WS_CLOSE.goingAway, 'subscription failed'));
     };
 
+    /** The subscription is attached: handle what the client sent meanwhile, in order. */
+    const handleQueued = () => {
+      attached = true;
+      for (const action of queued.splice(0)) {
+        if (socket.readyState !== socket.OPEN) return;
+        action();
+      }
+    };
+    /**
+     * Run a message's handling now, or, on an authenticated socket whose subscription is not attached yet,
+     * once it is (in arrival order). `immediate` handling (a ping, an auth, an invalid message) needs no
+     * subscription: it runs now when nothing is queued before it.
+     */
+    const dispatch = (action: () => void, immediate: boolean) => {
+      if (socket.readyState !== socket.OPEN) return;
+      if (!caller || attached || (immediate && queued.length === 0)) {
+        action();
+        return;
+      }
+      if (queued.length >= MAX_MESSAGES_BEFORE_ATTACH) {
+        close(WS_CLOSE.policy, `more than ${MAX_MESSAGES_BEFORE_ATTACH} messages before the subscription was attached; wait for its first frame`);
+        return;
+      }
+      queued.push(action);
+    };
+
     const handle = (message: WsClientMessage) => {
       if (message.type === 'auth') {
         // Already authenticated (by header, or anonymously): nothing to do.
         if (!caller) authenticate(message.token, false);
         return;
       }
-      // Confirmations, cancels and host registration act on the live session, which is the owner node's.
-      if (followedOwner) {
-        reply(message.type === 'ping' ? { type: 'pong', payload: {} } : ownedElsewhereControl(followedOwner, sessionId, message));
-        return;
-      }
-      if (!caller || !session) {
+      if (!caller) {
         reply(errorControl('UNAUTHORIZED', `${message.type}: authenticate first with {"type":"auth","token":"..."}`));
         return;
       }
-      if (message.type === 'ping') reply({ type: 'pong', payload: {} });
-      else if (message.type === 'host_register') {
+      if (message.type === 'ping') {
+        reply({ type: 'pong', payload: {} });
+        return;
+      }
+      // Confirmations, cancels and host registration act on the live session, which is the owner node's.
+      if (followedOwner) {
+        reply(ownedElsewhereControl(followedOwner, sessionId, message));
+        return;
+      }
+      // Not reached: session-bound messages wait in the queue until the subscription is attached.
+      if (!session) return;
+      if (message.type === 'host_register') {
         if (hostConnectionId === undefined) {
           hostConnectionId = ctx.hostEnv.newId('conn');
           ctx.hostRegistry.attach(hostConnectionId, (frame) => socket.send(JSON.stringify(frame)), { tenantId: caller.tenantId, principal: caller.principal, sessionId });
@@ -298,17 +345,18 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       try {
         parsed = JSON.parse(data.toString());
       } catch {
-        reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message'));
+        dispatch(() => reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message')), true);
         return;
       }
       const result = WsClientMessageSchema.safeParse(parsed);
       if (!result.success) {
         const issue = result.error.issues[0];
         const field = ['message', ...(issue?.path.map(String) ?? [])].join('.');
-        reply(errorControl('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, field));
+        dispatch(() => reply(errorControl('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, field)), true);
         return;
       }
-      handle(result.data);
+      const message = result.data;
+      dispatch(() => handle(message), message.type === 'ping' || message.type === 'auth');
     });
     socket.on('pong', (data) => {
       const token = Number(data.toString());

@@ -12,6 +12,23 @@ import { subscribe } from '../support/ws-client.js';
 const isEndOf = (runId: string) => (e: EventEnvelope) => e.type === 'agent_end' && e.metadata.run_id === runId;
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
+/**
+ * Run short runs on `owner` until `node` has closed a stalled socket (it holds `open` sockets then): a
+ * stalled follower is closed once a window of events is appended after it stopped taking them in, and
+ * when exactly it stopped depends on timing. Returns the run ids.
+ */
+async function runUntilClosed(fake: FakeProvider, owner: TestServer, sessionId: string, node: TestServer, open: number): Promise<string[]> {
+  const runIds: string[] = [];
+  for (let run = 0; run < 5 && node.server.sockets.size > open; run += 1) {
+    fake.script({ text: 'z'.repeat(40), chunks: 40 });
+    runIds.push((await request(owner.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: `more ${run}`, wait: true }).expect(200)).body.runId as string);
+    // A closed peer that stopped reading cannot answer the closing handshake: it is cut off after CLOSE_GRACE_MS.
+    for (let i = 0; i < 30 && node.server.sockets.size > open; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(node.server.sockets.size).toBe(open);
+  return runIds;
+}
+
 /** Two nodes on one Redis key prefix, sharing one fake provider; closed after each test. */
 function useTwoNodes() {
   let opened: { fake: FakeProvider; nodes: TestServer[] } | undefined;
@@ -73,7 +90,7 @@ describe('a WebSocket following another node\'s session: retention and bounds', 
     fake.assertDone();
   });
 
-  it('a reading follower gets every event of a long run in order while another follower on the same node has stopped reading', async () => {
+  it('closes a follower that stopped reading with 4008 after its window, while a reader on the same node gets every event in order; it resumes from its cursor', async () => {
     const { fake, a, b } = await twoNodes({}, { limits: { subscriberBufferEvents: 16 } });
     await request(a.url).post('/v1/sessions').send({ sessionId: 'slow', autoSave: true }).expect(201);
     fake.script({ text: 'first' });
@@ -83,6 +100,7 @@ describe('a WebSocket following another node\'s session: retention and bounds', 
     // Both are following A's stream once they replayed the first run; then one stops reading.
     await reader.waitFor(isEndOf(first));
     await stalled.waitFor(isEndOf(first));
+    const read = stalled.cursor() ?? 0;
     stalled.pause();
     const chunks = 200;
     fake.script({ text: 'y'.repeat(chunks), chunks });
@@ -94,13 +112,55 @@ describe('a WebSocket following another node\'s session: retention and bounds', 
     expect(recorded.length).toBeGreaterThan(16 * 4);
     expect(reader.sequences()).toEqual(range(1, recorded.at(-1) ?? 0));
     expect(reader.sequences().slice(-recorded.length)).toEqual(recorded);
+
+    // Events appended while the stalled follower's window is full and unacknowledged: a window of them closes it
+    // (before it reads again), while the reader goes on.
+    const next = (await runUntilClosed(fake, a, 'slow', b, 1)).at(-1) ?? runId;
+    const end = await reader.waitFor(isEndOf(next));
+    const last = end.metadata.session_sequence;
+    expect(reader.sequences()).toEqual(range(1, last));
     expect(reader.controls).toEqual([]);
     expect(reader.socket.readyState).toBe(reader.socket.OPEN);
-    // Not asserted: the stalled follower should be closed with 4008 past limits.subscriberBufferEvents, but the
-    // follow path (src/routes/stream-follow.ts) bounds only the bytes queued in the socket (8 MiB).
     stalled.resume();
-    stalled.close();
+    const closed = await stalled.waitClosed();
+    expect(closed.code).toBe(4008);
+    expect(closed.reason).toContain('16 frames unacknowledged (limits.subscriberBufferEvents)');
+    // At most one window past what it had read (and acknowledged) before it stopped, in order, no control frames.
+    const cursor = stalled.cursor() ?? 0;
+    expect(cursor).toBeGreaterThan(read);
+    expect(cursor).toBeLessThanOrEqual(read + 16);
+    expect(stalled.frames).toHaveLength(cursor);
+    expect(stalled.sequences()).toEqual(range(1, cursor));
+
+    // It resumes from its cursor on the same node: everything after it, in order, paced by acknowledgements.
+    const again = await subscribe(b.url, 'slow', { after: cursor });
+    await again.waitFor(isEndOf(next));
+    expect(again.sequences()).toEqual(range(cursor + 1, last));
+    expect(again.controls).toEqual([]);
+    expect(again.socket.readyState).toBe(again.socket.OPEN);
+    again.close();
     reader.close();
+    fake.assertDone();
+  });
+
+  it('holds one window for a follower that never reads its replay, and closes it with 4008 once a window of new events goes unread', async () => {
+    const { fake, a, b } = await twoNodes({}, { limits: { subscriberBufferEvents: 16 } });
+    await request(a.url).post('/v1/sessions').send({ sessionId: 'stall', autoSave: true }).expect(201);
+    fake.script({ text: 'a'.repeat(40), chunks: 40 });
+    await request(a.url).post('/v1/sessions/stall/runs').send({ input: 'one', wait: true }).expect(200);
+
+    const stalled = await subscribe(b.url, 'stall', { after: 0, pauseOnOpen: true });
+    const watcher = await subscribe(b.url, 'stall', { after: 0 });
+    const runIds = await runUntilClosed(fake, a, 'stall', b, 1);
+    const end = await watcher.waitFor(isEndOf(runIds.at(-1) ?? ''));
+    expect(watcher.sequences()).toEqual(range(1, end.metadata.session_sequence));
+    expect(watcher.socket.readyState).toBe(watcher.socket.OPEN);
+    stalled.resume();
+    const closed = await stalled.waitClosed();
+    expect(closed.code).toBe(4008);
+    expect(closed.reason).toContain('limits.subscriberBufferEvents');
+    expect(stalled.frames.map((f) => f.metadata.session_sequence)).toEqual(range(1, 16));
+    watcher.close();
     fake.assertDone();
   });
 });

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MAX_MESSAGES_BEFORE_AUTH } from '../../src/routes/events-ws.js';
+import { MAX_MESSAGES_BEFORE_ATTACH, MAX_MESSAGES_BEFORE_AUTH } from '../../src/routes/events-ws.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { subscribe } from '../support/ws-client.js';
@@ -53,5 +53,71 @@ describe('a WebSocket that follows a session another node owns', () => {
     expect(end.metadata).toMatchObject({ session_id: 'f1' });
     ws.close();
     expect((await ws.closed).code).not.toBe(4001);
+  });
+});
+
+describe('messages sent while an authenticated socket is still attaching', () => {
+  const TOKEN = 'tenant-a-token-0123456789';
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  let fake: FakeProvider;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    const apiTokens = [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }];
+    const shared = { redisUrl: inject('redisUrl'), redisKeyPrefix: `a3s-attach-${Math.random().toString(36).slice(2)}:`, apiTokens };
+    a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
+    b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b' } });
+    await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'q1', autoSave: true }).expect(201);
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await fake?.close();
+  });
+
+  // Sent as soon as the socket opens, while the server is still looking the session up (and, on B, joining A's stream).
+  const pings = MAX_MESSAGES_BEFORE_AUTH + 4;
+  async function pingsThenCancel(url: string, runId: string) {
+    const ws = await subscribe(url, 'q1', { after: 0, token: TOKEN });
+    for (let i = 0; i < pings; i++) ws.send({ type: 'ping' });
+    ws.send({ type: 'cancel', runId });
+    await ws.waitFor((f) => f.type === 'error' || f.type === 'cancel_result');
+    return ws;
+  }
+
+  it('a follower answers every ping in order, then refuses the cancel with SESSION_OWNED_ELSEWHERE, and stays open', async () => {
+    fake.script({ text: 'first' });
+    const runId = (await request(a.url).post('/v1/sessions/q1/runs').set(auth).send({ input: 'one', wait: true }).expect(200)).body.runId as string;
+    const ws = await pingsThenCancel(b.url, runId);
+    expect(ws.controls.map((c) => c.type)).toEqual([...Array<string>(pings).fill('pong'), 'error']);
+    const refusal = ws.controls.at(-1)?.payload as { code: string; message: string; field?: string };
+    expect(refusal).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', field: 'runId' });
+    expect(refusal.message).toMatch(/^cancel: .*node-a/);
+    await ws.waitFor((e) => e.type === 'agent_end' && e.metadata.run_id === runId);
+    expect(ws.socket.readyState).toBe(ws.socket.OPEN);
+    ws.close();
+    expect((await ws.closed).code).not.toBe(4001);
+  });
+
+  it('a local subscriber answers every ping in order, then the cancel, and stays open', async () => {
+    fake.script({ text: 'second' });
+    const runId = (await request(a.url).post('/v1/sessions/q1/runs').set(auth).send({ input: 'two', wait: true }).expect(200)).body.runId as string;
+    const ws = await pingsThenCancel(a.url, runId);
+    expect(ws.controls.map((c) => c.type)).toEqual([...Array<string>(pings).fill('pong'), 'cancel_result']);
+    expect(ws.controls.at(-1)?.payload).toEqual({ run_id: runId, cancelled: false });
+    await ws.waitFor((e) => e.type === 'agent_end' && e.metadata.run_id === runId);
+    expect(ws.socket.readyState).toBe(ws.socket.OPEN);
+    ws.close();
+    expect((await ws.closed).code).not.toBe(4001);
+  });
+
+  it(`closes with 1008 when more than ${MAX_MESSAGES_BEFORE_ATTACH} messages wait for the subscription`, async () => {
+    // Live-only: joining A's stream first looks up its newest event, one more round trip to Redis.
+    const ws = await subscribe(b.url, 'q1', { token: TOKEN });
+    for (let i = 0; i <= MAX_MESSAGES_BEFORE_ATTACH * 4; i++) ws.send({ type: 'cancel', runId: 'run-x' });
+    const closed = await ws.waitClosed();
+    expect(closed.code).toBe(1008);
+    expect(closed.reason).toContain('before the subscription was attached');
   });
 });

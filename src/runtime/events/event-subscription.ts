@@ -1,6 +1,33 @@
 import type { EventEnvelope } from '../../protocol/event-envelope.js';
 import type { WsControl } from '../../protocol/ws-messages.js';
-import type { SessionEventLog } from './session-event-log.js';
+import type { SequenceGap } from './session-event-log.js';
+
+/**
+ * What a subscription reads: a session's event log (SessionEventLog), or a bounded buffer fed by another
+ * node's event stream (see src/routes/stream-follow.ts).
+ */
+export interface SubscriptionSource {
+  /** The session_sequence of the last event the source holds (where a live-only subscriber starts). */
+  readonly lastSequence: number;
+  /** Up to `max` held events with session_sequence > after, in order. */
+  read(after: number, max: number): EventEnvelope[];
+  /** The first hole after `after` in events read from the source (or in what follows them), if any. */
+  firstGap(after: number, events: readonly EventEnvelope[]): SequenceGap | undefined;
+  /**
+   * Call the listener for every event appended from now on; returns its removal. For a `pulled` source,
+   * only for events appended to the session while the subscriber's window is full and the source has
+   * stopped taking events in (they count toward closing a stalled subscriber).
+   */
+  listen(listener: (event: EventEnvelope) => void): () => void;
+  /**
+   * True when events reach the source in batches, faster than a reader acknowledges frames (another
+   * node's stream): the subscription never writes an event as it arrives but always pulls, as when
+   * catching up; the source calls `EventSubscription.pull()` when it has new events.
+   */
+  readonly pulled?: boolean;
+  /** The event after which the subscription ends with the session-closed code (default: any `session_closed`). */
+  ends?(event: EventEnvelope): boolean;
+}
 
 /**
  * Where a subscription writes: one ordered frame channel with an end-to-end acknowledgement. Over
@@ -60,6 +87,11 @@ function serialize(event: EventEnvelope): Serialized {
   return cached;
 }
 
+/** Bytes of an envelope's frame (serialised once, then shared with every subscription that writes it). */
+export function eventFrameBytes(event: EventEnvelope): number {
+  return serialize(event).bytes;
+}
+
 /** Serialise a control frame (replay_gap, pong, error, cancel_result). */
 export function controlFrameText(frame: WsControl): string {
   return JSON.stringify({ version: 1, type: frame.type, payload: frame.payload, metadata: {} });
@@ -75,7 +107,9 @@ export function controlFrameText(frame: WsControl): string {
  * window of new events is appended. Memory per subscriber is therefore one window, whatever the
  * client does; the rest stays in the log (bounded by retention) or in the OS socket buffers. Every
  * hole in the sequence (events dropped by retention) is announced by a `replay_gap` control frame
- * before the first event after it.
+ * before the first event after it. A `pulled` source (another node's stream) is always read this way,
+ * never followed live: the subscriber is closed once a window of events is appended to the session
+ * while its own window is full and unacknowledged.
  */
 export class EventSubscription {
   private cursor = 0;
@@ -97,7 +131,7 @@ export class EventSubscription {
   private readonly ackEveryBytes: number;
 
   constructor(
-    private readonly log: SessionEventLog,
+    private readonly log: SubscriptionSource,
     private readonly transport: SubscriptionTransport,
     private readonly limits: SubscriptionLimits,
     private readonly codes: SubscriptionCloseCodes,
@@ -112,8 +146,13 @@ export class EventSubscription {
     // A cursor beyond the log (e.g. from an earlier incarnation of the session id) has nothing to replay.
     this.cursor = after === undefined ? this.log.lastSequence : Math.min(after, this.log.lastSequence);
     this.unlisten = this.log.listen((event) => this.onAppend(event));
-    if (after === undefined) this.live = true;
+    if (after === undefined && this.log.pulled !== true) this.live = true;
     else this.pump();
+  }
+
+  /** A pulled source has new events: read them while the window has room. */
+  pull(): void {
+    if (!this.stopped && !this.live) this.pump();
   }
 
   /** The session_sequence of the last event written. */
@@ -121,7 +160,7 @@ export class EventSubscription {
     return this.cursor;
   }
 
-  /** True once the subscriber follows live events. */
+  /** True once the subscriber follows live events (never for a pulled source). */
   get isLive(): boolean {
     return this.live;
   }
@@ -192,7 +231,8 @@ export class EventSubscription {
       if (batch.length === 0) {
         const gap = this.log.firstGap(this.cursor, batch);
         if (gap) this.announceGap(gap.after, gap.firstAvailable, this.log.lastSequence);
-        this.goLive();
+        // A pulled source is read whenever it has events: the subscriber never follows it live.
+        if (this.log.pulled !== true) this.goLive();
         return;
       }
       for (const event of batch) {
@@ -235,7 +275,7 @@ export class EventSubscription {
     const { text, bytes } = serialize(event);
     this.cursor = sequence;
     this.write(text, bytes);
-    if (event.type === 'session_closed') this.end(this.codes.sessionClosed, 'session closed');
+    if (this.log.ends ? this.log.ends(event) : event.type === 'session_closed') this.end(this.codes.sessionClosed, 'session closed');
   }
 
   private announceGap(after: number, firstAvailable: number, cursorAfter: number): void {
