@@ -1,5 +1,5 @@
 import { CodeError } from '../errors.js';
-import { ClusterEventSchema, type ClusterEvent } from './cluster-event-schema.js';
+import { ClusterEventSchema, type ClusterEvent } from '../protocol/cluster-event.js';
 
 // How many failing fields an error message names; the rest are only counted.
 const MAX_REPORTED_ISSUES = 5;

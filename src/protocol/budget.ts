@@ -90,5 +90,8 @@ export const BudgetHostEndpointSchema = z
   ])
   .meta({ id: 'BudgetHostEndpoint' });
 
+/** Answer of PUT and DELETE /v1/sessions/:id/budget-host: the kind of budget host now set, null when none. */
+export const BudgetHostSetResponseSchema = z.object({ budgetHost: z.enum(['webhook', 'websocket']).nullable() }).meta({ id: 'BudgetHostSetResponse' });
+
 /** A budget host endpoint set over REST. */
 export type BudgetHostEndpoint = z.infer<typeof BudgetHostEndpointSchema>;

@@ -53,3 +53,15 @@ export const PendingConfirmationSchema = z
     remainingMs: z.number().int(),
   })
   .meta({ id: 'PendingConfirmation' });
+
+/** A pending confirmation in wire form. */
+export type PendingConfirmationView = z.infer<typeof PendingConfirmationSchema>;
+
+/** Session id + tool call id path parameters of POST /v1/sessions/:id/confirmations/:toolId. */
+export const ConfirmationParamsSchema = z.object({ id: z.string().min(1).max(128), toolId: z.string().min(1).max(300) }).strict();
+
+/** Answer of GET /v1/sessions/:id/confirmations: the pending confirmations with their remaining time. */
+export const ConfirmationListResponseSchema = z.object({ confirmations: z.array(PendingConfirmationSchema) }).meta({ id: 'ConfirmationListResponse' });
+
+/** Answer of POST /v1/sessions/:id/confirmations/:toolId: the settled confirmation and the answer given. */
+export const ConfirmationAnsweredResponseSchema = z.object({ confirmation: PendingConfirmationSchema, approved: z.boolean() }).meta({ id: 'ConfirmationAnsweredResponse' });

@@ -90,8 +90,10 @@ export const CloseResponseSchema = z.object({ closed: z.literal(true) });
 export const ToolInfoSchema = z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()), readOnly: z.boolean() });
 /** Tool list. */
 export const ToolListResponseSchema = z.object({ tools: z.array(ToolInfoSchema) });
+/** Arguments of a tool call as a route takes them: any JSON object, which the tool invoker validates against the tool's schema. */
+export const ToolArgsSchema = z.record(z.string(), z.unknown());
 /** Body of a host-direct tool call. */
-export const ToolCallBodySchema = z.object({ args: z.record(z.string(), z.unknown()).default({}) }).strict();
+export const ToolCallBodySchema = z.object({ args: ToolArgsSchema.default({}) }).strict();
 /** A tool result. */
 export const ToolResultResponseSchema = z
   .object({ output: z.string(), exitCode: z.number().int(), truncated: z.boolean(), artifactId: z.string().nullable(), durationMs: z.number(), metadata: z.record(z.string(), z.unknown()) })

@@ -49,8 +49,8 @@ export interface RuntimeEventPayloads {
   verification_completed: { report_id: string; subject: string; status: string; failed_required: number };
 }
 
-/** Payload fields shared by the budget events. */
-export interface BudgetEventPayload {
+/** Payload fields shared by the budget events (a type alias, not an interface, so payloads fit the event log's `Record<string, unknown>`). */
+export type BudgetEventPayload = {
   resource: string;
   reason: string;
   used: number | null;
@@ -58,10 +58,10 @@ export interface BudgetEventPayload {
   scope: string;
   tool_id?: string;
   tool_name?: string;
-}
+};
 
-/** agent_end payload: the AgentResult in wire form. */
-export interface AgentEndPayload {
+/** agent_end payload: the AgentResult in wire form (a type alias, not an interface, so payloads fit the event log's `Record<string, unknown>`). */
+export type AgentEndPayload = {
   status: string;
   text: string;
   tool_calls_count: number;
@@ -72,7 +72,7 @@ export interface AgentEndPayload {
   verification_report_count: number;
   verification_summary_text: string | null;
   error?: { code: string; message: string };
-}
+};
 
 type MissingWireNames = Exclude<keyof RuntimeEventPayloads, EventType>;
 /** Compile-time guard: resolves to `true` only when every runtime event has a catalog wire name. */

@@ -1,11 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { BudgetHostEndpointSchema } from '../protocol/budget.js';
+import { BudgetHostEndpointSchema, BudgetHostSetResponseSchema } from '../protocol/budget.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
-
-const BudgetHostSetSchema = z.object({ budgetHost: z.enum(['webhook', 'websocket']).nullable() });
 
 /** Budget host routes: set or remove the external host a session's budget guard consults (fail closed). */
 export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContext): void {
@@ -20,7 +17,7 @@ export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContex
       scope: 'sessions',
       params: SessionParamsSchema,
       body: BudgetHostEndpointSchema,
-      responses: { 200: BudgetHostSetSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+      responses: { 200: BudgetHostSetResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
     async ({ params, body, caller }) => {
       ctx.agent.getSession(params.id, caller).setBudgetHost(body);
@@ -30,7 +27,7 @@ export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContex
   addRoute(
     app,
     ctx,
-    { method: 'DELETE', url: '/v1/sessions/:id/budget-host', summary: 'Remove the external budget host of a session (its built-in limits stay)', scope: 'sessions', params: SessionParamsSchema, responses: { 200: BudgetHostSetSchema, 404: ErrorBodySchema } },
+    { method: 'DELETE', url: '/v1/sessions/:id/budget-host', summary: 'Remove the external budget host of a session (its built-in limits stay)', scope: 'sessions', params: SessionParamsSchema, responses: { 200: BudgetHostSetResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => {
       ctx.agent.getSession(params.id, caller).setBudgetHost(undefined);
       return { budgetHost: null };

@@ -1,11 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { ClusterEventSchema } from '../cluster/cluster-event-schema.js';
+import { ClusterEventInjectedResponseSchema, ClusterEventSchema } from '../protocol/cluster-event.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
-
-const InjectedSchema = z.object({ injected: z.literal(true), type: z.string(), passivated: z.boolean() });
 
 /**
  * POST /v1/sessions/:id/cluster-events (admin): inject `budget_threshold_hit`, `passivation_requested` or
@@ -24,7 +21,7 @@ export function registerClusterEventRoutes(app: FastifyInstance, ctx: ServerCont
       scope: 'admin',
       params: SessionParamsSchema,
       body: ClusterEventSchema,
-      responses: { 202: InjectedSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+      responses: { 202: ClusterEventInjectedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
     async ({ params, body, caller, reply }) => {
       const session = ctx.agent.getSession(params.id, caller);

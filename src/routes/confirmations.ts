@@ -1,17 +1,18 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { ConfirmationAnswerSchema, PendingConfirmationSchema } from '../protocol/governance.js';
+import {
+  ConfirmationAnsweredResponseSchema,
+  ConfirmationAnswerSchema,
+  ConfirmationListResponseSchema,
+  ConfirmationParamsSchema,
+  type PendingConfirmationView,
+} from '../protocol/governance.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import type { PendingConfirmation } from '../runtime/policy/confirmation-broker.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
-const ConfirmationParamsSchema = z.object({ id: z.string().min(1).max(128), toolId: z.string().min(1).max(300) }).strict();
-const ConfirmationListSchema = z.object({ confirmations: z.array(PendingConfirmationSchema) });
-const ConfirmationAnsweredSchema = z.object({ confirmation: PendingConfirmationSchema, approved: z.boolean() });
-
 /** The wire form of a pending confirmation. */
-export function pendingView(p: PendingConfirmation): z.infer<typeof PendingConfirmationSchema> {
+export function pendingView(p: PendingConfirmation): PendingConfirmationView {
   return { ...p, runId: p.runId ?? null };
 }
 
@@ -21,7 +22,7 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/confirmations', summary: 'Pending human confirmations with their remaining time', scope: 'sessions', params: SessionParamsSchema, responses: { 200: ConfirmationListSchema, 404: ErrorBodySchema } },
+    { method: 'GET', url: '/v1/sessions/:id/confirmations', summary: 'Pending human confirmations with their remaining time', scope: 'sessions', params: SessionParamsSchema, responses: { 200: ConfirmationListResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => ({ confirmations: agent.getSession(params.id, caller).pendingConfirmations().map(pendingView) }),
   );
   addRoute(
@@ -35,7 +36,7 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
       scope: 'sessions',
       params: ConfirmationParamsSchema,
       body: ConfirmationAnswerSchema,
-      responses: { 200: ConfirmationAnsweredSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
+      responses: { 200: ConfirmationAnsweredResponseSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
     },
     async ({ params, body, caller }) => {
       const settled = agent.getSession(params.id, caller).answerConfirmation(params.toolId, body);

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { CodeError } from '../errors.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import {
@@ -10,14 +9,11 @@ import {
   McpServerConfigSchema,
   McpServerListResponseSchema,
   McpServerParamsSchema,
-  McpServerStatusSchema,
 } from '../protocol/mcp.js';
 import { hasScope } from '../runtime/caller.js';
 import { layerMcpStatus } from '../runtime/mcp/layered-mcp-tools.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
-
-const RefreshResponseSchema = z.object({ servers: z.array(McpServerStatusSchema) });
 
 /** MCP routes: a session's own servers (add, list across layers, remove) and the admin routes for global servers. */
 export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): void {
@@ -76,7 +72,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): voi
   addRoute(
     app,
     ctx,
-    { method: 'POST', url: '/v1/admin/mcp/refresh', summary: 'Re-list the tools of every global MCP server', scope: 'admin', responses: { 200: RefreshResponseSchema } },
+    { method: 'POST', url: '/v1/admin/mcp/refresh', summary: 'Re-list the tools of every global MCP server', scope: 'admin', responses: { 200: McpServerListResponseSchema } },
     async () => {
       await agent.refreshMcpTools();
       return { servers: agent.mcp.status() };

@@ -7,27 +7,35 @@ import { isSessionScoped, startsRun } from './openapi-registry.js';
 import type { ServerContext } from './server-context.js';
 
 /** A route: method, url, schemas (validation and OpenAPI) and the scope it needs (null: no auth). */
-export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, S extends Scope | null = Scope | null> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   summary: string;
   description?: string;
-  scope: Scope | null;
+  scope: S;
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body's documented shape when the handler forwards the body (validated by `body` as a mere envelope)
+   * to a validator whose faults are not 400s: the program route's tool invoker answers bad arguments with a tool result.
+   */
+  documentedBody?: z.ZodType;
   headers?: Record<string, string>;
   responses: Record<number, z.ZodType | null>;
   /** Media type of the success responses when not JSON (the handler sets the reply's content type); errors stay JSON. */
   produces?: string;
 }
 
-/** What a handler receives: validated inputs and the authenticated caller. */
-export interface RouteInput<P, Q, B> {
+/** The caller a handler sees: the authenticated caller on routes with a scope, none on `scope: null` routes. */
+export type RouteCaller<S extends Scope | null> = S extends Scope ? Caller : undefined;
+
+/** What a handler receives: validated inputs and the caller (authenticated unless the route's scope is null). */
+export interface RouteInput<P, Q, B, S extends Scope | null = Scope | null> {
   params: P;
   query: Q;
   body: B;
-  caller: Caller;
+  caller: RouteCaller<S>;
   request: FastifyRequest;
   reply: FastifyReply;
 }
@@ -47,13 +55,14 @@ function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where
 }
 
 /** Register a route with zod validation, bearer auth, scope check and OpenAPI documentation. */
-export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, S extends Scope | null>(
   app: FastifyInstance,
   ctx: ServerContext,
-  spec: RouteSpec<P, Q, B>,
-  handler: (input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<unknown>,
+  spec: RouteSpec<P, Q, B, S>,
+  handler: (input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>, S>) => Promise<unknown>,
 ): void {
-  ctx.openapi.add({ ...spec });
+  const { documentedBody, ...documented } = spec;
+  ctx.openapi.add(documentedBody ? { ...documented, body: documentedBody } : documented);
   const sessionScoped = isSessionScoped(spec);
   const runStart = startsRun(spec);
   app.route({
@@ -77,10 +86,11 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
         params,
         query: parse(spec.query, request.query, 'query'),
         body,
-        caller: caller as Caller,
+        // Sound: caller is set exactly when spec.scope is not null, which is what RouteCaller<S> says.
+        caller: caller as RouteCaller<S>,
         request,
         reply,
-      } as RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>;
+      } as RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>, S>;
       return handler(input);
     },
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClusterEventSchema } from '../../src/cluster/cluster-event-schema.js';
+import { ClusterEventSchema } from '../../src/protocol/cluster-event.js';
 import { parseClusterEvent } from '../../src/cluster/cluster-events.js';
 
 describe('cluster events', () => {

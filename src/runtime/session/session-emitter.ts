@@ -37,7 +37,7 @@ export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
     if (labels.principal !== undefined) metadata.principal = labels.principal;
     if (labels.agentTemplateId !== undefined) metadata.agent_template_id = labels.agentTemplateId;
     if (labels.correlationId !== undefined) metadata.correlation_id = labels.correlationId;
-    const stamped = deps.events.append({ version: 1, type, payload: payload as unknown as Record<string, unknown>, metadata });
+    const stamped = deps.events.append({ version: 1, type, payload, metadata });
     if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionId, stamped);
     deps.onEvent?.(type, payload);
   };

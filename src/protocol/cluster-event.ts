@@ -42,3 +42,8 @@ export type ClusterEvent = z.infer<typeof ClusterEventSchema>;
 
 /** The wire type of a cluster event. */
 export type ClusterEventType = ClusterEvent['type'];
+
+/** Answer of POST /v1/sessions/:id/cluster-events: the event was injected, and whether the session was passivated. */
+export const ClusterEventInjectedResponseSchema = z
+  .object({ injected: z.literal(true), type: z.string(), passivated: z.boolean() })
+  .meta({ id: 'ClusterEventInjectedResponse' });
