@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { connect, createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, inject, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { eventually, runEvents, useTestServers } from '../support/run-helpers.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import type { TestServer } from '../support/test-server.js';
 
 // Contract paths of API.md that no other test covers: resume without a durable checkpoint store,
@@ -33,44 +32,6 @@ function expectError(body: unknown, code: string, details: Record<string, unknow
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
-/**
- * A loopback TCP proxy to a Redis URL whose link can be cut (open connections reset, new ones refused
- * at once) and restored, so a server sees its store become unreachable without stopping the shared Redis.
- */
-async function startTcpProxy(target: string): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
-  const { hostname, port } = new URL(target);
-  const open = new Set<Socket>();
-  let down = false;
-  const server = createServer((client) => {
-    if (down) {
-      client.destroy();
-      return;
-    }
-    const upstream = connect({ host: hostname, port: Number(port) });
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-      open.add(a);
-      a.on('error', () => b.destroy());
-      a.on('close', () => (open.delete(a), b.destroy()));
-      a.pipe(b);
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    cut() {
-      down = true;
-      for (const socket of open) socket.destroy();
-    },
-    restore() {
-      down = false;
-    },
-    close() {
-      for (const socket of open) socket.destroy();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 describe('POST /v1/sessions/:id/runs/:runId/resume without a durable checkpoint store', () => {
   const start = useTestServers();

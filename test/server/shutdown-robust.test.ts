@@ -1,10 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import request from 'supertest';
 import { describe, expect, inject, it } from 'vitest';
 import { McpServerConfigSchema } from '../../src/protocol/mcp.js';
 import { anonymousCaller } from '../../src/server/authenticator.js';
 import { echoServerConfig, processGone, waitFor } from '../mcp/mcp-test-helpers.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { startTestServer } from '../support/test-server.js';
 
 /** Pids of live processes whose command line has `marker` as an argument. */
@@ -21,43 +22,13 @@ function pidsWithArgument(marker: string): number[] {
   return pids;
 }
 
-/** A TCP proxy to Redis whose link can be cut: open connections reset, and the port stops listening. */
-async function cuttableProxy(target: string): Promise<{ url: string; cut(): void; close(): Promise<void> }> {
-  const { hostname, port } = new URL(target);
-  const open = new Set<Socket>();
-  let down = false;
-  const server = createServer((client) => {
-    if (down) return void client.destroy();
-    const upstream = connect({ host: hostname, port: Number(port) });
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-      open.add(a);
-      a.on('error', () => b.destroy());
-      a.on('close', () => (open.delete(a), b.destroy()));
-      a.pipe(b);
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    cut() {
-      down = true;
-      server.close();
-      for (const socket of open) socket.destroy();
-    },
-    close() {
-      for (const socket of open) socket.destroy();
-      return new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
-    },
-  };
-}
-
 describe('shutdown completes whatever fails on the way', () => {
   it('closes the HTTP port and resolves even when Redis became unreachable', async () => {
-    const proxy = await cuttableProxy(inject('redisUrl'));
+    const proxy = await startTcpProxy(inject('redisUrl'));
     try {
       const t = await startTestServer({ config: { redisUrl: proxy.url, redisKeyPrefix: `a3s-down-${Math.random().toString(36).slice(2)}:` } });
       await request(t.url).post('/v1/sessions').send({ sessionId: 'kept', autoSave: true }).expect(201);
-      proxy.cut();
+      proxy.cut('refuse');
       await expect(t.close()).resolves.toBeUndefined();
       // The port no longer answers: nothing was left half open.
       const refused = await new Promise<string>((resolve) => {
