@@ -38,8 +38,12 @@ export const AgentResultSchema = z
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 /** A run record as kept in the session and its snapshot. */
-/** Why a run failed or was cancelled: a code from the run part of the error catalogue, and a message. */
-export const RunErrorSchema = z.object({ code: z.enum(RUN_ERROR_CODES), message: z.string() }).meta({ id: 'RunError' });
+/**
+ * Why a run failed or was cancelled: a code from the run part of the error catalogue, and a message. Run
+ * records stored by earlier versions may hold other codes (an errno code, say); they read as INTERNAL_ERROR
+ * so such snapshots stay loadable.
+ */
+export const RunErrorSchema = z.object({ code: z.enum(RUN_ERROR_CODES).catch('INTERNAL_ERROR'), message: z.string() }).meta({ id: 'RunError' });
 
 /** A run's error. */
 export type RunError = z.infer<typeof RunErrorSchema>;

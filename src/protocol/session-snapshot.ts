@@ -49,8 +49,9 @@ export const SnapshotSessionSchema = z.object({
   /** Set when a client closed the session: requests answer SESSION_CLOSED until `resume: true` reopens it. */
   closed: z.boolean().optional(),
   /**
-   * Set when the creator gave its own permissionPolicy without the host_direct scope: the operator's
-   * default policy bounds it wherever the session is restored.
+   * True when the creator gave its own permissionPolicy without the host_direct scope: the operator's
+   * default policy bounds it wherever the session is restored. Absent in snapshots written before the
+   * bound existed: those are read as bounded when they carry their own policy.
    */
   policyBounded: z.boolean().optional(),
   /**

@@ -9,6 +9,7 @@ import type { SessionOwnership } from './session-ownership.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
 import { ClosedSessions } from './closed-sessions.js';
+import { KeyedLock } from '../stores/keyed-lock.js';
 import { createReplayHostEnv, type HostEnv } from './host-env.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { SharedGovernance } from './policy/shared-governance.js';
@@ -47,7 +48,8 @@ export interface AgentDeps {
  */
 export class Agent {
   private readonly sessions = new Map<string, AgentSession>();
-  private readonly pending = new Set<string>();
+  /** Opening a session (create, resume, hydrate) is one at a time per id: no id is ever built twice. */
+  private readonly opening = new KeyedLock();
   private readonly closed = new ClosedSessions();
   private closing = false;
   private readonly workspaceContext: WorkspaceContextCache;
@@ -103,8 +105,14 @@ export class Agent {
     if (options.resume && options.sessionId === undefined) {
       throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
     }
-    if (options.resume && options.sessionId !== undefined) {
-      const live = this.sessions.get(options.sessionId);
+    const requestedId = options.sessionId;
+    return requestedId === undefined ? this.openSession(options, caller) : this.opening.run(requestedId, () => this.openSession(options, caller));
+  }
+
+  private async openSession(options: SessionOptions, caller: Caller): Promise<{ session: AgentSession; resumed: boolean }> {
+    const requestedId = options.sessionId;
+    if (options.resume && requestedId !== undefined) {
+      const live = this.sessions.get(requestedId);
       if (live) {
         this.assertVisible(live, caller);
         return { session: live, resumed: true };
@@ -113,33 +121,48 @@ export class Agent {
     if (this.sessions.size >= this.deps.config.limits.maxSessions) {
       throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.deps.config.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
     }
-    const requestedId = options.sessionId;
-    if (requestedId !== undefined) {
-      if (this.sessions.has(requestedId) || this.pending.has(requestedId)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
-      this.pending.add(requestedId);
-    }
-    try {
+    if (requestedId !== undefined && this.sessions.has(requestedId)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
+    {
       let snapshot: SessionSnapshotV1 | undefined;
       if (requestedId !== undefined) snapshot = await this.deps.store.load(requestedId);
       if (options.resume) {
         if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
           throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
         }
-        return { session: await this.restore(snapshot, caller, false, labelOptions(options)), resumed: true };
+        const session = await this.restore(snapshot, caller, false, labelOptions(options));
+        // Reopening a closed session is stored at once: the store is what other nodes (and restarts) go by.
+        if (snapshot.session.closed) await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+        return { session, resumed: true };
       }
       if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
       const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
       const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
       await this.takeLease(config.sessionId);
       const session = new AgentSession(config, this.sessionDeps(hostEnv));
-      if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
-      // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
-      if (config.autoSave) await session.save();
-      await this.register(session);
+      await this.unlessFailing(session, async () => {
+        if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
+        // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
+        if (config.autoSave) await session.save();
+        await this.register(session);
+      });
       session.notifyStart();
       return { session, resumed: false };
-    } finally {
-      if (requestedId !== undefined) this.pending.delete(requestedId);
+    }
+  }
+
+  /**
+   * Finish opening a built session; when that fails the session is discarded (its MCP servers stopped,
+   * nothing published) and its lease released before the error goes on.
+   */
+  private async unlessFailing(session: AgentSession, finish: () => Promise<void>): Promise<void> {
+    try {
+      await finish();
+    } catch (error) {
+      if (this.sessions.get(session.id) !== session) {
+        await session.abandon();
+        await this.deps.ownership.release(session.id).catch(() => undefined);
+      }
+      throw error;
     }
   }
 
@@ -234,6 +257,16 @@ export class Agent {
     if (failures.length > 0) throw failures[0];
   }
 
+  /** Run `build`; when it fails, release the session's lease (taken for it) before the error goes on. */
+  private async releasingLeaseOnFailure<T>(sessionId: string, build: () => Promise<T>): Promise<T> {
+    try {
+      return await build();
+    } catch (error) {
+      await this.deps.ownership.release(sessionId).catch(() => undefined);
+      throw error;
+    }
+  }
+
   /** Take the session's lease; SESSION_OWNED_ELSEWHERE (421, with the owner's URL) when another live node holds it. */
   private async takeLease(sessionId: string): Promise<void> {
     const result = await this.deps.ownership.acquire(sessionId);
@@ -249,7 +282,16 @@ export class Agent {
    * left in flight by a dead owner is marked failed (NODE_LOST) and, with autoResume, resumed.
    */
   async ensureLocal(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
-    if (this.sessions.has(sessionId) || this.closed.has(sessionId) || this.pending.has(sessionId) || !this.admitting) return;
+    if (this.sessions.has(sessionId) || !this.admitting) return;
+    // On one node a closed session stays closed until resume: true reopens it here; in a cluster another
+    // node may have reopened it, so the store decides.
+    if (this.closed.has(sessionId) && !this.deps.ownership.clustered) return;
+    await this.opening.run(sessionId, () => this.hydrate(sessionId, caller, startsRun));
+  }
+
+  private async hydrate(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
+    // Another request may have opened it while this one waited its turn.
+    if (this.sessions.has(sessionId)) return;
     const snapshot = await this.deps.store.load(sessionId);
     if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
     // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
@@ -264,14 +306,7 @@ export class Agent {
       if (busy) throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${busy} on node ${lease.ownerNodeId}`, { activeRunId: busy, ownerNodeId: lease.ownerNodeId });
       throw new CodeError('SESSION_OWNED_ELSEWHERE', `session ${sessionId} is owned by node ${lease.ownerNodeId}${lease.ownerUrl ? ` at ${lease.ownerUrl}` : ''}; send the request there`, { sessionId, ownerNodeId: lease.ownerNodeId, ownerUrl: lease.ownerUrl ?? null });
     }
-    this.pending.add(sessionId);
-    let session: AgentSession;
-    try {
-      if (this.sessions.has(sessionId)) return;
-      session = await this.restore(snapshot, caller, true);
-    } finally {
-      this.pending.delete(sessionId);
-    }
+    const session = await this.restore(snapshot, caller, true);
     const lost = await ownership.activeRun(sessionId);
     if (lost !== undefined && session.activeRunId === undefined) {
       session.markRunLost(lost, '');
@@ -321,13 +356,14 @@ export class Agent {
     // Continue numbering after whatever the previous owner already published.
     const published = await this.deps.ownership.lastSequence(stored.id);
     const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
-    const config = await buildSessionConfig(
+    const config = await this.releasingLeaseOnFailure(stored.id, () => buildSessionConfig(
       // Resume options may relabel (principal, agentTemplateId, correlationId); the tenant never changes.
       { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels), ...relabel },
       { ...caller, tenantId: stored.ownerTenantId },
       this.builderDeps(hostEnv),
-      { policyBounded: stored.policyBounded ?? false },
-    );
+      // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
+      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined },
+    ));
     const session = new AgentSession(config, this.sessionDeps(hostEnv), {
       messages: stored.messages,
       usage: stored.usage,
@@ -339,19 +375,20 @@ export class Agent {
       verifications: snapshot.verification_reports,
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
-    await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], this.deps);
-    await this.register(session);
+    await this.unlessFailing(session, async () => {
+      await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], this.deps);
+      await this.register(session);
+    });
     return session;
   }
 
   /**
-   * Make a built session live, unless shutdown began while it was being built: then it is closed at once
-   * (stdio MCP servers included, which the drain would otherwise miss) and the caller gets SHUTTING_DOWN.
+   * Make a built session live, unless shutdown began while it was being built: then the caller gets
+   * SHUTTING_DOWN and unlessFailing discards the session (stdio MCP servers included, which the drain
+   * would otherwise miss).
    */
   private async register(session: AgentSession): Promise<void> {
     if (this.closing) {
-      await session.close('shutdown');
-      await this.deps.ownership.release(session.id).catch(() => undefined);
       throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
     }
     this.closed.forget(session.id);

@@ -46,7 +46,8 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       sessionSequence: source.events.lastSequence,
       ...('issued' in hostEnv && typeof hostEnv.issued === 'number' ? { idCounter: hostEnv.issued } : {}),
       ...(source.closed ? { closed: true } : {}),
-      ...(config.permissionFloor ? { policyBounded: true } : {}),
+      // Always written: a snapshot without it predates the bound, and is read as bounded when it has its own policy.
+      policyBounded: config.permissionFloor !== undefined,
       ...(source.ownMcpServers.length > 0 ? { ownMcpServers: [...source.ownMcpServers] } : {}),
     },
     artifacts: source.artifacts,
