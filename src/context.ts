@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { NodeRegistry } from './cluster/node-identity.js';
+import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
 import { RedisEventStream } from './cluster/redis-event-stream.js';
 import { RedisOwnership } from './cluster/redis-ownership.js';
 import { SessionLeases } from './cluster/session-lease.js';
@@ -93,9 +94,9 @@ interface Cluster {
 
 /** The cluster services over Redis: session leases (fencing the store), the event stream and ownership. */
 function createCluster(config: CodeConfig, redis: Redis, nodeId: string, logger: Logger): Cluster {
-  // XREAD BLOCK holds its connection, so stream followers get their own, without the command deadline
-  // (a blocked read legitimately waits).
-  const reader = redis.duplicate({ commandTimeout: undefined });
+  // XREAD BLOCK holds its connection, so stream followers get their own; its deadline allows for the block
+  // time (a blocked read legitimately waits that long), so a flapping Redis cannot hold shutdown either.
+  const reader = redis.duplicate({ commandTimeout: REDIS_COMMAND_TIMEOUT_MS + DEFAULT_BLOCK_MS });
   reader.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis stream connection error'));
   const onError = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
   const holder: { ownership?: RedisOwnership } = {};

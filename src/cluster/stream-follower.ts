@@ -19,6 +19,9 @@ export interface StreamFollowerOptions {
   onError?: (error: unknown) => void;
 }
 
+/** How long one XREAD blocks by default (ms). */
+export const DEFAULT_BLOCK_MS = 1000;
+
 interface Follower {
   key: string;
   /** session_sequence of the last event delivered (or the starting cursor). */
@@ -53,7 +56,7 @@ export class StreamFollower {
   constructor(options: StreamFollowerOptions) {
     this.reader = options.reader;
     this.waker = options.waker;
-    this.blockMs = options.blockMs ?? 1000;
+    this.blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
     this.count = options.count ?? 500;
     this.onError = options.onError ?? (() => undefined);
   }

@@ -139,12 +139,24 @@ export class Agent {
       const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
       await this.takeLease(config.sessionId);
       const session = new AgentSession(config, this.sessionDeps(hostEnv));
-      await this.unlessFailing(session, async () => {
-        if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
-        // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
-        if (config.autoSave) await session.save();
-        await this.register(session);
-      });
+      let stored = false;
+      await this.unlessFailing(
+        session,
+        async () => {
+          if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
+          this.assertAdmitting();
+          // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
+          if (config.autoSave) {
+            await session.save();
+            stored = true;
+          }
+          await this.register(session);
+        },
+        // A session that never opened leaves nothing in the store to come back on the next hydration.
+        async () => {
+          if (stored) await this.deps.store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+        },
+      );
       session.notifyStart();
       return { session, resumed: false };
     }
@@ -154,12 +166,13 @@ export class Agent {
    * Finish opening a built session; when that fails the session is discarded (its MCP servers stopped,
    * nothing published) and its lease released before the error goes on.
    */
-  private async unlessFailing(session: AgentSession, finish: () => Promise<void>): Promise<void> {
+  private async unlessFailing(session: AgentSession, finish: () => Promise<void>, undo?: () => Promise<void>): Promise<void> {
     try {
       await finish();
     } catch (error) {
       if (this.sessions.get(session.id) !== session) {
         await session.abandon();
+        await undo?.();
         await this.deps.ownership.release(session.id).catch(() => undefined);
       }
       throw error;
@@ -214,6 +227,11 @@ export class Agent {
 
   /** Close a session (idempotent for an already-closed id). */
   async closeSession(id: string, caller: Caller): Promise<void> {
+    // Under the session's opening lock: a resume: true arriving meanwhile waits and then reopens it.
+    await this.opening.run(id, () => this.closeLive(id, caller));
+  }
+
+  private async closeLive(id: string, caller: Caller): Promise<void> {
     const session = this.sessions.get(id);
     if (!session) {
       if (this.closed.visibleTo(id, caller)) return;
@@ -240,6 +258,9 @@ export class Agent {
   /** Drain and close: every session stops its run (checkpoint kept) and, when stored and changed, is saved; then leases, MCP, stores. */
   async close(): Promise<void> {
     this.closing = true;
+    // Openings in progress end first: each either registers (and is drained below) or, refused with
+    // SHUTTING_DOWN, discards its session and MCP servers.
+    await this.opening.drain();
     // Drain: stop each session's run (keeping its checkpoint), save one final generation, then release leases.
     await Promise.all([...this.sessions.values()].map(async (s) => {
       await s.close('shutdown');
@@ -306,10 +327,13 @@ export class Agent {
       if (busy) throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${busy} on node ${lease.ownerNodeId}`, { activeRunId: busy, ownerNodeId: lease.ownerNodeId });
       throw new CodeError('SESSION_OWNED_ELSEWHERE', `session ${sessionId} is owned by node ${lease.ownerNodeId}${lease.ownerUrl ? ` at ${lease.ownerUrl}` : ''}; send the request there`, { sessionId, ownerNodeId: lease.ownerNodeId, ownerUrl: lease.ownerUrl ?? null });
     }
-    const session = await this.restore(snapshot, caller, true);
-    const lost = await ownership.activeRun(sessionId);
-    if (lost !== undefined && session.activeRunId === undefined) {
-      session.markRunLost(lost, '');
+    // A run the previous owner left in flight is marked lost before the session goes live, so no request
+    // sees (or starts a run on) the session in between.
+    const lost = await this.releasingLeaseOnFailure(sessionId, () => ownership.activeRun(sessionId));
+    await this.restore(snapshot, caller, true, {}, (session) => {
+      if (lost !== undefined) session.markRunLost(lost, '');
+    });
+    if (lost !== undefined) {
       ownership.setActiveRun(sessionId, undefined);
       if (snapshot.session.options.autoResume) {
         void this.resumeRun(sessionId, lost, caller).catch((error: unknown) => this.deps.onPersistenceError?.(sessionId, error));
@@ -322,6 +346,10 @@ export class Agent {
    * save it, release its lease and drop it from memory. The next request hydrates it again, on any node.
    */
   async passivate(sessionId: string, deadlineMs: number): Promise<void> {
+    await this.opening.run(sessionId, () => this.passivateLive(sessionId, deadlineMs));
+  }
+
+  private async passivateLive(sessionId: string, deadlineMs: number): Promise<void> {
     const session = this.sessions.get(sessionId);
     if (!session) return;
     await session.waitIdle(deadlineMs);
@@ -350,21 +378,39 @@ export class Agent {
     await session.abandon();
   }
 
-  private async restore(snapshot: SessionSnapshotV1, caller: Caller, leased = false, relabel: Partial<SessionOptions> = {}): Promise<AgentSession> {
+  private async restore(
+    snapshot: SessionSnapshotV1,
+    caller: Caller,
+    leased = false,
+    relabel: Partial<SessionOptions> = {},
+    beforeLive?: (session: AgentSession) => void,
+  ): Promise<AgentSession> {
     const stored = snapshot.session;
     if (!leased) await this.takeLease(stored.id);
+    const session = await this.releasingLeaseOnFailure(stored.id, () => this.rebuild(snapshot, caller, relabel));
+    await this.unlessFailing(session, async () => {
+      await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], this.deps);
+      beforeLive?.(session);
+      await this.register(session);
+    });
+    return session;
+  }
+
+  /** A stored session built again (not live yet): its configuration resolved anew, its state restored. */
+  private async rebuild(snapshot: SessionSnapshotV1, caller: Caller, relabel: Partial<SessionOptions>): Promise<AgentSession> {
+    const stored = snapshot.session;
     // Continue numbering after whatever the previous owner already published.
     const published = await this.deps.ownership.lastSequence(stored.id);
     const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
-    const config = await this.releasingLeaseOnFailure(stored.id, () => buildSessionConfig(
+    const config = await buildSessionConfig(
       // Resume options may relabel (principal, agentTemplateId, correlationId); the tenant never changes.
       { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels), ...relabel },
       { ...caller, tenantId: stored.ownerTenantId },
       this.builderDeps(hostEnv),
       // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
       { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined },
-    ));
-    const session = new AgentSession(config, this.sessionDeps(hostEnv), {
+    );
+    return new AgentSession(config, this.sessionDeps(hostEnv), {
       messages: stored.messages,
       usage: stored.usage,
       createdAtMs: stored.createdAtMs,
@@ -375,11 +421,6 @@ export class Agent {
       verifications: snapshot.verification_reports,
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
-    await this.unlessFailing(session, async () => {
-      await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], this.deps);
-      await this.register(session);
-    });
-    return session;
   }
 
   /**

@@ -42,15 +42,17 @@ describe('shutdown completes whatever fails on the way', () => {
     }
   });
 
-  it('a session still being opened when shutdown begins is closed with its stdio MCP server, and its caller gets SHUTTING_DOWN', async () => {
+  it('a session still being opened when shutdown begins is discarded with its stdio MCP server, not stored, and its caller gets SHUTTING_DOWN', async () => {
     const t = await startTestServer();
     try {
       const marker = `late-${Math.random().toString(36).slice(2)}`;
       // Admission is checked before the first await; the MCP server then starts while shutdown begins.
-      const opening = t.server.ctx.agent.createSession({ sessionId: 'late', mcpServers: [McpServerConfigSchema.parse(echoServerConfig('echo', marker))] }, anonymousCaller());
+      const opening = t.server.ctx.agent.createSession({ sessionId: 'late', autoSave: true, mcpServers: [McpServerConfigSchema.parse(echoServerConfig('echo', marker))] }, anonymousCaller());
       t.server.ctx.agent.beginShutdown();
-      await expect(opening).rejects.toMatchObject({ code: 'SHUTTING_DOWN', details: { sessionId: 'late' } });
+      await expect(opening).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
       expect(t.server.ctx.agent.sessionCount).toBe(0);
+      // Nothing was stored for it either (autoSave would have stored it at creation): no hydration brings it back.
+      expect(await t.server.ctx.store.load('late')).toBeUndefined();
       expect(await waitFor(async () => (await Promise.all(pidsWithArgument(marker).map(processGone))).every(Boolean))).toBe(true);
     } finally {
       await t.close();
