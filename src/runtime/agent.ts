@@ -122,44 +122,42 @@ export class Agent {
       throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.deps.config.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
     }
     if (requestedId !== undefined && this.sessions.has(requestedId)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
-    {
-      let snapshot: SessionSnapshotV1 | undefined;
-      if (requestedId !== undefined) snapshot = await this.deps.store.load(requestedId);
-      if (options.resume) {
-        if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
-          throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
-        }
-        const session = await this.restore(snapshot, caller, false, labelOptions(options));
-        // Reopening a closed session is stored at once: the store is what other nodes (and restarts) go by.
-        if (snapshot.session.closed) await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
-        return { session, resumed: true };
+    let snapshot: SessionSnapshotV1 | undefined;
+    if (requestedId !== undefined) snapshot = await this.deps.store.load(requestedId);
+    if (options.resume) {
+      if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
+        throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
       }
-      if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
-      const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
-      const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
-      await this.takeLease(config.sessionId);
-      const session = new AgentSession(config, this.sessionDeps(hostEnv));
-      let stored = false;
-      await this.unlessFailing(
-        session,
-        async () => {
-          if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
-          this.assertAdmitting();
-          // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
-          if (config.autoSave) {
-            await session.save();
-            stored = true;
-          }
-          await this.register(session);
-        },
-        // A session that never opened leaves nothing in the store to come back on the next hydration.
-        async () => {
-          if (stored) await this.deps.store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
-        },
-      );
-      session.notifyStart();
-      return { session, resumed: false };
+      const session = await this.restore(snapshot, caller, false, labelOptions(options));
+      // Reopening a closed session is stored at once: the store is what other nodes (and restarts) go by.
+      if (snapshot.session.closed) await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+      return { session, resumed: true };
     }
+    if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
+    const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
+    const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
+    await this.takeLease(config.sessionId);
+    const session = await this.releasingLeaseOnFailure(config.sessionId, async () => new AgentSession(config, this.sessionDeps(hostEnv)));
+    let stored = false;
+    await this.unlessFailing(
+      session,
+      async () => {
+        if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
+        this.assertAdmitting();
+        // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
+        if (config.autoSave) {
+          await session.save();
+          stored = true;
+        }
+        await this.register(session);
+      },
+      // A session that never opened leaves nothing in the store to come back on the next hydration.
+      async () => {
+        if (stored) await this.deps.store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+      },
+    );
+    session.notifyStart();
+    return { session, resumed: false };
   }
 
   /**
