@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { McpServerConfigInput } from '../../src/protocol/mcp.js';
@@ -47,4 +48,20 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** Pids of live (not zombie) processes whose command line has `marker` as one of its arguments. */
+export async function livePidsWithArgument(marker: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // the process ended while we looked
+    }
+    if (args.includes(marker) && !(await processGone(Number(entry)))) pids.push(Number(entry));
+  }
+  return pids;
 }

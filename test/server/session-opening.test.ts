@@ -1,26 +1,12 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { SessionSnapshotV1 } from '../../src/protocol/session-snapshot.js';
 import { MemorySessionStore } from '../../src/stores/memory-session-store.js';
-import { echoServerConfig, processGone, waitFor } from '../mcp/mcp-test-helpers.js';
+import { echoServerConfig, livePidsWithArgument, waitFor } from '../mcp/mcp-test-helpers.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
-
-/** Pids of live (not zombie) processes whose command line has `marker` as an argument. */
-async function livePids(marker: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(marker) && !(await processGone(Number(entry)))) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -34,17 +20,17 @@ describe('opening a session happens once per id', () => {
     const first = await startTestServer({ dataDir });
     await request(first.url).post('/v1/sessions').send({ sessionId: 'shared', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] }).expect(201);
     await first.close();
-    expect(await waitFor(async () => (await livePids(marker)).length === 0)).toBe(true);
+    expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
 
     const second = await startTestServer({ dataDir, root: first.root });
     servers.push(second);
     const answers = await Promise.all(Array.from({ length: 6 }, () => request(second.url).get('/v1/sessions/shared')));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(second.server.ctx.agent.sessionCount).toBe(1);
-    expect(await livePids(marker)).toHaveLength(1);
+    expect(await livePidsWithArgument(marker)).toHaveLength(1);
     await second.close();
     servers.splice(0);
-    expect(await waitFor(async () => (await livePids(marker)).length === 0)).toBe(true);
+    expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
   });
 
   it('a session whose opening fails stops its MCP servers and leaves the id free', async () => {
@@ -59,7 +45,7 @@ describe('opening a session happens once per id', () => {
     const failed = await request(t.url).post('/v1/sessions').send({ sessionId: 'doomed', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] });
     expect(failed.status).toBeGreaterThanOrEqual(500);
     expect(failed.body.error.message).not.toContain('    at ');
-    expect(await waitFor(async () => (await livePids(marker)).length === 0)).toBe(true);
+    expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
     expect(t.server.ctx.agent.sessionCount).toBe(0);
     // The id (and its lease) were released: the same id opens fine without autoSave.
     await request(t.url).post('/v1/sessions').send({ sessionId: 'doomed' }).expect(201);

@@ -1,26 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import request from 'supertest';
 import { describe, expect, inject, it } from 'vitest';
 import { McpServerConfigSchema } from '../../src/protocol/mcp.js';
 import { anonymousCaller } from '../../src/server/authenticator.js';
-import { echoServerConfig, processGone, waitFor } from '../mcp/mcp-test-helpers.js';
+import { echoServerConfig, livePidsWithArgument, waitFor } from '../mcp/mcp-test-helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { startTestServer } from '../support/test-server.js';
-
-/** Pids of live processes whose command line has `marker` as an argument. */
-function pidsWithArgument(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(marker)) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
 
 describe('shutdown completes whatever fails on the way', () => {
   it('closes the HTTP port and resolves even when Redis became unreachable', async () => {
@@ -53,7 +38,7 @@ describe('shutdown completes whatever fails on the way', () => {
       expect(t.server.ctx.agent.sessionCount).toBe(0);
       // Nothing was stored for it either (autoSave would have stored it at creation): no hydration brings it back.
       expect(await t.server.ctx.store.load('late')).toBeUndefined();
-      expect(await waitFor(async () => (await Promise.all(pidsWithArgument(marker).map(processGone))).every(Boolean))).toBe(true);
+      expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
     } finally {
       await t.close();
     }
