@@ -1,0 +1,28 @@
+#!/usr/bin/env sh
+# Installs what the test suite needs besides npm packages: redis-server (a throwaway server per test run),
+# bubblewrap (the command sandbox), git (the git tool tests). Works on a fresh Debian/Ubuntu machine as root
+# without sudo and before any `apt-get update`; as another user it uses sudo when present. Does nothing for
+# what is already installed.
+set -eu
+
+missing=""
+command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+command -v git >/dev/null 2>&1 || missing="$missing git"
+[ -z "$missing" ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-test-deps: apt-get is not available; install these yourself:$missing" >&2
+  exit 1
+fi
+as_root=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then as_root="sudo"; else
+    echo "install-test-deps: not root and no sudo; install these yourself:$missing" >&2
+    exit 1
+  fi
+fi
+echo "install-test-deps: installing$missing" >&2
+$as_root apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null
