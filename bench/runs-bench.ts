@@ -24,7 +24,14 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
     const { baseUrl } = await driver.call('start-provider', PROVIDER);
     const bench = await startBenchServer({ providerBaseUrl: baseUrl });
     try {
-      const load = (concurrency: number, seconds: number): Promise<LoadFigures> => driver.call('runs-load', { baseUrl: bench.url, concurrency, seconds });
+      // The server is the only thing running in this process (clients and provider are in the driver), so
+      // this process's CPU time over a phase is the server's CPU for that phase's runs.
+      const load = async (concurrency: number, seconds: number): Promise<LoadFigures & { serverCpuMs: number }> => {
+        const before = process.cpuUsage();
+        const figures = await driver.call('runs-load', { baseUrl: bench.url, concurrency, seconds });
+        const used = process.cpuUsage(before);
+        return { ...figures, serverCpuMs: (used.user + used.system) / 1000 };
+      };
       await load(20, WARMUP_SECONDS);
       const c1 = await load(1, args.seconds);
       const c20 = await load(20, args.seconds);
@@ -36,7 +43,7 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
         seconds_per_phase: args.seconds,
         warmup_s: WARMUP_SECONDS,
         live_sessions_at_end: bench.server.ctx.agent.sessionCount,
-        note: 'one run = POST /v1/sessions + POST /v1/sessions/:id/runs {wait:true}; model: read tool call, then a 20-chunk answer; p50/p99 over both requests, run_* over the run request alone; clients and provider in a separate process',
+        note: 'one run = POST /v1/sessions + POST /v1/sessions/:id/runs {wait:true}; model: read tool call, then a 20-chunk answer; p50/p99 over both requests, run_* over the run request alone; server_cpu_ms_per_run = CPU time (user + system) of the server process per run; clients and provider in a separate process',
       };
     } finally {
       await bench.close();
@@ -46,9 +53,10 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
   }
 }
 
-function summarize(figures: LoadFigures): Record<string, unknown> {
+function summarize(figures: LoadFigures & { serverCpuMs: number }): Record<string, unknown> {
   return {
     runs_per_s: round(figures.count / figures.seconds, 1),
+    server_cpu_ms_per_run: figures.count > 0 ? round(figures.serverCpuMs / figures.count, 3) : null,
     p50_ms: round(percentile(figures.latenciesMs, 50)),
     p99_ms: round(percentile(figures.latenciesMs, 99)),
     run_p50_ms: round(percentile(figures.innerLatenciesMs, 50)),

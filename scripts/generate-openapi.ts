@@ -1,11 +1,16 @@
-// Writes openapi.yaml at the package root from the zod schemas the routes register (`npm run openapi`).
-import { writeFileSync } from 'node:fs';
-import { openApiYamlPath, renderOpenApiYaml } from '../src/server/render-openapi.js';
+// Writes openapi.yaml at the package root from the zod schemas the routes register, and README.md's event
+// table from the event registry (`npm run openapi`).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { withEventTable } from '../src/server/render-event-table.js';
+import { openApiYamlPath, packageRoot, renderOpenApiYaml } from '../src/server/render-openapi.js';
 
-/** Render the OpenAPI document and write it to openapi.yaml. */
+/** Render the OpenAPI document into openapi.yaml and the event table into README.md. */
 export async function generateOpenApi(): Promise<string> {
   const path = openApiYamlPath();
   writeFileSync(path, await renderOpenApiYaml());
+  const readme = join(packageRoot(), 'README.md');
+  writeFileSync(readme, withEventTable(readFileSync(readme, 'utf8')));
   return path;
 }
 

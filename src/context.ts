@@ -12,6 +12,7 @@ import { McpManager } from './runtime/mcp/mcp-manager.js';
 import { CodeError } from './errors.js';
 import { Agent } from './runtime/agent.js';
 import { createSystemHostEnv, type HostEnv } from './runtime/host-env.js';
+import { providerChatUrl } from './runtime/llm/chat-completions-url.js';
 import type { LlmProvider } from './runtime/llm/llm-provider.js';
 import { OpenAiProvider } from './runtime/llm/openai-provider.js';
 import { TenantBudgetLedger } from './runtime/policy/budget/tenant-budget-ledger.js';
@@ -158,7 +159,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     if (!provider) {
       const settings = config.providers[name];
       if (!settings) throw new Error(`provider ${name} is not configured`);
-      provider = new OpenAiProvider({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, timeoutMs: settings.timeoutMs, maxRetries: settings.maxRetries });
+      provider = new OpenAiProvider({ apiKey: settings.apiKey, chatUrl: providerChatUrl(settings), headers: settings.headers, timeoutMs: settings.timeoutMs, maxRetries: settings.maxRetries });
       providers.set(name, provider);
     }
     return provider;

@@ -41,7 +41,6 @@ export const RUN_ERROR_CATALOGUE = {
   MAX_EXECUTION_TIME: 'The run exceeded maxExecutionTimeMs.',
   CIRCUIT_BREAKER_OPEN: 'circuitBreakerThreshold consecutive retryable provider failures.',
   PROVIDER_ERROR: 'A provider failure that is not retried (or came after output started).',
-  PROVIDER_RETRY: 'A retryable provider failure that will be retried (an `error` event only; the run goes on).',
   BUDGET_EXHAUSTED: 'The budget guard (session, tenant or budget host) denied a provider call.',
   BLOCKED_BY_HOOK: 'A gating hook blocked the prompt or a provider call.',
   CANCELLED: 'The run was cancelled (cancel request, session close or shutdown).',

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { configWarnings } from './config/config-warnings.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { startServer } from './server/start-server.js';
 
@@ -16,6 +17,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     throw error;
   }
   const server = await startServer(config);
+  // Seed keys this server accepts but does not use yet: named once at start, never fatal.
+  for (const warning of configWarnings(config)) server.ctx.logger.warn({ configKey: warning.key }, warning.message);
   server.ctx.logger.info({ url: server.url, store: server.ctx.store.kind, model: config.defaultModel }, 'A3S Code Server listening');
   let stopping = false;
   const stop = (signal: string) => {

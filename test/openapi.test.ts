@@ -6,6 +6,7 @@ import { buildApp } from '../src/app.js';
 import { CodeConfigSchema } from '../src/config/code-config.js';
 import { createRuntimeContext } from '../src/context.js';
 import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE } from '../src/errors.js';
+import { EVENT_TYPES, SEED_EVENT_TYPES } from '../src/protocol/event-catalog.js';
 import { RunRecordSchema } from '../src/protocol/run-record.js';
 import { openApiYamlPath, renderOpenApiYaml } from '../src/server/render-openapi.js';
 
@@ -21,6 +22,7 @@ interface Document {
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
   'x-error-codes': { code: string; status: number; description: string }[];
   'x-run-error-codes': { code: string; description: string }[];
+  'x-event-types': { type: string; catalog: 'seed' | 'extension'; payload: { type?: string; properties?: Record<string, unknown>; required?: string[] } }[];
 }
 
 /** Every "METHOD /url" the Fastify app serves, read from printRoutes' tree (HEAD is implied by GET). */
@@ -101,6 +103,15 @@ describe('openapi.yaml', () => {
     expect(operation?.['x-required-scope']).toBe('host_direct');
     expect(operation?.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.components.securitySchemes.bearerAuth).toBeDefined();
+  });
+
+  it('lists every event type with its payload schema, the seed catalog first', () => {
+    const events = doc['x-event-types'];
+    expect(events.map((e) => e.type)).toEqual([...EVENT_TYPES]);
+    expect(events.filter((e) => e.catalog === 'seed').map((e) => e.type)).toEqual([...SEED_EVENT_TYPES]);
+    const toolEnd = events.find((e) => e.type === 'tool_end')?.payload;
+    expect(toolEnd?.required).toEqual(expect.arrayContaining(['id', 'name', 'output', 'exit_code']));
+    expect(Object.keys(toolEnd?.properties ?? {})).toEqual(expect.arrayContaining(['metadata', 'error_kind']));
   });
 
   it('leaves the health routes unauthenticated', () => {

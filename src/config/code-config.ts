@@ -3,6 +3,7 @@ import { BudgetHostSchema, BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 import { ConfigHookRegistrationSchema } from '../protocol/hooks.js';
 import { McpServerConfigSchema, McpServerNameSchema } from '../protocol/mcp.js';
+import { SeedConfigFields } from './seed-config-keys.js';
 
 /** Scopes a bearer token may carry. */
 export const ScopeSchema = z.enum(['sessions', 'host_direct', 'admin']);
@@ -27,22 +28,65 @@ export const ApiTokenSchema = z
 /** A configured API token. */
 export type ApiToken = z.infer<typeof ApiTokenSchema>;
 
-/** Per-model settings under a provider. */
+/** A model's token limits (seed: `limit = { context = N, output = M }`). */
+export const ModelLimitSchema = z
+  .object({
+    context: z.number().int().nonnegative().optional(),
+    input: z.number().int().nonnegative().optional(),
+    output: z.number().int().nonnegative().optional(),
+  })
+  .loose();
+
+/**
+ * Per-model settings under a provider, keyed by the model id the provider is called with (the block label;
+ * `name` is a display name only). The seed's keys are modelled; any other key is kept as metadata.
+ */
 export const ModelConfigSchema = z
   .object({
     name: z.string().optional(),
-    contextWindow: z.number().int().positive().optional(),
-    maxTokens: z.number().int().positive().optional(),
-    temperature: z.number().min(0).max(2).optional(),
+    family: z.string().optional(),
+    /** Whether the model supports tool calls (seed default true). */
+    toolCall: z.boolean().optional(),
+    /** `true`/`false`: whether the model accepts a temperature; a number: the temperature sent by default. */
+    temperature: z.union([z.boolean(), z.number().min(0).max(2)]).optional(),
     reasoning: z.boolean().optional(),
+    attachment: z.boolean().optional(),
+    releaseDate: z.string().optional(),
+    limit: ModelLimitSchema.optional(),
+    /** Prices (`input`, `output`, `cache_read`, `cache_write`, ...), kept as written. */
+    cost: z.record(z.string(), z.unknown()).optional(),
+    modalities: z.object({ input: z.array(z.string()).optional(), output: z.array(z.string()).optional() }).loose().optional(),
+    /** The seed's per-model credentials, endpoint and headers: accepted, not used yet (the provider's settings apply). */
+    apiKey: z.string().optional(),
+    baseUrl: z.string().url('baseUrl must be a URL').optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    sessionIdHeader: z.string().optional(),
+    /** Flat token limits: ours (`context_window`, `max_tokens`) and the seed's deprecated `contextTokens`. */
+    contextWindow: z.number().int().positive().optional(),
+    contextTokens: z.number().int().positive().optional(),
+    maxTokens: z.number().int().positive().optional(),
   })
-  .strict();
+  .loose();
+
+/** One model's settings. */
+export type ModelConfig = z.infer<typeof ModelConfigSchema>;
+
+const CHAT_PATH = /^\/[^\s?#]*$/;
 
 /** One OpenAI-compatible provider. */
 export const ProviderConfigSchema = z
   .object({
     apiKey: z.string().optional(),
+    /** The provider's root (seed meaning): the chat path is appended, `/v1` once (see chatCompletionsUrl). */
     baseUrl: z.string().url('baseUrl must be a URL').optional(),
+    /** Replaces the default chat path `/v1/chat/completions` after `baseUrl`. */
+    chatCompletionsPath: z.string().regex(CHAT_PATH, 'chatCompletionsPath must be a URL path starting with "/"').optional(),
+    /** The full chat-completions URL; wins over baseUrl + chatCompletionsPath (OPENAI_BASE_URL sets it). */
+    chatCompletionsUrl: z.string().url('chatCompletionsUrl must be a URL').optional(),
+    /** Extra HTTP headers sent with every provider request. */
+    headers: z.record(z.string(), z.string()).optional(),
+    /** Seed: a header carrying the session id; accepted, not used yet. */
+    sessionIdHeader: z.string().optional(),
     timeoutMs: z.number().int().positive().default(600_000),
     maxRetries: z.number().int().nonnegative().max(10).default(2),
     models: z.record(z.string(), ModelConfigSchema).default({}),
@@ -87,7 +131,8 @@ export const CodeConfigSchema = z
   .object({
     defaultModel: z.string().regex(/^[^/\s]+\/\S+$/, 'defaultModel must be "provider/model"').default('openai/gpt-4o'),
     providers: z.record(z.string(), ProviderConfigSchema).default({}),
-    storageBackend: z.enum(['file', 'memory']).default('file'),
+    /** `file` (snapshots under sessionsDir) or `memory` (nothing persisted); REDIS_URL overrides both. */
+    storageBackend: z.enum(['file', 'memory'], { error: 'storage_backend must be "file" or "memory" (for an external store set redis_url or REDIS_URL)' }).default('file'),
     dataDir: z.string().default('./.a3s'),
     sessionsDir: z.string().optional(),
     host: z.string().default('127.0.0.1'),
@@ -132,6 +177,7 @@ export const CodeConfigSchema = z
     skillDirs: z.array(z.string()).default([]),
     agentDirs: z.array(z.string()).default([]),
     queue: z.record(z.string(), z.unknown()).optional(),
+    ...SeedConfigFields,
   })
   .strict()
   .superRefine((config, ctx) => {

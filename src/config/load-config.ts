@@ -6,12 +6,17 @@ import { HclParseError } from './hcl-parse-error.js';
 import { formatPath, parseHcl, parseJsonWithLines, setOwn, type HclValue } from './hcl-parser.js';
 import { normalizeConfigKeys } from './normalize-keys.js';
 
-/** Where loadConfig reads from: the process environment, the directory relative paths resolve against, and an optional file. */
+/** Where loadConfig reads from: the process environment, the directory relative paths resolve against, and an optional file or inline ACL text. */
 export interface LoadConfigOptions {
   env: NodeJS.ProcessEnv;
   cwd: string;
   configPath?: string;
+  /** ACL text given inline (wins over A3S_CONFIG_TEXT); a path as well is an error. */
+  configText?: string;
 }
+
+/** The source name problems in inline ACL text are reported under. */
+export const CONFIG_TEXT_SOURCE = 'A3S_CONFIG_TEXT';
 
 /** One configuration problem: its source (a file or an env variable), the line when known, the field path and what is wrong. */
 export interface ConfigProblem {
@@ -84,6 +89,20 @@ function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv): { 
   }
 }
 
+/** Parses inline ACL text (A3S_CONFIG_TEXT); JSON is not accepted inline, as in the seed's Agent.create. */
+function parseInlineText(text: string, env: NodeJS.ProcessEnv): { value: HclValue; lines: Map<string, number> } {
+  const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  if (source.trimStart().startsWith('{')) {
+    throw new ConfigError([{ source: CONFIG_TEXT_SOURCE, line: 1, message: 'holds JSON; inline configuration is ACL text (write JSON to a .json file and name it with A3S_CONFIG)' }]);
+  }
+  try {
+    return parseHcl(source, { env });
+  } catch (err) {
+    if (err instanceof HclParseError) throw new ConfigError([{ source: CONFIG_TEXT_SOURCE, line: err.line, column: err.column, message: err.reason }]);
+    throw err;
+  }
+}
+
 /** Tracks where each value came from so a problem can name its file line or env variable. */
 class Provenance {
   readonly envSources = new Map<string, string>();
@@ -142,6 +161,12 @@ function applyEnv(data: Record<string, unknown>, env: NodeJS.ProcessEnv, prov: P
     if (!isPlainObject(openai)) continue;
     setOwn(openai, field, value);
     prov.fromEnv(['providers', 'openai', field], name);
+    if (field === 'baseUrl' && URL.canParse(value)) {
+      // OPENAI_BASE_URL keeps the openai SDK's meaning: it includes `/v1`, and only `/chat/completions` follows.
+      delete openai.chatCompletionsPath;
+      setOwn(openai, 'chatCompletionsUrl', `${value.replace(/\/+$/, '')}/chat/completions`);
+      prov.fromEnv(['providers', 'openai', 'chatCompletionsUrl'], name);
+    }
   }
   const strings = [['A3S_MODEL', 'defaultModel'], ['A3S_DATA_DIR', 'dataDir'], ['A3S_HOST', 'host'], ['A3S_LOG_LEVEL', 'logLevel'], ['A3S_STORAGE_BACKEND', 'storageBackend'], ['REDIS_URL', 'redisUrl'], ['A3S_REDIS_KEY_PREFIX', 'redisKeyPrefix'], ['A3S_NODE_ID', 'nodeId'], ['A3S_ADVERTISE_URL', 'advertiseUrl']] as const;
   for (const [name, field] of strings) {
@@ -181,6 +206,32 @@ function applyEnvTokens(data: Record<string, unknown>, text: string, prov: Prove
   prov.fromEnv(['apiTokens'], 'A3S_API_TOKENS');
 }
 
+/** The seed's `llm_api_timeout_ms` is the timeout of every provider that sets none. */
+function applyLlmApiTimeout(data: Record<string, unknown>, prov: Provenance): void {
+  const timeout = data.llmApiTimeoutMs;
+  if (typeof timeout !== 'number' || !isPlainObject(data.providers)) return;
+  const line = prov.lines.get('llmApiTimeoutMs');
+  for (const [name, provider] of Object.entries(data.providers)) {
+    if (!isPlainObject(provider) || Object.hasOwn(provider, 'timeoutMs')) continue;
+    setOwn(provider, 'timeoutMs', timeout);
+    if (line !== undefined) prov.lines.set(formatPath(['providers', name, 'timeoutMs']), line);
+  }
+}
+
+/** The seed's `project_doc_max_bytes` (when not 0) is our `limits.agentsMdBytes`; setting both is a conflict. */
+function applyProjectDocMaxBytes(data: Record<string, unknown>, prov: Provenance, problems: ConfigProblem[]): void {
+  const bytes = data.projectDocMaxBytes;
+  if (typeof bytes !== 'number' || bytes === 0) return;
+  if (data.limits === undefined) setOwn(data, 'limits', {});
+  const limits = data.limits;
+  if (!isPlainObject(limits)) return;
+  if (Object.hasOwn(limits, 'agentsMdBytes')) {
+    problems.push(prov.problem(['projectDocMaxBytes'], 'both project_doc_max_bytes and limits.agents_md_bytes are set; set one of them'));
+    return;
+  }
+  setOwn(limits, 'agentsMdBytes', bytes);
+}
+
 function issueProblems(issue: z.core.$ZodIssue, prov: Provenance): ConfigProblem[] {
   if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => prov.problem([...issue.path, key], 'unknown key'));
   const missing = /^Invalid input: expected (\w+), received undefined$/.exec(issue.message);
@@ -211,7 +262,8 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
 
 /**
  * Loads the server configuration: a file (`configPath`, else `A3S_CONFIG`; `.json` is JSON, anything else
- * ACL/HCL with `env()`), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
+ * ACL/HCL with `env()`) or inline ACL text (`configText`, else `A3S_CONFIG_TEXT`; a path and text together
+ * are an error), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
  * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`,
  * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`; empty values count as unset), then CodeConfigSchema.
  * Relative `dataDir`, `sessionsDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
@@ -221,6 +273,12 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
 export async function loadConfig(options: LoadConfigOptions): Promise<CodeConfig> {
   const { env, cwd } = options;
   const configPath = options.configPath ?? envValue(env, 'A3S_CONFIG');
+  const configText = options.configText ?? envValue(env, CONFIG_TEXT_SOURCE);
+  if (configPath !== undefined && configText !== undefined) {
+    const pathSource = options.configPath === undefined ? 'A3S_CONFIG' : '--config';
+    const textSource = options.configText === undefined ? CONFIG_TEXT_SOURCE : 'configText';
+    throw new ConfigError([{ source: textSource, message: `both ${textSource} (inline ACL text) and ${pathSource} (a config file) are set; set only one of them` }]);
+  }
   let raw: HclValue = {};
   let rawLines = new Map<string, number>();
   let file: string | undefined;
@@ -228,12 +286,17 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CodeConfig
     file = path.resolve(cwd, configPath);
     const text = await readConfigFile(file, options.configPath === undefined);
     ({ value: raw, lines: rawLines } = parseConfigText(text, file, env));
+  } else if (configText !== undefined) {
+    file = CONFIG_TEXT_SOURCE;
+    ({ value: raw, lines: rawLines } = parseInlineText(configText, env));
   }
   const normalized = normalizeConfigKeys(raw, rawLines);
   const prov = new Provenance(file, normalized.lines);
   const problems: ConfigProblem[] = normalized.problems.map((p) => ({ source: file ?? DEFAULTS_SOURCE, line: p.line, path: p.path, message: p.message }));
   const data = normalized.value;
   applyEnv(data, env, prov, problems);
+  applyLlmApiTimeout(data, prov);
+  applyProjectDocMaxBytes(data, prov, problems);
   const result = CodeConfigSchema.safeParse(data);
   if (!result.success) for (const issue of result.error.issues) problems.push(...issueProblems(issue, prov));
   const modelProblem = checkDefaultModel(data, prov);

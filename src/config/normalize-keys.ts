@@ -1,5 +1,6 @@
 import { ApiTokenSchema, CodeConfigSchema, LimitsSchema, LoopDefaultsSchema, ModelConfigSchema, ProviderConfigSchema } from './code-config.js';
 import { formatPath, setOwn, type PathSegment } from './hcl-parser.js';
+import { SEED_ROOT_ALIASES } from './seed-config-keys.js';
 
 /** A problem found while normalising keys, such as both spellings of one key in the same object. */
 export interface KeyProblem {
@@ -37,8 +38,10 @@ function objectShape(shape: Record<string, unknown>, overrides: Record<string, S
   return { kind: 'object', fields: fieldsOf(shape, overrides) };
 }
 
-const MODEL = objectShape(ModelConfigSchema.shape);
-const PROVIDER = objectShape(ProviderConfigSchema.shape, { models: { kind: 'map', value: MODEL } });
+// Header names are user-chosen and kept verbatim.
+const HEADERS: Shape = { kind: 'map', value: LEAF };
+const MODEL = objectShape(ModelConfigSchema.shape, { limit: FREE, cost: FREE, modalities: FREE, headers: HEADERS });
+const PROVIDER = objectShape(ProviderConfigSchema.shape, { models: { kind: 'map', value: MODEL }, headers: HEADERS });
 const API_TOKEN = objectShape(ApiTokenSchema.shape);
 const API_TOKENS: Shape = { kind: 'list', item: API_TOKEN };
 const LOOP_FIELDS = new Set(Object.keys(LoopDefaultsSchema.shape));
@@ -58,6 +61,12 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   mcpIdleDisconnect: FREE,
   cluster: FREE,
   budgetHost: FREE,
+  memory: FREE,
+  taskScheduler: FREE,
+  search: FREE,
+  documentParser: FREE,
+  autoDelegation: FREE,
+  os: FREE,
 });
 
 const SNAKE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
@@ -137,6 +146,14 @@ function walkTokens(ctx: Ctx, value: unknown, rawKey: string): unknown {
   return [walk(ctx, value, API_TOKEN, [rawKey], ['apiTokens', 0])];
 }
 
+/** The CodeConfig field a top-level key names: its camelCase form, a seed alias, or the key as written. */
+function rootKey(camel: string, rawKey: string, value: unknown): string {
+  const field = Object.hasOwn(SEED_ROOT_ALIASES, camel) ? (SEED_ROOT_ALIASES[camel] as string) : camel;
+  // The seed writes MCP servers as labelled blocks (`mcp_servers "name" {}`): those are our `mcp` map.
+  if (field === 'mcpServers' && isPlainObject(value)) return 'mcp';
+  return ROOT_FIELDS.has(field) ? field : rawKey;
+}
+
 /**
  * Converts a parsed config tree (HCL, JSON or env) to CodeConfig's camelCase keys, accepting both spellings,
  * keeping user-named map keys (providers, models) verbatim, moving top-level loop settings such as
@@ -157,7 +174,7 @@ export function normalizeConfigKeys(raw: unknown, rawLines: ReadonlyMap<string, 
       loopKeys.push([rawKey, camel, v]);
       continue;
     }
-    const key = camel === 'apiToken' ? 'apiTokens' : ROOT_FIELDS.has(camel) ? camel : rawKey;
+    const key = rootKey(camel, rawKey, v);
     if (!claim(ctx, origin, key, rawKey, [], [])) continue;
     if (key === 'apiTokens') setOwn(result, key, walkTokens(ctx, v, rawKey));
     else setOwn(result, key, walk(ctx, v, ROOT_FIELDS.get(key) ?? LEAF, [rawKey], [key]));

@@ -25,10 +25,10 @@ export type BudgetOptionsInput = z.input<typeof BudgetOptionsSchema>;
 /** Parsed budget limits. */
 export type BudgetOptions = z.infer<typeof BudgetOptionsSchema>;
 
-/** A budgeted resource. */
-export const BudgetResourceSchema = z.enum(['tokens', 'tool_calls', 'wall_time']);
+/** A resource the server's own guards budget (the seed's names: `llm_tokens`, `tool_calls`, `wall_time`). */
+export const BudgetResourceSchema = z.enum(['llm_tokens', 'tool_calls', 'wall_time']);
 
-/** A budgeted resource. */
+/** A resource the server's own guards budget. */
 export type BudgetResource = z.infer<typeof BudgetResourceSchema>;
 
 /** What a session has used so far, as sent to a budget host. */
@@ -54,16 +54,22 @@ export const BudgetCheckPayloadSchema = z
 export type BudgetCheckPayload = z.infer<typeof BudgetCheckPayloadSchema>;
 
 /**
- * A budget host's answer. `resource` defaults to tokens (llm phase) or tool_calls (tool phase); `limit`
- * is reported back in the decision when given. Unknown fields are ignored.
+ * A budget host's answer, in either of two shapes. The seed's bridge shape: `null` or `{decision: "allow"}`,
+ * `{decision: "soft", resource, consumed, limit, message?}`, `{decision: "deny", resource, reason}`. The
+ * server's earlier shape: `{decision, resource?, reason?, limit?}`. `resource` is any string (`llm_tokens`,
+ * `tool_calls`, `wall_time`, `usd_cost` or the host's own; `tokens` is read as `llm_tokens`) and defaults
+ * to llm_tokens (llm phase) or tool_calls (tool phase). Unknown fields are ignored; anything else denies.
  */
 export const BudgetHostAnswerSchema = z
   .object({
     decision: z.enum(['allow', 'soft', 'deny']),
-    resource: BudgetResourceSchema.optional(),
+    resource: z.string().min(1).max(200).optional(),
     reason: z.string().max(10_000).optional(),
+    message: z.string().max(10_000).optional(),
+    consumed: z.number().nonnegative().optional(),
     limit: z.number().nonnegative().optional(),
   })
+  .nullable()
   .meta({ id: 'BudgetHostAnswer' });
 
 /** A parsed budget host answer. */

@@ -1,30 +1,31 @@
 import { z } from 'zod';
 
-/** Payload of a host-injected `budget_threshold_hit` (a tenant- or cluster-level budget crossed a threshold). */
+/** Payload of a host-injected `budget_threshold_hit` (the seed's fields; a tenant- or cluster-level budget crossed a threshold). */
 export const BudgetThresholdHitPayloadSchema = z
   .object({
-    resource: z.string().min(1),
+    resource: z.string().min(1).max(200).describe('llm_tokens, tool_calls, wall_time, usd_cost, or a host-defined resource'),
     kind: z.enum(['soft', 'hard']),
-    used: z.number().nonnegative().nullable().optional(),
-    limit: z.number().nonnegative().nullable().optional(),
-    scope: z.string().min(1).optional(),
+    consumed: z.number().nonnegative(),
+    limit: z.number().nonnegative(),
+    message: z.string().max(10_000).optional(),
+    scope: z.string().min(1).max(200).optional(),
   })
   .strict();
 
 /** Payload of `passivation_requested`: the owner saves, releases the lease and drops the session by the deadline. */
 export const PassivationRequestedPayloadSchema = z
   .object({
-    reason: z.enum(['idle_reaper', 'node_drain', 'migration', 'manual']),
-    deadline_ms: z.number().int().nonnegative(),
+    reason: z.string().min(1).max(200).describe('idle_reaper, node_drain, migration, manual, or a host-defined reason'),
+    deadline_ms: z.number().int().nonnegative().optional().describe('Epoch ms by which the session is passivated; an active run may finish until then (omitted: now)'),
   })
   .strict();
 
 /** Payload of `peer_invocation`: another session (possibly another tenant's) invoked this one. */
 export const PeerInvocationPayloadSchema = z
   .object({
-    from_session_id: z.string().min(1),
-    from_tenant_id: z.string().min(1),
-    correlation_id: z.string().min(1),
+    from_session_id: z.string().min(1).max(200),
+    from_tenant_id: z.string().min(1).max(200).optional(),
+    correlation_id: z.string().min(1).max(200).optional(),
   })
   .strict();
 

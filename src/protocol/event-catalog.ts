@@ -1,68 +1,112 @@
 /**
- * The v1 event catalog: every canonical wire name, in one place. The TypeScript union of event types
- * and the runtime payload map both derive from it; see runtime-event.ts for the compile-time check.
+ * The event catalog: every wire name, in one place. The seed's 52 v1 types come first, in the seed's
+ * order (`agentEventTypesV1()`); the server's own extension types follow as a second, documented list.
+ * The payload registry (event-registry.ts) has one zod schema per name; `tsc` fails when one is missing.
  */
-export const EVENT_TYPES = [
+export const SEED_EVENT_TYPES = [
   'agent_start',
+  'agent_mode_changed',
   'turn_start',
   'text_delta',
   'reasoning_delta',
   'tool_start',
   'tool_input_delta',
+  'tool_request_bound',
   'tool_execution_start',
-  'tool_output_delta',
   'tool_end',
+  'tool_output_delta',
   'turn_end',
   'agent_end',
   'error',
-  'run_status_changed',
-  'continuation_injected',
-  'context_compacted',
-  'persistence_failed',
-  'session_saved',
-  'checkpoint_saved',
-  'run_resumed',
   'confirmation_required',
   'confirmation_received',
   'confirmation_timeout',
+  'user_question',
+  'external_task_pending',
+  'external_task_completed',
   'permission_denied',
-  'hook_executed',
-  'hook_blocked',
-  'budget_warning',
-  'budget_exhausted',
-  'provider_retry',
-  'circuit_breaker_open',
+  'context_resolving',
+  'context_resolved',
+  'run_capability_bound',
+  'model_presentation_bound',
+  'model_input_bound',
+  'model_usage_bound',
+  'cognitive_context_bound',
+  'command_dead_lettered',
+  'command_retry',
+  'queue_alert',
+  'task_updated',
+  'memory_stored',
+  'memory_recalled',
+  'memories_searched',
+  'memory_cleared',
+  'subagent_start',
+  'subagent_progress',
+  'subagent_end',
   'planning_start',
   'planning_end',
   'step_start',
   'step_end',
-  'task_updated',
-  'subagent_start',
-  'subagent_progress',
-  'subagent_end',
-  'verification_started',
-  'verification_completed',
-  'skill_activated',
-  'skill_deactivated',
-  'memory_stored',
-  'memory_recalled',
-  'mcp_server_connected',
-  'mcp_server_disconnected',
-  'mcp_tools_changed',
-  'queue_updated',
-  'command_executed',
-  'session_closed',
+  'goal_extracted',
+  'goal_progress',
+  'goal_achieved',
+  'context_compacted',
+  'run_control_applied',
+  'persistence_failed',
   'budget_threshold_hit',
   'passivation_requested',
   'peer_invocation',
 ] as const;
 
-/** A canonical v1 event type (wire name). */
-export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * The server's own event types (not in the seed's catalog): run lifecycle, persistence, hooks, budgets,
+ * MCP servers and verification. Consumers that only know the seed's catalog keep them as unknown types.
+ */
+export const EXTENSION_EVENT_TYPES = [
+  'run_status_changed',
+  'run_resumed',
+  'continuation_injected',
+  'provider_retry',
+  'checkpoint_saved',
+  'session_closed',
+  'hook_blocked',
+  'budget_exhausted',
+  'mcp_server_connected',
+  'mcp_server_disconnected',
+  'mcp_tools_changed',
+  'verification_started',
+  'verification_completed',
+] as const;
 
+/** A seed (v1 catalog) event type. */
+export type SeedEventType = (typeof SEED_EVENT_TYPES)[number];
+/** One of the server's extension event types. */
+export type ExtensionEventType = (typeof EXTENSION_EVENT_TYPES)[number];
+/** Every event type the server knows: the seed's catalog, then the extensions. */
+export type EventType = SeedEventType | ExtensionEventType;
+
+/** Every known event type, seed catalog first. */
+export const EVENT_TYPES: readonly EventType[] = [...SEED_EVENT_TYPES, ...EXTENSION_EVENT_TYPES];
+
+const SEED_TYPE_SET: ReadonlySet<string> = new Set(SEED_EVENT_TYPES);
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);
 
-/** True when a string is one of the canonical v1 event types. */
-export function isCanonicalEventType(type: string): type is EventType {
+/** The seed's `agentEventTypesV1()`: its 52 wire names in its order (a fresh copy). */
+export function agentEventTypesV1(): SeedEventType[] {
+  return [...SEED_EVENT_TYPES];
+}
+
+/** The seed's `eventEnvelopeV1Version()`. */
+export function eventEnvelopeV1Version(): 1 {
+  return 1;
+}
+
+/** True when a string is one of the seed's 52 v1 catalog types. */
+export function isCanonicalEventType(type: string): type is SeedEventType {
+  return SEED_TYPE_SET.has(type);
+}
+
+/** True when a string is any event type the server knows (seed or extension). */
+export function isKnownEventType(type: string): type is EventType {
   return EVENT_TYPE_SET.has(type);
 }

@@ -237,6 +237,6 @@ export const HookPayloadSchemas = {
   pre_compact: z.looseObject({ session_id: z.string(), message_count: z.number().int() }),
   post_compact: z.looseObject({ session_id: z.string(), message_count_before: z.number().int(), message_count_after: z.number().int() }),
   budget_threshold_hit: z.looseObject({ session_id: z.string(), resource: z.string() }),
-  passivation_requested: z.looseObject({ session_id: z.string(), reason: z.string(), deadline_ms: z.number().int() }),
-  peer_invocation: z.looseObject({ session_id: z.string(), from_session_id: z.string(), from_tenant_id: z.string(), correlation_id: z.string() }),
+  passivation_requested: z.looseObject({ session_id: z.string(), reason: z.string(), deadline_ms: z.number().int().optional() }),
+  peer_invocation: z.looseObject({ session_id: z.string(), from_session_id: z.string(), from_tenant_id: z.string().optional(), correlation_id: z.string().optional() }),
 } as const satisfies Record<HookEvent, z.ZodType>;

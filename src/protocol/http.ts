@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
-import { AgentResultSchema, RunRecordSchema, UsageSchema } from './run-record.js';
+import { AgentResultSchema, RunRecordSchema, RunStatusSchema, UsageSchema } from './run-record.js';
 import { SessionLabelsSchema } from './session-snapshot.js';
 
 /** The error body every failure answers with. */
@@ -18,7 +18,20 @@ export const SessionInfoSchema = z
     workspace: z.string(),
     model: z.string(),
     busy: z.boolean(),
-    currentRun: z.string().nullable(),
+    /** The active run's snapshot (seed `currentRun()`), null when idle. */
+    currentRun: z.object({ id: z.string(), status: RunStatusSchema }).nullable(),
+    /** Non-fatal notes about the options the session was created with (seed `initWarning`), null when none. */
+    initWarning: z.string().nullable(),
+    /** True when a memory store resolved (seed `hasMemory`); memory stores land in a later issue. */
+    hasMemory: z.boolean(),
+    /** True when the session has a lane queue (seed `hasQueue()`, only with queueConfig); queues land in a later issue. */
+    hasQueue: z.boolean(),
+    /** The built-in or registered agent the session runs as, null for an ordinary session. */
+    agent: z.string().nullable(),
+    /** `file`: the server's durable backend; `memory`: this process only. */
+    sessionStore: z.enum(['file', 'memory']),
+    /** `default`: secrets in tool output are redacted; `none`: they are not. */
+    securityProvider: z.enum(['default', 'none']),
     labels: SessionLabelsSchema,
     closed: z.boolean(),
     createdAtMs: z.number().int(),
@@ -83,8 +96,17 @@ export const CancelResponseSchema = z.object({ cancelled: z.boolean() });
 export const HistoryResponseSchema = z.object({ messages: z.array(ChatMessageSchema) });
 /** Save answer. */
 export const SaveResponseSchema = z.object({ generation: z.number().int() });
-/** Close answer. */
-export const CloseResponseSchema = z.object({ closed: z.literal(true) });
+/** Close answer: true when the session was open, false when it was already closed. */
+export const CloseResponseSchema = z.object({ closed: z.boolean() });
+/** Query of GET /v1/sessions/:id/trace. */
+export const TraceQuerySchema = z
+  .object({
+    after: z.coerce.number().int().min(0).default(0),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+  })
+  .strict();
+/** The session's trace events (seed `traceEvents()`): its event log, newest retentionLimits.maxTraceEvents kept. */
+export const TraceResponseSchema = z.object({ events: z.array(EventEnvelopeSchema) });
 
 /** A tool as listed by GET .../tools. */
 export const ToolInfoSchema = z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()), readOnly: z.boolean() });

@@ -4,84 +4,306 @@ import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.j
 import { ConfigHookRegistrationSchema } from './hooks.js';
 import { McpServerConfigSchema } from './mcp.js';
 
-/** Bounds on what a long session keeps in memory and in its snapshot. */
+const RUNS_CAP = 100_000;
+const EVENTS_CAP = 1_000_000;
+const EVENT_BYTES_CAP = 1_073_741_824;
+
+/**
+ * Bounds on what a long session keeps in memory and in its snapshot. The seed's names (`maxRunsRetained`,
+ * `maxEventBytesPerRun`, `unbounded`) are accepted beside ours; every value is capped, and no name (not
+ * even `unbounded: true`) switches a bound off.
+ */
 export const RetentionLimitsSchema = z
   .object({
-    maxRuns: z.number().int().positive().max(100_000).optional(),
-    maxEventsPerRun: z.number().int().positive().max(1_000_000).optional(),
-    maxTraceEvents: z.number().int().nonnegative().max(1_000_000).optional(),
-    maxTerminalSubagentTasks: z.number().int().nonnegative().max(100_000).optional(),
+    maxRuns: z.number().int().positive().max(RUNS_CAP).optional(),
+    /** The seed's name for `maxRuns` (both given: they must agree). */
+    maxRunsRetained: z.number().int().positive().max(RUNS_CAP).optional(),
+    maxEventsPerRun: z.number().int().positive().max(EVENTS_CAP).optional(),
+    /** The seed's byte bound per run: accepted, not enforced yet (events per run are bounded by maxEventsPerRun); initWarning says so. */
+    maxEventBytesPerRun: z.number().int().positive().max(EVENT_BYTES_CAP).optional(),
+    maxTraceEvents: z.number().int().nonnegative().max(EVENTS_CAP).optional(),
+    maxTerminalSubagentTasks: z.number().int().nonnegative().max(RUNS_CAP).optional(),
+    /** The seed's "no bounds": accepted, but this server keeps every bound (initWarning says so). */
+    unbounded: z.boolean().optional(),
+  })
+  .strict()
+  .meta({ id: 'RetentionLimits' });
+
+/** `{type}` of a server-managed store: never a client path. */
+const storeRef = <T extends readonly [string, ...string[]]>(types: T, what: string) =>
+  z
+    .object({ type: z.enum(types, { error: () => `${what}.type must be one of ${types.map((t) => `"${t}"`).join(', ')}` }) })
+    .strict();
+
+/** `sessionStore`: `file` is the server's durable backend (file store, or Redis with REDIS_URL); `memory` keeps the session in this process only. */
+export const SessionStoreOptionSchema = storeRef(['file', 'memory'] as const, 'sessionStore').meta({ id: 'SessionStoreOption' });
+/** `securityProvider`: `default` applies secret redaction to tool output; `none` (host_direct only) turns it off for the session. */
+export const SecurityProviderOptionSchema = storeRef(['default', 'none'] as const, 'securityProvider').meta({ id: 'SecurityProviderOption' });
+
+const loose = z.record(z.string(), z.unknown());
+const nonNegativeInt = (max: number) => z.number().int().nonnegative().max(max);
+const positiveInt = (max: number) => z.number().int().positive().max(max);
+const paths = z.array(z.string().min(1).max(4096)).max(256);
+
+/** A seed worker agent definition (workerAgents). */
+const WorkerAgentSchema = z
+  .object({
+    name: z.string().min(1).max(200),
+    description: z.string().max(20_000).optional(),
+    kind: z.enum(['read_only', 'planner', 'implementer', 'verifier', 'reviewer', 'custom']).optional(),
+    hidden: z.boolean().optional(),
+    permissions: loose.optional(),
+    model: z.string().optional(),
+    prompt: z.string().max(200_000).optional(),
+    maxSteps: positiveInt(10_000).optional(),
+    confirmationInheritance: z.string().optional(),
   })
   .strict();
 
-/**
- * Options the server recognises from the seed but does not implement yet. They are rejected with
- * UNSUPPORTED_OPTION (never silently ignored) until the issue that builds them lands.
- */
-export const UNSUPPORTED_SESSION_OPTIONS = [
-  'planningMode',
-  'skills',
-  'memory',
-  'queue',
-  'agentDirs',
-  'skillDirs',
-] as const;
-
-const positiveInt = (max: number) => z.number().int().positive().max(max);
-
-/** SessionOptions: the body of POST /v1/sessions (camelCase, the seed's option names). */
-export const SessionOptionsSchema = z
+/** A seed inline skill (inlineSkills). */
+const InlineSkillSchema = z
   .object({
-    sessionId: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'sessionId must be 1-128 characters of letters, digits, "_", "." or "-"')
-      .optional(),
-    resume: z.boolean().optional(),
-    /** When a node takes this session over from one that died mid-run, resume that run from its checkpoint. */
-    autoResume: z.boolean().optional(),
-    model: z.string().regex(/^[^/\s]+\/\S+$/, 'model must be "provider/model"').optional(),
-    workspace: z.string().min(1).optional(),
-    autoSave: z.boolean().optional(),
-    maxToolRounds: positiveInt(1000).optional(),
-    maxParseRetries: z.number().int().nonnegative().max(100).optional(),
-    toolTimeoutMs: positiveInt(3_600_000).optional(),
-    circuitBreakerThreshold: positiveInt(100).optional(),
-    duplicateToolCallThreshold: positiveInt(100).optional(),
-    continuationEnabled: z.boolean().optional(),
-    maxContinuationTurns: z.number().int().nonnegative().max(100).optional(),
-    maxExecutionTimeMs: positiveInt(86_400_000).optional(),
-    role: z.string().max(20_000).optional(),
-    guidelines: z.string().max(50_000).optional(),
-    responseStyle: z.string().max(20_000).optional(),
-    extra: z.string().max(50_000).optional(),
-    tenantId: z.string().min(1).max(200).optional(),
-    principal: z.string().min(1).max(200).optional(),
-    agentTemplateId: z.string().min(1).max(200).optional(),
-    correlationId: z.string().min(1).max(200).optional(),
-    retentionLimits: RetentionLimitsSchema.optional(),
-    /** Deterministic replay: sequential ids and a fixed clock for everything this session produces. */
-    hostEnv: z
-      .object({
-        sequentialIdPrefix: z.string().regex(/^[A-Za-z0-9_.]{1,32}$/, 'sequentialIdPrefix must be 1-32 letters, digits, "_" or "."'),
-        fixedTimeMs: z.number().int().nonnegative(),
-      })
-      .strict()
-      .optional(),
-    permissionPolicy: PermissionPolicySchema.optional(),
-    confirmationPolicy: ConfirmationPolicySchema.optional(),
-    budget: BudgetOptionsSchema.optional(),
-    /** A webhook this session's budget guard also asks before every provider and tool call (fail closed). */
-    budgetHost: BudgetHostSchema.optional(),
-    /** Webhook hooks registered at creation (more can be added over REST, WebSocket hosts included). */
-    hooks: z.array(ConfigHookRegistrationSchema).max(64).optional(),
-    /** MCP servers the host supplies for this session: a read-only inherited layer (stdio needs host_direct). */
-    mcpServers: z.array(McpServerConfigSchema).max(32).optional(),
-    ...Object.fromEntries(UNSUPPORTED_SESSION_OPTIONS.map((name) => [name, z.unknown().optional()])),
+    name: z.string().min(1).max(200),
+    kind: z.enum(['instruction', 'persona', 'tool']).optional(),
+    description: z.string().max(20_000).optional(),
+    content: z.string().max(200_000),
   })
-  .strict()
+  .strict();
+
+/** The seed's lane-queue options (queueConfig). */
+const QueueConfigSchema = z
+  .object({
+    queryConcurrency: positiveInt(1000).optional(),
+    executeConcurrency: positiveInt(1000).optional(),
+    generateConcurrency: positiveInt(1000).optional(),
+    enableDlq: z.boolean().optional(),
+    dlqMaxSize: positiveInt(1_000_000).optional(),
+    enableMetrics: z.boolean().optional(),
+    enableAlerts: z.boolean().optional(),
+    timeoutMs: positiveInt(86_400_000).optional(),
+    enableAllFeatures: z.boolean().optional(),
+    laneHandlers: z.record(z.string(), z.object({ mode: z.enum(['internal', 'external', 'hybrid']), timeoutMs: positiveInt(86_400_000).optional() }).strict()).optional(),
+  })
+  .strict();
+
+/** SessionOptions: the body of POST /v1/sessions (camelCase, the seed's option names, Appendix A in full). */
+const SESSION_OPTIONS_SHAPE = {
+  sessionId: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'sessionId must be 1-128 characters of letters, digits, "_", "." or "-"')
+    .optional(),
+  resume: z.boolean().optional(),
+  /** When a node takes this session over from one that died mid-run, resume that run from its checkpoint. */
+  autoResume: z.boolean().optional(),
+  model: z.string().regex(/^[^/\s]+\/\S+$/, 'model must be "provider/model"').optional(),
+  workspace: z.string().min(1).optional(),
+  autoSave: z.boolean().optional(),
+  sessionStore: SessionStoreOptionSchema.optional(),
+  securityProvider: SecurityProviderOptionSchema.optional(),
+  maxToolRounds: positiveInt(1000).optional(),
+  maxParseRetries: nonNegativeInt(100).optional(),
+  toolTimeoutMs: positiveInt(3_600_000).optional(),
+  circuitBreakerThreshold: positiveInt(100).optional(),
+  duplicateToolCallThreshold: positiveInt(100).optional(),
+  continuationEnabled: z.boolean().optional(),
+  maxContinuationTurns: nonNegativeInt(100).optional(),
+  maxExecutionTimeMs: positiveInt(86_400_000).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  role: z.string().max(20_000).optional(),
+  guidelines: z.string().max(50_000).optional(),
+  responseStyle: z.string().max(20_000).optional(),
+  extra: z.string().max(50_000).optional(),
+  tenantId: z.string().min(1).max(200).optional(),
+  principal: z.string().min(1).max(200).optional(),
+  agentTemplateId: z.string().min(1).max(200).optional(),
+  correlationId: z.string().min(1).max(200).optional(),
+  retentionLimits: RetentionLimitsSchema.optional(),
+  /** Per-session artifact bounds; each is capped by the server's limits.maxArtifactsPerSession / maxArtifactBytesPerSession. */
+  artifactStoreLimits: z.object({ maxArtifacts: positiveInt(1_000_000).optional(), maxBytes: positiveInt(Number.MAX_SAFE_INTEGER).optional() }).strict().optional(),
+  /** Deterministic replay: sequential ids and a fixed clock for everything this session produces. */
+  hostEnv: z
+    .object({
+      sequentialIdPrefix: z.string().regex(/^[A-Za-z0-9_.]{1,32}$/, 'sequentialIdPrefix must be 1-32 letters, digits, "_" or "."'),
+      fixedTimeMs: z.number().int().nonnegative(),
+    })
+    .strict()
+    .optional(),
+  permissionPolicy: PermissionPolicySchema.optional(),
+  confirmationPolicy: ConfirmationPolicySchema.optional(),
+  budget: BudgetOptionsSchema.optional(),
+  /** A webhook this session's budget guard also asks before every provider and tool call (fail closed). */
+  budgetHost: BudgetHostSchema.optional(),
+  /** Webhook hooks registered at creation (more can be added over REST, WebSocket hosts included). */
+  hooks: z.array(ConfigHookRegistrationSchema).max(64).optional(),
+  /** MCP servers the host supplies for this session: a read-only inherited layer (stdio needs host_direct). */
+  mcpServers: z.array(McpServerConfigSchema).max(32).optional(),
+  // Accepted, inert here: no task scheduler (every session is admitted at once), no skills to restrict, no tasks to bound.
+  taskPriority: z.enum(['urgent', 'interactive', 'foreground', 'background', 'maintenance']).optional(),
+  enforceActiveSkillToolRestrictions: z.boolean().optional(),
+  maxParallelTasks: positiveInt(1000).optional(),
+  // Capabilities of later issues: UNSUPPORTED_OPTION when the value asks for something (see UNSUPPORTED_SESSION_OPTIONS).
+  agent: z.string().min(1).max(200).optional(),
+  builtinSkills: z.boolean().optional(),
+  skillDirs: paths.optional(),
+  inlineSkills: z.array(InlineSkillSchema).max(256).optional(),
+  agentDirs: paths.optional(),
+  workerAgents: z.array(WorkerAgentSchema).max(256).optional(),
+  memoryStore: storeRef(['file', 'memory'] as const, 'memoryStore').optional(),
+  queueConfig: QueueConfigSchema.optional(),
+  searchConfig: loose.optional(),
+  planningMode: z.enum(['auto', 'enabled', 'disabled']).optional(),
+  planning: z.boolean().optional(),
+  goalTracking: z.boolean().optional(),
+  autoCompact: z.boolean().optional(),
+  autoCompactThreshold: z.number().gt(0).max(1).optional(),
+  maxContextTokens: positiveInt(100_000_000).optional(),
+  llmApiTimeoutMs: positiveInt(3_600_000).optional(),
+  toolResultTransformPolicy: z
+    .object({
+      schema: z.literal('a3s.code.tool-result-transform-policy.v1'),
+      maxOutputBytes: positiveInt(1_073_741_824).optional(),
+      headBytes: nonNegativeInt(1_073_741_824).optional(),
+      tailBytes: nonNegativeInt(1_073_741_824).optional(),
+      foldRepeatedLines: z.boolean().optional(),
+      repeatedLineThreshold: positiveInt(1_000_000).optional(),
+      structuredSampleItems: nonNegativeInt(1_000_000).optional(),
+    })
+    .strict()
+    .optional(),
+  toolPresentationProfile: z.object({ schema: z.literal('a3s.code.tool-presentation-profile.v1'), mode: z.enum(['adaptive', 'direct', 'code', 'disabled']) }).strict().optional(),
+  workspaceBackend: loose.optional(),
+  workspaceRetrieval: loose.optional(),
+  immutableContentAdapter: loose.optional(),
+  remoteGit: loose.optional(),
+  outputLanguage: z.string().regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'outputLanguage must be a BCP-47 language tag').optional(),
+  autoDelegation: z
+    .object({ enabled: z.boolean().optional(), autoParallel: z.boolean().optional(), minConfidence: z.number().min(0).max(1).optional(), maxTasks: positiveInt(1000).optional() })
+    .strict()
+    .optional(),
+  autoParallel: z.boolean().optional(),
+  manualDelegationEnabled: z.boolean().optional(),
+  thinkingBudget: nonNegativeInt(10_000_000).optional(),
+  llmLogprobs: z.boolean().optional(),
+  llmTopLogprobs: nonNegativeInt(20).optional(),
+  trajectoryPath: z.string().min(1).max(4096).optional(),
+  trajectoryMode: z.string().min(1).max(64).optional(),
+  trajectoryMaxTextBytes: positiveInt(1_073_741_824).optional(),
+  trajectoryIncludeMessages: z.boolean().optional(),
+  commandEnv: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'commandEnv keys must be environment variable names'), z.string().max(100_000)).optional(),
+  completionWaivers: z.array(z.unknown()).max(1000).optional(),
+  effectIsolation: z.unknown().optional(),
+  externalObservations: z.array(z.unknown()).max(1000).optional(),
+  outcomeLedger: z.unknown().optional(),
+  pathRules: z.array(z.unknown()).max(1000).optional(),
+  planRun: z.unknown().optional(),
+  readOnlySession: z.boolean().optional(),
+  verifierEnabled: z.boolean().optional(),
+};
+
+/** Every option name SessionOptions knows. */
+export const SESSION_OPTION_NAMES = Object.keys(SESSION_OPTIONS_SHAPE);
+
+/** The known option nearest to a misspelt one (edit distance ≤ 3, case-insensitive), if any. */
+function nearestOption(name: string): string | undefined {
+  const distance = (a: string, b: string): number => {
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i += 1) {
+      let previous = row[0];
+      row[0] = i;
+      for (let j = 1; j <= b.length; j += 1) {
+        const current = row[j];
+        row[j] = Math.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+        previous = current;
+      }
+    }
+    return row[b.length];
+  };
+  let best: { name: string; d: number } | undefined;
+  for (const known of SESSION_OPTION_NAMES) {
+    const d = distance(name.toLowerCase(), known.toLowerCase());
+    if (d <= 3 && (!best || d < best.d)) best = { name: known, d };
+  }
+  return best?.name;
+}
+
+/** SessionOptions: the body of POST /v1/sessions. An unknown name (a typo) is a 400 naming it, with the nearest known option. */
+export const SessionOptionsSchema = z
+  .strictObject(SESSION_OPTIONS_SHAPE, {
+    error: (issue) => {
+      if (issue.code !== 'unrecognized_keys') return undefined;
+      return issue.keys
+        .map((key) => {
+          const near = nearestOption(key);
+          return `unknown option "${key}"${near ? ` (did you mean "${near}"?)` : ''}`;
+        })
+        .join('; ');
+    },
+  })
   .meta({ id: 'SessionOptions' });
 
 /** Parsed SessionOptions. */
 export type SessionOptions = z.infer<typeof SessionOptionsSchema>;
 /** Parsed retention limits. */
 export type RetentionLimits = z.infer<typeof RetentionLimitsSchema>;
+
+const empty = (value: unknown): boolean => (Array.isArray(value) ? value.length === 0 : typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+
+/**
+ * Options whose capability this server does not build yet, each with the test of whether a value asks for
+ * it. A value that asks for nothing (false, 'disabled', an empty list) is accepted and changes nothing; one
+ * that asks for something is UNSUPPORTED_OPTION (never silently ignored).
+ */
+export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknown, options: SessionOptions) => boolean>> = {
+  agent: () => true,
+  builtinSkills: (v) => v === true,
+  skillDirs: (v) => !empty(v),
+  inlineSkills: (v) => !empty(v),
+  agentDirs: (v) => !empty(v),
+  workerAgents: (v) => !empty(v),
+  memoryStore: () => true,
+  queueConfig: () => true,
+  searchConfig: (v) => !empty(v),
+  // planningMode wins over the legacy `planning` flag.
+  planningMode: (v) => v !== 'disabled',
+  planning: (v, o) => v === true && o.planningMode === undefined,
+  goalTracking: (v) => v === true,
+  autoCompact: (v) => v === true,
+  // The threshold of a compaction nobody asked for is inert.
+  autoCompactThreshold: (_v, o) => o.autoCompact === true,
+  maxContextTokens: () => true,
+  llmApiTimeoutMs: () => true,
+  toolResultTransformPolicy: () => true,
+  toolPresentationProfile: () => true,
+  workspaceBackend: (v) => !empty(v),
+  workspaceRetrieval: (v) => !empty(v),
+  immutableContentAdapter: (v) => !empty(v),
+  remoteGit: (v) => !empty(v),
+  outputLanguage: () => true,
+  autoDelegation: (v) => (v as { enabled?: boolean }).enabled === true,
+  autoParallel: (v) => v === true,
+  manualDelegationEnabled: (v) => v === true,
+  thinkingBudget: (v) => v !== 0,
+  llmLogprobs: (v) => v === true,
+  llmTopLogprobs: (v) => v !== 0,
+  trajectoryPath: () => true,
+  trajectoryMode: () => true,
+  trajectoryMaxTextBytes: () => true,
+  trajectoryIncludeMessages: (v) => v === true,
+  commandEnv: (v) => !empty(v),
+  completionWaivers: (v) => !empty(v),
+  effectIsolation: (v) => v !== null && v !== false,
+  externalObservations: (v) => !empty(v),
+  outcomeLedger: (v) => v !== null && v !== false,
+  pathRules: (v) => !empty(v),
+  planRun: (v) => v !== null && v !== false,
+  readOnlySession: (v) => v === true,
+  verifierEnabled: (v) => v === true,
+};
+
+/** The options of `options` that ask for a capability this server does not build yet, in option order. */
+export function unsupportedOptions(options: SessionOptions): string[] {
+  const record = options as Record<string, unknown>;
+  return Object.entries(UNSUPPORTED_SESSION_OPTIONS)
+    .filter(([name, asks]) => record[name] !== undefined && asks(record[name], options))
+    .map(([name]) => name);
+}

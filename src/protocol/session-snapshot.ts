@@ -4,7 +4,7 @@ import { EventEnvelopeSchema } from './event-envelope.js';
 import { McpServerConfigSchema } from './mcp.js';
 import { RunRecordSchema, UsageSchema } from './run-record.js';
 import { SessionOptionsSchema } from './session-options.js';
-import { VerificationReportSchema } from './verification.js';
+import { StoredVerificationReportSchema } from './verification.js';
 
 /** Identity labels carried by a session into events, hooks and snapshots. */
 export const SessionLabelsSchema = z
@@ -72,7 +72,7 @@ export const SessionSnapshotV1Schema = z
     artifacts: z.array(ArtifactSchema),
     trace_events: z.array(EventEnvelopeSchema),
     run_records: z.array(RunRecordSchema),
-    verification_reports: z.array(VerificationReportSchema),
+    verification_reports: z.array(StoredVerificationReportSchema),
     subagent_tasks: z.array(z.unknown()),
   })
   .meta({ id: 'SessionSnapshotV1' });

@@ -8,33 +8,60 @@ export const MAX_VERIFICATION_TIMEOUT_MS = 3_600_000;
 export const MAX_VERIFICATION_COMMANDS = 50;
 /** Bytes of a check's output kept in its report (the end of the output). */
 export const VERIFICATION_OUTPUT_TAIL_BYTES = 4096;
+/** The `schema` of every report. */
+export const VERIFICATION_REPORT_SCHEMA = 'a3s.verification_report.v1';
 
-/** What a check verifies; `custom` when the caller does not say. */
-export const VerificationKindSchema = z.enum(['test', 'build', 'lint', 'typecheck', 'format', 'custom']);
+/**
+ * What a check verifies. The seed keeps any string (its commands use `command`, `test`, `format`,
+ * `type_check`, `lint`, ...); so do we. `command` when the caller does not say.
+ */
+export const VerificationKindSchema = z.string().min(1, 'kind must not be empty').max(64);
 
 /** A check kind. */
 export type VerificationKind = z.infer<typeof VerificationKindSchema>;
 
-/** Check ids name checks in reports and texts; they are short and shell/URL safe. */
-export const VerificationCheckIdSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'id must be 1-64 characters of A-Z a-z 0-9 _ . -');
+/** Check ids name checks in reports and texts; short, shell/URL safe, and `:` allowed (the seed's `rust:test`). */
+export const VerificationCheckIdSchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'id must be 1-64 characters of A-Z a-z 0-9 _ . : -');
 
-/** One command of a verification request (camelCase, like every HTTP body). */
-export const VerificationCommandSchema = z
-  .object({
-    id: VerificationCheckIdSchema,
-    kind: VerificationKindSchema.default('custom'),
-    description: z.string().max(1000).optional(),
-    command: z.string().min(1, 'command must not be empty').max(10_000),
-    required: z.boolean().default(true),
-    timeoutMs: z.number().int().min(1).max(MAX_VERIFICATION_TIMEOUT_MS).default(DEFAULT_VERIFICATION_TIMEOUT_MS),
-    expectExit: z.number().int().min(0).max(255).default(0),
-  })
-  .strict();
+// The seed's snake_case spellings of the optional command fields, accepted beside our camelCase ones.
+const COMMAND_ALIASES: Readonly<Record<string, string>> = { timeout_ms: 'timeoutMs', expect_exit: 'expectExit' };
+
+function camelCommandKeys(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [snake, camel] of Object.entries(COMMAND_ALIASES)) {
+    // Both spellings at once stay as given, so the strict schema names the extra key.
+    if (snake in out && !(camel in out)) {
+      out[camel] = out[snake];
+      delete out[snake];
+    }
+  }
+  return out;
+}
+
+/**
+ * One command of a verification request: the seed's VerificationCommand (`id, kind, description, command,
+ * required` (default false, as in the seed), `timeoutMs`/`timeout_ms`, `expectExit`/`expect_exit`).
+ */
+export const VerificationCommandSchema = z.preprocess(
+  camelCommandKeys,
+  z
+    .object({
+      id: VerificationCheckIdSchema,
+      kind: VerificationKindSchema.default('command'),
+      description: z.string().max(1000).optional(),
+      command: z.string().min(1, 'command must not be empty').max(10_000),
+      required: z.boolean().default(false),
+      timeoutMs: z.number().int().min(1).max(MAX_VERIFICATION_TIMEOUT_MS).default(DEFAULT_VERIFICATION_TIMEOUT_MS),
+      expectExit: z.number().int().min(0).max(255).default(0),
+    })
+    .strict(),
+);
 
 /** A parsed verification command (defaults applied). */
 export type VerificationCommand = z.infer<typeof VerificationCommandSchema>;
 
-/** Body of POST /v1/sessions/:id/verifications: a subject and 1-50 commands with unique ids, run in order. */
+/** Body of POST /v1/sessions/:id/verifications (the seed's `verifyCommands(subject, commands)`): 1-50 commands with unique ids, run in order. */
 export const VerificationRequestSchema = z
   .object({
     subject: z.string().min(1, 'subject must not be empty').max(500),
@@ -57,48 +84,43 @@ export type VerificationRequest = z.infer<typeof VerificationRequestSchema>;
 /** What a verification request looks like before defaults are applied (what callers write). */
 export type VerificationRequestInput = z.input<typeof VerificationRequestSchema>;
 
-/**
- * Overall verdict of a report:
- * - `failed`: a required check failed or timed out;
- * - `needs_review`: every required check that ran passed, but an optional check failed or timed out,
- *   or a required check was skipped (the verification was cancelled before it ran);
- * - `skipped`: no check ran at all;
- * - `passed`: every check ran and met its expected exit status.
- */
+/** The seed's VerificationStatus, of checks, reports and summaries alike. */
 export const VerificationStatusSchema = z.enum(['passed', 'failed', 'needs_review', 'skipped']);
 
-/** A report (or summary) verdict. */
+/** A check, report or summary verdict. */
 export type VerificationStatus = z.infer<typeof VerificationStatusSchema>;
 
-/** Outcome of one check; `skipped` means it never started (the verification was cancelled first). */
-export const VerificationCheckStatusSchema = z.enum(['passed', 'failed', 'skipped', 'timed_out']);
-
-/** A check outcome. */
-export type VerificationCheckStatus = z.infer<typeof VerificationCheckStatusSchema>;
-
-/** One check of a report (snake_case, like the seed's report). */
+/**
+ * One check of a report: the seed's VerificationCheck `{id, kind, description, status, required,
+ * suggested_tools?, evidence_uris?, residual_risk?}`, plus what ran (`command`, `expect_exit`,
+ * `exit_code`, `timed_out`, `duration_ms`, `output_tail`). A command check passes iff it ran and exited
+ * with `expect_exit`; otherwise it failed and `residual_risk` says why; `skipped` means it never started.
+ */
 export const VerificationCheckSchema = z
   .object({
     id: z.string(),
-    kind: VerificationKindSchema,
+    kind: z.string(),
     description: z.string(),
-    command: z.string(),
+    status: VerificationStatusSchema,
     required: z.boolean(),
+    suggested_tools: z.array(z.string()).optional(),
+    evidence_uris: z.array(z.string()).optional(),
+    residual_risk: z.string().optional(),
+    command: z.string(),
     expect_exit: z.number().int(),
     /** Null when the check did not run. A timed-out check carries the status its killed shell reported. */
     exit_code: z.number().int().nullable(),
-    status: VerificationCheckStatusSchema,
+    timed_out: z.boolean(),
     duration_ms: z.number().int().nonnegative(),
     /** The last ~4 KiB of the command's combined stdout/stderr (prefixed with a marker when cut). */
     output_tail: z.string(),
-    residual_risks: z.array(z.string()),
   })
   .meta({ id: 'VerificationCheck' });
 
 /** One check of a report. */
 export type VerificationCheck = z.infer<typeof VerificationCheckSchema>;
 
-/** Check counts of a report; `failed` counts failed and timed-out checks. */
+/** Check counts of a report (ours, beside the seed's fields). */
 export const VerificationCountsSchema = z.object({
   total: z.number().int().nonnegative(),
   passed: z.number().int().nonnegative(),
@@ -110,20 +132,26 @@ export const VerificationCountsSchema = z.object({
 /** Check counts of a report. */
 export type VerificationCounts = z.infer<typeof VerificationCountsSchema>;
 
-/** A verification report: the checks of one request, in order, and one verdict. */
+/**
+ * A verification report: the seed's `{schema, subject, status, checks, residual_risks?, effect_digest?}`
+ * plus our `id, session_id, run_id, created_at_ms, duration_ms, summary`. Status (the seed's rule): any
+ * failed check -> failed; a required check needs_review/skipped, or a report residual risk -> needs_review;
+ * no checks -> skipped; else passed.
+ */
 export const VerificationReportSchema = z
   .object({
-    schema: z.literal('a3s.verification_report.v1'),
+    schema: z.literal(VERIFICATION_REPORT_SCHEMA),
+    subject: z.string(),
+    status: VerificationStatusSchema,
+    checks: z.array(VerificationCheckSchema),
+    /** Risks of the report as a whole (each check's own risk is its `residual_risk`). */
+    residual_risks: z.array(z.string()).optional(),
+    effect_digest: z.string().optional(),
     id: z.string(),
     session_id: z.string(),
     run_id: z.string().nullable(),
-    subject: z.string(),
-    status: VerificationStatusSchema,
     created_at_ms: z.number().int().nonnegative(),
     duration_ms: z.number().int().nonnegative(),
-    checks: z.array(VerificationCheckSchema),
-    /** Every check's residual risks, then the report-level ones (e.g. "no test command ran"). */
-    residual_risks: z.array(z.string()),
     summary: VerificationCountsSchema,
   })
   .meta({ id: 'VerificationReport' });
@@ -131,70 +159,184 @@ export const VerificationReportSchema = z
 /** A verification report. */
 export type VerificationReport = z.infer<typeof VerificationReportSchema>;
 
-/** One subject's latest report, compacted, inside `verificationSummaryJson`. */
-export const VerificationSubjectSummarySchema = z.object({
-  subject: z.string(),
-  report_id: z.string(),
-  run_id: z.string().nullable(),
-  status: VerificationStatusSchema,
-  created_at_ms: z.number().int().nonnegative(),
-  summary: VerificationCountsSchema,
-  /** Checks that failed or timed out, required or not. */
-  failed_checks: z.array(
-    z.object({
-      id: z.string(),
-      kind: VerificationKindSchema,
-      command: z.string(),
-      required: z.boolean(),
-      status: VerificationCheckStatusSchema,
-      exit_code: z.number().int().nullable(),
-      expect_exit: z.number().int(),
-    }),
-  ),
-});
+// Written by servers before the seed's shapes: check statuses passed|failed|skipped|timed_out and a
+// `residual_risks` array per check; report `residual_risks` repeating every check's risks plus this one.
+const LEGACY_NO_TEST_RISK = 'no test command ran';
 
-/** What `verificationSummaryJson` holds (parse it with this schema). */
-export const VerificationSummaryJsonSchema = z
-  .object({
-    schema: z.literal('a3s.verification_summary.v1'),
-    status: VerificationStatusSchema,
-    report_count: z.number().int().nonnegative(),
-    pending_count: z.number().int().nonnegative(),
-    failed_count: z.number().int().nonnegative(),
-    subjects: z.array(VerificationSubjectSummarySchema),
-    residual_risks: z.array(z.string()),
-  })
-  .meta({ id: 'VerificationSummaryJson' });
+function upgradeCheck(check: unknown): unknown {
+  if (check === null || typeof check !== 'object' || !('residual_risks' in check)) return check;
+  const { residual_risks: risks, status, ...rest } = check as Record<string, unknown> & { residual_risks: unknown };
+  const list = Array.isArray(risks) ? risks.filter((r): r is string => typeof r === 'string') : [];
+  return {
+    ...rest,
+    status: status === 'timed_out' ? 'failed' : status,
+    timed_out: status === 'timed_out',
+    suggested_tools: ['bash'],
+    ...(list.length > 0 ? { residual_risk: list.join('; ') } : {}),
+  };
+}
 
-/** The compact summary serialised into `verificationSummaryJson`. */
-export type VerificationSummaryJson = z.infer<typeof VerificationSummaryJsonSchema>;
+function upgradeReport(report: unknown): unknown {
+  if (report === null || typeof report !== 'object' || !Array.isArray((report as { checks?: unknown }).checks)) return report;
+  const old = report as Record<string, unknown> & { checks: unknown[] };
+  if (!old.checks.some((c) => c !== null && typeof c === 'object' && 'residual_risks' in c)) return report;
+  const checkRisks = new Set(old.checks.flatMap((c) => ((c as { residual_risks?: unknown }).residual_risks as string[] | undefined) ?? []));
+  const reportRisks = Array.isArray(old.residual_risks) ? (old.residual_risks as unknown[]) : [];
+  return { ...old, checks: old.checks.map(upgradeCheck), residual_risks: reportRisks.filter((r) => typeof r === 'string' && r !== LEGACY_NO_TEST_RISK && !checkRisks.has(r)) };
+}
 
-/** A session's verification summary, with exactly the AgentResult field names (GET .../verifications/summary). */
+/** A report as stored in a snapshot: reports written by older servers are migrated to the current shape on read. */
+export const StoredVerificationReportSchema = z.preprocess(upgradeReport, VerificationReportSchema);
+
+/** The seed's VerificationSummary (what `agent_end.verification_summary` carries); subjects sorted and deduplicated. */
 export const VerificationSummarySchema = z
   .object({
-    verificationStatus: VerificationStatusSchema,
-    pendingVerificationCount: z.number().int().nonnegative(),
-    failedVerificationCount: z.number().int().nonnegative(),
-    verificationReportCount: z.number().int().nonnegative(),
-    verificationSummaryJson: z.string(),
-    verificationSummaryText: z.string(),
+    status: VerificationStatusSchema,
+    report_count: z.number().int().nonnegative(),
+    required_check_count: z.number().int().nonnegative(),
+    pending_required_check_count: z.number().int().nonnegative(),
+    failed_check_count: z.number().int().nonnegative(),
+    residual_risk_count: z.number().int().nonnegative(),
+    pending_subjects: z.array(z.string()).optional(),
+    failed_subjects: z.array(z.string()).optional(),
   })
   .meta({ id: 'VerificationSummary' });
 
-/** A verification summary. */
+/** The seed's VerificationSummary. */
 export type VerificationSummary = z.infer<typeof VerificationSummarySchema>;
 
-/** Where a preset was detected. */
-export const VerificationPresetSourceSchema = z.enum(['package.json', 'Cargo.toml', 'pyproject.toml', 'go.mod']);
+/** What buildVerificationSummary reads of a report (a stored report, or the seed's bare one). */
+export type SummarizableReport = Pick<VerificationReport, 'subject' | 'status' | 'residual_risks'> & {
+  checks: readonly Pick<VerificationCheck, 'required' | 'status' | 'residual_risk'>[];
+};
 
-/** A verification command detected from the workspace's manifest files; its id is a valid check id. */
+const sortedUnique = (items: readonly string[]): string[] => [...new Set(items)].sort();
+
+/** The seed's `VerificationSummary::from_reports`: aggregate every given report (a session's, or one run's). */
+export function buildVerificationSummary(reports: readonly SummarizableReport[]): VerificationSummary {
+  let required = 0;
+  let pendingRequired = 0;
+  let failed = 0;
+  let risks = 0;
+  const pending: string[] = [];
+  const failedSubjects: string[] = [];
+  for (const report of reports) {
+    if (report.status === 'needs_review') pending.push(report.subject);
+    if (report.status === 'failed') failedSubjects.push(report.subject);
+    risks += report.residual_risks?.length ?? 0;
+    for (const check of report.checks) {
+      if (check.required) {
+        required += 1;
+        if (check.status === 'needs_review' || check.status === 'skipped') {
+          pendingRequired += 1;
+          pending.push(report.subject);
+        }
+      }
+      if (check.status === 'failed') {
+        failed += 1;
+        failedSubjects.push(report.subject);
+      }
+      if (check.residual_risk !== undefined) {
+        risks += 1;
+        pending.push(report.subject);
+      }
+    }
+  }
+  const status: VerificationStatus =
+    failed > 0 || reports.some((r) => r.status === 'failed')
+      ? 'failed'
+      : pendingRequired > 0 || risks > 0 || reports.some((r) => r.status === 'needs_review')
+        ? 'needs_review'
+        : reports.length === 0
+          ? 'skipped'
+          : 'passed';
+  const pendingSorted = sortedUnique(pending);
+  const failedSorted = sortedUnique(failedSubjects);
+  return {
+    status,
+    report_count: reports.length,
+    required_check_count: required,
+    pending_required_check_count: pendingRequired,
+    failed_check_count: failed,
+    residual_risk_count: risks,
+    ...(pendingSorted.length > 0 ? { pending_subjects: pendingSorted } : {}),
+    ...(failedSorted.length > 0 ? { failed_subjects: failedSorted } : {}),
+  };
+}
+
+function plural(count: number, singular: string, many: string): string {
+  return count === 1 ? `1 ${singular}` : `${count} ${many}`;
+}
+
+function subjectList(subjects: readonly string[] | undefined): string {
+  const all = subjects ?? [];
+  const visible = all.slice(0, 5);
+  if (all.length > 5) visible.push('...');
+  return visible.join(', ');
+}
+
+/** The seed's `formatVerificationSummary(summary)`: one line, word for word. */
+export function formatVerificationSummary(summary: VerificationSummary): string {
+  const reports = plural(summary.report_count, 'report', 'reports');
+  const requiredChecks = plural(summary.required_check_count, 'required check', 'required checks');
+  let text: string;
+  if (summary.status === 'skipped') {
+    text = summary.report_count === 0 ? 'Verification skipped: no reports.' : `Verification skipped: ${reports}.`;
+  } else if (summary.status === 'passed') {
+    text = `Verification passed: ${reports}, ${requiredChecks}.`;
+  } else if (summary.status === 'failed') {
+    const failed = summary.failed_check_count > 0 ? plural(summary.failed_check_count, 'failed check', 'failed checks') : 'failed report';
+    const subjects = subjectList(summary.failed_subjects);
+    text = subjects ? `Verification failed: ${failed} across subjects: ${subjects}. ${reports}, ${requiredChecks}.` : `Verification failed: ${failed}. ${reports}, ${requiredChecks}.`;
+  } else {
+    const pending =
+      summary.pending_required_check_count > 0 ? plural(summary.pending_required_check_count, 'pending required check', 'pending required checks') : 'review required';
+    const subjects = subjectList(summary.pending_subjects);
+    text = subjects
+      ? `Verification needs review: ${pending} across subjects: ${subjects}. ${reports}, ${requiredChecks}.`
+      : `Verification needs review: ${pending}. ${reports}, ${requiredChecks}.`;
+  }
+  return summary.residual_risk_count > 0 ? `${text} Residual risks: ${summary.residual_risk_count}.` : text;
+}
+
+/**
+ * Answer of GET /v1/sessions/:id/verifications/summary: the seed's VerificationSummary fields, its
+ * `text` (formatVerificationSummary), and the same values under the seed's AgentResult names.
+ */
+export const VerificationSummaryResponseSchema = VerificationSummarySchema.extend({
+  text: z.string(),
+  verificationStatus: VerificationStatusSchema,
+  pendingVerificationCount: z.number().int().nonnegative(),
+  failedVerificationCount: z.number().int().nonnegative(),
+  verificationReportCount: z.number().int().nonnegative(),
+  /** JSON of the VerificationSummary (parse it with VerificationSummarySchema). */
+  verificationSummaryJson: z.string(),
+  verificationSummaryText: z.string(),
+}).meta({ id: 'VerificationSummaryResponse' });
+
+/** A summary answer. */
+export type VerificationSummaryResponse = z.infer<typeof VerificationSummaryResponseSchema>;
+
+/** One command of a preset: the seed's VerificationCommand in its snake_case stored form. */
+export const VerificationPresetCommandSchema = z.object({
+  id: z.string(),
+  kind: z.string(),
+  description: z.string(),
+  command: z.string(),
+  required: z.boolean(),
+  expect_exit: z.number().int(),
+});
+
+/** A preset command. */
+export type VerificationPresetCommand = z.infer<typeof VerificationPresetCommandSchema>;
+
+/** The seed's VerificationPreset `{id, project_kind, description, commands}`, detected from the workspace's files. */
 export const VerificationPresetSchema = z
   .object({
     id: z.string(),
-    kind: VerificationKindSchema,
+    project_kind: z.string(),
     description: z.string(),
-    command: z.string(),
-    source: VerificationPresetSourceSchema,
+    commands: z.array(VerificationPresetCommandSchema),
   })
   .meta({ id: 'VerificationPreset' });
 

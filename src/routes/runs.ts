@@ -100,7 +100,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       method: 'POST',
       url: '/v1/sessions/:id/runs/:runId/resume',
       summary: "Resume a run from its loop checkpoint (new run id; the old run is named in the new run's metadata)",
-      description: 'Hydrates the session from the store when it is not live on this node. 409 SESSION_STORE_REQUIRED without a durable checkpoint store; 404 CHECKPOINT_NOT_FOUND when the run has no checkpoint (retry later, or treat the run as lost); 409 SESSION_BUSY while a run is active.',
+      description: 'Hydrates the session from the store when it is not live on this node. 409 SESSION_STORE_REQUIRED ("resume_run requires a session_store") without a durable checkpoint store or for a sessionStore {type: "memory"} session; 404 CHECKPOINT_NOT_FOUND ("no loop checkpoint found for run \'<id>\'") when the run has no checkpoint (retry later, or treat the run as lost); 409 SESSION_BUSY while a run is active.',
       scope: 'sessions',
       params: RunParamsSchema,
       body: ResumeRequestSchema,
@@ -116,7 +116,15 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
   addRoute(
     app,
     ctx,
-    { method: 'POST', url: '/v1/sessions/:id/runs/:runId/cancel', summary: 'Cancel the active run (false when it is not active)', scope: 'sessions', params: RunParamsSchema, responses: { 200: CancelResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).cancelRun(params.runId) }),
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/runs/:runId/cancel',
+      summary: 'Cancel the run if it is the active one',
+      description: '`cancelled` is false for a run that is not active: finished, unknown or dropped by retention (seed `cancelRun`).',
+      scope: 'sessions',
+      params: RunParamsSchema,
+      responses: { 200: CancelResponseSchema, 404: ErrorBodySchema },
+    },
+    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).cancel(params.runId) }),
   );
 }

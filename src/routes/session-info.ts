@@ -4,19 +4,26 @@ import type { AgentSession } from '../runtime/session/agent-session.js';
 
 /** The wire view of a session. */
 export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSchema> {
-  const active = session.activeRunId;
+  const { config } = session;
   return {
     id: session.id,
-    workspace: session.config.workspace,
-    model: session.config.model.id,
-    busy: active !== undefined,
-    currentRun: active ?? null,
-    labels: session.config.labels,
+    workspace: config.workspace,
+    model: config.model.id,
+    busy: session.activeRunId !== undefined,
+    currentRun: session.currentRun(),
+    initWarning: config.initWarning,
+    // Memory stores and lane queues land in later issues: options asking for them are refused.
+    hasMemory: false,
+    hasQueue: false,
+    agent: config.agent,
+    sessionStore: config.sessionStore,
+    securityProvider: config.securityProvider,
+    labels: config.labels,
     closed: session.isClosed,
     createdAtMs: session.createdAtMs,
     messageCount: session.history().length,
     usage: session.totalUsage(),
-    autoSave: session.config.autoSave,
+    autoSave: config.autoSave,
     llmCalls: session.llmCallCount,
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import {
+  CancelResponseSchema,
   CloseResponseSchema,
   ErrorBodySchema,
   HistoryResponseSchema,
@@ -7,19 +8,30 @@ import {
   SessionListResponseSchema,
   SessionParamsSchema,
   SessionResponseSchema,
+  TraceQuerySchema,
+  TraceResponseSchema,
 } from '../protocol/http.js';
 import { SessionOptionsSchema } from '../protocol/session-options.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 import { sessionInfo } from './session-info.js';
 
-/** Session routes: create/resume, list, get, close, history, save. */
+/** Session routes: create/resume, list, get, close, cancel, history, trace, save. */
 export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const { agent } = ctx;
   addRoute(
     app,
     ctx,
-    { method: 'POST', url: '/v1/sessions', summary: 'Create a session (or resume one with resume: true)', scope: 'sessions', body: SessionOptionsSchema, responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema } },
+    {
+      method: 'POST',
+      url: '/v1/sessions',
+      summary: 'Create a session (or resume one with resume: true)',
+      description:
+        'Takes every seed SessionOptions name. An unknown name is 400 VALIDATION_ERROR naming it; options whose capability is not built yet are 400 UNSUPPORTED_OPTION when their value asks for something (details.options lists them all), and accepted when it asks for nothing (false, "disabled", []). securityProvider {type: "none"} needs the host_direct scope (403).',
+      scope: 'sessions',
+      body: SessionOptionsSchema,
+      responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema },
+    },
     async ({ body, caller, reply }) => {
       const { session, resumed } = await agent.createSession(body, caller);
       // 201 either way (API.md); `resumed` tells a resumed session from a new one.
@@ -39,17 +51,44 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
   addRoute(
     app,
     ctx,
-    { method: 'DELETE', url: '/v1/sessions/:id', summary: 'Close a session: cancel in-flight work, release resources (idempotent)', scope: 'sessions', params: SessionParamsSchema, responses: { 200: CloseResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => {
-      await agent.closeSession(params.id, caller);
-      return { closed: true as const };
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id',
+      summary: 'Close a session: cancel in-flight work, release resources (idempotent)',
+      description: '`closed` is true when this request closed an open session, false when it was already closed.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: CloseResponseSchema, 404: ErrorBodySchema },
     },
+    async ({ params, caller }) => ({ closed: await agent.closeSession(params.id, caller) }),
+  );
+  addRoute(
+    app,
+    ctx,
+    { method: 'POST', url: '/v1/sessions/:id/cancel', summary: "Cancel the session's active run (false when nothing runs)", scope: 'sessions', params: SessionParamsSchema, responses: { 200: CancelResponseSchema, 404: ErrorBodySchema, 410: ErrorBodySchema } },
+    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).cancel() }),
   );
   addRoute(
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/history', summary: 'Transcript messages', scope: 'sessions', params: SessionParamsSchema, responses: { 200: HistoryResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => ({ messages: agent.getSession(params.id, caller).history() }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/trace',
+      summary: "The session's trace events (seed traceEvents())",
+      description:
+        "The session's event log as the snapshot's trace_events holds it: the newest retentionLimits.maxTraceEvents retained events, in session order. `after` is a session_sequence (0: from the start), `limit` 1-1000 (default 100); page on with the last event's session_sequence.",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      query: TraceQuerySchema,
+      responses: { 200: TraceResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+    },
+    async ({ params, query, caller }) => ({ events: agent.getSession(params.id, caller).traceEvents(query.after, query.limit) }),
   );
   addRoute(
     app,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { CodeError } from '../errors.js';
-import { ArtifactParamsSchema, ArtifactResponseSchema, ErrorBodySchema, SessionParamsSchema, ToolArgsSchema, ToolCallBodySchema, ToolListResponseSchema, ToolParamsSchema, ToolResultResponseSchema } from '../protocol/http.js';
-import { ProgramArgsDocSchema } from '../protocol/program-args.js';
+import { ArtifactParamsSchema, ArtifactResponseSchema, ErrorBodySchema, SessionParamsSchema, ToolCallBodySchema, ToolListResponseSchema, ToolParamsSchema, ToolResultResponseSchema } from '../protocol/http.js';
+import { ProgramBodySchema, programBodyToArgs } from '../protocol/program-args.js';
 import type { ToolCallOutcome } from '../runtime/invocation/tool-invoker.js';
 import { toolSpec } from '../runtime/tools/tool-registry.js';
 import { addRoute } from '../server/route.js';
@@ -46,16 +46,15 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
     {
       method: 'POST',
       url: '/v1/sessions/:id/program',
-      summary: 'Run a bounded QuickJS program host-direct (the program tool\'s arguments)',
-      description: 'Runs code on the host: needs the host_direct scope. The program\'s own tool calls are trusted nested calls (hooks, budget, timeouts and redaction still apply). Result JSON in metadata.script_result, calls in metadata.program.tool_calls. The tool invoker validates the body against the program tool\'s schema: arguments that fail it answer 200 with a tool result of exitCode 1, as a model\'s call would.',
+      summary: "Run a bounded QuickJS program host-direct (the seed's session.program)",
+      description:
+        "Runs code on the host: needs the host_direct scope. The body is the seed SDK's {source | path, inputs, allowedTools, limits} (allowed_tools, type: \"script\" and language: \"javascript\" are accepted too). The program's own tool calls are trusted nested calls (hooks, budget, timeouts and redaction still apply). Result JSON in metadata.script_result, calls in metadata.program.tool_calls; a failing script is a tool result with exitCode 1.",
       scope: 'host_direct',
       params: SessionParamsSchema,
-      // Validated by the tool invoker (bad arguments are tool results, not 400s); documented exactly.
-      body: ToolArgsSchema,
-      documentedBody: ProgramArgsDocSchema,
+      body: ProgramBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect('program', body, 'host_direct')),
+    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect('program', programBodyToArgs(body), 'host_direct')),
   );
   addRoute(
     app,

@@ -5,7 +5,7 @@ import {
   VerificationReportListResponseSchema,
   VerificationReportSchema,
   VerificationRequestSchema,
-  VerificationSummarySchema,
+  VerificationSummaryResponseSchema,
   type VerificationReport,
   type VerificationRequest,
 } from '../protocol/verification.js';
@@ -40,7 +40,7 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
       url: '/v1/sessions/:id/verifications',
       summary: 'Run verification commands and keep their report',
       description:
-        'Runs each command in order through bash in the session workspace (host-direct: needs the host_direct scope) and answers with the VerificationReport. Status: a required check failed or timed out -> failed; only optional checks failed -> needs_review; no check ran -> skipped; otherwise passed.',
+        "Runs each command in order through bash in the session workspace (host-direct: needs the host_direct scope) and answers with the VerificationReport (the seed's verifyCommands). A check passes iff its command exited with expectExit; report status: any failed check -> failed; a required check skipped, or a report residual risk -> needs_review; no checks -> skipped; otherwise passed.",
       scope: 'host_direct',
       params: SessionParamsSchema,
       body: VerificationRequestSchema,
@@ -64,11 +64,12 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
     {
       method: 'GET',
       url: '/v1/sessions/:id/verifications/summary',
-      summary: 'Verification summary and text (the AgentResult verification fields)',
-      description: 'Only the latest report of each subject counts; the status is the worst of those (failed > needs_review > passed > skipped).',
+      summary: "The seed's VerificationSummary of the session's reports, its text, and the AgentResult verification fields",
+      description:
+        'Every report counts, as in the seed: any failed check or failed report -> failed; pending required checks, residual risks or a report needing review -> needs_review; no reports -> skipped; else passed. `text` is formatVerificationSummary(summary).',
       scope: 'sessions',
       params: SessionParamsSchema,
-      responses: { 200: VerificationSummarySchema, 404: ErrorBodySchema },
+      responses: { 200: VerificationSummaryResponseSchema, 404: ErrorBodySchema },
     },
     async ({ params, caller }) => summarizeVerifications(deps.getSession(params.id, caller).listVerifications()),
   );
@@ -78,8 +79,8 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
     {
       method: 'GET',
       url: '/v1/sessions/:id/verifications/presets',
-      summary: 'Verification presets detected from the workspace manifests',
-      description: 'Parsed from package.json, Cargo.toml, pyproject.toml and go.mod at the workspace root; nothing is executed.',
+      summary: "The seed's verification presets detected from the workspace files",
+      description: 'rust-default (Cargo.toml), node-default (package.json scripts), python-default (pyproject.toml/pytest.ini), go-default (go.mod); nothing is executed.',
       scope: 'sessions',
       params: SessionParamsSchema,
       responses: { 200: VerificationPresetListResponseSchema, 404: ErrorBodySchema },

@@ -10,6 +10,8 @@ import type { SessionStore } from '../stores/session-store.js';
 import { hasScope, type Caller } from './caller.js';
 import { ClosedSessions } from './closed-sessions.js';
 import { KeyedLock } from '../stores/keyed-lock.js';
+import { MemoryCheckpointStore } from '../stores/memory-checkpoint-store.js';
+import { MemorySessionStore } from '../stores/memory-session-store.js';
 import { createReplayHostEnv, type HostEnv } from './host-env.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { SharedGovernance } from './policy/shared-governance.js';
@@ -51,6 +53,9 @@ export class Agent {
   /** Opening a session (create, resume, hydrate) is one at a time per id: no id is ever built twice. */
   private readonly opening = new KeyedLock();
   private readonly closed = new ClosedSessions();
+  /** Where `sessionStore: {type: 'memory'}` sessions keep snapshots and checkpoints: this process only. */
+  private readonly processStore = new MemorySessionStore();
+  private readonly processCheckpoints = new MemoryCheckpointStore();
   private closing = false;
   private readonly workspaceContext: WorkspaceContextCache;
   private mcpVersion = 0;
@@ -123,7 +128,7 @@ export class Agent {
     }
     if (requestedId !== undefined && this.sessions.has(requestedId)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
     let snapshot: SessionSnapshotV1 | undefined;
-    if (requestedId !== undefined) snapshot = await this.deps.store.load(requestedId);
+    if (requestedId !== undefined) snapshot = await this.loadStored(requestedId);
     if (options.resume) {
       if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
         throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
@@ -137,7 +142,7 @@ export class Agent {
     const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
     const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
     await this.takeLease(config.sessionId);
-    const session = await this.releasingLeaseOnFailure(config.sessionId, async () => new AgentSession(config, this.sessionDeps(hostEnv)));
+    const session = await this.releasingLeaseOnFailure(config.sessionId, async () => new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore)));
     let stored = false;
     await this.unlessFailing(
       session,
@@ -153,7 +158,7 @@ export class Agent {
       },
       // A session that never opened leaves nothing in the store to come back on the next hydration.
       async () => {
-        if (stored) await this.deps.store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+        if (stored) await this.storesFor(config.sessionStore).store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
       },
     );
     session.notifyStart();
@@ -186,7 +191,7 @@ export class Agent {
   async resumeRun(sessionId: string, runId: string, caller: Caller, idempotencyKey?: string): Promise<{ session: AgentSession; handle: RunHandle }> {
     this.assertAdmitting();
     if (this.deps.checkpoints.kind === 'memory') {
-      throw new CodeError('SESSION_STORE_REQUIRED', 'resume needs a durable checkpoint store (storage_backend "file" on one node, REDIS_URL across nodes); this server keeps checkpoints in memory', { storageBackend: this.deps.config.storageBackend });
+      throw new CodeError('SESSION_STORE_REQUIRED', 'resume_run requires a session_store: this server keeps checkpoints in memory (use storage_backend "file" on one node, REDIS_URL across nodes)', { storageBackend: this.deps.config.storageBackend });
     }
     let session = this.sessions.get(sessionId);
     if (session) this.assertVisible(session, caller);
@@ -198,10 +203,13 @@ export class Agent {
     // A retried resume answers with the run the first one started, even after that run consumed the checkpoint.
     const earlier = idempotencyKey !== undefined ? session.runForIdempotencyKey(idempotencyKey) : undefined;
     if (earlier) return { session, handle: earlier };
+    if (session.config.sessionStore === 'memory') {
+      throw new CodeError('SESSION_STORE_REQUIRED', 'resume_run requires a session_store: this session was created with sessionStore {type: "memory"}, so its checkpoints live in this process only', { sessionStore: 'memory' });
+    }
     if (session.activeRunId === runId) throw new CodeError('SESSION_BUSY', `run ${runId} is still running on this node`, { activeRunId: runId });
     const checkpoint = await this.deps.checkpoints.load(runId);
     if (!checkpoint || checkpoint.session_id !== session.id) {
-      throw new CodeError('CHECKPOINT_NOT_FOUND', `no loop checkpoint for run ${runId} in session ${sessionId}; the run finished, never completed a tool round, or was lost`, { runId });
+      throw new CodeError('CHECKPOINT_NOT_FOUND', `no loop checkpoint found for run '${runId}' (session ${sessionId}): the run finished, never completed a tool round, or was lost`, { runId });
     }
     return { session, handle: session.startRun({ input: checkpoint.input, resumeFrom: checkpoint, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }) };
   }
@@ -223,24 +231,30 @@ export class Agent {
     return [...this.sessions.values()].filter((s) => this.visible(s, caller));
   }
 
-  /** Close a session (idempotent for an already-closed id). */
-  async closeSession(id: string, caller: Caller): Promise<void> {
+  /** Close a session: true when it was open, false when it was already closed (idempotent). */
+  async closeSession(id: string, caller: Caller): Promise<boolean> {
     // Under the session's opening lock: a resume: true arriving meanwhile waits and then reopens it.
-    await this.opening.run(id, () => this.closeLive(id, caller));
+    return this.opening.run(id, () => this.closeLive(id, caller));
   }
 
-  private async closeLive(id: string, caller: Caller): Promise<void> {
+  private async closeLive(id: string, caller: Caller): Promise<boolean> {
     const session = this.sessions.get(id);
     if (!session) {
-      if (this.closed.visibleTo(id, caller)) return;
+      if (this.closed.visibleTo(id, caller)) return false;
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.assertVisible(session, caller);
     await session.close('closed');
-    // A stored session is marked closed, so it is not hydrated again implicitly (resume: true reopens it).
-    if (session.saved) await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+    if (session.config.sessionStore === 'memory') {
+      // A memory session closed by its client is discarded: nothing of it stays in the process.
+      await this.processStore.delete(session.id);
+    } else if (session.saved) {
+      // A stored session is marked closed, so it is not hydrated again implicitly (resume: true reopens it).
+      await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+    }
     this.forget(session);
     await this.deps.ownership.release(session.id);
+    return true;
   }
 
   /** Stop admitting new sessions and runs. */
@@ -311,7 +325,7 @@ export class Agent {
   private async hydrate(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
     // Another request may have opened it while this one waited its turn.
     if (this.sessions.has(sessionId)) return;
-    const snapshot = await this.deps.store.load(sessionId);
+    const snapshot = await this.loadStored(sessionId);
     if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
     // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
     if (snapshot.session.closed) {
@@ -362,7 +376,7 @@ export class Agent {
     const now = this.deps.hostEnv.now();
     const idle = [...this.sessions.values()].filter((s) => s.activeRunId === undefined && now - s.lastActivityMs > idleMs);
     for (const session of idle) {
-      session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: 0 });
+      session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: now });
       await this.passivate(session.id, 0);
     }
     return idle.map((s) => s.id);
@@ -408,7 +422,7 @@ export class Agent {
       // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
       { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined },
     );
-    return new AgentSession(config, this.sessionDeps(hostEnv), {
+    return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore), {
       messages: stored.messages,
       usage: stored.usage,
       createdAtMs: stored.createdAtMs,
@@ -460,8 +474,18 @@ export class Agent {
     return { config: this.deps.config, hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
   }
 
-  private sessionDeps(hostEnv: HostEnv) {
-    return { hostEnv, store: this.deps.store, tools: this.deps.tools, governance: this.deps.governance, checkpoints: this.deps.checkpoints, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent };
+  /** The stores a session saves to: the server's durable ones, or this process's for `sessionStore: {type: 'memory'}`. */
+  private storesFor(kind: 'file' | 'memory'): { store: SessionStore; checkpoints: CheckpointStore } {
+    return kind === 'memory' ? { store: this.processStore, checkpoints: this.processCheckpoints } : { store: this.deps.store, checkpoints: this.deps.checkpoints };
+  }
+
+  /** A stored session: from the durable store, else from this process's memory sessions. */
+  private async loadStored(sessionId: string): Promise<SessionSnapshotV1 | undefined> {
+    return (await this.deps.store.load(sessionId)) ?? (await this.processStore.load(sessionId));
+  }
+
+  private sessionDeps(hostEnv: HostEnv, kind: 'file' | 'memory') {
+    return { hostEnv, ...this.storesFor(kind), tools: this.deps.tools, governance: this.deps.governance, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent };
   }
 }
 

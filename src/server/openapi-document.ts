@@ -1,6 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE } from '../errors.js';
+import { EVENT_TYPES, isCanonicalEventType } from '../protocol/event-catalog.js';
+import { EVENT_PAYLOAD_SCHEMAS } from '../protocol/event-registry.js';
 import { ErrorBodySchema } from '../protocol/http.js';
 import { admitsWork, isSessionScoped, type OpenApiOperation, type OpenApiRegistry } from './openapi-registry.js';
 
@@ -211,6 +213,12 @@ export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInf
     }
     paths[path] = item;
   }
+  // The event registry: every EventEnvelopeV1 type with its payload schema, the seed's catalog first.
+  const events: JsonObject[] = EVENT_TYPES.map((type) => {
+    const entry: JsonObject = { type, catalog: isCanonicalEventType(type) ? 'seed' : 'extension' };
+    collector.convert(EVENT_PAYLOAD_SCHEMAS[type], 'output', entry, 'payload');
+    return entry;
+  });
   const schemas = collector.finish();
   const infoObject: JsonObject = { title: info.title, version: info.version };
   if (info.description) infoObject.description = info.description;
@@ -224,6 +232,7 @@ export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInf
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from the server configuration or A3S_API_TOKENS; it maps to a principal, a tenant and scopes.' },
       },
     },
+    'x-event-types': events,
     'x-error-codes': Object.entries(ERROR_CATALOGUE).map(([code, entry]) => ({ code, status: entry.status, description: entry.description })),
     // Codes a run fails with (RunError.code, `error` events): no HTTP status of their own.
     'x-run-error-codes': Object.entries(RUN_ERROR_CATALOGUE).map(([code, description]) => ({ code, description })),

@@ -9,7 +9,7 @@ export const MAX_TOOL_LABELS = 200;
 const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 type FinishedStatus = (typeof FINISHED_STATUSES)[number];
 /** `error` event codes that stand for one failed provider call (a retried attempt, the last one, or the breaker's). */
-const PROVIDER_FAILURE_CODES: ReadonlySet<string> = new Set(['PROVIDER_RETRY', 'PROVIDER_ERROR', 'CIRCUIT_BREAKER_OPEN']);
+const PROVIDER_FAILURE_CODES: ReadonlySet<string> = new Set(['PROVIDER_ERROR', 'CIRCUIT_BREAKER_OPEN']);
 // Runs with `wait: true` hold their request for the whole run, so the buckets reach minutes.
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -119,7 +119,7 @@ export class RuntimeMetrics {
       }
       case 'tool_end': {
         const end = payload as RuntimeEventPayloads['tool_end'];
-        const counts = this.toolCounts(end.tool_name);
+        const counts = this.toolCounts(end.name);
         if (end.exit_code === 0) counts.ok += 1;
         else counts.error += 1;
         break;
@@ -131,6 +131,9 @@ export class RuntimeMetrics {
         this.provider.completionTokens += usage.completion_tokens;
         break;
       }
+      case 'provider_retry':
+        this.provider.error += 1;
+        break;
       case 'error':
         if (PROVIDER_FAILURE_CODES.has((payload as RuntimeEventPayloads['error']).code)) this.provider.error += 1;
         break;

@@ -52,7 +52,7 @@ describe('budget rules', () => {
   it('explains decisions with used, limit, scope and the option name', () => {
     expect(checkTokens(95, 10, limits({ maxTokens: 100 }), 'tenant')).toEqual({
       kind: 'deny',
-      resource: 'tokens',
+      resource: 'llm_tokens',
       used: 95,
       limit: 100,
       scope: 'tenant',
@@ -73,10 +73,10 @@ describe('BuiltinBudgetGuard (session scope)', () => {
     const guard = new BuiltinBudgetGuard({ limits: { maxTokens: 1000 }, now: clock().now });
     expect(kind(await guard.beforeLlmCall(500))).toBe('allow');
     guard.recordUsage(700);
-    expect(await guard.beforeLlmCall(150)).toMatchObject({ kind: 'soft', resource: 'tokens', used: 700, limit: 1000, scope: 'session' });
-    expect(kind(await guard.beforeLlmCall(301))).toBe('deny:session:tokens');
+    expect(await guard.beforeLlmCall(150)).toMatchObject({ kind: 'soft', resource: 'llm_tokens', used: 700, limit: 1000, scope: 'session' });
+    expect(kind(await guard.beforeLlmCall(301))).toBe('deny:session:llm_tokens');
     guard.recordUsage(300);
-    expect(kind(await guard.beforeLlmCall(0))).toBe('deny:session:tokens');
+    expect(kind(await guard.beforeLlmCall(0))).toBe('deny:session:llm_tokens');
     expect(guard.usage().tokens).toBe(1000);
   });
 
@@ -127,10 +127,10 @@ describe('BuiltinBudgetGuard (tenant scope)', () => {
     const { a, b, other, ledger } = tenantSetup({ maxTokens: 1000 });
     a.recordUsage(600);
     expect(kind(await b.beforeLlmCall(100))).toBe('allow');
-    expect(await b.beforeLlmCall(250)).toMatchObject({ kind: 'soft', scope: 'tenant', resource: 'tokens', used: 600 });
+    expect(await b.beforeLlmCall(250)).toMatchObject({ kind: 'soft', scope: 'tenant', resource: 'llm_tokens', used: 600 });
     b.recordUsage(400);
-    expect(kind(await a.beforeLlmCall(1))).toBe('deny:tenant:tokens');
-    expect(kind(await b.beforeLlmCall(0))).toBe('deny:tenant:tokens');
+    expect(kind(await a.beforeLlmCall(1))).toBe('deny:tenant:llm_tokens');
+    expect(kind(await b.beforeLlmCall(0))).toBe('deny:tenant:llm_tokens');
     // Another tenant has no tenant budget.
     expect(kind(await other.beforeLlmCall(5000))).toBe('allow');
     expect(ledger.usage('acme').tokens).toBe(1000);
@@ -169,7 +169,7 @@ describe('BuiltinBudgetGuard (tenant scope)', () => {
   it('a session limit hit first is reported with session scope', async () => {
     const { a } = tenantSetup({ maxTokens: 10_000 }, { maxTokens: 100 });
     a.recordUsage(100);
-    expect(kind(await a.beforeLlmCall(1))).toBe('deny:session:tokens');
+    expect(kind(await a.beforeLlmCall(1))).toBe('deny:session:llm_tokens');
   });
 
   it('accepts a limits function', async () => {

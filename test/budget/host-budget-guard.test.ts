@@ -17,6 +17,11 @@ beforeAll(async () => {
     '/hang': { body: { decision: 'allow' }, delayMs: 5000 },
     '/error': { status: 500, body: { error: 'down' } },
     '/garbage': { body: { decision: 'maybe' } },
+    '/seed-null': { body: 'null' },
+    '/seed-soft': { body: { decision: 'soft', resource: 'usd_cost', consumed: 8.5, limit: 10, message: 'tenant spend at 85%' } },
+    '/seed-deny': { body: { decision: 'deny', resource: 'llm_tokens', reason: 'tenant tokens spent' } },
+    '/neither': { body: { allow: true } },
+    '/number': { body: 42 },
     '/by-phase': (body) => ({ body: body.phase === 'tool' && body.tool === 'bash' ? { decision: 'deny', reason: 'no shell' } : { decision: 'allow' } }),
   });
 });
@@ -43,7 +48,7 @@ describe('HostBudgetGuard', () => {
   });
 
   it('reports soft and deny answers with host scope', async () => {
-    expect(await hostGuard('/soft').beforeLlmCall(10)).toEqual({ kind: 'soft', resource: 'tokens', reason: 'tenant at 90%', used: 0, limit: 1000, scope: 'host' });
+    expect(await hostGuard('/soft').beforeLlmCall(10)).toEqual({ kind: 'soft', resource: 'llm_tokens', reason: 'tenant at 90%', used: 0, limit: 1000, scope: 'host' });
     const denied = hostGuard('/deny');
     expect(await denied.beforeToolCall('bash')).toEqual({ kind: 'deny', resource: 'tool_calls', reason: 'monthly quota spent', used: 0, scope: 'host' });
     expect(denied.usage().toolCalls).toBe(0);
@@ -57,8 +62,20 @@ describe('HostBudgetGuard', () => {
     const started = Date.now();
     const decision = await hostGuard(path, timeoutMs).beforeLlmCall(10);
     expect(Date.now() - started).toBeLessThan(1500);
-    expect(decision).toMatchObject({ kind: 'deny', resource: 'tokens', scope: 'host' });
+    expect(decision).toMatchObject({ kind: 'deny', resource: 'llm_tokens', scope: 'host' });
     expect(decision.kind !== 'allow' && decision.reason).toMatch(reason);
+  });
+
+  it("takes the seed's bridge shape: null allows, soft carries consumed/limit/message, deny names resource and reason", async () => {
+    expect(await hostGuard('/seed-null').beforeLlmCall(10)).toEqual({ kind: 'allow' });
+    expect(await hostGuard('/seed-soft').beforeToolCall('bash')).toEqual({ kind: 'soft', resource: 'usd_cost', reason: 'tenant spend at 85%', used: 8.5, limit: 10, scope: 'host' });
+    expect(await hostGuard('/seed-deny').beforeToolCall('bash')).toEqual({ kind: 'deny', resource: 'llm_tokens', reason: 'tenant tokens spent', used: 0, scope: 'host' });
+  });
+
+  it.each(['/neither', '/number'])('denies an answer in neither shape (%s): fail closed, stricter than the seed', async (path) => {
+    const decision = await hostGuard(path).beforeToolCall('bash');
+    expect(decision).toMatchObject({ kind: 'deny', resource: 'tool_calls', scope: 'host' });
+    expect(decision.kind !== 'allow' && decision.reason).toMatch(/invalid answer/);
   });
 
   it('denies when the caller aborts', async () => {
@@ -102,8 +119,8 @@ function scripted(decision: BudgetDecision): BudgetGuard & { calls: string[]; re
   return guard;
 }
 
-const soft: BudgetDecision = { kind: 'soft', resource: 'tokens', reason: 'near', used: 8, limit: 10, scope: 'session' };
-const deny: BudgetDecision = { kind: 'deny', resource: 'tokens', reason: 'spent', used: 10, limit: 10, scope: 'tenant' };
+const soft: BudgetDecision = { kind: 'soft', resource: 'llm_tokens', reason: 'near', used: 8, limit: 10, scope: 'session' };
+const deny: BudgetDecision = { kind: 'deny', resource: 'llm_tokens', reason: 'spent', used: 10, limit: 10, scope: 'tenant' };
 
 describe('combineGuards', () => {
   it('deny wins, then soft, else allow', async () => {

@@ -304,7 +304,9 @@ describe('loadConfig from the environment', () => {
       A3S_STORAGE_BACKEND: 'memory',
     };
     const config = await loadConfig({ env, cwd: dir });
-    expect(config.providers).toEqual({ openai: { apiKey: 'sk-env', baseUrl: 'http://127.0.0.1:4010/v1', timeoutMs: 600_000, maxRetries: 2, models: {} } });
+    expect(config.providers).toEqual({
+      openai: { apiKey: 'sk-env', baseUrl: 'http://127.0.0.1:4010/v1', chatCompletionsUrl: 'http://127.0.0.1:4010/v1/chat/completions', timeoutMs: 600_000, maxRetries: 2, models: {} },
+    });
     expect(config.defaultModel).toBe('openai/gpt-4o-mini');
     expect(config.dataDir).toBe(path.join(dir, 'state'));
     expect(config.sessionsDir).toBe(path.join(dir, 'state', 'sessions'));

@@ -286,6 +286,35 @@ describe('OpenAiProvider against the strict fake provider', () => {
   });
 });
 
+describe('OpenAiProvider endpoint settings', () => {
+  it('posts to chatUrl exactly, with the configured headers, on every retry', async () => {
+    const custom = await startFakeProvider({ chatPath: '/openai/deployments/d1/chat/completions' });
+    const routed = new OpenAiProvider({ apiKey: 'k', chatUrl: `${custom.rootUrl}/openai/deployments/d1/chat/completions`, headers: { 'X-Team': 'docs' }, maxRetries: 1 });
+    try {
+      custom.script({ error: { status: 500, message: 'again', headers: { 'retry-after-ms': '1' } } }, { text: 'routed' });
+      const events = await collect(routed.stream(request()));
+      expect(events).toContainEqual({ type: 'text_delta', text: 'routed' });
+      custom.assertDone();
+      expect(custom.requests.map((r) => r.headers['x-team'])).toEqual(['docs', 'docs']);
+    } finally {
+      await routed.close();
+      await custom.close();
+    }
+  });
+
+  it('fails when the provider serves another path', async () => {
+    const custom = await startFakeProvider({ chatPath: '/chat/completions' });
+    const routed = new OpenAiProvider({ apiKey: 'k', chatUrl: `${custom.rootUrl}/v1/chat/completions`, maxRetries: 0 });
+    try {
+      expect(await failure(routed.stream(request()))).toBeInstanceOf(LlmProviderError);
+      expect(custom.failures.map((f) => f.path)).toEqual(['/v1/chat/completions']);
+    } finally {
+      await routed.close();
+      await custom.close();
+    }
+  });
+});
+
 describe('strict fake provider', () => {
   it('fails an unexpected request and makes assertDone throw', async () => {
     const error = await failure(provider.stream(request()));

@@ -52,7 +52,10 @@ describe('argument strings', () => {
     ['read', { file_path: 'a/b.txt', offset: 2 }, 'a/b.txt'],
     ['WRITE', { file_path: 'x', content: 'y' }, 'x'],
     ['edit', { file_path: 'e.ts' }, 'e.ts'],
-    ['patch', { patch: '...' }, ''],
+    // The seed matches patch (like grep, glob, git) against the compact JSON of its arguments.
+    ['patch', { file_path: 'a.ts', diff: '@@' }, '{"file_path":"a.ts","diff":"@@"}'],
+    ['grep', { pattern: 'x', path: 'src' }, '{"pattern":"x","path":"src"}'],
+    ['ls', {}, ''],
     ['ls', { path: 'src' }, 'src'],
     ['git', { command: 'status' }, '{"command":"status"}'],
     ['mcp__echo__echo', { message: 'hi' }, '{"message":"hi"}'],

@@ -63,27 +63,30 @@ describe('ProgramToolGate', () => {
     const gate = new ProgramToolGate({
       allowedTools: ['read', 'program'],
       maxToolCalls: 2,
+      maxOutputBytes: 4,
       signal: new AbortController().signal,
       now: () => (clock += 5),
       callTool: async (name) => {
         made.push(name);
-        return { output: name, exitCode: name === 'read' ? 0 : 1 };
+        return { output: `${name} output`, exitCode: name === 'read' ? 0 : 1 };
       },
     });
     await expect(gate.call('program', {})).rejects.toThrow(RECURSIVE_PROGRAM_ERROR);
     await expect(gate.call('bash', {})).rejects.toBeInstanceOf(ProgramCallRefusedError);
-    await gate.call('read', { file_path: 'a' });
+    expect(await gate.call('read', { file_path: 'a' })).toEqual({ output: 'read', exitCode: 0, truncated: true });
     await gate.call('read', { file_path: 'b' });
-    await expect(gate.call('read', {})).rejects.toThrow('program exceeded limits.maxToolCalls (2 tool calls); "read" was not called');
+    await expect(gate.call('read', {})).rejects.toThrow('PTC script exceeded maxToolCalls=2 (limits.maxToolCalls); "read" was not called');
+    await expect(gate.call('parallel_task', {})).rejects.toThrow("tool 'parallel_task' is not allowed for this PTC script");
+    await expect(gate.call('task', { tasks: [{}, {}] })).rejects.toThrow("tool 'task' is not allowed for this PTC script with 2 tasks");
     expect(made).toEqual(['read', 'read']);
     expect(gate.snapshot()).toEqual([
-      { name: 'read', args: { file_path: 'a' }, exitCode: 0, durationMs: 5 },
-      { name: 'read', args: { file_path: 'b' }, exitCode: 0, durationMs: 5 },
+      { name: 'read', args: { file_path: 'a' }, exitCode: 0, success: true, outputBytes: 4, durationMs: 5 },
+      { name: 'read', args: { file_path: 'b' }, exitCode: 0, success: true, outputBytes: 4, durationMs: 5 },
     ]);
   });
 
   it('names an empty allowed list', async () => {
-    const gate = new ProgramToolGate({ allowedTools: [], maxToolCalls: 5, signal: new AbortController().signal, now: Date.now, callTool: async () => ({ output: '', exitCode: 0 }) });
-    await expect(gate.call('read', {})).rejects.toThrow('tool "read" is not allowed in this program; allowed tools: (none)');
+    const gate = new ProgramToolGate({ allowedTools: [], maxToolCalls: 5, maxOutputBytes: 100, signal: new AbortController().signal, now: Date.now, callTool: async () => ({ output: '', exitCode: 0 }) });
+    await expect(gate.call('read', {})).rejects.toThrow("tool 'read' is not allowed for this PTC script; allowed tools: (none)");
   });
 });

@@ -51,7 +51,7 @@ function write(rel: string, content: string): void {
 }
 
 function execute(args: unknown, ctx: ToolContext = context): Promise<ToolResult> {
-  return programTool.execute(programTool.parameters.parse(args), ctx);
+  return programTool.execute(programTool.parameters.parse({ type: 'script', ...(args as object) }), ctx);
 }
 
 beforeEach(() => {
@@ -70,18 +70,18 @@ afterEach(() => rmSync(base, { recursive: true, force: true }));
 const SEED = `
 async function run(ctx, inputs) {
   const readme = await ctx.readFile('README.md');
-  const hits = await ctx.grep({ pattern: 'A3S', path: '.' });
-  const echo = await ctx.bash({ command: 'echo hi' });
+  const hits = await ctx.grep('A3S', { path: '.' });
+  const echo = await ctx.bash('echo hi');
   const status = await ctx.git({ command: 'status' });
-  const listing = await ctx.ls({});
+  const listing = await ctx.ls('.');
   const again = await ctx.tool('grep', { pattern: 'Server', path: 'README.md' });
   console.log('checked', inputs.what);
   return {
     title: readme.split('\\n')[0],
-    hitLines: hits.output.split('\\n'),
-    echo: echo.output.trim(),
+    hitLines: hits.split('\\n'),
+    echo: echo.trim(),
     clean: status.output.includes('clean'),
-    listed: listing.exitCode === 0,
+    listed: listing.includes('README.md'),
     again: again.output,
   };
 }
@@ -99,12 +99,15 @@ describe('program tool', () => {
       listed: true,
       again: 'README.md:1:# A3S Code Server',
     };
-    expect(result.output).toBe(`${JSON.stringify(expected, null, 2)}\n\nLogs:\nchecked readme`);
+    const sizes = (result.metadata?.program as { tool_calls: { output_bytes: number }[] }).tool_calls.map((call) => call.output_bytes);
+    const list = ['read', 'grep', 'bash', 'git', 'ls', 'grep'].map((name, i) => `${i + 1}. ${name} (ok, exit_code=0, output_bytes=${sizes[i]})`).join('\n');
+    expect(result.output).toBe(`Program script completed.\n\nTool calls: 6\n${list}\n\nResult:\n${JSON.stringify(expected, null, 2)}\n\nLogs:\nchecked readme`);
     expect(nested.calls.map((call) => call.name)).toEqual(['read', 'grep', 'bash', 'git', 'ls', 'grep']);
     expect(result.metadata?.script_result).toEqual(expected);
-    const program = result.metadata?.program as { tool_calls: { name: string; args: unknown; exit_code: number; duration_ms: number }[]; logs: string };
-    expect(program.logs).toBe('checked readme');
-    expect(program.tool_calls.map((call) => [call.name, call.exit_code])).toEqual([
+    const program = result.metadata?.program as { tool_calls: { tool_name: string; success: boolean; args: unknown; exit_code: number; duration_ms: number }[]; logs: string };
+    expect(program).toMatchObject({ name: 'script', language: 'javascript', runtime: 'embedded-quickjs', success: true, logs: 'checked readme' });
+    expect(program.tool_calls.every((call) => call.success)).toBe(true);
+    expect(program.tool_calls.map((call) => [call.tool_name, call.exit_code])).toEqual([
       ['read', 0],
       ['grep', 0],
       ['bash', 0],
@@ -116,7 +119,7 @@ describe('program tool', () => {
   });
 
   it('runs a script from a workspace file, confined to the workspace', async () => {
-    write('scripts/count.js', 'async function run(ctx) { const r = await ctx.glob({ pattern: "**/*.ts" }); return r.output; }');
+    write('scripts/count.js', 'export default async function run(ctx) { return await ctx.glob("**/*.ts"); }');
     const result = await execute({ path: 'scripts/count.js' });
     expect(result).toMatchObject({ exitCode: 0, metadata: { script_result: 'src/main.ts' } });
 
@@ -125,30 +128,43 @@ describe('program tool', () => {
     expect(escape.output).toContain('outside the workspace');
     const missing = await execute({ path: 'scripts/none.js' });
     expect(missing).toMatchObject({ exitCode: 1, output: 'File not found: scripts/none.js' });
-    const directory = await execute({ path: 'scripts' });
+    write('dir.js/keep.txt', '');
+    const directory = await execute({ path: 'dir.js' });
     expect(directory.exitCode).toBe(1);
+    const notScript = await execute({ path: 'README.md' });
+    expect(notScript).toMatchObject({ exitCode: 1, output: 'program script path must point to a .js or .mjs file' });
     expect(nested.calls.map((call) => call.name)).toEqual(['glob']);
   });
 
   it('fails with exit code 1 and the error, listing the tool calls made, when the script throws', async () => {
     const result = await execute({ source: 'async function run(ctx) {\n  await ctx.ls({});\n  console.log("about to fail");\n  throw new Error("no luck");\n}' });
     expect(result.exitCode).toBe(1);
-    expect(result.output).toBe('Program failed: Error: no luck\n    at run (program.js:4)\n\nTool calls made: ls (exit 0)\n\nLogs:\nabout to fail');
+    const bytes = Buffer.byteLength((await execute({ source: 'async function run(ctx) { return await ctx.ls("."); }' })).metadata?.script_result as string);
+    expect(result.output).toBe(`program script error:\nError: no luck\n    at run (program.js:4)\n\nTool calls: 1\n1. ls (ok, exit_code=0, output_bytes=${bytes})\n\nLogs:\nabout to fail`);
     expect(result.metadata).toEqual({
-      program: { tool_calls: [expect.objectContaining({ name: 'ls', exit_code: 0 })], logs: 'about to fail', error: 'Error: no luck\n    at run (program.js:4)', failure: 'script' },
+      program: {
+        name: 'script',
+        language: 'javascript',
+        runtime: 'embedded-quickjs',
+        success: false,
+        tool_calls: [expect.objectContaining({ tool_name: 'ls', success: true, exit_code: 0, output_bytes: bytes })],
+        logs: 'about to fail',
+        error: 'Error: no luck\n    at run (program.js:4)',
+        failure: 'script',
+      },
     });
   });
 
   it('applies allowed_tools and limits', async () => {
     const refused = await execute({
-      source: 'async function run(ctx) { try { await ctx.bash({ command: "echo no" }); } catch (e) { return e.message; } }',
+      source: 'async function run(ctx) { try { await ctx.bash("echo no"); } catch (e) { return e.message; } }',
       allowed_tools: ['read', 'grep'],
     });
-    expect(refused.metadata?.script_result).toBe('tool "bash" is not allowed in this program; allowed tools: read, grep');
+    expect(refused.metadata?.script_result).toBe("tool 'bash' is not allowed for this PTC script; allowed tools: read, grep");
     const slow = await execute({ source: 'function run() { for (;;) {} }', limits: { timeoutMs: 200 } });
-    expect(slow).toMatchObject({ exitCode: 1, output: 'Program failed: program exceeded limits.timeoutMs (200 ms)' });
+    expect(slow).toMatchObject({ exitCode: 1, output: 'program script timed out after 200 ms' });
     const calls = await execute({ source: 'async function run(ctx) { await ctx.ls({}); await ctx.ls({}); }', limits: { maxToolCalls: 1 } });
-    expect(calls.output).toContain('program exceeded limits.maxToolCalls (1 tool calls)');
+    expect(calls.output).toContain('program script error:\nError: PTC script exceeded maxToolCalls=1');
     const recursive = await execute({ source: "async function run(ctx) { await ctx.tool('program', { source: 'x' }); }" });
     expect(recursive.output).toContain('recursive program calls are not allowed');
     expect(nested.calls.map((call) => call.name)).toEqual(['ls']);
@@ -171,17 +187,19 @@ describe('program tool', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const result = await execute({ source: 'function run() { for (;;) {} }' }, { ...context, signal: controller.signal });
-    expect(result).toMatchObject({ exitCode: 1, output: 'Program failed: program was cancelled' });
+    expect(result).toMatchObject({ exitCode: 1, output: 'program script cancelled by caller' });
   });
 
-  it('has a strict schema: exactly one of source or path, literal type and language with defaults', () => {
-    const parsed = programTool.parameters.parse({ source: 'function run() {}' });
+  it("has the seed's strict schema: type required, exactly one of source or path, language defaulted", () => {
+    const parsed = programTool.parameters.parse({ type: 'script', source: 'function run() {}' });
     expect(parsed).toMatchObject({ type: 'script', language: 'javascript' });
-    expect(() => programTool.parameters.parse({})).toThrow(/exactly one of source or path/);
-    expect(() => programTool.parameters.parse({ source: 'x', path: 'y' })).toThrow(/exactly one of source or path/);
+    expect(() => programTool.parameters.parse({ source: 'function run() {}' })).toThrow();
+    expect(() => programTool.parameters.parse({ type: 'script', source: 'x', allowedTools: ['read'] })).toThrow();
+    expect(() => programTool.parameters.parse({ type: 'script' })).toThrow(/exactly one of source or path/);
+    expect(() => programTool.parameters.parse({ type: 'script', source: 'x', path: 'y' })).toThrow(/exactly one of source or path/);
     expect(() => programTool.parameters.parse({ source: 'x', language: 'python' })).toThrow();
     expect(() => programTool.parameters.parse({ source: 'x', unexpected_field: true })).toThrow();
-    expect(() => programTool.parameters.parse({ source: 'x', limits: { timeoutMs: 300_001 } })).toThrow();
+    expect(() => programTool.parameters.parse({ type: 'script', source: 'x', limits: { timeoutMs: 600_001 } })).toThrow();
     expect(() => programTool.parameters.parse({ source: 'x', limits: { memoryBytes: 1 } })).toThrow();
     expect(programTool.orchestrator).toBe('program');
     expect(programTool.readOnly).toBe(false);

@@ -7,19 +7,23 @@ const README = '# A3S Code Server\n\nA control plane for coding agents.\nA3S run
 const SEED = `
 async function run(ctx, inputs) {
   const readme = await ctx.readFile('README.md');
-  const hits = await ctx.grep({ pattern: 'A3S', path: '.' });
-  const echo = await ctx.bash({ command: 'echo hi' });
+  const hits = await ctx.grep('A3S', { path: '.' });
+  const echo = await ctx.bash('echo hi');
   const status = await ctx.git({ command: 'status' });
-  const listing = await ctx.ls({});
+  const listing = await ctx.ls();
   const again = await ctx.tool('grep', { pattern: 'Server', path: 'README.md' });
+  const proxied = await ctx.tools.glob({ pattern: '*.md' });
+  const page = await ctx.read('README.md', { offset: 3 });
   console.log('readme has', readme.split('\\n').length, 'lines');
   return {
     title: readme.split('\\n')[0],
-    hits: hits.output,
-    echo: echo.output.trim(),
+    hits,
+    echo: echo.trim(),
     gitExit: status.exitCode,
-    entries: listing.output,
+    entries: listing,
     again: again.exitCode,
+    proxied: proxied.name + ':' + proxied.exitCode,
+    pageText: page.text,
     label: inputs.label,
   };
 }
@@ -46,16 +50,20 @@ describe('runProgram', () => {
       gitExit: 0,
       entries: 'README.md\nsrc/',
       again: 0,
+      proxied: 'glob:0',
+      pageText: 'A control plane for coding agents.\nA3S runs tools.',
       label: 'seed',
     });
     expect(outcome.logs).toBe('readme has 4 lines');
     expect(outcome.calls).toEqual([
       { name: 'read', args: { file_path: 'README.md' } },
-      { name: 'grep', args: { pattern: 'A3S', path: '.' } },
+      { name: 'grep', args: { path: '.', pattern: 'A3S' } },
       { name: 'bash', args: { command: 'echo hi' } },
       { name: 'git', args: { command: 'status' } },
-      { name: 'ls', args: {} },
+      { name: 'ls', args: { path: '.' } },
       { name: 'grep', args: { pattern: 'Server', path: 'README.md' } },
+      { name: 'glob', args: { pattern: '*.md' } },
+      { name: 'read', args: { offset: 3, file_path: 'README.md' } },
     ]);
     expect(outcome.toolCalls.map((call) => [call.name, call.exitCode])).toEqual([
       ['read', 0],
@@ -64,8 +72,24 @@ describe('runProgram', () => {
       ['git', 0],
       ['ls', 0],
       ['grep', 0],
+      ['glob', 0],
+      ['read', 0],
     ]);
     for (const call of outcome.toolCalls) expect(call.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('accepts the seed entry points: export default async function run and export default function run', async () => {
+    expect((await run('export default async function run(ctx, inputs) { return inputs.n; }', { inputs: { n: 3 } })).result).toBe(3);
+    expect((await run('export default function run() { return "sync"; }')).result).toBe('sync');
+  });
+
+  it('cuts each tool output handed to the script at maxOutputBytes (on a UTF-8 boundary) and records output_bytes', async () => {
+    const outcome = await run('async function run(ctx) { const r = await ctx.tool("bash", { command: "x" }); return [r.output, await ctx.bash("y")]; }', {
+      limits: { maxOutputBytes: 5 },
+      tools: { bash: () => ({ output: 'abcé€xyz', exitCode: 0 }) },
+    });
+    expect(outcome.result).toEqual(['abcé', 'abcé']);
+    expect(outcome.toolCalls.map((call) => call.outputBytes)).toEqual([5, 5]);
   });
 
   it('passes inputs (null by default), accepts a sync run and returns JSON values', async () => {
@@ -81,7 +105,7 @@ describe('runProgram', () => {
   it('supports async/await with concurrent tool calls, recorded in call order', async () => {
     const outcome = await run(
       `async function run(ctx) {
-        const results = await Promise.all([ctx.grep({ pattern: 'a' }), ctx.glob({ pattern: '*.ts' }), ctx.read({ file_path: 'x' })]);
+        const results = await Promise.all([ctx.tool('grep', { pattern: 'a' }), ctx.tools.glob({ pattern: '*.ts' }), ctx.read('x')]);
         return results.map((r) => r.exitCode);
       }`,
       { tools: { read: () => ({ output: 'nope', exitCode: 1 }) } },
@@ -90,11 +114,11 @@ describe('runProgram', () => {
     expect(outcome.toolCalls.map((call) => call.name)).toEqual(['grep', 'glob', 'read']);
   });
 
-  it('resolves tool calls with {output, exitCode, metadata}; a failing tool is a result, not an exception', async () => {
+  it('resolves tool calls with {name, output, text, exitCode, metadata}; a failing tool is a result, not an exception', async () => {
     const outcome = await run('async function run(ctx) { return await ctx.tool("grep", { pattern: "(" }); }', {
       tools: { grep: () => ({ output: 'Invalid regular expression', exitCode: 1, metadata: { reason: 'invalid_regex' } }) },
     });
-    expect(outcome.result).toEqual({ output: 'Invalid regular expression', exitCode: 1, metadata: { reason: 'invalid_regex' } });
+    expect(outcome.result).toEqual({ name: 'grep', output: 'Invalid regular expression', text: null, exitCode: 1, metadata: { reason: 'invalid_regex' } });
   });
 
   it('captures console output, one line per call, bounded by maxOutputBytes', async () => {
@@ -104,7 +128,8 @@ describe('runProgram', () => {
     expect(small.logs.endsWith('x')).toBe(true);
 
     const flood = await run('function run() { for (let i = 0; i < 5000; i++) console.log("line " + i + " " + "y".repeat(50)); return "done"; }', {
-      limits: { maxOutputBytes: 2048 },
+      // A generous deadline: 5000 console calls must not race the 300 ms test timeout on a busy machine.
+      limits: { maxOutputBytes: 2048, timeoutMs: 10_000 },
     });
     expect(flood.result).toBe('done');
     expect(flood.logs.startsWith('line 0 ')).toBe(true);
@@ -138,19 +163,19 @@ describe('runProgram', () => {
     const outcome = await run(
       `async function run(ctx) {
         const errors = [];
-        for (const call of [() => ctx.bash({ command: 'rm -rf /' }), () => ctx.tool('write', {}), () => ctx.readFile('a')]) {
+        for (const call of [() => ctx.bash('rm -rf /'), () => ctx.tool('write', {}), () => ctx.readFile('a')]) {
           try { await call(); } catch (e) { errors.push(e.message); }
         }
-        const ok = await ctx.grep({ pattern: 'x' });
+        const ok = await ctx.tool('grep', { pattern: 'x' });
         return { errors, grep: ok.exitCode };
       }`,
       { allowedTools: ['grep', 'glob'] },
     );
     expect(outcome.result).toEqual({
       errors: [
-        'tool "bash" is not allowed in this program; allowed tools: grep, glob',
-        'tool "write" is not allowed in this program; allowed tools: grep, glob',
-        'tool "read" is not allowed in this program; allowed tools: grep, glob',
+        "tool 'bash' is not allowed for this PTC script; allowed tools: grep, glob",
+        "tool 'write' is not allowed for this PTC script; allowed tools: grep, glob",
+        "tool 'read' is not allowed for this PTC script; allowed tools: grep, glob",
       ],
       grep: 0,
     });
@@ -166,13 +191,13 @@ describe('runProgram', () => {
       }`,
       { limits: { maxToolCalls: 2 } },
     );
-    expect(caught.result).toBe('program exceeded limits.maxToolCalls (2 tool calls); "grep" was not called');
+    expect(caught.result).toBe('PTC script exceeded maxToolCalls=2 (limits.maxToolCalls); "grep" was not called');
     expect(caught.calls).toHaveLength(2);
 
     const uncaught = await run('async function run(ctx) { for (;;) await ctx.ls({}); }', { limits: { maxToolCalls: 3 } });
     expect(uncaught.ok).toBe(false);
     expect(uncaught.failure).toBe('tool_calls');
-    expect(uncaught.error).toContain('program exceeded limits.maxToolCalls (3 tool calls)');
+    expect(uncaught.error).toContain('PTC script exceeded maxToolCalls=3');
     expect(uncaught.toolCalls).toHaveLength(3);
   });
 
@@ -234,7 +259,7 @@ describe('runProgram', () => {
 
   it('rejects invalid limits and inputs that are not JSON', async () => {
     const base = { source: 'function run() {}', inputs: null, callTool: async () => ({ output: '', exitCode: 0 }), signal: new AbortController().signal };
-    await expect(runProgram({ ...base, limits: { ...TEST_LIMITS, timeoutMs: 0 } })).rejects.toThrow(/limits\.timeoutMs must be an integer from 1 to 300000/);
+    await expect(runProgram({ ...base, limits: { ...TEST_LIMITS, timeoutMs: 0 } })).rejects.toThrow(/limits\.timeoutMs must be an integer from 1 to 600000/);
     await expect(runProgram({ ...base, limits: { ...TEST_LIMITS, stackBytes: 64 * 1024 * 1024 } })).rejects.toThrow(/limits\.stackBytes/);
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;

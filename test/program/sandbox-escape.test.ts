@@ -120,7 +120,7 @@ describe('program sandbox', () => {
     const started = Date.now();
     const hung = await run('async function run(ctx) { return await ctx.bash({ command: "sleep 1000" }); }', { tools: { bash: () => new Promise(() => undefined) } });
     expect(hung).toMatchObject({ ok: false, failure: 'timeout', error: 'program exceeded limits.timeoutMs (300 ms)' });
-    expect(hung.toolCalls).toEqual([{ name: 'bash', args: { command: 'sleep 1000' }, exitCode: -1, durationMs: expect.any(Number) }]);
+    expect(hung.toolCalls).toEqual([{ name: 'bash', args: { command: 'sleep 1000' }, exitCode: -1, success: false, outputBytes: 0, durationMs: expect.any(Number) }]);
     expect(Date.now() - started).toBeLessThan(5000);
   });
 

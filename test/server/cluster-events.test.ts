@@ -38,8 +38,8 @@ describe('cluster events, passivation and relabelling on one node', () => {
     expect(seen.metadata).toMatchObject({ tenant_id: 'acme', principal: 'alice', correlation_id: 'corr-1' });
     for (let i = 0; i < 100 && hooks.on('/observe').length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(hooks.on('/observe').at(-1)?.body).toMatchObject({ kind: 'peer_invocation', from_session_id: 's9' });
-    const bad = await request(t.url).post(`/v1/sessions/${id}/cluster-events`).set(auth(ADMIN)).send({ type: 'passivation_requested', payload: { reason: 'bored', deadline_ms: 0 } }).expect(400);
-    expect(bad.body.error.message).toContain('body.payload.reason');
+    const bad = await request(t.url).post(`/v1/sessions/${id}/cluster-events`).set(auth(ADMIN)).send({ type: 'passivation_requested', payload: { reason: 'manual', deadline_ms: -1 } }).expect(400);
+    expect(bad.body.error.message).toContain('body.payload.deadline_ms');
     ws.close();
   });
 
@@ -47,13 +47,13 @@ describe('cluster events, passivation and relabelling on one node', () => {
     const id = (await request(t.url).post('/v1/sessions').set(auth(USER)).send({ correlationId: 'before' }).expect(201)).body.session.id;
     t.fake.script({ text: 'remember me' });
     await request(t.url).post(`/v1/sessions/${id}/runs`).set(auth(USER)).send({ input: 'hello', wait: true }).expect(200);
-    const out = await request(t.url).post(`/v1/sessions/${id}/cluster-events`).set(auth(ADMIN)).send({ type: 'passivation_requested', payload: { reason: 'manual', deadline_ms: 1000 } }).expect(202);
+    const out = await request(t.url).post(`/v1/sessions/${id}/cluster-events`).set(auth(ADMIN)).send({ type: 'passivation_requested', payload: { reason: 'manual', deadline_ms: Date.now() + 1000 } }).expect(202);
     expect(out.body.passivated).toBe(true);
     const listed = (await request(t.url).get('/v1/sessions').set(auth(USER)).expect(200)).body.sessions.map((s: { id: string }) => s.id);
     expect(listed).not.toContain(id);
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).set(auth(USER)).expect(200)).body.messages;
     expect(history.map((m: { content: string }) => m.content)).toEqual(['hello', 'remember me']);
-    await request(t.url).post(`/v1/sessions/${id}/cluster-events`).set(auth(ADMIN)).send({ type: 'passivation_requested', payload: { reason: 'migration', deadline_ms: 0 } }).expect(202);
+    await request(t.url).post(`/v1/sessions/${id}/cluster-events`).set(auth(ADMIN)).send({ type: 'passivation_requested', payload: { reason: 'migration' } }).expect(202);
     const relabelled = await request(t.url).post('/v1/sessions').set(auth(USER)).send({ sessionId: id, resume: true, correlationId: 'after' }).expect(201);
     expect(relabelled.body.session.labels).toMatchObject({ tenantId: 'acme', correlationId: 'after' });
     t.fake.assertDone();

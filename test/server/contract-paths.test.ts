@@ -55,6 +55,8 @@ describe('POST /v1/sessions/:id/runs/:runId/resume without a durable checkpoint 
     for (const id of [runId, 'run_unknown']) {
       const res = await request(t.url).post(`/v1/sessions/mem/runs/${id}/resume`).send({}).expect(409);
       expectError(res.body, 'SESSION_STORE_REQUIRED', { storageBackend: 'memory' });
+      // The seed's message, which hosts branch on ("fall back to a new session").
+      expect(res.body.error.message).toMatch(/^resume_run requires a session_store/);
       const waited = await request(t.url).post(`/v1/sessions/mem/runs/${id}/resume`).send({ wait: true }).expect(409);
       expectError(waited.body, 'SESSION_STORE_REQUIRED', { storageBackend: 'memory' });
     }
@@ -71,6 +73,8 @@ describe('POST /v1/sessions/:id/runs/:runId/resume without a durable checkpoint 
     expect(events.find((e) => e.type === 'checkpoint_saved')?.payload).toMatchObject({ store: 'file' });
     const res = await request(t.url).post(`/v1/sessions/file/runs/${runId}/resume`).send({}).expect(404);
     expectError(res.body, 'CHECKPOINT_NOT_FOUND', { runId });
+    // The seed's message, which hosts branch on ("retry later, or treat the run as lost").
+    expect(res.body.error.message).toContain(`no loop checkpoint found for run '${runId}'`);
     t.fake.assertDone();
   });
 });
@@ -136,7 +140,7 @@ describe('readiness and admission while draining', () => {
 
 describe('POST /v1/sessions/:id/program needs the host_direct scope', () => {
   const start = useTestServers();
-  const program = (file: string) => ({ source: `async function run(ctx) { const r = await ctx.bash({ command: 'echo ran > ${file}' }); return { exitCode: r.exitCode }; }` });
+  const program = (file: string) => ({ source: `async function run(ctx) { const r = await ctx.tool('bash', { command: 'echo ran > ${file}' }); return { exitCode: r.exitCode }; }` });
 
   it('answers 403 FORBIDDEN (details.scope host_direct) without it and runs nothing; with it the program runs', async () => {
     const t = await start({ config: { apiTokens: TOKENS } });
@@ -151,7 +155,7 @@ describe('POST /v1/sessions/:id/program needs the host_direct scope', () => {
     expect(allowed.body.metadata.script_result).toEqual({ exitCode: 0 });
     expect(existsSync(join(t.root, 'allowed.txt'))).toBe(true);
     expect(existsSync(join(t.root, 'denied.txt'))).toBe(false);
-    const calls = (allowed.body.metadata.program.tool_calls as { name: string }[]).map((c) => c.name);
+    const calls = (allowed.body.metadata.program.tool_calls as { tool_name: string }[]).map((c) => c.tool_name);
     expect(calls).toEqual(['bash']);
     expect(t.fake.requests).toHaveLength(0);
   });

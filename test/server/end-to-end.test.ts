@@ -91,8 +91,8 @@ describe('end to end over HTTP and WebSocket', () => {
     servers.push(t2);
     const closed = await request(t2.url).get('/v1/sessions/closing').expect(410);
     expect(closed.body.error.code).toBe('SESSION_CLOSED');
-    // Closing stays idempotent after the restart, and resuming a run does not reopen the session.
-    await request(t2.url).delete('/v1/sessions/closing').expect(200, { closed: true });
+    // Closing stays idempotent after the restart (closed: false, it already was), and resuming a run does not reopen the session.
+    await request(t2.url).delete('/v1/sessions/closing').expect(200, { closed: false });
     const resumeRun = await request(t2.url).post('/v1/sessions/closing/runs/run_x/resume').send({}).expect(410);
     expect(resumeRun.body.error.code).toBe('SESSION_CLOSED');
     await request(t2.url).get('/v1/sessions/closing').expect(410);

@@ -49,8 +49,8 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
     expect(denied).toContain('confirmationPolicy.enabled is false');
     expect(denied).toContain('permissionPolicy.allow');
     const events = await runEvents(t, id, run.body.runId);
-    expect(events.find((e) => e.type === 'permission_denied')?.payload).toMatchObject({ tool_id: 'c_bash', tool_name: 'bash', rule: 'defaultDecision' });
-    expect(events.some((e) => e.type === 'tool_execution_start' && e.payload.tool_id === 'c_bash')).toBe(false);
+    expect(events.find((e) => e.type === 'permission_denied')?.payload).toMatchObject({ tool_id: 'c_bash', tool_name: 'bash', args: { command: expect.any(String) }, rule: 'defaultDecision' });
+    expect(events.some((e) => e.type === 'tool_execution_start' && e.payload.id === 'c_bash')).toBe(false);
     const ls = await request(t.url).post(`/v1/sessions/${id}/tools/ls`).send({ args: {} }).expect(200);
     expect(ls.body.output).not.toContain('pwned');
     t.fake.assertDone();
@@ -135,13 +135,13 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
     t.fake.script({ toolCalls: [{ id: 'c_to1', name: 'write', arguments: { file_path: 'r.txt', content: 'r' } }] }, { text: 'ok' });
     const r1 = await request(t.url).post(`/v1/sessions/${rejectId}/runs`).send({ input: 'x', wait: true }).expect(200);
     expect(toolMessage(t, 'c_to1')).toContain('no confirmation within 100 ms');
-    expect((await runEvents(t, rejectId, r1.body.runId)).find((e) => e.type === 'confirmation_timeout')?.payload).toMatchObject({ tool_id: 'c_to1', action_taken: 'reject' });
+    expect((await runEvents(t, rejectId, r1.body.runId)).find((e) => e.type === 'confirmation_timeout')?.payload).toMatchObject({ tool_id: 'c_to1', action_taken: 'rejected' });
 
     const autoId = (await request(t.url).post('/v1/sessions').send({ confirmationPolicy: { enabled: true, defaultTimeoutMs: 100, timeoutAction: 'auto_approve' } }).expect(201)).body.session.id;
     t.fake.script({ toolCalls: [{ id: 'c_to2', name: 'write', arguments: { file_path: 'auto.txt', content: 'a' } }] }, { text: 'ok' });
     const r2 = await request(t.url).post(`/v1/sessions/${autoId}/runs`).send({ input: 'x', wait: true }).expect(200);
     expect(toolMessage(t, 'c_to2')).toContain('Wrote');
-    expect((await runEvents(t, autoId, r2.body.runId)).find((e) => e.type === 'confirmation_timeout')?.payload).toMatchObject({ action_taken: 'auto_approve' });
+    expect((await runEvents(t, autoId, r2.body.runId)).find((e) => e.type === 'confirmation_timeout')?.payload).toMatchObject({ action_taken: 'auto_approved' });
     t.fake.assertDone();
   });
 
@@ -212,7 +212,7 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
     expect(out).toContain('hello');
     expect(out).toContain('recursive batch calls are not allowed');
     const evs = await runEvents(t, id, run.body.runId);
-    const child = evs.find((e) => e.type === 'tool_execution_start' && e.payload.tool_name === 'read');
+    const child = evs.find((e) => e.type === 'tool_execution_start' && e.payload.name === 'read');
     expect(child?.payload).toMatchObject({ origin: 'nested', parent_tool_id: 'mb' });
     expect(evs.some((e) => e.type === 'permission_denied' && e.payload.tool_name === 'bash')).toBe(true);
     const ls = await request(t.url).post(`/v1/sessions/${id}/tools/ls`).send({ args: {} }).expect(200);

@@ -176,7 +176,7 @@ describe('budgets', () => {
     const run = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'go', wait: true }).expect(200);
     expect(run.body.run.status).toBe('failed');
     expect(run.body.run.error).toMatchObject({ code: 'BUDGET_EXHAUSTED' });
-    expect((await events(t, id, run.body.runId)).find((e) => e.type === 'budget_exhausted')?.payload).toMatchObject({ resource: 'tokens' });
+    expect((await events(t, id, run.body.runId)).find((e) => e.type === 'budget_exhausted')?.payload).toMatchObject({ resource: 'llm_tokens', kind: 'hard' });
     // Only the first provider call was made: the second was refused before it reached the provider.
     const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
     expect(info.llmCalls).toBe(1);

@@ -52,7 +52,8 @@ describe('cancellation over HTTP', () => {
     expect(run.status).toBe('cancelled');
     expect(run.error?.code).toBe('CANCELLED');
     expect(await cancel(t, id, runId)).toBe(false);
-    await request(t.url).post(`/v1/sessions/${id}/runs/run_unknown/cancel`).expect(404);
+    // An unknown run is not active either (seed cancelRun: false).
+    await request(t.url).post(`/v1/sessions/${id}/runs/run_unknown/cancel`).expect(200, { cancelled: false });
 
     const events = await runEvents(t, id, runId);
     const end = events.find((e) => e.type === 'agent_end');
@@ -110,8 +111,8 @@ describe('cancellation over HTTP', () => {
     expect(messages[3].content).toContain('Not run');
 
     const events = await runEvents(t, id, runId);
-    expect(events.filter((e) => e.type === 'tool_execution_start').map((e) => e.payload.tool_id)).toEqual(['sleeper']);
-    expect(events.filter((e) => e.type === 'tool_end').map((e) => e.payload.tool_id)).toEqual(['sleeper', 'never']);
+    expect(events.filter((e) => e.type === 'tool_execution_start').map((e) => e.payload.id)).toEqual(['sleeper']);
+    expect(events.filter((e) => e.type === 'tool_end').map((e) => e.payload.id)).toEqual(['sleeper', 'never']);
   });
 });
 

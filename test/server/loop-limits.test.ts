@@ -40,8 +40,8 @@ function lastToolContent(req: RecordedRequest): string {
 
 /** Every tool_start event is closed by exactly one tool_end event for the same tool id. */
 function expectToolEventsClosed(events: EventEnvelope[]): void {
-  const started = ofType(events, 'tool_start').map((e) => String(e.payload.tool_id));
-  const ended = ofType(events, 'tool_end').map((e) => String(e.payload.tool_id));
+  const started = ofType(events, 'tool_start').map((e) => String(e.payload.id));
+  const ended = ofType(events, 'tool_end').map((e) => String(e.payload.id));
   expect([...ended].sort()).toEqual([...started].sort());
 }
 
@@ -202,8 +202,8 @@ describe('loop limits over HTTP', () => {
 
     const events = await runEvents(t, id, runId);
     // Only the first two were executed.
-    expect(ofType(events, 'tool_execution_start').map((e) => e.payload.tool_id)).toEqual(['d1', 'd2']);
-    expect(ofType(events, 'tool_end').map((e) => e.payload.tool_id)).toEqual(['d1', 'd2', 'd3']);
+    expect(ofType(events, 'tool_execution_start').map((e) => e.payload.id)).toEqual(['d1', 'd2']);
+    expect(ofType(events, 'tool_end').map((e) => e.payload.id)).toEqual(['d1', 'd2', 'd3']);
     expectValidTranscript(await history(t, id));
   });
 
@@ -274,7 +274,8 @@ describe('provider failures and the circuit breaker', () => {
     expect(run.status).toBe('completed');
     expect(result.text).toBe('Recovered.');
     const events = await runEvents(t, id, runId);
-    expect(ofType(events, 'error').map((e) => e.payload.code)).toEqual(['PROVIDER_RETRY', 'PROVIDER_RETRY']);
+    expect(ofType(events, 'error')).toEqual([]);
+    expect(ofType(events, 'provider_retry').map((e) => e.payload.attempt)).toEqual([1, 2]);
     expect(await history(t, id)).toEqual([
       { role: 'user', content: 'hello' },
       { role: 'assistant', content: 'Recovered.' },
@@ -291,7 +292,8 @@ describe('provider failures and the circuit breaker', () => {
     expect(run.error?.code).toBe('CIRCUIT_BREAKER_OPEN');
     expect(run.error?.message).toContain('circuitBreakerThreshold 2');
     const events = await runEvents(t, id, runId);
-    expect(ofType(events, 'error').map((e) => e.payload.code)).toEqual(['PROVIDER_RETRY', 'CIRCUIT_BREAKER_OPEN']);
+    expect(ofType(events, 'provider_retry').map((e) => e.payload.attempt)).toEqual([1]);
+    expect(ofType(events, 'error').map((e) => e.payload.code)).toEqual(['CIRCUIT_BREAKER_OPEN']);
     expect(ofType(events, 'agent_end')[0].payload).toMatchObject({ status: 'failed', error: { code: 'CIRCUIT_BREAKER_OPEN' } });
   });
 
@@ -367,7 +369,7 @@ describe('maxExecutionTimeMs', () => {
     expect(tools[0].content).toContain('maxExecutionTimeMs');
     expect(tools[1].content).toContain('Not run');
     const events = await runEvents(t, id, runId);
-    expect(ofType(events, 'tool_execution_start').map((e) => e.payload.tool_id)).toEqual(['slow']);
+    expect(ofType(events, 'tool_execution_start').map((e) => e.payload.id)).toEqual(['slow']);
     expectToolEventsClosed(events);
   });
 });

@@ -33,7 +33,7 @@ describe('tool invocation over HTTP', () => {
 
     const events = await runEvents(t, id, runId);
     const end = ofType(events, 'tool_end')[0];
-    expect(end.payload).toMatchObject({ tool_id: 'slow', tool_name: 'bash', exit_code: 1 });
+    expect(end.payload).toMatchObject({ id: 'slow', name: 'bash', exit_code: 1 });
 
     const pid = Number(readFileSync(join(t.root, 'sleep.pid'), 'utf8'));
     await eventually(() => !processAlive(pid), `sleep (pid ${pid}) to be killed`);
@@ -50,7 +50,7 @@ describe('tool invocation over HTTP', () => {
     await eventually(() => existsSync(join(t.root, 'done')), 'the TERM trap to run');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const events = await runEvents(t, id, runId);
-    const endIndex = events.findIndex((e) => e.type === 'tool_end' && e.payload.tool_id === 'chatty');
+    const endIndex = events.findIndex((e) => e.type === 'tool_end' && e.payload.id === 'chatty');
     expect(endIndex).toBeGreaterThan(-1);
     const early = events.findIndex((e) => e.type === 'tool_output_delta' && e.payload.delta === 'early\n');
     expect(early).toBeGreaterThan(-1);
@@ -84,7 +84,7 @@ describe('tool invocation over HTTP', () => {
 
     const events = await runEvents(t, id, runId);
     const end = ofType(events, 'tool_end')[0];
-    expect(end.payload).toMatchObject({ tool_id: 'big', truncated: true, artifact_id: artifactId, exit_code: 0 });
+    expect(end.payload).toMatchObject({ id: 'big', truncated: true, artifact_id: artifactId, exit_code: 0 });
 
     const artifact = await request(t.url).get(`/v1/sessions/${id}/artifacts/${artifactId}`).expect(200);
     expect(artifact.body.artifact).toMatchObject({ id: artifactId, toolCallId: 'big', toolName: 'bash' });
@@ -106,7 +106,7 @@ describe('tool invocation over HTTP', () => {
     expect(run.status).toBe('completed');
     expect(readFileSync(join(t.root, 'big.txt'), 'utf8')).toBe(body);
     const events = await runEvents(t, id, runId);
-    const readEnd = ofType(events, 'tool_end').find((e) => e.payload.tool_id === 'r');
+    const readEnd = ofType(events, 'tool_end').find((e) => e.payload.id === 'r');
     expect(readEnd?.payload.truncated).toBe(true);
     const artifactId = String(readEnd?.payload.artifact_id);
     const artifact = await request(t.url).get(`/v1/sessions/${id}/artifacts/${artifactId}`).expect(200);
@@ -124,7 +124,7 @@ describe('tool invocation over HTTP', () => {
     t.fake.assertDone();
     const events = await runEvents(t, id, runId);
     const deltas = ofType(events, 'tool_output_delta');
-    expect(deltas.every((e) => e.payload.tool_id === 'lines' && e.payload.tool_name === 'bash')).toBe(true);
+    expect(deltas.every((e) => e.payload.id === 'lines' && e.payload.name === 'bash')).toBe(true);
     expect(deltas.map((e) => e.payload.delta).sort()).toEqual(['one\n', 'three\n', 'two\n']);
     const endSeq = ofType(events, 'tool_end')[0].metadata.sequence ?? -1;
     for (const d of deltas) expect(d.metadata.sequence ?? Infinity).toBeLessThan(endSeq);

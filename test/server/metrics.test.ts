@@ -147,9 +147,9 @@ describe('metrics registries', () => {
     const metrics = new RuntimeMetrics({ liveSessions: () => 0 });
     try {
       for (let i = 0; i < MAX_TOOL_LABELS + 50; i++) {
-        metrics.observeEvent('tool_end', { tool_id: `c${i}`, tool_name: `mcp__srv__tool${i}`, output: '', exit_code: 0, duration_ms: 1, truncated: false });
+        metrics.observeEvent('tool_end', { id: `c${i}`, name: `mcp__srv__tool${i}`, output: '', exit_code: 0, duration_ms: 1, truncated: false });
       }
-      metrics.observeEvent('tool_end', { tool_id: 'again', tool_name: 'mcp__srv__tool0', output: '', exit_code: 2, duration_ms: 1, truncated: false });
+      metrics.observeEvent('tool_end', { id: 'again', name: 'mcp__srv__tool0', output: '', exit_code: 2, duration_ms: 1, truncated: false });
       const samples = parsePrometheus(await metrics.scrape()).filter((s) => s.name === 'a3s_tool_calls_total');
       expect(new Set(samples.map((s) => s.labels.tool)).size).toBe(MAX_TOOL_LABELS + 1);
       expect(value(samples, 'a3s_tool_calls_total', { tool: 'other', outcome: 'ok' })).toBe(50);

@@ -34,7 +34,7 @@ describe('Redis restarted during a run', () => {
     const events = (await request(t.url).get(`/v1/sessions/r1/runs/${started.body.runId}/events?after=-1&limit=1000`).expect(200)).body.events as { type: string; payload: { message?: string } }[];
     const failures = events.filter((e) => e.type === 'persistence_failed');
     expect(failures.length).toBeGreaterThan(0);
-    expect(failures[0].payload.message).toMatch(/r1|run_/);
+    expect(failures[0].payload).toMatchObject({ session_id: expect.any(String), operation: expect.stringMatching(/^(save|checkpoint)$/), error: expect.stringMatching(/r1|run_/) });
     // Redis is back (empty: it keeps nothing on disk): an explicit save writes one complete generation again.
     const saved = await request(t.url).post('/v1/sessions/r1/save').expect(200);
     expect(saved.body.generation).toBeGreaterThan(1);

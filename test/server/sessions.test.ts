@@ -17,8 +17,13 @@ describe('sessions: options, workspace confinement, single flight, side question
     const unknown = await request(t.url).post('/v1/sessions').send({ bogus: 1 }).expect(400);
     expect(unknown.body.error.code).toBe('VALIDATION_ERROR');
     expect(unknown.body.error.message).toContain('bogus');
+    expect(unknown.body.error.message).toContain('unknown option "bogus"');
     const unsupported = await request(t.url).post('/v1/sessions').send({ planningMode: 'auto' }).expect(400);
-    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'planningMode' } });
+    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'planningMode', options: ['planningMode'] } });
+    // Our old placeholder names are not options: the seed's names are (builtinSkills, memoryStore, queueConfig).
+    for (const old of ['skills', 'memory', 'queue']) {
+      expect((await request(t.url).post('/v1/sessions').send({ [old]: true }).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
+    }
     const badType = await request(t.url).post('/v1/sessions').send({ maxToolRounds: -1 }).expect(400);
     expect(badType.body.error.message).toContain('body.maxToolRounds');
     const badModel = await request(t.url).post('/v1/sessions').send({ model: 'nope/x' }).expect(400);
@@ -73,7 +78,7 @@ describe('sessions: options, workspace confinement, single flight, side question
     const runId = admitted[0].body.runId;
     for (const r of busy) expect(r.body.error).toMatchObject({ code: 'SESSION_BUSY', details: { activeRunId: runId } });
     const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
-    expect(info).toMatchObject({ busy: true, currentRun: runId });
+    expect(info).toMatchObject({ busy: true, currentRun: { id: runId } });
     await waitForRun(t, id, runId);
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
     expect(history).toEqual([
@@ -101,8 +106,8 @@ describe('sessions: options, workspace confinement, single flight, side question
     const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
     expect(info.busy).toBe(true);
     const busy = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'again' }).expect(409);
-    expect(busy.body.error.details.activeRunId).toBe(info.currentRun);
-    await waitForRun(t, id, info.currentRun);
+    expect(busy.body.error.details.activeRunId).toBe(info.currentRun.id);
+    await waitForRun(t, id, info.currentRun.id);
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
     expect(history.at(-1)).toEqual({ role: 'assistant', content: 'finished anyway' });
     t.fake.assertDone();
@@ -146,8 +151,8 @@ describe('sessions: options, workspace confinement, single flight, side question
 
   it('closes idempotently; later calls get SESSION_CLOSED', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
-    await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
-    await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
+    expect((await request(t.url).delete(`/v1/sessions/${id}`).expect(200)).body).toEqual({ closed: true });
+    expect((await request(t.url).delete(`/v1/sessions/${id}`).expect(200)).body).toEqual({ closed: false });
     const run = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'x' }).expect(410);
     expect(run.body.error.code).toBe('SESSION_CLOSED');
     await request(t.url).get(`/v1/sessions/${id}/history`).expect(410);

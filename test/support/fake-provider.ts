@@ -67,11 +67,18 @@ export interface FakeProviderOptions {
   latencyMs?: number;
   /** Answers every request with this step once the script is empty (for benchmarks). */
   repeat?: FakeStep;
+  /** The one path chat completions are served at (default `/v1/chat/completions`); any other path fails. */
+  chatPath?: string;
 }
 
 /** A running strict fake of an OpenAI-compatible chat-completions endpoint. */
 export interface FakeProvider {
+  /** The openai SDK's baseURL for the default chat path: `<rootUrl>/v1`. */
   baseUrl: string;
+  /** `http://127.0.0.1:<port>`, with no path: the seed's `base_url`. */
+  rootUrl: string;
+  /** The path chat completions are served at. */
+  chatPath: string;
   requests: RecordedRequest[];
   failures: FakeFailure[];
   script(...steps: FakeStep[]): void;
@@ -90,6 +97,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const failures: FakeFailure[] = [];
   const waiters = new Set<() => void>();
   let completionCounter = 0;
+  const chatPath = options.chatPath ?? '/v1/chat/completions';
 
   const fail = (req: IncomingMessage, res: ServerResponse, reason: string): void => {
     failures.push({ method: req.method ?? '', path: req.url ?? '', reason });
@@ -100,7 +108,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const closed = new AbortController();
     res.on('close', () => closed.abort());
     const raw = await readBody(req);
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+    if (req.method !== 'POST' || req.url !== chatPath) {
       return fail(req, res, `unexpected ${req.method} ${req.url}`);
     }
     if (raw === undefined) return fail(req, res, `request body exceeds ${MAX_BODY_BYTES} bytes`);
@@ -154,6 +162,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
 
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    rootUrl: `http://127.0.0.1:${port}`,
+    chatPath,
     requests,
     failures,
     script(...more: FakeStep[]): void {

@@ -2,7 +2,8 @@ import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VerificationCheckIdSchema, VerificationPresetSchema, type VerificationPreset } from '../../src/protocol/verification.js';
-import { detectPresets, matchPreset } from '../../src/runtime/verification/detect-presets.js';
+import { commandCoversPreset, detectPresets, matchPresetCommand } from '../../src/runtime/verification/detect-presets.js';
+import { presetSubject, reportForPresetRun } from '../../src/runtime/verification/preset-report.js';
 import { tempWorkspace, type TempWorkspace } from './verification-fixtures.js';
 
 const workspaces: TempWorkspace[] = [];
@@ -15,121 +16,83 @@ afterEach(() => {
   for (const ws of workspaces.splice(0)) ws.cleanup();
 });
 
-const NODE_PACKAGE = JSON.stringify({
-  name: 'app',
-  scripts: { test: 'vitest run', build: 'tsc -p .', lint: 'eslint .', typecheck: 'tsc --noEmit', 'format:check': 'prettier --check .', format: 'prettier --write .', start: 'node .' },
-});
+const rows = (presets: VerificationPreset[]) => presets.map((p) => [p.id, p.project_kind, p.commands.map((c) => [c.id, c.kind, c.command, c.required])]);
 
-function commands(presets: VerificationPreset[]): Array<[string, string, string, string]> {
-  return presets.map((p) => [p.id, p.kind, p.command, p.source]);
-}
-
-describe('detectPresets', () => {
-  it('reads package.json scripts of a Node workspace (npm by default), never a writing formatter', async () => {
-    const presets = await detectPresets(workspace({ 'package.json': NODE_PACKAGE, 'package-lock.json': '{}' }));
-    expect(commands(presets)).toEqual([
-      ['npm-test', 'test', 'npm test', 'package.json'],
-      ['npm-build', 'build', 'npm run build', 'package.json'],
-      ['npm-lint', 'lint', 'npm run lint', 'package.json'],
-      ['npm-typecheck', 'typecheck', 'npm run typecheck', 'package.json'],
-      ['npm-format-check', 'format', 'npm run format:check', 'package.json'],
+describe("detectPresets (the seed's presets)", () => {
+  it('detects rust-default from Cargo.toml, in the seed shape {id, project_kind, description, commands}', async () => {
+    const presets = await detectPresets(workspace({ 'Cargo.toml': '[package]\nname = "demo"\n' }));
+    expect(rows(presets)).toEqual([
+      [
+        'rust-default',
+        'rust',
+        [
+          ['rust:fmt', 'format', 'cargo fmt -- --check', true],
+          ['rust:check', 'type_check', 'cargo check', true],
+          ['rust:test', 'test', 'cargo test', true],
+          ['rust:clippy', 'lint', 'cargo clippy -- -D warnings', false],
+        ],
+      ],
     ]);
     for (const preset of presets) {
       expect(VerificationPresetSchema.parse(preset)).toEqual(preset);
-      // A preset id is a valid check id, so presets can be posted as verification commands as they are.
-      expect(VerificationCheckIdSchema.safeParse(preset.id).success).toBe(true);
+      for (const command of preset.commands) expect(VerificationCheckIdSchema.safeParse(command.id).success).toBe(true);
     }
-    expect(presets[0].description).toBe('package.json script "test" (npm)');
   });
 
-  it('chooses pnpm or yarn from the lockfile', async () => {
-    const scripts = JSON.stringify({ scripts: { test: 'jest', build: 'rollup -c', lint: 'eslint .', tsc: 'tsc --noEmit' } });
-    expect(commands(await detectPresets(workspace({ 'package.json': scripts, 'pnpm-lock.yaml': 'lockfileVersion: 9\n' })))).toEqual([
-      ['pnpm-test', 'test', 'pnpm test', 'package.json'],
-      ['pnpm-build', 'build', 'pnpm run build', 'package.json'],
-      ['pnpm-lint', 'lint', 'pnpm run lint', 'package.json'],
-      ['pnpm-tsc', 'typecheck', 'pnpm run tsc', 'package.json'],
+  it('detects node-default from declared scripts only, with the package manager of packageManager or the lockfile', async () => {
+    const scripts = { test: 'vitest', lint: 'eslint .', typecheck: 'tsc --noEmit', build: 'tsc' };
+    expect(rows(await detectPresets(workspace({ 'package.json': JSON.stringify({ scripts }) })))).toEqual([
+      ['node-default', 'node', [['node:test', 'test', 'npm test', true], ['node:typecheck', 'type_check', 'npm run typecheck', false], ['node:lint', 'lint', 'npm run lint', false]]],
     ]);
-    expect((await detectPresets(workspace({ 'package.json': scripts, 'yarn.lock': '' }))).map((p) => p.command)).toEqual(['yarn test', 'yarn run build', 'yarn run lint', 'yarn run tsc']);
+    const pnpm = await detectPresets(workspace({ 'package.json': JSON.stringify({ packageManager: 'pnpm@9.0.0', scripts: { test: 'vitest', lint: 'eslint .' } }) }));
+    expect(pnpm[0].commands.map((c) => c.command)).toEqual(['pnpm test', 'pnpm lint']);
+    const yarn = await detectPresets(workspace({ 'package.json': JSON.stringify({ scripts: { test: 'x' } }), 'yarn.lock': '' }));
+    expect(yarn[0].commands[0].command).toBe('yarn test');
+    const bun = await detectPresets(workspace({ 'package.json': JSON.stringify({ scripts: { lint: 'x' } }), 'bun.lock': '' }));
+    expect(bun[0].commands[0].command).toBe('bun run lint');
+    expect(await detectPresets(workspace({ 'package.json': JSON.stringify({ scripts: { start: 'node .' } }) }))).toEqual([]);
+    expect(await detectPresets(workspace({ 'package.json': '{not json' }))).toEqual([]);
   });
 
-  it("skips npm init's placeholder test script", async () => {
-    const presets = await detectPresets(workspace({ 'package.json': JSON.stringify({ scripts: { test: 'echo "Error: no test specified" && exit 1', build: 'tsc' } }) }));
-    expect(presets.map((p) => p.id)).toEqual(['npm-build']);
+  it('detects python-default only with clear markers, and go-default from go.mod', async () => {
+    const python = await detectPresets(workspace({ 'pyproject.toml': '[tool.pytest.ini_options]\n[tool.ruff]\n' }));
+    expect(rows(python)).toEqual([['python-default', 'python', [['python:test', 'test', 'python -m pytest', true], ['python:ruff', 'lint', 'python -m ruff check .', false]]]]);
+    expect(await detectPresets(workspace({ 'pyproject.toml': '[project]\nname = "x"\n' }))).toEqual([]);
+    expect(rows(await detectPresets(workspace({ 'go.mod': 'module example.com/x\n' })))).toEqual([
+      ['go-default', 'go', [['go:test', 'test', 'go test ./...', true], ['go:vet', 'lint', 'go vet ./...', false]]],
+    ]);
   });
 
-  it('gets no presets from a malformed or odd package.json, without throwing', async () => {
-    for (const text of ['{ "scripts": { "test": ', '[]', 'null', '{"scripts": ["test"]}', '{"scripts": {"test": 42, "build": ""}}']) {
-      expect(await detectPresets(workspace({ 'package.json': text }))).toEqual([]);
-    }
-    // A broken package.json does not hide the other manifests.
-    expect((await detectPresets(workspace({ 'package.json': '{oops', 'go.mod': 'module example.com/x\n' }))).map((p) => p.id)).toEqual(['go-test', 'go-build', 'go-vet']);
-  });
-
-  it('ignores a symlinked manifest (it could point outside the workspace)', async () => {
-    const outside = workspace({ 'package.json': NODE_PACKAGE });
+  it('ignores a symlinked manifest, returns nothing for an empty workspace, and never runs anything', async () => {
+    const outside = workspace({ 'package.json': JSON.stringify({ scripts: { test: 'touch ran-test' } }) });
     const root = workspace({});
     symlinkSync(join(outside, 'package.json'), join(root, 'package.json'));
     expect(await detectPresets(root)).toEqual([]);
-  });
-
-  it('detects cargo presets from Cargo.toml', async () => {
-    expect(commands(await detectPresets(workspace({ 'Cargo.toml': '[package]\nname = "x"\nversion = "0.1.0"\n' })))).toEqual([
-      ['cargo-test', 'test', 'cargo test', 'Cargo.toml'],
-      ['cargo-build', 'build', 'cargo build', 'Cargo.toml'],
-      ['cargo-clippy', 'lint', 'cargo clippy', 'Cargo.toml'],
-    ]);
-    expect(await detectPresets(workspace({ 'Cargo.toml': 'not a manifest' }))).toEqual([]);
-  });
-
-  it('detects pytest, ruff and mypy from pyproject.toml', async () => {
-    const pyproject = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n\n[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n';
-    expect(commands(await detectPresets(workspace({ 'pyproject.toml': pyproject })))).toEqual([
-      ['pytest', 'test', 'pytest', 'pyproject.toml'],
-      ['ruff', 'lint', 'ruff check .', 'pyproject.toml'],
-      ['mypy', 'typecheck', 'mypy .', 'pyproject.toml'],
-    ]);
-    // A tests directory is enough for pytest; nothing configured means no ruff or mypy.
-    expect(commands(await detectPresets(workspace({ 'pyproject.toml': '[project]\nname = "x"\n', 'tests/test_x.py': 'def test_x(): pass\n' })))).toEqual([['pytest', 'test', 'pytest', 'pyproject.toml']]);
-    expect(await detectPresets(workspace({ 'pyproject.toml': '[project]\nname = "x"\n# [tool.ruff] in a comment\n' }))).toEqual([]);
-  });
-
-  it('detects go presets from go.mod', async () => {
-    expect(commands(await detectPresets(workspace({ 'go.mod': 'module example.com/app\n\ngo 1.22\n' })))).toEqual([
-      ['go-test', 'test', 'go test ./...', 'go.mod'],
-      ['go-build', 'build', 'go build ./...', 'go.mod'],
-      ['go-vet', 'lint', 'go vet ./...', 'go.mod'],
-    ]);
-  });
-
-  it('returns nothing for an empty or missing workspace', async () => {
-    expect(await detectPresets(workspace({}))).toEqual([]);
     expect(await detectPresets('/nonexistent/a3s-verification-workspace')).toEqual([]);
-  });
-
-  it('never runs anything: a script that would leave a marker leaves none', async () => {
-    const root = workspace({ 'package.json': JSON.stringify({ scripts: { test: 'touch ran-test' } }) });
-    await detectPresets(root);
-    expect(existsSync(join(root, 'ran-test'))).toBe(false);
+    await detectPresets(outside);
+    expect(existsSync(join(outside, 'ran-test'))).toBe(false);
   });
 });
 
-describe('matchPreset', () => {
-  const presets: VerificationPreset[] = [
-    { id: 'npm-test', kind: 'test', description: 't', command: 'npm test', source: 'package.json' },
-    { id: 'go-test', kind: 'test', description: 'g', command: 'go test ./...', source: 'go.mod' },
-  ];
-
-  it('matches commands equal up to whitespace', () => {
-    expect(matchPreset('npm test', presets)?.id).toBe('npm-test');
-    expect(matchPreset('  go   test\t./...\n', presets)?.id).toBe('go-test');
+describe("the seed's preset coverage rule", () => {
+  it('covers the exact command, trailing arguments, and a command after && or ;', () => {
+    expect(commandCoversPreset('npm  test ', 'npm test')).toBe(true);
+    expect(commandCoversPreset('npm test -- --run', 'npm test')).toBe(true);
+    expect(commandCoversPreset('cd app && npm test', 'npm test')).toBe(true);
+    expect(commandCoversPreset('cd app; npm test --silent', 'npm test')).toBe(true);
+    expect(commandCoversPreset('npm testing', 'npm test')).toBe(false);
+    expect(commandCoversPreset('echo npm test', 'npm test')).toBe(false);
+    expect(commandCoversPreset('', 'npm test')).toBe(false);
   });
 
-  it('does not match other commands', () => {
-    expect(matchPreset('npm test -- --watch', presets)).toBeUndefined();
-    expect(matchPreset('npm run test', presets)).toBeUndefined();
-    expect(matchPreset('NPM TEST', presets)).toBeUndefined();
-    expect(matchPreset('   ', presets)).toBeUndefined();
-    expect(matchPreset('npm test', [])).toBeUndefined();
+  it('attaches a one-check report with subject shell:<command id> from the call outcome', async () => {
+    const presets = await detectPresets(workspace({ 'go.mod': 'module x\n' }));
+    const command = matchPresetCommand('go vet ./... && echo done', presets);
+    expect(command?.id).toBe('go:vet');
+    expect(matchPresetCommand('go build', presets)).toBeUndefined();
+    const report = reportForPresetRun(command!, { output: 'vet: bad', exitCode: 1, timedOut: false, truncated: false, startedAtMs: 10, durationMs: 5, timeoutMs: 1000 }, { newId: () => 'verif_1', sessionId: 's' });
+    expect(presetSubject(command!)).toBe('shell:go:vet');
+    expect(report).toMatchObject({ subject: 'shell:go:vet', status: 'failed', created_at_ms: 10 });
+    expect(report.checks[0]).toMatchObject({ id: 'go:vet', required: false, status: 'failed', suggested_tools: ['bash'], residual_risk: 'verification command exited with code 1, expected 0: go vet ./...' });
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VerificationReportSchema, VerificationRequestSchema, type VerificationRequestInput } from '../../src/protocol/verification.js';
-import { NO_TEST_RISK, outputTail, runVerification } from '../../src/runtime/verification/run-verification.js';
+import { artifactUris, outputTail, reportStatus, runVerification } from '../../src/runtime/verification/run-verification.js';
 import { bashRunner, tempWorkspace, testDeps, type TempWorkspace } from './verification-fixtures.js';
 
 let ws: TempWorkspace;
@@ -21,7 +21,7 @@ describe('runVerification', () => {
     const report = await verify({
       subject: 'auth refactor',
       commands: [
-        { id: 'unit', kind: 'test', command: 'echo running tests; exit 1' },
+        { id: 'unit', kind: 'test', command: 'echo running tests; exit 1', required: true },
         { id: 'build', kind: 'build', command: 'cat hello.txt' },
       ],
     });
@@ -30,7 +30,9 @@ describe('runVerification', () => {
       ['unit', 'failed', 1],
       ['build', 'passed', 0],
     ]);
-    expect(report.checks[0]).toMatchObject({ kind: 'test', required: true, expect_exit: 0, description: 'test check unit', output_tail: 'running tests\n', residual_risks: [] });
+    expect(report.checks[0]).toMatchObject({ kind: 'test', required: true, expect_exit: 0, description: 'test check unit', output_tail: 'running tests\n', suggested_tools: ['bash'], timed_out: false });
+    expect(report.checks[0].residual_risk).toBe('verification command exited with code 1, expected 0: echo running tests; exit 1');
+    expect(report.checks[1].residual_risk).toBeUndefined();
     expect(report.checks[1].output_tail).toBe('hello\n');
     expect(report.summary).toEqual({ total: 2, passed: 1, failed: 1, skipped: 0, required_failed: 1 });
     expect(report.residual_risks).toEqual([]);
@@ -55,7 +57,7 @@ describe('runVerification', () => {
     expect(report.duration_ms).toBeGreaterThanOrEqual(0);
   });
 
-  it('needs review when only an optional check fails, and says so as a residual risk', async () => {
+  it("fails when an optional check fails too (the seed's rule: any failed check fails the report)", async () => {
     const report = await verify({
       subject: 'docs',
       commands: [
@@ -63,10 +65,10 @@ describe('runVerification', () => {
         { id: 'format', kind: 'format', command: 'echo diff >&2; exit 3', required: false },
       ],
     });
-    expect(report.status).toBe('needs_review');
+    expect(report.status).toBe('failed');
     expect(report.checks[1]).toMatchObject({ status: 'failed', exit_code: 3, required: false, output_tail: 'diff\n' });
-    expect(report.checks[1].residual_risks).toEqual(['optional check format failed (exit 3, expected 0); it does not fail the report']);
-    expect(report.residual_risks).toEqual(report.checks[1].residual_risks);
+    expect(report.checks[1].residual_risk).toBe('verification command exited with code 3, expected 0: echo diff >&2; exit 3');
+    expect(report.residual_risks).toEqual([]);
     expect(report.summary).toEqual({ total: 2, passed: 1, failed: 1, skipped: 0, required_failed: 0 });
   });
 
@@ -82,16 +84,16 @@ describe('runVerification', () => {
       ['passed', 2, 2],
       ['failed', 0, 2],
     ]);
-    expect(report.status).toBe('needs_review');
+    expect(report.status).toBe('failed');
   });
 
-  it('marks a command that outlives its timeout as timed_out and fails the report', async () => {
+  it('fails a command that outlives its timeout, marking it timed_out', async () => {
     const started = Date.now();
-    const report = await verify({ subject: 'slow', commands: [{ id: 'hang', kind: 'test', command: 'echo started; sleep 30', timeoutMs: 300 }] });
+    const report = await verify({ subject: 'slow', commands: [{ id: 'hang', kind: 'test', command: 'echo started; sleep 30', timeout_ms: 300, required: true }] });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(report.status).toBe('failed');
-    expect(report.checks[0]).toMatchObject({ status: 'timed_out', output_tail: 'started\n' });
-    expect(report.checks[0].residual_risks).toEqual(['check hang timed out after 300 ms; its outcome is unknown']);
+    expect(report.checks[0]).toMatchObject({ status: 'failed', timed_out: true, output_tail: 'started\n' });
+    expect(report.checks[0].residual_risk).toBe('verification command timed out after 300 ms: echo started; sleep 30');
     expect(report.summary.required_failed).toBe(1);
   });
 
@@ -110,16 +112,17 @@ describe('runVerification', () => {
     );
     expect(seen).toEqual([600_000]);
     expect(report.status).toBe('passed');
-    expect(report.residual_risks).toEqual(["check test: timeout clamped from 3600000 ms to the runner's limit of 600000 ms"]);
+    expect(report.checks[0].residual_risk).toBe("timeout clamped from 3600000 ms to the runner's limit of 600000 ms");
   });
 
-  it('names residual risks: no test command ran, truncated output', async () => {
+  it('names truncated output as the check residual risk (no report-level "no test" risk)', async () => {
     const report = await verify(
       { subject: 'build only', commands: [{ id: 'build', kind: 'build', command: 'for i in $(seq 1 2000); do echo "line $i"; done' }] },
       { runCommand: bashRunner(ws.root, 1000) },
     );
     expect(report.status).toBe('passed');
-    expect(report.residual_risks).toEqual(['output of check build was truncated by the runner; its tail may not be the end of the output', NO_TEST_RISK]);
+    expect(report.residual_risks).toEqual([]);
+    expect(report.checks[0].residual_risk).toBe('output of check build was truncated by the runner; its tail may not be the end of the output');
     expect(report.checks[0].output_tail.length).toBeLessThanOrEqual(1000);
   });
 
@@ -141,7 +144,7 @@ describe('runVerification', () => {
         subject: 'cancelled',
         commands: [
           { id: 'first', kind: 'build', command: 'true' },
-          { id: 'second', kind: 'test', command: 'true' },
+          { id: 'second', kind: 'test', command: 'true', required: true },
         ],
       },
       {
@@ -156,14 +159,26 @@ describe('runVerification', () => {
     expect(report.checks.map((c) => c.status)).toEqual(['passed', 'skipped']);
     expect(report.checks[1]).toMatchObject({ exit_code: null, duration_ms: 0, output_tail: '' });
     expect(report.status).toBe('needs_review');
-    expect(report.residual_risks).toEqual(['check second was skipped: the verification was cancelled before it started', NO_TEST_RISK]);
+    expect(report.checks[1].residual_risk).toBe('verification command could not run: the verification was cancelled before it started');
   });
 
-  it('is skipped when no check ran', async () => {
+  it("applies the seed's report rules and collects evidence URIs from metadata", () => {
+    expect(reportStatus([])).toBe('skipped');
+    expect(reportStatus([{ status: 'passed', required: true }])).toBe('passed');
+    expect(reportStatus([{ status: 'passed', required: true }], ['integration tests not run'])).toBe('needs_review');
+    expect(reportStatus([{ status: 'skipped', required: false }, { status: 'passed', required: true }])).toBe('passed');
+    expect(reportStatus([{ status: 'needs_review', required: true }, { status: 'failed', required: false }])).toBe('failed');
+    expect(artifactUris({ artifact: { artifact_uri: 'a3s://tool-output/bash/b' }, nested: [{ artifact_uri: 'a3s://tool-output/bash/a' }, { artifact_uri: 'a3s://tool-output/bash/b' }] })).toEqual([
+      'a3s://tool-output/bash/a',
+      'a3s://tool-output/bash/b',
+    ]);
+  });
+
+  it('needs review when a required check never ran (cancelled before it started)', async () => {
     const controller = new AbortController();
     controller.abort();
-    const report = await verify({ subject: 'nothing', commands: [{ id: 'test', kind: 'test', command: 'true' }] }, { signal: controller.signal });
-    expect(report.status).toBe('skipped');
+    const report = await verify({ subject: 'nothing', commands: [{ id: 'test', kind: 'test', command: 'true', required: true }] }, { signal: controller.signal });
+    expect(report.status).toBe('needs_review');
     expect(report.summary).toEqual({ total: 1, passed: 0, failed: 0, skipped: 1, required_failed: 0 });
   });
 

@@ -88,9 +88,10 @@ export function fakeReport(
     status: checkStatus,
     duration_ms: 1,
     output_tail: '',
-    residual_risks: [],
+    timed_out: false,
+    suggested_tools: ['bash'],
   }));
-  const failedLike = built.filter((c) => c.status === 'failed' || c.status === 'timed_out');
+  const failedLike = built.filter((c) => c.status === 'failed');
   return {
     schema: 'a3s.verification_report.v1',
     id: `verif_${subject}_${createdAtMs}`,

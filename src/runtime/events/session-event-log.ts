@@ -226,6 +226,24 @@ export class SessionEventLog {
     return max >= all.length ? all : all.slice(all.length - max);
   }
 
+  /**
+   * The trace: of the newest `max` retained events (what a snapshot stores as trace_events), up to `limit`
+   * with session_sequence > after, in order. Walks back over at most `max` retained events, not the whole log.
+   */
+  trace(after: number, limit: number, max: number): EventEnvelope[] {
+    let start = this.ordered.length;
+    for (let kept = 0; start > 0 && kept < max; ) {
+      start -= 1;
+      if (!this.dropped.has(this.ordered[start])) kept += 1;
+    }
+    const events: EventEnvelope[] = [];
+    for (let i = Math.max(start, this.indexAfter(after)); i < this.ordered.length && events.length < limit; i += 1) {
+      const event = this.ordered[i];
+      if (!this.dropped.has(event)) events.push(event);
+    }
+    return events;
+  }
+
   /** Number of live listeners. */
   get listenerCount(): number {
     return this.listeners.size;

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { LlmProvider, LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
+import { budgetEventPayload } from '../policy/budget/budget-event.js';
 import { GovernedCallError } from './governed-call-error.js';
 import type { InvocationContext } from './invocation-context.js';
 
@@ -70,15 +71,15 @@ export class LlmInvoker {
       try {
         decision = await governance.budget.beforeLlmCall(estimate, ctx.signal);
       } catch (error) {
-        decision = { kind: 'deny' as const, resource: 'unknown', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
+        decision = { kind: 'deny' as const, resource: 'llm_tokens', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
       }
       if (decision.kind !== 'allow') {
-        const payload = { resource: decision.resource, reason: decision.reason, used: decision.used ?? null, limit: decision.limit ?? null, scope: decision.scope ?? 'session' };
+        const payload = budgetEventPayload(decision);
         if (decision.kind === 'deny') {
           ctx.emit('budget_exhausted', payload);
           throw new GovernedCallError('BUDGET_EXHAUSTED', `BUDGET_EXHAUSTED: ${decision.resource}: ${decision.reason}`);
         }
-        ctx.emit('budget_threshold_hit', { kind: 'soft', ...payload });
+        ctx.emit('budget_threshold_hit', payload);
       }
     }
     const signal = ctx.signal;

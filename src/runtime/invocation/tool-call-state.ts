@@ -1,3 +1,4 @@
+import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type { AnyToolDefinition, ToolResult } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
@@ -54,6 +55,6 @@ export type ToolStage = (state: ToolCallState) => Promise<StageVerdict>;
 export const CONTINUE: StageVerdict = { kind: 'continue' };
 
 /** Shorthand for stopping the call with an error result (exit code 1) the model sees. */
-export function stopWith(output: string, metadata?: Record<string, unknown>, malformedArgs = false): StageVerdict {
-  return { kind: 'stop', result: { output, exitCode: 1, ...(metadata ? { metadata } : {}) }, malformedArgs };
+export function stopWith(output: string, metadata?: Record<string, unknown>, malformedArgs = false, errorKind?: ToolErrorKind): StageVerdict {
+  return { kind: 'stop', result: { output, exitCode: 1, ...(metadata ? { metadata } : {}), ...(errorKind ? { errorKind } : {}) }, malformedArgs };
 }

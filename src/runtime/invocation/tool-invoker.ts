@@ -1,4 +1,5 @@
-import type { NestedCallResult, NestedInvoker, ToolResult } from '../tools/define-tool.js';
+import { isReadOnlyCall, type NestedCallResult, type NestedInvoker, type ToolResult } from '../tools/define-tool.js';
+import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type { InvocationContext } from './invocation-context.js';
 import { capOutput } from './output-cap.js';
 import { budget } from './stages/budget.js';
@@ -23,6 +24,8 @@ export interface ToolCallOutcome {
   /** True when the arguments could not be parsed (counts toward maxParseRetries). */
   malformedArgs: boolean;
   metadata?: Record<string, unknown>;
+  /** Why the call failed, in the seed's ToolErrorKind (batch reports it per item). */
+  errorKind?: ToolErrorKind;
 }
 
 /** The gating stages, in pipeline order, before execution. */
@@ -45,7 +48,7 @@ export class ToolInvoker {
       const verdict = await stage(state);
       if (verdict.kind === 'stop') return this.finish(state, started, verdict.result, verdict.malformedArgs ?? false);
     }
-    ctx.emit('tool_execution_start', { tool_id: call.id, tool_name: state.tool?.name ?? call.name, args: state.args, origin: call.origin, ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}) });
+    ctx.emit('tool_execution_start', { id: call.id, name: state.tool?.name ?? call.name, args: state.args, origin: call.origin, ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}) });
     const raw = await execute(state, this.nestedInvoker(state));
     const result = sanitizeOutput(state, raw);
     postToolHooks(state, result);
@@ -67,11 +70,19 @@ export class ToolInvoker {
         seq += 1;
         const childId = `${call.id}.${id ?? seq}`;
         const outcome = await this.invoke({ id: childId, name, args, origin: childOrigin, chain, parentToolId: call.id }, ctx);
-        return { id: childId, name, output: outcome.output, exitCode: outcome.exitCode, truncated: outcome.truncated, ...(outcome.metadata ? { metadata: outcome.metadata } : {}) };
+        return {
+          id: childId,
+          name,
+          output: outcome.output,
+          exitCode: outcome.exitCode,
+          truncated: outcome.truncated,
+          ...(outcome.metadata ? { metadata: outcome.metadata } : {}),
+          ...(outcome.errorKind ? { errorKind: outcome.errorKind } : {}),
+        };
       },
-      describe: (name: string) => {
+      describe: (name: string, args?: unknown) => {
         const tool = this.deps.registry.get(name);
-        return tool ? { readOnly: tool.readOnly } : undefined;
+        return tool ? { readOnly: isReadOnlyCall(tool, args) } : undefined;
       },
     };
   }
@@ -90,14 +101,16 @@ export class ToolInvoker {
     }
     const durationMs = Math.max(0, ctx.hostEnv.now() - started);
     ctx.emit('tool_end', {
-      tool_id: call.id,
-      tool_name: call.name,
+      id: call.id,
+      name: call.name,
       output,
       exit_code: result.exitCode,
+      ...(result.metadata ? { metadata: result.metadata } : {}),
+      ...(result.errorKind ? { error_kind: result.errorKind } : {}),
       duration_ms: durationMs,
       truncated: capped.truncated,
       ...(artifactId ? { artifact_id: artifactId } : {}),
     });
-    return { output, exitCode: result.exitCode, truncated: capped.truncated, artifactId, durationMs, malformedArgs, metadata: result.metadata };
+    return { output, exitCode: result.exitCode, truncated: capped.truncated, artifactId, durationMs, malformedArgs, metadata: result.metadata, ...(result.errorKind ? { errorKind: result.errorKind } : {}) };
   }
 }

@@ -13,7 +13,12 @@ import { createUndiciFetch, type UndiciFetch } from './undici-fetch.js';
 /** Connection settings for an OpenAI-compatible chat-completions endpoint. */
 export interface OpenAiProviderOptions {
   apiKey?: string;
+  /** The openai SDK's baseURL (it includes `/v1`; `/chat/completions` is appended). */
   baseUrl?: string;
+  /** The full chat-completions URL; wins over baseUrl (see chatCompletionsUrl for the seed's base_url). */
+  chatUrl?: string;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
   timeoutMs?: number;
   maxRetries?: number;
 }
@@ -35,12 +40,15 @@ type ChunkDelta = ChatCompletionChunk.Choice.Delta;
 export class OpenAiProvider implements LlmProvider {
   private readonly client: OpenAI;
   private readonly transport: UndiciFetch;
+  private readonly chatUrl: string | undefined;
 
   constructor(options: OpenAiProviderOptions = {}) {
     this.transport = createUndiciFetch();
+    this.chatUrl = options.chatUrl;
     this.client = new OpenAI({
       apiKey: options.apiKey ?? 'unused',
       baseURL: options.baseUrl,
+      ...(options.headers !== undefined ? { defaultHeaders: options.headers } : {}),
       timeout: options.timeoutMs,
       maxRetries: options.maxRetries,
       fetch: this.transport.fetch,
@@ -70,7 +78,9 @@ export class OpenAiProvider implements LlmProvider {
     let usage: LlmStreamEvent | undefined;
     let finishReason: string | undefined;
     try {
-      const chunks = await this.client.chat.completions.create(params, { signal, body: encodeBody(params, request.tools), headers: { 'content-type': 'application/json' } });
+      // An absolute `path` replaces the SDK's `<baseURL>/chat/completions`.
+      const target = this.chatUrl !== undefined ? { path: this.chatUrl } : {};
+      const chunks = await this.client.chat.completions.create(params, { signal, body: encodeBody(params, request.tools), headers: { 'content-type': 'application/json' }, ...target });
       for await (const chunk of chunks) {
         throwIfAborted(signal);
         if (chunk.usage) {

@@ -86,7 +86,7 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
   };
   // A call the loop answers without running it: the transcript stays valid and tool_start gets its tool_end.
   const skip = (call: ToolCall, output: string) => {
-    ctx.emit('tool_end', { tool_id: call.id, tool_name: call.function.name, output, exit_code: 1, duration_ms: 0, truncated: false });
+    ctx.emit('tool_end', { id: call.id, name: call.function.name, output, exit_code: 1, duration_ms: 0, truncated: false });
     push({ role: 'tool', tool_call_id: call.id, content: output });
   };
   const end = (status: LoopOutcome['status'], error?: LoopError): LoopOutcome => ({ status, text, toolCallsCount, usage, added, ...(error ? { error } : {}) });

@@ -60,7 +60,7 @@ export async function streamTurn(deps: LoopDeps, ctx: InvocationContext, message
         // The run reports this as its failure (one `error` event from the session); no event here.
         throw new TurnError('CIRCUIT_BREAKER_OPEN', `${failures} consecutive provider failures (circuitBreakerThreshold ${threshold}); last: ${message}`);
       }
-      ctx.emit('error', { code: 'PROVIDER_RETRY', message: `turn ${turn}: provider failure ${failures}/${threshold}, retrying: ${message}` });
+      ctx.emit('provider_retry', { turn, attempt: failures, threshold, message: `turn ${turn}: provider failure ${failures}/${threshold}, retrying: ${message}` });
       await abortableDelay(Math.min(100 * 2 ** (failures - 1), 2000), ctx.signal);
     }
   }
@@ -89,14 +89,14 @@ async function attempt(deps: LoopDeps, ctx: InvocationContext, messages: ChatMes
           const id = event.id || ctx.hostEnv.newId('call');
           calls.set(event.index, { id, name: event.name, args: '' });
           state.emitted = true;
-          ctx.emit('tool_start', { tool_id: id, tool_name: event.name });
+          ctx.emit('tool_start', { id, name: event.name });
           break;
         }
         case 'tool_call_delta': {
           const call = calls.get(event.index);
           if (call) {
             call.args += event.argumentsDelta;
-            ctx.emit('tool_input_delta', { tool_id: call.id, delta: event.argumentsDelta });
+            ctx.emit('tool_input_delta', { id: call.id, delta: event.argumentsDelta });
           }
           break;
         }
@@ -113,7 +113,7 @@ async function attempt(deps: LoopDeps, ctx: InvocationContext, messages: ChatMes
   } catch (error) {
     // Calls announced with tool_start will never run: close them so subscribers do not wait forever.
     for (const call of calls.values()) {
-      ctx.emit('tool_end', { tool_id: call.id, tool_name: call.name, output: 'Not run: the provider response ended before the call was complete.', exit_code: 1, duration_ms: 0, truncated: false });
+      ctx.emit('tool_end', { id: call.id, name: call.name, output: 'Not run: the provider response ended before the call was complete.', exit_code: 1, duration_ms: 0, truncated: false });
     }
     throw error;
   }

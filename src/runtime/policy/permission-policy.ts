@@ -26,7 +26,10 @@ export function parseRule(source: string): PermissionRule {
   return { source, tool: match[1].toLowerCase(), pattern: match[2] };
 }
 
-/** The string a rule's pattern is matched against: bash -> command, file tools -> file_path, ls -> path, others -> compact JSON. */
+/**
+ * The string a rule's pattern is matched against (the seed's table): bash -> command, read/write/edit ->
+ * file_path, ls -> path, every other tool (patch, grep, glob, git, batch, MCP...) -> compact JSON of its args.
+ */
 export function argumentString(toolName: string, args: unknown): string {
   const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
   const pick = (key: string) => (typeof record[key] === 'string' ? (record[key] as string) : '');
@@ -36,7 +39,6 @@ export function argumentString(toolName: string, args: unknown): string {
     case 'read':
     case 'write':
     case 'edit':
-    case 'patch':
       return pick('file_path');
     case 'ls':
       return pick('path');
@@ -154,7 +156,29 @@ export function policyProblems(policy: PermissionPolicy): string[] {
 export const BUILTIN_DEFAULT_POLICY: PermissionPolicy = {
   deny: [],
   ask: [],
-  allow: ['read', 'grep', 'glob', 'ls', 'search_skills', 'git({"command":"status"*)', 'git({"command":"diff"*)', 'git({"command":"log"*)', 'git({"command":"branch"*)'],
+  allow: [
+    'read',
+    'grep',
+    'glob',
+    'ls',
+    'search_skills',
+    // The read-only git calls (isGitReadOnly; the git schema orders its keys so these prefixes decide it).
+    'git({"command":"status"**)',
+    'git({"command":"log"**)',
+    'git({"command":"diff"**)',
+    'git({"command":"remote"**)',
+    'git({"command":"branch"})',
+    'git({"command":"branch","limit":**)',
+    'git({"command":"branch","cursor":**)',
+    'git({"command":"stash"})',
+    'git({"command":"stash","include_untracked":false**)',
+    'git({"command":"stash","limit":**)',
+    'git({"command":"stash","cursor":**)',
+    'git({"command":"worktree"})',
+    'git({"command":"worktree","subcommand":"list"**)',
+    'git({"command":"worktree","limit":**)',
+    'git({"command":"worktree","cursor":**)',
+  ],
   defaultDecision: 'ask',
   enabled: true,
 };

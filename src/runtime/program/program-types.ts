@@ -4,7 +4,10 @@ export interface ProgramLimits {
   readonly timeoutMs: number;
   /** Most tool calls the script may start (refused calls do not count). */
   readonly maxToolCalls: number;
-  /** Bound of the collected console output, and of the script's JSON result. */
+  /**
+   * Bound of each tool output returned to the script (cut on a UTF-8 boundary, as the seed does), and of
+   * the collected console output and the script's JSON result (those two never below 1 KiB).
+   */
   readonly maxOutputBytes: number;
   /** Heap of the QuickJS runtime. */
   readonly memoryBytes: number;
@@ -15,23 +18,31 @@ export interface ProgramLimits {
 /** Defaults of every program limit. */
 export const DEFAULT_PROGRAM_LIMITS: ProgramLimits = {
   timeoutMs: 30_000,
-  maxToolCalls: 50,
+  maxToolCalls: 20,
   maxOutputBytes: 64 * 1024,
   memoryBytes: 64 * 1024 * 1024,
   stackBytes: 512 * 1024,
 };
 
+/** Default `timeoutMs` of a program allowed to call `task` (child agents take whole LLM turns). */
+export const DELEGATING_PROGRAM_TIMEOUT_MS = 600_000;
+
+/** The console log and the JSON result are bounded by `maxOutputBytes`, but never below this. */
+export const MIN_PROGRAM_LOG_BYTES = 1024;
+
 /** Inclusive bounds `runProgram` accepts for each limit (the sandbox's native stack caps `stackBytes`). */
 export const PROGRAM_LIMIT_BOUNDS: { readonly [K in keyof ProgramLimits]: readonly [min: number, max: number] } = {
-  timeoutMs: [1, 300_000],
+  timeoutMs: [1, 600_000],
   maxToolCalls: [0, 1000],
-  maxOutputBytes: [1024, 4 * 1024 * 1024],
+  maxOutputBytes: [1, 4 * 1024 * 1024],
   memoryBytes: [4 * 1024 * 1024, 512 * 1024 * 1024],
   stackBytes: [64 * 1024, 2 * 1024 * 1024],
 };
 
 /** What a tool call made by a program resolves with inside the VM. */
 export interface ProgramToolResult {
+  /** The tool's name as the invoker reports it (defaults to the name called). */
+  readonly name?: string;
   readonly output: string;
   readonly exitCode: number;
   readonly metadata?: Record<string, unknown>;
@@ -47,7 +58,7 @@ export type ProgramToolCaller = (name: string, args: unknown, signal: AbortSigna
 
 /** Options of `runProgram`. */
 export interface RunProgramOptions {
-  /** Script text defining `async function run(ctx, inputs)` (or a sync one). */
+  /** Script text defining `async function run(ctx, inputs)`, a sync `function run`, or `export default` either. */
   readonly source: string;
   /** JSON-serialisable value handed to `run` as its second argument. */
   readonly inputs: unknown;
@@ -67,6 +78,12 @@ export interface ProgramToolCallRecord {
   readonly args: unknown;
   /** The tool's exit code; -1 when the call had not finished when the program ended. */
   readonly exitCode: number;
+  /** True when the call finished with exit code 0. */
+  readonly success: boolean;
+  /** UTF-8 bytes of the output handed to the script (after the `maxOutputBytes` cut). */
+  readonly outputBytes: number;
+  /** The tool result's metadata, if it had any. */
+  readonly metadata?: Record<string, unknown>;
   readonly durationMs: number;
 }
 

@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { ProgramLog } from './program-log.js';
 import { ProgramToolGate } from './program-tool-gate.js';
 import {
+  MIN_PROGRAM_LOG_BYTES,
   PROGRAM_LIMIT_BOUNDS,
   type ProgramFailure,
   type ProgramLimits,
@@ -10,7 +11,7 @@ import {
   type ProgramToolResult,
   type RunProgramOptions,
 } from './program-types.js';
-import { readFileViaTool } from './read-file-via-tool.js';
+import { readFileViaTool, readResultText } from './read-file-via-tool.js';
 import { SANDBOX_PRELUDE } from './sandbox-prelude.js';
 import type { HostToWorker, SandboxResult, SandboxWorkerData, WorkerToHost } from './sandbox-protocol.js';
 import { sandboxWorkerMain } from './sandbox-worker-main.js';
@@ -74,7 +75,7 @@ function scriptFailure(text: string, limits: ProgramLimits): Failure {
   if (text.startsWith('InternalError: out of memory')) return limitFailure('memory', limits, text);
   // The parser reports its own stack exhaustion (deeply nested source) as a SyntaxError.
   if (/^(InternalError|SyntaxError): stack overflow/.test(text)) return limitFailure('stack', limits, text);
-  if (text.includes('program exceeded limits.maxToolCalls')) return { failure: 'tool_calls', error: trimError(text) };
+  if (text.includes('PTC script exceeded maxToolCalls=')) return { failure: 'tool_calls', error: trimError(text) };
   return { failure: 'script', error: trimError(text) };
 }
 
@@ -100,13 +101,24 @@ function resultFailure(result: Extract<SandboxResult, { ok: false }>, limits: Pr
   }
 }
 
-function toolResultJson(result: ProgramToolResult): string {
-  const base = { output: result.output, exitCode: result.exitCode };
+/** What a tool call resolves with inside the VM: the seed's `{name, output, text, exitCode, metadata}`. */
+function toolResultJson(name: string, args: unknown, result: ProgramToolResult): string {
+  const base = { name: result.name ?? name, output: result.output, text: name === 'read' ? readResultText(result, args) : null, exitCode: result.exitCode };
   try {
-    return JSON.stringify(result.metadata === undefined ? base : { ...base, metadata: result.metadata });
+    return JSON.stringify({ ...base, metadata: result.metadata ?? null });
   } catch {
-    return JSON.stringify(base);
+    return JSON.stringify({ ...base, metadata: null });
   }
+}
+
+/**
+ * The seed's entry point rewrite: `export default async function run` (or `export default function run`)
+ * becomes a plain declaration, since the script is evaluated as a classic script, not a module.
+ */
+export function withHostEntryPoint(source: string): string {
+  if (source.includes('export default async function run')) return source.replace('export default async function run', 'async function run');
+  if (source.includes('export default function run')) return source.replace('export default function run', 'function run');
+  return source;
 }
 
 /**
@@ -115,11 +127,20 @@ function toolResultJson(result: ProgramToolResult): string {
  * Never throws for anything the script does: failures come back as `ok: false` with a message.
  */
 export async function runProgram(options: RunProgramOptions): Promise<ProgramOutcome> {
-  const limits = checkLimits(options.limits);
+  const requested = checkLimits(options.limits);
+  // The console log and the JSON result keep at least MIN_PROGRAM_LOG_BYTES, however small the per-call cut.
+  const limits: ProgramLimits = { ...requested, maxOutputBytes: Math.max(MIN_PROGRAM_LOG_BYTES, requested.maxOutputBytes) };
   const now = options.now ?? Date.now;
   const log = new ProgramLog(limits.maxOutputBytes);
   const ended = new AbortController();
-  const gate = new ProgramToolGate({ allowedTools: options.allowedTools, maxToolCalls: limits.maxToolCalls, callTool: options.callTool, signal: ended.signal, now });
+  const gate = new ProgramToolGate({
+    allowedTools: options.allowedTools,
+    maxToolCalls: limits.maxToolCalls,
+    maxOutputBytes: requested.maxOutputBytes,
+    callTool: options.callTool,
+    signal: ended.signal,
+    now,
+  });
   const outcome = (end: { ok: true; result: unknown } | Failure): ProgramOutcome => {
     ended.abort();
     const base = { logs: log.text(), toolCalls: gate.snapshot() };
@@ -137,7 +158,7 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramOut
   const workerData: SandboxWorkerData = {
     quickjsEntry: QUICKJS_ENTRY,
     prelude: SANDBOX_PRELUDE,
-    source: options.source,
+    source: withHostEntryPoint(options.source),
     inputsJson,
     limits,
     maxArgsChars: MAX_PROGRAM_TOOL_ARGS_CHARS,
@@ -184,10 +205,11 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramOut
       try {
         const args: unknown = JSON.parse(message.argsJson);
         if (message.method === 'readFile') {
-          const path = (args as { path: string }).path;
-          reply({ type: 'result', id: message.id, ok: true, value: await readFileViaTool((name, callArgs) => gate.call(name, callArgs), path) });
+          const { path, options: readOptions } = args as { path: string; options: Record<string, unknown> | null };
+          const text = await readFileViaTool((name, callArgs) => gate.call(name, callArgs), path, readOptions ?? undefined);
+          reply({ type: 'result', id: message.id, ok: true, value: text });
         } else {
-          reply({ type: 'result', id: message.id, ok: true, value: toolResultJson(await gate.call(message.name, args)) });
+          reply({ type: 'result', id: message.id, ok: true, value: toolResultJson(message.name, args, await gate.call(message.name, args)) });
         }
       } catch (error) {
         reply({ type: 'result', id: message.id, ok: false, error: error instanceof Error ? error.message : String(error) });

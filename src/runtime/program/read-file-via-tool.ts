@@ -25,6 +25,18 @@ function parsePage(output: string, firstLine: number): Page {
   return { lines, trailer: rows.slice(index).join('\n') };
 }
 
+/**
+ * The plain text of one read result (its numbered lines without the anchors and the footer), or null
+ * when the result is a failure or not in the read tool's numbered form. This is `text` in `ctx.read`.
+ */
+export function readResultText(result: ProgramToolResult, args: unknown): string | null {
+  if (result.exitCode !== 0) return null;
+  if (result.metadata?.lines === 0 || result.output.trim() === '(File is empty.)') return '';
+  const offset = (args as { offset?: unknown } | null)?.offset;
+  const page = parsePage(result.output, typeof offset === 'number' && offset >= 1 ? offset : 1);
+  return page.lines.length > 0 ? page.lines.join('\n') : null;
+}
+
 function hasMore(result: ProgramToolResult, page: Page): boolean {
   const flag = result.metadata?.has_more;
   return typeof flag === 'boolean' ? flag : CONTINUE_NOTE.test(page.trailer);
@@ -34,9 +46,19 @@ function hasMore(result: ProgramToolResult, page: Page): boolean {
  * `ctx.readFile(path)`: the file's text rebuilt from the read tool's numbered output, paging with
  * `offset` while the file has more lines (each page is one tool call). Lines come back joined with
  * "\n" and without a final newline; lines over the read tool's length cap arrive cut as it cuts them.
+ * With `options` (the read tool's `offset`/`limit`) it makes one call and returns those lines.
  * Throws when the read fails.
  */
-export async function readFileViaTool(call: ReadToolCall, path: string): Promise<string> {
+export async function readFileViaTool(call: ReadToolCall, path: string, options?: Record<string, unknown>): Promise<string> {
+  if (options && Object.keys(options).length > 0) {
+    // Explicit read options (offset, limit): one read call, its lines as text.
+    const args = { ...options, file_path: path };
+    const result = await call('read', args);
+    if (result.exitCode !== 0) throw new Error(`readFile(${JSON.stringify(path)}) failed: ${result.output}`);
+    const text = readResultText(result, args);
+    if (text === null) throw new Error(`readFile(${JSON.stringify(path)}): the read tool answered in an unexpected form; use ctx.read instead`);
+    return text;
+  }
   const collected: string[] = [];
   let offset = 1;
   for (;;) {

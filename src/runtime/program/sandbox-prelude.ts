@@ -13,6 +13,8 @@ export const SANDBOX_PRELUDE = String.raw`(function (hostCall, hostLog, maxLogCh
   const defineProperty = Object.defineProperty;
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
+  const ProxyCtor = Proxy;
+  const assign = Object.assign;
 
   const describe = (error) => {
     try {
@@ -59,27 +61,46 @@ export const SANDBOX_PRELUDE = String.raw`(function (hostCall, hostLog, maxLogCh
   });
 
   const encodeArgs = (name, args) => {
-    const text = stringify(args === undefined ? {} : args);
+    const text = stringify(args === undefined || args === null ? {} : args);
     if (text === undefined) throw new TypeErrorCtor('arguments of tool "' + name + '" must be a JSON object');
     return text;
   };
+  const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+  // The seed's helper forms: helper(value, options) -> {...options, [key]: value}; an object alone is the arguments.
+  const argsOf = (key, value, options) => {
+    if (isObject(value) && options === undefined) return value;
+    const args = assign({}, isObject(options) ? options : {});
+    args[key] = value;
+    return args;
+  };
   const callTool = async (name, args) => parse(await hostCall('tool', name, encodeArgs(name, args)));
-  const method = (name) => (args) => callTool(name, args);
+  const outputOf = async (name, args) => (await callTool(name, args)).output;
+  const tools = freeze(
+    new ProxyCtor(
+      {},
+      {
+        get: (_target, prop) => (typeof prop !== 'string' || prop === 'then' ? undefined : (args) => callTool(prop, args)),
+        has: (_target, prop) => typeof prop === 'string',
+      },
+    ),
+  );
   const ctx = freeze({
-    readFile: async (path) => {
-      if (typeof path !== 'string' || path === '') throw new TypeErrorCtor('ctx.readFile(path): path must be a non-empty string');
-      return await hostCall('readFile', 'read', stringify({ path: path }));
-    },
-    read: method('read'),
-    grep: method('grep'),
-    glob: method('glob'),
-    ls: method('ls'),
-    bash: method('bash'),
-    git: method('git'),
     tool: async (name, args) => {
       if (typeof name !== 'string' || name === '') throw new TypeErrorCtor('ctx.tool(name, args): name must be a non-empty string');
       return await callTool(name, args);
     },
+    tools: tools,
+    readFile: async (path, options) => {
+      if (typeof path !== 'string' || path === '') throw new TypeErrorCtor('ctx.readFile(path): path must be a non-empty string');
+      return await hostCall('readFile', 'read', stringify({ path: path, options: isObject(options) ? options : null }));
+    },
+    read: (path, options) => callTool('read', argsOf('file_path', path, options)),
+    grep: (query, options) => outputOf('grep', argsOf('pattern', query, options)),
+    glob: (query, options) => outputOf('glob', argsOf('pattern', query, options)),
+    ls: (path, options) => outputOf('ls', argsOf('path', path === undefined ? '.' : path, options)),
+    bash: (command, options) => outputOf('bash', argsOf('command', command, options)),
+    git: (args) => callTool('git', typeof args === 'string' ? { command: args } : args),
+    verify: (args) => callTool('bash', typeof args === 'string' ? { command: args } : args),
   });
 
   return async function start(inputsJson, maxResultChars) {

@@ -1,5 +1,6 @@
 import type { AgentResult } from '../../protocol/run-record.js';
-import type { VerificationReport } from '../../protocol/verification.js';
+import type { AgentEndPayload } from '../../protocol/runtime-event.js';
+import { buildVerificationSummary, type VerificationReport } from '../../protocol/verification.js';
 import type { LoopOutcome } from '../loop/run-loop.js';
 import { summarizeVerifications } from '../verification/verification-summary.js';
 
@@ -21,3 +22,4 @@ export function toAgentResult(outcome: LoopOutcome, reports: readonly Verificati
     verificationSummaryText: none ? null : summary.verificationSummaryText,
   };
 }
+

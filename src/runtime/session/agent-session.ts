@@ -1,5 +1,6 @@
 import { CodeError } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
+import type { EventEnvelope } from '../../protocol/event-envelope.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { McpServerConfig, McpServerConfigInput } from '../../protocol/mcp.js';
@@ -267,6 +268,25 @@ export class AgentSession {
   cancelRun(runId: string): boolean {
     const run = this.getRun(runId);
     return !isTerminal(run.status) && this.flight.abort(runId, new Error('cancelled'));
+  }
+
+  /** Cancel the active run (only when it has `runId`, if given); false when nothing matching runs. Never throws (seed `cancel()`/`cancelRun()`). */
+  cancel(runId?: string): boolean {
+    const active = this.flight.runId;
+    if (active === undefined || (runId !== undefined && runId !== active)) return false;
+    return this.cancelRun(active);
+  }
+
+  /** The active run's snapshot `{id, status}`, or null when idle (seed `currentRun()`). */
+  currentRun(): { id: string; status: RunRecord['status'] } | null {
+    const active = this.flight.runId;
+    const run = active === undefined ? undefined : this.runs.get(active);
+    return active === undefined ? null : { id: active, status: run?.status ?? 'created' };
+  }
+
+  /** Up to `limit` trace events (seed `traceEvents()`) with session_sequence > after: the newest retention.maxTraceEvents events of the session's log. */
+  traceEvents(after: number, limit: number): EventEnvelope[] {
+    return this.events.trace(after, limit, this.config.retention.maxTraceEvents);
   }
 
   /**

@@ -33,6 +33,14 @@ export interface ResolvedSessionConfig {
   readonly systemPrompt: string;
   readonly autoSave: boolean;
   readonly retention: SessionRetention;
+  /** Where snapshots and checkpoints go: `file` = the server's durable backend (file store, or Redis); `memory` = this process only. */
+  readonly sessionStore: 'file' | 'memory';
+  /** `default`: secret redaction of tool output; `none`: no redaction (chosen by a host_direct caller). */
+  readonly securityProvider: 'default' | 'none';
+  /** The built-in or registered agent the session runs as (none until agents land). */
+  readonly agent: string | null;
+  /** Non-fatal notes about the options (null when none), as the seed's `session.initWarning`. */
+  readonly initWarning: string | null;
   /** The options as given (minus `resume`), kept for snapshots. */
   readonly options: SessionOptions;
 }

@@ -2,6 +2,7 @@ import { CodeError, type RunErrorCode } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
+import { buildVerificationSummary } from '../../protocol/verification.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { HostEnv } from '../host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
@@ -52,7 +53,7 @@ export interface RunProducerHost {
 export async function produceRun(host: RunProducerHost, record: RunRecord, request: ProducedRunRequest, ctx: InvocationContext, signal: AbortSignal): Promise<RunRecord> {
   const { config, emit } = host;
   const sessionId = config.sessionId;
-  emit(record.runId, 'agent_start', { input: request.input, model: config.model.id, side_question: record.sideQuestion });
+  emit(record.runId, 'agent_start', { prompt: request.input, model: config.model.id, side_question: record.sideQuestion });
   host.runs.setStatus(record, 'executing');
   const { governance, budget } = host.governance();
   budget.startClock?.();
@@ -92,7 +93,8 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   }
   const messages = record.sideQuestion ? undefined : resume ? [...before, ...outcome.added] : [...host.transcript.messages, userMessage, ...outcome.added];
   host.transcript.commitRun(messages, outcome.usage, host.hostEnv.now());
-  const result: AgentResult = toAgentResult(outcome, host.verifications.forRun(record.runId));
+  const runReports = host.verifications.forRun(record.runId);
+  const result: AgentResult = toAgentResult(outcome, runReports);
   record.result = result;
   if (outcome.error) {
     record.error = outcome.error;
@@ -101,10 +103,11 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   record.endedAtMs = host.hostEnv.now();
   host.runs.setStatus(record, outcome.status);
   emit(record.runId, 'agent_end', {
-    status: outcome.status,
     text: result.text,
-    tool_calls_count: result.toolCallsCount,
     usage: { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.totalTokens },
+    verification_summary: buildVerificationSummary(runReports),
+    status: outcome.status,
+    tool_calls_count: result.toolCallsCount,
     verification_status: result.verificationStatus,
     pending_verification_count: result.pendingVerificationCount,
     failed_verification_count: result.failedVerificationCount,
@@ -123,7 +126,7 @@ async function saveCheckpoint(host: RunProducerHost, record: RunRecord, input: s
     await host.checkpoints.save(checkpoint);
     host.emit(record.runId, 'checkpoint_saved', { turn: state.turn, store: host.checkpoints.kind });
   } catch (error) {
-    host.emit(record.runId, 'persistence_failed', { code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED', message: `checkpoint of run ${record.runId}: ${error instanceof Error ? error.message : String(error)}` });
+    host.emit(record.runId, 'persistence_failed', { session_id: host.config.sessionId, operation: 'checkpoint', error: `checkpoint of run ${record.runId}: ${error instanceof Error ? error.message : String(error)}`, code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED' });
   }
 }
 

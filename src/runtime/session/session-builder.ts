@@ -2,15 +2,17 @@ import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isInside } from '../tools/workspace-path.js';
 import type { CodeConfig } from '../../config/code-config.js';
+import { modelRequestDefaults } from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
 import { ConfirmationPolicySchema } from '../../protocol/governance.js';
-import { UNSUPPORTED_SESSION_OPTIONS, type SessionOptions } from '../../protocol/session-options.js';
+import { unsupportedOptions, type SessionOptions } from '../../protocol/session-options.js';
 import { BUILTIN_DEFAULT_POLICY, policyProblems } from '../policy/permission-policy.js';
 import { hasScope, type Caller } from '../caller.js';
 import type { HostEnv } from '../host-env.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import { resolveRetention } from './resolve-retention.js';
 import type { WorkspaceContextCache } from './workspace-context-cache.js';
 
 /** What the builder needs besides the options. */
@@ -56,11 +58,13 @@ export interface RestoredGovernance {
  * resources (workspace, AGENTS.md, provider) and yield one ResolvedSessionConfig.
  */
 export async function buildSessionConfig(options: SessionOptions, caller: Caller, deps: SessionBuilderDeps, restored?: RestoredGovernance): Promise<ResolvedSessionConfig> {
-  const record = options as Record<string, unknown>;
-  for (const name of UNSUPPORTED_SESSION_OPTIONS) {
-    if (record[name] !== undefined) {
-      throw new CodeError('UNSUPPORTED_OPTION', `${name}: this option is not implemented by this server yet; remove it from the request`, { field: name });
-    }
+  const unsupported = unsupportedOptions(options);
+  if (unsupported.length > 0) {
+    const list = unsupported.map((name) => `"${name}"`).join(', ');
+    throw new CodeError('UNSUPPORTED_OPTION', `${unsupported.join(', ')}: ${unsupported.length === 1 ? 'this option asks' : 'these options ask'} for a capability this server does not implement yet; remove ${list} from the request (or give a value that asks for nothing, such as false, "disabled" or [])`, {
+      field: unsupported[0],
+      options: unsupported,
+    });
   }
   if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
     throw configError('tenantId', `"${options.tenantId}" conflicts with the caller's tenant "${caller.tenantId}"; only admin tokens may create sessions for another tenant`);
@@ -77,6 +81,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     throw configError(options.model ? 'model' : 'defaultModel', `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`);
   }
   const modelSettings = providerConfig.models[modelName];
+  const requestDefaults = modelRequestDefaults(modelSettings, options.temperature);
 
   const operatorPolicy = config.defaultPermissionPolicy ?? BUILTIN_DEFAULT_POLICY;
   const permissionPolicy = options.permissionPolicy ?? operatorPolicy;
@@ -97,6 +102,21 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     });
   }
 
+  // Turning secret redaction off lets tool output show secrets to the model and to every event subscriber.
+  if (!restored && options.securityProvider?.type === 'none' && !hasScope(caller, 'host_direct')) {
+    throw new CodeError('FORBIDDEN', 'securityProvider.type "none" needs the host_direct scope (it turns secret redaction of tool output off); use "default", or a host_direct token', {
+      field: 'securityProvider.type',
+      scope: 'host_direct',
+    });
+  }
+  const warnings: string[] = [];
+  if (options.planning === true && options.planningMode === 'disabled') warnings.push('planning: true is ignored; planningMode "disabled" wins over the legacy planning flag');
+  if (options.autoCompactThreshold !== undefined && options.autoCompact !== true) warnings.push('autoCompactThreshold has no effect without autoCompact: true');
+  if (options.sessionStore?.type === 'file' && config.storageBackend === 'memory' && config.redisUrl === undefined) {
+    warnings.push('sessionStore "file": this server keeps sessions in memory (storage_backend "memory"), so the session does not survive a restart');
+  }
+  if (options.securityProvider?.type === 'none') warnings.push('securityProvider "none": secrets in tool output are not redacted in this session');
+
   const { workspace, agentsMd } = await deps.workspaceContext.get(options.workspace);
   let provider: LlmProvider;
   try {
@@ -107,7 +127,8 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
 
   const loop = config.loop;
   const limits = config.limits;
-  const retention = options.retentionLimits ?? {};
+  const { retention, warnings: retentionWarnings } = resolveRetention(options, limits);
+  warnings.push(...retentionWarnings);
   const { resume: _resume, ...kept } = options;
   return {
     sessionId: options.sessionId ?? deps.hostEnv.newId('sess'),
@@ -122,10 +143,10 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     model: {
       id: modelId,
       providerName,
-      modelName: modelSettings?.name ?? modelName,
+      // The provider is called with the model key; a model block's `name` is a display name only.
+      modelName,
       provider,
-      ...(modelSettings?.maxTokens !== undefined ? { maxTokens: modelSettings.maxTokens } : {}),
-      ...(modelSettings?.temperature !== undefined ? { temperature: modelSettings.temperature } : {}),
+      ...requestDefaults,
     },
     governance: {
       maxToolRounds: options.maxToolRounds ?? loop.maxToolRounds,
@@ -143,13 +164,12 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     confirmationPolicy,
     systemPrompt: buildSystemPrompt({ role: options.role, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
     autoSave: options.autoSave ?? false,
-    retention: {
-      maxRuns: retention.maxRuns ?? limits.maxRuns,
-      maxEventsPerRun: retention.maxEventsPerRun ?? limits.maxEventsPerRun,
-      maxTraceEvents: retention.maxTraceEvents ?? limits.maxTraceEvents,
-      maxArtifacts: limits.maxArtifactsPerSession,
-      maxArtifactBytes: limits.maxArtifactBytesPerSession,
-    },
+    retention,
+    sessionStore: options.sessionStore?.type ?? 'file',
+    securityProvider: options.securityProvider?.type ?? 'default',
+    // Agents land in a later issue: any `agent` is refused above.
+    agent: null,
+    initWarning: warnings.length > 0 ? warnings.join('; ') : null,
     options: kept,
   };
 }

@@ -8,6 +8,7 @@ import { ConfirmationBroker } from '../policy/confirmation-broker.js';
 import { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
+import { PASSTHROUGH_REDACTOR } from './passthrough-redactor.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 
 /** A session's governance with the concrete hook engine and budget guard it was built from. */
@@ -45,7 +46,8 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
     ...(config.permissionFloor ? { permissionFloor: config.permissionFloor } : {}),
     confirmation: config.confirmationPolicy,
     broker: new ConfirmationBroker(hostEnv),
-    redactor: shared.redactor,
+    // securityProvider "none" (a host_direct caller's choice) turns secret redaction off for this session.
+    redactor: config.securityProvider === 'none' ? PASSTHROUGH_REDACTOR : shared.redactor,
     hooks,
     budget,
     labels: config.labels,

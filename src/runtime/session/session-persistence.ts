@@ -28,7 +28,7 @@ export async function saveSnapshot(deps: SnapshotSaveDeps, snapshot: SessionSnap
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    deps.emit(undefined, 'persistence_failed', { code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED', message });
+    deps.emit(undefined, 'persistence_failed', { session_id: sessionId, operation: 'save', error: message, code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED' });
     throw error instanceof CodeError ? error : new CodeError('PERSISTENCE_FAILED', `saving session ${sessionId} failed`, { sessionId });
   }
 }

@@ -5,9 +5,9 @@ import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { ToolCallRequest } from '../invocation/tool-call-state.js';
 import type { ToolCallOutcome } from '../invocation/tool-invoker.js';
 import type { ToolResult } from '../tools/define-tool.js';
-import { detectPresets, matchPreset } from '../verification/detect-presets.js';
+import { detectPresets, matchPresetCommand } from '../verification/detect-presets.js';
 import { reportForPresetRun } from '../verification/preset-report.js';
-import { runVerification } from '../verification/run-verification.js';
+import { artifactUris, runVerification } from '../verification/run-verification.js';
 import type { SessionEmit } from './session-emitter.js';
 
 /** The bash tool's default and maximum timeouts (ms), as its schema declares them. */
@@ -67,14 +67,20 @@ export class SessionVerifications {
         const outcome = await host.invokeToolDirect('bash', { command, timeout: timeoutMs }, 'host_direct');
         // The tail of the output matters for a verdict: read it from the artifact when the result was cut.
         const full = outcome.artifactId ? host.getArtifact(outcome.artifactId)?.content : undefined;
-        return { output: full ?? outcome.output, exitCode: outcome.exitCode, timedOut: outcome.metadata?.timed_out === true, truncated: full === undefined && outcome.truncated };
+        return {
+          output: full ?? outcome.output,
+          exitCode: outcome.exitCode,
+          timedOut: outcome.metadata?.timed_out === true,
+          truncated: full === undefined && outcome.truncated,
+          evidenceUris: artifactUris(outcome.metadata),
+        };
       },
     });
     this.add(report);
     return report;
   }
 
-  /** A model's bash call that runs one of the workspace's verification presets attaches a report to the run. */
+  /** A model's bash call that covers a command of the workspace's verification presets attaches a report (subject `shell:<id>`) to the run. */
   attachPresetReport(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void {
     const activeRunId = this.host.activeRunId();
     if (call.origin === 'host_direct' || call.name.toLowerCase() !== 'bash' || activeRunId === undefined || activeRunId !== ctx.runId) return;
@@ -83,13 +89,22 @@ export class SessionVerifications {
     this.presets ??= detectPresets(this.host.workspace).catch(() => []);
     const runId = ctx.runId;
     const pending = this.presets.then((presets) => {
-      const preset = matchPreset(command, presets);
+      const preset = matchPresetCommand(command, presets);
       if (!preset) return;
       const now = this.host.hostEnv.now();
       this.add(
         reportForPresetRun(
           preset,
-          { output: result.output, exitCode: result.exitCode, timedOut: result.metadata?.timed_out === true, truncated: false, startedAtMs, durationMs: Math.max(0, now - startedAtMs), timeoutMs },
+          {
+            output: result.output,
+            exitCode: result.exitCode,
+            timedOut: result.metadata?.timed_out === true,
+            truncated: false,
+            evidenceUris: artifactUris(result.metadata),
+            startedAtMs,
+            durationMs: Math.max(0, now - startedAtMs),
+            timeoutMs,
+          },
           { newId: (prefix) => this.host.hostEnv.newId(prefix), sessionId: this.host.sessionId, runId },
         ),
       );

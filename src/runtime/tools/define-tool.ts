@@ -1,3 +1,4 @@
+import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 
@@ -31,8 +32,11 @@ export interface NestedCallResult extends ToolResult {
 export interface NestedInvoker {
   /** Run one child call through the full pipeline (validation, hooks, policy, budget, confirmation, timeout, sanitisation). */
   call(name: string, args: unknown, id?: string): Promise<NestedCallResult>;
-  /** What the orchestrator may know about a tool before calling it; undefined when unknown. */
-  describe(name: string): { readOnly: boolean } | undefined;
+  /**
+   * What the orchestrator may know about a tool before calling it (read-only for these arguments when
+   * given, else for every call); undefined when unknown.
+   */
+  describe(name: string, args?: unknown): { readOnly: boolean } | undefined;
 }
 
 /** What a tool returns. Faults the model should see are results with exitCode != 0, not exceptions. */
@@ -40,6 +44,8 @@ export interface ToolResult {
   output: string;
   exitCode: number;
   metadata?: Record<string, unknown>;
+  /** Why the call failed, in the seed's ToolErrorKind (carried by `tool_end.error_kind`). */
+  errorKind?: ToolErrorKind;
 }
 
 /** A tool: name, model-facing description, zod parameter schema (strict) and an executor. */
@@ -47,8 +53,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description: string;
   readonly parameters: S;
-  /** True for tools that never change the workspace or the host (and so are safe to run concurrently). */
+  /** True for tools whose every call leaves the workspace and the host unchanged (safe to run concurrently). */
   readonly readOnly: boolean;
+  /**
+   * Per-call read-only decision for tools whose mutating depends on the arguments (git: status is
+   * read-only, checkout is not). Gets unvalidated arguments and must answer false when unsure.
+   */
+  readonly readOnlyFor?: (args: unknown) => boolean;
   /**
    * The JSON schema shown to the model when it is not derived from `parameters` (MCP tools present their
    * servers' schemas as given; their `parameters` accept any object and the server validates).
@@ -67,6 +78,12 @@ export type AnyToolDefinition = ToolDefinition<any>;
 /** Declare a tool (identity helper that keeps the schema and executor types linked). */
 export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition<S> {
   return tool;
+}
+
+/** True when this call of the tool is read-only: its per-call decision when it has one and args are known, else its static flag. */
+export function isReadOnlyCall(tool: AnyToolDefinition, args?: unknown): boolean {
+  if (tool.readOnly) return true;
+  return tool.readOnlyFor !== undefined && args !== undefined && tool.readOnlyFor(args);
 }
 
 /** Read model-facing prose that lives beside the tool's code (e.g. `read.md` next to `read.ts`). */

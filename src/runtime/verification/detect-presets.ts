@@ -1,26 +1,11 @@
 import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { VerificationKind, VerificationPreset } from '../../protocol/verification.js';
+import type { VerificationPreset, VerificationPresetCommand } from '../../protocol/verification.js';
 
 /** Manifests larger than this are ignored (bounded everything). */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
-
-/** The placeholder test script of `npm init`: it always fails and tests nothing. */
-const NPM_INIT_TEST = /no test specified/;
-
-/**
- * package.json scripts that become presets, in preset order: the first script present of each row
- * is used. Formatters only in check mode: a verification must never rewrite the workspace.
- */
-const SCRIPT_KINDS: ReadonlyArray<{ kind: VerificationKind; scripts: readonly string[] }> = [
-  { kind: 'test', scripts: ['test'] },
-  { kind: 'build', scripts: ['build'] },
-  { kind: 'lint', scripts: ['lint'] },
-  { kind: 'typecheck', scripts: ['typecheck', 'type-check', 'check-types', 'types', 'tsc'] },
-  { kind: 'format', scripts: ['format:check', 'fmt:check', 'prettier:check', 'check-format', 'check:format'] },
-];
-
-type PackageRunner = 'npm' | 'pnpm' | 'yarn';
+/** A `packageManager` name we put into a command; anything else falls back to lock-file detection. */
+const PACKAGE_MANAGER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 /** The content of a regular file directly in the workspace, or undefined (missing, symlink, too big, unreadable). */
 async function readManifest(workspace: string, name: string): Promise<string | undefined> {
@@ -44,103 +29,103 @@ async function exists(workspace: string, name: string, kind: 'file' | 'dir'): Pr
   }
 }
 
-async function packageRunner(workspace: string): Promise<PackageRunner> {
-  if (await exists(workspace, 'pnpm-lock.yaml', 'file')) return 'pnpm';
-  if (await exists(workspace, 'yarn.lock', 'file')) return 'yarn';
-  return 'npm';
+function command(id: string, kind: string, description: string, text: string, required: boolean): VerificationPresetCommand {
+  return { id, kind, description, command: text, required, expect_exit: 0 };
 }
 
-/** A preset id (a valid check id) from a runner and a script name: "npm-format-check". */
-function presetId(prefix: string, name: string): string {
-  return `${prefix}-${name}`.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(0, 64);
+async function rustPreset(workspace: string): Promise<VerificationPreset | undefined> {
+  if (!(await exists(workspace, 'Cargo.toml', 'file'))) return undefined;
+  return {
+    id: 'rust-default',
+    project_kind: 'rust',
+    description: 'Rust cargo verification',
+    commands: [
+      command('rust:fmt', 'format', 'Check Rust formatting', 'cargo fmt -- --check', true),
+      command('rust:check', 'type_check', 'Run Rust type checking', 'cargo check', true),
+      command('rust:test', 'test', 'Run Rust tests', 'cargo test', true),
+      command('rust:clippy', 'lint', 'Run Rust clippy lints', 'cargo clippy -- -D warnings', false),
+    ],
+  };
 }
 
-function scriptsOf(text: string): Record<string, string> | undefined {
-  let parsed: unknown;
+function parseObject(text: string): Record<string, unknown> | undefined {
   try {
-    parsed = JSON.parse(text);
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const scripts: unknown = (parsed as Record<string, unknown>).scripts;
-  if (typeof scripts !== 'object' || scripts === null || Array.isArray(scripts)) return undefined;
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(scripts)) if (typeof value === 'string' && value.trim() !== '') out[name] = value;
-  return out;
 }
 
-async function packageJsonPresets(workspace: string): Promise<VerificationPreset[]> {
+async function packageManager(workspace: string, pkg: Record<string, unknown>): Promise<string> {
+  const declared = typeof pkg.packageManager === 'string' ? pkg.packageManager.split('@')[0] : undefined;
+  if (declared !== undefined && pkg.packageManager !== declared && PACKAGE_MANAGER_NAME.test(declared)) return declared;
+  if (await exists(workspace, 'pnpm-lock.yaml', 'file')) return 'pnpm';
+  if (await exists(workspace, 'yarn.lock', 'file')) return 'yarn';
+  if ((await exists(workspace, 'bun.lockb', 'file')) || (await exists(workspace, 'bun.lock', 'file'))) return 'bun';
+  return 'npm';
+}
+
+function scriptCommand(manager: string, script: string): string {
+  if (manager === 'pnpm' || manager === 'yarn') return `${manager} ${script}`;
+  if (manager === 'bun') return `bun run ${script}`;
+  if (manager === 'npm') return script === 'test' ? 'npm test' : `npm run ${script}`;
+  return `${manager} run ${script}`;
+}
+
+const NODE_SCRIPTS = [
+  { script: 'test', kind: 'test', description: 'Run JavaScript tests', required: true },
+  { script: 'typecheck', kind: 'type_check', description: 'Run JavaScript type checks', required: false },
+  { script: 'lint', kind: 'lint', description: 'Run JavaScript lint checks', required: false },
+] as const;
+
+async function nodePreset(workspace: string): Promise<VerificationPreset | undefined> {
   const text = await readManifest(workspace, 'package.json');
-  const scripts = text === undefined ? undefined : scriptsOf(text);
-  if (!scripts) return [];
-  const runner = await packageRunner(workspace);
-  const presets: VerificationPreset[] = [];
-  for (const { kind, scripts: names } of SCRIPT_KINDS) {
-    const name = names.find((n) => Object.hasOwn(scripts, n));
-    if (name === undefined) continue;
-    if (name === 'test' && NPM_INIT_TEST.test(scripts[name])) continue;
-    presets.push({
-      id: presetId(runner, name),
-      kind,
-      description: `package.json script "${name}" (${runner})`,
-      command: name === 'test' ? `${runner} test` : `${runner} run ${name}`,
-      source: 'package.json',
-    });
+  const pkg = text === undefined ? undefined : parseObject(text);
+  const scripts = pkg?.scripts;
+  if (!pkg || typeof scripts !== 'object' || scripts === null || Array.isArray(scripts)) return undefined;
+  const manager = await packageManager(workspace, pkg);
+  const commands = NODE_SCRIPTS.filter(({ script }) => Object.hasOwn(scripts, script)).map(({ script, kind, description, required }) =>
+    command(`node:${script}`, kind, description, scriptCommand(manager, script), required),
+  );
+  return commands.length > 0 ? { id: 'node-default', project_kind: 'node', description: 'Node.js package verification', commands } : undefined;
+}
+
+async function pythonPreset(workspace: string): Promise<VerificationPreset | undefined> {
+  const pyproject = (await readManifest(workspace, 'pyproject.toml')) ?? '';
+  const pytestIni = await exists(workspace, 'pytest.ini', 'file');
+  if (!(await exists(workspace, 'pyproject.toml', 'file')) && !pytestIni) return undefined;
+  const commands: VerificationPresetCommand[] = [];
+  if ((await exists(workspace, 'tests', 'dir')) || pyproject.includes('[tool.pytest') || pytestIni) {
+    commands.push(command('python:test', 'test', 'Run Python tests', 'python -m pytest', true));
   }
-  return presets;
-}
-
-async function cargoPresets(workspace: string): Promise<VerificationPreset[]> {
-  const text = await readManifest(workspace, 'Cargo.toml');
-  if (text === undefined || !/^\s*\[(package|workspace)\]/m.test(text)) return [];
-  const preset = (id: string, kind: VerificationKind, command: string, description: string): VerificationPreset => ({ id, kind, description, command, source: 'Cargo.toml' });
-  return [
-    preset('cargo-test', 'test', 'cargo test', 'Rust tests (cargo test)'),
-    preset('cargo-build', 'build', 'cargo build', 'Rust build (cargo build)'),
-    preset('cargo-clippy', 'lint', 'cargo clippy', 'Rust lints (cargo clippy)'),
-  ];
-}
-
-/** True when the TOML text has a table header `[name]` or `[name.<sub>]`. */
-function hasTomlTable(text: string, name: string): boolean {
-  const escaped = name.replace(/[.]/g, '\\.');
-  return new RegExp(`^\\s*\\[\\s*${escaped}(\\.[^\\]]*)?\\s*\\]`, 'm').test(text);
-}
-
-async function pyprojectPresets(workspace: string): Promise<VerificationPreset[]> {
-  const text = await readManifest(workspace, 'pyproject.toml');
-  if (text === undefined) return [];
-  const preset = (id: string, kind: VerificationKind, command: string, description: string): VerificationPreset => ({ id, kind, description, command, source: 'pyproject.toml' });
-  const presets: VerificationPreset[] = [];
-  const pytest = hasTomlTable(text, 'tool.pytest') || (await exists(workspace, 'pytest.ini', 'file')) || (await exists(workspace, 'tests', 'dir')) || (await exists(workspace, 'test', 'dir'));
-  if (pytest) presets.push(preset('pytest', 'test', 'pytest', 'Python tests (pytest)'));
-  if (hasTomlTable(text, 'tool.ruff') || (await exists(workspace, 'ruff.toml', 'file')) || (await exists(workspace, '.ruff.toml', 'file'))) {
-    presets.push(preset('ruff', 'lint', 'ruff check .', 'Python lints (ruff)'));
+  if ((await exists(workspace, 'ruff.toml', 'file')) || (await exists(workspace, '.ruff.toml', 'file')) || pyproject.includes('[tool.ruff')) {
+    commands.push(command('python:ruff', 'lint', 'Run Ruff lint checks', 'python -m ruff check .', false));
   }
-  if (hasTomlTable(text, 'tool.mypy') || (await exists(workspace, 'mypy.ini', 'file'))) presets.push(preset('mypy', 'typecheck', 'mypy .', 'Python type check (mypy)'));
-  return presets;
+  if ((await exists(workspace, 'mypy.ini', 'file')) || (await exists(workspace, '.mypy.ini', 'file')) || pyproject.includes('[tool.mypy')) {
+    commands.push(command('python:mypy', 'type_check', 'Run mypy type checking', 'python -m mypy .', false));
+  }
+  return commands.length > 0 ? { id: 'python-default', project_kind: 'python', description: 'Python project verification', commands } : undefined;
 }
 
-async function goPresets(workspace: string): Promise<VerificationPreset[]> {
-  const text = await readManifest(workspace, 'go.mod');
-  if (text === undefined || !/^\s*module\s+\S+/m.test(text)) return [];
-  const preset = (id: string, kind: VerificationKind, command: string, description: string): VerificationPreset => ({ id, kind, description, command, source: 'go.mod' });
-  return [
-    preset('go-test', 'test', 'go test ./...', 'Go tests (go test)'),
-    preset('go-build', 'build', 'go build ./...', 'Go build (go build)'),
-    preset('go-vet', 'lint', 'go vet ./...', 'Go static checks (go vet)'),
-  ];
+async function goPreset(workspace: string): Promise<VerificationPreset | undefined> {
+  if (!(await exists(workspace, 'go.mod', 'file'))) return undefined;
+  return {
+    id: 'go-default',
+    project_kind: 'go',
+    description: 'Go module verification',
+    commands: [command('go:test', 'test', 'Run Go tests', 'go test ./...', true), command('go:vet', 'lint', 'Run go vet', 'go vet ./...', false)],
+  };
 }
 
 /**
- * Verification presets for a workspace, from the manifests at its root (package.json, Cargo.toml,
- * pyproject.toml, go.mod, in that order). Parses files only and never runs anything; a missing,
- * malformed, symlinked or oversized manifest contributes no presets.
+ * The seed's verification presets for a workspace, from the files at its root (Cargo.toml, package.json
+ * scripts, pyproject.toml/pytest.ini, go.mod, in that order). Reads files only and never runs anything;
+ * a symlinked or oversized manifest contributes nothing.
  */
 export async function detectPresets(workspace: string): Promise<VerificationPreset[]> {
-  const groups = await Promise.all([packageJsonPresets(workspace), cargoPresets(workspace), pyprojectPresets(workspace), goPresets(workspace)]);
-  return groups.flat();
+  const found = await Promise.all([rustPreset(workspace), nodePreset(workspace), pythonPreset(workspace), goPreset(workspace)]);
+  return found.filter((preset): preset is VerificationPreset => preset !== undefined);
 }
 
 /** Collapse whitespace runs and trim, so "npm  test " and "npm test" compare equal. */
@@ -148,9 +133,16 @@ export function normalizeCommand(command: string): string {
   return command.replace(/\s+/g, ' ').trim();
 }
 
-/** The preset whose command equals `command` up to whitespace (how a bash call running a preset is recognised). */
-export function matchPreset(command: string, presets: readonly VerificationPreset[]): VerificationPreset | undefined {
-  const wanted = normalizeCommand(command);
-  if (wanted === '') return undefined;
-  return presets.find((p) => normalizeCommand(p.command) === wanted);
+/** The seed's coverage rule: `command` runs `preset` exactly, with trailing arguments, or after `&&` / `;`. */
+export function commandCoversPreset(command: string, preset: string): boolean {
+  const cmd = normalizeCommand(command);
+  const want = normalizeCommand(preset);
+  if (cmd === '' || want === '') return false;
+  if (cmd === want || cmd.startsWith(`${want} `)) return true;
+  return [`&& ${want}`, `; ${want}`].some((joined) => cmd.includes(`${joined} `) || cmd.endsWith(joined));
+}
+
+/** The first preset command a shell command covers (how a bash call running a preset is recognised). */
+export function matchPresetCommand(command: string, presets: readonly VerificationPreset[]): VerificationPresetCommand | undefined {
+  return presets.flatMap((preset) => preset.commands).find((candidate) => commandCoversPreset(command, candidate.command));
 }

@@ -1,4 +1,4 @@
-import type { VerificationPreset, VerificationReport } from '../../protocol/verification.js';
+import type { VerificationPresetCommand, VerificationReport } from '../../protocol/verification.js';
 import { buildReport, checkFromResult, type ReportContext, type VerificationCommandResult } from './run-verification.js';
 
 /** A bash call that already ran: its outcome, when it started and how long it took. */
@@ -9,21 +9,21 @@ export interface CompletedCommand extends VerificationCommandResult {
   timeoutMs: number;
 }
 
-/** The subject of reports attached to bash calls that ran a preset; one subject per preset, so a re-run replaces the verdict. */
-export function presetSubject(preset: VerificationPreset): string {
-  return `preset:${preset.id}`;
+/** The seed's subject of a report attached to a bash call that ran a preset command: `shell:<command id>`. */
+export function presetSubject(command: Pick<VerificationPresetCommand, 'id'>): string {
+  return `shell:${command.id}`;
 }
 
 /**
- * A one-check report for a bash call that ran a preset's command, built from the call's outcome
- * without running anything again (the check is required and expects exit 0).
+ * A one-check report for a bash call that covered a preset command, built from the call's outcome
+ * without running anything again (the check keeps the preset command's `required` and `expect_exit`).
  */
-export function reportForPresetRun(preset: VerificationPreset, completed: CompletedCommand, ctx: ReportContext): VerificationReport {
+export function reportForPresetRun(command: VerificationPresetCommand, completed: CompletedCommand, ctx: ReportContext): VerificationReport {
   const check = checkFromResult(
-    { id: preset.id, kind: preset.kind, description: preset.description, command: preset.command, required: true, timeoutMs: completed.timeoutMs, expectExit: 0 },
+    { id: command.id, kind: command.kind, description: command.description, command: command.command, required: command.required, timeoutMs: completed.timeoutMs, expectExit: command.expect_exit },
     completed,
     completed.durationMs,
     completed.timeoutMs,
   );
-  return buildReport(presetSubject(preset), [check], completed.startedAtMs, completed.durationMs, ctx);
+  return buildReport(presetSubject(command), [check], completed.startedAtMs, completed.durationMs, ctx);
 }

@@ -1,5 +1,6 @@
 import {
   VERIFICATION_OUTPUT_TAIL_BYTES,
+  VERIFICATION_REPORT_SCHEMA,
   type VerificationCheck,
   type VerificationCommand,
   type VerificationCounts,
@@ -16,6 +17,8 @@ export interface VerificationCommandResult {
   timedOut: boolean;
   /** True when the runner cut the output (the tail may then not be the real end of the output). */
   truncated: boolean;
+  /** Artifact URIs found in the run's metadata (the check's `evidence_uris`). */
+  evidenceUris?: readonly string[];
 }
 
 /** Everything runVerification needs from its host: a command runner, the clock and ids. */
@@ -32,9 +35,6 @@ export interface VerificationDeps {
   signal?: AbortSignal;
 }
 
-/** Residual risk added to a report when no check of kind `test` ran. */
-export const NO_TEST_RISK = 'no test command ran';
-
 /** The last `maxBytes` UTF-8 bytes of `text`, prefixed with a marker naming how much was cut. */
 export function outputTail(text: string, maxBytes = VERIFICATION_OUTPUT_TAIL_BYTES): string {
   const bytes = Buffer.from(text, 'utf8');
@@ -45,45 +45,59 @@ export function outputTail(text: string, maxBytes = VERIFICATION_OUTPUT_TAIL_BYT
   return `[... ${start} bytes omitted]\n${bytes.subarray(start).toString('utf8')}`;
 }
 
+/** Every `artifact_uri` found anywhere in a tool result's metadata, sorted and deduplicated (the seed's evidence). */
+export function artifactUris(metadata: unknown): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > 8 || value === null || typeof value !== 'object') return;
+    if (Array.isArray(value)) return value.forEach((item) => walk(item, depth + 1));
+    const uri = (value as { artifact_uri?: unknown }).artifact_uri;
+    if (typeof uri === 'string') found.push(uri);
+    for (const item of Object.values(value)) walk(item, depth + 1);
+  };
+  walk(metadata, 0);
+  return [...new Set(found)].sort();
+}
+
 function describeCommand(command: VerificationCommand): string {
   return command.description ?? `${command.kind} check ${command.id}`;
 }
 
-/** The fields of a check that come from its command. */
+/** The fields of a check that come from its command (command checks suggest bash, as in the seed). */
 function checkOf(command: VerificationCommand) {
-  return { id: command.id, kind: command.kind, description: describeCommand(command), command: command.command, required: command.required, expect_exit: command.expectExit };
+  return { id: command.id, kind: command.kind, description: describeCommand(command), required: command.required, suggested_tools: ['bash'], command: command.command, expect_exit: command.expectExit };
 }
 
 function skippedCheck(command: VerificationCommand): VerificationCheck {
   return {
     ...checkOf(command),
-    exit_code: null,
     status: 'skipped',
+    residual_risk: 'verification command could not run: the verification was cancelled before it started',
+    exit_code: null,
+    timed_out: false,
     duration_ms: 0,
     output_tail: '',
-    residual_risks: [`check ${command.id} was skipped: the verification was cancelled before it started`],
   };
 }
 
-/** Turn one command's outcome into a check (status, residual risks, output tail). */
+/** Turn one command's outcome into a check: passed iff it ran to the end and exited with `expectExit`. */
 export function checkFromResult(command: VerificationCommand, result: VerificationCommandResult, durationMs: number, timeoutMs: number, extraRisks: readonly string[] = []): VerificationCheck {
-  const risks = [...extraRisks];
-  let status: VerificationCheck['status'];
-  if (result.timedOut) status = 'timed_out';
-  else if (result.exitCode === command.expectExit) status = 'passed';
-  else status = 'failed';
-
-  if (status === 'timed_out') risks.push(`check ${command.id} timed out after ${timeoutMs} ms; its outcome is unknown`);
-  if (!command.required && status === 'failed') risks.push(`optional check ${command.id} failed (exit ${result.exitCode}, expected ${command.expectExit}); it does not fail the report`);
-  if (!command.required && status === 'timed_out') risks.push(`optional check ${command.id} timed out; it does not fail the report`);
+  const passed = !result.timedOut && result.exitCode === command.expectExit;
+  const risks: string[] = [];
+  if (result.timedOut) risks.push(`verification command timed out after ${timeoutMs} ms: ${command.command}`);
+  else if (!passed) risks.push(`verification command exited with code ${result.exitCode}, expected ${command.expectExit}: ${command.command}`);
+  risks.push(...extraRisks);
   if (result.truncated) risks.push(`output of check ${command.id} was truncated by the runner; its tail may not be the end of the output`);
+  const evidence = result.evidenceUris ?? [];
   return {
     ...checkOf(command),
+    status: passed ? 'passed' : 'failed',
+    ...(evidence.length > 0 ? { evidence_uris: [...evidence] } : {}),
+    ...(risks.length > 0 ? { residual_risk: risks.join('; ') } : {}),
     exit_code: result.exitCode,
-    status,
+    timed_out: result.timedOut,
     duration_ms: Math.max(0, Math.round(durationMs)),
     output_tail: outputTail(result.output),
-    residual_risks: risks,
   };
 }
 
@@ -91,7 +105,7 @@ async function runCheck(command: VerificationCommand, deps: VerificationDeps): P
   const risks: string[] = [];
   let timeoutMs = command.timeoutMs;
   if (deps.maxTimeoutMs !== undefined && timeoutMs > deps.maxTimeoutMs) {
-    risks.push(`check ${command.id}: timeout clamped from ${timeoutMs} ms to the runner's limit of ${deps.maxTimeoutMs} ms`);
+    risks.push(`timeout clamped from ${timeoutMs} ms to the runner's limit of ${deps.maxTimeoutMs} ms`);
     timeoutMs = deps.maxTimeoutMs;
   }
   const started = deps.now();
@@ -99,29 +113,26 @@ async function runCheck(command: VerificationCommand, deps: VerificationDeps): P
   return checkFromResult(command, result, deps.now() - started, timeoutMs, risks);
 }
 
-/** Count a report's checks; `failed` includes timed-out checks. */
+/** Count a report's checks. */
 export function countChecks(checks: readonly VerificationCheck[]): VerificationCounts {
-  const failedLike = (c: VerificationCheck): boolean => c.status === 'failed' || c.status === 'timed_out';
   return {
     total: checks.length,
     passed: checks.filter((c) => c.status === 'passed').length,
-    failed: checks.filter(failedLike).length,
+    failed: checks.filter((c) => c.status === 'failed').length,
     skipped: checks.filter((c) => c.status === 'skipped').length,
-    required_failed: checks.filter((c) => c.required && failedLike(c)).length,
+    required_failed: checks.filter((c) => c.required && c.status === 'failed').length,
   };
 }
 
 /**
- * The verdict of a set of checks: any required check failed or timed out -> failed; no check ran ->
- * skipped; an optional check failed/timed out, or a required check was skipped -> needs_review;
- * otherwise passed.
+ * The seed's report verdict: any failed check -> failed; a required check that needs review or was
+ * skipped, or any report-level residual risk -> needs_review; no checks -> skipped; otherwise passed.
  */
-export function reportStatus(checks: readonly VerificationCheck[]): VerificationStatus {
-  const failedLike = (c: VerificationCheck): boolean => c.status === 'failed' || c.status === 'timed_out';
-  if (checks.some((c) => c.required && failedLike(c))) return 'failed';
-  if (checks.every((c) => c.status === 'skipped')) return 'skipped';
-  if (checks.some((c) => failedLike(c) || (c.required && c.status === 'skipped'))) return 'needs_review';
-  return 'passed';
+export function reportStatus(checks: readonly Pick<VerificationCheck, 'status' | 'required'>[], residualRisks: readonly string[] = []): VerificationStatus {
+  if (checks.some((c) => c.status === 'failed')) return 'failed';
+  if (checks.some((c) => c.required && (c.status === 'needs_review' || c.status === 'skipped'))) return 'needs_review';
+  if (residualRisks.length > 0) return 'needs_review';
+  return checks.length === 0 ? 'skipped' : 'passed';
 }
 
 /** What buildReport needs besides the checks. */
@@ -131,21 +142,19 @@ export interface ReportContext {
   runId?: string;
 }
 
-/** Assemble a report from checks already run: verdict, counts, and residual risks (checks' first, then "no test command ran"). */
-export function buildReport(subject: string, checks: VerificationCheck[], createdAtMs: number, durationMs: number, ctx: ReportContext): VerificationReport {
-  const residualRisks = checks.flatMap((c) => c.residual_risks);
-  if (!checks.some((c) => c.kind === 'test' && c.status !== 'skipped')) residualRisks.push(NO_TEST_RISK);
+/** Assemble a report from checks already run: verdict and counts; `residualRisks` are the report's own. */
+export function buildReport(subject: string, checks: VerificationCheck[], createdAtMs: number, durationMs: number, ctx: ReportContext, residualRisks: string[] = []): VerificationReport {
   return {
-    schema: 'a3s.verification_report.v1',
+    schema: VERIFICATION_REPORT_SCHEMA,
+    subject,
+    status: reportStatus(checks, residualRisks),
+    checks,
+    residual_risks: residualRisks,
     id: ctx.newId('verif'),
     session_id: ctx.sessionId,
     run_id: ctx.runId ?? null,
-    subject,
-    status: reportStatus(checks),
     created_at_ms: createdAtMs,
     duration_ms: Math.max(0, Math.round(durationMs)),
-    checks,
-    residual_risks: residualRisks,
     summary: countChecks(checks),
   };
 }

@@ -1,3 +1,4 @@
+import { budgetEventPayload } from '../../policy/budget/budget-event.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 
 /** Stage 5: the budget guard (soft -> event and go on; deny -> BUDGET_EXHAUSTED error result). */
@@ -10,12 +11,12 @@ export async function budget(state: ToolCallState): Promise<StageVerdict> {
     decision = await guard.beforeToolCall(name, state.ctx.signal);
   } catch (error) {
     // A guard that fails denies: budgets fail closed.
-    decision = { kind: 'deny' as const, resource: 'unknown', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
+    decision = { kind: 'deny' as const, resource: 'tool_calls', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   if (decision.kind === 'allow') return CONTINUE;
-  const payload = { resource: decision.resource, reason: decision.reason, used: decision.used ?? null, limit: decision.limit ?? null, scope: decision.scope ?? 'session', tool_id: state.call.id, tool_name: name };
+  const payload = budgetEventPayload(decision, { id: state.call.id, name });
   if (decision.kind === 'soft') {
-    state.ctx.emit('budget_threshold_hit', { kind: 'soft', ...payload });
+    state.ctx.emit('budget_threshold_hit', payload);
     return CONTINUE;
   }
   state.ctx.emit('budget_exhausted', payload);

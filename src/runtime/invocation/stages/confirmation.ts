@@ -16,7 +16,7 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
     const outcome = await governance.hooks.gate('permission_request', { session_id: ctx.sessionId, tool: name, args: state.args, rule, labels: governance.labels ?? {} }, { toolName: name, args: state.args, sessionId: ctx.sessionId }, ctx.signal);
     if (outcome.action === 'block' || outcome.action === 'skip') {
       const reason = `denied by permission_request hook${outcome.hookId ? ` ${outcome.hookId}` : ''}${outcome.reason ? `: ${outcome.reason}` : ''}`;
-      ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, rule, reason });
+      ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, args: state.args, reason, rule });
       return stopWith(`Tool ${name} was ${reason}.`, { denied_by: outcome.hookId ?? 'hook' });
     }
   }
@@ -26,7 +26,7 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
       ? "the operator's default_permission_policy bounds sessions created without the host_direct scope; enable confirmationPolicy, or create the session with a host_direct token"
       : 'allow it in permissionPolicy.allow or enable confirmationPolicy';
     const reason = `needs confirmation (permission rule "${rule}") but confirmationPolicy.enabled is false; ${remedy}`;
-    ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, rule, reason });
+    ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, args: state.args, reason, rule });
     return stopWith(`Tool ${name} was denied: it ${reason}.`, { denied_by: rule });
   }
   const outcome = await governance.broker.request({
@@ -39,8 +39,8 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
     signal: ctx.signal,
     onRequested: (pending) => ctx.emit('confirmation_required', { tool_id: call.id, tool_name: name, args: state.args, timeout_ms: pending.timeoutMs, args_digest: pending.argsDigest, rule }),
   });
-  if (outcome.timedOut) ctx.emit('confirmation_timeout', { tool_id: call.id, tool_name: name, action_taken: outcome.approved ? 'auto_approve' : 'reject' });
-  else ctx.emit('confirmation_received', { tool_id: call.id, tool_name: name, approved: outcome.approved, reason: outcome.reason ?? null });
+  if (outcome.timedOut) ctx.emit('confirmation_timeout', { tool_id: call.id, tool_name: name, action_taken: outcome.approved ? 'auto_approved' : 'rejected' });
+  else ctx.emit('confirmation_received', { tool_id: call.id, approved: outcome.approved, reason: outcome.reason ?? null, tool_name: name });
   if (outcome.approved) return CONTINUE;
   const why = outcome.timedOut ? `no confirmation within ${policy.defaultTimeoutMs} ms (timeoutAction reject)` : `rejected${outcome.reason ? `: ${outcome.reason}` : ''}`;
   return stopWith(`Tool ${name} was not run: ${why}.`, { rejected: true });

@@ -5,8 +5,8 @@ import type { ToolCallState } from '../tool-call-state.js';
 /** The result of a call stopped by the run's signal: the deadline names its limit, anything else is a cancel. */
 export function stoppedResult(toolName: string, signal: AbortSignal, when: string): ToolResult {
   const deadline = deadlineReason(signal);
-  if (deadline) return { output: `Tool ${toolName} was stopped ${when}: ${deadline.message}.`, exitCode: 1, metadata: { timed_out: true, limit: 'maxExecutionTimeMs' } };
-  return { output: `Tool ${toolName} was cancelled ${when}.`, exitCode: 1, metadata: { cancelled: true } };
+  if (deadline) return { output: `Tool ${toolName} was stopped ${when}: ${deadline.message}.`, exitCode: 1, metadata: { timed_out: true, limit: 'maxExecutionTimeMs' }, errorKind: { type: 'cancelled', op: toolName } };
+  return { output: `Tool ${toolName} was cancelled ${when}.`, exitCode: 1, metadata: { cancelled: true }, errorKind: { type: 'cancelled', op: toolName } };
 }
 
 /**
@@ -36,7 +36,7 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
   const timeoutMs = ctx.governance.toolTimeoutMs;
   const timer = setTimeout(() => {
     controller.abort(new Error(`tool timeout (toolTimeoutMs ${timeoutMs})`));
-    stop({ output: `Tool ${tool.name} timed out after ${timeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true } });
+    stop({ output: `Tool ${tool.name} timed out after ${timeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true }, errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs } });
   }, timeoutMs);
   let ended = false;
   let streamed = 0;
@@ -46,8 +46,8 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
   const show = (delta: string): void => {
     if (streamed >= cap) return;
     streamed += Buffer.byteLength(delta);
-    ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta });
-    if (streamed >= cap) ctx.emit('tool_output_delta', { tool_id: call.id, tool_name: tool.name, delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n` });
+    ctx.emit('tool_output_delta', { id: call.id, name: tool.name, delta });
+    if (streamed >= cap) ctx.emit('tool_output_delta', { id: call.id, name: tool.name, delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n` });
   };
   const toolContext: ToolContext = {
     workspace: ctx.workspace,

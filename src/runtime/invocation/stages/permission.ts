@@ -15,7 +15,7 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (verdict.decision === 'allow') return CONTINUE;
   if (verdict.decision === 'deny') {
     const reason = `denied by permission rule "${verdict.rule}"`;
-    state.ctx.emit('permission_denied', { tool_id: state.call.id, tool_name: name, rule: verdict.rule, reason });
+    state.ctx.emit('permission_denied', { tool_id: state.call.id, tool_name: name, args: state.args, reason, rule: verdict.rule });
     return stopWith(`Tool ${name} was ${reason} (permissionPolicy).`, { denied_by: verdict.rule });
   }
   state.askRule = verdict.rule;

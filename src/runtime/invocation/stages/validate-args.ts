@@ -33,7 +33,7 @@ export async function validateArgs(state: ToolCallState): Promise<StageVerdict> 
   if (tool.orchestrator === 'batch' && chain.includes('batch')) return stopWith('recursive batch calls are not allowed');
   if (chain.length >= MAX_NESTING_DEPTH) return stopWith(`nesting depth ${chain.length + 1} exceeds the limit of ${MAX_NESTING_DEPTH} nested orchestrator calls`);
   const parsed = parseToolArgs(call.args, tool.parameters);
-  if (!parsed.ok) return stopWith(`Invalid arguments for ${tool.name}: ${parsed.error}`, undefined, true);
+  if (!parsed.ok) return stopWith(`Invalid arguments for ${tool.name}: ${parsed.error}`, undefined, true, { type: 'invalid_argument', message: parsed.error });
   state.args = parsed.value;
   return CONTINUE;
 }

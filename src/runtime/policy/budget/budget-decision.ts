@@ -11,7 +11,7 @@ export type BudgetScope = 'session' | 'tenant' | 'host';
 export type BudgetDecision =
   | { kind: 'allow' }
   | { kind: 'soft' | 'deny'; resource: BudgetResource; reason: string; used: number; limit: number; scope: 'session' | 'tenant' }
-  | { kind: 'soft' | 'deny'; resource: BudgetResource; reason: string; used: number; limit?: number; scope: 'host' };
+  | { kind: 'soft' | 'deny'; resource: BudgetResource | string; reason: string; used: number; limit?: number; scope: 'host' };
 
 /**
  * What the invokers call. Guards in this module never throw: failures deny. `releaseToolCall` undoes the
@@ -60,7 +60,7 @@ export function checkTokens(used: number, estimate: number, limits: BudgetOption
   const limit = limits?.maxTokens;
   if (limit === undefined || limits === undefined) return ALLOW;
   const next = used + sanitizeCount(estimate);
-  const base = { resource: 'tokens' as const, used, limit, scope };
+  const base = { resource: 'llm_tokens' as const, used, limit, scope };
   if (used >= limit || next > limit) {
     return { kind: 'deny', ...base, reason: `${SCOPE_LABEL[scope]} token budget exhausted: ${used} used + ${sanitizeCount(estimate)} estimated > ${limit} (maxTokens)` };
   }

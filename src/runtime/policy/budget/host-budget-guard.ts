@@ -73,7 +73,7 @@ export class HostBudgetGuard implements BudgetGuard {
 
   private async ask(phase: 'llm' | 'tool', extra: Pick<BudgetCheckPayload, 'tool' | 'estimated_tokens'>, signal?: AbortSignal): Promise<BudgetDecision> {
     const usage = this.meter.usage();
-    const fallback: BudgetResource = phase === 'llm' ? 'tokens' : 'tool_calls';
+    const fallback: BudgetResource = phase === 'llm' ? 'llm_tokens' : 'tool_calls';
     const payload: BudgetCheckPayload = {
       session_id: this.options.sessionId,
       tenant_id: this.options.tenantId,
@@ -81,7 +81,7 @@ export class HostBudgetGuard implements BudgetGuard {
       ...extra,
       used: { tokens: Math.round(usage.tokens), tool_calls: usage.toolCalls, wall_time_ms: Math.round(usage.wallTimeMs) },
     };
-    const usedOf = (resource: BudgetResource) => (resource === 'tokens' ? usage.tokens : resource === 'tool_calls' ? usage.toolCalls : usage.wallTimeMs);
+    const usedOf = (resource: string): number => (resource === 'llm_tokens' ? usage.tokens : resource === 'tool_calls' ? usage.toolCalls : resource === 'wall_time' ? usage.wallTimeMs : 0);
     const deny = (reason: string): BudgetDecision => ({ kind: 'deny', resource: fallback, reason, used: usedOf(fallback), scope: 'host' });
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_BUDGET_HOST_TIMEOUT_MS;
     const newId = this.options.newId;
@@ -102,8 +102,16 @@ export class HostBudgetGuard implements BudgetGuard {
       const issue = parsed.error.issues[0];
       return deny(`budget host gave an invalid answer, so the call is denied: ${issue ? `${issue.path.join('.') || 'answer'}: ${issue.message}` : 'invalid'}`);
     }
-    const { decision, resource = fallback, reason, limit } = parsed.data;
-    if (decision === 'allow') return ALLOW;
-    return { kind: decision, resource, reason: reason ?? `budget host answered ${decision}`, used: usedOf(resource), ...(limit !== undefined ? { limit } : {}), scope: 'host' };
+    if (parsed.data === null || parsed.data.decision === 'allow') return ALLOW;
+    const { decision, reason, message, consumed, limit } = parsed.data;
+    const resource = parsed.data.resource === 'tokens' ? 'llm_tokens' : (parsed.data.resource ?? fallback);
+    return {
+      kind: decision,
+      resource,
+      reason: reason ?? message ?? `budget host answered ${decision}`,
+      used: consumed ?? usedOf(resource),
+      ...(limit !== undefined ? { limit } : {}),
+      scope: 'host',
+    };
   }
 }

@@ -10,12 +10,8 @@ const DEV_NULL = '/dev/null';
 
 const parameters = z
   .object({
-    patch: z.string().min(1).describe('A unified diff (one or more files, with ---/+++ headers and @@ hunks).'),
-    file_path: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('The file to patch when the diff changes a single file (needed when the diff has no ---/+++ headers).'),
+    file_path: z.string().min(1).describe('Required. Path of the file to patch, relative to the workspace (or absolute inside it).'),
+    diff: z.string().min(1).describe('Required. Unified diff content with @@ hunk headers (---/+++ headers optional).'),
   })
   .strict();
 
@@ -196,13 +192,20 @@ export const patchTool = defineTool({
   async execute(args, ctx): Promise<ToolResult> {
     let entries: StructuredPatch[];
     try {
-      entries = parsePatch(args.patch).filter((entry) => entry.hunks.length > 0);
+      entries = parsePatch(args.diff).filter((entry) => entry.hunks.length > 0);
     } catch (error) {
       return toolError(`Could not parse the patch: ${error instanceof Error ? error.message : String(error)}`, { reason: 'parse_error' });
     }
     if (entries.length === 0) return toolError('The patch contains no hunks (lines starting with @@).', { reason: 'parse_error' });
-    if (args.file_path !== undefined && entries.length > 1) {
-      return toolError('file_path can only be given when the patch changes a single file.', { reason: 'file_path_with_many_files' });
+    if (entries.length > 1) {
+      return toolError(`The diff changes ${entries.length} files; patch applies to one file (file_path). Call patch once per file.`, { reason: 'many_files' });
+    }
+    let before: string | null;
+    try {
+      const absPath = await resolveInWorkspace(ctx.workspace, args.file_path);
+      before = (await exists(absPath)) ? await readFile(absPath, 'utf8') : null;
+    } catch (error) {
+      return pathErrorResult(error, args.file_path);
     }
     let plan: PlannedChange[];
     try {
@@ -210,15 +213,15 @@ export const patchTool = defineTool({
       await commit(plan);
     } catch (error) {
       if (error instanceof PatchFailure) return toolError(error.message, { reason: error.reason });
-      return pathErrorResult(error, args.file_path ?? 'patch target');
+      return pathErrorResult(error, args.file_path);
     }
-    const files = plan.map((change) => ({
-      action: change.action,
-      path: relativeToWorkspace(ctx.workspace, (change.target ?? change.removed) as string),
-      ...(change.action === 'R' && change.removed ? { from: relativeToWorkspace(ctx.workspace, change.removed) } : {}),
-    }));
-    const lines = files.map((file) => `  ${file.action} ${file.path}${'from' in file ? ` (from ${file.from})` : ''}`);
-    const noun = files.length === 1 ? 'file' : 'files';
-    return { output: `Applied patch to ${files.length} ${noun}:\n${lines.join('\n')}`, exitCode: 0, metadata: { files } };
+    const change = plan[0];
+    const shown = relativeToWorkspace(ctx.workspace, (change.target ?? change.removed) as string);
+    const hunks = entries[0].hunks.length;
+    return {
+      output: `Applied ${hunks} hunk(s) to ${shown}`,
+      exitCode: 0,
+      metadata: { file_path: shown, before: before ?? '', after: change.target ? change.content : '', action: change.action },
+    };
   },
 });

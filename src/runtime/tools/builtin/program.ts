@@ -1,22 +1,30 @@
 import { readFile, stat } from 'node:fs/promises';
-import { MAX_PROGRAM_SOURCE_BYTES, ProgramArgsSchema } from '../../../protocol/program-args.js';
+import { MAX_PROGRAM_SOURCE_BYTES, ProgramArgsSchema, type ProgramArgs } from '../../../protocol/program-args.js';
 import { cutToBytes } from '../../program/program-log.js';
-import { DEFAULT_PROGRAM_LIMITS, type ProgramLimits, type ProgramOutcome, type ProgramToolCaller } from '../../program/program-types.js';
+import {
+  DEFAULT_PROGRAM_LIMITS,
+  DELEGATING_PROGRAM_TIMEOUT_MS,
+  MIN_PROGRAM_LOG_BYTES,
+  type ProgramLimits,
+  type ProgramOutcome,
+  type ProgramToolCaller,
+} from '../../program/program-types.js';
 import { runProgram } from '../../program/quickjs-sandbox.js';
 import { defineTool, loadPrompt, toolError, type NestedInvoker, type ToolResult } from '../define-tool.js';
 import { pathErrorResult } from '../tool-file-helpers.js';
 import { resolveInWorkspace } from '../workspace-path.js';
 
-// Tool calls listed in the output of a failed program (all of them are in metadata).
-const LISTED_CALLS = 20;
+// Tool calls listed in the output (all of them are in metadata).
+const LISTED_CALLS = 50;
 
 async function loadScript(workspace: string, userPath: string): Promise<string | ToolResult> {
+  if (!/\.m?js$/.test(userPath)) return toolError('program script path must point to a .js or .mjs file', { reason: 'not_a_script' });
   try {
     const absPath = await resolveInWorkspace(workspace, userPath, { mustExist: true });
     const stats = await stat(absPath);
     if (!stats.isFile()) return toolError(`${userPath} is not a regular file; path must name a script file.`, { reason: 'not_a_file' });
     if (stats.size > MAX_PROGRAM_SOURCE_BYTES) {
-      return toolError(`${userPath} is ${stats.size} bytes; program scripts may be at most ${MAX_PROGRAM_SOURCE_BYTES} bytes.`, { reason: 'too_large' });
+      return toolError(`script source is too large: ${stats.size} bytes exceeds ${MAX_PROGRAM_SOURCE_BYTES} bytes`, { reason: 'too_large' });
     }
     return await readFile(absPath, 'utf8');
   } catch (error) {
@@ -30,17 +38,39 @@ function prettyResult(value: unknown, maxBytes: number): string {
   return `${cutToBytes(text, maxBytes)}\n[result shown up to limits.maxOutputBytes (${maxBytes} bytes); the full value is in metadata.script_result]`;
 }
 
-function describeOutcome(outcome: ProgramOutcome, maxBytes: number): string {
+function callList(outcome: ProgramOutcome): string {
+  const lines = outcome.toolCalls
+    .slice(0, LISTED_CALLS)
+    .map((call, i) => `${i + 1}. ${call.name} (${call.success ? 'ok' : 'failed'}, exit_code=${call.exitCode}, output_bytes=${call.outputBytes})`);
+  if (outcome.toolCalls.length > LISTED_CALLS) lines.push(`... and ${outcome.toolCalls.length - LISTED_CALLS} more (see metadata.program.tool_calls)`);
+  return [`Tool calls: ${outcome.toolCalls.length}`, ...lines].join('\n');
+}
+
+/** The seed's failure texts: timed out, cancelled by caller, script error, or failed. */
+function failureHead(outcome: ProgramOutcome, limits: ProgramLimits): string {
+  switch (outcome.failure) {
+    case 'timeout':
+      return `program script timed out after ${limits.timeoutMs} ms`;
+    case 'cancelled':
+      return 'program script cancelled by caller';
+    case 'script':
+    case 'tool_calls':
+    case 'stalled':
+      return `program script error:\n${outcome.error ?? 'unknown error'}`;
+    default:
+      return `program script failed: ${outcome.error ?? 'unknown error'}`;
+  }
+}
+
+function describeOutcome(outcome: ProgramOutcome, limits: ProgramLimits): string {
   const parts: string[] = [];
   if (outcome.ok) {
-    parts.push(prettyResult(outcome.result, maxBytes));
+    const result = outcome.result as { summary?: unknown } | null;
+    const summary = result !== null && typeof result === 'object' && typeof result.summary === 'string' ? `\n${result.summary}` : '';
+    parts.push(`Program script completed.${summary}`, callList(outcome), `Result:\n${prettyResult(outcome.result, Math.max(MIN_PROGRAM_LOG_BYTES, limits.maxOutputBytes))}`);
   } else {
-    parts.push(`Program failed: ${outcome.error ?? 'unknown error'}`);
-    if (outcome.toolCalls.length > 0) {
-      const listed = outcome.toolCalls.slice(0, LISTED_CALLS).map((call) => `${call.name} (exit ${call.exitCode})`);
-      const more = outcome.toolCalls.length > LISTED_CALLS ? `, and ${outcome.toolCalls.length - LISTED_CALLS} more` : '';
-      parts.push(`Tool calls made: ${listed.join(', ')}${more}`);
-    }
+    parts.push(failureHead(outcome, limits));
+    if (outcome.toolCalls.length > 0) parts.push(callList(outcome));
   }
   if (outcome.logs) parts.push(`Logs:\n${outcome.logs}`);
   return parts.join('\n\n');
@@ -48,23 +78,47 @@ function describeOutcome(outcome: ProgramOutcome, maxBytes: number): string {
 
 function programMetadata(outcome: ProgramOutcome): Record<string, unknown> {
   const program = {
-    tool_calls: outcome.toolCalls.map((call) => ({ name: call.name, args: call.args, exit_code: call.exitCode, duration_ms: call.durationMs })),
+    name: 'script',
+    language: 'javascript',
+    runtime: 'embedded-quickjs',
+    success: outcome.ok,
+    tool_calls: outcome.toolCalls.map((call) => ({
+      tool_name: call.name,
+      success: call.success,
+      exit_code: call.exitCode,
+      output_bytes: call.outputBytes,
+      metadata: call.metadata ?? null,
+      args: call.args,
+      duration_ms: call.durationMs,
+    })),
     logs: outcome.logs,
     ...(outcome.ok ? {} : { error: outcome.error, failure: outcome.failure }),
   };
-  return outcome.ok ? { script_result: outcome.result, program } : { program };
+  return outcome.ok ? { program, script_result: outcome.result } : { program };
 }
 
 function callThrough(nested: NestedInvoker): ProgramToolCaller {
   return async (name, args) => {
     const result = await nested.call(name, args);
-    return { output: result.output, exitCode: result.exitCode, truncated: result.truncated, ...(result.metadata ? { metadata: result.metadata } : {}) };
+    return { name: result.name, output: result.output, exitCode: result.exitCode, truncated: result.truncated, ...(result.metadata ? { metadata: result.metadata } : {}) };
+  };
+}
+
+function effectiveLimits(args: ProgramArgs, nested: NestedInvoker): ProgramLimits {
+  // As in the seed: a script that may delegate (task) gets a far longer default timeout.
+  const delegating = args.allowed_tools ? args.allowed_tools.includes('task') : nested.describe('task') !== undefined;
+  return {
+    ...DEFAULT_PROGRAM_LIMITS,
+    timeoutMs: args.limits?.timeoutMs ?? (delegating ? DELEGATING_PROGRAM_TIMEOUT_MS : DEFAULT_PROGRAM_LIMITS.timeoutMs),
+    ...(args.limits?.maxToolCalls !== undefined ? { maxToolCalls: args.limits.maxToolCalls } : {}),
+    ...(args.limits?.maxOutputBytes !== undefined ? { maxOutputBytes: args.limits.maxOutputBytes } : {}),
   };
 }
 
 /**
- * The `program` tool: runs a model-written JavaScript script in a bounded QuickJS sandbox; the script's
- * tool calls (ctx.read, ctx.grep, ctx.bash, ...) go through the scoped tool invoker like any other call.
+ * The `program` tool (the seed's PTC script): runs a JavaScript `run(ctx, inputs)` in a bounded QuickJS
+ * sandbox; the script's tool calls (ctx.read, ctx.grep, ctx.bash, ...) go through the scoped tool invoker
+ * like any other call, and the result carries the seed's `metadata.program` and `metadata.script_result`.
  */
 export const programTool = defineTool({
   name: 'program',
@@ -82,23 +136,18 @@ export const programTool = defineTool({
     } else if (args.source !== undefined) {
       source = args.source;
     } else {
-      return toolError('give exactly one of source or path', { reason: 'no_source' });
+      return toolError('program script requires either source or path', { reason: 'no_source' });
     }
 
-    const effective: ProgramLimits = {
-      ...DEFAULT_PROGRAM_LIMITS,
-      ...(args.limits?.timeoutMs !== undefined ? { timeoutMs: args.limits.timeoutMs } : {}),
-      ...(args.limits?.maxToolCalls !== undefined ? { maxToolCalls: args.limits.maxToolCalls } : {}),
-      ...(args.limits?.maxOutputBytes !== undefined ? { maxOutputBytes: args.limits.maxOutputBytes } : {}),
-    };
+    const effective = effectiveLimits(args, ctx.nested);
     const outcome = await runProgram({
       source,
-      inputs: args.inputs ?? null,
+      inputs: args.inputs ?? {},
       ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),
       limits: effective,
       callTool: callThrough(ctx.nested),
       signal: ctx.signal,
     });
-    return { output: describeOutcome(outcome, effective.maxOutputBytes), exitCode: outcome.ok ? 0 : 1, metadata: programMetadata(outcome) };
+    return { output: describeOutcome(outcome, effective), exitCode: outcome.ok ? 0 : 1, metadata: programMetadata(outcome) };
   },
 });

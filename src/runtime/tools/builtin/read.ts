@@ -7,7 +7,7 @@ import { BINARY_SNIFF_BYTES, looksBinary, MAX_LINE_CHARS, pathErrorResult } from
 import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
 
 const DEFAULT_LIMIT = 2000;
-const MAX_LIMIT = 10_000;
+const MAX_LIMIT = 2000;
 const CHUNK_BYTES = 64 * 1024;
 // Non-blocking, so opening a FIFO returns at once (and fstat refuses it) instead of waiting for a writer.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
@@ -15,14 +15,14 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 const parameters = z
   .object({
     file_path: z.string().min(1).describe('Path of the file to read, relative to the workspace (or absolute inside it).'),
-    offset: z.number().int().min(1).optional().describe('1-based line number to start reading at (default 1).'),
+    offset: z.number().int().min(0).optional().describe('0-based line to start reading at (default 0); the footer of a partial read gives the next offset.'),
     limit: z
       .number()
       .int()
       .min(1)
       .max(MAX_LIMIT)
       .optional()
-      .describe(`Maximum number of lines to return (default ${DEFAULT_LIMIT}).`),
+      .describe(`Maximum number of lines to return (default and max ${MAX_LIMIT}).`),
   })
   .strict();
 
@@ -100,6 +100,24 @@ async function fillWindow(handle: FileHandle, buffer: Buffer, firstBytes: number
   window.end();
 }
 
+/** The seed's read metadata: the file as source anchor and the line range returned. */
+function readMetadata(relPath: string, offset: number, requested: number | undefined, applied: number, returned: number, eof: boolean, total: number | null, output: string): Record<string, unknown> {
+  return {
+    source_anchors: [relPath],
+    range: {
+      offset,
+      requested_limit: requested ?? null,
+      applied_limit: applied,
+      returned_lines: returned,
+      next_offset: eof ? null : offset + returned,
+      eof,
+      total_lines: total,
+      limit_clamped: false,
+      output_bytes: Buffer.byteLength(output, 'utf8'),
+    },
+  };
+}
+
 /** The `read` tool: numbered lines of a workspace text file, windowed by offset and limit. */
 export const readTool = defineTool({
   name: 'read',
@@ -107,9 +125,10 @@ export const readTool = defineTool({
   parameters,
   readOnly: true,
   async execute(args, ctx) {
-    const offset = args.offset ?? 1;
+    const offset = args.offset ?? 0;
     const limit = args.limit ?? DEFAULT_LIMIT;
-    const window = new LineWindow(offset, limit);
+    // The window counts lines from 1; the offset counts them from 0.
+    const window = new LineWindow(offset + 1, limit);
     let relPath: string;
     let handle: FileHandle | undefined;
     // One descriptor for the checks and the lines: the file cannot be swapped between them.
@@ -122,7 +141,10 @@ export const readTool = defineTool({
         return toolError(`${args.file_path} is a directory, not a file; use ls or glob to list it.`, { reason: 'is_directory' });
       }
       if (!stats.isFile()) return toolError(`${args.file_path} is not a regular file.`, { reason: 'not_a_file' });
-      if (stats.size === 0) return { output: '(File is empty.)', exitCode: 0, metadata: { path: relPath, lines: 0 } };
+      if (stats.size === 0) {
+        if (offset > 0) return toolError(`Offset ${offset} exceeds file length (0 lines)`, { reason: 'offset_out_of_range' });
+        return { output: '(File is empty.)', exitCode: 0, metadata: readMetadata(relPath, offset, args.limit, limit, 0, true, 0, '') };
+      }
       const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(BINARY_SNIFF_BYTES, stats.size)));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (looksBinary(buffer.subarray(0, bytesRead))) {
@@ -136,19 +158,12 @@ export const readTool = defineTool({
       handle?.close().catch(() => undefined);
     }
     if (window.lines.length === 0) {
-      return toolError(`offset ${offset} is past the end of ${args.file_path}, which has ${window.linesSeen} lines.`, {
-        reason: 'offset_out_of_range',
-      });
+      return toolError(`Offset ${offset} exceeds file length (${window.linesSeen} lines)`, { reason: 'offset_out_of_range' });
     }
-    const last = offset + window.lines.length - 1;
-    let output = window.lines.map((line, i) => `${String(offset + i).padStart(6)}\t${line}`).join('\n');
-    if (window.hasMore) {
-      output += `\n\n(Showing lines ${offset}-${last}; the file has more lines. Call read with offset=${last + 1} to continue.)`;
-    }
-    return {
-      output,
-      exitCode: 0,
-      metadata: { path: relPath, start_line: offset, end_line: last, has_more: window.hasMore },
-    };
+    const next = offset + window.lines.length;
+    let output = window.lines.map((line, i) => `${String(offset + i + 1).padStart(6)}\t${line}`).join('\n');
+    if (window.hasMore) output += `\n\n... (more lines available; continue with offset=${next})`;
+    const total = window.hasMore ? null : window.linesSeen;
+    return { output, exitCode: 0, metadata: readMetadata(relPath, offset, args.limit, limit, window.lines.length, !window.hasMore, total, output) };
   },
 });

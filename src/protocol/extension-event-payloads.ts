@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { BudgetEventFields } from './seed-event-payloads.js';
+
+const runStatus = z.enum(['created', 'planning', 'executing', 'verifying', 'completed', 'failed', 'cancelled']);
+
+/** Payload schemas of the server's extension event types (see EXTENSION_EVENT_TYPES). */
+export const EXTENSION_EVENT_PAYLOADS = {
+  /** A run's status moved (the seed's RunStatus machine, §1.4). */
+  run_status_changed: z.object({ from: runStatus, to: runStatus }),
+  /** This run continues another run's loop checkpoint. */
+  run_resumed: z.object({ from_run_id: z.string(), turn: z.number().int().nonnegative() }),
+  /** The model stopped calling tools but looked unfinished: the continuation prompt was injected. */
+  continuation_injected: z.object({ turn: z.number().int().positive(), continuation: z.number().int().positive() }),
+  /** A retryable provider failure that will be retried; the run goes on (never an `error` event). */
+  provider_retry: z.object({ turn: z.number().int().positive(), attempt: z.number().int().positive(), threshold: z.number().int().positive(), message: z.string() }),
+  /** The run's loop checkpoint was written after a tool round. */
+  checkpoint_saved: z.object({ turn: z.number().int().nonnegative(), store: z.string() }),
+  /** The session was closed (`closed` by a client, or passivated, taken over, shut down). */
+  session_closed: z.object({ reason: z.string() }),
+  /** A pre_tool_use hook denied a tool call. */
+  hook_blocked: z.object({ tool_id: z.string(), tool_name: z.string(), hook_id: z.string().nullable(), reason: z.string() }),
+  /** A budget denied a provider or tool call (the hard twin of budget_threshold_hit). */
+  budget_exhausted: z.object(BudgetEventFields),
+  /** An MCP server of the session connected. */
+  mcp_server_connected: z.object({ server: z.string() }),
+  /** An MCP server of the session disconnected. */
+  mcp_server_disconnected: z.object({ server: z.string(), reason: z.string().nullable() }),
+  /** The tools an MCP server offers changed. */
+  mcp_tools_changed: z.object({ server: z.string(), reason: z.string(), tools: z.array(z.string()) }),
+  /** A verification started (REST, host-direct). */
+  verification_started: z.object({ subject: z.string(), commands: z.number().int().nonnegative() }),
+  /** A verification report was recorded. */
+  verification_completed: z.object({ report_id: z.string(), subject: z.string(), status: z.string(), failed_required: z.number().int().nonnegative() }),
+};
