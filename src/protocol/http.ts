@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ToolErrorKindSchema } from './seed-event-payloads.js';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { AgentResultSchema, RunRecordSchema, RunStatusSchema, UsageSchema } from './run-record.js';
@@ -116,9 +117,18 @@ export const ToolListResponseSchema = z.object({ tools: z.array(ToolInfoSchema) 
 export const ToolArgsSchema = z.record(z.string(), z.unknown());
 /** Body of a host-direct tool call. */
 export const ToolCallBodySchema = z.object({ args: ToolArgsSchema.default({}) }).strict();
-/** A tool result. */
+/** A tool result: the seed SDK's ToolResult `{name, output, exitCode, metadata, errorKind?}`, then ours. */
 export const ToolResultResponseSchema = z
-  .object({ output: z.string(), exitCode: z.number().int(), truncated: z.boolean(), artifactId: z.string().nullable(), durationMs: z.number(), metadata: z.record(z.string(), z.unknown()) })
+  .object({
+    name: z.string(),
+    output: z.string(),
+    exitCode: z.number().int(),
+    metadata: z.record(z.string(), z.unknown()),
+    errorKind: ToolErrorKindSchema.optional(),
+    truncated: z.boolean(),
+    artifactId: z.string().nullable(),
+    durationMs: z.number(),
+  })
   .meta({ id: 'ToolResult' });
 /** A stored artifact. */
 export const ArtifactResponseSchema = z.object({

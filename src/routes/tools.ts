@@ -7,8 +7,18 @@ import { toolSpec } from '../runtime/tools/tool-registry.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
-function toolResult(outcome: ToolCallOutcome) {
-  return { output: outcome.output, exitCode: outcome.exitCode, truncated: outcome.truncated, artifactId: outcome.artifactId ?? null, durationMs: outcome.durationMs, metadata: outcome.metadata ?? {} };
+/** The seed SDK's ToolResult of a call (`name` is the tool called), with our extras. */
+function toolResult(name: string, outcome: ToolCallOutcome) {
+  return {
+    name,
+    output: outcome.output,
+    exitCode: outcome.exitCode,
+    metadata: outcome.metadata ?? {},
+    ...(outcome.errorKind ? { errorKind: outcome.errorKind } : {}),
+    truncated: outcome.truncated,
+    artifactId: outcome.artifactId ?? null,
+    durationMs: outcome.durationMs,
+  };
 }
 
 /** Tool routes: list, host-direct call (host_direct scope), artifacts. */
@@ -38,7 +48,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ToolCallBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'host_direct')),
+    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'host_direct')),
   );
   addRoute(
     app,
@@ -54,7 +64,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ProgramBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect('program', programBodyToArgs(body), 'host_direct')),
+    async ({ params, body, caller }) => toolResult('program', await agent.getSession(params.id, caller).invokeToolDirect('program', programBodyToArgs(body), 'host_direct')),
   );
   addRoute(
     app,
@@ -69,7 +79,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ToolCallBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'governed_direct')),
+    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'governed_direct')),
   );
   addRoute(
     app,

@@ -3,15 +3,41 @@ import type { ToolContext, ToolResult } from '../../src/runtime/tools/define-too
 import { createTestWorkspace, type TestWorkspace } from '../tools/tool-test-context.js';
 import { createLatch, createRecordingInvoker, createTestTools, realTools, type Latch, type RecordingInvoker } from './recording-invoker.js';
 
-/** One batch item as reported in the batch's metadata. */
+/** One batch item: its entry in the batch metadata's `results` plus the output shown in its block. */
 export interface ItemReport {
-  id: string;
+  index: number;
+  id: string | null;
   tool: string;
   step: number;
+  success: boolean;
   status: 'ok' | 'error' | 'skipped';
-  exitCode: number | null;
-  output: string;
+  exit_code: number | null;
+  output_bytes: number;
+  error_kind: Record<string, unknown> | null;
+  metadata: Record<string, unknown> | null;
   truncated: boolean;
+  /** The item's block text without the `ERROR: ` prefix of a failed item. */
+  output: string;
+}
+
+const BLOCK_HEADER = /^--- \[(\d+) \/ step (\d+): ([^\]]+)\] ---$/gm;
+const NOTE = /^(The batch was cancelled|\d+ of \d+ invocation\(s\) failed|All \d+ invocation\(s\) failed)/;
+
+/** The body of every `--- [i / step s: ...] ---` block of a batch output, by index (notes at the end removed). */
+export function blockBodies(output: string): Map<number, string> {
+  const headers = [...output.matchAll(BLOCK_HEADER)];
+  const bodies = new Map<number, string>();
+  headers.forEach((header, n) => {
+    const start = (header.index ?? 0) + header[0].length + 1;
+    const end = n + 1 < headers.length ? (headers[n + 1].index ?? output.length) - 2 : output.length;
+    let body = output.slice(start, end);
+    if (n + 1 === headers.length) {
+      const cut = body.lastIndexOf('\n\n');
+      if (cut !== -1 && NOTE.test(body.slice(cut + 2))) body = body.slice(0, cut);
+    }
+    bodies.set(Number(header[1]), body);
+  });
+  return bodies;
 }
 
 /** A temp workspace, a recording invoker over real and test tools, and a way to run a batch. */
@@ -35,9 +61,13 @@ export function createBatchHarness(latchParties = 2): BatchHarness {
   const controller = new AbortController();
   const invoker = createRecordingInvoker([...realTools(), ...createTestTools(latch)], () => ws.context(controller.signal));
   const items = (result: ToolResult): ItemReport[] => {
-    const batch = result.metadata?.batch as { items: ItemReport[] } | undefined;
-    if (!batch) throw new Error(`no batch metadata in ${JSON.stringify(result)}`);
-    return batch.items;
+    const results = result.metadata?.results as Omit<ItemReport, 'output'>[] | undefined;
+    if (!results) throw new Error(`no batch metadata in ${JSON.stringify(result)}`);
+    const bodies = blockBodies(result.output);
+    return results.map((entry) => {
+      const body = bodies.get(entry.index) ?? '';
+      return { ...entry, output: entry.success ? body : body.replace(/^ERROR: /, '') };
+    });
   };
   return {
     ws,

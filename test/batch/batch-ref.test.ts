@@ -18,26 +18,27 @@ describe('batch: $ref binding', () => {
     const result = await h.run({
       invocations: [
         { id: 'find', tool: 'glob', args: { pattern: '**/*.ts' } },
-        { id: 'open', tool: 'read', args: { file_path: { $ref: 'find.output' } } },
+        { id: 'open', tool: 'read', args: { file_path: { $ref: 'find.output_lines.0' } }, step: 2 },
       ],
     });
     expect(result.exitCode).toBe(0);
     expect(h.invoker.calls[1].args).toEqual({ file_path: 'src/only.ts' });
     expect(h.item(result, 'open').output).toContain('export const only = 1;');
+    expect(result.metadata).toMatchObject({ status: 'complete', binding_errors: [] });
   });
 
   it('binds metadata: read back the file from the path write reported', async () => {
     const result = await h.run({
       invocations: [
         { id: 'w', tool: 'write', args: { file_path: './notes/../notes/todo.md', content: '- ship it\n' } },
-        { id: 'r', tool: 'read', args: { file_path: { $ref: 'w.metadata.path' } } },
-        { id: 'copy', tool: 'write', args: { file_path: 'copy.md', content: { $ref: 'w.output' } } },
+        { id: 'r', tool: 'read', args: { file_path: { $ref: 'w.metadata.file_path' } }, step: 2 },
+        { id: 'copy', tool: 'write', args: { file_path: 'copy.md', content: { $ref: 'w.output' } }, step: 2 },
       ],
     });
     expect(result.exitCode).toBe(0);
     expect(h.invoker.calls[1].args).toEqual({ file_path: 'notes/todo.md' });
     expect(h.item(result, 'r').output).toContain('- ship it');
-    expect(readFileSync(path.join(h.ws.root, 'copy.md'), 'utf8')).toBe('Wrote 10 bytes to notes/todo.md');
+    expect(readFileSync(path.join(h.ws.root, 'copy.md'), 'utf8')).toBe('Wrote 10 bytes (1 lines) to notes/todo.md');
   });
 
   it('binds json paths (object keys and array indices) and exitCode, deep inside objects and arrays', async () => {
@@ -46,13 +47,13 @@ describe('batch: $ref binding', () => {
     const result = await h.run({
       invocations: [
         { id: 'j', tool: 'bash', args: { command: 'cat doc.json' } },
-        { id: 'r', tool: 'read', args: { file_path: { $ref: 'j.json.files.1' } }, step: 1 },
+        { id: 'r', tool: 'read', args: { file_path: { $ref: 'j.json.files.1' } }, step: 2 },
         {
           id: 'e',
           tool: 'echo_args',
-          step: 1,
+          step: 2,
           args: {
-            list: [1, { name: { $ref: 'j.json.nested.deep.1.name' } }, [{ $ref: 'j.exitCode' }]],
+            list: [1, { name: { $ref: 'j.json.nested.deep.1.name' } }, [{ $ref: 'j.exitCode' }, { $ref: 'j.exit_code' }]],
             whole: { $ref: 'j.json.nested' },
             n: { $ref: 'j.json.n' },
             t: { $ref: 'j.json.t' },
@@ -67,7 +68,7 @@ describe('batch: $ref binding', () => {
     expect(h.invoker.calls.find((call) => call.id === 'r')?.args).toEqual({ file_path: 'b.txt' });
     expect(h.item(result, 'r').output).toContain('bee');
     expect(JSON.parse(h.item(result, 'e').output)).toEqual({
-      list: [1, { name: 'n1' }, [0]],
+      list: [1, { name: 'n1' }, [0, 0]],
       whole: { deep: [{ name: 'n0' }, { name: 'n1' }] },
       n: 7,
       t: true,
@@ -81,8 +82,8 @@ describe('batch: $ref binding', () => {
     const result = await h.run({
       invocations: [
         { id: 'a', tool: 'echo_args', args: { x: 1, y: 2 } },
-        { id: 'b', tool: 'echo_args', args: {} },
-        { id: 'c', tool: 'echo_args', args: { key: { $ref: 'a.metadata.keys.1' }, keys: { $ref: 'a.metadata.keys' } } },
+        { id: 'b', tool: 'echo_args', args: {}, step: 2 },
+        { id: 'c', tool: 'echo_args', args: { key: { $ref: 'a.metadata.keys.1' }, keys: { $ref: 'a.metadata.keys' } }, step: 3 },
       ],
     });
     expect(result.exitCode).toBe(0);
@@ -93,33 +94,34 @@ describe('batch: $ref binding', () => {
     h.ws.file('doc.json', JSON_DOC);
     const result = await h.run({
       invocations: [
-        { id: 'j', tool: 'bash', args: { command: 'cat doc.json' }, step: 0 },
-        { id: 'plain', tool: 'bash', args: { command: 'echo not json' }, step: 0 },
-        { id: 'broken', tool: 'read', args: { file_path: 'absent.txt' }, step: 0 },
-        { id: 'same', tool: 'echo_args', args: { v: { $ref: 'j.output' } }, step: 0 },
-        { id: 'unknown', tool: 'echo_args', args: { v: { $ref: 'nobody.output' } }, step: 1 },
-        { id: 'later', tool: 'echo_args', args: { v: { $ref: 'end.output' } }, step: 1 },
-        { id: 'failed', tool: 'echo_args', args: { v: { $ref: 'broken.output' } }, step: 1 },
-        { id: 'range', tool: 'echo_args', args: { v: [{ $ref: 'j.json.files.5' }] }, step: 1 },
-        { id: 'key', tool: 'echo_args', args: { v: { $ref: 'j.json.nested.missing' } }, step: 1 },
-        { id: 'proto', tool: 'echo_args', args: { v: { $ref: 'j.json.__proto__' } }, step: 1 },
-        { id: 'index', tool: 'echo_args', args: { v: { $ref: 'j.json.files.first' } }, step: 1 },
-        { id: 'scalar', tool: 'echo_args', args: { v: { $ref: 'j.json.n.digits' } }, step: 1 },
-        { id: 'notjson', tool: 'echo_args', args: { v: { $ref: 'plain.json.x' } }, step: 1 },
-        { id: 'nometa', tool: 'echo_args', args: { v: { $ref: 'j.metadata.nothing' } }, step: 1 },
-        { id: 'field', tool: 'echo_args', args: { v: { $ref: 'j.stdout' } }, step: 1 },
-        { id: 'outpath', tool: 'echo_args', args: { v: { $ref: 'j.output.length' } }, step: 1 },
-        { id: 'nopath', tool: 'echo_args', args: { v: { $ref: 'j' } }, step: 1 },
-        { id: 'empty', tool: 'echo_args', args: { v: { $ref: 'j.json..files' } }, step: 1 },
-        { id: 'fine', tool: 'echo_args', args: { v: { $ref: 'j.json.files.0' } }, step: 1 },
-        { id: 'end', tool: 'echo_args', args: {}, step: 2 },
+        { id: 'j', tool: 'bash', args: { command: 'cat doc.json' }, step: 1 },
+        { id: 'plain', tool: 'bash', args: { command: 'echo not json' }, step: 1 },
+        { id: 'broken', tool: 'read', args: { file_path: 'absent.txt' }, step: 1 },
+        { id: 'same', tool: 'echo_args', args: { v: { $ref: 'j.output' } }, step: 1 },
+        { id: 'unknown', tool: 'echo_args', args: { v: { $ref: 'nobody.output' } }, step: 2 },
+        { id: 'later', tool: 'echo_args', args: { v: { $ref: 'end.output' } }, step: 2 },
+        { id: 'failed', tool: 'echo_args', args: { v: { $ref: 'broken.output' } }, step: 2 },
+        { id: 'range', tool: 'echo_args', args: { v: [{ $ref: 'j.json.files.5' }] }, step: 2 },
+        { id: 'key', tool: 'echo_args', args: { v: { $ref: 'j.json.nested.missing' } }, step: 2 },
+        { id: 'proto', tool: 'echo_args', args: { v: { $ref: 'j.json.__proto__' } }, step: 2 },
+        { id: 'index', tool: 'echo_args', args: { v: { $ref: 'j.json.files.first' } }, step: 2 },
+        { id: 'scalar', tool: 'echo_args', args: { v: { $ref: 'j.json.n.digits' } }, step: 2 },
+        { id: 'notjson', tool: 'echo_args', args: { v: { $ref: 'plain.json.x' } }, step: 2 },
+        { id: 'nometa', tool: 'echo_args', args: { v: { $ref: 'j.metadata.nothing' } }, step: 2 },
+        { id: 'field', tool: 'echo_args', args: { v: { $ref: 'j.stdout' } }, step: 2 },
+        { id: 'outpath', tool: 'echo_args', args: { v: { $ref: 'j.output.length' } }, step: 2 },
+        { id: 'nopath', tool: 'echo_args', args: { v: { $ref: 'j' } }, step: 2 },
+        { id: 'empty', tool: 'echo_args', args: { v: { $ref: 'j.json..files' } }, step: 2 },
+        { id: 'fine', tool: 'echo_args', args: { v: { $ref: 'j.json.files.0' } }, step: 2 },
+        { id: 'end', tool: 'echo_args', args: {}, step: 3 },
       ],
     });
-    expect(result.exitCode).toBe(1);
+    // Some items succeeded, so the batch is a partial failure, not an error.
+    expect(result.exitCode).toBe(0);
     const output = (id: string): string => h.item(result, id).output;
-    expect(output('same')).toBe('$ref "j.output": "j" is in step 0, which does not finish before this step (0); only results of earlier steps can be referenced. The item was not run.');
+    expect(output('same')).toBe('$ref "j.output": "j" is in step 1, which does not finish before this step (1); only results of earlier steps can be referenced. The item was not run.');
     expect(output('unknown')).toMatch(/^\$ref "nobody\.output": no invocation has the id "nobody"/);
-    expect(output('later')).toMatch(/^\$ref "end\.output": "end" is in step 2, which does not finish before this step \(1\)/);
+    expect(output('later')).toMatch(/^\$ref "end\.output": "end" is in step 3, which does not finish before this step \(2\)/);
     expect(output('failed')).toMatch(/^\$ref "broken\.output": "broken" failed \(exit code 1\), so its result cannot be used/);
     expect(output('range')).toMatch(/^\$ref "j\.json\.files\.5": index 5 is out of range at json\.files \(array of 2\)/);
     expect(output('key')).toMatch(/^\$ref "j\.json\.nested\.missing": no key "missing" at json\.nested/);
@@ -128,13 +130,17 @@ describe('batch: $ref binding', () => {
     expect(output('scalar')).toMatch(/cannot read "digits" of a number at json\.n/);
     expect(output('notjson')).toMatch(/^\$ref "plain\.json\.x": the output of "plain" is not valid JSON: /);
     expect(output('nometa')).toMatch(/no key "nothing" at metadata/);
-    expect(output('field')).toMatch(/unknown field "stdout"; use output, exitCode, metadata\.<key> or json\.<path>/);
+    expect(output('field')).toMatch(/unknown field "stdout"; use output, output_lines\.<n>, exit_code, metadata\.<key> or json\.<path>/);
     expect(output('outpath')).toMatch(/output is a string and has no fields; use "j\.json\.length"/);
     expect(output('nopath')).toMatch(/^\$ref "j": expected "<id>\.<field>"/);
     expect(output('empty')).toMatch(/empty segment/);
 
     const failedIds = ['same', 'unknown', 'later', 'failed', 'range', 'key', 'proto', 'index', 'scalar', 'notjson', 'nometa', 'field', 'outpath', 'nopath', 'empty'];
-    for (const id of failedIds) expect(h.item(result, id), id).toMatchObject({ status: 'error', exitCode: 1 });
+    for (const id of failedIds) expect(h.item(result, id), id).toMatchObject({ status: 'error', exit_code: 1, error_kind: { type: 'invalid_argument' } });
+    const bindingErrors = (result.metadata?.binding_errors ?? []) as { id: string; index: number; message: string }[];
+    expect(bindingErrors.map((entry) => entry.id)).toEqual(failedIds);
+    expect(bindingErrors[0]).toEqual({ index: 3, id: 'same', message: output('same').replace(/\. The item was not run\.$/, '') });
+    expect(result.metadata).toMatchObject({ status: 'partial_failure' });
     // None of the bad items reached the invoker; the good ones around them ran.
     const called = h.invoker.calls.map((call) => call.id);
     for (const id of failedIds) expect(called, id).not.toContain(id);

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { batchTool } from '../../src/runtime/tools/builtin/batch.js';
 import { bashTool } from '../../src/runtime/tools/builtin/bash.js';
+import { editTool } from '../../src/runtime/tools/builtin/edit.js';
 import { globTool } from '../../src/runtime/tools/builtin/glob.js';
 import { grepTool } from '../../src/runtime/tools/builtin/grep.js';
 import { readTool } from '../../src/runtime/tools/builtin/read.js';
 import { writeTool } from '../../src/runtime/tools/builtin/write.js';
-import { defineTool, type AnyToolDefinition, type NestedCallResult, type NestedInvoker, type ToolContext } from '../../src/runtime/tools/define-tool.js';
+import { defineTool, isReadOnlyCall, type AnyToolDefinition, type NestedCallResult, type NestedInvoker, type ToolContext } from '../../src/runtime/tools/define-tool.js';
 
 /** One child call as the recording invoker saw it. */
 export interface RecordedCall {
@@ -106,7 +107,7 @@ export function createTestTools(latch: Latch): AnyToolDefinition[] {
 
 /** The real built-in tools the tests use, plus `batch` itself (so a nested batch is known to the invoker). */
 export function realTools(): AnyToolDefinition[] {
-  return [readTool, writeTool, globTool, grepTool, bashTool, batchTool];
+  return [readTool, writeTool, editTool, globTool, grepTool, bashTool, batchTool];
 }
 
 /**
@@ -124,9 +125,9 @@ export function createRecordingInvoker(tools: readonly AnyToolDefinition[], pare
     calls,
     events,
     maxInFlight: () => maxInFlight,
-    describe(name) {
+    describe(name, args) {
       const tool = byName.get(name);
-      return tool ? { readOnly: tool.readOnly } : undefined;
+      return tool ? { readOnly: isReadOnlyCall(tool, args) } : undefined;
     },
     async call(name, args, id): Promise<NestedCallResult> {
       counter += 1;
@@ -135,14 +136,25 @@ export function createRecordingInvoker(tools: readonly AnyToolDefinition[], pare
       const tool = byName.get(name);
       if (!tool) return { id: callId, name, output: `Unknown tool "${name}"`, exitCode: 1, truncated: false };
       const parsed = tool.parameters.safeParse(args);
-      if (!parsed.success) return { id: callId, name, output: `Invalid arguments for ${name}: ${parsed.error.message}`, exitCode: 1, truncated: false };
+      if (!parsed.success) {
+        const message = `Invalid arguments for ${name}: ${parsed.error.message}`;
+        return { id: callId, name, output: message, exitCode: 1, truncated: false, errorKind: { type: 'invalid_argument', message } };
+      }
       const ctx = parent();
       events.push(`start:${callId}`);
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);
       try {
         const result = await tool.execute(parsed.data, { ...ctx, toolCallId: callId, nested: undefined });
-        return { id: callId, name, output: result.output, exitCode: result.exitCode, truncated: false, ...(result.metadata ? { metadata: result.metadata } : {}) };
+        return {
+          id: callId,
+          name,
+          output: result.output,
+          exitCode: result.exitCode,
+          truncated: false,
+          ...(result.metadata ? { metadata: result.metadata } : {}),
+          ...(result.errorKind ? { errorKind: result.errorKind } : {}),
+        };
       } finally {
         inFlight -= 1;
         events.push(`end:${callId}`);

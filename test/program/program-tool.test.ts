@@ -93,11 +93,12 @@ describe('program tool', () => {
     expect(result.exitCode).toBe(0);
     const expected = {
       title: '# A3S Code Server',
-      hitLines: ['README.md:1:# A3S Code Server', 'README.md:3:A3S is a control plane.', 'src/main.ts:1:export const name = "A3S";'],
+      // The seed's ctx.grep returns grep's output string, its match footer included.
+      hitLines: ['README.md:1:# A3S Code Server', 'README.md:3:A3S is a control plane.', 'src/main.ts:1:export const name = "A3S";', '', '3 match(es) in 2 file(s)'],
       echo: 'hi',
       clean: true,
       listed: true,
-      again: 'README.md:1:# A3S Code Server',
+      again: 'README.md:1:# A3S Code Server\n\n1 match(es) in 1 file(s)',
     };
     const sizes = (result.metadata?.program as { tool_calls: { output_bytes: number }[] }).tool_calls.map((call) => call.output_bytes);
     const list = ['read', 'grep', 'bash', 'git', 'ls', 'grep'].map((name, i) => `${i + 1}. ${name} (ok, exit_code=0, output_bytes=${sizes[i]})`).join('\n');
@@ -121,7 +122,8 @@ describe('program tool', () => {
   it('runs a script from a workspace file, confined to the workspace', async () => {
     write('scripts/count.js', 'export default async function run(ctx) { return await ctx.glob("**/*.ts"); }');
     const result = await execute({ path: 'scripts/count.js' });
-    expect(result).toMatchObject({ exitCode: 0, metadata: { script_result: 'src/main.ts' } });
+    // ctx.glob returns glob's output string: one path per line, then the page footer.
+    expect(result).toMatchObject({ exitCode: 0, metadata: { script_result: 'src/main.ts\n\n1 of 1 file(s) shown' } });
 
     const escape = await execute({ path: '../outside.js' });
     expect(escape.exitCode).toBe(1);

@@ -198,4 +198,15 @@ describe('event wire contract: every emitted payload carries the seed fields und
     expect(ended('c_read')).not.toHaveProperty('error_kind');
     expect(one('turn_end')).toMatchObject({ turn: 1, usage: { total_tokens: expect.any(Number) } });
   });
+
+  it("host-direct tool results are the seed SDK's ToolResult: name, output, exitCode, metadata, errorKind", async () => {
+    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id as string;
+    const ok = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);
+    expect(ok.body).toMatchObject({ name: 'read', exitCode: 0, output: expect.stringContaining('alpha'), metadata: expect.any(Object) });
+    expect(ok.body).not.toHaveProperty('errorKind');
+    const missing = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'nope.txt' } }).expect(200);
+    expect(missing.body).toMatchObject({ name: 'read', exitCode: 1, errorKind: { type: 'not_found' } });
+    const bad = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 7 } }).expect(200);
+    expect(bad.body).toMatchObject({ name: 'read', exitCode: 1, errorKind: { type: 'invalid_argument', message: expect.stringContaining('file_path') } });
+  });
 });

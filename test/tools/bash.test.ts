@@ -62,7 +62,8 @@ describe('bash', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(result.exitCode).not.toBe(0);
     expect(result.metadata).toMatchObject({ timed_out: true, cancelled: false });
-    expect(result.output).toMatch(/timed out after 1000 ms/);
+    expect(result.output).toMatch(/\[Command timed out after 1000ms\]$/);
+    expect(result.errorKind).toEqual({ type: 'timeout', op: 'bash', duration_ms: 1000 });
     expect(isAlive(firstPid(result.output))).toBe(false);
   });
 
@@ -85,6 +86,7 @@ describe('bash', () => {
     expect(result.exitCode).not.toBe(0);
     expect(result.metadata).toMatchObject({ timed_out: false, cancelled: true });
     expect(result.output).toMatch(/cancelled/);
+    expect(result.errorKind).toEqual({ type: 'cancelled', op: 'bash' });
     expect(isAlive(firstPid(result.output))).toBe(false);
   });
 

@@ -31,8 +31,8 @@ const dotdot: Case[] = [
   ['grep glob ..', grepTool, () => ({ pattern: 'secret', glob: '../outside/*' })],
   ['glob path ..', globTool, () => ({ pattern: '*', path: '../outside' })],
   ['glob pattern ..', globTool, () => ({ pattern: '../outside/*' })],
-  ['patch header ..', patchTool, () => ({ patch: '--- a/../outside/secret.txt\n+++ b/../outside/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n' })],
-  ['patch create ..', patchTool, () => ({ patch: '--- /dev/null\n+++ b/../outside/pwned.txt\n@@ -0,0 +1 @@\n+pwned\n' })],
+  ['patch header ..', patchTool, () => ({ file_path: '../outside/secret.txt', diff: '--- a/../outside/secret.txt\n+++ b/../outside/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n' })],
+  ['patch create ..', patchTool, () => ({ file_path: '../outside/pwned.txt', diff: '--- /dev/null\n+++ b/../outside/pwned.txt\n@@ -0,0 +1 @@\n+pwned\n' })],
 ];
 
 const absolute: Case[] = [
@@ -42,7 +42,7 @@ const absolute: Case[] = [
   ['ls absolute', lsTool, (w) => ({ path: w.outside })],
   ['grep absolute', grepTool, (w) => ({ pattern: 'secret', path: w.outside })],
   ['glob absolute', globTool, (w) => ({ pattern: '*', path: w.outside })],
-  ['patch absolute', patchTool, (w) => ({ patch: `--- ${w.outside}/secret.txt\n+++ ${w.outside}/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n` })],
+  ['patch absolute', patchTool, (w) => ({ file_path: `${w.outside}/secret.txt`, diff: `--- ${w.outside}/secret.txt\n+++ ${w.outside}/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n` })],
 ];
 
 const symlinked: Case[] = [
@@ -53,7 +53,7 @@ const symlinked: Case[] = [
   ['ls symlinked dir', lsTool, () => ({ path: 'outside-dir' })],
   ['grep symlinked dir', grepTool, () => ({ pattern: 'secret', path: 'outside-dir' })],
   ['glob symlinked dir', globTool, () => ({ pattern: '*', path: 'outside-dir' })],
-  ['patch symlink', patchTool, () => ({ patch: '--- a/secret-link.txt\n+++ b/secret-link.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n' })],
+  ['patch symlink', patchTool, () => ({ file_path: 'secret-link.txt', diff: '--- a/secret-link.txt\n+++ b/secret-link.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n' })],
 ];
 
 describe('file tools stay inside the workspace', () => {
@@ -69,8 +69,8 @@ describe('file tools stay inside the workspace', () => {
   it('walking the workspace does not follow symlinks out of it', async () => {
     ws.file('inside.txt', 'not a secret\n');
     const grep = await runTool(grepTool, { pattern: 'secret' }, ws.context());
-    expect(grep.output).toBe('inside.txt:1:not a secret');
+    expect(grep.output).toBe('inside.txt:1:not a secret\n\n1 match(es) in 1 file(s)');
     const glob = await runTool(globTool, { pattern: '**/*' }, ws.context());
-    expect(glob.output).toBe('inside.txt');
+    expect(glob.output).toBe('inside.txt\n\n1 of 1 file(s) shown');
   });
 });

@@ -13,7 +13,9 @@ describe('built-in tools', () => {
       expect(tool.description.length, tool.name).toBeGreaterThan(50);
       expect(() => tool.parameters.parse({ unexpected_field: true }), tool.name).toThrow();
     }
-    expect(tools.filter((tool) => tool.readOnly).map((tool) => tool.name)).toEqual(['read', 'grep', 'glob', 'ls', 'git']);
+    expect(tools.filter((tool) => tool.readOnly).map((tool) => tool.name)).toEqual(['read', 'grep', 'glob', 'ls']);
+    // Read-only per call (readOnlyFor): git status yes, checkout no; edit only with dry_run.
+    expect(tools.filter((tool) => tool.readOnlyFor !== undefined).map((tool) => tool.name)).toEqual(['edit', 'git']);
   });
 
   it.each(createBuiltinTools().map((tool) => [tool.name, tool] as const))('%s parameter schema is unchanged', (_name, tool) => {

@@ -26,11 +26,13 @@ export function errnoCode(error: unknown): string | undefined {
 
 /** Turn a path-resolution or file-system failure into a tool error result the model can act on. */
 export function pathErrorResult(error: unknown, userPath: string, noun: 'File' | 'Directory' | 'Path' = 'File'): ToolResult {
-  if (error instanceof WorkspaceEscapeError) return toolError(error.message, { reason: 'workspace_escape' });
-  if (error instanceof WorkspacePathNotFoundError) return toolError(`${noun} not found: ${userPath}`, { reason: 'not_found' });
+  if (error instanceof WorkspaceEscapeError) {
+    return { ...toolError(error.message, { reason: 'workspace_escape' }), errorKind: { type: 'invalid_argument', message: error.message } };
+  }
+  if (error instanceof WorkspacePathNotFoundError || errnoCode(error) === 'ENOENT') {
+    return { ...toolError(`${noun} not found: ${userPath}`, { reason: 'not_found' }), errorKind: { type: 'not_found', path: userPath } };
+  }
   switch (errnoCode(error)) {
-    case 'ENOENT':
-      return toolError(`${noun} not found: ${userPath}`, { reason: 'not_found' });
     case 'EISDIR':
       return toolError(`${userPath} is a directory, not a file.`, { reason: 'is_directory' });
     case 'ENOTDIR':
@@ -43,4 +45,55 @@ export function pathErrorResult(error: unknown, userPath: string, noun: 'File' |
     default:
       return toolError(`Cannot access ${userPath}: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** Most UTF-8 bytes of file content a `before`/`after` metadata field carries (the rest is cut, and flagged). */
+export const MAX_CONTENT_METADATA_BYTES = 256 * 1024;
+
+/**
+ * A file's content as a metadata field: the text itself, or its first MAX_CONTENT_METADATA_BYTES (cut on
+ * a character boundary) with `<key>_truncated: true`, so a huge file cannot flood events. `totalBytes`
+ * is the full content's size when `text` is already only its head.
+ */
+export function contentMetadata(key: 'before' | 'after', text: string, totalBytes = Buffer.byteLength(text, 'utf8')): Record<string, unknown> {
+  if (totalBytes <= MAX_CONTENT_METADATA_BYTES) return { [key]: text };
+  let cut = Buffer.from(text, 'utf8').subarray(0, MAX_CONTENT_METADATA_BYTES).toString('utf8');
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return { [key]: cut, [`${key}_truncated`]: true };
+}
+
+/** Lines in a text as the seed counts them: line breaks, plus one for a last line without a newline. */
+export function countLines(text: string): number {
+  if (text === '') return 0;
+  let count = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++;
+  return text.endsWith('\n') ? count : count + 1;
+}
+
+/** The offset a listing cursor stands for (cursors are the decimal offsets we hand out), or an error message naming the tool. */
+export function parseCursor(cursor: string | undefined, tool: string): number | string {
+  if (cursor === undefined) return 0;
+  if (!/^\d{1,9}$/.test(cursor)) return `Invalid cursor ${JSON.stringify(cursor)}; pass the cursor value from a previous ${tool} call.`;
+  return Number(cursor);
+}
+
+/** A requested page of a listing: where it starts and how many entries it may hold. */
+export interface ListPageRequest {
+  readonly offset: number;
+  readonly limit: number;
+  readonly requestedLimit: number;
+}
+
+/** The seed's page metadata for `returned` entries of `total` (null when unknown), as git's lists report it too. */
+export function listPageMetadata(request: ListPageRequest, returned: number, nextCursor: string | null, total: number | null): Record<string, unknown> {
+  return {
+    offset: request.offset,
+    requested_limit: request.requestedLimit,
+    applied_limit: request.limit,
+    returned_items: returned,
+    total_items: total,
+    next_cursor: nextCursor,
+    truncated: nextCursor !== null,
+    limit_clamped: request.requestedLimit !== request.limit,
+  };
 }

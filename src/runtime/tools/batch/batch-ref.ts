@@ -74,8 +74,11 @@ function resolveRef(ref: string, currentStep: number, sources: ReadonlyMap<strin
     case 'output':
       if (rest.length > 0) return fail(`output is a string and has no fields; use "${id}.json.${rest.join('.')}" to read JSON output`);
       return result.output;
+    case 'output_lines':
+      return walkPath(outputLines(result.output), rest, 'output_lines', fail);
     case 'exitCode':
-      if (rest.length > 0) return fail('exitCode is a number and has no fields');
+    case 'exit_code':
+      if (rest.length > 0) return fail(`${field} is a number and has no fields`);
       return result.exitCode;
     case 'metadata':
       if (!result.metadata) return fail(`"${id}" returned no metadata`);
@@ -85,8 +88,16 @@ function resolveRef(ref: string, currentStep: number, sources: ReadonlyMap<strin
       return walkPath(jsonCache.get(id), rest, 'json', fail);
     }
     default:
-      return fail(`unknown field "${field}"; use output, exitCode, metadata.<key> or json.<path>`);
+      return fail(`unknown field "${field}"; use output, output_lines.<n>, exit_code, metadata.<key> or json.<path>`);
   }
+}
+
+/** The output's lines without their line breaks (a final newline does not start another line). */
+function outputLines(output: string): string[] {
+  if (output === '') return [];
+  const lines = output.split(/\r?\n/);
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
 }
 
 function parseOutput(result: RefResult, id: string, fail: (detail: string) => never): unknown {

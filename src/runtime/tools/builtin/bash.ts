@@ -21,7 +21,7 @@ const MAX_PENDING_LINE = 64 * 1024;
 
 const parameters = z
   .object({
-    command: z.string().min(1).describe('The shell command to run with bash -c in the workspace directory.'),
+    command: z.string().min(1).describe('Required. The shell command to run with bash -c in the workspace directory.'),
     timeout: z
       .number()
       .int()
@@ -72,7 +72,10 @@ export const bashTool = defineTool({
   execute(args, ctx): Promise<ToolResult> {
     const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS;
     if (ctx.signal.aborted) {
-      return Promise.resolve(toolError('Command was cancelled before it started.', { exit_code: null, timed_out: false, cancelled: true }));
+      return Promise.resolve({
+        ...toolError('Command was cancelled before it started.', { exit_code: null, timed_out: false, cancelled: true }),
+        errorKind: { type: 'cancelled', op: 'bash' },
+      });
     }
     return new Promise<ToolResult>((resolve) => {
       const collected = new OutputCollector();
@@ -157,12 +160,13 @@ export const bashTool = defineTool({
         stderrLines.end();
         const status = exitStatus(exit?.code ?? null, exit?.signal ?? null);
         let output = collected.toString();
-        if (timedOut) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command timed out after ${timeoutMs} ms; its process group was killed.]`;
+        if (timedOut) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command timed out after ${timeoutMs}ms]`;
         else if (cancelled) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command was cancelled; its process group was killed.]`;
         const failed = timedOut || cancelled;
         finish({
           output,
           exitCode: failed && status === 0 ? 1 : status,
+          ...(timedOut ? { errorKind: { type: 'timeout' as const, op: 'bash', duration_ms: timeoutMs } } : cancelled ? { errorKind: { type: 'cancelled' as const, op: 'bash' } } : {}),
           metadata: {
             exit_code: exit?.code ?? null,
             signal: exit?.signal ?? null,

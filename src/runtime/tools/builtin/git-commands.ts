@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toolError, type ToolResult } from '../define-tool.js';
-import { pathErrorResult } from '../tool-file-helpers.js';
+import { listPageMetadata, pathErrorResult } from '../tool-file-helpers.js';
 import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
-import { diffPage, pageMetadata, pageOf, pageRequest, sanitizeRemoteUrl, type PageRequest } from './git-paging.js';
+import { diffPage, pageOf, pageRequest, sanitizeRemoteUrl, type PageRequest } from './git-paging.js';
 import { DEFAULT_GIT_LIST_LIMIT, DEFAULT_GIT_LOG_LIMIT, type GitArgs } from './git-params.js';
 import { failureText, type GitProcess } from './git-process.js';
 
@@ -71,7 +71,7 @@ export async function gitLog(git: GitProcess, args: GitArgs): Promise<ToolResult
   const more = hasMore ? `\n\nMore commits available; continue with cursor=${end}` : '';
   return ok(`Commit log (${commits.length} entries from offset ${request.offset}):\n\n${entries.join('\n\n')}${more}`, {
     count: commits.length,
-    page: pageMetadata(request, commits.length, hasMore ? String(end) : null, hasMore ? null : end),
+    page: listPageMetadata(request, commits.length, hasMore ? String(end) : null, hasMore ? null : end),
   });
 }
 

@@ -1,11 +1,8 @@
+import { listPageMetadata, type ListPageRequest } from '../tool-file-helpers.js';
 import { DEFAULT_DIFF_BYTES, type GitArgs } from './git-params.js';
 
 /** A requested page: where it starts and how many entries it holds. */
-export interface PageRequest {
-  readonly offset: number;
-  readonly limit: number;
-  readonly requestedLimit: number;
-}
+export type PageRequest = ListPageRequest;
 
 /** The page of a list: its entries and the seed's page metadata. */
 export interface Page<T> {
@@ -23,27 +20,13 @@ export function pageRequest(args: GitArgs, defaultLimit: number): PageRequest | 
   return { offset: args.cursor === undefined ? 0 : Number(args.cursor), limit, requestedLimit: limit };
 }
 
-/** The seed's page metadata for `returned` entries of `total` (null when unknown). */
-export function pageMetadata(request: PageRequest, returned: number, nextCursor: string | null, total: number | null): Record<string, unknown> {
-  return {
-    offset: request.offset,
-    requested_limit: request.requestedLimit,
-    applied_limit: request.limit,
-    returned_items: returned,
-    total_items: total,
-    next_cursor: nextCursor,
-    truncated: nextCursor !== null,
-    limit_clamped: request.requestedLimit !== request.limit,
-  };
-}
-
 /** One page of a fully listed collection; an error message when the cursor is past its end. */
 export function pageOf<T>(all: readonly T[], request: PageRequest): Page<T> | string {
   if (request.offset > all.length) return `cursor offset ${request.offset} exceeds the ${all.length} available entries`;
   const end = Math.min(all.length, request.offset + request.limit);
   const nextCursor = end < all.length ? String(end) : null;
   const items = all.slice(request.offset, end);
-  return { items, nextCursor, metadata: pageMetadata(request, items.length, nextCursor, all.length) };
+  return { items, nextCursor, metadata: listPageMetadata(request, items.length, nextCursor, all.length) };
 }
 
 /** One page of a diff, cut on UTF-8 character boundaries, with the seed's range metadata. */

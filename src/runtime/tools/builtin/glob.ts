@@ -2,24 +2,42 @@ import { stat } from 'node:fs/promises';
 import fg from 'fast-glob';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
-import { pathErrorResult } from '../tool-file-helpers.js';
+import { listPageMetadata, parseCursor, pathErrorResult } from '../tool-file-helpers.js';
 import { assertConfinedGlob, relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
 
-const DEFAULT_LIMIT = 100;
+const DEFAULT_LIMIT = 200;
 const MAX_LIMIT = 1000;
 // Bounds memory on huge trees; beyond it paging is over the first entries found.
 const MAX_ENTRIES = 100_000;
 
 const parameters = z
   .object({
-    pattern: z.string().min(1).describe('Glob pattern relative to path, e.g. "**/*.ts" or "src/**/*.{ts,tsx}".'),
-    path: z.string().min(1).optional().describe('Directory to search in, relative to the workspace (default: the workspace).'),
-    limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`Maximum number of paths per page (default ${DEFAULT_LIMIT}).`),
-    cursor: z.string().optional().describe('The next_cursor value from a previous glob call with the same pattern, to get the next page.'),
+    pattern: z.string().min(1).describe('Required. Glob pattern relative to path, e.g. "**/*.ts" or "src/**/*.{ts,tsx}".'),
+    path: z.string().min(1).optional().describe('Base directory to search in, relative to the workspace (default: the workspace).'),
+    limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`Maximum number of paths per page (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
+    cursor: z.string().optional().describe('The cursor from a previous glob call with the same pattern, to get the next page.'),
+    sort: z
+      .enum(['backend', 'path'])
+      .optional()
+      .describe('"backend" (default): walk order, each directory\'s files before its subdirectories; "path": sorted by full path.'),
   })
   .strict();
 
-/** The `glob` tool: sorted, paged file paths under a workspace directory that match a pattern. */
+/** Walk order with sorted entries: at each directory level its files come before its subdirectories. */
+function compareByDirectory(a: string, b: string): number {
+  const sa = a.split('/');
+  const sb = b.split('/');
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    if (sa[i] === sb[i]) continue;
+    const fileA = i === sa.length - 1;
+    const fileB = i === sb.length - 1;
+    if (fileA !== fileB) return fileA ? -1 : 1;
+    return sa[i] < sb[i] ? -1 : 1;
+  }
+  return sa.length - sb.length;
+}
+
+/** The `glob` tool: paged file paths (walk order or sorted) under a workspace directory that match a pattern. */
 export const globTool = defineTool({
   name: 'glob',
   description: loadPrompt(import.meta.url, 'glob.md'),
@@ -27,12 +45,9 @@ export const globTool = defineTool({
   readOnly: true,
   async execute(args, ctx): Promise<ToolResult> {
     const limit = args.limit ?? DEFAULT_LIMIT;
-    const offset = args.cursor === undefined ? 0 : /^\d+$/.test(args.cursor) ? Number(args.cursor) : NaN;
-    if (!Number.isSafeInteger(offset)) {
-      return toolError(`Invalid cursor ${JSON.stringify(args.cursor)}; pass the next_cursor value from a previous glob call.`, {
-        reason: 'invalid_cursor',
-      });
-    }
+    const sort = args.sort ?? 'backend';
+    const offset = parseCursor(args.cursor, 'glob');
+    if (typeof offset === 'string') return { ...toolError(offset, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message: offset } };
     const userPath = args.path ?? '.';
     const paths: string[] = [];
     let capped = false;
@@ -50,7 +65,7 @@ export const globTool = defineTool({
         suppressErrors: true,
       });
       for await (const entry of stream) {
-        if (ctx.signal.aborted) return toolError('glob was cancelled.', { reason: 'cancelled' });
+        if (ctx.signal.aborted) return { ...toolError('glob was cancelled.', { reason: 'cancelled' }), errorKind: { type: 'cancelled', op: 'glob' } };
         if (paths.length >= MAX_ENTRIES) {
           capped = true;
           break;
@@ -61,19 +76,28 @@ export const globTool = defineTool({
       return pathErrorResult(error, userPath, 'Directory');
     }
 
-    paths.sort();
-    const page = paths.slice(offset, offset + limit);
-    const next = offset + limit < paths.length ? String(offset + limit) : undefined;
-    const lines: string[] = [];
-    if (paths.length === 0) lines.push('No files found.');
-    else if (page.length === 0) lines.push(`No more files (${paths.length} in total).`);
-    else lines.push(...page);
+    // The walk's order depends on directory reading; "backend" sorts each directory's entries so pages
+    // stay stable between calls, "path" sorts the whole list.
+    if (sort === 'path') paths.sort();
+    else paths.sort(compareByDirectory);
+    if (paths.length === 0) {
+      const request = { offset, limit, requestedLimit: limit };
+      return { output: `No files found matching pattern: ${args.pattern}`, exitCode: 0, metadata: { page: listPageMetadata(request, 0, null, 0), sort, capped } };
+    }
+    if (offset > paths.length) {
+      const message = `cursor offset ${offset} exceeds the ${paths.length} matching file(s)`;
+      return { ...toolError(message, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message } };
+    }
+    const end = Math.min(paths.length, offset + limit);
+    const next = end < paths.length ? String(end) : null;
+    const page = paths.slice(offset, end);
+    const lines = [...page, '', `${page.length} of ${paths.length} file(s) shown`];
+    if (next !== null) lines.push(`More files available; continue with cursor=${next}`);
     if (capped) lines.push(`(The search stopped after ${MAX_ENTRIES} files; use a narrower pattern or path.)`);
-    if (next !== undefined) lines.push(`next_cursor: ${next}`);
     return {
       output: lines.join('\n'),
       exitCode: 0,
-      metadata: { count: page.length, total: paths.length, truncated: capped, ...(next !== undefined ? { next_cursor: next } : {}) },
+      metadata: { page: listPageMetadata({ offset, limit, requestedLimit: limit }, page.length, next, paths.length), sort, capped },
     };
   },
 });

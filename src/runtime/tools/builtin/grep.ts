@@ -3,37 +3,44 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
-import { looksBinary, pathErrorResult, truncateLine } from '../tool-file-helpers.js';
+import { listPageMetadata, looksBinary, parseCursor, pathErrorResult, truncateLine } from '../tool-file-helpers.js';
 import { assertConfinedGlob, relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
 
 const DEFAULT_LIMIT = 200;
-const MAX_LIMIT = 5000;
+const MAX_LIMIT = 1000;
 const MAX_CONTEXT = 20;
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
 // Bounds the file list held in memory while walking a huge tree.
 const MAX_FILES_WALKED = 200_000;
 const IGNORED_DIRS = ['**/node_modules/**', '**/.git/**', '**/dist/**'];
+const PAGED_MODES = ['files_with_matches', 'count', 'summary'] as const;
 
 const parameters = z
   .object({
-    pattern: z.string().min(1).describe('JavaScript regular expression to search for, matched against each line.'),
+    pattern: z.string().min(1).describe('Required. JavaScript regular expression to search for, matched against each line.'),
     path: z.string().min(1).optional().describe('File or directory to search, relative to the workspace (default: the workspace).'),
-    glob: z.string().min(1).optional().describe('Only search files matching this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}".'),
+    glob: z.string().min(1).optional().describe('Only search files matching this glob, e.g. "*.ts" or "*.{ts,tsx}".'),
+    context: z.number().int().min(0).max(MAX_CONTEXT).optional().describe(`Lines of context before and after each match (content mode only, 0-${MAX_CONTEXT}).`),
     '-i': z.boolean().optional().describe('Case-insensitive search (default false).'),
-    context: z.number().int().min(0).max(MAX_CONTEXT).optional().describe('Lines of context to show before and after each match (content mode only).'),
     output_mode: z
-      .enum(['content', 'files_with_matches', 'count'])
+      .enum(['content', ...PAGED_MODES])
       .optional()
-      .describe('"content" (default): matching lines; "files_with_matches": file paths; "count": matches per file.'),
+      .describe('"content" (default): matching lines; "files_with_matches": file paths; "count": matches per file; "summary": per file its match count and first match.'),
     limit: z
       .number()
       .int()
       .min(1)
       .max(MAX_LIMIT)
       .optional()
-      .describe(`Maximum number of matching lines (content mode) or files (other modes) to return (default ${DEFAULT_LIMIT}).`),
+      .describe(`Files per page in the paged modes; matching lines shown in content mode (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
+    cursor: z.string().optional().describe('Paged modes only: the cursor from a previous grep call with the same arguments, for the next page.'),
   })
-  .strict();
+  .strict()
+  .superRefine((args, ctx) => {
+    if (args.cursor !== undefined && (args.output_mode ?? 'content') === 'content') {
+      ctx.addIssue({ code: 'custom', path: ['cursor'], message: 'cursor is only for output_mode files_with_matches, count or summary' });
+    }
+  });
 
 type Args = z.infer<typeof parameters>;
 
@@ -68,10 +75,23 @@ async function listFiles(target: string, glob: string | undefined): Promise<File
   return { files, walkCapped };
 }
 
+/** One file with matches (paged modes keep every one, to page over them). */
+interface FileHits {
+  shown: string;
+  count: number;
+  firstLine: number;
+  firstText: string;
+}
+
 interface Scan {
+  /** Content mode: the output lines. */
   out: string[];
+  /** Paged modes: every matching file, in path order. */
+  hits: FileHits[];
+  anchors: string[];
   matches: number;
   matchedFiles: number;
+  /** Content mode stopped at `limit` matching lines. */
   hitLimit: boolean;
   skippedLarge: number;
 }
@@ -92,10 +112,10 @@ function contentLines(shown: string, lines: string[], hits: number[], context: n
 }
 
 async function scanFiles(files: string[], regex: RegExp, args: Args, workspace: string, signal: AbortSignal): Promise<Scan> {
-  const mode = args.output_mode ?? 'content';
+  const content = (args.output_mode ?? 'content') === 'content';
   const limit = args.limit ?? DEFAULT_LIMIT;
   const context = args.context ?? 0;
-  const scan: Scan = { out: [], matches: 0, matchedFiles: 0, hitLimit: false, skippedLarge: 0 };
+  const scan: Scan = { out: [], hits: [], anchors: [], matches: 0, matchedFiles: 0, hitLimit: false, skippedLarge: 0 };
   for (const file of files) {
     if (signal.aborted) break;
     const info = await stat(file).catch(() => null);
@@ -113,30 +133,33 @@ async function scanFiles(files: string[], regex: RegExp, args: Args, workspace: 
     if (hits.length === 0) continue;
 
     const shown = relativeToWorkspace(workspace, file);
-    if (mode === 'content') {
-      const budget = limit - scan.matches;
-      contentLines(shown, lines, hits.slice(0, budget), context, scan.out);
-      scan.matches += Math.min(hits.length, budget);
-      scan.matchedFiles++;
-      if (scan.matches >= limit) {
-        // Further files are not searched once the cap is reached, so more matches may exist.
-        scan.hitLimit = hits.length > budget || file !== files[files.length - 1];
-        break;
-      }
-    } else {
-      if (scan.matchedFiles >= limit) {
-        scan.hitLimit = true;
-        break;
-      }
+    if (!content) {
       scan.matchedFiles++;
       scan.matches += hits.length;
-      scan.out.push(mode === 'count' ? `${shown}:${hits.length}` : shown);
+      scan.hits.push({ shown, count: hits.length, firstLine: hits[0] + 1, firstText: truncateLine(lines[hits[0]]) });
+      continue;
+    }
+    const budget = limit - scan.matches;
+    contentLines(shown, lines, hits.slice(0, budget), context, scan.out);
+    scan.anchors.push(shown);
+    scan.matches += Math.min(hits.length, budget);
+    scan.matchedFiles++;
+    if (scan.matches >= limit) {
+      // Further files are not searched once the cap is reached, so more matches may exist.
+      scan.hitLimit = hits.length > budget || file !== files[files.length - 1];
+      break;
     }
   }
   return scan;
 }
 
-/** The `grep` tool: regular-expression search over workspace files, bounded by a match limit. */
+function pagedLine(mode: Exclude<Args['output_mode'], 'content' | undefined>, hit: FileHits): string {
+  if (mode === 'count') return `${hit.shown}:${hit.count}`;
+  if (mode === 'summary') return `${hit.shown}: ${hit.count} match(es); first at line ${hit.firstLine}: ${hit.firstText}`;
+  return hit.shown;
+}
+
+/** The `grep` tool: regular-expression search over workspace files, content capped, file lists paged. */
 export const grepTool = defineTool({
   name: 'grep',
   description: loadPrompt(import.meta.url, 'grep.md'),
@@ -148,10 +171,13 @@ export const grepTool = defineTool({
       regex = new RegExp(args.pattern, args['-i'] ? 'i' : '');
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
-      return toolError(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${detail}. Escape special characters to match them literally.`, {
-        reason: 'invalid_regex',
-      });
+      const message = `Invalid regex pattern '${args.pattern}': ${detail}. Escape special characters to match them literally.`;
+      return { ...toolError(message, { reason: 'invalid_regex' }), errorKind: { type: 'invalid_argument', message } };
     }
+    const mode = args.output_mode ?? 'content';
+    const limit = args.limit ?? DEFAULT_LIMIT;
+    const offset = parseCursor(args.cursor, 'grep');
+    if (typeof offset === 'string') return { ...toolError(offset, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message: offset } };
     const userPath = args.path ?? '.';
     let listing: FileList;
     try {
@@ -163,25 +189,34 @@ export const grepTool = defineTool({
     }
 
     const scan = await scanFiles(listing.files, regex, args, ctx.workspace, ctx.signal);
-    if (ctx.signal.aborted) return toolError('grep was cancelled.', { reason: 'cancelled' });
+    if (ctx.signal.aborted) return { ...toolError('grep was cancelled.', { reason: 'cancelled' }), errorKind: { type: 'cancelled', op: 'grep' } };
     const notes: string[] = [];
-    const limit = args.limit ?? DEFAULT_LIMIT;
-    if (scan.hitLimit) {
-      const unit = (args.output_mode ?? 'content') === 'content' ? 'matches' : 'files';
-      notes.push(`(Stopped after ${limit} ${unit}; there may be more. Narrow the pattern, path or glob, or raise limit.)`);
-    }
     if (listing.walkCapped) notes.push(`(Only the first ${MAX_FILES_WALKED} files were searched; narrow path or glob.)`);
     if (scan.skippedLarge > 0) notes.push(`(${scan.skippedLarge} files larger than 10 MiB were skipped.)`);
-    const body = scan.out.length > 0 ? scan.out.join('\n') : 'No matches found.';
-    return {
-      output: notes.length > 0 ? `${body}\n\n${notes.join('\n')}` : body,
+    const request = { offset, limit, requestedLimit: limit };
+    const search = { matching_lines: scan.matches, matching_files: scan.matchedFiles, truncated: scan.hitLimit || listing.walkCapped };
+    const searched = relativeToWorkspace(ctx.workspace, path.resolve(ctx.workspace, userPath));
+    const result = (body: string[], anchors: string[], page: Record<string, unknown>): ToolResult => ({
+      output: [...body, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n'),
       exitCode: 0,
-      metadata: {
-        matches: scan.matches,
-        files: scan.matchedFiles,
-        truncated: scan.hitLimit || listing.walkCapped,
-        path: relativeToWorkspace(ctx.workspace, path.resolve(ctx.workspace, userPath)),
-      },
-    };
+      metadata: { source_anchors: anchors, output_mode: mode, page, search, path: searched },
+    });
+
+    if (scan.matches === 0) return result([`No matches found for pattern: ${args.pattern}`], [], listPageMetadata(request, 0, null, 0));
+    if (mode === 'content') {
+      const footer = `${scan.matches} match(es) in ${scan.matchedFiles} file(s)`;
+      const stop = scan.hitLimit ? [`(Stopped after ${limit} matching lines; there may be more. Narrow the pattern, path or glob, or raise limit.)`] : [];
+      const page = { ...listPageMetadata(request, scan.matches, null, scan.hitLimit ? null : scan.matches), truncated: scan.hitLimit };
+      return result([...scan.out, '', footer, ...stop], scan.anchors, page);
+    }
+    if (offset > scan.hits.length) {
+      const message = `cursor offset ${offset} exceeds the ${scan.hits.length} matching file(s)`;
+      return { ...toolError(message, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message } };
+    }
+    const end = Math.min(scan.hits.length, offset + limit);
+    const next = end < scan.hits.length ? String(end) : null;
+    const shown = scan.hits.slice(offset, end);
+    const footer = [`${end - offset} of ${scan.hits.length} matching file(s) shown`, ...(next !== null ? [`More files available; continue with cursor=${next}`] : [])];
+    return result([...shown.map((hit) => pagedLine(mode, hit)), '', ...footer], shown.map((hit) => hit.shown), listPageMetadata(request, shown.length, next, scan.hits.length));
   },
 });
