@@ -8,7 +8,7 @@ export const MAX_TOOL_LABELS = 200;
 
 const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 type FinishedStatus = (typeof FINISHED_STATUSES)[number];
-/** `error` event codes that stand for one failed provider call (a retried attempt, the last one, or the breaker's). */
+/** `error` event codes that stand for a failed provider call (the last one, or the breaker's); retried attempts are `provider_retry` events. */
 const PROVIDER_FAILURE_CODES: ReadonlySet<string> = new Set(['PROVIDER_ERROR', 'CIRCUIT_BREAKER_OPEN']);
 // Runs with `wait: true` hold their request for the whole run, so the buckets reach minutes.
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];

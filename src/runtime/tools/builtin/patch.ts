@@ -3,7 +3,7 @@ import path from 'node:path';
 import { applyPatch, parsePatch, type StructuredPatch, type StructuredPatchHunk } from 'diff';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
-import { errnoCode, pathErrorResult } from '../tool-file-helpers.js';
+import { contentMetadata, errnoCode, pathErrorResult } from '../tool-file-helpers.js';
 import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
 
 const DEV_NULL = '/dev/null';
@@ -221,7 +221,7 @@ export const patchTool = defineTool({
     return {
       output: `Applied ${hunks} hunk(s) to ${shown}`,
       exitCode: 0,
-      metadata: { file_path: shown, before: before ?? '', after: change.target ? change.content : '', action: change.action },
+      metadata: { file_path: shown, ...contentMetadata('before', before ?? ''), ...contentMetadata('after', change.target ? change.content : ''), action: change.action },
     };
   },
 });
