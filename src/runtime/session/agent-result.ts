@@ -1,6 +1,5 @@
 import type { AgentResult } from '../../protocol/run-record.js';
-import type { AgentEndPayload } from '../../protocol/runtime-event.js';
-import { buildVerificationSummary, type VerificationReport } from '../../protocol/verification.js';
+import type { VerificationReport } from '../../protocol/verification.js';
 import type { LoopOutcome } from '../loop/run-loop.js';
 import { summarizeVerifications } from '../verification/verification-summary.js';
 
