@@ -20,6 +20,8 @@ export interface BenchServerOptions {
   providerBaseUrl: string;
   /** Overrides of `limits` (e.g. subscriberBufferEvents). */
   limits?: Record<string, number>;
+  /** The `sandbox` config block (e.g. host_direct "none" for the unsandboxed baseline). */
+  sandbox?: Record<string, unknown>;
 }
 
 /** Starts the server as the benchmarks measure it: memory store, silent logger, zero-latency provider. */
@@ -37,6 +39,7 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
     workspaceRoots: [root],
     logLevel: 'silent',
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   const server = await startServer(config, { logger: pino({ level: 'silent' }) });
   return {

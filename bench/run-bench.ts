@@ -3,6 +3,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
 import { round } from './bench-stats.js';
 import { runRunsBench } from './runs-bench.js';
+import { runSandboxBench } from './sandbox-bench.js';
 import { runSessionsBench } from './sessions-bench.js';
 import { runWsBench } from './ws-bench.js';
 
@@ -11,6 +12,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   runs: runRunsBench,
   ws: runWsBench,
   sessions: runSessionsBench,
+  sandbox: runSandboxBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -18,6 +20,7 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
   ws        delivered events/s to 100 WebSocket subscribers; p99 latency at 20,000 delivered events/s
             [--chunks N] [--paced-eps N] [--subscriber-buffer N]
   sessions  POST /v1/sessions/s at concurrency 20; RSS and heap per idle session [--idle N]
+  sandbox   ms per host-direct "bash true" call, in the sandbox (bwrap) and without (host_direct none) [--commands N]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {

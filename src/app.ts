@@ -13,6 +13,7 @@ import { registerRunRoutes } from './routes/runs.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerToolRoutes } from './routes/tools.js';
 import { registerVerificationRoutes } from './routes/verifications.js';
+import { installBrowserGuard } from './server/browser-guard.js';
 import { installErrorHandler } from './server/error-handler.js';
 
 /** The Fastify app plus the handles shutdown needs. */
@@ -28,6 +29,9 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   const sockets = new SocketRegistry();
   installErrorHandler(app);
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  // Before any route, after the websocket plugin's own onRequest hook (which marks upgrades, so a refused
+  // upgrade's socket is destroyed after the 403): a refused Host or Origin never reaches a handler or upgrades.
+  installBrowserGuard(app, ctx.config);
   app.addHook('preClose', async () => {
     ctx.agent.beginShutdown();
     sockets.closeAll('server shutting down');

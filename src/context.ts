@@ -19,6 +19,7 @@ import { TenantBudgetLedger } from './runtime/policy/budget/tenant-budget-ledger
 import { WebSocketHostRegistry } from './runtime/policy/host-bridge/websocket-host-registry.js';
 import { SecretRedactor } from './runtime/policy/secret-redactor.js';
 import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
+import { startSandbox, type StartedSandbox } from './runtime/sandbox/start-sandbox.js';
 import { Authenticator } from './server/authenticator.js';
 import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics } from './server/runtime-metrics.js';
@@ -46,6 +47,8 @@ export interface RuntimeContext {
   readonly hostRegistry: WebSocketHostRegistry;
   /** This node's id (random unless configured). */
   readonly nodeId: string;
+  /** The sandbox model-chosen commands run in (`bwrap`, or `none`), detected at start. */
+  readonly sandbox: StartedSandbox;
   /** Called once the server listens: in a cluster, starts advertising this node at its URL. */
   onListening(url: string): Promise<void>;
   /** Release what the context opened (the Redis connections), after the agent closed. */
@@ -58,6 +61,8 @@ export interface RuntimeOverrides {
   logger?: Logger;
   store?: SessionStore;
   checkpoints?: CheckpointStore;
+  /** Replaces sandbox detection (tests of the no-sandbox path). */
+  sandbox?: StartedSandbox;
 }
 
 async function createStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<SessionStore> {
@@ -146,6 +151,8 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const cluster = redis ? createCluster(config, redis, nodeId, logger) : undefined;
   const store = overrides.store ?? (await createStore(config, redis, cluster));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
+  // Before anything else starts: with sandbox.mode "required", no working sandbox means no server.
+  const sandbox = overrides.sandbox ?? (await startSandbox(config, logger));
   const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
   const mcp = new McpManager({ source: 'global', now: () => hostEnv.now(), onLog: (server, line) => logger.info({ mcp: server }, line) });
   // Global servers that cannot start yet stay registered with their error (GET .../mcp shows it); refresh retries.
@@ -172,6 +179,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     workspaceRoots,
     providerFor,
     checkpoints,
+    sandbox,
     ownership: cluster?.ownership ?? createLocalOwnership(nodeId),
     mcp,
     onMcpLog: (sessionId, server, line) => logger.debug({ sessionId, mcp: server }, line),
@@ -195,12 +203,14 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     metrics,
     hostRegistry,
     nodeId,
+    sandbox,
     onListening: async (url: string) => {
       if (!cluster) return;
       await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));
     },
     dispose: async () => {
       metrics.close();
+      await sandbox.dispose();
       await Promise.all([...providers.values()].map((provider) => provider.close?.()));
       if (cluster) await cluster.reader.quit().catch(() => cluster.reader.disconnect());
       if (redis) await redis.quit().catch(() => redis.disconnect());

@@ -139,8 +139,8 @@ describe('openapi.yaml', () => {
     expect(errorRef('/v1/sessions/{id}/history', '410')).toBe('#/components/schemas/ErrorBody');
     expect(errorRef('/v1/sessions/{id}/history', '421')).toBe('#/components/schemas/ErrorBody');
     expect(errorRef('/v1/sessions/{id}/events', '426')).toBe('#/components/schemas/ErrorBody');
-    // The WebSocket route reports failures as close codes; a plain GET answers 426 UPGRADE_REQUIRED.
-    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '426']);
+    // The WebSocket route reports failures as close codes; a plain GET answers 426 UPGRADE_REQUIRED, a bad Host or Origin 403.
+    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '403', '426']);
   });
 
   it('lists the whole error catalogue, run error codes included, and RunError.code is that closed set', () => {

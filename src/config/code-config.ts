@@ -72,6 +72,9 @@ export const ModelConfigSchema = z
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 
 const CHAT_PATH = /^\/[^\s?#]*$/;
+// allowed_hosts / allowed_origins entries: `name[:port]` or `[v6][:port]`, and `http(s)://` before that.
+const HOST_ENTRY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?::[0-9]{1,5})?$/;
+const ORIGIN_ENTRY = /^https?:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?::[0-9]{1,5})?$/;
 
 /** One OpenAI-compatible provider. */
 export const ProviderConfigSchema = z
@@ -126,6 +129,12 @@ export const LimitsSchema = z
   })
   .strict();
 
+/** Tenant ids that name their own directory under a workspace root (letters, digits, "_", "." and "-", not starting with "."). */
+export const SAFE_TENANT_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
+
+/** What SAFE_TENANT_ID asks for, in words. */
+export const SAFE_TENANT_ID_RULE = 'with tokens of more than one tenant, a tenantId names the tenant\'s directory under each workspace root: 1-128 letters, digits, "_", "." or "-", not starting with "."';
+
 /** CodeConfig: the server configuration after loading (ACL/HCL, JSON or env) and normalising to camelCase. */
 export const CodeConfigSchema = z
   .object({
@@ -138,6 +147,11 @@ export const CodeConfigSchema = z
     host: z.string().default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8080),
     workspaceRoots: z.array(z.string().min(1)).min(1).optional(),
+    /**
+     * Workspace roots every tenant may use, as before per-tenant spaces (unsafe between mutually untrusting
+     * tenants: each reads and writes the others' files there). Listed roots are workspace roots too.
+     */
+    sharedWorkspaceRoots: z.array(z.string().min(1)).max(64).default([]),
     apiTokens: z.array(ApiTokenSchema).default([]),
     loop: LoopDefaultsSchema.default(LoopDefaultsSchema.parse({})),
     limits: LimitsSchema.default(LimitsSchema.parse({})),
@@ -150,6 +164,35 @@ export const CodeConfigSchema = z
     defaultBudget: BudgetOptionsSchema.optional(),
     /** A webhook every session's budget guard also asks (fail closed). */
     budgetHost: BudgetHostSchema.optional(),
+    /**
+     * Outbound URLs tenants name (hook and budget-host webhooks): `allowPrivateNetworks` lets every caller name
+     * loopback, private and link-local addresses (default false: only host_direct callers may).
+     */
+    outbound: z
+      .object({ allowPrivateNetworks: z.boolean().default(false) })
+      .strict()
+      .default({ allowPrivateNetworks: false }),
+    /**
+     * How model-chosen commands (bash, git, a session's stdio MCP servers) are contained. `mode`: `required`
+     * refuses to start without a working bubblewrap (default when API tokens are configured), `auto` (default
+     * otherwise) runs commands unsandboxed when bubblewrap does not work, and then only for sessions created
+     * with host_direct. `hostDirect`: `none` runs host-direct calls unsandboxed. `network`: `allowed` shares
+     * the host's network (loopback services included) with every contained command. Limits are per command.
+     */
+    sandbox: z
+      .object({
+        mode: z.enum(['required', 'auto']).optional(),
+        hostDirect: z.enum(['sandbox', 'none']).default('sandbox'),
+        network: z.enum(['none', 'allowed']).default('none'),
+        pidsMax: z.number().int().min(8).max(1_000_000).default(512),
+        memoryMb: z.number().int().min(16).max(1_048_576).default(4096),
+        cpuSeconds: z.number().int().min(1).max(86_400).default(900),
+        addressSpaceMb: z.number().int().min(64).max(16_777_216).default(16_384),
+        /** Host paths mounted read-only at the same place in every sandbox (a toolchain outside /usr, e.g. /opt/node). */
+        readOnlyPaths: z.array(z.string().regex(/^\//, 'sandbox.read_only_paths entries must be absolute paths')).max(64).default([]),
+      })
+      .strict()
+      .prefault({}),
     /** Budgets shared by all sessions of a tenant, keyed by tenant id. */
     tenantBudgets: z.record(z.string(), BudgetOptionsSchema).default({}),
     /** Agent-global MCP servers (JSON `mcp_servers` list). */
@@ -172,6 +215,10 @@ export const CodeConfigSchema = z
     nodeId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'nodeId must be 1-64 letters, digits, "_", "." or "-"').optional(),
     /** The URL other nodes and clients reach this node at (default: http://<host>:<port>). */
     advertiseUrl: z.string().url('advertiseUrl must be a URL').optional(),
+    /** Extra names a request's Host may carry beside localhost, 127.0.0.1, [::1], the bind host and advertiseUrl's host (`name`: any port, `name:port`). */
+    allowedHosts: z.array(z.string().regex(HOST_ENTRY, 'allowed_hosts entries must be a host name or address, optionally ":port" (IPv6 in brackets), without scheme or path')).max(256).default([]),
+    /** Browser origins allowed to call the server beside its own (`http(s)://host[:port]`; `null` is never allowed). */
+    allowedOrigins: z.array(z.string().regex(ORIGIN_ENTRY, 'allowed_origins entries must be origins like "https://console.example.com" or "http://localhost:3000" (no path, no "null")')).max(256).default([]),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),
@@ -181,6 +228,12 @@ export const CodeConfigSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
+    // With tokens of several tenants each tenant gets the directory <root>/<tenantId>: the id must be a safe path segment.
+    if (new Set(config.apiTokens.map((t) => t.tenantId)).size > 1) {
+      config.apiTokens.forEach((t, i) => {
+        if (!SAFE_TENANT_ID.test(t.tenantId)) ctx.addIssue({ code: 'custom', path: ['apiTokens', i, 'tenantId'], message: SAFE_TENANT_ID_RULE });
+      });
+    }
     // `mcp "name" {}` blocks are validated as McpServerConfig entries, with paths under mcp.<name>.
     for (const [name, raw] of Object.entries(config.mcp)) {
       const parsed = McpServerConfigSchema.safeParse({ ...raw, name });

@@ -178,10 +178,11 @@ function applyEnv(data: Record<string, unknown>, env: NodeJS.ProcessEnv, prov: P
     if (/^[0-9]{1,5}$/.test(port.trim()) && Number(port) <= 65535) set('port', Number(port), 'A3S_PORT');
     else problems.push({ source: 'A3S_PORT', path: 'port', message: `must be an integer 0-65535, got ${JSON.stringify(port)}` });
   }
-  const roots = envValue(env, 'A3S_WORKSPACE_ROOTS');
-  if (roots !== undefined) {
-    const list = roots.split(',').map((r) => r.trim()).filter((r) => r !== '');
-    set('workspaceRoots', list, 'A3S_WORKSPACE_ROOTS');
+  // Comma-separated lists; an empty item is dropped.
+  const lists = [['A3S_WORKSPACE_ROOTS', 'workspaceRoots'], ['A3S_ALLOWED_HOSTS', 'allowedHosts'], ['A3S_ALLOWED_ORIGINS', 'allowedOrigins']] as const;
+  for (const [name, key] of lists) {
+    const value = envValue(env, name);
+    if (value !== undefined) set(key, value.split(',').map((item) => item.trim()).filter((item) => item !== ''), name);
   }
   const tokens = envValue(env, 'A3S_API_TOKENS');
   if (tokens !== undefined) applyEnvTokens(data, tokens, prov, problems);
@@ -257,6 +258,7 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
     dataDir,
     sessionsDir: path.resolve(cwd, config.sessionsDir ?? path.join(dataDir, 'sessions')),
     workspaceRoots: (config.workspaceRoots ?? [cwd]).map((root) => path.resolve(cwd, root)),
+    sharedWorkspaceRoots: config.sharedWorkspaceRoots.map((root) => path.resolve(cwd, root)),
   };
 }
 
@@ -264,7 +266,7 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
  * Loads the server configuration: a file (`configPath`, else `A3S_CONFIG`; `.json` is JSON, anything else
  * ACL/HCL with `env()`) or inline ACL text (`configText`, else `A3S_CONFIG_TEXT`; a path and text together
  * are an error), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
- * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`,
+ * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`, `A3S_ALLOWED_HOSTS`, `A3S_ALLOWED_ORIGINS`,
  * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`; empty values count as unset), then CodeConfigSchema.
  * Relative `dataDir`, `sessionsDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
  * file (not against the file's directory); `workspaceRoots` defaults to `[cwd]` and `sessionsDir` to

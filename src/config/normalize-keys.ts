@@ -61,6 +61,8 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   mcpIdleDisconnect: FREE,
   cluster: FREE,
   budgetHost: FREE,
+  outbound: FREE,
+  sandbox: FREE,
   memory: FREE,
   taskScheduler: FREE,
   search: FREE,

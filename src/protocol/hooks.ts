@@ -102,7 +102,8 @@ export const WebhookHeadersSchema = z
 
 /**
  * A webhook endpoint: the server POSTs the request as JSON to `url` and reads the JSON answer. These are
- * server-side requests to a URL the host configured (any host, not only loopback).
+ * server-side requests to a URL the host configured: loopback, private and link-local addresses only for
+ * host_direct callers or with config outbound.allow_private_networks (runtime/outbound checks every call).
  */
 export const WebhookHookEndpointSchema = z.object({ type: z.literal('webhook'), url: WebhookUrlSchema, headers: WebhookHeadersSchema.optional() }).strict();
 

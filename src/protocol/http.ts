@@ -19,6 +19,10 @@ export const SessionInfoSchema = z
     workspace: z.string(),
     model: z.string(),
     busy: z.boolean(),
+    /** The sandbox the session's commands run in: `bwrap`, or `none` (then only sessions created with host_direct run commands). */
+    sandbox: z.enum(['bwrap', 'none']),
+    /** The network its contained commands get: `none`, or `allowed` (the host's network, loopback included). */
+    sandboxNetwork: z.enum(['none', 'allowed']),
     /** The active run's snapshot (seed `currentRun()`), null when idle. */
     currentRun: z.object({ id: z.string(), status: RunStatusSchema }).nullable(),
     /** Non-fatal notes about the options the session was created with (seed `initWarning`), null when none. */
@@ -135,4 +139,9 @@ export const ArtifactResponseSchema = z.object({
   artifact: z.object({ id: z.string(), toolCallId: z.string().optional(), toolName: z.string().optional(), createdAtMs: z.number().int(), content: z.string() }),
 });
 /** Health answer. */
-export const HealthResponseSchema = z.object({ status: z.string(), checks: z.record(z.string(), z.boolean()).optional() });
+export const HealthResponseSchema = z.object({
+  status: z.string(),
+  checks: z.record(z.string(), z.boolean()).optional(),
+  /** The sandbox model-chosen commands run in (readiness only): `bwrap`, or `none` (unsandboxed, host_direct sessions only). */
+  sandbox: z.enum(['bwrap', 'none']).optional(),
+});

@@ -189,7 +189,10 @@ const SESSION_OPTIONS_SHAPE = {
   trajectoryMode: z.string().min(1).max(64).optional(),
   trajectoryMaxTextBytes: positiveInt(1_073_741_824).optional(),
   trajectoryIncludeMessages: z.boolean().optional(),
-  commandEnv: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'commandEnv keys must be environment variable names'), z.string().max(100_000)).optional(),
+  /** Extra environment variables for the session's commands (names checked by the builder: PATH, HOME, GIT_*, LD_* are refused). */
+  commandEnv: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'commandEnv keys must be environment variable names'), z.string().max(4096)).optional(),
+  /** Our extension: network for the session's contained commands; `allowed` needs host_direct unless config allows it. */
+  sandboxNetwork: z.enum(['none', 'allowed']).optional(),
   completionWaivers: z.array(z.unknown()).max(1000).optional(),
   effectIsolation: z.unknown().optional(),
   externalObservations: z.array(z.unknown()).max(1000).optional(),
@@ -289,7 +292,6 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknow
   trajectoryMode: () => true,
   trajectoryMaxTextBytes: () => true,
   trajectoryIncludeMessages: (v) => v === true,
-  commandEnv: (v) => !empty(v),
   completionWaivers: (v) => !empty(v),
   effectIsolation: (v) => v !== null && v !== false,
   externalObservations: (v) => !empty(v),

@@ -55,6 +55,16 @@ export const SnapshotSessionSchema = z.object({
    */
   policyBounded: z.boolean().optional(),
   /**
+   * True when the creator had the host_direct scope: webhook URLs in the options (hooks, budgetHost) may name
+   * private, loopback or link-local addresses wherever the session is restored. Absent: they may not.
+   */
+  outboundPrivate: z.boolean().optional(),
+  /**
+   * True when the creator had the host_direct scope: on a server without a working sandbox the session's
+   * commands may run on the host wherever it is restored. Absent: they are refused there.
+   */
+  hostCommands: z.boolean().optional(),
+  /**
    * The session's own MCP servers (added with POST /v1/sessions/:id/mcp, not yet removed), re-registered
    * wherever the session is restored. The host-supplied inherited ones are in `options.mcpServers`. Like the
    * options, they may carry env or headers with tokens: the snapshot is stored as is and never served.

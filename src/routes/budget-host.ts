@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { BudgetHostEndpointSchema, BudgetHostSetResponseSchema } from '../protocol/budget.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
+import { assertOutboundUrl, privateOutboundAllowed } from '../runtime/outbound/assert-outbound-url.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -13,14 +14,19 @@ export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContex
       method: 'PUT',
       url: '/v1/sessions/:id/budget-host',
       summary: 'Set the external budget host of a session (a webhook, or a WebSocket host registered with host_register)',
-      description: 'The host is asked `budget_check` before every provider and tool call of the session, in addition to its built-in limits; a host that fails or does not answer within timeoutMs denies.',
+      description:
+        'The host is asked `budget_check` before every provider and tool call of the session, in addition to its built-in limits; a host that fails or does not answer within timeoutMs denies. ' +
+        'Without the host_direct scope (or config outbound.allow_private_networks) a webhook url whose host is or resolves to a loopback, private, link-local or other non-global address is refused (400 naming url) and checked again at every call; redirects are not followed.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: BudgetHostEndpointSchema,
       responses: { 200: BudgetHostSetResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
     async ({ params, body, caller }) => {
-      ctx.agent.getSession(params.id, caller).setBudgetHost(body);
+      const session = ctx.agent.getSession(params.id, caller);
+      const allowPrivateNetworks = privateOutboundAllowed(caller, ctx.config);
+      if (body.type === 'webhook') await assertOutboundUrl(body.url, 'url', allowPrivateNetworks);
+      session.setBudgetHost(body, allowPrivateNetworks);
       return { budgetHost: body.type };
     },
   );

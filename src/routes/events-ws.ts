@@ -124,11 +124,12 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       'The server pings to measure how far the client has read; clients must answer pings. ' +
       'Close codes: 1001 shutdown, 1008 invalid query (or more than 8 messages waiting while the subscription attaches), 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed. ' +
       'On a socket that follows a session another node owns (its events arrive through the shared stream), confirm, cancel, host_register and hook_response are refused with an error frame, code SESSION_OWNED_ELSEWHERE, naming the owner node and its URL: send confirmations and cancels over REST to the owner. ' +
-      'A plain GET without the upgrade answers 426 UPGRADE_REQUIRED, whether or not the session exists.',
+      'A plain GET without the upgrade answers 426 UPGRADE_REQUIRED, whether or not the session exists. ' +
+      'A handshake with a Host the server does not answer to, or a browser Origin not allowed, answers HTTP 403 (HOST_NOT_ALLOWED, ORIGIN_NOT_ALLOWED) before the upgrade.',
     scope: 'sessions',
     params: SessionParamsSchema,
     query: WsQuerySchema,
-    responses: { 101: null, 426: ErrorBodySchema },
+    responses: { 101: null, 403: ErrorBodySchema, 426: ErrorBodySchema },
   });
   const limits = { maxUnackedFrames: ctx.config.limits.subscriberBufferEvents, maxUnackedBytes: subscriberBufferBytes(ctx.config.limits.subscriberBufferEvents) };
 

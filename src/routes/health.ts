@@ -15,7 +15,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: ServerContext): 
       const admitting = ctx.agent.admitting;
       const ready = store && admitting;
       reply.status(ready ? 200 : 503);
-      return { status: ready ? 'ready' : 'not_ready', checks: { store, admitting } };
+      return { status: ready ? 'ready' : 'not_ready', checks: { store, admitting }, sandbox: ctx.sandbox.kind };
     },
   );
 }

@@ -3,6 +3,7 @@ import { CodeError } from '../errors.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { HookCreatedResponseSchema, HookListResponseSchema, HookParamsSchema, HookRegistrationSchema, HookRemovedResponseSchema } from '../protocol/hooks.js';
 import type { Caller } from '../runtime/caller.js';
+import { assertOutboundUrl, privateOutboundAllowed } from '../runtime/outbound/assert-outbound-url.js';
 import type { HookEngine } from '../runtime/policy/hooks/hook-engine.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
@@ -23,7 +24,9 @@ export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, get
       summary: 'Register a hook (webhook or WebSocket host) for this session',
       description:
         'Gating events (pre_tool_use, permission_request, pre_prompt) wait for the hook and fail closed: an error or timeout blocks. ' +
-        'Observing events never block. Webhooks are server-side POSTs to the configured URL; websocket hooks need endpoint.connectionId, ' +
+        'Observing events never block. Webhooks are server-side POSTs to the configured URL; without the host_direct scope (or config outbound.allow_private_networks) ' +
+        'a URL whose host is or resolves to a loopback, private, link-local or other non-global address is refused (400 naming endpoint.url), and checked again at every call. ' +
+        'Redirects are not followed. Websocket hooks need endpoint.connectionId, ' +
         'the connection_id of the "host_registered" frame an events WebSocket of the same tenant received in answer to its {"type":"host_register"} message.',
       scope: 'sessions',
       params: SessionParamsSchema,
@@ -31,7 +34,10 @@ export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, get
       responses: { 201: HookCreatedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
     async ({ params, body, caller, reply }) => {
-      const hook = getHooks(params.id, caller).register(body, { tenantId: caller.tenantId });
+      const engine = getHooks(params.id, caller);
+      const allowPrivateNetworks = privateOutboundAllowed(caller, ctx.config);
+      if (body.endpoint.type === 'webhook') await assertOutboundUrl(body.endpoint.url, 'endpoint.url', allowPrivateNetworks);
+      const hook = engine.register(body, { tenantId: caller.tenantId, allowPrivateNetworks });
       reply.status(201);
       return { hook };
     },

@@ -12,6 +12,7 @@ import {
 } from '../protocol/mcp.js';
 import { hasScope } from '../runtime/caller.js';
 import { layerMcpStatus } from '../runtime/mcp/layered-mcp-tools.js';
+import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound } from '../runtime/session-mcp-layers.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -35,7 +36,10 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): voi
       if (body.transport.type === 'stdio' && !hasScope(caller, 'host_direct')) {
         throw new CodeError('FORBIDDEN', 'stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct' });
       }
-      const { toolCount } = await agent.getSession(params.id, caller).addMcpServer(body);
+      const session = agent.getSession(params.id, caller);
+      await assertMcpCwdsInTenantSpace(session, [body], caller, ctx, () => 'transport.cwd');
+      await assertMcpUrlsOutbound(session, [body], caller, ctx.config, () => 'transport.url');
+      const { toolCount } = await session.addMcpServer(body);
       reply.status(201);
       return { name: body.name, toolCount };
     },

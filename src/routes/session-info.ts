@@ -10,6 +10,8 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     workspace: config.workspace,
     model: config.model.id,
     busy: session.activeRunId !== undefined,
+    sandbox: session.sandbox.kind,
+    sandboxNetwork: session.sandbox.network,
     currentRun: session.currentRun(),
     initWarning: config.initWarning,
     // Memory stores and lane queues land in later issues: options asking for them are refused.

@@ -30,7 +30,7 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
         'Takes every seed SessionOptions name. An unknown name is 400 VALIDATION_ERROR naming it; options whose capability is not built yet are 400 UNSUPPORTED_OPTION when their value asks for something (details.options lists them all), and accepted when it asks for nothing (false, "disabled", []). securityProvider {type: "none"} needs the host_direct scope (403).',
       scope: 'sessions',
       body: SessionOptionsSchema,
-      responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema },
+      responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema },
     },
     async ({ body, caller, reply }) => {
       const { session, resumed } = await agent.createSession(body, caller);

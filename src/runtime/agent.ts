@@ -21,6 +21,7 @@ import { buildSessionConfig } from './session/session-builder.js';
 import type { SessionEventObserver } from './session/session-emitter.js';
 import { WorkspaceContextCache } from './session/workspace-context-cache.js';
 import type { AnyToolDefinition } from './tools/define-tool.js';
+import type { ServerSandbox } from './sandbox/session-commands.js';
 
 /** What the agent is built from (see createRuntimeContext). */
 export interface AgentDeps {
@@ -37,6 +38,8 @@ export interface AgentDeps {
   mcp: McpManager;
   /** Session ownership: local on one node, Redis leases in a cluster. */
   ownership: SessionOwnership;
+  /** Where model-chosen commands run (absent: unsandboxed, for embedders that run no commands). */
+  sandbox?: ServerSandbox;
   onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
   onPersistenceError?(sessionId: string, error: unknown): void;
   /** Sees every event any session emits (the server's metrics). */
@@ -420,7 +423,7 @@ export class Agent {
       { ...caller, tenantId: stored.ownerTenantId },
       this.builderDeps(hostEnv),
       // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
-      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined },
+      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined, outboundPrivate: stored.outboundPrivate === true, hostCommands: stored.hostCommands === true },
     );
     return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore), {
       messages: stored.messages,
@@ -485,7 +488,7 @@ export class Agent {
   }
 
   private sessionDeps(hostEnv: HostEnv, kind: 'file' | 'memory') {
-    return { hostEnv, ...this.storesFor(kind), tools: this.deps.tools, governance: this.deps.governance, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent };
+    return { hostEnv, ...this.storesFor(kind), tools: this.deps.tools, governance: this.deps.governance, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent, sandbox: this.deps.sandbox };
   }
 }
 

@@ -1,18 +1,34 @@
+import type { CodeConfig } from '../config/code-config.js';
+import { assertOutboundUrl, privateOutboundAllowed } from './outbound/assert-outbound-url.js';
 import { CodeError } from '../errors.js';
 import type { McpServerConfig } from '../protocol/mcp.js';
 import { hasScope, type Caller } from './caller.js';
 import type { HostEnv } from './host-env.js';
 import { McpManager } from './mcp/mcp-manager.js';
 import type { AgentSession } from './session/agent-session.js';
+import { resolveTenantDirectory, workspaceLayout } from './session/tenant-workspace.js';
+import type { WorkspaceConfig } from './session/workspace-context-cache.js';
 
 /** What building a session's inherited MCP layer needs from the agent. */
 export interface SessionMcpDeps {
   readonly hostEnv: HostEnv;
+  /** Decides where a session's stdio servers may start (`cwd` inside the tenant's space). */
+  readonly config: WorkspaceConfig & Pick<CodeConfig, 'outbound'>;
+  /** The canonical workspace roots (default: those of config). */
+  readonly workspaceRoots?: readonly string[];
   onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
 }
 
 function inheritedManager(session: AgentSession, deps: SessionMcpDeps): McpManager {
-  return new McpManager({ source: 'inherited', now: () => deps.hostEnv.now(), defaultCwd: session.workspace, onLog: (server, line) => deps.onMcpLog?.(session.id, server, line) });
+  // Servers a host supplies for a session run in the session's sandbox, like any host-direct command.
+  return new McpManager({
+    source: 'inherited',
+    now: () => deps.hostEnv.now(),
+    defaultCwd: session.workspace,
+    onLog: (server, line) => deps.onMcpLog?.(session.id, server, line),
+    launcher: session.sandbox.forOrigin('host_direct'),
+    outbound: { allowPrivate: session.config.outboundAllowPrivate },
+  });
 }
 
 /** Connect host-supplied MCP servers as the session's inherited layer; stdio servers run host code, so they need host_direct. */
@@ -20,6 +36,8 @@ export async function attachInheritedMcp(session: AgentSession, servers: readonl
   if (servers.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct')) {
     throw new CodeError('FORBIDDEN', 'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct', field: 'mcpServers' });
   }
+  await assertMcpCwdsInTenantSpace(session, servers, caller, deps, (i) => `mcpServers[${i}].transport.cwd`);
+  await assertMcpUrlsOutbound(session, servers, caller, deps.config, (i) => `mcpServers[${i}].transport.url`);
   const manager = inheritedManager(session, deps);
   try {
     for (const server of servers) await manager.add(server);
@@ -28,6 +46,41 @@ export async function attachInheritedMcp(session: AgentSession, servers: readonl
     throw error;
   }
   session.attachInheritedMcp(manager);
+}
+
+/**
+ * Refuse HTTP and SSE servers whose URL the caller may not make the server call: private, loopback and
+ * link-local addresses only when both the caller and the session's creator may (host_direct, or config
+ * outbound.allow_private_networks); the session's right decides every connection later, which checks and
+ * pins the address again. 400 naming the field.
+ */
+export async function assertMcpUrlsOutbound(session: AgentSession, servers: readonly McpServerConfig[], caller: Caller, config: Pick<CodeConfig, 'outbound'>, field: (index: number) => string): Promise<void> {
+  const allowPrivate = session.config.outboundAllowPrivate && privateOutboundAllowed(caller, config);
+  for (const [i, server] of servers.entries()) {
+    if (server.transport.type === 'stdio') continue;
+    await assertOutboundUrl(server.transport.url, field(i), allowPrivate);
+  }
+}
+
+/**
+ * Refuse stdio servers a session adds whose `cwd` (relative: against the session's workspace) leaves the owner
+ * tenant's space, when tenants are split and the caller is no admin: the same WORKSPACE_NOT_FOUND answer as a
+ * workspace, naming the field. Without a `cwd` a server starts in the session's workspace, checked already.
+ */
+export async function assertMcpCwdsInTenantSpace(
+  session: AgentSession,
+  servers: readonly McpServerConfig[],
+  caller: Caller,
+  deps: Pick<SessionMcpDeps, 'config' | 'workspaceRoots'>,
+  field: (index: number) => string,
+): Promise<void> {
+  const layout = await workspaceLayout(deps.config, deps.workspaceRoots);
+  if (!layout.perTenant || hasScope(caller, 'admin')) return;
+  const claim = { tenantId: session.config.ownerTenantId, admin: false };
+  for (const [i, server] of servers.entries()) {
+    if (server.transport.type !== 'stdio' || server.transport.cwd === undefined) continue;
+    await resolveTenantDirectory(layout, server.transport.cwd, claim, { field: field(i), base: session.workspace });
+  }
 }
 
 /**

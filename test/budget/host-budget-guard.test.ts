@@ -32,7 +32,7 @@ afterAll(async () => {
 
 function hostGuard(path: string, timeoutMs = 2000): HostBudgetGuard {
   let n = 0;
-  return new HostBudgetGuard({ endpoint: { kind: 'webhook', url: host.url(path) }, sessionId: 's1', tenantId: 'acme', timeoutMs, now: () => 0, newId: (p) => `${p}-${++n}` });
+  return new HostBudgetGuard({ endpoint: { kind: 'webhook', url: host.url(path), allowPrivateNetworks: true }, sessionId: 's1', tenantId: 'acme', timeoutMs, now: () => 0, newId: (p) => `${p}-${++n}` });
 }
 
 describe('HostBudgetGuard', () => {

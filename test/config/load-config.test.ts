@@ -300,6 +300,8 @@ describe('loadConfig from the environment', () => {
       A3S_PORT: '0',
       A3S_API_TOKENS: JSON.stringify([{ token: TOKEN, principal: 'bot', tenantId: 'acme', scopes: ['sessions', 'host_direct'] }]),
       A3S_WORKSPACE_ROOTS: ' ws1 , /abs/ws2 ,',
+      A3S_ALLOWED_HOSTS: 'a3s.example.com, 10.0.0.5:8080',
+      A3S_ALLOWED_ORIGINS: 'https://console.example.com',
       A3S_LOG_LEVEL: 'debug',
       A3S_STORAGE_BACKEND: 'memory',
     };
@@ -314,6 +316,8 @@ describe('loadConfig from the environment', () => {
     expect(config.port).toBe(0);
     expect(config.apiTokens).toEqual([{ token: TOKEN, principal: 'bot', tenantId: 'acme', scopes: ['sessions', 'host_direct'] }]);
     expect(config.workspaceRoots).toEqual([path.join(dir, 'ws1'), '/abs/ws2']);
+    expect(config.allowedHosts).toEqual(['a3s.example.com', '10.0.0.5:8080']);
+    expect(config.allowedOrigins).toEqual(['https://console.example.com']);
     expect(config.logLevel).toBe('debug');
     expect(config.storageBackend).toBe('memory');
   });

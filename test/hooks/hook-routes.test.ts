@@ -43,7 +43,7 @@ beforeAll(async () => {
     { token: GLOBEX, principal: 'other', tenantId: 'globex', scopes: ['sessions'] },
   ]);
   // A stand-in context: sessions here are always live, so hydration (agent.ensureLocal) has nothing to do.
-  const ctx = { authenticator, openapi: new OpenApiRegistry(), agent: { ensureLocal: async () => undefined } } as unknown as ServerContext;
+  const ctx = { authenticator, openapi: new OpenApiRegistry(), agent: { ensureLocal: async () => undefined }, config: { outbound: { allowPrivateNetworks: false } } } as unknown as ServerContext;
   engines.set('s1', { tenantId: 'acme', engine: makeEngine({ registry, configHooks: [{ id: 'corp', event: 'session_start', endpoint: { type: 'webhook', url: 'https://audit.example.com/' } }] }).engine });
   registry.attach('conn-acme', () => undefined, { tenantId: 'acme' });
   registry.attach('conn-globex', () => undefined, { tenantId: 'globex' });

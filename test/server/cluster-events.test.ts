@@ -19,6 +19,8 @@ describe('cluster events, passivation and relabelling on one node', () => {
           { token: ADMIN, principal: 'ops', tenantId: 'ops', scopes: ['admin'] },
           { token: USER, principal: 'alice', tenantId: 'acme', scopes: ['sessions'] },
         ],
+        // The sessions-only tenant registers a webhook on 127.0.0.1: only this operator switch lets it.
+        outbound: { allowPrivateNetworks: true },
       },
     });
   });

@@ -85,14 +85,14 @@ describe('readiness and admission while draining', () => {
   it('GET /readyz answers 200 until shutdown begins, then 503; both probes need no token; new sessions, runs and resumes get 503 SHUTTING_DOWN', async () => {
     const t = await start({ config: { apiTokens: TOKENS } });
     const ready = await request(t.url).get('/readyz').expect(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { store: true, admitting: true } });
+    expect(ready.body).toEqual({ status: 'ready', checks: { store: true, admitting: true }, sandbox: expect.any(String) });
     await request(t.url).get('/healthz').expect(200);
     await request(t.url).post('/v1/sessions').set(bearer(SESSIONS)).send({ sessionId: 'before' }).expect(201);
 
     t.server.ctx.agent.beginShutdown();
 
     const draining = await request(t.url).get('/readyz').expect(503);
-    expect(draining.body).toEqual({ status: 'not_ready', checks: { store: true, admitting: false } });
+    expect(draining.body).toEqual({ status: 'not_ready', checks: { store: true, admitting: false }, sandbox: expect.any(String) });
     // Liveness is not readiness: the process is alive while it drains.
     expect((await request(t.url).get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
 
@@ -121,14 +121,14 @@ describe('readiness and admission while draining', () => {
     try {
       const t = await start({ config: { apiTokens: TOKENS, redisUrl: proxy.url, redisKeyPrefix: `a3s-ready-${Math.random().toString(36).slice(2)}:` } });
       started = t;
-      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({ status: 'ready', checks: { store: true, admitting: true } });
+      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({ status: 'ready', checks: { store: true, admitting: true }, sandbox: expect.any(String) });
       proxy.cut();
       const down = await request(t.url).get('/readyz').expect(503);
-      expect(down.body).toEqual({ status: 'not_ready', checks: { store: false, admitting: true } });
+      expect(down.body).toEqual({ status: 'not_ready', checks: { store: false, admitting: true }, sandbox: expect.any(String) });
       await request(t.url).get('/healthz').expect(200);
       proxy.restore();
       await eventually(async () => (await request(t.url).get('/readyz')).status === 200, 'readiness after Redis is reachable again');
-      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({ status: 'ready', checks: { store: true, admitting: true } });
+      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({ status: 'ready', checks: { store: true, admitting: true }, sandbox: expect.any(String) });
     } finally {
       // The server closes through the proxy (it deletes its node advertisement), then the proxy goes.
       proxy.restore();

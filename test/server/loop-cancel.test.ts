@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
+import { hostProcessesWith } from '../sandbox/sandbox-helpers.js';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/protocol/run-record.js';
 import {
@@ -8,7 +9,6 @@ import {
   eventually,
   getRun,
   history,
-  processAlive,
   runEvents,
   startRun,
   useTestServers,
@@ -36,7 +36,9 @@ async function settled(t: TestServer, sessionId: string, runId: string): Promise
   return run;
 }
 
-const SLEEPER = 'sleep 30 & echo $! > sleep.pid; wait';
+// A marker the host's process table is scanned for: inside the sandbox $! is a pid of its own PID namespace.
+const SLEEPER = 'sleep 30.417 & echo $! > sleep.pid; wait';
+const sleeperAlive = (): boolean => hostProcessesWith('sleep 30.417').length > 0;
 
 describe('cancellation over HTTP', () => {
   it('cancels a run whose provider call hangs; a later cancel returns false and the session takes new runs', async () => {
@@ -93,12 +95,12 @@ describe('cancellation over HTTP', () => {
     const pidFile = join(t.root, 'sleep.pid');
     await eventually(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'the sleeper to start');
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    expect(processAlive(pid)).toBe(true);
+    expect(sleeperAlive()).toBe(true);
 
     expect(await cancel(t, id, runId)).toBe(true);
     const run = await settled(t, id, runId);
     expect(run.status).toBe('cancelled');
-    await eventually(() => !processAlive(pid), `sleep (pid ${pid}) to be killed`);
+    await eventually(() => !sleeperAlive(), `sleep (pid ${pid}) to be killed`);
     // The same signal reached the tool and the loop: no further provider call was made.
     expect(t.fake.requests).toHaveLength(1);
     t.fake.assertDone();
@@ -156,7 +158,7 @@ describe('closing a session over HTTP', () => {
     await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
     const finished = await waiting;
     expect((finished.body as FinishedRun).run.status).toBe('cancelled');
-    await eventually(() => !processAlive(pid), `sleep (pid ${pid}) to be killed`);
+    await eventually(() => !sleeperAlive(), `sleep (pid ${pid}) to be killed`);
     expect(t.fake.requests).toHaveLength(1);
     t.fake.assertDone();
   });

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
+import { hostProcessesWith } from '../sandbox/sandbox-helpers.js';
 import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../support/fake-provider.js';
-import { createSession, eventually, history, ofType, processAlive, runAndWait, runEvents, useTestServers } from '../support/run-helpers.js';
+import { createSession, eventually, history, ofType, runAndWait, runEvents, useTestServers } from '../support/run-helpers.js';
 
 const server = useTestServers();
 
@@ -16,7 +17,7 @@ describe('tool invocation over HTTP', () => {
     const t = await server();
     const id = await createSession(t, { toolTimeoutMs: 300 });
     t.fake.script(
-      { toolCalls: [{ id: 'slow', name: 'bash', arguments: { command: 'sleep 20 & echo $! > sleep.pid; wait' } }] },
+      { toolCalls: [{ id: 'slow', name: 'bash', arguments: { command: 'sleep 20.417 & echo $! > sleep.pid; wait' } }] },
       { text: 'The command was too slow.' },
     );
     const started = Date.now();
@@ -36,7 +37,8 @@ describe('tool invocation over HTTP', () => {
     expect(end.payload).toMatchObject({ id: 'slow', name: 'bash', exit_code: 1 });
 
     const pid = Number(readFileSync(join(t.root, 'sleep.pid'), 'utf8'));
-    await eventually(() => !processAlive(pid), `sleep (pid ${pid}) to be killed`);
+    // $! is a pid of the sandbox's PID namespace: the host's process table is scanned for the command instead.
+    await eventually(() => hostProcessesWith('sleep 20.417').length === 0, `sleep (pid ${pid}) to be killed`);
   });
 
   it('a tool that keeps printing after its timeout emits no tool_output_delta after its tool_end', async () => {

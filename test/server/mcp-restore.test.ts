@@ -17,6 +17,9 @@ const tokens = {
   ],
 };
 const ENV_TOKEN = 'env-token-never-served-7f3a';
+// Host-added stdio servers run unsandboxed here (the fixture and the node link live outside the workspace);
+// test/server/sandbox-mcp.test.ts runs them in the sandbox.
+const UNSANDBOXED = { sandbox: { hostDirect: 'none' } };
 
 interface Status {
   name: string;
@@ -44,7 +47,7 @@ describe('MCP servers come back when a stored session is restored', () => {
     symlinkSync(process.execPath, link);
 
     // First server: anonymous loopback callers have every scope (stdio servers need host_direct).
-    const t = await startTestServer({ dataDir });
+    const t = await startTestServer({ dataDir, config: UNSANDBOXED });
     servers.push(t);
     await request(t.url)
       .post('/v1/sessions')
@@ -65,7 +68,7 @@ describe('MCP servers come back when a stored session is restored', () => {
 
     // The command of the "broken" servers no longer exists on the restarted node.
     rmSync(bin, { recursive: true, force: true });
-    const t2 = await startTestServer({ dataDir, root: t.root, config: tokens });
+    const t2 = await startTestServer({ dataDir, root: t.root, config: { ...tokens, ...UNSANDBOXED } });
     servers.push(t2);
 
     // resume: true by a caller without host_direct: the creator's authorisation stands.
@@ -118,14 +121,14 @@ describe('MCP servers come back when a stored session is restored', () => {
 
   it('a snapshot without own servers (saved before they were stored) still loads and restores', async () => {
     const dataDir = tempDir('a3s-data-');
-    const t = await startTestServer({ dataDir });
+    const t = await startTestServer({ dataDir, config: UNSANDBOXED });
     servers.push(t);
     await request(t.url).post('/v1/sessions').send({ sessionId: 'plain', autoSave: true }).expect(201);
     await t.close();
     servers.splice(0);
     const file = join(dataDir, 'sessions', 'plain.json');
     expect((JSON.parse(readFileSync(file, 'utf8')) as { session: Record<string, unknown> }).session).not.toHaveProperty('ownMcpServers');
-    const t2 = await startTestServer({ dataDir, root: t.root });
+    const t2 = await startTestServer({ dataDir, root: t.root, config: UNSANDBOXED });
     servers.push(t2);
     await request(t2.url).post('/v1/sessions').send({ sessionId: 'plain', resume: true }).expect(201);
     const status = (await request(t2.url).get('/v1/sessions/plain/mcp').expect(200)).body.servers as Status[];

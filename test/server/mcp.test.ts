@@ -23,6 +23,9 @@ describe('MCP servers over HTTP: layers, process lifetime, model and host calls'
     const global = echoServerConfig('echo', 'global-secret');
     t = await startTestServer({
       config: {
+        // These tests are about MCP layers: host-added stdio servers run unsandboxed here (the fixture lives
+        // outside the workspace); test/server/sandbox-mcp.test.ts runs them in the sandbox.
+        sandbox: { hostDirect: 'none' },
         mcpServers: [global],
         apiTokens: [
           { token: HOST, principal: 'ci', tenantId: 'acme', scopes: ['sessions', 'host_direct'] },
@@ -80,12 +83,25 @@ describe('MCP servers over HTTP: layers, process lifetime, model and host calls'
     t.fake.assertDone();
   });
 
-  it('stdio servers need host_direct; http servers need sessions', async () => {
+  it('stdio servers need host_direct; http servers need sessions, and a loopback URL needs the right to call private addresses', async () => {
     const id = (await request(t.url).post('/v1/sessions').set(auth(PLAIN)).send({}).expect(201)).body.session.id;
     const denied = await request(t.url).post(`/v1/sessions/${id}/mcp`).set(auth(PLAIN)).send(echoServerConfig('local')).expect(403);
     expect(denied.body.error.details.scope).toBe('host_direct');
-    const ok = await request(t.url).post(`/v1/sessions/${id}/mcp`).set(auth(PLAIN)).send({ name: 'web', transport: { type: 'streamable-http', url: http.url } }).expect(201);
+    // The test server listens on 127.0.0.1: server-side request forgery for a sessions-only caller, in every spelling.
+    const port = new URL(http.url).port;
+    for (const url of [http.url, `http://localhost:${port}/mcp`, `http://2130706433:${port}/mcp`, `http://[::ffff:127.0.0.1]:${port}/mcp`, 'http://169.254.169.254/latest/meta-data']) {
+      const refused = await request(t.url).post(`/v1/sessions/${id}/mcp`).set(auth(PLAIN)).send({ name: 'web', transport: { type: 'streamable-http', url } }).expect(400);
+      expect(refused.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'transport.url', refusal: 'private_address' } });
+    }
+    expect((await request(t.url).get(`/v1/sessions/${id}/mcp`).set(auth(PLAIN)).expect(200)).body.servers.map((s: { name: string }) => s.name)).not.toContain('web');
+    const asOption = await request(t.url).post('/v1/sessions').set(auth(PLAIN)).send({ mcpServers: [{ name: 'web', transport: { type: 'sse', url: http.url } }] }).expect(400);
+    expect(asOption.body.error.details).toMatchObject({ field: 'mcpServers[0].transport.url', refusal: 'private_address' });
+    // A host_direct caller may name it, in a session whose creator may too.
+    const hostSession = (await request(t.url).post('/v1/sessions').set(auth(HOST)).send({}).expect(201)).body.session.id;
+    const ok = await request(t.url).post(`/v1/sessions/${hostSession}/mcp`).set(auth(HOST)).send({ name: 'web', transport: { type: 'streamable-http', url: http.url } }).expect(201);
     expect(ok.body.toolCount).toBeGreaterThan(0);
+    // A sessions-only caller cannot use that session's right to add a private URL of its own choosing.
+    await request(t.url).post(`/v1/sessions/${hostSession}/mcp`).set(auth(PLAIN)).send({ name: 'web2', transport: { type: 'streamable-http', url: http.url } }).expect(400);
     const inherited = await request(t.url).post('/v1/sessions').set(auth(PLAIN)).send({ mcpServers: [echoServerConfig('inh')] }).expect(403);
     expect(inherited.body.error.details.field).toBe('mcpServers');
     const bad = await request(t.url).post(`/v1/sessions/${id}/mcp`).set(auth(PLAIN)).send({ name: 'a__b', transport: { type: 'stdio', command: 'x' } }).expect(400);

@@ -48,7 +48,7 @@ describe('GET /metrics', () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer({
-      files: { 'a.txt': 'hello metrics\n' },
+      files: { 'tenant-a/a.txt': 'hello metrics\n' },
       config: {
         apiTokens: [
           { token: USER, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions', 'host_direct'] },

@@ -25,7 +25,7 @@ describe("the operator's permission policy bounds sessions created without host_
     (await as(token)(request(t.url).post(`/v1/sessions/${session}/tools/${tool}/governed`)).send({ args }).expect(200)).body as ToolAnswer;
 
   beforeAll(async () => {
-    t = await startTestServer({ files: { 'a.txt': 'alpha\n' }, config: { apiTokens: TOKENS, defaultPermissionPolicy: OPERATOR_POLICY } });
+    t = await startTestServer({ files: { 'team/a.txt': 'alpha\n' }, config: { apiTokens: TOKENS, defaultPermissionPolicy: OPERATOR_POLICY } });
   });
   afterAll(async () => {
     await t.close();

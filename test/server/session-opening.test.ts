@@ -13,16 +13,20 @@ afterEach(async () => {
   for (const server of servers.splice(0).reverse()) await server.close();
 });
 
+// These tests count MCP server processes by argument: host-supplied stdio servers run unsandboxed here
+// (in the sandbox bwrap's own command line carries the argument too; see test/server/sandbox-mcp.test.ts).
+const UNSANDBOXED = { sandbox: { hostDirect: 'none' } };
+
 describe('opening a session happens once per id', () => {
   it('concurrent requests for a stored session hydrate it once: one copy, one set of MCP processes', async () => {
     const dataDir = tempDir('a3s-data-');
     const marker = `hydrate-${Math.random().toString(36).slice(2)}`;
-    const first = await startTestServer({ dataDir });
+    const first = await startTestServer({ dataDir, config: UNSANDBOXED });
     await request(first.url).post('/v1/sessions').send({ sessionId: 'shared', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] }).expect(201);
     await first.close();
     expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
 
-    const second = await startTestServer({ dataDir, root: first.root });
+    const second = await startTestServer({ dataDir, root: first.root, config: UNSANDBOXED });
     servers.push(second);
     const answers = await Promise.all(Array.from({ length: 6 }, () => request(second.url).get('/v1/sessions/shared')));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
@@ -40,7 +44,7 @@ describe('opening a session happens once per id', () => {
       }
     }
     const marker = `failing-${Math.random().toString(36).slice(2)}`;
-    const t = await startTestServer({ store: new FailingSaves() });
+    const t = await startTestServer({ store: new FailingSaves(), config: UNSANDBOXED });
     servers.push(t);
     const failed = await request(t.url).post('/v1/sessions').send({ sessionId: 'doomed', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] });
     expect(failed.status).toBeGreaterThanOrEqual(500);

@@ -173,7 +173,6 @@ describe('SessionOptions validation', () => {
       ['readOnlySession', true],
       ['verifierEnabled', true],
       ['trajectoryPath', 'trace.jsonl'],
-      ['commandEnv', { FOO: 'bar' }],
     ];
     for (const [name, value] of asking) {
       const res = await request(t.url).post('/v1/sessions').send({ [name]: value }).expect(400);

@@ -28,7 +28,8 @@ describe('shutdown completes whatever fails on the way', () => {
   });
 
   it('a session still being opened when shutdown begins is discarded with its stdio MCP server, not stored, and its caller gets SHUTTING_DOWN', async () => {
-    const t = await startTestServer();
+    // The fixture lives outside the workspace: host-supplied stdio servers run unsandboxed here.
+    const t = await startTestServer({ config: { sandbox: { hostDirect: 'none' } } });
     try {
       const marker = `late-${Math.random().toString(36).slice(2)}`;
       // Admission is checked before the first await; the MCP server then starts while shutdown begins.

@@ -3,6 +3,7 @@ import type { AnyToolDefinition, ToolResult } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { InvocationContext } from './invocation-context.js';
+import type { CommandLauncher } from '../sandbox/sandbox.js';
 
 /**
  * Where a tool call came from. `model`: the LLM. `nested`: inside a model-owned batch/program (governed
@@ -31,6 +32,8 @@ export interface ToolInvokerDeps {
   storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
   /** Told about every executed call (after sanitisation), e.g. to attach a verification report to a preset command. */
   afterExecute?(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void;
+  /** Where the session's commands run, decided per call origin (tools get it as `ctx.commands`). */
+  commands?: { forOrigin(origin: ToolOrigin): CommandLauncher };
 }
 
 /** The call as it moves through the pipeline stages. */

@@ -1,3 +1,4 @@
+import { outboundFetch, type OutboundFetchOptions } from '../outbound/outbound-fetch.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,6 +9,7 @@ import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.
 import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { ToolResult } from '../tools/define-tool.js';
 import { mapCallToolResult } from './mcp-result.js';
+import type { CommandLauncher } from '../sandbox/sandbox.js';
 import { StdioProcessTransport } from './stdio-process-transport.js';
 
 /** Pages of tools/list followed before giving up on a server that never stops paginating. */
@@ -34,6 +36,13 @@ export interface McpConnectionOptions {
   readonly defaultCwd?: string;
   readonly clientName?: string;
   readonly clientVersion?: string;
+  /** Starts stdio servers in a session's sandbox (absent: on the host, for the operator's global servers). */
+  readonly launcher?: CommandLauncher;
+  /**
+   * HTTP and SSE servers a tenant named: every request's URL is checked and pinned to its checked address
+   * (outboundFetch). Absent for the operator's global servers, which may call anything.
+   */
+  readonly outbound?: OutboundFetchOptions;
 }
 
 /** Options of one tool call. */
@@ -315,12 +324,14 @@ export class McpConnection {
         cwd,
         env,
         onStderrLine: (line) => this.options.onLog?.(this.name, line),
+        ...(this.options.launcher ? { launcher: this.options.launcher } : {}),
       });
     }
     const requestInit = transport.headers ? { headers: transport.headers } : undefined;
     const url = new URL(transport.url);
-    if (transport.type === 'sse') return new SSEClientTransport(url, { requestInit });
-    return new StreamableHTTPClientTransport(url, { requestInit });
+    const checked = this.options.outbound ? { fetch: outboundFetch(this.options.outbound) } : {};
+    if (transport.type === 'sse') return new SSEClientTransport(url, { requestInit, ...checked });
+    return new StreamableHTTPClientTransport(url, { requestInit, ...checked });
   }
 
   /** The server dropped on its own: kill what is left of a stdio group and record why. */

@@ -1,8 +1,10 @@
+import type { OutboundFetchOptions } from '../outbound/outbound-fetch.js';
 import { CodeError } from '../../errors.js';
 import { McpServerConfigSchema, type McpServerConfig, type McpServerConfigInput, type McpServerSource, type McpServerStatus } from '../../protocol/mcp.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { McpConnection } from './mcp-connection.js';
 import { adaptMcpTools } from './mcp-tool-adapter.js';
+import type { CommandLauncher } from '../sandbox/sandbox.js';
 
 /** What a manager needs from its owner. */
 export interface McpManagerOptions {
@@ -14,6 +16,10 @@ export interface McpManagerOptions {
   readonly onLog?: (server: string, line: string) => void;
   /** Directory stdio servers start in when their config names none (relative `cwd`s resolve against it). */
   readonly defaultCwd?: string;
+  /** Starts this layer's stdio servers in a session's sandbox (session and inherited layers; absent for the global one). */
+  readonly launcher?: CommandLauncher;
+  /** Checks and pins the URLs of this layer's HTTP and SSE servers (session and inherited layers; absent for the global one). */
+  readonly outbound?: OutboundFetchOptions;
 }
 
 /** A change of the tools a manager offers. */
@@ -119,6 +125,8 @@ export class McpManager {
       now: this.now,
       onLog: this.options.onLog,
       defaultCwd: this.options.defaultCwd,
+      ...(this.options.launcher ? { launcher: this.options.launcher } : {}),
+      ...(this.options.outbound ? { outbound: this.options.outbound } : {}),
       onStateChange: (server, connected, reason) => this.emitConnection({ server, connected, reason }),
     });
     const entry: Entry = { connection, tools: [] };

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { CommandLauncher, PreparedCommand } from '../sandbox/sandbox.js';
 import { groupHasLiveMembers, signalGroup } from '../tools/process-group.js';
 
 /** Bytes of stderr a stdio server keeps for status and errors (the most recent ones). */
@@ -29,6 +30,11 @@ export interface StdioProcessOptions {
   readonly onStderrLine?: (line: string) => void;
   readonly killGraceMs?: number;
   readonly stderrTailBytes?: number;
+  /**
+   * Starts the server in a session's sandbox (servers a session or its host added); absent for the
+   * operator's global servers, which run on the host with the minimal inherited environment.
+   */
+  readonly launcher?: CommandLauncher;
 }
 
 /** How the server process ended. */
@@ -97,6 +103,7 @@ export class StdioProcessTransport implements Transport {
   private exitInfo: StdioProcessExit | undefined;
   private readonly exitWaiters: Array<(exit: StdioProcessExit) => void> = [];
   private closing: Promise<void> | undefined;
+  private prepared: PreparedCommand | undefined;
 
   constructor(private readonly options: StdioProcessOptions) {
     this.stderrTail = new TailBuffer(options.stderrTailBytes ?? MCP_STDERR_TAIL_BYTES);
@@ -131,13 +138,27 @@ export class StdioProcessTransport implements Transport {
   }
 
   /** Spawn the process; rejects when it cannot be started (e.g. the command does not exist). */
-  start(): Promise<void> {
-    if (this.child || this.closed) return Promise.reject(new Error('StdioProcessTransport was already started'));
-    const { command, args = [], cwd, env } = this.options;
+  async start(): Promise<void> {
+    if (this.child || this.closed || this.prepared) throw new Error('StdioProcessTransport was already started');
+    const { command, args = [], cwd, env, launcher } = this.options;
+    let spawnArgs: { file: string; args: readonly string[]; cwd: string | undefined; env: Record<string, string> } = { file: command, args, cwd, env: mcpServerEnv(env) };
+    if (launcher) {
+      this.prepared = await launcher.prepare([command, ...args], { ...(cwd !== undefined ? { cwd } : {}), ...(env ? { env } : {}) });
+      spawnArgs = { file: this.prepared.file, args: this.prepared.args, cwd: this.prepared.cwd, env: this.prepared.env };
+    }
+    try {
+      await this.spawnChild(spawnArgs);
+    } catch (error) {
+      await this.release();
+      throw error;
+    }
+  }
+
+  private spawnChild(spec: { file: string; args: readonly string[]; cwd: string | undefined; env: Record<string, string> }): Promise<void> {
     return new Promise((resolve, reject) => {
       let spawned = false;
       // detached: the server leads its own process group, so the group can be killed as a whole.
-      const child = spawn(command, [...args], { cwd, env: mcpServerEnv(env), detached: true, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+      const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
       this.child = child;
       child.once('spawn', () => {
         spawned = true;
@@ -156,6 +177,7 @@ export class StdioProcessTransport implements Transport {
         for (const waiter of this.exitWaiters.splice(0)) waiter(this.exitInfo);
         // Children left behind in the group must not outlive the server.
         if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+        void this.release();
         this.markClosed();
       });
       child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
@@ -205,7 +227,15 @@ export class StdioProcessTransport implements Transport {
       signalGroup(pid, 'SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    await this.release();
     this.markClosed();
+  }
+
+  /** Kill what is left in the sandbox's cgroup and remove it (once). */
+  private async release(): Promise<void> {
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    await prepared?.release().catch(() => undefined);
   }
 
   private onStdout(chunk: Buffer): void {

@@ -1,4 +1,5 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
+import { analyzeShellCommand } from './shell/analyze-shell-command.js';
 
 /** A permission decision. */
 export type PermissionDecision = 'allow' | 'ask' | 'deny';
@@ -93,9 +94,56 @@ function matches(rule: PermissionRule, toolName: string, args: unknown): boolean
   return rule.pattern === undefined || globMatches(rule.pattern, argumentString(toolName, args));
 }
 
-/** Evaluate one call: disabled -> allow; then deny, allow, ask rules in that order; then the default. Pure. */
-export function evaluatePermission(policy: PermissionPolicy, toolName: string, args: unknown): PermissionVerdict {
+/** Where a call runs, for rules whose outcome depends on it (a bash redirect target inside or outside the workspace). */
+export interface PermissionContext {
+  /** The session's workspace (the directory bash runs in); without it every absolute redirect target counts as outside. */
+  readonly workspace?: string;
+}
+
+/** True when a rule covers every argument of its tool (bare `Tool`, `Tool(*)`, `Tool(**)`). */
+function coversAnyArgs(rule: PermissionRule): boolean {
+  return rule.pattern === undefined || rule.pattern === '*' || rule.pattern === '**';
+}
+
+/**
+ * Bash: the rules see each simple command of the line (analyzeShellCommand). A deny rule matching the line or
+ * any simple command denies; pattern allow rules allow only when every simple command matches one and the line
+ * has no hazard (substitution, eval/source/exec, a shell running a string, a redirect outside the workspace, an
+ * unparseable line); a hazard makes an otherwise allowed call `ask`. Rules that cover every argument (`bash`,
+ * `bash(*)`) do not look at the command and keep their meaning.
+ */
+function evaluateBash(policy: PermissionPolicy, command: string, context: PermissionContext): PermissionVerdict {
+  const analysis = analyzeShellCommand(command, context.workspace);
+  const subjects = [command, ...analysis.commands.map((c) => c.subject)];
+  const rulesOf = (list: readonly string[]) => list.map(parseRule).filter((rule) => ruleCoversTool(rule, 'bash'));
+  const hits = (rule: PermissionRule, values: readonly string[]) => coversAnyArgs(rule) || values.some((value) => globMatches(rule.pattern as string, value));
+  for (const rule of rulesOf(policy.deny)) if (hits(rule, subjects)) return { decision: 'deny', rule: rule.source };
+  const allow = rulesOf(policy.allow);
+  const wildcard = allow.find(coversAnyArgs);
+  if (wildcard) return { decision: 'allow', rule: wildcard.source };
+  const hazard = analysis.parsed ? analysis.hazards.join('; ') : 'the command line could not be parsed';
+  // With no simple command (empty, or only comments) nothing runs: the rules see the line as it is.
+  const pieces = analysis.commands.length > 0 ? analysis.commands.map((c) => c.subject) : [command];
+  const used: string[] = [];
+  const allAllowed = pieces.every((piece) => {
+    const rule = allow.find((candidate) => globMatches(candidate.pattern as string, piece));
+    if (rule && !used.includes(rule.source)) used.push(rule.source);
+    return rule !== undefined;
+  });
+  if (allAllowed && hazard === '') return { decision: 'allow', rule: used.join(', ') };
+  for (const rule of rulesOf(policy.ask)) if (hits(rule, subjects)) return { decision: 'ask', rule: rule.source };
+  if (allAllowed) return { decision: 'ask', rule: `${used.join(', ')} (not auto-allowed: ${hazard})` };
+  if (policy.defaultDecision === 'allow' && hazard !== '') return { decision: 'ask', rule: `defaultDecision (not auto-allowed: ${hazard})` };
+  return { decision: policy.defaultDecision, rule: 'defaultDecision' };
+}
+
+/**
+ * Evaluate one call: disabled -> allow; then deny, allow, ask rules in that order; then the default. Pure.
+ * For bash the rules see each simple command of the line (see evaluateBash); `context` gives the workspace.
+ */
+export function evaluatePermission(policy: PermissionPolicy, toolName: string, args: unknown, context: PermissionContext = {}): PermissionVerdict {
   if (!policy.enabled) return { decision: 'allow', rule: 'disabled' };
+  if (toolName.toLowerCase() === 'bash') return evaluateBash(policy, argumentString(toolName, args), context);
   for (const [list, decision] of [
     [policy.deny, 'deny'],
     [policy.allow, 'allow'],
@@ -116,10 +164,16 @@ export const OPERATOR_RULE_PREFIX = 'operator policy: ';
  * creator could not weaken the operator's policy): the stricter verdict wins (deny > ask > allow), so a
  * bounded session can only tighten the operator's policy. Without a floor this is evaluatePermission.
  */
-export function evaluateBoundedPermission(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string, args: unknown): PermissionVerdict {
-  const own = evaluatePermission(policy, toolName, args);
+export function evaluateBoundedPermission(
+  policy: PermissionPolicy,
+  floor: PermissionPolicy | undefined,
+  toolName: string,
+  args: unknown,
+  context: PermissionContext = {},
+): PermissionVerdict {
+  const own = evaluatePermission(policy, toolName, args, context);
   if (floor === undefined || own.decision === 'deny') return own;
-  const bound = evaluatePermission(floor, toolName, args);
+  const bound = evaluatePermission(floor, toolName, args, context);
   return STRICTNESS[bound.decision] > STRICTNESS[own.decision] ? { decision: bound.decision, rule: `${OPERATOR_RULE_PREFIX}${bound.rule}` } : own;
 }
 
@@ -133,7 +187,7 @@ export function isToolFullyDenied(policy: PermissionPolicy, toolName: string): b
   if (!policy.enabled) return false;
   return policy.deny.some((source) => {
     const rule = parseRule(source);
-    return ruleCoversTool(rule, toolName) && (rule.pattern === undefined || rule.pattern === '*' || rule.pattern === '**');
+    return ruleCoversTool(rule, toolName) && coversAnyArgs(rule);
   });
 }
 

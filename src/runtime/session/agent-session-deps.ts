@@ -7,6 +7,7 @@ import type { SessionStore } from '../../stores/session-store.js';
 import type { HostEnv } from '../host-env.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
+import type { ServerSandbox } from '../sandbox/session-commands.js';
 import type { SessionOwnership } from '../session-ownership.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import type { SessionEventObserver } from './session-emitter.js';
@@ -28,6 +29,8 @@ export interface AgentSessionDeps {
   onPersistenceError?(sessionId: string, error: unknown): void;
   /** Sees every event the session emits (the server's metrics). */
   onEvent?: SessionEventObserver | undefined;
+  /** Where the session's model-chosen commands run (absent: unsandboxed). */
+  sandbox?: ServerSandbox | undefined;
 }
 
 /** The agent-global MCP layer as sessions see it. */

@@ -32,6 +32,7 @@ import { SessionTools } from './session-tools.js';
 import { SessionTranscript } from './session-transcript.js';
 import { SessionVerifications } from './session-verifications.js';
 import { SingleFlight } from './single-flight.js';
+import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
 
 /**
  * One live session: its transcript, single-flight admission, runs and their event log, artifacts and
@@ -48,6 +49,8 @@ export class AgentSession {
   private readonly artifacts: SessionArtifacts;
   private readonly verifications: SessionVerifications;
   private readonly tools: SessionTools;
+  /** Where the session's model-chosen commands run (session info reports its kind). */
+  readonly sandbox: SessionCommands;
   private readonly emit: SessionEmit;
   private readonly flight = new SingleFlight();
   private readonly lifecycle = new SessionLifecycle();
@@ -80,12 +83,15 @@ export class AgentSession {
     const directCalls = { invokeToolDirect: (name: string, args: unknown) => this.invokeToolDirect(name, args, 'host_direct'), getArtifact: (id: string) => this.getArtifact(id) };
     this.verifications = new SessionVerifications({ ...session, ...directCalls, emit: this.emit }, restored?.verifications);
     const globalMcp = { globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(this.id, server, line) };
+    const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId: this.id, workspace: config.workspace, ...config.commands });
+    this.sandbox = commands;
     const invokerDeps = (): Omit<ToolInvokerDeps, 'registry'> => ({
       governance: this.governance,
       storeArtifact: (content, toolCallId, toolName) => this.artifacts.store(content, toolCallId, toolName),
       afterExecute: (call, args, result, startedAtMs, ctx) => this.verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
+      commands,
     });
-    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, builtins: deps.tools, emit: this.emit, invokerDeps });
+    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, builtins: deps.tools, emit: this.emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
     if (restored) this.events.restore(restored.trace);
     this.llm = new LlmInvoker(config.model, () => this.governance);
   }
@@ -146,9 +152,10 @@ export class AgentSession {
   /** The session's hook engine (REST and WebSocket hook registration). */
   /**
    * Set (or with undefined remove) the external budget host this session's guard consults. A WebSocket
-   * host must be a connection of the session's tenant (registered with host_register).
+   * host must be a connection of the session's tenant (registered with host_register). A webhook may call
+   * private addresses only with `allowPrivateNetworks` (the caller's right, checked by the route).
    */
-  setBudgetHost(endpoint: BudgetHostEndpoint | undefined): void {
+  setBudgetHost(endpoint: BudgetHostEndpoint | undefined, allowPrivateNetworks = false): void {
     this.assertOpen();
     if (endpoint?.type === 'websocket') {
       const binding = this.deps.governance.hostRegistry.bindingOf(endpoint.connectionId);
@@ -156,7 +163,7 @@ export class AgentSession {
         throw new CodeError('VALIDATION_ERROR', 'body.connectionId: no host connection of this tenant has this id; send {"type":"host_register"} on an events WebSocket first', { field: 'connectionId' });
       }
     }
-    this.governed().budget.setHost(endpoint ? budgetHostGuard(endpoint, this.config, this.deps.hostEnv, this.deps.governance) : undefined);
+    this.governed().budget.setHost(endpoint ? budgetHostGuard(endpoint, this.config, this.deps.hostEnv, this.deps.governance, allowPrivateNetworks) : undefined);
   }
 
   get hooks(): HookEngine {

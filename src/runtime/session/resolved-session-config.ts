@@ -37,6 +37,15 @@ export interface ResolvedSessionConfig {
   readonly sessionStore: 'file' | 'memory';
   /** `default`: secret redaction of tool output; `none`: no redaction (chosen by a host_direct caller). */
   readonly securityProvider: 'default' | 'none';
+  /** The creator had host_direct, so webhook URLs in the options may name private addresses (kept in snapshots). */
+  readonly outboundPrivateGrant: boolean;
+  /** Webhook URLs in the options (hooks, budgetHost) may name private addresses: the grant, or config outbound.allow_private_networks. */
+  readonly outboundAllowPrivate: boolean;
+  /**
+   * How the session's commands run: `hostCommands` = the creator had host_direct (without a working sandbox
+   * only such sessions run commands, on the host; kept in snapshots), the network granted, SessionOptions.commandEnv.
+   */
+  readonly commands: { readonly hostCommands: boolean; readonly network: 'none' | 'allowed'; readonly env: Readonly<Record<string, string>> };
   /** The built-in or registered agent the session runs as (none until agents land). */
   readonly agent: string | null;
   /** Non-fatal notes about the options (null when none), as the seed's `session.initWarning`. */

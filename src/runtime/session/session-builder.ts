@@ -1,6 +1,3 @@
-import { realpath, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { isInside } from '../tools/workspace-path.js';
 import type { CodeConfig } from '../../config/code-config.js';
 import { modelRequestDefaults } from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
@@ -10,6 +7,8 @@ import { BUILTIN_DEFAULT_POLICY, policyProblems } from '../policy/permission-pol
 import { hasScope, type Caller } from '../caller.js';
 import type { HostEnv } from '../host-env.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
+import { assertOutboundUrl } from '../outbound/assert-outbound-url.js';
+import { assertCommandEnv } from '../sandbox/command-env.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { resolveRetention } from './resolve-retention.js';
@@ -21,7 +20,7 @@ export interface SessionBuilderDeps {
   hostEnv: HostEnv;
   /** The provider client for a configured provider name (cached by the caller). */
   providerFor(name: string): LlmProvider;
-  /** Resolves workspaces inside the canonical roots and loads their AGENTS.md (briefly cached). */
+  /** Resolves workspaces inside the canonical roots (with tenants split: the tenant's own space) and loads their AGENTS.md (briefly cached). */
   workspaceContext: WorkspaceContextCache;
 }
 
@@ -31,26 +30,14 @@ function configError(field: string, message: string): CodeError {
   return new CodeError('SESSION_CONFIGURATION_ERROR', `${field}: ${message}`, { field });
 }
 
-/** Resolve a requested workspace to a canonical directory inside a configured root. */
-export async function resolveWorkspace(requested: string | undefined, roots: readonly string[]): Promise<string> {
-  const candidate = requested === undefined ? roots[0] : resolve(roots[0], requested);
-  let canonical: string;
-  try {
-    canonical = await realpath(candidate);
-  } catch {
-    throw configError('workspace', `"${requested}" does not exist`);
-  }
-  if (!roots.some((root) => isInside(root, canonical))) {
-    throw new CodeError('WORKSPACE_OUTSIDE_ROOTS', `workspace: "${requested}" resolves to ${canonical}, outside the configured workspace roots`, { field: 'workspace' });
-  }
-  if (!(await stat(canonical)).isDirectory()) throw configError('workspace', `"${requested}" is not a directory`);
-  return canonical;
-}
-
 /** What a restored session keeps from its creation, whoever restores it. */
 export interface RestoredGovernance {
   /** The creator gave its own permission policy without host_direct: the operator's policy bounds it. */
   policyBounded: boolean;
+  /** The creator had host_direct: webhook URLs in the options (hooks, budgetHost) may name private addresses (absent: false). */
+  outboundPrivate?: boolean;
+  /** The creator had host_direct: without a working sandbox its commands run on the host (absent: refused). */
+  hostCommands?: boolean;
 }
 
 /**
@@ -109,6 +96,23 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       scope: 'host_direct',
     });
   }
+  // Webhook URLs in the options are server-side requests a tenant chooses: private addresses only for host_direct
+  // creators (kept when restored) or with config outbound.allow_private_networks. Checked here and at every call.
+  const outboundPrivateGrant = restored ? restored.outboundPrivate === true : hasScope(caller, 'host_direct');
+  const outboundAllowPrivate = outboundPrivateGrant || config.outbound.allowPrivateNetworks;
+  if (!restored) {
+    for (const [index, hook] of (options.hooks ?? []).entries()) await assertOutboundUrl(hook.endpoint.url, `hooks.${index}.endpoint.url`, outboundAllowPrivate);
+    if (options.budgetHost) await assertOutboundUrl(options.budgetHost.url, 'budgetHost.url', outboundAllowPrivate);
+  }
+  // Network for contained commands: the operator's config, or a host_direct creator; never a tenant alone.
+  if (!restored && options.sandboxNetwork === 'allowed' && config.sandbox.network !== 'allowed' && !hasScope(caller, 'host_direct')) {
+    throw new CodeError('FORBIDDEN', 'sandboxNetwork "allowed" needs the host_direct scope (it shares the host\'s network, loopback services included, with every command); use "none", or a host_direct token', {
+      field: 'sandboxNetwork',
+      scope: 'host_direct',
+    });
+  }
+  assertCommandEnv(options.commandEnv);
+  const hostCommands = restored ? restored.hostCommands === true : hasScope(caller, 'host_direct');
   const warnings: string[] = [];
   if (options.planning === true && options.planningMode === 'disabled') warnings.push('planning: true is ignored; planningMode "disabled" wins over the legacy planning flag');
   if (options.autoCompactThreshold !== undefined && options.autoCompact !== true) warnings.push('autoCompactThreshold has no effect without autoCompact: true');
@@ -117,7 +121,10 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   }
   if (options.securityProvider?.type === 'none') warnings.push('securityProvider "none": secrets in tool output are not redacted in this session');
 
-  const { workspace, agentsMd } = await deps.workspaceContext.get(options.workspace);
+  // With tokens of several tenants a workspace must be in the owner's own space (admins: anywhere in the roots);
+  // a restored session keeps the workspace it was created with (see restoredWorkspace).
+  const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
+  const { workspace, agentsMd } = await deps.workspaceContext.get({ requested: options.workspace, claim, restored: restored !== undefined }, config);
   let provider: LlmProvider;
   try {
     provider = deps.providerFor(providerName);
@@ -167,6 +174,9 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     retention,
     sessionStore: options.sessionStore?.type ?? 'file',
     securityProvider: options.securityProvider?.type ?? 'default',
+    outboundPrivateGrant,
+    outboundAllowPrivate,
+    commands: { hostCommands, network: options.sandboxNetwork ?? config.sandbox.network, env: options.commandEnv ?? {} },
     // Agents land in a later issue: any `agent` is refused above.
     agent: null,
     initWarning: warnings.length > 0 ? warnings.join('; ') : null,

@@ -28,6 +28,8 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
   const hooks = new HookEngine({
     registry: shared.hostRegistry,
     configHooks: [...shared.configHooks, ...(config.options.hooks ?? [])],
+    // The operator's hooks may call private addresses; the session's own only when its creator may.
+    configHookMayCallPrivate: (index) => index < shared.configHooks.length || config.outboundAllowPrivate,
     now: () => hostEnv.now(),
     newId: (prefix) => hostEnv.newId(prefix),
     workspace: config.workspace,
@@ -40,7 +42,8 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
     now: () => hostEnv.now(),
   });
   const host = config.options.budgetHost ?? shared.budgetHost;
-  const budget = new SwitchableBudgetGuard(builtin, host ? budgetHostGuard({ type: 'webhook', ...host }, config, hostEnv, shared) : undefined);
+  const hostMayCallPrivate = config.options.budgetHost === undefined || config.outboundAllowPrivate;
+  const budget = new SwitchableBudgetGuard(builtin, host ? budgetHostGuard({ type: 'webhook', ...host }, config, hostEnv, shared, hostMayCallPrivate) : undefined);
   const governance: SessionGovernance = {
     permission: config.permissionPolicy,
     ...(config.permissionFloor ? { permissionFloor: config.permissionFloor } : {}),
@@ -55,10 +58,16 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
   return { governance, hooks, budget };
 }
 
-/** A guard asking an external budget host (a webhook, or a WebSocket host registered on an events socket). */
-export function budgetHostGuard(endpoint: BudgetHostEndpoint, config: ResolvedSessionConfig, hostEnv: HostEnv, shared: SharedGovernance): BudgetGuard {
+/**
+ * A guard asking an external budget host (a webhook, or a WebSocket host registered on an events socket);
+ * a webhook may call private addresses only with `allowPrivateNetworks` (checked again at every call).
+ */
+export function budgetHostGuard(endpoint: BudgetHostEndpoint, config: ResolvedSessionConfig, hostEnv: HostEnv, shared: SharedGovernance, allowPrivateNetworks = false): BudgetGuard {
   return new HostBudgetGuard({
-    endpoint: endpoint.type === 'webhook' ? { kind: 'webhook', url: endpoint.url, ...(endpoint.headers ? { headers: endpoint.headers } : {}) } : { kind: 'websocket', connectionId: endpoint.connectionId },
+    endpoint:
+      endpoint.type === 'webhook'
+        ? { kind: 'webhook', url: endpoint.url, ...(endpoint.headers ? { headers: endpoint.headers } : {}), allowPrivateNetworks }
+        : { kind: 'websocket', connectionId: endpoint.connectionId },
     sessionId: config.sessionId,
     tenantId: config.ownerTenantId,
     registry: shared.hostRegistry,

@@ -48,6 +48,8 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       ...(source.closed ? { closed: true } : {}),
       // Always written: a snapshot without it predates the bound, and is read as bounded when it has its own policy.
       policyBounded: config.permissionFloor !== undefined,
+      ...(config.outboundPrivateGrant ? { outboundPrivate: true } : {}),
+      ...(config.commands.hostCommands ? { hostCommands: true } : {}),
       ...(source.ownMcpServers.length > 0 ? { ownMcpServers: [...source.ownMcpServers] } : {}),
     },
     artifacts: source.artifacts,

@@ -7,6 +7,7 @@ import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
 import { McpManager, type McpRefreshResult } from '../mcp/mcp-manager.js';
 import { isToolFullyDeniedBounded } from '../policy/permission-policy.js';
+import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
 import type { SessionEmit } from './session-emitter.js';
@@ -28,6 +29,10 @@ export interface SessionToolsDeps {
   readonly emit: SessionEmit;
   /** The active run's id, if any: MCP change events are tied to it. */
   activeRunId(): string | undefined;
+  /** Starts the session's own stdio MCP servers in its sandbox. */
+  readonly mcpLauncher?: CommandLauncher;
+  /** May the session's own HTTP and SSE MCP servers be private addresses (its creator's outbound right). */
+  readonly mcpAllowPrivate: boolean;
   /** The rest of the tool invoker's services (governance, artifacts, after-execute), asked for when it is first built. */
   invokerDeps(): Omit<ToolInvokerDeps, 'registry'>;
 }
@@ -99,7 +104,15 @@ export class SessionTools {
   }
 
   private newLocalManager(): McpManager {
-    return new McpManager({ source: 'session', now: () => this.deps.hostEnv.now(), defaultCwd: this.deps.workspace, onLog: (server, line) => this.deps.onMcpLog?.(server, line) });
+    const launcher = this.deps.mcpLauncher;
+    return new McpManager({
+      source: 'session',
+      now: () => this.deps.hostEnv.now(),
+      defaultCwd: this.deps.workspace,
+      onLog: (server, line) => this.deps.onMcpLog?.(server, line),
+      ...(launcher ? { launcher } : {}),
+      outbound: { allowPrivate: this.deps.mcpAllowPrivate },
+    });
   }
 
   private watchLocal(manager: McpManager): void {

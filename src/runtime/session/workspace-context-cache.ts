@@ -1,12 +1,26 @@
 import { CodeError } from '../../errors.js';
 import { loadAgentsMd } from '../prompt/agents-md.js';
-import { resolveWorkspace } from './session-builder.js';
+import { defaultWorkspace, resolveTenantDirectory, restoredWorkspace, workspaceLayout, type DirectoryClaim, type WorkspaceLayout } from './tenant-workspace.js';
+import type { CodeConfig } from '../../config/code-config.js';
 
 /** A resolved workspace and the AGENTS.md text that applies to it. */
 export interface WorkspaceContext {
   workspace: string;
   agentsMd: string;
 }
+
+/** One workspace lookup: what was asked, for whom, and whether a stored session is being restored. */
+export interface WorkspaceRequest {
+  /** The requested workspace (undefined: the tenant's default). */
+  readonly requested: string | undefined;
+  /** The session's owner tenant and whether the caller is an admin. */
+  readonly claim: DirectoryClaim;
+  /** A stored session is being restored: `requested` is its stored canonical workspace (never cached). */
+  readonly restored?: boolean;
+}
+
+/** The configuration keys that decide where workspaces may be. */
+export type WorkspaceConfig = Pick<CodeConfig, 'apiTokens' | 'sharedWorkspaceRoots' | 'workspaceRoots'>;
 
 interface Entry {
   expiresAt: number;
@@ -18,10 +32,11 @@ export const WORKSPACE_CONTEXT_TTL_MS = 2000;
 const MAX_ENTRIES = 1024;
 
 /**
- * Resolves a requested workspace (realpath, confinement) and loads its AGENTS.md chain, reusing the
- * answer for WORKSPACE_CONTEXT_TTL_MS so bursts of session creation on one workspace touch the file
- * system once; concurrent lookups share one promise. Failures are not cached. AGENTS.md edits reach new
- * sessions within the TTL.
+ * Resolves a requested workspace (realpath, confinement to the roots and, with tenants split, to the tenant's
+ * own space) and loads its AGENTS.md chain, reusing the answer for WORKSPACE_CONTEXT_TTL_MS so bursts of
+ * session creation on one workspace touch the file system once; concurrent lookups share one promise.
+ * Answers are keyed by tenant and admin-ness, so one tenant never reuses another's. Failures are not cached.
+ * AGENTS.md edits reach new sessions within the TTL.
  */
 export class WorkspaceContextCache {
   private readonly entries = new Map<string, Entry>();
@@ -32,13 +47,14 @@ export class WorkspaceContextCache {
     private readonly now: () => number,
   ) {}
 
-  /** The context for a requested workspace (undefined: the first root). */
-  get(requested: string | undefined): Promise<WorkspaceContext> {
-    const key = requested ?? '';
+  /** The context for a workspace request under a configuration's layout. */
+  get(request: WorkspaceRequest, config: WorkspaceConfig): Promise<WorkspaceContext> {
+    if (request.restored) return this.load(request, config);
+    const key = JSON.stringify([request.requested ?? null, request.claim.tenantId, request.claim.admin]);
     const at = this.now();
     const hit = this.entries.get(key);
     if (hit && hit.expiresAt > at) return hit.value;
-    const value = this.load(requested);
+    const value = this.load(request, config);
     this.entries.delete(key);
     this.entries.set(key, { expiresAt: at + WORKSPACE_CONTEXT_TTL_MS, value });
     if (this.entries.size > MAX_ENTRIES) {
@@ -51,12 +67,19 @@ export class WorkspaceContextCache {
     return value;
   }
 
-  private async load(requested: string | undefined): Promise<WorkspaceContext> {
-    const workspace = await resolveWorkspace(requested, this.roots);
+  private async load(request: WorkspaceRequest, config: WorkspaceConfig): Promise<WorkspaceContext> {
+    const layout = await workspaceLayout(config, this.roots);
+    const workspace = await resolveRequested(layout, request);
     try {
       return { workspace, agentsMd: await loadAgentsMd(workspace, this.agentsMdBytes) };
     } catch (error) {
       throw new CodeError('SESSION_INITIALIZATION_ERROR', `AGENTS.md: could not be read (${error instanceof Error ? error.message : String(error)})`, { resource: 'AGENTS.md' });
     }
   }
+}
+
+function resolveRequested(layout: WorkspaceLayout, request: WorkspaceRequest): Promise<string> {
+  if (request.requested === undefined) return defaultWorkspace(layout, request.claim.tenantId);
+  if (request.restored) return restoredWorkspace(layout, request.requested);
+  return resolveTenantDirectory(layout, request.requested, request.claim, { field: 'workspace' });
 }

@@ -1,5 +1,6 @@
 import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import { readFileSync } from 'node:fs';
+import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { z } from 'zod';
 
 /** What a tool gets from the tool invoker: confinement root, cancellation and an output sink. */
@@ -19,6 +20,8 @@ export interface ToolContext {
    * call makes its children trusted.
    */
   readonly nested?: NestedInvoker;
+  /** Starts the commands the tool runs (bash, git) in the session's sandbox; absent only in hand-built contexts. */
+  readonly commands?: CommandLauncher;
 }
 
 /** The result of one child call made by an orchestrator. */

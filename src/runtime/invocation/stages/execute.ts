@@ -60,6 +60,7 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
       for (const line of live.push(delta)) show(line);
     },
     ...(nested ? { nested } : {}),
+    ...(state.deps.commands ? { commands: state.deps.commands.forOrigin(call.origin) } : {}),
   };
   const execution = (async () => tool.execute(state.args, toolContext))().catch(
     (error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }),

@@ -74,6 +74,8 @@ export interface HookEngineOptions {
   registry: WebSocketHostRegistry;
   /** Config-declared hooks (ConfigHookRegistration, webhooks only): they apply to every session's engine. */
   configHooks?: readonly unknown[];
+  /** Whether config hook `index` may call private addresses (default: every one; see resolveConfigHooks). */
+  configHookMayCallPrivate?: (index: number) => boolean;
   now(): number;
   newId(prefix: string): string;
   /** Told about every failing hook (gating failures too, after they blocked). Must not throw. */
@@ -101,7 +103,7 @@ export class HookEngine {
   private nextSeq: number;
 
   constructor(private readonly options: HookEngineOptions) {
-    this.configHooks = resolveConfigHooks(options.configHooks ?? [], options.now());
+    this.configHooks = resolveConfigHooks(options.configHooks ?? [], options.now(), options.configHookMayCallPrivate);
     this.nextSeq = this.configHooks.length;
     this.queue = new BoundedTaskQueue({
       concurrency: options.observeConcurrency ?? DEFAULT_OBSERVE_CONCURRENCY,

@@ -30,6 +30,11 @@ export interface HookOwner {
   tenantId: string;
   /** Used as the endpoint's connection id when a websocket registration omits it. */
   connectionId?: string;
+  /**
+   * The caller may name a webhook on a private, loopback or link-local address (it has host_direct, or config
+   * outbound.allow_private_networks is on); remembered with the hook and checked again at every call.
+   */
+  allowPrivateNetworks?: boolean;
 }
 
 function issueError(code: 'VALIDATION_ERROR' | 'SESSION_CONFIGURATION_ERROR', path: string, message: string): CodeError {
@@ -48,13 +53,16 @@ function validationOrThrow<T extends z.ZodType>(schema: T, value: unknown, code:
  * Parse a session hook registration and resolve its endpoint (`newId` names it when it has no id). WebSocket endpoints must name an attached
  * connection of the owner's tenant (the `connection_id` of the socket's `host_registered` frame, or the owner's
  * own connection); otherwise the answer is the same VALIDATION_ERROR whether the id is unknown or belongs
- * to another tenant, so ids of other tenants cannot be probed.
+ * to another tenant, so ids of other tenants cannot be probed. A webhook's URL may reach private addresses
+ * only when the owner may (`allowPrivateNetworks`); an ownerless registration is an in-process one and trusted.
+ * The URL's address is checked when it is called (the route checks it at registration too).
  */
 export function resolveSessionHook(input: HookRegistrationInput, owner: HookOwner | undefined, registry: WebSocketHostRegistry, newId: () => string, seq: number, now: number): StoredHook {
   const reg = validationOrThrow(HookRegistrationSchema, input, 'VALIDATION_ERROR', '');
   let endpoint: HostEndpoint;
   if (reg.endpoint.type === 'webhook') {
-    endpoint = { kind: 'webhook', url: reg.endpoint.url, ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}) };
+    const allowPrivateNetworks = owner === undefined || owner.allowPrivateNetworks === true;
+    endpoint = { kind: 'webhook', url: reg.endpoint.url, ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}), allowPrivateNetworks };
   } else {
     const connectionId = reg.endpoint.connectionId ?? owner?.connectionId;
     if (connectionId === undefined) {
@@ -69,15 +77,19 @@ export function resolveSessionHook(input: HookRegistrationInput, owner: HookOwne
   return { id: reg.id ?? newId(), event: reg.event, matcher: reg.matcher, priority: reg.priority, timeoutMs: reg.timeoutMs, endpoint, source: 'session', createdAtMs: now, seq };
 }
 
-/** Parse config-declared hooks (webhooks only; ids default to `config-<index>` and must be unique). */
-export function resolveConfigHooks(inputs: readonly unknown[], now: number): StoredHook[] {
+/**
+ * Parse config-declared hooks (webhooks only; ids default to `config-<index>` and must be unique).
+ * `mayCallPrivate(index)` says whether hook `index` may call private addresses: the operator's hooks may, hooks
+ * from a session's options only when their creator had host_direct (or config outbound.allow_private_networks).
+ */
+export function resolveConfigHooks(inputs: readonly unknown[], now: number, mayCallPrivate: (index: number) => boolean = () => true): StoredHook[] {
   const seen = new Set<string>();
   return inputs.map((input, index) => {
     const reg = validationOrThrow(ConfigHookRegistrationSchema, input, 'SESSION_CONFIGURATION_ERROR', `hooks.${index}`);
     const id = reg.id ?? `config-${index}`;
     if (seen.has(id)) throw issueError('SESSION_CONFIGURATION_ERROR', `hooks.${index}.id`, `duplicate hook id "${id}"`);
     seen.add(id);
-    const endpoint: HostEndpoint = { kind: 'webhook', url: reg.endpoint.url, ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}) };
+    const endpoint: HostEndpoint = { kind: 'webhook', url: reg.endpoint.url, ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}), allowPrivateNetworks: mayCallPrivate(index) };
     return { id, event: reg.event, matcher: reg.matcher, priority: reg.priority, timeoutMs: reg.timeoutMs, endpoint, source: 'config' as const, createdAtMs: now, seq: index };
   });
 }

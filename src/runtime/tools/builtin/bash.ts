@@ -3,9 +3,10 @@ import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
-import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
+import { defineTool, loadPrompt, toolError, type ToolContext, type ToolResult } from '../define-tool.js';
 import { OutputCollector } from '../output-collector.js';
-import { sanitizedEnv } from '../process-env.js';
+import { CommandRefusedError, type PreparedCommand } from '../../sandbox/sandbox.js';
+import { UNCONTAINED_LAUNCHER } from '../../sandbox/session-commands.js';
 import { groupHasLiveMembers, signalGroup } from '../process-group.js';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -63,120 +64,144 @@ function exitStatus(code: number | null, signal: NodeJS.Signals | null): number 
   return 1;
 }
 
-/** The `bash` tool: run a command in its own process group, streaming lines, killed as a group. */
+const cancelledBeforeStart = (): ToolResult => ({
+  ...toolError('Command was cancelled before it started.', { exit_code: null, timed_out: false, cancelled: true }),
+  errorKind: { type: 'cancelled', op: 'bash' },
+});
+
+/**
+ * The `bash` tool: run a command in the session's sandbox (its own process group, and with bwrap its
+ * own PID namespace and cgroup), streaming lines, killed as a whole; nothing it started outlives it.
+ */
 export const bashTool = defineTool({
   name: 'bash',
   description: loadPrompt(import.meta.url, 'bash.md'),
   parameters,
   readOnly: false,
-  execute(args, ctx): Promise<ToolResult> {
-    const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS;
-    if (ctx.signal.aborted) {
-      return Promise.resolve({
-        ...toolError('Command was cancelled before it started.', { exit_code: null, timed_out: false, cancelled: true }),
-        errorKind: { type: 'cancelled', op: 'bash' },
-      });
+  async execute(args, ctx): Promise<ToolResult> {
+    if (ctx.signal.aborted) return cancelledBeforeStart();
+    let prepared: PreparedCommand;
+    try {
+      prepared = await (ctx.commands ?? UNCONTAINED_LAUNCHER).prepare(['bash', '-c', args.command], { cwd: ctx.workspace });
+    } catch (error) {
+      const refused = error instanceof CommandRefusedError;
+      return toolError(refused ? error.message : `Could not start bash: ${error instanceof Error ? error.message : String(error)}`, { exit_code: null, timed_out: false, cancelled: false, ...(refused ? { refused: true } : {}) });
     }
-    return new Promise<ToolResult>((resolve) => {
-      const collected = new OutputCollector();
-      // The result keeps the output exactly; each streamed delta is one line ending in "\n".
-      const onLine = (text: string, terminated: boolean): void => {
-        collected.append(terminated ? `${text}\n` : text);
-        ctx.onOutput(`${text}\n`);
-      };
-      const stdoutLines = new LineSplitter(onLine);
-      const stderrLines = new LineSplitter(onLine);
-      let timedOut = false;
-      let cancelled = false;
-      let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-      let killTimer: NodeJS.Timeout | undefined;
-      let closeTimer: NodeJS.Timeout | undefined;
-      let settled = false;
-
-      // detached: the child leads its own process group, so the group can be killed as a whole.
-      const child = spawn('bash', ['-c', args.command], {
-        cwd: ctx.workspace,
-        detached: true,
-        env: sanitizedEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const pid = child.pid;
-
-      const killGroup = (): void => {
-        if (pid === undefined || killTimer) return;
-        if (!signalGroup(pid, 'SIGTERM')) return;
-        killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
-        killTimer.unref();
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeoutMs);
-      const onAbort = (): void => {
-        cancelled = true;
-        killGroup();
-      };
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-
-      const finish = (result: ToolResult): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        clearTimeout(closeTimer);
-        ctx.signal.removeEventListener('abort', onAbort);
-        void settleGroup().then(() => resolve(result));
-      };
-      // Signalled processes close their pipes a moment before they are gone: wait briefly, so none
-      // outlives the result, and keep the SIGKILL pending only if something survived SIGTERM.
-      const settleGroup = async (): Promise<void> => {
-        if (!killTimer || pid === undefined) return;
-        const deadline = Date.now() + GROUP_EXIT_WAIT_MS;
-        let alive = await groupHasLiveMembers(pid);
-        while (alive && Date.now() < deadline) {
-          await delay(20);
-          alive = await groupHasLiveMembers(pid);
-        }
-        if (!alive) clearTimeout(killTimer);
-      };
-
-      child.stdout.on('data', (chunk: Buffer) => stdoutLines.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => stderrLines.push(chunk));
-      child.on('error', (error) => {
-        finish(toolError(`Could not start bash: ${error.message}`, { exit_code: null, timed_out: false, cancelled: false }));
-      });
-      child.on('exit', (code, signal) => {
-        exit = { code, signal };
-        // Background processes must not outlive the call: they would hold the pipes and leak.
-        killGroup();
-        // A process that left the group may still hold the pipes; do not wait for it forever.
-        closeTimer = setTimeout(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-          onClosed();
-        }, CLOSE_GRACE_MS);
-      });
-      const onClosed = (): void => {
-        stdoutLines.end();
-        stderrLines.end();
-        const status = exitStatus(exit?.code ?? null, exit?.signal ?? null);
-        let output = collected.toString();
-        if (timedOut) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command timed out after ${timeoutMs}ms]`;
-        else if (cancelled) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command was cancelled; its process group was killed.]`;
-        const failed = timedOut || cancelled;
-        finish({
-          output,
-          exitCode: failed && status === 0 ? 1 : status,
-          ...(timedOut ? { errorKind: { type: 'timeout' as const, op: 'bash', duration_ms: timeoutMs } } : cancelled ? { errorKind: { type: 'cancelled' as const, op: 'bash' } } : {}),
-          metadata: {
-            exit_code: exit?.code ?? null,
-            signal: exit?.signal ?? null,
-            timed_out: timedOut,
-            cancelled,
-            ...(collected.droppedChars > 0 ? { omitted_chars: collected.droppedChars } : {}),
-          },
-        });
-      };
-      child.on('close', onClosed);
-    });
+    try {
+      if (ctx.signal.aborted) return cancelledBeforeStart();
+      return await runPrepared(prepared, args.timeout ?? DEFAULT_TIMEOUT_MS, ctx);
+    } finally {
+      await prepared.release();
+    }
   },
 });
+
+/** Spawn a prepared command as the leader of its own process group and collect its result. */
+function runPrepared(prepared: PreparedCommand, timeoutMs: number, ctx: ToolContext): Promise<ToolResult> {
+  return new Promise<ToolResult>((resolve) => {
+    const collected = new OutputCollector();
+    // The result keeps the output exactly; each streamed delta is one line ending in "\n".
+    const onLine = (text: string, terminated: boolean): void => {
+      collected.append(terminated ? `${text}\n` : text);
+      ctx.onOutput(`${text}\n`);
+    };
+    const stdoutLines = new LineSplitter(onLine);
+    const stderrLines = new LineSplitter(onLine);
+    let timedOut = false;
+    let cancelled = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    let closeTimer: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    // detached: the child leads its own process group, so the group can be killed as a whole.
+    const child = spawn(prepared.file, [...prepared.args], {
+      cwd: prepared.cwd,
+      detached: true,
+      env: prepared.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+
+    const killGroup = (): void => {
+      if (pid === undefined || killTimer) return;
+      // In a sandbox the command's own processes get SIGTERM first (a TERM trap can run); the group's
+      // SIGKILL after the grace takes the sandbox down with everything in it.
+      if (prepared.signalCommand) {
+        if (!prepared.signalCommand('SIGTERM') && !signalGroup(pid, 0)) return;
+      } else if (!signalGroup(pid, 'SIGTERM')) return;
+      killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+      killTimer.unref();
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    const onAbort = (): void => {
+      cancelled = true;
+      killGroup();
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+
+    const finish = (result: ToolResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(closeTimer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      void settleGroup().then(() => resolve(result));
+    };
+    // Signalled processes close their pipes a moment before they are gone: wait briefly, so none
+    // outlives the result, and keep the SIGKILL pending only if something survived SIGTERM.
+    const settleGroup = async (): Promise<void> => {
+      if (!killTimer || pid === undefined) return;
+      const deadline = Date.now() + GROUP_EXIT_WAIT_MS;
+      let alive = await groupHasLiveMembers(pid);
+      while (alive && Date.now() < deadline) {
+        await delay(20);
+        alive = await groupHasLiveMembers(pid);
+      }
+      if (!alive) clearTimeout(killTimer);
+    };
+
+    child.stdout.on('data', (chunk: Buffer) => stdoutLines.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderrLines.push(chunk));
+    child.on('error', (error) => {
+      finish(toolError(`Could not start bash: ${error.message}`, { exit_code: null, timed_out: false, cancelled: false }));
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Background processes must not outlive the call: they would hold the pipes and leak.
+      killGroup();
+      // A process that left the group may still hold the pipes; do not wait for it forever.
+      closeTimer = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        onClosed();
+      }, CLOSE_GRACE_MS);
+    });
+    const onClosed = (): void => {
+      stdoutLines.end();
+      stderrLines.end();
+      const status = exitStatus(exit?.code ?? null, exit?.signal ?? null);
+      let output = collected.toString();
+      if (timedOut) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command timed out after ${timeoutMs}ms]`;
+      else if (cancelled) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command was cancelled; its process group was killed.]`;
+      const failed = timedOut || cancelled;
+      finish({
+        output,
+        exitCode: failed && status === 0 ? 1 : status,
+        ...(timedOut ? { errorKind: { type: 'timeout' as const, op: 'bash', duration_ms: timeoutMs } } : cancelled ? { errorKind: { type: 'cancelled' as const, op: 'bash' } } : {}),
+        metadata: {
+          ...(prepared.kind === 'bwrap' ? { sandbox: 'bwrap' } : {}),
+          exit_code: exit?.code ?? null,
+          signal: exit?.signal ?? null,
+          timed_out: timedOut,
+          cancelled,
+          ...(collected.droppedChars > 0 ? { omitted_chars: collected.droppedChars } : {}),
+        },
+      });
+    };
+    child.on('close', onClosed);
+  });
+}

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { OutputCollector } from '../output-collector.js';
-import { sanitizedEnv } from '../process-env.js';
+import { CommandRefusedError, type CommandLauncher } from '../../sandbox/sandbox.js';
+import { UNCONTAINED_LAUNCHER } from '../../sandbox/session-commands.js';
 
 /** One finished git process. */
 export interface GitRun {
@@ -34,21 +35,34 @@ const HARDENING = [
   '-c', 'advice.detachedHead=false',
 ];
 
-function gitEnv(workspace: string): NodeJS.ProcessEnv {
-  const env = sanitizedEnv();
-  // A repository, index or config chosen by the server's environment must not replace the workspace's.
-  for (const name of Object.keys(env)) if (name.startsWith('GIT_') && name !== 'GIT_PAGER' && name !== 'GIT_TERMINAL_PROMPT') delete env[name];
-  // Stop discovery at the workspace: a repository above it is outside the confinement.
-  env.GIT_CEILING_DIRECTORIES = path.dirname(workspace);
-  env.GIT_OPTIONAL_LOCKS = '0';
-  return env;
+/**
+ * Variables added to the sandbox's from-scratch environment (which never carries the server's GIT_*): stop
+ * discovery at the workspace, since a repository above it is outside the confinement.
+ */
+function gitEnv(workspace: string): Record<string, string> {
+  return { GIT_CEILING_DIRECTORIES: path.dirname(workspace), GIT_OPTIONAL_LOCKS: '0' };
 }
 
-function spawnGit(argv: readonly string[], workspace: string, signal: AbortSignal): Promise<GitRun> {
+async function spawnGit(argv: readonly string[], workspace: string, signal: AbortSignal, launcher: CommandLauncher): Promise<GitRun> {
+  let prepared;
+  try {
+    prepared = await launcher.prepare(['git', ...argv], { cwd: workspace, env: gitEnv(workspace) });
+  } catch (error) {
+    const message = error instanceof CommandRefusedError ? error.message : `could not start git: ${error instanceof Error ? error.message : String(error)}`;
+    return { code: null, stdout: '', stderr: '', cancelled: false, spawnError: message };
+  }
+  try {
+    return await runGit(prepared.file, prepared.args, prepared.env, prepared.cwd, signal);
+  } finally {
+    await prepared.release();
+  }
+}
+
+function runGit(file: string, args: readonly string[], env: Record<string, string>, cwd: string, signal: AbortSignal): Promise<GitRun> {
   return new Promise((resolve) => {
     const stdout = new OutputCollector();
     const stderr = new OutputCollector(1024 * 1024);
-    const child = spawn('git', argv, { cwd: workspace, env: gitEnv(workspace), stdio: ['ignore', 'pipe', 'pipe'], signal });
+    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], signal });
     child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.append(text));
     child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.append(text));
     let spawnError: string | undefined;
@@ -68,12 +82,14 @@ export class GitProcess {
   constructor(
     readonly workspace: string,
     private readonly signal: AbortSignal,
+    /** The session's sandbox for this call (absent in hand-built contexts: unsandboxed). */
+    private readonly launcher: CommandLauncher = UNCONTAINED_LAUNCHER,
   ) {}
 
   /** Run `git <args>` (no shell) and collect its output. */
   async run(args: readonly string[]): Promise<GitRun> {
     const overrides = await this.filters();
-    return spawnGit([...HARDENING, ...overrides, ...args], this.workspace, this.signal);
+    return spawnGit([...HARDENING, ...overrides, ...args], this.workspace, this.signal, this.launcher);
   }
 
   /**
@@ -82,7 +98,7 @@ export class GitProcess {
    */
   private async filters(): Promise<string[]> {
     if (this.filterOverrides) return this.filterOverrides;
-    const listed = await spawnGit([...HARDENING, 'config', '--null', '--name-only', '--get-regexp', '^filter\\.'], this.workspace, this.signal);
+    const listed = await spawnGit([...HARDENING, 'config', '--null', '--name-only', '--get-regexp', '^filter\\.'], this.workspace, this.signal, this.launcher);
     const drivers = new Set<string>();
     for (const key of listed.code === 0 ? listed.stdout.split('\0') : []) {
       const match = /^filter\.(.+)\.[^.]+$/s.exec(key);

@@ -36,7 +36,7 @@ export const gitTool = defineTool({
   readOnlyFor: isGitReadOnly,
   async execute(args, ctx): Promise<ToolResult> {
     if (ctx.signal.aborted) return toolError('git was cancelled.', { reason: 'cancelled' });
-    const git = new GitProcess(ctx.workspace, ctx.signal);
+    const git = new GitProcess(ctx.workspace, ctx.signal, ctx.commands);
     const probe = await git.run(['rev-parse', '--is-inside-work-tree']);
     if (probe.cancelled) return toolError('git was cancelled.', { reason: 'cancelled' });
     if (probe.spawnError) return toolError(`Could not run git: ${probe.spawnError}`, { reason: 'spawn_failed' });

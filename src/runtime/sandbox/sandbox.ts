@@ -1,0 +1,65 @@
+/** Which sandbox runs model-chosen commands: bubblewrap, or none (commands run on the host). */
+export type SandboxKind = 'bwrap' | 'none';
+
+/** Whether a contained command may use the network: `allowed` shares the host's network, loopback included. */
+export type SandboxNetwork = 'none' | 'allowed';
+
+/** Resource bounds of one contained command (wall time is the tool's timeout, enforced by the caller). */
+export interface SandboxLimits {
+  /** Processes and threads the command may have at once (cgroup pids.max). */
+  readonly pidsMax: number;
+  /** Memory of all its processes together (cgroup memory.max / memory.limit_in_bytes). */
+  readonly memoryBytes: number;
+  /** CPU seconds per process (RLIMIT_CPU). */
+  readonly cpuSeconds: number;
+  /** Address space per process (RLIMIT_AS). */
+  readonly addressSpaceBytes: number;
+}
+
+/** One command to contain: what to run, where, for which session, with which extra environment. */
+export interface CommandSpec {
+  /** Program and arguments (no shell unless argv[0] is one). */
+  readonly argv: readonly string[];
+  /** Canonical workspace directory: the only host directory the command can write. */
+  readonly workspace: string;
+  /** Working directory, the workspace or inside it. */
+  readonly cwd: string;
+  /** The session the command runs for (its private $HOME is kept per session). */
+  readonly sessionId: string;
+  /** Variables added to the built-from-scratch environment. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly network: SandboxNetwork;
+}
+
+/** What to spawn for a prepared command; `release` must be called once the process and its pipes are gone. */
+export interface PreparedCommand {
+  readonly kind: SandboxKind;
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly env: Record<string, string>;
+  readonly cwd: string;
+  /** Kill whatever is left of the command (its cgroup) and remove its per-command resources. */
+  release(): Promise<void>;
+  /**
+   * Send `signal` to the command's own processes but not the sandbox's (signalling bwrap would kill
+   * everything at once, so a TERM trap could not run); false when none was found. Absent: signal the group.
+   */
+  signalCommand?(signal: NodeJS.Signals): boolean;
+}
+
+/** Turns a command into a contained process description. */
+export interface Sandbox {
+  readonly kind: SandboxKind;
+  prepare(spec: CommandSpec): Promise<PreparedCommand>;
+}
+
+/** What a tool gets to start a model-chosen command: the session's sandbox decision for this call's origin. */
+export interface CommandLauncher {
+  /** Prepare `argv` to run in `cwd` (default: the workspace); rejects with CommandRefusedError when commands are refused. */
+  prepare(argv: readonly string[], options?: { cwd?: string; env?: Readonly<Record<string, string>> }): Promise<PreparedCommand>;
+}
+
+/** The session may not run commands here (no working sandbox and a creator without host_direct). */
+export class CommandRefusedError extends Error {
+  override readonly name = 'CommandRefusedError';
+}
