@@ -71,6 +71,9 @@ export function allowedHostRules(config: BrowserGuardConfig): HostRule[] {
   return rules;
 }
 
+/** Host header values whose verdict is remembered. */
+const HOST_MEMO_SIZE = 256;
+
 /**
  * Decides whether a request may be served: its Host must be allowed (DNS rebinding sends the attacker's
  * name), and a browser request started by another origin (`Origin` not allowed, or `Sec-Fetch-Site:
@@ -80,18 +83,23 @@ export function allowedHostRules(config: BrowserGuardConfig): HostRule[] {
 export class BrowserGuard {
   private readonly hosts: HostRule[];
   private readonly origins: Set<string>;
+  private readonly seenHosts = new Map<string, HostValue | undefined>();
 
   constructor(config: BrowserGuardConfig) {
     this.hosts = allowedHostRules(config);
     this.origins = new Set(config.allowedOrigins.flatMap((entry) => parseOriginValue(entry)?.origin ?? []));
   }
 
-  /** The Host header parsed when it is allowed, else undefined. */
+  /** The Host header parsed when it is allowed, else undefined (remembered per header value: clients send a few). */
   allowedHost(raw: string | undefined): HostValue | undefined {
     if (raw === undefined) return undefined;
-    const host = parseHostValue(raw);
-    if (!host) return undefined;
-    return this.hosts.some((rule) => rule.hostname === host.hostname && (rule.port === undefined || rule.port === host.port)) ? host : undefined;
+    if (this.seenHosts.has(raw)) return this.seenHosts.get(raw);
+    const parsed = parseHostValue(raw);
+    const host = parsed && this.hosts.some((rule) => rule.hostname === parsed.hostname && (rule.port === undefined || rule.port === parsed.port)) ? parsed : undefined;
+    // Bounded: a client sending ever new Host values only empties the memo.
+    if (this.seenHosts.size >= HOST_MEMO_SIZE) this.seenHosts.clear();
+    this.seenHosts.set(raw, host);
+    return host;
   }
 
   /** Throw HOST_NOT_ALLOWED or ORIGIN_NOT_ALLOWED (both 403) for a request that must not be served. */
