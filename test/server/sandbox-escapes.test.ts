@@ -121,7 +121,25 @@ describe.skipIf(!HAVE_BWRAP)('sandbox: model-chosen commands cannot reach the se
     expect(git.output).toContain('1 uncommitted change');
   });
 
-  it('a verification preset run host-direct runs in the sandbox too', async () => {
+  it("a detected verification preset runs in the sandbox: its own commands host-direct, and the model's bash attaches its report", async () => {
+    const ws = join(t.root, 'node-project');
+    mkdirSync(ws);
+    // The test script proves where it runs: the sandbox user, and no /etc/shadow.
+    writeFileSync(join(ws, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'id -un && test ! -e /etc/shadow' } }));
+    const id = (await request(t.url).post('/v1/sessions').send({ workspace: ws }).expect(201)).body.session.id as string;
+    const presets = (await request(t.url).get(`/v1/sessions/${id}/verifications/presets`).expect(200)).body.presets as { id: string; commands: { id: string; command: string; required: boolean }[] }[];
+    const node = presets.find((p) => p.id === 'node-default');
+    expect(node?.commands.map((c) => c.command)).toContain('npm test');
+    const report = (await request(t.url).post(`/v1/sessions/${id}/verifications`).send({ subject: 'preset', commands: node?.commands ?? [] }).expect(201)).body;
+    expect(report.status).toBe('passed');
+    expect(report.checks[0].output_tail).toContain('sandbox');
+    const out = await modelBash(t, id, 'npm test');
+    expect(out).toContain('sandbox');
+    const runs = (await request(t.url).get(`/v1/sessions/${id}/verifications`).expect(200)).body.reports as { subject: string; status: string }[];
+    expect(runs.some((r) => r.subject.startsWith('shell:') && r.status === 'passed')).toBe(true);
+  });
+
+  it('a verification run host-direct runs in the sandbox too', async () => {
     const report = (await request(t.url).post(`/v1/sessions/${session}/verifications`).send({ subject: 'sandboxed', commands: [{ id: 'who', command: 'id -un; test ! -e /etc/shadow' }] }).expect(201)).body;
     expect(report.status).toBe('passed');
     expect(report.checks[0].output_tail).toContain('sandbox');
