@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
-import type { OwnershipResult, SessionOwnership } from '../runtime/session-ownership.js';
+import type { OwnershipResult, SessionOwnership } from '../runtime/ports/session-ownership.js';
 import type { NodeRegistry } from './node-identity.js';
 import type { RedisEventStream } from './redis-event-stream.js';
 import type { SessionLeases } from './session-lease.js';

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
-import { hasScope, type Caller } from '../runtime/caller.js';
+import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { followSessionStream } from './stream-follow.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { CodeError } from '../errors.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { HookCreatedResponseSchema, HookListResponseSchema, HookParamsSchema, HookRegistrationSchema, HookRemovedResponseSchema } from '../protocol/hooks.js';
-import type { Caller } from '../runtime/caller.js';
+import type { Caller } from '../runtime/ports/caller.js';
 import { assertOutboundUrl, privateOutboundAllowed } from '../runtime/outbound/assert-outbound-url.js';
 import type { HookEngine } from '../runtime/policy/hooks/hook-engine.js';
 import { addRoute } from '../server/route.js';

@@ -10,9 +10,9 @@ import {
   McpServerListResponseSchema,
   McpServerParamsSchema,
 } from '../protocol/mcp.js';
-import { hasScope } from '../runtime/caller.js';
+import { hasScope } from '../runtime/ports/caller.js';
 import { layerMcpStatus } from '../runtime/mcp/layered-mcp-tools.js';
-import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound } from '../runtime/session-mcp-layers.js';
+import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound } from '../runtime/agent/session-mcp-layers.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 

@@ -8,7 +8,7 @@ import {
   type SubscriptionTransport,
 } from '../runtime/events/event-subscription.js';
 import type { SequenceGap } from '../runtime/events/session-event-log.js';
-import type { SharedEventStream } from '../runtime/session-ownership.js';
+import type { SharedEventStream } from '../runtime/ports/session-ownership.js';
 
 /** The least number of unsent bytes a stream follower's socket may hold before it is closed as a slow consumer. */
 const MIN_QUEUED_BYTES = 8 * 1024 * 1024;

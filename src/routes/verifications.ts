@@ -9,7 +9,7 @@ import {
   type VerificationReport,
   type VerificationRequest,
 } from '../protocol/verification.js';
-import type { Caller } from '../runtime/caller.js';
+import type { Caller } from '../runtime/ports/caller.js';
 import { detectPresets } from '../runtime/verification/detect-presets.js';
 import { summarizeVerifications } from '../runtime/verification/verification-summary.js';
 import { addRoute } from '../server/route.js';

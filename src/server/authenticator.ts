@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ApiToken, Scope } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
-import type { Caller } from '../runtime/caller.js';
+import type { Caller } from '../runtime/ports/caller.js';
 
 const ALL_SCOPES: ReadonlySet<Scope> = new Set<Scope>(['sessions', 'host_direct', 'admin']);
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Scope } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
-import { hasScope, type Caller } from '../runtime/caller.js';
+import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { isSessionScoped, startsRun } from './openapi-registry.js';
 import type { ServerContext } from './server-context.js';
 

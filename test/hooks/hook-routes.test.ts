@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodeError } from '../../src/errors.js';
 import { HookInfoSchema } from '../../src/protocol/hooks.js';
 import { registerHookRoutes } from '../../src/routes/hooks.js';
-import type { Caller } from '../../src/runtime/caller.js';
+import type { Caller } from '../../src/runtime/ports/caller.js';
 import type { HookEngine } from '../../src/runtime/policy/hooks/hook-engine.js';
 import { WebSocketHostRegistry } from '../../src/runtime/policy/host-bridge/websocket-host-registry.js';
 import { Authenticator } from '../../src/server/authenticator.js';

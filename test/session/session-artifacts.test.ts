@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createReplayHostEnv } from '../../src/runtime/host-env.js';
+import { createReplayHostEnv } from '../../src/runtime/ports/host-env.js';
 import { SessionArtifacts } from '../../src/runtime/session/session-artifacts.js';
 
 const hostEnv = () => createReplayHostEnv({ sequentialIdPrefix: 't', fixedTimeMs: 1_000 });

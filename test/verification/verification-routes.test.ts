@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VerificationReportSchema, VerificationSummarySchema, type VerificationReport, type VerificationRequest } from '../../src/protocol/verification.js';
 import { registerVerificationRoutes, type VerificationSessionPort } from '../../src/routes/verifications.js';
 import { CodeError } from '../../src/errors.js';
-import type { Caller } from '../../src/runtime/caller.js';
+import type { Caller } from '../../src/runtime/ports/caller.js';
 import { runVerification } from '../../src/runtime/verification/run-verification.js';
 import { Authenticator } from '../../src/server/authenticator.js';
 import { installErrorHandler } from '../../src/server/error-handler.js';

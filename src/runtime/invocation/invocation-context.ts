@@ -1,5 +1,5 @@
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 
 /** The governance values a run was admitted with; frozen for the run's lifetime. */
 export interface GovernanceSnapshot {

@@ -1,6 +1,6 @@
 import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
-import { hasScope, type Caller } from '../caller.js';
+import { hasScope, type Caller } from '../ports/caller.js';
 import { checkOutboundUrl, type OutboundResolver } from './check-outbound-url.js';
 import { OutboundUrlError } from './outbound-url-error.js';
 

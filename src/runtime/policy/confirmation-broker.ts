@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CodeError } from '../../errors.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 
 /** A pending confirmation as listed by GET .../confirmations. */
 export interface PendingConfirmation {

@@ -4,11 +4,11 @@ import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapsho
 import type { VerificationReport } from '../../protocol/verification.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { ServerSandbox } from '../sandbox/session-commands.js';
-import type { SessionOwnership } from '../session-ownership.js';
+import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import type { SessionEventObserver } from './session-emitter.js';
 

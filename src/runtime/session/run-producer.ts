@@ -4,7 +4,7 @@ import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import { buildVerificationSummary } from '../../protocol/verification.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
 import { runLoop, type LoopDeps, type LoopOutcome, type LoopState } from '../loop/run-loop.js';

@@ -1,5 +1,5 @@
 import type { Artifact } from '../../protocol/session-snapshot.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 
 /** How many artifacts a session keeps, and how many bytes of content in all (limits.maxArtifacts*PerSession). */
 export interface ArtifactLimits {

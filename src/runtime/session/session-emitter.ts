@@ -1,8 +1,8 @@
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
 import type { SessionLabels } from '../../protocol/session-snapshot.js';
 import type { SessionEventLog, UnstampedEvent } from '../events/session-event-log.js';
-import type { HostEnv } from '../host-env.js';
-import type { SessionOwnership } from '../session-ownership.js';
+import type { HostEnv } from '../ports/host-env.js';
+import type { SessionOwnership } from '../ports/session-ownership.js';
 
 /** Emit one typed runtime event of the session, tied to a run when `runId` is given. */
 export type SessionEmit = <T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]) => void;

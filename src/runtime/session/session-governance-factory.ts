@@ -1,4 +1,4 @@
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 import type { BudgetGuard } from '../policy/budget/budget-decision.js';
 import { BuiltinBudgetGuard } from '../policy/budget/builtin-budget-guard.js';
 import { SwitchableBudgetGuard } from '../policy/budget/switchable-budget-guard.js';

@@ -1,7 +1,7 @@
 import { CodeError } from '../../errors.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { SessionStore } from '../../stores/session-store.js';
-import type { SessionOwnership } from '../session-ownership.js';
+import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { SessionEmit } from './session-emitter.js';
 
 /** What saving a session's snapshot needs. */

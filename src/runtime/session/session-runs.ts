@@ -2,7 +2,7 @@ import { CodeError } from '../../errors.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { SessionEventLog } from '../events/session-event-log.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 import type { SessionEmit } from './session-emitter.js';
 
 /** True for a status a run never leaves (completed, failed, cancelled). */

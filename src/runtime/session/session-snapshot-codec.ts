@@ -3,7 +3,7 @@ import type { RunRecord } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { VerificationReport } from '../../protocol/verification.js';
 import type { SessionEventLog } from '../events/session-event-log.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { isTerminal } from './session-runs.js';
 import type { SessionTranscript } from './session-transcript.js';

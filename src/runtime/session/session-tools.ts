@@ -1,6 +1,6 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
 import type { McpServerConfig } from '../../protocol/mcp.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
 import { ToolInvoker } from '../invocation/tool-invoker.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';

@@ -1,6 +1,6 @@
 import type { Artifact } from '../../protocol/session-snapshot.js';
 import type { VerificationPreset, VerificationReport, VerificationRequest } from '../../protocol/verification.js';
-import type { HostEnv } from '../host-env.js';
+import type { HostEnv } from '../ports/host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { ToolCallRequest } from '../invocation/tool-call-state.js';
 import type { ToolCallOutcome } from '../invocation/tool-invoker.js';

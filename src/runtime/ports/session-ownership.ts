@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '../protocol/event-envelope.js';
+import type { EventEnvelope } from '../../protocol/event-envelope.js';
 
 /** A session's shared event stream, for subscribers on nodes that do not own the session. */
 export interface SharedEventStream {

@@ -1,5 +1,5 @@
-import { CodeError } from '../errors.js';
-import { hasScope, type Caller } from './caller.js';
+import { CodeError } from '../../errors.js';
+import { hasScope, type Caller } from '../ports/caller.js';
 
 /** How many closed session ids are remembered (oldest forgotten first). */
 const MAX_CLOSED_IDS = 10_000;

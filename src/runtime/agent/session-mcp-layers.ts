@@ -1,13 +1,13 @@
-import type { CodeConfig } from '../config/code-config.js';
-import { assertOutboundUrl, privateOutboundAllowed } from './outbound/assert-outbound-url.js';
-import { CodeError } from '../errors.js';
-import type { McpServerConfig } from '../protocol/mcp.js';
-import { hasScope, type Caller } from './caller.js';
-import type { HostEnv } from './host-env.js';
-import { McpManager } from './mcp/mcp-manager.js';
-import type { AgentSession } from './session/agent-session.js';
-import { resolveTenantDirectory, workspaceLayout } from './session/tenant-workspace.js';
-import type { WorkspaceConfig } from './session/workspace-context-cache.js';
+import type { CodeConfig } from '../../config/code-config.js';
+import { assertOutboundUrl, privateOutboundAllowed } from '../outbound/assert-outbound-url.js';
+import { CodeError } from '../../errors.js';
+import type { McpServerConfig } from '../../protocol/mcp.js';
+import { hasScope, type Caller } from '../ports/caller.js';
+import type { HostEnv } from '../ports/host-env.js';
+import { McpManager } from '../mcp/mcp-manager.js';
+import type { AgentSession } from '../session/agent-session.js';
+import { resolveTenantDirectory, workspaceLayout } from '../session/tenant-workspace.js';
+import type { WorkspaceConfig } from '../session/workspace-context-cache.js';
 
 /** What building a session's inherited MCP layer needs from the agent. */
 export interface SessionMcpDeps {
