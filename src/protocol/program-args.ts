@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_PROGRAM_LIMITS, DELEGATING_PROGRAM_TIMEOUT_MS } from '../runtime/program/program-types.js';
+import { DEFAULT_PROGRAM_LIMITS, DELEGATING_PROGRAM_TIMEOUT_MS } from './program-limits.js';
 
 /** Largest script, inline or from a file, in bytes (the seed's 192 KiB). */
 export const MAX_PROGRAM_SOURCE_BYTES = 192 * 1024;

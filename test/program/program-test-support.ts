@@ -1,4 +1,5 @@
-import { DEFAULT_PROGRAM_LIMITS, type ProgramLimits, type ProgramOutcome, type ProgramToolResult } from '../../src/runtime/program/program-types.js';
+import { DEFAULT_PROGRAM_LIMITS, type ProgramLimits } from '../../src/protocol/program-limits.js';
+import type { ProgramOutcome, ProgramToolResult } from '../../src/runtime/program/program-types.js';
 import { runProgram } from '../../src/runtime/program/quickjs-sandbox.js';
 
 /** Small limits so that limit tests end quickly. */

@@ -2,13 +2,11 @@ import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
-import type { LlmInvoker } from '../invocation/llm-invoker.js';
 import type { ToolInvoker } from '../invocation/tool-invoker.js';
 import { deadlineReason } from '../invocation/run-deadline-error.js';
-import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
 import { withDeadline } from './run-deadline.js';
-import { streamTurn, TurnError, type TurnResult } from './stream-turn.js';
+import { streamTurn, TurnError, type TurnDeps, type TurnResult } from './stream-turn.js';
 
 /** Loop state after a completed tool round: what a checkpoint holds and what a resume starts from. */
 export interface LoopState {
@@ -24,11 +22,8 @@ export interface LoopState {
 }
 
 /** Services the loop drives. */
-export interface LoopDeps {
-  llm: LlmInvoker;
+export interface LoopDeps extends TurnDeps {
   tools: ToolInvoker;
-  /** The tool specs the model sees (tools denied for every argument are hidden). */
-  toolSpecs(): LlmToolSpec[];
   /** Called after every completed tool round (never mid-tool) with the state a resume would start from. */
   checkpoint?(state: LoopState): Promise<void>;
 }

@@ -3,8 +3,8 @@ import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import { GovernedCallError } from '../invocation/governed-call-error.js';
-import { LlmProviderError } from '../llm/llm-provider.js';
-import type { LoopDeps } from './run-loop.js';
+import type { LlmInvoker } from '../invocation/llm-invoker.js';
+import { LlmProviderError, type LlmToolSpec } from '../llm/llm-provider.js';
 
 /** One assistant turn, fully streamed. */
 export interface TurnResult {
@@ -38,12 +38,18 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** What one streamed turn needs of the loop's services: the LLM invoker and the tool specs the model sees. */
+export interface TurnDeps {
+  llm: LlmInvoker;
+  toolSpecs(): LlmToolSpec[];
+}
+
 /**
  * Stream one provider response, emitting text, reasoning and tool-call deltas as they arrive. Retryable
  * provider failures before any output are retried until `circuitBreakerThreshold` consecutive failures
  * open the breaker; failures after output started, or non-retryable ones, end the run.
  */
-export async function streamTurn(deps: LoopDeps, ctx: InvocationContext, messages: ChatMessage[], turn: number): Promise<TurnResult> {
+export async function streamTurn(deps: TurnDeps, ctx: InvocationContext, messages: ChatMessage[], turn: number): Promise<TurnResult> {
   const threshold = ctx.governance.circuitBreakerThreshold;
   for (let failures = 0; ; ) {
     const state = { emitted: false };
@@ -66,7 +72,7 @@ export async function streamTurn(deps: LoopDeps, ctx: InvocationContext, message
   }
 }
 
-async function attempt(deps: LoopDeps, ctx: InvocationContext, messages: ChatMessage[], state: { emitted: boolean }): Promise<TurnResult> {
+async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMessage[], state: { emitted: boolean }): Promise<TurnResult> {
   let text = '';
   let reasoning = '';
   let finishReason = 'stop';

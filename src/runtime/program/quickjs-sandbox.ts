@@ -1,12 +1,12 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type { ProgramLimits } from '../../protocol/program-limits.js';
 import { ProgramLog } from './program-log.js';
 import { ProgramToolGate } from './program-tool-gate.js';
 import {
   MIN_PROGRAM_LOG_BYTES,
   PROGRAM_LIMIT_BOUNDS,
   type ProgramFailure,
-  type ProgramLimits,
   type ProgramOutcome,
   type ProgramToolResult,
   type RunProgramOptions,

@@ -1,4 +1,4 @@
-import type { ProgramLimits } from './program-types.js';
+import type { ProgramLimits } from '../../protocol/program-limits.js';
 
 /** What the host hands the sandbox worker when it starts it. */
 export interface SandboxWorkerData {

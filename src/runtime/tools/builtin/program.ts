@@ -1,14 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { MAX_PROGRAM_SOURCE_BYTES, ProgramArgsSchema, type ProgramArgs } from '../../../protocol/program-args.js';
 import { cutToBytes } from '../../program/program-log.js';
-import {
-  DEFAULT_PROGRAM_LIMITS,
-  DELEGATING_PROGRAM_TIMEOUT_MS,
-  MIN_PROGRAM_LOG_BYTES,
-  type ProgramLimits,
-  type ProgramOutcome,
-  type ProgramToolCaller,
-} from '../../program/program-types.js';
+import { DEFAULT_PROGRAM_LIMITS, DELEGATING_PROGRAM_TIMEOUT_MS, type ProgramLimits } from '../../../protocol/program-limits.js';
+import { MIN_PROGRAM_LOG_BYTES, type ProgramOutcome, type ProgramToolCaller } from '../../program/program-types.js';
 import { runProgram } from '../../program/quickjs-sandbox.js';
 import { defineTool, loadPrompt, toolError, type NestedInvoker, type ToolResult } from '../define-tool.js';
 import { pathErrorResult } from '../tool-file-helpers.js';
