@@ -28,9 +28,10 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
   };
 }
 
+/** Every event of a stream but the `response` description (checked by its own test). */
 async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
   const out: LlmStreamEvent[] = [];
-  for await (const event of events) out.push(event);
+  for await (const event of events) if (event.type !== 'response') out.push(event);
   return out;
 }
 
@@ -53,6 +54,13 @@ describe('OpenAiProvider against the strict fake provider', () => {
     expect(events.at(-2)).toEqual({ type: 'usage', promptTokens: 10, completionTokens: 5, totalTokens: 15 });
     expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
     fake.assertDone();
+  });
+
+  it('describes the response first: where the request went and the id, model and object of its first chunk', async () => {
+    fake.script({ text: 'hi' });
+    const first = await provider.stream(request())[Symbol.asyncIterator]().next();
+    expect(first.value).toEqual({ type: 'response', requestUrl: `${fake.baseUrl}/chat/completions`, responseId: expect.stringMatching(/^chatcmpl-fake-/), responseModel: 'gpt-test', responseObject: 'chat.completion.chunk' });
+    await fake.waitForRequests(1);
   });
 
   it('passes the bare model name, the messages, the tools, max_tokens and temperature', async () => {
@@ -266,7 +274,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
     const error = await failure(
       (async function* () {
         for await (const event of provider.stream(request({ signal: controller.signal }))) {
-          seen.push(event);
+          if (event.type !== 'response') seen.push(event);
           if (event.type === 'text_delta') controller.abort();
           yield event;
         }

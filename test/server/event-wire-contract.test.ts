@@ -189,6 +189,17 @@ describe('event wire contract: every emitted payload carries the seed fields und
     expect(one('confirmation_timeout')).toEqual(expect.objectContaining({ tool_id: 'c_late', action_taken: 'rejected' }));
     expect(one('confirmation_received')).toMatchObject({ tool_id: 'c_ok', approved: true, reason: null });
     expect(one('agent_end')).toMatchObject({ text: expect.any(String), usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) }, verification_summary: { status: 'skipped', report_count: 0 } });
+    // The seed's LlmResponseMeta: what the last provider response said about itself.
+    expect(one('agent_end').meta).toMatchObject({
+      provider: 'openai',
+      request_model: 'test-model',
+      request_url: `${t.fake.baseUrl}/chat/completions`,
+      response_id: expect.stringMatching(/^chatcmpl-fake-/),
+      response_model: 'test-model',
+      response_object: 'chat.completion.chunk',
+      duration_ms: expect.any(Number),
+      first_token_ms: expect.any(Number),
+    });
     expect(seen.filter((e) => e.type === 'error').map((e) => e.payload.message)).toHaveLength(1);
     expect(seen.find((e) => e.type === 'budget_exhausted')?.payload).toMatchObject({ resource: 'tool_calls', kind: 'hard', consumed: 2, limit: 2 });
     expect(seen.find((e) => e.type === 'budget_threshold_hit' && e.payload.scope === 'session')?.payload).toMatchObject({ resource: 'tool_calls', kind: 'soft', consumed: expect.any(Number), limit: 2, message: expect.any(String) });

@@ -24,7 +24,9 @@ export type LlmStreamEvent =
   | { type: 'tool_call_start'; index: number; id: string; name: string }
   | { type: 'tool_call_delta'; index: number; argumentsDelta: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number; totalTokens: number }
-  | { type: 'finish'; finishReason: string };
+  | { type: 'finish'; finishReason: string }
+  /** What the response said about itself (from its first chunk), and where the request went. */
+  | { type: 'response'; requestUrl: string; responseId?: string; responseModel?: string; responseObject?: string };
 
 /** A chat-completions provider. Errors are thrown as LlmProviderError; aborts reject promptly. */
 export interface LlmProvider {

@@ -81,8 +81,13 @@ export class OpenAiProvider implements LlmProvider {
       // An absolute `path` replaces the SDK's `<baseURL>/chat/completions`.
       const target = this.chatUrl !== undefined ? { path: this.chatUrl } : {};
       const chunks = await this.client.chat.completions.create(params, { signal, body: encodeBody(params, request.tools), headers: { 'content-type': 'application/json' }, ...target });
+      let described = false;
       for await (const chunk of chunks) {
         throwIfAborted(signal);
+        if (!described) {
+          described = true;
+          yield { type: 'response', requestUrl: this.chatUrl ?? `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`, responseId: chunk.id, responseModel: chunk.model, responseObject: chunk.object };
+        }
         if (chunk.usage) {
           usage = {
             type: 'usage',

@@ -6,7 +6,7 @@ import type { ToolInvoker } from '../invocation/tool-invoker.js';
 import { deadlineReason } from '../invocation/run-deadline-error.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
 import { withDeadline } from './run-deadline.js';
-import { streamTurn, TurnError, type TurnDeps, type TurnResult } from './stream-turn.js';
+import { streamTurn, TurnError, type TurnDeps, type TurnMeta, type TurnResult } from './stream-turn.js';
 
 /** Loop state after a completed tool round: what a checkpoint holds and what a resume starts from. */
 export interface LoopState {
@@ -42,6 +42,8 @@ export interface LoopOutcome {
   usage: Usage;
   added: ChatMessage[];
   error?: LoopError;
+  /** What the last provider response said about itself (the seed's agent_end.meta). */
+  meta?: TurnMeta;
 }
 
 /**
@@ -74,6 +76,7 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
   // Text of the answer so far when the model was asked to continue it (finish_reason "length").
   let continuedText = '';
   let turn = resume?.turn ?? 0;
+  let meta: TurnMeta | undefined;
 
   const push = (message: ChatMessage) => {
     messages.push(message);
@@ -84,7 +87,7 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
     ctx.emit('tool_end', { id: call.id, name: call.function.name, output, exit_code: 1, duration_ms: 0, truncated: false });
     push({ role: 'tool', tool_call_id: call.id, content: output });
   };
-  const end = (status: LoopOutcome['status'], error?: LoopError): LoopOutcome => ({ status, text, toolCallsCount, usage, added, ...(error ? { error } : {}) });
+  const end = (status: LoopOutcome['status'], error?: LoopError): LoopOutcome => ({ status, text, toolCallsCount, usage, added, ...(error ? { error } : {}), ...(meta ? { meta } : {}) });
   const deadlineError = (): LoopError => ({ code: 'MAX_EXECUTION_TIME', message: `the run exceeded maxExecutionTimeMs (${g.maxExecutionTimeMs} ms)` });
   // The signal fires for a cancel (or session close) and for the deadline; the reason tells them apart.
   const stopped = () => (deadlineReason(ctx.signal) ? end('failed', deadlineError()) : end('cancelled', { code: 'CANCELLED', message: 'the run was cancelled' }));
@@ -105,6 +108,7 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
       // streamTurn throws TurnError with the failure's code; anything else is a fault of ours.
       return end('failed', { code: error instanceof TurnError ? error.code : 'INTERNAL_ERROR', message });
     }
+    if (result.meta) meta = result.meta;
     usage.promptTokens += result.usage.promptTokens;
     usage.completionTokens += result.usage.completionTokens;
     usage.totalTokens += result.usage.totalTokens;

@@ -13,6 +13,18 @@ export interface TurnResult {
   toolCalls: ToolCall[];
   usage: Usage;
   finishReason: string;
+  /** The seed's LlmResponseMeta of this turn's response (agent_end.meta), without the run's provider names. */
+  meta?: TurnMeta;
+}
+
+/** What a turn's response said about itself, and how long it took (ms, from the call's start). */
+export interface TurnMeta {
+  request_url: string;
+  response_id?: string;
+  response_model?: string;
+  response_object?: string;
+  first_token_ms?: number;
+  duration_ms: number;
 }
 
 /** A provider failure that ends the run, with the code the run reports. */
@@ -78,9 +90,19 @@ async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMes
   let finishReason = 'stop';
   const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const calls = new Map<number, { id: string; name: string; args: string }>();
+  const started = ctx.hostEnv.now();
+  let meta: TurnMeta | undefined;
+  let firstToken: number | undefined;
   try {
     for await (const event of deps.llm.stream(messages, deps.toolSpecs(), ctx)) {
+      if (firstToken === undefined && (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start')) firstToken = ctx.hostEnv.now() - started;
       switch (event.type) {
+        case 'response':
+          meta = { request_url: event.requestUrl, duration_ms: 0 };
+          if (event.responseId) meta.response_id = event.responseId;
+          if (event.responseModel) meta.response_model = event.responseModel;
+          if (event.responseObject) meta.response_object = event.responseObject;
+          break;
         case 'text_delta':
           text += event.text;
           state.emitted = true;
@@ -126,5 +148,9 @@ async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMes
   const toolCalls: ToolCall[] = [...calls.entries()]
     .sort(([a], [b]) => a - b)
     .map(([, c]) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));
-  return { text, reasoning, toolCalls, usage, finishReason };
+  if (meta) {
+    meta.duration_ms = ctx.hostEnv.now() - started;
+    if (firstToken !== undefined) meta.first_token_ms = firstToken;
+  }
+  return { text, reasoning, toolCalls, usage, finishReason, ...(meta ? { meta } : {}) };
 }
