@@ -1,12 +1,14 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RuntimeContext } from './context.js';
+import { registerAgentRoutes } from './routes/agents.js';
 import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerEventsWebSocket, SocketRegistry } from './routes/events-ws.js';
 import { registerHookRoutes } from './routes/hooks.js';
 import { registerMcpRoutes } from './routes/mcp.js';
+import { registerMemoryRoutes } from './routes/memory.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
@@ -44,6 +46,8 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerToolRoutes(app, ctx);
   registerConfirmationRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
+  registerAgentRoutes(app, ctx);
+  registerMemoryRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller));
   registerClusterEventRoutes(app, ctx);
   registerBudgetHostRoutes(app, ctx);
   registerVerificationRoutes(app, ctx, { getSession: (id, caller) => ctx.agent.getSession(id, caller) });

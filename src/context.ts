@@ -31,6 +31,10 @@ import { RedisCheckpointStore } from './stores/redis-checkpoint-store.js';
 import { RedisSessionStore } from './stores/redis-session-store.js';
 import { MemorySessionStore } from './stores/memory-session-store.js';
 import type { SessionStore } from './stores/session-store.js';
+import { FileMemoryItemStore } from './stores/file-memory-item-store.js';
+import { ProcessMemoryItemStore } from './stores/process-memory-item-store.js';
+import { RedisMemoryItemStore } from './stores/redis-memory-item-store.js';
+import type { MemoryStores } from './runtime/memory/memory-stores.js';
 
 /** Every dependency of the server, built in one place. */
 export interface RuntimeContext {
@@ -89,6 +93,14 @@ async function createCheckpointStore(config: CodeConfig, redis: Redis | undefine
     throw new CodeError('SESSION_INITIALIZATION_ERROR', `checkpoint store at ${config.dataDir}/checkpoints: ${error instanceof Error ? error.message : String(error)}`, { resource: 'dataDir' });
   }
   return store;
+}
+
+/** Long-term memory: `file` is Redis (shared by every node) or <data_dir>/memory, like the session store; `memory` is this process. */
+function createMemoryStores(config: CodeConfig, redis: Redis | undefined): MemoryStores {
+  const processStore = new ProcessMemoryItemStore();
+  if (redis) return { durable: new RedisMemoryItemStore(redis, config.redisKeyPrefix), process: processStore };
+  if (config.storageBackend === 'memory') return { durable: processStore, process: processStore };
+  return { durable: new FileMemoryItemStore(`${config.dataDir}/memory`), process: processStore };
 }
 
 interface Cluster {
@@ -179,6 +191,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     workspaceRoots,
     providerFor,
     checkpoints,
+    memoryStores: createMemoryStores(config, redis),
     sandbox,
     ownership: cluster?.ownership ?? createLocalOwnership(nodeId),
     mcp,

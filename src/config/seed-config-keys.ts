@@ -70,6 +70,5 @@ export const UNUSED_SEED_KEYS: readonly (readonly [string, string])[] = [
   ['thinkingBudget', 'thinking_budget'],
   ['os', 'os'],
   ['skillDirs', 'skill_dirs'],
-  ['agentDirs', 'agent_dirs'],
   ['queue', 'queue'],
 ];

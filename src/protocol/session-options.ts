@@ -3,6 +3,7 @@ import { BudgetHostSchema, BudgetOptionsSchema } from './budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.js';
 import { ConfigHookRegistrationSchema } from './hooks.js';
 import { McpServerConfigSchema } from './mcp.js';
+import { MemoryStoreOptionSchema } from './memory.js';
 
 const RUNS_CAP = 100_000;
 const EVENTS_CAP = 1_000_000;
@@ -142,13 +143,16 @@ const SESSION_OPTIONS_SHAPE = {
   enforceActiveSkillToolRestrictions: z.boolean().optional(),
   maxParallelTasks: positiveInt(1000).optional(),
   // Capabilities of later issues: UNSUPPORTED_OPTION when the value asks for something (see UNSUPPORTED_SESSION_OPTIONS).
+  /** The built-in or registered agent the session runs as (sessionForAgent): its prompt, permission bound, model and max steps. */
   agent: z.string().min(1).max(200).optional(),
   builtinSkills: z.boolean().optional(),
   skillDirs: paths.optional(),
   inlineSkills: z.array(InlineSkillSchema).max(256).optional(),
+  /** Directories of agent definitions (*.md with front matter, *.yaml, *.yml), each inside the session's workspace. */
   agentDirs: paths.optional(),
   workerAgents: z.array(WorkerAgentSchema).max(256).optional(),
-  memoryStore: storeRef(['file', 'memory'] as const, 'memoryStore').optional(),
+  /** Long-term memory: `file` = the server's durable backend (files, or Redis with REDIS_URL), `memory` = this process; `namespace` (default "default") inside the caller's tenant. */
+  memoryStore: MemoryStoreOptionSchema.optional(),
   queueConfig: QueueConfigSchema.optional(),
   searchConfig: loose.optional(),
   planningMode: z.enum(['auto', 'enabled', 'disabled']).optional(),
@@ -257,13 +261,10 @@ const empty = (value: unknown): boolean => (Array.isArray(value) ? value.length 
  * that asks for something is UNSUPPORTED_OPTION (never silently ignored).
  */
 export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknown, options: SessionOptions) => boolean>> = {
-  agent: () => true,
   builtinSkills: (v) => v === true,
   skillDirs: (v) => !empty(v),
   inlineSkills: (v) => !empty(v),
-  agentDirs: (v) => !empty(v),
   workerAgents: (v) => !empty(v),
-  memoryStore: () => true,
   queueConfig: () => true,
   searchConfig: (v) => !empty(v),
   // planningMode wins over the legacy `planning` flag.

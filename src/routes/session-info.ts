@@ -14,8 +14,8 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     sandboxNetwork: session.sandbox.network,
     currentRun: session.currentRun(),
     initWarning: config.initWarning,
-    // Memory stores and lane queues land in later issues: options asking for them are refused.
-    hasMemory: false,
+    hasMemory: session.memory !== undefined,
+    // Lane queues land in a later issue: options asking for them are refused.
     hasQueue: false,
     agent: config.agent,
     sessionStore: config.sessionStore,

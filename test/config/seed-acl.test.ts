@@ -70,7 +70,6 @@ describe('the seed ACL, key for key', () => {
       'thinking_budget',
       'os',
       'skill_dirs',
-      'agent_dirs',
       'queue',
       'providers.openai.session_id_header',
       'providers.openai.models.docs-fake.base_url',

@@ -41,7 +41,8 @@ describe("the seed's SessionOptions example", () => {
       id: 'docs-contract',
       workspace: t.root,
       initWarning: null,
-      hasMemory: false,
+      // memoryStore {type: 'file'} of the example is built.
+      hasMemory: true,
       hasQueue: false,
       agent: null,
       currentRun: null,
@@ -154,12 +155,9 @@ describe('SessionOptions validation', () => {
     t.fake.assertDone();
 
     const asking: [string, unknown][] = [
-      ['agent', 'explore'],
       ['builtinSkills', true],
       ['skillDirs', ['skills']],
       ['inlineSkills', [{ name: 'a', kind: 'instruction', content: 'x' }]],
-      ['agentDirs', ['agents']],
-      ['memoryStore', { type: 'memory' }],
       ['queueConfig', {}],
       ['planningMode', 'auto'],
       ['planningMode', 'enabled'],

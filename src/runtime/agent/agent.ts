@@ -22,6 +22,7 @@ import type { SessionEventObserver } from '../session/session-emitter.js';
 import { WorkspaceContextCache } from '../session/workspace-context-cache.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import type { ServerSandbox } from '../sandbox/session-commands.js';
+import { processMemoryStores, type MemoryStores } from '../memory/memory-stores.js';
 
 /** What the agent is built from (see createRuntimeContext). */
 export interface AgentDeps {
@@ -38,6 +39,8 @@ export interface AgentDeps {
   mcp: McpManager;
   /** Session ownership: local on one node, Redis leases in a cluster. */
   ownership: SessionOwnership;
+  /** Long-term memory stores of `memoryStore` sessions (absent: both kinds in this process). */
+  memoryStores?: MemoryStores;
   /** Where model-chosen commands run (absent: unsandboxed, for embedders that run no commands). */
   sandbox?: ServerSandbox;
   onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
@@ -59,6 +62,8 @@ export class Agent {
   /** Where `sessionStore: {type: 'memory'}` sessions keep snapshots and checkpoints: this process only. */
   private readonly processStore = new MemorySessionStore();
   private readonly processCheckpoints = new MemoryCheckpointStore();
+  /** One set per agent: `memory` memories are shared by the sessions of one tenant and namespace in this process. */
+  private readonly memoryStores: MemoryStores;
   private closing = false;
   private readonly workspaceContext: WorkspaceContextCache;
   private mcpVersion = 0;
@@ -66,6 +71,7 @@ export class Agent {
   private reaperTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
+    this.memoryStores = deps.memoryStores ?? processMemoryStores();
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
     deps.ownership.onLost((sessionId) => void this.abandon(sessionId));
     deps.mcp.onChange(() => {
@@ -488,7 +494,7 @@ export class Agent {
   }
 
   private sessionDeps(hostEnv: HostEnv, kind: 'file' | 'memory') {
-    return { hostEnv, ...this.storesFor(kind), tools: this.deps.tools, governance: this.deps.governance, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent, sandbox: this.deps.sandbox };
+    return { hostEnv, ...this.storesFor(kind), tools: this.deps.tools, governance: this.deps.governance, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent, sandbox: this.deps.sandbox, memoryStores: this.memoryStores };
   }
 }
 

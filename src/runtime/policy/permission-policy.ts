@@ -162,7 +162,8 @@ export const OPERATOR_RULE_PREFIX = 'operator policy: ';
 /**
  * Evaluate a call against the session's policy bounded by the operator's `floor` (when the session's
  * creator could not weaken the operator's policy): the stricter verdict wins (deny > ask > allow), so a
- * bounded session can only tighten the operator's policy. Without a floor this is evaluatePermission.
+ * bounded session can only tighten the operator's policy; the session's agent's permissions (`agent`) bound
+ * it the same way. Without a floor or an agent this is evaluatePermission.
  */
 export function evaluateBoundedPermission(
   policy: PermissionPolicy,
@@ -170,16 +171,24 @@ export function evaluateBoundedPermission(
   toolName: string,
   args: unknown,
   context: PermissionContext = {},
+  agent?: PermissionPolicy,
 ): PermissionVerdict {
   const own = evaluatePermission(policy, toolName, args, context);
-  if (floor === undefined || own.decision === 'deny') return own;
-  const bound = evaluatePermission(floor, toolName, args, context);
-  return STRICTNESS[bound.decision] > STRICTNESS[own.decision] ? { decision: bound.decision, rule: `${OPERATOR_RULE_PREFIX}${bound.rule}` } : own;
+  if (own.decision === 'deny') return own;
+  const bounded = floor === undefined ? own : stricter(own, evaluatePermission(floor, toolName, args, context), OPERATOR_RULE_PREFIX);
+  return agent === undefined || bounded.decision === 'deny' ? bounded : stricter(bounded, evaluatePermission(agent, toolName, args, context), AGENT_RULE_PREFIX);
 }
 
-/** True when the session's policy or the operator's floor denies the tool for every argument. */
-export function isToolFullyDeniedBounded(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string): boolean {
-  return isToolFullyDenied(policy, toolName) || (floor !== undefined && isToolFullyDenied(floor, toolName));
+/** Prefix of a verdict's rule when the session's agent's own permissions (a session for an agent) decided. */
+export const AGENT_RULE_PREFIX = 'agent policy: ';
+
+function stricter(own: PermissionVerdict, bound: PermissionVerdict, prefix: string): PermissionVerdict {
+  return STRICTNESS[bound.decision] > STRICTNESS[own.decision] ? { decision: bound.decision, rule: `${prefix}${bound.rule}` } : own;
+}
+
+/** True when the session's policy, the operator's floor or the agent's permissions deny the tool for every argument. */
+export function isToolFullyDeniedBounded(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string, agent?: PermissionPolicy): boolean {
+  return isToolFullyDenied(policy, toolName) || (floor !== undefined && isToolFullyDenied(floor, toolName)) || (agent !== undefined && isToolFullyDenied(agent, toolName));
 }
 
 /** True when a deny rule covers the tool for every argument (such tools are hidden from the model). */

@@ -40,6 +40,8 @@ export interface SessionGovernance {
   readonly permission: PermissionPolicy;
   /** The operator's policy bounding `permission` (the stricter verdict wins), when the creator lacked host_direct. */
   readonly permissionFloor?: PermissionPolicy;
+  /** The session's agent's own permissions bounding both (the stricter verdict wins), for a session run as an agent. */
+  readonly agentPermission?: PermissionPolicy;
   readonly confirmation: ConfirmationPolicy;
   readonly broker: ConfirmationBroker;
   readonly redactor: SecretRedactor;

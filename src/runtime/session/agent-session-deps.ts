@@ -6,6 +6,7 @@ import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
+import type { MemoryStores } from '../memory/memory-stores.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { ServerSandbox } from '../sandbox/session-commands.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
@@ -29,6 +30,8 @@ export interface AgentSessionDeps {
   onPersistenceError?(sessionId: string, error: unknown): void;
   /** Sees every event the session emits (the server's metrics). */
   onEvent?: SessionEventObserver | undefined;
+  /** Long-term memory stores a `memoryStore` session uses (absent: both kinds in this process). */
+  memoryStores?: MemoryStores | undefined;
   /** Where the session's model-chosen commands run (absent: unsandboxed). */
   sandbox?: ServerSandbox | undefined;
 }

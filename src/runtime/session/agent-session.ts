@@ -33,6 +33,8 @@ import { SessionTranscript } from './session-transcript.js';
 import { SessionVerifications } from './session-verifications.js';
 import { SingleFlight } from './single-flight.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
+import type { AgentMemory } from '../memory/agent-memory.js';
+import { openAgentMemory, processMemoryStores } from '../memory/memory-stores.js';
 
 /**
  * One live session: its transcript, single-flight admission, runs and their event log, artifacts and
@@ -59,6 +61,8 @@ export class AgentSession {
   private generation: number;
   private governanceParts: SessionGovernanceParts | undefined;
   private readonly llm: LlmInvoker;
+  /** The session's AgentMemory (SessionOptions.memoryStore), undefined without one. */
+  readonly memory: AgentMemory | undefined;
 
   constructor(
     readonly config: ResolvedSessionConfig,
@@ -91,9 +95,11 @@ export class AgentSession {
       afterExecute: (call, args, result, startedAtMs, ctx) => this.verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
       commands,
     });
-    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, builtins: deps.tools, emit: this.emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
+    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermission: config.agentDefinition?.permissions, builtins: deps.tools, emit: this.emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
     if (restored) this.events.restore(restored.trace);
     this.llm = new LlmInvoker(config.model, () => this.governance);
+    // Memory events belong to the active run when there is one (the context provider), else to the session.
+    this.memory = openAgentMemory(config.memory, config.ownerTenantId, deps.memoryStores ?? processMemoryStores(), hostEnv, (type, payload) => this.emit(this.flight.runId, type, payload));
   }
 
   /** The session's tools. */
@@ -419,6 +425,7 @@ export class AgentSession {
       transcript,
       verifications,
       governance: () => this.governed(),
+      memory: this.memory,
       loopDeps: () => ({ llm: this.llm, tools: this.tools.invoker, toolSpecs: () => this.modelToolSpecs() }),
       keepsCheckpoints: () => this.lifecycle.keepsCheckpoints(),
       saveAfterRun: async () => {

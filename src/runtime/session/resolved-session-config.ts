@@ -1,3 +1,5 @@
+import type { AgentDefinition } from '../agents/agent-definition.js';
+import type { AgentRegistry } from '../agents/agent-registry.js';
 import type { ConfirmationPolicy, PermissionPolicy } from '../../protocol/governance.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionLabels } from '../../protocol/session-snapshot.js';
@@ -46,8 +48,14 @@ export interface ResolvedSessionConfig {
    * only such sessions run commands, on the host; kept in snapshots), the network granted, SessionOptions.commandEnv.
    */
   readonly commands: { readonly hostCommands: boolean; readonly network: 'none' | 'allowed'; readonly env: Readonly<Record<string, string>> };
-  /** The built-in or registered agent the session runs as (none until agents land). */
+  /** Long-term memory (SessionOptions.memoryStore): which store and namespace, inside the owner's tenant; null without one. */
+  readonly memory: { readonly type: 'file' | 'memory'; readonly namespace: string } | null;
+  /** The built-in or registered agent the session runs as (SessionOptions.agent); null for an ordinary session. */
   readonly agent: string | null;
+  /** That agent's definition: its prompt is in `systemPrompt`, its permissions bound every call (the stricter verdict wins). */
+  readonly agentDefinition?: AgentDefinition;
+  /** The session's agents by name (built-ins, agent_dirs, agentDirs, POST .../agents/dirs): what `task` delegates to. */
+  readonly agents: AgentRegistry;
   /** Non-fatal notes about the options (null when none), as the seed's `session.initWarning`. */
   readonly initWarning: string | null;
   /** The options as given (minus `resume`), kept for snapshots. */

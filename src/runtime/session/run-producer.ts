@@ -6,6 +6,8 @@ import { buildVerificationSummary } from '../../protocol/verification.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
+import type { AgentMemory } from '../memory/agent-memory.js';
+import { memoryContextSection, recordCompletedRun } from '../memory/memory-context.js';
 import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
 import { runLoop, type LoopDeps, type LoopOutcome, type LoopState } from '../loop/run-loop.js';
 import { toAgentResult } from './agent-result.js';
@@ -35,6 +37,8 @@ export interface RunProducerHost {
   readonly runs: SessionRuns;
   readonly transcript: SessionTranscript;
   readonly verifications: SessionVerifications;
+  /** The session's memory (SessionOptions.memoryStore): recalled into each run's context, told of each completed run. */
+  readonly memory?: AgentMemory | undefined;
   /** The session's governance (built on first use). */
   governance(): SessionGovernanceParts;
   /** The services the loop drives: the session's LLM and tool invokers and the model's tool specs. */
@@ -54,6 +58,8 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   const { config, emit } = host;
   const sessionId = config.sessionId;
   emit(record.runId, 'agent_start', { prompt: request.input, model: config.model.id, side_question: record.sideQuestion });
+  // A session run as an agent announces it at every run start (agent_start -> agent_mode_changed, the seed's order).
+  if (config.agentDefinition) emit(record.runId, 'agent_mode_changed', { mode: config.agentDefinition.mode, agent: config.agentDefinition.name, description: config.agentDefinition.description });
   host.runs.setStatus(record, 'executing');
   const { governance, budget } = host.governance();
   budget.startClock?.();
@@ -72,7 +78,9 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   const before = resume ? resume.messages.slice(1) : [...(request.history ?? host.transcript.messages), userMessage];
   if (!outcome) {
     if (resume) emit(record.runId, 'run_resumed', { from_run_id: resume.run_id, turn: resume.turn });
-    const transcript: ChatMessage[] = [{ role: 'system', content: config.systemPrompt }, ...before];
+    // The memory context provider: items recalled by the input join the system prompt (a store failure recalls nothing).
+    const recalled = host.memory ? await memoryContextSection(host.memory, input).catch(() => '') : '';
+    const transcript: ChatMessage[] = [{ role: 'system', content: recalled ? `${config.systemPrompt}\n\n${recalled}` : config.systemPrompt }, ...before];
     const deps: LoopDeps = { ...host.loopDeps(), checkpoint: (state: LoopState) => saveCheckpoint(host, record, input, state) };
     try {
       outcome = await runLoop(deps, ctx, transcript, resume ? fromCheckpoint(resume) : undefined);
@@ -91,6 +99,7 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   if (outcome.status === 'failed' && outcome.error) {
     governance.hooks?.observe('on_error', { session_id: sessionId, run_id: record.runId, error_type: outcome.error.code, error_message: outcome.error.message, labels: config.labels }, { sessionId });
   }
+  if (host.memory && outcome.status === 'completed') await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);
   const messages = record.sideQuestion ? undefined : resume ? [...before, ...outcome.added] : [...host.transcript.messages, userMessage, ...outcome.added];
   host.transcript.commitRun(messages, outcome.usage, host.hostEnv.now());
   const runReports = host.verifications.forRun(record.runId);
@@ -106,6 +115,7 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
     text: result.text,
     usage: { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.totalTokens },
     verification_summary: buildVerificationSummary(runReports),
+    ...(outcome.meta ? { meta: { provider: config.model.providerName, request_model: config.model.modelName, ...outcome.meta } } : {}),
     status: outcome.status,
     tool_calls_count: result.toolCallsCount,
     verification_status: result.verificationStatus,

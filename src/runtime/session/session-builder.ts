@@ -10,6 +10,7 @@ import type { LlmProvider } from '../llm/llm-provider.js';
 import { assertOutboundUrl } from '../outbound/assert-outbound-url.js';
 import { assertCommandEnv } from '../sandbox/command-env.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
+import { resolveSessionAgents } from '../agents/resolve-session-agents.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { resolveRetention } from './resolve-retention.js';
 import type { WorkspaceContextCache } from './workspace-context-cache.js';
@@ -28,6 +29,19 @@ const DEFAULT_CONFIRMATION_POLICY = ConfirmationPolicySchema.parse({});
 
 function configError(field: string, message: string): CodeError {
   return new CodeError('SESSION_CONFIGURATION_ERROR', `${field}: ${message}`, { field });
+}
+
+/** A `provider/model` id checked against the configured providers, with the model's request defaults. */
+function chooseModel(config: CodeConfig, modelId: string, field: string, temperature: number | undefined) {
+  const slash = modelId.indexOf('/');
+  const providerName = modelId.slice(0, slash);
+  const modelName = modelId.slice(slash + 1);
+  const providerConfig = config.providers[providerName];
+  if (!providerConfig) {
+    const known = Object.keys(config.providers);
+    throw configError(field, `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`);
+  }
+  return { modelId, providerName, modelName, requestDefaults: modelRequestDefaults(providerConfig.models[modelName], temperature) };
 }
 
 /** What a restored session keeps from its creation, whoever restores it. */
@@ -58,17 +72,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   }
 
   const { config } = deps;
-  const modelId = options.model ?? config.defaultModel;
-  const slash = modelId.indexOf('/');
-  const providerName = modelId.slice(0, slash);
-  const modelName = modelId.slice(slash + 1);
-  const providerConfig = config.providers[providerName];
-  if (!providerConfig) {
-    const known = Object.keys(config.providers);
-    throw configError(options.model ? 'model' : 'defaultModel', `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`);
-  }
-  const modelSettings = providerConfig.models[modelName];
-  const requestDefaults = modelRequestDefaults(modelSettings, options.temperature);
+  let chosen = chooseModel(config, options.model ?? config.defaultModel, options.model ? 'model' : 'defaultModel', options.temperature);
 
   const operatorPolicy = config.defaultPermissionPolicy ?? BUILTIN_DEFAULT_POLICY;
   const permissionPolicy = options.permissionPolicy ?? operatorPolicy;
@@ -125,6 +129,13 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
   const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
   const { workspace, agentsMd } = await deps.workspaceContext.get({ requested: options.workspace, claim, restored: restored !== undefined }, config);
+  // sessionForAgent: the agent's prompt takes the role slot, its permissions bound every call, its model and
+  // max steps apply unless the options name their own. A restored session rebuilds it from its stored options.
+  const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace, agent: options.agent });
+  const agent = agents.agent;
+  warnings.push(...agents.warnings);
+  if (agent?.model !== undefined && options.model === undefined) chosen = chooseModel(config, agent.model, `agent "${agent.name}".model`, options.temperature);
+  const { modelId, providerName, modelName, requestDefaults } = chosen;
   let provider: LlmProvider;
   try {
     provider = deps.providerFor(providerName);
@@ -156,7 +167,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       ...requestDefaults,
     },
     governance: {
-      maxToolRounds: options.maxToolRounds ?? loop.maxToolRounds,
+      maxToolRounds: options.maxToolRounds ?? agent?.maxSteps ?? loop.maxToolRounds,
       maxParseRetries: options.maxParseRetries ?? loop.maxParseRetries,
       toolTimeoutMs: options.toolTimeoutMs ?? loop.toolTimeoutMs,
       circuitBreakerThreshold: options.circuitBreakerThreshold ?? loop.circuitBreakerThreshold,
@@ -169,16 +180,18 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     permissionPolicy,
     ...(bounded ? { permissionFloor: operatorPolicy } : {}),
     confirmationPolicy,
-    systemPrompt: buildSystemPrompt({ role: options.role, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
+    systemPrompt: buildSystemPrompt({ role: [options.role, agent?.prompt].filter((text) => text?.trim()).join('\n\n') || undefined, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
     autoSave: options.autoSave ?? false,
     retention,
     sessionStore: options.sessionStore?.type ?? 'file',
     securityProvider: options.securityProvider?.type ?? 'default',
     outboundPrivateGrant,
     outboundAllowPrivate,
+    memory: options.memoryStore ? { type: options.memoryStore.type, namespace: options.memoryStore.namespace ?? 'default' } : null,
     commands: { hostCommands, network: options.sandboxNetwork ?? config.sandbox.network, env: options.commandEnv ?? {} },
-    // Agents land in a later issue: any `agent` is refused above.
-    agent: null,
+    agent: agent?.name ?? null,
+    ...(agent ? { agentDefinition: agent } : {}),
+    agents: agents.registry,
     initWarning: warnings.length > 0 ? warnings.join('; ') : null,
     options: kept,
   };

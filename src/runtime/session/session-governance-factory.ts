@@ -47,6 +47,7 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
   const governance: SessionGovernance = {
     permission: config.permissionPolicy,
     ...(config.permissionFloor ? { permissionFloor: config.permissionFloor } : {}),
+    ...(config.agentDefinition?.permissions ? { agentPermission: config.agentDefinition.permissions } : {}),
     confirmation: config.confirmationPolicy,
     broker: new ConfirmationBroker(hostEnv),
     // securityProvider "none" (a host_direct caller's choice) turns secret redaction off for this session.

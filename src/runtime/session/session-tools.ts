@@ -18,6 +18,8 @@ export interface SessionToolsDeps {
   readonly workspace: string;
   readonly permissionPolicy: PermissionPolicy;
   readonly permissionFloor: PermissionPolicy | undefined;
+  /** The session's agent's permissions (tools they deny for every argument are hidden too). */
+  readonly agentPermission?: PermissionPolicy | undefined;
   readonly hostEnv: HostEnv;
   /** The built-in tools every session has. */
   readonly builtins: readonly AnyToolDefinition[];
@@ -137,7 +139,7 @@ export class SessionTools {
   modelSpecs(): LlmToolSpec[] {
     this.specsCache ??= this.registry
       .list()
-      .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name))
+      .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermission))
       .map(toolSpec);
     return this.specsCache;
   }

@@ -11,7 +11,7 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (isTrustedOrigin(state.call.origin)) return CONTINUE;
   const { governance } = state.deps;
   const name = state.tool?.name ?? state.call.name;
-  const verdict = evaluateBoundedPermission(governance.permission, governance.permissionFloor, name, state.args, { workspace: state.ctx.workspace });
+  const verdict = evaluateBoundedPermission(governance.permission, governance.permissionFloor, name, state.args, { workspace: state.ctx.workspace }, governance.agentPermission);
   if (verdict.decision === 'allow') return CONTINUE;
   if (verdict.decision === 'deny') {
     const reason = `denied by permission rule "${verdict.rule}"`;

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import { AgentDirRegisteredResponseSchema, AgentDirRequestSchema, AgentListResponseSchema } from '../protocol/agents.js';
+import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
+import { agentInfo } from '../runtime/agents/agent-registry.js';
+import { loadAgentDir } from '../runtime/agents/load-agent-dir.js';
+import { resolveWorkspaceAgentDir } from '../runtime/agents/resolve-workspace-agent-dir.js';
+import { addRoute } from '../server/route.js';
+import type { ServerContext } from '../server/server-context.js';
+
+/** Agent routes: list a session's agents, and register a directory of definitions inside its workspace (registerAgentDir). */
+export function registerAgentRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const { agent } = ctx;
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/sessions/:id/agents', summary: "The session's agents: built-ins, then the operator's agent_dirs, then the session's own", scope: 'sessions', params: SessionParamsSchema, responses: { 200: AgentListResponseSchema, 404: ErrorBodySchema } },
+    async ({ params, caller }) => ({ agents: agent.getSession(params.id, caller).config.agents.list().map(agentInfo) }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/agents/dirs',
+      summary: 'Register a directory of agent definitions (registerAgentDir); the path must be inside the session workspace',
+      description:
+        'Reads *.md (YAML front matter: name, description, max_steps, permissions {allow, deny}, model, prompt; the body is the prompt) and *.yaml/*.yml files, not recursively. ' +
+        'A bad file is a 400 naming the file and the field, and registers nothing; built-in names cannot be redefined; a later definition of a custom name replaces the earlier one. ' +
+        'Registered agents live as long as the session is live (the task tool and GET .../agents see them); they are not part of its snapshot.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      body: AgentDirRequestSchema,
+      responses: { 200: AgentDirRegisteredResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+    },
+    async ({ params, body, caller }) => {
+      const session = agent.getSession(params.id, caller);
+      const dir = await resolveWorkspaceAgentDir(session.config.workspace, body.path, 'path', 'VALIDATION_ERROR');
+      const definitions = await loadAgentDir({ dir, label: body.path, source: 'session', errorCode: 'VALIDATION_ERROR' });
+      session.config.agents.add(definitions);
+      return { registered: definitions.length, agents: session.config.agents.list().map(agentInfo) };
+    },
+  );
+}

@@ -1,0 +1,91 @@
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { CodeError, type ErrorCode } from '../../errors.js';
+import { AgentDefinitionFileSchema } from '../../protocol/agents.js';
+import { parseRule } from '../policy/permission-policy.js';
+import type { AgentDefinition, AgentSource } from './agent-definition.js';
+import { isBuiltinAgent } from './builtin-agents.js';
+import { isReadOnlyPolicy } from './read-only-agent-policy.js';
+import { splitFrontMatter } from './split-front-matter.js';
+
+/** How a definition file is read: the name shown in errors, where it came from and the code its errors carry. */
+export interface AgentFileContext {
+  /** The file as errors name it (relative to what the caller named). */
+  readonly file: string;
+  readonly source: AgentSource;
+  readonly errorCode: ErrorCode;
+}
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
+}
+
+function fail(context: AgentFileContext, field: string, message: string): CodeError {
+  return new CodeError(context.errorCode, `${context.file}: ${field ? `${field}: ` : ''}${message}`, { file: context.file, ...(field ? { field } : {}) });
+}
+
+function firstIssue(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  if (issue.code === 'unrecognized_keys') return { field: fieldPath(issue.path), message: `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` };
+  return { field: fieldPath(issue.path), message: issue.message };
+}
+
+/**
+ * Parse one agent definition: `*.md` (YAML front matter; the body is the prompt unless `prompt` is given) or
+ * `*.yaml`/`*.yml`. Every problem is a CodeError naming the file and the field; built-in names are refused.
+ * Permissions: `deny` rules deny; a non-empty `allow` list makes the agent an allow-list (anything else denied).
+ */
+export function parseAgentFile(text: string, context: AgentFileContext): AgentDefinition {
+  let yamlText: string;
+  let body = '';
+  if (/\.md$/i.test(context.file)) {
+    let parts;
+    try {
+      parts = splitFrontMatter(text);
+    } catch (error) {
+      throw fail(context, '', error instanceof Error ? error.message : String(error));
+    }
+    if (parts.frontMatter === undefined) throw fail(context, '', 'a Markdown agent definition starts with YAML front matter between "---" lines');
+    yamlText = parts.frontMatter;
+    body = parts.body.trim();
+  } else yamlText = text;
+  let data: unknown;
+  try {
+    data = parseYaml(yamlText, { maxAliasCount: 50 });
+  } catch (error) {
+    throw fail(context, '', `invalid YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw fail(context, '', 'the definition must be a YAML mapping of name, description, max_steps, permissions, model, prompt');
+  const parsed = AgentDefinitionFileSchema.safeParse(data);
+  if (!parsed.success) {
+    const { field, message } = firstIssue(parsed.error);
+    throw fail(context, field, message);
+  }
+  const file = parsed.data;
+  if (isBuiltinAgent(file.name)) throw fail(context, 'name', `"${file.name}" is a built-in agent and cannot be redefined; choose another name`);
+  for (const list of ['allow', 'deny'] as const) {
+    for (const [index, source] of (file.permissions?.[list] ?? []).entries()) {
+      try {
+        parseRule(source);
+      } catch (error) {
+        throw fail(context, `permissions.${list}[${index}]`, error instanceof Error ? error.message : String(error));
+      }
+    }
+  }
+  const prompt = (file.prompt ?? body).trim();
+  if (!prompt) throw fail(context, 'prompt', 'an agent needs a prompt (the `prompt` field, or the Markdown body)');
+  const allow = file.permissions?.allow ?? [];
+  const deny = file.permissions?.deny ?? [];
+  const permissions = allow.length > 0 || deny.length > 0 ? { allow, deny, ask: [], defaultDecision: allow.length > 0 ? ('deny' as const) : ('allow' as const), enabled: true } : undefined;
+  return {
+    name: file.name,
+    description: file.description,
+    mode: 'general',
+    prompt,
+    ...(permissions ? { permissions } : {}),
+    ...(file.model !== undefined ? { model: file.model } : {}),
+    ...(file.max_steps !== undefined ? { maxSteps: file.max_steps } : {}),
+    source: context.source,
+    readOnly: isReadOnlyPolicy(permissions),
+  };
+}

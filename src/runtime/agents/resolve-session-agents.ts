@@ -1,0 +1,48 @@
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import type { AgentDefinition } from './agent-definition.js';
+import { AgentRegistry } from './agent-registry.js';
+import { loadAgentDir } from './load-agent-dir.js';
+import { resolveWorkspaceAgentDir } from './resolve-workspace-agent-dir.js';
+
+/** What a session's agents are resolved from. */
+export interface SessionAgentsRequest {
+  /** The operator's `agent_dirs` (trusted; relative to the server's working directory; a missing one is a warning). */
+  readonly configDirs: readonly string[];
+  /** The session's `agentDirs` (each must resolve inside the workspace). */
+  readonly sessionDirs: readonly string[];
+  /** The session's canonical workspace. */
+  readonly workspace: string;
+  /** The agent the session runs as (SessionOptions.agent), if any. */
+  readonly agent: string | undefined;
+}
+
+/** A session's agent registry, the agent it runs as, and notes for initWarning. */
+export interface SessionAgents {
+  readonly registry: AgentRegistry;
+  readonly agent: AgentDefinition | undefined;
+  readonly warnings: string[];
+}
+
+/**
+ * Build a session's registry: the built-ins, every definition of the operator's agent_dirs (a bad file is
+ * SESSION_INITIALIZATION_ERROR naming it), then of the session's agentDirs (SESSION_CONFIGURATION_ERROR
+ * naming `agentDirs[i]` or the file and field); then look up the session's agent (AGENT_NOT_FOUND).
+ */
+export async function resolveSessionAgents(request: SessionAgentsRequest): Promise<SessionAgents> {
+  const registry = new AgentRegistry();
+  const warnings: string[] = [];
+  for (const dir of request.configDirs) {
+    const canonical = await realpath(path.resolve(dir)).catch(() => undefined);
+    if (canonical === undefined) {
+      warnings.push(`agent_dirs: "${dir}" does not exist`);
+      continue;
+    }
+    registry.add(await loadAgentDir({ dir: canonical, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' }));
+  }
+  for (const [index, dir] of request.sessionDirs.entries()) {
+    const canonical = await resolveWorkspaceAgentDir(request.workspace, dir, `agentDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
+    registry.add(await loadAgentDir({ dir: canonical, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' }));
+  }
+  return { registry, agent: request.agent === undefined ? undefined : registry.require(request.agent), warnings };
+}
