@@ -2,6 +2,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RuntimeContext } from './context.js';
 import { registerAgentRoutes } from './routes/agents.js';
+import { registerSkillRoutes } from './routes/skills.js';
 import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
@@ -47,6 +48,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerConfirmationRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
+  registerSkillRoutes(app, ctx);
   registerMemoryRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller));
   registerClusterEventRoutes(app, ctx);
   registerBudgetHostRoutes(app, ctx);

@@ -14,6 +14,7 @@ export const ERROR_CATALOGUE = {
   RUN_NOT_FOUND: { status: 404, description: 'No such run in this session.' },
   TOOL_NOT_FOUND: { status: 404, description: 'No such tool in this session.' },
   AGENT_NOT_FOUND: { status: 404, description: 'No built-in or registered agent has this name.' },
+  SKILL_NOT_FOUND: { status: 404, description: 'The session has no skill of this name.' },
   CHECKPOINT_NOT_FOUND: { status: 404, description: 'No loop checkpoint exists for the run.' },
   CONFIRMATION_NOT_FOUND: { status: 404, description: 'No pending confirmation has this tool id.' },
   CONFIRMATION_SETTLED: { status: 409, description: 'The confirmation was already answered, timed out or cancelled.' },

@@ -69,6 +69,5 @@ export const UNUSED_SEED_KEYS: readonly (readonly [string, string])[] = [
   ['autoDelegation', 'auto_delegation'],
   ['thinkingBudget', 'thinking_budget'],
   ['os', 'os'],
-  ['skillDirs', 'skill_dirs'],
   ['queue', 'queue'],
 ];

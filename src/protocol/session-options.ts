@@ -4,6 +4,7 @@ import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.j
 import { ConfigHookRegistrationSchema } from './hooks.js';
 import { McpServerConfigSchema } from './mcp.js';
 import { MemoryStoreOptionSchema } from './memory.js';
+import { InlineSkillSchema } from './skills.js';
 
 const RUNS_CAP = 100_000;
 const EVENTS_CAP = 1_000_000;
@@ -58,16 +59,6 @@ const WorkerAgentSchema = z
     prompt: z.string().max(200_000).optional(),
     maxSteps: positiveInt(10_000).optional(),
     confirmationInheritance: z.string().optional(),
-  })
-  .strict();
-
-/** A seed inline skill (inlineSkills). */
-const InlineSkillSchema = z
-  .object({
-    name: z.string().min(1).max(200),
-    kind: z.enum(['instruction', 'persona', 'tool']).optional(),
-    description: z.string().max(20_000).optional(),
-    content: z.string().max(200_000),
   })
   .strict();
 
@@ -145,8 +136,11 @@ const SESSION_OPTIONS_SHAPE = {
   // Capabilities of later issues: UNSUPPORTED_OPTION when the value asks for something (see UNSUPPORTED_SESSION_OPTIONS).
   /** The built-in or registered agent the session runs as (sessionForAgent): its prompt, permission bound, model and max steps. */
   agent: z.string().min(1).max(200).optional(),
+  /** Enable the built-in skill catalog (empty, as in the seed: no built-in skills ship). */
   builtinSkills: z.boolean().optional(),
+  /** Directories of skill files (Markdown with YAML front matter, recursive, `<folder>/SKILL.md` too), each inside the session's workspace. */
   skillDirs: paths.optional(),
+  /** Skills given inline; persona skills fill the role slot, the others are found with search_skills. */
   inlineSkills: z.array(InlineSkillSchema).max(256).optional(),
   /** Directories of agent definitions (*.md with front matter, *.yaml, *.yml), each inside the session's workspace. */
   agentDirs: paths.optional(),
@@ -261,9 +255,6 @@ const empty = (value: unknown): boolean => (Array.isArray(value) ? value.length 
  * that asks for something is UNSUPPORTED_OPTION (never silently ignored).
  */
 export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknown, options: SessionOptions) => boolean>> = {
-  builtinSkills: (v) => v === true,
-  skillDirs: (v) => !empty(v),
-  inlineSkills: (v) => !empty(v),
   workerAgents: (v) => !empty(v),
   queueConfig: () => true,
   searchConfig: (v) => !empty(v),

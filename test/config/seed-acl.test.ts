@@ -69,7 +69,6 @@ describe('the seed ACL, key for key', () => {
       'auto_delegation',
       'thinking_budget',
       'os',
-      'skill_dirs',
       'queue',
       'providers.openai.session_id_header',
       'providers.openai.models.docs-fake.base_url',

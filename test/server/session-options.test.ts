@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { createSession, eventually, runAndWait, runEvents, startRun, useTestServers } from '../support/run-helpers.js';
 import { startTestServer } from '../support/test-server.js';
-import { SEED_EXAMPLE_PLUS, SEED_EXAMPLE_UNSUPPORTED, SEED_PLUS_UNSUPPORTED, seedSessionOptions } from './fixtures/seed-session-options.js';
+import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, SEED_EXAMPLE_UNSUPPORTED, SEED_PLUS_UNSUPPORTED, seedSessionOptions } from './fixtures/seed-session-options.js';
 
 const start = useTestServers();
 
@@ -32,7 +32,7 @@ describe("the seed's SessionOptions example", () => {
   });
 
   it('with those options removed it is 201, answers the seed session info and is stored in the durable backend', async () => {
-    const t = await start();
+    const t = await start({ files: SEED_EXAMPLE_FILES });
     const options = seedSessionOptions(t.root);
     for (const name of SEED_EXAMPLE_UNSUPPORTED) delete options[name];
     const created = await request(t.url).post('/v1/sessions').send(options).expect(201);
@@ -51,6 +51,12 @@ describe("the seed's SessionOptions example", () => {
       autoSave: true,
     });
     expect((await request(t.url).get('/v1/sessions/docs-contract').expect(200)).body.session).toEqual(info);
+    // builtinSkills (an empty catalog), skillDirs and inlineSkills of the example are built.
+    const skills = (await request(t.url).get('/v1/sessions/docs-contract/skills').expect(200)).body.skills as { name: string; source: string }[];
+    expect(skills.map((skill) => [skill.name, skill.source])).toEqual([
+      ['release-notes', 'session'],
+      ['strict-release-review', 'inline'],
+    ]);
     const stored = await t.server.ctx.store.load('docs-contract');
     expect(stored?.session.options).toMatchObject({ maxToolRounds: 24, planningMode: 'disabled', sessionStore: { type: 'file' } });
     // The loop options reached the session's governance.
@@ -66,7 +72,7 @@ describe("the seed's SessionOptions example", () => {
   });
 
   it('the "plus" part lists its unbuilt options too (all of them, with the example\'s), and without them is 201', async () => {
-    const t = await start();
+    const t = await start({ files: SEED_EXAMPLE_FILES });
     const all = { ...seedSessionOptions(t.root), ...SEED_EXAMPLE_PLUS };
     const res = await request(t.url).post('/v1/sessions').send(all).expect(400);
     expect([...res.body.error.details.options].sort()).toEqual([...SEED_EXAMPLE_UNSUPPORTED, ...SEED_PLUS_UNSUPPORTED].sort());
@@ -155,9 +161,6 @@ describe('SessionOptions validation', () => {
     t.fake.assertDone();
 
     const asking: [string, unknown][] = [
-      ['builtinSkills', true],
-      ['skillDirs', ['skills']],
-      ['inlineSkills', [{ name: 'a', kind: 'instruction', content: 'x' }]],
       ['queueConfig', {}],
       ['planningMode', 'auto'],
       ['planningMode', 'enabled'],

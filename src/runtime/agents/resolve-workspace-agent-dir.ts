@@ -14,7 +14,7 @@ export async function resolveWorkspaceAgentDir(workspace: string, requested: str
   } catch {
     throw new CodeError(errorCode, `${field}: "${requested}" does not exist in the session's workspace`, { field });
   }
-  if (!isInside(workspace, canonical)) throw new CodeError(errorCode, `${field}: "${requested}" resolves outside the session's workspace; agent directories of a session must be inside it`, { field });
+  if (!isInside(workspace, canonical)) throw new CodeError(errorCode, `${field}: "${requested}" resolves outside the session's workspace; directories a session names (agentDirs, skillDirs) must be inside it`, { field });
   if (!(await stat(canonical)).isDirectory()) throw new CodeError(errorCode, `${field}: "${requested}" is not a directory`, { field });
   return canonical;
 }

@@ -95,7 +95,7 @@ export class AgentSession {
       afterExecute: (call, args, result, startedAtMs, ctx) => this.verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
       commands,
     });
-    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermission: config.agentDefinition?.permissions, builtins: deps.tools, emit: this.emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
+    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermission: config.agentDefinition?.permissions, builtins: deps.tools, skills: config.skills, emit: this.emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
     if (restored) this.events.restore(restored.trace);
     this.llm = new LlmInvoker(config.model, () => this.governance);
     // Memory events belong to the active run when there is one (the context provider), else to the session.

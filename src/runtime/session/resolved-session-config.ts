@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../agents/agent-definition.js';
 import type { AgentRegistry } from '../agents/agent-registry.js';
+import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { ConfirmationPolicy, PermissionPolicy } from '../../protocol/governance.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionLabels } from '../../protocol/session-snapshot.js';
@@ -56,6 +57,8 @@ export interface ResolvedSessionConfig {
   readonly agentDefinition?: AgentDefinition;
   /** The session's agents by name (built-ins, agent_dirs, agentDirs, POST .../agents/dirs): what `task` delegates to. */
   readonly agents: AgentRegistry;
+  /** The session's skills (builtinSkills, skill_dirs, skillDirs, inlineSkills, POST .../skills): what search_skills searches. */
+  readonly skills: SkillRegistry;
   /** Non-fatal notes about the options (null when none), as the seed's `session.initWarning`. */
   readonly initWarning: string | null;
   /** The options as given (minus `resume`), kept for snapshots. */

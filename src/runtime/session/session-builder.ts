@@ -11,6 +11,7 @@ import { assertOutboundUrl } from '../outbound/assert-outbound-url.js';
 import { assertCommandEnv } from '../sandbox/command-env.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
 import { resolveSessionAgents } from '../agents/resolve-session-agents.js';
+import { resolveSessionSkills } from '../skills/resolve-session-skills.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { resolveRetention } from './resolve-retention.js';
 import type { WorkspaceContextCache } from './workspace-context-cache.js';
@@ -134,6 +135,9 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace, agent: options.agent });
   const agent = agents.agent;
   warnings.push(...agents.warnings);
+  const skills = await resolveSessionSkills({ configDirs: config.skillDirs, sessionDirs: options.skillDirs ?? [], inline: options.inlineSkills ?? [], builtin: options.builtinSkills === true, workspace });
+  warnings.push(...skills.warnings);
+  const personas = skills.registry.list().filter((skill) => skill.kind === 'persona').map((skill) => skill.content);
   if (agent?.model !== undefined && options.model === undefined) chosen = chooseModel(config, agent.model, `agent "${agent.name}".model`, options.temperature);
   const { modelId, providerName, modelName, requestDefaults } = chosen;
   let provider: LlmProvider;
@@ -180,7 +184,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     permissionPolicy,
     ...(bounded ? { permissionFloor: operatorPolicy } : {}),
     confirmationPolicy,
-    systemPrompt: buildSystemPrompt({ role: [options.role, agent?.prompt].filter((text) => text?.trim()).join('\n\n') || undefined, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
+    systemPrompt: buildSystemPrompt({ role: [options.role, agent?.prompt, ...personas].filter((text) => text?.trim()).join('\n\n') || undefined, skillsCatalog: skills.registry.discoverable().length > 0, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
     autoSave: options.autoSave ?? false,
     retention,
     sessionStore: options.sessionStore?.type ?? 'file',
@@ -192,6 +196,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     agent: agent?.name ?? null,
     ...(agent ? { agentDefinition: agent } : {}),
     agents: agents.registry,
+    skills: skills.registry,
     initWarning: warnings.length > 0 ? warnings.join('; ') : null,
     options: kept,
   };

@@ -9,6 +9,8 @@ import { McpManager, type McpRefreshResult } from '../mcp/mcp-manager.js';
 import { isToolFullyDeniedBounded } from '../policy/permission-policy.js';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
+import type { SkillRegistry } from '../skills/skill-registry.js';
+import { createSkillTools } from '../tools/builtin-tools.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
 import type { SessionEmit } from './session-emitter.js';
 
@@ -23,6 +25,8 @@ export interface SessionToolsDeps {
   readonly hostEnv: HostEnv;
   /** The built-in tools every session has. */
   readonly builtins: readonly AnyToolDefinition[];
+  /** The session's skills: while it has any, `search_skills` is one of its tools. */
+  readonly skills?: SkillRegistry;
   /** The agent-global MCP layer. */
   readonly globalMcp: McpManager;
   /** Bumped whenever the global layer's tools change. */
@@ -54,15 +58,18 @@ export class SessionTools {
   private readonly inheritedMcp: McpManager[] = [];
   private specsCache: LlmToolSpec[] | undefined;
   private invokerCache: ToolInvoker | undefined;
+  private skillToolsCache: AnyToolDefinition[] | undefined;
 
   constructor(private readonly deps: SessionToolsDeps) {}
 
   /** The current registry: built-ins, then global, inherited and session servers. */
   get registry(): ToolRegistry {
-    const version = `${this.deps.globalMcpVersion()}:${this.mcpVersion}`;
+    const skills = this.deps.skills;
+    const version = `${this.deps.globalMcpVersion()}:${this.mcpVersion}:${skills && skills.size > 0 ? skills.version() : '-'}`;
     if (!this.registryCache || this.registryVersion !== version) {
       const layers = [this.deps.globalMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
-      this.registryCache = new ToolRegistry([...this.deps.builtins, ...layerMcpTools(layers)]);
+      const skillTools = skills && skills.size > 0 ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
+      this.registryCache = new ToolRegistry([...this.deps.builtins, ...skillTools, ...layerMcpTools(layers)]);
       this.registryVersion = version;
       this.specsCache = undefined;
     }
@@ -137,7 +144,9 @@ export class SessionTools {
 
   /** Tool specs the model sees: tools denied for every argument are hidden. */
   modelSpecs(): LlmToolSpec[] {
-    this.specsCache ??= this.registry
+    // Read the registry first: a changed layer (MCP, skills) rebuilds it and clears the cached specs.
+    const registry = this.registry;
+    this.specsCache ??= registry
       .list()
       .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermission))
       .map(toolSpec);

@@ -1,0 +1,51 @@
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import type { InlineSkill } from '../../protocol/skills.js';
+import { resolveWorkspaceAgentDir } from '../agents/resolve-workspace-agent-dir.js';
+import { builtinSkills } from './builtin-skills.js';
+import { inlineSkill } from './inline-skill.js';
+import { loadSkillDir } from './load-skill-dir.js';
+import { SkillRegistry } from './skill-registry.js';
+
+/** What a session's skills are resolved from. */
+export interface SessionSkillsRequest {
+  /** The operator's `skill_dirs` (trusted; relative to the server's working directory; a missing one is a warning). */
+  readonly configDirs: readonly string[];
+  /** The session's `skillDirs` (each must resolve inside the workspace). */
+  readonly sessionDirs: readonly string[];
+  readonly inline: readonly InlineSkill[];
+  readonly builtin: boolean;
+  /** The session's canonical workspace. */
+  readonly workspace: string;
+}
+
+/** A session's skills and notes for initWarning. */
+export interface SessionSkills {
+  readonly registry: SkillRegistry;
+  readonly warnings: string[];
+}
+
+/**
+ * Build a session's skills, later sources replacing earlier names: the built-ins (when asked for), the
+ * operator's skill_dirs (a bad file is SESSION_INITIALIZATION_ERROR naming it), the session's skillDirs and
+ * inlineSkills (SESSION_CONFIGURATION_ERROR naming `skillDirs[i]` or the file and field).
+ */
+export async function resolveSessionSkills(request: SessionSkillsRequest): Promise<SessionSkills> {
+  const registry = new SkillRegistry();
+  const warnings: string[] = [];
+  if (request.builtin) registry.add(builtinSkills());
+  for (const dir of request.configDirs) {
+    const canonical = await realpath(path.resolve(dir)).catch(() => undefined);
+    if (canonical === undefined) {
+      warnings.push(`skill_dirs: "${dir}" does not exist`);
+      continue;
+    }
+    registry.add(await loadSkillDir({ dir: canonical, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' }));
+  }
+  for (const [index, dir] of request.sessionDirs.entries()) {
+    const canonical = await resolveWorkspaceAgentDir(request.workspace, dir, `skillDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
+    registry.add(await loadSkillDir({ dir: canonical, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' }));
+  }
+  registry.add(request.inline.map(inlineSkill));
+  return { registry, warnings };
+}
