@@ -11,8 +11,12 @@ export const MAX_SESSION_AGENTS = 1024;
  * directories registered later. Built-ins cannot be redefined; a later definition of a custom name replaces
  * the earlier one. The `task` tool looks its agents up here.
  */
+/** The built-ins by name, shared by every session (most sessions never add an agent). */
+const BUILTIN_BY_NAME: ReadonlyMap<string, AgentDefinition> = new Map(BUILTIN_AGENTS.map((agent) => [agent.name, agent]));
+
 export class AgentRegistry {
-  private readonly agents = new Map<string, AgentDefinition>(BUILTIN_AGENTS.map((agent) => [agent.name, agent]));
+  /** Built-ins plus added definitions, created on the first add (copy on write of the shared built-ins). */
+  private agents: ReadonlyMap<string, AgentDefinition> = BUILTIN_BY_NAME;
 
   /** The agent of that name, if any. */
   get(name: string): AgentDefinition | undefined {
@@ -28,9 +32,12 @@ export class AgentRegistry {
 
   /** Add definitions (already validated; built-in names never reach here). */
   add(definitions: readonly AgentDefinition[]): void {
+    if (definitions.length === 0) return;
     const fresh = definitions.filter((agent) => !this.agents.has(agent.name)).length;
     if (this.agents.size + fresh > MAX_SESSION_AGENTS) throw new CodeError('VALIDATION_ERROR', `a session knows at most ${MAX_SESSION_AGENTS} agents`, { limit: MAX_SESSION_AGENTS });
-    for (const agent of definitions) this.agents.set(agent.name, agent);
+    const agents = new Map(this.agents);
+    for (const agent of definitions) agents.set(agent.name, agent);
+    this.agents = agents;
   }
 
   /** Every agent, built-ins first, in registration order. */
