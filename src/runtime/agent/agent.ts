@@ -1,54 +1,15 @@
-import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
-import type { CheckpointStore } from '../../stores/checkpoint-store.js';
-import { McpManager } from '../mcp/mcp-manager.js';
-import { attachInheritedMcp, reattachMcp } from './session-mcp-layers.js';
-import type { SessionOwnership } from '../ports/session-ownership.js';
-import type { SessionStore } from '../../stores/session-store.js';
-import { hasScope, type Caller } from '../ports/caller.js';
-import { ClosedSessions } from './closed-sessions.js';
 import { KeyedLock } from '../../stores/keyed-lock.js';
-import { MemoryCheckpointStore } from '../../stores/memory-checkpoint-store.js';
-import { MemorySessionStore } from '../../stores/memory-session-store.js';
-import { createReplayHostEnv, type HostEnv } from '../ports/host-env.js';
-import type { LlmProvider } from '../llm/llm-provider.js';
-import type { SharedGovernance } from '../policy/shared-governance.js';
-import { AgentSession } from '../session/agent-session.js';
+import type { McpManager } from '../mcp/mcp-manager.js';
+import { hasScope, type Caller } from '../ports/caller.js';
+import type { AgentSession } from '../session/agent-session.js';
 import type { RunHandle } from '../session/run-handle.js';
-import { buildSessionConfig } from '../session/session-builder.js';
-import type { SessionEventObserver } from '../session/session-emitter.js';
-import { WorkspaceContextCache } from '../session/workspace-context-cache.js';
-import type { AnyToolDefinition } from '../tools/define-tool.js';
-import type { ServerSandbox } from '../sandbox/session-commands.js';
-import { processMemoryStores, type MemoryStores } from '../memory/memory-stores.js';
-
-/** What the agent is built from (see createRuntimeContext). */
-export interface AgentDeps {
-  config: CodeConfig;
-  store: SessionStore;
-  hostEnv: HostEnv;
-  tools: readonly AnyToolDefinition[];
-  workspaceRoots: readonly string[];
-  providerFor(name: string): LlmProvider;
-  governance: SharedGovernance;
-  /** Loop checkpoints (memory, file or Redis); `durable` says whether a resume can find them after a restart. */
-  checkpoints: CheckpointStore;
-  /** The agent-global MCP layer (from CodeConfig). */
-  mcp: McpManager;
-  /** Session ownership: local on one node, Redis leases in a cluster. */
-  ownership: SessionOwnership;
-  /** Long-term memory stores of `memoryStore` sessions (absent: both kinds in this process). */
-  memoryStores?: MemoryStores;
-  /** Where model-chosen commands run (absent: unsandboxed, for embedders that run no commands). */
-  sandbox?: ServerSandbox;
-  onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
-  onPersistenceError?(sessionId: string, error: unknown): void;
-  /** Sees every event any session emits (the server's metrics). */
-  onSessionEvent?: SessionEventObserver;
-}
-
+import type { AgentDeps } from './agent-deps.js';
+import { ClosedSessions } from './closed-sessions.js';
+import { attachInheritedMcp, reattachMcp } from './session-mcp-layers.js';
+import { labelOptions, SessionFactory } from './session-factory.js';
 
 /**
  * The agent: global configuration and the registry of live sessions. Sessions are looked up per
@@ -59,20 +20,14 @@ export class Agent {
   /** Opening a session (create, resume, hydrate) is one at a time per id: no id is ever built twice. */
   private readonly opening = new KeyedLock();
   private readonly closed = new ClosedSessions();
-  /** Where `sessionStore: {type: 'memory'}` sessions keep snapshots and checkpoints: this process only. */
-  private readonly processStore = new MemorySessionStore();
-  private readonly processCheckpoints = new MemoryCheckpointStore();
-  /** One set per agent: `memory` memories are shared by the sessions of one tenant and namespace in this process. */
-  private readonly memoryStores: MemoryStores;
+  private readonly factory: SessionFactory;
   private closing = false;
-  private readonly workspaceContext: WorkspaceContextCache;
   private mcpVersion = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private reaperTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
-    this.memoryStores = deps.memoryStores ?? processMemoryStores();
-    this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
+    this.factory = new SessionFactory(deps, () => this.mcpVersion);
     deps.ownership.onLost((sessionId) => void this.abandon(sessionId));
     deps.mcp.onChange(() => {
       this.mcpVersion += 1;
@@ -137,7 +92,7 @@ export class Agent {
     }
     if (requestedId !== undefined && this.sessions.has(requestedId)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
     let snapshot: SessionSnapshotV1 | undefined;
-    if (requestedId !== undefined) snapshot = await this.loadStored(requestedId);
+    if (requestedId !== undefined) snapshot = await this.factory.loadStored(requestedId);
     if (options.resume) {
       if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
         throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
@@ -148,10 +103,9 @@ export class Agent {
       return { session, resumed: true };
     }
     if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
-    const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
-    const config = await buildSessionConfig(options, caller, this.builderDeps(hostEnv));
+    const { config, hostEnv } = await this.factory.resolve(options, caller);
     await this.takeLease(config.sessionId);
-    const session = await this.releasingLeaseOnFailure(config.sessionId, async () => new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore)));
+    const session = await this.releasingLeaseOnFailure(config.sessionId, async () => this.factory.create(config, hostEnv));
     let stored = false;
     await this.unlessFailing(
       session,
@@ -167,7 +121,7 @@ export class Agent {
       },
       // A session that never opened leaves nothing in the store to come back on the next hydration.
       async () => {
-        if (stored) await this.storesFor(config.sessionStore).store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+        if (stored) await this.factory.storesFor(config.sessionStore).store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
       },
     );
     session.notifyStart();
@@ -256,7 +210,7 @@ export class Agent {
     await session.close('closed');
     if (session.config.sessionStore === 'memory') {
       // A memory session closed by its client is discarded: nothing of it stays in the process.
-      await this.processStore.delete(session.id);
+      await this.factory.storesFor('memory').store.delete(session.id);
     } else if (session.saved) {
       // A stored session is marked closed, so it is not hydrated again implicitly (resume: true reopens it).
       await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
@@ -334,7 +288,7 @@ export class Agent {
   private async hydrate(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
     // Another request may have opened it while this one waited its turn.
     if (this.sessions.has(sessionId)) return;
-    const snapshot = await this.loadStored(sessionId);
+    const snapshot = await this.factory.loadStored(sessionId);
     if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
     // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
     if (snapshot.session.closed) {
@@ -408,40 +362,14 @@ export class Agent {
   ): Promise<AgentSession> {
     const stored = snapshot.session;
     if (!leased) await this.takeLease(stored.id);
-    const session = await this.releasingLeaseOnFailure(stored.id, () => this.rebuild(snapshot, caller, relabel));
+    // Continue numbering after whatever the previous owner already published.
+    const session = await this.releasingLeaseOnFailure(stored.id, async () => this.factory.rebuild(snapshot, caller, relabel, await this.deps.ownership.lastSequence(stored.id)));
     await this.unlessFailing(session, async () => {
       await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], this.deps);
       beforeLive?.(session);
       await this.register(session);
     });
     return session;
-  }
-
-  /** A stored session built again (not live yet): its configuration resolved anew, its state restored. */
-  private async rebuild(snapshot: SessionSnapshotV1, caller: Caller, relabel: Partial<SessionOptions>): Promise<AgentSession> {
-    const stored = snapshot.session;
-    // Continue numbering after whatever the previous owner already published.
-    const published = await this.deps.ownership.lastSequence(stored.id);
-    const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
-    const config = await buildSessionConfig(
-      // Resume options may relabel (principal, agentTemplateId, correlationId); the tenant never changes.
-      { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels), ...relabel },
-      { ...caller, tenantId: stored.ownerTenantId },
-      this.builderDeps(hostEnv),
-      // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
-      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined, outboundPrivate: stored.outboundPrivate === true, hostCommands: stored.hostCommands === true },
-    );
-    return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore), {
-      messages: stored.messages,
-      usage: stored.usage,
-      createdAtMs: stored.createdAtMs,
-      generation: snapshot.generation,
-      runs: snapshot.run_records,
-      artifacts: snapshot.artifacts,
-      trace: snapshot.trace_events,
-      verifications: snapshot.verification_reports,
-      sessionSequence: Math.max(stored.sessionSequence, published),
-    });
   }
 
   /**
@@ -473,35 +401,5 @@ export class Agent {
   private assertAdmitting(): void {
     if (this.closing) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new sessions');
   }
-
-  /** The session's HostEnv: the agent's, or a replay one (sequential ids, fixed clock) from SessionOptions.hostEnv. */
-  private hostEnvFor(options: SessionOptions['hostEnv'], startAt: number | undefined): HostEnv {
-    return options ? createReplayHostEnv({ ...options, startAt }) : this.deps.hostEnv;
-  }
-
-  private builderDeps(hostEnv: HostEnv) {
-    return { config: this.deps.config, hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
-  }
-
-  /** The stores a session saves to: the server's durable ones, or this process's for `sessionStore: {type: 'memory'}`. */
-  private storesFor(kind: 'file' | 'memory'): { store: SessionStore; checkpoints: CheckpointStore } {
-    return kind === 'memory' ? { store: this.processStore, checkpoints: this.processCheckpoints } : { store: this.deps.store, checkpoints: this.deps.checkpoints };
-  }
-
-  /** A stored session: from the durable store, else from this process's memory sessions. */
-  private async loadStored(sessionId: string): Promise<SessionSnapshotV1 | undefined> {
-    return (await this.deps.store.load(sessionId)) ?? (await this.processStore.load(sessionId));
-  }
-
-  private sessionDeps(hostEnv: HostEnv, kind: 'file' | 'memory') {
-    return { hostEnv, ...this.storesFor(kind), tools: this.deps.tools, governance: this.deps.governance, ownership: this.deps.ownership, mcp: { global: this.deps.mcp, version: () => this.mcpVersion, onLog: this.deps.onMcpLog }, onPersistenceError: this.deps.onPersistenceError, onEvent: this.deps.onSessionEvent, sandbox: this.deps.sandbox, memoryStores: this.memoryStores };
-  }
 }
 
-function labelOptions(labels: { principal?: string; agentTemplateId?: string; correlationId?: string }): Partial<SessionOptions> {
-  return {
-    ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
-    ...(labels.agentTemplateId !== undefined ? { agentTemplateId: labels.agentTemplateId } : {}),
-    ...(labels.correlationId !== undefined ? { correlationId: labels.correlationId } : {}),
-  };
-}

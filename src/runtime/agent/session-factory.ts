@@ -1,0 +1,121 @@
+import type { SessionOptions } from '../../protocol/session-options.js';
+import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
+import type { CheckpointStore } from '../../stores/checkpoint-store.js';
+import { MemoryCheckpointStore } from '../../stores/memory-checkpoint-store.js';
+import { MemorySessionStore } from '../../stores/memory-session-store.js';
+import type { SessionStore } from '../../stores/session-store.js';
+import { processMemoryStores, type MemoryStores } from '../memory/memory-stores.js';
+import type { Caller } from '../ports/caller.js';
+import { createReplayHostEnv, type HostEnv } from '../ports/host-env.js';
+import { AgentSession } from '../session/agent-session.js';
+import type { AgentSessionDeps } from '../session/agent-session-deps.js';
+import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
+import { buildSessionConfig } from '../session/session-builder.js';
+import { WorkspaceContextCache } from '../session/workspace-context-cache.js';
+import type { AgentDeps } from './agent-deps.js';
+
+/**
+ * Builds the agent's sessions: resolves options into a ResolvedSessionConfig, wires a session to its stores
+ * (the server's durable ones, or this process's for `sessionStore: {type: 'memory'}`), memory stores, MCP
+ * and sandbox, and rebuilds stored sessions from their snapshots. It builds; the Agent registers.
+ */
+export class SessionFactory {
+  /** Where `sessionStore: {type: 'memory'}` sessions keep snapshots and checkpoints: this process only. */
+  private readonly processStore = new MemorySessionStore();
+  private readonly processCheckpoints = new MemoryCheckpointStore();
+  /** One set per agent: `memory` memories are shared by the sessions of one tenant and namespace in this process. */
+  private readonly memoryStores: MemoryStores;
+  private readonly workspaceContext: WorkspaceContextCache;
+
+  constructor(
+    private readonly deps: AgentDeps,
+    /** The global MCP layer's version (sessions rebuild their tool lists when it changes). */
+    private readonly mcpVersion: () => number,
+  ) {
+    this.memoryStores = deps.memoryStores ?? processMemoryStores();
+    this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
+  }
+
+  /** A new session's resolved configuration and the HostEnv it runs with. */
+  async resolve(options: SessionOptions, caller: Caller): Promise<{ config: ResolvedSessionConfig; hostEnv: HostEnv }> {
+    const hostEnv = this.hostEnvFor(options.hostEnv, undefined);
+    return { config: await buildSessionConfig(options, caller, this.builderDeps(hostEnv)), hostEnv };
+  }
+
+  /** A new session of a resolved configuration (not live yet). */
+  create(config: ResolvedSessionConfig, hostEnv: HostEnv): AgentSession {
+    return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore));
+  }
+
+  /**
+   * A stored session built again (not live yet): its configuration resolved anew, its state restored;
+   * `published` is the last session sequence the previous owner published (numbering continues after it).
+   */
+  async rebuild(snapshot: SessionSnapshotV1, caller: Caller, relabel: Partial<SessionOptions>, published: number): Promise<AgentSession> {
+    const stored = snapshot.session;
+    const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
+    const config = await buildSessionConfig(
+      // Resume options may relabel (principal, agentTemplateId, correlationId); the tenant never changes.
+      { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels), ...relabel },
+      { ...caller, tenantId: stored.ownerTenantId },
+      this.builderDeps(hostEnv),
+      // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
+      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined, outboundPrivate: stored.outboundPrivate === true, hostCommands: stored.hostCommands === true },
+    );
+    return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore), {
+      messages: stored.messages,
+      usage: stored.usage,
+      createdAtMs: stored.createdAtMs,
+      generation: snapshot.generation,
+      runs: snapshot.run_records,
+      artifacts: snapshot.artifacts,
+      trace: snapshot.trace_events,
+      verifications: snapshot.verification_reports,
+      sessionSequence: Math.max(stored.sessionSequence, published),
+    });
+  }
+
+  /** The stores a session saves to: the server's durable ones, or this process's for `sessionStore: {type: 'memory'}`. */
+  storesFor(kind: 'file' | 'memory'): { store: SessionStore; checkpoints: CheckpointStore } {
+    return kind === 'memory' ? { store: this.processStore, checkpoints: this.processCheckpoints } : { store: this.deps.store, checkpoints: this.deps.checkpoints };
+  }
+
+  /** A stored session: from the durable store, else from this process's memory sessions. */
+  async loadStored(sessionId: string): Promise<SessionSnapshotV1 | undefined> {
+    return (await this.deps.store.load(sessionId)) ?? (await this.processStore.load(sessionId));
+  }
+
+  /** The session's HostEnv: the agent's, or a replay one (sequential ids, fixed clock) from SessionOptions.hostEnv. */
+  private hostEnvFor(options: SessionOptions['hostEnv'], startAt: number | undefined): HostEnv {
+    return options ? createReplayHostEnv({ ...options, startAt }) : this.deps.hostEnv;
+  }
+
+  private builderDeps(hostEnv: HostEnv) {
+    return { config: this.deps.config, hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
+  }
+
+  private sessionDeps(hostEnv: HostEnv, kind: 'file' | 'memory'): AgentSessionDeps {
+    const { deps } = this;
+    return {
+      hostEnv,
+      ...this.storesFor(kind),
+      tools: deps.tools,
+      governance: deps.governance,
+      ownership: deps.ownership,
+      mcp: { global: deps.mcp, version: this.mcpVersion, onLog: deps.onMcpLog },
+      onPersistenceError: deps.onPersistenceError,
+      onEvent: deps.onSessionEvent,
+      sandbox: deps.sandbox,
+      memoryStores: this.memoryStores,
+    };
+  }
+}
+
+/** The identity labels of SessionOptions from a stored session's labels. */
+export function labelOptions(labels: { principal?: string; agentTemplateId?: string; correlationId?: string }): Partial<SessionOptions> {
+  return {
+    ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
+    ...(labels.agentTemplateId !== undefined ? { agentTemplateId: labels.agentTemplateId } : {}),
+    ...(labels.correlationId !== undefined ? { correlationId: labels.correlationId } : {}),
+  };
+}
