@@ -1,5 +1,6 @@
 // Entry of the driver process forked by driver-client: it answers DriverRequests over IPC.
 import { startBenchProvider, type BenchProvider } from './bench-provider.js';
+import { delegationLoad } from './delegation-bench.js';
 import type { DriverOp, DriverOps, DriverRequest, DriverResponse } from './driver-protocol.js';
 import { runsLoad } from './runs-bench.js';
 import { createSessionsLoad, sessionsLoad } from './sessions-bench.js';
@@ -24,6 +25,13 @@ const handlers: Handlers = {
     return null;
   },
   'runs-load': (params) => runsLoad(params),
+  'delegation-load': async (params, state) => {
+    if (!state.provider) throw new Error('the provider is not started');
+    const before = state.provider.requests;
+    const figures = await delegationLoad(params);
+    const { parent, child } = state.provider.lastToolResults;
+    return { ...figures, providerRequests: state.provider.requests - before, ...(parent !== undefined ? { parentToolResult: parent.slice(0, 500) } : {}), ...(child !== undefined ? { childToolResult: child.slice(0, 500) } : {}) };
+  },
   'sessions-load': (params) => sessionsLoad(params),
   'create-sessions': (params) => createSessionsLoad(params),
   'ws-phase': (params, state) => {

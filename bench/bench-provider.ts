@@ -2,16 +2,23 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BenchProviderOptions } from './driver-protocol.js';
+import type { BenchDelegation, BenchProviderOptions, BenchToolCall } from './driver-protocol.js';
 
 /** A running zero-latency OpenAI-compatible chat-completions endpoint for benchmarks. */
 export interface BenchProvider {
   baseUrl: string;
   /** Requests answered so far. */
   readonly requests: number;
+  /** Delegation mode: the tool results the latest parent and child requests ended with (for checks and diagnosis). */
+  readonly lastToolResults: Readonly<{ parent?: string; child?: string }>;
   /** Replace what the provider answers from the next request on. */
   configure(options: BenchProviderOptions): void;
   close(): Promise<void>;
+}
+
+interface ChatMessage {
+  role?: unknown;
+  content?: unknown;
 }
 
 interface RequestBody {
@@ -27,12 +34,13 @@ const BATCH = 64;
  * Starts the bench provider on 127.0.0.1: unlike the strict test fake it chooses its answer from the
  * request, so one script serves any number of concurrent runs. A request whose last message is a tool
  * result (or any request when no tool call is configured) gets a streamed text answer; any other
- * request gets the configured tool call.
+ * request gets the configured tool call (in delegation mode: the parent's or a child's, see pickDelegationCall).
  */
 export async function startBenchProvider(initial: BenchProviderOptions): Promise<BenchProvider> {
   let options = initial;
   let requests = 0;
   let counter = 0;
+  const lastToolResults: { parent?: string; child?: string } = {};
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
@@ -42,7 +50,7 @@ export async function startBenchProvider(initial: BenchProviderOptions): Promise
       return;
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RequestBody;
-    const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: unknown }>) : [];
+    const messages = Array.isArray(body.messages) ? (body.messages as ChatMessage[]) : [];
     const model = typeof body.model === 'string' ? body.model : 'bench-model';
     if (body.stream !== true) {
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'bench provider: only streaming requests' } }));
@@ -51,7 +59,8 @@ export async function startBenchProvider(initial: BenchProviderOptions): Promise
     requests += 1;
     counter += 1;
     const current = options;
-    const toolCall = messages.at(-1)?.role === 'tool' ? undefined : current.toolCall;
+    const toolCall = messages.at(-1)?.role === 'tool' ? undefined : current.delegation ? pickDelegationCall(messages, current.delegation) : current.toolCall;
+    if (current.delegation && messages.at(-1)?.role === 'tool') lastToolResults[isChildRequest(messages, current.delegation) ? 'child' : 'parent'] = messageText(messages.at(-1) as ChatMessage);
     const stream = new ChunkWriter(`chatcmpl-bench-${counter}`, model);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     res.write(stream.chunk({ role: 'assistant', content: '' }));
@@ -84,6 +93,9 @@ export async function startBenchProvider(initial: BenchProviderOptions): Promise
     get requests() {
       return requests;
     },
+    get lastToolResults() {
+      return lastToolResults;
+    },
     configure(next) {
       options = next;
     },
@@ -94,6 +106,25 @@ export async function startBenchProvider(initial: BenchProviderOptions): Promise
       });
     },
   };
+}
+
+/** A child's request carries its task's prompt (starting with childPrefix) as a user message; the parent's does not. */
+function pickDelegationCall(messages: readonly ChatMessage[], delegation: BenchDelegation): BenchToolCall {
+  return isChildRequest(messages, delegation) ? delegation.childToolCall : delegation.parentToolCall;
+}
+
+/** Whether one of the request's user messages starts with the child prefix. */
+function isChildRequest(messages: readonly ChatMessage[], delegation: BenchDelegation): boolean {
+  return messages.some((message) => message.role === 'user' && messageText(message).startsWith(delegation.childPrefix));
+}
+
+/** The text of a chat message: its string content, or its text parts joined. */
+function messageText(message: ChatMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  if (!Array.isArray(message.content)) return '';
+  return (message.content as Array<{ type?: unknown; text?: unknown }>)
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .join('');
 }
 
 /** Formats the SSE chunks of one completion. */

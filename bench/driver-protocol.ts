@@ -1,3 +1,19 @@
+/** A tool call the bench provider answers with. */
+export interface BenchToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** The delegation mode of the bench provider: a parent that delegates, and children that each do one tool round. */
+export interface BenchDelegation {
+  /** A request none of whose user messages starts with childPrefix (the parent's) is answered with this. */
+  parentToolCall: BenchToolCall;
+  /** Marks a child's request: one of its user messages (the task's prompt) starts with this. */
+  childPrefix: string;
+  /** A child's request whose last message is not a tool result is answered with this. */
+  childToolCall: BenchToolCall;
+}
+
 /** Options of the bench provider: what it answers and how fast it streams. */
 export interface BenchProviderOptions {
   /** Number of text chunks in a text answer. */
@@ -5,7 +21,9 @@ export interface BenchProviderOptions {
   /** Text of one chunk. */
   chunkText: string;
   /** When set, a request whose last message is not a tool result is answered with this tool call. */
-  toolCall?: { name: string; arguments: Record<string, unknown> };
+  toolCall?: BenchToolCall;
+  /** When set (instead of toolCall), tool calls are chosen as in BenchDelegation; tool results still get text. */
+  delegation?: BenchDelegation;
   /** Stream text chunks at this rate (chunks per second); unset streams as fast as the socket takes them. */
   chunksPerSecond?: number;
 }
@@ -31,6 +49,20 @@ export interface LoadParams {
   baseUrl: string;
   concurrency: number;
   seconds: number;
+}
+
+/** Parameters of a delegation load phase: parent runs whose final answer must be `expectedText`. */
+export interface DelegationLoadParams extends LoadParams {
+  expectedText: string;
+}
+
+/** Figures of a delegation load phase, with the provider requests it caused (parent and children). */
+export interface DelegationLoadFigures extends LoadFigures {
+  providerRequests: number;
+  /** The tool result the latest parent's model saw (what parallel_task returned), cut to 500 characters. */
+  parentToolResult?: string;
+  /** The tool result the latest child's model saw (its `read`), cut to 500 characters. */
+  childToolResult?: string;
 }
 
 /** Parameters of a one-off batch of session creations. */
@@ -72,6 +104,7 @@ export interface DriverOps {
   'start-provider': { params: BenchProviderOptions; result: { baseUrl: string } };
   'configure-provider': { params: BenchProviderOptions; result: null };
   'runs-load': { params: LoadParams; result: LoadFigures };
+  'delegation-load': { params: DelegationLoadParams; result: DelegationLoadFigures };
   'sessions-load': { params: LoadParams; result: LoadFigures };
   'create-sessions': { params: CreateSessionsParams; result: LoadFigures };
   'ws-phase': { params: WsPhaseParams; result: WsPhaseFigures };

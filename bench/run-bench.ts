@@ -2,6 +2,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
 import { round } from './bench-stats.js';
+import { runDelegationBench } from './delegation-bench.js';
 import { runRunsBench } from './runs-bench.js';
 import { runSandboxBench } from './sandbox-bench.js';
 import { runSessionsBench } from './sessions-bench.js';
@@ -13,6 +14,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   ws: runWsBench,
   sessions: runSessionsBench,
   sandbox: runSandboxBench,
+  delegation: runDelegationBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -21,6 +23,8 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
             [--chunks N] [--paced-eps N] [--subscriber-buffer N]
   sessions  POST /v1/sessions/s at concurrency 20; RSS and heap per idle session [--idle N]
   sandbox   ms per host-direct "bash true" call, in the sandbox (bwrap) and without (host_direct none) [--commands N]
+  delegation parent runs/s, latency and server CPU per child at concurrency 1 and 4 (parallel_task with 8 children,
+            each a read tool round + 5-chunk answer), against the server CPU of a plain runs run at concurrency 20
 `;
 
 async function main(argv: readonly string[]): Promise<number> {

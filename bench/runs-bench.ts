@@ -7,7 +7,8 @@ import { closedLoop, createJsonClient, UnexpectedResponse } from './http-load.js
 
 const ANSWER_CHUNKS = 20;
 const CHUNK_TEXT = 'word ';
-const PROVIDER: BenchProviderOptions = {
+/** What the bench provider answers in the `runs` workload (also the baseline of `delegation`). */
+export const RUNS_PROVIDER: BenchProviderOptions = {
   answerChunks: ANSWER_CHUNKS,
   chunkText: CHUNK_TEXT,
   toolCall: { name: 'read', arguments: { file_path: BENCH_FILE.path } },
@@ -21,7 +22,7 @@ const WARMUP_SECONDS = 1;
 export async function runRunsBench(args: BenchArgs): Promise<Record<string, unknown>> {
   const driver = await startDriver();
   try {
-    const { baseUrl } = await driver.call('start-provider', PROVIDER);
+    const { baseUrl } = await driver.call('start-provider', RUNS_PROVIDER);
     const bench = await startBenchServer({ providerBaseUrl: baseUrl });
     try {
       // The server is the only thing running in this process (clients and provider are in the driver), so

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RuntimeContext } from './context.js';
 import { registerAgentRoutes } from './routes/agents.js';
 import { registerSkillRoutes } from './routes/skills.js';
+import { registerTaskRoutes } from './routes/tasks.js';
 import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
@@ -49,6 +50,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerMcpRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
   registerSkillRoutes(app, ctx);
+  registerTaskRoutes(app, ctx);
   registerMemoryRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller));
   registerClusterEventRoutes(app, ctx);
   registerBudgetHostRoutes(app, ctx);

@@ -126,6 +126,8 @@ export const LimitsSchema = z
     maxSessions: z.number().int().positive().default(100_000),
     maxArtifactsPerSession: z.number().int().positive().default(64),
     maxArtifactBytesPerSession: z.number().int().positive().default(67_108_864),
+    /** Terminal subagent tasks a session keeps (with their live child sessions); running ones are never dropped. */
+    maxTerminalSubagentTasks: z.number().int().nonnegative().default(100),
   })
   .strict();
 
@@ -222,6 +224,20 @@ export const CodeConfigSchema = z
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),
+    /**
+     * Delegation: how deep children may nest (a task inside a task ...), and how a child of the model's task
+     * answers a call its policy asks about: `inherit_parent` (default) asks on the parent session's
+     * confirmations route, `deny_on_ask` denies it, `auto_approve` approves it (the operator's choice only).
+     */
+    delegation: z
+      .object({
+        maxDepth: z.number().int().min(0).max(16).default(3),
+        confirmationInheritance: z.enum(['inherit_parent', 'deny_on_ask', 'auto_approve']).default('inherit_parent'),
+        /** Finished child sessions a parent keeps live (newest first) for their transcript and events; the rest are closed, their task snapshots kept. */
+        keepFinishedChildren: z.number().int().min(0).max(1000).default(8),
+      })
+      .strict()
+      .prefault({}),
     agentDirs: z.array(z.string()).default([]),
     queue: z.record(z.string(), z.unknown()).optional(),
     ...SeedConfigFields,

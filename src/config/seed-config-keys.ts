@@ -26,8 +26,8 @@ export const SeedConfigFields = {
   projectDocMaxBytes: z.number().int().min(0).max(1_048_576, 'project_doc_max_bytes is at most 1048576 (1 MiB)').optional(),
   /** Instruction file names tried after AGENTS.override.md and AGENTS.md in each directory. */
   projectDocFallbackFilenames: z.array(z.string().min(1)).optional(),
-  /** Cap on concurrently running sibling branches (seed default 8). */
-  maxParallelTasks: z.number().int().positive().optional(),
+  /** Children of one parallel_task running at once (seed default 8). */
+  maxParallelTasks: z.number().int().min(1).max(32, 'max_parallel_tasks is at most 32 (a parallel_task has at most 32 tasks)').optional(),
   /** Global switch for automatic parallel child-agent fan-out. */
   autoParallel: z.boolean().optional(),
   /** Automatic delegation (`auto_delegation { enabled, auto_parallel, min_confidence, max_tasks }`). */
@@ -64,7 +64,6 @@ export const UNUSED_SEED_KEYS: readonly (readonly [string, string])[] = [
   ['documentParser', 'document_parser'],
   ['userInstructionsDir', 'user_instructions_dir'],
   ['projectDocFallbackFilenames', 'project_doc_fallback_filenames'],
-  ['maxParallelTasks', 'max_parallel_tasks'],
   ['autoParallel', 'auto_parallel'],
   ['autoDelegation', 'auto_delegation'],
   ['thinkingBudget', 'thinking_budget'],

@@ -27,12 +27,14 @@ export const SessionInfoSchema = z
     currentRun: z.object({ id: z.string(), status: RunStatusSchema }).nullable(),
     /** Non-fatal notes about the options the session was created with (seed `initWarning`), null when none. */
     initWarning: z.string().nullable(),
-    /** True when a memory store resolved (seed `hasMemory`); memory stores land in a later issue. */
+    /** True when a memory store resolved (seed `hasMemory`). */
     hasMemory: z.boolean(),
     /** True when the session has a lane queue (seed `hasQueue()`, only with queueConfig); queues land in a later issue. */
     hasQueue: z.boolean(),
     /** The built-in or registered agent the session runs as, null for an ordinary session. */
     agent: z.string().nullable(),
+    /** The session that delegated this one (a child session of a task), else null. */
+    parentSessionId: z.string().nullable(),
     /** `file`: the server's durable backend; `memory`: this process only. */
     sessionStore: z.enum(['file', 'memory']),
     /** `default`: secrets in tool output are redacted; `none`: they are not. */

@@ -5,6 +5,7 @@ import { McpServerConfigSchema } from './mcp.js';
 import { RunRecordSchema, UsageSchema } from './run-record.js';
 import { SessionOptionsSchema } from './session-options.js';
 import { StoredVerificationReportSchema } from './verification.js';
+import { SubagentTaskSnapshotSchema } from './subagent-task.js';
 
 /** Identity labels carried by a session into events, hooks and snapshots. */
 export const SessionLabelsSchema = z
@@ -83,8 +84,10 @@ export const SessionSnapshotV1Schema = z
     trace_events: z.array(EventEnvelopeSchema),
     run_records: z.array(RunRecordSchema),
     verification_reports: z.array(StoredVerificationReportSchema),
-    subagent_tasks: z.array(z.unknown()),
+    subagent_tasks: z.array(SubagentTaskSnapshotSchema),
   })
+  // The seed's invariant: a stored task belongs to the session it is stored with.
+  .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), { message: 'subagent_tasks: every task\'s parent_session_id must be the session\'s id', path: ['subagent_tasks'] })
   .meta({ id: 'SessionSnapshotV1' });
 
 /** A session snapshot. */

@@ -18,6 +18,7 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     // Lane queues land in a later issue: options asking for them are refused.
     hasQueue: false,
     agent: config.agent,
+    parentSessionId: config.parentSessionId,
     sessionStore: config.sessionStore,
     securityProvider: config.securityProvider,
     labels: config.labels,

@@ -8,7 +8,7 @@ import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
 /** The seed SDK's ToolResult of a call (`name` is the tool called), with our extras. */
-function toolResult(name: string, outcome: ToolCallOutcome) {
+export function toolResult(name: string, outcome: ToolCallOutcome) {
   return {
     name,
     output: outcome.output,

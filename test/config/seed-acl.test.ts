@@ -64,7 +64,6 @@ describe('the seed ACL, key for key', () => {
       'document_parser',
       'user_instructions_dir',
       'project_doc_fallback_filenames',
-      'max_parallel_tasks',
       'auto_parallel',
       'auto_delegation',
       'thinking_budget',

@@ -183,7 +183,7 @@ describe('sessions: options, workspace confinement, single flight, side question
   it('lists tools with JSON-schema definitions and runs host-direct calls', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     const tools = (await request(t.url).get(`/v1/sessions/${id}/tools`).expect(200)).body.tools;
-    expect(tools.map((x: { name: string }) => x.name).sort()).toEqual(['bash', 'batch', 'edit', 'git', 'glob', 'grep', 'ls', 'patch', 'program', 'read', 'write']);
+    expect(tools.map((x: { name: string }) => x.name).sort()).toEqual(['bash', 'batch', 'edit', 'git', 'glob', 'grep', 'ls', 'parallel_task', 'patch', 'program', 'read', 'task', 'write']);
     const read = tools.find((x: { name: string }) => x.name === 'read');
     expect(read.parameters).toMatchObject({ type: 'object', properties: { file_path: { type: 'string' } } });
     const result = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);

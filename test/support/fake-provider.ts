@@ -34,6 +34,11 @@ export interface FakeStep {
   usage?: FakeUsage;
   finishReason?: string;
   expect?: (request: RecordedRequest) => void;
+  /**
+   * Answer only requests this accepts: a request takes the first step whose `when` accepts it (steps
+   * without one accept any request). For concurrent callers (parallel child runs) whose order varies.
+   */
+  when?: (request: RecordedRequest) => boolean;
 }
 
 /** A chat-completions request body as the fake validated it. */
@@ -52,6 +57,8 @@ export interface FakeRequestBody {
 export interface RecordedRequest {
   body: FakeRequestBody;
   headers: IncomingHttpHeaders;
+  /** Set when the client went away before the response ended (a cancelled run aborts its request). */
+  abortedAtMs?: number;
 }
 
 /** A request the strict fake refused (unexpected, malformed, or failing an `expect`). */
@@ -106,7 +113,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const closed = new AbortController();
-    res.on('close', () => closed.abort());
+    const seen: { request?: RecordedRequest } = {};
+    res.on('close', () => {
+      closed.abort();
+      if (seen.request && !res.writableFinished) seen.request.abortedAtMs = Date.now();
+    });
     const raw = await readBody(req);
     if (req.method !== 'POST' || req.url !== chatPath) {
       return fail(req, res, `unexpected ${req.method} ${req.url}`);
@@ -115,9 +126,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const parsed = parseBody(raw);
     if (typeof parsed === 'string') return fail(req, res, parsed);
     const recorded: RecordedRequest = { body: parsed, headers: req.headers };
+    seen.request = recorded;
     requests.push(recorded);
     for (const wake of [...waiters]) wake();
-    const step = steps.shift() ?? options.repeat;
+    const index = steps.findIndex((candidate) => candidate.when === undefined || candidate.when(recorded));
+    const step = (index >= 0 ? steps.splice(index, 1)[0] : undefined) ?? options.repeat;
     if (!step) return fail(req, res, `unexpected request #${requests.length}: the script is empty`);
     if (step.expect) {
       try {

@@ -10,6 +10,7 @@ import type { AgentDeps } from './agent-deps.js';
 import { ClosedSessions } from './closed-sessions.js';
 import { attachInheritedMcp, reattachMcp } from './session-mcp-layers.js';
 import { labelOptions, SessionFactory } from './session-factory.js';
+import { AgentChildSpawner } from './agent-child-spawner.js';
 
 /**
  * The agent: global configuration and the registry of live sessions. Sessions are looked up per
@@ -27,7 +28,13 @@ export class Agent {
   private reaperTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
-    this.factory = new SessionFactory(deps, () => this.mcpVersion);
+    const children = new AgentChildSpawner({
+      resolveModel: (modelId, field, temperature) => this.factory.resolveModel(modelId, field, temperature),
+      create: (config, hostEnv, link) => this.factory.createChild(config, hostEnv, link),
+      open: (session) => this.openChild(session),
+      close: (session) => this.closeChild(session),
+    });
+    this.factory = new SessionFactory(deps, () => this.mcpVersion, children);
     deps.ownership.onLost((sessionId) => void this.abandon(sessionId));
     deps.mcp.onChange(() => {
       this.mcpVersion += 1;
@@ -220,6 +227,23 @@ export class Agent {
     return true;
   }
 
+  /** Make a child session live: leased and registered like any session, within limits.maxSessions. */
+  private async openChild(session: AgentSession): Promise<void> {
+    this.assertAdmitting();
+    if (this.sessions.size >= this.deps.config.limits.maxSessions) {
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.deps.config.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
+    }
+    await this.takeLease(session.id);
+    await this.unlessFailing(session, () => this.register(session));
+  }
+
+  /** Close a child session (its task was dropped, or its parent closed) and drop it. */
+  private async closeChild(session: AgentSession): Promise<void> {
+    await session.close('closed');
+    if (this.sessions.get(session.id) === session) this.forget(session);
+    await this.deps.ownership.release(session.id).catch(() => undefined);
+  }
+
   /** Stop admitting new sessions and runs. */
   beginShutdown(): void {
     this.closing = true;
@@ -337,7 +361,8 @@ export class Agent {
   /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their ids. */
   async reapIdleSessions(idleMs: number): Promise<string[]> {
     const now = this.deps.hostEnv.now();
-    const idle = [...this.sessions.values()].filter((s) => s.activeRunId === undefined && now - s.lastActivityMs > idleMs);
+    // Child sessions live and end with their parent (they are never saved on their own).
+    const idle = [...this.sessions.values()].filter((s) => s.config.parentSessionId === null && s.activeRunId === undefined && now - s.lastActivityMs > idleMs);
     for (const session of idle) {
       session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: now });
       await this.passivate(session.id, 0);

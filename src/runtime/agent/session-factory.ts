@@ -10,7 +10,12 @@ import { createReplayHostEnv, type HostEnv } from '../ports/host-env.js';
 import { AgentSession } from '../session/agent-session.js';
 import type { AgentSessionDeps } from '../session/agent-session-deps.js';
 import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
-import { buildSessionConfig } from '../session/session-builder.js';
+import { buildSessionConfig, resolveModel } from '../session/session-builder.js';
+import type { ChildLink, ChildSpawner } from '../delegation/child-session.js';
+import type { ResolvedModel } from '../invocation/llm-invoker.js';
+
+/** Children of one parallel_task running at once when config max_parallel_tasks is unset (the seed's default). */
+export const DEFAULT_MAX_PARALLEL_TASKS = 8;
 import { WorkspaceContextCache } from '../session/workspace-context-cache.js';
 import type { AgentDeps } from './agent-deps.js';
 
@@ -31,6 +36,8 @@ export class SessionFactory {
     private readonly deps: AgentDeps,
     /** The global MCP layer's version (sessions rebuild their tool lists when it changes). */
     private readonly mcpVersion: () => number,
+    /** Builds the child sessions of every session's tasks. */
+    private readonly children?: ChildSpawner,
   ) {
     this.memoryStores = deps.memoryStores ?? processMemoryStores();
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
@@ -45,6 +52,16 @@ export class SessionFactory {
   /** A new session of a resolved configuration (not live yet). */
   create(config: ResolvedSessionConfig, hostEnv: HostEnv): AgentSession {
     return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore));
+  }
+
+  /** A new child session of a task (not live yet): it shares its parent's governance through `link`. */
+  createChild(config: ResolvedSessionConfig, hostEnv: HostEnv, link: ChildLink): AgentSession {
+    return new AgentSession(config, { ...this.sessionDeps(hostEnv, 'memory'), childOf: link });
+  }
+
+  /** A `provider/model` id as a model with its provider client. */
+  resolveModel(modelId: string, field: string, temperature: number | undefined): ResolvedModel {
+    return resolveModel(this.deps.config, modelId, field, temperature, this.deps.providerFor);
   }
 
   /**
@@ -71,6 +88,7 @@ export class SessionFactory {
       artifacts: snapshot.artifacts,
       trace: snapshot.trace_events,
       verifications: snapshot.verification_reports,
+      subagentTasks: snapshot.subagent_tasks,
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
   }
@@ -107,6 +125,12 @@ export class SessionFactory {
       onEvent: deps.onSessionEvent,
       sandbox: deps.sandbox,
       memoryStores: this.memoryStores,
+      children: this.children,
+      delegation: {
+        limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },
+        inheritance: deps.config.delegation.confirmationInheritance,
+        keepFinishedChildren: deps.config.delegation.keepFinishedChildren,
+      },
     };
   }
 }

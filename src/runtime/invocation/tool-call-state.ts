@@ -1,9 +1,11 @@
 import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
+import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
 import type { AnyToolDefinition, ToolResult } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { InvocationContext } from './invocation-context.js';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
+import type { Delegation } from '../tools/define-tool.js';
 
 /**
  * Where a tool call came from. `model`: the LLM. `nested`: inside a model-owned batch/program (governed
@@ -22,6 +24,8 @@ export interface ToolCallRequest {
   /** Orchestrators this call is nested in, outermost first (recursion protection). */
   chain?: readonly ('batch' | 'program')[];
   parentToolId?: string;
+  /** A host-direct task's confirmationInheritance (POST .../tasks); ignored for other origins. */
+  confirmationInheritance?: ConfirmationInheritance;
 }
 
 /** Services the invoker needs from its session. */
@@ -34,6 +38,8 @@ export interface ToolInvokerDeps {
   afterExecute?(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void;
   /** Where the session's commands run, decided per call origin (tools get it as `ctx.commands`). */
   commands?: { forOrigin(origin: ToolOrigin): CommandLauncher };
+  /** The session's child runs, handed to the delegating tools (absent: they answer that delegation is off). */
+  delegation?: Delegation;
 }
 
 /** The call as it moves through the pipeline stages. */

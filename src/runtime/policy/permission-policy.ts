@@ -171,12 +171,16 @@ export function evaluateBoundedPermission(
   toolName: string,
   args: unknown,
   context: PermissionContext = {},
-  agent?: PermissionPolicy,
+  agents: readonly PermissionPolicy[] = [],
 ): PermissionVerdict {
   const own = evaluatePermission(policy, toolName, args, context);
   if (own.decision === 'deny') return own;
-  const bounded = floor === undefined ? own : stricter(own, evaluatePermission(floor, toolName, args, context), OPERATOR_RULE_PREFIX);
-  return agent === undefined || bounded.decision === 'deny' ? bounded : stricter(bounded, evaluatePermission(agent, toolName, args, context), AGENT_RULE_PREFIX);
+  let bounded = floor === undefined ? own : stricter(own, evaluatePermission(floor, toolName, args, context), OPERATOR_RULE_PREFIX);
+  for (const agent of agents) {
+    if (bounded.decision === 'deny') break;
+    bounded = stricter(bounded, evaluatePermission(agent, toolName, args, context), AGENT_RULE_PREFIX);
+  }
+  return bounded;
 }
 
 /** Prefix of a verdict's rule when the session's agent's own permissions (a session for an agent) decided. */
@@ -186,9 +190,9 @@ function stricter(own: PermissionVerdict, bound: PermissionVerdict, prefix: stri
   return STRICTNESS[bound.decision] > STRICTNESS[own.decision] ? { decision: bound.decision, rule: `${prefix}${bound.rule}` } : own;
 }
 
-/** True when the session's policy, the operator's floor or the agent's permissions deny the tool for every argument. */
-export function isToolFullyDeniedBounded(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string, agent?: PermissionPolicy): boolean {
-  return isToolFullyDenied(policy, toolName) || (floor !== undefined && isToolFullyDenied(floor, toolName)) || (agent !== undefined && isToolFullyDenied(agent, toolName));
+/** True when the session's policy, the operator's floor or one of the agent bounds deny the tool for every argument. */
+export function isToolFullyDeniedBounded(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string, agents: readonly PermissionPolicy[] = []): boolean {
+  return isToolFullyDenied(policy, toolName) || (floor !== undefined && isToolFullyDenied(floor, toolName)) || agents.some((agent) => isToolFullyDenied(agent, toolName));
 }
 
 /** True when a deny rule covers the tool for every argument (such tools are hidden from the model). */

@@ -40,8 +40,13 @@ export interface SessionGovernance {
   readonly permission: PermissionPolicy;
   /** The operator's policy bounding `permission` (the stricter verdict wins), when the creator lacked host_direct. */
   readonly permissionFloor?: PermissionPolicy;
-  /** The session's agent's own permissions bounding both (the stricter verdict wins), for a session run as an agent. */
-  readonly agentPermission?: PermissionPolicy;
+  /**
+   * Agent bounds on both, outermost first (the stricter verdict wins): the session's agent's permissions, and
+   * for a child session its parent's bounds, then the delegated agent's or the skill's.
+   */
+  readonly agentPermissions?: readonly PermissionPolicy[];
+  /** A child run's answer to calls its policy asks about: deny them, or approve them without asking (absent: ask). */
+  readonly onAsk?: 'deny' | 'approve';
   readonly confirmation: ConfirmationPolicy;
   readonly broker: ConfirmationBroker;
   readonly redactor: SecretRedactor;

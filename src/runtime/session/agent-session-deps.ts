@@ -12,6 +12,9 @@ import type { ServerSandbox } from '../sandbox/session-commands.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import type { SessionEventObserver } from './session-emitter.js';
+import type { ConfirmationInheritance, SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
+import type { ChildLink, ChildSpawner } from '../delegation/child-session.js';
+import type { DelegationLimits } from '../delegation/session-delegation.js';
 
 /** What a session needs from the agent that owns it. */
 export interface AgentSessionDeps {
@@ -34,6 +37,12 @@ export interface AgentSessionDeps {
   memoryStores?: MemoryStores | undefined;
   /** Where the session's model-chosen commands run (absent: unsandboxed). */
   sandbox?: ServerSandbox | undefined;
+  /** Builds the child sessions of the session's tasks (absent: the delegating tools answer that delegation is off). */
+  children?: ChildSpawner | undefined;
+  /** Delegation bounds and the default confirmationInheritance of the model's tasks. */
+  delegation?: { limits: DelegationLimits; inheritance: ConfirmationInheritance; keepFinishedChildren: number } | undefined;
+  /** Set for a child session: what it shares with its parent. */
+  childOf?: ChildLink | undefined;
 }
 
 /** The agent-global MCP layer as sessions see it. */
@@ -54,5 +63,6 @@ export interface RestoredState {
   artifacts: Artifact[];
   trace: SessionSnapshotV1['trace_events'];
   verifications: VerificationReport[];
+  subagentTasks: SubagentTaskSnapshot[];
   sessionSequence: number;
 }

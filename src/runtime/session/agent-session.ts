@@ -21,7 +21,7 @@ import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { RunHandle, RunRequest } from './run-handle.js';
 import { produceRun, type RunProducerHost } from './run-producer.js';
 import { SessionArtifacts } from './session-artifacts.js';
-import { createSessionEmit, type SessionEmit } from './session-emitter.js';
+import { createSessionEmit, type SessionEmit, type SessionEventObserver } from './session-emitter.js';
 import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
 import type { BudgetHostEndpoint } from '../../protocol/budget.js';
 import { SessionLifecycle } from './session-lifecycle.js';
@@ -35,6 +35,11 @@ import { SingleFlight } from './single-flight.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
 import { openAgentMemory, processMemoryStores } from '../memory/memory-stores.js';
+import type { ConfirmationInheritance, SubagentTaskSnapshot, TaskRequest } from '../../protocol/subagent-task.js';
+import { SessionDelegation } from '../delegation/session-delegation.js';
+import { SubagentTasks } from '../delegation/subagent-tasks.js';
+import { hostTaskCall } from '../delegation/host-task-call.js';
+import { linkAbort } from '../delegation/link-abort.js';
 
 /**
  * One live session: its transcript, single-flight admission, runs and their event log, artifacts and
@@ -63,6 +68,8 @@ export class AgentSession {
   private readonly llm: LlmInvoker;
   /** The session's AgentMemory (SessionOptions.memoryStore), undefined without one. */
   readonly memory: AgentMemory | undefined;
+  /** The session's subagent tasks (task, parallel_task, Skill, POST .../tasks). */
+  private readonly tasks: SubagentTasks;
 
   constructor(
     readonly config: ResolvedSessionConfig,
@@ -81,12 +88,31 @@ export class AgentSession {
     this.savedAtSequence = restored ? this.events.lastSequence : -1;
     // What the parts below share: the session's identity, workspace, clock and active run.
     const session = { sessionId: this.id, workspace: config.workspace, hostEnv, activeRunId: () => this.flight.runId };
-    this.emit = createSessionEmit({ ...session, labels: config.labels, events: this.events, ownership: deps.ownership, abandoned: () => this.lifecycle.abandoned, onEvent: deps.onEvent });
+    // A child's events are also seen by its parent's delegation (progress, forwarded asks).
+    const child = deps.childOf;
+    const onEvent = child ? childObserver(deps.onEvent, child.observe) : deps.onEvent;
+    this.emit = createSessionEmit({ ...session, labels: config.labels, events: this.events, ownership: deps.ownership, abandoned: () => this.lifecycle.abandoned, onEvent });
     this.runs = new SessionRuns({ ...session, maxRuns: retention.maxRuns, events: this.events, emit: this.emit }, (restored?.runs ?? []).map(restoredRun));
     this.artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
     const directCalls = { invokeToolDirect: (name: string, args: unknown) => this.invokeToolDirect(name, args, 'host_direct'), getArtifact: (id: string) => this.getArtifact(id) };
     this.verifications = new SessionVerifications({ ...session, ...directCalls, emit: this.emit }, restored?.verifications);
     const globalMcp = { globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(this.id, server, line) };
+    this.tasks = new SubagentTasks(retention.maxTerminalSubagentTasks, deps.delegation?.keepFinishedChildren ?? DEFAULT_DELEGATION.keepFinishedChildren, () => hostEnv.now(), restored?.subagentTasks);
+    const delegation = new SessionDelegation({
+      sessionId: this.id,
+      depth: config.delegationDepth,
+      limits: deps.delegation?.limits ?? DEFAULT_DELEGATION.limits,
+      inheritance: deps.delegation?.inheritance ?? DEFAULT_DELEGATION.inheritance,
+      hostEnv,
+      emit: this.emit,
+      activeRunId: () => this.flight.runId,
+      agents: config.agents,
+      skills: config.skills,
+      tasks: this.tasks,
+      parent: { config, hostEnv, governanceParts: () => this.governed(), mcpLayers: () => this.mcpLayers() },
+      spawner: deps.children,
+      storeArtifact: (content, toolCallId, toolName) => this.artifacts.store(content, toolCallId, toolName),
+    });
     const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId: this.id, workspace: config.workspace, ...config.commands });
     this.sandbox = commands;
     const invokerDeps = (): Omit<ToolInvokerDeps, 'registry'> => ({
@@ -94,8 +120,10 @@ export class AgentSession {
       storeArtifact: (content, toolCallId, toolName) => this.artifacts.store(content, toolCallId, toolName),
       afterExecute: (call, args, result, startedAtMs, ctx) => this.verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
       commands,
+      delegation,
     });
-    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermission: config.agentDefinition?.permissions, builtins: deps.tools, skills: config.skills, emit: this.emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
+    this.tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermissions: config.permissionBounds, builtins: deps.tools, skills: config.skills, emit: this.emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
+    for (const manager of child?.borrowedMcp ?? []) this.tools.borrow(manager);
     if (restored) this.events.restore(restored.trace);
     this.llm = new LlmInvoker(config.model, () => this.governance);
     // Memory events belong to the active run when there is one (the context provider), else to the session.
@@ -270,7 +298,10 @@ export class AgentSession {
     const active = this.flight.take(runId, record);
     this.deps.ownership.setActiveRun(this.id, runId);
     const { signal } = active.controller;
+    // A child's run is cancelled with the call that delegated it.
+    const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
     const done = this.flight.track(active, produceRun(this.producerHost(), record, request, this.invocationContext(runId, signal, runId), signal), () => {
+      unlink?.();
       this.touch();
       if (!this.lifecycle.abandoned) this.deps.ownership.setActiveRun(this.id, undefined);
     });
@@ -306,7 +337,7 @@ export class AgentSession {
    * Run one tool call from the host (no lease, no model); events carry no run id. `host_direct` skips the
    * permission and confirmation decisions; `governed_direct` applies them in full.
    */
-  async invokeToolDirect(name: string, args: unknown, origin: 'host_direct' | 'governed_direct' = 'host_direct'): Promise<ToolCallOutcome> {
+  async invokeToolDirect(name: string, args: unknown, origin: 'host_direct' | 'governed_direct' = 'host_direct', confirmationInheritance?: ConfirmationInheritance): Promise<ToolCallOutcome> {
     this.assertOpen();
     if (!this.registry.get(name)) throw new CodeError('TOOL_NOT_FOUND', `tool ${name} not found`, { tool: name });
     const callId = this.deps.hostEnv.newId('call');
@@ -314,7 +345,7 @@ export class AgentSession {
     this.directCalls.add(controller);
     try {
       const ctx = this.invocationContext(callId, controller.signal, undefined);
-      return await this.tools.invoker.invoke({ id: callId, name, args, origin }, ctx);
+      return await this.tools.invoker.invoke({ id: callId, name, args, origin, ...(confirmationInheritance ? { confirmationInheritance } : {}) }, ctx);
     } finally {
       this.directCalls.delete(controller);
     }
@@ -334,14 +365,20 @@ export class AgentSession {
   /** Close: cancel in-flight work, wait for it to end, emit session_closed. Idempotent. */
   async close(reason = 'closed'): Promise<void> {
     if (!this.lifecycle.close(reason)) return;
-    for (const controller of this.directCalls) controller.abort(new Error('session closed'));
-    this.governanceParts?.governance.broker.rejectAll('session closed');
-    this.governanceParts?.hooks.observe('session_end', { session_id: this.id, reason, labels: this.config.labels }, { sessionId: this.id });
-    await this.flight.abortAndWait(new Error('session closed'));
+    const closed = new Error('session closed');
+    for (const controller of this.directCalls) controller.abort(closed);
+    // Every child of the session stops at once (background ones included).
+    this.tasks.cancelAll(closed);
+    // A child shares its parent's broker and hooks: the parent settles and closes them.
+    const owned = this.deps.childOf ? undefined : this.governanceParts;
+    owned?.governance.broker.rejectAll('session closed');
+    owned?.hooks.observe('session_end', { session_id: this.id, reason, labels: this.config.labels }, { sessionId: this.id });
+    await this.flight.abortAndWait(closed);
+    await this.tasks.closeChildren();
     this.emit(undefined, 'session_closed', { reason });
     await this.tools.closeMcp();
     // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
-    const engine = this.governanceParts?.hooks;
+    const engine = owned?.hooks;
     if (engine) void engine.idle().finally(() => engine.close());
   }
 
@@ -360,6 +397,7 @@ export class AgentSession {
   }
 
   async save(): Promise<number> {
+    if (this.config.parentSessionId !== null) throw new CodeError('CHILD_SESSION', `session ${this.id} is a child of session ${this.config.parentSessionId}: its task is saved with the parent`, { parentSessionId: this.config.parentSessionId });
     this.generation += 1;
     const sequence = this.events.lastSequence;
     await saveSnapshot({ sessionId: this.id, store: this.deps.store, ownership: this.deps.ownership, emit: this.emit }, this.toSnapshot(this.generation));
@@ -375,7 +413,7 @@ export class AgentSession {
   /** The session as one SessionSnapshotV1 generation. */
   toSnapshot(generation = this.generation): SessionSnapshotV1 {
     const { config, transcript, createdAtMs, events } = this;
-    return toSessionSnapshot({ generation, config, hostEnv: this.deps.hostEnv, transcript, createdAtMs, events, artifacts: this.artifacts.list(), runs: this.listRuns(), verifications: this.verifications.list(), ownMcpServers: this.tools.ownConfigs(), closed: this.lifecycle.closedByClient });
+    return toSessionSnapshot({ generation, config, hostEnv: this.deps.hostEnv, transcript, createdAtMs, events, artifacts: this.artifacts.list(), runs: this.listRuns(), verifications: this.verifications.list(), subagentTasks: this.tasks.list(), ownMcpServers: this.tools.ownConfigs(), closed: this.lifecycle.closedByClient });
   }
 
   /** The session's workspace (canonical path). */
@@ -409,8 +447,27 @@ export class AgentSession {
   }
 
   private governed(): SessionGovernanceParts {
-    this.governanceParts ??= buildSessionGovernance(this.config, this.deps.hostEnv, this.deps.governance);
+    this.governanceParts ??= this.deps.childOf?.governance ?? buildSessionGovernance(this.config, this.deps.hostEnv, this.deps.governance);
     return this.governanceParts;
+  }
+
+  /** The session's subagent tasks, oldest first. */
+  listTasks(): SubagentTaskSnapshot[] {
+    return this.tasks.list();
+  }
+
+  /** One subagent task (TASK_NOT_FOUND when the session has none of that id). */
+  getTask(taskId: string): SubagentTaskSnapshot {
+    return this.tasks.require(taskId);
+  }
+
+  /**
+   * Run host-selected tasks (POST .../tasks, the seed's `session.task()` / `session.tasks()`): one `task` or
+   * `parallel_task` call on the host-direct path; the children's own calls are governed as always.
+   */
+  async runHostTasks(request: TaskRequest): Promise<ToolCallOutcome> {
+    const { name, args, inheritance } = hostTaskCall(request);
+    return this.invokeToolDirect(name, args, 'host_direct', inheritance);
   }
 
   /** What the run producer uses of the session. */
@@ -438,4 +495,15 @@ export class AgentSession {
     const { workspace, governance } = this.config;
     return createInvocationContext({ runId: invocationId, sessionId: this.id, workspace, signal, emit: (type, payload) => this.emit(runId, type, payload), governance, hostEnv: this.deps.hostEnv });
   }
+}
+
+/** Defaults when the agent passes no delegation settings (embedders). */
+const DEFAULT_DELEGATION = { limits: { maxDepth: 3, maxParallel: 8 }, inheritance: 'inherit_parent', keepFinishedChildren: 8 } as const;
+
+/** The server's observer and the parent's, for a child session. */
+function childObserver(server: SessionEventObserver | undefined, parent: SessionEventObserver): SessionEventObserver {
+  return (type, payload) => {
+    server?.(type, payload);
+    parent(type, payload);
+  };
 }

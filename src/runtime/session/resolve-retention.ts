@@ -37,6 +37,7 @@ export function resolveRetention(options: SessionOptions, limits: CodeConfig['li
       maxTraceEvents: given.maxTraceEvents ?? limits.maxTraceEvents,
       maxArtifacts: Math.min(artifacts.maxArtifacts ?? limits.maxArtifactsPerSession, limits.maxArtifactsPerSession),
       maxArtifactBytes: Math.min(artifacts.maxBytes ?? limits.maxArtifactBytesPerSession, limits.maxArtifactBytesPerSession),
+      maxTerminalSubagentTasks: given.maxTerminalSubagentTasks ?? limits.maxTerminalSubagentTasks,
     },
     warnings,
   };

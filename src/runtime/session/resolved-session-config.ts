@@ -16,6 +16,8 @@ export interface SessionRetention {
   readonly maxArtifacts: number;
   /** Bytes of artifact content kept (limits.maxArtifactBytesPerSession); the oldest are evicted first. */
   readonly maxArtifactBytes: number;
+  /** Terminal subagent tasks kept (retentionLimits.maxTerminalSubagentTasks, limits.maxTerminalSubagentTasks). */
+  readonly maxTerminalSubagentTasks: number;
 }
 
 /** The one value the session builder yields; later layers never re-decide a choice made here. */
@@ -32,8 +34,20 @@ export interface ResolvedSessionConfig {
    * session's creator gave its own policy without the host_direct scope, so it could only tighten.
    */
   readonly permissionFloor?: PermissionPolicy;
+  /**
+   * Agent bounds on `permissionPolicy` and the floor, outermost first (the stricter verdict wins): the
+   * session's agent's permissions; for a child session also its parent's bounds and the delegated agent's
+   * or the skill's.
+   */
+  readonly permissionBounds: readonly PermissionPolicy[];
   readonly confirmationPolicy: ConfirmationPolicy;
   readonly systemPrompt: string;
+  /** The workspace's AGENTS.md as loaded for the system prompt (children's prompts carry it too). */
+  readonly agentsMd: string;
+  /** The session that delegated this one (a child session of `task`, `parallel_task` or `Skill`); null otherwise. */
+  readonly parentSessionId: string | null;
+  /** How deep in delegation this session is: 0 for a session a client created, parent + 1 for a child. */
+  readonly delegationDepth: number;
   readonly autoSave: boolean;
   readonly retention: SessionRetention;
   /** Where snapshots and checkpoints go: `file` = the server's durable backend (file store, or Redis); `memory` = this process only. */

@@ -10,6 +10,8 @@ export interface RunRequest {
   idempotencyKey?: string;
   /** Resume a run from its loop checkpoint (a new run id; the old run is named in metadata). */
   resumeFrom?: LoopCheckpoint;
+  /** A child session's run: aborting this signal (the delegating call's) cancels the run. */
+  parentSignal?: AbortSignal;
 }
 
 /** An admitted (or, with an idempotency key, an existing) run. */

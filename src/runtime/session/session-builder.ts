@@ -7,6 +7,7 @@ import { BUILTIN_DEFAULT_POLICY, policyProblems } from '../policy/permission-pol
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
+import type { ResolvedModel } from '../invocation/llm-invoker.js';
 import { assertOutboundUrl } from '../outbound/assert-outbound-url.js';
 import { assertCommandEnv } from '../sandbox/command-env.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
@@ -43,6 +44,19 @@ function chooseModel(config: CodeConfig, modelId: string, field: string, tempera
     throw configError(field, `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`);
   }
   return { modelId, providerName, modelName, requestDefaults: modelRequestDefaults(providerConfig.models[modelName], temperature) };
+}
+
+/** A `provider/model` id as the model a session (or a child of one) runs on, with its provider client. */
+export function resolveModel(config: CodeConfig, modelId: string, field: string, temperature: number | undefined, providerFor: (name: string) => LlmProvider): ResolvedModel {
+  const { providerName, modelName, requestDefaults } = chooseModel(config, modelId, field, temperature);
+  let provider: LlmProvider;
+  try {
+    provider = providerFor(providerName);
+  } catch (error) {
+    throw new CodeError('SESSION_INITIALIZATION_ERROR', `provider ${providerName}: ${error instanceof Error ? error.message : String(error)}`, { resource: `provider:${providerName}` });
+  }
+  // The provider is called with the model key; a model block's `name` is a display name only.
+  return { id: modelId, providerName, modelName, provider, ...requestDefaults };
 }
 
 /** What a restored session keeps from its creation, whoever restores it. */
@@ -139,13 +153,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   warnings.push(...skills.warnings);
   const personas = skills.registry.list().filter((skill) => skill.kind === 'persona').map((skill) => skill.content);
   if (agent?.model !== undefined && options.model === undefined) chosen = chooseModel(config, agent.model, `agent "${agent.name}".model`, options.temperature);
-  const { modelId, providerName, modelName, requestDefaults } = chosen;
-  let provider: LlmProvider;
-  try {
-    provider = deps.providerFor(providerName);
-  } catch (error) {
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `provider ${providerName}: ${error instanceof Error ? error.message : String(error)}`, { resource: `provider:${providerName}` });
-  }
+  const model = resolveModel(config, chosen.modelId, 'model', options.temperature, deps.providerFor);
 
   const loop = config.loop;
   const limits = config.limits;
@@ -162,14 +170,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       ...(options.correlationId !== undefined ? { correlationId: options.correlationId } : {}),
     },
     workspace,
-    model: {
-      id: modelId,
-      providerName,
-      // The provider is called with the model key; a model block's `name` is a display name only.
-      modelName,
-      provider,
-      ...requestDefaults,
-    },
+    model,
     governance: {
       maxToolRounds: options.maxToolRounds ?? agent?.maxSteps ?? loop.maxToolRounds,
       maxParseRetries: options.maxParseRetries ?? loop.maxParseRetries,
@@ -183,7 +184,11 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     },
     permissionPolicy,
     ...(bounded ? { permissionFloor: operatorPolicy } : {}),
+    permissionBounds: agent?.permissions ? [agent.permissions] : [],
     confirmationPolicy,
+    agentsMd,
+    parentSessionId: null,
+    delegationDepth: 0,
     systemPrompt: buildSystemPrompt({ role: [options.role, agent?.prompt, ...personas].filter((text) => text?.trim()).join('\n\n') || undefined, skillsCatalog: skills.registry.discoverable().length > 0, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
     autoSave: options.autoSave ?? false,
     retention,

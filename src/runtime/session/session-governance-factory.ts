@@ -11,11 +11,16 @@ import type { SharedGovernance } from '../policy/shared-governance.js';
 import { PASSTHROUGH_REDACTOR } from './passthrough-redactor.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 
+/** A session's budget guard: its limits, and an external budget host that can be set or removed. */
+export interface SessionBudgetGuard extends BudgetGuard {
+  setHost(host: BudgetGuard | undefined): void;
+}
+
 /** A session's governance with the concrete hook engine and budget guard it was built from. */
 export interface SessionGovernanceParts {
   readonly governance: SessionGovernance;
   readonly hooks: HookEngine;
-  readonly budget: SwitchableBudgetGuard;
+  readonly budget: SessionBudgetGuard;
 }
 
 /**
@@ -47,7 +52,7 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
   const governance: SessionGovernance = {
     permission: config.permissionPolicy,
     ...(config.permissionFloor ? { permissionFloor: config.permissionFloor } : {}),
-    ...(config.agentDefinition?.permissions ? { agentPermission: config.agentDefinition.permissions } : {}),
+    ...(config.permissionBounds.length > 0 ? { agentPermissions: config.permissionBounds } : {}),
     confirmation: config.confirmationPolicy,
     broker: new ConfirmationBroker(hostEnv),
     // securityProvider "none" (a host_direct caller's choice) turns secret redaction off for this session.

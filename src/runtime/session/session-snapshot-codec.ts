@@ -2,6 +2,7 @@ import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { VerificationReport } from '../../protocol/verification.js';
+import type { SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
 import type { SessionEventLog } from '../events/session-event-log.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
@@ -19,6 +20,7 @@ export interface SnapshotSource {
   readonly artifacts: Artifact[];
   readonly runs: RunRecord[];
   readonly verifications: VerificationReport[];
+  readonly subagentTasks: SubagentTaskSnapshot[];
   /** The session's own MCP servers (POST .../mcp), re-registered on restore; the inherited ones are in `config.options.mcpServers`. */
   readonly ownMcpServers: readonly McpServerConfig[];
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
@@ -56,7 +58,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
     trace_events: source.events.retained(config.retention.maxTraceEvents),
     run_records: source.runs,
     verification_reports: [...source.verifications],
-    subagent_tasks: [],
+    subagent_tasks: source.subagentTasks,
   };
 }
 

@@ -20,8 +20,8 @@ export interface SessionToolsDeps {
   readonly workspace: string;
   readonly permissionPolicy: PermissionPolicy;
   readonly permissionFloor: PermissionPolicy | undefined;
-  /** The session's agent's permissions (tools they deny for every argument are hidden too). */
-  readonly agentPermission?: PermissionPolicy | undefined;
+  /** The session's agent bounds (tools one of them denies for every argument are hidden too). */
+  readonly agentPermissions: readonly PermissionPolicy[];
   readonly hostEnv: HostEnv;
   /** The built-in tools every session has. */
   readonly builtins: readonly AnyToolDefinition[];
@@ -56,6 +56,8 @@ export class SessionTools {
   /** The own servers' configurations when the session's MCP layers were closed. */
   private closedOwnConfigs: McpServerConfig[] | undefined;
   private readonly inheritedMcp: McpManager[] = [];
+  /** A child session's view of its parent's layers: visible, never closed here. */
+  private readonly borrowedMcp: McpManager[] = [];
   private specsCache: LlmToolSpec[] | undefined;
   private invokerCache: ToolInvoker | undefined;
   private skillToolsCache: AnyToolDefinition[] | undefined;
@@ -67,7 +69,7 @@ export class SessionTools {
     const skills = this.deps.skills;
     const version = `${this.deps.globalMcpVersion()}:${this.mcpVersion}:${skills && skills.size > 0 ? skills.version() : '-'}`;
     if (!this.registryCache || this.registryVersion !== version) {
-      const layers = [this.deps.globalMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
+      const layers = [this.deps.globalMcp, ...this.borrowedMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
       const skillTools = skills && skills.size > 0 ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
       this.registryCache = new ToolRegistry([...this.deps.builtins, ...skillTools, ...layerMcpTools(layers)]);
       this.registryVersion = version;
@@ -76,9 +78,9 @@ export class SessionTools {
     return this.registryCache;
   }
 
-  /** Every MCP layer, outermost first: global, inherited (host-supplied), then the session's own. */
+  /** Every MCP layer, outermost first: global, the parent's (a child's), inherited (host-supplied), then the session's own. */
   layers(): McpManager[] {
-    return [this.deps.globalMcp, ...this.inheritedMcp, this.local];
+    return [this.deps.globalMcp, ...this.borrowedMcp, ...this.inheritedMcp, this.local];
   }
 
   /** The session's own MCP servers (created on first use); their changes are emitted as events. */
@@ -136,6 +138,12 @@ export class SessionTools {
     });
   }
 
+  /** Show one of the parent's MCP layers to this child session (its servers stay the parent's). */
+  borrow(manager: McpManager): void {
+    this.borrowedMcp.push(manager);
+    this.mcpVersion += 1;
+  }
+
   /** Attach host-supplied MCP servers as a read-only inherited layer. */
   attachInherited(manager: McpManager): void {
     this.inheritedMcp.push(manager);
@@ -148,7 +156,7 @@ export class SessionTools {
     const registry = this.registry;
     this.specsCache ??= registry
       .list()
-      .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermission))
+      .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermissions))
       .map(toolSpec);
     return this.specsCache;
   }

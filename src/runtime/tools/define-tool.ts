@@ -1,4 +1,5 @@
 import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
+import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, TaskParams } from '../../protocol/subagent-task.js';
 import { readFileSync } from 'node:fs';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { z } from 'zod';
@@ -22,6 +23,12 @@ export interface ToolContext {
   readonly nested?: NestedInvoker;
   /** Starts the commands the tool runs (bash, git) in the session's sandbox; absent only in hand-built contexts. */
   readonly commands?: CommandLauncher;
+  /** Only for the delegating tools (task, parallel_task, Skill): the session's child runs. */
+  readonly delegation?: Delegation;
+  /** The run's own signal (the call's `signal` also ends with the call); set for the delegating tools. */
+  readonly runSignal?: AbortSignal;
+  /** A host-direct caller's confirmationInheritance for the children of this call (delegating tools only). */
+  readonly confirmationInheritance?: ConfirmationInheritance;
 }
 
 /** The result of one child call made by an orchestrator. */
@@ -70,6 +77,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly jsonSchema?: Record<string, unknown>;
   /** Set only on the built-in orchestrators; they receive `ctx.nested`. */
   readonly orchestrator?: 'batch' | 'program';
+  /**
+   * Set only on the delegating tools: they receive `ctx.delegation` and run without the toolTimeoutMs timer
+   * (a child run is bounded by its own limits, the run's deadline and parallel_task's timeout_ms).
+   */
+  readonly delegates?: true;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 
@@ -97,4 +109,26 @@ export function loadPrompt(moduleUrl: string, fileName: string): string {
 /** A tool error result (exit code 1) with a message the model can act on. */
 export function toolError(message: string, metadata?: Record<string, unknown>): ToolResult {
   return metadata ? { output: message, exitCode: 1, metadata } : { output: message, exitCode: 1 };
+}
+
+/** The delegating call as the session's delegation sees it. */
+export interface DelegationCall {
+  /** The tool call's signal (its end, the run's cancel, the session's close). */
+  readonly signal: AbortSignal;
+  /** The run's signal: a background task outlives the call but is still cancelled with the run. */
+  readonly runSignal: AbortSignal;
+  readonly runId: string | undefined;
+  readonly toolCallId: string;
+  /** A host-direct caller's choice for the children's asks (absent: the server's default). */
+  readonly inheritance?: ConfirmationInheritance | undefined;
+}
+
+/**
+ * What the delegating tools (`task`, `parallel_task`, `Skill`) receive as `ctx.delegation`: the session's
+ * child runs. Faults the model should see come back as results with exitCode != 0.
+ */
+export interface Delegation {
+  task(params: TaskParams, call: DelegationCall): Promise<ToolResult>;
+  parallelTask(params: ParallelTaskParams, call: DelegationCall): Promise<ToolResult>;
+  skill(params: SkillCallParams, call: DelegationCall): Promise<ToolResult>;
 }

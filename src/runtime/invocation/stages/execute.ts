@@ -34,7 +34,7 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
   };
   ctx.signal.addEventListener('abort', onRunAbort, { once: true });
   const timeoutMs = ctx.governance.toolTimeoutMs;
-  const timer = setTimeout(() => {
+  const timer = tool.delegates ? undefined : setTimeout(() => {
     controller.abort(new Error(`tool timeout (toolTimeoutMs ${timeoutMs})`));
     stop({ output: `Tool ${tool.name} timed out after ${timeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true }, errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs } });
   }, timeoutMs);
@@ -61,6 +61,8 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     },
     ...(nested ? { nested } : {}),
     ...(state.deps.commands ? { commands: state.deps.commands.forOrigin(call.origin) } : {}),
+    ...(tool.delegates && state.deps.delegation ? { delegation: state.deps.delegation, runSignal: ctx.signal } : {}),
+    ...(tool.delegates && call.origin === 'host_direct' && call.confirmationInheritance ? { confirmationInheritance: call.confirmationInheritance } : {}),
   };
   const execution = (async () => tool.execute(state.args, toolContext))().catch(
     (error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }),

@@ -1,0 +1,292 @@
+import type { RunRecord } from '../../protocol/run-record.js';
+import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
+import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, SubagentTaskSnapshot, TaskParams } from '../../protocol/subagent-task.js';
+import type { AgentDefinition } from '../agents/agent-definition.js';
+import type { AgentRegistry } from '../agents/agent-registry.js';
+import type { HostEnv } from '../ports/host-env.js';
+import type { SessionEmit, SessionEventObserver } from '../session/session-emitter.js';
+import type { SkillDefinition } from '../skills/skill-definition.js';
+import type { SkillRegistry } from '../skills/skill-registry.js';
+import type { ToolResult } from '../tools/define-tool.js';
+import type { Delegation, DelegationCall } from '../tools/define-tool.js';
+import type { ChildParent, ChildSpawner, ChildSpec } from './child-session.js';
+import { linkAbort } from './link-abort.js';
+import { cutTaskOutput, parseStructured, structuredPrompt } from './task-output.js';
+import type { SubagentTasks } from './subagent-tasks.js';
+
+/** Delegation bounds (config `delegation`). */
+export interface DelegationLimits {
+  /** Nesting depth a child may reach (a task inside a task inside ...); deeper ones are refused. */
+  readonly maxDepth: number;
+  /** Children one parallel_task runs at once. */
+  readonly maxParallel: number;
+}
+
+/** What a session's delegation needs from the session and the agent. */
+export interface SessionDelegationDeps {
+  readonly sessionId: string;
+  readonly depth: number;
+  readonly limits: DelegationLimits;
+  /** How children of the model's calls answer asks (config; a host-direct call may choose its own). */
+  readonly inheritance: ConfirmationInheritance;
+  readonly hostEnv: HostEnv;
+  readonly emit: SessionEmit;
+  /** The parent's active run: a task's later events belong to the run that started it only while it runs. */
+  activeRunId(): string | undefined;
+  readonly agents: AgentRegistry;
+  readonly skills: SkillRegistry;
+  readonly tasks: SubagentTasks;
+  readonly parent: ChildParent;
+  /** Builds child sessions; absent in a session built without an agent (embedders): delegation answers that it is off. */
+  readonly spawner: ChildSpawner | undefined;
+  storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
+}
+
+/** What one child is asked to do. */
+interface ChildJob {
+  readonly spec: Omit<ChildSpec, 'observe'>;
+  readonly description: string;
+  readonly prompt: string;
+  readonly outputSchema?: Record<string, unknown> | undefined;
+  readonly background: boolean;
+}
+
+/** A tool error the model sees. */
+function failure(output: string, metadata: Record<string, unknown> = {}): ToolResult {
+  return { output, exitCode: 1, metadata, errorKind: { type: 'invalid_argument', message: output } };
+}
+
+/**
+ * A session's child runs for `task`, `parallel_task` and `Skill`: each child is a real child session with
+ * its own run (its own InvocationContext, governed by its own tool invoker), linked to the delegating call's
+ * signal, spending the parent's budget, and reported on the parent's stream with subagent_start,
+ * subagent_progress and subagent_end.
+ */
+export class SessionDelegation implements Delegation {
+  constructor(private readonly deps: SessionDelegationDeps) {}
+
+  async task(params: TaskParams, call: DelegationCall): Promise<ToolResult> {
+    const refused = this.refusal();
+    if (refused) return refused;
+    const agent = this.agent(params.agent, 'agent');
+    if ('output' in agent) return agent;
+    const job = this.job(params, agent, call.inheritance);
+    if (params.background) return this.background(job, call);
+    const task = await this.runChild(job, call.signal, call);
+    return this.taskResult(task, 'task', call.toolCallId);
+  }
+
+  async parallelTask(params: ParallelTaskParams, call: DelegationCall): Promise<ToolResult> {
+    const refused = this.refusal();
+    if (refused) return refused;
+    const jobs: ChildJob[] = [];
+    for (const [index, item] of params.tasks.entries()) {
+      const agent = this.agent(item.agent, `tasks.${index}.agent`);
+      if ('output' in agent) return agent;
+      // Inside parallel_task every item is waited for (background applies to a single task).
+      jobs.push({ ...this.job(item, agent, call.inheritance), background: false });
+    }
+    const controller = new AbortController();
+    const unlink = linkAbort(call.signal, controller);
+    const timer = params.timeout_ms === undefined ? undefined : setTimeout(() => controller.abort(new Error(`parallel_task timeout_ms ${params.timeout_ms} elapsed`)), params.timeout_ms);
+    let results: SubagentTaskSnapshot[];
+    try {
+      results = await this.pool(jobs, (job) => this.runChild(job, controller.signal, call));
+    } finally {
+      clearTimeout(timer);
+      unlink();
+    }
+    return this.parallelResult(params, results, call.toolCallId);
+  }
+
+  async skill(params: SkillCallParams, call: DelegationCall): Promise<ToolResult> {
+    const refused = this.refusal();
+    if (refused) return refused;
+    const skill = this.deps.skills.get(params.skill_name);
+    if (!skill) {
+      const known = this.deps.skills.discoverable().map((s) => s.name);
+      return failure(`skill_name: this session has no skill named "${params.skill_name}"${known.length ? ` (known: ${known.join(', ')})` : ''}; find one with search_skills`, { code: 'SKILL_NOT_FOUND' });
+    }
+    const why = skillRefusal(skill);
+    if (why) return failure(`skill_name: skill "${skill.name}" ${why}`, { code: 'SKILL_NOT_INVOCABLE' });
+    const general = this.deps.agents.require('general');
+    const prompt = params.prompt?.trim() ? params.prompt : `Apply the '${skill.name}' skill to the task at hand.`;
+    const task = await this.runChild({ spec: { kind: 'skill', agent: general, skill, inheritance: call.inheritance ?? this.deps.inheritance }, description: `skill ${skill.name}`, prompt, background: false }, call.signal, call);
+    return this.taskResult(task, 'Skill', call.toolCallId);
+  }
+
+  /** Why this session may not delegate now, as a tool error; undefined when it may. */
+  private refusal(): ToolResult | undefined {
+    if (!this.deps.spawner) return failure('delegation is not available in this session (no child sessions can be built here)');
+    const { depth, limits } = this.deps;
+    if (depth >= limits.maxDepth) {
+      return failure(`delegation depth limit reached: this session is a child at depth ${depth}, and delegation.max_depth is ${limits.maxDepth}; do the work yourself instead of delegating it`, { code: 'DELEGATION_DEPTH', depth, max_depth: limits.maxDepth });
+    }
+    return undefined;
+  }
+
+  private agent(name: string, field: string): AgentDefinition | ToolResult {
+    const agent = this.deps.agents.get(name);
+    if (agent) return agent;
+    return failure(`${field}: no agent named "${name}" (known: ${this.deps.agents.list().map((a) => a.name).join(', ')})`, { code: 'AGENT_NOT_FOUND', agent: name });
+  }
+
+  private job(params: TaskParams, agent: AgentDefinition, inheritance: ConfirmationInheritance | undefined): ChildJob {
+    return {
+      spec: { kind: 'task', agent, ...(params.max_steps !== undefined ? { maxSteps: params.max_steps } : {}), inheritance: inheritance ?? this.deps.inheritance },
+      description: params.description,
+      prompt: params.prompt,
+      outputSchema: params.output_schema,
+      background: params.background === true,
+    };
+  }
+
+  /** Start a task in the background: the call returns its id at once; the run's cancel or the session's close stops it. */
+  private async background(job: ChildJob, call: DelegationCall): Promise<ToolResult> {
+    // Resolves when the child's run started (or, when it could not start, with the failed task).
+    const task = await new Promise<SubagentTaskSnapshot>((resolve) => void this.runChild(job, call.runSignal, call, resolve).then(resolve));
+    if (task.status !== 'running') return this.taskResult(task, 'task', call.toolCallId);
+    const output = `Task ${task.task_id} started in the background (agent ${task.agent}, child session ${task.session_id}). Its result comes as a subagent_end event and from GET /v1/sessions/${this.deps.sessionId}/tasks/${task.task_id}.`;
+    return { output, exitCode: 0, metadata: { task_id: task.task_id, session_id: task.session_id, agent: task.agent, background: true, status: 'running' } };
+  }
+
+  /**
+   * Run one child to its end: build the child session, start its run linked to `signal`, report it on the
+   * parent's stream and record its task. Never throws: a child that cannot be built is a failed task.
+   */
+  private async runChild(job: ChildJob, signal: AbortSignal, call: DelegationCall, onStarted?: (task: SubagentTaskSnapshot) => void): Promise<SubagentTaskSnapshot> {
+    const { hostEnv, tasks } = this.deps;
+    const taskId = hostEnv.newId('task');
+    // A host-direct call's context carries its call id as runId: only an active run of the parent is a parent run.
+    const parentRunId = call.runId !== undefined && call.runId === this.deps.activeRunId() ? call.runId : undefined;
+    const controller = new AbortController();
+    const unlink = linkAbort(signal, controller);
+    const base: SubagentTaskSnapshot = {
+      task_id: taskId,
+      parent_session_id: this.deps.sessionId,
+      session_id: taskId,
+      agent: job.spec.agent.name,
+      description: job.description,
+      prompt: job.prompt,
+      kind: job.spec.kind,
+      background: job.background,
+      status: 'running',
+      parent_run_id: parentRunId ?? null,
+      run_id: null,
+      started_ms: hostEnv.now(),
+      finished_ms: null,
+      output: null,
+      success: null,
+      error: null,
+      usage: null,
+    };
+    tasks.add(base, controller);
+    try {
+      const child = await this.deps.spawner!.spawn(this.deps.parent, { ...job.spec, observe: this.observer(taskId, parentRunId) });
+      if (controller.signal.aborted) {
+        await child.close();
+        return this.end(taskId, job, { status: 'cancelled', output: null, error: { code: 'CANCELLED', message: 'the task was cancelled before its child started' } });
+      }
+      const run = child.run(job.outputSchema ? `${job.prompt}\n\n${structuredPrompt(job.outputSchema)}` : job.prompt, controller.signal);
+      tasks.attach(taskId, child, run.runId);
+      this.emitFor(parentRunId, 'subagent_start', { task_id: taskId, session_id: child.id, parent_session_id: this.deps.sessionId, agent: base.agent, description: job.description, started_ms: base.started_ms });
+      onStarted?.(tasks.require(taskId));
+      const record = await run.done;
+      return this.end(taskId, job, outcomeOf(record, job.outputSchema));
+    } catch (error) {
+      return this.end(taskId, job, { status: 'failed', output: null, error: { code: 'INTERNAL_ERROR', message: `the child session could not be started: ${error instanceof Error ? error.message : String(error)}` } });
+    } finally {
+      unlink();
+    }
+  }
+
+  /** Emit on the parent's stream, in the delegating run while it is still active (else on the session). */
+  private emitFor<T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]): void {
+    this.deps.emit(runId !== undefined && runId === this.deps.activeRunId() ? runId : undefined, type, payload);
+  }
+
+  private end(taskId: string, job: ChildJob, outcome: Parameters<SubagentTasks['finish']>[1]): SubagentTaskSnapshot {
+    const task = this.deps.tasks.finish(taskId, outcome) ?? this.deps.tasks.require(taskId);
+    const output = task.output ?? task.error?.message ?? '';
+    this.emitFor(task.parent_run_id ?? undefined, 'subagent_end', { task_id: taskId, session_id: task.session_id, agent: job.spec.agent.name, output: cutTaskOutput(output).text, success: task.success === true, finished_ms: task.finished_ms ?? this.deps.hostEnv.now() });
+    return task;
+  }
+
+  /** What the parent learns of a child's events: progress after each tool call, and (inherit_parent) its asks. */
+  private observer(taskId: string, parentRunId: string | undefined): SessionEventObserver {
+    let toolCalls = 0;
+    return (type, payload) => {
+      if (type === 'tool_end') {
+        toolCalls += 1;
+        const end = payload as { name: string; exit_code: number };
+        const task = this.deps.tasks.require(taskId);
+        this.emitFor(parentRunId, 'subagent_progress', { task_id: taskId, session_id: task.session_id, status: 'running', metadata: { tool_name: end.name, exit_code: end.exit_code, tool_calls: toolCalls } });
+      } else if (type === 'confirmation_required' || type === 'confirmation_received' || type === 'confirmation_timeout') {
+        // The child asks through the parent's broker: the parent's subscribers see the ask and answer it there.
+        this.emitFor(parentRunId, type, payload as never);
+      }
+    };
+  }
+
+  /** Run `jobs` with at most limits.maxParallel at once; results in job order. */
+  private async pool<T>(jobs: readonly ChildJob[], run: (job: ChildJob) => Promise<T>): Promise<T[]> {
+    const results = new Array<T>(jobs.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < jobs.length) {
+        const index = next;
+        next += 1;
+        results[index] = await run(jobs[index]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.deps.limits.maxParallel, jobs.length) }, worker));
+    return results;
+  }
+
+  private taskResult(task: SubagentTaskSnapshot, name: 'task' | 'Skill', toolCallId: string): ToolResult {
+    const full = task.output ?? '';
+    const cut = cutTaskOutput(full);
+    const artifactId = cut.truncated ? this.deps.storeArtifact(full, toolCallId, name) : undefined;
+    const metadata: Record<string, unknown> = {
+      task_id: task.task_id,
+      session_id: task.session_id,
+      agent: task.agent,
+      success: task.success === true,
+      status: task.status,
+      ...(task.structured !== undefined ? { structured: task.structured } : {}),
+      ...(artifactId ? { artifact_id: artifactId } : {}),
+      ...(task.error ? { error: task.error } : {}),
+    };
+    if (task.success) return { output: artifactId ? `${cut.text}\n[full output: artifact ${artifactId}]` : cut.text, exitCode: 0, metadata };
+    const reason = task.error ? `${task.error.code}: ${task.error.message}` : 'it did not complete';
+    const output = `Task ${task.task_id} (agent ${task.agent}) ${task.status === 'cancelled' ? 'was cancelled' : 'failed'}: ${reason}${cut.text ? `\n${cut.text}` : ''}`;
+    return { output, exitCode: 1, metadata, ...(task.status === 'cancelled' ? { errorKind: { type: 'cancelled' as const, op: name } } : {}) };
+  }
+
+  private parallelResult(params: ParallelTaskParams, results: readonly SubagentTaskSnapshot[], toolCallId: string): ToolResult {
+    const succeeded = results.filter((task) => task.success === true).length;
+    const total = results.length;
+    const required = params.min_success_count ?? (params.allow_partial_failure ? 1 : total);
+    const ok = succeeded >= Math.min(required, total);
+    const items = results.map((task) => this.taskResult(task, 'task', toolCallId));
+    const sections = results.map((task, index) => `## Task ${index + 1}: ${task.description} (agent ${task.agent}, ${task.task_id}): ${task.success ? 'succeeded' : task.status}\n${items[index]!.output}`);
+    const output = `${succeeded} of ${total} tasks succeeded${ok ? '' : ` (needed ${Math.min(required, total)})`}.\n\n${sections.join('\n\n')}`;
+    const metadata = { succeeded, failed: total - succeeded, total, tasks: items.map((item) => item.metadata) };
+    return ok ? { output, exitCode: 0, metadata } : { output, exitCode: 1, metadata, errorKind: { type: 'partial_failure', failed: total - succeeded, total } };
+  }
+}
+
+/** Why a skill may not be run with `Skill`, or undefined when it may. */
+function skillRefusal(skill: SkillDefinition): string | undefined {
+  if (skill.disableModelInvocation) return 'has disable-model-invocation: true and cannot be run with Skill';
+  if (skill.kind === 'persona') return 'is a persona skill (it fills the role slot) and cannot be run with Skill';
+  return undefined;
+}
+
+/** A finished child run as its task's outcome. */
+function outcomeOf(record: RunRecord, outputSchema: Record<string, unknown> | undefined): Parameters<SubagentTasks['finish']>[1] {
+  const text = record.result?.text ?? '';
+  const status = record.status === 'completed' ? 'completed' : record.status === 'cancelled' ? 'cancelled' : 'failed';
+  const structured = status === 'completed' && outputSchema ? parseStructured(text) : undefined;
+  return { status, output: text, error: record.error ? { code: record.error.code, message: record.error.message } : null, ...(structured !== undefined ? { structured } : {}), usage: record.result };
+}

@@ -1,0 +1,115 @@
+import { CodeError } from '../../errors.js';
+import type { RunRecord } from '../../protocol/run-record.js';
+import type { SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
+import type { ChildSession } from './child-session.js';
+
+/** A live task: its snapshot, and while it runs, its child and the controller that cancels it. */
+interface LiveTask {
+  snapshot: SubagentTaskSnapshot;
+  child?: ChildSession;
+  controller?: AbortController;
+}
+
+/**
+ * A session's subagent tasks, oldest first: running ones with their children, terminal ones bounded by
+ * `maxTerminal` (the oldest terminal task is dropped first; a running task is never dropped). Only the
+ * newest `keepFinishedChildren` finished children stay live sessions. Restored tasks that were running when saved are marked failed: their children did not survive.
+ */
+export class SubagentTasks {
+  private readonly tasks = new Map<string, LiveTask>();
+
+  constructor(
+    private readonly maxTerminal: number,
+    /** Finished children kept live (newest first) so their transcript and events can still be read; older ones are closed. */
+    private readonly keepFinishedChildren: number,
+    private readonly now: () => number,
+    restored: readonly SubagentTaskSnapshot[] = [],
+  ) {
+    for (const snapshot of restored) {
+      const interrupted = snapshot.status === 'running';
+      this.tasks.set(snapshot.task_id, {
+        snapshot: interrupted
+          ? { ...snapshot, status: 'failed', success: false, finished_ms: snapshot.finished_ms ?? now(), error: { code: 'NODE_LOST', message: 'the task was running when its session was saved; its child did not survive the restore' } }
+          : snapshot,
+      });
+    }
+  }
+
+  /** Record a task that starts now. */
+  add(snapshot: SubagentTaskSnapshot, controller: AbortController): void {
+    this.tasks.set(snapshot.task_id, { snapshot, controller });
+  }
+
+  /** Attach the task's child session once it exists. */
+  attach(taskId: string, child: ChildSession, runId: string): void {
+    const task = this.tasks.get(taskId);
+    if (!task) return;
+    task.child = child;
+    task.snapshot.session_id = child.id;
+    task.snapshot.run_id = runId;
+  }
+
+  /** Record how a task ended (from its child's run record, or a failure before it ran) and apply retention. */
+  finish(taskId: string, outcome: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: SubagentTaskSnapshot['error']; structured?: unknown; usage?: RunRecord['result'] }): SubagentTaskSnapshot | undefined {
+    const task = this.tasks.get(taskId);
+    if (!task) return undefined;
+    const usage = outcome.usage;
+    task.snapshot = {
+      ...task.snapshot,
+      status: outcome.status,
+      success: outcome.status === 'completed',
+      output: outcome.output,
+      error: outcome.error,
+      finished_ms: this.now(),
+      usage: usage ? { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens } : null,
+      ...(outcome.structured !== undefined ? { structured: outcome.structured } : {}),
+    };
+    delete task.controller;
+    this.trim();
+    return task.snapshot;
+  }
+
+  /** A copy of one task; TASK_NOT_FOUND naming it when the session has none of that id. */
+  require(taskId: string): SubagentTaskSnapshot {
+    const task = this.tasks.get(taskId);
+    if (!task) throw new CodeError('TASK_NOT_FOUND', `no subagent task "${taskId}" in this session`, { taskId });
+    return { ...task.snapshot };
+  }
+
+  /** Copies of every task, oldest first. */
+  list(): SubagentTaskSnapshot[] {
+    return [...this.tasks.values()].map((task) => ({ ...task.snapshot }));
+  }
+
+  /** Cancel every running task (the parent closes or its run was cancelled). */
+  cancelAll(reason: Error): void {
+    for (const task of this.tasks.values()) task.controller?.abort(reason);
+  }
+
+  /** Close every child session still held (the parent closes). */
+  async closeChildren(): Promise<void> {
+    const children = [...this.tasks.values()].flatMap((task) => (task.child ? [task.child] : []));
+    for (const task of this.tasks.values()) delete task.child;
+    await Promise.all(children.map((child) => child.close().catch(() => undefined)));
+  }
+
+  private trim(): void {
+    // The newest finished children stay live; the task snapshots of older ones outlive their sessions.
+    let kept = 0;
+    for (const task of [...this.tasks.values()].reverse()) {
+      if (task.snapshot.status === 'running' || !task.child) continue;
+      kept += 1;
+      if (kept <= this.keepFinishedChildren) continue;
+      void task.child.close().catch(() => undefined);
+      delete task.child;
+    }
+    let terminal = [...this.tasks.values()].filter((task) => task.snapshot.status !== 'running').length;
+    for (const [taskId, task] of this.tasks) {
+      if (terminal <= this.maxTerminal) break;
+      if (task.snapshot.status === 'running') continue;
+      this.tasks.delete(taskId);
+      terminal -= 1;
+      void task.child?.close().catch(() => undefined);
+    }
+  }
+}
