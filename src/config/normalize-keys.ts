@@ -63,6 +63,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   budgetHost: FREE,
   outbound: FREE,
   sandbox: FREE,
+  delegation: FREE,
   memory: FREE,
   taskScheduler: FREE,
   search: FREE,

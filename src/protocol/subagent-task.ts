@@ -7,7 +7,28 @@ const text = (max: number) => z.string().min(1).max(max);
 
 const jsonSchemaValue = z.looseObject({});
 
-/** The seed's TaskParams as the model sees them (no schema id: the tool schema stays inline). */
+/**
+ * What the model is shown of TaskParams: the same fields, short descriptions, no length bounds (the strict
+ * schema below validates every call; a lean schema keeps every provider request small).
+ */
+export const TaskModelViewSchema = z.object({
+  agent: z.string().describe('Agent name'),
+  description: z.string().describe('3-5 word summary'),
+  prompt: z.string().describe('Complete instructions for the child'),
+  background: z.boolean().optional(),
+  max_steps: z.number().int().optional().describe('Tool rounds for the child'),
+  output_schema: z.looseObject({}).optional().describe('JSON Schema for a JSON answer'),
+});
+
+/** The parallel_task arguments as the model is shown them. */
+export const ParallelTaskModelViewSchema = z.object({
+  tasks: z.array(TaskModelViewSchema).describe('2 to 32 tasks'),
+  allow_partial_failure: z.boolean().optional(),
+  timeout_ms: z.number().int().optional(),
+  min_success_count: z.number().int().optional(),
+});
+
+/** The seed's TaskParams as tools validate them (no schema id: the tool schema stays inline). */
 export const TaskToolParamsSchema = z
   .object({
     agent: text(200).describe('Name of the agent to delegate to (general, explore, plan, verification, review, or a registered one)'),

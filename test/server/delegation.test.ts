@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { echoServerConfig, groupGone, waitFor } from '../mcp/mcp-test-helpers.js';
 import { startFakeProvider, type RecordedRequest } from '../support/fake-provider.js';
 import { tempDir, type TestServer } from '../support/test-server.js';
 import { createSession, eventually, ofType, runAndWait, runEvents, startRun, useTestServers } from '../support/run-helpers.js';
@@ -164,7 +165,7 @@ describe('delegation: task, parallel_task and Skill run real child sessions', ()
     t.fake.assertDone();
   });
 
-  it('deny_on_ask (operator config) denies what a child would ask; auto_approve is refused to a caller without host_direct', async () => {
+  it('deny_on_ask (operator config) denies what a child would ask', async () => {
     const t = await start({ config: { defaultPermissionPolicy: OPEN_POLICY, defaultConfirmationPolicy: { enabled: true }, delegation: { maxDepth: 3, confirmationInheritance: 'deny_on_ask' } } });
     const id = await createSession(t);
     t.fake.script(
@@ -315,5 +316,52 @@ describe('delegation: task, parallel_task and Skill run real child sessions', ()
     } finally {
       await fake.close();
     }
+  });
+
+  it("auto_approve is the host's choice only: a host-direct task approves its child's asks without a human; the model's tasks ask", async () => {
+    const HOST = 'token-delegation-auto-00001';
+    const USER = 'token-delegation-auto-00002';
+    const t = await start({ config: { defaultPermissionPolicy: OPEN_POLICY, defaultConfirmationPolicy: { enabled: true, defaultTimeoutMs: 30_000 }, apiTokens: [{ token: HOST, principal: 'ci', tenantId: 't1', scopes: ['sessions', 'host_direct'] }, { token: USER, principal: 'web', tenantId: 't1', scopes: ['sessions'] }] } });
+    const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+    const id = (await request(t.url).post('/v1/sessions').set(auth(USER)).send({}).expect(201)).body.session.id as string;
+    // Only host_direct callers reach the route that can choose auto_approve.
+    const refused = await request(t.url).post(`/v1/sessions/${id}/tasks`).set(auth(USER)).send({ agent: 'general', description: 'w', prompt: 'auto kid', confirmationInheritance: 'auto_approve' }).expect(403);
+    expect(refused.body.error.code).toBe('FORBIDDEN');
+    t.fake.script({ when: childStart('auto kid'), toolCalls: [{ id: 'aw', name: 'write', arguments: { file_path: 'auto.txt', content: 'yes' } }] }, { when: afterTool('auto kid'), text: 'wrote' });
+    const done = await request(t.url).post(`/v1/sessions/${id}/tasks`).set(auth(HOST)).send({ agent: 'general', description: 'w', prompt: 'auto kid', confirmationInheritance: 'auto_approve' }).expect(200);
+    expect(done.body).toMatchObject({ name: 'task', exitCode: 0, output: 'wrote' });
+    expect(readFileSync(join(t.root, 'auto.txt'), 'utf8')).toBe('yes');
+    expect((await request(t.url).get(`/v1/sessions/${id}/confirmations`).set(auth(USER)).expect(200)).body.confirmations).toEqual([]);
+    // The model cannot ask for it: confirmationInheritance is not a task argument.
+    t.fake.script({ toolCalls: [{ id: 'mt', name: 'task', arguments: { agent: 'general', description: 'w', prompt: 'x', confirmationInheritance: 'auto_approve' } }] }, { text: 'ok' });
+    await request(t.url).post(`/v1/sessions/${id}/runs`).set(auth(USER)).send({ input: 'sneak', wait: true }).expect(200);
+    expect(toolMessage(t, 'mt')).toMatch(/confirmationInheritance/);
+    t.fake.assertDone();
+  });
+
+  it("children see the parent's MCP servers without owning them: a child's close leaves the parent's server running", async () => {
+    const HOST = 'token-delegation-mcp-000001';
+    const t = await start({ config: { sandbox: { hostDirect: 'none' }, defaultPermissionPolicy: { allow: ['task', 'mcp__echo__get_secret', 'mcp__echo__spawn_child'], defaultDecision: 'deny' }, delegation: { maxDepth: 3, confirmationInheritance: 'inherit_parent', keepFinishedChildren: 0 }, apiTokens: [{ token: HOST, principal: 'ci', tenantId: 't1', scopes: ['sessions', 'host_direct'] }] } });
+    const auth = { Authorization: `Bearer ${HOST}` };
+    const createdRes = await request(t.url).post('/v1/sessions').set(auth).send({});
+    expect(createdRes.body.error).toBeUndefined();
+    const id = createdRes.body.session.id as string;
+    const added = await request(t.url).post(`/v1/sessions/${id}/mcp`).set(auth).send(echoServerConfig('echo', 'parent-secret'));
+    expect(added.body).toMatchObject({ name: 'echo' });
+    const spawned = Number((await request(t.url).post(`/v1/sessions/${id}/tools/mcp__echo__spawn_child`).set(auth).send({ args: {} }).expect(200)).body.output);
+    const stat = readFileSync(`/proc/${spawned}/stat`, 'utf8');
+    const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    t.fake.script(
+      { when: childStart('mcp kid'), toolCalls: [{ id: 'ms', name: 'mcp__echo__get_secret', arguments: {} }] },
+      { when: afterTool('mcp kid'), text: 'got it' },
+    );
+    await request(t.url).post(`/v1/sessions/${id}/tasks`).set(auth).send({ agent: 'general', description: 'mcp', prompt: 'mcp kid' }).expect(200);
+    expect(toolMessage(t, 'ms')).toBe('parent-secret');
+    // keep_finished_children 0: the child session is closed at once; the parent's server lives on.
+    const childId = ((await request(t.url).get(`/v1/sessions/${id}/tasks`).set(auth)).body.tasks as { session_id: string }[])[0]!.session_id;
+    await eventually(async () => (await request(t.url).get(`/v1/sessions/${childId}`).set(auth)).status === 410, 'child closed');
+    expect(await waitFor(() => groupGone(pgid), 300)).toBe(false);
+    expect((await request(t.url).post(`/v1/sessions/${id}/tools/mcp__echo__get_secret`).set(auth).send({ args: {} }).expect(200)).body.output).toBe('parent-secret');
+    t.fake.assertDone();
   });
 });

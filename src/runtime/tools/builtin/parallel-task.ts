@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ParallelTaskToolParamsSchema } from '../../../protocol/subagent-task.js';
+import { ParallelTaskModelViewSchema, ParallelTaskToolParamsSchema } from '../../../protocol/subagent-task.js';
 import { defineTool, loadPrompt, type ToolResult } from '../define-tool.js';
 import { delegationCall, noDelegation } from './task.js';
 
@@ -18,7 +18,7 @@ export const parallelTaskTool = defineTool({
   name: 'parallel_task',
   description: loadPrompt(import.meta.url, 'parallel-task.md'),
   parameters: z.preprocess(normalise, ParallelTaskToolParamsSchema),
-  jsonSchema: z.toJSONSchema(ParallelTaskToolParamsSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>,
+  jsonSchema: z.toJSONSchema(ParallelTaskModelViewSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>,
   readOnly: false,
   delegates: true,
   execute(args, ctx): Promise<ToolResult> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TaskToolParamsSchema } from '../../../protocol/subagent-task.js';
+import { TaskModelViewSchema, TaskToolParamsSchema } from '../../../protocol/subagent-task.js';
 import { defineTool, loadPrompt, type ToolContext, type ToolResult } from '../define-tool.js';
 import type { DelegationCall } from '../define-tool.js';
 
@@ -18,7 +18,7 @@ export const taskTool = defineTool({
   name: 'task',
   description: loadPrompt(import.meta.url, 'task.md'),
   parameters: TaskToolParamsSchema,
-  jsonSchema: z.toJSONSchema(TaskToolParamsSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>,
+  jsonSchema: z.toJSONSchema(TaskModelViewSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>,
   readOnly: false,
   delegates: true,
   execute(args, ctx): Promise<ToolResult> {

@@ -1,0 +1,131 @@
+import { CodeError } from '../../errors.js';
+import { hasScope, type Caller } from '../ports/caller.js';
+import type { SessionOwnership } from '../ports/session-ownership.js';
+import type { AgentSession } from '../session/agent-session.js';
+import { ClosedSessions } from './closed-sessions.js';
+import { takeLease } from './session-leases.js';
+
+/**
+ * The sessions live on this node (and those recently closed here): how a built session becomes live
+ * (admission, limits.maxSessions, shutdown) or is discarded, who may see one, and child sessions' lives.
+ */
+export class LiveSessions {
+  private readonly sessions = new Map<string, AgentSession>();
+  /** Recently closed ids, so requests for them answer SESSION_CLOSED. */
+  readonly closed = new ClosedSessions();
+  private closing = false;
+
+  constructor(
+    private readonly ownership: SessionOwnership,
+    /** The agent's limits (read at each admission). */
+    private readonly limits: { readonly maxSessions: number },
+  ) {}
+
+  /** The live session of this id, if any. */
+  get(id: string): AgentSession | undefined {
+    return this.sessions.get(id);
+  }
+
+  /** True when a session of this id is live here. */
+  has(id: string): boolean {
+    return this.sessions.has(id);
+  }
+
+  /** Number of live sessions. */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** The live sessions, in the order they went live. */
+  values(): IterableIterator<AgentSession> {
+    return this.sessions.values();
+  }
+
+  /** Drop a session without remembering it as closed (passivated, or taken over by another node). */
+  delete(id: string): void {
+    this.sessions.delete(id);
+  }
+
+  /** Stop admitting new sessions and runs. */
+  beginShutdown(): void {
+    this.closing = true;
+  }
+
+  /** True while new work is admitted. */
+  get admitting(): boolean {
+    return !this.closing;
+  }
+
+  /** SHUTTING_DOWN once shutdown began. */
+  assertAdmitting(): void {
+    if (this.closing) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new sessions');
+  }
+
+  /** SESSION_INITIALIZATION_ERROR when limits.maxSessions sessions are live. */
+  assertCapacity(): void {
+    if (this.sessions.size >= this.limits.maxSessions) {
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
+    }
+  }
+
+  /**
+   * Make a built session live, unless shutdown began while it was being built: then the caller gets
+   * SHUTTING_DOWN and unlessFailing discards the session (stdio MCP servers included, which the drain
+   * would otherwise miss).
+   */
+  async register(session: AgentSession): Promise<void> {
+    if (this.closing) {
+      throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
+    }
+    this.closed.forget(session.id);
+    this.sessions.set(session.id, session);
+  }
+
+  /** Drop a closed session and remember it as closed. */
+  forget(session: AgentSession): void {
+    this.sessions.delete(session.id);
+    this.closed.remember(session.id, session.config.ownerTenantId);
+  }
+
+  /** True when the caller may see the session (its tenant's, or an admin). */
+  visible(session: AgentSession, caller: Caller): boolean {
+    return session.config.ownerTenantId === caller.tenantId || hasScope(caller, 'admin');
+  }
+
+  /** SESSION_NOT_FOUND when the caller may not see the session. */
+  assertVisible(session: AgentSession, caller: Caller): void {
+    if (!this.visible(session, caller)) throw new CodeError('SESSION_NOT_FOUND', `session ${session.id} not found`, { sessionId: session.id });
+  }
+
+  /**
+   * Finish opening a built session; when that fails the session is discarded (its MCP servers stopped,
+   * nothing published) and its lease released before the error goes on.
+   */
+  async unlessFailing(session: AgentSession, finish: () => Promise<void>, undo?: () => Promise<void>): Promise<void> {
+    try {
+      await finish();
+    } catch (error) {
+      if (this.sessions.get(session.id) !== session) {
+        await session.abandon();
+        await undo?.();
+        await this.ownership.release(session.id).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  /** Make a child session live: leased and registered like any session, within limits.maxSessions. */
+  async openChild(session: AgentSession): Promise<void> {
+    this.assertAdmitting();
+    this.assertCapacity();
+    await takeLease(this.ownership, session.id);
+    await this.unlessFailing(session, () => this.register(session));
+  }
+
+  /** Close a child session (its task was dropped, or its parent closed) and drop it. */
+  async closeChild(session: AgentSession): Promise<void> {
+    await session.close('closed');
+    if (this.sessions.get(session.id) === session) this.forget(session);
+    await this.ownership.release(session.id).catch(() => undefined);
+  }
+}

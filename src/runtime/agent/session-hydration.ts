@@ -1,0 +1,93 @@
+import { CodeError } from '../../errors.js';
+import type { SessionOptions } from '../../protocol/session-options.js';
+import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
+import type { KeyedLock } from '../../stores/keyed-lock.js';
+import { hasScope, type Caller } from '../ports/caller.js';
+import type { AgentSession } from '../session/agent-session.js';
+import type { AgentDeps } from './agent-deps.js';
+import type { LiveSessions } from './live-sessions.js';
+import { reattachMcp } from './session-mcp-layers.js';
+import type { SessionFactory } from './session-factory.js';
+import { ownedElsewhere, releasingLeaseOnFailure, takeLease } from './session-leases.js';
+
+/** What hydration needs from the agent. */
+export interface SessionHydrationHost {
+  readonly deps: AgentDeps;
+  readonly live: LiveSessions;
+  /** One opening (create, resume, hydrate) at a time per session id. */
+  readonly opening: KeyedLock;
+  readonly factory: SessionFactory;
+  /** Resume a run from its loop checkpoint (autoResume of a run a dead owner left in flight). */
+  resumeRun(sessionId: string, runId: string, caller: Caller): Promise<unknown>;
+}
+
+/**
+ * Makes stored sessions live on this node: implicit hydration before a request uses a session
+ * (passivated here, or left by a node that died), and the restore of a snapshot that resume and
+ * hydration share (lease, rebuild, MCP layers re-attached, registered).
+ */
+export class SessionHydration {
+  constructor(private readonly host: SessionHydrationHost) {}
+
+  /**
+   * Make a stored session live on this node before a request uses it: sessions passivated here or owned by
+   * a node that died are hydrated from the store (taking the lease); a session another live node owns
+   * answers 421 with the owner's address, or SESSION_BUSY for a run request while it runs there. A run
+   * left in flight by a dead owner is marked failed (NODE_LOST) and, with autoResume, resumed.
+   */
+  async ensureLocal(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
+    const { live, deps } = this.host;
+    if (live.has(sessionId) || !live.admitting) return;
+    // On one node a closed session stays closed until resume: true reopens it here; in a cluster another
+    // node may have reopened it, so the store decides.
+    if (live.closed.has(sessionId) && !deps.ownership.clustered) return;
+    await this.host.opening.run(sessionId, () => this.hydrate(sessionId, caller, startsRun));
+  }
+
+  private async hydrate(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
+    const { live, deps } = this.host;
+    // Another request may have opened it while this one waited its turn.
+    if (live.has(sessionId)) return;
+    const snapshot = await this.host.factory.loadStored(sessionId);
+    if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
+    // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
+    if (snapshot.session.closed) {
+      live.closed.remember(sessionId, snapshot.session.ownerTenantId);
+      return;
+    }
+    const { ownership } = deps;
+    const lease = await ownership.acquire(sessionId);
+    if (!lease.ok) {
+      const busy = startsRun ? await ownership.activeRun(sessionId) : undefined;
+      if (busy) throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${busy} on node ${lease.ownerNodeId}`, { activeRunId: busy, ownerNodeId: lease.ownerNodeId });
+      throw ownedElsewhere(sessionId, lease);
+    }
+    // A run the previous owner left in flight is marked lost before the session goes live, so no request
+    // sees (or starts a run on) the session in between.
+    const lost = await releasingLeaseOnFailure(ownership, sessionId, () => ownership.activeRun(sessionId));
+    await this.restore(snapshot, caller, true, {}, (session) => {
+      if (lost !== undefined) session.markRunLost(lost, '');
+    });
+    if (lost !== undefined) {
+      ownership.setActiveRun(sessionId, undefined);
+      if (snapshot.session.options.autoResume) {
+        void this.host.resumeRun(sessionId, lost, caller).catch((error: unknown) => deps.onPersistenceError?.(sessionId, error));
+      }
+    }
+  }
+
+  /** Restore a stored session and make it live: its lease (unless `leased`), rebuilt parts, MCP layers re-attached, `beforeLive`, registered. */
+  async restore(snapshot: SessionSnapshotV1, caller: Caller, leased = false, relabel: Partial<SessionOptions> = {}, beforeLive?: (session: AgentSession) => void): Promise<AgentSession> {
+    const { live, deps, factory } = this.host;
+    const stored = snapshot.session;
+    if (!leased) await takeLease(deps.ownership, stored.id);
+    // Continue numbering after whatever the previous owner already published.
+    const session = await releasingLeaseOnFailure(deps.ownership, stored.id, async () => factory.rebuild(snapshot, caller, relabel, await deps.ownership.lastSequence(stored.id)));
+    await live.unlessFailing(session, async () => {
+      await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], deps);
+      beforeLive?.(session);
+      await live.register(session);
+    });
+    return session;
+  }
+}

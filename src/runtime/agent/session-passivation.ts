@@ -1,0 +1,59 @@
+import type { KeyedLock } from '../../stores/keyed-lock.js';
+import type { AgentDeps } from './agent-deps.js';
+import type { LiveSessions } from './live-sessions.js';
+
+/**
+ * Passivation: a live session is saved, its lease released and it is dropped from memory (the next
+ * request hydrates it again, on any node); the idle reaper passivates sessions nobody used for a while.
+ */
+export class SessionPassivation {
+  private reaperTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: AgentDeps,
+    private readonly live: LiveSessions,
+    /** One opening (create, resume, hydrate, passivate) at a time per session id. */
+    private readonly opening: KeyedLock,
+  ) {}
+
+  /** Start the idle reaper: every so often passivate sessions idle longer than `idleSessionMs`. */
+  startReaper(idleSessionMs: number): void {
+    this.reaperTimer = setInterval(() => void this.reapIdleSessions(idleSessionMs), Math.min(Math.max(idleSessionMs / 2, 500), 30_000));
+    this.reaperTimer.unref();
+  }
+
+  /** Stop the idle reaper. */
+  stopReaper(): void {
+    clearInterval(this.reaperTimer);
+  }
+
+  /**
+   * Passivate a session: wait for its active run until the deadline (then stop it, keeping its checkpoint),
+   * save it, release its lease and drop it from memory. The next request hydrates it again, on any node.
+   */
+  async passivate(sessionId: string, deadlineMs: number): Promise<void> {
+    await this.opening.run(sessionId, () => this.passivateLive(sessionId, deadlineMs));
+  }
+
+  private async passivateLive(sessionId: string, deadlineMs: number): Promise<void> {
+    const session = this.live.get(sessionId);
+    if (!session) return;
+    await session.waitIdle(deadlineMs);
+    await session.close('passivated');
+    await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(sessionId, error));
+    this.live.delete(sessionId);
+    await this.deps.ownership.release(sessionId);
+  }
+
+  /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their ids. */
+  async reapIdleSessions(idleMs: number): Promise<string[]> {
+    const now = this.deps.hostEnv.now();
+    // Child sessions live and end with their parent (they are never saved on their own).
+    const idle = [...this.live.values()].filter((s) => s.config.parentSessionId === null && s.activeRunId === undefined && now - s.lastActivityMs > idleMs);
+    for (const session of idle) {
+      session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: now });
+      await this.passivate(session.id, 0);
+    }
+    return idle.map((s) => s.id);
+  }
+}

@@ -1,0 +1,29 @@
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { SessionParts } from './session-parts.js';
+
+/**
+ * Close a session's parts for `reason`, in order: abort host-direct calls and children, settle the
+ * confirmations and tell session_end hooks it owns, stop the active run and wait for it, close children,
+ * emit session_closed, stop its MCP servers, then close its hook engine once queued observations finish.
+ * Idempotent: false when the session was already closed.
+ */
+export async function closeSessionParts(parts: SessionParts, config: ResolvedSessionConfig, reason: string): Promise<boolean> {
+  if (!parts.lifecycle.close(reason)) return false;
+  const sessionId = config.sessionId;
+  const closed = new Error('session closed');
+  parts.directCalls.abortAll(closed);
+  // Every child of the session stops at once (background ones included).
+  parts.tasks.cancelAll(closed);
+  // A child shares its parent's broker and hooks: the parent settles and closes them.
+  const owned = parts.governance.owned;
+  owned?.governance.broker.rejectAll('session closed');
+  owned?.hooks.observe('session_end', { session_id: sessionId, reason, labels: config.labels }, { sessionId });
+  await parts.flight.abortAndWait(closed);
+  await parts.tasks.closeChildren();
+  parts.emit(undefined, 'session_closed', { reason });
+  await parts.tools.closeMcp();
+  // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
+  const engine = owned?.hooks;
+  if (engine) void engine.idle().finally(() => engine.close());
+  return true;
+}

@@ -1,0 +1,119 @@
+import type { SubagentTasks } from '../delegation/subagent-tasks.js';
+import { SessionEventLog } from '../events/session-event-log.js';
+import { createInvocationContext } from '../invocation/invocation-context.js';
+import { LlmInvoker } from '../invocation/llm-invoker.js';
+import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
+import type { AgentMemory } from '../memory/agent-memory.js';
+import { openAgentMemory, processMemoryStores } from '../memory/memory-stores.js';
+import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
+import type { AgentSessionDeps, RestoredState } from './agent-session-deps.js';
+import { childObserver } from './child-observer.js';
+import { HostDirectCalls } from './host-direct-calls.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import { SessionArtifacts } from './session-artifacts.js';
+import { buildSessionDelegation } from './session-delegation-factory.js';
+import { createSessionEmit, type SessionEmit } from './session-emitter.js';
+import { SessionGovernanceAccess } from './session-governance-access.js';
+import { SessionLifecycle } from './session-lifecycle.js';
+import { SessionRunControl } from './session-run-control.js';
+import { SessionRuns } from './session-runs.js';
+import { SessionSaves } from './session-saves.js';
+import { restoredRun } from './session-snapshot-codec.js';
+import { SessionTools } from './session-tools.js';
+import { SessionTranscript } from './session-transcript.js';
+import { SessionVerifications } from './session-verifications.js';
+import { SingleFlight } from './single-flight.js';
+
+/** The parts one live session is made of, wired to each other. */
+export interface SessionParts {
+  readonly events: SessionEventLog;
+  readonly transcript: SessionTranscript;
+  readonly emit: SessionEmit;
+  /** The single-flight lease: at most one active run. */
+  readonly flight: SingleFlight;
+  readonly lifecycle: SessionLifecycle;
+  readonly saves: SessionSaves;
+  readonly governance: SessionGovernanceAccess;
+  readonly runs: SessionRuns;
+  readonly runControl: SessionRunControl;
+  readonly artifacts: SessionArtifacts;
+  readonly verifications: SessionVerifications;
+  readonly tasks: SubagentTasks;
+  /** Where the session's model-chosen commands run. */
+  readonly commands: SessionCommands;
+  readonly tools: SessionTools;
+  readonly directCalls: HostDirectCalls;
+  readonly llm: LlmInvoker;
+  readonly memory: AgentMemory | undefined;
+}
+
+/** What the parts need of the session that holds them. */
+export interface SessionPartsHost {
+  /** When the session was created (restored, or now). */
+  readonly createdAtMs: number;
+  /** Note activity now (a run just ended). */
+  touch(): void;
+}
+
+/** Build and wire the parts of one session from its configuration, the agent's services and, on restore, its snapshot's state. */
+export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSessionDeps, restored: RestoredState | undefined, host: SessionPartsHost): SessionParts {
+  const { hostEnv, mcp } = deps;
+  const sessionId = config.sessionId;
+  const flight = new SingleFlight();
+  const lifecycle = new SessionLifecycle();
+  const transcript = new SessionTranscript(host.createdAtMs, restored?.messages, restored?.usage);
+  const { retention } = config;
+  const events = new SessionEventLog({ maxEventsPerRun: retention.maxEventsPerRun, maxRuns: retention.maxRuns, maxSessionEvents: retention.maxEventsPerRun }, restored?.sessionSequence ?? 0);
+  // What the parts below share: the session's identity, workspace, clock and active run.
+  const session = { sessionId, workspace: config.workspace, hostEnv, activeRunId: () => flight.runId };
+  // A child's events are also seen by its parent's delegation (progress, forwarded asks).
+  const child = deps.childOf;
+  const onEvent = child ? childObserver(deps.onEvent, child.observe) : deps.onEvent;
+  const emit = createSessionEmit({ ...session, labels: config.labels, events, ownership: deps.ownership, abandoned: () => lifecycle.abandoned, onEvent });
+  // Created before the trace is restored: a restored session starts as saved at the sequence it was read at.
+  const saves = new SessionSaves({ sessionId, store: deps.store, ownership: deps.ownership, emit, config, events, lifecycle, source: () => snapshotSource(), reportError: (error) => deps.onPersistenceError?.(sessionId, error) }, restored);
+  const governance = new SessionGovernanceAccess(config, hostEnv, deps.governance, child?.governance);
+  const runs = new SessionRuns({ ...session, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
+  const artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
+  const direct = { invokeToolDirect: (name: string, args: unknown) => directCalls.invoke(name, args, 'host_direct'), getArtifact: (id: string) => artifacts.get(id) };
+  const verifications = new SessionVerifications({ ...session, ...direct, emit }, restored?.verifications);
+  const globalMcp = { globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(sessionId, server, line) };
+  const storeArtifact = (content: string, toolCallId: string, toolName: string) => artifacts.store(content, toolCallId, toolName);
+  const parent = { config, hostEnv, governanceParts: () => governance.parts(), mcpLayers: () => tools.layers() };
+  const { tasks, delegation } = buildSessionDelegation({ config, deps, emit, activeRunId: () => flight.runId, parent, storeArtifact, restoredTasks: restored?.subagentTasks });
+  const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, workspace: config.workspace, ...config.commands });
+  const invokerDeps = (): Omit<ToolInvokerDeps, 'registry'> => ({
+    governance: governance.parts().governance,
+    storeArtifact,
+    afterExecute: (call, args, result, startedAtMs, ctx) => verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
+    commands,
+    delegation,
+  });
+  const tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermissions: config.permissionBounds, builtins: deps.tools, skills: config.skills, emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
+  for (const manager of child?.borrowedMcp ?? []) tools.borrow(manager);
+  if (restored) events.restore(restored.trace);
+  const llm = new LlmInvoker(config.model, () => governance.parts().governance);
+  // Memory events belong to the active run when there is one (the context provider), else to the session.
+  const memory = openAgentMemory(config.memory, config.ownerTenantId, deps.memoryStores ?? processMemoryStores(), hostEnv, (type, payload) => emit(flight.runId, type, payload));
+  /** An invocation context of the session; its events belong to `runId` (none for a host-direct call). */
+  const context = (invocationId: string, signal: AbortSignal, runId: string | undefined) =>
+    createInvocationContext({ runId: invocationId, sessionId, workspace: config.workspace, signal, emit: (type, payload) => emit(runId, type, payload), governance: config.governance, hostEnv });
+  const directCalls = new HostDirectCalls({ hostEnv, assertOpen: () => lifecycle.assertOpen(sessionId), hasTool: (name) => Boolean(tools.registry.get(name)), context: (callId, signal) => context(callId, signal, undefined), invoker: () => tools.invoker });
+  const producer = {
+    config,
+    hostEnv,
+    checkpoints: deps.checkpoints,
+    emit,
+    runs,
+    transcript,
+    verifications,
+    memory,
+    governance: () => governance.parts(),
+    loopDeps: () => ({ llm, tools: tools.invoker, toolSpecs: () => tools.modelSpecs() }),
+    keepsCheckpoints: () => lifecycle.keepsCheckpoints(),
+    saveAfterRun: () => saves.saveAfterRun(),
+  };
+  const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
+  const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient });
+  return { events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory };
+}
