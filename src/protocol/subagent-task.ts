@@ -12,20 +12,20 @@ const jsonSchemaValue = z.looseObject({});
  * schema below validates every call; a lean schema keeps every provider request small).
  */
 export const TaskModelViewSchema = z.object({
-  agent: z.string().describe('Agent name'),
-  description: z.string().describe('3-5 word summary'),
-  prompt: z.string().describe('Complete instructions for the child'),
+  agent: z.string(),
+  description: z.string(),
+  prompt: z.string(),
   background: z.boolean().optional(),
-  max_steps: z.number().int().optional().describe('Tool rounds for the child'),
-  output_schema: z.looseObject({}).optional().describe('JSON Schema for a JSON answer'),
+  max_steps: z.number().optional(),
+  output_schema: z.looseObject({}).optional().describe('JSON Schema of a JSON answer'),
 });
 
 /** The parallel_task arguments as the model is shown them. */
 export const ParallelTaskModelViewSchema = z.object({
-  tasks: z.array(TaskModelViewSchema).describe('2 to 32 tasks'),
+  tasks: z.array(TaskModelViewSchema),
   allow_partial_failure: z.boolean().optional(),
-  timeout_ms: z.number().int().optional(),
-  min_success_count: z.number().int().optional(),
+  timeout_ms: z.number().optional(),
+  min_success_count: z.number().optional(),
 });
 
 /** The seed's TaskParams as tools validate them (no schema id: the tool schema stays inline). */

@@ -63,7 +63,15 @@ function failure(output: string, metadata: Record<string, unknown> = {}): ToolRe
  * subagent_progress and subagent_end.
  */
 export class SessionDelegation implements Delegation {
-  constructor(private readonly deps: SessionDelegationDeps) {}
+  private resolved: SessionDelegationDeps | undefined;
+
+  /** `wire` is called on first use: a session that never delegates keeps no delegation state. */
+  constructor(private readonly wire: () => SessionDelegationDeps) {}
+
+  private get deps(): SessionDelegationDeps {
+    this.resolved ??= this.wire();
+    return this.resolved;
+  }
 
   async task(params: TaskParams, call: DelegationCall): Promise<ToolResult> {
     const refused = this.refusal();

@@ -16,7 +16,13 @@ interface LiveTask {
  * newest `keepFinishedChildren` finished children stay live sessions. Restored tasks that were running when saved are marked failed: their children did not survive.
  */
 export class SubagentTasks {
-  private readonly tasks = new Map<string, LiveTask>();
+  /** Created on the first task: most sessions never delegate. */
+  private byId: Map<string, LiveTask> | undefined;
+
+  private get tasks(): Map<string, LiveTask> {
+    this.byId ??= new Map();
+    return this.byId;
+  }
 
   constructor(
     private readonly maxTerminal: number,
@@ -78,16 +84,17 @@ export class SubagentTasks {
 
   /** Copies of every task, oldest first. */
   list(): SubagentTaskSnapshot[] {
-    return [...this.tasks.values()].map((task) => ({ ...task.snapshot }));
+    return this.byId ? [...this.byId.values()].map((task) => ({ ...task.snapshot })) : [];
   }
 
   /** Cancel every running task (the parent closes or its run was cancelled). */
   cancelAll(reason: Error): void {
-    for (const task of this.tasks.values()) task.controller?.abort(reason);
+    for (const task of this.byId?.values() ?? []) task.controller?.abort(reason);
   }
 
   /** Close every child session still held (the parent closes). */
   async closeChildren(): Promise<void> {
+    if (!this.byId) return;
     const children = [...this.tasks.values()].flatMap((task) => (task.child ? [task.child] : []));
     for (const task of this.tasks.values()) delete task.child;
     await Promise.all(children.map((child) => child.close().catch(() => undefined)));

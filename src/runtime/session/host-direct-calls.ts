@@ -23,9 +23,22 @@ export interface HostDirectCallsDeps {
  * controllers of the calls in flight so closing the session aborts them.
  */
 export class HostDirectCalls {
-  private readonly inFlight = new Set<AbortController>();
+  /** Created on the first call: most sessions never get a host-direct call. */
+  private inFlightSet: Set<AbortController> | undefined;
+  private resolved: HostDirectCallsDeps | undefined;
 
-  constructor(private readonly deps: HostDirectCallsDeps) {}
+  /** `wire` is called on the first call. */
+  constructor(private readonly wire: () => HostDirectCallsDeps) {}
+
+  private get deps(): HostDirectCallsDeps {
+    this.resolved ??= this.wire();
+    return this.resolved;
+  }
+
+  private get inFlight(): Set<AbortController> {
+    this.inFlightSet ??= new Set();
+    return this.inFlightSet;
+  }
 
   /**
    * Run one tool call from the host; events carry no run id. `host_direct` skips the permission and
@@ -53,6 +66,6 @@ export class HostDirectCalls {
 
   /** Abort every call in flight. */
   abortAll(reason: Error): void {
-    for (const controller of this.inFlight) controller.abort(reason);
+    for (const controller of this.inFlightSet ?? []) controller.abort(reason);
   }
 }

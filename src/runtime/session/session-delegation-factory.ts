@@ -9,10 +9,8 @@ import type { SessionEmit } from './session-emitter.js';
 /** Defaults when the agent passes no delegation settings (embedders). */
 export const DEFAULT_DELEGATION = { limits: { maxDepth: 3, maxParallel: 8 }, inheritance: 'inherit_parent', keepFinishedChildren: 8 } as const;
 
-/** What a session's delegation parts are wired from. */
+/** What a session's delegation is wired from, on first use. */
 export interface SessionDelegationWiring {
-  readonly config: ResolvedSessionConfig;
-  readonly deps: AgentSessionDeps;
   readonly emit: SessionEmit;
   /** The session's active run, if any. */
   activeRunId(): string | undefined;
@@ -20,8 +18,6 @@ export interface SessionDelegationWiring {
   readonly parent: ChildParent;
   /** Keep a large output as an artifact of the session; its id, or undefined when not stored. */
   storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
-  /** Tasks read from the session's snapshot. */
-  readonly restoredTasks: readonly SubagentTaskSnapshot[] | undefined;
 }
 
 /** A session's subagent tasks and the delegation that runs them. */
@@ -31,11 +27,12 @@ export interface SessionDelegationParts {
 }
 
 /** Build a session's subagent tasks and delegation (task, parallel_task, Skill, POST .../tasks) with the agent's bounds or the defaults. */
-export function buildSessionDelegation(wiring: SessionDelegationWiring): SessionDelegationParts {
-  const { config, deps } = wiring;
+export function buildSessionDelegation(config: ResolvedSessionConfig, deps: AgentSessionDeps, restoredTasks: readonly SubagentTaskSnapshot[] | undefined, wire: () => SessionDelegationWiring): SessionDelegationParts {
   const { hostEnv } = deps;
-  const tasks = new SubagentTasks(config.retention.maxTerminalSubagentTasks, deps.delegation?.keepFinishedChildren ?? DEFAULT_DELEGATION.keepFinishedChildren, () => hostEnv.now(), wiring.restoredTasks);
-  const delegation = new SessionDelegation({
+  const tasks = new SubagentTasks(config.retention.maxTerminalSubagentTasks, deps.delegation?.keepFinishedChildren ?? DEFAULT_DELEGATION.keepFinishedChildren, () => hostEnv.now(), restoredTasks);
+  const delegation = new SessionDelegation(() => {
+    const wiring = wire();
+    return {
     sessionId: config.sessionId,
     depth: config.delegationDepth,
     limits: deps.delegation?.limits ?? DEFAULT_DELEGATION.limits,
@@ -49,6 +46,7 @@ export function buildSessionDelegation(wiring: SessionDelegationWiring): Session
     parent: wiring.parent,
     spawner: deps.children,
     storeArtifact: (content, toolCallId, toolName) => wiring.storeArtifact(content, toolCallId, toolName),
+    };
   });
   return { tasks, delegation };
 }

@@ -15,6 +15,7 @@ import { buildSessionDelegation } from './session-delegation-factory.js';
 import { createSessionEmit, type SessionEmit } from './session-emitter.js';
 import { SessionGovernanceAccess } from './session-governance-access.js';
 import { SessionLifecycle } from './session-lifecycle.js';
+import type { RunProducerHost } from './run-producer.js';
 import { SessionRunControl } from './session-run-control.js';
 import { SessionRuns } from './session-runs.js';
 import { SessionSaves } from './session-saves.js';
@@ -79,8 +80,13 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const verifications = new SessionVerifications({ ...session, ...direct, emit }, restored?.verifications);
   const globalMcp = { globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(sessionId, server, line) };
   const storeArtifact = (content: string, toolCallId: string, toolName: string) => artifacts.store(content, toolCallId, toolName);
-  const parent = { config, hostEnv, governanceParts: () => governance.parts(), mcpLayers: () => tools.layers() };
-  const { tasks, delegation } = buildSessionDelegation({ config, deps, emit, activeRunId: () => flight.runId, parent, storeArtifact, restoredTasks: restored?.subagentTasks });
+  // Wired on first delegation: a session that never delegates keeps none of it.
+  const { tasks, delegation } = buildSessionDelegation(config, deps, restored?.subagentTasks, () => ({
+    emit,
+    activeRunId: () => flight.runId,
+    parent: { config, hostEnv, governanceParts: () => governance.parts(), mcpLayers: () => tools.layers() },
+    storeArtifact,
+  }));
   const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, workspace: config.workspace, ...config.commands });
   const invokerDeps = (): Omit<ToolInvokerDeps, 'registry'> => ({
     governance: governance.parts().governance,
@@ -98,8 +104,9 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   /** An invocation context of the session; its events belong to `runId` (none for a host-direct call). */
   const context = (invocationId: string, signal: AbortSignal, runId: string | undefined) =>
     createInvocationContext({ runId: invocationId, sessionId, workspace: config.workspace, signal, emit: (type, payload) => emit(runId, type, payload), governance: config.governance, hostEnv });
-  const directCalls = new HostDirectCalls({ hostEnv, assertOpen: () => lifecycle.assertOpen(sessionId), hasTool: (name) => Boolean(tools.registry.get(name)), context: (callId, signal) => context(callId, signal, undefined), invoker: () => tools.invoker });
-  const producer = {
+  // Built on the first host-direct call (most sessions never get one).
+  const directCalls = new HostDirectCalls(() => ({ hostEnv, assertOpen: () => lifecycle.assertOpen(sessionId), hasTool: (name) => Boolean(tools.registry.get(name)), context: (callId, signal) => context(callId, signal, undefined), invoker: () => tools.invoker }));
+  const producer = (): RunProducerHost => ({
     config,
     hostEnv,
     checkpoints: deps.checkpoints,
@@ -112,7 +119,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     loopDeps: () => ({ llm, tools: tools.invoker, toolSpecs: () => tools.modelSpecs() }),
     keepsCheckpoints: () => lifecycle.keepsCheckpoints(),
     saveAfterRun: () => saves.saveAfterRun(),
-  };
+  });
   const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
   const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient });
   return { events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory };

@@ -15,8 +15,8 @@ export interface SessionRunControlDeps {
   readonly ownership: SessionOwnership;
   readonly runs: SessionRuns;
   readonly flight: SingleFlight;
-  /** What each run's producer uses of the session. */
-  readonly producer: RunProducerHost;
+  /** What each run's producer uses of the session (built per run: an idle session keeps none of it). */
+  producer(): RunProducerHost;
   /** Throw SESSION_CLOSED when the session is closed. */
   assertOpen(): void;
   /** The invocation context of a run. */
@@ -60,7 +60,7 @@ export class SessionRunControl {
     const { signal } = active.controller;
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
-    const done = flight.track(active, produceRun(this.deps.producer, record, request, this.deps.context(runId, signal), signal), () => {
+    const done = flight.track(active, produceRun(this.deps.producer(), record, request, this.deps.context(runId, signal), signal), () => {
       unlink?.();
       this.deps.touch();
       if (!this.deps.abandoned()) ownership.setActiveRun(sessionId, undefined);
