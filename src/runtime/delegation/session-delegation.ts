@@ -213,8 +213,10 @@ export class SessionDelegation implements Delegation {
     this.deps.emit(runId !== undefined && runId === this.deps.activeRunId() ? runId : undefined, type, payload);
   }
 
+  /** Record how a task ended; subagent_end follows a subagent_start only (a child that never started has neither). */
   private end(taskId: string, job: ChildJob, outcome: Parameters<SubagentTasks['finish']>[1]): SubagentTaskSnapshot {
     const task = this.deps.tasks.finish(taskId, outcome) ?? this.deps.tasks.require(taskId);
+    if (task.run_id === null) return task;
     const output = task.output ?? task.error?.message ?? '';
     this.emitFor(task.parent_run_id ?? undefined, 'subagent_end', { task_id: taskId, session_id: task.session_id, agent: job.spec.agent.name, output: cutTaskOutput(output).text, success: task.success === true, finished_ms: task.finished_ms ?? this.deps.hostEnv.now() });
     return task;
