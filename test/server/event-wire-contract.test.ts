@@ -85,7 +85,7 @@ const MUST_SEE = [
   'tool_output_delta', 'tool_end', 'turn_end', 'agent_end', 'error', 'confirmation_required', 'confirmation_received',
   'confirmation_timeout', 'permission_denied', 'budget_threshold_hit', 'passivation_requested', 'peer_invocation',
   'run_status_changed', 'provider_retry', 'checkpoint_saved', 'session_closed', 'hook_blocked', 'budget_exhausted',
-  'verification_started', 'verification_completed',
+  'verification_started', 'verification_completed', 'subagent_start', 'subagent_progress', 'subagent_end',
 ];
 
 const seen: EventEnvelope[] = [];
@@ -129,6 +129,16 @@ describe('event wire contract: every emitted payload carries the seed fields und
     const pending = await pendingConfirmation(t, confirm);
     await request(t.url).post(`/v1/sessions/${confirm}/confirmations/${pending.toolId}`).send({ approved: true }).expect(200);
     await sockets.at(-1)?.waitFor((e) => e.type === 'agent_end' && e.metadata.run_id === running.body.runId, 10_000);
+
+    // Delegation: the parent's task runs an explore child that reads a file.
+    const parent = await session({ permissionPolicy: { allow: ['read', 'task'] } });
+    t.fake.script(
+      { toolCalls: [{ id: 'd_task', name: 'task', arguments: { agent: 'explore', description: 'read a.txt', prompt: 'Read a.txt' } }] },
+      { toolCalls: [{ id: 'd_read', name: 'read', arguments: { file_path: 'a.txt' } }] },
+      { text: 'alpha' },
+      { text: 'The child read alpha.' },
+    );
+    await request(t.url).post(`/v1/sessions/${parent}/runs`).send({ input: 'delegate', wait: true }).expect(200);
 
     // A retried provider failure, then a terminal one.
     const failing = await session({ circuitBreakerThreshold: 2 });
