@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BudgetHostSchema, BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
+import { CommandRegistrationSchema } from '../protocol/commands.js';
 import { ConfigHookRegistrationSchema } from '../protocol/hooks.js';
 import { McpServerConfigSchema, McpServerNameSchema } from '../protocol/mcp.js';
 import { SeedConfigFields } from './seed-config-keys.js';
@@ -160,6 +161,12 @@ export const CodeConfigSchema = z
     /** Policy for sessions that give none; the built-in default allows read-only tools and asks for the rest. */
     defaultPermissionPolicy: PermissionPolicySchema.optional(),
     defaultConfirmationPolicy: ConfirmationPolicySchema.optional(),
+    /** Slash commands every session has (the shape of POST /v1/sessions/:id/commands); their webhooks may name private addresses. */
+    commands: z
+      .array(CommandRegistrationSchema)
+      .max(256)
+      .refine((list) => new Set(list.map((c) => c.name)).size === list.length, 'command names must be unique')
+      .default([]),
     /** Webhook hooks every session has (gating ones fail closed). */
     hooks: z.array(ConfigHookRegistrationSchema).max(64).default([]),
     /** Budget every session gets unless SessionOptions.budget is set. */

@@ -205,9 +205,9 @@ export const HookRemovedResponseSchema = z.object({ removed: z.literal(true), ho
 /** Session + hook id path parameters. */
 export const HookParamsSchema = z.object({ id: z.string().min(1).max(128), hookId: z.string().min(1).max(128) }).strict();
 
-/** Frame the server sends to ask a WebSocket host a question (hooks and `budget_check`). */
+/** Frame the server sends to ask a WebSocket host a question: `hook_request` (hooks and `budget_check`) or `command_request` (slash commands). */
 export const HookRequestFrameSchema = z
-  .object({ type: z.literal('hook_request'), request_id: z.string(), kind: z.string(), payload: z.record(z.string(), z.unknown()) })
+  .object({ type: z.enum(['hook_request', 'command_request']), request_id: z.string(), kind: z.string(), payload: z.record(z.string(), z.unknown()) })
   .strict();
 
 /** A request frame sent to a WebSocket host. */

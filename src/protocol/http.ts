@@ -29,7 +29,7 @@ export const SessionInfoSchema = z
     initWarning: z.string().nullable(),
     /** True when a memory store resolved (seed `hasMemory`). */
     hasMemory: z.boolean(),
-    /** True when the session has a lane queue (seed `hasQueue()`, only with queueConfig); queues land in a later issue. */
+    /** True when the session has a lane queue (seed `hasQueue()`, only with queueConfig). */
     hasQueue: z.boolean(),
     /** The built-in or registered agent the session runs as, null for an ordinary session. */
     agent: z.string().nullable(),

@@ -4,6 +4,7 @@ import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.j
 import { ConfigHookRegistrationSchema } from './hooks.js';
 import { McpServerConfigSchema } from './mcp.js';
 import { MemoryStoreOptionSchema } from './memory.js';
+import { LANE_TIMEOUT_MAX_MS, LaneHandlerConfigSchema, RetryPolicySchema } from './queue.js';
 import { InlineSkillSchema } from './skills.js';
 
 const RUNS_CAP = 100_000;
@@ -62,7 +63,7 @@ const WorkerAgentSchema = z
   })
   .strict();
 
-/** The seed's lane-queue options (queueConfig). */
+/** The seed's lane-queue options (queueConfig); the fields this server does not build yet are in UNSUPPORTED_SESSION_OPTIONS. */
 const QueueConfigSchema = z
   .object({
     queryConcurrency: positiveInt(1000).optional(),
@@ -72,9 +73,13 @@ const QueueConfigSchema = z
     dlqMaxSize: positiveInt(1_000_000).optional(),
     enableMetrics: z.boolean().optional(),
     enableAlerts: z.boolean().optional(),
-    timeoutMs: positiveInt(86_400_000).optional(),
+    timeoutMs: positiveInt(LANE_TIMEOUT_MAX_MS).optional(),
     enableAllFeatures: z.boolean().optional(),
-    laneHandlers: z.record(z.string(), z.object({ mode: z.enum(['internal', 'external', 'hybrid']), timeoutMs: positiveInt(86_400_000).optional() }).strict()).optional(),
+    laneHandlers: z
+      .object({ control: LaneHandlerConfigSchema.optional(), query: LaneHandlerConfigSchema.optional(), execute: LaneHandlerConfigSchema.optional(), generate: LaneHandlerConfigSchema.optional() })
+      .strict()
+      .optional(),
+    retryPolicy: RetryPolicySchema.optional(),
   })
   .strict();
 
@@ -256,7 +261,10 @@ const empty = (value: unknown): boolean => (Array.isArray(value) ? value.length 
  */
 export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknown, options: SessionOptions) => boolean>> = {
   workerAgents: (v) => !empty(v),
-  queueConfig: () => true,
+  // The lane queue is built; these of its features are not yet.
+  'queueConfig.enableMetrics': (v) => v === true,
+  'queueConfig.enableAlerts': (v) => v === true,
+  'queueConfig.enableAllFeatures': (v) => v === true,
   searchConfig: (v) => !empty(v),
   // planningMode wins over the legacy `planning` flag.
   planningMode: (v) => v !== 'disabled',
@@ -297,7 +305,9 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknow
 /** The options of `options` that ask for a capability this server does not build yet, in option order. */
 export function unsupportedOptions(options: SessionOptions): string[] {
   const record = options as Record<string, unknown>;
+  // A dotted name ("queueConfig.enableDlq") names a field of an option.
+  const valueOf = (name: string): unknown => name.split('.').reduce<unknown>((value, key) => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined), record);
   return Object.entries(UNSUPPORTED_SESSION_OPTIONS)
-    .filter(([name, asks]) => record[name] !== undefined && asks(record[name], options))
+    .filter(([name, asks]) => valueOf(name) !== undefined && asks(valueOf(name), options))
     .map(([name]) => name);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CommandResponseMessageSchema } from './commands.js';
 import { HookResponseMessageSchema } from './hooks.js';
 
 /** Messages a WebSocket client may send. */
@@ -11,6 +12,8 @@ export const WsClientMessageSchema = z.discriminatedUnion('type', [
   // websocket hook endpoint; `hook_response` messages answer the server's `hook_request` frames.
   z.object({ type: z.literal('host_register') }).strict(),
   HookResponseMessageSchema,
+  // Answers a `command_request` frame (a websocket slash command): `{type, request_id, text}`.
+  CommandResponseMessageSchema,
 ]);
 
 /** A client WebSocket message. */

@@ -120,7 +120,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     url: '/v1/sessions/:id/events',
     summary: 'WebSocket: replay from ?after=<session_sequence>, then live EventEnvelopeV1 frames',
     description:
-      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered; hook_request frames go to registered hosts. ' +
+      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response, command_response. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered; hook_request and command_request frames go to registered hosts. ' +
       'The server pings to measure how far the client has read; clients must answer pings. ' +
       'Close codes: 1001 shutdown, 1008 invalid query (or more than 8 messages waiting while the subscription attaches), 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed. ' +
       'On a socket that follows a session another node owns (its events arrive through the shared stream), confirm, cancel, host_register and hook_response are refused with an error frame, code SESSION_OWNED_ELSEWHERE, naming the owner node and its URL: send confirmations and cancels over REST to the owner. ' +
@@ -321,9 +321,9 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
           ctx.hostRegistry.attach(hostConnectionId, (frame) => socket.send(JSON.stringify(frame)), { tenantId: caller.tenantId, principal: caller.principal, sessionId });
         }
         reply({ type: 'host_registered', payload: { connection_id: hostConnectionId } });
-      } else if (message.type === 'hook_response') {
+      } else if (message.type === 'hook_response' || message.type === 'command_response') {
         if (hostConnectionId === undefined || !ctx.hostRegistry.deliver(hostConnectionId, message)) {
-          reply(errorControl('VALIDATION_ERROR', 'message.request_id: no pending hook request with this id on this connection', 'message.request_id'));
+          reply(errorControl('VALIDATION_ERROR', `message.request_id: no pending ${message.type === 'hook_response' ? 'hook' : 'command'} request with this id on this connection`, 'message.request_id'));
         }
       } else if (message.type === 'cancel') {
         try {

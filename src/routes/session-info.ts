@@ -15,8 +15,7 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     currentRun: session.currentRun(),
     initWarning: config.initWarning,
     hasMemory: session.memory !== undefined,
-    // Lane queues land in a later issue: options asking for them are refused.
-    hasQueue: false,
+    hasQueue: session.queue !== undefined,
     agent: config.agent,
     parentSessionId: config.parentSessionId,
     sessionStore: config.sessionStore,

@@ -4,6 +4,7 @@ import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import { MemoryCheckpointStore } from '../../stores/memory-checkpoint-store.js';
 import { MemorySessionStore } from '../../stores/memory-session-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
+import { commandCatalog, type CommandCatalog } from '../commands/command-catalog.js';
 import { processMemoryStores, type MemoryStores } from '../memory/memory-stores.js';
 import type { Caller } from '../ports/caller.js';
 import { createReplayHostEnv, type HostEnv } from '../ports/host-env.js';
@@ -31,6 +32,8 @@ export class SessionFactory {
   /** One set per agent: `memory` memories are shared by the sessions of one tenant and namespace in this process. */
   private readonly memoryStores: MemoryStores;
   private readonly workspaceContext: WorkspaceContextCache;
+  /** Config `commands` and the providers: every session's slash commands. */
+  private readonly commandCatalog: CommandCatalog;
 
   constructor(
     private readonly deps: AgentDeps,
@@ -40,6 +43,7 @@ export class SessionFactory {
     private readonly children?: ChildSpawner,
   ) {
     this.memoryStores = deps.memoryStores ?? processMemoryStores();
+    this.commandCatalog = commandCatalog(deps.config);
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
   }
 
@@ -126,6 +130,7 @@ export class SessionFactory {
       sandbox: deps.sandbox,
       memoryStores: this.memoryStores,
       children: this.children,
+      commandCatalog: this.commandCatalog,
       delegation: {
         limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },
         inheritance: deps.config.delegation.confirmationInheritance,

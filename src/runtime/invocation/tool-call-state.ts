@@ -6,6 +6,7 @@ import type { SessionGovernance } from '../policy/session-governance.js';
 import type { InvocationContext } from './invocation-context.js';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { Delegation } from '../tools/define-tool.js';
+import type { SessionQueue } from '../queue/session-queue.js';
 
 /**
  * Where a tool call came from. `model`: the LLM. `nested`: inside a model-owned batch/program (governed
@@ -40,6 +41,8 @@ export interface ToolInvokerDeps {
   commands?: { forOrigin(origin: ToolOrigin): CommandLauncher };
   /** The session's child runs, handed to the delegating tools (absent: they answer that delegation is off). */
   delegation?: Delegation;
+  /** The session's lane queue (SessionOptions.queueConfig); absent for an ordinary session. */
+  queue?: SessionQueue;
 }
 
 /** The call as it moves through the pipeline stages. */

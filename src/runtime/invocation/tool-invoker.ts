@@ -5,6 +5,7 @@ import { capOutput } from './output-cap.js';
 import { budget } from './stages/budget.js';
 import { confirmation } from './stages/confirmation.js';
 import { execute } from './stages/execute.js';
+import { laneAdmission } from './stages/lane-admission.js';
 import { permission } from './stages/permission.js';
 import { postToolHooks } from './stages/post-tool-hooks.js';
 import { preToolHooks } from './stages/pre-tool-hooks.js';
@@ -33,7 +34,8 @@ const GATES: readonly ToolStage[] = [validateArgs, skillRestriction, preToolHook
 
 /**
  * The one tool invoker: every tool call, whatever its origin, goes through validate -> skill restriction
- * -> pre_tool_use hooks -> permission -> budget -> confirmation -> execute (timeout, cancellation) ->
+ * -> pre_tool_use hooks -> permission -> budget -> confirmation -> lane admission (sessions with a lane
+ * queue) -> execute (timeout, cancellation) ->
  * output sanitisation -> post_tool_use hooks -> output cap (full output kept as an artifact) -> events.
  * Host-direct calls skip only the permission and confirmation decisions.
  */
@@ -48,8 +50,8 @@ export class ToolInvoker {
       const verdict = await stage(state);
       if (verdict.kind === 'stop') return this.finish(state, started, verdict.result, verdict.malformedArgs ?? false);
     }
-    ctx.emit('tool_execution_start', { id: call.id, name: state.tool?.name ?? call.name, args: state.args, origin: call.origin, ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}) });
-    const raw = await execute(state, this.nestedInvoker(state));
+    const announce = (): void => ctx.emit('tool_execution_start', { id: call.id, name: state.tool?.name ?? call.name, args: state.args, origin: call.origin, ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}) });
+    const raw = await laneAdmission(state, announce, (bound) => execute(state, this.nestedInvoker(state), bound));
     const result = sanitizeOutput(state, raw);
     postToolHooks(state, result);
     this.deps.afterExecute?.(call, state.args, result, started, ctx);

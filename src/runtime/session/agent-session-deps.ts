@@ -4,6 +4,7 @@ import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapsho
 import type { VerificationReport } from '../../protocol/verification.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
+import type { CommandCatalog } from '../commands/command-catalog.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import type { MemoryStores } from '../memory/memory-stores.js';
@@ -41,6 +42,8 @@ export interface AgentSessionDeps {
   children?: ChildSpawner | undefined;
   /** Delegation bounds and the default confirmationInheritance of the model's tasks. */
   delegation?: { limits: DelegationLimits; inheritance: ConfirmationInheritance; keepFinishedChildren: number } | undefined;
+  /** Config `commands` and the providers, for the session's slash commands (absent: built-ins only). */
+  commandCatalog?: CommandCatalog | undefined;
   /** Set for a child session: what it shares with its parent. */
   childOf?: ChildLink | undefined;
 }

@@ -1,3 +1,4 @@
+import type { SessionSlashCommands } from '../commands/session-slash-commands.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { EventEnvelope } from '../../protocol/event-envelope.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
@@ -11,6 +12,7 @@ import type { ToolCallOutcome } from '../invocation/tool-invoker.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
 import type { McpManager, McpRefreshResult } from '../mcp/mcp-manager.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
+import type { SessionQueue } from '../queue/session-queue.js';
 import type { PendingConfirmation } from '../policy/confirmation-broker.js';
 import type { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
@@ -37,6 +39,8 @@ export class AgentSession {
   readonly sandbox: SessionCommands;
   /** The session's AgentMemory (SessionOptions.memoryStore), undefined without one. */
   readonly memory: AgentMemory | undefined;
+  /** The session's lane queue (SessionOptions.queueConfig), undefined without one. */
+  readonly queue: SessionQueue | undefined;
   private readonly parts: SessionParts;
 
   constructor(
@@ -51,6 +55,7 @@ export class AgentSession {
     this.events = this.parts.events;
     this.sandbox = this.parts.commands;
     this.memory = this.parts.memory;
+    this.queue = this.parts.queue;
   }
 
   /** The session's tools. */
@@ -119,6 +124,11 @@ export class AgentSession {
   /** The session's hook engine (REST and WebSocket hook registration). */
   get hooks(): HookEngine {
     return this.parts.governance.parts().hooks;
+  }
+
+  /** The session's slash commands (built-ins, config `commands`, POST .../commands). */
+  get slashCommands(): SessionSlashCommands {
+    return this.parts.slashCommands;
   }
 
   /** Tell session_start hooks; only sessions with hooks build their engine for it (idle sessions stay small). */

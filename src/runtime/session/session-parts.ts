@@ -1,3 +1,5 @@
+import { EMPTY_COMMAND_CATALOG } from '../commands/command-catalog.js';
+import { SessionSlashCommands } from '../commands/session-slash-commands.js';
 import type { SubagentTasks } from '../delegation/subagent-tasks.js';
 import { SessionEventLog } from '../events/session-event-log.js';
 import { createInvocationContext } from '../invocation/invocation-context.js';
@@ -6,6 +8,9 @@ import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
 import { openAgentMemory, processMemoryStores } from '../memory/memory-stores.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
+import { resolveQueueSettings } from '../queue/queue-settings.js';
+import { SessionQueue } from '../queue/session-queue.js';
+import type { RunRecord } from '../../protocol/run-record.js';
 import type { AgentSessionDeps, RestoredState } from './agent-session-deps.js';
 import { childObserver } from './child-observer.js';
 import { HostDirectCalls } from './host-direct-calls.js';
@@ -46,6 +51,10 @@ export interface SessionParts {
   readonly directCalls: HostDirectCalls;
   readonly llm: LlmInvoker;
   readonly memory: AgentMemory | undefined;
+  /** The lane queue (SessionOptions.queueConfig); undefined for an ordinary session, which pays nothing for it. */
+  readonly queue: SessionQueue | undefined;
+  /** The session's slash commands (`/name args` runs in place of the model). */
+  readonly slashCommands: SessionSlashCommands;
 }
 
 /** What the parts need of the session that holds them. */
@@ -87,6 +96,8 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     parent: { config, hostEnv, governanceParts: () => governance.parts(), mcpLayers: () => tools.layers() },
     storeArtifact,
   }));
+  const queueConfig = config.options.queueConfig;
+  const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv) : undefined;
   const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, workspace: config.workspace, ...config.commands });
   const invokerDeps = (): Omit<ToolInvokerDeps, 'registry'> => ({
     governance: governance.parts().governance,
@@ -94,6 +105,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     afterExecute: (call, args, result, startedAtMs, ctx) => verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
     commands,
     delegation,
+    ...(queue ? { queue } : {}),
   });
   const tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermissions: config.permissionBounds, builtins: deps.tools, skills: config.skills, emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
   for (const manager of child?.borrowedMcp ?? []) tools.borrow(manager);
@@ -120,7 +132,16 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     keepsCheckpoints: () => lifecycle.keepsCheckpoints(),
     saveAfterRun: () => saves.saveAfterRun(),
   });
-  const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
+  const slashCommands = new SessionSlashCommands({
+    config,
+    catalog: deps.commandCatalog ?? EMPTY_COMMAND_CATALOG,
+    hostRegistry: deps.governance.hostRegistry,
+    runHost: () => ({ model: config.model.id, hostEnv, emit, runs, transcript, saveAfterRun: () => saves.saveAfterRun() }),
+    toolNames: () => tools.modelSpecs().map((spec) => spec.name),
+    mcpServers: () => tools.layers().flatMap((layer) => layer.names()),
+  });
+  const commandRun = (record: RunRecord, input: string, signal: AbortSignal) => slashCommands.produce(record, input, signal);
+  const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, commandRun, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
   const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient });
-  return { events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory };
+  return { events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, slashCommands, queue };
 }

@@ -21,6 +21,8 @@ export interface SessionRunControlDeps {
   assertOpen(): void;
   /** The invocation context of a run. */
   context(runId: string, signal: AbortSignal): InvocationContext;
+  /** The run of a slash command input (`/name args`), or undefined when the input is no command (it goes to the model). */
+  commandRun?(record: RunRecord, input: string, signal: AbortSignal): Promise<RunRecord> | undefined;
   /** Note activity (a run just ended). */
   touch(): void;
   /** True once another node took the session over. */
@@ -60,7 +62,10 @@ export class SessionRunControl {
     const { signal } = active.controller;
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
-    const done = flight.track(active, produceRun(this.deps.producer(), record, request, this.deps.context(runId, signal), signal), () => {
+    // One startsWith for ordinary runs: only an input starting with "/" can be a slash command (resumes never are).
+    const command = request.input.startsWith('/') && !request.resumeFrom ? this.deps.commandRun?.(record, request.input, signal) : undefined;
+    const produced = command ?? produceRun(this.deps.producer(), record, request, this.deps.context(runId, signal), signal);
+    const done = flight.track(active, produced, () => {
       unlink?.();
       this.deps.touch();
       if (!this.deps.abandoned()) ownership.setActiveRun(sessionId, undefined);

@@ -1,6 +1,7 @@
 import type { NestedInvoker, ToolContext, ToolResult } from '../../tools/define-tool.js';
 import { deadlineReason } from '../run-deadline-error.js';
 import type { ToolCallState } from '../tool-call-state.js';
+import type { ExecutionBound } from '../../queue/session-queue.js';
 
 /** The result of a call stopped by the run's signal: the deadline names its limit, anything else is a cancel. */
 export function stoppedResult(toolName: string, signal: AbortSignal, when: string): ToolResult {
@@ -13,9 +14,9 @@ export function stoppedResult(toolName: string, signal: AbortSignal, when: strin
  * Stage 7: run the tool with a per-call AbortController linked to the run's signal and the
  * toolTimeoutMs timer. Timeout and cancel become error results; output streamed after the call ended
  * (a tool winding down) is dropped, live output is redacted like the result (in whole lines), and it
- * stops at the output cap.
+ * stops at the output cap. A lane `bound` (queueConfig.timeoutMs) shortens the timer when it is the smaller one.
  */
-export async function execute(state: ToolCallState, nested: NestedInvoker | undefined): Promise<ToolResult> {
+export async function execute(state: ToolCallState, nested: NestedInvoker | undefined, bound?: ExecutionBound): Promise<ToolResult> {
   const { ctx, call } = state;
   const tool = state.tool;
   if (!tool) return { output: `Unknown tool "${call.name}"`, exitCode: 1 };
@@ -33,10 +34,12 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     stop(stoppedResult(tool.name, ctx.signal, 'while running'));
   };
   ctx.signal.addEventListener('abort', onRunAbort, { once: true });
-  const timeoutMs = ctx.governance.toolTimeoutMs;
+  const laneBound = bound !== undefined && bound.ms < ctx.governance.toolTimeoutMs ? bound : undefined;
+  const timeoutMs = laneBound?.ms ?? ctx.governance.toolTimeoutMs;
+  const limit = laneBound?.source ?? 'toolTimeoutMs';
   const timer = tool.delegates ? undefined : setTimeout(() => {
-    controller.abort(new Error(`tool timeout (toolTimeoutMs ${timeoutMs})`));
-    stop({ output: `Tool ${tool.name} timed out after ${timeoutMs} ms (toolTimeoutMs).`, exitCode: 1, metadata: { timed_out: true }, errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs } });
+    controller.abort(new Error(`tool timeout (${limit} ${timeoutMs})`));
+    stop({ output: `Tool ${tool.name} timed out after ${timeoutMs} ms (${limit}).`, exitCode: 1, metadata: { timed_out: true }, errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs } });
   }, timeoutMs);
   let ended = false;
   let streamed = 0;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { OutboundResolver } from '../../outbound/check-outbound-url.js';
 import { HostBridgeError } from './host-bridge-error.js';
 import { postWebhook, type WebhookHostEndpoint } from './webhook-client.js';
-import type { WebSocketHostRegistry } from './websocket-host-registry.js';
+import type { HostRequestFrameType, WebSocketHostRegistry } from './websocket-host-registry.js';
 
 /** A connected WebSocket client that registered itself as a host (see WebSocketHostRegistry). */
 export interface WebSocketHostEndpoint {
@@ -17,6 +17,8 @@ export type HostEndpoint = WebhookHostEndpoint | WebSocketHostEndpoint;
 export interface AskHostOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The frame a WebSocket host gets (default `hook_request`; slash commands use `command_request`). */
+  frame?: HostRequestFrameType;
   /** Needed for WebSocket endpoints. */
   registry?: WebSocketHostRegistry;
   /** Request id generator for webhooks (default: random UUIDs). */
@@ -46,5 +48,5 @@ export async function askHost(endpoint: HostEndpoint, kind: string, payload: Rec
     });
   }
   if (!options.registry) throw new HostBridgeError('unknown_connection', `no WebSocket host registry to reach connection ${endpoint.connectionId}`);
-  return options.registry.request(endpoint.connectionId, kind, payload, options.timeoutMs, options.signal);
+  return options.registry.request(endpoint.connectionId, kind, payload, options.timeoutMs, options.signal, options.frame);
 }

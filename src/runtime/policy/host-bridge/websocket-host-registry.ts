@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { CommandResponseMessageSchema } from '../../../protocol/commands.js';
 import { HookResponseMessageSchema, type HookRequestFrame } from '../../../protocol/hooks.js';
 import { HostBridgeError } from './host-bridge-error.js';
 
@@ -20,7 +21,12 @@ export interface WebSocketHostRegistryOptions {
   newRequestId?: () => string;
 }
 
+/** The frame a host request is sent as: hooks and budget checks, or slash commands (answered by `command_response`). */
+export type HostRequestFrameType = HookRequestFrame['type'];
+
 interface Pending {
+  /** The message type that answers this request. */
+  answer: 'hook_response' | 'command_response';
   resolve(answer: unknown): void;
   reject(error: HostBridgeError): void;
 }
@@ -72,6 +78,11 @@ export class WebSocketHostRegistry {
     return this.connections.get(connectionId)?.binding;
   }
 
+  /** Ids of the attached connections registered on an events socket of this session by its tenant, newest last. */
+  hostsOf(tenantId: string, sessionId: string): string[] {
+    return [...this.connections].filter(([, c]) => c.binding?.tenantId === tenantId && c.binding.sessionId === sessionId).map(([id]) => id);
+  }
+
   /** Number of unanswered requests on a connection. */
   pendingCount(connectionId: string): number {
     return this.connections.get(connectionId)?.pending.size ?? 0;
@@ -83,21 +94,23 @@ export class WebSocketHostRegistry {
    * answered, timed out) request ids, which are ignored.
    */
   deliver(connectionId: string, message: unknown): boolean {
-    const parsed = HookResponseMessageSchema.safeParse(message);
+    const hook = HookResponseMessageSchema.safeParse(message);
+    const parsed = hook.success ? hook : CommandResponseMessageSchema.safeParse(message);
     if (!parsed.success) return false;
     const pending = this.connections.get(connectionId)?.pending.get(parsed.data.request_id);
-    if (!pending) return false;
+    if (!pending || pending.answer !== parsed.data.type) return false;
     const { type: _type, request_id: _requestId, ...answer } = parsed.data;
     pending.resolve(answer);
     return true;
   }
 
   /**
-   * Send a `hook_request` frame and wait for its `hook_response`: resolves with the answer's fields
+   * Send a `hook_request` (or `command_request`) frame and wait for its `hook_response` (`command_response`): resolves with the answer's fields
    * (without `type` and `request_id`); rejects with HostBridgeError on timeout, abort, detach, an unknown
    * connection, a full pending table or a failing `send`.
    */
-  request(connectionId: string, kind: string, payload: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  request(connectionId: string, kind: string, payload: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, frame: HostRequestFrameType = 'hook_request'): Promise<unknown> {
+    const answer = frame === 'hook_request' ? 'hook_response' : 'command_response';
     const connection = this.connections.get(connectionId);
     if (!connection) return Promise.reject(new HostBridgeError('unknown_connection', `no WebSocket host connection ${connectionId}`));
     if (signal?.aborted) return Promise.reject(new HostBridgeError('aborted', 'request aborted by the caller'));
@@ -113,6 +126,7 @@ export class WebSocketHostRegistry {
         connection.pending.delete(requestId);
       };
       const entry: Pending = {
+        answer,
         resolve: (answer) => {
           finish();
           resolve(answer);
@@ -123,11 +137,11 @@ export class WebSocketHostRegistry {
         },
       };
       const onAbort = () => entry.reject(new HostBridgeError('aborted', 'request aborted by the caller'));
-      const timer = setTimeout(() => entry.reject(new HostBridgeError('timeout', `WebSocket host gave no hook_response within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(() => entry.reject(new HostBridgeError('timeout', `WebSocket host gave no ${answer} within ${timeoutMs} ms`)), timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       connection.pending.set(requestId, entry);
       try {
-        connection.send({ type: 'hook_request', request_id: requestId, kind, payload });
+        connection.send({ type: frame, request_id: requestId, kind, payload });
       } catch (error) {
         entry.reject(new HostBridgeError('send_failed', `could not send to WebSocket host connection ${connectionId}: ${error instanceof Error ? error.message : String(error)}`));
       }

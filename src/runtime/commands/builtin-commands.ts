@@ -1,0 +1,86 @@
+import type { CommandInfo } from '../../protocol/commands.js';
+import type { Usage } from '../../protocol/run-record.js';
+import type { CommandCatalog } from './command-catalog.js';
+import { CommandFailure } from './command-failure.js';
+
+/** The built-in slash commands and what /help says of them. */
+export const BUILTIN_COMMANDS: readonly { readonly name: string; readonly description: string }[] = [
+  { name: 'help', description: 'List the commands of this session.' },
+  { name: 'compact', description: 'Compact the conversation now (not available yet).' },
+  { name: 'model', description: "Show the session's model and the configured ones: /model [provider/model]." },
+  { name: 'cost', description: 'Tokens used by the conversation and the estimated cost.' },
+  { name: 'clear', description: 'Clear the conversation; the session stays.' },
+];
+
+/** What the built-ins read of their session. */
+export interface BuiltinCommandHost {
+  /** The session's model: "provider/model", the provider and the model key. */
+  readonly model: { readonly id: string; readonly providerName: string; readonly modelName: string };
+  readonly catalog: CommandCatalog;
+  /** Token usage of the conversation so far. */
+  usage(): Usage;
+  historyLen(): number;
+  /** Every command of the session, as listed. */
+  list(): CommandInfo[];
+}
+
+/** What a built-in produced: its text, and whether the transcript is to be emptied (/clear). */
+export interface BuiltinOutcome {
+  readonly text: string;
+  readonly clear?: boolean;
+}
+
+/** Run a built-in command; a refusal (an unconfigured model for /model) throws CommandFailure. */
+export function runBuiltinCommand(name: string, args: string, host: BuiltinCommandHost): BuiltinOutcome {
+  switch (name) {
+    case 'help':
+      return { text: ['Commands:', ...host.list().map((c) => `/${c.name}${c.description ? ` - ${c.description}` : ''}`)].join('\n') };
+    case 'compact':
+      return { text: 'Compaction is not available yet: the conversation was left as it is.' };
+    case 'model':
+      return modelCommand(args, host);
+    case 'cost':
+      return { text: costText(host) };
+    case 'clear':
+      return { text: `Cleared the conversation (${host.historyLen()} messages); the session stays.`, clear: true };
+    default:
+      throw new CommandFailure('UNKNOWN_COMMAND', `/${name} is not a built-in command`);
+  }
+}
+
+function configuredModels(catalog: CommandCatalog): string[] {
+  return Object.entries(catalog.providers).flatMap(([provider, settings]) => Object.keys(settings.models).map((model) => `${provider}/${model}`));
+}
+
+function modelCommand(args: string, host: BuiltinCommandHost): BuiltinOutcome {
+  const current = host.model.id;
+  const models = configuredModels(host.catalog);
+  const listed = models.length > 0 ? `\nConfigured models: ${models.join(', ')}` : '';
+  if (args === '') return { text: `Model: ${current}${listed}` };
+  if (args === current) return { text: `Model: ${current} (already in use)` };
+  const slash = args.indexOf('/');
+  const provider = slash > 0 ? args.slice(0, slash) : '';
+  const providers = Object.keys(host.catalog.providers);
+  if (slash <= 0 || slash === args.length - 1 || /\s/.test(args)) throw new CommandFailure('COMMAND_FAILED', `/model: "${args}" is not "provider/model"`);
+  if (!Object.hasOwn(host.catalog.providers, provider)) {
+    throw new CommandFailure('COMMAND_FAILED', `/model: provider "${provider}" is not configured; configured providers: ${providers.length > 0 ? providers.join(', ') : '(none)'}`);
+  }
+  // The live session's model is fixed when it is built (its invoker, checkpoints and snapshot name it).
+  throw new CommandFailure('COMMAND_FAILED', `/model: switching the model of a live session is not supported yet; the session keeps ${current}. Create a session with {"model": "${args}"} to use it.`);
+}
+
+function perMillion(cost: Record<string, unknown> | undefined, key: string): number | undefined {
+  const value = cost?.[key];
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+function costText(host: BuiltinCommandHost): string {
+  const usage = host.usage();
+  const tokens = `Tokens: ${usage.totalTokens} (prompt ${usage.promptTokens}, completion ${usage.completionTokens})`;
+  const cost = host.catalog.providers[host.model.providerName]?.models[host.model.modelName]?.cost;
+  const input = perMillion(cost, 'input');
+  const output = perMillion(cost, 'output');
+  if (input === undefined || output === undefined) return `${tokens}\nEstimated cost: unknown (the model block of ${host.model.id} has no cost {input, output})`;
+  const dollars = (usage.promptTokens * input + usage.completionTokens * output) / 1_000_000;
+  return `${tokens}\nEstimated cost: $${dollars.toFixed(6)} (${input} input, ${output} output per million tokens)`;
+}

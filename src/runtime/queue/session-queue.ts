@@ -1,0 +1,235 @@
+import type { DeadLetter, Lane, LaneHandlerMode, QueueStats } from '../../protocol/queue.js';
+import type { EventSink } from '../invocation/invocation-context.js';
+import type { HostEnv } from '../ports/host-env.js';
+import type { ToolResult } from '../tools/define-tool.js';
+import { ExternalTasks, type ExternalTask, type HostAnswer, type Settlement } from './external-tasks.js';
+import { LANE_PRIORITY, LANES, laneForTool, seedLaneName } from './lane-map.js';
+import { LaneSlots } from './lane-slots.js';
+import { laneTimeout, retryDelayMs, type LaneSettings, type QueueSettings } from './queue-settings.js';
+
+/** A bound on a call run here, with the option that set it (named in the timeout result). */
+export interface ExecutionBound {
+  readonly ms: number;
+  readonly source: string;
+}
+
+/** One governed tool call submitted to its lane by the tool invoker. */
+export interface LaneCommand {
+  /** The call's id (tool_call id). */
+  readonly id: string;
+  /** The tool name: picks the lane, and is the external task's `command_type`. */
+  readonly commandType: string;
+  /** The validated arguments (the external task's `payload`). */
+  readonly payload: unknown;
+  /** The run's signal: aborting it removes a waiting call and settles a pending external task as cancelled. */
+  readonly signal: AbortSignal;
+  readonly runId?: string;
+  readonly emit: EventSink;
+  /** Called once the call holds its lane's slot, before it runs (here or at the host). */
+  admitted(): void;
+  /** Run the call here. */
+  internal(bound: ExecutionBound | undefined): Promise<ToolResult>;
+  /** The result of a call stopped by its signal `when` (e.g. "while waiting in the execute lane"). */
+  stopped(when: string): ToolResult;
+}
+
+interface LaneState extends LaneSettings {
+  readonly slots: LaneSlots;
+}
+
+/**
+ * A session's lane queue (SessionOptions.queueConfig): every governed tool call waits for a slot of its
+ * lane, then runs here (internal), is handed to the host and awaited (external), or runs here while the
+ * host is notified (hybrid). Only sessions with a queueConfig have one.
+ */
+export class SessionQueue {
+  private readonly lanes: Record<Lane, LaneState>;
+  private readonly external: ExternalTasks;
+  private readonly dead: DeadLetter[] = [];
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly settings: QueueSettings,
+    private readonly hostEnv: HostEnv,
+  ) {
+    this.lanes = Object.fromEntries(LANES.map((lane) => [lane, { ...settings.lanes[lane], slots: new LaneSlots(settings.lanes[lane].maxConcurrency) }])) as Record<Lane, LaneState>;
+    this.external = new ExternalTasks(hostEnv);
+  }
+
+  /**
+   * Wait for the call's lane slot, then run it as the lane's handler mode says; a retryable fault (a lane
+   * timeout, a host failure) is tried again per retryPolicy (command_retry, the slot given back while
+   * waiting), and one that stays failed is dead-lettered with enableDlq. Never throws for the call's faults.
+   */
+  async submit(command: LaneCommand): Promise<ToolResult> {
+    const lane = laneForTool(command.commandType);
+    let admitted = false;
+    const once: LaneCommand = { ...command, admitted: () => {
+      if (!admitted) command.admitted();
+      admitted = true;
+    } };
+    const { retry } = this.settings;
+    for (let attempt = 1; ; attempt += 1) {
+      const result = await this.attempt(lane, once);
+      if (!retryable(result) || command.signal.aborted) return result;
+      if (attempt > retry.maxRetries) {
+        this.deadLetter(lane, command, result, attempt);
+        return result;
+      }
+      const delayMs = retryDelayMs(retry, attempt);
+      command.emit('command_retry', { command_id: command.id, command_type: command.commandType, lane, attempt: attempt + 1, delay_ms: delayMs });
+      if (!(await pause(delayMs, command.signal))) return command.stopped(`while waiting to retry (attempt ${attempt + 1})`);
+    }
+  }
+
+  /** Dead letters, oldest first (the seed's deadLetters; empty without enableDlq). */
+  deadLetters(): DeadLetter[] {
+    return [...this.dead];
+  }
+
+  private deadLetter(lane: Lane, command: LaneCommand, result: ToolResult, attempts: number): void {
+    const max = this.settings.dlqMaxSize;
+    if (max === undefined) return;
+    this.dead.push({ command_id: command.id, command_type: command.commandType, lane, error: result.output, attempts, payload: command.payload, dead_lettered_at_ms: this.hostEnv.now(), ...(command.runId !== undefined ? { run_id: command.runId } : {}) });
+    if (this.dead.length > max) this.dead.splice(0, this.dead.length - max);
+    command.emit('command_dead_lettered', { command_id: command.id, command_type: command.commandType, lane, error: result.output, attempts });
+  }
+
+  /** One attempt: the lane's slot, then the handler. */
+  private async attempt(lane: Lane, command: LaneCommand): Promise<ToolResult> {
+    const release = await this.lanes[lane].slots.acquire(command.signal);
+    if (!release) return command.stopped(`while waiting in the ${lane} lane`);
+    try {
+      // The mode is read when the call gets its slot: a PUT .../queue/lanes/:lane applies to calls still waiting.
+      const state = this.lanes[lane];
+      command.admitted();
+      if (state.mode === 'internal') return await command.internal(this.bound());
+      if (state.mode === 'hybrid') return await this.hybrid(lane, state, command);
+      return await this.handOut(lane, state, command);
+    } finally {
+      release();
+    }
+  }
+
+  /** Set a lane's handler mode and timeout (the seed's setLaneHandler); an omitted timeout is the lane default. */
+  setLaneHandler(lane: Lane, mode: LaneHandlerMode, timeoutMs: number | undefined): QueueStats['lanes'][number] {
+    const state = this.lanes[lane];
+    this.lanes[lane] = { ...state, mode, ...laneTimeout(lane, timeoutMs, this.settings.timeoutMs, `the timeoutMs of PUT .../queue/lanes/${lane}`) };
+    return this.laneStats(lane);
+  }
+
+  /** Tasks awaiting the host (the seed's pendingExternalTasks). */
+  pendingExternalTasks(): ExternalTask[] {
+    return this.external.list();
+  }
+
+  /** The host's answer to an external task (the seed's completeExternalTask); throws 404/409 CodeErrors. */
+  completeExternalTask(taskId: string, answer: HostAnswer): void {
+    this.external.complete(taskId, answer);
+  }
+
+  /** The seed's queueStats, with per-lane figures. */
+  stats(): QueueStats {
+    const lanes = LANES.map((lane) => this.laneStats(lane));
+    return {
+      totalPending: lanes.reduce((sum, lane) => sum + lane.pending, 0),
+      totalActive: lanes.reduce((sum, lane) => sum + lane.active, 0),
+      externalPending: this.external.pendingCount,
+      lanes,
+    };
+  }
+
+  private laneStats(lane: Lane): QueueStats['lanes'][number] {
+    const state = this.lanes[lane];
+    return { lane, pending: state.slots.pending, active: state.slots.active, maxConcurrency: state.maxConcurrency, handlerMode: state.mode, priority: LANE_PRIORITY[lane], timeoutMs: state.timeoutMs };
+  }
+
+  private bound(): ExecutionBound | undefined {
+    return this.settings.timeoutMs !== undefined ? { ms: this.settings.timeoutMs, source: 'queueConfig.timeoutMs' } : undefined;
+  }
+
+  private task(lane: Lane, state: LaneState, command: LaneCommand): ExternalTask {
+    const taskId = this.hostEnv.newId('ext');
+    const task: ExternalTask = {
+      task_id: taskId,
+      id: taskId,
+      session_id: this.sessionId,
+      lane: seedLaneName(lane),
+      command_type: command.commandType,
+      payload: command.payload,
+      timeout_ms: state.timeoutMs,
+      created_at_ms: this.hostEnv.now(),
+      ...(command.runId !== undefined ? { run_id: command.runId } : {}),
+    };
+    command.emit('external_task_pending', { task_id: taskId, session_id: this.sessionId, lane: task.lane, command_type: task.command_type, payload: task.payload, timeout_ms: task.timeout_ms });
+    return task;
+  }
+
+  /** External: hand the call to the host and wait for its answer, the lane timeout or the run's cancel. */
+  private async handOut(lane: Lane, state: LaneState, command: LaneCommand): Promise<ToolResult> {
+    const task = this.task(lane, state, command);
+    const settlement = await this.external.wait(task, command.signal);
+    command.emit('external_task_completed', { task_id: task.task_id, session_id: this.sessionId, success: settlement.kind === 'answered' && settlement.answer.success });
+    return resultOf(task, settlement, state, command);
+  }
+
+  /** Hybrid: run here and notify the host with external_task_pending / external_task_completed. */
+  private async hybrid(lane: Lane, state: LaneState, command: LaneCommand): Promise<ToolResult> {
+    const task = this.task(lane, state, command);
+    this.external.remember({ taskId: task.task_id, outcome: 'internal', success: false, settledAtMs: this.hostEnv.now() });
+    const result = await command.internal(this.bound());
+    const success = result.exitCode === 0;
+    this.external.remember({ taskId: task.task_id, outcome: 'internal', success, settledAtMs: this.hostEnv.now() });
+    command.emit('external_task_completed', { task_id: task.task_id, session_id: this.sessionId, success });
+    return { ...result, metadata: { ...result.metadata, external_task_id: task.task_id, lane_mode: 'hybrid' } };
+  }
+}
+
+/** The tool result the model sees for a settled external task. */
+function resultOf(task: ExternalTask, settlement: Settlement, state: LaneState, command: LaneCommand): ToolResult {
+  const metadata = { external_task_id: task.task_id, lane_mode: 'external' };
+  if (settlement.kind === 'cancelled') {
+    const stopped = command.stopped('while waiting for the host (external task)');
+    return { ...stopped, metadata: { ...stopped.metadata, ...metadata } };
+  }
+  if (settlement.kind === 'timed_out') {
+    return {
+      output: `Tool ${task.command_type} timed out: the host did not complete external task ${task.task_id} within ${task.timeout_ms} ms (${state.timeoutSource}).`,
+      exitCode: 1,
+      metadata: { ...metadata, timed_out: true },
+      errorKind: { type: 'timeout', op: task.command_type, duration_ms: task.timeout_ms },
+    };
+  }
+  const { success, result, error } = settlement.answer;
+  if (success) return { output: textOf(result), exitCode: 0, metadata };
+  return { output: error ?? (result !== undefined ? textOf(result) : `the host reported external task ${task.task_id} as failed`), exitCode: 1, metadata: { ...metadata, external_failed: true } };
+}
+
+/** A host result as tool output: a string as is, anything else as JSON (nothing: empty). */
+function textOf(result: unknown): string {
+  if (result === undefined || result === null) return '';
+  return typeof result === 'string' ? result : JSON.stringify(result);
+}
+
+/** A fault the lane may retry: a lane or tool timeout, or a host that reported failure (never a cancel). */
+function retryable(result: ToolResult): boolean {
+  const meta = result.metadata ?? {};
+  if (meta.cancelled === true || meta.limit === 'maxExecutionTimeMs') return false;
+  return meta.timed_out === true || meta.external_failed === true;
+}
+
+/** Wait `ms`; false when `signal` aborted first. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
