@@ -302,12 +302,16 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknow
   verifierEnabled: (v) => v === true,
 };
 
+/** Each unsupported option's path ("queueConfig.enableDlq" names a field of an option), split once. */
+const UNSUPPORTED_PATHS = Object.entries(UNSUPPORTED_SESSION_OPTIONS).map(([name, asks]) => ({ name, path: name.split('.'), asks }));
+
 /** The options of `options` that ask for a capability this server does not build yet, in option order. */
 export function unsupportedOptions(options: SessionOptions): string[] {
-  const record = options as Record<string, unknown>;
-  // A dotted name ("queueConfig.enableDlq") names a field of an option.
-  const valueOf = (name: string): unknown => name.split('.').reduce<unknown>((value, key) => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined), record);
-  return Object.entries(UNSUPPORTED_SESSION_OPTIONS)
-    .filter(([name, asks]) => valueOf(name) !== undefined && asks(valueOf(name), options))
-    .map(([name]) => name);
+  const found: string[] = [];
+  for (const { name, path, asks } of UNSUPPORTED_PATHS) {
+    let value: unknown = options;
+    for (const key of path) value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+    if (value !== undefined && asks(value, options)) found.push(name);
+  }
+  return found;
 }

@@ -162,12 +162,17 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     expect(unknownProvider.run.status).toBe('failed');
     expect(unknownProvider.run.error).toMatchObject({ code: 'COMMAND_FAILED' });
     expect(unknownProvider.run.error?.message).toContain('configured providers: openai');
-    const switchTo = await runAndWait(t, id, '/model openai/other-model');
-    expect(switchTo.run.error?.message).toContain('not supported yet');
     const cost = await runAndWait(t, id, '/cost');
     // The fake reports 10 prompt + 5 completion tokens; the model block costs 2 and 10 per million.
     expect(cost.result.text).toContain('Tokens: 15 (prompt 10, completion 5)');
     expect(cost.result.text).toContain('$0.000070');
+    const switchTo = await runAndWait(t, id, '/model openai/other-model');
+    expect(switchTo.run.status).toBe('completed');
+    expect(switchTo.result.text).toContain('Model: openai/other-model (was openai/test-model)');
+    // The next run goes to the new model, and session info names it.
+    fake.script({ text: 'from other', expect: (req) => expect(req.body.model).toBe('other-model') });
+    expect((await runAndWait(t, id, 'which model')).result.text).toBe('from other');
+    expect((await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.model).toBe('openai/other-model');
     expect((await history(t, id)).length).toBeGreaterThan(2);
     const clear = await runAndWait(t, id, '/clear');
     expect(clear.run.status).toBe('completed');

@@ -130,6 +130,7 @@ export class SessionFactory {
       sandbox: deps.sandbox,
       memoryStores: this.memoryStores,
       children: this.children,
+      resolveModel: (modelId, field, temperature) => this.resolveModel(modelId, field, temperature),
       commandCatalog: this.commandCatalog,
       delegation: {
         limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },

@@ -7,7 +7,7 @@ import { CommandFailure } from './command-failure.js';
 export const BUILTIN_COMMANDS: readonly { readonly name: string; readonly description: string }[] = [
   { name: 'help', description: 'List the commands of this session.' },
   { name: 'compact', description: 'Compact the conversation now (not available yet).' },
-  { name: 'model', description: "Show the session's model and the configured ones: /model [provider/model]." },
+  { name: 'model', description: "Show the session's model and the configured ones, or switch it: /model [provider/model]." },
   { name: 'cost', description: 'Tokens used by the conversation and the estimated cost.' },
   { name: 'clear', description: 'Clear the conversation; the session stays.' },
 ];
@@ -22,6 +22,8 @@ export interface BuiltinCommandHost {
   historyLen(): number;
   /** Every command of the session, as listed. */
   list(): CommandInfo[];
+  /** Switch the session's model for later runs; absent: `/model` cannot switch. */
+  switchModel?(modelId: string): { readonly id: string };
 }
 
 /** What a built-in produced: its text, and whether the transcript is to be emptied (/clear). */
@@ -65,8 +67,14 @@ function modelCommand(args: string, host: BuiltinCommandHost): BuiltinOutcome {
   if (!Object.hasOwn(host.catalog.providers, provider)) {
     throw new CommandFailure('COMMAND_FAILED', `/model: provider "${provider}" is not configured; configured providers: ${providers.length > 0 ? providers.join(', ') : '(none)'}`);
   }
-  // The live session's model is fixed when it is built (its invoker, checkpoints and snapshot name it).
-  throw new CommandFailure('COMMAND_FAILED', `/model: switching the model of a live session is not supported yet; the session keeps ${current}. Create a session with {"model": "${args}"} to use it.`);
+  // Any model of a configured provider, as at session creation (a model block only adds request defaults).
+  if (!host.switchModel) throw new CommandFailure('COMMAND_FAILED', `/model: this session cannot switch models; it keeps ${current}`);
+  try {
+    const switched = host.switchModel(args);
+    return { text: `Model: ${switched.id} (was ${current}); the next runs use it.` };
+  } catch (error) {
+    throw new CommandFailure('COMMAND_FAILED', `/model: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function perMillion(cost: Record<string, unknown> | undefined, key: string): number | undefined {

@@ -23,6 +23,8 @@ export interface SessionSlashCommandsDeps {
   toolNames(): string[];
   /** Names of the MCP servers the session reaches. */
   mcpServers(): string[];
+  /** Switch the session's model for later runs (throws naming the problem); absent: `/model` only shows it. */
+  switchModel?(modelId: string): { readonly id: string };
 }
 
 const isBuiltin = (name: string) => (BUILTIN_COMMAND_NAMES as readonly string[]).includes(name);
@@ -121,6 +123,7 @@ export class SessionSlashCommands {
 
   private builtinHost() {
     const { transcript } = this.deps.runHost();
-    return { model: this.deps.config.model, catalog: this.deps.catalog, usage: () => transcript.usage, historyLen: () => transcript.messages.length, list: () => this.list() };
+    const { switchModel } = this.deps;
+    return { model: this.deps.config.model, catalog: this.deps.catalog, usage: () => transcript.usage, historyLen: () => transcript.messages.length, list: () => this.list(), ...(switchModel ? { switchModel } : {}) };
   }
 }

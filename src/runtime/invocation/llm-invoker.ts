@@ -48,9 +48,14 @@ export class LlmInvoker {
   private calls = 0;
 
   constructor(
-    private readonly model: ResolvedModel,
+    /** The session's current model (read at each call: `/model` may switch it between runs). */
+    private readonly currentModel: () => ResolvedModel,
     private readonly governance: () => SessionGovernance,
   ) {}
+
+  private get model(): ResolvedModel {
+    return this.currentModel();
+  }
 
   /** Provider calls made through this invoker. */
   get callCount(): number {

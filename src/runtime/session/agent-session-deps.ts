@@ -16,6 +16,7 @@ import type { SessionEventObserver } from './session-emitter.js';
 import type { ConfirmationInheritance, SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
 import type { ChildLink, ChildSpawner } from '../delegation/child-session.js';
 import type { DelegationLimits } from '../delegation/session-delegation.js';
+import type { ResolvedModel } from '../invocation/llm-invoker.js';
 
 /** What a session needs from the agent that owns it. */
 export interface AgentSessionDeps {
@@ -44,6 +45,8 @@ export interface AgentSessionDeps {
   delegation?: { limits: DelegationLimits; inheritance: ConfirmationInheritance; keepFinishedChildren: number } | undefined;
   /** Config `commands` and the providers, for the session's slash commands (absent: built-ins only). */
   commandCatalog?: CommandCatalog | undefined;
+  /** A `provider/model` id as a model with its provider client (`/model` switches to it); absent: no switching. */
+  resolveModel?(modelId: string, field: string, temperature: number | undefined): ResolvedModel;
   /** Set for a child session: what it shares with its parent. */
   childOf?: ChildLink | undefined;
 }

@@ -26,7 +26,8 @@ export interface ResolvedSessionConfig {
   readonly ownerTenantId: string;
   readonly labels: SessionLabels;
   readonly workspace: string;
-  readonly model: ResolvedModel;
+  /** The model runs use; the one field that changes after the build (the `/model provider/model` command switches it). */
+  model: ResolvedModel;
   readonly governance: GovernanceSnapshot;
   readonly permissionPolicy: PermissionPolicy;
   /**

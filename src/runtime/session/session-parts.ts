@@ -110,7 +110,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermissions: config.permissionBounds, builtins: deps.tools, skills: config.skills, emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
   for (const manager of child?.borrowedMcp ?? []) tools.borrow(manager);
   if (restored) events.restore(restored.trace);
-  const llm = new LlmInvoker(config.model, () => governance.parts().governance);
+  const llm = new LlmInvoker(() => config.model, () => governance.parts().governance);
   // Memory events belong to the active run when there is one (the context provider), else to the session.
   const memory = openAgentMemory(config.memory, config.ownerTenantId, deps.memoryStores ?? processMemoryStores(), hostEnv, (type, payload) => emit(flight.runId, type, payload));
   /** An invocation context of the session; its events belong to `runId` (none for a host-direct call). */
@@ -132,16 +132,26 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     keepsCheckpoints: () => lifecycle.keepsCheckpoints(),
     saveAfterRun: () => saves.saveAfterRun(),
   });
-  const slashCommands = new SessionSlashCommands({
-    config,
-    catalog: deps.commandCatalog ?? EMPTY_COMMAND_CATALOG,
-    hostRegistry: deps.governance.hostRegistry,
-    runHost: () => ({ model: config.model.id, hostEnv, emit, runs, transcript, saveAfterRun: () => saves.saveAfterRun() }),
-    toolNames: () => tools.modelSpecs().map((spec) => spec.name),
-    mcpServers: () => tools.layers().flatMap((layer) => layer.names()),
-  });
-  const commandRun = (record: RunRecord, input: string, signal: AbortSignal) => slashCommands.produce(record, input, signal);
+  // Built on the first command (an input starting with "/", or the commands routes): most sessions never see one.
+  let slashCommandsCache: SessionSlashCommands | undefined;
+  const slashCommands = (): SessionSlashCommands =>
+    (slashCommandsCache ??= new SessionSlashCommands({
+      config,
+      catalog: deps.commandCatalog ?? EMPTY_COMMAND_CATALOG,
+      hostRegistry: deps.governance.hostRegistry,
+      runHost: () => ({ model: config.model.id, hostEnv, emit, runs, transcript, saveAfterRun: () => saves.saveAfterRun() }),
+      toolNames: () => tools.modelSpecs().map((spec) => spec.name),
+      mcpServers: () => tools.layers().flatMap((layer) => layer.names()),
+      // `/model provider/model`: later runs (and the snapshot) use the new model; it runs under the lease, so no run is in flight.
+      ...(deps.resolveModel ? { switchModel: (modelId: string) => (config.model = deps.resolveModel!(modelId, 'model', config.options.temperature)) } : {}),
+    }));
+  const commandRun = (record: RunRecord, input: string, signal: AbortSignal) => slashCommands().produce(record, input, signal);
   const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, commandRun, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
   const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient });
-  return { events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, slashCommands, queue };
+  return {
+    events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, queue,
+    get slashCommands() {
+      return slashCommands();
+    },
+  };
 }
