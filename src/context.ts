@@ -22,7 +22,7 @@ import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
 import { startSandbox, type StartedSandbox } from './runtime/sandbox/start-sandbox.js';
 import { Authenticator } from './server/authenticator.js';
 import { OpenApiRegistry } from './server/openapi-registry.js';
-import { RuntimeMetrics } from './server/runtime-metrics.js';
+import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import { FileCheckpointStore } from './stores/file-checkpoint-store.js';
 import { FileSessionStore } from './stores/file-session-store.js';
@@ -171,7 +171,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   await Promise.all(globalMcpServers(config).map((server) => mcp.register(server)));
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   // Read at scrape time only, after the agent below exists.
-  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount });
+  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount, queues: (): Iterable<QueueFigures> => agent.queues() });
   const providers = new Map<string, LlmProvider>();
   const providerFor = (name: string): LlmProvider => {
     let provider = providers.get(name);

@@ -61,6 +61,9 @@ export const ExternalTaskSchema = z
   })
   .meta({ id: 'ExternalTask' });
 
+/** An external task as stored in a session snapshot (SessionSnapshotV1.external_tasks). */
+export type ExternalTaskSnapshot = z.infer<typeof ExternalTaskSchema>;
+
 /** Answer of GET .../queue/external-tasks. */
 export const ExternalTasksResponseSchema = z.object({ tasks: z.array(ExternalTaskSchema) }).meta({ id: 'ExternalTasks' });
 /** Answer of POST .../queue/external-tasks/:taskId. */

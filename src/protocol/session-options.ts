@@ -63,7 +63,7 @@ const WorkerAgentSchema = z
   })
   .strict();
 
-/** The seed's lane-queue options (queueConfig); the fields this server does not build yet are in UNSUPPORTED_SESSION_OPTIONS. */
+/** The seed's lane-queue options (queueConfig). */
 const QueueConfigSchema = z
   .object({
     queryConcurrency: positiveInt(1000).optional(),
@@ -261,10 +261,6 @@ const empty = (value: unknown): boolean => (Array.isArray(value) ? value.length 
  */
 export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknown, options: SessionOptions) => boolean>> = {
   workerAgents: (v) => !empty(v),
-  // The lane queue is built; these of its features are not yet.
-  'queueConfig.enableMetrics': (v) => v === true,
-  'queueConfig.enableAlerts': (v) => v === true,
-  'queueConfig.enableAllFeatures': (v) => v === true,
   searchConfig: (v) => !empty(v),
   // planningMode wins over the legacy `planning` flag.
   planningMode: (v) => v !== 'disabled',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { McpServerConfigSchema } from './mcp.js';
+import { ExternalTaskSchema } from './queue.js';
 import { RunRecordSchema, UsageSchema } from './run-record.js';
 import { SessionOptionsSchema } from './session-options.js';
 import { StoredVerificationReportSchema } from './verification.js';
@@ -85,6 +86,12 @@ export const SessionSnapshotV1Schema = z
     run_records: z.array(RunRecordSchema),
     verification_reports: z.array(StoredVerificationReportSchema),
     subagent_tasks: z.array(SubagentTaskSnapshotSchema),
+    /**
+     * External tasks of the lane queue awaiting the host when the snapshot was taken (absent: none, or a
+     * snapshot older than the field). Their run did not survive the node: a restored session settles each
+     * as failed (reason run_lost), so a late answer gets 409 EXTERNAL_TASK_SETTLED.
+     */
+    external_tasks: z.array(ExternalTaskSchema).optional(),
   })
   // The seed's invariant: a stored task belongs to the session it is stored with.
   .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), { message: 'subagent_tasks: every task\'s parent_session_id must be the session\'s id', path: ['subagent_tasks'] })

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { CommandResponseMessageSchema } from './commands.js';
 import { HookResponseMessageSchema } from './hooks.js';
+import { CompleteExternalTaskBodySchema } from './queue.js';
+
+/**
+ * A registered host's answer to an `external_task_pending` event (the WebSocket form of
+ * POST .../queue/external-tasks/:taskId): `{type, task_id, success, result?, error?}`.
+ */
+export const ExternalTaskCompleteMessageSchema = z
+  .object({ type: z.literal('external_task_complete'), task_id: z.string().min(1).max(200), ...CompleteExternalTaskBodySchema.shape })
+  .strict();
 
 /** Messages a WebSocket client may send. */
 export const WsClientMessageSchema = z.discriminatedUnion('type', [
@@ -14,6 +23,8 @@ export const WsClientMessageSchema = z.discriminatedUnion('type', [
   HookResponseMessageSchema,
   // Answers a `command_request` frame (a websocket slash command): `{type, request_id, text}`.
   CommandResponseMessageSchema,
+  // Settles an external task of the session's lane queue (needs host_register first).
+  ExternalTaskCompleteMessageSchema,
 ]);
 
 /** A client WebSocket message. */
@@ -35,15 +46,20 @@ const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P
  * - `cancel_result`: answer to `{"type": "cancel"}`.
  * - `confirm_result`: answer to `{"type": "confirm"}` (the confirmation was settled).
  * - `host_registered`: answer to `{"type": "host_register"}`, with the connection id for websocket hooks.
+ * - `external_task_complete_result`: answer to `{"type": "external_task_complete"}` (the task was settled);
+ *   a refused answer is an `error` frame (EXTERNAL_TASK_NOT_FOUND, EXTERNAL_TASK_SETTLED with `details`).
+ * External tasks need no frame of their own: a registered host reads the `external_task_pending` events of
+ * the socket's event stream (in order, replayed after a reconnect with `?after=`).
  * (`hook_request` frames, `{type, request_id, kind, payload}`, are sent by the host bridge itself.)
  */
 export const WsControlFrameSchema = z.discriminatedUnion('type', [
   controlFrame('replay_gap', z.object({ requested_after: z.number().int().nonnegative(), first_available: z.number().int().positive() }).strict()),
   controlFrame('pong', z.object({}).strict()),
-  controlFrame('error', z.object({ code: z.string(), message: z.string(), field: z.string().optional() }).strict()),
+  controlFrame('error', z.object({ code: z.string(), message: z.string(), field: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() }).strict()),
   controlFrame('cancel_result', z.object({ run_id: z.string(), cancelled: z.boolean() }).strict()),
   controlFrame('confirm_result', z.object({ tool_id: z.string(), approved: z.boolean() }).strict()),
   controlFrame('host_registered', z.object({ connection_id: z.string() }).strict()),
+  controlFrame('external_task_complete_result', z.object({ task_id: z.string(), completed: z.literal(true) }).strict()),
 ]);
 
 /** A server control frame. */

@@ -89,8 +89,27 @@ export class SocketRegistry {
   }
 }
 
-function errorControl(code: string, message: string, field?: string): WsControl {
-  return { type: 'error', payload: { code, message, ...(field !== undefined ? { field } : {}) } };
+function errorControl(code: string, message: string, field?: string, details?: Record<string, unknown>): WsControl {
+  return { type: 'error', payload: { code, message, ...(field !== undefined ? { field } : {}), ...(details !== undefined && Object.keys(details).length > 0 ? { details } : {}) } };
+}
+
+/**
+ * Settle an external task of the session's lane queue for a registered host, by the rules of
+ * POST .../queue/external-tasks/:taskId: only a host of the session's own tenant (an admin of another
+ * tenant may watch, not answer); 404 EXTERNAL_TASK_NOT_FOUND and 409 EXTERNAL_TASK_SETTLED become error frames.
+ */
+function completeExternalTaskControl(session: AgentSession, who: Caller, registered: boolean, message: Extract<WsClientMessage, { type: 'external_task_complete' }>): WsControl {
+  if (!registered) return errorControl('VALIDATION_ERROR', 'message.type: send {"type":"host_register"} on this socket before answering external tasks', 'message.type');
+  if (who.tenantId !== session.config.ownerTenantId) return errorControl('FORBIDDEN', `external_task_complete: only a host of the session's tenant may complete its external tasks`, 'task_id');
+  if (!session.queue) return errorControl('QUEUE_NOT_CONFIGURED', `session ${session.id} has no lane queue, so it has no external tasks`, 'task_id');
+  const { type: _type, task_id: taskId, ...answer } = message;
+  try {
+    session.queue.completeExternalTask(taskId, answer);
+    return { type: 'external_task_complete_result', payload: { task_id: taskId, completed: true } };
+  } catch (error) {
+    if (error instanceof CodeError) return errorControl(error.code, error.message, 'task_id', error.details);
+    return errorControl('INTERNAL_ERROR', 'external_task_complete failed', 'task_id');
+  }
 }
 
 /**
@@ -102,8 +121,9 @@ function ownedElsewhereControl(owner: CodeError, sessionId: string, message: WsC
   const rest =
     message.type === 'confirm' ? `answer the confirmation with POST ${path}/confirmations/${encodeURIComponent(message.toolId)} at the owner`
     : message.type === 'cancel' ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
+    : message.type === 'external_task_complete' ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
     : 'open the events WebSocket at the owner to register as a host';
-  const field = message.type === 'confirm' ? 'toolId' : message.type === 'cancel' ? 'runId' : undefined;
+  const field = message.type === 'confirm' ? 'toolId' : message.type === 'cancel' ? 'runId' : message.type === 'external_task_complete' ? 'task_id' : undefined;
   return errorControl(owner.code, `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`, field);
 }
 
@@ -120,10 +140,11 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     url: '/v1/sessions/:id/events',
     summary: 'WebSocket: replay from ?after=<session_sequence>, then live EventEnvelopeV1 frames',
     description:
-      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response, command_response. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered; hook_request and command_request frames go to registered hosts. ' +
+      'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response, command_response, external_task_complete. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered, external_task_complete_result; hook_request and command_request frames go to registered hosts. ' +
+        'A registered host takes the lane queue\'s external tasks from the external_task_pending events of the stream and answers {"type":"external_task_complete","task_id","success","result"?,"error"?} (the rules of POST .../queue/external-tasks/:taskId; only the session\'s tenant; refusals are error frames EXTERNAL_TASK_NOT_FOUND / EXTERNAL_TASK_SETTLED with details). ' +
       'The server pings to measure how far the client has read; clients must answer pings. ' +
       'Close codes: 1001 shutdown, 1008 invalid query (or more than 8 messages waiting while the subscription attaches), 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed. ' +
-      'On a socket that follows a session another node owns (its events arrive through the shared stream), confirm, cancel, host_register and hook_response are refused with an error frame, code SESSION_OWNED_ELSEWHERE, naming the owner node and its URL: send confirmations and cancels over REST to the owner. ' +
+      'On a socket that follows a session another node owns (its events arrive through the shared stream), confirm, cancel, host_register, hook_response and external_task_complete are refused with an error frame, code SESSION_OWNED_ELSEWHERE, naming the owner node and its URL: send confirmations and cancels over REST to the owner. ' +
       'A plain GET without the upgrade answers 426 UPGRADE_REQUIRED, whether or not the session exists. ' +
       'A handshake with a Host the server does not answer to, or a browser Origin not allowed, answers HTTP 403 (HOST_NOT_ALLOWED, ORIGIN_NOT_ALLOWED) before the upgrade.',
     scope: 'sessions',
@@ -325,6 +346,8 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         if (hostConnectionId === undefined || !ctx.hostRegistry.deliver(hostConnectionId, message)) {
           reply(errorControl('VALIDATION_ERROR', `message.request_id: no pending ${message.type === 'hook_response' ? 'hook' : 'command'} request with this id on this connection`, 'message.request_id'));
         }
+      } else if (message.type === 'external_task_complete') {
+        reply(completeExternalTaskControl(session, caller, hostConnectionId !== undefined, message));
       } else if (message.type === 'cancel') {
         try {
           reply({ type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.cancelRun(message.runId) } });

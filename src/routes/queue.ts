@@ -13,6 +13,7 @@ import {
   QueueInfoResponseSchema,
   QueueStatsSchema,
 } from '../protocol/queue.js';
+import { QueueMetricsResponseSchema } from '../protocol/queue-metrics.js';
 import type { Caller } from '../runtime/ports/caller.js';
 import type { SessionQueue } from '../runtime/queue/session-queue.js';
 import { addRoute } from '../server/route.js';
@@ -52,6 +53,20 @@ export function registerQueueRoutes(app: FastifyInstance, ctx: ServerContext, ge
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/queue/stats', summary: 'Lane queue stats (queueStats)', description: 'totalPending (waiting for a slot), totalActive (holding one), externalPending (awaiting the host), and per lane {lane, pending, active, maxConcurrency, handlerMode}. 409 QUEUE_NOT_CONFIGURED without queueConfig.', scope: 'sessions', params: SessionParamsSchema, responses: { 200: QueueStatsSchema, ...errors } },
     async ({ params, caller }) => queueOf(params.id, caller).stats(),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/queue/metrics',
+      summary: 'Lane queue metrics (queueMetrics)',
+      description: 'With queueConfig.enableMetrics (or enableAllFeatures): {metrics: {counters, gauges, histograms}}, each keyed by lane — counters since the session opened (submitted, completed, failed, timed_out, cancelled, retried, dead_lettered), gauges now (pending, active, external_pending), wait_ms and run_ms percentiles (p50, p90, p99, max) over the lane\'s last 1000 calls. {metrics: null} with metrics off; 409 QUEUE_NOT_CONFIGURED without queueConfig.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: QueueMetricsResponseSchema, ...errors },
+    },
+    async ({ params, caller }) => ({ metrics: queueOf(params.id, caller).metrics() }),
   );
   addRoute(
     app,

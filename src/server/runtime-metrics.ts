@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { EVENT_TYPES } from '../protocol/event-catalog.js';
+import type { QueueStats } from '../protocol/queue.js';
+import type { QueueMetrics } from '../protocol/queue-metrics.js';
 import type { RuntimeEventPayloads } from '../protocol/runtime-event.js';
 import type { SessionEventObserver } from '../runtime/session/session-emitter.js';
 
@@ -17,7 +19,23 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 export interface RuntimeMetricsSources {
   /** Number of live sessions on this node. */
   liveSessions(): number;
+  /** The lane queues of live sessions that have one (sessions without a queue are not visited). */
+  queues?(): Iterable<QueueFigures>;
 }
+
+/** What /metrics reads of one session's lane queue. */
+export interface QueueFigures {
+  stats(): QueueStats;
+  /** Counters per lane; undefined without queueConfig.enableMetrics. */
+  counters(): QueueMetrics['counters'] | undefined;
+}
+
+const QUEUE_OUTCOMES = ['completed', 'failed', 'timed_out', 'cancelled'] as const;
+const QUEUE_LANE_COUNTERS = [
+  ['a3s_queue_submitted_total', 'submitted', 'Tool calls submitted to a lane (a retried call counts once), by lane; summed over live sessions with enableMetrics.'],
+  ['a3s_queue_retries_total', 'retried', 'Lane queue retries started (command_retry), by lane; summed over live sessions with enableMetrics.'],
+  ['a3s_queue_dead_lettered_total', 'dead_lettered', 'Lane queue calls dead-lettered, by lane; summed over live sessions with enableMetrics.'],
+] as const;
 
 /**
  * The Prometheus metrics of one runtime context, in a registry of its own (several servers in one process
@@ -93,6 +111,7 @@ export class RuntimeMetrics {
         setCounter(tokens, { kind: 'completion' }, this.provider.completionTokens);
       },
     });
+    this.registerQueueMetrics(sources, registers);
     const events = new Counter({
       name: 'a3s_events_emitted_total',
       help: 'Session events emitted on this node, by event type.',
@@ -103,6 +122,71 @@ export class RuntimeMetrics {
         this.eventCounts.forEach((count, index) => {
           if (count > 0) events.inc({ type: EVENT_TYPES[index] as string }, count);
         });
+      },
+    });
+  }
+
+  /** The a3s_queue_* metrics: read from the live queues when scraped (summed, so a closed session's counts leave the totals). */
+  private registerQueueMetrics(sources: RuntimeMetricsSources, registers: Registry[]): void {
+    const queues = (): Iterable<QueueFigures> => sources.queues?.() ?? [];
+    const sumCounters = (): Map<string, QueueMetrics['counters'][keyof QueueMetrics['counters']]> | undefined => {
+      let sum: Map<string, QueueMetrics['counters'][keyof QueueMetrics['counters']]> | undefined;
+      for (const queue of queues()) {
+        const counters = queue.counters();
+        if (!counters) continue;
+        sum ??= new Map();
+        for (const [lane, figures] of Object.entries(counters)) {
+          const into = sum.get(lane);
+          if (!into) sum.set(lane, { ...figures });
+          else for (const key of Object.keys(figures) as (keyof typeof figures)[]) into[key] += figures[key];
+        }
+      }
+      return sum;
+    };
+    const calls = new Counter({
+      name: 'a3s_queue_calls_total',
+      help: 'Lane queue calls finished, by lane and outcome (completed, failed, timed_out, cancelled); summed over live sessions with enableMetrics.',
+      labelNames: ['lane', 'outcome'],
+      registers,
+      collect: () => {
+        calls.reset();
+        for (const [lane, figures] of sumCounters() ?? []) for (const outcome of QUEUE_OUTCOMES) calls.inc({ lane, outcome }, figures[outcome]);
+      },
+    });
+    for (const [name, key, help] of QUEUE_LANE_COUNTERS) {
+      const counter = new Counter({
+        name,
+        help,
+        labelNames: ['lane'],
+        registers,
+        collect: () => {
+          counter.reset();
+          for (const [lane, figures] of sumCounters() ?? []) counter.inc({ lane }, figures[key]);
+        },
+      });
+    }
+    const laneGauge = (name: string, help: string, read: (lane: QueueStats['lanes'][number]) => number): void => {
+      const gauge = new Gauge({
+        name,
+        help,
+        labelNames: ['lane'],
+        registers,
+        collect: () => {
+          gauge.reset();
+          for (const queue of queues()) for (const lane of queue.stats().lanes) gauge.inc({ lane: lane.lane }, read(lane));
+        },
+      });
+    };
+    laneGauge('a3s_queue_pending', 'Tool calls waiting for a lane slot, by lane; summed over live sessions with a queue.', (lane) => lane.pending);
+    laneGauge('a3s_queue_active', 'Tool calls holding a lane slot (running here or at the host), by lane; summed over live sessions with a queue.', (lane) => lane.active);
+    const external = new Gauge({
+      name: 'a3s_queue_external_pending',
+      help: 'External tasks awaiting the host; summed over live sessions with a queue.',
+      registers,
+      collect: () => {
+        let total = 0;
+        for (const queue of queues()) total += queue.stats().externalPending;
+        external.set(total);
       },
     });
   }

@@ -4,6 +4,7 @@ import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import { KeyedLock } from '../../stores/keyed-lock.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import { hasScope, type Caller } from '../ports/caller.js';
+import type { SessionQueue } from '../queue/session-queue.js';
 import type { AgentSession } from '../session/agent-session.js';
 import type { RunHandle } from '../session/run-handle.js';
 import type { AgentDeps } from './agent-deps.js';
@@ -77,6 +78,11 @@ export class Agent {
   /** Number of live sessions. */
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /** The lane queues of the live sessions that have one (read by /metrics when scraped). */
+  *queues(): IterableIterator<SessionQueue> {
+    for (const session of this.sessions.values()) if (session.queue) yield session.queue;
   }
 
   /** Create a session from SessionOptions (or resume a stored one with `resume: true`). */

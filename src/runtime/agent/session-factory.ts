@@ -93,6 +93,7 @@ export class SessionFactory {
       trace: snapshot.trace_events,
       verifications: snapshot.verification_reports,
       subagentTasks: snapshot.subagent_tasks,
+      ...(snapshot.external_tasks ? { externalTasks: snapshot.external_tasks } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
   }

@@ -64,6 +64,8 @@ const COMPACT_MIN_DROPPED = 256;
  * index lets a subscriber page through retained events from any cursor in O(log n + page).
  */
 export class SessionEventLog {
+  /** The highest session_sequence restored from a snapshot (0: none). */
+  private restoredThrough = 0;
   private sessionSequence: number;
   private readonly runs = new Map<string, RunBucket>();
   private readonly runless: EventEnvelope[] = [];
@@ -196,9 +198,18 @@ export class SessionEventLog {
     this.maybeCompact();
   }
 
+  /**
+   * True for the `session_closed` that ends subscriptions: this session's own, never one restored from an
+   * earlier life of the session (a shutdown or passivation before it was restored), which replays like any event.
+   */
+  ends(event: EventEnvelope): boolean {
+    return event.type === 'session_closed' && event.metadata.session_sequence > this.restoredThrough;
+  }
+
   /** Restore retained events (from a snapshot's trace); retention limits apply to them too. */
   restore(events: readonly EventEnvelope[]): void {
     for (const e of events) {
+      this.restoredThrough = Math.max(this.restoredThrough, e.metadata.session_sequence);
       const runId = e.metadata.run_id;
       if (runId === undefined) this.runless.push(e);
       else {

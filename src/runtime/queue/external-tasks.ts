@@ -35,6 +35,16 @@ export interface SettledTask {
   readonly success: boolean;
   readonly settledAtMs: number;
   readonly error?: string;
+  /** Why it was settled without the host, when that needs saying (`run_lost`: its run did not survive the node). */
+  readonly reason?: string;
+}
+
+/** How a session's external tasks carry over a restart or move. */
+export interface ExternalTasksRestore {
+  /** Tasks unsettled in the snapshot the session was restored from: their run is lost, so each is settled as failed (reason run_lost). */
+  readonly lostTasks?: readonly { readonly task_id: string }[];
+  /** True while the session is stopping so another process or node takes its runs over (shutdown, move): cancelled tasks are kept for the snapshot. */
+  readonly interrupted?: () => boolean;
 }
 
 interface PendingEntry {
@@ -49,8 +59,25 @@ interface PendingEntry {
 export class ExternalTasks {
   private readonly pending = new Map<string, PendingEntry>();
   private readonly settled = new Map<string, SettledTask>();
+  /** Tasks cancelled because the session stopped for a restart or move (see `interrupted`): the snapshot keeps them as lost. */
+  private readonly held = new Map<string, ExternalTask>();
 
-  constructor(private readonly hostEnv: HostEnv) {}
+  private readonly interrupted: () => boolean;
+
+  constructor(
+    private readonly hostEnv: HostEnv,
+    restore: ExternalTasksRestore = {},
+  ) {
+    this.interrupted = restore.interrupted ?? (() => false);
+    for (const task of restore.lostTasks ?? []) {
+      this.remember({ taskId: task.task_id, outcome: 'failed', success: false, settledAtMs: hostEnv.now(), error: 'run_lost: the run that waited for this task did not survive its node (restart or move)', reason: 'run_lost' });
+    }
+  }
+
+  /** What a snapshot keeps: the tasks awaiting the host and those cancelled by a restart or move (a restored session settles them as run_lost). */
+  unsettledAtStop(): ExternalTask[] {
+    return [...this.list(), ...this.held.values()];
+  }
 
   /** Tasks awaiting the host, oldest first. */
   list(): ExternalTask[] {
@@ -74,6 +101,7 @@ export class ExternalTasks {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         this.remember(recordOf(task.task_id, settlement, this.hostEnv.now()));
+        if (settlement.kind === 'cancelled' && this.interrupted()) this.held.set(task.task_id, task);
         resolve(settlement);
       };
       const onAbort = (): void => settle({ kind: 'cancelled' });
@@ -103,8 +131,8 @@ export class ExternalTasks {
     }
     const settled = this.settled.get(taskId);
     if (settled) {
-      const how = settled.outcome === 'internal' ? 'runs inside the server (a hybrid lane only notifies the host)' : `was already settled (${settled.outcome.replace('_', ' ')})`;
-      throw new CodeError('EXTERNAL_TASK_SETTLED', `external task ${taskId} ${how}; the answer was not used`, { taskId, outcome: settled.outcome, success: settled.success, settledAtMs: settled.settledAtMs, ...(settled.error !== undefined ? { error: settled.error } : {}) });
+      const how = settled.outcome === 'internal' ? 'runs inside the server (a hybrid lane only notifies the host)' : `was already settled (${settled.outcome.replace('_', ' ')}${settled.reason !== undefined ? `: ${settled.reason}` : ''})`;
+      throw new CodeError('EXTERNAL_TASK_SETTLED', `external task ${taskId} ${how}; the answer was not used`, { taskId, outcome: settled.outcome, success: settled.success, settledAtMs: settled.settledAtMs, ...(settled.error !== undefined ? { error: settled.error } : {}), ...(settled.reason !== undefined ? { reason: settled.reason } : {}) });
     }
     throw new CodeError('EXTERNAL_TASK_NOT_FOUND', `no external task ${taskId} in this session`, { taskId });
   }

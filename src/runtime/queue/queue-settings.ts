@@ -21,6 +21,10 @@ export interface QueueSettings {
   readonly retry: RetrySettings;
   /** Most dead letters kept (enableDlq; dlqMaxSize, default 1000); undefined without a dead-letter queue. */
   readonly dlqMaxSize?: number;
+  /** enableMetrics (or enableAllFeatures): counters, gauges and latency percentiles per lane. */
+  readonly metrics: boolean;
+  /** enableAlerts (or enableAllFeatures): queue_alert for a deep or slow lane. */
+  readonly alerts: boolean;
 }
 
 /** The seed's retry_policy with its defaults filled in. */
@@ -59,7 +63,18 @@ export function resolveQueueSettings(config: QueueConfig): QueueSettings {
   const policy = config.retryPolicy;
   const initialDelayMs = policy?.initialDelayMs ?? 100;
   const retry: RetrySettings = policy ? { strategy: policy.strategy, maxRetries: policy.strategy === 'none' ? 0 : (policy.maxRetries ?? 3), initialDelayMs, fixedDelayMs: policy.fixedDelayMs ?? initialDelayMs } : { strategy: 'none', maxRetries: 0, initialDelayMs, fixedDelayMs: initialDelayMs };
-  return { lanes, retry, ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}), ...(config.enableDlq === true ? { dlqMaxSize: config.dlqMaxSize ?? DEFAULT_DLQ_MAX_SIZE } : {}) };
+  // enableAllFeatures is the seed's with_lane_features(): DLQ, metrics, alerts and timeoutMs 60000 (explicit values win).
+  const all = config.enableAllFeatures === true;
+  const timeoutMs = config.timeoutMs ?? (all ? DEFAULT_LANE_TIMEOUT_MS : undefined);
+  const dlq = config.enableDlq ?? all;
+  return {
+    lanes,
+    retry,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(dlq ? { dlqMaxSize: config.dlqMaxSize ?? DEFAULT_DLQ_MAX_SIZE } : {}),
+    metrics: config.enableMetrics ?? all,
+    alerts: config.enableAlerts ?? all,
+  };
 }
 
 /** A lane handler's timeout and the option it came from. */

@@ -1,10 +1,13 @@
 import type { DeadLetter, Lane, LaneHandlerMode, QueueStats } from '../../protocol/queue.js';
+import type { QueueMetrics } from '../../protocol/queue-metrics.js';
 import type { EventSink } from '../invocation/invocation-context.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { ToolResult } from '../tools/define-tool.js';
-import { ExternalTasks, type ExternalTask, type HostAnswer, type Settlement } from './external-tasks.js';
+import { ExternalTasks, type ExternalTask, type ExternalTasksRestore, type HostAnswer, type Settlement } from './external-tasks.js';
 import { LANE_PRIORITY, LANES, laneForTool, seedLaneName } from './lane-map.js';
 import { LaneSlots } from './lane-slots.js';
+import { QueueAlerts } from './queue-alerts.js';
+import { laneOutcome, QueueMetricsRecorder } from './queue-metrics-recorder.js';
 import { laneTimeout, retryDelayMs, type LaneSettings, type QueueSettings } from './queue-settings.js';
 
 /** A bound on a call run here, with the option that set it (named in the timeout result). */
@@ -46,14 +49,45 @@ export class SessionQueue {
   private readonly lanes: Record<Lane, LaneState>;
   private readonly external: ExternalTasks;
   private readonly dead: DeadLetter[] = [];
+  /** enableMetrics: counters and latencies; undefined (nothing recorded) without. */
+  private readonly recorder: QueueMetricsRecorder | undefined;
+  /** enableAlerts: queue_alert for a deep or slow lane; undefined without. */
+  private readonly alerts: QueueAlerts | undefined;
 
   constructor(
     private readonly sessionId: string,
     private readonly settings: QueueSettings,
     private readonly hostEnv: HostEnv,
+    /** The restored session's lost external tasks, and when cancelled tasks are kept for the snapshot (see ExternalTasksRestore). */
+    restore: ExternalTasksRestore = {},
   ) {
     this.lanes = Object.fromEntries(LANES.map((lane) => [lane, { ...settings.lanes[lane], slots: new LaneSlots(settings.lanes[lane].maxConcurrency) }])) as Record<Lane, LaneState>;
-    this.external = new ExternalTasks(hostEnv);
+    this.external = new ExternalTasks(hostEnv, restore);
+    this.recorder = settings.metrics ? new QueueMetricsRecorder() : undefined;
+    this.alerts = settings.alerts ? new QueueAlerts() : undefined;
+  }
+
+  /** The seed's queueMetrics: `{counters, gauges, histograms}` per lane, or null without enableMetrics. */
+  metrics(): QueueMetrics | null {
+    if (!this.recorder) return null;
+    const external = this.external.list();
+    return this.recorder.snapshot((lane) => ({ pending: this.lanes[lane].slots.pending, active: this.lanes[lane].slots.active, external_pending: external.filter((task) => task.lane === seedLaneName(lane)).length }));
+  }
+
+  /** The counters per lane (for /metrics), or undefined without enableMetrics. */
+  counters(): QueueMetrics['counters'] | undefined {
+    return this.recorder?.counters();
+  }
+
+  /** Submit a call (see `submitCall`), counting it and its outcome with enableMetrics. */
+  async submit(command: LaneCommand): Promise<ToolResult> {
+    const recorder = this.recorder;
+    if (!recorder) return this.submitCall(command);
+    const lane = laneForTool(command.commandType);
+    recorder.count(lane, 'submitted');
+    const result = await this.submitCall(command);
+    recorder.count(lane, laneOutcome(result));
+    return result;
   }
 
   /**
@@ -61,7 +95,7 @@ export class SessionQueue {
    * timeout, a host failure) is tried again per retryPolicy (command_retry, the slot given back while
    * waiting), and one that stays failed is dead-lettered with enableDlq. Never throws for the call's faults.
    */
-  async submit(command: LaneCommand): Promise<ToolResult> {
+  private async submitCall(command: LaneCommand): Promise<ToolResult> {
     const lane = laneForTool(command.commandType);
     let admitted = false;
     const once: LaneCommand = { ...command, admitted: () => {
@@ -77,6 +111,7 @@ export class SessionQueue {
         return result;
       }
       const delayMs = retryDelayMs(retry, attempt);
+      this.recorder?.count(lane, 'retried');
       command.emit('command_retry', { command_id: command.id, command_type: command.commandType, lane, attempt: attempt + 1, delay_ms: delayMs });
       if (!(await pause(delayMs, command.signal))) return command.stopped(`while waiting to retry (attempt ${attempt + 1})`);
     }
@@ -92,13 +127,18 @@ export class SessionQueue {
     if (max === undefined) return;
     this.dead.push({ command_id: command.id, command_type: command.commandType, lane, error: result.output, attempts, payload: command.payload, dead_lettered_at_ms: this.hostEnv.now(), ...(command.runId !== undefined ? { run_id: command.runId } : {}) });
     if (this.dead.length > max) this.dead.splice(0, this.dead.length - max);
+    this.recorder?.count(lane, 'dead_lettered');
     command.emit('command_dead_lettered', { command_id: command.id, command_type: command.commandType, lane, error: result.output, attempts });
   }
 
   /** One attempt: the lane's slot, then the handler. */
   private async attempt(lane: Lane, command: LaneCommand): Promise<ToolResult> {
-    const release = await this.lanes[lane].slots.acquire(command.signal);
+    const queuedAtMs = this.hostEnv.now();
+    const slot = this.lanes[lane].slots.acquire(command.signal);
+    this.alerts?.depth(lane, this.lanes[lane].slots.pending, this.lanes[lane].maxConcurrency, command.emit);
+    const release = await slot;
     if (!release) return command.stopped(`while waiting in the ${lane} lane`);
+    const admittedAtMs = this.observeAdmission(lane, command, queuedAtMs);
     try {
       // The mode is read when the call gets its slot: a PUT .../queue/lanes/:lane applies to calls still waiting.
       const state = this.lanes[lane];
@@ -107,8 +147,20 @@ export class SessionQueue {
       if (state.mode === 'hybrid') return await this.hybrid(lane, state, command);
       return await this.handOut(lane, state, command);
     } finally {
+      this.recorder?.ran(lane, this.hostEnv.now() - admittedAtMs);
       release();
     }
+  }
+
+  /** A call got its slot: record its wait and check the alerts (a lane recovers here). Returns the time (ms). */
+  private observeAdmission(lane: Lane, command: LaneCommand, queuedAtMs: number): number {
+    const now = this.hostEnv.now();
+    if (!this.recorder && !this.alerts) return now;
+    const state = this.lanes[lane];
+    this.recorder?.waited(lane, now - queuedAtMs);
+    this.alerts?.waited(lane, now - queuedAtMs, state.timeoutMs, command.emit);
+    this.alerts?.depth(lane, state.slots.pending, state.maxConcurrency, command.emit);
+    return now;
   }
 
   /** Set a lane's handler mode and timeout (the seed's setLaneHandler); an omitted timeout is the lane default. */
@@ -121,6 +173,11 @@ export class SessionQueue {
   /** Tasks awaiting the host (the seed's pendingExternalTasks). */
   pendingExternalTasks(): ExternalTask[] {
     return this.external.list();
+  }
+
+  /** External tasks a snapshot keeps: awaiting the host, or cancelled by a restart or move (settled as run_lost when restored). */
+  snapshotExternalTasks(): ExternalTask[] {
+    return this.external.unsettledAtStop();
   }
 
   /** The host's answer to an external task (the seed's completeExternalTask); throws 404/409 CodeErrors. */

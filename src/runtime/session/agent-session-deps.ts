@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
+import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { VerificationReport } from '../../protocol/verification.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
@@ -71,4 +72,6 @@ export interface RestoredState {
   verifications: VerificationReport[];
   subagentTasks: SubagentTaskSnapshot[];
   sessionSequence: number;
+  /** External tasks pending when the snapshot was taken; the restored queue settles them as lost (run_lost). */
+  externalTasks?: ExternalTaskSnapshot[];
 }

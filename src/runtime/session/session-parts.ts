@@ -97,7 +97,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     storeArtifact,
   }));
   const queueConfig = config.options.queueConfig;
-  const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv) : undefined;
+  const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, { lostTasks: restored?.externalTasks ?? [], interrupted: () => lifecycle.keepsCheckpoints() }) : undefined;
   const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, workspace: config.workspace, ...config.commands });
   const invokerDeps = (): Omit<ToolInvokerDeps, 'registry'> => ({
     governance: governance.parts().governance,
@@ -147,7 +147,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     }));
   const commandRun = (record: RunRecord, input: string, signal: AbortSignal) => slashCommands().produce(record, input, signal);
   const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, commandRun, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
-  const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient });
+  const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient, ...(queue ? { externalTasks: queue.snapshotExternalTasks() } : {}) });
   return {
     events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, queue,
     get slashCommands() {

@@ -1,4 +1,5 @@
 import type { McpServerConfig } from '../../protocol/mcp.js';
+import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { VerificationReport } from '../../protocol/verification.js';
@@ -23,6 +24,8 @@ export interface SnapshotSource {
   readonly subagentTasks: SubagentTaskSnapshot[];
   /** The session's own MCP servers (POST .../mcp), re-registered on restore; the inherited ones are in `config.options.mcpServers`. */
   readonly ownMcpServers: readonly McpServerConfig[];
+  /** External tasks of the lane queue awaiting the host (none without a queue). */
+  readonly externalTasks?: readonly ExternalTaskSnapshot[];
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
   readonly closed: boolean;
 }
@@ -59,6 +62,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
     run_records: source.runs,
     verification_reports: [...source.verifications],
     subagent_tasks: source.subagentTasks,
+    ...(source.externalTasks && source.externalTasks.length > 0 ? { external_tasks: [...source.externalTasks] } : {}),
   };
 }
 
