@@ -205,4 +205,52 @@ describe('pending external tasks when the node dies', () => {
       await fake.close();
     }
   });
+  it('resuming the lost run from its checkpoint re-issues the call as a new external task', async () => {
+    const dataDir = tempDir('a3s-queue-resume-');
+    const copy = tempDir('a3s-queue-resume-crash-');
+    const fake = await startFakeProvider();
+    const config = { apiTokens: tokens };
+    try {
+      const first = await startTestServer({ dataDir, fake, files: { 't1/a.txt': 'alpha\n' }, config });
+      const id = await createSession(first, HOST, { ...EXTERNAL, autoSave: true, permissionPolicy: { allow: ['read', 'bash'] } });
+      // (With tokens of several tenants the session's workspace is the tenant's space: t1/.)
+      // Round 1 (read, run here) completes and is checkpointed; round 2's bash waits for the host.
+      fake.script(
+        { toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'a.txt' } }] },
+        { toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'make release' } }] },
+        { toolCalls: [{ id: 'b2', name: 'bash', arguments: { command: 'make release' } }] },
+        { text: 'released on the second node' },
+      );
+      const runId = await startRun(first, HOST, id, 'release it');
+      await eventually(async () => ((await request(first.url).get(`/v1/sessions/${id}/queue/external-tasks`).set(auth(HOST))).body.tasks as unknown[]).length === 1, 'the first task');
+      const firstTask = ((await request(first.url).get(`/v1/sessions/${id}/queue/external-tasks`).set(auth(HOST))).body.tasks as { task_id: string }[])[0]!;
+      await request(first.url).post(`/v1/sessions/${id}/save`).set(auth(HOST)).expect(200);
+      cpSync(dataDir, copy, { recursive: true });
+      const second = await startTestServer({ dataDir: copy, fake, root: first.root, config });
+      try {
+        expect((await request(second.url).get(`/v1/sessions/${id}/runs/${runId}`).set(auth(HOST)).expect(200)).body.run.status).toBe('failed');
+        const resumed = await request(second.url).post(`/v1/sessions/${id}/runs/${runId}/resume`).set(auth(HOST)).send({}).expect(202);
+        let tasks: { task_id: string; payload: unknown }[] = [];
+        await eventually(async () => {
+          tasks = (await request(second.url).get(`/v1/sessions/${id}/queue/external-tasks`).set(auth(HOST))).body.tasks;
+          return tasks.length === 1;
+        }, 'the re-issued task');
+        expect(tasks[0]!.task_id).not.toBe(firstTask.task_id);
+        expect(tasks[0]!.payload).toEqual({ command: 'make release' });
+        await request(second.url).post(`/v1/sessions/${id}/queue/external-tasks/${tasks[0]!.task_id}`).set(auth(HOST)).send({ success: true, result: 'v7 tagged' }).expect(200);
+        const newRunId = resumed.body.runId as string;
+        await eventually(async () => (await runStatus(second, HOST, id, newRunId)) === 'completed', 'the resumed run');
+        const last = fake.requests.at(-1)!;
+        expect(toolMessage(last, 'b2')?.content).toBe('v7 tagged');
+        // The resumed run started from the checkpoint: round 1's read result is in its transcript.
+        expect(toolMessage(last, 'r1')?.content).toContain('alpha');
+      } finally {
+        await second.close();
+      }
+      await first.close();
+      fake.assertDone();
+    } finally {
+      await fake.close();
+    }
+  });
 });
