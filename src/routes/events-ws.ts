@@ -5,6 +5,8 @@ import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { followSessionStream } from './stream-follow.js';
+import type { SocketRegistry } from './socket-registry.js';
+import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from './ws-controls.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
 import type { ServerContext } from '../server/server-context.js';
@@ -27,8 +29,6 @@ export function subscriberBufferBytes(subscriberBufferEvents: number): number {
   return Math.max(SUBSCRIBER_BUFFER_BYTES, subscriberBufferEvents * SUBSCRIBER_FRAME_BYTES);
 }
 
-/** After a close frame, a peer that does not answer the closing handshake is cut off after this long. */
-export const CLOSE_GRACE_MS = 1000;
 
 /** A subscriber still catching up when its session closes gets this long to read the rest, then 4010. */
 export const SESSION_CLOSED_DRAIN_MS = 10_000;
@@ -42,90 +42,6 @@ export const MAX_MESSAGES_BEFORE_AUTH = 8;
  * messages) with nothing queued before them are answered at once and not counted. One more closes with 1008.
  */
 export const MAX_MESSAGES_BEFORE_ATTACH = 8;
-
-// RFC 6455: a close frame's reason is at most 123 bytes of UTF-8.
-const MAX_CLOSE_REASON_BYTES = 123;
-
-function truncateReason(reason: string): string {
-  if (Buffer.byteLength(reason) <= MAX_CLOSE_REASON_BYTES) return reason;
-  let cut = reason.slice(0, MAX_CLOSE_REASON_BYTES);
-  while (Buffer.byteLength(cut) > MAX_CLOSE_REASON_BYTES) cut = cut.slice(0, -1);
-  return cut;
-}
-
-/** Live WebSocket sockets, so shutdown can close them with 1001, and the one way a socket is closed. */
-export class SocketRegistry {
-  private readonly sockets = new Set<WebSocket>();
-  private readonly closing = new WeakSet<WebSocket>();
-
-  /** Track a socket until it closes. */
-  add(socket: WebSocket): void {
-    this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
-  }
-
-  /**
-   * Close with a code (the first close wins), and cut the connection off if the peer does not complete
-   * the closing handshake within CLOSE_GRACE_MS: a subscriber that stopped reading never will, and
-   * shutdown must not wait for it.
-   */
-  close(socket: WebSocket, code: number, reason: string): void {
-    if (socket.readyState === socket.CLOSED || this.closing.has(socket)) return;
-    this.closing.add(socket);
-    if (socket.readyState !== socket.CLOSING) socket.close(code, truncateReason(reason));
-    const timer = setTimeout(() => socket.terminate(), CLOSE_GRACE_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-  }
-
-  /** Close every socket with 1001 (going away). */
-  closeAll(reason: string): void {
-    for (const socket of this.sockets) this.close(socket, WS_CLOSE.goingAway, reason);
-  }
-
-  /** Number of open sockets. */
-  get size(): number {
-    return this.sockets.size;
-  }
-}
-
-function errorControl(code: string, message: string, field?: string, details?: Record<string, unknown>): WsControl {
-  return { type: 'error', payload: { code, message, ...(field !== undefined ? { field } : {}), ...(details !== undefined && Object.keys(details).length > 0 ? { details } : {}) } };
-}
-
-/**
- * Settle an external task of the session's lane queue for a registered host, by the rules of
- * POST .../queue/external-tasks/:taskId: only a host of the session's own tenant (an admin of another
- * tenant may watch, not answer); 404 EXTERNAL_TASK_NOT_FOUND and 409 EXTERNAL_TASK_SETTLED become error frames.
- */
-function completeExternalTaskControl(session: AgentSession, who: Caller, registered: boolean, message: Extract<WsClientMessage, { type: 'external_task_complete' }>): WsControl {
-  if (!registered) return errorControl('VALIDATION_ERROR', 'message.type: send {"type":"host_register"} on this socket before answering external tasks', 'message.type');
-  if (who.tenantId !== session.config.ownerTenantId) return errorControl('FORBIDDEN', `external_task_complete: only a host of the session's tenant may complete its external tasks`, 'task_id');
-  if (!session.queue) return errorControl('QUEUE_NOT_CONFIGURED', `session ${session.id} has no lane queue, so it has no external tasks`, 'task_id');
-  const { type: _type, task_id: taskId, ...answer } = message;
-  try {
-    session.queue.completeExternalTask(taskId, answer);
-    return { type: 'external_task_complete_result', payload: { task_id: taskId, completed: true } };
-  } catch (error) {
-    if (error instanceof CodeError) return errorControl(error.code, error.message, 'task_id', error.details);
-    return errorControl('INTERNAL_ERROR', 'external_task_complete failed', 'task_id');
-  }
-}
-
-/**
- * The refusal of a session-bound message on a socket that follows a session another node owns: the owner's
- * SESSION_OWNED_ELSEWHERE error (from ensureLocal, naming its node and URL) and the REST call to make there.
- */
-function ownedElsewhereControl(owner: CodeError, sessionId: string, message: WsClientMessage): WsControl {
-  const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
-  const rest =
-    message.type === 'confirm' ? `answer the confirmation with POST ${path}/confirmations/${encodeURIComponent(message.toolId)} at the owner`
-    : message.type === 'cancel' ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
-    : message.type === 'external_task_complete' ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
-    : 'open the events WebSocket at the owner to register as a host';
-  const field = message.type === 'confirm' ? 'toolId' : message.type === 'cancel' ? 'runId' : message.type === 'external_task_complete' ? 'task_id' : undefined;
-  return errorControl(owner.code, `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`, field);
-}
 
 /**
  * GET /v1/sessions/:id/events (WebSocket): replay retained events after the `after` cursor, then follow

@@ -10,7 +10,7 @@ import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { ToolResult } from '../tools/define-tool.js';
 import type { Delegation, DelegationCall } from '../tools/define-tool.js';
 import type { ChildParent, ChildSpawner, ChildSpec } from './child-session.js';
-import { linkAbort } from './link-abort.js';
+import { linkAbort } from '../signals/link-abort.js';
 import { cutTaskOutput, parseStructured, structuredPrompt } from './task-output.js';
 import type { SubagentTasks } from './subagent-tasks.js';
 

@@ -1,3 +1,4 @@
+import { abortableDelay } from '../signals/abortable-delay.js';
 import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
@@ -38,17 +39,6 @@ export class TurnError extends Error {
   }
 }
 
-function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** What one streamed turn needs of the loop's services: the LLM invoker and the tool specs the model sees. */
 export interface TurnDeps {

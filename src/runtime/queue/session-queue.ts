@@ -1,3 +1,4 @@
+import { abortableDelay } from '../signals/abortable-delay.js';
 import type { DeadLetter, Lane, LaneHandlerMode, QueueStats } from '../../protocol/queue.js';
 import type { QueueMetrics } from '../../protocol/queue-metrics.js';
 import type { EventSink } from '../invocation/invocation-context.js';
@@ -113,7 +114,7 @@ export class SessionQueue {
       const delayMs = retryDelayMs(retry, attempt);
       this.recorder?.count(lane, 'retried');
       command.emit('command_retry', { command_id: command.id, command_type: command.commandType, lane, attempt: attempt + 1, delay_ms: delayMs });
-      if (!(await pause(delayMs, command.signal))) return command.stopped(`while waiting to retry (attempt ${attempt + 1})`);
+      if (!(await abortableDelay(delayMs, command.signal))) return command.stopped(`while waiting to retry (attempt ${attempt + 1})`);
     }
   }
 
@@ -275,18 +276,3 @@ function retryable(result: ToolResult): boolean {
   return meta.timed_out === true || meta.external_failed === true;
 }
 
-/** Wait `ms`; false when `signal` aborted first. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

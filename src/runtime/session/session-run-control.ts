@@ -1,5 +1,5 @@
 import type { RunRecord } from '../../protocol/run-record.js';
-import { linkAbort } from '../delegation/link-abort.js';
+import { linkAbort } from '../signals/link-abort.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';

@@ -1,0 +1,43 @@
+import { CodeError } from '../errors.js';
+import type { WsClientMessage, WsControl } from '../protocol/ws-messages.js';
+import type { Caller } from '../runtime/ports/caller.js';
+import type { AgentSession } from '../runtime/session/agent-session.js';
+
+/** An `error` control frame (details only when there are some). */
+export function errorControl(code: string, message: string, field?: string, details?: Record<string, unknown>): WsControl {
+  return { type: 'error', payload: { code, message, ...(field !== undefined ? { field } : {}), ...(details !== undefined && Object.keys(details).length > 0 ? { details } : {}) } };
+}
+
+/**
+ * Settle an external task of the session's lane queue for a registered host, by the rules of
+ * POST .../queue/external-tasks/:taskId: only a host of the session's own tenant (an admin of another
+ * tenant may watch, not answer); 404 EXTERNAL_TASK_NOT_FOUND and 409 EXTERNAL_TASK_SETTLED become error frames.
+ */
+export function completeExternalTaskControl(session: AgentSession, who: Caller, registered: boolean, message: Extract<WsClientMessage, { type: 'external_task_complete' }>): WsControl {
+  if (!registered) return errorControl('VALIDATION_ERROR', 'message.type: send {"type":"host_register"} on this socket before answering external tasks', 'message.type');
+  if (who.tenantId !== session.config.ownerTenantId) return errorControl('FORBIDDEN', `external_task_complete: only a host of the session's tenant may complete its external tasks`, 'task_id');
+  if (!session.queue) return errorControl('QUEUE_NOT_CONFIGURED', `session ${session.id} has no lane queue, so it has no external tasks`, 'task_id');
+  const { type: _type, task_id: taskId, ...answer } = message;
+  try {
+    session.queue.completeExternalTask(taskId, answer);
+    return { type: 'external_task_complete_result', payload: { task_id: taskId, completed: true } };
+  } catch (error) {
+    if (error instanceof CodeError) return errorControl(error.code, error.message, 'task_id', error.details);
+    return errorControl('INTERNAL_ERROR', 'external_task_complete failed', 'task_id');
+  }
+}
+
+/**
+ * The refusal of a session-bound message on a socket that follows a session another node owns: the owner's
+ * SESSION_OWNED_ELSEWHERE error (from ensureLocal, naming its node and URL) and the REST call to make there.
+ */
+export function ownedElsewhereControl(owner: CodeError, sessionId: string, message: WsClientMessage): WsControl {
+  const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+  const rest =
+    message.type === 'confirm' ? `answer the confirmation with POST ${path}/confirmations/${encodeURIComponent(message.toolId)} at the owner`
+    : message.type === 'cancel' ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
+    : message.type === 'external_task_complete' ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
+    : 'open the events WebSocket at the owner to register as a host';
+  const field = message.type === 'confirm' ? 'toolId' : message.type === 'cancel' ? 'runId' : message.type === 'external_task_complete' ? 'task_id' : undefined;
+  return errorControl(owner.code, `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`, field);
+}
