@@ -20,3 +20,12 @@ export function modelRequestDefaults(model: ModelConfig | undefined, requested?:
     ...(temperature !== undefined ? { temperature } : {}),
   };
 }
+
+/** The seed's default context window when a model block names none (`maxContextTokens` 200k). */
+export const DEFAULT_CONTEXT_TOKENS = 200_000;
+
+/** A model block's context window: the seed's `limit.context`, else ours (`context_window`) or the seed's deprecated `contextTokens`. */
+export function modelContextTokens(model: ModelConfig | undefined): number | undefined {
+  const context = model?.limit?.context;
+  return context !== undefined && context > 0 ? context : (model?.contextWindow ?? model?.contextTokens);
+}

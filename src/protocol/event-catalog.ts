@@ -76,6 +76,7 @@ export const EXTENSION_EVENT_TYPES = [
   'mcp_tools_changed',
   'verification_started',
   'verification_completed',
+  'run_warning',
 ] as const;
 
 /** A seed (v1 catalog) event type. */

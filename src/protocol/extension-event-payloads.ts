@@ -31,4 +31,10 @@ export const EXTENSION_EVENT_PAYLOADS = {
   verification_started: z.object({ subject: z.string(), commands: z.number().int().nonnegative() }),
   /** A verification report was recorded. */
   verification_completed: z.object({ report_id: z.string(), subject: z.string(), status: z.string(), failed_required: z.number().int().nonnegative() }),
+  /**
+   * Something the run tried did not work and the run went on without it: a plan that did not parse after its
+   * repairs (the run continues unplanned), a goal that could not be extracted or checked, a compaction that
+   * was blocked or refused.
+   */
+  run_warning: z.object({ source: z.enum(['planning', 'goal', 'compaction']), message: z.string(), fallback: z.string().optional() }),
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChatMessageSchema } from './chat-message.js';
+import { PlanProgressSchema } from './planning.js';
 
 /** Loop counters that decide convergence limits, carried across a resume. */
 export const ConvergenceCountersSchema = z
@@ -31,6 +32,8 @@ export const LoopCheckpointSchema = z
     verification_reports: z.array(z.unknown()),
     convergence: ConvergenceCountersSchema,
     checkpoint_ms: z.number().int().nonnegative(),
+    /** A planned run's plan, goal and current step (absent for unplanned runs). */
+    plan: PlanProgressSchema.optional(),
   })
   .strict()
   .meta({ id: 'LoopCheckpoint' });

@@ -1,3 +1,4 @@
+import { AgentGoalSchema, ExecutionPlanSchema, PlanTaskSchema, TaskStatusSchema } from './planning.js';
 import { z } from 'zod';
 import { RUN_ERROR_CODES } from '../errors.js';
 import { VerificationStatusSchema, VerificationSummarySchema } from './verification.js';
@@ -50,7 +51,6 @@ export const LlmResponseMetaSchema = z
 const toolCallIds = { id: z.string(), name: z.string() };
 const anyObject = z.record(z.string(), z.unknown());
 const snapshot = { snapshot: anyObject };
-const planTask = anyObject;
 
 /** The seed's budget event fields (`budget_threshold_hit`; the `budget_exhausted` extension has the same shape). */
 export const BudgetEventFields = {
@@ -123,7 +123,7 @@ export const SEED_EVENT_PAYLOADS = {
   command_dead_lettered: z.object({ command_id: z.string(), command_type: z.string(), lane: z.string(), error: z.string(), attempts: z.number().int().nonnegative() }),
   command_retry: z.object({ command_id: z.string(), command_type: z.string(), lane: z.string(), attempt: z.number().int().nonnegative(), delay_ms: z.number().int().nonnegative() }),
   queue_alert: z.object({ level: z.string(), alert_type: z.string(), message: z.string() }),
-  task_updated: z.object({ session_id: z.string(), tasks: z.array(planTask) }),
+  task_updated: z.object({ session_id: z.string(), tasks: z.array(PlanTaskSchema) }),
   memory_stored: z.object({ memory_id: z.string(), memory_type: z.string(), importance: z.number(), tags: z.array(z.string()) }),
   memory_recalled: z.object({ memory_id: z.string(), content: z.string(), relevance: z.number() }),
   memories_searched: z.object({ query: z.string().nullable(), tags: z.array(z.string()), result_count: z.number().int().nonnegative() }),
@@ -132,10 +132,10 @@ export const SEED_EVENT_PAYLOADS = {
   subagent_progress: z.object({ task_id: z.string(), session_id: z.string(), status: z.string(), metadata: anyObject }),
   subagent_end: z.object({ task_id: z.string(), session_id: z.string(), agent: z.string(), output: z.string(), success: z.boolean(), finished_ms: z.number().int().optional() }),
   planning_start: z.object({ prompt: z.string() }),
-  planning_end: z.object({ plan: anyObject, estimated_steps: z.number().int().nonnegative() }),
+  planning_end: z.object({ plan: ExecutionPlanSchema, estimated_steps: z.number().int().nonnegative() }),
   step_start: z.object({ step_id: z.string(), description: z.string(), step_number: z.number().int(), total_steps: z.number().int() }),
-  step_end: z.object({ step_id: z.string(), status: z.string(), step_number: z.number().int(), total_steps: z.number().int() }),
-  goal_extracted: z.object({ goal: anyObject }),
+  step_end: z.object({ step_id: z.string(), status: TaskStatusSchema, step_number: z.number().int(), total_steps: z.number().int() }),
+  goal_extracted: z.object({ goal: AgentGoalSchema }),
   goal_progress: z.object({ goal: z.string(), progress: z.number(), completed_steps: z.number().int(), total_steps: z.number().int() }),
   goal_achieved: z.object({ goal: z.string(), total_steps: z.number().int(), duration_ms: z.number().int() }),
   context_compacted: z.object({ session_id: z.string(), before_messages: z.number().int(), after_messages: z.number().int(), percent_before: z.number(), summary: z.string().optional() }),

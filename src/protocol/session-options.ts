@@ -262,14 +262,6 @@ const empty = (value: unknown): boolean => (Array.isArray(value) ? value.length 
 export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknown, options: SessionOptions) => boolean>> = {
   workerAgents: (v) => !empty(v),
   searchConfig: (v) => !empty(v),
-  // planningMode wins over the legacy `planning` flag.
-  planningMode: (v) => v !== 'disabled',
-  planning: (v, o) => v === true && o.planningMode === undefined,
-  goalTracking: (v) => v === true,
-  autoCompact: (v) => v === true,
-  // The threshold of a compaction nobody asked for is inert.
-  autoCompactThreshold: (_v, o) => o.autoCompact === true,
-  maxContextTokens: () => true,
   llmApiTimeoutMs: () => true,
   toolResultTransformPolicy: () => true,
   toolPresentationProfile: () => true,

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { createSession, eventually, runAndWait, runEvents, startRun, useTestServers } from '../support/run-helpers.js';
 import { startTestServer } from '../support/test-server.js';
-import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, SEED_EXAMPLE_UNSUPPORTED, SEED_PLUS_UNSUPPORTED, seedSessionOptions } from './fixtures/seed-session-options.js';
+import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, seedSessionOptions } from './fixtures/seed-session-options.js';
 
 const start = useTestServers();
 
@@ -18,23 +18,9 @@ const TOKENS = [
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe("the seed's SessionOptions example", () => {
-  it('answers 400 UNSUPPORTED_OPTION listing exactly the options of capabilities not built yet, and creates nothing', async () => {
-    const t = await start();
-    const res = await request(t.url).post('/v1/sessions').send(seedSessionOptions(t.root)).expect(400);
-    expect(res.body.error.code).toBe('UNSUPPORTED_OPTION');
-    expect([...res.body.error.details.options].sort()).toEqual([...SEED_EXAMPLE_UNSUPPORTED].sort());
-    expect(SEED_EXAMPLE_UNSUPPORTED).toContain(res.body.error.details.field);
-    for (const name of SEED_EXAMPLE_UNSUPPORTED) expect(res.body.error.message).toContain(name);
-    // planningMode "disabled", sessionStore and securityProvider ask for nothing unbuilt.
-    for (const name of ['planningMode', 'sessionStore', 'securityProvider']) expect(res.body.error.details.options).not.toContain(name);
-    await request(t.url).get('/v1/sessions/docs-contract').expect(404);
-    expect(await t.server.ctx.store.load('docs-contract')).toBeUndefined();
-  });
-
-  it('with those options removed it is 201, answers the seed session info and is stored in the durable backend', async () => {
+  it('is 201 verbatim (every option it names is built), answers the seed session info and is stored in the durable backend', async () => {
     const t = await start({ files: SEED_EXAMPLE_FILES });
     const options = seedSessionOptions(t.root);
-    for (const name of SEED_EXAMPLE_UNSUPPORTED) delete options[name];
     const created = await request(t.url).post('/v1/sessions').send(options).expect(201);
     const info = created.body.session;
     expect(info).toMatchObject({
@@ -68,15 +54,15 @@ describe("the seed's SessionOptions example", () => {
       continuationEnabled: true,
       maxContinuationTurns: 3,
       maxExecutionTimeMs: 300000,
+      autoCompact: true,
+      autoCompactThreshold: 0.75,
+      maxContextTokens: 200000,
     });
   });
 
-  it('the "plus" part lists its unbuilt options too (all of them, with the example\'s), and without them is 201', async () => {
+  it('the "plus" part (goalTracking, agent, queue, retention, labels) is built too: 201 with everything', async () => {
     const t = await start({ files: SEED_EXAMPLE_FILES });
     const all = { ...seedSessionOptions(t.root), ...SEED_EXAMPLE_PLUS };
-    const res = await request(t.url).post('/v1/sessions').send(all).expect(400);
-    expect([...res.body.error.details.options].sort()).toEqual([...SEED_EXAMPLE_UNSUPPORTED, ...SEED_PLUS_UNSUPPORTED].sort());
-    for (const name of [...SEED_EXAMPLE_UNSUPPORTED, ...SEED_PLUS_UNSUPPORTED]) delete all[name.split('.')[0]];
     const created = await request(t.url).post('/v1/sessions').send(all).expect(201);
     expect(created.body.session).toMatchObject({ id: 'docs-contract', labels: { principal: 'principal-example', correlationId: 'trace-example' }, initWarning: null });
   });
@@ -161,12 +147,6 @@ describe('SessionOptions validation', () => {
     t.fake.assertDone();
 
     const asking: [string, unknown][] = [
-      ['planningMode', 'auto'],
-      ['planningMode', 'enabled'],
-      ['planning', true],
-      ['goalTracking', true],
-      ['autoCompact', true],
-      ['maxContextTokens', 1000],
       ['llmApiTimeoutMs', 1000],
       ['outputLanguage', 'fr'],
       ['autoDelegation', { enabled: true }],
@@ -178,9 +158,7 @@ describe('SessionOptions validation', () => {
       const res = await request(t.url).post('/v1/sessions').send({ [name]: value }).expect(400);
       expect(res.body.error, `${name}: ${JSON.stringify(value)}`).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: name, options: [name] } });
     }
-    // The threshold of a compaction asked for is refused with it; alone it is inert (and said so).
-    const both = await request(t.url).post('/v1/sessions').send({ autoCompact: true, autoCompactThreshold: 0.5 }).expect(400);
-    expect(both.body.error.details.options).toEqual(['autoCompact', 'autoCompactThreshold']);
+    // The threshold of a compaction nobody asked for is inert (and said so).
     const alone = await request(t.url).post('/v1/sessions').send({ autoCompactThreshold: 0.5 }).expect(201);
     expect(alone.body.session.initWarning).toContain('autoCompactThreshold has no effect');
     // planningMode wins over the legacy flag.

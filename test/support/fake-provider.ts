@@ -244,6 +244,11 @@ function parseBody(raw: string): FakeRequestBody | string {
     if (!isRecord(message) || typeof message.role !== 'string') return `messages[${index}] has no role`;
   }
   if (value.tools !== undefined && !Array.isArray(value.tools)) return 'tools is not an array';
+  const format = value.response_format;
+  if (format !== undefined) {
+    if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.json_schema)) return 'response_format is not {type: "json_schema", json_schema: {...}}';
+    if (typeof format.json_schema.name !== 'string' || !isRecord(format.json_schema.schema)) return 'response_format.json_schema needs a name and a schema object';
+  }
   return value as FakeRequestBody;
 }
 

@@ -35,6 +35,9 @@ export function childSessionConfig(parent: ResolvedSessionConfig, spec: ChildSpe
     sessionId,
     model,
     governance: { ...parent.governance, maxToolRounds: spec.maxSteps ?? agent.maxSteps ?? parent.governance.maxToolRounds },
+    // A child runs its one delegated task: it neither plans nor tracks a goal (the parent does).
+    planningMode: 'disabled',
+    goalTracking: false,
     permissionBounds: bounds,
     systemPrompt: buildSystemPrompt({
       role: skillRole(spec),

@@ -12,6 +12,11 @@ export interface GovernanceSnapshot {
   readonly maxContinuationTurns: number;
   readonly maxExecutionTimeMs: number;
   readonly toolOutputBytes: number;
+  /** Compact the transcript before a turn whose context passes `autoCompactThreshold` of `maxContextTokens`. */
+  readonly autoCompact: boolean;
+  readonly autoCompactThreshold: number;
+  /** The context window compaction measures against (SessionOptions, else the model's limit.context, else 200k). */
+  readonly maxContextTokens: number;
 }
 
 /** Emits one typed runtime event for the run. */

@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
-import type { LlmProvider, LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
+import type { LlmProvider, LlmResponseFormat, LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
+import type { Usage } from '../../protocol/run-record.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import { budgetEventPayload } from '../policy/budget/budget-event.js';
 import { GovernedCallError } from './governed-call-error.js';
@@ -15,6 +16,8 @@ export interface ResolvedModel {
   readonly provider: LlmProvider;
   readonly maxTokens?: number;
   readonly temperature?: number;
+  /** The model block's context window (limit.context), when it names one. */
+  readonly contextTokens?: number;
 }
 
 const specChars = new WeakMap<LlmToolSpec, number>();
@@ -67,7 +70,7 @@ export class LlmInvoker {
    * add abort listeners they never remove (the openai SDK does), and the link is dropped when the call
    * ends, so a long run does not collect one listener per turn.
    */
-  async *stream(messages: ChatMessage[], tools: LlmToolSpec[], ctx: InvocationContext): AsyncGenerator<LlmStreamEvent> {
+  async *stream(messages: ChatMessage[], tools: LlmToolSpec[], ctx: InvocationContext, responseFormat?: LlmResponseFormat): AsyncGenerator<LlmStreamEvent> {
     const governance = this.governance();
     const match = { sessionId: ctx.sessionId };
     if (governance.budget) {
@@ -105,6 +108,7 @@ export class LlmInvoker {
         signal: call.signal,
         ...(this.model.maxTokens !== undefined ? { maxTokens: this.model.maxTokens } : {}),
         ...(this.model.temperature !== undefined ? { temperature: this.model.temperature } : {}),
+        ...(responseFormat ? { responseFormat } : {}),
       })) {
         if (event.type === 'usage') totalTokens += event.totalTokens;
         else if (event.type === 'text_delta' && governance.hooks) responseText += event.text;
@@ -117,4 +121,29 @@ export class LlmInvoker {
       governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, response_text: responseText, total_tokens: totalTokens }, match);
     }
   }
+
+  /**
+   * One run-owned helper call without tools (planning, structured output and its repairs, goal checks,
+   * compaction): the same budget check, usage record, hooks and cancellation as a turn, answered as the
+   * whole text and the usage the provider reported.
+   */
+  async complete(messages: ChatMessage[], ctx: InvocationContext, responseFormat?: LlmResponseFormat): Promise<LlmCompletion> {
+    let text = '';
+    const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+    for await (const event of this.stream(messages, [], ctx, responseFormat)) {
+      if (event.type === 'text_delta') text += event.text;
+      else if (event.type === 'usage') {
+        usage.promptTokens += event.promptTokens;
+        usage.completionTokens += event.completionTokens;
+        usage.totalTokens += event.totalTokens;
+      }
+    }
+    return { text, usage };
+  }
+}
+
+/** What a helper call answered. */
+export interface LlmCompletion {
+  text: string;
+  usage: Usage;
 }

@@ -15,6 +15,15 @@ export interface LlmRequest {
   signal: AbortSignal;
   maxTokens?: number;
   temperature?: number;
+  /** Structured output: the JSON schema the answer must follow (sent as OpenAI's `response_format` json_schema). */
+  responseFormat?: LlmResponseFormat;
+}
+
+/** A JSON schema a structured-output request asks the answer to follow. */
+export interface LlmResponseFormat {
+  name: string;
+  schema: Record<string, unknown>;
+  description?: string;
 }
 
 /** Normalised streaming events from any OpenAI-compatible provider. */

@@ -73,6 +73,10 @@ export class OpenAiProvider implements LlmProvider {
     };
     if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
     if (request.temperature !== undefined) params.temperature = request.temperature;
+    if (request.responseFormat) {
+      const { name, schema, description } = request.responseFormat;
+      params.response_format = { type: 'json_schema', json_schema: { name, schema, ...(description ? { description } : {}) } };
+    }
 
     const toolCalls = new Map<number, PendingToolCall>();
     let usage: LlmStreamEvent | undefined;

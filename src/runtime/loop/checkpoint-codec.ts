@@ -1,8 +1,9 @@
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
+import type { PlanProgress } from '../../protocol/planning.js';
 import type { LoopState } from './run-loop.js';
 
 /** The wire checkpoint of a loop state. */
-export function toCheckpoint(state: LoopState, meta: { runId: string; sessionId: string; input: string; sideQuestion: boolean; now: number }): LoopCheckpoint {
+export function toCheckpoint(state: LoopState, meta: { runId: string; sessionId: string; input: string; sideQuestion: boolean; now: number; plan?: PlanProgress }): LoopCheckpoint {
   return {
     schema_version: 1,
     run_id: meta.runId,
@@ -22,6 +23,7 @@ export function toCheckpoint(state: LoopState, meta: { runId: string; sessionId:
       same_call_count: state.sameCallCount,
     },
     checkpoint_ms: meta.now,
+    ...(meta.plan ? { plan: meta.plan } : {}),
   };
 }
 

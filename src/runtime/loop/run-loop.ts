@@ -1,5 +1,6 @@
 import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
+import type { PlanProgress } from '../../protocol/planning.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { ToolInvoker } from '../invocation/tool-invoker.js';
@@ -21,11 +22,27 @@ export interface LoopState {
   sameCallCount: number;
 }
 
+/** How full the context was when the provider last reported its usage, for the compaction check. */
+export interface ContextReading {
+  /** Tokens the provider reported for its last turn (prompt + completion); 0 when it reported none. */
+  reportedTokens: number;
+  /** Messages of the working transcript that reported count covers (the rest are estimated). */
+  reportedMessages: number;
+}
+
 /** Services the loop drives. */
 export interface LoopDeps extends TurnDeps {
   tools: ToolInvoker;
-  /** Called after every completed tool round (never mid-tool) with the state a resume would start from. */
-  checkpoint?(state: LoopState): Promise<void>;
+  /**
+   * Called after every completed tool round (never mid-tool) with the state a resume would start from, and
+   * for a planned run the plan's progress (which step this loop is).
+   */
+  checkpoint?(state: LoopState, plan?: PlanProgress): Promise<void>;
+  /**
+   * Called before every turn with the working transcript (system message first): answers a compacted
+   * replacement when the context passed the threshold, else undefined. Never throws for a failed compaction.
+   */
+  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext): Promise<ChatMessage[] | undefined>;
 }
 
 /** Why a run ended other than normally. */
@@ -34,8 +51,8 @@ export interface LoopError {
   message: string;
 }
 
-/** What the loop returns: final text, counters (a resumed run's include the checkpoint's), and the messages it added after its starting transcript. */
-export interface LoopOutcome {
+/** How a run ended: final text, counters (a resumed run's include the checkpoint's), and the messages it added after its starting transcript. */
+export interface RunOutcome {
   status: 'completed' | 'failed' | 'cancelled';
   text: string;
   toolCallsCount: number;
@@ -44,6 +61,14 @@ export interface LoopOutcome {
   error?: LoopError;
   /** What the last provider response said about itself (the seed's agent_end.meta). */
   meta?: TurnMeta;
+}
+
+/** What the loop returns: the run's outcome, its working transcript and the state a following plan step continues from. */
+export interface LoopOutcome extends RunOutcome {
+  /** The working transcript at the end (system message first; compacted when a compaction ran). */
+  messages: ChatMessage[];
+  /** The loop state at the end, from which a following plan step continues. */
+  state: LoopState;
 }
 
 /**
@@ -55,15 +80,25 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
   const deadline = ctx.hostEnv.now() + ctx.governance.maxExecutionTimeMs;
   const scope = withDeadline(ctx, deadline);
   try {
-    return await loop(deps, scope.ctx, resume ? resume.messages : transcript, deadline, resume);
+    return await runLoopWithin(deps, scope.ctx, transcript, deadline, resume);
   } finally {
     scope.dispose();
   }
 }
 
+/**
+ * The loop on a context that already carries the run's deadline (withDeadline): a planned run runs one
+ * loop per step under one deadline. `resume` (a checkpoint's, or the previous step's state) replaces `transcript`.
+ */
+export function runLoopWithin(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], deadline: number, resume?: LoopState): Promise<LoopOutcome> {
+  return loop(deps, ctx, resume ? resume.messages : transcript, deadline, resume);
+}
+
 async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], deadline: number, resume: LoopState | undefined): Promise<LoopOutcome> {
   const g = ctx.governance;
-  const messages = [...transcript];
+  let messages = [...transcript];
+  // Provider-reported context size for the compaction check (none yet: everything is estimated).
+  const reading: ContextReading = { reportedTokens: 0, reportedMessages: 0 };
   const added: ChatMessage[] = [];
   const usage: Usage = resume ? { ...resume.usage } : { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   let toolCallsCount = resume?.toolCallsCount ?? 0;
@@ -87,7 +122,18 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
     ctx.emit('tool_end', { id: call.id, name: call.function.name, output, exit_code: 1, duration_ms: 0, truncated: false });
     push({ role: 'tool', tool_call_id: call.id, content: output });
   };
-  const end = (status: LoopOutcome['status'], error?: LoopError): LoopOutcome => ({ status, text, toolCallsCount, usage, added, ...(error ? { error } : {}), ...(meta ? { meta } : {}) });
+  const state = (copy: boolean): LoopState => ({ turn, messages: copy ? [...messages] : messages, usage: { ...usage }, toolCallsCount, toolRounds, parseFailures, continuations, lastCallKey, sameCallCount });
+  const end = (status: LoopOutcome['status'], error?: LoopError): LoopOutcome => ({
+    status,
+    text,
+    toolCallsCount,
+    usage,
+    added,
+    messages,
+    state: state(false),
+    ...(error ? { error } : {}),
+    ...(meta ? { meta } : {}),
+  });
   const deadlineError = (): LoopError => ({ code: 'MAX_EXECUTION_TIME', message: `the run exceeded maxExecutionTimeMs (${g.maxExecutionTimeMs} ms)` });
   // The signal fires for a cancel (or session close) and for the deadline; the reason tells them apart.
   const stopped = () => (deadlineReason(ctx.signal) ? end('failed', deadlineError()) : end('cancelled', { code: 'CANCELLED', message: 'the run was cancelled' }));
@@ -96,6 +142,16 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
   for (;;) {
     if (ctx.signal.aborted) return stopped();
     if (ctx.hostEnv.now() > deadline) return end('failed', deadlineError());
+
+    if (deps.compact) {
+      const compacted = await deps.compact(messages, reading, ctx);
+      if (compacted) {
+        messages = compacted;
+        reading.reportedTokens = 0;
+        reading.reportedMessages = 0;
+      }
+      if (ctx.signal.aborted) return stopped();
+    }
 
     turn += 1;
     ctx.emit('turn_start', { turn });
@@ -122,6 +178,10 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
     if (result.reasoning) assistant.reasoning = result.reasoning;
     if (result.toolCalls.length > 0) assistant.tool_calls = result.toolCalls;
     push(assistant);
+    if (result.usage.totalTokens > 0) {
+      reading.reportedTokens = result.usage.totalTokens;
+      reading.reportedMessages = messages.length;
+    }
     if (result.text) text = continuedText + result.text;
     continuedText = '';
 
@@ -168,6 +228,6 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
       }
     }
     if (ctx.signal.aborted) return stopped();
-    await deps.checkpoint?.({ turn, messages: [...messages], usage: { ...usage }, toolCallsCount, toolRounds, parseFailures, continuations, lastCallKey, sameCallCount });
+    await deps.checkpoint?.(state(true));
   }
 }

@@ -6,6 +6,7 @@ import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionLabels } from '../../protocol/session-snapshot.js';
 import type { GovernanceSnapshot } from '../invocation/invocation-context.js';
 import type { ResolvedModel } from '../invocation/llm-invoker.js';
+import type { WebSettings } from '../web/web-access.js';
 
 /** Retention bounds a session runs with. */
 export interface SessionRetention {
@@ -29,6 +30,10 @@ export interface ResolvedSessionConfig {
   /** The model runs use; the one field that changes after the build (the `/model provider/model` command switches it). */
   model: ResolvedModel;
   readonly governance: GovernanceSnapshot;
+  /** Whether runs plan first (SessionOptions.planningMode, else the legacy `planning` flag): `auto` lets pre-analysis decide. */
+  readonly planningMode: 'auto' | 'enabled' | 'disabled';
+  /** Runs extract a goal, report progress on it and tell when it is achieved (SessionOptions.goalTracking). */
+  readonly goalTracking: boolean;
   readonly permissionPolicy: PermissionPolicy;
   /**
    * The operator's policy (config default, else the built-in one) bounding `permissionPolicy`: set when the
@@ -59,6 +64,8 @@ export interface ResolvedSessionConfig {
   readonly outboundPrivateGrant: boolean;
   /** Webhook URLs in the options (hooks, budgetHost) may name private addresses: the grant, or config outbound.allow_private_networks. */
   readonly outboundAllowPrivate: boolean;
+  /** Config `web` (the operator's): web_fetch's and web_search's private-network switch and search backends. */
+  readonly web: WebSettings;
   /**
    * How the session's commands run: `hostCommands` = the creator had host_direct (without a working sandbox
    * only such sessions run commands, on the host; kept in snapshots), the network granted, SessionOptions.commandEnv.

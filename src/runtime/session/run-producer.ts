@@ -9,7 +9,9 @@ import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
 import { memoryContextSection, recordCompletedRun } from '../memory/memory-context.js';
 import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
-import { runLoop, type LoopDeps, type LoopOutcome, type LoopState } from '../loop/run-loop.js';
+import { runLoop, type LoopDeps, type LoopState, type RunOutcome } from '../loop/run-loop.js';
+import type { PlanProgress } from '../../protocol/planning.js';
+import { runWithPlanning, type PlannedRunDeps } from '../planning/run-with-planning.js';
 import { toAgentResult } from './agent-result.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { SessionEmit } from './session-emitter.js';
@@ -64,7 +66,9 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   const { governance, budget } = host.governance();
   budget.startClock?.();
   let input = request.input;
-  let outcome: LoopOutcome | undefined;
+  let outcome: RunOutcome | undefined;
+  // The loop's working transcript at its end (system message first): what the session keeps, compacted or not.
+  let working: ChatMessage[] | undefined;
   // pre_prompt hooks may block the run or rewrite the input (fail closed, like every gating hook).
   const gate = await governance.hooks?.gate('pre_prompt', { session_id: sessionId, run_id: record.runId, prompt: input, labels: config.labels }, { sessionId }, signal);
   if (gate && gate.action !== 'continue') {
@@ -81,9 +85,16 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
     // The memory context provider: items recalled by the input join the system prompt (a store failure recalls nothing).
     const recalled = host.memory ? await memoryContextSection(host.memory, input).catch(() => '') : '';
     const transcript: ChatMessage[] = [{ role: 'system', content: recalled ? `${config.systemPrompt}\n\n${recalled}` : config.systemPrompt }, ...before];
-    const deps: LoopDeps = { ...host.loopDeps(), checkpoint: (state: LoopState) => saveCheckpoint(host, record, input, state) };
+    const deps: LoopDeps = { ...host.loopDeps(), checkpoint: (state: LoopState, plan?: PlanProgress) => saveCheckpoint(host, record, input, state, plan) };
+    // Planning and goal tracking are for the session's own runs (a side question answers plainly).
+    const planned = !record.sideQuestion && (config.planningMode !== 'disabled' || config.goalTracking);
     try {
-      outcome = await runLoop(deps, ctx, transcript, resume ? fromCheckpoint(resume) : undefined);
+      const ended =
+        planned || resume?.plan
+          ? await runWithPlanning(plannedRunDeps(host, record, deps), ctx, transcript, input, resume ? { state: fromCheckpoint(resume), ...(resume.plan ? { plan: resume.plan } : {}) } : undefined)
+          : await runLoop(deps, ctx, transcript, resume ? fromCheckpoint(resume) : undefined);
+      outcome = ended;
+      working = ended.messages;
     } catch (error) {
       outcome = failedOutcome('INTERNAL_ERROR', error instanceof Error ? error.message : String(error));
     }
@@ -100,7 +111,7 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
     governance.hooks?.observe('on_error', { session_id: sessionId, run_id: record.runId, error_type: outcome.error.code, error_message: outcome.error.message, labels: config.labels }, { sessionId });
   }
   if (host.memory && outcome.status === 'completed') await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);
-  const messages = record.sideQuestion ? undefined : resume ? [...before, ...outcome.added] : [...host.transcript.messages, userMessage, ...outcome.added];
+  const messages = record.sideQuestion ? undefined : working ? working.slice(1) : [...before, ...outcome.added];
   host.transcript.commitRun(messages, outcome.usage, host.hostEnv.now());
   const runReports = host.verifications.forRun(record.runId);
   const result: AgentResult = toAgentResult(outcome, runReports);
@@ -129,9 +140,24 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   return record;
 }
 
+/** The planning services of one run: the session's choices, the run's LLM invoker, status and reports. */
+function plannedRunDeps(host: RunProducerHost, record: RunRecord, loop: LoopDeps): PlannedRunDeps {
+  return {
+    llm: loop.llm,
+    planningMode: host.config.planningMode,
+    goalTracking: host.config.goalTracking,
+    setStatus: (status) => host.runs.setStatus(record, status),
+    loop,
+    runReports: async () => {
+      await host.verifications.settleRun();
+      return host.verifications.forRun(record.runId);
+    },
+  };
+}
+
 /** Save the loop state after a completed tool round; a failure is reported, never fatal to the run. */
-async function saveCheckpoint(host: RunProducerHost, record: RunRecord, input: string, state: LoopState): Promise<void> {
-  const checkpoint = toCheckpoint(state, { runId: record.runId, sessionId: host.config.sessionId, input, sideQuestion: record.sideQuestion, now: host.hostEnv.now() });
+async function saveCheckpoint(host: RunProducerHost, record: RunRecord, input: string, state: LoopState, plan?: PlanProgress): Promise<void> {
+  const checkpoint = toCheckpoint(state, { runId: record.runId, sessionId: host.config.sessionId, input, sideQuestion: record.sideQuestion, now: host.hostEnv.now(), ...(plan ? { plan } : {}) });
   try {
     await host.checkpoints.save(checkpoint);
     host.emit(record.runId, 'checkpoint_saved', { turn: state.turn, store: host.checkpoints.kind });
@@ -140,6 +166,6 @@ async function saveCheckpoint(host: RunProducerHost, record: RunRecord, input: s
   }
 }
 
-function failedOutcome(code: RunErrorCode, message: string): LoopOutcome {
+function failedOutcome(code: RunErrorCode, message: string): RunOutcome {
   return { status: 'failed', text: '', toolCallsCount: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, added: [], error: { code, message } };
 }

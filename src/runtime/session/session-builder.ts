@@ -1,5 +1,5 @@
 import type { CodeConfig } from '../../config/code-config.js';
-import { modelRequestDefaults } from '../../config/model-request-defaults.js';
+import { DEFAULT_CONTEXT_TOKENS, modelContextTokens, modelRequestDefaults } from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
 import { ConfirmationPolicySchema } from '../../protocol/governance.js';
 import { unsupportedOptions, type SessionOptions } from '../../protocol/session-options.js';
@@ -28,6 +28,8 @@ export interface SessionBuilderDeps {
 }
 
 const DEFAULT_CONFIRMATION_POLICY = ConfirmationPolicySchema.parse({});
+/** The seed's autoCompactThreshold: compaction when the context is 80% full. */
+const DEFAULT_AUTO_COMPACT_THRESHOLD = 0.8;
 
 function configError(field: string, message: string): CodeError {
   return new CodeError('SESSION_CONFIGURATION_ERROR', `${field}: ${message}`, { field });
@@ -43,12 +45,13 @@ function chooseModel(config: CodeConfig, modelId: string, field: string, tempera
     const known = Object.keys(config.providers);
     throw configError(field, `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`);
   }
-  return { modelId, providerName, modelName, requestDefaults: modelRequestDefaults(providerConfig.models[modelName], temperature) };
+  const modelConfig = providerConfig.models[modelName];
+  return { modelId, providerName, modelName, requestDefaults: modelRequestDefaults(modelConfig, temperature), contextTokens: modelContextTokens(modelConfig) };
 }
 
 /** A `provider/model` id as the model a session (or a child of one) runs on, with its provider client. */
 export function resolveModel(config: CodeConfig, modelId: string, field: string, temperature: number | undefined, providerFor: (name: string) => LlmProvider): ResolvedModel {
-  const { providerName, modelName, requestDefaults } = chooseModel(config, modelId, field, temperature);
+  const { providerName, modelName, requestDefaults, contextTokens } = chooseModel(config, modelId, field, temperature);
   let provider: LlmProvider;
   try {
     provider = providerFor(providerName);
@@ -56,7 +59,7 @@ export function resolveModel(config: CodeConfig, modelId: string, field: string,
     throw new CodeError('SESSION_INITIALIZATION_ERROR', `provider ${providerName}: ${error instanceof Error ? error.message : String(error)}`, { resource: `provider:${providerName}` });
   }
   // The provider is called with the model key; a model block's `name` is a display name only.
-  return { id: modelId, providerName, modelName, provider, ...requestDefaults };
+  return { id: modelId, providerName, modelName, provider, ...requestDefaults, ...(contextTokens !== undefined ? { contextTokens } : {}) };
 }
 
 /** What a restored session keeps from its creation, whoever restores it. */
@@ -181,7 +184,14 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       maxContinuationTurns: options.maxContinuationTurns ?? loop.maxContinuationTurns,
       maxExecutionTimeMs: options.maxExecutionTimeMs ?? loop.maxExecutionTimeMs,
       toolOutputBytes: limits.toolOutputBytes,
+      autoCompact: options.autoCompact ?? false,
+      autoCompactThreshold: options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD,
+      // SessionOptions.maxContextTokens, else the model block's limit.context, else the seed's 200k.
+      maxContextTokens: options.maxContextTokens ?? model.contextTokens ?? DEFAULT_CONTEXT_TOKENS,
     },
+    // planningMode wins over the legacy `planning` flag.
+    planningMode: options.planningMode ?? (options.planning === true ? 'enabled' : 'disabled'),
+    goalTracking: options.goalTracking ?? false,
     permissionPolicy,
     ...(bounded ? { permissionFloor: operatorPolicy } : {}),
     permissionBounds: agent?.permissions ? [agent.permissions] : [],
@@ -196,6 +206,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     securityProvider: options.securityProvider?.type ?? 'default',
     outboundPrivateGrant,
     outboundAllowPrivate,
+    web: config.web,
     memory: options.memoryStore ? { type: options.memoryStore.type, namespace: options.memoryStore.namespace ?? 'default' } : null,
     commands: { hostCommands, network: options.sandboxNetwork ?? config.sandbox.network, env: options.commandEnv ?? {} },
     agent: agent?.name ?? null,
