@@ -182,6 +182,29 @@ export const CodeConfigSchema = z
       .strict()
       .default({ allowPrivateNetworks: false }),
     /**
+     * The web tools (web_fetch, web_search). `allowPrivateNetworks` lets them reach loopback, private,
+     * link-local and other non-global addresses (default false; the URLs are model-chosen, so neither
+     * host_direct nor outbound.allow_private_networks opens them). `search`: the backends web_search asks
+     * (a SearXNG URL, Brave and Tavily API keys), the engines used when a call names none, and the default
+     * timeout in seconds (1..60, default 20). Without a backend web_search answers a tool error naming these keys.
+     */
+    web: z
+      .object({
+        allowPrivateNetworks: z.boolean().default(false),
+        search: z
+          .object({
+            searxngUrl: z.string().regex(/^https?:\/\/[^\s]+$/, 'web.search.searxng_url must be an http:// or https:// URL').optional(),
+            braveApiKey: z.string().min(1, 'web.search.brave_api_key must not be empty').optional(),
+            tavilyApiKey: z.string().min(1, 'web.search.tavily_api_key must not be empty').optional(),
+            defaultEngines: z.array(z.string().min(1).max(64)).max(32).optional(),
+            timeoutSecs: z.number().int().min(1).max(60, 'web.search.timeout_secs is at most 60').default(20),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    /**
      * How model-chosen commands (bash, git, a session's stdio MCP servers) are contained. `mode`: `required`
      * refuses to start without a working bubblewrap (default when API tokens are configured), `auto` (default
      * otherwise) runs commands unsandboxed when bubblewrap does not work, and then only for sessions created

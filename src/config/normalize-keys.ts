@@ -63,6 +63,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   cluster: FREE,
   budgetHost: FREE,
   outbound: FREE,
+  web: FREE,
   sandbox: FREE,
   delegation: FREE,
   memory: FREE,

@@ -18,8 +18,8 @@ describe('sessions: options, workspace confinement, single flight, side question
     expect(unknown.body.error.code).toBe('VALIDATION_ERROR');
     expect(unknown.body.error.message).toContain('bogus');
     expect(unknown.body.error.message).toContain('unknown option "bogus"');
-    const unsupported = await request(t.url).post('/v1/sessions').send({ planningMode: 'auto' }).expect(400);
-    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'planningMode', options: ['planningMode'] } });
+    const unsupported = await request(t.url).post('/v1/sessions').send({ outputLanguage: 'fr' }).expect(400);
+    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'outputLanguage', options: ['outputLanguage'] } });
     // Our old placeholder names are not options: the seed's names are (builtinSkills, memoryStore, queueConfig).
     for (const old of ['skills', 'memory', 'queue']) {
       expect((await request(t.url).post('/v1/sessions').send({ [old]: true }).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
@@ -183,7 +183,11 @@ describe('sessions: options, workspace confinement, single flight, side question
   it('lists tools with JSON-schema definitions and runs host-direct calls', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     const tools = (await request(t.url).get(`/v1/sessions/${id}/tools`).expect(200)).body.tools;
-    expect(tools.map((x: { name: string }) => x.name).sort()).toEqual(['bash', 'batch', 'edit', 'git', 'glob', 'grep', 'ls', 'parallel_task', 'patch', 'program', 'read', 'task', 'write']);
+    expect(tools.map((x: { name: string }) => x.name).sort()).toEqual(['bash', 'batch', 'edit', 'git', 'glob', 'grep', 'ls', 'parallel_task', 'patch', 'program', 'read', 'task', 'web_fetch', 'web_search', 'write']);
+    // With builtinSkills the list is the seed's seventeen tools (its smoke test's toolNames()).
+    const seed = (await request(t.url).post('/v1/sessions').send({ builtinSkills: true }).expect(201)).body.session.id;
+    const seedTools = (await request(t.url).get(`/v1/sessions/${seed}/tools`).expect(200)).body.tools.map((x: { name: string }) => x.name);
+    expect([...seedTools].sort()).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'task', 'parallel_task', 'search_skills', 'Skill', 'program', 'git', 'batch', 'web_fetch', 'web_search'].sort());
     const read = tools.find((x: { name: string }) => x.name === 'read');
     expect(read.parameters).toMatchObject({ type: 'object', properties: { file_path: { type: 'string' } } });
     const result = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);

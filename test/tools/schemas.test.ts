@@ -8,7 +8,7 @@ describe('built-in tools', () => {
   const tools = createBuiltinTools();
 
   it('are the built-ins with unique names, prose descriptions and strict schemas', () => {
-    expect(tools.map((tool) => tool.name)).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'git', 'batch', 'program', 'task', 'parallel_task']);
+    expect(tools.map((tool) => tool.name)).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'git', 'batch', 'program', 'task', 'parallel_task', 'web_fetch', 'web_search']);
     for (const tool of tools) {
       expect(tool.description.length, tool.name).toBeGreaterThan(50);
       expect(() => tool.parameters.parse({ unexpected_field: true }), tool.name).toThrow();

@@ -5,6 +5,7 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { InvocationContext } from './invocation-context.js';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
+import type { WebAccess } from '../web/web-access.js';
 import type { Delegation } from '../tools/define-tool.js';
 import type { SessionQueue } from '../queue/session-queue.js';
 
@@ -39,6 +40,8 @@ export interface ToolInvokerDeps {
   afterExecute?(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void;
   /** Where the session's commands run, decided per call origin (tools get it as `ctx.commands`). */
   commands?: { forOrigin(origin: ToolOrigin): CommandLauncher };
+  /** The session's web access, handed to the tools as `ctx.web` (web_fetch, web_search). */
+  web?: WebAccess;
   /** The session's child runs, handed to the delegating tools (absent: they answer that delegation is off). */
   delegation?: Delegation;
   /** The session's lane queue (SessionOptions.queueConfig); absent for an ordinary session. */

@@ -13,12 +13,14 @@ import { readTool } from './builtin/read.js';
 import { createSearchSkillsTool } from './builtin/search-skills.js';
 import { skillTool } from './builtin/skill.js';
 import { taskTool } from './builtin/task.js';
+import { webFetchTool } from './builtin/web-fetch.js';
+import { webSearchTool } from './builtin/web-search.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import { writeTool } from './builtin/write.js';
 
-/** The built-in tools (file reading and editing, search, shell, git, the batch and program orchestrators and delegation), in a stable order. */
+/** The built-in tools (file reading and editing, search, shell, git, the batch and program orchestrators, delegation and the web tools), in a stable order. */
 export function createBuiltinTools(): AnyToolDefinition[] {
-  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool, batchTool, programTool, taskTool, parallelTaskTool];
+  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool, batchTool, programTool, taskTool, parallelTaskTool, webFetchTool, webSearchTool];
 }
 
 /** The skill tools of a session that has skills: `search_skills` over them and the `Skill` runner. */

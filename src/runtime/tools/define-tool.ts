@@ -2,6 +2,7 @@ import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, TaskParams } from '../../protocol/subagent-task.js';
 import { readFileSync } from 'node:fs';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
+import type { WebAccess } from '../web/web-access.js';
 import type { z } from 'zod';
 
 /** What a tool gets from the tool invoker: confinement root, cancellation and an output sink. */
@@ -23,6 +24,8 @@ export interface ToolContext {
   readonly nested?: NestedInvoker;
   /** Starts the commands the tool runs (bash, git) in the session's sandbox; absent only in hand-built contexts. */
   readonly commands?: CommandLauncher;
+  /** The session's web settings and address checks, for web_fetch and web_search; absent only in hand-built contexts. */
+  readonly web?: WebAccess;
   /** Only for the delegating tools (task, parallel_task, Skill): the session's child runs. */
   readonly delegation?: Delegation;
   /** The run's own signal (the call's `signal` also ends with the call); set for the delegating tools. */

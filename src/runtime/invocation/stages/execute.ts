@@ -64,6 +64,7 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     },
     ...(nested ? { nested } : {}),
     ...(state.deps.commands ? { commands: state.deps.commands.forOrigin(call.origin) } : {}),
+    ...(state.deps.web ? { web: state.deps.web } : {}),
     ...(tool.delegates && state.deps.delegation ? { delegation: state.deps.delegation, runSignal: ctx.signal } : {}),
     ...(tool.delegates && call.origin === 'host_direct' && call.confirmationInheritance ? { confirmationInheritance: call.confirmationInheritance } : {}),
   };
