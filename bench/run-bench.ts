@@ -1,6 +1,7 @@
 // Entry of `npm run bench -- <name> [--seconds N] ...`: runs one benchmark and prints its one JSON line.
 import { availableParallelism, loadavg } from 'node:os';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
+import { runCompactionBench } from './compaction-bench.js';
 import { round } from './bench-stats.js';
 import { runDelegationBench } from './delegation-bench.js';
 import { runRunsBench } from './runs-bench.js';
@@ -15,6 +16,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   sessions: runSessionsBench,
   sandbox: runSandboxBench,
   delegation: runDelegationBench,
+  compaction: runCompactionBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -25,6 +27,8 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
   sandbox   ms per host-direct "bash true" call, in the sandbox (bwrap) and without (host_direct none) [--commands N]
   delegation parent runs/s, latency and server CPU per child at concurrency 1 and 4 (parallel_task with 8 children,
             each a read tool round + 5-chunk answer), against the server CPU of a plain runs run at concurrency 20
+  compaction server CPU of the compaction step and run latency before / after, on a ~2,000-message, ~150k-token
+            history crossing the autoCompact threshold [--rounds N] [--messages N] [--tokens N]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RuntimeContext } from './context.js';
 import { registerAgentRoutes } from './routes/agents.js';
 import { registerCommandRoutes } from './routes/commands.js';
+import { registerCompactRoutes } from './routes/compact.js';
 import { registerSkillRoutes } from './routes/skills.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import { registerBudgetHostRoutes } from './routes/budget-host.js';
@@ -54,6 +55,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerAgentRoutes(app, ctx);
   registerSkillRoutes(app, ctx);
   registerCommandRoutes(app, ctx);
+  registerCompactRoutes(app, ctx);
   registerTaskRoutes(app, ctx);
   registerMemoryRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller));
   registerQueueRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller));

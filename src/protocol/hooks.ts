@@ -26,7 +26,7 @@ export const HookEventSchema = z.enum(HOOK_EVENTS);
 export type HookEvent = z.infer<typeof HookEventSchema>;
 
 /** Events whose hooks gate the operation: their answer can block, skip, retry or modify it. */
-export const GATING_HOOK_EVENTS = ['pre_tool_use', 'permission_request', 'pre_prompt'] as const satisfies readonly HookEvent[];
+export const GATING_HOOK_EVENTS = ['pre_tool_use', 'permission_request', 'pre_prompt', 'pre_compact'] as const satisfies readonly HookEvent[];
 
 /** A gating hook event. */
 export type GatingHookEvent = (typeof GATING_HOOK_EVENTS)[number];

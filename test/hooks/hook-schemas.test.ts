@@ -54,8 +54,8 @@ describe('hook answers and events', () => {
   });
 
   it('splits events into gating and observing', () => {
-    expect(['pre_tool_use', 'permission_request', 'pre_prompt'].every(isGatingHookEvent)).toBe(true);
-    expect(['post_tool_use', 'generate_start', 'generate_end', 'session_start', 'session_end', 'on_error', 'pre_compact', 'post_compact', 'budget_threshold_hit', 'passivation_requested', 'peer_invocation'].every(isObservingHookEvent)).toBe(true);
+    expect(['pre_tool_use', 'permission_request', 'pre_prompt', 'pre_compact'].every(isGatingHookEvent)).toBe(true);
+    expect(['post_tool_use', 'generate_start', 'generate_end', 'session_start', 'session_end', 'on_error', 'post_compact', 'budget_threshold_hit', 'passivation_requested', 'peer_invocation'].every(isObservingHookEvent)).toBe(true);
     expect(isObservingHookEvent('pre_tool_use')).toBe(false);
     expect(isObservingHookEvent('made_up')).toBe(false);
     expect(Object.keys(HookPayloadSchemas)).toHaveLength(14);

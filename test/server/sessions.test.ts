@@ -184,8 +184,9 @@ describe('sessions: options, workspace confinement, single flight, side question
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     const tools = (await request(t.url).get(`/v1/sessions/${id}/tools`).expect(200)).body.tools;
     expect(tools.map((x: { name: string }) => x.name).sort()).toEqual(['bash', 'batch', 'edit', 'git', 'glob', 'grep', 'ls', 'parallel_task', 'patch', 'program', 'read', 'task', 'web_fetch', 'web_search', 'write']);
-    // With builtinSkills the list is the seed's seventeen tools (its smoke test's toolNames()).
-    const seed = (await request(t.url).post('/v1/sessions').send({ builtinSkills: true }).expect(201)).body.session.id;
+    // A session with skills lists the seed's seventeen tools (its smoke test's toolNames()).
+    const inlineSkills = [{ name: 'release-review', kind: 'instruction', description: 'Separate blockers from nits.', content: 'Separate blockers.' }];
+    const seed = (await request(t.url).post('/v1/sessions').send({ builtinSkills: true, inlineSkills }).expect(201)).body.session.id;
     const seedTools = (await request(t.url).get(`/v1/sessions/${seed}/tools`).expect(200)).body.tools.map((x: { name: string }) => x.name);
     expect([...seedTools].sort()).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'task', 'parallel_task', 'search_skills', 'Skill', 'program', 'git', 'batch', 'web_fetch', 'web_search'].sort());
     const read = tools.find((x: { name: string }) => x.name === 'read');

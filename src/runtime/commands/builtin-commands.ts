@@ -1,3 +1,4 @@
+import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { CommandInfo } from '../../protocol/commands.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { CommandCatalog } from './command-catalog.js';
@@ -6,7 +7,7 @@ import { CommandFailure } from './command-failure.js';
 /** The built-in slash commands and what /help says of them. */
 export const BUILTIN_COMMANDS: readonly { readonly name: string; readonly description: string }[] = [
   { name: 'help', description: 'List the commands of this session.' },
-  { name: 'compact', description: 'Compact the conversation now (not available yet).' },
+  { name: 'compact', description: 'Compact the conversation now: older messages become a summary, the recent ones stay.' },
   { name: 'model', description: "Show the session's model and the configured ones, or switch it: /model [provider/model]." },
   { name: 'cost', description: 'Tokens used by the conversation and the estimated cost.' },
   { name: 'clear', description: 'Clear the conversation; the session stays.' },
@@ -24,21 +25,28 @@ export interface BuiltinCommandHost {
   list(): CommandInfo[];
   /** Switch the session's model for later runs; absent: `/model` cannot switch. */
   switchModel?(modelId: string): { readonly id: string };
+  /** Compact the conversation now (the summary call runs under the command run); absent: `/compact` cannot. */
+  compact?(): Promise<BuiltinOutcome>;
 }
 
-/** What a built-in produced: its text, and whether the transcript is to be emptied (/clear). */
+/** What a built-in produced: its text, whether the transcript is to be emptied (/clear) or replaced (/compact), and provider usage. */
 export interface BuiltinOutcome {
   readonly text: string;
   readonly clear?: boolean;
+  /** The transcript that replaces the session's, without the command's own input and answer (/compact). */
+  readonly replace?: ChatMessage[];
+  /** Provider usage of the command (the summary call of /compact). */
+  readonly usage?: Usage;
 }
 
-/** Run a built-in command; a refusal (an unconfigured model for /model) throws CommandFailure. */
-export function runBuiltinCommand(name: string, args: string, host: BuiltinCommandHost): BuiltinOutcome {
+/** Run a built-in command; a refusal (an unconfigured model for /model, a blocked /compact) throws CommandFailure. */
+export function runBuiltinCommand(name: string, args: string, host: BuiltinCommandHost): BuiltinOutcome | Promise<BuiltinOutcome> {
   switch (name) {
     case 'help':
       return { text: ['Commands:', ...host.list().map((c) => `/${c.name}${c.description ? ` - ${c.description}` : ''}`)].join('\n') };
     case 'compact':
-      return { text: 'Compaction is not available yet: the conversation was left as it is.' };
+      if (!host.compact) throw new CommandFailure('COMMAND_FAILED', '/compact: this session cannot compact its conversation');
+      return host.compact();
     case 'model':
       return modelCommand(args, host);
     case 'cost':

@@ -1,7 +1,9 @@
-/** Why a command run failed: an unknown command, or a command that could not produce its text. */
+import type { RunErrorCode } from '../../errors.js';
+
+/** Why a command run failed: an unknown command, a command that could not produce its text, or (/compact) a hook or budget refusal. */
 export class CommandFailure extends Error {
   constructor(
-    readonly code: 'UNKNOWN_COMMAND' | 'COMMAND_FAILED',
+    readonly code: Extract<RunErrorCode, 'UNKNOWN_COMMAND' | 'COMMAND_FAILED' | 'BLOCKED_BY_HOOK' | 'BUDGET_EXHAUSTED'>,
     message: string,
   ) {
     super(message);

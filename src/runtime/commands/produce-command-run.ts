@@ -20,10 +20,14 @@ export interface CommandRunHost {
   saveAfterRun(): Promise<void>;
 }
 
-/** What running the command gave: its text, and whether the transcript is to be emptied. */
+/** What running the command gave: its text, whether the transcript is to be emptied or replaced, and provider usage. */
 export interface CommandExecution {
   readonly text: string;
   readonly clear?: boolean;
+  /** The transcript that replaces the session's, without the command's own input and answer (/compact). */
+  readonly replace?: ChatMessage[];
+  /** Provider usage of the command (the summary call of /compact); none for the others. */
+  readonly usage?: Usage;
 }
 
 const ZERO: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -32,25 +36,28 @@ interface Ended {
   status: 'completed' | 'failed' | 'cancelled';
   text: string;
   clear: boolean;
+  replace?: ChatMessage[];
+  usage: Usage;
   error?: { code: RunErrorCode; message: string };
 }
 
 async function settle(execute: () => Promise<CommandExecution>, signal: AbortSignal): Promise<Ended> {
-  const cancelled = (): Ended => ({ status: 'cancelled', text: '', clear: false, error: { code: 'CANCELLED', message: 'the run was cancelled' } });
+  const cancelled = (): Ended => ({ status: 'cancelled', text: '', clear: false, usage: ZERO, error: { code: 'CANCELLED', message: 'the run was cancelled' } });
   try {
     const done = await execute();
-    return signal.aborted ? cancelled() : { status: 'completed', text: done.text, clear: done.clear === true };
+    return signal.aborted ? cancelled() : { status: 'completed', text: done.text, clear: done.clear === true, usage: done.usage ?? ZERO, ...(done.replace ? { replace: done.replace } : {}) };
   } catch (error) {
     if (signal.aborted) return cancelled();
-    if (error instanceof CommandFailure) return { status: 'failed', text: '', clear: false, error: { code: error.code, message: error.message } };
-    return { status: 'failed', text: '', clear: false, error: { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) } };
+    if (error instanceof CommandFailure) return { status: 'failed', text: '', clear: false, usage: ZERO, error: { code: error.code, message: error.message } };
+    return { status: 'failed', text: '', clear: false, usage: ZERO, error: { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) } };
   }
 }
 
 /**
  * Produce one admitted run whose input is a slash command, in place of the model: agent_start, executing,
- * the command, then transcript (the input and the text as an assistant message; /clear empties it; a failed
- * or cancelled command leaves it as it was), the result with zero usage, status, agent_end and the autosave.
+ * the command, then transcript (the input and the text as an assistant message; /clear empties it, /compact
+ * replaces it; a failed or cancelled command leaves it as it was), the result with the command's provider
+ * usage (zero but for /compact's summary call), status, agent_end and the autosave.
  * Never throws: a failing command becomes a failed run.
  */
 export async function produceCommandRun(host: CommandRunHost, record: RunRecord, input: string, execute: () => Promise<CommandExecution>, signal: AbortSignal): Promise<RunRecord> {
@@ -59,10 +66,11 @@ export async function produceCommandRun(host: CommandRunHost, record: RunRecord,
   runs.setStatus(record, 'executing');
   const ended = await settle(execute, signal);
   if (ended.status === 'completed' && !record.sideQuestion) {
-    const messages: ChatMessage[] = ended.clear ? [] : [...host.transcript.messages, { role: 'user', content: input }, { role: 'assistant', content: ended.text }];
-    host.transcript.commitRun(messages, ZERO, host.hostEnv.now());
+    const messages: ChatMessage[] = ended.clear ? [] : (ended.replace ?? [...host.transcript.messages, { role: 'user', content: input }, { role: 'assistant', content: ended.text }]);
+    host.transcript.commitRun(messages, ended.usage, host.hostEnv.now());
   }
-  const result = toAgentResult({ status: ended.status, text: ended.text, toolCallsCount: 0, usage: ZERO, added: [], ...(ended.error ? { error: ended.error } : {}) }, []);
+  const { usage } = ended;
+  const result = toAgentResult({ status: ended.status, text: ended.text, toolCallsCount: 0, usage, added: [], ...(ended.error ? { error: ended.error } : {}) }, []);
   record.result = result;
   if (ended.error) {
     record.error = ended.error;
@@ -72,7 +80,7 @@ export async function produceCommandRun(host: CommandRunHost, record: RunRecord,
   runs.setStatus(record, ended.status);
   emit(record.runId, 'agent_end', {
     text: result.text,
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens },
     verification_summary: buildVerificationSummary([]),
     status: ended.status,
     tool_calls_count: 0,

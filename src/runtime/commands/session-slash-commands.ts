@@ -3,7 +3,7 @@ import { BUILTIN_COMMAND_NAMES, type CommandContext, type CommandInfo, type Comm
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { WebSocketHostRegistry } from '../policy/host-bridge/websocket-host-registry.js';
 import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
-import { BUILTIN_COMMANDS, runBuiltinCommand } from './builtin-commands.js';
+import { BUILTIN_COMMANDS, runBuiltinCommand, type BuiltinCommandHost, type BuiltinOutcome } from './builtin-commands.js';
 import type { CommandCatalog } from './command-catalog.js';
 import { CommandFailure } from './command-failure.js';
 import { parseCommandInput } from './parse-command-input.js';
@@ -25,6 +25,8 @@ export interface SessionSlashCommandsDeps {
   mcpServers(): string[];
   /** Switch the session's model for later runs (throws naming the problem); absent: `/model` only shows it. */
   switchModel?(modelId: string): { readonly id: string };
+  /** Compact the transcript now, under the command run `runId` (its summary call is cancelled with `signal`). */
+  compact?(runId: string, signal: AbortSignal): Promise<BuiltinOutcome>;
 }
 
 const isBuiltin = (name: string) => (BUILTIN_COMMAND_NAMES as readonly string[]).includes(name);
@@ -87,13 +89,13 @@ export class SessionSlashCommands {
   produce(record: RunRecord, input: string, signal: AbortSignal): Promise<RunRecord> | undefined {
     const parsed = parseCommandInput(input);
     if (!parsed) return undefined;
-    return produceCommandRun(this.deps.runHost(), record, input, () => this.execute(parsed.name, parsed.args, signal), signal);
+    return produceCommandRun(this.deps.runHost(), record, input, () => this.execute(parsed.name, parsed.args, record.runId, signal), signal);
   }
 
-  private async execute(name: string, args: string, signal: AbortSignal): Promise<CommandExecution> {
+  private async execute(name: string, args: string, runId: string, signal: AbortSignal): Promise<CommandExecution> {
     const command = this.registered(name);
     if (command) return { text: await this.runRegistered(command, args, signal) };
-    if (isBuiltin(name)) return runBuiltinCommand(name, args, this.builtinHost());
+    if (isBuiltin(name)) return runBuiltinCommand(name, args, this.builtinHost(runId, signal));
     const known = this.list().map((c) => `/${c.name}`).join(', ');
     throw new CommandFailure('UNKNOWN_COMMAND', `unknown command /${name}; known commands: ${known}`);
   }
@@ -121,9 +123,17 @@ export class SessionSlashCommands {
     };
   }
 
-  private builtinHost() {
+  private builtinHost(runId: string, signal: AbortSignal): BuiltinCommandHost {
     const { transcript } = this.deps.runHost();
-    const { switchModel } = this.deps;
-    return { model: this.deps.config.model, catalog: this.deps.catalog, usage: () => transcript.usage, historyLen: () => transcript.messages.length, list: () => this.list(), ...(switchModel ? { switchModel } : {}) };
+    const { switchModel, compact } = this.deps;
+    return {
+      model: this.deps.config.model,
+      catalog: this.deps.catalog,
+      usage: () => transcript.usage,
+      historyLen: () => transcript.messages.length,
+      list: () => this.list(),
+      ...(switchModel ? { switchModel } : {}),
+      ...(compact ? { compact: () => compact(runId, signal) } : {}),
+    };
   }
 }

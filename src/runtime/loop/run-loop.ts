@@ -30,6 +30,14 @@ export interface ContextReading {
   reportedMessages: number;
 }
 
+/** What an automatic compaction did before a turn. */
+export interface CompactionAttempt {
+  /** The compacted working transcript; absent when the compaction was refused or failed. */
+  messages?: ChatMessage[];
+  /** Usage of the summary call. */
+  usage: Usage;
+}
+
 /** Services the loop drives. */
 export interface LoopDeps extends TurnDeps {
   tools: ToolInvoker;
@@ -39,10 +47,12 @@ export interface LoopDeps extends TurnDeps {
    */
   checkpoint?(state: LoopState, plan?: PlanProgress): Promise<void>;
   /**
-   * Called before every turn with the working transcript (system message first): answers a compacted
-   * replacement when the context passed the threshold, else undefined. Never throws for a failed compaction.
+   * Called before every turn with the working transcript (system message first): when the context passed
+   * the threshold, answers the compacted replacement (absent when the compaction did not happen) and the
+   * usage of its summary call (counted in the run's); undefined when no compaction was due. Never throws for
+   * a failed compaction.
    */
-  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext): Promise<ChatMessage[] | undefined>;
+  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext): Promise<CompactionAttempt | undefined>;
 }
 
 /** Why a run ended other than normally. */
@@ -144,9 +154,14 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
     if (ctx.hostEnv.now() > deadline) return end('failed', deadlineError());
 
     if (deps.compact) {
-      const compacted = await deps.compact(messages, reading, ctx);
-      if (compacted) {
-        messages = compacted;
+      const attempt = await deps.compact(messages, reading, ctx);
+      if (attempt) {
+        usage.promptTokens += attempt.usage.promptTokens;
+        usage.completionTokens += attempt.usage.completionTokens;
+        usage.totalTokens += attempt.usage.totalTokens;
+      }
+      if (attempt?.messages) {
+        messages = attempt.messages;
         reading.reportedTokens = 0;
         reading.reportedMessages = 0;
       }

@@ -1,4 +1,7 @@
 import { EMPTY_COMMAND_CATALOG } from '../commands/command-catalog.js';
+import { runCompactCommand } from '../commands/compact-command.js';
+import { AutoCompactor } from '../compaction/auto-compactor.js';
+import type { CompactionDeps } from '../compaction/compact-transcript.js';
 import { SessionSlashCommands } from '../commands/session-slash-commands.js';
 import type { SubagentTasks } from '../delegation/subagent-tasks.js';
 import { SessionEventLog } from '../events/session-event-log.js';
@@ -104,6 +107,8 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     storeArtifact,
     afterExecute: (call, args, result, startedAtMs, ctx) => verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
     commands,
+    // The web tools' access: a reference to the operator's settings, built with the invoker (first call).
+    web: { settings: config.web },
     delegation,
     ...(queue ? { queue } : {}),
   });
@@ -118,6 +123,15 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     createInvocationContext({ runId: invocationId, sessionId, workspace: config.workspace, signal, emit: (type, payload) => emit(runId, type, payload), governance: config.governance, hostEnv });
   // Built on the first host-direct call (most sessions never get one).
   const directCalls = new HostDirectCalls(() => ({ hostEnv, assertOpen: () => lifecycle.assertOpen(sessionId), hasTool: (name) => Boolean(tools.registry.get(name)), context: (callId, signal) => context(callId, signal, undefined), invoker: () => tools.invoker }));
+  // What a compaction calls: the one LLM invoker and the session's hooks (the governance is built on first use).
+  // Both are built by the first compaction or autoCompact run (most sessions never have one).
+  let compactionCache: CompactionDeps | undefined;
+  const compaction = (): CompactionDeps => (compactionCache ??= { llm, hooks: () => governance.parts().governance.hooks });
+  let autoCompactor: AutoCompactor | undefined;
+  const compactDep = () => {
+    const compactor = (autoCompactor ??= new AutoCompactor(compaction()));
+    return { compact: compactor.compact.bind(compactor) };
+  };
   const producer = (): RunProducerHost => ({
     config,
     hostEnv,
@@ -128,7 +142,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     verifications,
     memory,
     governance: () => governance.parts(),
-    loopDeps: () => ({ llm, tools: tools.invoker, toolSpecs: () => tools.modelSpecs() }),
+    loopDeps: () => ({ llm, tools: tools.invoker, toolSpecs: () => tools.modelSpecs(), ...(config.governance.autoCompact ? compactDep() : {}) }),
     keepsCheckpoints: () => lifecycle.keepsCheckpoints(),
     saveAfterRun: () => saves.saveAfterRun(),
   });
@@ -144,6 +158,8 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
       mcpServers: () => tools.layers().flatMap((layer) => layer.names()),
       // `/model provider/model`: later runs (and the snapshot) use the new model; it runs under the lease, so no run is in flight.
       ...(deps.resolveModel ? { switchModel: (modelId: string) => (config.model = deps.resolveModel!(modelId, 'model', config.options.temperature)) } : {}),
+      // `/compact`: under the lease of its command run, whose id its events and summary call carry.
+      compact: (runId: string, signal: AbortSignal) => runCompactCommand(transcript.messages, compaction(), context(runId, signal, runId)),
     }));
   const commandRun = (record: RunRecord, input: string, signal: AbortSignal) => slashCommands().produce(record, input, signal);
   const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, commandRun, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });

@@ -25,10 +25,8 @@ export interface SessionToolsDeps {
   readonly hostEnv: HostEnv;
   /** The built-in tools every session has. */
   readonly builtins: readonly AnyToolDefinition[];
-  /** The session's skills: while it has any, `search_skills` and `Skill` are among its tools. */
+  /** The session's skills: while it has any, `search_skills` is one of its tools. */
   readonly skills?: SkillRegistry;
-  /** `builtinSkills: true`: the skill tools are listed even while the catalog is empty (the seed's seventeen tools). */
-  readonly skillTools?: boolean;
   /** The agent-global MCP layer. */
   readonly globalMcp: McpManager;
   /** Bumped whenever the global layer's tools change. */
@@ -69,11 +67,10 @@ export class SessionTools {
   /** The current registry: built-ins, then global, inherited and session servers. */
   get registry(): ToolRegistry {
     const skills = this.deps.skills;
-    const withSkills = skills !== undefined && (skills.size > 0 || this.deps.skillTools === true);
-    const version = `${this.deps.globalMcpVersion()}:${this.mcpVersion}:${withSkills ? skills.version() : '-'}`;
+    const version = `${this.deps.globalMcpVersion()}:${this.mcpVersion}:${skills && skills.size > 0 ? skills.version() : '-'}`;
     if (!this.registryCache || this.registryVersion !== version) {
       const layers = [this.deps.globalMcp, ...this.borrowedMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
-      const skillTools = withSkills ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
+      const skillTools = skills && skills.size > 0 ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
       this.registryCache = new ToolRegistry([...this.deps.builtins, ...skillTools, ...layerMcpTools(layers)]);
       this.registryVersion = version;
       this.specsCache = undefined;
