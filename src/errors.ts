@@ -59,6 +59,8 @@ export const RUN_ERROR_CATALOGUE = {
   NODE_LOST: 'The node running the run died, lost its lease, or the run was in flight when the session was saved.',
   UNKNOWN_COMMAND: 'The input named a slash command (`/word`) the session does not have; the message lists the known ones.',
   COMMAND_FAILED: 'A slash command failed: its webhook or WebSocket host timed out, answered an error or a bad answer, or a built-in refused its arguments.',
+  TRANSCRIPT_TOO_LARGE: 'The session transcript is past limits.maxTranscriptBytes or limits.maxTranscriptMessages and could not be compacted (autoCompact off, or the compaction did not happen); no provider call was made.',
+  CONTEXT_LIMIT_EXCEEDED: "The next provider request's estimated context is past the model's context window (maxContextTokens: limit.context); it was not sent.",
   INTERNAL_ERROR: 'An unexpected fault inside the run.',
 } as const;
 

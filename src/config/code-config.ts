@@ -129,6 +129,10 @@ export const LimitsSchema = z
     maxArtifactBytesPerSession: z.number().int().positive().default(67_108_864),
     /** Terminal subagent tasks a session keeps (with their live child sessions); running ones are never dropped. */
     maxTerminalSubagentTasks: z.number().int().nonnegative().default(100),
+    /** A session's transcript bound, UTF-8 bytes of its messages: past it a run compacts first (autoCompact) or fails TRANSCRIPT_TOO_LARGE. */
+    maxTranscriptBytes: z.number().int().positive().default(8_388_608),
+    /** A session's transcript bound in messages (the same rule as maxTranscriptBytes). */
+    maxTranscriptMessages: z.number().int().positive().default(10_000),
   })
   .strict();
 

@@ -65,7 +65,7 @@ describe('rendering the summarised part', () => {
 });
 
 describe('AutoCompactor', () => {
-  const governance: GovernanceSnapshot = { maxToolRounds: 50, maxParseRetries: 2, toolTimeoutMs: 0, circuitBreakerThreshold: 3, duplicateToolCallThreshold: 3, continuationEnabled: true, maxContinuationTurns: 3, maxExecutionTimeMs: 60_000, toolOutputBytes: 100_000, autoCompact: true, autoCompactThreshold: 0.8, maxContextTokens: 1000 };
+  const governance: GovernanceSnapshot = { maxToolRounds: 50, maxParseRetries: 2, toolTimeoutMs: 0, circuitBreakerThreshold: 3, duplicateToolCallThreshold: 3, continuationEnabled: true, maxContinuationTurns: 3, maxExecutionTimeMs: 60_000, toolOutputBytes: 100_000, autoCompact: true, autoCompactThreshold: 0.8, maxContextTokens: 1000, maxTranscriptBytes: 8_388_608, maxTranscriptMessages: 10_000 };
   const hostEnv = { now: () => 0, newId: (p: string) => `${p}_1` } as unknown as HostEnv;
   const events: string[] = [];
   const ctx = createInvocationContext({ runId: 'run_1', sessionId: 's', workspace: '/', signal: new AbortController().signal, emit: (type) => events.push(type), governance, hostEnv });

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
-import type { CompactionAttempt, ContextReading } from '../loop/run-loop.js';
+import type { CompactionAttempt, ContextReading } from '../loop/context-reading.js';
 import { compactTranscript, type CompactionDeps } from './compact-transcript.js';
 import { contextTokens, estimateMessageTokens } from './estimate-tokens.js';
 
@@ -22,6 +22,7 @@ interface RunState {
  * compact the working transcript. Per run it never tries twice without new messages, and after an
  * attempt that failed or left the context over the threshold it waits until the context grew by another
  * 10% of the window, so a refusing model or a kept part over the threshold cannot make every turn compact.
+ * A forced compaction (the transcript past its bound) skips both rules.
  */
 export class AutoCompactor {
   private readonly runs = new WeakMap<InvocationContext, RunState>();
@@ -32,7 +33,7 @@ export class AutoCompactor {
    * Answer the compacted transcript and the summary call's usage, or undefined when no compaction is due. A
    * compaction that was due but refused or failed answers no messages and emits `run_warning` (the run goes on).
    */
-  async compact(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext): Promise<CompactionAttempt | undefined> {
+  async compact(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext, force = false): Promise<CompactionAttempt | undefined> {
     const g = ctx.governance;
     const threshold = g.autoCompactThreshold * g.maxContextTokens;
     const used = contextTokens(messages, reading);
@@ -44,8 +45,9 @@ export class AutoCompactor {
       // the threshold: compacting again now would not get under it either.
       if (reading.reportedTokens >= threshold) state.nextAtTokens = used + growth;
     }
-    if (used < Math.max(threshold, state?.nextAtTokens ?? 0)) return undefined;
-    if (state && messages.length <= state.length) return undefined;
+    // Forced (the transcript is past limits.maxTranscriptBytes/Messages): compact whatever the threshold.
+    if (!force && used < Math.max(threshold, state?.nextAtTokens ?? 0)) return undefined;
+    if (!force && state && messages.length <= state.length) return undefined;
     const outcome = await compactTranscript(messages, used, 'auto', this.deps, ctx);
     if (outcome.kind === 'compacted') {
       const after = estimateMessageTokens(outcome.messages);

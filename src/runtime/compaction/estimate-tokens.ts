@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
-import type { ContextReading } from '../loop/run-loop.js';
+import type { ContextReading } from '../loop/context-reading.js';
 
 /** The seed's estimator: a token is about 4 bytes of UTF-8. */
 export const BYTES_PER_TOKEN = 4;

@@ -17,6 +17,9 @@ export interface GovernanceSnapshot {
   readonly autoCompactThreshold: number;
   /** The context window compaction measures against (SessionOptions, else the model's limit.context, else 200k). */
   readonly maxContextTokens: number;
+  /** The transcript bound (limits.maxTranscriptBytes / maxTranscriptMessages): past it a turn compacts first or the run fails. */
+  readonly maxTranscriptBytes: number;
+  readonly maxTranscriptMessages: number;
 }
 
 /** Emits one typed runtime event for the run. */

@@ -6,6 +6,8 @@ import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { ToolInvoker } from '../invocation/tool-invoker.js';
 import { deadlineReason } from '../invocation/run-deadline-error.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
+import { guardContext } from './context-guard.js';
+import type { CompactionAttempt, ContextReading } from './context-reading.js';
 import { withDeadline } from './run-deadline.js';
 import { streamTurn, TurnError, type TurnDeps, type TurnMeta, type TurnResult } from './stream-turn.js';
 
@@ -22,22 +24,6 @@ export interface LoopState {
   sameCallCount: number;
 }
 
-/** How full the context was when the provider last reported its usage, for the compaction check. */
-export interface ContextReading {
-  /** Tokens the provider reported for its last turn (prompt + completion); 0 when it reported none. */
-  reportedTokens: number;
-  /** Messages of the working transcript that reported count covers (the rest are estimated). */
-  reportedMessages: number;
-}
-
-/** What an automatic compaction did before a turn. */
-export interface CompactionAttempt {
-  /** The compacted working transcript; absent when the compaction was refused or failed. */
-  messages?: ChatMessage[];
-  /** Usage of the summary call. */
-  usage: Usage;
-}
-
 /** Services the loop drives. */
 export interface LoopDeps extends TurnDeps {
   tools: ToolInvoker;
@@ -52,7 +38,7 @@ export interface LoopDeps extends TurnDeps {
    * usage of its summary call (counted in the run's); undefined when no compaction was due. Never throws for
    * a failed compaction.
    */
-  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext): Promise<CompactionAttempt | undefined>;
+  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext, force: boolean): Promise<CompactionAttempt | undefined>;
 }
 
 /** Why a run ended other than normally. */
@@ -153,20 +139,20 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
     if (ctx.signal.aborted) return stopped();
     if (ctx.hostEnv.now() > deadline) return end('failed', deadlineError());
 
-    if (deps.compact) {
-      const attempt = await deps.compact(messages, reading, ctx);
-      if (attempt) {
-        usage.promptTokens += attempt.usage.promptTokens;
-        usage.completionTokens += attempt.usage.completionTokens;
-        usage.totalTokens += attempt.usage.totalTokens;
-      }
-      if (attempt?.messages) {
-        messages = attempt.messages;
-        reading.reportedTokens = 0;
-        reading.reportedMessages = 0;
-      }
-      if (ctx.signal.aborted) return stopped();
+    // Compaction when due (or forced by the transcript bound), and no request past the bounds.
+    const verdict = await guardContext(deps, ctx, messages, reading);
+    if (verdict.usage) {
+      usage.promptTokens += verdict.usage.promptTokens;
+      usage.completionTokens += verdict.usage.completionTokens;
+      usage.totalTokens += verdict.usage.totalTokens;
     }
+    if (verdict.messages) {
+      messages = verdict.messages;
+      reading.reportedTokens = 0;
+      reading.reportedMessages = 0;
+    }
+    if (ctx.signal.aborted) return stopped();
+    if (verdict.error) return end('failed', verdict.error);
 
     turn += 1;
     ctx.emit('turn_start', { turn });

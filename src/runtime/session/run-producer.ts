@@ -94,7 +94,9 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
           ? await runWithPlanning(plannedRunDeps(host, record, deps), ctx, transcript, input, resume ? { state: fromCheckpoint(resume), ...(resume.plan ? { plan: resume.plan } : {}) } : undefined)
           : await runLoop(deps, ctx, transcript, resume ? fromCheckpoint(resume) : undefined);
       outcome = ended;
-      working = ended.messages;
+      // A run refused by the transcript or context bound before its first turn leaves the transcript as it was.
+      const refused = (ended.error?.code === 'TRANSCRIPT_TOO_LARGE' || ended.error?.code === 'CONTEXT_LIMIT_EXCEEDED') && ended.added.length === 0 && ended.messages.length === transcript.length;
+      working = refused ? [transcript[0]!, ...host.transcript.messages] : ended.messages;
     } catch (error) {
       outcome = failedOutcome('INTERNAL_ERROR', error instanceof Error ? error.message : String(error));
     }

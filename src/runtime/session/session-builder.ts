@@ -188,6 +188,8 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       autoCompactThreshold: options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD,
       // SessionOptions.maxContextTokens, else the model block's limit.context, else the seed's 200k.
       maxContextTokens: options.maxContextTokens ?? model.contextTokens ?? DEFAULT_CONTEXT_TOKENS,
+      maxTranscriptBytes: limits.maxTranscriptBytes,
+      maxTranscriptMessages: limits.maxTranscriptMessages,
     },
     // planningMode wins over the legacy `planning` flag.
     planningMode: options.planningMode ?? (options.planning === true ? 'enabled' : 'disabled'),

@@ -1,0 +1,72 @@
+import type { ChatMessage } from '../../protocol/chat-message.js';
+import type { Usage } from '../../protocol/run-record.js';
+import { contextTokens } from '../compaction/estimate-tokens.js';
+import { estimateTokens } from '../invocation/llm-invoker.js';
+import type { InvocationContext } from '../invocation/invocation-context.js';
+import type { LlmToolSpec } from '../llm/llm-provider.js';
+import type { CompactionAttempt, ContextReading } from './context-reading.js';
+
+/** UTF-8 bytes of a transcript's messages (contents, reasoning, tool-call names and arguments). */
+export function transcriptBytes(messages: readonly ChatMessage[]): number {
+  let bytes = 0;
+  for (const m of messages) {
+    if (m.content) bytes += Buffer.byteLength(m.content, 'utf8');
+    if (m.reasoning) bytes += Buffer.byteLength(m.reasoning, 'utf8');
+    for (const call of m.tool_calls ?? []) bytes += call.function.name.length + Buffer.byteLength(call.function.arguments, 'utf8');
+  }
+  return bytes;
+}
+
+/** What the guard needs of the loop's services. */
+export interface ContextGuardDeps {
+  toolSpecs(): LlmToolSpec[];
+  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext, force: boolean): Promise<CompactionAttempt | undefined>;
+}
+
+/** The guard's verdict before a turn: the transcript to send (compacted or not), usage spent on it, or why the turn must not happen. */
+export interface ContextVerdict {
+  messages?: ChatMessage[];
+  usage?: Usage;
+  error?: { code: 'TRANSCRIPT_TOO_LARGE' | 'CONTEXT_LIMIT_EXCEEDED'; message: string };
+}
+
+/**
+ * Before every turn: auto-compaction when due, forced when the transcript is past its bound
+ * (limits.maxTranscriptBytes / maxTranscriptMessages); then no provider request goes out while the transcript
+ * is still past that bound (TRANSCRIPT_TOO_LARGE) or its estimated context is past the model's window
+ * (CONTEXT_LIMIT_EXCEEDED: the provider's reported usage plus the UTF-8 bytes / 4 estimate of newer messages,
+ * tool specs included when nothing was reported).
+ */
+export async function guardContext(deps: ContextGuardDeps, ctx: InvocationContext, messages: ChatMessage[], reading: ContextReading): Promise<ContextVerdict> {
+  const g = ctx.governance;
+  const over = (list: readonly ChatMessage[]): boolean => list.length > g.maxTranscriptMessages || transcriptBytes(list) > g.maxTranscriptBytes;
+  let current = messages;
+  let usage: Usage | undefined;
+  let compacted = false;
+  const forced = over(current);
+  if (deps.compact) {
+    const attempt = await deps.compact(current, reading, ctx, forced);
+    if (attempt) usage = attempt.usage;
+    if (attempt?.messages) {
+      current = attempt.messages;
+      compacted = true;
+    }
+  }
+  const verdict: ContextVerdict = { ...(compacted ? { messages: current } : {}), ...(usage ? { usage } : {}) };
+  if (forced && over(current)) {
+    verdict.error = {
+      code: 'TRANSCRIPT_TOO_LARGE',
+      message: `the transcript (${current.length} messages, ${transcriptBytes(current)} bytes) is past limits.maxTranscriptMessages (${g.maxTranscriptMessages}) or limits.maxTranscriptBytes (${g.maxTranscriptBytes}) and ${deps.compact ? 'could not be compacted' : 'autoCompact is off'}; compact it (/compact, POST .../compact) or start a new session`,
+    };
+    return verdict;
+  }
+  const read = compacted ? { reportedTokens: 0, reportedMessages: 0 } : reading;
+  const used = contextTokens(current, read) + (read.reportedTokens > 0 ? 0 : estimateTokens([], deps.toolSpecs()));
+  if (used > g.maxContextTokens) {
+    verdict.error = {
+      code: 'CONTEXT_LIMIT_EXCEEDED',
+      message: `the next provider request (about ${used} tokens) is past the model's context window (maxContextTokens ${g.maxContextTokens}); ${deps.compact ? 'the compaction did not bring it under' : 'turn autoCompact on, or /compact'}`,
+    };
+  }
+  return verdict;
+}
