@@ -71,7 +71,7 @@ export interface RuntimeOverrides {
 
 async function createStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<SessionStore> {
   // Saves are fenced by the owner's lease epoch: a node that lost a session can never overwrite it.
-  if (redis) return new RedisSessionStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (id: string) => cluster.leases.storeFence(id) } : {}) });
+  if (redis) return new RedisSessionStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (key) => cluster.leases.storeFence(key) } : {}) });
   if (config.storageBackend === 'memory') return new MemorySessionStore();
   const store = new FileSessionStore({ dir: config.sessionsDir ?? `${config.dataDir}/sessions` });
   try {
@@ -84,7 +84,7 @@ async function createStore(config: CodeConfig, redis: Redis | undefined, cluster
 
 async function createCheckpointStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<CheckpointStore> {
   // Fenced like session saves: a node that lost a session cannot overwrite the checkpoint its new owner resumes.
-  if (redis) return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (id: string) => cluster.leases.storeFence(id) } : {}) });
+  if (redis) return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (key) => cluster.leases.storeFence(key) } : {}) });
   if (config.storageBackend === 'memory') return new MemoryCheckpointStore();
   const store = new FileCheckpointStore({ dir: `${config.dataDir}/checkpoints` });
   try {

@@ -3,7 +3,9 @@ import { CodeError } from '../errors.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
 import { redisFailure } from '../stores/redis-failure.js';
 import { defineRedisScript, runRedisScript } from '../stores/redis-script.js';
+import { redisSessionKey } from '../stores/redis-keys.js';
 import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from '../stores/redis-session-store.js';
+import { sessionIdOf, type SessionKey } from '../stores/session-key.js';
 import { decodeStreamEntry, sequenceOfStreamId } from './stream-entry.js';
 import { StreamFollower } from './stream-follower.js';
 
@@ -46,7 +48,8 @@ return {'ok', added}
 `);
 
 /**
- * The cross-node event stream: one Redis Stream `<prefix>events:<sid>` per session whose entry ids are
+ * The cross-node event stream: one Redis Stream `<prefix>{<tenant>/<sid>}:events` per session (its lease
+ * epoch, the fence, shares the hash tag) whose entry ids are
  * `<session_sequence>-0` (fields `seq` and `e` = the EventEnvelopeV1 JSON), bounded by MAXLEN ~ on
  * every append. Cursors are exact: readAfter/follow return events with session_sequence > after.
  * Ranges use the writer; follow() multiplexes every follower over the one blocking client.
@@ -73,8 +76,8 @@ export class RedisEventStream {
   }
 
   /** The stream key of a session. */
-  streamKey(sessionId: string): string {
-    return `${this.keyPrefix}events:${sessionId}`;
+  streamKey(session: SessionKey): string {
+    return redisSessionKey(this.keyPrefix, session, 'events');
   }
 
   /**
@@ -82,14 +85,15 @@ export class RedisEventStream {
    * refused unless the fence key still holds its epoch. Throws PERSISTENCE_FAILED with details.reason
    * "fenced" or "stale_sequence" (the sequence is not above the stream's last entry).
    */
-  async append(sessionId: string, envelope: EventEnvelope, fence?: SessionFence): Promise<void> {
+  async append(session: SessionKey, envelope: EventEnvelope, fence?: SessionFence): Promise<void> {
+    const sessionId = sessionIdOf(session);
     const sequence = envelope.metadata.session_sequence;
     if (envelope.metadata.session_id !== sessionId) {
       throw new CodeError('INTERNAL_ERROR', `event ${sequence} of session ${envelope.metadata.session_id} appended to the stream of session ${sessionId}`, {
         sessionId,
       });
     }
-    const key = this.streamKey(sessionId);
+    const key = this.streamKey(session);
     const keys = fence === undefined ? [key] : [key, fence.ownerKey];
     const args = [this.maxLen, sequence, JSON.stringify(envelope), ...(fence === undefined ? [] : [String(fence.epoch)])];
     let reply: unknown;
@@ -120,8 +124,9 @@ export class RedisEventStream {
   }
 
   /** Up to `count` retained events with session_sequence > afterSessionSequence, in order. */
-  async readAfter(sessionId: string, afterSessionSequence: number, count: number): Promise<EventEnvelope[]> {
-    const key = this.streamKey(sessionId);
+  async readAfter(session: SessionKey, afterSessionSequence: number, count: number): Promise<EventEnvelope[]> {
+    const sessionId = sessionIdOf(session);
+    const key = this.streamKey(session);
     let entries: Array<[string, string[]]>;
     try {
       // Every id is `<n>-0`, so `<after>-1` is the first id past the cursor (exclusive start without "(").
@@ -138,33 +143,35 @@ export class RedisEventStream {
    * rejects when onEvent throws or an entry is invalid. Events trimmed before they were read are skipped:
    * a jump in session_sequence is a gap the caller reports (replay_gap).
    */
-  follow(sessionId: string, afterSessionSequence: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void> {
-    return this.follower.follow(this.streamKey(sessionId), afterSessionSequence, onEvent, signal);
+  follow(session: SessionKey, afterSessionSequence: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void> {
+    return this.follower.follow(this.streamKey(session), afterSessionSequence, onEvent, signal);
   }
 
   /** session_sequence of the oldest retained event, or undefined when the stream is empty or absent. */
-  async firstAvailable(sessionId: string): Promise<number | undefined> {
-    return this.edge(sessionId, 'first');
+  async firstAvailable(session: SessionKey): Promise<number | undefined> {
+    return this.edge(session, 'first');
   }
 
   /** session_sequence of the newest retained event (a new owner continues after it), or undefined when empty. */
-  async lastSequence(sessionId: string): Promise<number | undefined> {
-    return this.edge(sessionId, 'last');
+  async lastSequence(session: SessionKey): Promise<number | undefined> {
+    return this.edge(session, 'last');
   }
 
   /** Trim the session's stream to exactly the newest `maxLen` entries (default this.maxLen); returns how many were removed. */
-  async trim(sessionId: string, maxLen = this.maxLen): Promise<number> {
+  async trim(session: SessionKey, maxLen = this.maxLen): Promise<number> {
+    const sessionId = sessionIdOf(session);
     try {
-      return await this.writer.xtrim(this.streamKey(sessionId), 'MAXLEN', maxLen);
+      return await this.writer.xtrim(this.streamKey(session), 'MAXLEN', maxLen);
     } catch (error) {
       throw redisFailure(`failed to trim the event stream of session ${sessionId}`, { sessionId }, error);
     }
   }
 
   /** Delete the session's stream (its followers keep waiting; a new append starts it again). */
-  async delete(sessionId: string): Promise<void> {
+  async delete(session: SessionKey): Promise<void> {
+    const sessionId = sessionIdOf(session);
     try {
-      await this.writer.del(this.streamKey(sessionId));
+      await this.writer.del(this.streamKey(session));
     } catch (error) {
       throw redisFailure(`failed to delete the event stream of session ${sessionId}`, { sessionId }, error);
     }
@@ -175,8 +182,9 @@ export class RedisEventStream {
     await this.follower.close();
   }
 
-  private async edge(sessionId: string, which: 'first' | 'last'): Promise<number | undefined> {
-    const key = this.streamKey(sessionId);
+  private async edge(session: SessionKey, which: 'first' | 'last'): Promise<number | undefined> {
+    const sessionId = sessionIdOf(session);
+    const key = this.streamKey(session);
     let entries: Array<[string, string[]]>;
     try {
       entries = which === 'first' ? await this.writer.xrange(key, '-', '+', 'COUNT', 1) : await this.writer.xrevrange(key, '+', '-', 'COUNT', 1);

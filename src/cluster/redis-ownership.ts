@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
 import type { OwnershipResult, SessionOwnership } from '../runtime/ports/session-ownership.js';
+import { redisSessionKey } from '../stores/redis-keys.js';
+import type { SessionKey } from '../stores/session-key.js';
 import type { NodeRegistry } from './node-identity.js';
 import type { RedisEventStream } from './redis-event-stream.js';
 import type { SessionLeases } from './session-lease.js';
@@ -17,14 +19,14 @@ export interface RedisOwnershipOptions {
 }
 
 /**
- * Session ownership over Redis: a lease per live session (owner node + epoch, renewed inside its TTL),
+ * Session ownership over Redis, keyed by SessionKey (tenant and session id): a lease per live session (owner node + epoch, renewed inside its TTL),
  * the owner's address from the node registry for routing, a per-session event stream, and an
- * `active-run` key so any node can answer SESSION_BUSY for a busy session.
+ * `{<tenant>/<id>}:active-run` key so any node can answer SESSION_BUSY for a busy session.
  */
 export class RedisOwnership implements SessionOwnership {
   readonly clustered = true;
   readonly nodeId: string;
-  private readonly lostListeners: ((sessionId: string) => void)[] = [];
+  private readonly lostListeners: ((sessionId: SessionKey) => void)[] = [];
   private registry: NodeRegistry | undefined;
 
   constructor(private readonly options: RedisOwnershipOptions) {
@@ -43,7 +45,7 @@ export class RedisOwnership implements SessionOwnership {
   }
 
   /** Called by the lease renewal loop when a lease was lost (wired in the context). */
-  lost(sessionId: string): void {
+  lost(sessionId: SessionKey): void {
     for (const listener of this.lostListeners) listener(sessionId);
   }
 
@@ -51,14 +53,14 @@ export class RedisOwnership implements SessionOwnership {
    * A write was refused by the fence: renew the lease (which takes it again when nobody else took over,
    * e.g. after Redis lost its data). True when we still own the session; otherwise it is reported lost.
    */
-  async fenced(sessionId: string): Promise<boolean> {
+  async fenced(sessionId: SessionKey): Promise<boolean> {
     const held = this.options.leases.held().find((h) => h.sessionId === sessionId);
     const still = held ? await this.options.leases.renew(sessionId, held.epoch).catch(() => false) : false;
     if (!still) this.lost(sessionId);
     return still;
   }
 
-  async acquire(sessionId: string): Promise<OwnershipResult> {
+  async acquire(sessionId: SessionKey): Promise<OwnershipResult> {
     const result = await this.options.leases.acquire(sessionId);
     if (result.ok) return { ok: true };
     if (!result.alive) {
@@ -69,16 +71,16 @@ export class RedisOwnership implements SessionOwnership {
     return { ok: false, ownerNodeId: result.owner, ownerUrl: info?.url };
   }
 
-  async release(sessionId: string): Promise<void> {
+  async release(sessionId: SessionKey): Promise<void> {
     const held = this.options.leases.held().find((h) => h.sessionId === sessionId);
     if (held) await this.options.leases.release(sessionId, held.epoch).catch((error: unknown) => this.options.onError?.(`releasing the lease of ${sessionId}`, error));
   }
 
-  async lastSequence(sessionId: string): Promise<number> {
+  async lastSequence(sessionId: SessionKey): Promise<number> {
     return (await this.options.events.lastSequence(sessionId)) ?? 0;
   }
 
-  publish(sessionId: string, event: EventEnvelope): void {
+  publish(sessionId: SessionKey, event: EventEnvelope): void {
     // Appends go out on one connection in call order; a fenced append means another node owns the session now.
     this.options.events.append(sessionId, event, this.options.leases.storeFence(sessionId)).catch(async (error: unknown) => {
       if ((error as { details?: { reason?: string } }).details?.reason === 'fenced' && (await this.fenced(sessionId))) {
@@ -90,17 +92,17 @@ export class RedisOwnership implements SessionOwnership {
     });
   }
 
-  setActiveRun(sessionId: string, runId: string | undefined): void {
+  setActiveRun(sessionId: SessionKey, runId: string | undefined): void {
     const key = this.activeKey(sessionId);
     const op = runId === undefined ? this.options.redis.del(key) : this.options.redis.set(key, runId);
     op.catch((error: unknown) => this.options.onError?.(`marking the active run of ${sessionId}`, error));
   }
 
-  async activeRun(sessionId: string): Promise<string | undefined> {
+  async activeRun(sessionId: SessionKey): Promise<string | undefined> {
     return (await this.options.redis.get(this.activeKey(sessionId))) ?? undefined;
   }
 
-  onLost(listener: (sessionId: string) => void): void {
+  onLost(listener: (sessionId: SessionKey) => void): void {
     this.lostListeners.push(listener);
   }
 
@@ -113,7 +115,7 @@ export class RedisOwnership implements SessionOwnership {
     await this.registry?.stop().catch(report('removing the node advertisement'));
   }
 
-  private activeKey(sessionId: string): string {
-    return `${this.options.keyPrefix}active-run:${sessionId}`;
+  private activeKey(sessionId: SessionKey): string {
+    return redisSessionKey(this.options.keyPrefix, sessionId, 'active-run');
   }
 }

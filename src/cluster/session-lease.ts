@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import { CodeError } from '../errors.js';
 import { redisFailure } from '../stores/redis-failure.js';
 import { defineRedisScript, runRedisScript } from '../stores/redis-script.js';
+import { redisSessionKey } from '../stores/redis-keys.js';
 import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from '../stores/redis-session-store.js';
+import type { SessionKey } from '../stores/session-key.js';
 import { nodeKey } from './node-identity.js';
 
 /** Default lifetime of a session lease without renewal (ms); renewed every ttl/3. */
@@ -13,7 +15,7 @@ export type LeaseAcquisition = { ok: true; epoch: number } | { ok: false; owner:
 
 /** A lease this node holds. */
 export interface HeldLease {
-  sessionId: string;
+  sessionId: SessionKey;
   epoch: number;
 }
 
@@ -32,7 +34,7 @@ export interface SessionLeasesOptions {
   /** Clock used to notice a lease that could not be renewed for a whole TTL (default Date.now). */
   now?: () => number;
   /** Called once when a held lease is found gone or taken, or could not be renewed within its TTL. */
-  onLost?: (sessionId: string, epoch: number) => void;
+  onLost?: (sessionId: SessionKey, epoch: number) => void;
   /** Told about a renewal that failed on the wire (Redis unreachable); the next round retries. */
   onError?: (error: unknown) => void;
 }
@@ -73,8 +75,8 @@ interface Held {
 }
 
 /**
- * Session ownership leases on Redis: `<prefix>lease:<sid>` holds the owner's node id with a PX TTL,
- * and `<prefix>epoch:<sid>` a counter bumped on every acquisition that was not a renewal of our own
+ * Session ownership leases on Redis, keyed by SessionKey: `<prefix>{<tenant>/<sid>}:lease` holds the owner's
+ * node id with a PX TTL, and `<prefix>{<tenant>/<sid>}:epoch` (same hash tag, so each script stays in one slot) a counter bumped on every acquisition that was not a renewal of our own
  * live lease (never decremented, never expiring) — the fencing token RedisSessionStore checks. One
  * unref'd timer renews every held lease; stop() clears it.
  */
@@ -87,9 +89,9 @@ export class SessionLeases {
   private readonly keyPrefix: string;
   private readonly renewIntervalMs: number;
   private readonly now: () => number;
-  private readonly onLost: (sessionId: string, epoch: number) => void;
+  private readonly onLost: (sessionId: SessionKey, epoch: number) => void;
   private readonly onError: (error: unknown) => void;
-  private readonly leases = new Map<string, Held>();
+  private readonly leases = new Map<SessionKey, Held>();
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
   private stopped = false;
@@ -107,20 +109,20 @@ export class SessionLeases {
   }
 
   /** The key holding the owner's node id. */
-  leaseKey(sessionId: string): string {
-    return `${this.keyPrefix}lease:${sessionId}`;
+  leaseKey(sessionId: SessionKey): string {
+    return redisSessionKey(this.keyPrefix, sessionId, 'lease');
   }
 
   /** The key holding the session's current epoch (decimal string), the fence's ownerKey. */
-  epochKey(sessionId: string): string {
-    return `${this.keyPrefix}epoch:${sessionId}`;
+  epochKey(sessionId: SessionKey): string {
+    return redisSessionKey(this.keyPrefix, sessionId, 'epoch');
   }
 
   /**
    * Atomically take the session when its lease is free (absent or expired; the epoch increments) or
    * already ours (same epoch, TTL refreshed); otherwise report the owner and whether it still heartbeats.
    */
-  async acquire(sessionId: string): Promise<LeaseAcquisition> {
+  async acquire(sessionId: SessionKey): Promise<LeaseAcquisition> {
     let reply: unknown;
     try {
       reply = await runRedisScript(this.redis, ACQUIRE_SCRIPT, [this.leaseKey(sessionId), this.epochKey(sessionId)], [this.nodeId, this.ttlMs]);
@@ -150,7 +152,7 @@ export class SessionLeases {
   }
 
   /** Refresh the lease's TTL if this node still owns it at `epoch`; false (and the lease is forgotten) otherwise. */
-  async renew(sessionId: string, epoch: number): Promise<boolean> {
+  async renew(sessionId: SessionKey, epoch: number): Promise<boolean> {
     const renewedAtMs = this.now();
     let reply: unknown;
     try {
@@ -175,7 +177,7 @@ export class SessionLeases {
   }
 
   /** Give the session up if this node still owns it at `epoch` (true when it did); it is forgotten either way. */
-  async release(sessionId: string, epoch: number): Promise<boolean> {
+  async release(sessionId: SessionKey, epoch: number): Promise<boolean> {
     if (this.leases.get(sessionId)?.epoch === epoch) this.leases.delete(sessionId);
     try {
       return (
@@ -187,13 +189,13 @@ export class SessionLeases {
   }
 
   /** Release every held lease (graceful drain); returns the sessions that were still ours. */
-  async releaseAll(): Promise<string[]> {
+  async releaseAll(): Promise<SessionKey[]> {
     const released = await Promise.all(this.held().map(async ({ sessionId, epoch }) => ((await this.release(sessionId, epoch)) ? sessionId : undefined)));
-    return released.filter((sessionId): sessionId is string => sessionId !== undefined);
+    return released.filter((sessionId): sessionId is SessionKey => sessionId !== undefined);
   }
 
   /** The session's current owner and epoch as Redis holds them (one MGET), or undefined when no lease is live. */
-  async owner(sessionId: string): Promise<{ nodeId: string; epoch: number } | undefined> {
+  async owner(sessionId: SessionKey): Promise<{ nodeId: string; epoch: number } | undefined> {
     let values: Array<string | null>;
     try {
       values = await this.redis.mget(this.leaseKey(sessionId), this.epochKey(sessionId));
@@ -206,7 +208,7 @@ export class SessionLeases {
   }
 
   /** The fence of a lease this node holds ({ownerKey: epoch key, epoch}), or undefined when it holds none. */
-  fenceFor(sessionId: string): SessionFence | undefined {
+  fenceFor(sessionId: SessionKey): SessionFence | undefined {
     const held = this.leases.get(sessionId);
     return held === undefined ? undefined : { ownerKey: this.epochKey(sessionId), epoch: held.epoch };
   }
@@ -216,7 +218,7 @@ export class SessionLeases {
    * any other session a fence at epoch 0 (never issued), so a node that lost or never took the lease
    * can never write unfenced.
    */
-  storeFence(sessionId: string): SessionFence {
+  storeFence(sessionId: SessionKey): SessionFence {
     return this.fenceFor(sessionId) ?? { ownerKey: this.epochKey(sessionId), epoch: 0 };
   }
 
@@ -270,7 +272,7 @@ export class SessionLeases {
     }
   }
 
-  private reportLost(sessionId: string, epoch: number): void {
+  private reportLost(sessionId: SessionKey, epoch: number): void {
     try {
       this.onLost(sessionId, epoch);
     } catch (error) {

@@ -54,6 +54,13 @@ export const SessionInfoSchema = z
 export const SessionResponseSchema = z.object({ session: SessionInfoSchema, resumed: z.boolean().optional() });
 /** A list of sessions. */
 export const SessionListResponseSchema = z.object({ sessions: z.array(SessionInfoSchema) });
+/**
+ * The `tenantId` query every session route (`/v1/sessions/:id...`) accepts: the tenant whose session `:id`
+ * names (session ids are per tenant). Default: the caller's own tenant; naming another needs the admin scope.
+ */
+export const SessionTenantQuerySchema = z.object({ tenantId: z.string().min(1).max(200).optional() }).strict();
+/** Query of GET /v1/sessions: an admin lists one tenant's sessions (default: every tenant's; a non-admin: its own). */
+export const SessionListQuerySchema = SessionTenantQuerySchema;
 /** Session id path parameter. */
 export const SessionParamsSchema = z.object({ id: z.string().min(1).max(128) }).strict();
 /** Session + run id path parameters. */
@@ -89,6 +96,7 @@ export const RunEventsQuerySchema = z
   .object({
     after: z.coerce.number().int().min(-1).default(-1),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
+    tenantId: SessionTenantQuerySchema.shape.tenantId,
   })
   .strict();
 /** A page of run events. */
@@ -110,6 +118,7 @@ export const TraceQuerySchema = z
   .object({
     after: z.coerce.number().int().min(0).default(0),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
+    tenantId: SessionTenantQuerySchema.shape.tenantId,
   })
   .strict();
 /** The session's trace events (seed `traceEvents()`): its event log, newest retentionLimits.maxTraceEvents kept. */

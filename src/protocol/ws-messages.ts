@@ -31,7 +31,13 @@ export const WsClientMessageSchema = z.discriminatedUnion('type', [
 export type WsClientMessage = z.infer<typeof WsClientMessageSchema>;
 
 /** Query of the WebSocket subscription. */
-export const WsQuerySchema = z.object({ after: z.coerce.number().int().min(0).optional() }).strict();
+export const WsQuerySchema = z
+  .object({
+    after: z.coerce.number().int().min(0).optional(),
+    /** The tenant whose session `:id` names (default the caller's; another tenant's needs the admin scope). */
+    tenantId: z.string().min(1).max(200).optional(),
+  })
+  .strict();
 
 const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P) =>
   z.object({ version: z.literal(1), type: z.literal(type), payload, metadata: z.object({}).strict() }).strict();

@@ -28,7 +28,7 @@ export function registerClusterEventRoutes(app: FastifyInstance, ctx: ServerCont
       session.injectClusterEvent(body.type, body.payload);
       let passivated = false;
       if (body.type === 'passivation_requested') {
-        await ctx.agent.passivate(session.id, Math.max(0, (body.payload.deadline_ms ?? 0) - ctx.hostEnv.now()));
+        await ctx.agent.passivate(session.key, Math.max(0, (body.payload.deadline_ms ?? 0) - ctx.hostEnv.now()));
         passivated = true;
       }
       reply.status(202);

@@ -5,6 +5,7 @@ import {
   ErrorBodySchema,
   HistoryResponseSchema,
   SaveResponseSchema,
+  SessionListQuerySchema,
   SessionListResponseSchema,
   SessionParamsSchema,
   SessionResponseSchema,
@@ -12,6 +13,7 @@ import {
   TraceResponseSchema,
 } from '../protocol/http.js';
 import { SessionOptionsSchema } from '../protocol/session-options.js';
+import { addressedCaller } from '../runtime/agent/session-address.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 import { sessionInfo } from './session-info.js';
@@ -39,9 +41,22 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
       return { session: sessionInfo(session), resumed };
     },
   );
-  addRoute(app, ctx, { method: 'GET', url: '/v1/sessions', summary: "List the caller's live sessions", scope: 'sessions', responses: { 200: SessionListResponseSchema } }, async ({ caller }) => ({
-    sessions: agent.listSessions(caller).map(sessionInfo),
-  }));
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions',
+      summary: "List the caller's live sessions",
+      description: "A token lists its own tenant's sessions. An admin lists every tenant's (labels.tenantId tells them apart), or one tenant's with `tenantId`; a non-admin naming another tenant is 403.",
+      scope: 'sessions',
+      query: SessionListQuerySchema,
+      responses: { 200: SessionListResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema },
+    },
+    async ({ caller, query }) => ({
+      sessions: agent.listSessions(addressedCaller(caller, query.tenantId), query.tenantId).map(sessionInfo),
+    }),
+  );
   addRoute(
     app,
     ctx,

@@ -9,6 +9,7 @@ import {
 } from '../runtime/events/event-subscription.js';
 import type { SequenceGap } from '../runtime/events/session-event-log.js';
 import type { SharedEventStream } from '../runtime/ports/session-ownership.js';
+import type { SessionKey } from '../stores/session-key.js';
 
 /** The least number of unsent bytes a stream follower's socket may hold before it is closed as a slow consumer. */
 const MIN_QUEUED_BYTES = 8 * 1024 * 1024;
@@ -71,7 +72,7 @@ export class SessionStreamFollow implements SubscriptionSource {
 
   constructor(
     private readonly stream: SharedEventStream,
-    private readonly sessionId: string,
+    private readonly sessionId: SessionKey,
     private readonly after: number | undefined,
     start: number,
     private readonly transport: SubscriptionTransport,
@@ -253,7 +254,7 @@ export class SessionStreamFollow implements SubscriptionSource {
  */
 export async function followSessionStream(
   stream: SharedEventStream,
-  sessionId: string,
+  sessionId: SessionKey,
   after: number | undefined,
   transport: SubscriptionTransport,
   options: StreamFollowOptions,

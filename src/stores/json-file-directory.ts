@@ -20,8 +20,13 @@ export interface JsonFileDirectoryOptions {
   owner: string;
   /** The key of the id in error details, e.g. "runId". */
   idKey: string;
-  /** Ids accepted; every one must start with a letter or digit, so no id can name a temp file. */
+  /** Ids accepted; none may start with ".", so no id can name a temp file. */
   idPattern: RegExp;
+  /**
+   * Create the directory on the first write only (reads, removals and listings of a missing directory
+   * find nothing), and fsync its parent when creating it: for one directory per tenant under a store.
+   */
+  createOnWrite?: boolean;
 }
 
 /**
@@ -77,7 +82,7 @@ export class JsonFileDirectory {
    */
   async read<T>(id: string, parse: (raw: unknown, source: string) => T, idOf: (value: T) => string): Promise<T | undefined> {
     if (!this.options.idPattern.test(id)) return undefined;
-    await this.init();
+    if (!this.options.createOnWrite) await this.init();
     const { record, owner } = this.options;
     const file = this.fileFor(id);
     let text: string;
@@ -108,7 +113,7 @@ export class JsonFileDirectory {
   /** Remove the id's file after any queued write; no error when absent. */
   async remove(id: string): Promise<void> {
     if (!this.options.idPattern.test(id)) return;
-    await this.init();
+    if (!this.options.createOnWrite) await this.init();
     await this.lock.run(id, async () => {
       try {
         await unlink(this.fileFor(id));
@@ -122,11 +127,12 @@ export class JsonFileDirectory {
 
   /** Ids of every record file, sorted; temp files and foreign names are ignored. */
   async ids(): Promise<string[]> {
-    await this.init();
+    if (!this.options.createOnWrite) await this.init();
     let names: string[];
     try {
       names = await readdir(this.dir);
     } catch (error) {
+      if (this.options.createOnWrite && errorCode(error) === 'ENOENT') return [];
       throw persistenceError(`failed to list the ${this.options.storeName}`, {}, error);
     }
     return names
@@ -157,6 +163,8 @@ export class JsonFileDirectory {
   private async initialize(): Promise<void> {
     try {
       await prepareDirectory(this.dir);
+      // The new directory's own entry must survive a power loss too.
+      if (this.options.createOnWrite) await syncDirectory(path.dirname(this.dir));
     } catch (error) {
       throw persistenceError(`failed to open the ${this.options.storeName} directory`, {}, error);
     }

@@ -2,8 +2,9 @@ import { CodeError } from '../errors.js';
 import type { LoopCheckpoint } from '../protocol/loop-checkpoint.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import { parseCheckpoint } from './parse-checkpoint.js';
+import type { SessionKey } from './session-key.js';
 
-/** CheckpointStore in process memory (one map entry per run); not shared, so no cross-node resume. */
+/** CheckpointStore in process memory (one map entry per session key and run); not shared, so no cross-node resume. */
 export class MemoryCheckpointStore implements CheckpointStore {
   readonly kind = 'memory';
   readonly shared = false;
@@ -11,24 +12,24 @@ export class MemoryCheckpointStore implements CheckpointStore {
   private closed = false;
 
   /** Validate the checkpoint and store a deep copy as the run's only checkpoint. */
-  async save(checkpoint: LoopCheckpoint): Promise<void> {
+  async save(session: SessionKey, checkpoint: LoopCheckpoint): Promise<void> {
     this.assertOpen();
     // Validate and copy at call time so later caller mutations never leak into the stored checkpoint.
     const copy = structuredClone(parseCheckpoint(checkpoint, 'the checkpoint being saved'));
-    this.entries.set(copy.run_id, copy);
+    this.entries.set(entryKey(session, copy.run_id), copy);
   }
 
   /** A deep copy of the run's checkpoint, or undefined. */
-  async load(runId: string): Promise<LoopCheckpoint | undefined> {
+  async load(session: SessionKey, runId: string): Promise<LoopCheckpoint | undefined> {
     this.assertOpen();
-    const entry = this.entries.get(runId);
+    const entry = this.entries.get(entryKey(session, runId));
     return entry === undefined ? undefined : structuredClone(entry);
   }
 
   /** Remove the run's checkpoint; no error when absent. */
-  async delete(runId: string): Promise<void> {
+  async delete(session: SessionKey, runId: string): Promise<void> {
     this.assertOpen();
-    this.entries.delete(runId);
+    this.entries.delete(entryKey(session, runId));
   }
 
   /** Drop every checkpoint and refuse further use. */
@@ -40,4 +41,9 @@ export class MemoryCheckpointStore implements CheckpointStore {
   private assertOpen(): void {
     if (this.closed) throw new CodeError('PERSISTENCE_FAILED', 'the memory checkpoint store is closed');
   }
+}
+
+// Keys never contain a space, so `<key> <run id>` names one run of one session.
+function entryKey(session: SessionKey, runId: string): string {
+  return `${session} ${runId}`;
 }

@@ -2,12 +2,13 @@ import { CodeError } from '../errors.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
 import { KeyedLock } from './keyed-lock.js';
 import { parseSnapshot } from './parse-snapshot.js';
+import { sessionKeyOf, tenantIdOf, type SessionKey } from './session-key.js';
 import type { SessionStore } from './session-store.js';
 
-/** SessionStore in process memory: one map entry per session, replaced whole under a per-session lock. */
+/** SessionStore in process memory: one map entry per session key, replaced whole under a per-session lock. */
 export class MemorySessionStore implements SessionStore {
   readonly kind = 'memory';
-  private readonly entries = new Map<string, SessionSnapshotV1>();
+  private readonly entries = new Map<SessionKey, SessionSnapshotV1>();
   private readonly lock = new KeyedLock();
   private closed = false;
 
@@ -16,30 +17,31 @@ export class MemorySessionStore implements SessionStore {
     this.assertOpen();
     // Validate and copy at call time so later caller mutations never leak into the stored generation.
     const copy = structuredClone(parseSnapshot(snapshot, `snapshot of session ${describeId(snapshot)} being saved`));
-    await this.lock.run(copy.session.id, () => {
-      this.entries.set(copy.session.id, copy);
+    const key = sessionKeyOf(copy);
+    await this.lock.run(key, () => {
+      this.entries.set(key, copy);
     });
   }
 
   /** A deep copy of the session's latest generation, or undefined. */
-  async load(sessionId: string): Promise<SessionSnapshotV1 | undefined> {
+  async load(key: SessionKey): Promise<SessionSnapshotV1 | undefined> {
     this.assertOpen();
-    const entry = this.entries.get(sessionId);
+    const entry = this.entries.get(key);
     return entry === undefined ? undefined : structuredClone(entry);
   }
 
   /** Remove the session's entry, after any save already queued for it. */
-  async delete(sessionId: string): Promise<void> {
+  async delete(key: SessionKey): Promise<void> {
     this.assertOpen();
-    await this.lock.run(sessionId, () => {
-      this.entries.delete(sessionId);
+    await this.lock.run(key, () => {
+      this.entries.delete(key);
     });
   }
 
-  /** Ids of every stored session. */
-  async list(): Promise<string[]> {
+  /** Keys of the stored sessions (of one tenant when given), sorted. */
+  async list(tenantId?: string): Promise<SessionKey[]> {
     this.assertOpen();
-    return [...this.entries.keys()];
+    return [...this.entries.keys()].filter((key) => tenantId === undefined || tenantIdOf(key) === tenantId).sort();
   }
 
   /** Memory is always reachable while the store is open. */

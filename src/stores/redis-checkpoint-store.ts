@@ -5,8 +5,10 @@ import type { CheckpointStore } from './checkpoint-store.js';
 import { parseCheckpoint } from './parse-checkpoint.js';
 import { redisFailure } from './redis-failure.js';
 import { defineRedisScript, runRedisScript } from './redis-script.js';
+import { LEGACY_REDIS_KEYS, redisCheckpointKey } from './redis-keys.js';
 import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from './redis-session-store.js';
 import { decodeRedisValue, DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
+import { sessionIdOf, type SessionKey } from './session-key.js';
 
 /** How long a checkpoint outlives its last save by default: 7 days, so a crashed run's state is not kept forever. */
 export const DEFAULT_CHECKPOINT_TTL_SECONDS = 7 * 24 * 60 * 60;
@@ -22,11 +24,11 @@ export interface RedisCheckpointStoreOptions {
   /** Checkpoints whose JSON is larger than this many bytes are stored gzip-compressed (default 64 KiB). */
   compressAboveBytes?: number;
   /** The lease of the checkpoint's session that fences saves, or undefined to save unfenced (single node, tests). */
-  fence?: (sessionId: string) => SessionFence | undefined;
+  fence?: (session: SessionKey) => SessionFence | undefined;
 }
 
-// Replaces the whole hash and its expiry in one step, unless the session's lease (KEYS[2], when given)
-// no longer holds this writer's epoch. KEYS: checkpoint hash, [lease key]. ARGV: encoding, data, ttl, [epoch].
+// Replaces the whole hash and its expiry in one step, unless the session's lease epoch (KEYS[2], when given,
+// under the same hash tag) no longer holds this writer's epoch. KEYS: checkpoint hash, [epoch key]. ARGV: encoding, data, ttl, [epoch].
 const SAVE_SCRIPT = defineRedisScript(`
 if KEYS[2] then
   local current = redis.call('GET', KEYS[2])
@@ -38,11 +40,21 @@ if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 return {'ok', ''}
 `);
 
+// Migration of an old-layout checkpoint: copied unless the new key exists. KEYS: checkpoint hash. ARGV: encoding, data, ttl.
+const ADOPT_SCRIPT = defineRedisScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'enc', ARGV[1], 'data', ARGV[2])
+if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+return 1
+`);
+
 /**
- * CheckpointStore on Redis, shared by every node: one hash `<prefix>checkpoint:<runId>` per run with
+ * CheckpointStore on Redis, shared by every node: one hash `<prefix>{<tenant>/<session id>}:checkpoint:<runId>` per run
+ * (its session's hash tag) with
  * fields `enc` ("json" | "gzip") and `data`, replaced atomically and expiring after ttlSeconds. With a
  * fence, a save is refused once the checkpoint's session is owned under another lease epoch, so a node
- * that lost a session cannot overwrite the state its new owner resumes from. close() leaves the client open.
+ * that lost a session cannot overwrite the state its new owner resumes from. A checkpoint of the old layout
+ * (`<prefix>checkpoint:<runId>`) is moved on its first load by the session it names. close() leaves the client open.
  */
 export class RedisCheckpointStore implements CheckpointStore {
   readonly kind = 'redis';
@@ -52,7 +64,7 @@ export class RedisCheckpointStore implements CheckpointStore {
   private readonly redis: Redis;
   private readonly ttlSeconds: number;
   private readonly compressAboveBytes: number;
-  private readonly fence: ((sessionId: string) => SessionFence | undefined) | undefined;
+  private readonly fence: ((session: SessionKey) => SessionFence | undefined) | undefined;
   private closed = false;
 
   constructor(options: RedisCheckpointStoreOptions) {
@@ -67,23 +79,23 @@ export class RedisCheckpointStore implements CheckpointStore {
   }
 
   /** The hash holding a run's checkpoint. */
-  checkpointKey(runId: string): string {
-    return `${this.keyPrefix}checkpoint:${runId}`;
+  checkpointKey(session: SessionKey, runId: string): string {
+    return redisCheckpointKey(this.keyPrefix, session, runId);
   }
 
   /**
    * Validate the checkpoint and atomically replace the run's hash (and its expiry); with a fence, refused
    * with PERSISTENCE_FAILED (details.reason "fenced") when the session's lease epoch is no longer this node's.
    */
-  async save(checkpoint: LoopCheckpoint): Promise<void> {
+  async save(session: SessionKey, checkpoint: LoopCheckpoint): Promise<void> {
     this.assertOpen();
     const parsed = parseCheckpoint(checkpoint, 'the checkpoint being saved');
     const runId = parsed.run_id;
     const sessionId = parsed.session_id;
     const { encoding, data } = await encodeRedisValue(JSON.stringify(parsed), this.compressAboveBytes);
     // Read the fence as late as possible: the epoch current when the write is sent is the one checked.
-    const fence = this.fence?.(sessionId);
-    const keys = [this.checkpointKey(runId), ...(fence === undefined ? [] : [fence.ownerKey])];
+    const fence = this.fence?.(session);
+    const keys = [this.checkpointKey(session, runId), ...(fence === undefined ? [] : [fence.ownerKey])];
     const args = [encoding, data, String(this.ttlSeconds), ...(fence === undefined ? [] : [String(fence.epoch)])];
     let reply: unknown;
     try {
@@ -104,10 +116,24 @@ export class RedisCheckpointStore implements CheckpointStore {
     );
   }
 
-  /** Read and validate the run's checkpoint; undefined when none exists (or it expired). */
-  async load(runId: string): Promise<LoopCheckpoint | undefined> {
+  /** Read and validate the run's checkpoint (moving an old-layout one into place); undefined when none exists (or it expired). */
+  async load(session: SessionKey, runId: string): Promise<LoopCheckpoint | undefined> {
     this.assertOpen();
-    const key = this.checkpointKey(runId);
+    const found = await this.read(this.checkpointKey(session, runId), runId);
+    if (found !== undefined) return found.checkpoint.session_id === sessionIdOf(session) ? found.checkpoint : undefined;
+    const legacyKey = LEGACY_REDIS_KEYS.checkpoint(this.keyPrefix, runId);
+    const old = await this.read(legacyKey, runId);
+    if (old === undefined || old.checkpoint.session_id !== sessionIdOf(session)) return undefined;
+    try {
+      await runRedisScript(this.redis, ADOPT_SCRIPT, [this.checkpointKey(session, runId)], [old.enc, old.data, String(this.ttlSeconds)]);
+      await this.redis.del(legacyKey);
+    } catch (error) {
+      throw redisFailure(`failed to move the checkpoint of run ${runId} to its session's keys`, { runId }, error);
+    }
+    return old.checkpoint;
+  }
+
+  private async read(key: string, runId: string): Promise<{ checkpoint: LoopCheckpoint; enc: string; data: Buffer } | undefined> {
     let fields: Array<Buffer | null>;
     try {
       fields = await this.redis.hmgetBuffer(key, 'enc', 'data');
@@ -125,14 +151,14 @@ export class RedisCheckpointStore implements CheckpointStore {
         source,
       });
     }
-    return checkpoint;
+    return { checkpoint, enc: enc?.toString('utf8') ?? 'json', data };
   }
 
   /** Remove the run's checkpoint; no error when absent. */
-  async delete(runId: string): Promise<void> {
+  async delete(session: SessionKey, runId: string): Promise<void> {
     this.assertOpen();
     try {
-      await this.redis.del(this.checkpointKey(runId));
+      await this.redis.del(this.checkpointKey(session, runId));
     } catch (error) {
       throw redisFailure(`failed to delete the checkpoint of run ${runId}`, { runId }, error);
     }

@@ -5,7 +5,9 @@ import { KeyedLock } from './keyed-lock.js';
 import { parseSnapshot } from './parse-snapshot.js';
 import { redisFailure } from './redis-failure.js';
 import { defineRedisScript, runRedisScript } from './redis-script.js';
+import { LEGACY_REDIS_KEYS, redisSessionKey, redisTenantSessionsKey, redisTenantSessionsKeyOf, redisTenantsKey } from './redis-keys.js';
 import { decodeRedisValue, DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
+import { parseSessionKey, sessionIdOf, sessionKeyOf, tenantIdOf, tenantPartOf, encodeKeyPart, type SessionKey } from './session-key.js';
 import type { SessionStore } from './session-store.js';
 
 /** Key prefix of every key the Redis stores write when none is configured. */
@@ -28,7 +30,7 @@ export interface RedisSessionStoreOptions {
   /** Snapshots whose JSON is larger than this many bytes are stored gzip-compressed (default 64 KiB). */
   compressAboveBytes?: number;
   /** The lease that fences writes to a session, or undefined to write unfenced (single node, tests). */
-  fence?: (sessionId: string) => SessionFence | undefined;
+  fence?: (session: SessionKey) => SessionFence | undefined;
   /** How long ping() waits for PONG before reporting the backend unreachable (default 2000 ms). */
   pingTimeoutMs?: number;
 }
@@ -36,65 +38,100 @@ export interface RedisSessionStoreOptions {
 /** Why a Redis save or delete was refused (details.reason of the PERSISTENCE_FAILED error). */
 export type RedisRefusal = 'fenced' | 'stale_generation';
 
-// Every write fences on the owner's lease epoch (when KEYS[3] is given) and on the generation, then
+// Every write fences on the owner's lease epoch (when KEYS[2] is given) and on the generation, then
 // replaces the whole hash: a reader's HMGET sees either the old generation or the new one, never a mix.
-// KEYS: session hash, index set, [lease key]. ARGV: generation, encoding, data, session id, [epoch].
+// Both keys share the session's hash tag. KEYS: snapshot hash, [epoch key]. ARGV: generation, encoding, data, [epoch].
 const SAVE_SCRIPT = defineRedisScript(`
-if KEYS[3] then
-  local current = redis.call('GET', KEYS[3])
-  if current ~= ARGV[5] then return {'fenced', current or ''} end
+if KEYS[2] then
+  local current = redis.call('GET', KEYS[2])
+  if current ~= ARGV[4] then return {'fenced', current or ''} end
 end
 local stored = redis.call('HGET', KEYS[1], 'gen')
 if stored and tonumber(stored) and tonumber(stored) >= tonumber(ARGV[1]) then return {'stale_generation', stored} end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'enc', ARGV[2], 'data', ARGV[3])
-redis.call('SADD', KEYS[2], ARGV[4])
 return {'ok'}
 `);
 
-// KEYS: session hash, index set, [lease key]. ARGV: session id, [epoch].
+// KEYS: snapshot hash, [epoch key]. ARGV: [epoch].
 const DELETE_SCRIPT = defineRedisScript(`
-if KEYS[3] then
-  local current = redis.call('GET', KEYS[3])
-  if current ~= ARGV[2] then return {'fenced', current or ''} end
+if KEYS[2] then
+  local current = redis.call('GET', KEYS[2])
+  if current ~= ARGV[1] then return {'fenced', current or ''} end
 end
 redis.call('DEL', KEYS[1])
-redis.call('SREM', KEYS[2], ARGV[1])
 return {'ok'}
 `);
 
+// Migration: copy an old-layout generation unless the new key already holds it or a newer one.
+// KEYS: snapshot hash. ARGV: generation, encoding, data.
+const ADOPT_SCRIPT = defineRedisScript(`
+local stored = redis.call('HGET', KEYS[1], 'gen')
+if stored and tonumber(stored) and tonumber(stored) >= tonumber(ARGV[1]) then return {'kept'} end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'enc', ARGV[2], 'data', ARGV[3])
+return {'ok'}
+`);
+
+/** What the migration of the old key layout did. */
+export interface RedisStoreMigration {
+  /** Old `<prefix>session:<id>` hashes moved to `<prefix>{<tenant>/<id>}:snapshot`. */
+  moved: number;
+  /** Old ids left in place because their data is not a valid snapshot. */
+  skipped: string[];
+}
+
 /**
- * SessionStore on Redis: one hash `<prefix>session:<id>` per session with fields `gen` (generation),
- * `enc` ("json" | "gzip") and `data` (the whole SessionSnapshotV1), replaced atomically by a Lua
- * script that refuses stale generations and, when a fence is configured, writers whose lease epoch is
- * no longer current; `<prefix>sessions` is the set of stored ids. close() leaves the client open.
+ * SessionStore on Redis: one hash `<prefix>{<tenant>/<id>}:snapshot` per session with fields `gen`
+ * (generation), `enc` ("json" | "gzip") and `data` (the whole SessionSnapshotV1), replaced atomically by a
+ * Lua script that refuses stale generations and, when a fence is configured, writers whose lease epoch
+ * (`<prefix>{<tenant>/<id>}:epoch`, same hash tag) is no longer current. Each tenant's ids are in the set
+ * `<prefix>tenant:{<tenant>}:sessions` and the tenants in `<prefix>tenants`, updated beside the script
+ * (they live in other slots). The old layout (`<prefix>session:<id>` and the set `<prefix>sessions`) is
+ * moved on first use and, for a key missing from the old set, on load. close() leaves the client open.
  */
 export class RedisSessionStore implements SessionStore {
   readonly kind = 'redis';
   /** Prefix of every key this store writes. */
   readonly keyPrefix: string;
-  /** The set holding every stored session id. */
-  readonly indexKey: string;
   private readonly redis: Redis;
   private readonly compressAboveBytes: number;
-  private readonly fence: ((sessionId: string) => SessionFence | undefined) | undefined;
+  private readonly fence: ((session: SessionKey) => SessionFence | undefined) | undefined;
   private readonly pingTimeoutMs: number;
   // Saves from this store apply in call order per session even though compression is asynchronous.
   private readonly lock = new KeyedLock();
+  private migration: Promise<RedisStoreMigration> | undefined;
   private closed = false;
 
   constructor(options: RedisSessionStoreOptions) {
     this.redis = options.redis;
     this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
-    this.indexKey = `${this.keyPrefix}sessions`;
     this.compressAboveBytes = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
     this.fence = options.fence;
     this.pingTimeoutMs = options.pingTimeoutMs ?? 2000;
   }
 
   /** The hash holding a session's snapshot. */
-  sessionKey(sessionId: string): string {
-    return `${this.keyPrefix}session:${sessionId}`;
+  sessionKey(session: SessionKey): string {
+    return redisSessionKey(this.keyPrefix, session, 'snapshot');
+  }
+
+  /** The set holding a tenant's stored session ids (encoded). */
+  tenantIndexKey(tenantId: string): string {
+    return redisTenantSessionsKey(this.keyPrefix, encodeKeyPart(tenantId));
+  }
+
+  /**
+   * Move every session of the old layout (listed in `<prefix>sessions`) to its tenant's keys: its snapshot,
+   * its event stream and its lease epoch; idempotent, safe to run on several nodes at once, and run once
+   * (on first use) by every other operation. Data the old set does not list is moved when loaded.
+   */
+  migrate(): Promise<RedisStoreMigration> {
+    this.migration ??= this.sweep().catch((error: unknown) => {
+      this.migration = undefined;
+      throw error;
+    });
+    return this.migration;
   }
 
   /**
@@ -106,18 +143,21 @@ export class RedisSessionStore implements SessionStore {
     this.assertOpen();
     // Validate and serialise at call time: later caller mutations cannot leak into this generation.
     const parsed = parseSnapshot(snapshot, 'the snapshot being saved');
+    const session = sessionKeyOf(parsed);
     const sessionId = parsed.session.id;
     const generation = parsed.generation;
     const json = JSON.stringify(parsed);
-    await this.lock.run(sessionId, async () => {
+    await this.migrate();
+    await this.lock.run(session, async () => {
       const { encoding, data } = await encodeRedisValue(json, this.compressAboveBytes);
       // Read the fence as late as possible: the epoch current when the write is sent is the one checked.
-      const fence = this.fence?.(sessionId);
-      const keys = [this.sessionKey(sessionId), this.indexKey, ...(fence === undefined ? [] : [fence.ownerKey])];
-      const args = [String(generation), encoding, data, sessionId, ...(fence === undefined ? [] : [String(fence.epoch)])];
+      const fence = this.fence?.(session);
+      const keys = [this.sessionKey(session), ...(fence === undefined ? [] : [fence.ownerKey])];
+      const args = [String(generation), encoding, data, ...(fence === undefined ? [] : [String(fence.epoch)])];
       let reply: unknown;
       try {
-        reply = await runRedisScript(this.redis, SAVE_SCRIPT, keys, args);
+        // The indexes go out beside the script (one round trip): an index entry is harmless before its hash exists.
+        [reply] = await Promise.all([runRedisScript(this.redis, SAVE_SCRIPT, keys, args), this.index(session)]);
       } catch (error) {
         throw redisFailure(`failed to save generation ${generation} of session ${sessionId}`, { sessionId }, error);
       }
@@ -135,48 +175,28 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /** Read and validate the session's latest generation; undefined when no hash exists for it. */
-  async load(sessionId: string): Promise<SessionSnapshotV1 | undefined> {
+  async load(session: SessionKey): Promise<SessionSnapshotV1 | undefined> {
     this.assertOpen();
-    const key = this.sessionKey(sessionId);
-    let fields: Array<Buffer | null>;
-    try {
-      fields = await this.redis.hmgetBuffer(key, 'gen', 'enc', 'data');
-    } catch (error) {
-      throw redisFailure(`failed to read the snapshot of session ${sessionId}`, { sessionId }, error);
-    }
-    const [gen, enc, data] = fields;
-    if (gen === null && enc === null && data === null) return undefined;
-    const source = `redis key ${key}`;
-    if (data === null || data === undefined) {
-      throw new CodeError('SNAPSHOT_INVALID', `${source} has no data field`, { sessionId, source });
-    }
-    const raw = await decodeRedisValue(enc?.toString('utf8'), data, source, { sessionId });
-    const snapshot = parseSnapshot(raw, source);
-    if (snapshot.session.id !== sessionId) {
-      throw new CodeError('SNAPSHOT_INVALID', `${source} holds session ${JSON.stringify(snapshot.session.id)}, not ${JSON.stringify(sessionId)}`, {
-        sessionId,
-        source,
-      });
-    }
-    // The script fences on `gen`; a mismatch would let a stale writer slip past the generation check.
-    const storedGeneration = gen?.toString('utf8');
-    if (storedGeneration !== String(snapshot.generation)) {
-      throw new CodeError(
-        'SNAPSHOT_INVALID',
-        `${source} holds generation ${snapshot.generation} but its gen field is ${JSON.stringify(storedGeneration ?? null)}`,
-        { sessionId, source },
-      );
-    }
-    return snapshot;
+    await this.migrate();
+    const found = await this.read(session);
+    if (found !== undefined) return found;
+    // Written by an earlier version after the sweep (or never listed in its set): moved now.
+    const sessionId = sessionIdOf(session);
+    const legacy = await this.readLegacy(sessionId);
+    if (legacy === undefined || legacy.snapshot.session.ownerTenantId !== tenantIdOf(session)) return undefined;
+    await this.adopt(sessionId, legacy);
+    return this.read(session);
   }
 
   /** Remove the session's hash and index entry after any queued save; fenced like save; no error when absent. */
-  async delete(sessionId: string): Promise<void> {
+  async delete(session: SessionKey): Promise<void> {
     this.assertOpen();
-    await this.lock.run(sessionId, async () => {
-      const fence = this.fence?.(sessionId);
-      const keys = [this.sessionKey(sessionId), this.indexKey, ...(fence === undefined ? [] : [fence.ownerKey])];
-      const args = [sessionId, ...(fence === undefined ? [] : [String(fence.epoch)])];
+    await this.migrate();
+    const sessionId = sessionIdOf(session);
+    await this.lock.run(session, async () => {
+      const fence = this.fence?.(session);
+      const keys = [this.sessionKey(session), ...(fence === undefined ? [] : [fence.ownerKey])];
+      const args = fence === undefined ? [] : [String(fence.epoch)];
       let reply: unknown;
       try {
         reply = await runRedisScript(this.redis, DELETE_SCRIPT, keys, args);
@@ -185,14 +205,26 @@ export class RedisSessionStore implements SessionStore {
       }
       const [outcome, found] = readReply(reply);
       if (outcome !== 'ok') throw fencedError('delete', sessionId, fence, found, {});
+      await this.redis.srem(redisTenantSessionsKeyOf(this.keyPrefix, session), session.slice(tenantPartOf(session).length + 1)).catch((error: unknown) => {
+        throw redisFailure(`failed to unlist session ${sessionId}`, { sessionId }, error);
+      });
     });
   }
 
-  /** Ids of every stored session, sorted. */
-  async list(): Promise<string[]> {
+  /** Keys of the stored sessions of one tenant (or of every tenant in `<prefix>tenants`), sorted. */
+  async list(tenantId?: string): Promise<SessionKey[]> {
     this.assertOpen();
+    await this.migrate();
     try {
-      return (await this.redis.smembers(this.indexKey)).sort();
+      const tenants = tenantId === undefined ? await this.redis.smembers(redisTenantsKey(this.keyPrefix)) : [encodeKeyPart(tenantId)];
+      const keys: SessionKey[] = [];
+      for (const tenant of tenants) {
+        for (const member of await this.redis.smembers(redisTenantSessionsKey(this.keyPrefix, tenant))) {
+          const key = parseSessionKey(`${tenant}/${member}`);
+          if (key !== undefined) keys.push(key);
+        }
+      }
+      return keys.sort();
     } catch (error) {
       throw redisFailure('failed to list the redis session store', {}, error);
     }
@@ -224,6 +256,119 @@ export class RedisSessionStore implements SessionStore {
 
   private assertOpen(): void {
     if (this.closed) throw new CodeError('PERSISTENCE_FAILED', 'the redis session store is closed');
+  }
+
+  private async index(session: SessionKey): Promise<void> {
+    const tenant = tenantPartOf(session);
+    await this.redis
+      .pipeline()
+      .sadd(redisTenantSessionsKey(this.keyPrefix, tenant), session.slice(tenant.length + 1))
+      .sadd(redisTenantsKey(this.keyPrefix), tenant)
+      .exec();
+  }
+
+  private async read(session: SessionKey): Promise<SessionSnapshotV1 | undefined> {
+    const sessionId = sessionIdOf(session);
+    const key = this.sessionKey(session);
+    const stored = await this.readHash(key, sessionId);
+    if (stored === undefined) return undefined;
+    const { snapshot } = stored;
+    if (snapshot.session.id !== sessionId || snapshot.session.ownerTenantId !== tenantIdOf(session)) {
+      throw new CodeError('SNAPSHOT_INVALID', `redis key ${key} holds session ${JSON.stringify(snapshot.session.id)} of tenant ${JSON.stringify(snapshot.session.ownerTenantId)}, not ${JSON.stringify(sessionId)}`, {
+        sessionId,
+        source: `redis key ${key}`,
+      });
+    }
+    return snapshot;
+  }
+
+  /** The validated snapshot in hash `key` and its raw fields, or undefined when the hash does not exist. */
+  private async readHash(key: string, sessionId: string): Promise<{ snapshot: SessionSnapshotV1; enc: string; data: Buffer } | undefined> {
+    let fields: Array<Buffer | null>;
+    try {
+      fields = await this.redis.hmgetBuffer(key, 'gen', 'enc', 'data');
+    } catch (error) {
+      throw redisFailure(`failed to read the snapshot of session ${sessionId}`, { sessionId }, error);
+    }
+    const [gen, enc, data] = fields;
+    if (gen === null && enc === null && data === null) return undefined;
+    const source = `redis key ${key}`;
+    if (data === null || data === undefined) {
+      throw new CodeError('SNAPSHOT_INVALID', `${source} has no data field`, { sessionId, source });
+    }
+    const encoding = enc?.toString('utf8');
+    const snapshot = parseSnapshot(await decodeRedisValue(encoding, data, source, { sessionId }), source);
+    // The script fences on `gen`; a mismatch would let a stale writer slip past the generation check.
+    const storedGeneration = gen?.toString('utf8');
+    if (storedGeneration !== String(snapshot.generation)) {
+      throw new CodeError(
+        'SNAPSHOT_INVALID',
+        `${source} holds generation ${snapshot.generation} but its gen field is ${JSON.stringify(storedGeneration ?? null)}`,
+        { sessionId, source },
+      );
+    }
+    return { snapshot, enc: encoding ?? 'json', data };
+  }
+
+  private async readLegacy(sessionId: string): Promise<{ snapshot: SessionSnapshotV1; enc: string; data: Buffer } | undefined> {
+    const stored = await this.readHash(LEGACY_REDIS_KEYS.snapshot(this.keyPrefix, sessionId), sessionId);
+    if (stored !== undefined && stored.snapshot.session.id !== sessionId) {
+      throw new CodeError('SNAPSHOT_INVALID', `redis key ${LEGACY_REDIS_KEYS.snapshot(this.keyPrefix, sessionId)} holds session ${JSON.stringify(stored.snapshot.session.id)}`, { sessionId });
+    }
+    return stored;
+  }
+
+  private async sweep(): Promise<RedisStoreMigration> {
+    const result: RedisStoreMigration = { moved: 0, skipped: [] };
+    let ids: string[];
+    try {
+      ids = await this.redis.smembers(LEGACY_REDIS_KEYS.index(this.keyPrefix));
+    } catch (error) {
+      throw redisFailure('failed to read the old session index', {}, error);
+    }
+    for (const sessionId of ids.sort()) {
+      let legacy;
+      try {
+        legacy = await this.readLegacy(sessionId);
+      } catch (error) {
+        if (!(error instanceof CodeError) || error.code !== 'SNAPSHOT_INVALID') throw error;
+        // Not ours to judge: an unreadable old hash stays where it is (and in the old set), ignored.
+        result.skipped.push(sessionId);
+        continue;
+      }
+      if (legacy === undefined) await this.redis.srem(LEGACY_REDIS_KEYS.index(this.keyPrefix), sessionId);
+      else {
+        await this.adopt(sessionId, legacy);
+        result.moved += 1;
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Move one old-layout session to its tenant's keys, each step idempotent (a crash part-way is finished by
+   * the next run): the snapshot (unless the new key holds the same or a newer generation), the indexes, the
+   * event stream (unless the new one exists) and the lease epoch (so fencing never goes back); then the old
+   * hash and its index entry go. The old lease key is left to expire.
+   */
+  private async adopt(sessionId: string, legacy: { snapshot: SessionSnapshotV1; enc: string; data: Buffer }): Promise<void> {
+    const session = sessionKeyOf(legacy.snapshot);
+    const prefix = this.keyPrefix;
+    try {
+      await runRedisScript(this.redis, ADOPT_SCRIPT, [this.sessionKey(session)], [String(legacy.snapshot.generation), legacy.enc, legacy.data]);
+      await this.index(session);
+      // Old streams and epochs exist only on a single Redis (the old layout never ran on a cluster), so these
+      // two-key commands never cross slots there.
+      if ((await this.redis.exists(LEGACY_REDIS_KEYS.events(prefix, sessionId))) === 1) {
+        await this.redis.renamenx(LEGACY_REDIS_KEYS.events(prefix, sessionId), redisSessionKey(prefix, session, 'events'));
+      }
+      const epoch = await this.redis.get(LEGACY_REDIS_KEYS.epoch(prefix, sessionId));
+      if (epoch !== null) await this.redis.set(redisSessionKey(prefix, session, 'epoch'), epoch, 'NX');
+      await this.redis.del(LEGACY_REDIS_KEYS.snapshot(prefix, sessionId));
+      await this.redis.srem(LEGACY_REDIS_KEYS.index(prefix), sessionId);
+    } catch (error) {
+      throw redisFailure(`failed to move session ${sessionId} to its tenant's keys`, { sessionId }, error);
+    }
   }
 }
 

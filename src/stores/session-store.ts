@@ -1,8 +1,11 @@
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
+import type { SessionKey } from './session-key.js';
 
 /**
- * Where session snapshots live. `save` writes one complete generation atomically (never a partial
- * save) and returns the generation it stored; `load` validates what it reads against the schema.
+ * Where session snapshots live, keyed by SessionKey (tenant and session id: ids are per tenant). `save`
+ * writes one complete generation atomically (never a partial save) under the key of the snapshot's
+ * `session.ownerTenantId` and `session.id`; `load` validates what it reads against the schema. Data an
+ * earlier version stored under the session id alone is read (and moved to its key) when the key is absent.
  */
 export interface SessionStore {
   /** Human-readable backend name for logs and readiness ("memory", "file", "redis"). */
@@ -10,11 +13,11 @@ export interface SessionStore {
   /** Atomically replace the session's snapshot with this generation. */
   save(snapshot: SessionSnapshotV1): Promise<void>;
   /** The latest saved generation, or undefined when none exists. Throws SNAPSHOT_INVALID on bad data. */
-  load(sessionId: string): Promise<SessionSnapshotV1 | undefined>;
+  load(key: SessionKey): Promise<SessionSnapshotV1 | undefined>;
   /** Remove a session's snapshot; no error when absent. */
-  delete(sessionId: string): Promise<void>;
-  /** Ids of every stored session. */
-  list(): Promise<string[]>;
+  delete(key: SessionKey): Promise<void>;
+  /** Keys of the stored sessions of one tenant, or of every tenant when `tenantId` is undefined; sorted. */
+  list(tenantId?: string): Promise<SessionKey[]>;
   /** True when the backend is reachable (readiness probe). */
   ping(): Promise<boolean>;
   /** Release resources. */

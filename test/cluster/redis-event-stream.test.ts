@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { RedisEventStream, type RedisEventStreamOptions } from '../../src/cluster/redis-event-stream.js';
 import { SessionLeases } from '../../src/cluster/session-lease.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
+import { sessionKey, type SessionKey } from '../../src/stores/session-key.js';
 import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
 import { sleep, waitUntil } from './wait-until.js';
 
@@ -13,6 +14,11 @@ function event(sessionId: string, sessionSequence: number, type = 'text_delta'):
     payload: { text: `event ${sessionSequence}` },
     metadata: { run_id: 'run-1', session_id: sessionId, sequence: sessionSequence - 1, session_sequence: sessionSequence, timestamp_ms: 1_700_000_000_000 + sessionSequence },
   };
+}
+
+/** The key of session `id` of the tests' tenant. */
+function k(id: string): SessionKey {
+  return sessionKey('tenant-a', id);
 }
 
 function sequences(events: readonly EventEnvelope[]): number[] {
@@ -51,70 +57,70 @@ describe('RedisEventStream', () => {
 
   it('appends entries with id <session_sequence>-0 and reads after exact cursors', async () => {
     const events = stream();
-    for (const n of range(1, 10)) await events.append('s1', event('s1', n));
-    const key = events.streamKey('s1');
-    expect(key).toBe(`${keyPrefix}events:s1`);
+    for (const n of range(1, 10)) await events.append(k('s1'), event('s1', n));
+    const key = events.streamKey(k('s1'));
+    expect(key).toBe(`${keyPrefix}{tenant-a/s1}:events`);
     const [first] = await writer.xrange(key, '-', '+', 'COUNT', 1);
     expect(first?.[0]).toBe('1-0');
     expect(first?.[1].slice(0, 2)).toEqual(['seq', '1']);
 
-    expect(await events.readAfter('s1', 0, 100)).toEqual(range(1, 10).map((n) => event('s1', n)));
-    expect(sequences(await events.readAfter('s1', 3, 4))).toEqual([4, 5, 6, 7]);
-    expect(sequences(await events.readAfter('s1', 9, 100))).toEqual([10]);
-    expect(await events.readAfter('s1', 10, 100)).toEqual([]);
-    expect(await events.readAfter('nobody', 0, 100)).toEqual([]);
-    expect(await events.firstAvailable('s1')).toBe(1);
-    expect(await events.lastSequence('s1')).toBe(10);
-    expect(await events.firstAvailable('nobody')).toBeUndefined();
+    expect(await events.readAfter(k('s1'), 0, 100)).toEqual(range(1, 10).map((n) => event('s1', n)));
+    expect(sequences(await events.readAfter(k('s1'), 3, 4))).toEqual([4, 5, 6, 7]);
+    expect(sequences(await events.readAfter(k('s1'), 9, 100))).toEqual([10]);
+    expect(await events.readAfter(k('s1'), 10, 100)).toEqual([]);
+    expect(await events.readAfter(k('nobody'), 0, 100)).toEqual([]);
+    expect(await events.firstAvailable(k('s1'))).toBe(1);
+    expect(await events.lastSequence(k('s1'))).toBe(10);
+    expect(await events.firstAvailable(k('nobody'))).toBeUndefined();
   });
 
   it('refuses a sequence that is not above the last one, and an event of another session', async () => {
     const events = stream();
-    await events.append('s1', event('s1', 5));
+    await events.append(k('s1'), event('s1', 5));
     for (const stale of [5, 3]) {
-      await expect(events.append('s1', event('s1', stale))).rejects.toMatchObject({
+      await expect(events.append(k('s1'), event('s1', stale))).rejects.toMatchObject({
         code: 'PERSISTENCE_FAILED',
         details: { sessionId: 's1', sequence: stale, reason: 'stale_sequence', lastSequence: 5 },
       });
     }
-    await expect(events.append('s1', event('s2', 6))).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
-    expect(sequences(await events.readAfter('s1', 0, 10))).toEqual([5]);
+    await expect(events.append(k('s1'), event('s2', 6))).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+    expect(sequences(await events.readAfter(k('s1'), 0, 10))).toEqual([5]);
   });
 
   it('fences appends on the owner lease epoch', async () => {
     const events = stream();
     const a = new SessionLeases({ redis: writer, keyPrefix, nodeId: 'node-a', ttlMs: 10_000 });
-    await a.acquire('s1');
-    await events.append('s1', event('s1', 1), a.storeFence('s1'));
-    await writer.incr(`${keyPrefix}epoch:s1`); // another node took over
-    await expect(events.append('s1', event('s1', 2), a.storeFence('s1'))).rejects.toMatchObject({
+    await a.acquire(k('s1'));
+    await events.append(k('s1'), event('s1', 1), a.storeFence(k('s1')));
+    await writer.incr(`${keyPrefix}{tenant-a/s1}:epoch`); // another node took over
+    await expect(events.append(k('s1'), event('s1', 2), a.storeFence(k('s1')))).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
       details: { sessionId: 's1', sequence: 2, reason: 'fenced', epoch: 1, currentEpoch: '2' },
     });
-    expect(await events.lastSequence('s1')).toBe(1);
+    expect(await events.lastSequence(k('s1'))).toBe(1);
     await a.stop();
   });
 
   it('follows retained and live events in order, without duplicates, across appends made while following', async () => {
     const producer = stream();
     const consumer = stream();
-    for (const n of range(1, 5)) await producer.append('s1', event('s1', n));
+    for (const n of range(1, 5)) await producer.append(k('s1'), event('s1', n));
 
     const seen: number[] = [];
     const controller = new AbortController();
-    const following = consumer.follow('s1', 2, (e) => seen.push(e.metadata.session_sequence), controller.signal);
+    const following = consumer.follow(k('s1'), 2, (e) => seen.push(e.metadata.session_sequence), controller.signal);
     await waitUntil('the retained events arrived', () => seen.length === 3);
     // Appends while following: one at a time, in a concurrent burst, and after a pause (the reader blocks again).
-    for (const n of range(6, 40)) await producer.append('s1', event('s1', n));
-    await Promise.all(range(41, 80).map((n) => producer.append('s1', event('s1', n))));
+    for (const n of range(6, 40)) await producer.append(k('s1'), event('s1', n));
+    await Promise.all(range(41, 80).map((n) => producer.append(k('s1'), event('s1', n))));
     await sleep(50);
-    await producer.append('s1', event('s1', 81));
+    await producer.append(k('s1'), event('s1', 81));
     await waitUntil('every event arrived', () => seen.length === 79);
     controller.abort();
     await following;
     expect(seen).toEqual(range(3, 81));
 
-    await producer.append('s1', event('s1', 82));
+    await producer.append(k('s1'), event('s1', 82));
     await sleep(100);
     expect(seen).toHaveLength(79);
   });
@@ -127,16 +133,16 @@ describe('RedisEventStream', () => {
     const follows: Array<Promise<void>> = [];
     for (const sessionId of ['s1', 's2', 's3']) {
       seen.set(sessionId, []);
-      follows.push(consumer.follow(sessionId, 0, (e) => seen.get(sessionId)?.push(e.metadata.session_sequence), controller.signal));
+      follows.push(consumer.follow(k(sessionId), 0, (e) => seen.get(sessionId)?.push(e.metadata.session_sequence), controller.signal));
       // Let the loop block before the next follower joins: the join must wake it (well under blockMs).
       await sleep(30);
     }
     // Two followers of one stream with different cursors each get exactly their part.
     const late: number[] = [];
-    follows.push(consumer.follow('s1', 2, (e) => late.push(e.metadata.session_sequence), controller.signal));
+    follows.push(consumer.follow(k('s1'), 2, (e) => late.push(e.metadata.session_sequence), controller.signal));
     const started = Date.now();
     for (const n of range(1, 4)) {
-      for (const sessionId of ['s1', 's2', 's3']) await producer.append(sessionId, event(sessionId, n));
+      for (const sessionId of ['s1', 's2', 's3']) await producer.append(k(sessionId), event(sessionId, n));
     }
     await waitUntil('all followers caught up', () => [...seen.values()].every((got) => got.length === 4) && late.length === 2);
     expect(Date.now() - started).toBeLessThan(4000);
@@ -148,9 +154,9 @@ describe('RedisEventStream', () => {
 
   it('rejects a follow whose callback throws, and ends follows on close', async () => {
     const events = stream();
-    await events.append('s1', event('s1', 1));
+    await events.append(k('s1'), event('s1', 1));
     const failing = events.follow(
-      's1',
+      k('s1'),
       0,
       () => {
         throw new Error('subscriber exploded');
@@ -160,7 +166,7 @@ describe('RedisEventStream', () => {
     await expect(failing).rejects.toThrow('subscriber exploded');
 
     const seen: number[] = [];
-    const open = events.follow('s1', 0, (e) => seen.push(e.metadata.session_sequence), new AbortController().signal);
+    const open = events.follow(k('s1'), 0, (e) => seen.push(e.metadata.session_sequence), new AbortController().signal);
     await waitUntil('the follower got the event', () => seen.length === 1);
     await events.close();
     await open;
@@ -168,40 +174,40 @@ describe('RedisEventStream', () => {
 
   it('bounds each stream with MAXLEN ~ and reports the first available sequence after trimming', async () => {
     const events = stream({ maxLen: 50 });
-    for (const n of range(1, 600)) await events.append('s1', event('s1', n));
-    const length = await writer.xlen(events.streamKey('s1'));
+    for (const n of range(1, 600)) await events.append(k('s1'), event('s1', n));
+    const length = await writer.xlen(events.streamKey(k('s1')));
     // Approximate trimming removes whole internal nodes (100 entries by default): bounded, not exact.
     expect(length).toBeGreaterThanOrEqual(50);
     expect(length).toBeLessThan(300);
-    const first = await events.firstAvailable('s1');
+    const first = await events.firstAvailable(k('s1'));
     expect(first).toBe(600 - length + 1);
-    expect(sequences(await events.readAfter('s1', 0, 1))).toEqual([first]);
+    expect(sequences(await events.readAfter(k('s1'), 0, 1))).toEqual([first]);
 
     // Exact trim: the replay_gap a subscriber at cursor 10 must be told about starts at 591.
-    await events.trim('s1', 10);
-    expect(await events.firstAvailable('s1')).toBe(591);
-    expect(sequences(await events.readAfter('s1', 10, 100))).toEqual(range(591, 600));
+    await events.trim(k('s1'), 10);
+    expect(await events.firstAvailable(k('s1'))).toBe(591);
+    expect(sequences(await events.readAfter(k('s1'), 10, 100))).toEqual(range(591, 600));
 
     // A follower behind the trimmed range gets what is retained; the jump 10 -> 591 is its gap.
     const seen: number[] = [];
     const controller = new AbortController();
-    const following = events.follow('s1', 10, (e) => seen.push(e.metadata.session_sequence), controller.signal);
+    const following = events.follow(k('s1'), 10, (e) => seen.push(e.metadata.session_sequence), controller.signal);
     await waitUntil('retained events arrived', () => seen.length === 10);
     controller.abort();
     await following;
     expect(seen).toEqual(range(591, 600));
 
-    await events.delete('s1');
-    expect(await events.firstAvailable('s1')).toBeUndefined();
+    await events.delete(k('s1'));
+    expect(await events.firstAvailable(k('s1'))).toBeUndefined();
   });
 
   it('rejects followers of a stream holding an invalid entry, naming the entry', async () => {
     const events = stream();
-    await writer.xadd(events.streamKey('s1'), '1-0', 'seq', '1', 'e', '{"version":2}');
-    await expect(events.readAfter('s1', 0, 10)).rejects.toMatchObject({
+    await writer.xadd(events.streamKey(k('s1')), '1-0', 'seq', '1', 'e', '{"version":2}');
+    await expect(events.readAfter(k('s1'), 0, 10)).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
-      message: expect.stringContaining(`stream ${events.streamKey('s1')} entry 1-0 is not an EventEnvelopeV1`),
+      message: expect.stringContaining(`stream ${events.streamKey(k('s1'))} entry 1-0 is not an EventEnvelopeV1`),
     });
-    await expect(events.follow('s1', 0, () => undefined, new AbortController().signal)).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+    await expect(events.follow(k('s1'), 0, () => undefined, new AbortController().signal)).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
   });
 });

@@ -2,12 +2,16 @@ import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { NodeRegistry } from '../../src/cluster/node-identity.js';
 import { SessionLeases, type LeaseAcquisition, type SessionLeasesOptions } from '../../src/cluster/session-lease.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
 import { makeSnapshot } from '../support/snapshot-fixtures.js';
 import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
 import { sleep, waitUntil } from './wait-until.js';
 
 const TTL_MS = 300;
+/** The sessions of these tests: ids are per tenant, so leases are keyed by tenant and id. */
+const s1 = sessionKey('tenant-a', 's1');
+const s2 = sessionKey('tenant-a', 's2');
 
 describe('SessionLeases', () => {
   let redis: Redis;
@@ -39,31 +43,31 @@ describe('SessionLeases', () => {
 
   it('acquires with epoch 1, re-acquires idempotently, renews and releases', async () => {
     const a = node('node-a');
-    expect(await a.acquire('s1')).toEqual({ ok: true, epoch: 1 });
-    expect(await redis.get(`${keyPrefix}lease:s1`)).toBe('node-a');
-    expect(await redis.get(`${keyPrefix}epoch:s1`)).toBe('1');
-    const ttl = await redis.pttl(`${keyPrefix}lease:s1`);
+    expect(await a.acquire(s1)).toEqual({ ok: true, epoch: 1 });
+    expect(await redis.get(`${keyPrefix}{tenant-a/s1}:lease`)).toBe('node-a');
+    expect(await redis.get(`${keyPrefix}{tenant-a/s1}:epoch`)).toBe('1');
+    const ttl = await redis.pttl(`${keyPrefix}{tenant-a/s1}:lease`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(TTL_MS);
     // Our own live lease: same epoch, no bump.
-    expect(await a.acquire('s1')).toEqual({ ok: true, epoch: 1 });
-    expect(await a.owner('s1')).toEqual({ nodeId: 'node-a', epoch: 1 });
-    expect(a.held()).toEqual([{ sessionId: 's1', epoch: 1 }]);
+    expect(await a.acquire(s1)).toEqual({ ok: true, epoch: 1 });
+    expect(await a.owner(s1)).toEqual({ nodeId: 'node-a', epoch: 1 });
+    expect(a.held()).toEqual([{ sessionId: s1, epoch: 1 }]);
 
-    expect(await a.renew('s1', 1)).toBe(true);
-    expect(await a.renew('s1', 7)).toBe(false);
+    expect(await a.renew(s1, 1)).toBe(true);
+    expect(await a.renew(s1, 7)).toBe(false);
     // A wrong-epoch renewal does not forget the lease held at the right epoch.
-    expect(a.held()).toEqual([{ sessionId: 's1', epoch: 1 }]);
+    expect(a.held()).toEqual([{ sessionId: s1, epoch: 1 }]);
 
-    expect(await a.release('s1', 1)).toBe(true);
-    expect(await redis.exists(`${keyPrefix}lease:s1`)).toBe(0);
-    expect(await a.owner('s1')).toBeUndefined();
+    expect(await a.release(s1, 1)).toBe(true);
+    expect(await redis.exists(`${keyPrefix}{tenant-a/s1}:lease`)).toBe(0);
+    expect(await a.owner(s1)).toBeUndefined();
     expect(a.held()).toEqual([]);
-    expect(await a.release('s1', 1)).toBe(false);
+    expect(await a.release(s1, 1)).toBe(false);
 
     // The epoch never goes back: the next acquisition is a new epoch, even by the same node.
-    expect(await a.acquire('s1')).toEqual({ ok: true, epoch: 2 });
-    expect(await redis.pttl(`${keyPrefix}epoch:s1`)).toBe(-1);
+    expect(await a.acquire(s1)).toEqual({ ok: true, epoch: 2 });
+    expect(await redis.pttl(`${keyPrefix}{tenant-a/s1}:epoch`)).toBe(-1);
   });
 
   it('keeps a renewing owner, then lets another node take over with a new epoch after it stops', async () => {
@@ -73,42 +77,42 @@ describe('SessionLeases', () => {
     const registryA = new NodeRegistry({ redis, keyPrefix, nodeId: 'node-a', advertiseUrl: 'http://a', ttlMs: 10_000 });
     await registryA.start();
 
-    expect(await a.acquire('s1')).toEqual({ ok: true, epoch: 1 });
+    expect(await a.acquire(s1)).toEqual({ ok: true, epoch: 1 });
     // Three TTLs of A's automatic renewals: B is refused every time and told A is alive.
     const until = Date.now() + 3 * TTL_MS;
     while (Date.now() < until) {
-      expect(await b.acquire('s1')).toEqual({ ok: false, owner: 'node-a', alive: true });
+      expect(await b.acquire(s1)).toEqual({ ok: false, owner: 'node-a', alive: true });
       await sleep(50);
     }
-    expect(a.fenceFor('s1')).toEqual({ ownerKey: `${keyPrefix}epoch:s1`, epoch: 1 });
-    expect(b.fenceFor('s1')).toBeUndefined();
+    expect(a.fenceFor(s1)).toEqual({ ownerKey: `${keyPrefix}{tenant-a/s1}:epoch`, epoch: 1 });
+    expect(b.fenceFor(s1)).toBeUndefined();
 
     await registryA.stop();
-    expect(await b.acquire('s1')).toEqual({ ok: false, owner: 'node-a', alive: false });
+    expect(await b.acquire(s1)).toEqual({ ok: false, owner: 'node-a', alive: false });
 
     // A stops renewing (a paused process): its lease expires and B takes over at epoch 2.
     await a.stop();
     let takeover: LeaseAcquisition | undefined;
     await waitUntil('node-b took over', async () => {
-      takeover = await b.acquire('s1');
+      takeover = await b.acquire(s1);
       return takeover.ok;
     });
     expect(takeover).toEqual({ ok: true, epoch: 2 });
-    expect(await b.owner('s1')).toEqual({ nodeId: 'node-b', epoch: 2 });
-    const fenceB = b.fenceFor('s1');
-    expect(fenceB).toEqual({ ownerKey: `${keyPrefix}epoch:s1`, epoch: 2 });
+    expect(await b.owner(s1)).toEqual({ nodeId: 'node-b', epoch: 2 });
+    const fenceB = b.fenceFor(s1);
+    expect(fenceB).toEqual({ ownerKey: `${keyPrefix}{tenant-a/s1}:epoch`, epoch: 2 });
     expect(await redis.get(fenceB?.ownerKey ?? '')).toBe(String(fenceB?.epoch));
 
     // A wakes up: its renewal fails, onLost fires once, and it forgets the lease.
-    expect(a.fenceFor('s1')).toEqual({ ownerKey: `${keyPrefix}epoch:s1`, epoch: 1 });
+    expect(a.fenceFor(s1)).toEqual({ ownerKey: `${keyPrefix}{tenant-a/s1}:epoch`, epoch: 1 });
     await a.renewAll();
-    expect(lost).toEqual([['s1', 1]]);
+    expect(lost).toEqual([[s1, 1]]);
     expect(a.held()).toEqual([]);
-    expect(a.fenceFor('s1')).toBeUndefined();
-    expect(await a.renew('s1', 1)).toBe(false);
+    expect(a.fenceFor(s1)).toBeUndefined();
+    expect(await a.renew(s1, 1)).toBe(false);
     // A's stale release must not free B's lease.
-    expect(await a.release('s1', 1)).toBe(false);
-    expect(await b.owner('s1')).toEqual({ nodeId: 'node-b', epoch: 2 });
+    expect(await a.release(s1, 1)).toBe(false);
+    expect(await b.owner(s1)).toEqual({ nodeId: 'node-b', epoch: 2 });
     await a.renewAll();
     expect(lost).toHaveLength(1);
   });
@@ -116,20 +120,20 @@ describe('SessionLeases', () => {
   it('reports a lease lost through the automatic renewal when another node took it', async () => {
     const lost: string[] = [];
     const a = node('node-a', { onLost: (sessionId) => lost.push(sessionId) });
-    expect(await a.acquire('s1')).toMatchObject({ ok: true });
-    expect(await a.acquire('s2')).toMatchObject({ ok: true });
+    expect(await a.acquire(s1)).toMatchObject({ ok: true });
+    expect(await a.acquire(s2)).toMatchObject({ ok: true });
     // Simulate the lease expiring and a takeover, behind A's back.
-    await redis.set(`${keyPrefix}lease:s1`, 'node-b', 'PX', 10_000);
-    await redis.incr(`${keyPrefix}epoch:s1`);
+    await redis.set(`${keyPrefix}{tenant-a/s1}:lease`, 'node-b', 'PX', 10_000);
+    await redis.incr(`${keyPrefix}{tenant-a/s1}:epoch`);
     await waitUntil('onLost fired', () => lost.length > 0);
-    expect(lost).toEqual(['s1']);
-    expect(a.held()).toEqual([{ sessionId: 's2', epoch: 1 }]);
+    expect(lost).toEqual([s1]);
+    expect(a.held()).toEqual([{ sessionId: s2, epoch: 1 }]);
 
     // Re-acquiring a session believed held, but taken meanwhile, also reports the loss.
     await a.stop();
-    await redis.set(`${keyPrefix}lease:s2`, 'node-b', 'PX', 10_000);
-    expect(await a.acquire('s2')).toEqual({ ok: false, owner: 'node-b', alive: false });
-    expect(lost).toEqual(['s1', 's2']);
+    await redis.set(`${keyPrefix}{tenant-a/s2}:lease`, 'node-b', 'PX', 10_000);
+    expect(await a.acquire(s2)).toEqual({ ok: false, owner: 'node-b', alive: false });
+    expect(lost).toEqual([s1, s2]);
     expect(a.held()).toEqual([]);
   });
 
@@ -137,11 +141,11 @@ describe('SessionLeases', () => {
     const lost: string[] = [];
     const errors: unknown[] = [];
     const a = node('node-a', { onLost: (sessionId) => lost.push(sessionId), onError: (error) => errors.push(error) });
-    await a.acquire('s1');
+    await a.acquire(s1);
     // A's connection is gone for good: renewals fail on the wire, and after the TTL A stops believing it owns s1.
     extraClients[0]!.disconnect();
     await waitUntil('onLost fired', () => lost.length > 0);
-    expect(lost).toEqual(['s1']);
+    expect(lost).toEqual([s1]);
     expect(a.held()).toEqual([]);
     expect(errors[0]).toMatchObject({ code: 'PERSISTENCE_FAILED' });
   });
@@ -149,11 +153,11 @@ describe('SessionLeases', () => {
   it('releases every held lease on drain', async () => {
     const a = node('node-a');
     const b = node('node-b');
-    await a.acquire('s1');
-    await a.acquire('s2');
-    expect(await a.releaseAll()).toEqual(['s1', 's2']);
+    await a.acquire(s1);
+    await a.acquire(s2);
+    expect(await a.releaseAll()).toEqual([s1, s2]);
     expect(a.held()).toEqual([]);
-    expect(await b.acquire('s1')).toEqual({ ok: true, epoch: 2 });
+    expect(await b.acquire(s1)).toEqual({ ok: true, epoch: 2 });
   });
 
   it('fences a RedisSessionStore: the old owner is refused after a takeover, the new owner accepted', async () => {
@@ -165,28 +169,28 @@ describe('SessionLeases', () => {
     // Nobody holds the session yet: neither node may write it.
     await expect(storeA.save(makeSnapshot('s1', 1))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
 
-    await a.acquire('s1');
+    await a.acquire(s1);
     await storeA.save(makeSnapshot('s1', 1));
     await expect(storeB.save(makeSnapshot('s1', 2))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
 
     // A pauses past its lease; B takes over at epoch 2.
     await a.stop();
-    await waitUntil('node-b took over', async () => (await b.acquire('s1')).ok);
+    await waitUntil('node-b took over', async () => (await b.acquire(s1)).ok);
 
     // A has not noticed yet (it still believes it holds epoch 1): its save is refused by the fence.
-    expect(a.fenceFor('s1')?.epoch).toBe(1);
+    expect(a.fenceFor(s1)?.epoch).toBe(1);
     await expect(storeA.save(makeSnapshot('s1', 2))).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
       details: { sessionId: 's1', reason: 'fenced', epoch: 1, currentEpoch: '2' },
     });
     // After noticing, A holds nothing; storeFence still refuses (a fenceFor-only wiring would write unfenced).
     await a.renewAll();
-    expect(a.fenceFor('s1')).toBeUndefined();
+    expect(a.fenceFor(s1)).toBeUndefined();
     await expect(storeA.save(makeSnapshot('s1', 3))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
-    await expect(storeA.delete('s1')).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
+    await expect(storeA.delete(s1)).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
 
     await storeB.save(makeSnapshot('s1', 2));
-    expect((await storeB.load('s1'))?.generation).toBe(2);
-    expect((await storeA.load('s1'))?.generation).toBe(2);
+    expect((await storeB.load(s1))?.generation).toBe(2);
+    expect((await storeA.load(s1))?.generation).toBe(2);
   });
 });

@@ -58,7 +58,7 @@ describe('the seed ACL over HTTP', () => {
     expect(r.fake.requests[0]?.body.model).toBe('docs-fake');
     expect(r.fake.requests[0]?.headers.authorization).toBe('Bearer test-key');
     // storage_backend = "file": one snapshot per session under sessions_dir.
-    expect(existsSync(join(r.sessionsDir, `${id}.json`))).toBe(true);
+    expect(existsSync(join(r.sessionsDir, 'default', `${id}.json`))).toBe(true);
   });
 
   it('sends the model key of SessionOptions.model, never the display name', async () => {

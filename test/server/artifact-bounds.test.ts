@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LimitsSchema } from '../../src/config/code-config.js';
 import { FileSessionStore } from '../../src/stores/file-session-store.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -26,7 +27,7 @@ async function cutOutput(t: TestServer, id: string, tag: string): Promise<string
 
 async function snapshotArtifacts(t: TestServer, id: string): Promise<string[]> {
   await request(t.url).post(`/v1/sessions/${id}/save`).expect(200);
-  const snapshot = await new FileSessionStore({ dir: join(t.dataDir, 'sessions') }).load(id);
+  const snapshot = await new FileSessionStore({ dir: join(t.dataDir, 'sessions') }).load(sessionKey('default', id));
   return (snapshot?.artifacts ?? []).map((a) => a.id);
 }
 

@@ -7,6 +7,7 @@ import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { eventually, runEvents, useTestServers } from '../support/run-helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import type { TestServer } from '../support/test-server.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 
 // Contract paths of API.md that no other test covers: resume without a durable checkpoint store,
 // readiness and admission while draining or with the store down, the host_direct scope of programs,
@@ -111,7 +112,7 @@ describe('readiness and admission while draining', () => {
     const list = (await request(t.url).get('/v1/sessions').set(bearer(SESSIONS)).expect(200)).body.sessions as { id: string }[];
     expect(list.map((s) => s.id)).toEqual(['before']);
     expect((await request(t.url).get('/v1/sessions/before/runs').set(bearer(SESSIONS)).expect(200)).body.runs).toEqual([]);
-    expect(await t.server.ctx.store.load('during')).toBeUndefined();
+    expect(await t.server.ctx.store.load(sessionKey('tenant-a', 'during'))).toBeUndefined();
     expect(t.fake.requests).toHaveLength(0);
   });
 
@@ -193,7 +194,7 @@ describe('request bodies over limits.bodyLimitBytes', () => {
 
     expectError((await request(t.url).get('/v1/sessions/too-big').expect(404)).body, 'SESSION_NOT_FOUND');
     expect((await request(t.url).get('/v1/sessions').expect(200)).body.sessions).toEqual([]);
-    expect(await t.server.ctx.store.load('too-big')).toBeUndefined();
+    expect(await t.server.ctx.store.load(sessionKey('default', 'too-big'))).toBeUndefined();
     // The same options under the limit are fine.
     await request(t.url).post('/v1/sessions').send({ ...big, guidelines: 'g'.repeat(100) }).expect(201);
   });

@@ -60,7 +60,7 @@ describe('MCP servers come back when a stored session is restored', () => {
     await request(t.url).delete('/v1/sessions/own/mcp/gone').expect(200);
 
     // autoSave stored the own servers as soon as they changed (no shutdown needed): the removed one is not there.
-    const stored = JSON.parse(readFileSync(join(dataDir, 'sessions', 'own.json'), 'utf8')) as { session: { ownMcpServers?: { name: string; env?: Record<string, string> }[] } };
+    const stored = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'own.json'), 'utf8')) as { session: { ownMcpServers?: { name: string; env?: Record<string, string> }[] } };
     expect(stored.session.ownMcpServers?.map((s) => s.name)).toEqual(['own', 'ownbroken']);
     expect(stored.session.ownMcpServers?.[0]?.env).toEqual({ ECHO_TOKEN: ENV_TOKEN });
     await t.close();
@@ -115,7 +115,7 @@ describe('MCP servers come back when a stored session is restored', () => {
 
     // Removing the unstartable server takes it out of the store too.
     await request(t2.url).delete('/v1/sessions/own/mcp/ownbroken').set(auth(HOST)).expect(200);
-    const after = JSON.parse(readFileSync(join(dataDir, 'sessions', 'own.json'), 'utf8')) as { session: { ownMcpServers?: { name: string }[] } };
+    const after = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'own.json'), 'utf8')) as { session: { ownMcpServers?: { name: string }[] } };
     expect(after.session.ownMcpServers?.map((s) => s.name)).toEqual(['own']);
   });
 
@@ -126,7 +126,7 @@ describe('MCP servers come back when a stored session is restored', () => {
     await request(t.url).post('/v1/sessions').send({ sessionId: 'plain', autoSave: true }).expect(201);
     await t.close();
     servers.splice(0);
-    const file = join(dataDir, 'sessions', 'plain.json');
+    const file = join(dataDir, 'sessions', 'default', 'plain.json');
     expect((JSON.parse(readFileSync(file, 'utf8')) as { session: Record<string, unknown> }).session).not.toHaveProperty('ownMcpServers');
     const t2 = await startTestServer({ dataDir, root: t.root, config: UNSANDBOXED });
     servers.push(t2);

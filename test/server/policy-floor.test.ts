@@ -85,8 +85,8 @@ describe("the operator's permission policy bounds sessions created without host_
     await as(SESSIONS)(request(t.url).post('/v1/sessions/saved-bot/save')).expect(200);
     const second = await startTestServer({ fake: t.fake, dataDir: t.dataDir, root: t.root, config: { apiTokens: TOKENS, defaultPermissionPolicy: OPERATOR_POLICY } });
     try {
-      await as(ADMIN)(request(second.url).post('/v1/sessions')).send({ sessionId: 'saved-bot', resume: true }).expect(201);
-      const answer = (await as(ADMIN)(request(second.url).post('/v1/sessions/saved-bot/tools/bash/governed')).send({ args: { command: 'echo pwned' } }).expect(200)).body as ToolAnswer;
+      await as(ADMIN)(request(second.url).post('/v1/sessions')).send({ sessionId: 'saved-bot', tenantId: 'team', resume: true }).expect(201);
+      const answer = (await as(ADMIN)(request(second.url).post('/v1/sessions/saved-bot/tools/bash/governed?tenantId=team')).send({ args: { command: 'echo pwned' } }).expect(200)).body as ToolAnswer;
       expect(answer.output).toContain('operator policy: defaultDecision');
     } finally {
       await second.close();

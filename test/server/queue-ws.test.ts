@@ -45,8 +45,8 @@ async function answer(sub: EventSubscriber, message: unknown, type: string): Pro
 }
 
 /** Subscribe and register as a host; returns the subscriber. */
-async function host(t: TestServer, id: string, token: string, from: 'start' | 'live' = 'start'): Promise<EventSubscriber> {
-  const sub = await subscribe(t.url, id, { ...(from === 'start' ? { after: 0 } : {}), token });
+async function host(t: TestServer, id: string, token: string, from: 'start' | 'live' = 'start', tenantId?: string): Promise<EventSubscriber> {
+  const sub = await subscribe(t.url, id, { ...(from === 'start' ? { after: 0 } : {}), token, ...(tenantId !== undefined ? { tenantId } : {}) });
   const registered = await answer(sub, { type: 'host_register' }, 'host_registered');
   expect(registered.type).toBe('host_registered');
   return sub;
@@ -98,7 +98,7 @@ describe('lane queue over the events WebSocket: a registered host takes external
     const t = await server({ config: { apiTokens: tokens } });
     const id = await createSession(t, HOST, EXTERNAL);
     const noQueue = await createSession(t, HOST, {});
-    const admin = await host(t, id, ADMIN);
+    const admin = await host(t, id, ADMIN, 'start', 't1');
     const owner = await host(t, id, HOST);
     t.fake.script(
       { toolCalls: [{ id: 'w2', name: 'bash', arguments: { command: 'fail please' } }] },
@@ -139,7 +139,7 @@ describe('pending external tasks across a restart', () => {
       const task = (await sub.waitFor(isType('external_task_pending'))).payload as { task_id: string };
       await first.close();
       // The final generation keeps the task the shutdown interrupted.
-      const snapshot = JSON.parse(readFileSync(join(dataDir, 'sessions', `${id}.json`), 'utf8')) as { external_tasks?: { task_id: string; run_id?: string; command_type: string }[] };
+      const snapshot = JSON.parse(readFileSync(join(dataDir, 'sessions', 't1', `${id}.json`), 'utf8')) as { external_tasks?: { task_id: string; run_id?: string; command_type: string }[] };
       expect(snapshot.external_tasks).toEqual([expect.objectContaining({ task_id: task.task_id, run_id: runId, command_type: 'bash', payload: { command: 'long job' } })]);
 
       const second = await startTestServer({ dataDir, fake, root: first.root, config });

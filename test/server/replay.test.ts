@@ -13,7 +13,7 @@ async function replayOnce(root: string) {
     const run = await request(t.url).post('/v1/sessions/replay/runs').send({ input: 'what does the data say?', wait: true }).expect(200);
     const events = (await request(t.url).get(`/v1/sessions/replay/runs/${run.body.runId}/events?after=-1&limit=1000`).expect(200)).body.events;
     await request(t.url).post('/v1/sessions/replay/save').expect(200);
-    const snapshot = readFileSync(join(dataDir, 'sessions', 'replay.json'), 'utf8');
+    const snapshot = readFileSync(join(dataDir, 'sessions', 'default', 'replay.json'), 'utf8');
     t.fake.assertDone();
     // The one input that differs between the two servers: the fake provider's port, in agent_end.meta.request_url.
     const local = (text: string) => text.split(t.fake.baseUrl).join('<provider>');

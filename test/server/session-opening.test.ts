@@ -84,7 +84,7 @@ describe('opening a session happens once per id', () => {
     await request(first.url).post('/v1/sessions').send({ sessionId: 'legacy', autoSave: true, permissionPolicy: { enabled: false } }).expect(201);
     await first.close();
     // Rewrite the stored snapshot as an earlier version wrote it: no policyBounded field.
-    const file = join(dataDir, 'sessions', 'legacy.json');
+    const file = join(dataDir, 'sessions', 'default', 'legacy.json');
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { snapshot?: SessionSnapshotV1 } & Partial<SessionSnapshotV1>;
     const snapshot = (stored.snapshot ?? stored) as SessionSnapshotV1;
     delete snapshot.session.policyBounded;

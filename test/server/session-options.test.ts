@@ -6,6 +6,7 @@ import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { createSession, eventually, runAndWait, runEvents, startRun, useTestServers } from '../support/run-helpers.js';
 import { startTestServer } from '../support/test-server.js';
 import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, seedSessionOptions } from './fixtures/seed-session-options.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 
 const start = useTestServers();
 
@@ -43,7 +44,7 @@ describe("the seed's SessionOptions example", () => {
       ['release-notes', 'session'],
       ['strict-release-review', 'inline'],
     ]);
-    const stored = await t.server.ctx.store.load('docs-contract');
+    const stored = await t.server.ctx.store.load(sessionKey('default', 'docs-contract'));
     expect(stored?.session.options).toMatchObject({ maxToolRounds: 24, planningMode: 'disabled', sessionStore: { type: 'file' } });
     // The loop options reached the session's governance.
     expect(t.server.ctx.agent.getSession('docs-contract', { principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never).config.governance).toMatchObject({
@@ -206,9 +207,9 @@ describe('sessionStore', () => {
     first.fake.script({ toolCalls: [{ id: 'c1', name: 'ls', arguments: { path: '.' } }] }, { text: 'remembered' });
     await runAndWait(first, 'in-memory', 'look');
     await request(first.url).post('/v1/sessions/in-memory/save').expect(200);
-    expect(await first.server.ctx.store.load('in-memory')).toBeUndefined();
-    expect(await first.server.ctx.store.load('on-disk')).toBeDefined();
-    const files = readdirSync(join(first.dataDir, 'sessions'));
+    expect(await first.server.ctx.store.load(sessionKey('default', 'in-memory'))).toBeUndefined();
+    expect(await first.server.ctx.store.load(sessionKey('default', 'on-disk'))).toBeDefined();
+    const files = readdirSync(join(first.dataDir, 'sessions', 'default'));
     expect(files.some((f) => f.includes('in-memory'))).toBe(false);
     expect(files.some((f) => f.includes('on-disk'))).toBe(true);
     // Its checkpoints stayed in the process too: nothing of it under the data directory.
@@ -216,7 +217,7 @@ describe('sessionStore', () => {
     if (existsSync(checkpoints)) expect(readdirSync(checkpoints).join()).not.toContain('in-memory');
 
     // Passivated and hydrated again within the process, it keeps its transcript.
-    await first.server.ctx.agent.passivate('in-memory', 0);
+    await first.server.ctx.agent.passivate(sessionKey('default', 'in-memory'), 0);
     expect(first.server.ctx.agent.sessionCount).toBe(1);
     const back = (await request(first.url).get('/v1/sessions/in-memory/history').expect(200)).body.messages as { content: string }[];
     expect(back.at(-1)?.content).toBe('remembered');
@@ -345,7 +346,7 @@ describe('GET /v1/sessions/:id/trace', () => {
     expect(page2).toEqual(trace.slice(3, 6));
 
     await request(t.url).post(`/v1/sessions/${id}/save`).expect(200);
-    const stored = await t.server.ctx.store.load(id);
+    const stored = await t.server.ctx.store.load(sessionKey('default', id));
     expect(stored?.trace_events).toEqual(trace);
 
     const bad = await request(t.url).get(`/v1/sessions/${id}/trace?limit=0`).expect(400);

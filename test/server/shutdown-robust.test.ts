@@ -6,6 +6,7 @@ import { anonymousCaller } from '../../src/server/authenticator.js';
 import { echoServerConfig, livePidsWithArgument, waitFor } from '../mcp/mcp-test-helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { startTestServer } from '../support/test-server.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 
 describe('shutdown completes whatever fails on the way', () => {
   it('closes the HTTP port and resolves even when Redis became unreachable', async () => {
@@ -38,7 +39,7 @@ describe('shutdown completes whatever fails on the way', () => {
       await expect(opening).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
       expect(t.server.ctx.agent.sessionCount).toBe(0);
       // Nothing was stored for it either (autoSave would have stored it at creation): no hydration brings it back.
-      expect(await t.server.ctx.store.load('late')).toBeUndefined();
+      expect(await t.server.ctx.store.load(sessionKey('default', 'late'))).toBeUndefined();
       expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
     } finally {
       await t.close();

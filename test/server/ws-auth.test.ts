@@ -106,7 +106,7 @@ describe('WebSocket event stream: authentication and tenancy', () => {
     expect((await hostOnly.waitClosed()).code).toBe(4003);
     expect(hostOnly.frames).toEqual([]);
 
-    const admin = await subscribe(t.url, 's-a', { after: 0, token: ADMIN });
+    const admin = await subscribe(t.url, 's-a', { after: 0, token: ADMIN, tenantId: 'tenant-a' });
     await admin.waitFor(isEnd);
     admin.close();
   });

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { LoopCheckpoint } from '../../src/protocol/loop-checkpoint.js';
 import type { CheckpointStore } from '../../src/stores/checkpoint-store.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 import { parseCheckpoint } from '../../src/stores/parse-checkpoint.js';
 import { makeCheckpoint } from './checkpoint-fixtures.js';
 import { useStoreSubject, type StoreSubject } from './store-subject.js';
@@ -18,6 +19,9 @@ export interface CheckpointStoreContractOptions {
   storesText: boolean;
 }
 
+/** The key of the fixtures' session. */
+const S = sessionKey('tenant-a', 's1');
+
 /** Run the behaviour every CheckpointStore implementation must have against a fresh subject per test. */
 export function runCheckpointStoreContract(
   name: string,
@@ -25,7 +29,7 @@ export function runCheckpointStoreContract(
   options: CheckpointStoreContractOptions,
 ): void {
   describe(`CheckpointStore contract: ${name}`, () => {
-    const subject = useStoreSubject(makeSubject, (text, runId) => parseCheckpoint(JSON.parse(text), `raw checkpoint of ${runId}`));
+    const subject = useStoreSubject(makeSubject, (text, runId) => parseCheckpoint(JSON.parse(text), `raw checkpoint of ${runId}`), (store, id) => store.load(S, id));
     const { expectInvalid } = subject;
     let store: CheckpointStore;
 
@@ -40,48 +44,48 @@ export function runCheckpointStoreContract(
 
     it('round-trips a saved checkpoint', async () => {
       const checkpoint = makeCheckpoint('run_1', 1);
-      await store.save(checkpoint);
-      expect(await store.load('run_1')).toEqual(checkpoint);
+      await store.save(S, checkpoint);
+      expect(await store.load(S, 'run_1')).toEqual(checkpoint);
     });
 
     it('answers undefined for an unknown run', async () => {
-      expect(await store.load('run_missing')).toBeUndefined();
+      expect(await store.load(S, 'run_missing')).toBeUndefined();
     });
 
     it('replaces the checkpoint of a run with the latest one, keeping runs apart', async () => {
-      await store.save(makeCheckpoint('run_1', 1));
-      await store.save(makeCheckpoint('run_2', 7));
-      await store.save(makeCheckpoint('run_1', 2));
-      expect(await store.load('run_1')).toEqual(makeCheckpoint('run_1', 2));
-      expect(await store.load('run_2')).toEqual(makeCheckpoint('run_2', 7));
+      await store.save(S, makeCheckpoint('run_1', 1));
+      await store.save(S, makeCheckpoint('run_2', 7));
+      await store.save(S, makeCheckpoint('run_1', 2));
+      expect(await store.load(S, 'run_1')).toEqual(makeCheckpoint('run_1', 2));
+      expect(await store.load(S, 'run_2')).toEqual(makeCheckpoint('run_2', 7));
     });
 
     it('is isolated from later changes to saved and loaded values', async () => {
       const checkpoint = makeCheckpoint('run_1', 1);
-      const save = store.save(checkpoint);
+      const save = store.save(S, checkpoint);
       checkpoint.turn = 99;
       checkpoint.messages.push({ role: 'user', content: 'added after save' });
       await save;
-      const loaded = await store.load('run_1');
+      const loaded = await store.load(S, 'run_1');
       expect(loaded).toEqual(makeCheckpoint('run_1', 1));
       loaded?.messages.pop();
-      expect(await store.load('run_1')).toEqual(makeCheckpoint('run_1', 1));
+      expect(await store.load(S, 'run_1')).toEqual(makeCheckpoint('run_1', 1));
     });
 
     it('deletes idempotently', async () => {
-      await store.delete('run_never');
-      await store.save(makeCheckpoint('run_1', 1));
-      await store.delete('run_1');
-      expect(await store.load('run_1')).toBeUndefined();
-      await store.delete('run_1');
+      await store.delete(S, 'run_never');
+      await store.save(S, makeCheckpoint('run_1', 1));
+      await store.delete(S, 'run_1');
+      expect(await store.load(S, 'run_1')).toBeUndefined();
+      await store.delete(S, 'run_1');
     });
 
     it('rejects an invalid checkpoint on save and keeps the previous one', async () => {
-      await store.save(makeCheckpoint('run_1', 1));
-      await expect(store.save({ ...makeCheckpoint('run_1', 2), turn: -1 })).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+      await store.save(S, makeCheckpoint('run_1', 1));
+      await expect(store.save(S, { ...makeCheckpoint('run_1', 2), turn: -1 })).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
       const extra = { ...makeCheckpoint('run_1', 3), unexpected: true } as unknown as LoopCheckpoint;
-      await expect(store.save(extra)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /unexpected/ });
-      expect((await store.load('run_1'))?.turn).toBe(1);
+      await expect(store.save(S, extra)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /unexpected/ });
+      expect((await store.load(S, 'run_1'))?.turn).toBe(1);
     });
 
     it('rejects another schema_version', async () => {
@@ -111,13 +115,25 @@ export function runCheckpointStoreContract(
     });
 
     it.skipIf(!options.storesText)('rejects stored data holding another run', async () => {
-      await expectInvalid('run_2', JSON.stringify(makeCheckpoint('run_1', 1)), /holds run "run_1", not "run_2"/);
+      await expectInvalid('run_2', JSON.stringify(makeCheckpoint('run_1', 1)), /holds run "(s1~)?run_1", not "(s1~)?run_2"/);
+    });
+
+    it("keeps runs of the same session id in two tenants apart, and a run out of another session's reach", async () => {
+      const other = sessionKey('tenant-b', 's1');
+      await store.save(S, makeCheckpoint('run_1', 1));
+      await store.save(other, makeCheckpoint('run_1', 5));
+      expect((await store.load(S, 'run_1'))?.turn).toBe(1);
+      expect((await store.load(other, 'run_1'))?.turn).toBe(5);
+      expect(await store.load(sessionKey('tenant-a', 's2'), 'run_1')).toBeUndefined();
+      await store.delete(other, 'run_1');
+      expect((await store.load(S, 'run_1'))?.turn).toBe(1);
+      expect(await store.load(other, 'run_1')).toBeUndefined();
     });
 
     it('refuses use after close', async () => {
       await store.close();
-      await expect(store.save(makeCheckpoint('run_1', 1))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
-      await expect(store.load('run_1')).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+      await expect(store.save(S, makeCheckpoint('run_1', 1))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+      await expect(store.load(S, 'run_1')).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
     });
   });
 }

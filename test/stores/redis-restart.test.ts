@@ -4,6 +4,7 @@ import { isCodeError } from '../../src/errors.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
 import { RedisCheckpointStore } from '../../src/stores/redis-checkpoint-store.js';
 import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 import { makeSnapshot } from '../support/snapshot-fixtures.js';
 import { startRedisServer, type RedisServerHandle } from '../support/redis-server.js';
 import { makeCheckpoint } from './checkpoint-fixtures.js';
@@ -69,25 +70,26 @@ describe('Redis stores across a Redis restart', () => {
     }
     expect(await store.ping()).toBe(true);
     // The restarted Redis lost its data (no persistence); what it holds now is complete and the latest.
-    const loaded = await store.load('s1');
+    const loaded = await store.load(sessionKey('tenant-a', 's1'));
     expect(loaded?.generation).toBe(generation);
     expect(loaded).toEqual(parseSnapshot(makeSnapshot('s1', generation, { paddingBytes }), 'expected'));
-    expect(await store.list()).toEqual(['s1']);
+    expect(await store.list()).toEqual([sessionKey('tenant-a', 's1')]);
   });
 
   it('fails checkpoint saves with PERSISTENCE_FAILED naming the run while Redis is down', { timeout: 30_000 }, async () => {
     const store = new RedisCheckpointStore({ redis, keyPrefix: randomKeyPrefix() });
-    await store.save(makeCheckpoint('run_1', 1));
+    const session = sessionKey('tenant-a', 's1');
+    await store.save(session, makeCheckpoint('run_1', 1));
     const restart = server.restart({ downMs: 700 });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await expect(store.save(makeCheckpoint('run_1', 2))).rejects.toMatchObject({
+    await expect(store.save(session, makeCheckpoint('run_1', 2))).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
       message: expect.stringMatching(/^failed to save the checkpoint of run run_1 \(redis: [^)]+\)$/),
       details: { runId: 'run_1', sessionId: 's1' },
     });
     await restart;
-    await store.save(makeCheckpoint('run_1', 3));
-    expect(await store.load('run_1')).toEqual(makeCheckpoint('run_1', 3));
+    await store.save(session, makeCheckpoint('run_1', 3));
+    expect(await store.load(session, 'run_1')).toEqual(makeCheckpoint('run_1', 3));
   });
 });
 

@@ -4,8 +4,12 @@ import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { isCodeError } from '../../src/errors.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
 import { RedisSessionStore, type SessionFence } from '../../src/stores/redis-session-store.js';
+import { sessionKey, type SessionKey } from '../../src/stores/session-key.js';
 import { makeSnapshot } from '../support/snapshot-fixtures.js';
 import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
+
+/** The key of session `id` of the fixtures' tenant. */
+const k = (id: string): SessionKey => sessionKey('tenant-a', id);
 
 describe('RedisSessionStore', () => {
   let redis: Redis;
@@ -28,14 +32,20 @@ describe('RedisSessionStore', () => {
     return client;
   }
 
-  it('keeps one hash per session under the prefix and a set of ids', async () => {
+  it('keeps one hash per session under its tenant and id as hash tag, and a set of ids per tenant', async () => {
     const store = new RedisSessionStore({ redis, keyPrefix });
     await store.save(makeSnapshot('s1', 3));
-    expect(store.sessionKey('s1')).toBe(`${keyPrefix}session:s1`);
-    expect(await redis.hgetall(`${keyPrefix}session:s1`)).toMatchObject({ gen: '3', enc: 'json' });
-    expect(await redis.smembers(`${keyPrefix}sessions`)).toEqual(['s1']);
-    await store.delete('s1');
-    expect(await redis.exists(`${keyPrefix}session:s1`, `${keyPrefix}sessions`)).toBe(0);
+    await store.save(makeSnapshot('s1', 1, { tenantId: 'tenant-b' }));
+    expect(store.sessionKey(k('s1'))).toBe(`${keyPrefix}{tenant-a/s1}:snapshot`);
+    expect(await redis.hgetall(`${keyPrefix}{tenant-a/s1}:snapshot`)).toMatchObject({ gen: '3', enc: 'json' });
+    expect(await redis.hgetall(`${keyPrefix}{tenant-b/s1}:snapshot`)).toMatchObject({ gen: '1', enc: 'json' });
+    expect(await redis.smembers(`${keyPrefix}tenant:{tenant-a}:sessions`)).toEqual(['s1']);
+    expect((await redis.smembers(`${keyPrefix}tenants`)).sort()).toEqual(['tenant-a', 'tenant-b']);
+    // No global set and no old-layout key is written.
+    expect(await redis.exists(`${keyPrefix}sessions`, `${keyPrefix}session:s1`)).toBe(0);
+    await store.delete(k('s1'));
+    expect(await redis.exists(`${keyPrefix}{tenant-a/s1}:snapshot`, `${keyPrefix}tenant:{tenant-a}:sessions`)).toBe(0);
+    expect(await store.list()).toEqual([sessionKey('tenant-b', 's1')]);
   });
 
   it('refuses a stale generation from another writer and keeps the newer one readable', async () => {
@@ -52,15 +62,15 @@ describe('RedisSessionStore', () => {
         `refused to save generation ${generation} of session s1: the store already holds generation 5, written by another writer (stale_generation)`,
       );
     }
-    expect(await stale.load('s1')).toEqual(makeSnapshot('s1', 5));
+    expect(await stale.load(k('s1'))).toEqual(makeSnapshot('s1', 5));
     await stale.save(makeSnapshot('s1', 6));
-    expect((await newer.load('s1'))?.generation).toBe(6);
+    expect((await newer.load(k('s1')))?.generation).toBe(6);
   });
 
   it('fences writes on the owner lease epoch: a mismatch is refused, the matching epoch accepted', async () => {
     const ownerKey = `${keyPrefix}lease:s1:epoch`;
     let epoch = 3;
-    const fence = (sessionId: string): SessionFence | undefined => (sessionId === 's1' ? { ownerKey, epoch } : undefined);
+    const fence = (session: SessionKey): SessionFence | undefined => (session === k('s1') ? { ownerKey, epoch } : undefined);
     const store = new RedisSessionStore({ redis, keyPrefix, fence });
 
     // No lease at all: nobody owns the session, so nobody may write it.
@@ -79,34 +89,34 @@ describe('RedisSessionStore', () => {
       message: expect.stringMatching(/^refused to save generation 2 of session s1: .*the lease is now at epoch 4 \(fenced\)$/),
       details: { sessionId: 's1', reason: 'fenced', epoch: 3, currentEpoch: '4' },
     });
-    await expect(store.delete('s1')).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
-    expect((await store.load('s1'))?.generation).toBe(1);
+    await expect(store.delete(k('s1'))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
+    expect((await store.load(k('s1')))?.generation).toBe(1);
 
     // The new owner (epoch 4) writes; a session without a fence is unaffected.
     epoch = 4;
     await store.save(makeSnapshot('s1', 2));
     await store.save(makeSnapshot('s2', 1));
-    expect((await store.load('s1'))?.generation).toBe(2);
-    await store.delete('s1');
-    expect(await store.list()).toEqual(['s2']);
+    expect((await store.load(k('s1')))?.generation).toBe(2);
+    await store.delete(k('s1'));
+    expect(await store.list()).toEqual([k('s2')]);
   });
 
   it('compresses a large snapshot, stores it smaller and reads it back', async () => {
     const store = new RedisSessionStore({ redis, keyPrefix });
     const large = makeSnapshot('big', 1, { paddingBytes: 1024 * 1024 });
     await store.save(large);
-    const key = store.sessionKey('big');
+    const key = store.sessionKey(k('big'));
     expect(await redis.hget(key, 'enc')).toBe('gzip');
     expect(await redis.hstrlen(key, 'data')).toBeLessThan(JSON.stringify(large).length / 10);
-    expect(await store.load('big')).toEqual(large);
+    expect(await store.load(k('big'))).toEqual(large);
 
     await store.save(makeSnapshot('small', 1));
-    expect(await redis.hget(store.sessionKey('small'), 'enc')).toBe('json');
+    expect(await redis.hget(store.sessionKey(k('small')), 'enc')).toBe('json');
 
     const plain = new RedisSessionStore({ redis, keyPrefix, compressAboveBytes: Number.POSITIVE_INFINITY });
     await plain.save(makeSnapshot('big', 2, { paddingBytes: 1024 * 1024 }));
     expect(await redis.hget(key, 'enc')).toBe('json');
-    expect(await store.load('big')).toEqual(makeSnapshot('big', 2, { paddingBytes: 1024 * 1024 }));
+    expect(await store.load(k('big'))).toEqual(makeSnapshot('big', 2, { paddingBytes: 1024 * 1024 }));
   });
 
   it('ends with the highest generation when two clients save increasing generations concurrently', async () => {
@@ -119,7 +129,7 @@ describe('RedisSessionStore', () => {
     for (const result of results) {
       if (result.status === 'rejected') expect(result.reason).toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'stale_generation' } });
     }
-    expect(await stores[0]!.load('shared')).toEqual(makeSnapshot('shared', 60, { paddingBytes: 4096 }));
+    expect(await stores[0]!.load(k('shared'))).toEqual(makeSnapshot('shared', 60, { paddingBytes: 4096 }));
   });
 
   it.each([
@@ -149,7 +159,7 @@ describe('RedisSessionStore', () => {
     let previous = 0;
     try {
       while (writing) {
-        const loaded = await reader.load('s1');
+        const loaded = await reader.load(k('s1'));
         if (loaded === undefined) {
           // Once a generation was visible, the session never disappears in the middle of a replacement.
           expect(previous).toBe(0);
@@ -173,25 +183,25 @@ describe('RedisSessionStore', () => {
     await writes;
     expect(reads).toBeGreaterThanOrEqual(wantedReads);
     expect(expected.size).toBeGreaterThan(1);
-    expect((await reader.load('s1'))?.generation).toBe(lastGeneration);
+    expect((await reader.load(k('s1')))?.generation).toBe(lastGeneration);
   });
 
   it('rejects stored data that does not match its key or fields', async () => {
     const store = new RedisSessionStore({ redis, keyPrefix });
-    const key = (id: string): string => store.sessionKey(id);
+    const key = (id: string): string => store.sessionKey(k(id));
     const text = JSON.stringify(makeSnapshot('s1', 2));
     await redis.hset(key('other'), 'gen', '2', 'enc', 'json', 'data', text);
-    await expect(store.load('other')).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds session "s1", not "other"/ });
+    await expect(store.load(k('other'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds session "s1" of tenant "tenant-a", not "other"/ });
     await redis.hset(key('s1'), 'gen', '1', 'enc', 'json', 'data', text);
-    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds generation 2 but its gen field is "1"/ });
+    await expect(store.load(k('s1'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds generation 2 but its gen field is "1"/ });
     await redis.hset(key('s1'), 'gen', '2', 'enc', 'brotli');
-    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /unknown \("brotli"\) encoding marker/ });
+    await expect(store.load(k('s1'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /unknown \("brotli"\) encoding marker/ });
     await redis.hset(key('s1'), 'enc', 'gzip');
-    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /is not valid gzip data/ });
+    await expect(store.load(k('s1'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /is not valid gzip data/ });
     await redis.hset(key('s1'), 'data', gzipSync(Buffer.from(text)));
-    expect(await store.load('s1')).toEqual(makeSnapshot('s1', 2));
+    expect(await store.load(k('s1'))).toEqual(makeSnapshot('s1', 2));
     await redis.hdel(key('s1'), 'data');
-    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /has no data field/ });
+    await expect(store.load(k('s1'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /has no data field/ });
   });
 
   it('leaves the caller-owned client open on close and refuses further use', async () => {
@@ -205,7 +215,7 @@ describe('RedisSessionStore', () => {
   it('maps Redis reply errors to PERSISTENCE_FAILED naming the session', async () => {
     const store = new RedisSessionStore({ redis, keyPrefix });
     // A key of the wrong type makes the script fail inside Redis.
-    await redis.set(store.sessionKey('s1'), 'not a hash');
+    await redis.set(store.sessionKey(k('s1')), 'not a hash');
     const error = await store.save(makeSnapshot('s1', 1)).catch((thrown: unknown) => thrown);
     expect(isCodeError(error)).toBe(true);
     expect(error).toMatchObject({

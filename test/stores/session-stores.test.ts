@@ -9,7 +9,8 @@ import { FileSessionStore } from '../../src/stores/file-session-store.js';
 import { MemorySessionStore } from '../../src/stores/memory-session-store.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
 import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
-import { makeSnapshot } from '../support/snapshot-fixtures.js';
+import { sessionKey } from '../../src/stores/session-key.js';
+import { makeOddIdSnapshot, makeSnapshot } from '../support/snapshot-fixtures.js';
 import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
 import { runSessionStoreContract } from './session-store-contract.js';
 
@@ -25,7 +26,10 @@ runSessionStoreContract(
     await store.init();
     return {
       store,
-      writeRaw: (sessionId, text) => writeFile(path.join(dir, 'sessions', `${sessionId}.json`), text),
+      writeRaw: async (sessionId, text) => {
+        await mkdir(path.join(dir, 'sessions', 'tenant-a'), { recursive: true });
+        await writeFile(path.join(dir, 'sessions', 'tenant-a', `${sessionId}.json`), text);
+      },
       dispose: () => rm(dir, { recursive: true, force: true }),
     };
   },
@@ -43,8 +47,8 @@ runSessionStoreContract(
       writeRaw: async (sessionId, text) => {
         // Hand-written data: the gen field mirrors the text's generation when it has one.
         const generation = /"generation":\s*(\d+)/.exec(text)?.[1] ?? '0';
-        await redis.hset(store.sessionKey(sessionId), 'gen', generation, 'enc', 'json', 'data', text);
-        await redis.sadd(store.indexKey, sessionId);
+        await redis.hset(store.sessionKey(sessionKey('tenant-a', sessionId)), 'gen', generation, 'enc', 'json', 'data', text);
+        await redis.sadd(store.tenantIndexKey('tenant-a'), sessionId);
       },
       dispose: async () => {
         await deleteKeysWithPrefix(redis, keyPrefix);
@@ -105,53 +109,64 @@ describe('FileSessionStore', () => {
   it('ignores temp and foreign files in list() and removes stale temp files on init()', async () => {
     const first = new FileSessionStore({ dir });
     await first.save(makeSnapshot('s1', 1));
-    await writeFile(path.join(dir, '.s1.0123456789abcdef.tmp'), '{"partial":');
-    await writeFile(path.join(dir, 'notes.txt'), 'not a session');
-    await writeFile(path.join(dir, '..json'), '{}');
-    expect(await first.list()).toEqual(['s1']);
+    const tenantDir = path.join(dir, 'tenant-a');
+    await writeFile(path.join(tenantDir, '.s1.0123456789abcdef.tmp'), '{"partial":');
+    await writeFile(path.join(tenantDir, 'notes.txt'), 'not a session');
+    await writeFile(path.join(tenantDir, '..json'), '{}');
+    await writeFile(path.join(dir, '.x.0123456789abcdef.tmp'), '{"partial":');
+    expect(await first.list()).toEqual([sessionKey('tenant-a', 's1')]);
     await first.close();
 
     const second = new FileSessionStore({ dir });
     await second.init();
-    expect((await readdir(dir)).sort()).toEqual(['..json', 'notes.txt', 's1.json']);
-    expect((await second.load('s1'))?.generation).toBe(1);
+    expect(await readdir(dir)).toEqual(['tenant-a']);
+    expect((await readdir(tenantDir)).sort()).toEqual(['..json', 'notes.txt', 's1.json']);
+    expect((await second.load(sessionKey('tenant-a', 's1')))?.generation).toBe(1);
     await second.close();
   });
 
-  it('never maps an id outside its directory', async () => {
+  it('keeps every file inside its directory, whatever the ids', async () => {
     const store = new FileSessionStore({ dir });
     await store.init();
-    for (const id of ['../escape', '..', '.hidden', 'a/b', '', 'x'.repeat(129)]) {
-      expect(await store.load(id)).toBeUndefined();
-      await store.delete(id);
-      await expect(store.save(makeSnapshot(id, 1))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+    // An empty id is no snapshot's.
+    await expect(store.save(makeOddIdSnapshot('', 1, '../up'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+    for (const id of ['../escape', '..', '.hidden', 'a/b', '%', 'x'.repeat(129)]) {
+      await store.save(makeOddIdSnapshot(id, 1, '../up'));
+      expect((await store.load(sessionKey('../up', id)))?.session.id).toBe(id);
     }
     expect(existsSync(path.join(root, 'escape.json'))).toBe(false);
-    expect(await readdir(dir)).toEqual([]);
+    expect(existsSync(path.join(root, 'up'))).toBe(false);
+    expect(await readdir(dir)).toEqual(['%2E.%2Fup']);
+    expect((await readdir(path.join(dir, '%2E.%2Fup'))).sort()).toEqual(['%25.json', '%2E..json', '%2E.%2Fescape.json', '%2Ehidden.json', 'a%2Fb.json', `${'x'.repeat(129)}.json`].sort());
+    for (const id of ['../escape', '%']) await store.delete(sessionKey('../up', id));
+    expect(await store.list('../up')).toHaveLength(4);
     await store.close();
   });
 
-  it('rejects a file holding another session', async () => {
+  it('rejects a file holding another session, and ignores one of another tenant', async () => {
     const store = new FileSessionStore({ dir });
     await store.init();
-    await writeFile(path.join(dir, 's2.json'), JSON.stringify(makeSnapshot('s1', 1)));
-    await expect(store.load('s2')).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds session "s1"/ });
+    await mkdir(path.join(dir, 'tenant-a'));
+    await mkdir(path.join(dir, 'tenant-b'));
+    await writeFile(path.join(dir, 'tenant-a', 's2.json'), JSON.stringify(makeSnapshot('s1', 1)));
+    await expect(store.load(sessionKey('tenant-a', 's2'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds session "s1"/ });
+    await writeFile(path.join(dir, 'tenant-b', 's1.json'), JSON.stringify(makeSnapshot('s1', 1)));
+    expect(await store.load(sessionKey('tenant-b', 's1'))).toBeUndefined();
     await store.close();
   });
 
   it.skipIf(process.getuid?.() === 0)('reports write failures as PERSISTENCE_FAILED naming the session, without internals', async () => {
     const store = new FileSessionStore({ dir });
     await store.save(makeSnapshot('s1', 1));
-    await chmod(dir, 0o500);
+    await chmod(path.join(dir, 'tenant-a'), 0o500);
     const error = await store.save(makeSnapshot('s1', 2)).then(
       () => undefined,
       (thrown: unknown) => thrown as Error & { code: string },
     );
     expect(error).toMatchObject({ code: 'PERSISTENCE_FAILED', message: 'failed to save the snapshot of session s1 (EACCES)' });
     expect(error?.message).not.toContain(dir);
-    expect(await store.ping()).toBe(false);
-    await chmod(dir, 0o700);
-    expect((await store.load('s1'))?.generation).toBe(1);
+    await chmod(path.join(dir, 'tenant-a'), 0o700);
+    expect((await store.load(sessionKey('tenant-a', 's1')))?.generation).toBe(1);
     await store.close();
   });
 
@@ -159,13 +174,13 @@ describe('FileSessionStore', () => {
     const store = new FileSessionStore({ dir });
     await store.init();
     // A non-empty directory where the snapshot file belongs makes the rename fail, even for root.
-    await mkdir(path.join(dir, 's1.json', 'blocker'), { recursive: true });
+    await mkdir(path.join(dir, 'tenant-a', 's1.json', 'blocker'), { recursive: true });
     await expect(store.save(makeSnapshot('s1', 1))).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
       message: expect.stringMatching(/^failed to save the snapshot of session s1 \(E[A-Z]+\)$/),
       details: { sessionId: 's1' },
     });
-    expect((await readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect((await readdir(path.join(dir, 'tenant-a'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     await store.close();
   });
 
@@ -192,7 +207,8 @@ describe.skipIf(!existsSync(viteNode))('FileSessionStore crash safety', () => {
 
   it('keeps a complete generation, at least the last one reported, across SIGKILLs mid-write', { timeout: 180_000 }, async () => {
     const sessionId = 'crash-1';
-    const target = path.join(dir, `${sessionId}.json`);
+    const target = path.join(dir, 'tenant-a', `${sessionId}.json`);
+    const tenantDir = path.join(dir, 'tenant-a');
     let nextGeneration = 1;
     let tempFilesSeenAfterKill = 0;
     let completeReads = 0;
@@ -222,7 +238,7 @@ describe.skipIf(!existsSync(viteNode))('FileSessionStore crash safety', () => {
         await sleep(Math.random() * 40);
       } else {
         // Aim inside the write window: kill as soon as the next temp file shows up.
-        while (!(await readdir(dir)).some((name) => name.endsWith('.tmp'))) {
+        while (!(await readdir(tenantDir).catch(() => [] as string[])).some((name) => name.endsWith('.tmp'))) {
           if (childExited) throw new Error(`crash writer exited early: ${stderr}`);
         }
       }
@@ -232,13 +248,13 @@ describe.skipIf(!existsSync(viteNode))('FileSessionStore crash safety', () => {
       const reported = reportedGenerations(stdout);
       const lastReported = reported.at(-1) as number;
       expect(lastReported).toBeGreaterThanOrEqual(nextGeneration);
-      tempFilesSeenAfterKill += (await readdir(dir)).filter((name) => name.endsWith('.tmp')).length;
+      tempFilesSeenAfterKill += (await readdir(tenantDir)).filter((name) => name.endsWith('.tmp')).length;
 
       const store = new FileSessionStore({ dir });
       await store.init();
-      expect((await readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
-      expect(await store.list()).toEqual([sessionId]);
-      const loaded = await store.load(sessionId);
+      expect((await readdir(tenantDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+      expect(await store.list()).toEqual([sessionKey('tenant-a', sessionId)]);
+      const loaded = await store.load(sessionKey('tenant-a', sessionId));
       // The child saves one generation at a time, so at most the one after the last report is on disk.
       expect(loaded?.generation).toBeGreaterThanOrEqual(lastReported);
       expect(loaded?.generation).toBeLessThanOrEqual(lastReported + 1);

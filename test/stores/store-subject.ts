@@ -16,7 +16,6 @@ export interface StoreSubject<S> {
 
 /** What the shared contract harness needs of a store. */
 interface ContractStore {
-  load(id: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -36,6 +35,8 @@ export interface StoreSubjectHandle<S> {
 export function useStoreSubject<S extends ContractStore>(
   makeSubject: () => Promise<StoreSubject<S>>,
   validate: (text: string, id: string) => unknown,
+  /** How the store loads the record of `id` (a session store by the id's SessionKey, a checkpoint store by its session's too). */
+  loadById: (store: S, id: string) => Promise<unknown>,
 ): StoreSubjectHandle<S> {
   let subject: StoreSubject<S> | undefined;
 
@@ -58,7 +59,7 @@ export function useStoreSubject<S extends ContractStore>(
     const { store, writeRaw } = current();
     if (writeRaw === undefined) return validate(text, id);
     await writeRaw(id, text);
-    return store.load(id);
+    return loadById(store, id);
   }
 
   const expectInvalid = async (id: string, text: string, message: RegExp): Promise<void> => {

@@ -4,6 +4,18 @@ import type { SessionSnapshotV1 } from '../../src/protocol/session-snapshot.js';
 export interface MakeSnapshotOptions {
   /** Extra transcript text, in bytes of ASCII, to make the snapshot large (e.g. a few MB for crash tests). */
   paddingBytes?: number;
+  /** The owner tenant (default "tenant-a"): session ids are per tenant. */
+  tenantId?: string;
+}
+
+/**
+ * A snapshot of a session whose id SessionOptions would refuse (any characters: old data, other writers),
+ * so its options carry no sessionId; for tests of how stores encode ids.
+ */
+export function makeOddIdSnapshot(sessionId: string, generation: number, tenantId: string): SessionSnapshotV1 {
+  const snapshot = makeSnapshot(sessionId, generation, { tenantId });
+  delete snapshot.session.options.sessionId;
+  return snapshot;
 }
 
 /** A complete, schema-valid SessionSnapshotV1 for `sessionId` at `generation`, deterministic for equal inputs. */
@@ -11,17 +23,18 @@ export function makeSnapshot(sessionId: string, generation: number, options: Mak
   const createdAtMs = 1_700_000_000_000;
   const updatedAtMs = createdAtMs + generation * 1000;
   const padding = options.paddingBytes ?? 0;
+  const tenantId = options.tenantId ?? 'tenant-a';
   return {
     schema_version: 1,
     generation,
     saved_at_ms: updatedAtMs,
     session: {
       id: sessionId,
-      ownerTenantId: 'tenant-a',
+      ownerTenantId: tenantId,
       workspace: '/workspaces/demo',
       model: 'fake/model-1',
       options: { sessionId, model: 'fake/model-1', workspace: '/workspaces/demo' },
-      labels: { tenantId: 'tenant-a', principal: 'ci-bot' },
+      labels: { tenantId, principal: 'ci-bot' },
       messages: [
         { role: 'system', content: 'You are a coding agent.' },
         { role: 'user', content: `generation ${generation}` },

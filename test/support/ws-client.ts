@@ -47,6 +47,8 @@ export interface EventSubscriber {
 export interface SubscribeOptions {
   after?: number;
   token?: string;
+  /** The tenant whose session it is (`?tenantId=`, for an admin addressing another tenant's session). */
+  tenantId?: string;
   headers?: Record<string, string>;
   waitOpen?: boolean;
   /** Pause reading as the socket opens, before the first frame is read (a client that never reads). */
@@ -55,7 +57,8 @@ export interface SubscribeOptions {
 
 /** Open GET /v1/sessions/:id/events as a WebSocket. */
 export async function subscribe(baseUrl: string, sessionId: string, options: SubscribeOptions = {}): Promise<EventSubscriber> {
-  const query = options.after !== undefined ? `?after=${options.after}` : '';
+  const params = [...(options.after !== undefined ? [`after=${options.after}`] : []), ...(options.tenantId !== undefined ? [`tenantId=${encodeURIComponent(options.tenantId)}`] : [])];
+  const query = params.length > 0 ? `?${params.join('&')}` : '';
   const headers = { ...(options.headers ?? {}), ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) };
   const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/sessions/${encodeURIComponent(sessionId)}/events${query}`, { headers });
   // Registered first, so it runs before anything else reacts to 'open' and before the first read.

@@ -2,6 +2,7 @@ import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import { KeyedLock } from '../../stores/keyed-lock.js';
+import { sessionIdOf, sessionKey, tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { SessionQueue } from '../queue/session-queue.js';
@@ -17,13 +18,14 @@ import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 import { SessionPassivation } from './session-passivation.js';
 
 /**
- * The agent: global configuration and the registry of live sessions. Sessions are looked up per
- * tenant; another tenant's session is reported as not found.
+ * The agent: global configuration and the registry of live sessions. Session ids are per tenant: an id
+ * is looked up in the caller's tenant (an admin's addressed tenant, see addressedCaller), so another
+ * tenant's session of the same id is simply another session, and one of another tenant is never found.
  */
 export class Agent {
   /** The live sessions (and those recently closed here). */
   private readonly sessions: LiveSessions;
-  /** Opening a session (create, resume, hydrate) is one at a time per id: no id is ever built twice. */
+  /** Opening a session (create, resume, hydrate) is one at a time per key: no session is ever built twice. */
   private readonly opening = new KeyedLock();
   private readonly factory: SessionFactory;
   private readonly hydration: SessionHydration;
@@ -41,9 +43,9 @@ export class Agent {
       close: (session) => sessions.closeChild(session),
     });
     this.factory = new SessionFactory(deps, () => this.mcpVersion, children);
-    this.hydration = new SessionHydration({ deps, live: sessions, opening: this.opening, factory: this.factory, resumeRun: (sessionId, runId, caller) => this.resumeRun(sessionId, runId, caller) });
+    this.hydration = new SessionHydration({ deps, live: sessions, opening: this.opening, factory: this.factory, resumeRun: (key, runId, caller) => this.resumeRunOf(key, runId, caller) });
     this.passivation = new SessionPassivation(deps, sessions, this.opening);
-    deps.ownership.onLost((sessionId) => void this.abandon(sessionId));
+    deps.ownership.onLost((key) => void this.abandon(key));
     deps.mcp.onChange(() => {
       this.mcpVersion += 1;
     });
@@ -92,22 +94,29 @@ export class Agent {
       throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
     }
     const requestedId = options.sessionId;
-    return requestedId === undefined ? this.openSession(options, caller) : this.opening.run(requestedId, () => this.openSession(options, caller));
+    if (requestedId === undefined) return this.openSession(options, caller, undefined);
+    // The session is the caller's tenant's (or, for an admin, the tenant its options name).
+    if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
+      throw new CodeError('SESSION_CONFIGURATION_ERROR', `tenantId: "${options.tenantId}" conflicts with the caller's tenant "${caller.tenantId}"; only admin tokens may open sessions of another tenant`, { field: 'tenantId' });
+    }
+    const key = sessionKey(options.tenantId ?? caller.tenantId, requestedId);
+    return this.opening.run(key, () => this.openSession(options, caller, key));
   }
 
-  private async openSession(options: SessionOptions, caller: Caller): Promise<{ session: AgentSession; resumed: boolean }> {
+  private async openSession(options: SessionOptions, caller: Caller, key: SessionKey | undefined): Promise<{ session: AgentSession; resumed: boolean }> {
     const requestedId = options.sessionId;
-    if (options.resume && requestedId !== undefined) {
-      const live = this.sessions.get(requestedId);
+    if (options.resume && key !== undefined) {
+      const live = this.sessions.get(key);
       if (live) {
         this.sessions.assertVisible(live, caller);
         return { session: live, resumed: true };
       }
     }
     this.sessions.assertCapacity();
-    if (requestedId !== undefined && this.sessions.has(requestedId)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
+    // Only the caller's own tenant is searched: another tenant's session of this id is never an obstacle (nor revealed).
+    if (key !== undefined && this.sessions.has(key)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
     let snapshot: SessionSnapshotV1 | undefined;
-    if (requestedId !== undefined) snapshot = await this.factory.loadStored(requestedId);
+    if (key !== undefined) snapshot = await this.factory.loadStored(key);
     if (options.resume) {
       if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
         throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
@@ -119,8 +128,11 @@ export class Agent {
     }
     if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
     const { config, hostEnv } = await this.factory.resolve(options, caller);
-    await takeLease(this.deps.ownership, config.sessionId);
-    const session = await releasingLeaseOnFailure(this.deps.ownership, config.sessionId, async () => this.factory.create(config, hostEnv));
+    const newKey = sessionKey(config.ownerTenantId, config.sessionId);
+    // A generated id is new by construction; a requested one was checked above, under this key's lock.
+    if (key === undefined && this.sessions.has(newKey)) throw new CodeError('SESSION_EXISTS', `session ${config.sessionId} already exists`, { sessionId: config.sessionId });
+    await takeLease(this.deps.ownership, newKey);
+    const session = await releasingLeaseOnFailure(this.deps.ownership, newKey, async () => this.factory.create(config, hostEnv));
     let stored = false;
     await this.sessions.unlessFailing(
       session,
@@ -136,7 +148,7 @@ export class Agent {
       },
       // A session that never opened leaves nothing in the store to come back on the next hydration.
       async () => {
-        if (stored) await this.factory.storesFor(config.sessionStore).store.delete(session.id).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+        if (stored) await this.factory.storesFor(config.sessionStore).store.delete(session.key).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
       },
     );
     session.notifyStart();
@@ -150,16 +162,22 @@ export class Agent {
    * run has no checkpoint (it finished, never completed a tool round, or was lost).
    */
   async resumeRun(sessionId: string, runId: string, caller: Caller, idempotencyKey?: string): Promise<{ session: AgentSession; handle: RunHandle }> {
+    return this.resumeRunOf(sessionKey(caller.tenantId, sessionId), runId, caller, idempotencyKey);
+  }
+
+  private async resumeRunOf(key: SessionKey, runId: string, caller: Caller, idempotencyKey?: string): Promise<{ session: AgentSession; handle: RunHandle }> {
     this.sessions.assertAdmitting();
+    const sessionId = sessionIdOf(key);
     if (this.deps.checkpoints.kind === 'memory') {
       throw new CodeError('SESSION_STORE_REQUIRED', 'resume_run requires a session_store: this server keeps checkpoints in memory (use storage_backend "file" on one node, REDIS_URL across nodes)', { storageBackend: this.deps.config.storageBackend });
     }
-    let session = this.sessions.get(sessionId);
+    let session = this.sessions.get(key);
     if (session) this.sessions.assertVisible(session, caller);
     else {
       // A closed session stays closed: only POST /v1/sessions with resume: true reopens it.
-      this.sessions.closed.assertNotClosed(sessionId, caller);
-      session = (await this.createSession({ sessionId, resume: true }, caller)).session;
+      this.sessions.closed.assertNotClosed(key, caller);
+      const tenantId = tenantIdOf(key);
+      session = (await this.createSession({ sessionId, resume: true, ...(tenantId === caller.tenantId ? {} : { tenantId }) }, caller)).session;
     }
     // A retried resume answers with the run the first one started, even after that run consumed the checkpoint.
     const earlier = idempotencyKey !== undefined ? session.runForIdempotencyKey(idempotencyKey) : undefined;
@@ -168,18 +186,19 @@ export class Agent {
       throw new CodeError('SESSION_STORE_REQUIRED', 'resume_run requires a session_store: this session was created with sessionStore {type: "memory"}, so its checkpoints live in this process only', { sessionStore: 'memory' });
     }
     if (session.activeRunId === runId) throw new CodeError('SESSION_BUSY', `run ${runId} is still running on this node`, { activeRunId: runId });
-    const checkpoint = await this.deps.checkpoints.load(runId);
+    const checkpoint = await this.deps.checkpoints.load(session.key, runId);
     if (!checkpoint || checkpoint.session_id !== session.id) {
       throw new CodeError('CHECKPOINT_NOT_FOUND', `no loop checkpoint found for run '${runId}' (session ${sessionId}): the run finished, never completed a tool round, or was lost`, { runId });
     }
     return { session, handle: session.startRun({ input: checkpoint.input, resumeFrom: checkpoint, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }) };
   }
 
-  /** A live session visible to the caller; SESSION_NOT_FOUND otherwise, SESSION_CLOSED when closed. */
+  /** The caller's tenant's live session of this id; SESSION_NOT_FOUND otherwise, SESSION_CLOSED when closed. */
   getSession(id: string, caller: Caller): AgentSession {
-    const session = this.sessions.get(id);
+    const key = sessionKey(caller.tenantId, id);
+    const session = this.sessions.get(key);
     if (!session) {
-      this.sessions.closed.assertNotClosed(id, caller);
+      this.sessions.closed.assertNotClosed(key, caller);
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.sessions.assertVisible(session, caller);
@@ -187,34 +206,40 @@ export class Agent {
     return session;
   }
 
-  /** Live sessions visible to the caller. */
-  listSessions(caller: Caller): AgentSession[] {
-    return [...this.sessions.values()].filter((s) => this.sessions.visible(s, caller));
+  /**
+   * Live sessions the caller lists: its tenant's; an admin's, every tenant's unless `tenantId` names one
+   * (a non-admin naming another tenant gets FORBIDDEN from addressedCaller before this).
+   */
+  listSessions(caller: Caller, tenantId?: string): AgentSession[] {
+    const admin = hasScope(caller, 'admin');
+    const tenant = tenantId ?? (admin ? undefined : caller.tenantId);
+    return [...this.sessions.values()].filter((s) => (tenant === undefined || s.config.ownerTenantId === tenant) && this.sessions.visible(s, caller));
   }
 
-  /** Close a session: true when it was open, false when it was already closed (idempotent). */
+  /** Close the caller's tenant's session of this id: true when it was open, false when it was already closed (idempotent). */
   async closeSession(id: string, caller: Caller): Promise<boolean> {
+    const key = sessionKey(caller.tenantId, id);
     // Under the session's opening lock: a resume: true arriving meanwhile waits and then reopens it.
-    return this.opening.run(id, () => this.closeLive(id, caller));
+    return this.opening.run(key, () => this.closeLive(key, id, caller));
   }
 
-  private async closeLive(id: string, caller: Caller): Promise<boolean> {
-    const session = this.sessions.get(id);
+  private async closeLive(key: SessionKey, id: string, caller: Caller): Promise<boolean> {
+    const session = this.sessions.get(key);
     if (!session) {
-      if (this.sessions.closed.visibleTo(id, caller)) return false;
+      if (this.sessions.closed.visibleTo(key, caller)) return false;
       throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
     }
     this.sessions.assertVisible(session, caller);
     await session.close('closed');
     if (session.config.sessionStore === 'memory') {
       // A memory session closed by its client is discarded: nothing of it stays in the process.
-      await this.factory.storesFor('memory').store.delete(session.id);
+      await this.factory.storesFor('memory').store.delete(session.key);
     } else if (session.saved) {
       // A stored session is marked closed, so it is not hydrated again implicitly (resume: true reopens it).
       await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
     }
     this.sessions.forget(session);
-    await this.deps.ownership.release(session.id);
+    await this.deps.ownership.release(session.key);
     return true;
   }
 
@@ -258,27 +283,27 @@ export class Agent {
    * left in flight by a dead owner is marked failed (NODE_LOST) and, with autoResume, resumed.
    */
   async ensureLocal(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
-    await this.hydration.ensureLocal(sessionId, caller, startsRun);
+    await this.hydration.ensureLocal(sessionKey(caller.tenantId, sessionId), caller, startsRun);
   }
 
   /**
    * Passivate a session: wait for its active run until the deadline (then stop it, keeping its checkpoint),
    * save it, release its lease and drop it from memory. The next request hydrates it again, on any node.
    */
-  async passivate(sessionId: string, deadlineMs: number): Promise<void> {
-    await this.passivation.passivate(sessionId, deadlineMs);
+  async passivate(key: SessionKey, deadlineMs: number): Promise<void> {
+    await this.passivation.passivate(key, deadlineMs);
   }
 
-  /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their ids. */
-  async reapIdleSessions(idleMs: number): Promise<string[]> {
+  /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their keys. */
+  async reapIdleSessions(idleMs: number): Promise<SessionKey[]> {
     return this.passivation.reapIdleSessions(idleMs);
   }
 
   /** Drop a session whose lease another node took: nothing more is saved or published from here. */
-  async abandon(sessionId: string): Promise<void> {
-    const session = this.sessions.get(sessionId);
+  async abandon(key: SessionKey): Promise<void> {
+    const session = this.sessions.get(key);
     if (!session) return;
-    this.sessions.delete(sessionId);
+    this.sessions.delete(key);
     await session.abandon();
   }
 }

@@ -1,4 +1,5 @@
 import { CodeError } from '../../errors.js';
+import type { SessionKey } from '../../stores/session-key.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { AgentSession } from '../session/agent-session.js';
@@ -6,12 +7,13 @@ import { ClosedSessions } from './closed-sessions.js';
 import { takeLease } from './session-leases.js';
 
 /**
- * The sessions live on this node (and those recently closed here): how a built session becomes live
+ * The sessions live on this node (and those recently closed here), by SessionKey (session ids are per
+ * tenant): how a built session becomes live
  * (admission, limits.maxSessions, shutdown) or is discarded, who may see one, and child sessions' lives.
  */
 export class LiveSessions {
-  private readonly sessions = new Map<string, AgentSession>();
-  /** Recently closed ids, so requests for them answer SESSION_CLOSED. */
+  private readonly sessions = new Map<SessionKey, AgentSession>();
+  /** Recently closed keys, so requests for them answer SESSION_CLOSED. */
   readonly closed = new ClosedSessions();
   private closing = false;
 
@@ -21,14 +23,14 @@ export class LiveSessions {
     private readonly limits: { readonly maxSessions: number },
   ) {}
 
-  /** The live session of this id, if any. */
-  get(id: string): AgentSession | undefined {
-    return this.sessions.get(id);
+  /** The live session of this key, if any. */
+  get(key: SessionKey): AgentSession | undefined {
+    return this.sessions.get(key);
   }
 
-  /** True when a session of this id is live here. */
-  has(id: string): boolean {
-    return this.sessions.has(id);
+  /** True when a session of this key is live here. */
+  has(key: SessionKey): boolean {
+    return this.sessions.has(key);
   }
 
   /** Number of live sessions. */
@@ -42,8 +44,8 @@ export class LiveSessions {
   }
 
   /** Drop a session without remembering it as closed (passivated, or taken over by another node). */
-  delete(id: string): void {
-    this.sessions.delete(id);
+  delete(key: SessionKey): void {
+    this.sessions.delete(key);
   }
 
   /** Stop admitting new sessions and runs. */
@@ -77,14 +79,14 @@ export class LiveSessions {
     if (this.closing) {
       throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
     }
-    this.closed.forget(session.id);
-    this.sessions.set(session.id, session);
+    this.closed.forget(session.key);
+    this.sessions.set(session.key, session);
   }
 
   /** Drop a closed session and remember it as closed. */
   forget(session: AgentSession): void {
-    this.sessions.delete(session.id);
-    this.closed.remember(session.id, session.config.ownerTenantId);
+    this.sessions.delete(session.key);
+    this.closed.remember(session.key);
   }
 
   /** True when the caller may see the session (its tenant's, or an admin). */
@@ -105,10 +107,10 @@ export class LiveSessions {
     try {
       await finish();
     } catch (error) {
-      if (this.sessions.get(session.id) !== session) {
+      if (this.sessions.get(session.key) !== session) {
         await session.abandon();
         await undo?.();
-        await this.ownership.release(session.id).catch(() => undefined);
+        await this.ownership.release(session.key).catch(() => undefined);
       }
       throw error;
     }
@@ -118,14 +120,14 @@ export class LiveSessions {
   async openChild(session: AgentSession): Promise<void> {
     this.assertAdmitting();
     this.assertCapacity();
-    await takeLease(this.ownership, session.id);
+    await takeLease(this.ownership, session.key);
     await this.unlessFailing(session, () => this.register(session));
   }
 
   /** Close a child session (its task was dropped, or its parent closed) and drop it. */
   async closeChild(session: AgentSession): Promise<void> {
     await session.close('closed');
-    if (this.sessions.get(session.id) === session) this.forget(session);
-    await this.ownership.release(session.id).catch(() => undefined);
+    if (this.sessions.get(session.key) === session) this.forget(session);
+    await this.ownership.release(session.key).catch(() => undefined);
   }
 }

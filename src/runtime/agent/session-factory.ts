@@ -3,6 +3,7 @@ import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import { MemoryCheckpointStore } from '../../stores/memory-checkpoint-store.js';
 import { MemorySessionStore } from '../../stores/memory-session-store.js';
+import type { SessionKey } from '../../stores/session-key.js';
 import type { SessionStore } from '../../stores/session-store.js';
 import { commandCatalog, type CommandCatalog } from '../commands/command-catalog.js';
 import { processMemoryStores, type MemoryStores } from '../memory/memory-stores.js';
@@ -104,8 +105,8 @@ export class SessionFactory {
   }
 
   /** A stored session: from the durable store, else from this process's memory sessions. */
-  async loadStored(sessionId: string): Promise<SessionSnapshotV1 | undefined> {
-    return (await this.deps.store.load(sessionId)) ?? (await this.processStore.load(sessionId));
+  async loadStored(key: SessionKey): Promise<SessionSnapshotV1 | undefined> {
+    return (await this.deps.store.load(key)) ?? (await this.processStore.load(key));
   }
 
   /** The session's HostEnv: the agent's, or a replay one (sequential ids, fixed clock) from SessionOptions.hostEnv. */

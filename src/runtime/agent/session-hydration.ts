@@ -2,6 +2,7 @@ import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { KeyedLock } from '../../stores/keyed-lock.js';
+import { sessionIdOf, sessionKeyOf, type SessionKey } from '../../stores/session-key.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { AgentSession } from '../session/agent-session.js';
 import type { AgentDeps } from './agent-deps.js';
@@ -14,11 +15,11 @@ import { ownedElsewhere, releasingLeaseOnFailure, takeLease } from './session-le
 export interface SessionHydrationHost {
   readonly deps: AgentDeps;
   readonly live: LiveSessions;
-  /** One opening (create, resume, hydrate) at a time per session id. */
+  /** One opening (create, resume, hydrate) at a time per session key. */
   readonly opening: KeyedLock;
   readonly factory: SessionFactory;
   /** Resume a run from its loop checkpoint (autoResume of a run a dead owner left in flight). */
-  resumeRun(sessionId: string, runId: string, caller: Caller): Promise<unknown>;
+  resumeRun(key: SessionKey, runId: string, caller: Caller): Promise<unknown>;
 }
 
 /**
@@ -35,43 +36,44 @@ export class SessionHydration {
    * answers 421 with the owner's address, or SESSION_BUSY for a run request while it runs there. A run
    * left in flight by a dead owner is marked failed (NODE_LOST) and, with autoResume, resumed.
    */
-  async ensureLocal(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
+  async ensureLocal(key: SessionKey, caller: Caller, startsRun: boolean): Promise<void> {
     const { live, deps } = this.host;
-    if (live.has(sessionId) || !live.admitting) return;
+    if (live.has(key) || !live.admitting) return;
     // On one node a closed session stays closed until resume: true reopens it here; in a cluster another
     // node may have reopened it, so the store decides.
-    if (live.closed.has(sessionId) && !deps.ownership.clustered) return;
-    await this.host.opening.run(sessionId, () => this.hydrate(sessionId, caller, startsRun));
+    if (live.closed.has(key) && !deps.ownership.clustered) return;
+    await this.host.opening.run(key, () => this.hydrate(key, caller, startsRun));
   }
 
-  private async hydrate(sessionId: string, caller: Caller, startsRun: boolean): Promise<void> {
+  private async hydrate(key: SessionKey, caller: Caller, startsRun: boolean): Promise<void> {
     const { live, deps } = this.host;
     // Another request may have opened it while this one waited its turn.
-    if (live.has(sessionId)) return;
-    const snapshot = await this.host.factory.loadStored(sessionId);
+    if (live.has(key)) return;
+    const sessionId = sessionIdOf(key);
+    const snapshot = await this.host.factory.loadStored(key);
     if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
     // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
     if (snapshot.session.closed) {
-      live.closed.remember(sessionId, snapshot.session.ownerTenantId);
+      live.closed.remember(key);
       return;
     }
     const { ownership } = deps;
-    const lease = await ownership.acquire(sessionId);
+    const lease = await ownership.acquire(key);
     if (!lease.ok) {
-      const busy = startsRun ? await ownership.activeRun(sessionId) : undefined;
+      const busy = startsRun ? await ownership.activeRun(key) : undefined;
       if (busy) throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${busy} on node ${lease.ownerNodeId}`, { activeRunId: busy, ownerNodeId: lease.ownerNodeId });
-      throw ownedElsewhere(sessionId, lease);
+      throw ownedElsewhere(key, lease);
     }
     // A run the previous owner left in flight is marked lost before the session goes live, so no request
     // sees (or starts a run on) the session in between.
-    const lost = await releasingLeaseOnFailure(ownership, sessionId, () => ownership.activeRun(sessionId));
+    const lost = await releasingLeaseOnFailure(ownership, key, () => ownership.activeRun(key));
     await this.restore(snapshot, caller, true, {}, (session) => {
       if (lost !== undefined) session.markRunLost(lost, '');
     });
     if (lost !== undefined) {
-      ownership.setActiveRun(sessionId, undefined);
+      ownership.setActiveRun(key, undefined);
       if (snapshot.session.options.autoResume) {
-        void this.host.resumeRun(sessionId, lost, caller).catch((error: unknown) => deps.onPersistenceError?.(sessionId, error));
+        void this.host.resumeRun(key, lost, caller).catch((error: unknown) => deps.onPersistenceError?.(sessionId, error));
       }
     }
   }
@@ -80,9 +82,10 @@ export class SessionHydration {
   async restore(snapshot: SessionSnapshotV1, caller: Caller, leased = false, relabel: Partial<SessionOptions> = {}, beforeLive?: (session: AgentSession) => void): Promise<AgentSession> {
     const { live, deps, factory } = this.host;
     const stored = snapshot.session;
-    if (!leased) await takeLease(deps.ownership, stored.id);
+    const key = sessionKeyOf(snapshot);
+    if (!leased) await takeLease(deps.ownership, key);
     // Continue numbering after whatever the previous owner already published.
-    const session = await releasingLeaseOnFailure(deps.ownership, stored.id, async () => factory.rebuild(snapshot, caller, relabel, await deps.ownership.lastSequence(stored.id)));
+    const session = await releasingLeaseOnFailure(deps.ownership, key, async () => factory.rebuild(snapshot, caller, relabel, await deps.ownership.lastSequence(key)));
     await live.unlessFailing(session, async () => {
       await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], deps);
       beforeLive?.(session);

@@ -1,4 +1,5 @@
 import type { KeyedLock } from '../../stores/keyed-lock.js';
+import type { SessionKey } from '../../stores/session-key.js';
 import type { AgentDeps } from './agent-deps.js';
 import type { LiveSessions } from './live-sessions.js';
 
@@ -31,29 +32,29 @@ export class SessionPassivation {
    * Passivate a session: wait for its active run until the deadline (then stop it, keeping its checkpoint),
    * save it, release its lease and drop it from memory. The next request hydrates it again, on any node.
    */
-  async passivate(sessionId: string, deadlineMs: number): Promise<void> {
-    await this.opening.run(sessionId, () => this.passivateLive(sessionId, deadlineMs));
+  async passivate(key: SessionKey, deadlineMs: number): Promise<void> {
+    await this.opening.run(key, () => this.passivateLive(key, deadlineMs));
   }
 
-  private async passivateLive(sessionId: string, deadlineMs: number): Promise<void> {
-    const session = this.live.get(sessionId);
+  private async passivateLive(key: SessionKey, deadlineMs: number): Promise<void> {
+    const session = this.live.get(key);
     if (!session) return;
     await session.waitIdle(deadlineMs);
     await session.close('passivated');
-    await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(sessionId, error));
-    this.live.delete(sessionId);
-    await this.deps.ownership.release(sessionId);
+    await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+    this.live.delete(key);
+    await this.deps.ownership.release(key);
   }
 
-  /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their ids. */
-  async reapIdleSessions(idleMs: number): Promise<string[]> {
+  /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their keys. */
+  async reapIdleSessions(idleMs: number): Promise<SessionKey[]> {
     const now = this.deps.hostEnv.now();
     // Child sessions live and end with their parent (they are never saved on their own).
     const idle = [...this.live.values()].filter((s) => s.config.parentSessionId === null && s.activeRunId === undefined && now - s.lastActivityMs > idleMs);
     for (const session of idle) {
       session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: now });
-      await this.passivate(session.id, 0);
+      await this.passivate(session.key, 0);
     }
-    return idle.map((s) => s.id);
+    return idle.map((s) => s.key);
   }
 }

@@ -1,20 +1,21 @@
 import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import type { SessionKey } from '../../stores/session-key.js';
 
 /** A session's shared event stream, for subscribers on nodes that do not own the session. */
 export interface SharedEventStream {
   /** Deliver, in order, every event with session_sequence > after, then live ones, until the signal aborts. */
-  follow(sessionId: string, after: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void>;
+  follow(session: SessionKey, after: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void>;
   /** The oldest retained session_sequence (undefined when the stream is empty). */
-  firstAvailable(sessionId: string): Promise<number | undefined>;
+  firstAvailable(session: SessionKey): Promise<number | undefined>;
   /** The newest published session_sequence (undefined when the stream is empty). */
-  lastSequence(sessionId: string): Promise<number | undefined>;
+  lastSequence(session: SessionKey): Promise<number | undefined>;
 }
 
 /** The answer to "may this node serve the session?". */
 export type OwnershipResult = { ok: true } | { ok: false; ownerNodeId: string; ownerUrl: string | undefined };
 
 /**
- * Who owns a live session. On one node (no Redis) every session is ours; in a cluster a Redis lease with a
+ * Who owns a live session, addressed by its SessionKey (tenant and id: session ids are per tenant). On one node (no Redis) every session is ours; in a cluster a Redis lease with a
  * monotonically increasing epoch decides, and run events are also published to a per-session stream so a
  * subscriber on any node can follow them.
  */
@@ -22,21 +23,21 @@ export interface SessionOwnership {
   readonly clustered: boolean;
   readonly nodeId: string;
   /** Take or keep the session's lease; when another live node holds it, say which. */
-  acquire(sessionId: string): Promise<OwnershipResult>;
+  acquire(session: SessionKey): Promise<OwnershipResult>;
   /** Give the lease up (passivation, close, shutdown). */
-  release(sessionId: string): Promise<void>;
+  release(session: SessionKey): Promise<void>;
   /** The highest session_sequence already published for the session (0 when none), to continue numbering after a takeover. */
-  lastSequence(sessionId: string): Promise<number>;
+  lastSequence(session: SessionKey): Promise<number>;
   /** Publish one stamped event to the shared stream, in order (fire and forget; failures are reported). */
-  publish(sessionId: string, event: EventEnvelope): void;
+  publish(session: SessionKey, event: EventEnvelope): void;
   /** Record (runId) or clear (undefined) the session's active run, so other nodes answer SESSION_BUSY. */
-  setActiveRun(sessionId: string, runId: string | undefined): void;
+  setActiveRun(session: SessionKey, runId: string | undefined): void;
   /** The run another node marked active for the session, if any. */
-  activeRun(sessionId: string): Promise<string | undefined>;
+  activeRun(session: SessionKey): Promise<string | undefined>;
   /** A write was refused by the fence: keep the session if the lease can be renewed or safely retaken (true), else give it up. */
-  fenced(sessionId: string): Promise<boolean>;
+  fenced(session: SessionKey): Promise<boolean>;
   /** Called when this node loses a lease it held (another node took the session over). */
-  onLost(listener: (sessionId: string) => void): void;
+  onLost(listener: (session: SessionKey) => void): void;
   /** The shared event stream (clusters only). */
   readonly stream?: SharedEventStream;
   /** Release every lease and stop background work. */

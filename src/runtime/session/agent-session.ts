@@ -18,6 +18,7 @@ import type { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SessionCommands } from '../sandbox/session-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import { sessionKey, type SessionKey } from '../../stores/session-key.js';
 import type { AgentSessionDeps, RestoredState } from './agent-session-deps.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { RunHandle, RunRequest } from './run-handle.js';
@@ -31,6 +32,8 @@ import { buildSessionParts, type SessionParts } from './session-parts.js';
  */
 export class AgentSession {
   readonly id: string;
+  /** The session's address (tenant and id): what maps, stores and leases key it by. */
+  readonly key: SessionKey;
   readonly events: SessionEventLog;
   readonly createdAtMs: number;
   /** Last time a request or run used the session (the idle reaper passivates old ones). */
@@ -49,9 +52,10 @@ export class AgentSession {
     restored?: RestoredState,
   ) {
     this.id = config.sessionId;
+    this.key = sessionKey(config.ownerTenantId, config.sessionId);
     this.createdAtMs = restored?.createdAtMs ?? deps.hostEnv.now();
     this.lastActivityMs = deps.hostEnv.now();
-    this.parts = buildSessionParts(config, deps, restored, { createdAtMs: this.createdAtMs, touch: () => this.touch() });
+    this.parts = buildSessionParts(config, deps, restored, { key: this.key, createdAtMs: this.createdAtMs, touch: () => this.touch() });
     this.events = this.parts.events;
     this.sandbox = this.parts.commands;
     this.memory = this.parts.memory;

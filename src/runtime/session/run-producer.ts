@@ -3,7 +3,7 @@ import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import { buildVerificationSummary } from '../../protocol/verification.js';
-import type { CheckpointStore } from '../../stores/checkpoint-store.js';
+import type { RunCheckpoints } from '../../stores/checkpoint-store.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
@@ -34,7 +34,7 @@ export interface RunProducerHost {
   readonly config: ResolvedSessionConfig;
   readonly hostEnv: HostEnv;
   /** Where loop checkpoints go after every tool round. */
-  readonly checkpoints: CheckpointStore;
+  readonly checkpoints: RunCheckpoints;
   readonly emit: SessionEmit;
   readonly runs: SessionRuns;
   readonly transcript: SessionTranscript;

@@ -3,6 +3,7 @@ import type { SessionLabels } from '../../protocol/session-snapshot.js';
 import type { SessionEventLog, UnstampedEvent } from '../events/session-event-log.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
+import type { SessionKey } from '../../stores/session-key.js';
 
 /** Emit one typed runtime event of the session, tied to a run when `runId` is given. */
 export type SessionEmit = <T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]) => void;
@@ -13,6 +14,8 @@ export type SessionEventObserver = <T extends RuntimeEventType>(type: T, payload
 /** What stamping and publishing a session's events needs. */
 export interface SessionEmitterDeps {
   readonly sessionId: string;
+  /** The session's key (tenant and id), which its shared stream is published under. */
+  readonly sessionKey: SessionKey;
   readonly labels: SessionLabels;
   readonly events: SessionEventLog;
   readonly hostEnv: HostEnv;
@@ -38,7 +41,7 @@ export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
     if (labels.agentTemplateId !== undefined) metadata.agent_template_id = labels.agentTemplateId;
     if (labels.correlationId !== undefined) metadata.correlation_id = labels.correlationId;
     const stamped = deps.events.append({ version: 1, type, payload, metadata });
-    if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionId, stamped);
+    if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionKey, stamped);
     deps.onEvent?.(type, payload);
   };
 }

@@ -32,6 +32,8 @@ import { SessionTools } from './session-tools.js';
 import { SessionTranscript } from './session-transcript.js';
 import { SessionVerifications } from './session-verifications.js';
 import { SingleFlight } from './single-flight.js';
+import { runCheckpoints } from '../../stores/checkpoint-store.js';
+import type { SessionKey } from '../../stores/session-key.js';
 
 /** The parts one live session is made of, wired to each other. */
 export interface SessionParts {
@@ -62,6 +64,8 @@ export interface SessionParts {
 
 /** What the parts need of the session that holds them. */
 export interface SessionPartsHost {
+  /** The session's key (tenant and id): its store, lease, stream and checkpoint keys. */
+  readonly key: SessionKey;
   /** When the session was created (restored, or now). */
   readonly createdAtMs: number;
   /** Note activity now (a run just ended). */
@@ -82,9 +86,9 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   // A child's events are also seen by its parent's delegation (progress, forwarded asks).
   const child = deps.childOf;
   const onEvent = child ? childObserver(deps.onEvent, child.observe) : deps.onEvent;
-  const emit = createSessionEmit({ ...session, labels: config.labels, events, ownership: deps.ownership, abandoned: () => lifecycle.abandoned, onEvent });
+  const emit = createSessionEmit({ ...session, sessionKey: host.key, labels: config.labels, events, ownership: deps.ownership, abandoned: () => lifecycle.abandoned, onEvent });
   // Created before the trace is restored: a restored session starts as saved at the sequence it was read at.
-  const saves = new SessionSaves({ sessionId, store: deps.store, ownership: deps.ownership, emit, config, events, lifecycle, source: () => snapshotSource(), reportError: (error) => deps.onPersistenceError?.(sessionId, error) }, restored);
+  const saves = new SessionSaves({ sessionId, sessionKey: host.key, store: deps.store, ownership: deps.ownership, emit, config, events, lifecycle, source: () => snapshotSource(), reportError: (error) => deps.onPersistenceError?.(sessionId, error) }, restored);
   const governance = new SessionGovernanceAccess(config, hostEnv, deps.governance, child?.governance);
   const runs = new SessionRuns({ ...session, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
   const artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
@@ -135,7 +139,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const producer = (): RunProducerHost => ({
     config,
     hostEnv,
-    checkpoints: deps.checkpoints,
+    checkpoints: runCheckpoints(deps.checkpoints, host.key),
     emit,
     runs,
     transcript,
@@ -162,7 +166,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
       compact: (runId: string, signal: AbortSignal) => runCompactCommand(transcript.messages, compaction(), context(runId, signal, runId)),
     }));
   const commandRun = (record: RunRecord, input: string, signal: AbortSignal) => slashCommands().produce(record, input, signal);
-  const runControl = new SessionRunControl({ sessionId, hostEnv, ownership: deps.ownership, runs, flight, producer, commandRun, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
+  const runControl = new SessionRunControl({ sessionId, sessionKey: host.key, hostEnv, ownership: deps.ownership, runs, flight, producer, commandRun, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
   const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient, ...(queue ? { externalTasks: queue.snapshotExternalTasks() } : {}) });
   return {
     events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, queue,

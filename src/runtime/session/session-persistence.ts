@@ -1,5 +1,6 @@
 import { CodeError } from '../../errors.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
+import type { SessionKey } from '../../stores/session-key.js';
 import type { SessionStore } from '../../stores/session-store.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { SessionEmit } from './session-emitter.js';
@@ -7,6 +8,8 @@ import type { SessionEmit } from './session-emitter.js';
 /** What saving a session's snapshot needs. */
 export interface SnapshotSaveDeps {
   readonly sessionId: string;
+  /** The session's key (tenant and id), whose lease fences the save. */
+  readonly sessionKey: SessionKey;
   readonly store: SessionStore;
   readonly ownership: SessionOwnership;
   readonly emit: SessionEmit;
@@ -17,13 +20,13 @@ export interface SnapshotSaveDeps {
  * once when the lease could be renewed or safely retaken; a failure emits persistence_failed and throws a CodeError.
  */
 export async function saveSnapshot(deps: SnapshotSaveDeps, snapshot: SessionSnapshotV1): Promise<void> {
-  const { sessionId, store, ownership } = deps;
+  const { sessionId, sessionKey, store, ownership } = deps;
   try {
     try {
       await store.save(snapshot);
     } catch (error) {
       // Refused by the lease fence: retry once if the lease could be renewed or safely retaken.
-      if (!(error instanceof CodeError && error.details.reason === 'fenced' && (await ownership.fenced(sessionId)))) throw error;
+      if (!(error instanceof CodeError && error.details.reason === 'fenced' && (await ownership.fenced(sessionKey)))) throw error;
       await store.save(snapshot);
     }
   } catch (error) {

@@ -3,6 +3,7 @@ import { linkAbort } from '../signals/link-abort.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
+import type { SessionKey } from '../../stores/session-key.js';
 import type { RunHandle, RunRequest } from './run-handle.js';
 import { produceRun, type RunProducerHost } from './run-producer.js';
 import { isTerminal, type SessionRuns } from './session-runs.js';
@@ -11,6 +12,8 @@ import type { SingleFlight } from './single-flight.js';
 /** What run admission and control need from their session. */
 export interface SessionRunControlDeps {
   readonly sessionId: string;
+  /** The session's key (tenant and id), which its active-run marker is kept under. */
+  readonly sessionKey: SessionKey;
   readonly hostEnv: HostEnv;
   readonly ownership: SessionOwnership;
   readonly runs: SessionRuns;
@@ -50,7 +53,7 @@ export class SessionRunControl {
    * transcript is read. With a known idempotency key, returns the existing run instead.
    */
   start(request: RunRequest): RunHandle {
-    const { sessionId, hostEnv, ownership, runs, flight } = this.deps;
+    const { sessionId, sessionKey, hostEnv, ownership, runs, flight } = this.deps;
     this.deps.assertOpen();
     const existing = request.idempotencyKey !== undefined ? this.forIdempotencyKey(request.idempotencyKey) : undefined;
     if (existing) return existing;
@@ -58,7 +61,7 @@ export class SessionRunControl {
     const runId = hostEnv.newId('run');
     const record = runs.create(runId, request);
     const active = flight.take(runId, record);
-    ownership.setActiveRun(sessionId, runId);
+    ownership.setActiveRun(sessionKey, runId);
     const { signal } = active.controller;
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
@@ -68,7 +71,7 @@ export class SessionRunControl {
     const done = flight.track(active, produced, () => {
       unlink?.();
       this.deps.touch();
-      if (!this.deps.abandoned()) ownership.setActiveRun(sessionId, undefined);
+      if (!this.deps.abandoned()) ownership.setActiveRun(sessionKey, undefined);
     });
     return { record: { ...record }, done: done.then((r) => runs.withCounts(r)), existing: false };
   }

@@ -56,8 +56,8 @@ export class SessionSaves {
     if (config.parentSessionId !== null) throw new CodeError('CHILD_SESSION', `session ${config.sessionId} is a child of session ${config.parentSessionId}: its task is saved with the parent`, { parentSessionId: config.parentSessionId });
     this.generationValue += 1;
     const sequence = this.deps.events.lastSequence;
-    const { sessionId, store, ownership, emit } = this.deps;
-    await saveSnapshot({ sessionId, store, ownership, emit }, this.snapshot(this.generationValue));
+    const { sessionId, sessionKey, store, ownership, emit } = this.deps;
+    await saveSnapshot({ sessionId, sessionKey, store, ownership, emit }, this.snapshot(this.generationValue));
     this.savedAtSequence = sequence;
     return this.generationValue;
   }
