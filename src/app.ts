@@ -23,6 +23,11 @@ import { registerToolRoutes } from './routes/tools.js';
 import { registerVerificationRoutes } from './routes/verifications.js';
 import { installBrowserGuard } from './server/browser-guard.js';
 import { installErrorHandler } from './server/error-handler.js';
+import { TrustedProxies } from './server/client-address.js';
+import { clientFaultLogFor } from './server/client-fault-log.js';
+import { ConnectionGuard } from './server/connection-guard.js';
+import { httpServerOptions } from './server/http-server-options.js';
+import { websocketErrorHandler } from './server/websocket-errors.js';
 
 /** The Fastify app plus the handles shutdown needs. */
 export interface BuiltApp {
@@ -32,11 +37,13 @@ export interface BuiltApp {
 
 /** Build the Fastify app for a runtime context; never listens (callers decide). */
 export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
-  // maxParamLength: session ids may be 128 characters and tool ids longer; Fastify's default (100) would 414 them.
-  const app = Fastify({ loggerInstance: ctx.logger as FastifyBaseLogger, bodyLimit: ctx.config.limits.bodyLimitBytes, routerOptions: { maxParamLength: 512 } });
+  const faults = clientFaultLogFor(ctx.logger as FastifyBaseLogger);
+  const app = Fastify({ loggerInstance: ctx.logger as FastifyBaseLogger, ...httpServerOptions(ctx.config, faults) });
   const sockets = new SocketRegistry();
-  installErrorHandler(app);
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  installErrorHandler(app, { routes: () => ctx.openapi.operations, faults });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 }, errorHandler: websocketErrorHandler(faults) });
+  // Timeouts and the per-address connection cap, before the Host/Origin check (after the websocket hook).
+  new ConnectionGuard(ctx.config.limits, new TrustedProxies(ctx.config.trustProxy), faults).install(app);
   // Before any route, after the websocket plugin's own onRequest hook (which marks upgrades, so a refused
   // upgrade's socket is destroyed after the 403): a refused Host or Origin never reaches a handler or upgrades.
   installBrowserGuard(app, ctx.config);

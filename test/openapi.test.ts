@@ -134,13 +134,18 @@ describe('openapi.yaml', () => {
     expect(statuses('/v1/sessions/{id}/runs/{runId}/resume', 'post')).toEqual(expect.arrayContaining(['410', '413', '421', '503']));
     expect(statuses('/v1/sessions', 'post')).toEqual(expect.arrayContaining(['401', '403', '413', '503']));
     expect(statuses('/v1/sessions', 'get')).not.toContain('421');
-    expect(statuses('/healthz', 'get')).toEqual(['200']);
+    // Every route, a WebSocket handshake included, can meet the transport's answers: malformed HTTP (400),
+    // a timeout (408), the per-address connection cap (429), too many header bytes (431), a fault of ours (500);
+    // a route with a path parameter also 414 (a parameter over 512 characters).
+    expect(statuses('/healthz', 'get')).toEqual(['200', '400', '408', '429', '431', '500']);
+    expect(statuses('/v1/sessions/{id}/history', 'get')).toEqual(expect.arrayContaining(['400', '408', '414', '429', '431', '500']));
     const errorRef = (path: string, status: string) => doc.paths[path]?.get?.responses?.[status]?.content?.['application/json']?.schema.$ref;
     expect(errorRef('/v1/sessions/{id}/history', '410')).toBe('#/components/schemas/ErrorBody');
     expect(errorRef('/v1/sessions/{id}/history', '421')).toBe('#/components/schemas/ErrorBody');
     expect(errorRef('/v1/sessions/{id}/events', '426')).toBe('#/components/schemas/ErrorBody');
-    // The WebSocket route reports failures as close codes; a plain GET answers 426 UPGRADE_REQUIRED, a bad Host or Origin 403.
-    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '403', '426']);
+    // The WebSocket route reports failures as close codes; a plain GET answers 426 UPGRADE_REQUIRED, a bad Host or
+    // Origin 403, and the handshake meets the transport's answers like any request.
+    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '400', '403', '408', '414', '426', '429', '431', '500']);
   });
 
   it('lists the whole error catalogue, run error codes included, and RunError.code is that closed set', () => {

@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
+import { TenantQuotaSchema } from './tenant-quota.js';
 import { BudgetHostSchema, BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 import { CommandRegistrationSchema } from '../protocol/commands.js';
@@ -129,12 +131,31 @@ export const LimitsSchema = z
     maxArtifactBytesPerSession: z.number().int().positive().default(67_108_864),
     /** Terminal subagent tasks a session keeps (with their live child sessions); running ones are never dropped. */
     maxTerminalSubagentTasks: z.number().int().nonnegative().default(100),
+    /** A request's line and headers must arrive within this long (else 408); a connection that sends nothing is closed after it too. */
+    headersTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+    /** A request body must arrive within this long after its headers (else 408 REQUEST_TIMEOUT and the connection closed). */
+    bodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(10_000),
+    /** An idle keep-alive connection is closed after this long (above the 60 s upstream idle timeout of nginx and load balancers). */
+    keepAliveTimeoutMs: z.number().int().min(100).max(3_600_000).default(72_000),
+    /** Open connections one client address may hold (loopback exempt; behind trust_proxy, the X-Forwarded-For address). */
+    maxConnectionsPerAddress: z.number().int().positive().default(1024),
+    /** UTF-8 bytes of a run's input (POST .../runs `input`); more answers 413 PAYLOAD_TOO_LARGE naming it. */
+    maxInputBytes: z.number().int().positive().default(262_144),
     /** A session's transcript bound, UTF-8 bytes of its messages: past it a run compacts first (autoCompact) or fails TRANSCRIPT_TOO_LARGE. */
     maxTranscriptBytes: z.number().int().positive().default(8_388_608),
     /** A session's transcript bound in messages (the same rule as maxTranscriptBytes). */
     maxTranscriptMessages: z.number().int().positive().default(10_000),
   })
   .strict();
+
+// trust_proxy entries: an IPv4/IPv6 address, a CIDR, or one of the proxy-addr names Fastify knows.
+function isTrustProxyEntry(entry: string): boolean {
+  if (entry === 'loopback' || entry === 'linklocal' || entry === 'uniquelocal') return true;
+  const [address = '', bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
 
 /** Tenant ids that name their own directory under a workspace root (letters, digits, "_", "." and "-", not starting with "."). */
 export const SAFE_TENANT_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
@@ -231,6 +252,10 @@ export const CodeConfigSchema = z
       .prefault({}),
     /** Budgets shared by all sessions of a tenant, keyed by tenant id. */
     tenantBudgets: z.record(z.string(), BudgetOptionsSchema).default({}),
+    /** Per-tenant quotas (open sessions, concurrent runs, runs per minute, stored bytes), keyed by tenant id. */
+    tenantQuotas: z.record(z.string(), TenantQuotaSchema).default({}),
+    /** The quota of every tenant without its own entry (each key defaults to DEFAULT_TENANT_QUOTA). */
+    defaultTenantQuota: TenantQuotaSchema.default({}),
     /** Agent-global MCP servers (JSON `mcp_servers` list). */
     mcpServers: z.array(McpServerConfigSchema).max(64).default([]),
     /** Agent-global MCP servers as ACL blocks `mcp "name" { transport = {...} ... }`, keyed by name. */
@@ -256,6 +281,14 @@ export const CodeConfigSchema = z
     /** Browser origins allowed to call the server beside its own (`http(s)://host[:port]`; `null` is never allowed). */
     allowedOrigins: z.array(z.string().regex(ORIGIN_ENTRY, 'allowed_origins entries must be origins like "https://console.example.com" or "http://localhost:3000" (no path, no "null")')).max(256).default([]),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): `true` every peer, or addresses, CIDRs
+     * and `loopback` / `linklocal` / `uniquelocal`. The client address then comes from X-Forwarded-For, for
+     * limits.maxConnectionsPerAddress and request logs. Default false: the TCP peer is the client.
+     */
+    trustProxy: z
+      .union([z.boolean(), z.array(z.string().refine(isTrustProxyEntry, 'trust_proxy entries must be IP addresses, CIDRs ("10.0.0.0/8") or loopback, linklocal, uniquelocal')).max(256)])
+      .default(false),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),
     /**

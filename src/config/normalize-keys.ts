@@ -57,6 +57,8 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   hooks: { kind: 'list', item: FREE },
   commands: { kind: 'list', item: objectShape({ name: 0, description: 0, kind: 0, template: 0, url: 0, headers: 0, connectionId: 0, timeoutMs: 0, override: 0 }, { headers: HEADERS }) },
   tenantBudgets: { kind: 'map', value: FREE },
+  tenantQuotas: { kind: 'map', value: FREE },
+  defaultTenantQuota: FREE,
   mcpServers: { kind: 'list', item: FREE },
   mcp: { kind: 'map', value: FREE },
   mcpIdleDisconnect: FREE,

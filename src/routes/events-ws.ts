@@ -1,14 +1,17 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
+import { addressedCaller } from '../runtime/agent/session-address.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
+import { sessionKey } from '../stores/session-key.js';
 import { followSessionStream } from './stream-follow.js';
 import type { SocketRegistry } from './socket-registry.js';
 import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from './ws-controls.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
+import { clientFaultLogFor } from '../server/client-fault-log.js';
 import type { ServerContext } from '../server/server-context.js';
 
 /** A client that cannot set headers must send `{"type": "auth"}` within this many milliseconds. */
@@ -68,6 +71,8 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     query: WsQuerySchema,
     responses: { 101: null, 403: ErrorBodySchema, 426: ErrorBodySchema },
   });
+  // Bad client messages are the client's mistake: logged at info, rate limited (the client gets an error frame).
+  const faults = clientFaultLogFor(ctx.logger as FastifyBaseLogger);
   const limits = { maxUnackedFrames: ctx.config.limits.subscriberBufferEvents, maxUnackedBytes: subscriberBufferBytes(ctx.config.limits.subscriberBufferEvents) };
 
   // The WebSocket subscription: one per upgraded connection.
@@ -142,11 +147,20 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       else sendNow(control);
     };
 
-    const attach = async (who: Caller) => {
-      if (!hasScope(who, 'sessions')) {
+    const attach = async (authenticated: Caller) => {
+      if (!hasScope(authenticated, 'sessions')) {
         close(WS_CLOSE.forbidden, 'this subscription needs the "sessions" scope');
         return;
       }
+      // Session ids are per tenant: `:id` is the caller's tenant's, or (admins) the `tenantId` query's.
+      let who: Caller;
+      try {
+        who = addressedCaller(authenticated, queryResult.data.tenantId);
+      } catch (error) {
+        close(WS_CLOSE.forbidden, error instanceof Error ? error.message : 'forbidden');
+        return;
+      }
+      const key = sessionKey(who.tenantId, sessionId);
       let found: AgentSession;
       try {
         await ctx.agent.ensureLocal(sessionId, who, false);
@@ -154,13 +168,13 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         // Another live node owns the session: follow its events through the shared stream instead.
         const stream = ctx.agent.deps.ownership.stream;
         if (error instanceof CodeError && error.code === 'SESSION_OWNED_ELSEWHERE' && stream && socket.readyState === socket.OPEN) {
-          const snapshot = await ctx.store.load(sessionId).catch(() => undefined);
+          const snapshot = await ctx.store.load(key).catch(() => undefined);
           if (!snapshot || (snapshot.session.ownerTenantId !== who.tenantId && !hasScope(who, 'admin'))) {
             close(WS_CLOSE.notFound, `session ${sessionId} not found`);
             return;
           }
           followedOwner = error;
-          const follow = await followSessionStream(stream, sessionId, after, transport, { limits, closedDrainMs: SESSION_CLOSED_DRAIN_MS });
+          const follow = await followSessionStream(stream, key, after, transport, { limits, closedDrainMs: SESSION_CLOSED_DRAIN_MS });
           // A socket that closed while the stream was being joined has already been released.
           if (socket.readyState !== socket.OPEN) return;
           subscription = follow.subscription;
@@ -285,6 +299,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       try {
         parsed = JSON.parse(data.toString());
       } catch {
+        faults.log('ws:invalid-message', 'info', { ip: request.ip, sessionId }, 'WebSocket client sent a message that is not JSON');
         dispatch(() => reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message')), true);
         return;
       }
@@ -292,6 +307,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       if (!result.success) {
         const issue = result.error.issues[0];
         const field = ['message', ...(issue?.path.map(String) ?? [])].join('.');
+        faults.log('ws:invalid-message', 'info', { ip: request.ip, sessionId, field }, `WebSocket client sent an invalid message (${field})`);
         dispatch(() => reply(errorControl('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, field)), true);
         return;
       }

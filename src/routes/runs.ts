@@ -26,6 +26,20 @@ function idempotencyKey(raw: string | string[] | undefined): string | undefined 
   return key;
 }
 
+/**
+ * A run's input is bounded by limits.maxInputBytes (UTF-8 bytes), checked before the run is admitted, so an
+ * over-long input never reaches the transcript or a provider. `history` (a side question's own transcript,
+ * never stored) is bounded by the body limit only.
+ */
+function assertInputBound(input: string, maxBytes: number): void {
+  // Cheap first: a string of at most maxBytes / 3 UTF-16 units cannot exceed maxBytes UTF-8 bytes.
+  if (input.length * 3 <= maxBytes) return;
+  const bytes = Buffer.byteLength(input, 'utf8');
+  if (bytes > maxBytes) {
+    throw new CodeError('PAYLOAD_TOO_LARGE', `input: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`, { field: 'input', limit: 'limits.maxInputBytes', maxBytes, bytes });
+  }
+}
+
 /** The answer to a started (or existing, for a retried Idempotency-Key) run: 202 at once, or 200 with the result when the caller waits. */
 async function runAnswer(handle: RunHandle, wait: boolean, reply: FastifyReply) {
   if (wait) {
@@ -47,15 +61,16 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       method: 'POST',
       url: '/v1/sessions/:id/runs',
       summary: 'Start a run; wait: true answers with the AgentResult',
-      description: 'Single flight: 409 SESSION_BUSY while another run is active. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry.',
+      description: 'Single flight: 409 SESSION_BUSY while another run is active. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry. An `input` over limits.maxInputBytes (UTF-8 bytes, default 256 KiB) answers 413 PAYLOAD_TOO_LARGE with details.field "input" before anything runs.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: RunRequestSchema,
       headers: { 'Idempotency-Key': 'Optional; up to 200 visible ASCII characters.' },
-      responses: { 200: RunFinishedResponseSchema, 202: RunStartedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema },
+      responses: { 200: RunFinishedResponseSchema, 202: RunStartedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema, 413: ErrorBodySchema },
     },
     async ({ params, body, caller, request, reply }) => {
       if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
+      assertInputBound(body.input, ctx.config.limits.maxInputBytes);
       const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
       return runAnswer(session.startRun({ input: body.input, history: body.history, idempotencyKey: key }), body.wait === true, reply);

@@ -130,14 +130,20 @@ function parameters(collector: SchemaCollector, schema: z.ZodType, where: 'path'
 
 /**
  * The error responses addRoute and the error handler can always produce, beyond what a route lists, derived
- * from the route's shape: input validation (400), body size (413), auth (401, 403), the session lookup of
+ * from the route's shape: the transport's (400 malformed, 408 timeout, 414 long parameter, 429 connection cap,
+ * 431 header size, 500), input validation (400), body size (413), auth (401, 403), the session lookup of
  * session-scoped routes (404, 410 SESSION_CLOSED, 421 SESSION_OWNED_ELSEWHERE) and draining (503
  * SHUTTING_DOWN) on routes that start sessions or runs.
  */
 function impliedResponses(operation: OpenApiOperation): Record<number, z.ZodType | null> {
+  // Every request, a WebSocket handshake included, can be malformed HTTP (400 BAD_REQUEST), time out (408),
+  // exceed the per-address connection cap (429), carry too many header bytes (431) or meet a fault of ours (500);
+  // a path parameter can be too long for the router (414).
+  const transport: Record<number, z.ZodType | null> = { 400: ErrorBodySchema, 408: ErrorBodySchema, 429: ErrorBodySchema, 431: ErrorBodySchema, 500: ErrorBodySchema };
+  if (operation.url.includes(':')) transport[414] = ErrorBodySchema;
   // A WebSocket upgrade reports auth and validation failures as close codes, not HTTP statuses.
-  if (101 in operation.responses) return {};
-  const implied: Record<number, z.ZodType | null> = {};
+  if (101 in operation.responses) return transport;
+  const implied: Record<number, z.ZodType | null> = { ...transport };
   if (operation.params || operation.query || operation.body) implied[400] = ErrorBodySchema;
   if (operation.body) implied[413] = ErrorBodySchema;
   if (operation.scope !== null) {

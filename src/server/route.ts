@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Scope } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
+import { addressedCaller } from '../runtime/agent/session-address.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { isSessionScoped, startsRun } from './openapi-registry.js';
 import type { ServerContext } from './server-context.js';
@@ -54,6 +55,9 @@ function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where
   return result.data;
 }
 
+// The caller each request's onRequest hook authenticated, for its handler.
+const callers = new WeakMap<FastifyRequest, Caller>();
+
 /** Register a route with zod validation, bearer auth, scope check and OpenAPI documentation. */
 export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, S extends Scope | null>(
   app: FastifyInstance,
@@ -65,19 +69,30 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
   ctx.openapi.add(documentedBody ? { ...documented, body: documentedBody } : documented);
   const sessionScoped = isSessionScoped(spec);
   const runStart = startsRun(spec);
+  const scope = spec.scope;
   app.route({
     method: spec.method,
     url: spec.url,
+    // Authentication and the scope check run before the body is read or parsed: an unauthenticated
+    // caller gets 401 (403) whatever it sends, and never costs a JSON parse.
+    ...(scope !== null
+      ? {
+          onRequest: async (request: FastifyRequest) => {
+            const caller = ctx.authenticator.fromHeader(request.headers.authorization);
+            if (!hasScope(caller, scope)) throw new CodeError('FORBIDDEN', `this route needs the "${scope}" scope`, { scope });
+            callers.set(request, caller);
+          },
+        }
+      : {}),
     handler: async (request, reply) => {
-      let caller: Caller | undefined;
-      if (spec.scope !== null) {
-        caller = ctx.authenticator.fromHeader(request.headers.authorization);
-        if (!hasScope(caller, spec.scope)) throw new CodeError('FORBIDDEN', `this route needs the "${spec.scope}" scope`, { scope: spec.scope });
-      }
+      let caller = scope !== null ? callers.get(request) : undefined;
+      if (scope !== null && !caller) throw new CodeError('UNAUTHORIZED', 'missing Authorization: Bearer <token> header');
       const params = parse(spec.params, request.params, 'params');
       // A stored session that is not live here (passivated, or its owner node died) is hydrated first;
       // one another live node owns answers 421 (or SESSION_BUSY for a run request while it runs there).
       if (sessionScoped && caller) {
+        // Session ids are per tenant: `:id` is the caller's tenant's, or (admins) the `tenantId` query's.
+        caller = addressedCaller(caller, (request.query as { tenantId?: unknown } | undefined)?.tenantId);
         const id = (params as { id?: unknown } | undefined)?.id;
         if (typeof id === 'string') await ctx.agent.ensureLocal(id, caller, runStart);
       }

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { TenantQuotaUsage } from '../runtime/quotas/tenant-quotas.js';
 import { EVENT_TYPES } from '../protocol/event-catalog.js';
 import type { QueueStats } from '../protocol/queue.js';
 import type { QueueMetrics } from '../protocol/queue-metrics.js';
@@ -21,6 +22,8 @@ export interface RuntimeMetricsSources {
   liveSessions(): number;
   /** The lane queues of live sessions that have one (sessions without a queue are not visited). */
   queues?(): Iterable<QueueFigures>;
+  /** Each tenant's quota usage and limits on this node. */
+  tenantQuotas?(): readonly TenantQuotaUsage[];
 }
 
 /** What /metrics reads of one session's lane queue. */
@@ -187,6 +190,37 @@ export class RuntimeMetrics {
         let total = 0;
         for (const queue of queues()) total += queue.stats().externalPending;
         external.set(total);
+      },
+    });
+    this.registerTenantGauges(sources, registers);
+  }
+
+  /** Per-tenant quota usage (a3s_tenant_*) and limits (a3s_tenant_quota_limit), labelled by tenant. */
+  private registerTenantGauges(sources: RuntimeMetricsSources, registers: Registry[]): void {
+    const usage = (name: string, help: string, read: (tenant: TenantQuotaUsage) => number): void => {
+      const gauge = new Gauge({
+        name,
+        help,
+        labelNames: ['tenant'],
+        registers,
+        collect: () => {
+          gauge.reset();
+          for (const tenant of sources.tenantQuotas?.() ?? []) gauge.set({ tenant: tenant.tenantId }, read(tenant));
+        },
+      });
+    };
+    usage('a3s_tenant_open_sessions', 'Open sessions of the tenant on this node (quota maxOpenSessions).', (t) => t.openSessions);
+    usage('a3s_tenant_running_runs', 'Runs of the tenant in flight on this node (quota maxConcurrentRuns).', (t) => t.runningRuns);
+    usage('a3s_tenant_runs_last_minute', 'Runs of the tenant started on this node in the last minute (quota maxRunsPerMinute).', (t) => t.runsLastMinute);
+    usage('a3s_tenant_stored_bytes', "Bytes of the tenant's snapshots saved by this node (quota maxStoredBytes).", (t) => t.storedBytes);
+    const limits = new Gauge({
+      name: 'a3s_tenant_quota_limit',
+      help: "The tenant's quota limits on this node, by quota.",
+      labelNames: ['tenant', 'quota'],
+      registers,
+      collect: () => {
+        limits.reset();
+        for (const tenant of sources.tenantQuotas?.() ?? []) for (const [quota, limit] of Object.entries(tenant.quota)) limits.set({ tenant: tenant.tenantId, quota }, limit);
       },
     });
   }
