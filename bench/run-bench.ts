@@ -1,12 +1,15 @@
 // Entry of `npm run bench -- <name> [--seconds N] ...`: runs one benchmark and prints its one JSON line.
 import { availableParallelism, loadavg } from 'node:os';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
+import { runChaosBench } from './chaos-bench.js';
+import { runClusterBench } from './cluster-bench.js';
 import { runCompactionBench } from './compaction-bench.js';
 import { round } from './bench-stats.js';
 import { runDelegationBench } from './delegation-bench.js';
 import { runRunsBench } from './runs-bench.js';
 import { runSandboxBench } from './sandbox-bench.js';
 import { runSessionsBench } from './sessions-bench.js';
+import { runSoakBench } from './soak-bench.js';
 import { runWsBench } from './ws-bench.js';
 
 /** Every benchmark by name. */
@@ -17,6 +20,9 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   sandbox: runSandboxBench,
   delegation: runDelegationBench,
   compaction: runCompactionBench,
+  soak: runSoakBench,
+  chaos: runChaosBench,
+  cluster: runClusterBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -29,6 +35,15 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
             each a read tool round + 5-chunk answer), against the server CPU of a plain runs run at concurrency 20
   compaction server CPU of the compaction step and run latency before / after, on a ~2,000-message, ~150k-token
             history crossing the autoCompact threshold [--rounds N] [--messages N] [--tokens N]
+  soak      a built server process under mixed load (create, events WebSocket, run with a bash tool round, close);
+            RSS, heap, fds and child processes every 15 s, then after settling; targets: RSS within 10% of start,
+            fds and children back to start, 0 errors [--minutes N (default 5, fractions allowed)] [--concurrency N]
+            [--settle-seconds N] [--warmup-seconds N]
+  chaos     redis-server + server processes A and B; runs of 4 bash rounds on A, SIGKILL of A after a checkpoint,
+            resume on B; tool rounds re-run, events lost/duplicated on a WebSocket through B, kill-to-first-event
+            p50/p99 [--runs N (default 10)] [--rounds N (default 4)]
+  cluster   the runs workload (concurrency 20) on the memory, file and Redis stores in turn; runs/s, p50 and ratios;
+            target: Redis >= 50% of memory runs/s [--seconds N]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -1,0 +1,177 @@
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { numberFlag, type BenchArgs } from './bench-args.js';
+import { startBenchProvider } from './bench-provider.js';
+import { round } from './bench-stats.js';
+import { followEvents } from './event-follower.js';
+import { procStats } from './proc-stats.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+
+/** One sample of the server process. */
+interface Sample {
+  t_s: number;
+  rss_mb: number;
+  heap_used_mb: number | null;
+  fds: number;
+  children: number;
+  iterations: number;
+  errors: number;
+}
+
+const SAMPLE_EVERY_MS = 15_000;
+const ANSWER = 'soak answer ';
+
+/**
+ * `soak`: a built server process under mixed load for `--minutes N` at `--concurrency C`: each iteration
+ * creates a session, follows its events on a WebSocket, runs one `bash` tool round and closes the session.
+ * Samples the server's RSS, heap, open fds and descendant processes every 15 s, waits `--settle-seconds`
+ * after the load (after a `--warmup-seconds` warm-up, default 10), and checks RSS is back within 10% of its start, fds and children back to start, 0 errors.
+ */
+export async function runSoakBench(args: BenchArgs): Promise<Record<string, unknown>> {
+  const minutes = numberFlag(args, 'minutes', 5);
+  const concurrency = Math.floor(numberFlag(args, 'concurrency', 16));
+  const settleSeconds = numberFlag(args, 'settle-seconds', 10);
+  const warmupSeconds = numberFlag(args, 'warmup-seconds', 10);
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-soak-ws-')));
+  const dataDir = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-soak-data-')));
+  const configFile = join(dataDir, 'soak-config.json');
+  writeFileSync(configFile, JSON.stringify({ defaultPermissionPolicy: { enabled: false } }));
+  const provider = await startBenchProvider({ answerChunks: 4, chunkText: ANSWER, toolCall: { name: 'bash', arguments: { command: 'echo soak' } } });
+  let server: ServerProcess | undefined;
+  try {
+    server = await startServerProcess({
+      OPENAI_API_KEY: 'sk-soak',
+      OPENAI_BASE_URL: provider.baseUrl,
+      A3S_MODEL: 'openai/soak-model',
+      A3S_STORAGE_BACKEND: 'memory',
+      A3S_DATA_DIR: dataDir,
+      A3S_WORKSPACE_ROOTS: root,
+      A3S_CONFIG: configFile,
+    });
+    const live = server;
+    const boot = await sample(live, 0, 0, 0);
+    const errors: string[] = [];
+    let iterations = 0;
+    const iteration = async (): Promise<void> => {
+      try {
+        await soakIteration(live.url);
+        iterations += 1;
+      } catch (error) {
+        errors.push(error instanceof Error ? error.message : String(error));
+      }
+    };
+    // Warm up (JIT, pools, first sandbox spawns) so "start" is the server as it runs, not as it boots.
+    const warmupEnd = performance.now() + warmupSeconds * 1000;
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (performance.now() < warmupEnd && live.exitStatus() === undefined) await iteration();
+    }));
+    await sleep(5000);
+    const t0 = performance.now();
+    const elapsed = (): number => (performance.now() - t0) / 1000;
+    const start = await sample(live, 0, iterations, errors.length);
+    const timeline: Sample[] = [start];
+    const warmupIterations = iterations;
+    const warmupErrors = errors.length;
+    const deadline = t0 + minutes * 60_000;
+    const sampler = setInterval(() => {
+      void sample(live, elapsed(), iterations, errors.length).then((s) => {
+        timeline.push(s);
+        process.stderr.write(`soak ${JSON.stringify(s)}\n`);
+      });
+    }, SAMPLE_EVERY_MS);
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline && live.exitStatus() === undefined) await iteration();
+    }));
+    clearInterval(sampler);
+    const loadEnd = await sample(live, elapsed(), iterations, errors.length);
+    timeline.push(loadEnd);
+    const loadSeconds = elapsed();
+    // The server cannot be made to collect garbage from outside: let it idle and sample as it settles.
+    const settle: Sample[] = [];
+    for (let waited = 0; waited < settleSeconds; waited += 2) {
+      await sleep(2000);
+      settle.push(await sample(live, elapsed(), iterations, errors.length));
+    }
+    const end = settle.at(-1) ?? loadEnd;
+    timeline.push(end);
+    const crashed = live.exitStatus();
+    const peak = (key: 'rss_mb' | 'fds' | 'children'): number => Math.max(...timeline.map((s) => s[key]));
+    const peakHeap = Math.max(...timeline.map((s) => s.heap_used_mb ?? 0));
+    const targets = {
+      rss_back_within_10pct: end.rss_mb <= start.rss_mb * 1.1,
+      fds_back_to_start: end.fds <= start.fds,
+      children_back_to_start: end.children <= start.children,
+      zero_errors: errors.length === 0 && crashed === undefined,
+    };
+    return {
+      bench: 'soak',
+      ok: Object.values(targets).every(Boolean),
+      targets,
+      minutes,
+      concurrency,
+      load_seconds: round(loadSeconds, 1),
+      warmup_seconds: warmupSeconds,
+      settle_seconds: settleSeconds,
+      iterations: iterations - warmupIterations,
+      iterations_per_s: round((iterations - warmupIterations) / loadSeconds, 1),
+      errors: errors.length,
+      warmup_errors: warmupErrors,
+      error_sample: [...new Set(errors)].slice(0, 5).map((e) => e.slice(0, 300)),
+      server_exit: crashed ?? null,
+      rss_mb: { boot: boot.rss_mb, start: start.rss_mb, peak: peak('rss_mb'), load_end: loadEnd.rss_mb, end: end.rss_mb, growth_pct: round(((end.rss_mb - start.rss_mb) / start.rss_mb) * 100, 1) },
+      heap_used_mb: { start: start.heap_used_mb, peak: round(peakHeap), end: end.heap_used_mb },
+      fds: { boot: boot.fds, start: start.fds, peak: peak('fds'), end: end.fds, growth: end.fds - start.fds },
+      children: { start: start.children, peak: peak('children'), end: end.children, growth: end.children - start.children },
+      timeline,
+      note: `one iteration = POST /v1/sessions + events WebSocket (after=0) + POST runs {wait:true} (model: one bash "echo soak" round, then a 4-chunk answer; agent_end checked on the socket) + DELETE the session; start = after ${warmupSeconds} s of the same load (warm-up) and 5 s idle; end = after ${settleSeconds} s idle (GC cannot be forced from outside); heap from /metrics nodejs_heap_size_used_bytes; fds = /proc/<pid>/fd; children = descendant processes in /proc; server = dist/src/main.js in its own process, memory store, clients and provider in the bench process`,
+    };
+  } finally {
+    await server?.stop();
+    await provider.close();
+    rmSync(root, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Create a session, follow it, run one tool round to completion, see agent_end on the socket, close it. */
+async function soakIteration(url: string): Promise<void> {
+  const headers = { 'content-type': 'application/json' };
+  const created = await fetch(`${url}/v1/sessions`, { method: 'POST', headers, body: '{}' });
+  const createdBody = (await created.json()) as { session?: { id?: string } };
+  const id = createdBody.session?.id;
+  if (created.status !== 201 || typeof id !== 'string') throw new Error(`create: ${created.status} ${JSON.stringify(createdBody).slice(0, 200)}`);
+  const follower = await followEvents(url, id, { after: 0 });
+  let failure: unknown;
+  try {
+    const ran = await fetch(`${url}/v1/sessions/${id}/runs`, { method: 'POST', headers, body: JSON.stringify({ input: 'soak', wait: true }) });
+    const body = (await ran.json()) as { runId?: string; run?: { runId?: string; status?: string }; result?: { text?: string; toolCallsCount?: number } };
+    if (ran.status !== 200 || body.run?.status !== 'completed' || body.result?.toolCallsCount !== 1 || body.result.text !== ANSWER.repeat(4)) {
+      throw new Error(`run: ${ran.status} ${JSON.stringify(body).slice(0, 300)}`);
+    }
+    const runId = body.run.runId ?? body.runId;
+    await follower.waitFor((e) => e.type === 'agent_end' && (runId === undefined || e.runId === runId), 10_000);
+  } catch (error) {
+    failure = error;
+  }
+  // Close whatever happened, so a failed iteration does not leave a live session behind.
+  await follower.close();
+  const closed = await fetch(`${url}/v1/sessions/${id}`, { method: 'DELETE' });
+  await closed.arrayBuffer();
+  if (failure !== undefined) throw failure instanceof Error ? failure : new Error(String(failure));
+  if (closed.status !== 200) throw new Error(`close: ${closed.status}`);
+}
+
+async function sample(server: ServerProcess, tSeconds: number, iterations: number, errors: number): Promise<Sample> {
+  const stats = procStats(server.pid);
+  let heap: number | null = null;
+  try {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const match = /^nodejs_heap_size_used_bytes(?:\{[^}]*\})? ([0-9.e+]+)/m.exec(text);
+    if (match?.[1] !== undefined) heap = round(Number(match[1]) / 2 ** 20);
+  } catch {
+    heap = null;
+  }
+  return { t_s: round(tSeconds, 1), rss_mb: round(stats.rssBytes / 2 ** 20), heap_used_mb: heap, fds: stats.fds, children: stats.descendants, iterations, errors };
+}
