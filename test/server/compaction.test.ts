@@ -7,6 +7,7 @@ import { listening, startMain, type MainProcess } from '../support/main-process.
 import { createSession, history, ofType, runAndWait, runEvents, startRun, eventually } from '../support/run-helpers.js';
 import { startTestServer, tempDir, writeFiles, type TestServer } from '../support/test-server.js';
 import { startWebhookServer, type WebhookServer } from '../support/webhook-server.js';
+import { sessionKey } from '../../src/stores/session-key.js';
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string; tool_calls?: { id: string }[] };
 
@@ -111,7 +112,7 @@ describe('auto-compaction over HTTP', () => {
     const messages = await history(t, id);
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'tool', 'assistant']);
     expect(String(messages[0]!.content)).toContain('SUMMARY: the user asked');
-    const snapshot = await new FileSessionStore({ dir: join(t.dataDir, 'sessions') }).load(id);
+    const snapshot = await new FileSessionStore({ dir: join(t.dataDir, 'sessions') }).load(sessionKey('default', id));
     expect(snapshot?.session.messages).toEqual(messages);
 
     // The next run starts from the compacted transcript (and does not compact it again).
@@ -123,7 +124,8 @@ describe('auto-compaction over HTTP', () => {
   it('a blocking pre_compact webhook hook stops the compaction, not the run', async () => {
     const id = await createSession(t, SMALL_WINDOW);
     const hook = await request(t.url).post(`/v1/sessions/${id}/hooks`).send({ event: 'pre_compact', endpoint: { type: 'webhook', url: hooks.url('/block') } }).expect(201);
-    fake.script({ toolCalls: [read('h_big', 'big.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } }, { text: 'done without compaction', expect: (req) => expect(isSummaryRequest(req)).toBe(false) });
+    // Past the 1,600-token threshold, under the 2,000-token window: blocked, the run goes on uncompacted.
+    fake.script({ toolCalls: [read('h_a', 'a.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } }, { text: 'done without compaction', expect: (req) => expect(isSummaryRequest(req)).toBe(false) });
     const done = await runAndWait(t, id, 'read big');
     expect(done.run.status).toBe('completed');
     expect(done.result.text).toBe('done without compaction');
@@ -140,7 +142,7 @@ describe('auto-compaction over HTTP', () => {
   it('a model that answers an empty summary, or a failing summary call, leaves the transcript as it is and the run completes', async () => {
     for (const summaryStep of [{ text: '' }, { error: { status: 400, message: 'context too long' } }] as FakeStep[]) {
       const id = await createSession(t, SMALL_WINDOW);
-      fake.script({ toolCalls: [read('e_big', 'big.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } }, { ...summaryStep, expect: (req) => expect(isSummaryRequest(req)).toBe(true) }, { text: 'finished anyway' });
+      fake.script({ toolCalls: [read('e_a', 'a.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } }, { ...summaryStep, expect: (req) => expect(isSummaryRequest(req)).toBe(true) }, { text: 'finished anyway' });
       const done = await runAndWait(t, id, 'read big');
       expect(done.run.status).toBe('completed');
       expect(done.result.text).toBe('finished anyway');
@@ -152,11 +154,16 @@ describe('auto-compaction over HTTP', () => {
     }
   });
 
-  it('without autoCompact nothing is compacted, however full the context', async () => {
+  it('without autoCompact nothing is compacted; past the window the next request is not sent (CONTEXT_LIMIT_EXCEEDED)', async () => {
     const id = await createSession(t, { maxContextTokens: 2000 });
-    fake.script({ toolCalls: [read('n_big', 'big.txt')], usage: { prompt_tokens: 1990, completion_tokens: 10 } }, { text: 'plain' });
-    const done = await runAndWait(t, id, 'read big');
+    fake.script({ toolCalls: [read('n_a', 'a.txt')], usage: { prompt_tokens: 1900, completion_tokens: 10 } }, { text: 'plain', expect: (req) => expect(isSummaryRequest(req)).toBe(false) });
+    const done = await runAndWait(t, id, 'read a');
     expect(done.result.text).toBe('plain');
+    const calls = fake.requests.length;
+    fake.script({ toolCalls: [read('n_big', 'big.txt')], usage: { prompt_tokens: 1900, completion_tokens: 10 } });
+    const over = await runAndWait(t, id, 'read big');
+    expect(over.run.error?.code).toBe('CONTEXT_LIMIT_EXCEEDED');
+    expect(fake.requests.length).toBe(calls + 1);
     fake.assertDone();
   });
 });
@@ -233,7 +240,7 @@ describe('/compact and POST /v1/sessions/:id/compact', () => {
     messages = await history(t, id);
     expect(messages.map((m) => m.role)).toEqual(['user', 'user', 'assistant']);
     expect(String(messages[0]!.content)).toContain('Questions 1 to 3 were asked.');
-    const snapshot = await new FileSessionStore({ dir: join(t.dataDir, 'sessions') }).load(id);
+    const snapshot = await new FileSessionStore({ dir: join(t.dataDir, 'sessions') }).load(sessionKey('default', id));
     expect(snapshot?.session.messages).toEqual(messages);
     fake.assertDone();
   });

@@ -1,9 +1,7 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 import { contextTokens } from '../compaction/estimate-tokens.js';
-import { estimateTokens } from '../invocation/llm-invoker.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
-import type { LlmToolSpec } from '../llm/llm-provider.js';
 import type { CompactionAttempt, ContextReading } from './context-reading.js';
 
 /** UTF-8 bytes of a transcript's messages (contents, reasoning, tool-call names and arguments). */
@@ -19,7 +17,6 @@ export function transcriptBytes(messages: readonly ChatMessage[]): number {
 
 /** What the guard needs of the loop's services. */
 export interface ContextGuardDeps {
-  toolSpecs(): LlmToolSpec[];
   compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext, force: boolean): Promise<CompactionAttempt | undefined>;
 }
 
@@ -35,7 +32,7 @@ export interface ContextVerdict {
  * (limits.maxTranscriptBytes / maxTranscriptMessages); then no provider request goes out while the transcript
  * is still past that bound (TRANSCRIPT_TOO_LARGE) or its estimated context is past the model's window
  * (CONTEXT_LIMIT_EXCEEDED: the provider's reported usage plus the UTF-8 bytes / 4 estimate of newer messages,
- * tool specs included when nothing was reported).
+ * or the estimate of all messages when nothing was reported).
  */
 export async function guardContext(deps: ContextGuardDeps, ctx: InvocationContext, messages: ChatMessage[], reading: ContextReading): Promise<ContextVerdict> {
   const g = ctx.governance;
@@ -60,8 +57,9 @@ export async function guardContext(deps: ContextGuardDeps, ctx: InvocationContex
     };
     return verdict;
   }
-  const read = compacted ? { reportedTokens: 0, reportedMessages: 0 } : reading;
-  const used = contextTokens(current, read) + (read.reportedTokens > 0 ? 0 : estimateTokens([], deps.toolSpecs()));
+  // The compaction's measure: the provider's count where it reported one (tool specs included), else the
+  // messages' UTF-8 bytes / 4 (tool specs are not estimated, as in the seed).
+  const used = contextTokens(current, compacted ? undefined : reading);
   if (used > g.maxContextTokens) {
     verdict.error = {
       code: 'CONTEXT_LIMIT_EXCEEDED',
