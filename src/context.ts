@@ -1,3 +1,6 @@
+import { RetentionSweeper } from './runtime/retention/retention-sweeper.js';
+import { sessionIdOf, tenantIdOf } from './stores/session-key.js';
+import { TenantQuotas } from './runtime/quotas/tenant-quotas.js';
 import { realpath } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
@@ -71,7 +74,15 @@ export interface RuntimeOverrides {
 
 async function createStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<SessionStore> {
   // Saves are fenced by the owner's lease epoch: a node that lost a session can never overwrite it.
-  if (redis) return new RedisSessionStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (key) => cluster.leases.storeFence(key) } : {}) });
+  const retentionDays = config.retention.closedSessionDays;
+  if (redis) {
+    return new RedisSessionStore({
+      redis,
+      keyPrefix: config.redisKeyPrefix,
+      ...(cluster ? { fence: (key) => cluster.leases.storeFence(key) } : {}),
+      ...(retentionDays !== undefined ? { closedTtlMs: Math.round(retentionDays * 24 * 60 * 60 * 1000) } : {}),
+    });
+  }
   if (config.storageBackend === 'memory') return new MemorySessionStore();
   const store = new FileSessionStore({ dir: config.sessionsDir ?? `${config.dataDir}/sessions` });
   try {
@@ -171,7 +182,8 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   await Promise.all(globalMcpServers(config).map((server) => mcp.register(server)));
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   // Read at scrape time only, after the agent below exists.
-  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount, queues: (): Iterable<QueueFigures> => agent.queues() });
+  const quotas = new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() });
+  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount, queues: (): Iterable<QueueFigures> => agent.queues(), tenantQuotas: () => quotas.snapshot() });
   const providers = new Map<string, LlmProvider>();
   const providerFor = (name: string): LlmProvider => {
     let provider = providers.get(name);
@@ -211,7 +223,23 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     },
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
     onSessionEvent: metrics.observeEvent,
+    quotas,
   });
+  // Retention of closed sessions (off unless configured): a sweep at start and every hour.
+  const retentionDays = config.retention.closedSessionDays;
+  const sweeper =
+    retentionDays === undefined
+      ? undefined
+      : new RetentionSweeper({
+          store,
+          checkpoints,
+          closedSessionDays: retentionDays,
+          now: () => hostEnv.now(),
+          isLive: (key) => agent.isLive(key),
+          onPurged: (key) => quotas.recordStored(tenantIdOf(key), sessionIdOf(key), 0),
+          onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
+        });
+  sweeper?.start();
   return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(),
     metrics,
     hostRegistry,
@@ -222,6 +250,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));
     },
     dispose: async () => {
+      await sweeper?.stop();
       metrics.close();
       await sandbox.dispose();
       await Promise.all([...providers.values()].map((provider) => provider.close?.()));

@@ -256,6 +256,14 @@ export const CodeConfigSchema = z
     tenantQuotas: z.record(z.string(), TenantQuotaSchema).default({}),
     /** The quota of every tenant without its own entry (each key defaults to DEFAULT_TENANT_QUOTA). */
     defaultTenantQuota: TenantQuotaSchema.default({}),
+    /**
+     * Retention of closed sessions: `closed_session_days` (off unless set) deletes a closed session's snapshot
+     * and checkpoints that many days after it was closed (a sweep at start and hourly; Redis keys get the same TTL).
+     */
+    retention: z
+      .object({ closedSessionDays: z.number().positive().max(36_500).optional() })
+      .strict()
+      .default({}),
     /** Agent-global MCP servers (JSON `mcp_servers` list). */
     mcpServers: z.array(McpServerConfigSchema).max(64).default([]),
     /** Agent-global MCP servers as ACL blocks `mcp "name" { transport = {...} ... }`, keyed by name. */

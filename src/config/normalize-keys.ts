@@ -59,6 +59,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   tenantBudgets: { kind: 'map', value: FREE },
   tenantQuotas: { kind: 'map', value: FREE },
   defaultTenantQuota: FREE,
+  retention: FREE,
   mcpServers: { kind: 'list', item: FREE },
   mcp: { kind: 'map', value: FREE },
   mcpIdleDisconnect: FREE,

@@ -112,7 +112,15 @@ export const HistoryResponseSchema = z.object({ messages: z.array(ChatMessageSch
 /** Save answer. */
 export const SaveResponseSchema = z.object({ generation: z.number().int() });
 /** Close answer: true when the session was open, false when it was already closed. */
-export const CloseResponseSchema = z.object({ closed: z.boolean() });
+export const CloseResponseSchema = z.object({
+  closed: z.boolean(),
+  /** With `?purge=true`: true when a stored snapshot (and its runs' checkpoints) was deleted. */
+  purged: z.boolean().optional(),
+});
+/** Query of DELETE /v1/sessions/:id: `purge=true` also deletes what is stored of the session, at once. */
+export const CloseQuerySchema = SessionTenantQuerySchema.extend({
+  purge: z.enum(['true', 'false']).optional().transform((value) => value === 'true'),
+}).strict();
 /** Query of GET /v1/sessions/:id/trace. */
 export const TraceQuerySchema = z
   .object({

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
   CancelResponseSchema,
-  CloseResponseSchema,
+  CloseQuerySchema, CloseResponseSchema,
   ErrorBodySchema,
   HistoryResponseSchema,
   SaveResponseSchema,
@@ -69,13 +69,17 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
     {
       method: 'DELETE',
       url: '/v1/sessions/:id',
-      summary: 'Close a session: cancel in-flight work, release resources (idempotent)',
-      description: '`closed` is true when this request closed an open session, false when it was already closed.',
+      summary: 'Close a session: cancel in-flight work, release resources (idempotent); `purge=true` also deletes it from the store',
+      description:
+        '`closed` is true when this request closed an open session, false when it was already closed. A closed session stays stored (a `resume: true` reopens it) ' +
+        'unless `purge=true`: then its snapshot (transcript, artifacts, reports) and its runs\' checkpoints are deleted at once and `purged` says whether anything was stored. ' +
+        'Owner or admin (`tenantId`) only; config `retention.closed_session_days` deletes closed sessions after that many days.',
       scope: 'sessions',
       params: SessionParamsSchema,
+      query: CloseQuerySchema,
       responses: { 200: CloseResponseSchema, 404: ErrorBodySchema },
     },
-    async ({ params, caller }) => ({ closed: await agent.closeSession(params.id, caller) }),
+    async ({ params, query, caller }) => (query.purge ? await agent.purgeSession(params.id, caller) : { closed: await agent.closeSession(params.id, caller) }),
   );
   addRoute(
     app,

@@ -165,6 +165,10 @@ function buildOperation(collector: SchemaCollector, operation: OpenApiOperation)
   const params: JsonObject[] = [];
   if (operation.params) params.push(...parameters(collector, operation.params, 'path'));
   if (operation.query) params.push(...parameters(collector, operation.query, 'query'));
+  // Every session-scoped route resolves :id in the caller's tenant; an admin names another with ?tenantId=.
+  if (isSessionScoped(operation) && !params.some((p) => p.in === 'query' && p.name === 'tenantId')) {
+    params.push({ name: 'tenantId', in: 'query', required: false, description: "admin only: the tenant whose session :id names (default: the caller's own tenant)", schema: { type: 'string', minLength: 1, maxLength: 200 } });
+  }
   for (const name of Object.keys(operation.headers ?? {}).sort()) {
     params.push({ name, in: 'header', required: false, description: operation.headers?.[name] ?? '', schema: { type: 'string' } });
   }

@@ -67,7 +67,7 @@ export class FileSessionStore implements SessionStore {
   }
 
   /** Atomically replace the session's file with this generation; saves of one session apply in call order. */
-  async save(snapshot: SessionSnapshotV1): Promise<void> {
+  async save(snapshot: SessionSnapshotV1): Promise<number> {
     this.root.assertOpen();
     // Validate and serialise at call time: later caller mutations cannot leak into this generation.
     const parsed = parseSnapshot(snapshot, 'the snapshot being saved');
@@ -75,6 +75,7 @@ export class FileSessionStore implements SessionStore {
     const key = sessionKeyOf(parsed);
     await this.init();
     await this.tenantDir(tenantPartOf(key)).write(encodeKeyPart(parsed.session.id), text);
+    return Buffer.byteLength(text, 'utf8');
   }
 
   /** Read and validate the session's file; undefined when it (or a valid key for it) does not exist. */

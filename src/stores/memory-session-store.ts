@@ -13,7 +13,7 @@ export class MemorySessionStore implements SessionStore {
   private closed = false;
 
   /** Store a deep copy of the snapshot as the session's only generation, after all earlier saves. */
-  async save(snapshot: SessionSnapshotV1): Promise<void> {
+  async save(snapshot: SessionSnapshotV1): Promise<number> {
     this.assertOpen();
     // Validate and copy at call time so later caller mutations never leak into the stored generation.
     const copy = structuredClone(parseSnapshot(snapshot, `snapshot of session ${describeId(snapshot)} being saved`));
@@ -21,6 +21,8 @@ export class MemorySessionStore implements SessionStore {
     await this.lock.run(key, () => {
       this.entries.set(key, copy);
     });
+    // Process memory, not storage: the stored-bytes quota counts the file and Redis stores.
+    return 0;
   }
 
   /** A deep copy of the session's latest generation, or undefined. */

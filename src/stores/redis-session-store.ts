@@ -33,6 +33,8 @@ export interface RedisSessionStoreOptions {
   fence?: (session: SessionKey) => SessionFence | undefined;
   /** How long ping() waits for PONG before reporting the backend unreachable (default 2000 ms). */
   pingTimeoutMs?: number;
+  /** config retention.closed_session_days in ms: a closed session's snapshot and event keys expire after it (reopening clears it). */
+  closedTtlMs?: number;
 }
 
 /** Why a Redis save or delete was refused (details.reason of the PERSISTENCE_FAILED error). */
@@ -97,6 +99,7 @@ export class RedisSessionStore implements SessionStore {
   private readonly redis: Redis;
   private readonly compressAboveBytes: number;
   private readonly fence: ((session: SessionKey) => SessionFence | undefined) | undefined;
+  private readonly closedTtlMs: number | undefined;
   private readonly pingTimeoutMs: number;
   // Saves from this store apply in call order per session even though compression is asynchronous.
   private readonly lock = new KeyedLock();
@@ -109,6 +112,17 @@ export class RedisSessionStore implements SessionStore {
     this.compressAboveBytes = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
     this.fence = options.fence;
     this.pingTimeoutMs = options.pingTimeoutMs ?? 2000;
+    this.closedTtlMs = options.closedTtlMs;
+  }
+
+  /** Retention: a closed session's snapshot and events expire after closedTtlMs; an open one's never do. */
+  private async expireClosed(session: SessionKey, closed: boolean): Promise<void> {
+    const keys = [this.sessionKey(session), redisSessionKey(this.keyPrefix, session, 'events')];
+    try {
+      await Promise.all(keys.map((key) => (closed ? this.redis.pexpire(key, this.closedTtlMs!) : this.redis.persist(key))));
+    } catch (error) {
+      throw redisFailure(`failed to set the retention of session ${sessionIdOf(session)}`, { sessionId: sessionIdOf(session) }, error);
+    }
   }
 
   /** The hash holding a session's snapshot. */
@@ -139,7 +153,7 @@ export class RedisSessionStore implements SessionStore {
    * refused with PERSISTENCE_FAILED (details.reason "stale_generation" or "fenced") when the stored
    * generation is the same or newer, or when the session's lease epoch is no longer this node's.
    */
-  async save(snapshot: SessionSnapshotV1): Promise<void> {
+  async save(snapshot: SessionSnapshotV1): Promise<number> {
     this.assertOpen();
     // Validate and serialise at call time: later caller mutations cannot leak into this generation.
     const parsed = parseSnapshot(snapshot, 'the snapshot being saved');
@@ -148,7 +162,7 @@ export class RedisSessionStore implements SessionStore {
     const generation = parsed.generation;
     const json = JSON.stringify(parsed);
     await this.migrate();
-    await this.lock.run(session, async () => {
+    return this.lock.run(session, async () => {
       const { encoding, data } = await encodeRedisValue(json, this.compressAboveBytes);
       // Read the fence as late as possible: the epoch current when the write is sent is the one checked.
       const fence = this.fence?.(session);
@@ -162,7 +176,10 @@ export class RedisSessionStore implements SessionStore {
         throw redisFailure(`failed to save generation ${generation} of session ${sessionId}`, { sessionId }, error);
       }
       const [outcome, found] = readReply(reply);
-      if (outcome === 'ok') return;
+      if (outcome === 'ok') {
+        if (this.closedTtlMs !== undefined) await this.expireClosed(session, parsed.session.closed === true);
+        return typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length;
+      }
       if (outcome === 'stale_generation') {
         throw new CodeError(
           'PERSISTENCE_FAILED',

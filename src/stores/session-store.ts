@@ -10,8 +10,8 @@ import type { SessionKey } from './session-key.js';
 export interface SessionStore {
   /** Human-readable backend name for logs and readiness ("memory", "file", "redis"). */
   readonly kind: string;
-  /** Atomically replace the session's snapshot with this generation. */
-  save(snapshot: SessionSnapshotV1): Promise<void>;
+  /** Atomically replace the session's snapshot with this generation; answers the bytes it now holds for it (0 for the memory store). */
+  save(snapshot: SessionSnapshotV1): Promise<number>;
   /** The latest saved generation, or undefined when none exists. Throws SNAPSHOT_INVALID on bad data. */
   load(key: SessionKey): Promise<SessionSnapshotV1 | undefined>;
   /** Remove a session's snapshot; no error when absent. */

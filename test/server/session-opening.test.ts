@@ -39,7 +39,7 @@ describe('opening a session happens once per id', () => {
 
   it('a session whose opening fails stops its MCP servers and leaves the id free', async () => {
     class FailingSaves extends MemorySessionStore {
-      override async save(): Promise<void> {
+      override async save(): Promise<number> {
         throw new Error('disk full');
       }
     }

@@ -1,3 +1,4 @@
+import type { TenantQuotas } from '../quotas/tenant-quotas.js';
 import type { CodeConfig } from '../../config/code-config.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
@@ -34,4 +35,6 @@ export interface AgentDeps {
   onPersistenceError?(sessionId: string, error: unknown): void;
   /** Sees every event any session emits (the server's metrics). */
   onSessionEvent?: SessionEventObserver;
+  /** Per-tenant quotas (open sessions, runs, stored bytes); absent: none. */
+  quotas?: TenantQuotas;
 }

@@ -1,3 +1,4 @@
+import { purgeStoredSession } from '../retention/purge-stored-session.js';
 import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
@@ -34,7 +35,7 @@ export class Agent {
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
-    const sessions = new LiveSessions(deps.ownership, deps.config.limits);
+    const sessions = new LiveSessions(deps.ownership, deps.config.limits, deps.quotas);
     this.sessions = sessions;
     const children = new AgentChildSpawner({
       resolveModel: (modelId, field, temperature) => this.factory.resolveModel(modelId, field, temperature),
@@ -112,7 +113,7 @@ export class Agent {
         return { session: live, resumed: true };
       }
     }
-    this.sessions.assertCapacity();
+    this.sessions.assertCapacity(options.tenantId ?? caller.tenantId);
     // Only the caller's own tenant is searched: another tenant's session of this id is never an obstacle (nor revealed).
     if (key !== undefined && this.sessions.has(key)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
     let snapshot: SessionSnapshotV1 | undefined;
@@ -214,6 +215,27 @@ export class Agent {
     const admin = hasScope(caller, 'admin');
     const tenant = tenantId ?? (admin ? undefined : caller.tenantId);
     return [...this.sessions.values()].filter((s) => (tenant === undefined || s.config.ownerTenantId === tenant) && this.sessions.visible(s, caller));
+  }
+
+  /** True when the session of this key is live on this node. */
+  isLive(key: SessionKey): boolean {
+    return this.sessions.has(key);
+  }
+
+  /**
+   * DELETE /v1/sessions/:id?purge=true: close the caller's tenant's session of this id if it is open, then
+   * delete what is stored of it at once (snapshot, its runs' checkpoints; artifacts are in the snapshot).
+   * SESSION_NOT_FOUND when the tenant has no such session, open, closed or stored.
+   */
+  async purgeSession(id: string, caller: Caller): Promise<{ closed: boolean; purged: boolean }> {
+    const key = sessionKey(caller.tenantId, id);
+    return this.opening.run(key, async () => {
+      const closed = this.sessions.has(key) ? await this.closeLive(key, id, caller) : false;
+      const purged = await purgeStoredSession(this.factory.storesFor('file'), key);
+      if (!closed && !purged && !this.sessions.closed.visibleTo(key, caller)) throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
+      this.deps.quotas?.recordStored(tenantIdOf(key), id, 0);
+      return { closed, purged };
+    });
   }
 
   /** Close the caller's tenant's session of this id: true when it was open, false when it was already closed (idempotent). */

@@ -1,5 +1,6 @@
+import type { TenantQuotas } from '../quotas/tenant-quotas.js';
 import { CodeError } from '../../errors.js';
-import type { SessionKey } from '../../stores/session-key.js';
+import { tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { AgentSession } from '../session/agent-session.js';
@@ -21,6 +22,8 @@ export class LiveSessions {
     private readonly ownership: SessionOwnership,
     /** The agent's limits (read at each admission). */
     private readonly limits: { readonly maxSessions: number },
+    /** Per-tenant quotas: a session counts against its tenant's open sessions while it is live here. */
+    private readonly quotas?: TenantQuotas,
   ) {}
 
   /** The live session of this key, if any. */
@@ -45,7 +48,7 @@ export class LiveSessions {
 
   /** Drop a session without remembering it as closed (passivated, or taken over by another node). */
   delete(key: SessionKey): void {
-    this.sessions.delete(key);
+    if (this.sessions.delete(key)) this.quotas?.releaseSession(tenantIdOf(key));
   }
 
   /** Stop admitting new sessions and runs. */
@@ -63,11 +66,16 @@ export class LiveSessions {
     if (this.closing) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new sessions');
   }
 
-  /** SESSION_INITIALIZATION_ERROR when limits.maxSessions sessions are live. */
-  assertCapacity(): void {
+  /**
+   * SESSION_INITIALIZATION_ERROR when limits.maxSessions sessions are live; QUOTA_EXCEEDED when the tenant
+   * (when named) is at its open-sessions or stored-bytes quota. Checked before a session is built; `register`
+   * counts it.
+   */
+  assertCapacity(tenantId?: string): void {
     if (this.sessions.size >= this.limits.maxSessions) {
       throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
     }
+    if (tenantId !== undefined) this.quotas?.assertSessionRoom(tenantId);
   }
 
   /**
@@ -79,13 +87,18 @@ export class LiveSessions {
     if (this.closing) {
       throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
     }
+    if (this.sessions.get(session.key) === session) return;
+    this.quotas?.admitSession(session.config.ownerTenantId);
     this.closed.forget(session.key);
     this.sessions.set(session.key, session);
   }
 
   /** Drop a closed session and remember it as closed. */
   forget(session: AgentSession): void {
-    this.sessions.delete(session.key);
+    if (this.sessions.get(session.key) === session) {
+      this.sessions.delete(session.key);
+      this.quotas?.releaseSession(session.config.ownerTenantId);
+    }
     this.closed.remember(session.key);
   }
 

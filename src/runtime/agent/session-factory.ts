@@ -134,6 +134,7 @@ export class SessionFactory {
       children: this.children,
       resolveModel: (modelId, field, temperature) => this.resolveModel(modelId, field, temperature),
       commandCatalog: this.commandCatalog,
+      quotas: deps.quotas,
       delegation: {
         limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },
         inheritance: deps.config.delegation.confirmationInheritance,

@@ -74,13 +74,19 @@ export class TenantQuotas {
     return usage;
   }
 
-  /** Count a session opened on this node (created, resumed or hydrated); QUOTA_EXCEEDED past maxOpenSessions or maxStoredBytes. */
-  admitSession(tenantId: string): void {
+  /** QUOTA_EXCEEDED when the tenant may open no more sessions (maxOpenSessions, maxStoredBytes). */
+  assertSessionRoom(tenantId: string): void {
     const quota = this.quotaOf(tenantId);
-    const usage = this.usage(tenantId);
+    const usage = this.tenants.get(tenantId);
+    if (!usage) return;
     if (usage.openSessions >= quota.maxOpenSessions) throw exceeded(tenantId, 'maxOpenSessions', quota.maxOpenSessions, usage.openSessions);
     if (usage.storedBytes >= quota.maxStoredBytes) throw exceeded(tenantId, 'maxStoredBytes', quota.maxStoredBytes, usage.storedBytes);
-    usage.openSessions += 1;
+  }
+
+  /** Count a session opened on this node (created, resumed or hydrated); QUOTA_EXCEEDED past maxOpenSessions or maxStoredBytes. */
+  admitSession(tenantId: string): void {
+    this.assertSessionRoom(tenantId);
+    this.usage(tenantId).openSessions += 1;
   }
 
   /** A session of the tenant left this node (closed, passivated, or its opening failed). */

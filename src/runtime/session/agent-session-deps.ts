@@ -1,3 +1,4 @@
+import type { TenantQuotas } from '../quotas/tenant-quotas.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
@@ -50,6 +51,8 @@ export interface AgentSessionDeps {
   resolveModel?(modelId: string, field: string, temperature: number | undefined): ResolvedModel;
   /** Set for a child session: what it shares with its parent. */
   childOf?: ChildLink | undefined;
+  /** The tenants' quotas: runs are admitted and stored bytes counted against the session's tenant (absent: none). */
+  quotas?: TenantQuotas | undefined;
 }
 
 /** The agent-global MCP layer as sessions see it. */

@@ -88,7 +88,24 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const onEvent = child ? childObserver(deps.onEvent, child.observe) : deps.onEvent;
   const emit = createSessionEmit({ ...session, sessionKey: host.key, labels: config.labels, events, ownership: deps.ownership, abandoned: () => lifecycle.abandoned, onEvent });
   // Created before the trace is restored: a restored session starts as saved at the sequence it was read at.
-  const saves = new SessionSaves({ sessionId, sessionKey: host.key, store: deps.store, ownership: deps.ownership, emit, config, events, lifecycle, source: () => snapshotSource(), reportError: (error) => deps.onPersistenceError?.(sessionId, error) }, restored);
+  const quotas = deps.quotas;
+  const tenantId = config.ownerTenantId;
+  const saves = new SessionSaves(
+    {
+      sessionId,
+      sessionKey: host.key,
+      store: deps.store,
+      ownership: deps.ownership,
+      emit,
+      config,
+      events,
+      lifecycle,
+      source: () => snapshotSource(),
+      reportError: (error) => deps.onPersistenceError?.(sessionId, error),
+      ...(quotas ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sessionId, bytes) } : {}),
+    },
+    restored,
+  );
   const governance = new SessionGovernanceAccess(config, hostEnv, deps.governance, child?.governance);
   const runs = new SessionRuns({ ...session, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
   const artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
@@ -166,7 +183,21 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
       compact: (runId: string, signal: AbortSignal) => runCompactCommand(transcript.messages, compaction(), context(runId, signal, runId)),
     }));
   const commandRun = (record: RunRecord, input: string, signal: AbortSignal) => slashCommands().produce(record, input, signal);
-  const runControl = new SessionRunControl({ sessionId, sessionKey: host.key, hostEnv, ownership: deps.ownership, runs, flight, producer, commandRun, assertOpen: () => lifecycle.assertOpen(sessionId), context: (runId, signal) => context(runId, signal, runId), touch: () => host.touch(), abandoned: () => lifecycle.abandoned });
+  const runControl = new SessionRunControl({
+    sessionId,
+    sessionKey: host.key,
+    hostEnv,
+    ownership: deps.ownership,
+    runs,
+    flight,
+    producer,
+    commandRun,
+    assertOpen: () => lifecycle.assertOpen(sessionId),
+    context: (runId, signal) => context(runId, signal, runId),
+    touch: () => host.touch(),
+    abandoned: () => lifecycle.abandoned,
+    ...(quotas ? { quota: { admit: () => quotas.admitRun(tenantId), release: () => quotas.releaseRun(tenantId) } } : {}),
+  });
   const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient, ...(queue ? { externalTasks: queue.snapshotExternalTasks() } : {}) });
   return {
     events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, queue,

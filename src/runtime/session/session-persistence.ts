@@ -13,6 +13,8 @@ export interface SnapshotSaveDeps {
   readonly store: SessionStore;
   readonly ownership: SessionOwnership;
   readonly emit: SessionEmit;
+  /** Told the bytes the store now holds for the session (the tenant's stored-bytes quota). */
+  onStored?(bytes: number): void;
 }
 
 /**
@@ -22,13 +24,15 @@ export interface SnapshotSaveDeps {
 export async function saveSnapshot(deps: SnapshotSaveDeps, snapshot: SessionSnapshotV1): Promise<void> {
   const { sessionId, sessionKey, store, ownership } = deps;
   try {
+    let bytes: number;
     try {
-      await store.save(snapshot);
+      bytes = await store.save(snapshot);
     } catch (error) {
       // Refused by the lease fence: retry once if the lease could be renewed or safely retaken.
       if (!(error instanceof CodeError && error.details.reason === 'fenced' && (await ownership.fenced(sessionKey)))) throw error;
-      await store.save(snapshot);
+      bytes = await store.save(snapshot);
     }
+    deps.onStored?.(bytes);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     deps.emit(undefined, 'persistence_failed', { session_id: sessionId, operation: 'save', error: message, code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED' });

@@ -30,6 +30,8 @@ export interface SessionRunControlDeps {
   touch(): void;
   /** True once another node took the session over. */
   abandoned(): boolean;
+  /** The tenant's run quota: `admit` throws QUOTA_EXCEEDED (concurrent runs, runs per minute), `release` when the run ends. */
+  readonly quota?: { admit(): void; release(): void };
 }
 
 /**
@@ -58,6 +60,7 @@ export class SessionRunControl {
     const existing = request.idempotencyKey !== undefined ? this.forIdempotencyKey(request.idempotencyKey) : undefined;
     if (existing) return existing;
     flight.assertFree(sessionId);
+    this.deps.quota?.admit();
     const runId = hostEnv.newId('run');
     const record = runs.create(runId, request);
     const active = flight.take(runId, record);
@@ -69,6 +72,7 @@ export class SessionRunControl {
     const command = request.input.startsWith('/') && !request.resumeFrom ? this.deps.commandRun?.(record, request.input, signal) : undefined;
     const produced = command ?? produceRun(this.deps.producer(), record, request, this.deps.context(runId, signal), signal);
     const done = flight.track(active, produced, () => {
+      this.deps.quota?.release();
       unlink?.();
       this.deps.touch();
       if (!this.deps.abandoned()) ownership.setActiveRun(sessionKey, undefined);

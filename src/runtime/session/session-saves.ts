@@ -57,7 +57,7 @@ export class SessionSaves {
     this.generationValue += 1;
     const sequence = this.deps.events.lastSequence;
     const { sessionId, sessionKey, store, ownership, emit } = this.deps;
-    await saveSnapshot({ sessionId, sessionKey, store, ownership, emit }, this.snapshot(this.generationValue));
+    await saveSnapshot({ sessionId, sessionKey, store, ownership, emit, ...(this.deps.onStored ? { onStored: this.deps.onStored } : {}) }, this.snapshot(this.generationValue));
     this.savedAtSequence = sequence;
     return this.generationValue;
   }
