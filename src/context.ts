@@ -182,8 +182,11 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   await Promise.all(globalMcpServers(config).map((server) => mcp.register(server)));
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   // Read at scrape time only, after the agent below exists.
-  const quotas = new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() });
-  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount, queues: (): Iterable<QueueFigures> => agent.queues(), tenantQuotas: () => quotas.snapshot() });
+  // Tenant quotas bound tenants: on with API tokens, or when configured; a tokenless loopback server (one
+  // local user, the benchmarks) runs unthrottled.
+  const quotasOn = config.apiTokens.length > 0 || Object.keys(config.tenantQuotas).length > 0 || Object.keys(config.defaultTenantQuota).length > 0;
+  const quotas = quotasOn ? new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() }) : undefined;
+  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount, queues: (): Iterable<QueueFigures> => agent.queues(), tenantQuotas: () => quotas?.snapshot() ?? [] });
   const providers = new Map<string, LlmProvider>();
   const providerFor = (name: string): LlmProvider => {
     let provider = providers.get(name);
@@ -223,7 +226,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     },
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
     onSessionEvent: metrics.observeEvent,
-    quotas,
+    ...(quotas ? { quotas } : {}),
   });
   // Retention of closed sessions (off unless configured): a sweep at start and every hour.
   const retentionDays = config.retention.closedSessionDays;
@@ -236,7 +239,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
           closedSessionDays: retentionDays,
           now: () => hostEnv.now(),
           isLive: (key) => agent.isLive(key),
-          onPurged: (key) => quotas.recordStored(tenantIdOf(key), sessionIdOf(key), 0),
+          onPurged: (key) => quotas?.recordStored(tenantIdOf(key), sessionIdOf(key), 0),
           onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
         });
   sweeper?.start();

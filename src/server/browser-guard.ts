@@ -139,14 +139,21 @@ function header(request: FastifyRequest, name: string): string | undefined {
 /** Check every request (WebSocket upgrades included, before they upgrade) with a BrowserGuard for the config. */
 export function installBrowserGuard(app: FastifyInstance, config: BrowserGuardConfig): BrowserGuard {
   const guard = new BrowserGuard(config);
-  app.addHook('onRequest', async (request) => {
-    guard.check({
-      method: request.method,
-      route: request.routeOptions.url,
-      host: header(request, 'host'),
-      origin: header(request, 'origin'),
-      secFetchSite: header(request, 'sec-fetch-site'),
-    });
+  // A callback hook, not an async one: no promise per request on the hot path.
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      guard.check({
+        method: request.method,
+        route: request.routeOptions.url,
+        host: header(request, 'host'),
+        origin: header(request, 'origin'),
+        secFetchSite: header(request, 'sec-fetch-site'),
+      });
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   });
   return guard;
 }

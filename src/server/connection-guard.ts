@@ -47,9 +47,19 @@ export class ConnectionGuard {
   /** Install the onRequest hook: attribute proxied connections, start the body timer. */
   install(app: FastifyInstance): void {
     this.attach(app.server);
-    app.addHook('onRequest', async (request, reply) => this.onRequest(request, reply));
-    app.addHook('onRequestAbort', async (request) => {
+    // Callback hooks, not async ones: no promise per request on the hot path.
+    app.addHook('onRequest', (request, reply, done) => {
+      try {
+        this.onRequest(request, reply);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done();
+    });
+    app.addHook('onRequestAbort', (request, done) => {
       this.faults.log('http:aborted', 'info', { reqId: request.id, ip: request.ip, method: request.method, path: request.url.split('?')[0] }, 'client closed the connection before the answer');
+      done();
     });
   }
 
