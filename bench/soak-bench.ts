@@ -14,6 +14,8 @@ interface Sample {
   t_s: number;
   rss_mb: number;
   heap_used_mb: number | null;
+  /** V8's committed heap (nodejs_heap_size_total_bytes): RSS minus it is what lives outside the JS heap. */
+  heap_total_mb: number | null;
   fds: number;
   children: number;
   iterations: number;
@@ -122,6 +124,8 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
       server_exit: crashed ?? null,
       rss_mb: { boot: boot.rss_mb, start: start.rss_mb, peak: peak('rss_mb'), load_end: loadEnd.rss_mb, end: end.rss_mb, growth_pct: round(((end.rss_mb - start.rss_mb) / start.rss_mb) * 100, 1) },
       heap_used_mb: { start: start.heap_used_mb, peak: round(peakHeap), end: end.heap_used_mb },
+      // RSS outside V8's committed heap (native buffers, sockets, code): flat means the RSS growth is the JS heap's size.
+      rss_outside_heap_mb: outsideHeap(start, end),
       fds: { boot: boot.fds, start: start.fds, peak: peak('fds'), end: end.fds, growth: end.fds - start.fds },
       children: { start: start.children, peak: peak('children'), end: end.children, growth: end.children - start.children },
       timeline,
@@ -166,12 +170,25 @@ async function soakIteration(url: string): Promise<void> {
 async function sample(server: ServerProcess, tSeconds: number, iterations: number, errors: number): Promise<Sample> {
   const stats = procStats(server.pid);
   let heap: number | null = null;
+  let heapTotal: number | null = null;
   try {
     const text = await (await fetch(`${server.url}/metrics`)).text();
-    const match = /^nodejs_heap_size_used_bytes(?:\{[^}]*\})? ([0-9.e+]+)/m.exec(text);
-    if (match?.[1] !== undefined) heap = round(Number(match[1]) / 2 ** 20);
+    const gauge = (name: string): number | null => {
+      const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(text);
+      return match?.[1] !== undefined ? round(Number(match[1]) / 2 ** 20) : null;
+    };
+    heap = gauge('nodejs_heap_size_used_bytes');
+    heapTotal = gauge('nodejs_heap_size_total_bytes');
   } catch {
     heap = null;
   }
-  return { t_s: round(tSeconds, 1), rss_mb: round(stats.rssBytes / 2 ** 20), heap_used_mb: heap, fds: stats.fds, children: stats.descendants, iterations, errors };
+  return { t_s: round(tSeconds, 1), rss_mb: round(stats.rssBytes / 2 ** 20), heap_used_mb: heap, heap_total_mb: heapTotal, fds: stats.fds, children: stats.descendants, iterations, errors };
+}
+
+/** RSS minus V8's committed heap at start and end, and its growth (null without the heap gauge). */
+function outsideHeap(start: Sample, end: Sample): { start: number; end: number; growth_pct: number } | null {
+  if (start.heap_total_mb === null || end.heap_total_mb === null) return null;
+  const before = start.rss_mb - start.heap_total_mb;
+  const after = end.rss_mb - end.heap_total_mb;
+  return { start: round(before), end: round(after), growth_pct: round(((after - before) / before) * 100, 1) };
 }
