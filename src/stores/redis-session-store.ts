@@ -2,11 +2,13 @@ import type { Redis } from 'ioredis';
 import { CodeError } from '../errors.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
 import { KeyedLock } from './keyed-lock.js';
+import { RedisLegacySessions, type RedisStoreMigration } from './redis-legacy-sessions.js';
+import { indexSession, readSnapshotHash } from './redis-snapshot-hash.js';
 import { parseSnapshot } from './parse-snapshot.js';
 import { redisFailure } from './redis-failure.js';
 import { defineRedisScript, runRedisScript } from './redis-script.js';
-import { LEGACY_REDIS_KEYS, redisSessionKey, redisTenantSessionsKey, redisTenantSessionsKeyOf, redisTenantsKey } from './redis-keys.js';
-import { decodeRedisValue, DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
+import { redisSessionKey, redisTenantSessionsKey, redisTenantSessionsKeyOf, redisTenantsKey } from './redis-keys.js';
+import { DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
 import { parseSessionKey, sessionIdOf, sessionKeyOf, tenantIdOf, tenantPartOf, encodeKeyPart, type SessionKey } from './session-key.js';
 import type { SessionStore } from './session-store.js';
 
@@ -65,24 +67,6 @@ redis.call('DEL', KEYS[1])
 return {'ok'}
 `);
 
-// Migration: copy an old-layout generation unless the new key already holds it or a newer one.
-// KEYS: snapshot hash. ARGV: generation, encoding, data.
-const ADOPT_SCRIPT = defineRedisScript(`
-local stored = redis.call('HGET', KEYS[1], 'gen')
-if stored and tonumber(stored) and tonumber(stored) >= tonumber(ARGV[1]) then return {'kept'} end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'enc', ARGV[2], 'data', ARGV[3])
-return {'ok'}
-`);
-
-/** What the migration of the old key layout did. */
-export interface RedisStoreMigration {
-  /** Old `<prefix>session:<id>` hashes moved to `<prefix>{<tenant>/<id>}:snapshot`. */
-  moved: number;
-  /** Old ids left in place because their data is not a valid snapshot. */
-  skipped: string[];
-}
-
 /**
  * SessionStore on Redis: one hash `<prefix>{<tenant>/<id>}:snapshot` per session with fields `gen`
  * (generation), `enc` ("json" | "gzip") and `data` (the whole SessionSnapshotV1), replaced atomically by a
@@ -104,6 +88,7 @@ export class RedisSessionStore implements SessionStore {
   // Saves from this store apply in call order per session even though compression is asynchronous.
   private readonly lock = new KeyedLock();
   private migration: Promise<RedisStoreMigration> | undefined;
+  private readonly legacy: RedisLegacySessions;
   private closed = false;
 
   constructor(options: RedisSessionStoreOptions) {
@@ -113,6 +98,7 @@ export class RedisSessionStore implements SessionStore {
     this.fence = options.fence;
     this.pingTimeoutMs = options.pingTimeoutMs ?? 2000;
     this.closedTtlMs = options.closedTtlMs;
+    this.legacy = new RedisLegacySessions(this.redis, this.keyPrefix);
   }
 
   /** Retention: a closed session's snapshot and events expire after closedTtlMs; an open one's never do. */
@@ -141,7 +127,7 @@ export class RedisSessionStore implements SessionStore {
    * (on first use) by every other operation. Data the old set does not list is moved when loaded.
    */
   migrate(): Promise<RedisStoreMigration> {
-    this.migration ??= this.sweep().catch((error: unknown) => {
+    this.migration ??= this.legacy.sweep().catch((error: unknown) => {
       this.migration = undefined;
       throw error;
     });
@@ -171,7 +157,7 @@ export class RedisSessionStore implements SessionStore {
       let reply: unknown;
       try {
         // The indexes go out beside the script (one round trip): an index entry is harmless before its hash exists.
-        [reply] = await Promise.all([runRedisScript(this.redis, SAVE_SCRIPT, keys, args), this.index(session)]);
+        [reply] = await Promise.all([runRedisScript(this.redis, SAVE_SCRIPT, keys, args), indexSession(this.redis, this.keyPrefix, session)]);
       } catch (error) {
         throw redisFailure(`failed to save generation ${generation} of session ${sessionId}`, { sessionId }, error);
       }
@@ -199,9 +185,9 @@ export class RedisSessionStore implements SessionStore {
     if (found !== undefined) return found;
     // Written by an earlier version after the sweep (or never listed in its set): moved now.
     const sessionId = sessionIdOf(session);
-    const legacy = await this.readLegacy(sessionId);
+    const legacy = await this.legacy.read(sessionId);
     if (legacy === undefined || legacy.snapshot.session.ownerTenantId !== tenantIdOf(session)) return undefined;
-    await this.adopt(sessionId, legacy);
+    await this.legacy.adopt(sessionId, legacy);
     return this.read(session);
   }
 
@@ -275,19 +261,10 @@ export class RedisSessionStore implements SessionStore {
     if (this.closed) throw new CodeError('PERSISTENCE_FAILED', 'the redis session store is closed');
   }
 
-  private async index(session: SessionKey): Promise<void> {
-    const tenant = tenantPartOf(session);
-    await this.redis
-      .pipeline()
-      .sadd(redisTenantSessionsKey(this.keyPrefix, tenant), session.slice(tenant.length + 1))
-      .sadd(redisTenantsKey(this.keyPrefix), tenant)
-      .exec();
-  }
-
   private async read(session: SessionKey): Promise<SessionSnapshotV1 | undefined> {
     const sessionId = sessionIdOf(session);
     const key = this.sessionKey(session);
-    const stored = await this.readHash(key, sessionId);
+    const stored = await readSnapshotHash(this.redis, key, sessionId);
     if (stored === undefined) return undefined;
     const { snapshot } = stored;
     if (snapshot.session.id !== sessionId || snapshot.session.ownerTenantId !== tenantIdOf(session)) {
@@ -297,95 +274,6 @@ export class RedisSessionStore implements SessionStore {
       });
     }
     return snapshot;
-  }
-
-  /** The validated snapshot in hash `key` and its raw fields, or undefined when the hash does not exist. */
-  private async readHash(key: string, sessionId: string): Promise<{ snapshot: SessionSnapshotV1; enc: string; data: Buffer } | undefined> {
-    let fields: Array<Buffer | null>;
-    try {
-      fields = await this.redis.hmgetBuffer(key, 'gen', 'enc', 'data');
-    } catch (error) {
-      throw redisFailure(`failed to read the snapshot of session ${sessionId}`, { sessionId }, error);
-    }
-    const [gen, enc, data] = fields;
-    if (gen === null && enc === null && data === null) return undefined;
-    const source = `redis key ${key}`;
-    if (data === null || data === undefined) {
-      throw new CodeError('SNAPSHOT_INVALID', `${source} has no data field`, { sessionId, source });
-    }
-    const encoding = enc?.toString('utf8');
-    const snapshot = parseSnapshot(await decodeRedisValue(encoding, data, source, { sessionId }), source);
-    // The script fences on `gen`; a mismatch would let a stale writer slip past the generation check.
-    const storedGeneration = gen?.toString('utf8');
-    if (storedGeneration !== String(snapshot.generation)) {
-      throw new CodeError(
-        'SNAPSHOT_INVALID',
-        `${source} holds generation ${snapshot.generation} but its gen field is ${JSON.stringify(storedGeneration ?? null)}`,
-        { sessionId, source },
-      );
-    }
-    return { snapshot, enc: encoding ?? 'json', data };
-  }
-
-  private async readLegacy(sessionId: string): Promise<{ snapshot: SessionSnapshotV1; enc: string; data: Buffer } | undefined> {
-    const stored = await this.readHash(LEGACY_REDIS_KEYS.snapshot(this.keyPrefix, sessionId), sessionId);
-    if (stored !== undefined && stored.snapshot.session.id !== sessionId) {
-      throw new CodeError('SNAPSHOT_INVALID', `redis key ${LEGACY_REDIS_KEYS.snapshot(this.keyPrefix, sessionId)} holds session ${JSON.stringify(stored.snapshot.session.id)}`, { sessionId });
-    }
-    return stored;
-  }
-
-  private async sweep(): Promise<RedisStoreMigration> {
-    const result: RedisStoreMigration = { moved: 0, skipped: [] };
-    let ids: string[];
-    try {
-      ids = await this.redis.smembers(LEGACY_REDIS_KEYS.index(this.keyPrefix));
-    } catch (error) {
-      throw redisFailure('failed to read the old session index', {}, error);
-    }
-    for (const sessionId of ids.sort()) {
-      let legacy;
-      try {
-        legacy = await this.readLegacy(sessionId);
-      } catch (error) {
-        if (!(error instanceof CodeError) || error.code !== 'SNAPSHOT_INVALID') throw error;
-        // Not ours to judge: an unreadable old hash stays where it is (and in the old set), ignored.
-        result.skipped.push(sessionId);
-        continue;
-      }
-      if (legacy === undefined) await this.redis.srem(LEGACY_REDIS_KEYS.index(this.keyPrefix), sessionId);
-      else {
-        await this.adopt(sessionId, legacy);
-        result.moved += 1;
-      }
-    }
-    return result;
-  }
-
-  /**
-   * Move one old-layout session to its tenant's keys, each step idempotent (a crash part-way is finished by
-   * the next run): the snapshot (unless the new key holds the same or a newer generation), the indexes, the
-   * event stream (unless the new one exists) and the lease epoch (so fencing never goes back); then the old
-   * hash and its index entry go. The old lease key is left to expire.
-   */
-  private async adopt(sessionId: string, legacy: { snapshot: SessionSnapshotV1; enc: string; data: Buffer }): Promise<void> {
-    const session = sessionKeyOf(legacy.snapshot);
-    const prefix = this.keyPrefix;
-    try {
-      await runRedisScript(this.redis, ADOPT_SCRIPT, [this.sessionKey(session)], [String(legacy.snapshot.generation), legacy.enc, legacy.data]);
-      await this.index(session);
-      // Old streams and epochs exist only on a single Redis (the old layout never ran on a cluster), so these
-      // two-key commands never cross slots there.
-      if ((await this.redis.exists(LEGACY_REDIS_KEYS.events(prefix, sessionId))) === 1) {
-        await this.redis.renamenx(LEGACY_REDIS_KEYS.events(prefix, sessionId), redisSessionKey(prefix, session, 'events'));
-      }
-      const epoch = await this.redis.get(LEGACY_REDIS_KEYS.epoch(prefix, sessionId));
-      if (epoch !== null) await this.redis.set(redisSessionKey(prefix, session, 'epoch'), epoch, 'NX');
-      await this.redis.del(LEGACY_REDIS_KEYS.snapshot(prefix, sessionId));
-      await this.redis.srem(LEGACY_REDIS_KEYS.index(prefix), sessionId);
-    } catch (error) {
-      throw redisFailure(`failed to move session ${sessionId} to its tenant's keys`, { sessionId }, error);
-    }
   }
 }
 
