@@ -198,6 +198,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     }
     return provider;
   };
+  const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({
     config,
     store,
@@ -208,7 +209,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     checkpoints,
     memoryStores: createMemoryStores(config, redis),
     sandbox,
-    ownership: cluster?.ownership ?? createLocalOwnership(nodeId),
+    ownership: agentOwnership,
     mcp,
     onMcpLog: (sessionId, server, line) => logger.debug({ sessionId, mcp: server }, line),
     governance: {
@@ -236,6 +237,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       : new RetentionSweeper({
           store,
           checkpoints,
+          ownership: agentOwnership,
           closedSessionDays: retentionDays,
           now: () => hostEnv.now(),
           isLive: (key) => agent.isLive(key),

@@ -17,6 +17,14 @@ export const UsageSchema = z.object({
 /** Token usage. */
 export type Usage = z.infer<typeof UsageSchema>;
 
+/** Add `more` into `into` (in place) and answer `into`. */
+export function addUsage(into: Usage, more: Usage): Usage {
+  into.promptTokens += more.promptTokens;
+  into.completionTokens += more.completionTokens;
+  into.totalTokens += more.totalTokens;
+  return into;
+}
+
 /** AgentResult: what a finished run returns. Verification fields stay zero/skipped until verification lands. */
 export const AgentResultSchema = z
   .object({

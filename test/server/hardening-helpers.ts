@@ -1,10 +1,9 @@
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { pino } from 'pino';
-import { CodeConfigSchema, type CodeConfig } from '../../src/config/code-config.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { tempDir } from '../support/test-server.js';
+import type { CodeConfig } from '../../src/config/code-config.js';
+import type { RunningServer } from '../../src/server/start-server.js';
+import type { FakeProvider } from '../support/fake-provider.js';
+import { startTestServer } from '../support/test-server.js';
 
 /** One pino line the server logged. */
 export interface LogLine {
@@ -25,33 +24,10 @@ export interface CapturedServer {
 
 /** Start a server on 127.0.0.1 with a fake provider and a logger at `info` that records every line. */
 export async function startCapturedServer(config: Partial<Record<keyof CodeConfig, unknown>> = {}): Promise<CapturedServer> {
-  const fake = await startFakeProvider();
-  const dataDir = tempDir('a3s-hard-');
-  const parsed = CodeConfigSchema.parse({
-    defaultModel: 'openai/test-model',
-    providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries: 0 } },
-    dataDir,
-    sessionsDir: join(dataDir, 'sessions'),
-    host: '127.0.0.1',
-    port: 0,
-    workspaceRoots: [tempDir('a3s-hard-ws-')],
-    defaultPermissionPolicy: { enabled: false },
-    ...config,
-  });
   const lines: LogLine[] = [];
   const destination = { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) };
-  const server = await startServer(parsed, { logger: pino({ level: 'info' }, destination) });
-  return {
-    server,
-    url: server.url,
-    port: server.port,
-    fake,
-    lines,
-    close: async () => {
-      await server.close();
-      await fake.close();
-    },
-  };
+  const t = await startTestServer({ config, logger: pino({ level: 'info' }, destination) });
+  return { server: t.server, url: t.url, port: t.server.port, fake: t.fake, lines, close: t.close };
 }
 
 /** What a raw socket received before it closed (or before `waitMs` passed). */

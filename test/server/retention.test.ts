@@ -5,8 +5,11 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { FileCheckpointStore } from '../../src/stores/file-checkpoint-store.js';
 import { FileSessionStore } from '../../src/stores/file-session-store.js';
+import { RedisCheckpointStore } from '../../src/stores/redis-checkpoint-store.js';
+import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
 import { sessionKey } from '../../src/stores/session-key.js';
 import { RetentionSweeper } from '../../src/runtime/retention/retention-sweeper.js';
+import { createLocalOwnership } from '../../src/runtime/ports/session-ownership.js';
 import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
@@ -45,6 +48,7 @@ describe('retention of closed sessions and DELETE ?purge=true', () => {
     const checkpoints = new FileCheckpointStore({ dir: join(dir, 'checkpoints') });
     await store.init();
     await checkpoints.init();
+    const ownership = createLocalOwnership('sweeper-node');
     // Three stored sessions written through a real server: one closed, one closed later, one open.
     const t = await start({}, dir);
     for (const id of ['old-closed', 'new-closed', 'open']) await request(t.url).post('/v1/sessions').send({ sessionId: id, autoSave: true }).expect(201);
@@ -61,7 +65,7 @@ describe('retention of closed sessions and DELETE ?purge=true', () => {
     await checkpoints.save(sessionKey('default', 'old-closed'), { ...(await checkpointOf(started.body.runId)), run_id: started.body.runId });
 
     let now = closedAt + 2 * DAY;
-    const sweeper = new RetentionSweeper({ store, checkpoints, closedSessionDays: 3, now: () => now, isLive: () => false });
+    const sweeper = new RetentionSweeper({ store, checkpoints, ownership, closedSessionDays: 3, now: () => now, isLive: () => false });
     expect(await sweeper.sweep()).toEqual({ scanned: 3, purged: 0 });
     now = closedAt + 3 * DAY + 1;
     // Make new-closed younger than old-closed: its last save is a day later.
@@ -73,7 +77,7 @@ describe('retention of closed sessions and DELETE ?purge=true', () => {
     expect(await checkpoints.load(sessionKey('default', 'old-closed'), started.body.runId)).toBeUndefined();
     now = closedAt + 10 * DAY;
     // A session live on this node is never swept, and an open one never is.
-    const live = new RetentionSweeper({ store, checkpoints, closedSessionDays: 3, now: () => now, isLive: (key) => key === sessionKey('default', 'new-closed') });
+    const live = new RetentionSweeper({ store, checkpoints, ownership, closedSessionDays: 3, now: () => now, isLive: (key) => key === sessionKey('default', 'new-closed') });
     expect(await live.sweep()).toEqual({ scanned: 1, purged: 0 });
     expect(await sweeper.sweep()).toEqual({ scanned: 2, purged: 1 });
     expect(await store.list()).toEqual([sessionKey('default', 'open')]);
@@ -167,6 +171,23 @@ describe('retention on Redis: closed sessions expire by TTL', () => {
       expect(ttl).toBeLessThanOrEqual(2 * DAY);
       await request(t.url).post('/v1/sessions').send({ sessionId: 'ttl', resume: true }).expect(201);
       expect(await redis.pttl(snapshotKey)).toBe(-1);
+      // Purged under the session's lease (the saves and deletes of a Redis store are fenced by it): open, then closed.
+      expect((await request(t.url).delete('/v1/sessions/ttl?purge=true').expect(200)).body).toEqual({ closed: true, purged: true });
+      expect(await redis.exists(snapshotKey)).toBe(0);
+      expect(await redis.smembers(`${keyPrefix}tenant:{default}:sessions`)).toEqual([]);
+      await request(t.url).post('/v1/sessions').send({ sessionId: 'stored', autoSave: true }).expect(201);
+      await request(t.url).delete('/v1/sessions/stored').expect(200);
+      expect((await request(t.url).delete('/v1/sessions/stored?purge=true').expect(200)).body).toEqual({ closed: false, purged: true });
+      expect(await redis.exists(`${keyPrefix}{default/stored}:snapshot`)).toBe(0);
+      // A closed session whose snapshot expired by its TTL leaves an index entry; the sweep takes it out.
+      await request(t.url).post('/v1/sessions').send({ sessionId: 'expired', autoSave: true }).expect(201);
+      await request(t.url).delete('/v1/sessions/expired').expect(200);
+      await redis.del(`${keyPrefix}{default/expired}:snapshot`);
+      expect(await redis.smembers(`${keyPrefix}tenant:{default}:sessions`)).toEqual(['expired']);
+      const stores = { store: new RedisSessionStore({ redis, keyPrefix }), checkpoints: new RedisCheckpointStore({ redis, keyPrefix }), ownership: createLocalOwnership('sweeper') };
+      const sweeper = new RetentionSweeper({ ...stores, closedSessionDays: 2, now: () => Date.now(), isLive: () => false });
+      expect(await sweeper.sweep()).toEqual({ scanned: 1, purged: 0 });
+      expect(await redis.smembers(`${keyPrefix}tenant:{default}:sessions`)).toEqual([]);
     } finally {
       await t.close();
     }

@@ -1,7 +1,7 @@
 import { mkdtempSync, mkdirSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { CodeConfigSchema, type CodeConfig } from '../../src/config/code-config.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
@@ -28,6 +28,8 @@ export interface TestServerOptions {
   files?: Record<string, string>;
   config?: Partial<Record<keyof CodeConfig, unknown>>;
   store?: SessionStore;
+  /** The server's logger (default: silent). */
+  logger?: Logger;
 }
 
 /** Make a temp directory (canonical path). */
@@ -63,7 +65,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     defaultPermissionPolicy: { enabled: false },
     ...options.config,
   });
-  const server = await startServer(config, { logger: pino({ level: 'silent' }), ...(options.store ? { store: options.store } : {}) });
+  const server = await startServer(config, { logger: options.logger ?? pino({ level: 'silent' }), ...(options.store ? { store: options.store } : {}) });
   return {
     server,
     url: server.url,

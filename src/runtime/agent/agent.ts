@@ -231,7 +231,7 @@ export class Agent {
     const key = sessionKey(caller.tenantId, id);
     return this.opening.run(key, async () => {
       const closed = this.sessions.has(key) ? await this.closeLive(key, id, caller) : false;
-      const purged = await purgeStoredSession(this.factory.storesFor('file'), key);
+      const purged = await purgeStoredSession({ ...this.factory.storesFor('file'), ownership: this.deps.ownership }, key);
       if (!closed && !purged && !this.sessions.closed.visibleTo(key, caller)) throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
       this.deps.quotas?.recordStored(tenantIdOf(key), id, 0);
       return { closed, purged };

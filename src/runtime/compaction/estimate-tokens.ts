@@ -4,18 +4,20 @@ import type { ContextReading } from '../loop/context-reading.js';
 /** The seed's estimator: a token is about 4 bytes of UTF-8. */
 export const BYTES_PER_TOKEN = 4;
 
-/**
- * Estimated tokens of messages: UTF-8 bytes of every content, reasoning, tool-call name and argument
- * string, divided by 4 and rounded up (the seed's estimator; used wherever the provider reported nothing).
- */
-export function estimateMessageTokens(messages: readonly ChatMessage[]): number {
+/** UTF-8 bytes of messages: every content, reasoning, tool-call name and argument string (the transcript bound measures this too). */
+export function messageBytes(messages: readonly ChatMessage[]): number {
   let bytes = 0;
   for (const m of messages) {
     if (m.content) bytes += Buffer.byteLength(m.content, 'utf8');
     if (m.reasoning) bytes += Buffer.byteLength(m.reasoning, 'utf8');
     for (const call of m.tool_calls ?? []) bytes += Buffer.byteLength(call.function.name, 'utf8') + Buffer.byteLength(call.function.arguments, 'utf8');
   }
-  return Math.ceil(bytes / BYTES_PER_TOKEN);
+  return bytes;
+}
+
+/** Estimated tokens of messages: messageBytes / 4, rounded up (the seed's estimator; used wherever the provider reported nothing). */
+export function estimateMessageTokens(messages: readonly ChatMessage[]): number {
+  return Math.ceil(messageBytes(messages) / BYTES_PER_TOKEN);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { LlmProvider, LlmResponseFormat, LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
-import type { Usage } from '../../protocol/run-record.js';
+import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import { budgetEventPayload } from '../policy/budget/budget-event.js';
 import { GovernedCallError } from './governed-call-error.js';
@@ -132,11 +132,7 @@ export class LlmInvoker {
     const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
     for await (const event of this.stream(messages, [], ctx, responseFormat)) {
       if (event.type === 'text_delta') text += event.text;
-      else if (event.type === 'usage') {
-        usage.promptTokens += event.promptTokens;
-        usage.completionTokens += event.completionTokens;
-        usage.totalTokens += event.totalTokens;
-      }
+      else if (event.type === 'usage') addUsage(usage, event);
     }
     return { text, usage };
   }

@@ -1,19 +1,8 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
-import { contextTokens } from '../compaction/estimate-tokens.js';
+import { contextTokens, messageBytes } from '../compaction/estimate-tokens.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { CompactionAttempt, ContextReading } from './context-reading.js';
-
-/** UTF-8 bytes of a transcript's messages (contents, reasoning, tool-call names and arguments). */
-export function transcriptBytes(messages: readonly ChatMessage[]): number {
-  let bytes = 0;
-  for (const m of messages) {
-    if (m.content) bytes += Buffer.byteLength(m.content, 'utf8');
-    if (m.reasoning) bytes += Buffer.byteLength(m.reasoning, 'utf8');
-    for (const call of m.tool_calls ?? []) bytes += call.function.name.length + Buffer.byteLength(call.function.arguments, 'utf8');
-  }
-  return bytes;
-}
 
 /** What the guard needs of the loop's services. */
 export interface ContextGuardDeps {
@@ -36,7 +25,7 @@ export interface ContextVerdict {
  */
 export async function guardContext(deps: ContextGuardDeps, ctx: InvocationContext, messages: ChatMessage[], reading: ContextReading): Promise<ContextVerdict> {
   const g = ctx.governance;
-  const over = (list: readonly ChatMessage[]): boolean => list.length > g.maxTranscriptMessages || transcriptBytes(list) > g.maxTranscriptBytes;
+  const over = (list: readonly ChatMessage[]): boolean => list.length > g.maxTranscriptMessages || messageBytes(list) > g.maxTranscriptBytes;
   let current = messages;
   let usage: Usage | undefined;
   let compacted = false;
@@ -53,7 +42,7 @@ export async function guardContext(deps: ContextGuardDeps, ctx: InvocationContex
   if (forced && over(current)) {
     verdict.error = {
       code: 'TRANSCRIPT_TOO_LARGE',
-      message: `the transcript (${current.length} messages, ${transcriptBytes(current)} bytes) is past limits.maxTranscriptMessages (${g.maxTranscriptMessages}) or limits.maxTranscriptBytes (${g.maxTranscriptBytes}) and ${deps.compact ? 'could not be compacted' : 'autoCompact is off'}; compact it (/compact, POST .../compact) or start a new session`,
+      message: `the transcript (${current.length} messages, ${messageBytes(current)} bytes) is past limits.maxTranscriptMessages (${g.maxTranscriptMessages}) or limits.maxTranscriptBytes (${g.maxTranscriptBytes}) and ${deps.compact ? 'could not be compacted' : 'autoCompact is off'}; compact it (/compact, POST .../compact) or start a new session`,
     };
     return verdict;
   }

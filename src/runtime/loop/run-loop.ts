@@ -1,7 +1,7 @@
 import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { PlanProgress } from '../../protocol/planning.js';
-import type { Usage } from '../../protocol/run-record.js';
+import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { ToolInvoker } from '../invocation/tool-invoker.js';
 import { deadlineReason } from '../invocation/run-deadline-error.js';
@@ -141,11 +141,7 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
 
     // Compaction when due (or forced by the transcript bound), and no request past the bounds.
     const verdict = await guardContext(deps, ctx, messages, reading);
-    if (verdict.usage) {
-      usage.promptTokens += verdict.usage.promptTokens;
-      usage.completionTokens += verdict.usage.completionTokens;
-      usage.totalTokens += verdict.usage.totalTokens;
-    }
+    if (verdict.usage) addUsage(usage, verdict.usage);
     if (verdict.messages) {
       messages = verdict.messages;
       reading.reportedTokens = 0;
@@ -166,9 +162,7 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
       return end('failed', { code: error instanceof TurnError ? error.code : 'INTERNAL_ERROR', message });
     }
     if (result.meta) meta = result.meta;
-    usage.promptTokens += result.usage.promptTokens;
-    usage.completionTokens += result.usage.completionTokens;
-    usage.totalTokens += result.usage.totalTokens;
+    addUsage(usage, result.usage);
     ctx.emit('turn_end', {
       turn,
       usage: { prompt_tokens: result.usage.promptTokens, completion_tokens: result.usage.completionTokens, total_tokens: result.usage.totalTokens },

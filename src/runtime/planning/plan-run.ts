@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { AgentGoal, ExecutionPlan } from '../../protocol/planning.js';
-import type { Usage } from '../../protocol/run-record.js';
+import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
 import { needsPlanning } from './needs-planning.js';
@@ -27,12 +27,6 @@ export interface PlanningOutcome {
   usage: Usage;
 }
 
-function add(total: Usage, more: Usage): void {
-  total.promptTokens += more.promptTokens;
-  total.completionTokens += more.completionTokens;
-  total.totalTokens += more.totalTokens;
-}
-
 /**
  * The planning stage of a run (the seed's pre-analysis): one structured call answers whether to plan (`auto`;
  * `enabled` always plans), the goal and the plan; a malformed answer is repaired at most twice, then the run
@@ -48,7 +42,7 @@ export async function planRun(deps: PlanningDeps, ctx: InvocationContext, input:
   if (deps.planningMode !== 'disabled') {
     deps.setStatus('planning');
     const answer = await generateStructured(deps.llm, ctx, { name: 'pre_analysis', description: 'Intent, goal, plan, and optimized input for an agent turn', system: PRE_ANALYSIS_SYSTEM, prompt: `Analyze this user request.\n\nUser request:\n${input}`, schema: PreAnalysisAnswerSchema });
-    add(usage, answer.usage);
+    addUsage(usage, answer.usage);
     if (answer.ok) {
       if (deps.planningMode === 'enabled' || answer.value.requires_planning) plan = answer.value.execution_plan.steps.length > 0 ? planOf(answer.value, input) : fallbackPlan(input);
       if (deps.goalTracking) goal = goalOf(answer.value.goal.description, answer.value.goal.success_criteria, now);
@@ -60,7 +54,7 @@ export async function planRun(deps: PlanningDeps, ctx: InvocationContext, input:
     }
   } else if (deps.goalTracking) {
     const answer = await generateStructured(deps.llm, ctx, { name: 'goal', description: 'The goal of the task and its success criteria', system: GOAL_EXTRACT_SYSTEM, prompt: `Extract the goal of this request.\n\nUser request:\n${input}`, schema: GoalAnswerOnlySchema });
-    add(usage, answer.usage);
+    addUsage(usage, answer.usage);
     if (answer.ok) goal = goalOf(answer.value.description, answer.value.success_criteria, now);
     else {
       ctx.emit('run_warning', { source: 'goal', message: `goal extraction failed: ${answer.error}`, fallback: 'the request as the goal' });

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { PlanProgress } from '../../protocol/planning.js';
-import type { Usage } from '../../protocol/run-record.js';
+import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { VerificationReport } from '../../protocol/verification.js';
 import { GovernedCallError } from '../invocation/governed-call-error.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
@@ -66,7 +66,7 @@ export async function runWithPlanning(deps: PlannedRunDeps, ctx: InvocationConte
     if (goal && outcome.status === 'completed') {
       try {
         const used = await settleGoal(deps.llm, run, goal, { text: outcome.text, reports: await deps.runReports(), totalSteps, startedMs });
-        outcome.usage = { promptTokens: outcome.usage.promptTokens + used.promptTokens, completionTokens: outcome.usage.completionTokens + used.completionTokens, totalTokens: outcome.usage.totalTokens + used.totalTokens };
+        outcome.usage = addUsage({ ...outcome.usage }, used);
       } catch (error) {
         // The work is done; a goal check the budget refused or a cancel interrupted leaves the goal open.
         run.emit('run_warning', { source: 'goal', message: `goal check not made: ${error instanceof Error ? error.message : String(error)}`, fallback: 'not achieved' });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ChatMessage } from '../../protocol/chat-message.js';
-import type { Usage } from '../../protocol/run-record.js';
+import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
 import { LlmProviderError } from '../llm/llm-provider.js';
@@ -81,9 +81,7 @@ export async function generateStructured<T>(llm: LlmInvoker, ctx: InvocationCont
     try {
       calls += 1;
       const answer = await llm.complete(messages, ctx, format);
-      usage.promptTokens += answer.usage.promptTokens;
-      usage.completionTokens += answer.usage.completionTokens;
-      usage.totalTokens += answer.usage.totalTokens;
+      addUsage(usage, answer.usage);
       text = answer.text;
     } catch (failure) {
       if (ctx.signal.aborted || !(failure instanceof LlmProviderError)) throw failure;

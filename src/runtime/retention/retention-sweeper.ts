@@ -72,6 +72,8 @@ export class RetentionSweeper {
       result.scanned += 1;
       try {
         const snapshot = await store.load(key);
+        // Listed but gone (a closed Redis session expired by its TTL): its index entry goes too.
+        if (!snapshot) await purgeStoredSession(this.deps, key);
         if (!snapshot?.session.closed || snapshot.saved_at_ms > cutoff) continue;
         if (await purgeStoredSession(this.deps, key, snapshot)) {
           result.purged += 1;
