@@ -28,13 +28,13 @@ const ANSWER = 'soak answer ';
 /**
  * `soak`: a built server process under mixed load for `--minutes N` at `--concurrency C`: each iteration
  * creates a session, follows its events on a WebSocket, runs one `bash` tool round and closes the session.
- * Samples the server's RSS, heap, open fds and descendant processes every 15 s, waits `--settle-seconds`
- * after the load (after a `--warmup-seconds` warm-up, default 10), and checks RSS is back within 10% of its start, fds and children back to start, 0 errors.
+ * Samples the server's RSS, heap, open fds and descendant processes every 15 s, waits up to `--settle-seconds` (default 120)
+ * after the load until they are back (after a `--warmup-seconds` warm-up, default 10), and checks RSS is back within 10% of its start, fds and children back to start, 0 errors.
  */
 export async function runSoakBench(args: BenchArgs): Promise<Record<string, unknown>> {
   const minutes = numberFlag(args, 'minutes', 5);
   const concurrency = Math.floor(numberFlag(args, 'concurrency', 16));
-  const settleSeconds = numberFlag(args, 'settle-seconds', 10);
+  const settleSeconds = numberFlag(args, 'settle-seconds', 120);
   const warmupSeconds = numberFlag(args, 'warmup-seconds', 10);
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-soak-ws-')));
   const dataDir = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-soak-data-')));
@@ -90,9 +90,12 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
     const loadEnd = await sample(live, elapsed(), iterations, errors.length);
     timeline.push(loadEnd);
     const loadSeconds = elapsed();
-    // The server cannot be made to collect garbage from outside: let it idle and sample as it settles.
+    // The server cannot be made to collect garbage from outside: let it idle and sample as it settles, until
+    // it is back (V8's memory reducer shrinks the heap some seconds after the allocation rate drops) or the
+    // settle time is over.
     const settle: Sample[] = [];
-    for (let waited = 0; waited < settleSeconds; waited += 2) {
+    const settled = (s: Sample): boolean => s.rss_mb <= start.rss_mb * 1.1 && s.fds <= start.fds && s.children <= start.children;
+    for (let waited = 0; waited < settleSeconds && !settle.some(settled); waited += 2) {
       await sleep(2000);
       settle.push(await sample(live, elapsed(), iterations, errors.length));
     }
@@ -116,6 +119,8 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
       load_seconds: round(loadSeconds, 1),
       warmup_seconds: warmupSeconds,
       settle_seconds: settleSeconds,
+      // Idle seconds after the load until RSS, fds and children were back (null: not within settle_seconds).
+      settled_after_s: settle.some(settled) ? round(end.t_s - loadEnd.t_s, 1) : null,
       iterations: iterations - warmupIterations,
       iterations_per_s: round((iterations - warmupIterations) / loadSeconds, 1),
       errors: errors.length,
@@ -129,7 +134,8 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
       fds: { boot: boot.fds, start: start.fds, peak: peak('fds'), end: end.fds, growth: end.fds - start.fds },
       children: { start: start.children, peak: peak('children'), end: end.children, growth: end.children - start.children },
       timeline,
-      note: `one iteration = POST /v1/sessions + events WebSocket (after=0) + POST runs {wait:true} (model: one bash "echo soak" round, then a 4-chunk answer; agent_end checked on the socket) + DELETE the session; start = after ${warmupSeconds} s of the same load (warm-up) and 5 s idle; end = after ${settleSeconds} s idle (GC cannot be forced from outside); heap from /metrics nodejs_heap_size_used_bytes; fds = /proc/<pid>/fd; children = descendant processes in /proc; server = dist/src/main.js in its own process, memory store, clients and provider in the bench process`,
+      settle,
+      note: `one iteration = POST /v1/sessions + events WebSocket (after=0) + POST runs {wait:true} (model: one bash "echo soak" round, then a 4-chunk answer; agent_end checked on the socket) + DELETE the session; start = after ${warmupSeconds} s of the same load (warm-up) and 5 s idle; end = idle until back or ${settleSeconds} s (GC cannot be forced from outside; V8 shrinks its heap once the allocation rate drops); heap from /metrics nodejs_heap_size_used_bytes; fds = /proc/<pid>/fd; children = descendant processes in /proc; server = dist/src/main.js in its own process, memory store, clients and provider in the bench process`,
     };
   } finally {
     await server?.stop();
