@@ -2,11 +2,14 @@ import { RetentionSweeper } from './runtime/retention/retention-sweeper.js';
 import { sessionIdOf, tenantIdOf } from './stores/session-key.js';
 import { TenantQuotas } from './runtime/quotas/tenant-quotas.js';
 import { realpath } from 'node:fs/promises';
-import { Redis } from 'ioredis';
+import { Cluster as RedisCluster } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { NodeRegistry } from './cluster/node-identity.js';
 import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
-import { RedisEventStream } from './cluster/redis-event-stream.js';
+import { RedisEventStream, streamReaderFor } from './cluster/redis-event-stream.js';
+import { createRedisClient, REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-connection.js';
+import type { RedisClient } from './stores/redis-client.js';
+import { ReplicaAcks } from './stores/replica-acks.js';
 import { RedisOwnership } from './cluster/redis-ownership.js';
 import { SessionLeases } from './cluster/session-lease.js';
 import { globalMcpServers, type CodeConfig } from './config/code-config.js';
@@ -72,14 +75,16 @@ export interface RuntimeOverrides {
   sandbox?: StartedSandbox;
 }
 
-async function createStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<SessionStore> {
+async function createStore(config: CodeConfig, redis: RedisClient | undefined, cluster: Cluster | undefined): Promise<SessionStore> {
   // Saves are fenced by the owner's lease epoch: a node that lost a session can never overwrite it.
   const retentionDays = config.retention.closedSessionDays;
   if (redis) {
     return new RedisSessionStore({
       redis,
       keyPrefix: config.redisKeyPrefix,
-      ...(cluster ? { fence: (key) => cluster.leases.storeFence(key) } : {}),
+      ...(cluster ? { fence: (key) => cluster.leases.storeFence(key), replicaAcks: cluster.replicaAcks } : {}),
+      // The old key layout spans slots and never ran on a cluster: nothing to migrate there.
+      legacyLayout: !(redis instanceof RedisCluster),
       ...(retentionDays !== undefined ? { closedTtlMs: Math.round(retentionDays * 24 * 60 * 60 * 1000) } : {}),
     });
   }
@@ -93,9 +98,11 @@ async function createStore(config: CodeConfig, redis: Redis | undefined, cluster
   return store;
 }
 
-async function createCheckpointStore(config: CodeConfig, redis: Redis | undefined, cluster: Cluster | undefined): Promise<CheckpointStore> {
+async function createCheckpointStore(config: CodeConfig, redis: RedisClient | undefined, cluster: Cluster | undefined): Promise<CheckpointStore> {
   // Fenced like session saves: a node that lost a session cannot overwrite the checkpoint its new owner resumes.
-  if (redis) return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (key) => cluster.leases.storeFence(key) } : {}) });
+  if (redis) {
+    return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (key) => cluster.leases.storeFence(key), replicaAcks: cluster.replicaAcks } : {}) });
+  }
   if (config.storageBackend === 'memory') return new MemoryCheckpointStore();
   const store = new FileCheckpointStore({ dir: `${config.dataDir}/checkpoints` });
   try {
@@ -107,7 +114,7 @@ async function createCheckpointStore(config: CodeConfig, redis: Redis | undefine
 }
 
 /** Long-term memory: `file` is Redis (shared by every node) or <data_dir>/memory, like the session store; `memory` is this process. */
-function createMemoryStores(config: CodeConfig, redis: Redis | undefined): MemoryStores {
+function createMemoryStores(config: CodeConfig, redis: RedisClient | undefined): MemoryStores {
   const processStore = new ProcessMemoryItemStore();
   if (redis) return { durable: new RedisMemoryItemStore(redis, config.redisKeyPrefix), process: processStore };
   if (config.storageBackend === 'memory') return { durable: processStore, process: processStore };
@@ -115,17 +122,20 @@ function createMemoryStores(config: CodeConfig, redis: Redis | undefined): Memor
 }
 
 interface Cluster {
-  redis: Redis;
-  reader: Redis;
+  redis: RedisClient;
+  reader: RedisClient;
+  replicaAcks: ReplicaAcks;
   leases: SessionLeases;
   ownership: RedisOwnership;
 }
 
 /** The cluster services over Redis: session leases (fencing the store), the event stream and ownership. */
-function createCluster(config: CodeConfig, redis: Redis, nodeId: string, logger: Logger): Cluster {
-  // XREAD BLOCK holds its connection, so stream followers get their own; its deadline allows for the block
-  // time (a blocked read legitimately waits that long), so a flapping Redis cannot hold shutdown either.
-  const reader = redis.duplicate({ commandTimeout: REDIS_COMMAND_TIMEOUT_MS + DEFAULT_BLOCK_MS });
+function createCluster(config: CodeConfig, redis: RedisClient, nodeId: string, logger: Logger): Cluster {
+  // XREAD BLOCK holds its connection, so stream followers get their own (on a cluster: sharded subscribers);
+  // its deadline allows for the block time, so a flapping Redis cannot hold shutdown either.
+  const reader = streamReaderFor(redis, { commandTimeout: REDIS_COMMAND_TIMEOUT_MS + DEFAULT_BLOCK_MS });
+  // Fenced writes wait for a replica when there are replicas (config redis.min_replicas_ack).
+  const replicaAcks = new ReplicaAcks({ client: redis, configured: config.redis.minReplicasAck, timeoutMs: config.redis.replicaAckTimeoutMs });
   reader.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis stream connection error'));
   const onError = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
   const holder: { ownership?: RedisOwnership } = {};
@@ -139,11 +149,12 @@ function createCluster(config: CodeConfig, redis: Redis, nodeId: string, logger:
       holder.ownership?.lost(sessionId);
     },
     onError: (error) => onError('session lease renewal failed', error),
+    replicaAcks,
   });
   const events = new RedisEventStream({ redis: reader, writer: redis, keyPrefix: config.redisKeyPrefix, maxLen: config.limits.maxEventsPerRun, onError: (error) => onError('event stream read failed', error) });
   const ownership = new RedisOwnership({ redis, keyPrefix: config.redisKeyPrefix, nodeId, leases, events, onError });
   holder.ownership = ownership;
-  return { redis, reader, leases, ownership };
+  return { redis, reader, replicaAcks, leases, ownership };
 }
 
 async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
@@ -158,18 +169,12 @@ async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
   return out;
 }
 
-/** How long one Redis command may take before it fails (PERSISTENCE_FAILED names the operation). */
-export const REDIS_COMMAND_TIMEOUT_MS = 10_000;
-
 /** Build the runtime context: logger, store, providers, tools, agent and authenticator. */
 export async function createRuntimeContext(config: CodeConfig, overrides: RuntimeOverrides = {}): Promise<RuntimeContext> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
-  // One Redis client for stores; few retries, so a save fails with a clear error instead of hanging while Redis is down.
-  // Every command has a deadline too: a Redis that accepts connections and drops them (a flapping proxy)
-  // resets ioredis's retry count, so without one a save or a shutdown could wait forever.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS }) : undefined;
-  redis?.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
+  // One Redis client (or Cluster client) for the stores and cluster services.
+  const redis = createRedisClient(config, logger);
   const nodeId = config.nodeId ?? hostEnv.newId('node');
   const cluster = redis ? createCluster(config, redis, nodeId, logger) : undefined;
   const store = overrides.store ?? (await createStore(config, redis, cluster));

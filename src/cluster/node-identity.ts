@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../stores/redis-client.js';
 import { z } from 'zod';
 import { DEFAULT_REDIS_KEY_PREFIX } from '../stores/redis-session-store.js';
 import { redisFailure } from '../stores/redis-failure.js';
@@ -26,7 +26,7 @@ const NodeInfoSchema = z.object({
 /** Options for NodeRegistry. */
 export interface NodeRegistryOptions {
   /** Connected ioredis client; the caller owns it. */
-  redis: Redis;
+  redis: RedisClient;
   /** Prefix of every key (default "a3s:"), shared with the stores and leases. */
   keyPrefix?: string;
   /** This node's id, unique in the cluster. */
@@ -54,7 +54,7 @@ export function nodeKey(keyPrefix: string, nodeId: string): string {
 export class NodeRegistry {
   /** This node's id. */
   readonly nodeId: string;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keyPrefix: string;
   private readonly advertiseUrl: string;
   private readonly ttlMs: number;
@@ -103,7 +103,8 @@ export class NodeRegistry {
     this.timer = undefined;
     await this.beating;
     try {
-      execOrThrow(await this.redis.multi().del(nodeKey(this.keyPrefix, this.nodeId)).srem(this.indexKey, this.nodeId).exec());
+      // Two keys in two slots of a cluster: two commands, not one MULTI.
+      await Promise.all([this.redis.del(nodeKey(this.keyPrefix, this.nodeId)), this.redis.srem(this.indexKey, this.nodeId)]);
     } catch (error) {
       throw redisFailure(`failed to remove the advertisement of node ${this.nodeId}`, { nodeId: this.nodeId }, error);
     }
@@ -134,7 +135,8 @@ export class NodeRegistry {
     try {
       const ids = (await this.redis.smembers(this.indexKey)).sort();
       if (ids.length === 0) return [];
-      const values = await this.redis.mget(...ids.map((id) => nodeKey(this.keyPrefix, id)));
+      // One GET per node (their keys live in different slots of a cluster; ioredis pipelines them).
+      const values = await Promise.all(ids.map((id) => this.redis.get(nodeKey(this.keyPrefix, id))));
       const live: NodeInfo[] = [];
       const expired: string[] = [];
       ids.forEach((id, index) => {
@@ -158,24 +160,12 @@ export class NodeRegistry {
       heartbeatMs: this.now(),
     };
     try {
-      execOrThrow(
-        await this.redis
-          .multi()
-          .set(nodeKey(this.keyPrefix, this.nodeId), JSON.stringify(info), 'PX', this.ttlMs)
-          .sadd(this.indexKey, this.nodeId)
-          .exec(),
-      );
+      // Two slots of a cluster, so two commands: an index entry without its advertisement is pruned by list(), never trusted.
+      await Promise.all([this.redis.set(nodeKey(this.keyPrefix, this.nodeId), JSON.stringify(info), 'PX', this.ttlMs), this.redis.sadd(this.indexKey, this.nodeId)]);
     } catch (error) {
       throw redisFailure(`failed to advertise node ${this.nodeId}`, { nodeId: this.nodeId }, error);
     }
   }
-}
-
-// MULTI reports a failing command inside the reply instead of rejecting.
-function execOrThrow(results: Array<[Error | null, unknown]> | null): void {
-  const failed = results?.find(([error]) => error !== null)?.[0];
-  if (failed) throw failed;
-  if (results === null) throw new Error('the transaction was aborted');
 }
 
 function parseNodeInfo(raw: string): NodeInfo | undefined {

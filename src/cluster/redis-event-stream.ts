@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import type { RedisClient } from '../stores/redis-client.js';
 import { CodeError } from '../errors.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
 import { redisFailure } from '../stores/redis-failure.js';
@@ -7,6 +8,7 @@ import { redisSessionKey } from '../stores/redis-keys.js';
 import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from '../stores/redis-session-store.js';
 import { sessionIdOf, type SessionKey } from '../stores/session-key.js';
 import { decodeStreamEntry, sequenceOfStreamId } from './stream-entry.js';
+import { ShardedStreamFollower } from './sharded-stream-follower.js';
 import { StreamFollower } from './stream-follower.js';
 
 /** Default approximate bound of a session's event stream (entries), the default maxEventsPerRun. */
@@ -15,12 +17,13 @@ export const DEFAULT_STREAM_MAX_LEN = 10_000;
 /** Options for RedisEventStream. */
 export interface RedisEventStreamOptions {
   /**
-   * A client dedicated to follow()'s XREAD BLOCK: a blocked read holds its connection, so it must not be
-   * shared with the stores or any other command (use `writer.duplicate()`). The caller owns it.
+   * follow()'s client. One Redis: a client dedicated to XREAD BLOCK (a blocked read holds its connection,
+   * so it must not be shared with the stores or any other command: use `writer.duplicate()`). A Cluster: a
+   * Cluster client with `shardedSubscribers: true` (streamReaderFor gives either). The caller owns it.
    */
-  redis: Redis;
+  redis: RedisClient;
   /** A normal client for appends, ranges and trims (may be shared with the stores). The caller owns it. */
-  writer: Redis;
+  writer: RedisClient;
   /** Prefix of every key (default "a3s:"). */
   keyPrefix?: string;
   /** Approximate bound on each stream's length, applied on every append as MAXLEN ~ (default 10000). */
@@ -31,8 +34,9 @@ export interface RedisEventStreamOptions {
   onError?: (error: unknown) => void;
 }
 
-// KEYS: stream, [fence key]. ARGV: max len, session sequence, envelope JSON, [epoch]. Entry ids are
-// `<session_sequence>-0`, so Redis itself refuses a sequence that is not above the stream's last one.
+// KEYS: stream, [fence key]. ARGV: max len, session sequence, envelope JSON, epoch (or ""), notification
+// channel (or ""). Entry ids are `<session_sequence>-0`, so Redis itself refuses a sequence that is not above
+// the stream's last one. On a cluster the sequence is SPUBLISHed on the stream's shard channel (same slot).
 const APPEND_SCRIPT = defineRedisScript(`
 if KEYS[2] then
   local current = redis.call('GET', KEYS[2])
@@ -44,6 +48,7 @@ if type(added) == 'table' and added.err then
   if last[1] then return {'stale_sequence', last[1][1]} end
   return {'stale_sequence', ''}
 end
+if ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[5], ARGV[2]) end
 return {'ok', added}
 `);
 
@@ -59,20 +64,27 @@ export class RedisEventStream {
   readonly keyPrefix: string;
   /** Approximate per-stream bound applied on append. */
   readonly maxLen: number;
-  private readonly writer: Redis;
-  private readonly follower: StreamFollower;
+  private readonly writer: RedisClient;
+  private readonly follower: StreamFollower | ShardedStreamFollower;
+  /** On a cluster, appends announce themselves on the stream's shard channel. */
+  private readonly sharded: boolean;
 
   constructor(options: RedisEventStreamOptions) {
     this.writer = options.writer;
     this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
     this.maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
     if (!Number.isInteger(this.maxLen) || this.maxLen < 1) throw new RangeError(`stream maxLen must be a positive integer, got ${this.maxLen}`);
-    this.follower = new StreamFollower({
-      reader: options.redis,
-      waker: options.writer,
-      ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }),
-      ...(options.onError === undefined ? {} : { onError: options.onError }),
-    });
+    const onError = options.onError === undefined ? {} : { onError: options.onError };
+    const { redis: reader, writer } = options;
+    if (reader instanceof Cluster || writer instanceof Cluster) {
+      if (!(reader instanceof Cluster && writer instanceof Cluster)) throw new TypeError('RedisEventStream: the reader and the writer must both be Cluster clients, or neither');
+      if (reader.options.shardedSubscribers !== true) throw new TypeError('RedisEventStream: a Cluster reader needs shardedSubscribers: true (use streamReaderFor(writer))');
+      this.sharded = true;
+      this.follower = new ShardedStreamFollower({ reader, channelOf: streamChannel, ...(options.blockMs === undefined ? {} : { pollMs: options.blockMs }), ...onError });
+    } else {
+      this.sharded = false;
+      this.follower = new StreamFollower({ reader, waker: writer, ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }), ...onError });
+    }
   }
 
   /** The stream key of a session. */
@@ -95,7 +107,7 @@ export class RedisEventStream {
     }
     const key = this.streamKey(session);
     const keys = fence === undefined ? [key] : [key, fence.ownerKey];
-    const args = [this.maxLen, sequence, JSON.stringify(envelope), ...(fence === undefined ? [] : [String(fence.epoch)])];
+    const args = [this.maxLen, sequence, JSON.stringify(envelope), fence === undefined ? '' : String(fence.epoch), this.sharded ? streamChannel(key) : ''];
     let reply: unknown;
     try {
       reply = await runRedisScript(this.writer, APPEND_SCRIPT, keys, args);
@@ -194,4 +206,18 @@ export class RedisEventStream {
     const id = entries[0]?.[0];
     return id === undefined ? undefined : sequenceOfStreamId(id);
   }
+}
+
+/** The shard channel appends to stream `key` are announced on (its hash tag, so the stream's slot). */
+export function streamChannel(key: string): string {
+  return `${key}:appended`;
+}
+
+/**
+ * A client for RedisEventStream's follow(): for one Redis a duplicate connection (for XREAD BLOCK), for a
+ * Cluster a duplicate with sharded subscribers (SSUBSCRIBE per master). The caller owns and quits it.
+ */
+export function streamReaderFor(client: RedisClient, options: { commandTimeout?: number } = {}): RedisClient {
+  if (client instanceof Cluster) return client.duplicate([], { shardedSubscribers: true, redisOptions: { ...client.options.redisOptions, ...options } });
+  return (client as Redis).duplicate(options);
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../stores/redis-client.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
 import type { OwnershipResult, SessionOwnership } from '../runtime/ports/session-ownership.js';
 import { redisSessionKey } from '../stores/redis-keys.js';
@@ -9,7 +9,7 @@ import type { SessionLeases } from './session-lease.js';
 
 /** What the Redis-backed ownership is built from (see createRuntimeContext). */
 export interface RedisOwnershipOptions {
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   nodeId: string;
   leases: SessionLeases;

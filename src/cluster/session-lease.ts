@@ -1,7 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../stores/redis-client.js';
 import { CodeError } from '../errors.js';
 import { redisFailure } from '../stores/redis-failure.js';
-import { defineRedisScript, runRedisScript } from '../stores/redis-script.js';
+import { defineRedisScript, runAckedRedisScript, runRedisScript } from '../stores/redis-script.js';
+import { assertReplicated, type ReplicaAcks } from '../stores/replica-acks.js';
 import { redisSessionKey } from '../stores/redis-keys.js';
 import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from '../stores/redis-session-store.js';
 import type { SessionKey } from '../stores/session-key.js';
@@ -22,7 +23,7 @@ export interface HeldLease {
 /** Options for SessionLeases. */
 export interface SessionLeasesOptions {
   /** Connected ioredis client; the caller owns it. */
-  redis: Redis;
+  redis: RedisClient;
   /** Prefix of every key (default "a3s:"); must be the RedisSessionStore's and NodeRegistry's prefix. */
   keyPrefix?: string;
   /** This node's id (the lease value). */
@@ -37,6 +38,8 @@ export interface SessionLeasesOptions {
   onLost?: (sessionId: SessionKey, epoch: number) => void;
   /** Told about a renewal that failed on the wire (Redis unreachable); the next round retries. */
   onError?: (error: unknown) => void;
+  /** Replicas a lease takeover must be acknowledged by (WAIT), so a failover cannot roll its epoch back. */
+  replicaAcks?: ReplicaAcks;
 }
 
 // KEYS: lease, epoch. ARGV: node id, ttl ms. A fresh or expired lease bumps the epoch; our own live
@@ -85,12 +88,13 @@ export class SessionLeases {
   readonly nodeId: string;
   /** Lease lifetime without renewal (ms). */
   readonly ttlMs: number;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keyPrefix: string;
   private readonly renewIntervalMs: number;
   private readonly now: () => number;
   private readonly onLost: (sessionId: SessionKey, epoch: number) => void;
   private readonly onError: (error: unknown) => void;
+  private readonly replicaAcks: ReplicaAcks | undefined;
   private readonly leases = new Map<SessionKey, Held>();
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
@@ -106,6 +110,7 @@ export class SessionLeases {
     this.now = options.now ?? Date.now;
     this.onLost = options.onLost ?? (() => undefined);
     this.onError = options.onError ?? (() => undefined);
+    this.replicaAcks = options.replicaAcks;
   }
 
   /** The key holding the owner's node id. */
@@ -124,12 +129,17 @@ export class SessionLeases {
    */
   async acquire(sessionId: SessionKey): Promise<LeaseAcquisition> {
     let reply: unknown;
+    let acknowledged: number | undefined;
+    let ack;
     try {
-      reply = await runRedisScript(this.redis, ACQUIRE_SCRIPT, [this.leaseKey(sessionId), this.epochKey(sessionId)], [this.nodeId, this.ttlMs]);
+      ack = await this.replicaAcks?.required();
+      ({ reply, acknowledged } = await runAckedRedisScript(this.redis, ACQUIRE_SCRIPT, [this.leaseKey(sessionId), this.epochKey(sessionId)], [this.nodeId, this.ttlMs], ack));
     } catch (error) {
       throw redisFailure(`failed to acquire the lease of session ${sessionId}`, { sessionId }, error);
     }
     const [outcome, value] = readPair(reply);
+    // An epoch only a failed master knew could come back lower after a failover: such a lease does not count.
+    if (outcome !== 'taken') assertReplicated(acknowledged, ack, `the lease of session ${sessionId}`, { sessionId });
     if (outcome === 'taken') {
       // We believed we held it: the lease was taken behind our back, which renewals would report too.
       const stale = this.leases.get(sessionId);

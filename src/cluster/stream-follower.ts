@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
-import { decodeStreamEntry, sequenceOfStreamId } from './stream-entry.js';
+import { deliverStreamEntries, type StreamFollow } from './stream-delivery.js';
 
 /** Options for StreamFollower. */
 export interface StreamFollowerOptions {
@@ -22,13 +22,7 @@ export interface StreamFollowerOptions {
 /** How long one XREAD blocks by default (ms). */
 export const DEFAULT_BLOCK_MS = 1000;
 
-interface Follower {
-  key: string;
-  /** session_sequence of the last event delivered (or the starting cursor). */
-  after: number;
-  onEvent: (event: EventEnvelope) => void;
-  settle: (error?: unknown) => void;
-}
+type Follower = StreamFollow;
 
 type XReadReply = Array<[key: string, items: Array<[id: string, fields: string[]]>]> | null;
 
@@ -137,36 +131,9 @@ export class StreamFollower {
     }
   }
 
-  /**
-   * Hand each entry of a reply to the followers whose cursor it passes. A reply for `key` holds the entries
-   * after `cursors.get(key)`, so a follower that joined during the read with a smaller cursor gets none of
-   * it (the entries between its cursor and the read's would be skipped): the next round reads from its cursor.
-   */
   private deliver(reply: XReadReply, cursors: ReadonlyMap<string, number>): void {
     for (const [key, entries] of reply ?? []) {
-      const readAfter = cursors.get(key) ?? Number.POSITIVE_INFINITY;
-      const followers = [...this.followers].filter((follower) => follower.key === key && follower.after >= readAfter);
-      for (const [id, fields] of entries) {
-        const sequence = sequenceOfStreamId(id);
-        const waiting = followers.filter((follower) => follower.after < sequence && this.followers.has(follower));
-        if (waiting.length === 0) continue;
-        let event: EventEnvelope;
-        try {
-          event = decodeStreamEntry(key, id, fields);
-        } catch (error) {
-          // Skipping the entry would be a silent gap: the followers of this stream end with the error.
-          for (const follower of waiting) follower.settle(error);
-          continue;
-        }
-        for (const follower of waiting) {
-          follower.after = sequence;
-          try {
-            follower.onEvent(event);
-          } catch (error) {
-            follower.settle(error);
-          }
-        }
-      }
+      deliverStreamEntries(key, entries, cursors.get(key) ?? Number.POSITIVE_INFINITY, this.followers, (follower) => this.followers.has(follower));
     }
   }
 

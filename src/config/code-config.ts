@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { TenantQuotaSchema } from './tenant-quota.js';
+import { RedisConfigSchema } from './redis-config.js';
 import { BudgetHostSchema, BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 import { CommandRegistrationSchema } from '../protocol/commands.js';
@@ -273,6 +274,8 @@ export const CodeConfigSchema = z
     /** With a Redis URL, snapshots, checkpoints, ownership leases and the cross-node event stream live in Redis. */
     redisUrl: z.string().regex(/^rediss?:\/\//, 'redisUrl must be a redis:// or rediss:// URL').optional(),
     redisKeyPrefix: z.string().min(1).max(64).default('a3s:'),
+    /** Redis Cluster seeds (`cluster`, or REDIS_CLUSTER_NODES) and replica acknowledgement of fenced writes. */
+    redis: RedisConfigSchema,
     /** Cluster timing: a session lease (renewed every third of it) and a node heartbeat expire after these. */
     cluster: z
       .object({ leaseTtlMs: z.number().int().min(200).max(600_000).default(15_000), nodeTtlMs: z.number().int().min(200).max(600_000).default(10_000) })
@@ -319,6 +322,9 @@ export const CodeConfigSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
+    if (config.redisUrl !== undefined && config.redis.cluster !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['redis', 'cluster'], message: 'set either redis_url (REDIS_URL, one Redis) or redis.cluster (REDIS_CLUSTER_NODES, a Redis Cluster), not both' });
+    }
     // With tokens of several tenants each tenant gets the directory <root>/<tenantId>: the id must be a safe path segment.
     if (new Set(config.apiTokens.map((t) => t.tenantId)).size > 1) {
       config.apiTokens.forEach((t, i) => {
@@ -336,6 +342,11 @@ export const CodeConfigSchema = z
 /** Every agent-global MCP server of a config: the `mcpServers` list and the `mcp "name" {}` blocks. */
 export function globalMcpServers(config: CodeConfig): z.infer<typeof McpServerConfigSchema>[] {
   return [...config.mcpServers, ...Object.entries(config.mcp).map(([name, raw]) => McpServerConfigSchema.parse({ ...raw, name }))];
+}
+
+/** True when the server keeps its state in Redis: one Redis (`redis_url`) or a Redis Cluster (`redis.cluster`). */
+export function usesRedis(config: Pick<CodeConfig, 'redisUrl' | 'redis'>): boolean {
+  return config.redisUrl !== undefined || config.redis.cluster !== undefined;
 }
 
 /** The loaded server configuration. */

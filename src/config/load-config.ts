@@ -184,6 +184,14 @@ function applyEnv(data: Record<string, unknown>, env: NodeJS.ProcessEnv, prov: P
     const value = envValue(env, name);
     if (value !== undefined) set(key, value.split(',').map((item) => item.trim()).filter((item) => item !== ''), name);
   }
+  const clusterNodes = envValue(env, 'REDIS_CLUSTER_NODES');
+  if (clusterNodes !== undefined) {
+    if (data.redis === undefined) set('redis', {}, 'REDIS_CLUSTER_NODES');
+    if (isPlainObject(data.redis)) {
+      setOwn(data.redis, 'cluster', clusterNodes.split(',').map((item) => item.trim()).filter((item) => item !== ''));
+      prov.fromEnv(['redis', 'cluster'], 'REDIS_CLUSTER_NODES');
+    }
+  }
   const tokens = envValue(env, 'A3S_API_TOKENS');
   if (tokens !== undefined) applyEnvTokens(data, tokens, prov, problems);
 }
@@ -267,7 +275,7 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
  * ACL/HCL with `env()`) or inline ACL text (`configText`, else `A3S_CONFIG_TEXT`; a path and text together
  * are an error), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
  * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`, `A3S_ALLOWED_HOSTS`, `A3S_ALLOWED_ORIGINS`,
- * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`; empty values count as unset), then CodeConfigSchema.
+ * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `REDIS_CLUSTER_NODES` (comma-separated), `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`; empty values count as unset), then CodeConfigSchema.
  * Relative `dataDir`, `sessionsDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
  * file (not against the file's directory); `workspaceRoots` defaults to `[cwd]` and `sessionsDir` to
  * `<dataDir>/sessions`. Throws one ConfigError listing every problem (a syntax error stops at once).

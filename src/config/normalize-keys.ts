@@ -64,6 +64,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   mcp: { kind: 'map', value: FREE },
   mcpIdleDisconnect: FREE,
   cluster: FREE,
+  redis: FREE,
   budgetHost: FREE,
   outbound: FREE,
   web: FREE,

@@ -1,10 +1,11 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 import { CodeError } from '../errors.js';
 import type { LoopCheckpoint } from '../protocol/loop-checkpoint.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import { parseCheckpoint } from './parse-checkpoint.js';
 import { redisFailure } from './redis-failure.js';
-import { defineRedisScript, runRedisScript } from './redis-script.js';
+import { defineRedisScript, runAckedRedisScript, runRedisScript } from './redis-script.js';
+import { assertReplicated, type ReplicaAcks } from './replica-acks.js';
 import { LEGACY_REDIS_KEYS, redisCheckpointKey } from './redis-keys.js';
 import { DEFAULT_REDIS_KEY_PREFIX, type SessionFence } from './redis-session-store.js';
 import { decodeRedisValue, DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
@@ -16,7 +17,7 @@ export const DEFAULT_CHECKPOINT_TTL_SECONDS = 7 * 24 * 60 * 60;
 /** Options for RedisCheckpointStore. */
 export interface RedisCheckpointStoreOptions {
   /** Connected ioredis client; the caller owns it (creates, shares and quits it). */
-  redis: Redis;
+  redis: RedisClient;
   /** Prefix of every key this store writes (default "a3s:"). */
   keyPrefix?: string;
   /** Expiry of each checkpoint after its last save, in seconds (default 7 days; 0 keeps it until deleted). */
@@ -25,6 +26,8 @@ export interface RedisCheckpointStoreOptions {
   compressAboveBytes?: number;
   /** The lease of the checkpoint's session that fences saves, or undefined to save unfenced (single node, tests). */
   fence?: (session: SessionKey) => SessionFence | undefined;
+  /** Replicas a save must be acknowledged by (WAIT) before it counts; none when absent. */
+  replicaAcks?: ReplicaAcks;
 }
 
 // Replaces the whole hash and its expiry in one step, unless the session's lease epoch (KEYS[2], when given,
@@ -61,10 +64,11 @@ export class RedisCheckpointStore implements CheckpointStore {
   readonly shared = true;
   /** Prefix of every key this store writes. */
   readonly keyPrefix: string;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly ttlSeconds: number;
   private readonly compressAboveBytes: number;
   private readonly fence: ((session: SessionKey) => SessionFence | undefined) | undefined;
+  private readonly replicaAcks: ReplicaAcks | undefined;
   private closed = false;
 
   constructor(options: RedisCheckpointStoreOptions) {
@@ -73,6 +77,7 @@ export class RedisCheckpointStore implements CheckpointStore {
     this.ttlSeconds = options.ttlSeconds ?? DEFAULT_CHECKPOINT_TTL_SECONDS;
     this.compressAboveBytes = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
     this.fence = options.fence;
+    this.replicaAcks = options.replicaAcks;
     if (!Number.isSafeInteger(this.ttlSeconds) || this.ttlSeconds < 0) {
       throw new RangeError(`checkpoint ttlSeconds must be a non-negative integer, got ${this.ttlSeconds}`);
     }
@@ -98,15 +103,21 @@ export class RedisCheckpointStore implements CheckpointStore {
     const keys = [this.checkpointKey(session, runId), ...(fence === undefined ? [] : [fence.ownerKey])];
     const args = [encoding, data, String(this.ttlSeconds), ...(fence === undefined ? [] : [String(fence.epoch)])];
     let reply: unknown;
+    let acknowledged: number | undefined;
+    let ack;
     try {
-      reply = await runRedisScript(this.redis, SAVE_SCRIPT, keys, args);
+      ack = await this.replicaAcks?.required();
+      ({ reply, acknowledged } = await runAckedRedisScript(this.redis, SAVE_SCRIPT, keys, args, ack));
     } catch (error) {
       throw redisFailure(`failed to save the checkpoint of run ${runId}`, { runId, sessionId }, error);
     }
     if (!Array.isArray(reply) || (reply[0] !== 'ok' && reply[0] !== 'fenced')) {
       throw new CodeError('PERSISTENCE_FAILED', 'the redis checkpoint store script answered unexpectedly', { runId, sessionId });
     }
-    if (reply[0] === 'ok') return;
+    if (reply[0] === 'ok') {
+      assertReplicated(acknowledged, ack, `the checkpoint of run ${runId}`, { runId, sessionId });
+      return;
+    }
     const current = typeof reply[1] === 'string' ? reply[1] : '';
     const holds = current === '' ? 'no lease holds the session' : `the lease is now at epoch ${current}`;
     throw new CodeError(

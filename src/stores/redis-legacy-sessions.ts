@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 import { CodeError } from '../errors.js';
 import { redisFailure } from './redis-failure.js';
 import { LEGACY_REDIS_KEYS, redisSessionKey } from './redis-keys.js';
@@ -31,7 +31,7 @@ export interface RedisStoreMigration {
  */
 export class RedisLegacySessions {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 import { MemoryItemSchema, type MemoryItem } from '../protocol/memory.js';
 import { MAX_MEMORY_ITEMS_PER_SCOPE, oldestFirst, overflowIds, type MemoryItemStore, type MemoryScope } from './memory-item-store.js';
 import { redisFailure } from './redis-failure.js';
@@ -12,7 +12,7 @@ export class RedisMemoryItemStore implements MemoryItemStore {
   readonly kind = 'redis';
   private readonly keyPrefix: string;
 
-  constructor(private readonly redis: Redis, keyPrefix = DEFAULT_REDIS_KEY_PREFIX) {
+  constructor(private readonly redis: RedisClient, keyPrefix = DEFAULT_REDIS_KEY_PREFIX) {
     this.keyPrefix = keyPrefix;
   }
 

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { CodeError } from '../errors.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -6,7 +5,9 @@ import { RedisLegacySessions, type RedisStoreMigration } from './redis-legacy-se
 import { indexSession, readSnapshotHash } from './redis-snapshot-hash.js';
 import { parseSnapshot } from './parse-snapshot.js';
 import { redisFailure } from './redis-failure.js';
-import { defineRedisScript, runRedisScript } from './redis-script.js';
+import { defineRedisScript, runAckedRedisScript, runRedisScript } from './redis-script.js';
+import type { RedisClient } from './redis-client.js';
+import { assertReplicated, type ReplicaAcks } from './replica-acks.js';
 import { redisSessionKey, redisTenantSessionsKey, redisTenantSessionsKeyOf, redisTenantsKey } from './redis-keys.js';
 import { DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
 import { parseSessionKey, sessionIdOf, sessionKeyOf, tenantIdOf, tenantPartOf, encodeKeyPart, type SessionKey } from './session-key.js';
@@ -25,8 +26,8 @@ export interface SessionFence {
 
 /** Options for RedisSessionStore. */
 export interface RedisSessionStoreOptions {
-  /** Connected ioredis client; the caller owns it (creates, shares and quits it). */
-  redis: Redis;
+  /** Connected ioredis client (one Redis or a Cluster); the caller owns it (creates, shares and quits it). */
+  redis: RedisClient;
   /** Prefix of every key this store writes (default "a3s:"). */
   keyPrefix?: string;
   /** Snapshots whose JSON is larger than this many bytes are stored gzip-compressed (default 64 KiB). */
@@ -37,6 +38,13 @@ export interface RedisSessionStoreOptions {
   pingTimeoutMs?: number;
   /** config retention.closed_session_days in ms: a closed session's snapshot and event keys expire after it (reopening clears it). */
   closedTtlMs?: number;
+  /** Replicas a save must be acknowledged by (WAIT) before it counts; none when absent. */
+  replicaAcks?: ReplicaAcks;
+  /**
+   * Read and migrate the layout before per-tenant session ids (default true). Off on a Redis Cluster: the
+   * old layout's keys span slots, and no version that wrote it could run on a cluster.
+   */
+  legacyLayout?: boolean;
 }
 
 /** Why a Redis save or delete was refused (details.reason of the PERSISTENCE_FAILED error). */
@@ -80,7 +88,8 @@ export class RedisSessionStore implements SessionStore {
   readonly kind = 'redis';
   /** Prefix of every key this store writes. */
   readonly keyPrefix: string;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
+  private readonly replicaAcks: ReplicaAcks | undefined;
   private readonly compressAboveBytes: number;
   private readonly fence: ((session: SessionKey) => SessionFence | undefined) | undefined;
   private readonly closedTtlMs: number | undefined;
@@ -88,7 +97,7 @@ export class RedisSessionStore implements SessionStore {
   // Saves from this store apply in call order per session even though compression is asynchronous.
   private readonly lock = new KeyedLock();
   private migration: Promise<RedisStoreMigration> | undefined;
-  private readonly legacy: RedisLegacySessions;
+  private readonly legacy: RedisLegacySessions | undefined;
   private closed = false;
 
   constructor(options: RedisSessionStoreOptions) {
@@ -98,7 +107,8 @@ export class RedisSessionStore implements SessionStore {
     this.fence = options.fence;
     this.pingTimeoutMs = options.pingTimeoutMs ?? 2000;
     this.closedTtlMs = options.closedTtlMs;
-    this.legacy = new RedisLegacySessions(this.redis, this.keyPrefix);
+    this.replicaAcks = options.replicaAcks;
+    this.legacy = options.legacyLayout === false ? undefined : new RedisLegacySessions(this.redis, this.keyPrefix);
   }
 
   /** Retention: a closed session's snapshot and events expire after closedTtlMs; an open one's never do. */
@@ -127,7 +137,9 @@ export class RedisSessionStore implements SessionStore {
    * (on first use) by every other operation. Data the old set does not list is moved when loaded.
    */
   migrate(): Promise<RedisStoreMigration> {
-    this.migration ??= this.legacy.sweep().catch((error: unknown) => {
+    const legacy = this.legacy;
+    if (legacy === undefined) return Promise.resolve({ moved: 0, skipped: [] });
+    this.migration ??= legacy.sweep().catch((error: unknown) => {
       this.migration = undefined;
       throw error;
     });
@@ -155,14 +167,18 @@ export class RedisSessionStore implements SessionStore {
       const keys = [this.sessionKey(session), ...(fence === undefined ? [] : [fence.ownerKey])];
       const args = [String(generation), encoding, data, ...(fence === undefined ? [] : [String(fence.epoch)])];
       let reply: unknown;
+      let acknowledged: number | undefined;
+      let ack;
       try {
+        ack = await this.replicaAcks?.required();
         // The indexes go out beside the script (one round trip): an index entry is harmless before its hash exists.
-        [reply] = await Promise.all([runRedisScript(this.redis, SAVE_SCRIPT, keys, args), indexSession(this.redis, this.keyPrefix, session)]);
+        [{ reply, acknowledged }] = await Promise.all([runAckedRedisScript(this.redis, SAVE_SCRIPT, keys, args, ack), indexSession(this.redis, this.keyPrefix, session)]);
       } catch (error) {
         throw redisFailure(`failed to save generation ${generation} of session ${sessionId}`, { sessionId }, error);
       }
       const [outcome, found] = readReply(reply);
       if (outcome === 'ok') {
+        assertReplicated(acknowledged, ack, `generation ${generation} of session ${sessionId}`, { sessionId, generation });
         if (this.closedTtlMs !== undefined) await this.expireClosed(session, parsed.session.closed === true);
         return typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length;
       }
@@ -185,9 +201,9 @@ export class RedisSessionStore implements SessionStore {
     if (found !== undefined) return found;
     // Written by an earlier version after the sweep (or never listed in its set): moved now.
     const sessionId = sessionIdOf(session);
-    const legacy = await this.legacy.read(sessionId);
+    const legacy = await this.legacy?.read(sessionId);
     if (legacy === undefined || legacy.snapshot.session.ownerTenantId !== tenantIdOf(session)) return undefined;
-    await this.legacy.adopt(sessionId, legacy);
+    await this.legacy?.adopt(sessionId, legacy);
     return this.read(session);
   }
 

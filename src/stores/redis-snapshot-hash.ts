@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 import { CodeError } from '../errors.js';
 import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
 import { parseSnapshot } from './parse-snapshot.js';
@@ -15,7 +15,7 @@ export interface StoredSnapshotHash {
 }
 
 /** The validated snapshot in hash `key` (fields gen, enc, data) and its raw fields; undefined when the hash does not exist. */
-export async function readSnapshotHash(redis: Redis, key: string, sessionId: string): Promise<StoredSnapshotHash | undefined> {
+export async function readSnapshotHash(redis: RedisClient, key: string, sessionId: string): Promise<StoredSnapshotHash | undefined> {
   let fields: Array<Buffer | null>;
   try {
     fields = await redis.hmgetBuffer(key, 'gen', 'enc', 'data');
@@ -38,12 +38,12 @@ export async function readSnapshotHash(redis: Redis, key: string, sessionId: str
   return { snapshot, enc: encoding ?? 'json', data };
 }
 
-/** List the session in its tenant's index set and the tenant in `<prefix>tenants` (one round trip; other slots than the session's). */
-export async function indexSession(redis: Redis, keyPrefix: string, session: SessionKey): Promise<void> {
+/**
+ * List the session in its tenant's index set and the tenant in `<prefix>tenants`: two commands sent together
+ * (one round trip on one Redis; on a cluster the two keys live in other slots than the session's, and each
+ * other's, so they cannot share a pipeline or script).
+ */
+export async function indexSession(redis: RedisClient, keyPrefix: string, session: SessionKey): Promise<void> {
   const tenant = tenantPartOf(session);
-  await redis
-    .pipeline()
-    .sadd(redisTenantSessionsKey(keyPrefix, tenant), session.slice(tenant.length + 1))
-    .sadd(redisTenantsKey(keyPrefix), tenant)
-    .exec();
+  await Promise.all([redis.sadd(redisTenantSessionsKey(keyPrefix, tenant), session.slice(tenant.length + 1)), redis.sadd(redisTenantsKey(keyPrefix), tenant)]);
 }

@@ -1,4 +1,4 @@
-import type { CodeConfig } from '../../config/code-config.js';
+import { usesRedis, type CodeConfig } from '../../config/code-config.js';
 import { DEFAULT_CONTEXT_TOKENS, modelContextTokens, modelRequestDefaults } from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
 import { ConfirmationPolicySchema } from '../../protocol/governance.js';
@@ -138,7 +138,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   const warnings: string[] = [];
   if (options.planning === true && options.planningMode === 'disabled') warnings.push('planning: true is ignored; planningMode "disabled" wins over the legacy planning flag');
   if (options.autoCompactThreshold !== undefined && options.autoCompact !== true) warnings.push('autoCompactThreshold has no effect without autoCompact: true');
-  if (options.sessionStore?.type === 'file' && config.storageBackend === 'memory' && config.redisUrl === undefined) {
+  if (options.sessionStore?.type === 'file' && config.storageBackend === 'memory' && !usesRedis(config)) {
     warnings.push('sessionStore "file": this server keeps sessions in memory (storage_backend "memory"), so the session does not survive a restart');
   }
   if (options.securityProvider?.type === 'none') warnings.push('securityProvider "none": secrets in tool output are not redacted in this session');
