@@ -83,7 +83,7 @@ export class RedisLegacySessions {
     const prefix = this.keyPrefix;
     try {
       await runRedisScript(this.redis, ADOPT_SCRIPT, [redisSessionKey(prefix, session, 'snapshot')], [String(legacy.snapshot.generation), legacy.enc, legacy.data]);
-      await indexSession(this.redis, prefix, session);
+      await indexSession(this.redis, prefix, session, new Set());
       // Old streams and epochs exist only on a single Redis (the old layout never ran on a cluster), so these
       // two-key commands never cross slots there.
       if ((await this.redis.exists(LEGACY_REDIS_KEYS.events(prefix, sessionId))) === 1) {

@@ -98,6 +98,8 @@ export class RedisSessionStore implements SessionStore {
   private readonly lock = new KeyedLock();
   private migration: Promise<RedisStoreMigration> | undefined;
   private readonly legacy: RedisLegacySessions | undefined;
+  /** Tenants this store has listed in `<prefix>tenants` (see indexSession). */
+  private readonly listedTenants = new Set<string>();
   private closed = false;
 
   constructor(options: RedisSessionStoreOptions) {
@@ -172,7 +174,7 @@ export class RedisSessionStore implements SessionStore {
       try {
         ack = await this.replicaAcks?.required();
         // The indexes go out beside the script (one round trip): an index entry is harmless before its hash exists.
-        [{ reply, acknowledged }] = await Promise.all([runAckedRedisScript(this.redis, SAVE_SCRIPT, keys, args, ack), indexSession(this.redis, this.keyPrefix, session)]);
+        [{ reply, acknowledged }] = await Promise.all([runAckedRedisScript(this.redis, SAVE_SCRIPT, keys, args, ack), indexSession(this.redis, this.keyPrefix, session, this.listedTenants)]);
       } catch (error) {
         throw redisFailure(`failed to save generation ${generation} of session ${sessionId}`, { sessionId }, error);
       }

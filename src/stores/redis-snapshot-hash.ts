@@ -39,11 +39,15 @@ export async function readSnapshotHash(redis: RedisClient, key: string, sessionI
 }
 
 /**
- * List the session in its tenant's index set and the tenant in `<prefix>tenants`: two commands sent together
- * (one round trip on one Redis; on a cluster the two keys live in other slots than the session's, and each
- * other's, so they cannot share a pipeline or script).
+ * List the session in its tenant's index set, and the tenant in `<prefix>tenants` (the one key of the
+ * deployment every node writes) when that added the session or this store has not listed the tenant yet
+ * (`listed`, filled on success): not on every save. On a cluster the two keys live in other slots than the
+ * session's, and each other's, so they cannot share a pipeline or script.
  */
-export async function indexSession(redis: RedisClient, keyPrefix: string, session: SessionKey): Promise<void> {
+export async function indexSession(redis: RedisClient, keyPrefix: string, session: SessionKey, listed: Set<string>): Promise<void> {
   const tenant = tenantPartOf(session);
-  await Promise.all([redis.sadd(redisTenantSessionsKey(keyPrefix, tenant), session.slice(tenant.length + 1)), redis.sadd(redisTenantsKey(keyPrefix), tenant)]);
+  const added = await redis.sadd(redisTenantSessionsKey(keyPrefix, tenant), session.slice(tenant.length + 1));
+  if (added === 0 && listed.has(tenant)) return;
+  await redis.sadd(redisTenantsKey(keyPrefix), tenant);
+  listed.add(tenant);
 }
