@@ -16,11 +16,12 @@ export const REDIS_COMMAND_TIMEOUT_MS = 10_000;
 export function createRedisClient(config: Pick<CodeConfig, 'redisUrl' | 'redis'>, logger: Logger): RedisClient | undefined {
   const commandOptions = { maxRetriesPerRequest: 2, commandTimeout: REDIS_COMMAND_TIMEOUT_MS };
   let client: RedisClient | undefined;
-  if (config.redis.cluster !== undefined) {
-    client = new Cluster(config.redis.cluster.map(parseNode), {
+  const { cluster, username, password, tls } = config.redis;
+  if (cluster !== undefined) {
+    client = new Cluster(cluster.map(parseNode), {
       // Fenced writes and the reads that check them must see the master's state: no replica reads.
       scaleReads: 'master',
-      redisOptions: commandOptions,
+      redisOptions: { ...commandOptions, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }), ...(tls ? { tls: {} } : {}) },
       // A failover takes the cluster's node timeout: keep retrying the slot map until a replica is promoted.
       retryDelayOnFailover: 200,
       retryDelayOnClusterDown: 200,

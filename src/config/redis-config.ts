@@ -5,7 +5,8 @@ const CLUSTER_NODE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-
 
 /**
  * The `redis {}` block: `cluster` (seed nodes `host:port`, or REDIS_CLUSTER_NODES) runs every Redis store on
- * a Redis Cluster instead of the one Redis of `redis_url`; `min_replicas_ack` is how many replicas must
+ * a Redis Cluster instead of the one Redis of `redis_url` (with `username`, `password` and `tls` for its
+ * nodes); `min_replicas_ack` is how many replicas must
  * acknowledge a fenced write (snapshot save, checkpoint, lease takeover) before it counts (WAIT; default: 1
  * when the Redis or cluster has replicas, else 0), within `replica_ack_timeout_ms`.
  */
@@ -16,6 +17,11 @@ export const RedisConfigSchema = z
       .min(1, 'redis.cluster needs at least one seed node')
       .max(64)
       .optional(),
+    /** ACL user and password of the cluster's nodes (REDIS_URL carries its own); write `password = env("REDIS_PASSWORD")`. */
+    username: z.string().min(1).max(256).optional(),
+    password: z.string().min(1).max(1024).optional(),
+    /** Connect to the cluster's nodes over TLS. */
+    tls: z.boolean().default(false),
     minReplicasAck: z.number().int().min(0).max(16).optional(),
     replicaAckTimeoutMs: z.number().int().min(10).max(60_000).default(1000),
   })
