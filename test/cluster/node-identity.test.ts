@@ -1,17 +1,18 @@
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NodeRegistry } from '../../src/cluster/node-identity.js';
-import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
+import type { RedisClient } from '../../src/stores/redis-client.js';
+import { deleteKeysWithPrefix, dropConnection, randomKeyPrefix } from '../stores/redis-test-client.js';
+import { connectRedisTarget } from '../support/redis-target.js';
 import { sleep, waitUntil } from './wait-until.js';
 
 describe('NodeRegistry', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let keyPrefix: string;
-  const extraClients: Redis[] = [];
+  const extraClients: RedisClient[] = [];
   const registries: NodeRegistry[] = [];
 
   beforeEach(() => {
-    redis = connectTestRedis(inject('redisUrl'));
+    redis = connectRedisTarget();
     keyPrefix = randomKeyPrefix();
   });
 
@@ -22,7 +23,7 @@ describe('NodeRegistry', () => {
     await redis.quit();
   });
 
-  function registry(nodeId: string, client: Redis = redis, ttlMs = 300): NodeRegistry {
+  function registry(nodeId: string, client: RedisClient = redis, ttlMs = 300): NodeRegistry {
     const created = new NodeRegistry({ redis: client, keyPrefix, nodeId, advertiseUrl: `http://${nodeId}.test:8080`, ttlMs, now: () => 1_700_000_000_000 });
     registries.push(created);
     return created;
@@ -51,7 +52,7 @@ describe('NodeRegistry', () => {
 
   it('stays alive while heartbeating and expires once the heartbeats stop', async () => {
     // Node A's own connection: dropping it is a crash as far as the cluster can tell.
-    const clientA = connectTestRedis(inject('redisUrl'));
+    const clientA = connectRedisTarget();
     extraClients.push(clientA);
     const errors: unknown[] = [];
     const a = new NodeRegistry({ redis: clientA, keyPrefix, nodeId: 'node-a', advertiseUrl: 'http://a', ttlMs: 300, onError: (error) => errors.push(error) });
@@ -62,7 +63,7 @@ describe('NodeRegistry', () => {
     await sleep(900);
     expect(await observer.isAlive('node-a')).toBe(true);
 
-    clientA.disconnect();
+    dropConnection(clientA);
     await waitUntil('node-a expired', async () => !(await observer.isAlive('node-a')));
     expect(await observer.get('node-a')).toBeUndefined();
     expect((await observer.list()).map((node) => node.nodeId)).toEqual([]);

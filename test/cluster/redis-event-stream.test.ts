@@ -1,10 +1,11 @@
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { RedisEventStream, type RedisEventStreamOptions } from '../../src/cluster/redis-event-stream.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RedisEventStream, streamReaderFor, type RedisEventStreamOptions } from '../../src/cluster/redis-event-stream.js';
 import { SessionLeases } from '../../src/cluster/session-lease.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
+import type { RedisClient } from '../../src/stores/redis-client.js';
 import { sessionKey, type SessionKey } from '../../src/stores/session-key.js';
-import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
+import { deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
+import { connectRedisTarget } from '../support/redis-target.js';
 import { sleep, waitUntil } from './wait-until.js';
 
 function event(sessionId: string, sessionSequence: number, type = 'text_delta'): EventEnvelope {
@@ -30,13 +31,13 @@ function range(from: number, to: number): number[] {
 }
 
 describe('RedisEventStream', () => {
-  let writer: Redis;
+  let writer: RedisClient;
   let keyPrefix: string;
-  const clients: Redis[] = [];
+  const clients: RedisClient[] = [];
   const streams: RedisEventStream[] = [];
 
   beforeEach(() => {
-    writer = connectTestRedis(inject('redisUrl'));
+    writer = connectRedisTarget();
     keyPrefix = randomKeyPrefix();
   });
 
@@ -46,9 +47,11 @@ describe('RedisEventStream', () => {
     await Promise.all([writer, ...clients.splice(0)].map((client) => client.quit()));
   });
 
-  // A node's stream: its own blocking reader, and a writer (shared with the test unless given).
+  // A node's stream: its own blocking reader, made from the writer as the server makes it (on a cluster, with
+  // sharded subscribers), and a writer (shared with the test unless given).
   function stream(options: Partial<RedisEventStreamOptions> = {}): RedisEventStream {
-    const reader = connectTestRedis(inject('redisUrl'));
+    const reader = streamReaderFor(options.writer ?? writer);
+    reader.on('error', () => undefined);
     clients.push(reader);
     const created = new RedisEventStream({ redis: reader, writer, keyPrefix, ...options });
     streams.push(created);

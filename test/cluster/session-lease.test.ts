@@ -1,11 +1,12 @@
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NodeRegistry } from '../../src/cluster/node-identity.js';
 import { SessionLeases, type LeaseAcquisition, type SessionLeasesOptions } from '../../src/cluster/session-lease.js';
 import { sessionKey } from '../../src/stores/session-key.js';
 import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
 import { makeSnapshot } from '../support/snapshot-fixtures.js';
-import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
+import type { RedisClient } from '../../src/stores/redis-client.js';
+import { deleteKeysWithPrefix, dropConnection, randomKeyPrefix } from '../stores/redis-test-client.js';
+import { connectRedisTarget } from '../support/redis-target.js';
 import { sleep, waitUntil } from './wait-until.js';
 
 const TTL_MS = 300;
@@ -14,13 +15,13 @@ const s1 = sessionKey('tenant-a', 's1');
 const s2 = sessionKey('tenant-a', 's2');
 
 describe('SessionLeases', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let keyPrefix: string;
-  const extraClients: Redis[] = [];
+  const extraClients: RedisClient[] = [];
   const leaseSets: SessionLeases[] = [];
 
   beforeEach(() => {
-    redis = connectTestRedis(inject('redisUrl'));
+    redis = connectRedisTarget();
     keyPrefix = randomKeyPrefix();
   });
 
@@ -34,7 +35,7 @@ describe('SessionLeases', () => {
 
   // Each "node" gets its own connection, as separate processes would.
   function node(nodeId: string, options: Partial<SessionLeasesOptions> = {}): SessionLeases {
-    const client = connectTestRedis(inject('redisUrl'));
+    const client = connectRedisTarget();
     extraClients.push(client);
     const leases = new SessionLeases({ redis: client, keyPrefix, nodeId, ttlMs: TTL_MS, ...options });
     leaseSets.push(leases);
@@ -143,7 +144,7 @@ describe('SessionLeases', () => {
     const a = node('node-a', { onLost: (sessionId) => lost.push(sessionId), onError: (error) => errors.push(error) });
     await a.acquire(s1);
     // A's connection is gone for good: renewals fail on the wire, and after the TTL A stops believing it owns s1.
-    extraClients[0]!.disconnect();
+    dropConnection(extraClients[0]!);
     await waitUntil('onLost fired', () => lost.length > 0);
     expect(lost).toEqual([s1]);
     expect(a.held()).toEqual([]);

@@ -1,11 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { listening, startMain, type MainProcess } from '../support/main-process.js';
 import { tempDir } from '../support/test-server.js';
 import { subscribe } from '../support/ws-client.js';
+import { redisServerEnv } from '../support/redis-target.js';
 
 async function retry<T>(attempt: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -41,7 +42,7 @@ describe('a cluster of server processes on one Redis', () => {
       A3S_MODEL: 'openai/test-model',
       A3S_PORT: '0',
       A3S_WORKSPACE_ROOTS: root,
-      REDIS_URL: inject('redisUrl'),
+      ...redisServerEnv(),
       A3S_REDIS_KEY_PREFIX: `a3s-cluster-${Math.random().toString(36).slice(2)}:`,
       A3S_CONFIG: configFile,
     };

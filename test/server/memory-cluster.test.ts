@@ -1,8 +1,9 @@
 import request from 'supertest';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../src/protocol/memory.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { createSession, useTestServers } from '../support/run-helpers.js';
+import { redisServerConfig } from '../support/redis-target.js';
 
 const start = useTestServers();
 
@@ -10,7 +11,7 @@ describe('memory on Redis', () => {
   it('a memory remembered on one node is recalled on another (file = Redis with REDIS_URL)', async () => {
     const fake = await startFakeProvider();
     try {
-      const shared = { redisUrl: inject('redisUrl'), redisKeyPrefix: `a3s-mem-${Math.random().toString(36).slice(2)}:` };
+      const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-mem-${Math.random().toString(36).slice(2)}:` };
       const a = await start({ fake, config: shared });
       const b = await start({ fake, config: shared });
       const onA = await createSession(a, { memoryStore: { type: 'file', namespace: 'fleet' } });

@@ -1,10 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { listening, startMain, type MainProcess } from '../support/main-process.js';
 import { tempDir } from '../support/test-server.js';
+import { redisServerEnv } from '../support/redis-target.js';
 
 /** The environment of a server process talking to the fake provider on a random port. */
 function nodeEnv(fake: FakeProvider, extra: Record<string, string>): Record<string, string> {
@@ -95,7 +96,7 @@ describe('the server process', () => {
     const prefix = `a3s-test-${Math.random().toString(36).slice(2)}:`;
     const configFile = join(tempDir('a3s-cfg-'), 'cluster.json');
     writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: 1000, nodeTtlMs: 1000 } }));
-    const shared = nodeEnv(fake, { A3S_WORKSPACE_ROOTS: root, REDIS_URL: inject('redisUrl'), A3S_REDIS_KEY_PREFIX: prefix, A3S_CONFIG: configFile });
+    const shared = nodeEnv(fake, { A3S_WORKSPACE_ROOTS: root, ...redisServerEnv(), A3S_REDIS_KEY_PREFIX: prefix, A3S_CONFIG: configFile });
     const nodeA = startMain({ ...shared, A3S_DATA_DIR: tempDir('a3s-a-') });
     procs.push(nodeA);
     const urlA = await listening(nodeA);

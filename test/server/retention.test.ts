@@ -1,17 +1,18 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import request from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FileCheckpointStore } from '../../src/stores/file-checkpoint-store.js';
 import { FileSessionStore } from '../../src/stores/file-session-store.js';
 import { RedisCheckpointStore } from '../../src/stores/redis-checkpoint-store.js';
+import type { RedisClient } from '../../src/stores/redis-client.js';
 import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
 import { sessionKey } from '../../src/stores/session-key.js';
 import { RetentionSweeper } from '../../src/runtime/retention/retention-sweeper.js';
 import { createLocalOwnership } from '../../src/runtime/ports/session-ownership.js';
-import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
+import { deleteKeysWithPrefix, randomKeyPrefix } from '../stores/redis-test-client.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { connectRedisTarget, redisServerConfig } from '../support/redis-target.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -146,12 +147,12 @@ describe('retention of closed sessions and DELETE ?purge=true', () => {
 });
 
 describe('retention on Redis: closed sessions expire by TTL', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let fake: FakeProvider;
   const keyPrefix = randomKeyPrefix();
   beforeAll(async () => {
     fake = await startFakeProvider();
-    redis = connectTestRedis(inject('redisUrl'));
+    redis = connectRedisTarget();
   });
   afterAll(async () => {
     await deleteKeysWithPrefix(redis, keyPrefix);
@@ -160,7 +161,7 @@ describe('retention on Redis: closed sessions expire by TTL', () => {
   });
 
   it('closing sets the TTL of the snapshot and event keys; reopening clears it', async () => {
-    const t = await startTestServer({ fake, config: { redisUrl: inject('redisUrl'), redisKeyPrefix: keyPrefix, retention: { closedSessionDays: 2 } } });
+    const t = await startTestServer({ fake, config: { ...redisServerConfig(), redisKeyPrefix: keyPrefix, retention: { closedSessionDays: 2 } } });
     try {
       await request(t.url).post('/v1/sessions').send({ sessionId: 'ttl', autoSave: true }).expect(201);
       const snapshotKey = `${keyPrefix}{default/ttl}:snapshot`;

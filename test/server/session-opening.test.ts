@@ -1,12 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionSnapshotV1 } from '../../src/protocol/session-snapshot.js';
 import { MemorySessionStore } from '../../src/stores/memory-session-store.js';
 import { echoServerConfig, livePidsWithArgument, waitFor } from '../mcp/mcp-test-helpers.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
+import { redisServerConfig } from '../support/redis-target.js';
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -58,7 +59,7 @@ describe('opening a session happens once per id', () => {
   it('in a cluster, a node that saw a session closed follows the store: after another node reopens it, it answers 421', async () => {
     const fake = await startFakeProvider();
     try {
-      const shared = { redisUrl: inject('redisUrl'), redisKeyPrefix: `a3s-reopen-${Math.random().toString(36).slice(2)}:` };
+      const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-reopen-${Math.random().toString(36).slice(2)}:` };
       const a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
       servers.push(a);
       const b = await startTestServer({ fake, root: a.root, config: { ...shared, nodeId: 'node-b' } });

@@ -1,10 +1,11 @@
 import request from 'supertest';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { runEvents } from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { subscribe } from '../support/ws-client.js';
+import { redisServerConfig } from '../support/redis-target.js';
 
 // A WebSocket on node B that follows a session node A owns (two in-process servers on the shared test
 // Redis): its events come through the session's Redis stream, which A bounds with MAXLEN ~ limits.maxEventsPerRun.
@@ -41,7 +42,7 @@ function useTwoNodes() {
   return async (configA: Record<string, unknown>, configB: Record<string, unknown>) => {
     const fake = await startFakeProvider();
     opened = { fake, nodes: [] };
-    const shared = { redisUrl: inject('redisUrl'), redisKeyPrefix: `a3s-fbound-${Math.random().toString(36).slice(2)}:` };
+    const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-fbound-${Math.random().toString(36).slice(2)}:` };
     const a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a', ...configA } });
     opened.nodes.push(a);
     const b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b', ...configB } });

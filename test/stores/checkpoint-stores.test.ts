@@ -1,17 +1,18 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileCheckpointStore } from '../../src/stores/file-checkpoint-store.js';
 import { MemoryCheckpointStore } from '../../src/stores/memory-checkpoint-store.js';
 import { parseCheckpoint } from '../../src/stores/parse-checkpoint.js';
+import type { RedisClient } from '../../src/stores/redis-client.js';
 import { DEFAULT_CHECKPOINT_TTL_SECONDS, RedisCheckpointStore } from '../../src/stores/redis-checkpoint-store.js';
 import type { SessionFence } from '../../src/stores/redis-session-store.js';
 import { sessionKey } from '../../src/stores/session-key.js';
 import { makeCheckpoint } from './checkpoint-fixtures.js';
 import { runCheckpointStoreContract } from './checkpoint-store-contract.js';
-import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
+import { connectRedisTarget } from '../support/redis-target.js';
+import { deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
 
 /** The key of the fixtures' session. */
 const S = sessionKey('tenant-a', 's1');
@@ -40,7 +41,7 @@ runCheckpointStoreContract(
 runCheckpointStoreContract(
   'redis',
   async () => {
-    const redis = connectTestRedis(inject('redisUrl'));
+    const redis = connectRedisTarget();
     const keyPrefix = randomKeyPrefix();
     const store = new RedisCheckpointStore({ redis, keyPrefix });
     return {
@@ -105,11 +106,11 @@ describe('FileCheckpointStore', () => {
 });
 
 describe('RedisCheckpointStore', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let keyPrefix: string;
 
   beforeEach(() => {
-    redis = connectTestRedis(inject('redisUrl'));
+    redis = connectRedisTarget();
     keyPrefix = randomKeyPrefix();
   });
 
@@ -144,7 +145,7 @@ describe('RedisCheckpointStore', () => {
   });
 
   it('is readable by a store on another client (shared across nodes)', async () => {
-    const other = connectTestRedis(inject('redisUrl'));
+    const other = connectRedisTarget();
     try {
       await new RedisCheckpointStore({ redis, keyPrefix }).save(S, makeCheckpoint('run_1', 4));
       expect(await new RedisCheckpointStore({ redis: other, keyPrefix }).load(S, 'run_1')).toEqual(makeCheckpoint('run_1', 4));

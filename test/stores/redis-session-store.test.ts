@@ -1,23 +1,25 @@
 import { gzipSync } from 'node:zlib';
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isCodeError } from '../../src/errors.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
+import type { RedisClient } from '../../src/stores/redis-client.js';
+import { redisSessionKey } from '../../src/stores/redis-keys.js';
 import { RedisSessionStore, type SessionFence } from '../../src/stores/redis-session-store.js';
 import { sessionKey, type SessionKey } from '../../src/stores/session-key.js';
 import { makeSnapshot } from '../support/snapshot-fixtures.js';
-import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
+import { connectRedisTarget } from '../support/redis-target.js';
+import { countExisting, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
 
 /** The key of session `id` of the fixtures' tenant. */
 const k = (id: string): SessionKey => sessionKey('tenant-a', id);
 
 describe('RedisSessionStore', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let keyPrefix: string;
-  const extraClients: Redis[] = [];
+  const extraClients: RedisClient[] = [];
 
   beforeEach(() => {
-    redis = connectTestRedis(inject('redisUrl'));
+    redis = connectRedisTarget();
     keyPrefix = randomKeyPrefix();
   });
 
@@ -26,8 +28,8 @@ describe('RedisSessionStore', () => {
     await Promise.all([redis, ...extraClients.splice(0)].map((client) => client.quit()));
   });
 
-  function otherClient(): Redis {
-    const client = connectTestRedis(inject('redisUrl'));
+  function otherClient(): RedisClient {
+    const client = connectRedisTarget();
     extraClients.push(client);
     return client;
   }
@@ -42,9 +44,9 @@ describe('RedisSessionStore', () => {
     expect(await redis.smembers(`${keyPrefix}tenant:{tenant-a}:sessions`)).toEqual(['s1']);
     expect((await redis.smembers(`${keyPrefix}tenants`)).sort()).toEqual(['tenant-a', 'tenant-b']);
     // No global set and no old-layout key is written.
-    expect(await redis.exists(`${keyPrefix}sessions`, `${keyPrefix}session:s1`)).toBe(0);
+    expect(await countExisting(redis, `${keyPrefix}sessions`, `${keyPrefix}session:s1`)).toBe(0);
     await store.delete(k('s1'));
-    expect(await redis.exists(`${keyPrefix}{tenant-a/s1}:snapshot`, `${keyPrefix}tenant:{tenant-a}:sessions`)).toBe(0);
+    expect(await countExisting(redis, `${keyPrefix}{tenant-a/s1}:snapshot`, `${keyPrefix}tenant:{tenant-a}:sessions`)).toBe(0);
     expect(await store.list()).toEqual([sessionKey('tenant-b', 's1')]);
   });
 
@@ -68,7 +70,8 @@ describe('RedisSessionStore', () => {
   });
 
   it('fences writes on the owner lease epoch: a mismatch is refused, the matching epoch accepted', async () => {
-    const ownerKey = `${keyPrefix}lease:s1:epoch`;
+    // The session's own epoch key: a fenced script touches keys of the session's hash slot only.
+    const ownerKey = redisSessionKey(keyPrefix, k('s1'), 'epoch');
     let epoch = 3;
     const fence = (session: SessionKey): SessionFence | undefined => (session === k('s1') ? { ownerKey, epoch } : undefined);
     const store = new RedisSessionStore({ redis, keyPrefix, fence });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { RedisClient } from '../../src/stores/redis-client.js';
 
 /** An ioredis client for tests: quiet about connection errors (tests assert on command failures instead). */
 export function connectTestRedis(url: string, options: RedisOptions = {}): Redis {
@@ -14,12 +15,38 @@ export function randomKeyPrefix(): string {
   return `test:${randomUUID()}:`;
 }
 
-/** Delete every key under `prefix` (SCAN, never KEYS). */
-export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+/** Every key under `prefix` (SCAN on one Redis, or on every master of a Cluster; never KEYS). */
+export async function keysWithPrefix(redis: RedisClient, prefix: string): Promise<string[]> {
+  const nodes: Redis[] = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  const keys: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      keys.push(...batch);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return keys;
+}
+
+/** Delete every key under `prefix` (one DEL per key, so keys of different hash slots work on a Cluster too). */
+export async function deleteKeysWithPrefix(redis: RedisClient, prefix: string): Promise<void> {
+  const keys = await keysWithPrefix(redis, prefix);
+  await Promise.all(keys.map((key) => redis.del(key)));
+}
+
+/** How many of `keys` exist: one EXISTS per key, so keys of different hash slots work on a Cluster too. */
+export async function countExisting(redis: RedisClient, ...keys: string[]): Promise<number> {
+  const counts = await Promise.all(keys.map((key) => redis.exists(key)));
+  return counts.reduce((sum, count) => sum + count, 0);
+}
+
+/**
+ * Cut `client` off for good, as a crashed node's connection: every later command fails. disconnect() on one Redis;
+ * quit() on a Cluster, whose client reconnects on its next command after a disconnect().
+ */
+export function dropConnection(client: RedisClient): void {
+  if (client instanceof Cluster) void client.quit().catch(() => undefined);
+  else client.disconnect();
 }

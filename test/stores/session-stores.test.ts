@@ -4,14 +4,15 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile, chmod } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileSessionStore } from '../../src/stores/file-session-store.js';
 import { MemorySessionStore } from '../../src/stores/memory-session-store.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
 import { RedisSessionStore } from '../../src/stores/redis-session-store.js';
 import { sessionKey } from '../../src/stores/session-key.js';
 import { makeOddIdSnapshot, makeSnapshot } from '../support/snapshot-fixtures.js';
-import { connectTestRedis, deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
+import { connectRedisTarget } from '../support/redis-target.js';
+import { deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
 import { runSessionStoreContract } from './session-store-contract.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -39,7 +40,7 @@ runSessionStoreContract(
 runSessionStoreContract(
   'redis',
   async () => {
-    const redis = connectTestRedis(inject('redisUrl'));
+    const redis = connectRedisTarget();
     const keyPrefix = randomKeyPrefix();
     const store = new RedisSessionStore({ redis, keyPrefix });
     return {

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { Redis } from 'ioredis';
+
+/** The error message when Debian's Redis binaries are not on PATH. */
+export const REDIS_NOT_INSTALLED = 'redis-server / redis-cli are not installed: apt-get install -y redis-server (the tests need a real Redis)';
+
+const READY_TIMEOUT_MS = 10_000;
+
+/** Start `redis-server <args>` on 127.0.0.1:`port` and resolve once it answers PING (throws with its output when it exits first). */
+export async function launchRedisNode(port: number, args: readonly string[]): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-4000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? new Error(REDIS_NOT_INSTALLED) : error));
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    const pong = await redisCommand(port, ['PING']).catch(() => undefined);
+    if (pong === 'PONG') break;
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server on port ${port} exited before it was ready:\n${output}`);
+    if (Date.now() > deadline) {
+      await killRedisNode(child);
+      throw new Error(`redis-server on port ${port} did not answer PING within ${READY_TIMEOUT_MS} ms:\n${output}`);
+    }
+    await sleep(20);
+  }
+  // Drop later output so a long-running node never fills an unread pipe.
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return child;
+}
+
+/** SIGKILL a node (like a crash) and resolve once it has exited. */
+export async function killRedisNode(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** Send one command to the node on 127.0.0.1:`port` over a fresh connection that never retries or reconnects. */
+export async function redisCommand(port: number, args: readonly [string, ...(string | number)[]]): Promise<unknown> {
+  const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, connectTimeout: 1000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const [name, ...rest] = args;
+    return await redis.call(name, ...rest);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** `count` distinct loopback ports free at the time of the call (all held open together, so none repeats). */
+export async function findFreePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < count; i += 1) {
+      const server = createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+    }
+    return servers.map((server) => {
+      const address = server.address();
+      if (typeof address !== 'object' || address === null) throw new Error('could not find a free port');
+      return address.port;
+    });
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  }
+}
+
+/** Resolve after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,32 @@
+// Which Redis the Redis-using tests run against: the run's single redis-server (default) or the run's local
+// Redis Cluster (A3S_TEST_REDIS=cluster, set by the "redis-cluster" project in vitest.config.ts).
+import { inject } from 'vitest';
+import type { Cluster, Redis } from 'ioredis';
+import { connectTestRedis } from '../stores/redis-test-client.js';
+import { connectTestCluster } from './redis-cluster.js';
+
+/** The Redis this test process targets: "cluster" when A3S_TEST_REDIS=cluster, else "single". */
+export function redisTestMode(): 'single' | 'cluster' {
+  return process.env.A3S_TEST_REDIS === 'cluster' ? 'cluster' : 'single';
+}
+
+/** The environment a server process needs for the target: REDIS_URL (single) or REDIS_CLUSTER_NODES (cluster seeds). */
+export function redisServerEnv(): Record<string, string> {
+  return redisTestMode() === 'cluster' ? { REDIS_CLUSTER_NODES: clusterSeeds() } : { REDIS_URL: inject('redisUrl') };
+}
+
+/** The config fields an in-process test server needs for the target: `redisUrl` (single) or `redis.cluster` seeds (cluster). */
+export function redisServerConfig(): { redisUrl: string } | { redis: { cluster: string[] } } {
+  return redisTestMode() === 'cluster' ? { redis: { cluster: clusterSeeds().split(',') } } : { redisUrl: inject('redisUrl') };
+}
+
+/** A fresh test client for the target (a Cluster client in cluster mode), quiet about connection errors; the caller quits it. */
+export function connectRedisTarget(): Redis | Cluster {
+  return redisTestMode() === 'cluster' ? connectTestCluster(clusterSeeds()) : connectTestRedis(inject('redisUrl'));
+}
+
+function clusterSeeds(): string {
+  const seeds = inject('redisClusterSeeds');
+  if (seeds === '') throw new Error('A3S_TEST_REDIS=cluster but this run started no Redis Cluster: run the "redis-cluster" project (npx vitest run --project redis-cluster)');
+  return seeds;
+}
