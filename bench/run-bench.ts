@@ -42,8 +42,9 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
   chaos     redis-server + server processes A and B; runs of 4 bash rounds on A, SIGKILL of A after a checkpoint,
             resume on B; tool rounds re-run, events lost/duplicated on a WebSocket through B, kill-to-first-event
             p50/p99 [--runs N (default 10)] [--rounds N (default 4)]
-  cluster   the runs workload (concurrency 20) on the memory, file and Redis stores in turn; runs/s, p50 and ratios;
-            target: Redis >= 50% of memory runs/s [--seconds N]
+  cluster   the runs workload (concurrency 20) on the memory, file, Redis and local Redis Cluster stores in turn;
+            runs/s, p50 and ratios, Redis commands and bytes per run, Redis bytes per session;
+            target: Redis >= 50% of memory runs/s [--seconds N] [--stores memory,file,redis,redis-cluster]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
