@@ -7,7 +7,7 @@ import { pino, type Logger } from 'pino';
 import { NodeRegistry } from './cluster/node-identity.js';
 import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
 import { RedisEventStream, streamReaderFor } from './cluster/redis-event-stream.js';
-import { createRedisClient, REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-connection.js';
+import { createRedisClient, REDIS_COMMAND_TIMEOUT_MS, waitUntilReady } from './cluster/redis-connection.js';
 import type { RedisClient } from './stores/redis-client.js';
 import { ReplicaAcks } from './stores/replica-acks.js';
 import { RedisOwnership } from './cluster/redis-ownership.js';
@@ -177,6 +177,17 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const redis = createRedisClient(config, logger);
   const nodeId = config.nodeId ?? hostEnv.newId('node');
   const cluster = redis ? createCluster(config, redis, nodeId, logger) : undefined;
+  if (redis && cluster) {
+    // A Redis Cluster fails commands while it is not ready: wait for it (both clients) before anything uses it.
+    try {
+      const seeds = config.redis.cluster?.join(',') ?? '';
+      await Promise.all([waitUntilReady(redis, REDIS_COMMAND_TIMEOUT_MS, seeds), waitUntilReady(cluster.reader, REDIS_COMMAND_TIMEOUT_MS, seeds)]);
+    } catch (error) {
+      redis.disconnect();
+      cluster.reader.disconnect();
+      throw error;
+    }
+  }
   const store = overrides.store ?? (await createStore(config, redis, cluster));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
   // Before anything else starts: with sandbox.mode "required", no working sandbox means no server.

@@ -25,6 +25,8 @@ interface FollowedStream {
   /** The read in flight, if any; `again` asks it for one more round. */
   reading: Promise<void> | undefined;
   again: boolean;
+  /** The SSUBSCRIBE in flight or done; undefined after a failed one, which the next poll retries. */
+  subscription: Promise<void> | undefined;
 }
 
 type XReadReply = Array<[key: string, items: Array<[id: string, fields: string[]]>]> | null;
@@ -83,14 +85,10 @@ export class ShardedStreamFollower {
       const onAbort = (): void => follow.settle();
       signal.addEventListener('abort', onAbort, { once: true });
       if (stream === undefined) {
-        stream = { channel: this.channelOf(key), follows: new Set(), reading: undefined, again: false };
+        stream = { channel: this.channelOf(key), follows: new Set(), reading: undefined, again: false, subscription: undefined };
         this.streams.set(key, stream);
         this.keyOfChannel.set(stream.channel, key);
-        // Read again once subscribed: an append between the first read and the subscription is not missed.
-        this.reader.ssubscribe(stream.channel).then(
-          () => this.read(key),
-          (error: unknown) => this.onError(error),
-        );
+        this.subscribe(key, stream);
         this.ensureTimer();
       }
       stream.follows.add(follow);
@@ -108,6 +106,17 @@ export class ShardedStreamFollower {
     await Promise.all(reads);
   }
 
+  // Read again once subscribed: an append between the first read and the subscription is not missed.
+  private subscribe(key: string, stream: FollowedStream): void {
+    stream.subscription = this.reader.ssubscribe(stream.channel).then(
+      () => this.read(key),
+      (error: unknown) => {
+        stream.subscription = undefined;
+        this.onError(error);
+      },
+    );
+  }
+
   private unfollow(key: string, stream: FollowedStream): void {
     this.streams.delete(key);
     this.keyOfChannel.delete(stream.channel);
@@ -121,7 +130,10 @@ export class ShardedStreamFollower {
   private ensureTimer(): void {
     if (this.timer !== undefined || this.closed) return;
     this.timer = setInterval(() => {
-      for (const key of this.streams.keys()) this.read(key);
+      for (const [key, stream] of this.streams) {
+        if (stream.subscription === undefined) this.subscribe(key, stream);
+        this.read(key);
+      }
     }, this.pollMs);
     this.timer.unref();
   }

@@ -33,6 +33,8 @@ export interface StartRedisClusterOptions {
   replicasPerMaster?: number;
   /** cluster-node-timeout: how long a node may be unreachable before its replica takes over (default 1000 ms). */
   nodeTimeoutMs?: number;
+  /** requirepass and masterauth of every node (default: none). */
+  password?: string;
 }
 
 const SLOTS = 16_384;
@@ -47,6 +49,8 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 1;
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 1000;
+  const password = options.password;
+  const command = (port: number, args: readonly [string, ...(string | number)[]]): Promise<unknown> => redisCommand(port, args, password);
   if (masters < 3) throw new Error('startRedisCluster: a Redis Cluster needs at least 3 masters');
   const dir = await mkdtemp(path.join(tmpdir(), 'a3s-redis-cluster-'));
   const children = new Map<number, ChildProcess>();
@@ -64,9 +68,9 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const ports = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => launchClusterNode(dir, nodeTimeoutMs, children)));
-    await createCluster(ports, replicas);
-    await waitFor(() => clusterReady(ports, replicas), STARTUP_TIMEOUT_MS, 'the cluster to join (cluster_state:ok, replicas in sync)');
+    const ports = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => launchClusterNode(dir, nodeTimeoutMs, children, password)));
+    await createCluster(ports, replicas, password);
+    await waitFor(() => clusterReady(ports, replicas, command), STARTUP_TIMEOUT_MS, 'the cluster to join (cluster_state:ok, replicas in sync)');
     const nodes = ports.map((port) => `127.0.0.1:${port}`);
     const live = (): number[] => [...children.keys()];
     return {
@@ -74,13 +78,13 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
       seeds: nodes.join(','),
       async masterOf(key) {
         const port = firstLive(live());
-        const slot = Number(await redisCommand(port, ['CLUSTER', 'KEYSLOT', key]));
-        const range = (await clusterSlots(port)).find((entry) => entry.start <= slot && slot <= entry.end);
+        const slot = Number(await command(port, ['CLUSTER', 'KEYSLOT', key]));
+        const range = (await clusterSlots(port, command)).find((entry) => entry.start <= slot && slot <= entry.end);
         if (range === undefined) throw new Error(`no master serves slot ${slot} (key ${key})`);
         return range.master;
       },
       async replicaOf(masterPort) {
-        const lines = await clusterNodes(firstLive(live()));
+        const lines = await clusterNodes(firstLive(live()), command);
         const master = lines.find((line) => line.port === masterPort);
         if (master === undefined) return undefined;
         return lines.find((line) => line.masterId === master.id && !line.flags.includes('fail') && children.has(line.port))?.port;
@@ -91,8 +95,8 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
         children.delete(port);
         await killRedisNode(child);
       },
-      waitHealthy: (timeoutMs = 20_000) => waitFor(() => clusterHealthy(live()), timeoutMs, 'the cluster to be healthy (every slot on a live master)'),
-      connect: () => connectTestCluster(nodes.join(',')),
+      waitHealthy: (timeoutMs = 20_000) => waitFor(() => clusterHealthy(live(), command), timeoutMs, 'the cluster to be healthy (every slot on a live master)'),
+      connect: () => connectTestCluster(nodes.join(','), password),
       stop,
     };
   } catch (error) {
@@ -102,18 +106,18 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
 }
 
 /** An ioredis Cluster client on comma-separated "host:port" seeds for tests: quiet about connection errors (commands still reject). */
-export function connectTestCluster(seeds: string): Cluster {
+export function connectTestCluster(seeds: string, password?: string): Cluster {
   const startup = seeds.split(',').map((seed) => {
     const [host = '127.0.0.1', port = '6379'] = seed.trim().split(':');
     return { host, port: Number(port) };
   });
-  const cluster = new Cluster(startup, { redisOptions: { maxRetriesPerRequest: 3 }, clusterRetryStrategy: (times) => Math.min(100 * times, 1000) });
+  const cluster = new Cluster(startup, { redisOptions: { maxRetriesPerRequest: 3, ...(password === undefined ? {} : { password }) }, clusterRetryStrategy: (times) => Math.min(100 * times, 1000) });
   cluster.on('error', () => undefined);
   return cluster;
 }
 
 // One node on a free port with its own directory; a port found free can be taken before redis binds it, so retry.
-async function launchClusterNode(dir: string, nodeTimeoutMs: number, children: Map<number, ChildProcess>): Promise<number> {
+async function launchClusterNode(dir: string, nodeTimeoutMs: number, children: Map<number, ChildProcess>, password: string | undefined): Promise<number> {
   for (let attempt = 1; ; attempt += 1) {
     // The cluster bus port is set explicitly: the default (port + 10000) can fall outside the port range.
     const [port, busPort] = await findFreePorts(2);
@@ -121,8 +125,9 @@ async function launchClusterNode(dir: string, nodeTimeoutMs: number, children: M
     await mkdir(nodeDir, { recursive: true });
     const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', path.join(nodeDir, `nodes-${port}.conf`)];
     args.push('--cluster-node-timeout', String(nodeTimeoutMs), '--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0', '--dir', nodeDir);
+    if (password !== undefined) args.push('--requirepass', password, '--masterauth', password);
     try {
-      children.set(port, await launchRedisNode(port, args));
+      children.set(port, await launchRedisNode(port, args, password));
       return port;
     } catch (error) {
       if (attempt >= 3 || (error instanceof Error && error.message === REDIS_NOT_INSTALLED)) throw error;
@@ -130,8 +135,9 @@ async function launchClusterNode(dir: string, nodeTimeoutMs: number, children: M
   }
 }
 
-async function createCluster(ports: number[], replicas: number): Promise<void> {
+async function createCluster(ports: number[], replicas: number, password: string | undefined): Promise<void> {
   const args = ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes'];
+  if (password !== undefined) args.push('-a', password, '--no-auth-warning');
   const child = spawn('redis-cli', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -149,8 +155,10 @@ interface SlotRange {
   master: number;
 }
 
-async function clusterSlots(port: number): Promise<SlotRange[]> {
-  const reply = (await redisCommand(port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+type NodeCommand = (port: number, args: readonly [string, ...(string | number)[]]) => Promise<unknown>;
+
+async function clusterSlots(port: number, command: NodeCommand): Promise<SlotRange[]> {
+  const reply = (await command(port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
   return reply.map(([start, end, master]) => ({ start, end, master: Number(master[1]) }));
 }
 
@@ -161,8 +169,8 @@ interface NodeLine {
   masterId: string;
 }
 
-async function clusterNodes(port: number): Promise<NodeLine[]> {
-  const text = String(await redisCommand(port, ['CLUSTER', 'NODES']));
+async function clusterNodes(port: number, command: NodeCommand): Promise<NodeLine[]> {
+  const text = String(await command(port, ['CLUSTER', 'NODES']));
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
@@ -172,27 +180,27 @@ async function clusterNodes(port: number): Promise<NodeLine[]> {
     });
 }
 
-async function infoField(port: number, section: string, field: string): Promise<string | undefined> {
-  const text = String(await redisCommand(port, ['INFO', section]));
+async function infoField(port: number, section: string, field: string, command: NodeCommand): Promise<string | undefined> {
+  const text = String(await command(port, ['INFO', section]));
   return new RegExp(`^${field}:(.*)$`, 'm').exec(text)?.[1]?.trim();
 }
 
 // Every node agrees the cluster is ok and every replica has finished its initial sync with its master.
-async function clusterReady(ports: number[], replicas: number): Promise<boolean> {
-  if (!(await clusterHealthy(ports))) return false;
+async function clusterReady(ports: number[], replicas: number, command: NodeCommand): Promise<boolean> {
+  if (!(await clusterHealthy(ports, command))) return false;
   for (const port of ports) {
-    const role = await infoField(port, 'replication', 'role');
-    if (role === 'master' && Number(await infoField(port, 'replication', 'connected_slaves')) < replicas) return false;
-    if (role === 'slave' && ((await infoField(port, 'replication', 'master_link_status')) !== 'up' || (await infoField(port, 'replication', 'master_sync_in_progress')) !== '0')) return false;
+    const role = await infoField(port, 'replication', 'role', command);
+    if (role === 'master' && Number(await infoField(port, 'replication', 'connected_slaves', command)) < replicas) return false;
+    if (role === 'slave' && ((await infoField(port, 'replication', 'master_link_status', command)) !== 'up' || (await infoField(port, 'replication', 'master_sync_in_progress', command)) !== '0')) return false;
   }
   return true;
 }
 
-async function clusterHealthy(live: number[]): Promise<boolean> {
+async function clusterHealthy(live: number[], command: NodeCommand): Promise<boolean> {
   for (const port of live) {
-    const clusterInfo = String(await redisCommand(port, ['CLUSTER', 'INFO']));
+    const clusterInfo = String(await command(port, ['CLUSTER', 'INFO']));
     if (!/^cluster_state:ok\r?$/m.test(clusterInfo)) return false;
-    const ranges = await clusterSlots(port);
+    const ranges = await clusterSlots(port, command);
     if (ranges.some((range) => !live.includes(range.master))) return false;
     if (ranges.reduce((sum, range) => sum + range.end - range.start + 1, 0) !== SLOTS) return false;
   }

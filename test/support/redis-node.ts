@@ -7,8 +7,8 @@ export const REDIS_NOT_INSTALLED = 'redis-server / redis-cli are not installed: 
 
 const READY_TIMEOUT_MS = 10_000;
 
-/** Start `redis-server <args>` on 127.0.0.1:`port` and resolve once it answers PING (throws with its output when it exits first). */
-export async function launchRedisNode(port: number, args: readonly string[]): Promise<ChildProcess> {
+/** Start `redis-server <args>` on 127.0.0.1:`port` and resolve once it answers PING, authenticating with `password` if given (throws with its output when it exits first). */
+export async function launchRedisNode(port: number, args: readonly string[], password?: string): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer): void => {
@@ -22,7 +22,7 @@ export async function launchRedisNode(port: number, args: readonly string[]): Pr
   });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    const pong = await redisCommand(port, ['PING']).catch(() => undefined);
+    const pong = await redisCommand(port, ['PING'], password).catch(() => undefined);
     if (pong === 'PONG') break;
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server on port ${port} exited before it was ready:\n${output}`);
     if (Date.now() > deadline) {
@@ -45,9 +45,9 @@ export async function killRedisNode(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** Send one command to the node on 127.0.0.1:`port` over a fresh connection that never retries or reconnects. */
-export async function redisCommand(port: number, args: readonly [string, ...(string | number)[]]): Promise<unknown> {
-  const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, connectTimeout: 1000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+/** Send one command to the node on 127.0.0.1:`port` over a fresh connection that never retries or reconnects (with `password` when the node requires one). */
+export async function redisCommand(port: number, args: readonly [string, ...(string | number)[]], password?: string): Promise<unknown> {
+  const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, connectTimeout: 1000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null, ...(password === undefined ? {} : { password }) });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
