@@ -1,5 +1,5 @@
 // Copies non-TypeScript assets (model-facing prose beside the tools) from src into dist/src.
-import { cpSync, readdirSync, statSync, mkdirSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readdirSync, statSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 
 const exts = ['.md', '.txt'];
@@ -15,3 +15,5 @@ function walk(dir) {
   }
 }
 walk('src');
+// The package's bin (package.json "bin": a3s) must be executable to run as ./dist/src/cli/a3s.js.
+if (existsSync('dist/src/cli/a3s.js')) chmodSync('dist/src/cli/a3s.js', 0o755);

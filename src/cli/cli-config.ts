@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { CliIo } from './cli-io.js';
+import { stringFlag, type FlagValues } from './parse-flags.js';
+import { UsageError } from './usage-error.js';
+
+/** The server URL when neither a flag, A3S_URL nor the config file names one. */
+export const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+/** `~/.config/a3s/cli.json` (or `$XDG_CONFIG_HOME/a3s/cli.json`): the server and its token, both optional. */
+export const CliConfigFileSchema = z
+  .object({
+    url: z.string().min(1, 'url must not be empty').optional(),
+    token: z.string().min(1, 'token must not be empty').optional(),
+  })
+  .strict();
+
+/** Where the CLI talks to: the server's base URL and the bearer token (none for an anonymous loopback server). */
+export interface CliConfig {
+  url: string;
+  token: string | undefined;
+}
+
+/** The config file's path for this environment. */
+export function configFilePath(io: Pick<CliIo, 'env' | 'home'>): string {
+  const base = io.env.XDG_CONFIG_HOME && io.env.XDG_CONFIG_HOME.length > 0 ? io.env.XDG_CONFIG_HOME : join(io.home, '.config');
+  return join(base, 'a3s', 'cli.json');
+}
+
+function readConfigFile(path: string): z.infer<typeof CliConfigFileSchema> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${path}: not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = CliConfigFileSchema.safeParse(json);
+  if (!parsed.success) throw new UsageError(`${path}: ${describeIssue(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The first issue of a zod error as `field: message` (the field path dotted). */
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') return `unknown field ${issue.keys.map((k) => (path ? `${path}.${k}` : k)).join(', ')}`;
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+/** True for a loopback host: localhost, 127.0.0.0/8 or ::1 (where the server accepts anonymous requests). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Resolve the server and token: flags (`--url`, `--token`) over the environment (A3S_URL, A3S_TOKEN) over the
+ * config file; the URL defaults to DEFAULT_URL. A bad URL, a bad config file, or no token for a server that is not
+ * on a loopback address is a UsageError (exit 2).
+ */
+export function resolveCliConfig(values: FlagValues, io: Pick<CliIo, 'env' | 'home'>): CliConfig {
+  const nonEmpty = (value: string | undefined): string | undefined => (value !== undefined && value.length > 0 ? value : undefined);
+  const flagUrl = stringFlag(values, 'url');
+  const flagToken = stringFlag(values, 'token');
+  const needFile = (flagUrl ?? nonEmpty(io.env.A3S_URL)) === undefined || (flagToken ?? nonEmpty(io.env.A3S_TOKEN)) === undefined;
+  const path = configFilePath(io);
+  const file = needFile ? readConfigFile(path) : {};
+  const url = flagUrl ?? nonEmpty(io.env.A3S_URL) ?? file.url ?? DEFAULT_URL;
+  const token = flagToken ?? nonEmpty(io.env.A3S_TOKEN) ?? file.token;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`the server URL "${url}" is not a valid URL (set --url, A3S_URL or "url" in ${path})`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`the server URL "${url}" must start with http:// or https://`);
+  if (token === undefined && !isLoopbackHost(parsed.hostname)) {
+    throw new UsageError(`no token for ${parsed.origin}: a server off the loopback address needs one; set A3S_TOKEN, pass --token, or put "token" in ${path}`);
+  }
+  return { url: url.replace(/\/+$/, ''), token };
+}

@@ -1,0 +1,19 @@
+/**
+ * The `a3s` exit codes (issue 16): what a CI step branches on. `run` and `resume` use all of them;
+ * `verify` uses OK, FAILED and NEEDS_REVIEW; every other command OK, FAILED and USAGE.
+ */
+export const EXIT = {
+  /** The run completed and its verification passed or was skipped (the command did what it was asked). */
+  ok: 0,
+  /** The run failed or was cancelled, verification failed, or the server refused the request. */
+  failed: 1,
+  /** Bad flags, a bad config or policy file, a missing token, or a request the server rejected as malformed or unauthorized. */
+  usage: 2,
+  /** A tool call waits for a human confirmation and `--approve` was not given. */
+  confirmationNeeded: 3,
+  /** Verification needs review (or `--wait-verification` found no report). */
+  needsReview: 4,
+} as const;
+
+/** One of the exit codes. */
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -1,0 +1,111 @@
+// The --help text of every command (what `a3s <command> --help` prints).
+
+const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"url", "token"}):
+  --url URL       the server (A3S_URL; default http://127.0.0.1:8080)
+  --token TOKEN   bearer token (A3S_TOKEN); required unless the server is on a loopback address
+  -h, --help      this help`;
+
+const EXIT_CODES = `Exit codes: 0 completed and verification passed or skipped; 1 failed, cancelled or verification failed;
+  2 usage or config error; 3 a confirmation is needed and --approve was not given; 4 verification needs review.`;
+
+/** The help text of each command, and of `a3s` itself (key ''). */
+export const HELP: Readonly<Record<string, string>> = {
+  '': `a3s: drive an A3S Code Server from a shell or a CI job
+
+Usage: a3s <command> [flags]
+
+Commands:
+  run "prompt"                 run a prompt in a new or existing session; answer on stdout, tool activity on stderr
+  verify --subject S --cmd C   run verification commands in a session; exit code from the report
+  sessions [ls|show ID|close ID]
+                               list, show or close sessions
+  events SESSION               print a session's events as NDJSON (--after N, --follow)
+  approve SESSION TOOL_ID      answer a pending confirmation (--reject, --reason R)
+  resume SESSION RUN_ID        resume a run from its checkpoint and follow it like run
+
+Run "a3s <command> --help" for a command's flags. "a3s --version" prints the version.
+
+${CONNECTION}
+
+${EXIT_CODES}`,
+  run: `Usage: a3s run [flags] "prompt"
+
+Creates a session (or, with --session, resumes that one: created with that id when no such session exists),
+runs the prompt, streams the answer text to stdout and tool activity to stderr, and exits with the run's outcome.
+The prompt "-" reads the prompt from stdin; put "--" before a prompt that starts with "-".
+
+Flags:
+  --workspace DIR        the session's workspace (default: the server's default workspace); new sessions only
+  --session ID           resume session ID instead of creating one (created with this id when it does not exist)
+  --model M              "provider/model" for a new session
+  --policy FILE          JSON {"permissionPolicy": {...}, "confirmationPolicy"?: {...}} for a new session
+  --approve              approve tool confirmations as they come instead of exiting 3
+  --json                 print the AgentResult as JSON on stdout instead of the answer text
+  --wait-verification    require a verification report: a run without one exits 4
+
+${CONNECTION}
+
+${EXIT_CODES}`,
+  verify: `Usage: a3s verify --subject S --cmd COMMAND [--cmd COMMAND ...] [flags]
+
+Runs the commands in order (each a required check, ids cmd-1, cmd-2, ...) through the server's verification
+(host-direct: the token needs the host_direct scope), prints one line per check and the report's status.
+Without --session a session is created in --workspace for the verification and closed afterwards.
+
+Flags:
+  --subject S        what is verified (the report's subject)
+  --cmd COMMAND      a shell command that must exit 0 (repeatable, at least one)
+  --session ID       verify in this existing session (its workspace; the report stays in it)
+  --workspace DIR    the workspace of the session created for the verification
+  --timeout-ms N     per-command timeout (default 300000)
+  --json             print the VerificationReport as JSON
+
+${CONNECTION}
+
+Exit codes: 0 passed (or skipped), 1 failed, 2 usage or config error, 4 needs review.`,
+  sessions: `Usage: a3s sessions [ls] [--json]
+       a3s sessions show ID
+       a3s sessions close ID
+
+ls (the default) lists the caller's live sessions (one per line: id, state, workspace, model, messages);
+show prints one session as JSON; close closes it (exit 1 when there is no such session).
+
+Flags:
+  --json     ls: print the list as JSON
+
+${CONNECTION}`,
+  events: `Usage: a3s events SESSION [--after N] [--follow]
+
+Prints the session's retained events as NDJSON, one EventEnvelopeV1 {version, type, payload, metadata} a line,
+oldest first. --after N starts after session_sequence N (the resume cursor); --follow keeps printing new events
+until the session is closed or Ctrl-C.
+
+Flags:
+  --after N     only events with session_sequence > N
+  --follow      keep following
+
+${CONNECTION}`,
+  approve: `Usage: a3s approve SESSION TOOL_ID [--reject] [--reason R]
+
+Answers the pending confirmation of tool call TOOL_ID (the id "a3s run" printed when it exited 3) in SESSION:
+approves it, or rejects it with --reject. Exit 1 when no such confirmation is pending (or it is already settled).
+
+Flags:
+  --reject      reject instead of approve
+  --reason R    the reason recorded with the answer
+
+${CONNECTION}`,
+  resume: `Usage: a3s resume SESSION RUN_ID [--approve] [--json] [--wait-verification]
+
+Resumes run RUN_ID of SESSION from its last loop checkpoint (a new run) and follows it like "a3s run": answer text
+on stdout, tool activity on stderr, the same exit codes. Needs a durable session store on the server.
+
+Flags:
+  --approve              approve tool confirmations as they come instead of exiting 3
+  --json                 print the AgentResult as JSON
+  --wait-verification    require a verification report: a run without one exits 4
+
+${CONNECTION}
+
+${EXIT_CODES}`,
+};

@@ -1,0 +1,57 @@
+import { resolve } from 'node:path';
+import { SessionNotFoundError, type A3sClient, type Session, type SessionOptionsInput } from '../client/index.js';
+import type { CliIo } from './cli-io.js';
+import { resolveCliConfig } from './cli-config.js';
+import { connect } from './connect.js';
+import { followRun } from './follow-run.js';
+import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from './parse-flags.js';
+import { readPolicyFile } from './policy-file.js';
+import { UsageError } from './usage-error.js';
+
+/** The flags of `a3s run` (besides the global ones). */
+export const RUN_FLAGS = {
+  workspace: { type: 'string' },
+  session: { type: 'string' },
+  model: { type: 'string' },
+  policy: { type: 'string' },
+  approve: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'wait-verification': { type: 'boolean' },
+} as const satisfies FlagSpec;
+
+/** `a3s run [flags] "prompt"`: run a prompt in a new or resumed session and answer the run's exit code. */
+export async function runCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlags('run', args, RUN_FLAGS);
+  if (positionals.length === 0) throw new UsageError('missing "prompt"', 'run');
+  const prompt = positionals.length === 1 && positionals[0] === '-' ? await io.readStdin() : positionals.join(' ');
+  if (prompt.trim().length === 0) throw new UsageError('the prompt is empty', 'run');
+  const workspace = stringFlag(values, 'workspace');
+  const model = stringFlag(values, 'model');
+  const policyPath = stringFlag(values, 'policy');
+  const policy = policyPath !== undefined ? readPolicyFile(policyPath, io.cwd, 'run') : undefined;
+  const config = resolveCliConfig(values, io);
+  const client = connect(config);
+  const options: SessionOptionsInput = { ...(model !== undefined ? { model } : {}), ...(policy ?? {}) };
+  const session = await openSession(client, stringFlag(values, 'session'), workspace !== undefined ? resolve(io.cwd, workspace) : undefined, options, io);
+  const stream = await session.stream(prompt);
+  const runId = stream.runId ?? '';
+  io.err(`[run] session ${session.sessionId}, run ${runId}\n`);
+  return followRun(session, runId, stream, { approve: booleanFlag(values, 'approve'), json: booleanFlag(values, 'json'), requireReport: booleanFlag(values, 'wait-verification') }, io);
+}
+
+/**
+ * The session a run goes to: a new one (in `workspace`, with `options`), or with `--session` that session
+ * resumed (live or stored) or, when no such session exists, created with that id.
+ */
+async function openSession(client: A3sClient, sessionId: string | undefined, workspace: string | undefined, options: SessionOptionsInput, io: CliIo): Promise<Session> {
+  if (sessionId === undefined) return client.session(workspace, options);
+  try {
+    const session = await client.resumeSession(sessionId);
+    const ignored = [...(workspace !== undefined ? ['--workspace'] : []), ...Object.keys(options).map((key) => (key === 'model' ? '--model' : '--policy'))];
+    if (ignored.length > 0) io.err(`[run] session ${sessionId} exists: ${[...new Set(ignored)].join(', ')} apply to new sessions only and were not used\n`);
+    return session;
+  } catch (error) {
+    if (!(error instanceof SessionNotFoundError)) throw error;
+    return client.session(workspace, { ...options, sessionId });
+  }
+}

@@ -1,0 +1,100 @@
+import type { z } from 'zod';
+import type { HealthResponseSchema } from '../protocol/http.js';
+import type { SessionOptionsSchema } from '../protocol/session-options.js';
+import { toA3sError } from './a3s-error.js';
+import { falseOn } from './session-context.js';
+import { HttpTransport, seg } from './http-transport.js';
+import { Session, type SessionInfo } from './session.js';
+import { resolveWebSocket, type WebSocketConstructor } from './websocket-like.js';
+
+/** SessionOptions as sent (the body of POST /v1/sessions, every seed name). */
+export type SessionOptionsInput = z.input<typeof SessionOptionsSchema>;
+/** Health answer. */
+export type Health = z.infer<typeof HealthResponseSchema>;
+
+/** Options of A3sClient. */
+export interface A3sClientOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:8080`. */
+  baseUrl: string;
+  /** Bearer token (omit for an anonymous loopback server). */
+  token?: string;
+  /** WebSocket implementation for streams and callbacks (default: the global one; in Node 20 pass `WebSocket` from `ws`). */
+  WebSocket?: WebSocketConstructor;
+  /** fetch implementation (default: the global fetch). */
+  fetch?: typeof fetch;
+}
+
+/** The typed client of an A3S Code Server: sessions with the seed's Node SDK names over HTTP and WebSocket. */
+export class A3sClient {
+  private readonly transport: HttpTransport;
+  private readonly WebSocket: WebSocketConstructor | undefined;
+
+  constructor(options: A3sClientOptions) {
+    this.transport = new HttpTransport(options);
+    this.WebSocket = resolveWebSocket(options.WebSocket);
+  }
+
+  /** The server's base URL. */
+  get baseUrl(): string {
+    return this.transport.baseUrl;
+  }
+
+  private wrap(info: SessionInfo, resumed = false): Session {
+    return new Session({ transport: this.transport, WebSocket: this.WebSocket }, info, resumed);
+  }
+
+  private async create(body: SessionOptionsInput): Promise<Session> {
+    const answer = await this.transport.post<{ session: SessionInfo; resumed?: boolean }>('/v1/sessions', body);
+    return this.wrap(answer.session, answer.resumed === true);
+  }
+
+  /** Create a session in a workspace (the seed's `agent.session(workspace, options)`). */
+  session(workspace?: string, options: SessionOptionsInput = {}): Promise<Session> {
+    return this.create({ ...options, ...(workspace !== undefined ? { workspace } : {}) });
+  }
+
+  /** Resume a stored session by id (`{sessionId, resume: true}`). */
+  resumeSession(sessionId: string, options: SessionOptionsInput = {}): Promise<Session> {
+    return this.create({ ...options, sessionId, resume: true });
+  }
+
+  /**
+   * Create a session that runs as a built-in or registered agent: the seed's `sessionForAgent(workspace,
+   * agent, workers, options)` (worker agents are not supported: the list must be empty) or
+   * `sessionForAgent(workspace, agent, options)`.
+   */
+  sessionForAgent(workspace: string | undefined, agent: string, workersOrOptions: readonly unknown[] | SessionOptionsInput = {}, maybeOptions: SessionOptionsInput = {}): Promise<Session> {
+    const workers = Array.isArray(workersOrOptions) ? workersOrOptions : [];
+    const options = Array.isArray(workersOrOptions) ? maybeOptions : (workersOrOptions as SessionOptionsInput);
+    if (workers.length > 0) {
+      return Promise.reject(toA3sError('UNSUPPORTED_OPTION', 'sessionForAgent: worker agents (the third argument) are not supported by this server; pass []', 400, { option: 'workers' }));
+    }
+    return this.create({ ...options, ...(workspace !== undefined ? { workspace } : {}), agent });
+  }
+
+  /** A live session by id (SessionNotFoundError when there is none for this tenant). */
+  async getSession(sessionId: string): Promise<Session> {
+    return this.wrap((await this.transport.get<{ session: SessionInfo }>(`/v1/sessions/${seg(sessionId)}`)).session);
+  }
+
+  /** The ids of the caller's live sessions, as the seed's `agent.listSessions()` answers. */
+  async listSessions(): Promise<string[]> {
+    return (await this.sessionInfos()).map((info) => info.id);
+  }
+
+  /** The caller's live sessions with their infos (ours, additive: id, workspace, model, busy, currentRun, ...). */
+  async sessionInfos(): Promise<SessionInfo[]> {
+    return (await this.transport.get<{ sessions: SessionInfo[] }>('/v1/sessions')).sessions;
+  }
+
+  /** Close a session by id: true when it was open, false when already closed or unknown. */
+  async closeSession(sessionId: string): Promise<boolean> {
+    const answer = await falseOn(['SESSION_NOT_FOUND'], () => this.transport.delete<{ closed: boolean }>(`/v1/sessions/${seg(sessionId)}`));
+    return answer !== false && answer.closed;
+  }
+
+  /** Liveness (GET /healthz). */
+  health(): Promise<Health> {
+    return this.transport.get<Health>('/healthz');
+  }
+}

@@ -1,0 +1,122 @@
+import { toA3sError, type A3sError } from './a3s-error.js';
+
+/** How the client reaches the server. */
+export interface TransportOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
+  baseUrl: string;
+  /** Bearer token; omit it for an anonymous loopback server. */
+  token?: string;
+  /** fetch implementation (default: the global fetch). */
+  fetch?: typeof fetch;
+}
+
+/** One request. */
+export interface RequestOptions {
+  body?: unknown;
+  /** Query parameters; undefined values are left out. */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Extra headers (e.g. Idempotency-Key). */
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** The answer of a request: its status and parsed JSON body. */
+export interface TransportResponse<T> {
+  status: number;
+  body: T;
+}
+
+/** A path segment, encoded (ids are opaque strings). */
+export function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+/**
+ * JSON over HTTP with the bearer token. A non-2xx answer rejects with the A3sError subclass of its
+ * `{error: {code, message, details}}` body; a network failure with NetworkError.
+ */
+export class HttpTransport {
+  readonly baseUrl: string;
+  readonly token: string | undefined;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: TransportOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.token = options.token;
+    const impl = options.fetch ?? globalThis.fetch;
+    if (typeof impl !== 'function') throw toA3sError('VALIDATION_ERROR', 'options.fetch: no global fetch in this environment; pass one', 0, { field: 'fetch' });
+    this.fetchImpl = impl;
+  }
+
+  /** The full URL of a path with a query. */
+  url(path: string, query?: RequestOptions['query']): string {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(key, String(value));
+    const text = params.toString();
+    return `${this.baseUrl}${path}${text ? `?${text}` : ''}`;
+  }
+
+  /** Send a request and parse the JSON answer; non-2xx rejects with the typed error. */
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<TransportResponse<T>> {
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    let response: Response;
+    try {
+      response = await this.fetchImpl(this.url(path, options.query), { method, headers, body, signal: options.signal });
+    } catch (error) {
+      if (error instanceof Error && error.name === 'AbortError') throw error;
+      // fetch's own message is "fetch failed": the cause (ECONNREFUSED, ENOTFOUND, ...) says why.
+      const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
+      const code = typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string' ? (cause as { code: string }).code : undefined;
+      const why = code ?? (cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error));
+      throw toA3sError('NETWORK_ERROR', `${method} ${this.url(path, options.query)}: the server could not be reached (${why})`, 0, { method, path, ...(code !== undefined ? { cause: code } : {}) });
+    }
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text.length > 0) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (!response.ok) throw errorFromAnswer(response.status, parsed, `${method} ${path}`);
+    if (parsed === undefined) throw toA3sError('PROTOCOL_ERROR', `${method} ${path}: the answer (${response.status}) is not JSON`, response.status);
+    return { status: response.status, body: parsed as T };
+  }
+
+  /** GET and answer the body. */
+  async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return (await this.request<T>('GET', path, { query })).body;
+  }
+
+  /** POST and answer the body. */
+  async post<T>(path: string, body?: unknown, options: Omit<RequestOptions, 'body'> = {}): Promise<T> {
+    return (await this.request<T>('POST', path, { ...options, body: body ?? {} })).body;
+  }
+
+  /** PUT and answer the body. */
+  async put<T>(path: string, body: unknown): Promise<T> {
+    return (await this.request<T>('PUT', path, { body })).body;
+  }
+
+  /** DELETE and answer the body. */
+  async delete<T>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return (await this.request<T>('DELETE', path, { query })).body;
+  }
+}
+
+/** The typed error of a non-2xx answer (our error shape; anything else is a PROTOCOL_ERROR naming the status). */
+export function errorFromAnswer(status: number, body: unknown, what: string): A3sError {
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
+  if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+    const details = typeof error.details === 'object' && error.details !== null ? (error.details as Record<string, unknown>) : {};
+    return toA3sError(error.code, error.message, status, details);
+  }
+  return toA3sError('PROTOCOL_ERROR', `${what}: HTTP ${status} without an error body`, status);
+}

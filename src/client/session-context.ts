@@ -1,0 +1,32 @@
+import { A3sError, toA3sError } from './a3s-error.js';
+import { seg, type HttpTransport } from './http-transport.js';
+import type { WebSocketConstructor } from './websocket-like.js';
+
+/** What a Session's parts share: the transport, the session's id and how to open sockets. */
+export interface SessionContext {
+  readonly transport: HttpTransport;
+  readonly sessionId: string;
+  /** The WebSocket constructor (undefined when the environment has none and none was given). */
+  readonly WebSocket: WebSocketConstructor | undefined;
+}
+
+/** `/v1/sessions/:id` plus a suffix. */
+export function sessionPath(ctx: SessionContext, suffix = ''): string {
+  return `/v1/sessions/${seg(ctx.sessionId)}${suffix}`;
+}
+
+/** The WebSocket constructor, or a ValidationError naming the option. */
+export function requireWebSocket(ctx: SessionContext): WebSocketConstructor {
+  if (!ctx.WebSocket) throw toA3sError('VALIDATION_ERROR', 'options.WebSocket: this environment has no global WebSocket; pass one (e.g. WebSocket from the "ws" package)', 0, { field: 'WebSocket' });
+  return ctx.WebSocket;
+}
+
+/** Resolve to `false` when the call fails with one of these codes (the seed's boolean answers); rethrow anything else. */
+export async function falseOn<T>(codes: readonly string[], call: () => Promise<T>): Promise<T | false> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof A3sError && codes.includes(error.code)) return false;
+    throw error;
+  }
+}

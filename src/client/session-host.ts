@@ -1,0 +1,253 @@
+import type { BudgetCheckPayload, BudgetHostAnswer } from '../protocol/budget.js';
+import type { CommandContext, CommandInfo } from '../protocol/commands.js';
+import type { HookEvent, HookInfo, HookMatcher, HookResponse } from '../protocol/hooks.js';
+import { toA3sError } from './a3s-error.js';
+import { seg } from './http-transport.js';
+import { eventsSocketUrl } from './socket-event-stream.js';
+import { falseOn, requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
+import { messageText, WS_OPEN, type WebSocketLike } from './websocket-like.js';
+
+/** What a hook handler answers: the seed's HookResponse, or null/undefined for `continue`. */
+export type HookHandlerResult = HookResponse | null | undefined;
+/** A JS hook: gets the event's payload (the seed's shapes, plus `hook_id`), answers continue/block/skip/retry. */
+export type HookHandler = (payload: Record<string, unknown>, event: HookEvent) => HookHandlerResult | Promise<HookHandlerResult>;
+/** Hook options (the seed's config): priority (lower runs first) and timeoutMs (the server waits that long, then fails closed). */
+export interface HookOptions {
+  priority?: number;
+  timeoutMs?: number;
+}
+/** A JS slash command: `(args, ctx) => text`. */
+export type CommandHandler = (args: string, ctx: CommandContext) => string | Promise<string>;
+/** A command that needs no host: a template rendered by the server, or a webhook. */
+export type CommandSpec = { kind: 'template'; template: string } | { kind: 'webhook'; url: string; headers?: Record<string, string> };
+/** Options of registerCommand. */
+export interface CommandOptions {
+  timeoutMs?: number;
+  /** Replace a built-in command of the same name. */
+  override?: boolean;
+}
+/** A budget decision: null (allow), `{decision: 'allow'}`, `{decision: 'soft', resource, consumed, limit, message?}`, `{decision: 'deny', resource, reason}`. */
+export type BudgetDecision = BudgetHostAnswer | undefined;
+/** The seed's budget guard callbacks; a callback that throws or hangs past timeoutMs denies (fail closed). */
+export interface BudgetGuard {
+  /** Before every provider call. */
+  checkBeforeLlm?: (ctx: { sessionId: string; estimatedTokens: number; used: BudgetCheckPayload['used'] }) => BudgetDecision | Promise<BudgetDecision>;
+  /** Before every tool call. */
+  checkBeforeTool?: (ctx: { sessionId: string; toolName: string; used: BudgetCheckPayload['used'] }) => BudgetDecision | Promise<BudgetDecision>;
+  /** After every model turn (fed from the session's `turn_end` events on the host socket). */
+  recordAfterLlm?: (ctx: { sessionId: string; usage: { promptTokens: number; completionTokens: number; totalTokens: number } }) => void;
+  /** How long the server waits for a check (default 5000 ms). */
+  timeoutMs?: number;
+}
+
+interface HostFrame {
+  type?: unknown;
+  request_id?: unknown;
+  kind?: unknown;
+  payload?: unknown;
+  metadata?: unknown;
+}
+
+/**
+ * The client as the session's WebSocket host: one events socket per Session, opened on the first
+ * registerHook / registerCommand / setBudgetGuard, which sends `host_register` and names the
+ * `connection_id` of its `host_registered` answer in the REST registrations. It answers `hook_request`
+ * frames (hooks, and `budget_check` for the budget guard) with `hook_response` and `command_request`
+ * frames with `command_response`, from the JS callbacks. When the socket goes away the server fails
+ * closed: gating hooks block, budget checks deny, commands fail. The socket is not reopened by itself
+ * (its connection id would change); registering again opens a new one.
+ */
+export class SessionHost {
+  private socket: WebSocketLike | undefined;
+  private connection: Promise<string> | undefined;
+  private readonly hooks = new Map<string, HookHandler | undefined>();
+  private readonly commands = new Map<string, CommandHandler>();
+  private guard: BudgetGuard | undefined;
+
+  constructor(private readonly ctx: SessionContext) {}
+
+  /** The connection id of the host socket, opening and registering it on first use. */
+  connectionId(): Promise<string> {
+    this.connection ??= this.open().catch((error: unknown) => {
+      this.connection = undefined;
+      throw error;
+    });
+    return this.connection;
+  }
+
+  /** True while the host socket is open. */
+  get connected(): boolean {
+    return this.socket?.readyState === WS_OPEN;
+  }
+
+  /** Register a hook answered by `handler` (the seed's registerHook); without a handler it only observes (answers continue). */
+  async registerHook(id: string, event: HookEvent, matcher: HookMatcher | null | undefined, options: HookOptions | null | undefined, handler?: HookHandler): Promise<HookInfo> {
+    const connectionId = await this.connectionId();
+    this.hooks.set(id, handler);
+    try {
+      const body = { id, event, ...(matcher ? { matcher } : {}), ...(options?.priority !== undefined ? { priority: options.priority } : {}), ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), endpoint: { type: 'websocket', connectionId } };
+      return (await this.ctx.transport.post<{ hook: HookInfo }>(sessionPath(this.ctx, '/hooks'), body)).hook;
+    } catch (error) {
+      this.hooks.delete(id);
+      throw error;
+    }
+  }
+
+  /** Remove a hook: true when it was there (the seed's boolean). */
+  async unregisterHook(id: string): Promise<boolean> {
+    const removed = await falseOn(['NOT_FOUND'], () => this.ctx.transport.delete(sessionPath(this.ctx, `/hooks/${seg(id)}`)));
+    this.hooks.delete(id);
+    return removed !== false;
+  }
+
+  /** The session's hooks, in run order (config hooks included). */
+  async hooksList(): Promise<HookInfo[]> {
+    return (await this.ctx.transport.get<{ hooks: HookInfo[] }>(sessionPath(this.ctx, '/hooks'))).hooks;
+  }
+
+  /** Register a slash command: a JS handler (a websocket command answered here), or a template / webhook spec. */
+  async registerCommand(name: string, description: string, handler: CommandHandler | CommandSpec, options: CommandOptions = {}): Promise<CommandInfo> {
+    const base = { name, description, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.override !== undefined ? { override: options.override } : {}) };
+    let body: Record<string, unknown>;
+    if (typeof handler === 'function') {
+      body = { ...base, kind: 'websocket', connectionId: await this.connectionId() };
+      this.commands.set(name, handler);
+    } else body = { ...base, ...handler };
+    return (await this.ctx.transport.post<{ command: CommandInfo }>(sessionPath(this.ctx, '/commands'), body)).command;
+  }
+
+  /** Remove a command registered on the session: true when it was there. */
+  async unregisterCommand(name: string): Promise<boolean> {
+    const removed = await falseOn(['COMMAND_NOT_FOUND'], () => this.ctx.transport.delete(sessionPath(this.ctx, `/commands/${seg(name)}`)));
+    this.commands.delete(name);
+    return removed !== false;
+  }
+
+  /** The session's slash commands (built-ins, config, registered). */
+  async listCommands(): Promise<CommandInfo[]> {
+    return (await this.ctx.transport.get<{ commands: CommandInfo[] }>(sessionPath(this.ctx, '/commands'))).commands;
+  }
+
+  /** Make the JS guard the session's budget host (null removes it; the server's built-in limits stay). */
+  async setBudgetGuard(guard: BudgetGuard | null): Promise<void> {
+    if (guard === null) {
+      this.guard = undefined;
+      await this.ctx.transport.delete(sessionPath(this.ctx, '/budget-host'));
+      return;
+    }
+    const connectionId = await this.connectionId();
+    this.guard = guard;
+    await this.ctx.transport.put(sessionPath(this.ctx, '/budget-host'), { type: 'websocket', connectionId, ...(guard.timeoutMs !== undefined ? { timeoutMs: guard.timeoutMs } : {}) });
+  }
+
+  /** Close the host socket; the server then fails closed for every registration naming it. */
+  disconnect(): void {
+    const socket = this.socket;
+    this.socket = undefined;
+    this.connection = undefined;
+    socket?.close(1000, 'host disconnected');
+  }
+
+  private open(): Promise<string> {
+    const WebSocket = requireWebSocket(this.ctx);
+    return new Promise<string>((resolve, reject) => {
+      const socket = new WebSocket(eventsSocketUrl(this.ctx.transport.baseUrl, this.ctx.sessionId, undefined));
+      this.socket = socket;
+      let registered = false;
+      socket.onopen = () => {
+        const token = this.ctx.transport.token;
+        if (token !== undefined) socket.send(JSON.stringify({ type: 'auth', token }));
+        socket.send(JSON.stringify({ type: 'host_register' }));
+      };
+      socket.onerror = () => {};
+      socket.onclose = (event) => {
+        if (this.socket === socket) {
+          this.socket = undefined;
+          this.connection = undefined;
+        }
+        if (!registered) reject(toA3sError(event.code === 4004 ? 'SESSION_NOT_FOUND' : event.code === 4001 ? 'UNAUTHORIZED' : 'NETWORK_ERROR', `host socket closed before host_registered (${event.code}${event.reason ? `: ${event.reason}` : ''})`, 0, { closeCode: event.code }));
+      };
+      socket.onmessage = (message) => {
+        let frame: HostFrame;
+        try {
+          frame = JSON.parse(messageText(message.data)) as HostFrame;
+        } catch {
+          return;
+        }
+        const payload = (typeof frame.payload === 'object' && frame.payload !== null ? frame.payload : {}) as Record<string, unknown>;
+        if (frame.type === 'host_registered' && !registered) {
+          registered = true;
+          resolve(String(payload.connection_id));
+        } else if (frame.type === 'error' && !registered) {
+          registered = true;
+          reject(toA3sError(String(payload.code), String(payload.message), 0, payload));
+          socket.close();
+        } else if ((frame.type === 'hook_request' || frame.type === 'command_request') && typeof frame.request_id === 'string') {
+          void this.answer(socket, frame.type, frame.request_id, String(frame.kind), payload);
+        } else if (frame.type === 'turn_end') {
+          this.recordTurn(payload);
+        }
+      };
+    });
+  }
+
+  private async answer(socket: WebSocketLike, type: 'hook_request' | 'command_request', requestId: string, kind: string, payload: Record<string, unknown>): Promise<void> {
+    let answer: Record<string, unknown>;
+    if (type === 'command_request') {
+      answer = { type: 'command_response', request_id: requestId, ...(await this.commandAnswer(payload)) };
+    } else if (kind === 'budget_check') {
+      answer = { type: 'hook_response', request_id: requestId, ...(await this.budgetAnswer(payload as unknown as BudgetCheckPayload)) };
+    } else {
+      answer = { type: 'hook_response', request_id: requestId, ...(await this.hookAnswer(kind as HookEvent, payload)) };
+    }
+    if (socket.readyState === WS_OPEN) socket.send(JSON.stringify(answer));
+  }
+
+  private async hookAnswer(event: HookEvent, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const hookId = String(payload.hook_id);
+    if (!this.hooks.has(hookId)) return { action: 'block', reason: `no handler for hook ${hookId} in this client` };
+    const handler = this.hooks.get(hookId);
+    try {
+      const result = handler ? await handler(payload, event) : undefined;
+      return result ?? { action: 'continue' };
+    } catch (error) {
+      // Gating hooks fail closed, as the server does when a host fails.
+      return { action: 'block', reason: `hook ${hookId} handler failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  private async commandAnswer(payload: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const ctx = payload as unknown as CommandContext;
+    const handler = this.commands.get(ctx.command);
+    if (!handler) return { error: `no handler for command /${ctx.command} in this client` };
+    try {
+      return { text: String(await handler(ctx.args, ctx)) };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  private async budgetAnswer(payload: BudgetCheckPayload): Promise<Record<string, unknown>> {
+    const guard = this.guard;
+    try {
+      const decision =
+        payload.phase === 'llm'
+          ? await guard?.checkBeforeLlm?.({ sessionId: payload.session_id, estimatedTokens: payload.estimated_tokens ?? 0, used: payload.used })
+          : await guard?.checkBeforeTool?.({ sessionId: payload.session_id, toolName: payload.tool ?? '', used: payload.used });
+      return decision ?? { decision: 'allow' };
+    } catch (error) {
+      return { decision: 'deny', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  private recordTurn(payload: Record<string, unknown>): void {
+    const record = this.guard?.recordAfterLlm;
+    const usage = payload.usage as { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | undefined;
+    if (!record || !usage) return;
+    try {
+      record({ sessionId: this.ctx.sessionId, usage: { promptTokens: usage.prompt_tokens ?? 0, completionTokens: usage.completion_tokens ?? 0, totalTokens: usage.total_tokens ?? 0 } });
+    } catch {
+      // The seed's recordAfterLlm must not throw; a throwing one is ignored.
+    }
+  }
+}

@@ -1,0 +1,399 @@
+import type { z } from 'zod';
+import type { ChatMessage } from '../protocol/chat-message.js';
+import type { CompactResponse } from '../protocol/compaction.js';
+import type { EventEnvelope } from '../protocol/event-envelope.js';
+import type { RunEventsResponseSchema, RunFinishedResponseSchema, RunStartedResponseSchema, SessionInfoSchema } from '../protocol/http.js';
+import type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';
+import type { SubagentTaskSnapshot } from '../protocol/subagent-task.js';
+import { toA3sError } from './a3s-error.js';
+import type { EventStream } from './event-stream.js';
+import { seg } from './http-transport.js';
+import { PagedEventStream } from './paged-event-stream.js';
+import { falseOn, requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
+import { SessionHost } from './session-host.js';
+import { SessionMemory } from './session-memory.js';
+import { SessionQueue } from './session-queue.js';
+import { SessionTools } from './session-tools.js';
+import { SocketEventStream, type ReconnectOptions, type ReplayGap, type SocketEventStreamOptions } from './socket-event-stream.js';
+
+/** Session info as the server answers it. */
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+/** Answer of a started run (202). */
+export type RunStarted = z.infer<typeof RunStartedResponseSchema>;
+/** Answer of a finished run (`wait: true`). */
+export type RunFinished = z.infer<typeof RunFinishedResponseSchema>;
+/** A page of run events. */
+export type RunEventsPage = z.infer<typeof RunEventsResponseSchema>;
+
+/** Options of a run start. */
+export interface RunOptions {
+  /** Sent as `Idempotency-Key`: a retried start with the same key returns the existing run. */
+  idempotencyKey?: string;
+}
+
+/** Options of an event stream. */
+export interface StreamOptions extends RunOptions {
+  reconnect?: ReconnectOptions;
+  /** Called for each replay gap (also delivered as a `replay_gap` AgentEvent). */
+  onReplayGap?: (gap: ReplayGap) => void;
+  /** Called before each reconnect with the close code of the socket that went away. */
+  onReconnect?: SocketEventStreamOptions['onReconnect'];
+}
+
+/** Options of `session.events()`. */
+export interface EventsOptions extends StreamOptions {
+  /** Events with session_sequence > after (default: live events only when following, 0 otherwise). */
+  after?: number;
+  /** Follow live events over the WebSocket (default true); false: read the retained events page by page, then end. */
+  follow?: boolean;
+  /** Only this run's events. */
+  runId?: string;
+}
+
+/** How long stream() looks for the first event of the run it started (it is emitted as the run starts). */
+const FIRST_EVENT_TIMEOUT_MS = 10_000;
+
+/**
+ * A session of the server, with the seed's Node SDK method names. Identity (`sessionId`, `workspace`,
+ * `tenantId`, `principal`, `agentTemplateId`, `correlationId`) are plain properties; every method that
+ * talks to the server returns a Promise. Failures reject with the A3sError subclass of their code.
+ */
+export class Session {
+  readonly sessionId: string;
+  readonly workspace: string;
+  readonly tenantId: string | undefined;
+  readonly principal: string | undefined;
+  readonly agentTemplateId: string | undefined;
+  readonly correlationId: string | undefined;
+  /** The session info of the create / resume / get answer (`info()` fetches it again). */
+  readonly created: SessionInfo;
+  /** True when the server resumed a stored session instead of creating one. */
+  readonly resumed: boolean;
+  private readonly ctx: SessionContext;
+  private readonly tools: SessionTools;
+  private readonly memory: SessionMemory;
+  private readonly queue: SessionQueue;
+  private readonly host: SessionHost;
+
+  constructor(ctx: Omit<SessionContext, 'sessionId'>, info: SessionInfo, resumed = false) {
+    this.ctx = { ...ctx, sessionId: info.id };
+    this.sessionId = info.id;
+    this.workspace = info.workspace;
+    this.tenantId = info.labels.tenantId;
+    this.principal = info.labels.principal;
+    this.agentTemplateId = info.labels.agentTemplateId;
+    this.correlationId = info.labels.correlationId;
+    this.created = info;
+    this.resumed = resumed;
+    this.tools = new SessionTools(this.ctx);
+    this.memory = new SessionMemory(this.ctx);
+    this.queue = new SessionQueue(this.ctx);
+    this.host = new SessionHost(this.ctx);
+  }
+
+  private path(suffix = ''): string {
+    return sessionPath(this.ctx, suffix);
+  }
+
+  // Conversation and runs
+
+  /**
+   * Run a prompt to its end and answer the AgentResult. With `history`, a side question that leaves the
+   * transcript unchanged. A failed or cancelled run rejects with its run error (e.g. CancelledError,
+   * BudgetExhaustedError; details: runId, run, result).
+   */
+  async send(prompt: string, history?: ChatMessage[], options: RunOptions = {}): Promise<AgentResult> {
+    const finished = (await this.startRun(prompt, { history, wait: true, ...options })) as RunFinished;
+    const { run, result } = finished;
+    if (run.status !== 'completed' || result === null) {
+      const code = run.error?.code ?? (run.status === 'cancelled' ? 'CANCELLED' : 'INTERNAL_ERROR');
+      throw toA3sError(code, run.error?.message ?? `run ${run.runId} ended ${run.status}`, 0, { runId: run.runId, status: run.status, run, result });
+    }
+    return result;
+  }
+
+  /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
+  async startRun(input: string, options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {}): Promise<RunStarted | RunFinished> {
+    const body = { input, ...(options.history !== undefined ? { history: options.history } : {}), ...(options.wait ? { wait: true } : {}) };
+    const headers: Record<string, string> = options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
+    return (await this.ctx.transport.request<RunStarted | RunFinished>('POST', this.path('/runs'), { body, headers })).body;
+  }
+
+  /**
+   * Start a run and stream its events from its first one until its `agent_end`: the run is started, the
+   * session_sequence of its first event read from its event page, and the WebSocket opened just before it,
+   * so no event of the run is missed however fast it is. The stream reconnects by itself (see SocketEventStream).
+   */
+  async stream(prompt: string, history?: ChatMessage[], options: StreamOptions = {}): Promise<EventStream> {
+    const WebSocket = requireWebSocket(this.ctx);
+    const started = await this.startRun(prompt, { history, ...options });
+    const runId = started.runId;
+    const first = await this.firstSessionSequence(runId);
+    return new SocketEventStream({
+      baseUrl: this.ctx.transport.baseUrl,
+      token: this.ctx.transport.token,
+      WebSocket,
+      sessionId: this.sessionId,
+      after: first - 1,
+      runId,
+      untilRunEnd: true,
+      settle: () => this.released(runId),
+      reconnect: options.reconnect,
+      onReplayGap: options.onReplayGap,
+      onReconnect: options.onReconnect,
+    });
+  }
+
+  /** The session's events from a cursor: followed live over the WebSocket (default), or the retained ones page by page (`follow: false`). */
+  events(options: EventsOptions = {}): EventStream {
+    if (options.follow === false) return new PagedEventStream(this.ctx.transport, this.sessionId, options.after ?? 0, options.runId);
+    return new SocketEventStream({
+      baseUrl: this.ctx.transport.baseUrl,
+      token: this.ctx.transport.token,
+      WebSocket: requireWebSocket(this.ctx),
+      sessionId: this.sessionId,
+      after: options.after,
+      runId: options.runId,
+      reconnect: options.reconnect,
+      onReplayGap: options.onReplayGap,
+      onReconnect: options.onReconnect,
+    });
+  }
+
+  private async firstSessionSequence(runId: string): Promise<number> {
+    const until = Date.now() + FIRST_EVENT_TIMEOUT_MS;
+    for (let delay = 5; ; delay = Math.min(100, delay * 2)) {
+      const page = await this.runEventPage(runId, { after: -1, limit: 1 });
+      const first = page.events[0];
+      if (first) return first.metadata.session_sequence;
+      if (Date.now() > until) throw toA3sError('PROTOCOL_ERROR', `run ${runId} emitted no event within ${FIRST_EVENT_TIMEOUT_MS} ms`, 0, { runId });
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  /** Resolve once the run no longer holds the session (its producer has finished), or after a bound. */
+  private async released(runId: string): Promise<void> {
+    const until = Date.now() + FIRST_EVENT_TIMEOUT_MS;
+    for (let delay = 5; Date.now() < until; delay = Math.min(100, delay * 2)) {
+      const current = await this.currentRun();
+      if (current?.id !== runId) return;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  /** The transcript's messages. */
+  async history(): Promise<ChatMessage[]> {
+    return (await this.ctx.transport.get<{ messages: ChatMessage[] }>(this.path('/history'))).messages;
+  }
+
+  /** Cancel the active run: false when nothing runs. */
+  async cancel(): Promise<boolean> {
+    return (await this.ctx.transport.post<{ cancelled: boolean }>(this.path('/cancel'))).cancelled;
+  }
+
+  /** Cancel a run if it is the active one: false when it is not. */
+  async cancelRun(runId: string): Promise<boolean> {
+    return (await this.ctx.transport.post<{ cancelled: boolean }>(this.path(`/runs/${seg(runId)}/cancel`))).cancelled;
+  }
+
+  /** Run records, oldest first. */
+  async runs(): Promise<RunRecord[]> {
+    return (await this.ctx.transport.get<{ runs: RunRecord[] }>(this.path('/runs'))).runs;
+  }
+
+  /** One run record. */
+  async runSnapshot(runId: string): Promise<RunRecord> {
+    return (await this.ctx.transport.get<{ run: RunRecord }>(this.path(`/runs/${seg(runId)}`))).run;
+  }
+
+  /** A page of a run's events (per-run `sequence` > after). */
+  runEventPage(runId: string, options: { after?: number; limit?: number } = {}): Promise<RunEventsPage> {
+    return this.ctx.transport.get<RunEventsPage>(this.path(`/runs/${seg(runId)}/events`), { after: options.after, limit: options.limit });
+  }
+
+  /** Every retained event of a run, page after page (`limit` bounds the total). */
+  async runEvents(runId: string, options: { after?: number; limit?: number } = {}): Promise<EventEnvelope[]> {
+    const all: EventEnvelope[] = [];
+    const max = options.limit ?? Number.POSITIVE_INFINITY;
+    for (let after = options.after ?? -1; all.length < max; ) {
+      const page = await this.runEventPage(runId, { after, limit: Math.min(1000, max - all.length) });
+      all.push(...page.events);
+      if (page.events.length === 0 || page.nextAfter === null) break;
+      after = page.nextAfter;
+    }
+    return all;
+  }
+
+  /** The active run `{id, status}`, null when idle. */
+  async currentRun(): Promise<{ id: string; status: RunStatus } | null> {
+    return (await this.info()).currentRun;
+  }
+
+  /** Resume a run from its loop checkpoint: the new run (202), or with `{wait: true}` its AgentResult. */
+  resumeRun(runId: string, options?: RunOptions & { wait?: false }): Promise<RunStarted>;
+  resumeRun(runId: string, options: RunOptions & { wait: true }): Promise<AgentResult | null>;
+  async resumeRun(runId: string, options: RunOptions & { wait?: boolean } = {}): Promise<RunStarted | AgentResult | null> {
+    const headers: Record<string, string> = options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
+    const { body } = await this.ctx.transport.request<RunStarted | RunFinished>('POST', this.path(`/runs/${seg(runId)}/resume`), { body: options.wait ? { wait: true } : {}, headers });
+    return options.wait ? (body as RunFinished).result : (body as RunStarted);
+  }
+
+  /** The session's trace events (its retained event log) after a session_sequence. */
+  async traceEvents(options: { after?: number; limit?: number } = {}): Promise<EventEnvelope[]> {
+    return (await this.ctx.transport.get<{ events: EventEnvelope[] }>(this.path('/trace'), { after: options.after, limit: options.limit })).events;
+  }
+
+  /** Compact the conversation now (the seed's /compact). */
+  compact(): Promise<CompactResponse> {
+    return this.ctx.transport.post<CompactResponse>(this.path('/compact'));
+  }
+
+  // Lifecycle
+
+  /** The session's info now. */
+  async info(): Promise<SessionInfo> {
+    return (await this.ctx.transport.get<{ session: SessionInfo }>(this.path())).session;
+  }
+
+  /** Save one snapshot generation; answers its number. */
+  async save(): Promise<number> {
+    return (await this.ctx.transport.post<{ generation: number }>(this.path('/save'))).generation;
+  }
+
+  /** Close the session (and this client's host socket): true when it was open, false when already closed or unknown. */
+  async close(): Promise<boolean> {
+    this.host.disconnect();
+    const answer = await falseOn(['SESSION_NOT_FOUND'], () => this.ctx.transport.delete<{ closed: boolean }>(this.path()));
+    return answer !== false && answer.closed;
+  }
+
+  // Tools (SessionTools)
+
+  /** Host-direct tool call. */
+  tool: SessionTools['tool'] = (name, args) => this.tools.tool(name, args);
+  /** Governed direct tool call. */
+  governedTool: SessionTools['governedTool'] = (name, args) => this.tools.governedTool(name, args);
+  /** Tool names. */
+  toolNames: SessionTools['toolNames'] = () => this.tools.toolNames();
+  /** Tool definitions. */
+  toolDefinitions: SessionTools['toolDefinitions'] = () => this.tools.toolDefinitions();
+  /** Read a file. */
+  readFile: SessionTools['readFile'] = (path, options) => this.tools.readFile(path, options);
+  /** Write a file. */
+  writeFile: SessionTools['writeFile'] = (path, content, options) => this.tools.writeFile(path, content, options);
+  /** List a directory. */
+  ls: SessionTools['ls'] = (path, options) => this.tools.ls(path, options);
+  /** Edit a file. */
+  editFile: SessionTools['editFile'] = (path, oldString, newString, options) => this.tools.editFile(path, oldString, newString, options);
+  /** Patch a file. */
+  patchFile: SessionTools['patchFile'] = (path, diff) => this.tools.patchFile(path, diff);
+  /** Glob: string[]. */
+  glob: SessionTools['glob'] = (pattern, options) => this.tools.glob(pattern, options);
+  /** Grep. */
+  grep: SessionTools['grep'] = (pattern, options) => this.tools.grep(pattern, options);
+  /** Bash. */
+  bash: SessionTools['bash'] = (command, options) => this.tools.bash(command, options);
+  /** Git. */
+  git: SessionTools['git'] = (command, ...rest) => this.tools.git(command, ...rest);
+  /** QuickJS program. */
+  program: SessionTools['program'] = (body) => this.tools.program(body);
+  /** One subagent task. */
+  task: SessionTools['task'] = (spec) => this.tools.task(spec);
+  /** Parallel subagent tasks. */
+  tasks: SessionTools['tasks'] = (specs, options) => this.tools.tasks(specs, options);
+
+  /** The session's subagent task snapshots. */
+  async subagentTasks(): Promise<SubagentTaskSnapshot[]> {
+    return (await this.ctx.transport.get<{ tasks: SubagentTaskSnapshot[] }>(this.path('/tasks'))).tasks;
+  }
+
+  /** One subagent task snapshot (TaskNotFoundError for an unknown id). */
+  subagentTask(taskId: string): Promise<SubagentTaskSnapshot> {
+    return this.ctx.transport.get<SubagentTaskSnapshot>(this.path(`/tasks/${seg(taskId)}`));
+  }
+
+  // Memory, skills, agents, MCP (SessionMemory)
+
+  /** Remember a success. */
+  rememberSuccess: SessionMemory['rememberSuccess'] = (task, tools, result) => this.memory.rememberSuccess(task, tools, result);
+  /** Remember a failure. */
+  rememberFailure: SessionMemory['rememberFailure'] = (task, error, tools) => this.memory.rememberFailure(task, error, tools);
+  /** Recent memories. */
+  memoryRecent: SessionMemory['memoryRecent'] = (limit) => this.memory.memoryRecent(limit);
+  /** Similar memories. */
+  recallSimilar: SessionMemory['recallSimilar'] = (query, limit) => this.memory.recallSimilar(query, limit);
+  /** Memories by tags. */
+  recallByTags: SessionMemory['recallByTags'] = (tags, limit) => this.memory.recallByTags(tags, limit);
+  /** Memory stats. */
+  memoryStats: SessionMemory['memoryStats'] = () => this.memory.memoryStats();
+  /** Add a skill. */
+  addSkill: SessionMemory['addSkill'] = (skill) => this.memory.addSkill(skill);
+  /** Remove a skill (boolean). */
+  removeSkill: SessionMemory['removeSkill'] = (name) => this.memory.removeSkill(name);
+  /** Skill names. */
+  skillNames: SessionMemory['skillNames'] = () => this.memory.skillNames();
+  /** Skills. */
+  skills: SessionMemory['skills'] = () => this.memory.skills();
+  /** Register an agent directory. */
+  registerAgentDir: SessionMemory['registerAgentDir'] = (path) => this.memory.registerAgentDir(path);
+  /** Agents. */
+  agents: SessionMemory['agents'] = () => this.memory.agents();
+  /** Add an MCP server (tool count). */
+  addMcp: SessionMemory['addMcp'] = (config) => this.memory.addMcp(config);
+  /** MCP servers. */
+  mcps: SessionMemory['mcps'] = () => this.memory.mcps();
+  /** Remove an MCP server (boolean). */
+  removeMcp: SessionMemory['removeMcp'] = (name) => this.memory.removeMcp(name);
+
+  // Queue, confirmations, verification (SessionQueue)
+
+  /** Has a lane queue. */
+  hasQueue: SessionQueue['hasQueue'] = () => this.queue.hasQueue();
+  /** Queue stats. */
+  queueStats: SessionQueue['queueStats'] = () => this.queue.queueStats();
+  /** Queue metrics. */
+  queueMetrics: SessionQueue['queueMetrics'] = () => this.queue.queueMetrics();
+  /** Dead letters. */
+  deadLetters: SessionQueue['deadLetters'] = () => this.queue.deadLetters();
+  /** Set a lane handler. */
+  setLaneHandler: SessionQueue['setLaneHandler'] = (lane, config) => this.queue.setLaneHandler(lane, config);
+  /** Pending external tasks. */
+  pendingExternalTasks: SessionQueue['pendingExternalTasks'] = () => this.queue.pendingExternalTasks();
+  /** Complete an external task (boolean). */
+  completeExternalTask: SessionQueue['completeExternalTask'] = (taskId, answer) => this.queue.completeExternalTask(taskId, answer);
+  /** Pending confirmations. */
+  pendingConfirmations: SessionQueue['pendingConfirmations'] = () => this.queue.pendingConfirmations();
+  /** Answer a confirmation. */
+  confirmToolUse: SessionQueue['confirmToolUse'] = (toolId, approved, reason) => this.queue.confirmToolUse(toolId, approved, reason);
+  /** Run verification commands. */
+  verifyCommands: SessionQueue['verifyCommands'] = (subjectOrRequest, commands) => this.queue.verifyCommands(subjectOrRequest, commands);
+  /** Verification reports. */
+  verificationReports: SessionQueue['verificationReports'] = () => this.queue.verificationReports();
+  /** Verification summary. */
+  verificationSummary: SessionQueue['verificationSummary'] = () => this.queue.verificationSummary();
+  /** Verification summary text. */
+  verificationSummaryText: SessionQueue['verificationSummaryText'] = () => this.queue.verificationSummaryText();
+  /** Verification presets. */
+  verificationPresets: SessionQueue['verificationPresets'] = () => this.queue.verificationPresets();
+
+  // Callbacks: the client as the session's WebSocket host (SessionHost)
+
+  /** Register a hook with a JS handler. */
+  registerHook: SessionHost['registerHook'] = (id, event, matcher, options, handler) => this.host.registerHook(id, event, matcher, options, handler);
+  /** Remove a hook (boolean). */
+  unregisterHook: SessionHost['unregisterHook'] = (id) => this.host.unregisterHook(id);
+  /** Registered hooks. */
+  hooks: SessionHost['hooksList'] = () => this.host.hooksList();
+  /** Number of hooks of the session. */
+  hookCount = async (): Promise<number> => (await this.host.hooksList()).length;
+  /** Register a slash command (JS handler, template or webhook). */
+  registerCommand: SessionHost['registerCommand'] = (name, description, handler, options) => this.host.registerCommand(name, description, handler, options);
+  /** Remove a command (boolean). */
+  unregisterCommand: SessionHost['unregisterCommand'] = (name) => this.host.unregisterCommand(name);
+  /** Slash commands. */
+  listCommands: SessionHost['listCommands'] = () => this.host.listCommands();
+  /** Set (or with null remove) the JS budget guard. */
+  setBudgetGuard: SessionHost['setBudgetGuard'] = (guard) => this.host.setBudgetGuard(guard);
+  /** Close this client's host socket (registrations naming it then fail closed on the server). */
+  disconnectHost = (): void => this.host.disconnect();
+}
