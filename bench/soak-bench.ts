@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { numberFlag, type BenchArgs } from './bench-args.js';
 import { startBenchProvider } from './bench-provider.js';
 import { round } from './bench-stats.js';
-import { followEvents } from './event-follower.js';
+import WebSocket from 'ws';
+import { A3sClient, type EventStream } from '../src/client/index.js';
 import { procStats } from './proc-stats.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
@@ -53,12 +54,13 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
       A3S_CONFIG: configFile,
     });
     const live = server;
+    const client = new A3sClient({ baseUrl: live.url, WebSocket });
     const boot = await sample(live, 0, 0, 0);
     const errors: string[] = [];
     let iterations = 0;
     const iteration = async (): Promise<void> => {
       try {
-        await soakIteration(live.url);
+        await soakIteration(client);
         iterations += 1;
       } catch (error) {
         errors.push(error instanceof Error ? error.message : String(error));
@@ -135,7 +137,7 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
       children: { start: start.children, peak: peak('children'), end: end.children, growth: end.children - start.children },
       timeline,
       settle,
-      note: `one iteration = POST /v1/sessions + events WebSocket (after=0) + POST runs {wait:true} (model: one bash "echo soak" round, then a 4-chunk answer; agent_end checked on the socket) + DELETE the session; start = after ${warmupSeconds} s of the same load (warm-up) and 5 s idle; end = idle until back or ${settleSeconds} s (GC cannot be forced from outside; V8 shrinks its heap once the allocation rate drops); heap from /metrics nodejs_heap_size_used_bytes; fds = /proc/<pid>/fd; children = descendant processes in /proc; server = dist/src/main.js in its own process, memory store, clients and provider in the bench process`,
+      note: `one iteration (through the typed client) = client.session() (POST /v1/sessions) + session.events({after: 0}) (events WebSocket) + session.send() (POST runs {wait:true}) (model: one bash "echo soak" round, then a 4-chunk answer; agent_end checked on the socket) + session.close() (DELETE); start = after ${warmupSeconds} s of the same load (warm-up) and 5 s idle; end = idle until back or ${settleSeconds} s (GC cannot be forced from outside; V8 shrinks its heap once the allocation rate drops); heap from /metrics nodejs_heap_size_used_bytes; fds = /proc/<pid>/fd; children = descendant processes in /proc; server = dist/src/main.js in its own process, memory store, clients and provider in the bench process`,
     };
   } finally {
     await server?.stop();
@@ -145,32 +147,45 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
   }
 }
 
-/** Create a session, follow it, run one tool round to completion, see agent_end on the socket, close it. */
-async function soakIteration(url: string): Promise<void> {
-  const headers = { 'content-type': 'application/json' };
-  const created = await fetch(`${url}/v1/sessions`, { method: 'POST', headers, body: '{}' });
-  const createdBody = (await created.json()) as { session?: { id?: string } };
-  const id = createdBody.session?.id;
-  if (created.status !== 201 || typeof id !== 'string') throw new Error(`create: ${created.status} ${JSON.stringify(createdBody).slice(0, 200)}`);
-  const follower = await followEvents(url, id, { after: 0 });
+/**
+ * Create a session, follow it, run one tool round to completion, see agent_end on the socket, close it:
+ * through the typed client, as a user of the server would write it.
+ */
+async function soakIteration(client: A3sClient): Promise<void> {
+  const session = await client.session();
+  const events = session.events({ after: 0 });
   let failure: unknown;
   try {
-    const ran = await fetch(`${url}/v1/sessions/${id}/runs`, { method: 'POST', headers, body: JSON.stringify({ input: 'soak', wait: true }) });
-    const body = (await ran.json()) as { runId?: string; run?: { runId?: string; status?: string }; result?: { text?: string; toolCallsCount?: number } };
-    if (ran.status !== 200 || body.run?.status !== 'completed' || body.result?.toolCallsCount !== 1 || body.result.text !== ANSWER.repeat(4)) {
-      throw new Error(`run: ${ran.status} ${JSON.stringify(body).slice(0, 300)}`);
-    }
-    const runId = body.run.runId ?? body.runId;
-    await follower.waitFor((e) => e.type === 'agent_end' && (runId === undefined || e.runId === runId), 10_000);
+    const result = await session.send('soak');
+    if (result.toolCallsCount !== 1 || result.text !== ANSWER.repeat(4)) throw new Error(`run: ${JSON.stringify(result).slice(0, 300)}`);
+    await seeAgentEnd(events, 10_000);
   } catch (error) {
     failure = error;
   }
   // Close whatever happened, so a failed iteration does not leave a live session behind.
-  await follower.close();
-  const closed = await fetch(`${url}/v1/sessions/${id}`, { method: 'DELETE' });
-  await closed.arrayBuffer();
+  events.close();
+  const closed = await session.close().catch((error: unknown) => error);
   if (failure !== undefined) throw failure instanceof Error ? failure : new Error(String(failure));
-  if (closed.status !== 200) throw new Error(`close: ${closed.status}`);
+  if (closed !== true) throw new Error(`close: ${closed instanceof Error ? closed.message : String(closed)}`);
+}
+
+/** Read the session's event stream until its agent_end, or fail after timeoutMs. */
+async function seeAgentEnd(events: EventStream, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no agent_end on the events socket within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([
+      (async () => {
+        for (let event = await events.nextEvent(); event !== null; event = await events.nextEvent()) if (event.type === 'agent_end') return;
+        throw new Error('the events socket ended before agent_end');
+      })(),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function sample(server: ServerProcess, tSeconds: number, iterations: number, errors: number): Promise<Sample> {
