@@ -36,6 +36,12 @@ export const ConfirmationAnswerSchema = z
     approved: z.boolean(),
     reason: z.string().max(2000).optional(),
     argsDigest: z.string().regex(/^[0-9a-f]{64}$/, 'argsDigest must be the args_digest of confirmation_required').optional(),
+    always: z
+      .boolean()
+      .optional()
+      .describe(
+        'With approved: true, "allow always": approve this call and let later calls of the same tool with the same permission subject (for bash, the same parsed commands) pass without asking for the rest of the session. Without host_direct it acts as allow once where the operator\'s policy asks (see alwaysNeedsHostDirect).',
+      ),
   })
   .strict()
   .meta({ id: 'ConfirmationAnswer' });
@@ -51,6 +57,7 @@ export const PendingConfirmationSchema = z
     createdAtMs: z.number().int(),
     timeoutMs: z.number().int(),
     remainingMs: z.number().int(),
+    alwaysNeedsHostDirect: z.boolean().optional().describe('True when "allow always" for this call needs the host_direct scope (the operator\'s policy asks for it); without it "always" acts as allow once.'),
   })
   .meta({ id: 'PendingConfirmation' });
 
@@ -64,4 +71,6 @@ export const ConfirmationParamsSchema = z.object({ id: z.string().min(1).max(128
 export const ConfirmationListResponseSchema = z.object({ confirmations: z.array(PendingConfirmationSchema) }).meta({ id: 'ConfirmationListResponse' });
 
 /** Answer of POST /v1/sessions/:id/confirmations/:toolId: the settled confirmation and the answer given. */
-export const ConfirmationAnsweredResponseSchema = z.object({ confirmation: PendingConfirmationSchema, approved: z.boolean() }).meta({ id: 'ConfirmationAnsweredResponse' });
+export const ConfirmationAnsweredResponseSchema = z
+  .object({ confirmation: PendingConfirmationSchema, approved: z.boolean(), always: z.boolean().optional().describe('True when the answer added an "allow always" grant') })
+  .meta({ id: 'ConfirmationAnsweredResponse' });

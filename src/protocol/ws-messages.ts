@@ -15,7 +15,7 @@ export const ExternalTaskCompleteMessageSchema = z
 export const WsClientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('auth'), token: z.string().min(1) }).strict(),
   z.object({ type: z.literal('ping') }).strict(),
-  z.object({ type: z.literal('confirm'), toolId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional(), argsDigest: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict(),
+  z.object({ type: z.literal('confirm'), toolId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional(), argsDigest: z.string().regex(/^[0-9a-f]{64}$/).optional(), always: z.boolean().optional() }).strict(),
   z.object({ type: z.literal('cancel'), runId: z.string().min(1) }).strict(),
   // Become a hook/budget host: the answer `host_registered` carries the connection id to name in a
   // websocket hook endpoint; `hook_response` messages answer the server's `hook_request` frames.

@@ -8,6 +8,7 @@ import {
 } from '../protocol/governance.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import type { PendingConfirmation } from '../runtime/policy/confirmation-broker.js';
+import { hasScope } from '../runtime/ports/caller.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -31,16 +32,16 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
     {
       method: 'POST',
       url: '/v1/sessions/:id/confirmations/:toolId',
-      summary: 'Answer a pending confirmation {approved, reason?, argsDigest?}',
-      description: 'An answer settles the pending call once: 404 CONFIRMATION_NOT_FOUND for an unknown id, 409 CONFIRMATION_SETTLED when already answered, timed out or cancelled, 409 CONFIRMATION_MISMATCH when argsDigest names other arguments.',
+      summary: 'Answer a pending confirmation {approved, reason?, argsDigest?, always?}',
+      description: 'An answer settles the pending call once: 404 CONFIRMATION_NOT_FOUND for an unknown id, 409 CONFIRMATION_SETTLED when already answered, timed out or cancelled, 409 CONFIRMATION_MISMATCH when argsDigest names other arguments. always: true with approved: true is "allow always" (a session-scoped grant for the same tool and permission subject; without host_direct it acts as allow once where the operator\'s policy asks); the answer says whether it granted.',
       scope: 'sessions',
       params: ConfirmationParamsSchema,
       body: ConfirmationAnswerSchema,
       responses: { 200: ConfirmationAnsweredResponseSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
     },
     async ({ params, body, caller }) => {
-      const settled = agent.getSession(params.id, caller).answerConfirmation(params.toolId, body);
-      return { confirmation: pendingView(settled), approved: body.approved };
+      const { alwaysGranted, ...settled } = agent.getSession(params.id, caller).answerConfirmation(params.toolId, { ...body, mayPassFloor: hasScope(caller, 'host_direct') });
+      return { confirmation: pendingView(settled), approved: body.approved, ...(body.always !== undefined ? { always: alwaysGranted } : {}) };
     },
   );
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CodeError } from '../../errors.js';
 import type { HostEnv } from '../ports/host-env.js';
+import type { PermissionGrantRequest } from './permission-grant.js';
 
 /** A pending confirmation as listed by GET .../confirmations. */
 export interface PendingConfirmation {
@@ -12,6 +13,24 @@ export interface PendingConfirmation {
   createdAtMs: number;
   timeoutMs: number;
   remainingMs: number;
+  /** True when "allow always" for this call needs host_direct (the operator's policy asks for it); otherwise it acts as allow once. */
+  alwaysNeedsHostDirect?: boolean;
+}
+
+/** A settled confirmation as answer() returns it: the pending call, and whether the answer added an "allow always" grant. */
+export interface AnsweredConfirmation extends PendingConfirmation {
+  alwaysGranted: boolean;
+}
+
+/** An answer to a pending confirmation. */
+export interface ConfirmationAnswer {
+  approved: boolean;
+  reason?: string;
+  argsDigest?: string;
+  /** Approve this call and grant later calls with the same tool and permission subject for the rest of the session. */
+  always?: boolean;
+  /** The answerer holds host_direct: its "always" may grant what the operator's policy asks about. */
+  mayPassFloor?: boolean;
 }
 
 /** How a confirmation ended. */
@@ -31,16 +50,22 @@ export interface ConfirmationRequest {
   timeoutMs: number;
   timeoutAction: 'reject' | 'auto_approve';
   signal: AbortSignal;
+  /** What an "allow always" answer would grant (absent: "always" acts as allow once). */
+  grant?: PermissionGrantRequest;
   /** Called once when the request is registered (emits confirmation_required). */
   onRequested(pending: PendingConfirmation): void;
 }
 
 interface Entry {
   pending: Omit<PendingConfirmation, 'remainingMs'>;
+  grant: PermissionGrantRequest | undefined;
   settle(outcome: ConfirmationOutcome): void;
 }
 
 const MAX_SETTLED = 10_000;
+
+/** "Allow always" grants one session keeps; beyond it the oldest grant is forgotten (that call asks again). */
+export const MAX_PERMISSION_GRANTS = 1000;
 
 /** A stable digest of tool arguments, binding an approval to the exact call. */
 export function argsDigest(toolName: string, args: unknown): string {
@@ -50,10 +75,14 @@ export function argsDigest(toolName: string, args: unknown): string {
 /**
  * Human confirmation state of one session: pending requests keyed by tool id, each settled exactly once
  * by an answer, its timeout, or cancellation. Unknown ids are NOT_FOUND; settled ids are CONFIRMATION_SETTLED.
+ * "Allow always" is defined here for every surface: it approves the call and adds a session-scoped grant for the
+ * same tool and permission subject (isGranted), and approves the other pending calls the grant covers; an answerer
+ * without host_direct cannot grant a call the operator's policy asks about (there "always" is allow once).
  */
 export class ConfirmationBroker {
   private readonly pending = new Map<string, Entry>();
   private readonly settled = new Set<string>();
+  private readonly grants = new Set<string>();
 
   constructor(private readonly hostEnv: HostEnv) {}
 
@@ -65,7 +94,16 @@ export class ConfirmationBroker {
     if (request.signal.aborted) return Promise.resolve({ approved: false, reason: 'cancelled', timedOut: false });
     return new Promise<ConfirmationOutcome>((resolve) => {
       const createdAtMs = this.hostEnv.now();
-      const pending = { toolId: request.toolId, toolName: request.toolName, args: request.args, argsDigest: argsDigest(request.toolName, request.args), runId: request.runId, createdAtMs, timeoutMs: request.timeoutMs };
+      const pending = {
+        toolId: request.toolId,
+        toolName: request.toolName,
+        args: request.args,
+        argsDigest: argsDigest(request.toolName, request.args),
+        runId: request.runId,
+        createdAtMs,
+        timeoutMs: request.timeoutMs,
+        alwaysNeedsHostDirect: request.grant?.floorAsks ?? true,
+      };
       const finish = (outcome: ConfirmationOutcome) => {
         if (!this.pending.has(request.toolId)) return;
         this.pending.delete(request.toolId);
@@ -77,13 +115,13 @@ export class ConfirmationBroker {
       const timer = setTimeout(() => finish({ approved: request.timeoutAction === 'auto_approve', reason: `no answer within ${request.timeoutMs} ms`, timedOut: true }), request.timeoutMs);
       const onAbort = () => finish({ approved: false, reason: 'cancelled', timedOut: false });
       request.signal.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(request.toolId, { pending, settle: finish });
+      this.pending.set(request.toolId, { pending, grant: request.grant, settle: finish });
       request.onRequested({ ...pending, remainingMs: request.timeoutMs });
     });
   }
 
   /** Answer a pending confirmation; the digest, when given, must match the pending call's arguments. */
-  answer(toolId: string, answer: { approved: boolean; reason?: string; argsDigest?: string }): PendingConfirmation {
+  answer(toolId: string, answer: ConfirmationAnswer): AnsweredConfirmation {
     const entry = this.pending.get(toolId);
     if (!entry) {
       if (this.settled.has(toolId)) throw new CodeError('CONFIRMATION_SETTLED', `confirmation ${toolId} was already settled`, { toolId });
@@ -94,7 +132,20 @@ export class ConfirmationBroker {
     }
     const listed = this.view(entry);
     entry.settle({ approved: answer.approved, ...(answer.reason !== undefined ? { reason: answer.reason } : {}), timedOut: false });
-    return listed;
+    const grant = entry.grant;
+    const alwaysGranted = answer.approved && answer.always === true && grant !== undefined && (!grant.floorAsks || answer.mayPassFloor === true);
+    if (alwaysGranted) this.addGrant(grant.key);
+    return { ...listed, alwaysGranted };
+  }
+
+  /** True when an "allow always" answer earlier in this session granted this tool and permission subject. */
+  isGranted(key: string): boolean {
+    return this.grants.has(key);
+  }
+
+  /** The number of "allow always" grants this session holds. */
+  get grantCount(): number {
+    return this.grants.size;
   }
 
   /** Pending confirmations with their remaining time. */
@@ -105,6 +156,19 @@ export class ConfirmationBroker {
   /** Reject every pending confirmation (cancel, close). */
   rejectAll(reason: string): void {
     for (const entry of [...this.pending.values()]) entry.settle({ approved: false, reason, timedOut: false });
+  }
+
+  private addGrant(key: string): void {
+    this.grants.delete(key);
+    this.grants.add(key);
+    if (this.grants.size > MAX_PERMISSION_GRANTS) {
+      const oldest = this.grants.values().next().value;
+      if (oldest !== undefined) this.grants.delete(oldest);
+    }
+    // Other pending calls the grant covers pass now, as later ones will.
+    for (const other of [...this.pending.values()]) {
+      if (other.grant?.key === key) other.settle({ approved: true, reason: 'allowed always', timedOut: false });
+    }
   }
 
   private view(entry: Entry): PendingConfirmation {

@@ -44,6 +44,12 @@ export interface SessionGovernance {
    * Agent bounds on both, outermost first (the stricter verdict wins): the session's agent's permissions, and
    * for a child session its parent's bounds, then the delegated agent's or the skill's.
    */
+  /**
+   * The operator's policy an "allow always" answer without host_direct may not grant past: the floor when the
+   * session has one, the operator's policy itself when the session runs under it; absent when a host_direct
+   * creator chose the session's own policy.
+   */
+  readonly grantFloor?: PermissionPolicy;
   readonly agentPermissions?: readonly PermissionPolicy[];
   /** A child run's answer to calls its policy asks about: deny them, or approve them without asking (absent: ask). */
   readonly onAsk?: 'deny' | 'approve';

@@ -13,7 +13,7 @@ import type { LlmToolSpec } from '../llm/llm-provider.js';
 import type { McpManager, McpRefreshResult } from '../mcp/mcp-manager.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
 import type { SessionQueue } from '../queue/session-queue.js';
-import type { PendingConfirmation } from '../policy/confirmation-broker.js';
+import type { AnsweredConfirmation, ConfirmationAnswer, PendingConfirmation } from '../policy/confirmation-broker.js';
 import type { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SessionCommands } from '../sandbox/session-commands.js';
@@ -150,8 +150,8 @@ export class AgentSession {
     return this.parts.governance.current?.governance.broker.list() ?? [];
   }
 
-  /** Answer a pending confirmation (404 unknown, 409 already settled or digest mismatch). */
-  answerConfirmation(toolId: string, answer: { approved: boolean; reason?: string; argsDigest?: string }): PendingConfirmation {
+  /** Answer a pending confirmation (404 unknown, 409 already settled or digest mismatch); `always` may add a grant (ConfirmationBroker). */
+  answerConfirmation(toolId: string, answer: ConfirmationAnswer): AnsweredConfirmation {
     this.assertOpen();
     return this.governance.broker.answer(toolId, answer);
   }

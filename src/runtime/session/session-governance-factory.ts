@@ -52,6 +52,7 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
   const governance: SessionGovernance = {
     permission: config.permissionPolicy,
     ...(config.permissionFloor ? { permissionFloor: config.permissionFloor } : {}),
+    ...(grantFloorOf(config) ? { grantFloor: grantFloorOf(config) } : {}),
     ...(config.permissionBounds.length > 0 ? { agentPermissions: config.permissionBounds } : {}),
     confirmation: config.confirmationPolicy,
     broker: new ConfirmationBroker(hostEnv),
@@ -62,6 +63,11 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
     labels: config.labels,
   };
   return { governance, hooks, budget };
+}
+
+/** The operator's policy that bounds "allow always" grants of answerers without host_direct (SessionGovernance.grantFloor). */
+function grantFloorOf(config: ResolvedSessionConfig): ResolvedSessionConfig['permissionPolicy'] | undefined {
+  return config.permissionFloor ?? (config.options.permissionPolicy === undefined ? config.permissionPolicy : undefined);
 }
 
 /**

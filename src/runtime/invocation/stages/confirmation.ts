@@ -1,3 +1,4 @@
+import { permissionGrantRequest } from '../../policy/permission-grant.js';
 import { OPERATOR_RULE_PREFIX } from '../../policy/permission-policy.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 
@@ -37,6 +38,7 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
     timeoutMs: policy.defaultTimeoutMs,
     timeoutAction: policy.timeoutAction,
     signal: ctx.signal,
+    grant: permissionGrantRequest(name, state.args, governance.grantFloor, { workspace: ctx.workspace }),
     onRequested: (pending) => ctx.emit('confirmation_required', { tool_id: call.id, tool_name: name, args: state.args, timeout_ms: pending.timeoutMs, args_digest: pending.argsDigest, rule }),
   });
   if (outcome.timedOut) ctx.emit('confirmation_timeout', { tool_id: call.id, tool_name: name, action_taken: outcome.approved ? 'auto_approved' : 'rejected' });

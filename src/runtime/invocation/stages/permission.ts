@@ -1,3 +1,4 @@
+import { permissionGrantKey } from '../../policy/permission-grant.js';
 import { evaluateBoundedPermission } from '../../policy/permission-policy.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 
@@ -6,7 +7,7 @@ export function isTrustedOrigin(origin: ToolCallState['call']['origin']): boolea
   return origin === 'host_direct';
 }
 
-/** Stage 4: the permission policy (deny -> error result; ask -> confirmation stage; allow -> on). */
+/** Stage 4: the permission policy (deny -> error result; ask -> an "allow always" grant, or the confirmation stage; allow -> on). */
 export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (isTrustedOrigin(state.call.origin)) return CONTINUE;
   const { governance } = state.deps;
@@ -18,6 +19,8 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
     state.ctx.emit('permission_denied', { tool_id: state.call.id, tool_name: name, args: state.args, reason, rule: verdict.rule });
     return stopWith(`Tool ${name} was ${reason} (permissionPolicy).`, { denied_by: verdict.rule });
   }
+  // An earlier "allow always" for the same tool and permission subject answers the ask (see ConfirmationBroker).
+  if (governance.broker.grantCount > 0 && governance.broker.isGranted(permissionGrantKey(name, state.args, { workspace: state.ctx.workspace }))) return CONTINUE;
   // A child run under confirmationInheritance deny_on_ask / auto_approve answers the ask itself.
   if (governance.onAsk === 'approve') return CONTINUE;
   if (governance.onAsk === 'deny') {
