@@ -80,6 +80,8 @@ export interface WsPhaseParams {
   provider: BenchProviderOptions;
   /** Give up waiting for agent_end after this long. */
   timeoutMs: number;
+  /** How the subscribers read the events route (default the WebSocket). */
+  transport?: 'ws' | 'sse';
 }
 
 /** What the subscribers of one WebSocket phase saw. */

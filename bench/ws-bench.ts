@@ -1,4 +1,3 @@
-import WebSocket from 'ws';
 import type { BenchArgs } from './bench-args.js';
 import { numberFlag } from './bench-args.js';
 import type { BenchProvider } from './bench-provider.js';
@@ -7,6 +6,7 @@ import { histogramPercentile, round } from './bench-stats.js';
 import { startDriver, type Driver } from './driver-client.js';
 import type { BenchProviderOptions, WsPhaseFigures, WsPhaseParams } from './driver-protocol.js';
 import { createJsonClient, UnexpectedResponse, type JsonClient } from './http-load.js';
+import { openSubscriber, type SubscriberTransport } from './bench-subscribers.js';
 
 const SUBSCRIBERS = 100;
 const DEFAULT_BUFFER = 1024;
@@ -25,6 +25,7 @@ type Phase = (provider: BenchProviderOptions) => Promise<WsPhaseFigures>;
  * events/s, phase two paces the provider so subscribers receive `--paced-eps` (default 20,000) events/s
  * in total, for `--seconds`, for the emit-to-receive latency. When the default subscriber buffer closes
  * subscribers (4008) in phase one, phase one is repeated on a server with a raised buffer, and both are reported.
+ * Then the same phases with 100 SSE readers (`sse`: delivered events/s, p99, and its ratio to the WebSocket figure).
  */
 export async function runWsBench(args: BenchArgs): Promise<Record<string, unknown>> {
   const chunks = Math.floor(numberFlag(args, 'chunks', 20_000));
@@ -37,38 +38,46 @@ export async function runWsBench(args: BenchArgs): Promise<Record<string, unknow
   const driver = await startDriver();
   try {
     const { baseUrl } = await driver.call('start-provider', warm);
-    const first = await withSession(driver, baseUrl, buffer, async (phase) => {
-      await phase(warm);
-      const max = await phase(flat);
-      const paced = await phase({ answerChunks: pacedChunks, chunkText: 'word ', chunksPerSecond: emitRate });
-      return { max, paced };
-    });
-    const { paced } = first;
+    const paced: BenchProviderOptions = { answerChunks: pacedChunks, chunkText: 'word ', chunksPerSecond: emitRate };
+    const explicitBuffer = args.flags.has('subscriber-buffer');
+    const ws = await measure(driver, baseUrl, buffer, 'ws', { warm, flat, paced }, explicitBuffer);
+    const sse = await measure(driver, baseUrl, buffer, 'sse', { warm, flat, paced }, explicitBuffer);
+    const first = ws.first;
+    const max = ws.max;
+    const raise = ws.raised;
     const closedAtMax = first.max.closedByServer['4008'] ?? 0;
-    const raise = closedAtMax > 0 && !args.flags.has('subscriber-buffer');
-    const max = raise
-      ? await withSession(driver, baseUrl, RAISED_BUFFER, async (phase) => {
-          await phase(warm);
-          return phase(flat);
-        })
-      : first.max;
+    const wsDelivered = rate(max.frames, max.windowMs);
+    const sseDelivered = rate(sse.max.frames, sse.max.windowMs);
     return {
       bench: 'ws',
       subscribers: SUBSCRIBERS,
-      delivered_events_per_s: rate(max.frames, max.windowMs),
+      delivered_events_per_s: wsDelivered,
       emitted_events_per_s: rate(max.framesPerSubscriber, max.windowMs),
       p50_ms_at_max: histogramPercentile(max.latencyHistogram, 50),
       p99_ms_at_max: histogramPercentile(max.latencyHistogram, 99),
       max_phase: { ...describe(max, chunks), subscriber_buffer_events: raise ? RAISED_BUFFER : buffer },
       ...(raise ? { max_phase_at_default_buffer: { ...describe(first.max, chunks), delivered_events_per_s: rate(first.max.frames, first.max.windowMs), subscriber_buffer_events: buffer } } : {}),
-      p50_ms_at_20k_eps: histogramPercentile(paced.latencyHistogram, 50),
-      p99_ms_at_20k_eps: histogramPercentile(paced.latencyHistogram, 99),
-      p999_ms_at_20k_eps: histogramPercentile(paced.latencyHistogram, 99.9),
-      max_ms_at_20k_eps: histogramPercentile(paced.latencyHistogram, 100),
-      paced_phase: { ...describe(paced, pacedChunks), emit_rate_per_s: emitRate, delivered_events_per_s: rate(paced.frames, paced.windowMs), subscriber_buffer_events: buffer },
-      subscribers_closed_4008: { max_phase_default_buffer: closedAtMax, paced_phase: paced.closedByServer['4008'] ?? 0 },
+      p50_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 50),
+      p99_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 99),
+      p999_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 99.9),
+      max_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 100),
+      paced_phase: { ...describe(first.paced, pacedChunks), emit_rate_per_s: emitRate, delivered_events_per_s: rate(first.paced.frames, first.paced.windowMs), subscriber_buffer_events: buffer },
+      subscribers_closed_4008: { max_phase_default_buffer: closedAtMax, paced_phase: first.paced.closedByServer['4008'] ?? 0 },
       subscriber_buffer_raised: raise || buffer !== DEFAULT_BUFFER,
-      target: { delivered_events_per_s: 70_000, p99_ms_at_20k_eps: 5 },
+      target: { delivered_events_per_s: 70_000, p99_ms_at_20k_eps: 5, sse_to_ws_ratio: 0.7 },
+      sse: {
+        readers: SUBSCRIBERS,
+        delivered_events_per_s: sseDelivered,
+        sse_to_ws_ratio: wsDelivered > 0 ? round(sseDelivered / wsDelivered, 2) : 0,
+        p50_ms_at_max: histogramPercentile(sse.max.latencyHistogram, 50),
+        p99_ms_at_max: histogramPercentile(sse.max.latencyHistogram, 99),
+        p50_ms_at_20k_eps: histogramPercentile(sse.first.paced.latencyHistogram, 50),
+        p99_ms_at_20k_eps: histogramPercentile(sse.first.paced.latencyHistogram, 99),
+        max_phase: { ...describe(sse.max, chunks), subscriber_buffer_events: sse.raised ? RAISED_BUFFER : buffer },
+        ...(sse.raised ? { max_phase_at_default_buffer: { ...describe(sse.first.max, chunks), delivered_events_per_s: rate(sse.first.max.frames, sse.first.max.windowMs), subscriber_buffer_events: buffer } } : {}),
+        paced_phase: { ...describe(sse.first.paced, pacedChunks), delivered_events_per_s: rate(sse.first.paced.frames, sse.first.paced.windowMs) },
+        note: 'the same phases with 100 SSE readers (Accept: text/event-stream, one HTTP/1.1 connection each) instead of WebSocket subscribers; an SSE frame counts as read once the server handed it to the kernel (no end-to-end acknowledgement)',
+      },
       note: `20k eps = events received by all subscribers together (${emitRate} emitted/s x ${SUBSCRIBERS}); latency = Date.now() on receipt - metadata.timestamp_ms, both whole ms, so +-1 ms; subscribers and provider run in a separate process${raise ? `; the max phase closed subscribers with 4008 at limits.subscriberBufferEvents ${buffer}, so delivered_events_per_s comes from a repeat with ${RAISED_BUFFER}` : ''}`,
     };
   } finally {
@@ -76,14 +85,40 @@ export async function runWsBench(args: BenchArgs): Promise<Record<string, unknow
   }
 }
 
+interface Measured {
+  /** Phases at the requested buffer. */
+  first: { max: WsPhaseFigures; paced: WsPhaseFigures };
+  /** The max phase reported (a repeat with RAISED_BUFFER when the first one closed subscribers). */
+  max: WsPhaseFigures;
+  raised: boolean;
+}
+
+/** Warm-up, max and paced phases over one transport; the max phase again with a raised buffer when it closed subscribers (4008). */
+async function measure(driver: Driver, baseUrl: string, buffer: number, transport: SubscriberTransport, providers: { warm: BenchProviderOptions; flat: BenchProviderOptions; paced: BenchProviderOptions }, explicitBuffer: boolean): Promise<Measured> {
+  const first = await withSession(driver, baseUrl, buffer, transport, async (phase) => {
+    await phase(providers.warm);
+    const max = await phase(providers.flat);
+    const paced = await phase(providers.paced);
+    return { max, paced };
+  });
+  const raised = (first.max.closedByServer['4008'] ?? 0) > 0 && !explicitBuffer;
+  const max = raised
+    ? await withSession(driver, baseUrl, RAISED_BUFFER, transport, async (phase) => {
+        await phase(providers.warm);
+        return phase(providers.flat);
+      })
+    : first.max;
+  return { first, max, raised };
+}
+
 /** Starts a server with the given subscriber buffer and one session, and hands `fn` a phase runner for it. */
-async function withSession<T>(driver: Driver, providerBaseUrl: string, buffer: number, fn: (phase: Phase) => Promise<T>): Promise<T> {
+async function withSession<T>(driver: Driver, providerBaseUrl: string, buffer: number, transport: SubscriberTransport, fn: (phase: Phase) => Promise<T>): Promise<T> {
   const bench = await startBenchServer({ providerBaseUrl, limits: { subscriberBufferEvents: buffer } });
   try {
     const created = await fetch(`${bench.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     if (created.status !== 201) throw new UnexpectedResponse(`create session: ${created.status} ${await created.text()}`);
     const { session } = (await created.json()) as { session: { id: string } };
-    return await fn((provider) => driver.call('ws-phase', { baseUrl: bench.url, sessionId: session.id, subscribers: SUBSCRIBERS, provider, timeoutMs: 300_000 }));
+    return await fn((provider) => driver.call('ws-phase', { baseUrl: bench.url, sessionId: session.id, subscribers: SUBSCRIBERS, provider, timeoutMs: 300_000, transport }));
   } finally {
     await bench.close();
   }
@@ -111,7 +146,6 @@ export async function wsPhase(params: WsPhaseParams, provider: BenchProvider): P
   // A run of an earlier phase may still be streaming to nobody; its events must not count here.
   await waitIdle(client, params.sessionId, params.timeoutMs);
   provider.configure(params.provider);
-  const url = `${params.baseUrl.replace(/^http/, 'ws')}/v1/sessions/${params.sessionId}/events`;
   const histogram = new Array<number>(MAX_LATENCY_BUCKET + 1).fill(0);
   const closedByServer: Record<string, number> = {};
   const counts: number[] = [];
@@ -130,39 +164,35 @@ export async function wsPhase(params: WsPhaseParams, provider: BenchProvider): P
   const sockets = await Promise.all(
     Array.from({ length: params.subscribers }, (_, index) => {
       counts[index] = 0;
-      const socket = new WebSocket(url, { perMessageDeflate: false });
       let done = false;
-      socket.on('message', (data: WebSocket.RawData) => {
-        const now = Date.now();
-        const at = performance.now();
-        if (frames === 0) first = at;
-        last = at;
-        frames += 1;
-        counts[index] = (counts[index] ?? 0) + 1;
-        const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-        const stamp = readTimestamp(buf);
-        if (stamp !== undefined) {
-          const bucket = Math.min(MAX_LATENCY_BUCKET, Math.max(0, now - stamp));
-          histogram[bucket] = (histogram[bucket] ?? 0) + 1;
-        }
-        if (!done && TYPE_PATTERN.exec(buf.toString('latin1', 0, Math.min(buf.length, 120)))?.[1] === 'agent_end') {
-          done = true;
-          finished += 1;
-          checkSettled();
-        }
-      });
-      socket.on('close', (code) => {
-        if (ending) return;
-        closedByServer[String(code)] = (closedByServer[String(code)] ?? 0) + 1;
-        if (!done) {
-          done = true;
-          gone += 1;
-          checkSettled();
-        }
-      });
-      return new Promise<WebSocket>((resolve, reject) => {
-        socket.once('open', () => resolve(socket));
-        socket.once('error', reject);
+      return openSubscriber(params.transport ?? 'ws', params.baseUrl, params.sessionId, {
+        onFrame: (buf) => {
+          const now = Date.now();
+          const at = performance.now();
+          if (frames === 0) first = at;
+          last = at;
+          frames += 1;
+          counts[index] = (counts[index] ?? 0) + 1;
+          const stamp = readTimestamp(buf);
+          if (stamp !== undefined) {
+            const bucket = Math.min(MAX_LATENCY_BUCKET, Math.max(0, now - stamp));
+            histogram[bucket] = (histogram[bucket] ?? 0) + 1;
+          }
+          if (!done && TYPE_PATTERN.exec(buf.toString('latin1', 0, Math.min(buf.length, 120)))?.[1] === 'agent_end') {
+            done = true;
+            finished += 1;
+            checkSettled();
+          }
+        },
+        onClose: (code) => {
+          if (ending) return;
+          closedByServer[code] = (closedByServer[code] ?? 0) + 1;
+          if (!done) {
+            done = true;
+            gone += 1;
+            checkSettled();
+          }
+        },
       });
     }),
   );

@@ -10,6 +10,9 @@ import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerEventsWebSocket } from './routes/events-ws.js';
+import { registerAuthTicketRoutes } from './routes/auth-ticket.js';
+import { registerAguiRoutes } from './interop/agui/register-agui-routes.js';
+import { registerAcpRoute } from './interop/acp/register-acp-route.js';
 import { SocketRegistry } from './routes/socket-registry.js';
 import { registerHookRoutes } from './routes/hooks.js';
 import { registerMcpRoutes } from './routes/mcp.js';
@@ -71,5 +74,8 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerVerificationRoutes(app, ctx, { getSession: (id, caller) => ctx.agent.getSession(id, caller) });
   registerHookRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller).hooks);
   registerEventsWebSocket(app, ctx, sockets);
+  registerAuthTicketRoutes(app, ctx);
+  registerAguiRoutes(app, ctx, sockets);
+  registerAcpRoute(app, ctx, sockets);
   return { app, sockets };
 }

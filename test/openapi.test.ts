@@ -144,8 +144,9 @@ describe('openapi.yaml', () => {
     expect(errorRef('/v1/sessions/{id}/history', '421')).toBe('#/components/schemas/ErrorBody');
     expect(errorRef('/v1/sessions/{id}/events', '426')).toBe('#/components/schemas/ErrorBody');
     // The WebSocket route reports failures as close codes; a plain GET answers 426 UPGRADE_REQUIRED, a bad Host or
-    // Origin 403, and the handshake meets the transport's answers like any request.
-    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '400', '403', '408', '414', '426', '429', '431', '500']);
+    // Origin 403, and the handshake meets the transport's answers like any request. As SSE (Accept: text/event-stream)
+    // it answers 200 with the stream, or before it 400, 401, 403, 404 and 410.
+    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '200', '400', '401', '403', '404', '408', '410', '414', '426', '429', '431', '500']);
   });
 
   it('lists the whole error catalogue, run error codes included, and RunError.code is that closed set', () => {

@@ -22,6 +22,7 @@ Commands:
   events SESSION               print a session's events as NDJSON (--after N, --follow)
   approve SESSION TOOL_ID      answer a pending confirmation (--reject, --reason R)
   resume SESSION RUN_ID        resume a run from its checkpoint and follow it like run
+  acp                          stdio bridge to the server's ACP endpoint, for editors (Zed agent_servers)
 
 Run "a3s <command> --help" for a command's flags. "a3s --version" prints the version.
 
@@ -93,6 +94,14 @@ approves it, or rejects it with --reject. Exit 1 when no such confirmation is pe
 Flags:
   --reject      reject instead of approve
   --reason R    the reason recorded with the answer
+
+${CONNECTION}`,
+  acp: `Usage: a3s acp [--url URL] [--token T]
+
+A stdio bridge for editors that launch local agents (Zed "agent_servers", JetBrains, Neovim): reads ACP
+JSON-RPC messages, one a line, on stdin, sends them to the server's /acp WebSocket, and prints every message
+the server sends as one line on stdout. The token goes in the Authorization header. Ends when stdin ends or
+the server closes the connection (exit 1 with the close code on stderr unless it was a normal close).
 
 ${CONNECTION}`,
   resume: `Usage: a3s resume SESSION RUN_ID [--approve] [--json] [--wait-verification]

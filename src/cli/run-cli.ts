@@ -1,9 +1,10 @@
+import { acpCommand } from './acp-command.js';
 import { approveCommand } from './approve-command.js';
 import type { CliIo } from './cli-io.js';
 import { eventsCommand } from './events-command.js';
 import { EXIT } from './exit-codes.js';
 import { HELP } from './help-text.js';
-import { packageVersion } from './package-version.js';
+import { packageVersion } from '../package-version.js';
 import { reportError } from './report-error.js';
 import { resumeCommand } from './resume-command.js';
 import { runCommand } from './run-command.js';
@@ -20,6 +21,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   events: eventsCommand,
   approve: approveCommand,
   resume: resumeCommand,
+  acp: acpCommand,
 };
 
 /** Flags that ask for help wherever they are (before a `--` that ends the flags). */
@@ -45,7 +47,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT.ok;
     }
     const command = COMMANDS[name];
-    if (!command) throw new UsageError(`unknown command "${name}" (run, verify, sessions, events, approve, resume)`, '');
+    if (!command) throw new UsageError(`unknown command "${name}" (run, verify, sessions, events, approve, resume, acp)`, '');
     if (asksForHelp(args)) {
       io.out(`${HELP[name]}\n`);
       return EXIT.ok;

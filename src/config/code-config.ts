@@ -124,6 +124,10 @@ export const LimitsSchema = z
     toolOutputBytes: z.number().int().positive().default(102_400),
     agentsMdBytes: z.number().int().positive().default(32_768),
     subscriberBufferEvents: z.number().int().positive().default(1024),
+    /** How long a ticket from POST /v1/auth/ticket is accepted on its session's events route (EventSource reconnects reuse it). */
+    eventTicketTtlMs: z.number().int().min(100).max(3_600_000).default(60_000),
+    /** An SSE subscriber gets a `: ping` comment this often, so proxies and clients see the stream alive. */
+    sseHeartbeatMs: z.number().int().min(100).max(600_000).default(15_000),
     maxRuns: z.number().int().positive().default(100),
     maxEventsPerRun: z.number().int().positive().default(10_000),
     maxTraceEvents: z.number().int().nonnegative().default(1000),

@@ -1,12 +1,14 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
+import { EventStreamQuerySchema } from '../protocol/auth-ticket.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
 import { addressedCaller } from '../runtime/agent/session-address.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
-import { sessionKey } from '../stores/session-key.js';
-import { followSessionStream } from './stream-follow.js';
+import { openSessionSubscription, type OpenedSubscription } from './session-subscription.js';
+import { EventStreamServer, wantsEventStream } from './events-sse.js';
+import { eventTicketsFor } from '../server/event-tickets.js';
 import type { SocketRegistry } from './socket-registry.js';
 import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from './ws-controls.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
@@ -32,9 +34,8 @@ export function subscriberBufferBytes(subscriberBufferEvents: number): number {
   return Math.max(SUBSCRIBER_BUFFER_BYTES, subscriberBufferEvents * SUBSCRIBER_FRAME_BYTES);
 }
 
-
-/** A subscriber still catching up when its session closes gets this long to read the rest, then 4010. */
-export const SESSION_CLOSED_DRAIN_MS = 10_000;
+/** A subscriber still catching up when its session closes gets this long to read the rest, then 4010 (shared with SSE). */
+export { SESSION_CLOSED_DRAIN_MS } from './session-subscription.js';
 
 /** Refused messages before authentication; one more closes the socket with 4001. */
 export const MAX_MESSAGES_BEFORE_AUTH = 8;
@@ -57,23 +58,30 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
   ctx.openapi.add({
     method: 'GET',
     url: '/v1/sessions/:id/events',
-    summary: 'WebSocket: replay from ?after=<session_sequence>, then live EventEnvelopeV1 frames',
+    summary: 'WebSocket or SSE: replay from ?after=<session_sequence> (SSE: or Last-Event-ID), then live EventEnvelopeV1 frames',
     description:
       'Upgrade to WebSocket. Client messages: auth, ping, confirm, cancel, host_register, hook_response, command_response, external_task_complete. Control frames: replay_gap, pong, error, cancel_result, confirm_result, host_registered, external_task_complete_result; hook_request and command_request frames go to registered hosts. ' +
         'A registered host takes the lane queue\'s external tasks from the external_task_pending events of the stream and answers {"type":"external_task_complete","task_id","success","result"?,"error"?} (the rules of POST .../queue/external-tasks/:taskId; only the session\'s tenant; refusals are error frames EXTERNAL_TASK_NOT_FOUND / EXTERNAL_TASK_SETTLED with details). ' +
       'The server pings to measure how far the client has read; clients must answer pings. ' +
       'Close codes: 1001 shutdown, 1008 invalid query (or more than 8 messages waiting while the subscription attaches), 4001 unauthorized, 4003 forbidden, 4004 not found, 4008 slow consumer, 4010 session closed. ' +
       'On a socket that follows a session another node owns (its events arrive through the shared stream), confirm, cancel, host_register, hook_response and external_task_complete are refused with an error frame, code SESSION_OWNED_ELSEWHERE, naming the owner node and its URL: send confirmations and cancels over REST to the owner. ' +
-      'A plain GET without the upgrade answers 426 UPGRADE_REQUIRED, whether or not the session exists. ' +
+      'With "Accept: text/event-stream" and no upgrade the route serves Server-Sent Events: the same frames (`id: <session_sequence>`, `event: <type>`, `data: <envelope JSON>`; control frames such as replay_gap have no id), resumed from Last-Event-ID (else ?after=) with the same no-gap/no-duplicate guarantee, a `: ping` comment every limits.sseHeartbeatMs (15 s), the same bounded window (a reader too slow is ended after a `: close 4008 ...` comment and resumes from its last id; `: close <code> <reason>` comments carry the WebSocket close code of every deliberate end). ' +
+        'SSE auth: the Authorization header, or ?ticket= from POST /v1/auth/ticket for this session (EventSource cannot set headers). Errors before the stream starts are JSON error answers (401, 403, 404 SESSION_NOT_FOUND, 410 SESSION_CLOSED, 400 naming query.* or headers.last-event-id). ' +
+        'A plain GET without the upgrade or that Accept answers 426 UPGRADE_REQUIRED, whether or not the session exists. ' +
       'A handshake with a Host the server does not answer to, or a browser Origin not allowed, answers HTTP 403 (HOST_NOT_ALLOWED, ORIGIN_NOT_ALLOWED) before the upgrade.',
     scope: 'sessions',
     params: SessionParamsSchema,
-    query: WsQuerySchema,
-    responses: { 101: null, 403: ErrorBodySchema, 426: ErrorBodySchema },
+    query: EventStreamQuerySchema,
+    headers: { 'last-event-id': 'SSE: resume after this session_sequence (wins over ?after=)' },
+    responses: { 101: null, 200: null, 400: ErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 410: ErrorBodySchema, 426: ErrorBodySchema },
+    produces: 'text/event-stream',
   });
+  const limits = { maxUnackedFrames: ctx.config.limits.subscriberBufferEvents, maxUnackedBytes: subscriberBufferBytes(ctx.config.limits.subscriberBufferEvents) };
+  const sse = new EventStreamServer(ctx, { limits, tickets: eventTicketsFor(ctx), heartbeatMs: ctx.config.limits.sseHeartbeatMs });
+  // Shutdown ends SSE streams as it closes sockets (readers resume with Last-Event-ID on another node).
+  app.addHook('preClose', async () => sse.closeAll('server shutting down'));
   // Bad client messages are the client's mistake: logged at info, rate limited (the client gets an error frame).
   const faults = clientFaultLogFor(ctx.logger as FastifyBaseLogger);
-  const limits = { maxUnackedFrames: ctx.config.limits.subscriberBufferEvents, maxUnackedBytes: subscriberBufferBytes(ctx.config.limits.subscriberBufferEvents) };
 
   // The WebSocket subscription: one per upgraded connection.
   const onSocket = (socket: WebSocket, request: FastifyRequest) => {
@@ -93,8 +101,6 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     let subscription: EventSubscription | undefined;
     let refusedBeforeAuth = 0;
     let authTimer: NodeJS.Timeout | undefined;
-    let drainTimer: NodeJS.Timeout | undefined;
-    let unwatch: (() => void) | undefined;
     let hostConnectionId: string | undefined;
     let streamStop: (() => void) | undefined;
     // Set when another live node owns the session and this socket follows its events through the shared stream.
@@ -109,8 +115,6 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       if (hostConnectionId !== undefined) ctx.hostRegistry.detach(hostConnectionId);
       hostConnectionId = undefined;
       clearTimeout(authTimer);
-      clearTimeout(drainTimer);
-      unwatch?.();
       subscription?.stop();
     };
     const close = (code: number, reason: string) => {
@@ -160,52 +164,24 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         close(WS_CLOSE.forbidden, error instanceof Error ? error.message : 'forbidden');
         return;
       }
-      const key = sessionKey(who.tenantId, sessionId);
-      let found: AgentSession;
+      let opened: OpenedSubscription;
       try {
-        await ctx.agent.ensureLocal(sessionId, who, false);
-      } catch (error) {
-        // Another live node owns the session: follow its events through the shared stream instead.
-        const stream = ctx.agent.deps.ownership.stream;
-        if (error instanceof CodeError && error.code === 'SESSION_OWNED_ELSEWHERE' && stream && socket.readyState === socket.OPEN) {
-          const snapshot = await ctx.store.load(key).catch(() => undefined);
-          if (!snapshot || (snapshot.session.ownerTenantId !== who.tenantId && !hasScope(who, 'admin'))) {
-            close(WS_CLOSE.notFound, `session ${sessionId} not found`);
-            return;
-          }
-          followedOwner = error;
-          const follow = await followSessionStream(stream, key, after, transport, { limits, closedDrainMs: SESSION_CLOSED_DRAIN_MS });
-          // A socket that closed while the stream was being joined has already been released.
-          if (socket.readyState !== socket.OPEN) return;
-          subscription = follow.subscription;
-          streamStop = () => follow.stop();
-          follow.start();
-          handleQueued();
-          return;
-        }
-        close(WS_CLOSE.notFound, error instanceof CodeError ? error.message : 'session not found');
-        return;
-      }
-      if (socket.readyState !== socket.OPEN) return;
-      try {
-        found = ctx.agent.getSession(sessionId, who);
-        found.assertOpen();
+        opened = await openSessionSubscription(ctx, who, sessionId, after, transport, limits);
       } catch (error) {
         const code = error instanceof CodeError && error.code === 'SESSION_CLOSED' ? WS_CLOSE.sessionClosed : WS_CLOSE.notFound;
         close(code, error instanceof CodeError ? error.message : 'session not found');
         return;
       }
-      session = found;
-      subscription = new EventSubscription(found.events, transport, limits, { slowConsumer: WS_CLOSE.slowConsumer, sessionClosed: WS_CLOSE.sessionClosed });
-      subscription.start(after);
-      // A live subscriber gets session_closed and 4010 from the subscription itself; one still catching
-      // up reads on, but must not keep the closed session's log alive for ever.
-      unwatch = found.events.listen((event) => {
-        if (event.type !== 'session_closed' || subscription?.isLive !== false) return;
-        unwatch?.();
-        drainTimer = setTimeout(() => close(WS_CLOSE.sessionClosed, 'session closed'), SESSION_CLOSED_DRAIN_MS);
-        drainTimer.unref();
-      });
+      // A socket that closed while the session was looked up (or the stream joined) has already been released.
+      if (socket.readyState !== socket.OPEN) {
+        opened.stop();
+        return;
+      }
+      subscription = opened.subscription;
+      session = opened.session;
+      followedOwner = opened.followedOwner;
+      streamStop = () => opened.stop();
+      opened.start();
       handleQueued();
     };
     const authenticate = (token: string | undefined, header: boolean) => {
@@ -286,7 +262,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         }
       } else {
         try {
-          session.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}) });
+          session.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(caller, 'host_direct') } : {}) });
           reply({ type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } });
         } catch (error) {
           reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'confirm failed', 'toolId'));
@@ -332,9 +308,10 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     url: '/v1/sessions/:id/events',
     // Without the upgrade there is nothing to serve; the answer is the same for every session id and caller,
     // so it reveals nothing (the WebSocket path authenticates and checks the session).
-    handler: async (_request, reply) => {
+    handler: async (request, reply) => {
+      if (wantsEventStream(request)) return sse.serve(request, reply);
       reply.header('upgrade', 'websocket');
-      throw new CodeError('UPGRADE_REQUIRED', 'GET /v1/sessions/:id/events is a WebSocket endpoint: send the request with "Connection: Upgrade" and "Upgrade: websocket"');
+      throw new CodeError('UPGRADE_REQUIRED', 'GET /v1/sessions/:id/events is a WebSocket endpoint (or SSE): send the request with "Connection: Upgrade" and "Upgrade: websocket", or with "Accept: text/event-stream"');
     },
     wsHandler: onSocket,
   });

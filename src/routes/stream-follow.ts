@@ -83,13 +83,13 @@ export class SessionStreamFollow implements SubscriptionSource {
     this.bufferFrames = Math.max(1, Math.floor(options.limits.maxUnackedFrames / BUFFER_WINDOW_FRACTION));
     this.bufferBytes = Math.max(1, Math.floor(options.limits.maxUnackedBytes / BUFFER_WINDOW_FRACTION));
     const guarded: SubscriptionTransport = {
-      send: (frame) => {
+      send: (frame, event) => {
         const queued = transport.queuedBytes();
         if (queued > this.maxQueuedBytes) {
           transport.close(WS_CLOSE.slowConsumer, `slow consumer: ${queued} bytes unsent (max ${this.maxQueuedBytes}); resume from your last session_sequence`);
           return;
         }
-        transport.send(frame);
+        transport.send(frame, event);
       },
       requestAck: (token) => transport.requestAck(token),
       close: (code, reason) => transport.close(code, reason),

@@ -35,8 +35,8 @@ export interface SubscriptionSource {
  * because frames arrive in order, that pong proves the client has read every frame written before it.
  */
 export interface SubscriptionTransport {
-  /** Write one text frame. */
-  send(frame: string): void;
+  /** Write one text frame; `event` is the envelope it serialises (absent for control frames), for framings that need its type and cursor (SSE). */
+  send(frame: string, event?: EventEnvelope): void;
   /** Ask the peer to acknowledge every frame written so far; its answer is passed to `ack(token)`. */
   requestAck(token: number): void;
   /** Close the channel (the subscription has already stopped listening). */
@@ -274,7 +274,7 @@ export class EventSubscription {
     if (sequence > this.cursor + 1) this.announceGap(this.cursor, sequence, sequence - 1);
     const { text, bytes } = serialize(event);
     this.cursor = sequence;
-    this.write(text, bytes);
+    this.write(text, bytes, event);
     if (this.log.ends ? this.log.ends(event) : event.type === 'session_closed') this.end(this.codes.sessionClosed, 'session closed');
   }
 
@@ -284,10 +284,10 @@ export class EventSubscription {
     this.write(text, Buffer.byteLength(text));
   }
 
-  private write(text: string, bytes: number): void {
+  private write(text: string, bytes: number, event?: EventEnvelope): void {
     this.sentFrames += 1;
     this.sentBytes += bytes;
-    this.transport.send(text);
+    this.transport.send(text, event);
     this.requestAck(false);
   }
 

@@ -1,0 +1,131 @@
+import { agent, PROTOCOL_VERSION, RequestError, type AgentApp, type SessionModeState } from '@agentclientprotocol/sdk';
+import { packageVersion } from '../../package-version.js';
+import type { RuntimeContext } from '../../context.js';
+import { CodeError } from '../../errors.js';
+import { SessionOptionsSchema, type SessionOptions } from '../../protocol/session-options.js';
+import type { Caller } from '../../runtime/ports/caller.js';
+import type { AgentSession } from '../../runtime/session/agent-session.js';
+import { acpHistoryUpdates } from './acp-history-updates.js';
+import { acpMcpServers } from './acp-mcp-servers.js';
+import { acpPromptInput } from './acp-prompt-input.js';
+import { runAcpPrompt } from './acp-prompt.js';
+import { acpRequestError } from './acp-request-error.js';
+
+/** Sessions per session/list page. */
+export const ACP_LIST_PAGE = 100;
+
+/** The mode (agent) a session runs as: its agent's name, or `general` for a session without one. */
+function modeState(session: AgentSession): SessionModeState {
+  return {
+    currentModeId: session.config.agentDefinition?.name ?? 'general',
+    availableModes: session.config.agents.list().map((a) => ({ id: a.name, name: a.name, description: a.description })),
+  };
+}
+
+/** session/new params as SessionOptions, parsed by their schema: a bad field is VALIDATION_ERROR naming it (`cwd` for the workspace). */
+function newSessionOptions(cwd: string, servers: ReturnType<typeof acpMcpServers>): SessionOptions {
+  const parsed = SessionOptionsSchema.safeParse({ workspace: cwd, ...(servers.length > 0 ? { mcpServers: servers } : {}) });
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = (issue?.path ?? []).map(String);
+  const field = (path[0] === 'workspace' ? ['cwd', ...path.slice(1)] : path).join('.');
+  throw new CodeError('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, { field });
+}
+
+/** Run a handler, turning our errors into JSON-RPC errors that carry our error shape. */
+async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw acpRequestError(error);
+  }
+}
+
+/**
+ * The SDK's agent side for one authenticated connection: every method goes through the same Agent and
+ * session kernel as REST (tenancy, workspace containment, single flight, governance). Editor-side
+ * capabilities (fs/*, terminal/*) are never called: tools run in the server's workspace.
+ */
+export function createAcpAgent(ctx: RuntimeContext, caller: Caller): AgentApp {
+  const sessions = ctx.agent;
+  const open = async (sessionId: string, startsRun: boolean) => {
+    await sessions.ensureLocal(sessionId, caller, startsRun);
+    const session = sessions.getSession(sessionId, caller);
+    session.assertOpen();
+    return session;
+  };
+  const create = async (options: SessionOptions) => (await sessions.createSession(options, caller)).session;
+  return agent({ name: 'a3s-code-server' })
+    .onRequest('initialize', () => ({
+      protocolVersion: PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        mcpCapabilities: { http: true, sse: true },
+        sessionCapabilities: { list: {} },
+      },
+      agentInfo: { name: 'a3s-code-server', title: 'A3S Code', version: packageVersion() },
+      authMethods: [],
+    }))
+    .onRequest('session/new', ({ params }) =>
+      guarded(async () => {
+        const session = await create(newSessionOptions(params.cwd, acpMcpServers(params.mcpServers)));
+        return { sessionId: session.id, modes: modeState(session) };
+      }),
+    )
+    .onRequest('session/load', ({ params, client }) =>
+      guarded(async () => {
+        const session = await open(params.sessionId, false);
+        for (const update of acpHistoryUpdates(session.history())) await client.notify('session/update', { sessionId: session.id, update });
+        return { modes: modeState(session) };
+      }),
+    )
+    .onRequest('session/list', ({ params }) =>
+      guarded(async () => {
+        const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
+        if (!Number.isSafeInteger(offset) || offset < 0) throw new CodeError('VALIDATION_ERROR', 'cursor: not a cursor of session/list', { field: 'cursor' });
+        const all = sessions.listSessions(caller).filter((s) => !s.isClosed && (params.cwd == null || s.workspace === params.cwd));
+        const page = all.slice(offset, offset + ACP_LIST_PAGE);
+        return {
+          sessions: page.map((s) => ({ sessionId: s.id, cwd: s.workspace })),
+          ...(offset + ACP_LIST_PAGE < all.length ? { nextCursor: String(offset + ACP_LIST_PAGE) } : {}),
+        };
+      }),
+    )
+    .onRequest('session/prompt', ({ params, client, signal }) =>
+      guarded(async () => {
+        if (!sessions.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
+        const input = acpPromptInput(params.prompt, ctx.config.limits.maxInputBytes);
+        const session = await open(params.sessionId, true);
+        return runAcpPrompt(client, session, caller, input, signal);
+      }),
+    )
+    .onNotification('session/cancel', async ({ params }) => {
+      try {
+        (await open(params.sessionId, false)).cancel();
+      } catch {
+        // A notification has no answer: an unknown or closed session has nothing to cancel.
+      }
+    })
+    .onRequest('session/set_mode', ({ params, client }) =>
+      guarded(async () => {
+        const session = await open(params.sessionId, false);
+        const current = modeState(session);
+        if (current.currentModeId === params.modeId) return {};
+        if (!current.availableModes.some((m) => m.id === params.modeId)) {
+          throw new CodeError('VALIDATION_ERROR', `modeId: no agent "${params.modeId}" (available: ${current.availableModes.map((m) => m.id).join(', ')})`, { field: 'modeId' });
+        }
+        // An agent is part of a session's resolved configuration: it can change only before the first run.
+        if (session.history().length > 0 || session.activeRunId !== undefined) {
+          throw new RequestError(-32602, `modeId: the mode (agent) of session ${session.id} is fixed once it has run; start a new session for mode "${params.modeId}"`, {
+            error: { code: 'SESSION_CONFIGURATION_ERROR', message: 'the agent of a session is fixed once it has run', details: { field: 'modeId' } },
+          });
+        }
+        const { agent: _previous, ...options } = session.config.options;
+        await sessions.purgeSession(session.id, caller);
+        const replaced = await create({ ...options, sessionId: session.id, ...(params.modeId === 'general' ? {} : { agent: params.modeId }) });
+        await client.notify('session/update', { sessionId: replaced.id, update: { sessionUpdate: 'current_mode_update', currentModeId: params.modeId } });
+        return {};
+      }),
+    );
+}

@@ -1,0 +1,168 @@
+import { EventType, type RunAgentInput } from '@ag-ui/core';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { RuntimeContext } from '../../context.js';
+import { CodeError } from '../../errors.js';
+import { AguiCapabilitiesSchema, AguiConnectInputSchema, AguiEventSchema, AguiParamsSchema, AguiQuerySchema, AguiRunAgentInputSchema } from '../../protocol/agui.js';
+import { ErrorBodySchema } from '../../protocol/http.js';
+import { addressedCaller } from '../../runtime/agent/session-address.js';
+import { hasScope, type Caller } from '../../runtime/ports/caller.js';
+import type { AgentSession } from '../../runtime/session/agent-session.js';
+import { addRoute } from '../../server/route.js';
+import type { SocketRegistry } from '../../routes/socket-registry.js';
+import { aguiCapabilities } from './agui-capabilities.js';
+import { AguiEventMapper, type AguiRunIds } from './agui-event-mapper.js';
+import { AguiInterruptLedger } from './agui-interrupt-ledger.js';
+import { toAguiMessages } from './agui-messages.js';
+import { lastUserText, parseRunAgentInput, resumeDecisions } from './agui-run-input.js';
+import { AguiSseStream } from './agui-sse-stream.js';
+import { followAguiRun } from './follow-agui-run.js';
+
+const STREAM_ERRORS = { 400: ErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema, 413: ErrorBodySchema, 421: ErrorBodySchema, 503: ErrorBodySchema };
+
+/** AG-UI over HTTP: POST /v1/agui/:sessionId (RunAgentInput in, SSE of AG-UI events out), .../connect, GET /v1/agui/capabilities. */
+export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _sockets: SocketRegistry): void {
+  const { agent } = ctx;
+  const ledger = new AguiInterruptLedger();
+  const open = new Set<AguiSseStream>();
+  // Streams end before the HTTP server waits for its requests: drained runs have ended them already, this is the net.
+  app.addHook('preClose', async () => {
+    for (const stream of [...open]) stream.close();
+  });
+
+  /** The session `:sessionId` names for this caller (hydrated here when stored), open; 404 for another tenant's. */
+  const sessionFor = async (sessionId: string, caller: Caller, tenantId: string | undefined, startsRun: boolean): Promise<AgentSession> => {
+    const who = addressedCaller(caller, tenantId);
+    await agent.ensureLocal(sessionId, who, startsRun);
+    const session = agent.getSession(sessionId, who);
+    session.assertOpen();
+    return session;
+  };
+
+  const openStream = (reply: FastifyReply): AguiSseStream => {
+    const stream = new AguiSseStream(reply);
+    open.add(stream);
+    stream.onClose(() => open.delete(stream));
+    return stream;
+  };
+
+  const mapperFor = (session: AgentSession, ids: AguiRunIds): AguiEventMapper =>
+    new AguiEventMapper(ids, {
+      pendingOfRun: () => session.pendingConfirmations().filter((p) => p.runId === ids.a3sRunId),
+      now: () => ctx.hostEnv.now(),
+    });
+
+  /** A new run (or, for a runId seen before, the same run replayed from its first event). */
+  const startStream = (session: AgentSession, input: RunAgentInput, reply: FastifyReply): FastifyReply => {
+    const { text, field } = lastUserText(input);
+    const maxBytes = ctx.config.limits.maxInputBytes;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > maxBytes) throw new CodeError('PAYLOAD_TOO_LARGE', `${field}: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`, { field, limit: 'limits.maxInputBytes', maxBytes, bytes });
+    const before = session.events.lastSequence;
+    const existing = session.runForIdempotencyKey(input.runId);
+    if (!existing && !agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
+    const handle = existing ?? session.startRun({ input: text, idempotencyKey: input.runId });
+    const a3sRunId = handle.record.runId;
+    // A retried POST replays the run from its first retained event.
+    const first = handle.existing ? session.events.runPage(a3sRunId, -1, 1)?.events[0]?.metadata.session_sequence : undefined;
+    const after = handle.existing ? (first !== undefined ? first - 1 : session.events.lastSequence) : before;
+    const mapper = mapperFor(session, { threadId: session.id, runId: input.runId, a3sRunId });
+    const stream = openStream(reply);
+    stream.write(mapper.start({ a3sSessionId: session.id, existing: handle.existing }));
+    followAguiRun({ session, mapper, stream, after, done: handle.done });
+    return reply;
+  };
+
+  /** Answer interrupts, then stream the rest of the run they paused; a stale or unknown one is RUN_ERROR. */
+  const resumeStream = (session: AgentSession, input: RunAgentInput, reply: FastifyReply, mayPassFloor: boolean): FastifyReply => {
+    const decisions = resumeDecisions(input);
+    const stream = openStream(reply);
+    let point;
+    try {
+      point = ledger.resume(session, decisions, mayPassFloor);
+    } catch (error) {
+      const code = error instanceof CodeError ? error.code : 'INTERNAL_ERROR';
+      const message = error instanceof CodeError ? error.message : 'the interrupts could not be answered';
+      const mapper = mapperFor(session, { threadId: session.id, runId: input.runId, a3sRunId: '' });
+      stream.write(mapper.error(message, code));
+      stream.close();
+      return reply;
+    }
+    const mapper = mapperFor(session, { threadId: session.id, runId: input.runId, a3sRunId: point.a3sRunId });
+    for (const event of point.seed) mapper.seed(event);
+    stream.write(mapper.start({ a3sSessionId: session.id, resumed: decisions.map((d) => d.interruptId) }));
+    const done = session.listRuns().find((r) => r.runId === point.a3sRunId)?.idempotencyKey;
+    followAguiRun({ session, mapper, stream, after: point.after, done: done !== undefined ? session.runForIdempotencyKey(done)?.done : undefined });
+    return reply;
+  };
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/agui/:sessionId',
+      summary: 'AG-UI: run the session on a RunAgentInput and stream AG-UI events (SSE)',
+      description:
+        'The AG-UI thread is the session (`threadId` must equal `:sessionId`). The last message must be a user message: it becomes the run input (the session keeps its own transcript; earlier messages, tools, context and state are not read). ' +
+        "`runId` is the run's Idempotency-Key: a retried POST with the same runId replays that run's stream instead of starting another. Every event carries metadata.runId (the client's) and metadata.a3sRunId (ours). " +
+        'A pending confirmation ends the stream with RUN_FINISHED {outcome: {type: "interrupt", interrupts: [{id, reason: "tool_call", toolCallId}]}}; a RunAgentInput with `resume: [{interruptId, status: "resolved", payload: {approved, reason?, always?}}]` (or status "cancelled": a rejection) answers it and streams the rest of that run. A stale or unknown interrupt is RUN_ERROR (CONFIRMATION_SETTLED / CONFIRMATION_NOT_FOUND). ' +
+        'Errors before the stream starts answer in the error shape: 400 naming the field, 404 for another tenant\'s session, 409 SESSION_BUSY while another run is active.',
+      scope: 'sessions',
+      params: AguiParamsSchema,
+      query: AguiQuerySchema,
+      documentedBody: AguiRunAgentInputSchema,
+      produces: 'text/event-stream',
+      responses: { 200: AguiEventSchema, ...STREAM_ERRORS },
+    },
+    async ({ params, query, caller, request, reply }) => {
+      const input = parseRunAgentInput(request.body, params.sessionId);
+      const session = await sessionFor(params.sessionId, caller, query.tenantId, input.resume === undefined);
+      return input.resume !== undefined ? resumeStream(session, input, reply, hasScope(caller, 'host_direct')) : startStream(session, input, reply);
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/agui/:sessionId/connect',
+      summary: "AG-UI: the session's messages (MESSAGES_SNAPSHOT) and its pending interrupts, as a short SSE stream",
+      description: 'RUN_STARTED, MESSAGES_SNAPSHOT (the transcript without system messages), then RUN_FINISHED: with an interrupt outcome when the active run waits for confirmations, else success. The body is empty or a RunAgentInput (its threadId, when given, must equal `:sessionId`; its runId is echoed).',
+      scope: 'sessions',
+      params: AguiParamsSchema,
+      query: AguiQuerySchema,
+      documentedBody: AguiConnectInputSchema,
+      produces: 'text/event-stream',
+      responses: { 200: AguiEventSchema, ...STREAM_ERRORS },
+    },
+    async ({ params, query, caller, request, reply }) => {
+      const body = request.body;
+      const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+      const input = empty ? undefined : parseRunAgentInput(body, params.sessionId);
+      const session = await sessionFor(params.sessionId, caller, query.tenantId, false);
+      const runId = input?.runId ?? ctx.hostEnv.newId('agui');
+      const active = session.activeRunId;
+      const mapper = mapperFor(session, { threadId: session.id, runId, a3sRunId: active ?? '' });
+      const stream = openStream(reply);
+      stream.write(mapper.start({ a3sSessionId: session.id, ...(active ? { activeRun: active } : {}) }));
+      const snapshot = { type: EventType.MESSAGES_SNAPSHOT, messages: toAguiMessages(session.history()), timestamp: ctx.hostEnv.now(), metadata: { runId } } as const;
+      stream.write([snapshot]);
+      const pending = active ? session.pendingConfirmations().filter((p) => p.runId === active) : [];
+      const first = pending[0];
+      const closing = first
+        ? mapper.map({ version: 1, type: 'confirmation_required', payload: { tool_id: first.toolId }, metadata: { run_id: active, session_id: session.id, session_sequence: session.events.lastSequence, timestamp_ms: ctx.hostEnv.now() } })
+        : mapper.ended('completed', '', undefined);
+      stream.write(closing);
+      stream.close();
+      return reply;
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/agui/capabilities', summary: 'AG-UI AgentCapabilities of this server', scope: 'sessions', responses: { 200: AguiCapabilitiesSchema } },
+    async () => aguiCapabilities(ctx.sandbox.kind !== 'none'),
+  );
+}
