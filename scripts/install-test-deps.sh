@@ -1,5 +1,6 @@
 #!/usr/bin/env sh
-# Installs what the test suite needs besides npm packages: redis-server (a throwaway server per test run),
+# Installs what the test suite needs besides npm packages: redis-server and redis-cli (a throwaway server and a
+# local Redis Cluster per test run),
 # bubblewrap (the command sandbox), git (the git tool tests). Works on a fresh Debian/Ubuntu machine as root
 # without sudo and before any `apt-get update`; as another user it uses sudo when present. Does nothing for
 # what is already installed.
@@ -7,6 +8,8 @@ set -eu
 
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+# redis-cli joins the test run's local Redis Cluster (Debian's redis-server depends on redis-tools, which has it).
+command -v redis-server >/dev/null 2>&1 && ! command -v redis-cli >/dev/null 2>&1 && missing="$missing redis-tools"
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v git >/dev/null 2>&1 || missing="$missing git"
 [ -z "$missing" ] && exit 0
