@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { findFreePorts } from '../test/support/free-ports.js';
 
 /** The built server entry (`dist/src/main.js`), resolved from this file's place in dist/bench. */
 export const BUILT_MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -30,7 +30,7 @@ const TAIL_BYTES = 16 * 1024;
  * /healthz answers; rejects if it exits first or takes 30 s.
  */
 export async function startServerProcess(env: Record<string, string>, options: { nodeArgs?: string[] } = {}): Promise<ServerProcess> {
-  const port = await freePort();
+  const [port] = await findFreePorts(1);
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BUILT_MAIN], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', A3S_LOG_LEVEL: 'warn', ...env, A3S_HOST: '127.0.0.1', A3S_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -79,15 +79,3 @@ export async function startServerProcess(env: Record<string, string>, options: {
   };
 }
 
-/** A port that was free on 127.0.0.1 a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
-}

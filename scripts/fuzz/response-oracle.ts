@@ -112,12 +112,7 @@ export class ResponseOracle {
       value = body.toString('utf8');
     }
     const pointer = `openapi#/paths/${pointerToken(route.ref.template)}/${route.ref.method.toLowerCase()}/responses/${pointerToken(key)}/content/${pointerToken(documented)}/schema`;
-    let validate = this.validators.get(pointer);
-    if (validate === undefined) {
-      validate = this.ajv.getSchema(pointer);
-      if (validate === undefined) throw new Error(`cannot compile ${pointer}`);
-      this.validators.set(pointer, validate);
-    }
+    const validate = this.validatorFor(pointer);
     if (validate(value)) return undefined;
     const errors = (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}${e.params && Object.keys(e.params).length > 0 ? ` ${JSON.stringify(e.params)}` : ''}`);
     return { kind: 'schema_mismatch', detail: `${where} ${status}: ${errors.join('; ')}; body ${JSON.stringify(value).slice(0, 300)}` };
@@ -126,14 +121,20 @@ export class ResponseOracle {
   /** Validates a value against a component schema (e.g. ErrorBody); the Ajv messages, or undefined when valid. */
   checkComponent(name: string, value: unknown): string | undefined {
     const pointer = `openapi#/components/schemas/${pointerToken(name)}`;
+    const validate = this.validatorFor(pointer);
+    if (validate(value)) return undefined;
+    return (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ');
+  }
+
+  // Ajv's compiled validator of a schema in the document, compiled once.
+  private validatorFor(pointer: string): ValidateFunction {
     let validate = this.validators.get(pointer);
     if (validate === undefined) {
       validate = this.ajv.getSchema(pointer);
       if (validate === undefined) throw new Error(`cannot compile ${pointer}`);
       this.validators.set(pointer, validate);
     }
-    if (validate(value)) return undefined;
-    return (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ');
+    return validate;
   }
 
   private find(method: string, path: string): Route | undefined {

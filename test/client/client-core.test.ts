@@ -1,7 +1,7 @@
-import { createServer, type AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { A3sClient, A3sError, CancelledError, SessionBusyError, SessionNotFoundError, ValidationError, type AgentEvent, type SessionOptionsInput } from '../../src/client/index.js';
+import { findFreePorts } from '../support/free-ports.js';
 import { useTestServers } from '../support/run-helpers.js';
 
 describe('the typed client: send, stream, history, runs, cancel and typed errors against a real server', () => {
@@ -130,12 +130,7 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     const refused = await noSocket.stream('x').catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ValidationError);
     expect((refused as ValidationError).details.field).toBe('WebSocket');
-    const closedPort = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const [closedPort] = await findFreePorts(1);
     const unreachable = await new A3sClient({ baseUrl: `http://127.0.0.1:${closedPort}` }).health().catch((error: unknown) => error);
     expect(unreachable).toMatchObject({ code: 'NETWORK_ERROR', name: 'NetworkError', details: { cause: 'ECONNREFUSED' } });
     expect((unreachable as Error).message).toBe(`GET http://127.0.0.1:${closedPort}/healthz: the server could not be reached (ECONNREFUSED)`);

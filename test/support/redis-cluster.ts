@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Cluster } from 'ioredis';
-import { findFreePorts, killRedisNode, launchRedisNode, REDIS_NOT_INSTALLED, redisCommand, sleep } from './redis-node.js';
+import { findFreePorts } from './free-ports.js';
+import { killRedisNode, launchRedisNode, REDIS_NOT_INSTALLED, redisCommand, sleep } from './redis-node.js';
 
 /** A throwaway local Redis Cluster (masters with replicas on 127.0.0.1), started by startRedisCluster. */
 export interface RedisClusterHandle {

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { findFreePorts } from './free-ports.js';
 
 /** A throwaway redis-server on a loopback port, started by startRedisServer. */
 export interface RedisServerHandle {
@@ -39,7 +40,7 @@ export async function startRedisServer(options: StartRedisServerOptions = {}): P
   let port = 0;
   // A port found free can be taken before redis binds it; try a few before giving up.
   for (let attempt = 1; child === undefined; attempt += 1) {
-    port = await findFreePort();
+    [port] = await findFreePorts(1);
     try {
       child = await launch(binary, port, dir);
     } catch (error) {
@@ -120,17 +121,6 @@ async function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<v
   clearTimeout(timer);
 }
 
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('could not find a free port'))));
-    });
-  });
-}
 
 // A raw RESP PING over a socket: no client library, no reconnect logic to get in the way.
 function answersPing(port: number): Promise<boolean> {
