@@ -43,7 +43,9 @@ export class HttpTransport {
   constructor(options: TransportOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.token = options.token;
-    const impl = options.fetch ?? globalThis.fetch;
+    // The global fetch bound to globalThis: a browser's fetch called as a method of another object throws
+    // "Illegal invocation".
+    const impl = options.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
     if (typeof impl !== 'function') throw toA3sError('VALIDATION_ERROR', 'options.fetch: no global fetch in this environment; pass one', 0, { field: 'fetch' });
     this.fetchImpl = impl;
   }
