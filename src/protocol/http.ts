@@ -25,6 +25,8 @@ export const SessionInfoSchema = z
     sandboxNetwork: z.enum(['none', 'allowed']),
     /** The active run's snapshot (seed `currentRun()`), null when idle. */
     currentRun: z.object({ id: z.string(), status: RunStatusSchema }).nullable(),
+    /** The newest retained run (the active one while busy) with its status, null before the first run: the console's "last run" column. */
+    lastRun: z.object({ id: z.string(), status: RunStatusSchema }).nullable(),
     /** Non-fatal notes about the options the session was created with (seed `initWarning`), null when none. */
     initWarning: z.string().nullable(),
     /** True when a memory store resolved (seed `hasMemory`). */

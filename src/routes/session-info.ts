@@ -13,6 +13,7 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     sandbox: session.sandbox.kind,
     sandboxNetwork: session.sandbox.network,
     currentRun: session.currentRun(),
+    lastRun: session.lastRun(),
     initWarning: config.initWarning,
     hasMemory: session.memory !== undefined,
     hasQueue: session.queue !== undefined,

@@ -68,7 +68,9 @@ describe('sessions: options, workspace confinement, single flight, side question
   });
 
   it('admits exactly one of 50 simultaneous runs; the others get SESSION_BUSY naming the active run', async () => {
-    const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
+    const created = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session;
+    expect(created.lastRun).toBeNull();
+    const id = created.id;
     t.fake.script({ delayMs: 300, text: 'only one' });
     const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: `q${i}` })));
     const admitted = responses.filter((r) => r.status === 202);
@@ -78,8 +80,11 @@ describe('sessions: options, workspace confinement, single flight, side question
     const runId = admitted[0].body.runId;
     for (const r of busy) expect(r.body.error).toMatchObject({ code: 'SESSION_BUSY', details: { activeRunId: runId } });
     const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
-    expect(info).toMatchObject({ busy: true, currentRun: { id: runId } });
+    expect(info).toMatchObject({ busy: true, currentRun: { id: runId }, lastRun: { id: runId, status: info.currentRun.status } });
     await waitForRun(t, id, runId);
+    // The list carries the last run's outcome once idle (the console's "last run" column).
+    const listed = (await request(t.url).get('/v1/sessions').expect(200)).body.sessions.find((s: { id: string }) => s.id === id);
+    expect(listed).toMatchObject({ busy: false, currentRun: null, lastRun: { id: runId, status: 'completed' } });
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
     expect(history).toEqual([
       { role: 'user', content: expect.stringMatching(/^q\d+$/) },

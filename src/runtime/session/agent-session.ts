@@ -186,6 +186,11 @@ export class AgentSession {
     return this.parts.runs.list();
   }
 
+  /** The newest run's `{id, status}`, null before the first run. */
+  lastRun(): { id: string; status: RunRecord['status'] } | null {
+    return this.parts.runs.last();
+  }
+
   /** One run record. */
   getRun(runId: string): RunRecord {
     return this.parts.runs.require(runId);

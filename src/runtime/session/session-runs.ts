@@ -66,6 +66,13 @@ export class SessionRuns {
     return [...this.runs.values()].map((r) => this.withCounts(r));
   }
 
+  /** The newest run's `{id, status}` (the active one while a run is active), null before the first run. */
+  last(): { id: string; status: RunRecord['status'] } | null {
+    let newest: RunRecord | undefined;
+    for (const run of this.runs.values()) newest = run;
+    return newest ? { id: newest.runId, status: newest.status } : null;
+  }
+
   /** A copy of a record with its current event counts. */
   withCounts(record: RunRecord): RunRecord {
     const counts = this.deps.events.runCounts(record.runId);
