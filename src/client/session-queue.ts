@@ -10,6 +10,14 @@ import { falseOn, sessionPath, type SessionContext } from './session-context.js'
 /** Stats of one lane after setLaneHandler. */
 export type LaneStats = z.infer<typeof LaneHandlerResponseSchema>['lane'];
 
+/** Extras of confirmToolUse beyond the seed's arguments. */
+export interface ConfirmOptions {
+  /** With approved: true, allow later calls of the same tool and permission subject for the rest of the session. */
+  always?: boolean;
+  /** The confirmation's argsDigest as shown: the answer is refused if the pending call's arguments differ. */
+  argsDigest?: string;
+}
+
 /** The session's lane queue, confirmations and verification reports (the seed's method names). */
 export class SessionQueue {
   constructor(private readonly ctx: SessionContext) {}
@@ -58,9 +66,14 @@ export class SessionQueue {
     return (await this.ctx.transport.get<{ confirmations: PendingConfirmationView[] }>(this.path('/confirmations'))).confirmations;
   }
 
-  /** Answer a pending confirmation: true when this answer settled it. */
-  async confirmToolUse(toolId: string, approved: boolean, reason?: string): Promise<boolean> {
-    await this.ctx.transport.post(this.path(`/confirmations/${seg(toolId)}`), { approved, ...(reason !== undefined ? { reason } : {}) });
+  /**
+   * Answer a pending confirmation: true when this answer settled it. Beside the seed's three arguments,
+   * `options.always` (with approved: true) is "allow always" for the rest of the session, and
+   * `options.argsDigest` pins the answer to the arguments it was shown (a changed call is refused).
+   */
+  async confirmToolUse(toolId: string, approved: boolean, reason?: string, options: ConfirmOptions = {}): Promise<boolean> {
+    const body = { approved, ...(reason !== undefined ? { reason } : {}), ...(options.always !== undefined ? { always: options.always } : {}), ...(options.argsDigest !== undefined ? { argsDigest: options.argsDigest } : {}) };
+    await this.ctx.transport.post(this.path(`/confirmations/${seg(toolId)}`), body);
     return true;
   }
 

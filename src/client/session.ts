@@ -364,7 +364,7 @@ export class Session {
   /** Pending confirmations. */
   pendingConfirmations: SessionQueue['pendingConfirmations'] = () => this.queue.pendingConfirmations();
   /** Answer a confirmation. */
-  confirmToolUse: SessionQueue['confirmToolUse'] = (toolId, approved, reason) => this.queue.confirmToolUse(toolId, approved, reason);
+  confirmToolUse: SessionQueue['confirmToolUse'] = (toolId, approved, reason, options) => this.queue.confirmToolUse(toolId, approved, reason, options);
   /** Run verification commands. */
   verifyCommands: SessionQueue['verifyCommands'] = (subjectOrRequest, commands) => this.queue.verifyCommands(subjectOrRequest, commands);
   /** Verification reports. */
