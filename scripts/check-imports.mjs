@@ -1,6 +1,6 @@
 // CI check of the module graph (DESIGN.md "Layers and layout"): no import cycles in src (type-only imports
 // included) and the layer rules: protocol imports nothing of ours but errors.ts; client imports only protocol,
-// errors.ts, itself and zod (it runs in browsers); nothing under runtime, stores or cluster imports Fastify;
+// errors.ts, itself and zod (it runs in browsers); the console (web/src) only itself, client and protocol; nothing under runtime, stores or cluster imports Fastify;
 // only tests import test/support. Prints every violation; exit 1 if any.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -21,7 +21,7 @@ function tsFiles(dir) {
 const problems = [];
 const graph = new Map();
 const specifiers = (text) => [...text.matchAll(IMPORT)].map((m) => m[1] ?? m[2]);
-for (const file of tsFiles(join(root, 'src'))) {
+for (const file of [...tsFiles(join(root, 'src')), ...tsFiles(join(root, 'web', 'src'))]) {
   const rel = relative(root, file);
   const edges = [];
   for (const spec of specifiers(readFileSync(file, 'utf8'))) {
@@ -30,8 +30,9 @@ for (const file of tsFiles(join(root, 'src'))) {
       edges.push(target);
       if (rel.startsWith('src/protocol/') && !target.startsWith('src/protocol/') && target !== 'src/errors.ts') problems.push(`layer: ${rel} imports ${target} (protocol imports nothing of ours but errors.ts)`);
       if (target.startsWith('test/')) problems.push(`layer: ${rel} imports ${target} (only tests import test/support)`);
+      if (rel.startsWith('web/') && !target.startsWith('web/') && !target.startsWith('src/client/') && !target.startsWith('src/protocol/')) problems.push(`layer: ${rel} imports ${target} (the console bundles only itself, src/client and src/protocol)`);
       if (rel.startsWith('src/client/') && !target.startsWith('src/client/') && !target.startsWith('src/protocol/') && target !== 'src/errors.ts') problems.push(`layer: ${rel} imports ${target} (client imports only src/protocol, src/errors.ts and itself)`);
-    } else if (rel.startsWith('src/client/') && spec !== 'zod') {
+    } else if ((rel.startsWith('src/client/') || rel.startsWith('web/')) && spec !== 'zod') {
       problems.push(`layer: ${rel} imports ${spec} (client runs in browsers too: no package but zod, no node:*)`);
     } else if (/^(src\/(runtime|stores|cluster)\/)/.test(rel) && (spec === 'fastify' || spec.startsWith('@fastify/'))) {
       problems.push(`layer: ${rel} imports ${spec} (runtime, stores and cluster never import Fastify)`);

@@ -1,5 +1,5 @@
 // CI smoke test of the built server (what `npm start` runs): start dist/src/main.js on a free port with the
-// memory store, wait for it to listen, check /healthz and /readyz, then stop it with SIGTERM.
+// memory store, wait for it to listen, check /healthz, /readyz and the console files, then stop it with SIGTERM.
 import { spawn } from 'node:child_process';
 
 const child = spawn(process.execPath, ['dist/src/main.js'], {
@@ -23,14 +23,15 @@ child.stdout.on('data', async (chunk) => {
   if (!match || url) return;
   url = match[1];
   clearTimeout(deadline);
-  for (const path of ['/healthz', '/readyz']) {
+  // The console from dist/web too: what `npm start` then opening /console serves.
+  for (const path of ['/healthz', '/readyz', '/console/', '/console/console.js', '/console/console.css']) {
     const res = await fetch(url + path).catch((error) => fail(`${path}: ${error.message}`));
     if (!res || res.status !== 200) fail(`${path} answered ${res?.status}`);
   }
   child.kill('SIGTERM');
   child.once('exit', (code) => {
     if (code !== 0) fail(`SIGTERM exit code ${code}`);
-    console.log(`smoke: built server answered /healthz and /readyz at ${url} and stopped cleanly`);
+    console.log(`smoke: built server answered /healthz, /readyz and the console at ${url} and stopped cleanly`);
     process.exit(0);
   });
 });

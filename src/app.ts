@@ -9,6 +9,7 @@ import { registerTaskRoutes } from './routes/tasks.js';
 import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { registerEventsWebSocket } from './routes/events-ws.js';
 import { registerAuthTicketRoutes } from './routes/auth-ticket.js';
 import { registerAguiRoutes } from './interop/agui/register-agui-routes.js';
@@ -77,5 +78,6 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerAuthTicketRoutes(app, ctx);
   registerAguiRoutes(app, ctx, sockets);
   registerAcpRoute(app, ctx, sockets);
+  registerConsoleRoutes(app, ctx);
   return { app, sockets };
 }

@@ -2,8 +2,9 @@
 // run and hands its URL to tests as inject('redisUrl'), and, when the "redis-cluster" project is part of the
 // run, ONE local Redis Cluster (3 masters, 3 replicas) whose seeds tests read as inject('redisClusterSeeds').
 // vitest accepts named `setup`/`teardown` exports here, so no default export is needed; `setup` returns its
-// own teardown.
+// own teardown. It also builds the console (web/ into dist/web) so the console routes serve a fresh build.
 import type { TestProject } from 'vitest/node';
+import { buildWeb } from '../../scripts/build-web.js';
 import { startRedisCluster } from './redis-cluster.js';
 import { startRedisServer } from './redis-server.js';
 
@@ -19,6 +20,7 @@ declare module 'vitest' {
 
 /** Start the run's redis-server (and its Redis Cluster when the "redis-cluster" project runs), provide them, and return the teardown. */
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await buildWeb();
   const wantsCluster = project.vitest.projects.some((candidate) => candidate.name === 'redis-cluster');
   // Started side by side: the cluster (about 2 s) does not add to the single server's start.
   const [server, cluster] = await Promise.allSettled([startRedisServer(), wantsCluster ? startRedisCluster() : Promise.resolve(undefined)]);

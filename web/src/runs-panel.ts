@@ -1,0 +1,99 @@
+import type { RunRecord, Session } from '../../src/client/index.js';
+import type { ConsoleContext } from './console-context.js';
+import { el, replaceChildren } from './el.js';
+import { errorText, formatDuration } from './format.js';
+import { statusChip } from './verification-rows.js';
+
+/** A long id cut for a narrow column (the full id is its title). */
+function shortId(id: string): string {
+  return id.length > 16 ? `${id.slice(0, 12)}…` : id;
+}
+
+const ACTIVE = new Set(['created', 'planning', 'executing', 'verifying']);
+
+/** The session's runs: status, duration, tokens and verification; cancel a running one, resume a failed one from its checkpoint. */
+export class RunsPanel {
+  readonly element: HTMLElement;
+  private readonly body: HTMLElement;
+  private readonly status: HTMLElement;
+  private loading: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    private readonly ctx: ConsoleContext,
+    private readonly session: Session,
+  ) {
+    this.body = el('ol', { class: 'runs-list' });
+    this.status = el('p', { class: 'muted', role: 'status' });
+    this.element = el(
+      'section',
+      { class: 'panel runs', 'aria-labelledby': 'runs-title' },
+      el('h2', { id: 'runs-title' }, 'Runs'),
+      this.body,
+      this.status,
+    );
+  }
+
+  /** Reload the list (coalesced: one load at a time, one more if asked meanwhile). */
+  refresh(): Promise<void> {
+    if (this.loading) {
+      this.again = true;
+      return this.loading;
+    }
+    this.loading = this.load().finally(() => {
+      this.loading = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.refresh();
+      }
+    });
+    return this.loading;
+  }
+
+  private async load(): Promise<void> {
+    let runs: RunRecord[];
+    try {
+      runs = await this.session.runs();
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) this.status.textContent = errorText(error);
+      return;
+    }
+    replaceChildren(this.body, ...[...runs].reverse().map((run) => this.row(run)));
+    this.status.textContent = runs.length === 0 ? 'No runs yet.' : '';
+  }
+
+  private row(run: RunRecord): HTMLElement {
+    const end = run.endedAtMs ?? (ACTIVE.has(run.status) ? Date.now() : undefined);
+    const result = run.result;
+    const verification = result
+      ? el('span', {}, 'verification ', statusChip(result.verificationStatus), result.verificationReportCount > 0 ? ` ${result.verificationReportCount} report(s), ${result.failedVerificationCount} failed` : '')
+      : el('span', {}, 'verification —');
+    const actions = el('span', { class: 'actions' });
+    if (ACTIVE.has(run.status)) actions.appendChild(el('button', { type: 'button', class: 'btn btn-small btn-danger', onclick: () => void this.act(() => this.session.cancelRun(run.runId), `Cancel requested for ${run.runId}`) }, 'Cancel'));
+    if (run.status === 'failed') actions.appendChild(el('button', { type: 'button', class: 'btn btn-small', title: 'Continue from the run’s loop checkpoint (kept for a run lost with its node)', onclick: () => void this.act(() => this.session.resumeRun(run.runId), `Resumed ${run.runId} from its checkpoint`) }, 'Resume'));
+    const title = [run.input.slice(0, 200), run.error ? `${run.error.code}: ${run.error.message}` : ''].filter(Boolean).join('\n');
+    return el(
+      'li',
+      { class: 'run-item', 'data-run-id': run.runId, 'data-status': run.status },
+      el('div', { class: 'run-item-head' }, el('code', { title: run.runId }, shortId(run.runId)), statusChip(run.status), run.sideQuestion ? el('span', { class: 'muted' }, 'side question') : null, actions),
+      el('p', { class: 'run-item-input', title }, run.input),
+      el(
+        'p',
+        { class: 'run-item-facts muted' },
+        `${formatDuration(end !== undefined ? end - run.createdAtMs : undefined)} · ${result ? `${result.totalTokens} tokens · ${result.toolCallsCount} tool call(s)` : '— tokens'} · `,
+        verification,
+      ),
+      run.error ? el('p', { class: 'run-error' }, `${run.error.code}: ${run.error.message}`) : null,
+    );
+  }
+
+  private async act(call: () => Promise<unknown>, done: string): Promise<void> {
+    try {
+      await call();
+      this.ctx.announce(done);
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) this.ctx.announce(errorText(error), 'error');
+    }
+    await this.refresh();
+  }
+}

@@ -1,0 +1,352 @@
+import { SessionBusyError, type AgentEvent, type EventStream, type Session, type SessionInfo } from '../../src/client/index.js';
+import type { ConsoleContext, ConsoleView } from './console-context.js';
+import { ConfirmationPanel, type PendingCall } from './confirmation-panel.js';
+import { el, replaceChildren } from './el.js';
+import { EventLog } from './event-log.js';
+import { errorText } from './format.js';
+import { RunsPanel } from './runs-panel.js';
+import { transcriptView } from './transcript-view.js';
+import { VerificationPanel } from './verification-panel.js';
+import { statusChip } from './verification-rows.js';
+
+/** How the live stream reconnects: patient, because a person watches it (the client's backoff, up to 3 s). */
+const RECONNECT = { maxAttempts: 40, initialDelayMs: 100, maxDelayMs: 3000 };
+
+/**
+ * A session's page: transcript, live activity (the session's events followed from a cursor, reconnecting
+ * without loss or repetition), pending confirmations, runs, and the prompt box (single flight shown).
+ */
+export class SessionView implements ConsoleView {
+  readonly element: HTMLElement;
+  private session: Session | undefined;
+  private stream: EventStream | undefined;
+  private disposed = false;
+  private readonly log = new EventLog();
+  private confirmations: ConfirmationPanel | undefined;
+  private runs: RunsPanel | undefined;
+  private verifications: VerificationPanel | undefined;
+  private readonly head: HTMLElement;
+  private readonly busy: HTMLElement;
+  private readonly connection: HTMLElement;
+  private readonly transcript: HTMLElement;
+  private readonly transcriptTitle: HTMLElement;
+  private readonly transcriptPanel: HTMLDetailsElement;
+  private readonly side: HTMLElement;
+  private readonly confirmSlot: HTMLElement;
+  private readonly form: HTMLFormElement;
+  private readonly prompt: HTMLTextAreaElement;
+  private readonly formStatus: HTMLElement;
+  private infoTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly ctx: ConsoleContext,
+    private readonly sessionId: string,
+  ) {
+    this.head = el('div', { class: 'session-head' }, el('h1', {}, 'Session ', el('code', {}, sessionId)));
+    this.busy = el('p', { class: 'busy', role: 'status' });
+    this.connection = el('p', { class: 'connection muted', role: 'status' });
+    this.transcript = el('div', { class: 'transcript-body' }, el('p', { class: 'muted' }, 'Loading…'));
+    this.transcriptTitle = el('h2', {}, 'Transcript');
+    this.transcriptPanel = el('details', { class: 'panel transcript' }, el('summary', {}, this.transcriptTitle), this.transcript);
+    this.side = el('aside', { class: 'session-side' });
+    this.confirmSlot = el('div', {});
+    this.prompt = el('textarea', { id: 'prompt', name: 'prompt', rows: 3, required: true, placeholder: 'Ask the agent… (Enter runs, Shift+Enter for a new line)' });
+    this.prompt.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.form.requestSubmit();
+      }
+    });
+    this.formStatus = el('p', { class: 'form-status', role: 'status' });
+    this.form = el(
+      'form',
+      { class: 'prompt-form', 'aria-label': 'Start a run' },
+      el('label', { for: 'prompt' }, 'Prompt'),
+      this.prompt,
+      el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'btn btn-primary' }, 'Run'), el('button', { type: 'button', class: 'btn btn-danger', onclick: () => void this.cancel() }, 'Stop active run')),
+      this.formStatus,
+    );
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.submit();
+    });
+    this.element = el(
+      'div',
+      { class: 'session-view' },
+      el('p', { class: 'crumbs' }, el('a', { href: '#/sessions' }, '← Sessions')),
+      this.head,
+      this.busy,
+      el(
+        'div',
+        { class: 'session-grid' },
+        el(
+          'div',
+          { class: 'session-main' },
+          this.confirmSlot,
+          this.transcriptPanel,
+          el('section', { class: 'panel activity', 'aria-labelledby': 'activity-title' }, el('h2', { id: 'activity-title' }, 'Live activity'), this.connection, this.log.element),
+          el('section', { class: 'panel' }, this.form),
+        ),
+        this.side,
+      ),
+    );
+  }
+
+  /** Open the session: info, transcript, runs and pending confirmations, then follow its events. */
+  async start(): Promise<void> {
+    let session: Session;
+    try {
+      session = await this.ctx.client.getSession(this.sessionId);
+    } catch (error) {
+      if (this.ctx.unauthorized(error)) return;
+      const code = (error as { code?: string }).code;
+      const notFound = code === 'SESSION_NOT_FOUND';
+      const resume = el('button', { type: 'button', class: 'btn btn-primary', onclick: () => void this.resume() }, 'Resume it');
+      replaceChildren(
+        this.element,
+        el('p', { class: 'crumbs' }, el('a', { href: '#/sessions' }, '← Sessions')),
+        el('h1', {}, notFound ? 'Session not found' : code === 'SESSION_CLOSED' ? 'Session closed' : 'Could not open the session'),
+        el('p', { class: 'notice notice-error', role: 'alert' }, notFound ? `No session "${this.sessionId}" is open for you. It may be stored (resume it by id from the sessions page) or belong to someone else.` : errorText(error)),
+        code === 'SESSION_CLOSED' ? resume : null,
+      );
+      return;
+    }
+    this.session = session;
+    this.renderInfo(session.created);
+    this.confirmations = new ConfirmationPanel(this.ctx, session);
+    this.runs = new RunsPanel(this.ctx, session);
+    replaceChildren(this.confirmSlot, this.confirmations.element);
+    this.verifications = new VerificationPanel(this.ctx, session);
+    replaceChildren(this.side, el('div', { class: 'side-stack' }, this.runs.element, this.verifications.element));
+    await Promise.all([this.loadTranscript(), this.runs.refresh(), this.verifications.refresh(), this.confirmations.start().catch((error: unknown) => this.ctx.unauthorized(error))]);
+    if (this.disposed) return;
+    await this.follow(session);
+    this.prompt.focus();
+  }
+
+  /** Resume a closed session and open it again. */
+  private async resume(): Promise<void> {
+    try {
+      await this.ctx.client.resumeSession(this.sessionId);
+      this.ctx.navigate(`#/sessions/${encodeURIComponent(this.sessionId)}`);
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) this.ctx.announce(errorText(error), 'error');
+    }
+  }
+
+  /** Close the stream and timers. */
+  dispose(): void {
+    this.disposed = true;
+    this.stream?.close();
+    this.confirmations?.dispose();
+    clearTimeout(this.infoTimer);
+  }
+
+  private async loadTranscript(): Promise<void> {
+    try {
+      const messages = await this.session!.history();
+      replaceChildren(this.transcript, transcriptView(messages));
+      this.transcriptTitle.textContent = `Transcript (${messages.length} message${messages.length === 1 ? '' : 's'})`;
+      this.transcriptPanel.open = messages.length > 0;
+      this.transcriptPanel.hidden = messages.length === 0;
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) replaceChildren(this.transcript, el('p', { class: 'notice notice-error' }, errorText(error)));
+    }
+  }
+
+  private renderInfo(info: SessionInfo): void {
+    const labels = Object.entries(info.labels).filter(([, value]) => value !== undefined && value !== null && value !== '');
+    replaceChildren(
+      this.head,
+      el('h1', {}, 'Session ', el('code', {}, info.id)),
+      el(
+        'dl',
+        { class: 'facts' },
+        el('dt', {}, 'Agent'),
+        el('dd', {}, info.agent ?? 'default'),
+        el('dt', {}, 'Model'),
+        el('dd', {}, info.model),
+        el('dt', {}, 'Workspace'),
+        el('dd', {}, el('code', {}, info.workspace)),
+        el('dt', {}, 'Tokens'),
+        el('dd', {}, String(info.usage.totalTokens)),
+        ...(labels.length > 0 ? [el('dt', {}, 'Labels'), el('dd', {}, ...labels.map(([key, value]) => el('span', { class: 'label' }, `${key}=${String(value)}`)))] : []),
+      ),
+      el('div', { class: 'actions' }, el('button', { type: 'button', class: 'btn', onclick: () => void this.refreshInfo() }, 'Refresh'), el('button', { type: 'button', class: 'btn btn-danger', onclick: () => void this.closeSession() }, 'Close session')),
+    );
+    if (info.currentRun) replaceChildren(this.busy, statusChip('busy'), ' Run ', el('code', {}, info.currentRun.id), ` holds this session (${info.currentRun.status}); a new prompt waits until it ends.`);
+    else replaceChildren(this.busy, statusChip('idle'), ' Idle: a prompt starts a run.');
+    this.busy.classList.toggle('is-busy', info.currentRun !== null);
+  }
+
+  private async refreshInfo(): Promise<void> {
+    if (!this.session) return;
+    try {
+      this.renderInfo(await this.session.info());
+    } catch (error) {
+      this.ctx.unauthorized(error);
+    }
+  }
+
+  /** Refresh info and runs soon (coalescing bursts of events). */
+  private soon(): void {
+    clearTimeout(this.infoTimer);
+    this.infoTimer = setTimeout(() => {
+      void this.refreshInfo();
+      void this.runs?.refresh();
+    }, 150);
+  }
+
+  /**
+   * The cursor to follow from: the active run's first event (so a run in progress shows whole), else the
+   * newest event of the last run, else the start; undefined (the live edge) when retention dropped those.
+   */
+  private async cursor(session: Session): Promise<number | undefined> {
+    const info = await session.info();
+    this.renderInfo(info);
+    const runs = await session.runs();
+    const target = info.currentRun?.id ?? runs.at(-1)?.runId;
+    if (target === undefined) return 0;
+    if (info.currentRun) {
+      const page = await session.runEventPage(target, { after: -1, limit: 1 });
+      const first = page.events[0]?.metadata.session_sequence;
+      if (first !== undefined) return first - 1;
+    }
+    const record = runs.find((run) => run.runId === target);
+    const last = record ? await session.runEventPage(target, { after: record.eventCount - 2, limit: 1 }) : undefined;
+    return last?.events[0]?.metadata.session_sequence;
+  }
+
+  private async follow(session: Session): Promise<void> {
+    let after: number | undefined;
+    try {
+      after = await this.cursor(session);
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) this.connection.textContent = errorText(error);
+      return;
+    }
+    const stream = session.events({
+      after,
+      reconnect: RECONNECT,
+      onReconnect: (info) => {
+        this.connection.textContent = `Connection lost (${info.code}); reconnecting after event ${info.after ?? after ?? 'the live edge'} (attempt ${info.attempt})…`;
+        this.connection.classList.add('is-lost');
+      },
+    });
+    this.stream = stream;
+    this.connection.textContent = 'Live: following the session’s events.';
+    void this.pump(stream);
+  }
+
+  private async pump(stream: EventStream): Promise<void> {
+    try {
+      for (let event = await stream.nextEvent(); event !== null; event = await stream.nextEvent()) {
+        if (this.connection.classList.contains('is-lost')) {
+          this.connection.classList.remove('is-lost');
+          this.connection.textContent = 'Live: reconnected, nothing missed.';
+        }
+        this.onEvent(event);
+      }
+      if (!this.disposed) this.connection.textContent = 'The session was closed: no more events.';
+    } catch (error) {
+      if (this.disposed || this.ctx.unauthorized(error)) return;
+      this.connection.textContent = '';
+      this.connection.append(`Not following events: ${errorText(error)} `, el('button', { type: 'button', class: 'btn btn-small', onclick: () => void this.restart() }, 'Reconnect'));
+    }
+  }
+
+  private async restart(): Promise<void> {
+    if (!this.session) return;
+    this.stream?.close();
+    await this.follow(this.session);
+  }
+
+  private onEvent(event: AgentEvent): void {
+    if (!this.log.add(event)) return;
+    const p = event.payload;
+    switch (event.type) {
+      case 'confirmation_required': {
+        const call: PendingCall = {
+          toolId: String(p.tool_id),
+          toolName: String(p.tool_name),
+          args: p.args,
+          ...(typeof p.args_digest === 'string' ? { argsDigest: p.args_digest } : {}),
+          ...(typeof p.rule === 'string' ? { rule: p.rule } : {}),
+          runId: typeof event.metadata.run_id === 'string' ? event.metadata.run_id : null,
+          ...(typeof p.timeout_ms === 'number' && typeof event.metadata.timestamp_ms === 'number' ? { deadlineMs: event.metadata.timestamp_ms + p.timeout_ms } : {}),
+        };
+        this.confirmations?.add(call);
+        break;
+      }
+      case 'confirmation_received':
+      case 'confirmation_timeout':
+        this.confirmations?.remove(String(p.tool_id));
+        break;
+      case 'verification_completed':
+        void this.showReport(String(p.report_id));
+        void this.verifications?.refresh();
+        break;
+      case 'agent_start':
+      case 'agent_end':
+      case 'run_status_changed':
+      case 'session_closed':
+        this.soon();
+        break;
+      default:
+        break;
+    }
+  }
+
+  private async showReport(reportId: string): Promise<void> {
+    try {
+      const report = (await this.session!.verificationReports()).find((r) => r.id === reportId);
+      if (report) this.log.showReport(report);
+    } catch (error) {
+      this.ctx.unauthorized(error);
+    }
+  }
+
+  private async submit(): Promise<void> {
+    const input = this.prompt.value.trim();
+    if (!this.session || input.length === 0) return;
+    this.formStatus.textContent = 'Starting…';
+    try {
+      const started = await this.session.startRun(input);
+      this.prompt.value = '';
+      this.formStatus.textContent = `Run ${started.runId} started.`;
+      this.soon();
+    } catch (error) {
+      if (this.ctx.unauthorized(error)) return;
+      if (error instanceof SessionBusyError) {
+        const run = typeof error.details.activeRunId === 'string' ? error.details.activeRunId : 'another run';
+        const node = typeof error.details.ownerNodeId === 'string' ? ` on node ${error.details.ownerNodeId}` : '';
+        this.formStatus.textContent = `Busy: run ${run}${node} holds this session. Wait for it to end or stop it.`;
+        this.soon();
+        return;
+      }
+      this.formStatus.textContent = errorText(error);
+    }
+  }
+
+  private async cancel(): Promise<void> {
+    if (!this.session) return;
+    try {
+      const cancelled = await this.session.cancel();
+      this.formStatus.textContent = cancelled ? 'Cancel requested.' : 'No run is active.';
+      this.soon();
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) this.formStatus.textContent = errorText(error);
+    }
+  }
+
+  private async closeSession(): Promise<void> {
+    if (!this.session) return;
+    try {
+      await this.session.close();
+      this.ctx.announce(`Closed session ${this.sessionId}`);
+      this.ctx.navigate('#/sessions');
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) this.ctx.announce(errorText(error), 'error');
+    }
+  }
+}
