@@ -99,7 +99,9 @@ export class HookEngine {
   private readonly sessionHooks = new Map<string, StoredHook>();
   private readonly configHooks: readonly StoredHook[];
   private readonly queue: BoundedTaskQueue;
-  private readonly closing = new AbortController();
+  // Created when a hook first runs: most sessions have no hooks and never need a closing signal.
+  private closingController: AbortController | undefined;
+  private closed = false;
   private nextSeq: number;
 
   constructor(private readonly options: HookEngineOptions) {
@@ -143,7 +145,9 @@ export class HookEngine {
   async gate(event: GatingHookEvent, payload: Record<string, unknown>, match: HookMatchInput, signal?: AbortSignal): Promise<HookOutcome> {
     // Callers typed against plain strings (GovernanceHooks) can still pass anything: refuse loudly.
     if (!isGatingHookEvent(event)) throw new TypeError(`"${event}" is not a gating hook event`);
-    const link = linkSignals([signal, this.closing.signal]);
+    // No hook can match: nothing to run, so no linked signal either (the common case, on every run and tool call).
+    if (!this.hasHooks()) return { action: 'continue', executions: [] };
+    const link = linkSignals([signal, this.closingSignal()]);
     try {
       return await this.runGate(event, payload, match, link.signal);
     } finally {
@@ -194,11 +198,11 @@ export class HookEngine {
    */
   observe(event: ObservingHookEvent, payload: Record<string, unknown>, match: HookMatchInput): void {
     if (!isObservingHookEvent(event)) throw new TypeError(`"${event}" is not an observing hook event`);
-    if (this.closing.signal.aborted) return;
+    if (this.closed || !this.hasHooks()) return;
     for (const hook of this.all()) {
       if (hook.event !== event || !hookMatches(hook.matcher, { toolName: match.toolName, args: match.args, sessionId: match.sessionId, workspace: this.options.workspace })) continue;
       const accepted = this.queue.push(async () => {
-        const result = await this.ask(hook, payload, this.closing.signal, false);
+        const result = await this.ask(hook, payload, this.closingSignal(), false);
         if (!result.ok) this.report({ hookId: hook.id, event, failure: result.failure, message: result.message });
       });
       if (!accepted) {
@@ -215,8 +219,22 @@ export class HookEngine {
 
   /** Stop: queued observations are dropped and in-flight requests aborted (a gate in flight blocks). Idempotent. */
   close(): void {
+    this.closed = true;
     this.queue.clear();
-    this.closing.abort();
+    this.closingController?.abort();
+  }
+
+  /** The signal that fires when the engine closes (already aborted once it has closed). */
+  private closingSignal(): AbortSignal {
+    if (this.closingController === undefined) {
+      this.closingController = new AbortController();
+      if (this.closed) this.closingController.abort();
+    }
+    return this.closingController.signal;
+  }
+
+  private hasHooks(): boolean {
+    return this.configHooks.length > 0 || this.sessionHooks.size > 0;
   }
 
   private all(): StoredHook[] {
@@ -235,7 +253,7 @@ export class HookEngine {
       });
     } catch (error) {
       const { failure, message } = describeHostFailure(error);
-      return { ok: false, failure, message: failure === 'aborted' && this.closing.signal.aborted ? 'the hook engine was closed' : message };
+      return { ok: false, failure, message: failure === 'aborted' && this.closed ? 'the hook engine was closed' : message };
     }
     if (!parse) return { ok: true, response: { action: 'continue' } };
     const parsed = HookResponseSchema.safeParse(answer);
