@@ -94,23 +94,25 @@ export class SessionEventLog {
 
   /**
    * Append an event, stamping its sequences; returns the stamped envelope. The log takes the event over:
-   * its metadata object is stamped in place and becomes the envelope's, so callers pass a fresh one.
+   * the event and its metadata are stamped in place and become the envelope, so callers pass fresh ones.
    */
   append(event: UnstampedEvent): EventEnvelope {
     this.sessionSequence += 1;
-    const runId = event.metadata.run_id;
+    const metadata: UnstampedEvent['metadata'] & { sequence?: number; session_sequence?: number } = event.metadata;
+    const runId = metadata.run_id;
+    // The envelope is the event itself, once its metadata carries the sequences (set here, in wire order).
+    const stamped = event as EventEnvelope;
     if (runId !== undefined) {
       const bucket = this.bucket(runId);
-      const metadata = Object.assign(event.metadata, { sequence: bucket.total, session_sequence: this.sessionSequence });
-      const stamped: EventEnvelope = { version: 1, type: event.type, payload: event.payload, metadata };
+      metadata.sequence = bucket.total;
+      metadata.session_sequence = this.sessionSequence;
       bucket.total += 1;
       bucket.events.push(stamped);
       this.ordered.push(stamped);
       this.trimBucket(bucket);
       return this.publish(stamped);
     }
-    const metadata = Object.assign(event.metadata, { session_sequence: this.sessionSequence });
-    const stamped: EventEnvelope = { version: 1, type: event.type, payload: event.payload, metadata };
+    metadata.session_sequence = this.sessionSequence;
     this.runless.push(stamped);
     this.ordered.push(stamped);
     this.trimRunless();
@@ -120,8 +122,11 @@ export class SessionEventLog {
   /** Compacts when due and fans a stamped event out to the live listeners. */
   private publish(stamped: EventEnvelope): EventEnvelope {
     this.maybeCompact();
-    // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out.
-    for (const listener of [...this.listeners]) listener(stamped);
+    // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out;
+    // an event nobody follows (most of them: runs waited on over REST) needs no copy of the set.
+    if (this.listeners.size === 0) return stamped;
+    if (this.listeners.size === 1) this.listeners.values().next().value?.(stamped);
+    else for (const listener of [...this.listeners]) listener(stamped);
     return stamped;
   }
 
