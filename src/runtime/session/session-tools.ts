@@ -40,7 +40,19 @@ export interface SessionToolsDeps {
   /** May the session's own HTTP and SSE MCP servers be private addresses (its creator's outbound right). */
   readonly mcpAllowPrivate: boolean;
   /** The rest of the tool invoker's services (governance, artifacts, after-execute), asked for when it is first built. */
-  invokerDeps(): Omit<ToolInvokerDeps, 'registry'>;
+  invokerDeps(): ToolInvokerDeps;
+}
+
+// Registries are immutable: sessions with nothing but the built-ins (no skills, no MCP tools) share one.
+const builtinRegistries = new WeakMap<readonly AnyToolDefinition[], ToolRegistry>();
+
+function builtinRegistry(builtins: readonly AnyToolDefinition[]): ToolRegistry {
+  let registry = builtinRegistries.get(builtins);
+  if (registry === undefined) {
+    registry = new ToolRegistry(builtins);
+    builtinRegistries.set(builtins, registry);
+  }
+  return registry;
 }
 
 /**
@@ -71,7 +83,8 @@ export class SessionTools {
     if (!this.registryCache || this.registryVersion !== version) {
       const layers = [this.deps.globalMcp, ...this.borrowedMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
       const skillTools = skills && skills.size > 0 ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
-      this.registryCache = new ToolRegistry([...this.deps.builtins, ...skillTools, ...layerMcpTools(layers)]);
+      const added = [...skillTools, ...layerMcpTools(layers)];
+      this.registryCache = added.length === 0 ? builtinRegistry(this.deps.builtins) : new ToolRegistry([...this.deps.builtins, ...added]);
       this.registryVersion = version;
       this.specsCache = undefined;
     }
@@ -163,14 +176,7 @@ export class SessionTools {
 
   /** The session's one tool invoker (built on first use); it always reads the current registry. */
   get invoker(): ToolInvoker {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the invoker reads the current registry through a getter
-    const self = this;
-    this.invokerCache ??= new ToolInvoker({
-      get registry() {
-        return self.registry;
-      },
-      ...this.deps.invokerDeps(),
-    });
+    this.invokerCache ??= new ToolInvoker(this.deps.invokerDeps(), () => this.registry);
     return this.invokerCache;
   }
 
