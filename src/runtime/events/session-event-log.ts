@@ -72,7 +72,8 @@ export class SessionEventLog {
   private readonly listeners = new Set<EventListener>();
   /** Every retained event in session order; entries in `dropped` are skipped and compacted lazily. */
   private ordered: EventEnvelope[] = [];
-  private readonly dropped = new WeakSet<EventEnvelope>();
+  // Created when retention first drops an event: most sessions never reach their limits.
+  private dropped: WeakSet<EventEnvelope> | undefined;
   private droppedInOrdered = 0;
 
   constructor(
@@ -150,7 +151,7 @@ export class SessionEventLog {
     const events: EventEnvelope[] = [];
     for (let i = this.indexAfter(after); i < this.ordered.length && events.length < max; i += 1) {
       const event = this.ordered[i];
-      if (!this.dropped.has(event)) events.push(event);
+      if (!this.dropped?.has(event)) events.push(event);
     }
     return events;
   }
@@ -250,12 +251,12 @@ export class SessionEventLog {
     let start = this.ordered.length;
     for (let kept = 0; start > 0 && kept < max; ) {
       start -= 1;
-      if (!this.dropped.has(this.ordered[start])) kept += 1;
+      if (!this.dropped?.has(this.ordered[start])) kept += 1;
     }
     const events: EventEnvelope[] = [];
     for (let i = Math.max(start, this.indexAfter(after)); i < this.ordered.length && events.length < limit; i += 1) {
       const event = this.ordered[i];
-      if (!this.dropped.has(event)) events.push(event);
+      if (!this.dropped?.has(event)) events.push(event);
     }
     return events;
   }
@@ -290,14 +291,15 @@ export class SessionEventLog {
   }
 
   private markDropped(event: EventEnvelope): void {
-    if (this.dropped.has(event)) return;
-    this.dropped.add(event);
+    const dropped = (this.dropped ??= new WeakSet());
+    if (dropped.has(event)) return;
+    dropped.add(event);
     this.droppedInOrdered += 1;
   }
 
   private maybeCompact(): void {
     if (this.droppedInOrdered < COMPACT_MIN_DROPPED || this.droppedInOrdered * 2 < this.ordered.length) return;
-    this.ordered = this.ordered.filter((e) => !this.dropped.has(e));
+    this.ordered = this.ordered.filter((e) => !this.dropped?.has(e));
     this.droppedInOrdered = 0;
   }
 
