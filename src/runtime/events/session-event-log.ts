@@ -69,7 +69,8 @@ export class SessionEventLog {
   private sessionSequence: number;
   private readonly runs = new Map<string, RunBucket>();
   private readonly runless: EventEnvelope[] = [];
-  private readonly listeners = new Set<EventListener>();
+  // Created by the first live listener: runs waited on over REST have none.
+  private listeners: Set<EventListener> | undefined;
   /** Every retained event in session order; entries in `dropped` are skipped and compacted lazily. */
   private ordered: EventEnvelope[] = [];
   // Created when retention first drops an event: most sessions never reach their limits.
@@ -125,16 +126,18 @@ export class SessionEventLog {
     this.maybeCompact();
     // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out;
     // an event nobody follows (most of them: runs waited on over REST) needs no copy of the set.
-    if (this.listeners.size === 0) return stamped;
-    if (this.listeners.size === 1) this.listeners.values().next().value?.(stamped);
-    else for (const listener of [...this.listeners]) listener(stamped);
+    const listeners = this.listeners;
+    if (listeners === undefined || listeners.size === 0) return stamped;
+    if (listeners.size === 1) listeners.values().next().value?.(stamped);
+    else for (const listener of [...listeners]) listener(stamped);
     return stamped;
   }
 
   /** Add a live listener for events appended from now on; returns its removal. */
   listen(listener: EventListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   /** Retained events with session_sequence > after, then (same tick) a live listener; returns an unsubscribe. */
@@ -263,7 +266,7 @@ export class SessionEventLog {
 
   /** Number of live listeners. */
   get listenerCount(): number {
-    return this.listeners.size;
+    return this.listeners?.size ?? 0;
   }
 
   private bucket(runId: string): RunBucket {

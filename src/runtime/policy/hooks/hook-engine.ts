@@ -96,7 +96,8 @@ type AskResult = { ok: true; response: HookResponse } | { ok: false; failure: Ho
  * in order and fail closed; observing events notify matching hooks in the background, never waiting.
  */
 export class HookEngine {
-  private readonly sessionHooks = new Map<string, StoredHook>();
+  // Created by the first session hook: most sessions register none.
+  private sessionHooks: Map<string, StoredHook> | undefined;
   private readonly configHooks: readonly StoredHook[];
   private readonly queue: BoundedTaskQueue;
   // Created when a hook first runs: most sessions have no hooks and never need a closing signal.
@@ -116,14 +117,15 @@ export class HookEngine {
   /** Register a session hook; throws VALIDATION_ERROR naming the field (bad body, duplicate id, unknown connection, too many hooks). */
   register(input: HookRegistrationInput, owner?: HookOwner): HookInfo {
     const max = this.options.maxHooks ?? DEFAULT_MAX_SESSION_HOOKS;
-    if (this.sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
+    const sessionHooks = (this.sessionHooks ??= new Map());
+    if (sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
     const requested = typeof input === 'object' && input !== null && typeof input.id === 'string' ? input.id : undefined;
-    if (requested !== undefined && (this.sessionHooks.has(requested) || this.configHooks.some((hook) => hook.id === requested))) {
+    if (requested !== undefined && (sessionHooks.has(requested) || this.configHooks.some((hook) => hook.id === requested))) {
       throw new CodeError('VALIDATION_ERROR', `id: a hook "${requested}" already exists in this session`, { issues: [{ path: 'id', message: 'duplicate hook id' }] });
     }
     const hook = resolveSessionHook(input, owner, this.options.registry, () => this.options.newId('hook'), this.nextSeq, this.options.now());
     this.nextSeq += 1;
-    this.sessionHooks.set(hook.id, hook);
+    sessionHooks.set(hook.id, hook);
     return hookInfo(hook, this.options.registry);
   }
 
@@ -134,7 +136,7 @@ export class HookEngine {
 
   /** Remove a session hook; false when unknown (config hooks cannot be removed). */
   remove(id: string): boolean {
-    return this.sessionHooks.delete(id);
+    return this.sessionHooks?.delete(id) ?? false;
   }
 
   /**
@@ -234,11 +236,11 @@ export class HookEngine {
   }
 
   private hasHooks(): boolean {
-    return this.configHooks.length > 0 || this.sessionHooks.size > 0;
+    return this.configHooks.length > 0 || (this.sessionHooks?.size ?? 0) > 0;
   }
 
   private all(): StoredHook[] {
-    return [...this.configHooks, ...this.sessionHooks.values()].sort(runOrder);
+    return [...this.configHooks, ...(this.sessionHooks?.values() ?? [])].sort(runOrder);
   }
 
   private async ask(hook: StoredHook, payload: Record<string, unknown>, signal: AbortSignal, parse = true): Promise<AskResult> {
