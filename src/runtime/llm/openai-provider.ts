@@ -218,24 +218,36 @@ function toToolParam(tool: LlmToolSpec): ChatCompletionTool {
 }
 
 const toolParamJson = new WeakMap<LlmToolSpec, string>();
+const toolListJson = new WeakMap<readonly LlmToolSpec[], string>();
+
+/** The JSON of one tool list, joined once per list: sessions with the same tools share one list (SessionTools). */
+function toolsJson(tools: readonly LlmToolSpec[]): string {
+  let joined = toolListJson.get(tools);
+  if (joined === undefined) {
+    joined = tools
+      .map((tool) => {
+        let json = toolParamJson.get(tool);
+        if (json === undefined) {
+          json = JSON.stringify(toToolParam(tool));
+          toolParamJson.set(tool, json);
+        }
+        return json;
+      })
+      .join(',');
+    toolListJson.set(tools, joined);
+  }
+  return joined;
+}
 
 /**
- * The JSON request body: `params` plus the tools. Tool specs are immutable objects shared by every
- * session (and most of a request's bytes), so each one is serialised once, not on every provider call.
+ * The JSON request body: `params` plus the tools. Tool specs and the lists of them are immutable objects
+ * shared by sessions (and most of a request's bytes), so they are serialised once, not on every provider call.
  */
 function encodeBody(params: ChatCompletionCreateParamsStreaming, tools: readonly LlmToolSpec[]): string {
   const head = JSON.stringify(params);
   if (tools.length === 0) return head;
-  const encoded = tools.map((tool) => {
-    let json = toolParamJson.get(tool);
-    if (json === undefined) {
-      json = JSON.stringify(toToolParam(tool));
-      toolParamJson.set(tool, json);
-    }
-    return json;
-  });
   // JSON.stringify of an object always ends with its closing brace.
-  return `${head.slice(0, -1)},"tools":[${encoded.join(',')}]}`;
+  return `${head.slice(0, -1)},"tools":[${toolsJson(tools)}]}`;
 }
 
 /** Throws an AbortError when the request's signal has fired. */

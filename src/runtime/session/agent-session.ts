@@ -111,7 +111,7 @@ export class AgentSession {
   }
 
   /** Tool specs the model sees: tools denied for every argument are hidden. */
-  modelToolSpecs(): LlmToolSpec[] {
+  modelToolSpecs(): readonly LlmToolSpec[] {
     return this.parts.tools.modelSpecs();
   }
 

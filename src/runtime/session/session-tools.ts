@@ -46,6 +46,18 @@ export interface SessionToolsDeps {
 // Registries are immutable: sessions with nothing but the built-ins (no skills, no MCP tools) share one.
 const builtinRegistries = new WeakMap<readonly AnyToolDefinition[], ToolRegistry>();
 
+const registrySpecs = new WeakMap<ToolRegistry, readonly LlmToolSpec[]>();
+
+/** The specs of every tool of a registry, one list per registry. */
+function allSpecs(registry: ToolRegistry): readonly LlmToolSpec[] {
+  let specs = registrySpecs.get(registry);
+  if (specs === undefined) {
+    specs = registry.specs();
+    registrySpecs.set(registry, specs);
+  }
+  return specs;
+}
+
 function builtinRegistry(builtins: readonly AnyToolDefinition[]): ToolRegistry {
   let registry = builtinRegistries.get(builtins);
   if (registry === undefined) {
@@ -70,7 +82,7 @@ export class SessionTools {
   private readonly inheritedMcp: McpManager[] = [];
   /** A child session's view of its parent's layers: visible, never closed here. */
   private readonly borrowedMcp: McpManager[] = [];
-  private specsCache: LlmToolSpec[] | undefined;
+  private specsCache: readonly LlmToolSpec[] | undefined;
   private invokerCache: ToolInvoker | undefined;
   private skillToolsCache: AnyToolDefinition[] | undefined;
 
@@ -164,13 +176,15 @@ export class SessionTools {
   }
 
   /** Tool specs the model sees: tools denied for every argument are hidden. */
-  modelSpecs(): LlmToolSpec[] {
+  modelSpecs(): readonly LlmToolSpec[] {
     // Read the registry first: a changed layer (MCP, skills) rebuilds it and clears the cached specs.
     const registry = this.registry;
-    this.specsCache ??= registry
-      .list()
-      .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermissions))
-      .map(toolSpec);
+    if (this.specsCache === undefined) {
+      const tools = registry.list();
+      const visible = tools.filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermissions));
+      // Sessions that see every tool of a shared registry share its spec list too (and so its request JSON).
+      this.specsCache = visible.length === tools.length ? allSpecs(registry) : visible.map(toolSpec);
+    }
     return this.specsCache;
   }
 
