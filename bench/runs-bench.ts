@@ -1,4 +1,6 @@
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import type { BenchArgs } from './bench-args.js';
+import { obtainGc } from './bench-gc.js';
 import { BENCH_FILE, startBenchServer } from './bench-server.js';
 import { percentile, round } from './bench-stats.js';
 import { startDriver } from './driver-client.js';
@@ -20,44 +22,101 @@ const WARMUP_SECONDS = 1;
  * at concurrency 1 and 20, each for a fixed time; prints runs/s and latency percentiles.
  */
 export async function runRunsBench(args: BenchArgs): Promise<Record<string, unknown>> {
+  const gc = obtainGc();
+  const gcTime = watchGc();
   const driver = await startDriver();
   try {
     const { baseUrl } = await driver.call('start-provider', RUNS_PROVIDER);
     const bench = await startBenchServer({ providerBaseUrl: baseUrl });
     try {
       // The server is the only thing running in this process (clients and provider are in the driver), so
-      // this process's CPU time over a phase is the server's CPU for that phase's runs.
-      const load = async (concurrency: number, seconds: number): Promise<LoadFigures & { serverCpuMs: number }> => {
+      // this process's CPU time over a phase is the server's CPU (and GC) for that phase's runs.
+      const load = async (concurrency: number, seconds: number): Promise<PhaseFigures> => {
         const before = process.cpuUsage();
+        const gcBefore = gcTime.snapshot();
         const figures = await driver.call('runs-load', { baseUrl: bench.url, concurrency, seconds });
         const used = process.cpuUsage(before);
-        return { ...figures, serverCpuMs: (used.user + used.system) / 1000 };
+        return { ...figures, serverCpuMs: (used.user + used.system) / 1000, gc: gcTime.since(gcBefore) };
       };
       await load(20, WARMUP_SECONDS);
+      // Every measured run leaves one idle session holding its finished run (retention defaults on): the
+      // memory they retain, after a full gc, divided by their number.
+      await settle();
+      gc.collect();
+      const memoryBefore = process.memoryUsage();
+      const sessionsBefore = bench.server.ctx.agent.sessionCount;
       const c1 = await load(1, args.seconds);
       const c20 = await load(20, args.seconds);
+      await settle();
+      gc.collect();
+      const memoryAfter = process.memoryUsage();
+      const retained = bench.server.ctx.agent.sessionCount - sessionsBefore;
+      const perRetained = (key: 'rss' | 'heapUsed') => (retained > 0 ? Math.round((memoryAfter[key] - memoryBefore[key]) / retained) : null);
       return {
         bench: 'runs',
         c1: summarize(c1),
         c20: summarize(c20),
+        rss_bytes_per_retained_session_run: perRetained('rss'),
+        heap_bytes_per_retained_session_run: perRetained('heapUsed'),
+        retained_sessions_measured: retained,
+        gc: gc.source,
         target: { c20_runs_per_s: 300, c1_p50_ms: 5 },
         seconds_per_phase: args.seconds,
         warmup_s: WARMUP_SECONDS,
         live_sessions_at_end: bench.server.ctx.agent.sessionCount,
-        note: 'one run = POST /v1/sessions + POST /v1/sessions/:id/runs {wait:true}; model: read tool call, then a 20-chunk answer; p50/p99 over both requests, run_* over the run request alone; server_cpu_ms_per_run = CPU time (user + system) of the server process per run; clients and provider in a separate process',
+        note: 'one run = POST /v1/sessions + POST /v1/sessions/:id/runs {wait:true}; model: read tool call, then a 20-chunk answer; p50/p99 over both requests, run_* over the run request alone; server_cpu_ms_per_run = CPU time (user + system) of the server process per run; gc_ms_per_run = garbage-collection pause time per run; *_per_retained_session_run = memory held, after a full gc, by the sessions the measured runs left idle (each with its finished run, retention on by default); clients and provider in a separate process',
       };
     } finally {
       await bench.close();
     }
   } finally {
+    gcTime.stop();
     await driver.close();
   }
 }
 
-function summarize(figures: LoadFigures & { serverCpuMs: number }): Record<string, unknown> {
+/** One phase's load figures with the server's CPU and garbage collection over it. */
+type PhaseFigures = LoadFigures & { serverCpuMs: number; gc: GcFigures };
+
+/** Garbage collections over a phase: pause time (ms) and count, minor (scavenge) and major (mark-compact). */
+interface GcFigures {
+  ms: number;
+  minor: number;
+  major: number;
+}
+
+/** Counts this process's garbage collections (the server's: it is the only thing running here). */
+function watchGc(): { snapshot(): GcFigures; since(before: GcFigures): GcFigures; stop(): void } {
+  const total: GcFigures = { ms: 0, minor: 0, major: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      total.ms += entry.duration;
+      const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) total.minor += 1;
+      else if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) total.major += 1;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    snapshot: () => ({ ...total }),
+    since: (before) => ({ ms: total.ms - before.ms, minor: total.minor - before.minor, major: total.major - before.major }),
+    stop: () => observer.disconnect(),
+  };
+}
+
+/** Lets pending callbacks and socket teardown finish before a measurement. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 200));
+}
+
+function summarize(figures: PhaseFigures): Record<string, unknown> {
+  const perRun = (value: number, digits: number) => (figures.count > 0 ? round(value / figures.count, digits) : null);
   return {
     runs_per_s: round(figures.count / figures.seconds, 1),
-    server_cpu_ms_per_run: figures.count > 0 ? round(figures.serverCpuMs / figures.count, 3) : null,
+    server_cpu_ms_per_run: perRun(figures.serverCpuMs, 3),
+    gc_ms_per_run: perRun(figures.gc.ms, 3),
+    minor_gcs_per_1000_runs: perRun(figures.gc.minor * 1000, 1),
+    major_gcs: figures.gc.major,
     p50_ms: round(percentile(figures.latenciesMs, 50)),
     p99_ms: round(percentile(figures.latenciesMs, 99)),
     run_p50_ms: round(percentile(figures.innerLatenciesMs, 50)),

@@ -14,8 +14,10 @@ export class MemoryCheckpointStore implements CheckpointStore {
   /** Validate the checkpoint and store a deep copy as the run's only checkpoint. */
   async save(session: SessionKey, checkpoint: LoopCheckpoint): Promise<void> {
     this.assertOpen();
-    // Validate and copy at call time so later caller mutations never leak into the stored checkpoint.
-    const copy = structuredClone(parseCheckpoint(checkpoint, 'the checkpoint being saved'));
+    // Validated at call time; the parse already built a fresh tree of every typed field, so later caller
+    // mutations never reach the stored checkpoint. Only the untyped report items are still the caller's.
+    const parsed = parseCheckpoint(checkpoint, 'the checkpoint being saved');
+    const copy = parsed.verification_reports.length > 0 ? { ...parsed, verification_reports: structuredClone(parsed.verification_reports) } : parsed;
     this.entries.set(entryKey(session, copy.run_id), copy);
   }
 

@@ -70,7 +70,9 @@ export async function produceCommandRun(host: CommandRunHost, record: RunRecord,
     host.transcript.commitRun(messages, ended.usage, host.hostEnv.now());
   }
   const { usage } = ended;
-  const result = toAgentResult({ status: ended.status, text: ended.text, toolCallsCount: 0, usage, added: [], ...(ended.error ? { error: ended.error } : {}) }, []);
+  // A command run has no verification reports.
+  const verificationSummary = buildVerificationSummary([]);
+  const result = toAgentResult({ status: ended.status, text: ended.text, toolCallsCount: 0, usage, added: [], ...(ended.error ? { error: ended.error } : {}) }, verificationSummary);
   record.result = result;
   if (ended.error) {
     record.error = ended.error;
@@ -81,7 +83,7 @@ export async function produceCommandRun(host: CommandRunHost, record: RunRecord,
   emit(record.runId, 'agent_end', {
     text: result.text,
     usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens },
-    verification_summary: buildVerificationSummary([]),
+    verification_summary: verificationSummary,
     status: ended.status,
     tool_calls_count: 0,
     verification_status: result.verificationStatus,

@@ -69,10 +69,12 @@ export class SessionEventLog {
   private sessionSequence: number;
   private readonly runs = new Map<string, RunBucket>();
   private readonly runless: EventEnvelope[] = [];
-  private readonly listeners = new Set<EventListener>();
+  // Created by the first live listener: runs waited on over REST have none.
+  private listeners: Set<EventListener> | undefined;
   /** Every retained event in session order; entries in `dropped` are skipped and compacted lazily. */
   private ordered: EventEnvelope[] = [];
-  private readonly dropped = new WeakSet<EventEnvelope>();
+  // Created when retention first drops an event: most sessions never reach their limits.
+  private dropped: WeakSet<EventEnvelope> | undefined;
   private droppedInOrdered = 0;
 
   constructor(
@@ -94,23 +96,25 @@ export class SessionEventLog {
 
   /**
    * Append an event, stamping its sequences; returns the stamped envelope. The log takes the event over:
-   * its metadata object is stamped in place and becomes the envelope's, so callers pass a fresh one.
+   * the event and its metadata are stamped in place and become the envelope, so callers pass fresh ones.
    */
   append(event: UnstampedEvent): EventEnvelope {
     this.sessionSequence += 1;
-    const runId = event.metadata.run_id;
+    const metadata: UnstampedEvent['metadata'] & { sequence?: number; session_sequence?: number } = event.metadata;
+    const runId = metadata.run_id;
+    // The envelope is the event itself, once its metadata carries the sequences (set here, in wire order).
+    const stamped = event as EventEnvelope;
     if (runId !== undefined) {
       const bucket = this.bucket(runId);
-      const metadata = Object.assign(event.metadata, { sequence: bucket.total, session_sequence: this.sessionSequence });
-      const stamped: EventEnvelope = { version: 1, type: event.type, payload: event.payload, metadata };
+      metadata.sequence = bucket.total;
+      metadata.session_sequence = this.sessionSequence;
       bucket.total += 1;
       bucket.events.push(stamped);
       this.ordered.push(stamped);
       this.trimBucket(bucket);
       return this.publish(stamped);
     }
-    const metadata = Object.assign(event.metadata, { session_sequence: this.sessionSequence });
-    const stamped: EventEnvelope = { version: 1, type: event.type, payload: event.payload, metadata };
+    metadata.session_sequence = this.sessionSequence;
     this.runless.push(stamped);
     this.ordered.push(stamped);
     this.trimRunless();
@@ -120,15 +124,20 @@ export class SessionEventLog {
   /** Compacts when due and fans a stamped event out to the live listeners. */
   private publish(stamped: EventEnvelope): EventEnvelope {
     this.maybeCompact();
-    // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out.
-    for (const listener of [...this.listeners]) listener(stamped);
+    // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out;
+    // an event nobody follows (most of them: runs waited on over REST) needs no copy of the set.
+    const listeners = this.listeners;
+    if (listeners === undefined || listeners.size === 0) return stamped;
+    if (listeners.size === 1) listeners.values().next().value?.(stamped);
+    else for (const listener of [...listeners]) listener(stamped);
     return stamped;
   }
 
   /** Add a live listener for events appended from now on; returns its removal. */
   listen(listener: EventListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   /** Retained events with session_sequence > after, then (same tick) a live listener; returns an unsubscribe. */
@@ -145,7 +154,7 @@ export class SessionEventLog {
     const events: EventEnvelope[] = [];
     for (let i = this.indexAfter(after); i < this.ordered.length && events.length < max; i += 1) {
       const event = this.ordered[i];
-      if (!this.dropped.has(event)) events.push(event);
+      if (!this.dropped?.has(event)) events.push(event);
     }
     return events;
   }
@@ -245,19 +254,19 @@ export class SessionEventLog {
     let start = this.ordered.length;
     for (let kept = 0; start > 0 && kept < max; ) {
       start -= 1;
-      if (!this.dropped.has(this.ordered[start])) kept += 1;
+      if (!this.dropped?.has(this.ordered[start])) kept += 1;
     }
     const events: EventEnvelope[] = [];
     for (let i = Math.max(start, this.indexAfter(after)); i < this.ordered.length && events.length < limit; i += 1) {
       const event = this.ordered[i];
-      if (!this.dropped.has(event)) events.push(event);
+      if (!this.dropped?.has(event)) events.push(event);
     }
     return events;
   }
 
   /** Number of live listeners. */
   get listenerCount(): number {
-    return this.listeners.size;
+    return this.listeners?.size ?? 0;
   }
 
   private bucket(runId: string): RunBucket {
@@ -285,14 +294,15 @@ export class SessionEventLog {
   }
 
   private markDropped(event: EventEnvelope): void {
-    if (this.dropped.has(event)) return;
-    this.dropped.add(event);
+    const dropped = (this.dropped ??= new WeakSet());
+    if (dropped.has(event)) return;
+    dropped.add(event);
     this.droppedInOrdered += 1;
   }
 
   private maybeCompact(): void {
     if (this.droppedInOrdered < COMPACT_MIN_DROPPED || this.droppedInOrdered * 2 < this.ordered.length) return;
-    this.ordered = this.ordered.filter((e) => !this.dropped.has(e));
+    this.ordered = this.ordered.filter((e) => !this.dropped?.has(e));
     this.droppedInOrdered = 0;
   }
 

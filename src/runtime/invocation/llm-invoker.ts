@@ -70,7 +70,7 @@ export class LlmInvoker {
    * add abort listeners they never remove (the openai SDK does), and the link is dropped when the call
    * ends, so a long run does not collect one listener per turn.
    */
-  async *stream(messages: ChatMessage[], tools: LlmToolSpec[], ctx: InvocationContext, responseFormat?: LlmResponseFormat): AsyncGenerator<LlmStreamEvent> {
+  async *stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, responseFormat?: LlmResponseFormat): AsyncGenerator<LlmStreamEvent> {
     const governance = this.governance();
     const match = { sessionId: ctx.sessionId };
     if (governance.budget) {

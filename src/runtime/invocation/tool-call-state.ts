@@ -32,7 +32,6 @@ export interface ToolCallRequest {
 
 /** Services the invoker needs from its session. */
 export interface ToolInvokerDeps {
-  registry: ToolRegistry;
   governance: SessionGovernance;
   /** Keeps a cut result's full output; undefined when it is larger than the session's artifact byte bound. */
   storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
@@ -53,6 +52,8 @@ export interface ToolCallState {
   readonly call: ToolCallRequest;
   readonly ctx: InvocationContext;
   readonly deps: ToolInvokerDeps;
+  /** The session's tools as they were when the call started (MCP and skills may change them between calls). */
+  readonly registry: ToolRegistry;
   tool: AnyToolDefinition | undefined;
   /** Validated arguments (after validation; hooks may replace them with re-validated ones). */
   args: unknown;

@@ -12,6 +12,7 @@ import { preToolHooks } from './stages/pre-tool-hooks.js';
 import { sanitizeOutput } from './stages/sanitize-output.js';
 import { skillRestriction } from './stages/skill-restriction.js';
 import { validateArgs } from './stages/validate-args.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ToolCallRequest, ToolCallState, ToolInvokerDeps, ToolOrigin, ToolStage } from './tool-call-state.js';
 
 
@@ -40,12 +41,16 @@ const GATES: readonly ToolStage[] = [validateArgs, skillRestriction, preToolHook
  * Host-direct calls skip only the permission and confirmation decisions.
  */
 export class ToolInvoker {
-  constructor(private readonly deps: ToolInvokerDeps) {}
+  constructor(
+    private readonly deps: ToolInvokerDeps,
+    /** The session's current tools, read once per call. */
+    private readonly registry: () => ToolRegistry,
+  ) {}
 
   /** Run one tool call; never throws for tool faults (they become error results). */
   async invoke(call: ToolCallRequest, ctx: InvocationContext): Promise<ToolCallOutcome> {
     const started = ctx.hostEnv.now();
-    const state: ToolCallState = { call, ctx, deps: this.deps, tool: undefined, args: undefined };
+    const state: ToolCallState = { call, ctx, deps: this.deps, registry: this.registry(), tool: undefined, args: undefined };
     for (const stage of GATES) {
       const verdict = await stage(state);
       if (verdict.kind === 'stop') return this.finish(state, started, verdict.result, verdict.malformedArgs ?? false);
@@ -83,7 +88,7 @@ export class ToolInvoker {
         };
       },
       describe: (name: string, args?: unknown) => {
-        const tool = this.deps.registry.get(name);
+        const tool = this.registry().get(name);
         return tool ? { readOnly: isReadOnlyCall(tool, args) } : undefined;
       },
     };

@@ -11,7 +11,7 @@ export interface LlmToolSpec {
 export interface LlmRequest {
   model: string;
   messages: ChatMessage[];
-  tools: LlmToolSpec[];
+  tools: readonly LlmToolSpec[];
   signal: AbortSignal;
   maxTokens?: number;
   temperature?: number;

@@ -43,7 +43,7 @@ export class TurnError extends Error {
 /** What one streamed turn needs of the loop's services: the LLM invoker and the tool specs the model sees. */
 export interface TurnDeps {
   llm: LlmInvoker;
-  toolSpecs(): LlmToolSpec[];
+  toolSpecs(): readonly LlmToolSpec[];
 }
 
 /**

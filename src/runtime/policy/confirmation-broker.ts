@@ -80,21 +80,23 @@ export function argsDigest(toolName: string, args: unknown): string {
  * without host_direct cannot grant a call the operator's policy asks about (there "always" is allow once).
  */
 export class ConfirmationBroker {
-  private readonly pending = new Map<string, Entry>();
-  private readonly settled = new Set<string>();
-  private readonly grants = new Set<string>();
+  // Created on first use: most sessions never ask for a confirmation.
+  private pending: Map<string, Entry> | undefined;
+  private settled: Set<string> | undefined;
+  private grants: Set<string> | undefined;
 
   constructor(private readonly hostEnv: HostEnv) {}
 
   /** Ask for a confirmation and wait for its outcome. */
   request(request: ConfirmationRequest): Promise<ConfirmationOutcome> {
-    if (this.pending.has(request.toolId) || this.settled.has(request.toolId)) {
+    const pending = (this.pending ??= new Map());
+    if (pending.has(request.toolId) || this.settled?.has(request.toolId)) {
       return Promise.resolve({ approved: false, reason: `tool id ${request.toolId} was already used for a confirmation`, timedOut: false });
     }
     if (request.signal.aborted) return Promise.resolve({ approved: false, reason: 'cancelled', timedOut: false });
     return new Promise<ConfirmationOutcome>((resolve) => {
       const createdAtMs = this.hostEnv.now();
-      const pending = {
+      const call = {
         toolId: request.toolId,
         toolName: request.toolName,
         args: request.args,
@@ -105,8 +107,8 @@ export class ConfirmationBroker {
         alwaysNeedsHostDirect: request.grant?.floorAsks ?? true,
       };
       const finish = (outcome: ConfirmationOutcome) => {
-        if (!this.pending.has(request.toolId)) return;
-        this.pending.delete(request.toolId);
+        if (!pending.has(request.toolId)) return;
+        pending.delete(request.toolId);
         this.remember(request.toolId);
         clearTimeout(timer);
         request.signal.removeEventListener('abort', onAbort);
@@ -115,16 +117,16 @@ export class ConfirmationBroker {
       const timer = setTimeout(() => finish({ approved: request.timeoutAction === 'auto_approve', reason: `no answer within ${request.timeoutMs} ms`, timedOut: true }), request.timeoutMs);
       const onAbort = () => finish({ approved: false, reason: 'cancelled', timedOut: false });
       request.signal.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(request.toolId, { pending, grant: request.grant, settle: finish });
-      request.onRequested({ ...pending, remainingMs: request.timeoutMs });
+      pending.set(request.toolId, { pending: call, grant: request.grant, settle: finish });
+      request.onRequested({ ...call, remainingMs: request.timeoutMs });
     });
   }
 
   /** Answer a pending confirmation; the digest, when given, must match the pending call's arguments. */
   answer(toolId: string, answer: ConfirmationAnswer): AnsweredConfirmation {
-    const entry = this.pending.get(toolId);
+    const entry = this.pending?.get(toolId);
     if (!entry) {
-      if (this.settled.has(toolId)) throw new CodeError('CONFIRMATION_SETTLED', `confirmation ${toolId} was already settled`, { toolId });
+      if (this.settled?.has(toolId)) throw new CodeError('CONFIRMATION_SETTLED', `confirmation ${toolId} was already settled`, { toolId });
       throw new CodeError('CONFIRMATION_NOT_FOUND', `no pending confirmation ${toolId}`, { toolId });
     }
     if (answer.argsDigest !== undefined && answer.argsDigest !== entry.pending.argsDigest) {
@@ -140,33 +142,34 @@ export class ConfirmationBroker {
 
   /** True when an "allow always" answer earlier in this session granted this tool and permission subject. */
   isGranted(key: string): boolean {
-    return this.grants.has(key);
+    return this.grants?.has(key) ?? false;
   }
 
   /** The number of "allow always" grants this session holds. */
   get grantCount(): number {
-    return this.grants.size;
+    return this.grants?.size ?? 0;
   }
 
   /** Pending confirmations with their remaining time. */
   list(): PendingConfirmation[] {
-    return [...this.pending.values()].map((e) => this.view(e));
+    return this.pending ? [...this.pending.values()].map((e) => this.view(e)) : [];
   }
 
   /** Reject every pending confirmation (cancel, close). */
   rejectAll(reason: string): void {
-    for (const entry of [...this.pending.values()]) entry.settle({ approved: false, reason, timedOut: false });
+    for (const entry of [...(this.pending?.values() ?? [])]) entry.settle({ approved: false, reason, timedOut: false });
   }
 
   private addGrant(key: string): void {
-    this.grants.delete(key);
-    this.grants.add(key);
-    if (this.grants.size > MAX_PERMISSION_GRANTS) {
-      const oldest = this.grants.values().next().value;
-      if (oldest !== undefined) this.grants.delete(oldest);
+    const grants = (this.grants ??= new Set());
+    grants.delete(key);
+    grants.add(key);
+    if (grants.size > MAX_PERMISSION_GRANTS) {
+      const oldest = grants.values().next().value;
+      if (oldest !== undefined) grants.delete(oldest);
     }
     // Other pending calls the grant covers pass now, as later ones will.
-    for (const other of [...this.pending.values()]) {
+    for (const other of [...(this.pending?.values() ?? [])]) {
       if (other.grant?.key === key) other.settle({ approved: true, reason: 'allowed always', timedOut: false });
     }
   }
@@ -177,10 +180,11 @@ export class ConfirmationBroker {
   }
 
   private remember(toolId: string): void {
-    this.settled.add(toolId);
-    if (this.settled.size > MAX_SETTLED) {
-      const oldest = this.settled.values().next().value;
-      if (oldest !== undefined) this.settled.delete(oldest);
+    const settled = (this.settled ??= new Set());
+    settled.add(toolId);
+    if (settled.size > MAX_SETTLED) {
+      const oldest = settled.values().next().value;
+      if (oldest !== undefined) settled.delete(oldest);
     }
   }
 }

@@ -111,7 +111,7 @@ export class AgentSession {
   }
 
   /** Tool specs the model sees: tools denied for every argument are hidden. */
-  modelToolSpecs(): LlmToolSpec[] {
+  modelToolSpecs(): readonly LlmToolSpec[] {
     return this.parts.tools.modelSpecs();
   }
 
@@ -132,7 +132,7 @@ export class AgentSession {
 
   /** The session's slash commands (built-ins, config `commands`, POST .../commands). */
   get slashCommands(): SessionSlashCommands {
-    return this.parts.slashCommands;
+    return this.parts.slashCommands();
   }
 
   /** Tell session_start hooks; only sessions with hooks build their engine for it (idle sessions stay small). */

@@ -115,8 +115,8 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   if (host.memory && outcome.status === 'completed') await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);
   const messages = record.sideQuestion ? undefined : working ? working.slice(1) : [...before, ...outcome.added];
   host.transcript.commitRun(messages, outcome.usage, host.hostEnv.now());
-  const runReports = host.verifications.forRun(record.runId);
-  const result: AgentResult = toAgentResult(outcome, runReports);
+  const verificationSummary = buildVerificationSummary(host.verifications.forRun(record.runId));
+  const result: AgentResult = toAgentResult(outcome, verificationSummary);
   record.result = result;
   if (outcome.error) {
     record.error = outcome.error;
@@ -127,7 +127,7 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   emit(record.runId, 'agent_end', {
     text: result.text,
     usage: { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.totalTokens },
-    verification_summary: buildVerificationSummary(runReports),
+    verification_summary: verificationSummary,
     ...(outcome.meta ? { meta: { provider: config.model.providerName, request_model: config.model.modelName, ...outcome.meta } } : {}),
     status: outcome.status,
     tool_calls_count: result.toolCallsCount,

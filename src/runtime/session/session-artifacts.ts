@@ -20,10 +20,11 @@ const EVICTED_IDS_KEPT = 1024;
  * in count and total bytes: a new artifact evicts the oldest ones first, so the newest stay retrievable.
  */
 export class SessionArtifacts {
-  private readonly byId = new Map<string, { artifact: Artifact; bytes: number }>();
+  // Both maps are created on first use: most sessions never store an artifact.
+  private byId: Map<string, { artifact: Artifact; bytes: number }> | undefined;
   private totalBytes = 0;
   /** Evicted id -> the bound that evicted it (oldest first, at most EVICTED_IDS_KEPT). */
-  private readonly evicted = new Map<string, string>();
+  private evicted: Map<string, string> | undefined;
 
   constructor(
     private readonly hostEnv: HostEnv,
@@ -36,12 +37,12 @@ export class SessionArtifacts {
 
   /** A stored artifact. */
   get(id: string): Artifact | undefined {
-    return this.byId.get(id)?.artifact;
+    return this.byId?.get(id)?.artifact;
   }
 
   /** The bound that evicted this artifact, when it was evicted recently; undefined otherwise. */
   evictedBy(id: string): string | undefined {
-    return this.evicted.get(id);
+    return this.evicted?.get(id);
   }
 
   /**
@@ -55,31 +56,33 @@ export class SessionArtifacts {
 
   /** Every artifact, oldest first. */
   list(): Artifact[] {
-    return [...this.byId.values()].map((entry) => entry.artifact);
+    return this.byId ? [...this.byId.values()].map((entry) => entry.artifact) : [];
   }
 
   private add(artifact: Artifact): boolean {
     const bytes = Buffer.byteLength(artifact.content);
     if (bytes > this.limits.maxBytes) return false;
-    const previous = this.byId.get(artifact.id);
+    const byId = (this.byId ??= new Map());
+    const previous = byId.get(artifact.id);
     if (previous) {
-      this.byId.delete(artifact.id);
+      byId.delete(artifact.id);
       this.totalBytes -= previous.bytes;
     }
-    for (const [id, entry] of this.byId) {
-      const overCount = this.byId.size + 1 > this.limits.maxArtifacts;
+    for (const [id, entry] of byId) {
+      const overCount = byId.size + 1 > this.limits.maxArtifacts;
       if (!overCount && this.totalBytes + bytes <= this.limits.maxBytes) break;
-      this.byId.delete(id);
+      byId.delete(id);
       this.totalBytes -= entry.bytes;
       this.remember(id, overCount ? ARTIFACT_COUNT_LIMIT : ARTIFACT_BYTES_LIMIT);
     }
-    this.byId.set(artifact.id, { artifact, bytes });
+    byId.set(artifact.id, { artifact, bytes });
     this.totalBytes += bytes;
     return true;
   }
 
   private remember(id: string, limit: string): void {
-    this.evicted.set(id, limit);
-    if (this.evicted.size > EVICTED_IDS_KEPT) this.evicted.delete(this.evicted.keys().next().value as string);
+    const evicted = (this.evicted ??= new Map());
+    evicted.set(id, limit);
+    if (evicted.size > EVICTED_IDS_KEPT) evicted.delete(evicted.keys().next().value as string);
   }
 }

@@ -27,19 +27,38 @@ export interface SessionEmitterDeps {
 }
 
 /**
+ * The metadata of one emitted event, in wire order. Built by a constructor rather than as a literal that
+ * grows: V8 then gives every instance in-object room for the labels and for the two sequences the log
+ * stamps afterwards, so a retained event needs no separate out-of-object property store.
+ */
+class EventMetadataRecord {
+  declare run_id?: string;
+  declare session_id: string;
+  declare timestamp_ms: number;
+  declare tenant_id?: string;
+  declare principal?: string;
+  declare agent_template_id?: string;
+  declare correlation_id?: string;
+
+  constructor(runId: string | undefined, sessionId: string, timestampMs: number, labels: SessionLabels) {
+    if (runId !== undefined) this.run_id = runId;
+    this.session_id = sessionId;
+    this.timestamp_ms = timestampMs;
+    if (labels.tenantId !== undefined) this.tenant_id = labels.tenantId;
+    if (labels.principal !== undefined) this.principal = labels.principal;
+    if (labels.agentTemplateId !== undefined) this.agent_template_id = labels.agentTemplateId;
+    if (labels.correlationId !== undefined) this.correlation_id = labels.correlationId;
+  }
+}
+
+/**
  * The session's emit: stamp the event's metadata (run, session, time, identity labels), append it to the
  * session's event log and, in a cluster, publish it to the session's stream for subscribers on other nodes.
  */
 export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
   return (runId, type, payload) => {
-    const labels = deps.labels;
-    // Built in wire order without spreads: one object per event, which the log stamps in place.
-    const metadata: UnstampedEvent['metadata'] =
-      runId !== undefined ? { run_id: runId, session_id: deps.sessionId, timestamp_ms: deps.hostEnv.now() } : { session_id: deps.sessionId, timestamp_ms: deps.hostEnv.now() };
-    if (labels.tenantId !== undefined) metadata.tenant_id = labels.tenantId;
-    if (labels.principal !== undefined) metadata.principal = labels.principal;
-    if (labels.agentTemplateId !== undefined) metadata.agent_template_id = labels.agentTemplateId;
-    if (labels.correlationId !== undefined) metadata.correlation_id = labels.correlationId;
+    // One envelope and one metadata object per event, which the log stamps in place and keeps.
+    const metadata: UnstampedEvent['metadata'] = new EventMetadataRecord(runId, deps.sessionId, deps.hostEnv.now(), deps.labels);
     const stamped = deps.events.append({ version: 1, type, payload, metadata });
     if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionKey, stamped);
     deps.onEvent?.(type, payload);

@@ -59,7 +59,7 @@ export interface SessionParts {
   /** The lane queue (SessionOptions.queueConfig); undefined for an ordinary session, which pays nothing for it. */
   readonly queue: SessionQueue | undefined;
   /** The session's slash commands (`/name args` runs in place of the model). */
-  readonly slashCommands: SessionSlashCommands;
+  slashCommands(): SessionSlashCommands;
 }
 
 /** What the parts need of the session that holds them. */
@@ -81,12 +81,15 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const transcript = new SessionTranscript(host.createdAtMs, restored?.messages, restored?.usage);
   const { retention } = config;
   const events = new SessionEventLog({ maxEventsPerRun: retention.maxEventsPerRun, maxRuns: retention.maxRuns, maxSessionEvents: retention.maxEventsPerRun }, restored?.sessionSequence ?? 0);
-  // What the parts below share: the session's identity, workspace, clock and active run.
-  const session = { sessionId, workspace: config.workspace, hostEnv, activeRunId: () => flight.runId };
+  // What the parts below share: the session's identity, workspace, clock and active run. Each part's deps
+  // are written out field by field, not spread from a shared object: V8 gives an object spread from one
+  // holding closures a hidden class of its own, so every session paid for four more maps.
+  const workspace = config.workspace;
+  const activeRunId = () => flight.runId;
   // A child's events are also seen by its parent's delegation (progress, forwarded asks).
   const child = deps.childOf;
   const onEvent = child ? childObserver(deps.onEvent, child.observe) : deps.onEvent;
-  const emit = createSessionEmit({ ...session, sessionKey: host.key, labels: config.labels, events, ownership: deps.ownership, abandoned: () => lifecycle.abandoned, onEvent });
+  const emit = createSessionEmit({ sessionId, hostEnv, sessionKey: host.key, labels: config.labels, events, ownership: deps.ownership, abandoned: () => lifecycle.abandoned, onEvent });
   // Created before the trace is restored: a restored session starts as saved at the sequence it was read at.
   const quotas = deps.quotas;
   const tenantId = config.ownerTenantId;
@@ -107,11 +110,20 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     restored,
   );
   const governance = new SessionGovernanceAccess(config, hostEnv, deps.governance, child?.governance);
-  const runs = new SessionRuns({ ...session, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
+  const runs = new SessionRuns({ sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
   const artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
-  const direct = { invokeToolDirect: (name: string, args: unknown) => directCalls.invoke(name, args, 'host_direct'), getArtifact: (id: string) => artifacts.get(id) };
-  const verifications = new SessionVerifications({ ...session, ...direct, emit }, restored?.verifications);
-  const globalMcp = { globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(sessionId, server, line) };
+  const verifications = new SessionVerifications(
+    {
+      sessionId,
+      workspace,
+      hostEnv,
+      activeRunId,
+      invokeToolDirect: (name: string, args: unknown) => directCalls.invoke(name, args, 'host_direct'),
+      getArtifact: (id: string) => artifacts.get(id),
+      emit,
+    },
+    restored?.verifications,
+  );
   const storeArtifact = (content: string, toolCallId: string, toolName: string) => artifacts.store(content, toolCallId, toolName);
   // Wired on first delegation: a session that never delegates keeps none of it.
   const { tasks, delegation } = buildSessionDelegation(config, deps, restored?.subagentTasks, () => ({
@@ -123,7 +135,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const queueConfig = config.options.queueConfig;
   const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, { lostTasks: restored?.externalTasks ?? [], interrupted: () => lifecycle.keepsCheckpoints() }) : undefined;
   const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, workspace: config.workspace, ...config.commands });
-  const invokerDeps = (): Omit<ToolInvokerDeps, 'registry'> => ({
+  const invokerDeps = (): ToolInvokerDeps => ({
     governance: governance.parts().governance,
     storeArtifact,
     afterExecute: (call, args, result, startedAtMs, ctx) => verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
@@ -133,7 +145,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     delegation,
     ...(queue ? { queue } : {}),
   });
-  const tools = new SessionTools({ ...session, ...globalMcp, permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermissions: config.permissionBounds, builtins: deps.tools, skills: config.skills, emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
+  const tools = new SessionTools({ sessionId, workspace, hostEnv, activeRunId, globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(sessionId, server, line), permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermissions: config.permissionBounds, builtins: deps.tools, skills: config.skills, emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
   for (const manager of child?.borrowedMcp ?? []) tools.borrow(manager);
   if (restored) events.restore(restored.trace);
   const llm = new LlmInvoker(() => config.model, () => governance.parts().governance);
@@ -200,9 +212,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   });
   const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient, ...(queue ? { externalTasks: queue.snapshotExternalTasks() } : {}) });
   return {
-    events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, queue,
-    get slashCommands() {
-      return slashCommands();
-    },
+    // No getter in this literal: V8 keeps an object literal with an accessor in dictionary mode (about 800 bytes a session).
+    events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, queue, slashCommands,
   };
 }

@@ -31,7 +31,8 @@ export interface RunRecordRequest {
 /** A session's run records: idempotency keys, status transitions (with their events) and retention. */
 export class SessionRuns {
   private readonly runs = new Map<string, RunRecord>();
-  private readonly idempotency = new Map<string, string>();
+  // Created by the first run with an Idempotency-Key: most sessions never get one.
+  private idempotency: Map<string, string> | undefined;
 
   constructor(
     private readonly deps: SessionRunsDeps,
@@ -39,7 +40,7 @@ export class SessionRuns {
   ) {
     for (const run of restored) {
       this.runs.set(run.runId, run);
-      if (run.idempotencyKey) this.idempotency.set(run.idempotencyKey, run.runId);
+      if (run.idempotencyKey) (this.idempotency ??= new Map()).set(run.idempotencyKey, run.runId);
     }
   }
 
@@ -50,7 +51,7 @@ export class SessionRuns {
 
   /** The live record of the run an idempotency key admitted, if the session still keeps it. */
   byIdempotencyKey(key: string): RunRecord | undefined {
-    const runId = this.idempotency.get(key);
+    const runId = this.idempotency?.get(key);
     return runId ? this.runs.get(runId) : undefined;
   }
 
@@ -94,7 +95,7 @@ export class SessionRuns {
       ...(request.resumeFrom ? { metadata: { resumed_from_run_id: request.resumeFrom.run_id, resumed_from_turn: request.resumeFrom.turn } } : {}),
     };
     this.runs.set(runId, record);
-    if (request.idempotencyKey !== undefined) this.idempotency.set(request.idempotencyKey, runId);
+    if (request.idempotencyKey !== undefined) (this.idempotency ??= new Map()).set(request.idempotencyKey, runId);
     this.trim();
     return record;
   }
@@ -127,7 +128,7 @@ export class SessionRuns {
       if (this.runs.size <= max) break;
       if (isTerminal(run.status)) {
         this.runs.delete(runId);
-        if (run.idempotencyKey) this.idempotency.delete(run.idempotencyKey);
+        if (run.idempotencyKey) this.idempotency?.delete(run.idempotencyKey);
         this.deps.events.dropRun(runId);
       }
     }

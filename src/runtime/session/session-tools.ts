@@ -40,7 +40,31 @@ export interface SessionToolsDeps {
   /** May the session's own HTTP and SSE MCP servers be private addresses (its creator's outbound right). */
   readonly mcpAllowPrivate: boolean;
   /** The rest of the tool invoker's services (governance, artifacts, after-execute), asked for when it is first built. */
-  invokerDeps(): Omit<ToolInvokerDeps, 'registry'>;
+  invokerDeps(): ToolInvokerDeps;
+}
+
+// Registries are immutable: sessions with nothing but the built-ins (no skills, no MCP tools) share one.
+const builtinRegistries = new WeakMap<readonly AnyToolDefinition[], ToolRegistry>();
+
+const registrySpecs = new WeakMap<ToolRegistry, readonly LlmToolSpec[]>();
+
+/** The specs of every tool of a registry, one list per registry. */
+function allSpecs(registry: ToolRegistry): readonly LlmToolSpec[] {
+  let specs = registrySpecs.get(registry);
+  if (specs === undefined) {
+    specs = registry.specs();
+    registrySpecs.set(registry, specs);
+  }
+  return specs;
+}
+
+function builtinRegistry(builtins: readonly AnyToolDefinition[]): ToolRegistry {
+  let registry = builtinRegistries.get(builtins);
+  if (registry === undefined) {
+    registry = new ToolRegistry(builtins);
+    builtinRegistries.set(builtins, registry);
+  }
+  return registry;
 }
 
 /**
@@ -58,7 +82,7 @@ export class SessionTools {
   private readonly inheritedMcp: McpManager[] = [];
   /** A child session's view of its parent's layers: visible, never closed here. */
   private readonly borrowedMcp: McpManager[] = [];
-  private specsCache: LlmToolSpec[] | undefined;
+  private specsCache: readonly LlmToolSpec[] | undefined;
   private invokerCache: ToolInvoker | undefined;
   private skillToolsCache: AnyToolDefinition[] | undefined;
 
@@ -71,7 +95,8 @@ export class SessionTools {
     if (!this.registryCache || this.registryVersion !== version) {
       const layers = [this.deps.globalMcp, ...this.borrowedMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
       const skillTools = skills && skills.size > 0 ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
-      this.registryCache = new ToolRegistry([...this.deps.builtins, ...skillTools, ...layerMcpTools(layers)]);
+      const added = [...skillTools, ...layerMcpTools(layers)];
+      this.registryCache = added.length === 0 ? builtinRegistry(this.deps.builtins) : new ToolRegistry([...this.deps.builtins, ...added]);
       this.registryVersion = version;
       this.specsCache = undefined;
     }
@@ -151,26 +176,21 @@ export class SessionTools {
   }
 
   /** Tool specs the model sees: tools denied for every argument are hidden. */
-  modelSpecs(): LlmToolSpec[] {
+  modelSpecs(): readonly LlmToolSpec[] {
     // Read the registry first: a changed layer (MCP, skills) rebuilds it and clears the cached specs.
     const registry = this.registry;
-    this.specsCache ??= registry
-      .list()
-      .filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermissions))
-      .map(toolSpec);
+    if (this.specsCache === undefined) {
+      const tools = registry.list();
+      const visible = tools.filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermissions));
+      // Sessions that see every tool of a shared registry share its spec list too (and so its request JSON).
+      this.specsCache = visible.length === tools.length ? allSpecs(registry) : visible.map(toolSpec);
+    }
     return this.specsCache;
   }
 
   /** The session's one tool invoker (built on first use); it always reads the current registry. */
   get invoker(): ToolInvoker {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the invoker reads the current registry through a getter
-    const self = this;
-    this.invokerCache ??= new ToolInvoker({
-      get registry() {
-        return self.registry;
-      },
-      ...this.deps.invokerDeps(),
-    });
+    this.invokerCache ??= new ToolInvoker(this.deps.invokerDeps(), () => this.registry);
     return this.invokerCache;
   }
 

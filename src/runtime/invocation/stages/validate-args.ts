@@ -24,9 +24,9 @@ export function parseToolArgs(raw: string | unknown, schema: z.ZodType): Parsed 
 
 /** Stage 1: known tool, recursion protection, and arguments valid against the strict schema. */
 export async function validateArgs(state: ToolCallState): Promise<StageVerdict> {
-  const { call, deps } = state;
-  const tool = deps.registry.get(call.name);
-  if (!tool) return stopWith(`Unknown tool "${call.name}". Available tools: ${deps.registry.list().map((t) => t.name).join(', ')}`);
+  const { call } = state;
+  const tool = state.registry.get(call.name);
+  if (!tool) return stopWith(`Unknown tool "${call.name}". Available tools: ${state.registry.list().map((t) => t.name).join(', ')}`);
   state.tool = tool;
   const chain = call.chain ?? [];
   if (tool.orchestrator === 'program' && chain.includes('program')) return stopWith('recursive program calls are not allowed');

@@ -96,10 +96,13 @@ type AskResult = { ok: true; response: HookResponse } | { ok: false; failure: Ho
  * in order and fail closed; observing events notify matching hooks in the background, never waiting.
  */
 export class HookEngine {
-  private readonly sessionHooks = new Map<string, StoredHook>();
+  // Created by the first session hook: most sessions register none.
+  private sessionHooks: Map<string, StoredHook> | undefined;
   private readonly configHooks: readonly StoredHook[];
   private readonly queue: BoundedTaskQueue;
-  private readonly closing = new AbortController();
+  // Created when a hook first runs: most sessions have no hooks and never need a closing signal.
+  private closingController: AbortController | undefined;
+  private closed = false;
   private nextSeq: number;
 
   constructor(private readonly options: HookEngineOptions) {
@@ -114,14 +117,15 @@ export class HookEngine {
   /** Register a session hook; throws VALIDATION_ERROR naming the field (bad body, duplicate id, unknown connection, too many hooks). */
   register(input: HookRegistrationInput, owner?: HookOwner): HookInfo {
     const max = this.options.maxHooks ?? DEFAULT_MAX_SESSION_HOOKS;
-    if (this.sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
+    const sessionHooks = (this.sessionHooks ??= new Map());
+    if (sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
     const requested = typeof input === 'object' && input !== null && typeof input.id === 'string' ? input.id : undefined;
-    if (requested !== undefined && (this.sessionHooks.has(requested) || this.configHooks.some((hook) => hook.id === requested))) {
+    if (requested !== undefined && (sessionHooks.has(requested) || this.configHooks.some((hook) => hook.id === requested))) {
       throw new CodeError('VALIDATION_ERROR', `id: a hook "${requested}" already exists in this session`, { issues: [{ path: 'id', message: 'duplicate hook id' }] });
     }
     const hook = resolveSessionHook(input, owner, this.options.registry, () => this.options.newId('hook'), this.nextSeq, this.options.now());
     this.nextSeq += 1;
-    this.sessionHooks.set(hook.id, hook);
+    sessionHooks.set(hook.id, hook);
     return hookInfo(hook, this.options.registry);
   }
 
@@ -132,7 +136,7 @@ export class HookEngine {
 
   /** Remove a session hook; false when unknown (config hooks cannot be removed). */
   remove(id: string): boolean {
-    return this.sessionHooks.delete(id);
+    return this.sessionHooks?.delete(id) ?? false;
   }
 
   /**
@@ -143,7 +147,9 @@ export class HookEngine {
   async gate(event: GatingHookEvent, payload: Record<string, unknown>, match: HookMatchInput, signal?: AbortSignal): Promise<HookOutcome> {
     // Callers typed against plain strings (GovernanceHooks) can still pass anything: refuse loudly.
     if (!isGatingHookEvent(event)) throw new TypeError(`"${event}" is not a gating hook event`);
-    const link = linkSignals([signal, this.closing.signal]);
+    // No hook can match: nothing to run, so no linked signal either (the common case, on every run and tool call).
+    if (!this.hasHooks()) return { action: 'continue', executions: [] };
+    const link = linkSignals([signal, this.closingSignal()]);
     try {
       return await this.runGate(event, payload, match, link.signal);
     } finally {
@@ -194,11 +200,11 @@ export class HookEngine {
    */
   observe(event: ObservingHookEvent, payload: Record<string, unknown>, match: HookMatchInput): void {
     if (!isObservingHookEvent(event)) throw new TypeError(`"${event}" is not an observing hook event`);
-    if (this.closing.signal.aborted) return;
+    if (this.closed || !this.hasHooks()) return;
     for (const hook of this.all()) {
       if (hook.event !== event || !hookMatches(hook.matcher, { toolName: match.toolName, args: match.args, sessionId: match.sessionId, workspace: this.options.workspace })) continue;
       const accepted = this.queue.push(async () => {
-        const result = await this.ask(hook, payload, this.closing.signal, false);
+        const result = await this.ask(hook, payload, this.closingSignal(), false);
         if (!result.ok) this.report({ hookId: hook.id, event, failure: result.failure, message: result.message });
       });
       if (!accepted) {
@@ -215,12 +221,26 @@ export class HookEngine {
 
   /** Stop: queued observations are dropped and in-flight requests aborted (a gate in flight blocks). Idempotent. */
   close(): void {
+    this.closed = true;
     this.queue.clear();
-    this.closing.abort();
+    this.closingController?.abort();
+  }
+
+  /** The signal that fires when the engine closes (already aborted once it has closed). */
+  private closingSignal(): AbortSignal {
+    if (this.closingController === undefined) {
+      this.closingController = new AbortController();
+      if (this.closed) this.closingController.abort();
+    }
+    return this.closingController.signal;
+  }
+
+  private hasHooks(): boolean {
+    return this.configHooks.length > 0 || (this.sessionHooks?.size ?? 0) > 0;
   }
 
   private all(): StoredHook[] {
-    return [...this.configHooks, ...this.sessionHooks.values()].sort(runOrder);
+    return [...this.configHooks, ...(this.sessionHooks?.values() ?? [])].sort(runOrder);
   }
 
   private async ask(hook: StoredHook, payload: Record<string, unknown>, signal: AbortSignal, parse = true): Promise<AskResult> {
@@ -235,7 +255,7 @@ export class HookEngine {
       });
     } catch (error) {
       const { failure, message } = describeHostFailure(error);
-      return { ok: false, failure, message: failure === 'aborted' && this.closing.signal.aborted ? 'the hook engine was closed' : message };
+      return { ok: false, failure, message: failure === 'aborted' && this.closed ? 'the hook engine was closed' : message };
     }
     if (!parse) return { ok: true, response: { action: 'continue' } };
     const parsed = HookResponseSchema.safeParse(answer);
