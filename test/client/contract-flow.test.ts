@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { A3sClient, SessionBusyError, agentEventTypesV1, eventEnvelopeV1Version, type AgentEvent, type Session } from '../../src/client/index.js';
 import { ECHO_SERVER } from '../mcp/mcp-test-helpers.js';
-import { SEED_PROGRAM_BODY, SEED_PROGRAM_FILES } from '../program/fixtures/seed-program-example.js';
+import { SEED_PROGRAM_BODY, SEED_PROGRAM_FILES, SEED_PROGRAM_RESULT, SEED_PROGRAM_TOOL_ORDER } from '../program/fixtures/seed-program-example.js';
 import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, seedSessionOptions } from '../server/fixtures/seed-session-options.js';
 import type { RecordedRequest } from '../support/fake-provider.js';
 import { eventually } from '../support/run-helpers.js';
@@ -230,19 +230,9 @@ describe("the seed's contract flow through the typed client", () => {
     const result = await session.program(SEED_PROGRAM_BODY);
     expect(result.exitCode, result.output).toBe(0);
     const metadata = asRecord(result.metadata);
-    expect(metadata.script_result).toEqual({
-      summary: 'ok',
-      hasReadText: true,
-      readExitCode: 0,
-      hasHits: true,
-      hasGlob: true,
-      hasLs: true,
-      bashText: 'ptc-bash',
-      gitOk: true,
-      explicitToolOk: true,
-    });
+    expect(metadata.script_result).toEqual(SEED_PROGRAM_RESULT);
     const calls = asRecord(metadata.program).tool_calls as { tool_name: string }[];
-    expect(calls.map((c) => c.tool_name)).toEqual(['read', 'read', 'grep', 'glob', 'ls', 'bash', 'git', 'grep']);
+    expect(calls.map((c) => c.tool_name)).toEqual(SEED_PROGRAM_TOOL_ORDER);
   });
 
   it('verification: verifyCommands with the API.md body, reports, summary, summary text and presets', async () => {

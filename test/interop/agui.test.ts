@@ -4,18 +4,9 @@ import { from, lastValueFrom, toArray } from 'rxjs';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually } from '../support/run-helpers.js';
+import { eventually, toolMessage } from '../support/run-helpers.js';
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
-
-/** The tool message the fake provider was sent for a call (what the model saw). */
-function toolMessage(t: TestServer, callId: string): string {
-  for (const req of t.fake.requests) {
-    const found = (req.body.messages as Msg[]).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-    if (found) return String(found.content);
-  }
-  throw new Error(`no tool message for ${callId}`);
-}
 
 /** Run the HttpAgent once, collecting every event it accepted (after its own verifyEvents). */
 async function run(agent: HttpAgent, params: Parameters<HttpAgent['runAgent']>[0] = {}) {

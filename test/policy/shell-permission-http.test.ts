@@ -3,16 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-
-type Msg = { role: string; content?: unknown; tool_call_id?: string };
-
-function toolMessage(t: TestServer, callId: string): string {
-  for (const req of t.fake.requests) {
-    const found = (req.body.messages as Msg[]).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-    if (found) return String(found.content);
-  }
-  throw new Error(`no tool message for ${callId}`);
-}
+import { toolMessage } from '../support/run-helpers.js';
 
 describe('bash permission rules over HTTP see each command of a compound', () => {
   let t: TestServer;

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import request from 'supertest';
+import { toolMessage } from '../support/run-helpers.js';
 import type { TestServer } from '../support/test-server.js';
 
 /** True when bubblewrap is installed and runs a trivial sandbox here. */
@@ -27,21 +28,6 @@ export function hostProcessesWith(marker: string): number[] {
     if (cmdline.includes(marker)) found.push(Number(entry));
   }
   return found;
-}
-
-interface Msg {
-  role: string;
-  content?: unknown;
-  tool_call_id?: string;
-}
-
-/** The tool message the model got for a call id. */
-export function toolMessage(t: TestServer, callId: string): string {
-  for (const req of t.fake.requests) {
-    const found = (req.body.messages as Msg[]).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-    if (found) return String(found.content);
-  }
-  throw new Error(`no tool message for ${callId}`);
 }
 
 let counter = 0;

@@ -4,8 +4,8 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { echoServerConfig, groupGone, waitFor } from '../mcp/mcp-test-helpers.js';
 import { startFakeProvider, type RecordedRequest } from '../support/fake-provider.js';
-import { tempDir, type TestServer } from '../support/test-server.js';
-import { createSession, eventually, ofType, runAndWait, runEvents, startRun, useTestServers } from '../support/run-helpers.js';
+import { tempDir } from '../support/test-server.js';
+import { createSession, eventually, ofType, runAndWait, runEvents, startRun, toolMessage, useTestServers } from '../support/run-helpers.js';
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
 
@@ -16,14 +16,6 @@ const runPrompt = (r: RecordedRequest) => String(messagesOf(r).findLast((m) => m
 const childStart = (prompt: string) => (r: RecordedRequest) => runPrompt(r).startsWith(prompt) && messagesOf(r).at(-1)?.role === 'user';
 /** A request that comes after a tool round of the run whose prompt is `prompt`. */
 const afterTool = (prompt: string) => (r: RecordedRequest) => runPrompt(r).startsWith(prompt) && messagesOf(r).at(-1)?.role === 'tool';
-
-function toolMessage(t: TestServer, callId: string): string {
-  for (const req of t.fake.requests) {
-    const found = messagesOf(req).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-    if (found) return String(found.content);
-  }
-  throw new Error(`no tool message for ${callId}`);
-}
 
 const OPEN_POLICY = { allow: ['read', 'ls', 'grep', 'glob', 'task', 'parallel_task', 'Skill', 'search_skills'], ask: ['write'], defaultDecision: 'deny' };
 

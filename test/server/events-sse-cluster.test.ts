@@ -2,9 +2,9 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { redisServerConfig } from '../support/redis-target.js';
+import { startRedisNodes } from '../support/redis-target.js';
 import { openSse } from '../support/sse-client.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import type { TestServer } from '../support/test-server.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const isEndOf = (runId: string) => (e: EventEnvelope) => e.type === 'agent_end' && e.metadata.run_id === runId;
@@ -18,9 +18,7 @@ describe('SSE on the node that does not own the session (follows the Redis strea
   beforeAll(async () => {
     fake = await startFakeProvider();
     const apiTokens = [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }];
-    const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-sse-${Math.random().toString(36).slice(2)}:`, apiTokens };
-    a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
-    b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b' } });
+    [a, b] = await startRedisNodes(fake, 'a3s-sse', { apiTokens });
   });
   afterAll(async () => {
     await b?.close();

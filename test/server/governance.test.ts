@@ -4,8 +4,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { subscribe } from '../support/ws-client.js';
-
-type Msg = { role: string; content?: unknown; tool_call_id?: string };
+import { toolMessage } from '../support/run-helpers.js';
 
 async function pendingConfirmations(t: TestServer, id: string, count = 1) {
   for (let i = 0; i < 200; i++) {
@@ -18,14 +17,6 @@ async function pendingConfirmations(t: TestServer, id: string, count = 1) {
 
 async function runEvents(t: TestServer, id: string, runId: string) {
   return (await request(t.url).get(`/v1/sessions/${id}/runs/${runId}/events?after=-1&limit=1000`).expect(200)).body.events as { type: string; payload: Record<string, unknown> }[];
-}
-
-function toolMessage(t: TestServer, callId: string): string {
-  for (const req of t.fake.requests) {
-    const found = (req.body.messages as Msg[]).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-    if (found) return String(found.content);
-  }
-  throw new Error(`no tool message for ${callId}`);
 }
 
 describe('governance: permission policy, confirmation, origins, sanitisation', () => {

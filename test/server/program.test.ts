@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SEED_PROGRAM_BODY, SEED_PROGRAM_FILES } from '../program/fixtures/seed-program-example.js';
+import { SEED_PROGRAM_BODY, SEED_PROGRAM_FILES, SEED_PROGRAM_RESULT, SEED_PROGRAM_TOOL_ORDER } from '../program/fixtures/seed-program-example.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const HOST = 'token-program-host-direct-01';
@@ -33,21 +33,11 @@ describe('program over HTTP', () => {
     const id = await newSession();
     const out = await request(t.url).post(`/v1/sessions/${id}/program`).set(as(HOST)).send(SEED_PROGRAM_BODY).expect(200);
     expect(out.body.exitCode, out.body.output).toBe(0);
-    expect(out.body.metadata.script_result).toEqual({
-      summary: 'ok',
-      hasReadText: true,
-      readExitCode: 0,
-      hasHits: true,
-      hasGlob: true,
-      hasLs: true,
-      bashText: 'ptc-bash',
-      gitOk: true,
-      explicitToolOk: true,
-    });
+    expect(out.body.metadata.script_result).toEqual(SEED_PROGRAM_RESULT);
     const program = out.body.metadata.program;
     expect(program).toMatchObject({ name: 'script', language: 'javascript', runtime: 'embedded-quickjs', success: true });
     const calls = program.tool_calls as { tool_name: string; success: boolean; exit_code: number; output_bytes: number }[];
-    expect(calls.map((c) => c.tool_name)).toEqual(['read', 'read', 'grep', 'glob', 'ls', 'bash', 'git', 'grep']);
+    expect(calls.map((c) => c.tool_name)).toEqual(SEED_PROGRAM_TOOL_ORDER);
     for (const call of calls) expect(call).toMatchObject({ success: true, exit_code: 0, output_bytes: expect.any(Number) });
     expect(calls[5].output_bytes).toBe(Buffer.byteLength('ptc-bash'));
     expect(out.body.output.startsWith('Program script completed.\nok\n\nTool calls: 8\n1. read (ok, exit_code=0, output_bytes=')).toBe(true);

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodeConfigSchema } from '../../src/config/code-config.js';
 import { noSandbox } from '../../src/runtime/sandbox/start-sandbox.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { bwrapWorks, toolMessage } from '../sandbox/sandbox-helpers.js';
+import { bwrapWorks } from '../sandbox/sandbox-helpers.js';
+import { toolMessage } from '../support/run-helpers.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 

@@ -3,17 +3,9 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { tempDir, writeFiles, type TestServer } from '../support/test-server.js';
-import { createSession, ofType, runAndWait, runEvents, useTestServers } from '../support/run-helpers.js';
+import { createSession, ofType, runAndWait, runEvents, toolMessage, useTestServers } from '../support/run-helpers.js';
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
-
-function toolMessage(t: TestServer, callId: string): string {
-  for (const req of t.fake.requests) {
-    const found = (req.body.messages as Msg[]).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-    if (found) return String(found.content);
-  }
-  throw new Error(`no tool message for ${callId}`);
-}
 
 const systemPromptOf = (t: TestServer, index = -1) => String((t.fake.requests.at(index)?.body.messages as Msg[])[0].content);
 const offeredTools = (t: TestServer, index = -1) => ((t.fake.requests.at(index)?.body.tools ?? []) as { function: { name: string } }[]).map((x) => x.function.name);

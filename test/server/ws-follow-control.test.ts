@@ -2,9 +2,9 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MESSAGES_BEFORE_ATTACH, MAX_MESSAGES_BEFORE_AUTH } from '../../src/routes/events-ws.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import type { TestServer } from '../support/test-server.js';
 import { subscribe } from '../support/ws-client.js';
-import { redisServerConfig } from '../support/redis-target.js';
+import { startRedisNodes } from '../support/redis-target.js';
 
 describe('a WebSocket that follows a session another node owns', () => {
   let fake: FakeProvider;
@@ -12,9 +12,7 @@ describe('a WebSocket that follows a session another node owns', () => {
   let b: TestServer;
   beforeAll(async () => {
     fake = await startFakeProvider();
-    const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-follow-${Math.random().toString(36).slice(2)}:` };
-    a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
-    b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b' } });
+    [a, b] = await startRedisNodes(fake, 'a3s-follow');
   });
   afterAll(async () => {
     await b?.close();
@@ -66,9 +64,7 @@ describe('messages sent while an authenticated socket is still attaching', () =>
   beforeAll(async () => {
     fake = await startFakeProvider();
     const apiTokens = [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }];
-    const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-attach-${Math.random().toString(36).slice(2)}:`, apiTokens };
-    a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
-    b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b' } });
+    [a, b] = await startRedisNodes(fake, 'a3s-attach', { apiTokens });
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'q1', autoSave: true }).expect(201);
   });
   afterAll(async () => {

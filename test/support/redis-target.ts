@@ -3,7 +3,9 @@
 import { inject } from 'vitest';
 import type { Cluster, Redis } from 'ioredis';
 import { connectTestRedis } from '../stores/redis-test-client.js';
+import type { FakeProvider } from './fake-provider.js';
 import { connectTestCluster } from './redis-cluster.js';
+import { startTestServer, type TestServer } from './test-server.js';
 
 /** The Redis this test process targets: "cluster" when A3S_TEST_REDIS=cluster, else "single". */
 export function redisTestMode(): 'single' | 'cluster' {
@@ -23,6 +25,17 @@ export function redisServerConfig(): { redisUrl: string } | { redis: { cluster: 
 /** A fresh test client for the target (a Cluster client in cluster mode), quiet about connection errors; the caller quits it. */
 export function connectRedisTarget(): Redis | Cluster {
   return redisTestMode() === 'cluster' ? connectTestCluster(clusterSeeds()) : connectTestRedis(inject('redisUrl'));
+}
+
+/**
+ * Two in-process nodes, `node-a` and `node-b`, on the target Redis under a fresh key prefix (`<prefix>-<random>:`),
+ * sharing one fake provider and `config`; the caller closes both.
+ */
+export async function startRedisNodes(fake: FakeProvider, prefix: string, config: Record<string, unknown> = {}): Promise<[TestServer, TestServer]> {
+  const shared = { ...redisServerConfig(), redisKeyPrefix: `${prefix}-${Math.random().toString(36).slice(2)}:`, ...config };
+  const a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
+  const b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b' } });
+  return [a, b];
 }
 
 function clusterSeeds(): string {

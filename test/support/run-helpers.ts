@@ -71,6 +71,15 @@ export async function history(t: TestServer, sessionId: string): Promise<ChatMes
   return (res.body as { messages: ChatMessage[] }).messages;
 }
 
+/** The content of the tool message the fake provider was sent for a call id (what the model saw). */
+export function toolMessage(t: TestServer, callId: string): string {
+  for (const req of t.fake.requests) {
+    const found = (req.body.messages as ChatMessage[]).find((m) => m.role === 'tool' && m.tool_call_id === callId);
+    if (found) return String(found.content);
+  }
+  throw new Error(`no tool message for ${callId}`);
+}
+
 /** The events of one type, in order. */
 export function ofType(events: EventEnvelope[], type: string): EventEnvelope[] {
   return events.filter((e) => e.type === type);
