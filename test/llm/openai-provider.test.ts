@@ -28,16 +28,21 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
   };
 }
 
-/** Every event of a stream but the `response` description (checked by its own test). */
-async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
+/** Every event a stream delivers, in order. */
+async function everyEvent(from: OpenAiProvider, req: LlmRequest): Promise<LlmStreamEvent[]> {
   const out: LlmStreamEvent[] = [];
-  for await (const event of events) if (event.type !== 'response') out.push(event);
+  await from.stream(req, (event) => out.push(event));
   return out;
 }
 
-async function failure(events: AsyncIterable<LlmStreamEvent>): Promise<unknown> {
+/** Every event of a stream but the `response` description (checked by its own test). */
+async function collect(from: OpenAiProvider, req: LlmRequest): Promise<LlmStreamEvent[]> {
+  return (await everyEvent(from, req)).filter((event) => event.type !== 'response');
+}
+
+async function failure(from: OpenAiProvider, req: LlmRequest): Promise<unknown> {
   try {
-    await collect(events);
+    await collect(from, req);
   } catch (error) {
     return error;
   }
@@ -47,7 +52,7 @@ async function failure(events: AsyncIterable<LlmStreamEvent>): Promise<unknown> 
 describe('OpenAiProvider against the strict fake provider', () => {
   it('streams text in N chunks as N text_delta events, then usage and finish', async () => {
     fake.script({ text: 'Hello, world!', chunks: 3 });
-    const events = await collect(provider.stream(request()));
+    const events = await collect(provider, request());
     const texts = events.filter((e) => e.type === 'text_delta');
     expect(texts).toHaveLength(3);
     expect(texts.map((e) => e.text).join('')).toBe('Hello, world!');
@@ -58,15 +63,15 @@ describe('OpenAiProvider against the strict fake provider', () => {
 
   it('describes the response first: where the request went and the id, model and object of its first chunk', async () => {
     fake.script({ text: 'hi' });
-    const first = await provider.stream(request())[Symbol.asyncIterator]().next();
-    expect(first.value).toEqual({ type: 'response', requestUrl: `${fake.baseUrl}/chat/completions`, responseId: expect.stringMatching(/^chatcmpl-fake-/), responseModel: 'gpt-test', responseObject: 'chat.completion.chunk' });
+    const [first] = await everyEvent(provider, request());
+    expect(first).toEqual({ type: 'response', requestUrl: `${fake.baseUrl}/chat/completions`, responseId: expect.stringMatching(/^chatcmpl-fake-/), responseModel: 'gpt-test', responseObject: 'chat.completion.chunk' });
     await fake.waitForRequests(1);
   });
 
   it('passes the bare model name, the messages, the tools, max_tokens and temperature', async () => {
     fake.script({ text: 'ok' });
     await collect(
-      provider.stream(
+      provider,
         request({
           model: 'qwen3-coder',
           maxTokens: 256,
@@ -84,7 +89,6 @@ describe('OpenAiProvider against the strict fake provider', () => {
           ],
           tools: [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } }],
         }),
-      ),
     );
     const [recorded] = fake.requests;
     expect(recorded.headers.authorization).toBe('Bearer test-key');
@@ -113,8 +117,8 @@ describe('OpenAiProvider against the strict fake provider', () => {
     const read = { name: 'read', description: 'Read "a" file \u2028 ünïcode', parameters: { type: 'object', properties: { p: { type: 'string' } } } };
     const ls = { name: 'ls', description: 'List', parameters: { type: 'object', properties: {} } };
     fake.script({ text: 'one' }, { text: 'two' });
-    await collect(provider.stream(request({ tools: [read, ls] })));
-    await collect(provider.stream(request({ tools: [ls, read], temperature: 0 })));
+    await collect(provider, request({ tools: [read, ls] }));
+    await collect(provider, request({ tools: [ls, read], temperature: 0 }));
     const names = fake.requests.map((r) => (r.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name));
     expect(names).toEqual([['read', 'ls'], ['ls', 'read']]);
     expect(fake.requests[1]?.body.tools).toEqual([
@@ -127,7 +131,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
 
   it('omits tools and optional sampling fields when not given', async () => {
     fake.script({ text: 'ok' });
-    await collect(provider.stream(request()));
+    await collect(provider, request());
     const { body } = fake.requests[0];
     expect(body).not.toHaveProperty('tools');
     expect(body).not.toHaveProperty('max_tokens');
@@ -137,7 +141,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
 
   it('streams reasoning before text', async () => {
     fake.script({ reasoning: 'thinking...', text: 'answer' });
-    const events = await collect(provider.stream(request()));
+    const events = await collect(provider, request());
     expect(events.slice(0, 2)).toEqual([
       { type: 'reasoning_delta', text: 'thinking...' },
       { type: 'text_delta', text: 'answer' },
@@ -147,7 +151,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
 
   it('reads reasoning from the `reasoning` field some providers use instead', async () => {
     fake.script({ reasoning: 'hmm', reasoningField: 'reasoning', text: 'done' });
-    const events = await collect(provider.stream(request()));
+    const events = await collect(provider, request());
     expect(events[0]).toEqual({ type: 'reasoning_delta', text: 'hmm' });
     fake.assertDone();
   });
@@ -160,7 +164,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
         { name: 'grep', arguments: '{"pattern":"TODO"}' },
       ],
     });
-    const events = await collect(provider.stream(request()));
+    const events = await collect(provider, request());
     const starts = events.filter((e) => e.type === 'tool_call_start');
     expect(starts).toEqual([
       { type: 'tool_call_start', index: 0, id: 'call_a', name: 'read' },
@@ -182,7 +186,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
 
   it('reports the usage of the final chunk and a custom finish reason', async () => {
     fake.script({ usage: { prompt_tokens: 120, completion_tokens: 7 }, text: 'x', finishReason: 'length' });
-    const events = await collect(provider.stream(request()));
+    const events = await collect(provider, request());
     expect(events.filter((e) => e.type === 'usage')).toEqual([
       { type: 'usage', promptTokens: 120, completionTokens: 7, totalTokens: 127 },
     ]);
@@ -195,14 +199,14 @@ describe('OpenAiProvider against the strict fake provider', () => {
       expect: (req) => expect(req.body.messages.at(-1)?.content).toBe('ping'),
       text: 'pong',
     });
-    const events = await collect(provider.stream(request({ messages: [{ role: 'user', content: 'ping' }] })));
+    const events = await collect(provider, request({ messages: [{ role: 'user', content: 'ping' }] }));
     expect(events[0]).toEqual({ type: 'text_delta', text: 'pong' });
     fake.assertDone();
   });
 
   it('maps HTTP 500 to a retryable LlmProviderError', async () => {
     fake.script({ error: { status: 500, message: 'boom' } });
-    const error = await failure(provider.stream(request()));
+    const error = await failure(provider, request());
     expect(error).toBeInstanceOf(LlmProviderError);
     expect(error).toMatchObject({ status: 500, retryable: true });
     expect((error as Error).message).toContain('boom');
@@ -211,8 +215,8 @@ describe('OpenAiProvider against the strict fake provider', () => {
 
   it('maps HTTP 429 to retryable and HTTP 400 to not retryable', async () => {
     fake.script({ error: { status: 429, message: 'slow down' } }, { error: { status: 400, message: 'bad request' } });
-    expect(await failure(provider.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 429, retryable: true });
-    expect(await failure(provider.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 400, retryable: false });
+    expect(await failure(provider, request())).toMatchObject({ name: 'LlmProviderError', status: 429, retryable: true });
+    expect(await failure(provider, request())).toMatchObject({ name: 'LlmProviderError', status: 400, retryable: false });
     fake.assertDone();
   });
 
@@ -220,13 +224,13 @@ describe('OpenAiProvider against the strict fake provider', () => {
     const retrying = new OpenAiProvider({ apiKey: 'test-key', baseUrl: fake.baseUrl, maxRetries: 1 });
     try {
       fake.script({ error: { status: 503, message: 'overloaded', headers: { 'retry-after-ms': '1' } } }, { text: 'second time lucky' });
-      const events = await collect(retrying.stream(request()));
+      const events = await collect(retrying, request());
       expect(events[0]).toEqual({ type: 'text_delta', text: 'second time lucky' });
       expect(fake.requests).toHaveLength(2);
       expect(fake.requests[1]?.headers).toMatchObject({ authorization: 'Bearer test-key', 'content-type': 'application/json', 'x-stainless-retry-count': '1' });
       // x-should-retry: false overrides the status: a 503 the server calls final is not retried.
       fake.script({ error: { status: 503, message: 'final', headers: { 'x-should-retry': 'false' } } });
-      expect(await failure(retrying.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: 503 });
+      expect(await failure(retrying, request())).toMatchObject({ name: 'LlmProviderError', status: 503 });
       expect(fake.requests).toHaveLength(3);
       fake.assertDone();
     } finally {
@@ -238,7 +242,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
     fake.script({ hang: true });
     const impatient = new OpenAiProvider({ baseUrl: fake.baseUrl, maxRetries: 0, timeoutMs: 200 });
     try {
-      const error = await failure(impatient.stream(request()));
+      const error = await failure(impatient, request());
       expect(error).toMatchObject({ name: 'LlmProviderError', status: undefined, retryable: true });
       expect((error as Error).message).toMatch(/timed out/i);
       fake.assertDone();
@@ -251,13 +255,13 @@ describe('OpenAiProvider against the strict fake provider', () => {
     const gone = await startFakeProvider();
     await gone.close();
     const offline = new OpenAiProvider({ baseUrl: gone.baseUrl, maxRetries: 0 });
-    expect(await failure(offline.stream(request()))).toMatchObject({ name: 'LlmProviderError', status: undefined, retryable: true });
+    expect(await failure(offline, request())).toMatchObject({ name: 'LlmProviderError', status: undefined, retryable: true });
   });
 
   it('rejects promptly with AbortError when aborted during a hung request', async () => {
     fake.script({ hang: true });
     const controller = new AbortController();
-    const pending = failure(provider.stream(request({ signal: controller.signal })));
+    const pending = failure(provider, request({ signal: controller.signal }));
     await fake.waitForRequests(1);
     const abortedAt = Date.now();
     controller.abort();
@@ -271,24 +275,43 @@ describe('OpenAiProvider against the strict fake provider', () => {
     fake.script({ text: 'a slow answer', chunks: 5, chunkDelayMs: 200 });
     const controller = new AbortController();
     const seen: LlmStreamEvent[] = [];
-    const error = await failure(
-      (async function* () {
-        for await (const event of provider.stream(request({ signal: controller.signal }))) {
-          if (event.type !== 'response') seen.push(event);
-          if (event.type === 'text_delta') controller.abort();
-          yield event;
-        }
-      })(),
-    );
+    const error = await provider
+      .stream(request({ signal: controller.signal }), (event) => {
+        if (event.type !== 'response') seen.push(event);
+        if (event.type === 'text_delta') controller.abort();
+      })
+      .then(
+        () => undefined,
+        (rejected: unknown) => rejected,
+      );
     expect(error).toMatchObject({ name: 'AbortError' });
     expect(seen).toHaveLength(1);
+    fake.assertDone();
+  });
+
+  it('rejects with exactly what the consumer threw, stops reading, and the next call streams normally', async () => {
+    fake.script({ text: 'one two three', chunks: 3 }, { text: 'after' });
+    const thrown = new TypeError('consumer failed');
+    const seen: string[] = [];
+    const error = await provider
+      .stream(request(), (event) => {
+        seen.push(event.type);
+        if (event.type === 'text_delta') throw thrown;
+      })
+      .then(
+        () => undefined,
+        (rejected: unknown) => rejected,
+      );
+    expect(error).toBe(thrown);
+    expect(seen).toEqual(['response', 'text_delta']);
+    expect((await collect(provider, request())).filter((e) => e.type === 'text_delta')).toEqual([{ type: 'text_delta', text: 'after' }]);
     fake.assertDone();
   });
 
   it('rejects with AbortError without a request when the signal already fired', async () => {
     const controller = new AbortController();
     controller.abort();
-    expect(await failure(provider.stream(request({ signal: controller.signal })))).toMatchObject({ name: 'AbortError' });
+    expect(await failure(provider, request({ signal: controller.signal }))).toMatchObject({ name: 'AbortError' });
     expect(fake.requests).toHaveLength(0);
     fake.assertDone();
   });
@@ -300,7 +323,7 @@ describe('OpenAiProvider endpoint settings', () => {
     const routed = new OpenAiProvider({ apiKey: 'k', chatUrl: `${custom.rootUrl}/openai/deployments/d1/chat/completions`, headers: { 'X-Team': 'docs' }, maxRetries: 1 });
     try {
       custom.script({ error: { status: 500, message: 'again', headers: { 'retry-after-ms': '1' } } }, { text: 'routed' });
-      const events = await collect(routed.stream(request()));
+      const events = await collect(routed, request());
       expect(events).toContainEqual({ type: 'text_delta', text: 'routed' });
       custom.assertDone();
       expect(custom.requests.map((r) => r.headers['x-team'])).toEqual(['docs', 'docs']);
@@ -314,7 +337,7 @@ describe('OpenAiProvider endpoint settings', () => {
     const custom = await startFakeProvider({ chatPath: '/chat/completions' });
     const routed = new OpenAiProvider({ apiKey: 'k', chatUrl: `${custom.rootUrl}/v1/chat/completions`, maxRetries: 0 });
     try {
-      expect(await failure(routed.stream(request()))).toBeInstanceOf(LlmProviderError);
+      expect(await failure(routed, request())).toBeInstanceOf(LlmProviderError);
       expect(custom.failures.map((f) => f.path)).toEqual(['/v1/chat/completions']);
     } finally {
       await routed.close();
@@ -325,7 +348,7 @@ describe('OpenAiProvider endpoint settings', () => {
 
 describe('strict fake provider', () => {
   it('fails an unexpected request and makes assertDone throw', async () => {
-    const error = await failure(provider.stream(request()));
+    const error = await failure(provider, request());
     expect(error).toMatchObject({ name: 'LlmProviderError', status: 500 });
     expect((error as Error).message).toContain('script is empty');
     expect(fake.failures).toHaveLength(1);
@@ -334,7 +357,7 @@ describe('strict fake provider', () => {
 
   it('makes assertDone throw when scripted steps are left unconsumed', async () => {
     fake.script({ text: 'one' }, { text: 'two' });
-    await collect(provider.stream(request()));
+    await collect(provider, request());
     expect(() => fake.assertDone()).toThrow(/1 scripted step\(s\) left unconsumed/);
   });
 
@@ -355,13 +378,13 @@ describe('strict fake provider', () => {
 
   it('records a failing expect as a failure', async () => {
     fake.script({ expect: () => { throw new Error('wrong prompt'); }, text: 'x' });
-    expect(await failure(provider.stream(request()))).toMatchObject({ status: 500 });
+    expect(await failure(provider, request())).toMatchObject({ status: 500 });
     expect(() => fake.assertDone()).toThrow(/wrong prompt/);
   });
 
   it('close() ends hung requests, which the adapter reports as a retryable failure', async () => {
     fake.script({ hang: true });
-    const pending = failure(provider.stream(request()));
+    const pending = failure(provider, request());
     await fake.waitForRequests(1);
     await fake.close();
     expect(await pending).toMatchObject({ name: 'LlmProviderError', retryable: true });
@@ -400,11 +423,11 @@ describe('strict fake provider', () => {
       const repeating = new OpenAiProvider({ baseUrl: bench.baseUrl, maxRetries: 0 });
       bench.script({ delayMs: 100, text: 'first' });
       const startedAt = Date.now();
-      const first = await collect(repeating.stream(request()));
+      const first = await collect(repeating, request());
       expect(Date.now() - startedAt).toBeGreaterThanOrEqual(90);
       expect(first[0]).toEqual({ type: 'text_delta', text: 'first' });
       for (let i = 0; i < 3; i += 1) {
-        expect((await collect(repeating.stream(request())))[0]).toEqual({ type: 'text_delta', text: 'again' });
+        expect((await collect(repeating, request()))[0]).toEqual({ type: 'text_delta', text: 'again' });
       }
       await expect(bench.waitForRequests(4, 100)).resolves.toHaveLength(4);
       await expect(bench.waitForRequests(5, 50)).rejects.toThrow(/waited 50 ms for 5 requests/);

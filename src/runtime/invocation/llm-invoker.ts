@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
-import type { LlmProvider, LlmResponseFormat, LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
+import type { LlmEventSink, LlmProvider, LlmRequest, LlmResponseFormat, LlmToolSpec } from '../llm/llm-provider.js';
 import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import { budgetEventPayload } from '../policy/budget/budget-event.js';
@@ -66,11 +66,11 @@ export class LlmInvoker {
   }
 
   /**
-   * Stream one completion. The provider gets a per-call signal linked to the run's: provider SDKs may
-   * add abort listeners they never remove (the openai SDK does), and the link is dropped when the call
-   * ends, so a long run does not collect one listener per turn.
+   * Stream one completion into `onEvent`. The provider gets a per-call signal linked to the run's: provider
+   * SDKs may add abort listeners they never remove (the openai SDK does), and the link is dropped when the
+   * call ends, so a long run does not collect one listener per turn.
    */
-  async *stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, responseFormat?: LlmResponseFormat): AsyncGenerator<LlmStreamEvent> {
+  async stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, onEvent: LlmEventSink, responseFormat?: LlmResponseFormat): Promise<void> {
     const governance = this.governance();
     const match = { sessionId: ctx.sessionId };
     if (governance.budget) {
@@ -96,29 +96,27 @@ export class LlmInvoker {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     this.calls += 1;
+    const model = this.model;
     const last = messages.at(-1);
-    governance.hooks?.observe('generate_start', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, prompt: last?.content ?? '', message_count: messages.length }, match);
+    governance.hooks?.observe('generate_start', { session_id: ctx.sessionId, run_id: ctx.runId, model: model.id, prompt: last?.content ?? '', message_count: messages.length }, match);
     let totalTokens = 0;
     let responseText = '';
+    const hooked = governance.hooks !== undefined;
+    const request: LlmRequest = { model: model.modelName, messages, tools, signal: call.signal };
+    if (model.maxTokens !== undefined) request.maxTokens = model.maxTokens;
+    if (model.temperature !== undefined) request.temperature = model.temperature;
+    if (responseFormat) request.responseFormat = responseFormat;
     try {
-      for await (const event of this.model.provider.stream({
-        model: this.model.modelName,
-        messages,
-        tools,
-        signal: call.signal,
-        ...(this.model.maxTokens !== undefined ? { maxTokens: this.model.maxTokens } : {}),
-        ...(this.model.temperature !== undefined ? { temperature: this.model.temperature } : {}),
-        ...(responseFormat ? { responseFormat } : {}),
-      })) {
+      await model.provider.stream(request, (event) => {
         if (event.type === 'usage') totalTokens += event.totalTokens;
-        else if (event.type === 'text_delta' && governance.hooks) responseText += event.text;
-        yield event;
-      }
+        else if (hooked && event.type === 'text_delta') responseText += event.text;
+        onEvent(event);
+      });
     } finally {
       signal.removeEventListener('abort', onAbort);
       // Streaming terminal usage is recorded even when the stream broke after reporting it.
       governance.budget?.recordUsage(totalTokens);
-      governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: this.model.id, response_text: responseText, total_tokens: totalTokens }, match);
+      governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: model.id, response_text: responseText, total_tokens: totalTokens }, match);
     }
   }
 
@@ -130,10 +128,16 @@ export class LlmInvoker {
   async complete(messages: ChatMessage[], ctx: InvocationContext, responseFormat?: LlmResponseFormat): Promise<LlmCompletion> {
     let text = '';
     const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-    for await (const event of this.stream(messages, [], ctx, responseFormat)) {
-      if (event.type === 'text_delta') text += event.text;
-      else if (event.type === 'usage') addUsage(usage, event);
-    }
+    await this.stream(
+      messages,
+      [],
+      ctx,
+      (event) => {
+        if (event.type === 'text_delta') text += event.text;
+        else if (event.type === 'usage') addUsage(usage, event);
+      },
+      responseFormat,
+    );
     return { text, usage };
   }
 }

@@ -37,9 +37,13 @@ export type LlmStreamEvent =
   /** What the response said about itself (from its first chunk), and where the request went. */
   | { type: 'response'; requestUrl: string; responseId?: string; responseModel?: string; responseObject?: string };
 
+/** Takes a provider stream's events in order, as each chunk arrives; what it throws ends the stream and rejects `stream` unchanged. */
+export type LlmEventSink = (event: LlmStreamEvent) => void;
+
 /** A chat-completions provider. Errors are thrown as LlmProviderError; aborts reject promptly. */
 export interface LlmProvider {
-  stream(request: LlmRequest): AsyncIterable<LlmStreamEvent>;
+  /** Streams one completion into `onEvent`; settles once the stream has ended (finish, when present, is the last event). */
+  stream(request: LlmRequest, onEvent: LlmEventSink): Promise<void>;
   /** Releases the provider's connections (called once, when the server shuts down). */
   close?(): Promise<void>;
 }

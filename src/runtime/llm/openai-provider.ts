@@ -1,3 +1,5 @@
+import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { APIConnectionError, APIError, APIUserAbortError, OpenAI } from 'openai';
 import type {
   ChatCompletionChunk,
@@ -7,7 +9,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import { LlmProviderError } from './llm-provider.js';
-import type { LlmProvider, LlmRequest, LlmStreamEvent, LlmToolSpec } from './llm-provider.js';
+import type { LlmEventSink, LlmProvider, LlmRequest, LlmStreamEvent, LlmToolSpec } from './llm-provider.js';
 import { createUndiciFetch, type UndiciFetch } from './undici-fetch.js';
 
 /** Connection settings for an OpenAI-compatible chat-completions endpoint. */
@@ -60,8 +62,13 @@ export class OpenAiProvider implements LlmProvider {
     return this.transport.close();
   }
 
-  /** Streams one completion as normalised events; finish (when present) is the last event. */
-  async *stream(request: LlmRequest): AsyncGenerator<LlmStreamEvent> {
+  /**
+   * Streams one completion into `onEvent` as normalised events; finish (when present) is the last event.
+   * The SDK sends the request (auth, headers, retries, timeout, error statuses); the event stream of its
+   * response is parsed here, each SSE message handed on as it is parsed, with no async iterator per
+   * message (the SDK's own stream stacks three async generators on every chunk).
+   */
+  async stream(request: LlmRequest, onEvent: LlmEventSink): Promise<void> {
     const { signal } = request;
     throwIfAborted(signal);
     // Tools are not in `params`: encodeBody splices their cached JSON into the body the SDK sends.
@@ -77,47 +84,119 @@ export class OpenAiProvider implements LlmProvider {
       const { name, schema, description } = request.responseFormat;
       params.response_format = { type: 'json_schema', json_schema: { name, schema, ...(description ? { description } : {}) } };
     }
-
-    const toolCalls = new Map<number, PendingToolCall>();
-    let usage: LlmStreamEvent | undefined;
-    let finishReason: string | undefined;
+    const reader = new ChunkReader(this.chatUrl ?? `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`, onEvent);
     try {
       // An absolute `path` replaces the SDK's `<baseURL>/chat/completions`.
       const target = this.chatUrl !== undefined ? { path: this.chatUrl } : {};
-      const chunks = await this.client.chat.completions.create(params, { signal, body: encodeBody(params, request.tools), headers: { 'content-type': 'application/json' }, ...target });
-      let described = false;
-      for await (const chunk of chunks) {
-        throwIfAborted(signal);
-        if (!described) {
-          described = true;
-          yield { type: 'response', requestUrl: this.chatUrl ?? `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`, responseId: chunk.id, responseModel: chunk.model, responseObject: chunk.object };
-        }
-        if (chunk.usage) {
-          usage = {
-            type: 'usage',
-            promptTokens: chunk.usage.prompt_tokens,
-            completionTokens: chunk.usage.completion_tokens,
-            totalTokens: chunk.usage.total_tokens,
-          };
-        }
-        // A chunk's events come as a plain array: a `yield*` of a sync generator inside this async generator
-        // costs an extra await per event (about half a microsecond each, on every streamed chunk).
-        for (const choice of chunk.choices) {
-          for (const event of deltaEvents(choice.delta, toolCalls)) yield event;
-          if (choice.finish_reason) finishReason = choice.finish_reason;
-        }
-      }
-      // The SDK ends the iteration silently when the signal aborts mid-stream.
-      throwIfAborted(signal);
+      const response = await this.client.chat.completions
+        .create(params, { signal, body: encodeBody(params, request.tools), headers: { 'content-type': 'application/json' }, ...target })
+        .asResponse();
+      await reader.read(response, signal);
     } catch (error) {
-      throw toProviderError(error, signal);
+      // What the consumer threw from `onEvent` reaches it unchanged.
+      throw reader.consumerError(error) ?? toProviderError(error, signal);
     }
-    yield* flushToolCalls(toolCalls);
-    if (usage) yield usage;
-    if (finishReason === undefined) {
+    reader.finish();
+  }
+}
+
+/**
+ * Reads one streamed chat-completions response: decodes the server-sent events of its body, parses each
+ * `data:` message as a chunk, and hands the chunk's normalised events to the consumer as they come.
+ */
+class ChunkReader {
+  private readonly toolCalls = new Map<number, PendingToolCall>();
+  private usage: LlmStreamEvent | undefined;
+  private finishReason: string | undefined;
+  private described = false;
+  private done = false;
+  private headers: Headers | undefined;
+  // What the consumer threw, set only while the error travels up (a thrown value may be anything).
+  private thrown: { error: unknown } | undefined;
+
+  constructor(
+    private readonly requestUrl: string,
+    private readonly onEvent: LlmEventSink,
+  ) {}
+
+  /** Feeds the response body through an SSE parser until it ends, the stream says [DONE], or the signal fires. */
+  async read(response: Response, signal: AbortSignal): Promise<void> {
+    this.headers = response.headers;
+    const body = response.body as AsyncIterable<Uint8Array> | null;
+    if (body === null) throw new LlmProviderError('provider answered without a body', response.status, false);
+    const parser = createParser({ onEvent: (message) => this.message(message) });
+    const decoder = new StringDecoder('utf8');
+    // Read to the end even after [DONE] (as the SDK does), so the connection goes back to the pool.
+    // A message the body ends in the middle of is dropped, as the SDK drops it.
+    for await (const bytes of body) {
+      throwIfAborted(signal);
+      parser.feed(decoder.write(bytes));
+    }
+    // A body cut short by an abort may end quietly.
+    throwIfAborted(signal);
+  }
+
+  /** What the consumer threw, when `error` is that; undefined for the provider's own failures. */
+  consumerError(error: unknown): unknown {
+    return this.thrown !== undefined && this.thrown.error === error ? error : undefined;
+  }
+
+  /** After the body ended: tool calls that never got an id, the usage, then finish. */
+  finish(): void {
+    for (const [index, pending] of this.toolCalls) {
+      if (pending.started) continue;
+      if (pending.name === undefined) {
+        throw new LlmProviderError(`provider streamed tool call ${index} without a function name`, undefined, false);
+      }
+      this.deliver({ type: 'tool_call_start', index, id: pending.id ?? `call_${index}`, name: pending.name });
+      if (pending.bufferedArguments) this.deliver({ type: 'tool_call_delta', index, argumentsDelta: pending.bufferedArguments });
+    }
+    if (this.usage) this.deliver(this.usage);
+    if (this.finishReason === undefined) {
       throw new LlmProviderError('provider stream ended without a finish_reason', undefined, true);
     }
-    yield { type: 'finish', finishReason };
+    this.deliver({ type: 'finish', finishReason: this.finishReason });
+  }
+
+  private message(message: EventSourceMessage): void {
+    if (this.done) return;
+    if (message.data.startsWith('[DONE]')) {
+      this.done = true;
+      return;
+    }
+    // A malformed chunk throws SyntaxError (not retryable); an error object in the stream is an APIError, as the SDK has it.
+    const data = JSON.parse(message.data) as ChatCompletionChunk & { error?: unknown };
+    if (data?.error) throw new APIError(undefined, data.error as Record<string, unknown>, undefined, this.headers ?? new Headers());
+    this.chunk(data);
+  }
+
+  private chunk(chunk: ChatCompletionChunk): void {
+    if (!this.described) {
+      this.described = true;
+      this.deliver({ type: 'response', requestUrl: this.requestUrl, responseId: chunk.id, responseModel: chunk.model, responseObject: chunk.object });
+    }
+    if (chunk.usage) {
+      this.usage = {
+        type: 'usage',
+        promptTokens: chunk.usage.prompt_tokens,
+        completionTokens: chunk.usage.completion_tokens,
+        totalTokens: chunk.usage.total_tokens,
+      };
+    }
+    // A chunk's events come as a plain array: no generator per chunk.
+    for (const choice of chunk.choices) {
+      for (const event of deltaEvents(choice.delta, this.toolCalls)) this.deliver(event);
+      if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    }
+  }
+
+  private deliver(event: LlmStreamEvent): void {
+    try {
+      this.onEvent(event);
+    } catch (error) {
+      this.thrown = { error };
+      throw error;
+    }
   }
 }
 
@@ -164,20 +243,6 @@ function reasoningText(delta: ChunkDelta): string | undefined {
   }
   if ('reasoning' in delta && typeof delta.reasoning === 'string' && delta.reasoning) return delta.reasoning;
   return undefined;
-}
-
-/** Starts tool calls whose id never arrived (some providers omit it) with a synthetic id. */
-function* flushToolCalls(toolCalls: Map<number, PendingToolCall>): Generator<LlmStreamEvent> {
-  for (const [index, pending] of toolCalls) {
-    if (pending.started) continue;
-    if (pending.name === undefined) {
-      throw new LlmProviderError(`provider streamed tool call ${index} without a function name`, undefined, false);
-    }
-    yield { type: 'tool_call_start', index, id: pending.id ?? `call_${index}`, name: pending.name };
-    if (pending.bufferedArguments) {
-      yield { type: 'tool_call_delta', index, argumentsDelta: pending.bufferedArguments };
-    }
-  }
 }
 
 /** Maps a transcript message to the SDK's message param; our `reasoning` field is not sent. */

@@ -5,7 +5,7 @@ import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import { GovernedCallError } from '../invocation/governed-call-error.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
-import { LlmProviderError, type LlmToolSpec } from '../llm/llm-provider.js';
+import { LlmProviderError, type LlmStreamEvent, type LlmToolSpec } from '../llm/llm-provider.js';
 
 /** One assistant turn, fully streamed. */
 export interface TurnResult {
@@ -83,51 +83,52 @@ async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMes
   const started = ctx.hostEnv.now();
   let meta: TurnMeta | undefined;
   let firstToken: number | undefined;
-  try {
-    for await (const event of deps.llm.stream(messages, deps.toolSpecs(), ctx)) {
-      if (firstToken === undefined && (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start')) firstToken = ctx.hostEnv.now() - started;
-      switch (event.type) {
-        case 'response':
-          meta = { request_url: event.requestUrl, duration_ms: 0 };
-          if (event.responseId) meta.response_id = event.responseId;
-          if (event.responseModel) meta.response_model = event.responseModel;
-          if (event.responseObject) meta.response_object = event.responseObject;
-          break;
-        case 'text_delta':
-          text += event.text;
-          state.emitted = true;
-          ctx.emit('text_delta', { text: event.text });
-          break;
-        case 'reasoning_delta':
-          reasoning += event.text;
-          state.emitted = true;
-          ctx.emit('reasoning_delta', { text: event.text });
-          break;
-        case 'tool_call_start': {
-          const id = event.id || ctx.hostEnv.newId('call');
-          calls.set(event.index, { id, name: event.name, args: '' });
-          state.emitted = true;
-          ctx.emit('tool_start', { id, name: event.name });
-          break;
-        }
-        case 'tool_call_delta': {
-          const call = calls.get(event.index);
-          if (call) {
-            call.args += event.argumentsDelta;
-            ctx.emit('tool_input_delta', { id: call.id, delta: event.argumentsDelta });
-          }
-          break;
-        }
-        case 'usage':
-          usage.promptTokens += event.promptTokens;
-          usage.completionTokens += event.completionTokens;
-          usage.totalTokens += event.totalTokens;
-          break;
-        case 'finish':
-          finishReason = event.finishReason;
-          break;
+  const onEvent = (event: LlmStreamEvent): void => {
+    if (firstToken === undefined && (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start')) firstToken = ctx.hostEnv.now() - started;
+    switch (event.type) {
+      case 'response':
+        meta = { request_url: event.requestUrl, duration_ms: 0 };
+        if (event.responseId) meta.response_id = event.responseId;
+        if (event.responseModel) meta.response_model = event.responseModel;
+        if (event.responseObject) meta.response_object = event.responseObject;
+        break;
+      case 'text_delta':
+        text += event.text;
+        state.emitted = true;
+        ctx.emit('text_delta', { text: event.text });
+        break;
+      case 'reasoning_delta':
+        reasoning += event.text;
+        state.emitted = true;
+        ctx.emit('reasoning_delta', { text: event.text });
+        break;
+      case 'tool_call_start': {
+        const id = event.id || ctx.hostEnv.newId('call');
+        calls.set(event.index, { id, name: event.name, args: '' });
+        state.emitted = true;
+        ctx.emit('tool_start', { id, name: event.name });
+        break;
       }
+      case 'tool_call_delta': {
+        const call = calls.get(event.index);
+        if (call) {
+          call.args += event.argumentsDelta;
+          ctx.emit('tool_input_delta', { id: call.id, delta: event.argumentsDelta });
+        }
+        break;
+      }
+      case 'usage':
+        usage.promptTokens += event.promptTokens;
+        usage.completionTokens += event.completionTokens;
+        usage.totalTokens += event.totalTokens;
+        break;
+      case 'finish':
+        finishReason = event.finishReason;
+        break;
     }
+  };
+  try {
+    await deps.llm.stream(messages, deps.toolSpecs(), ctx, onEvent);
   } catch (error) {
     // Calls announced with tool_start will never run: close them so subscribers do not wait forever.
     for (const call of calls.values()) {
