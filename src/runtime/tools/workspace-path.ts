@@ -100,8 +100,12 @@ export async function resolveInWorkspace(workspace: string, userPath: string, op
   let rootReal: string;
   let canonical: { real: string; exists: boolean };
   if (isInside(root, lexical)) {
-    // The usual case: both canonical forms at once (one file-system round trip instead of two).
-    [rootReal, canonical] = await Promise.all([realpath(root), canonicalOf(lexical, userPath)]);
+    canonical = await canonicalOf(lexical, userPath);
+    // The usual case: an existing path whose realpath lies at or under the workspace's own path is inside it,
+    // with no realpath of the workspace (every prefix of a realpath is canonical, so the workspace resolves to
+    // itself). Anything else (a missing path, a workspace named through a symlink) is judged against where
+    // the workspace really is.
+    rootReal = canonical.exists && isInside(root, canonical.real) ? root : await realpath(root);
   } else {
     // Only a path under the canonical root (given through a symlinked workspace) may still be inside.
     rootReal = await realpath(root);
