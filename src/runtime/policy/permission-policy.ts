@@ -20,11 +20,21 @@ export interface PermissionVerdict {
 
 const RULE = /^([A-Za-z0-9_.-]+)(?:\((.*)\))?$/s;
 
+// Parsed rules by their text: a policy's rules are parsed for every session and every governed call, and the
+// same few dozen rule texts recur. Bounded: a flood of distinct rules only empties it.
+const parsedRules = new Map<string, PermissionRule>();
+const MAX_PARSED_RULES = 4096;
+
 /** Parse `Tool` or `Tool(pattern)`; throws with the rule text when malformed. */
 export function parseRule(source: string): PermissionRule {
+  const cached = parsedRules.get(source);
+  if (cached !== undefined) return cached;
   const match = RULE.exec(source.trim());
   if (!match) throw new Error(`invalid permission rule "${source}": expected Tool or Tool(pattern)`);
-  return { source, tool: match[1].toLowerCase(), pattern: match[2] };
+  const rule: PermissionRule = Object.freeze({ source, tool: match[1].toLowerCase(), pattern: match[2] });
+  if (parsedRules.size >= MAX_PARSED_RULES) parsedRules.clear();
+  parsedRules.set(source, rule);
+  return rule;
 }
 
 /**
