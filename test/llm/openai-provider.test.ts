@@ -118,7 +118,8 @@ describe('OpenAiProvider against the strict fake provider', () => {
     const ls = { name: 'ls', description: 'List', parameters: { type: 'object', properties: {} } };
     fake.script({ text: 'one' }, { text: 'two' });
     await collect(provider, request({ tools: [read, ls] }));
-    await collect(provider, request({ tools: [ls, read], temperature: 0 }));
+    // Multi-byte text before the spliced tool bytes: the body is exact bytes, not characters.
+    await collect(provider, request({ tools: [ls, read], temperature: 0, messages: [{ role: 'user', content: 'h\u00e9llo \u65e5\u672c \u{1f389}' }] }));
     const names = fake.requests.map((r) => (r.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name));
     expect(names).toEqual([['read', 'ls'], ['ls', 'read']]);
     expect(fake.requests[1]?.body.tools).toEqual([
@@ -126,6 +127,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
       { type: 'function', function: read },
     ]);
     expect(fake.requests[1]?.body.temperature).toBe(0);
+    expect(fake.requests[1]?.body.messages).toEqual([{ role: 'user', content: 'h\u00e9llo \u65e5\u672c \u{1f389}' }]);
     fake.assertDone();
   });
 

@@ -283,13 +283,16 @@ function toToolParam(tool: LlmToolSpec): ChatCompletionTool {
 }
 
 const toolParamJson = new WeakMap<LlmToolSpec, string>();
-const toolListJson = new WeakMap<readonly LlmToolSpec[], string>();
+const toolListTail = new WeakMap<readonly LlmToolSpec[], Buffer>();
 
-/** The JSON of one tool list, joined once per list: sessions with the same tools share one list (SessionTools). */
-function toolsJson(tools: readonly LlmToolSpec[]): string {
-  let joined = toolListJson.get(tools);
-  if (joined === undefined) {
-    joined = tools
+/**
+ * The UTF-8 bytes that end a body with this tool list, `,"tools":[...]}`, encoded once per list: sessions
+ * with the same tools share one list (SessionTools), and each tool's JSON is serialised once per process.
+ */
+function toolsTail(tools: readonly LlmToolSpec[]): Buffer {
+  let tail = toolListTail.get(tools);
+  if (tail === undefined) {
+    const joined = tools
       .map((tool) => {
         let json = toolParamJson.get(tool);
         if (json === undefined) {
@@ -299,20 +302,27 @@ function toolsJson(tools: readonly LlmToolSpec[]): string {
         return json;
       })
       .join(',');
-    toolListJson.set(tools, joined);
+    tail = Buffer.from(`,"tools":[${joined}]}`);
+    toolListTail.set(tools, tail);
   }
-  return joined;
+  return tail;
 }
 
 /**
- * The JSON request body: `params` plus the tools. Tool specs and the lists of them are immutable objects
- * shared by sessions (and most of a request's bytes), so they are serialised once, not on every provider call.
+ * The JSON request body as bytes: `params` plus the tools. Tool specs and the lists of them are immutable
+ * objects shared by sessions (and most of a request's bytes), so their bytes are encoded once and copied
+ * in; no string of the whole body is built (or flattened to be encoded) on each provider call.
  */
-function encodeBody(params: ChatCompletionCreateParamsStreaming, tools: readonly LlmToolSpec[]): string {
+function encodeBody(params: ChatCompletionCreateParamsStreaming, tools: readonly LlmToolSpec[]): Buffer {
   const head = JSON.stringify(params);
-  if (tools.length === 0) return head;
-  // JSON.stringify of an object always ends with its closing brace.
-  return `${head.slice(0, -1)},"tools":[${toolsJson(tools)}]}`;
+  if (tools.length === 0) return Buffer.from(head);
+  const tail = toolsTail(tools);
+  // JSON.stringify of an object always ends with its closing brace (one byte), which the tail replaces.
+  const headBytes = Buffer.byteLength(head) - 1;
+  const body = Buffer.allocUnsafe(headBytes + tail.length);
+  body.write(head, 0, headBytes, 'utf8');
+  tail.copy(body, headBytes);
+  return body;
 }
 
 /** Throws an AbortError when the request's signal has fired. */
