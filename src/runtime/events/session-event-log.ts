@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '../../protocol/event-envelope.js';
 import { EventOrigin } from './event-origin.js';
 import { EventRecords } from './event-records.js';
+import { SequenceRanges } from './sequence-ranges.js';
 
 /** An event before the log stamps its sequences. */
 export interface UnstampedEvent {
@@ -31,7 +32,7 @@ export interface EventLogLimits {
 // A run's retained events, by session_sequence in per-run order (the records hold the events).
 interface RunBucket {
   origin: EventOrigin | undefined;
-  events: number[];
+  events: SequenceRanges;
   dropped: number;
   total: number;
 }
@@ -72,7 +73,7 @@ export class SessionEventLog {
   private sessionSequence: number;
   private readonly runs = new Map<string, RunBucket>();
   /** Session sequences of the retained run-less events, oldest first. */
-  private readonly runless: number[] = [];
+  private readonly runless = new SequenceRanges();
   private runlessOrigin: EventOrigin | undefined;
   // Created by the first live listener: runs waited on over REST have none.
   private listeners: Set<EventListener> | undefined;
@@ -203,12 +204,12 @@ export class SessionEventLog {
     let hi = bucket.events.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.sequenceOf(bucket.events[mid]) > after) hi = mid;
+      if (this.sequenceOf(bucket.events.at(mid)) > after) hi = mid;
       else lo = mid + 1;
     }
     const events: EventEnvelope[] = [];
     for (let k = lo; k < bucket.events.length && events.length < limit; k += 1) {
-      events.push(this.records.envelopeAt(this.records.indexOf(bucket.events[k])));
+      events.push(this.records.envelopeAt(this.records.indexOf(bucket.events.at(k))));
     }
     const last = events.at(-1)?.metadata.sequence;
     const more = last !== undefined && last < bucket.total - 1;
@@ -225,7 +226,7 @@ export class SessionEventLog {
   dropRun(runId: string): void {
     const bucket = this.runs.get(runId);
     if (!bucket) return;
-    for (const sessionSequence of bucket.events) this.drop(sessionSequence);
+    for (const sessionSequence of bucket.events.toArray()) this.drop(sessionSequence);
     this.runs.delete(runId);
     this.records.compact();
   }
@@ -264,10 +265,10 @@ export class SessionEventLog {
     }
     this.records.sort();
     for (const bucket of this.runs.values()) {
-      bucket.events.sort((a, b) => this.sequenceOf(a) - this.sequenceOf(b));
+      bucket.events.reset(bucket.events.toArray().sort((a, b) => this.sequenceOf(a) - this.sequenceOf(b)));
       this.trimBucket(bucket);
     }
-    this.runless.sort((a, b) => a - b);
+    this.runless.reset(this.runless.toArray().sort((a, b) => a - b));
     this.trimRunless();
     this.records.compact();
   }
@@ -303,7 +304,7 @@ export class SessionEventLog {
   private bucket(runId: string): RunBucket {
     let bucket = this.runs.get(runId);
     if (!bucket) {
-      bucket = { origin: undefined, events: [], dropped: 0, total: 0 };
+      bucket = { origin: undefined, events: new SequenceRanges(), dropped: 0, total: 0 };
       this.runs.set(runId, bucket);
     }
     return bucket;
