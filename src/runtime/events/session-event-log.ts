@@ -117,7 +117,8 @@ export class SessionEventLog {
     const runId = origin.runId;
     const bucket = runId === undefined ? undefined : this.bucket(runId);
     let sequence = 0;
-    // Every event of a run shares one origin (the first one given: later ones are equal).
+    // Every event of a run shares one origin, the first one given (an unequal one, possible through
+    // append, stays with its own event).
     let shared: EventOrigin;
     if (bucket !== undefined) {
       shared = bucket.origin ??= origin;
