@@ -1,4 +1,7 @@
 import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import { EventOrigin } from './event-origin.js';
+import { EventRecords } from './event-records.js';
+import { SequenceRanges } from './sequence-ranges.js';
 
 /** An event before the log stamps its sequences. */
 export interface UnstampedEvent {
@@ -26,8 +29,10 @@ export interface EventLogLimits {
   maxSessionEvents: number;
 }
 
+// A run's retained events, by session_sequence in per-run order (the records hold the events).
 interface RunBucket {
-  events: EventEnvelope[];
+  origin: EventOrigin | undefined;
+  events: SequenceRanges;
   dropped: number;
   total: number;
 }
@@ -54,28 +59,26 @@ export interface RunEventPage {
   nextAfter: number | undefined;
 }
 
-// Dropped entries stay in the session-ordered index until they outnumber the live ones (amortised O(1)).
-const COMPACT_MIN_DROPPED = 256;
-
 /**
  * The event log of one session: assigns `session_sequence` (from 1) and per-run `sequence` (from 0),
  * never reusing either, keeps each run's events within retention limits (FIFO), and fans new events
  * out to live listeners synchronously so replay-then-follow has no gaps or duplicates. A session-ordered
- * index lets a subscriber page through retained events from any cursor in O(log n + page).
+ * index lets a subscriber page through retained events from any cursor in O(log n + page). Each event is
+ * kept compactly (its own fields and its run's shared EventOrigin); its envelope is built when it is read,
+ * and on append only when a live listener or the caller needs one.
  */
 export class SessionEventLog {
   /** The highest session_sequence restored from a snapshot (0: none). */
   private restoredThrough = 0;
   private sessionSequence: number;
   private readonly runs = new Map<string, RunBucket>();
-  private readonly runless: EventEnvelope[] = [];
+  /** Session sequences of the retained run-less events, oldest first. */
+  private readonly runless = new SequenceRanges();
+  private runlessOrigin: EventOrigin | undefined;
   // Created by the first live listener: runs waited on over REST have none.
   private listeners: Set<EventListener> | undefined;
-  /** Every retained event in session order; entries in `dropped` are skipped and compacted lazily. */
-  private ordered: EventEnvelope[] = [];
-  // Created when retention first drops an event: most sessions never reach their limits.
-  private dropped: WeakSet<EventEnvelope> | undefined;
-  private droppedInOrdered = 0;
+  /** Every retained event in session order. */
+  private readonly records = new EventRecords();
 
   constructor(
     private readonly limits: EventLogLimits,
@@ -91,43 +94,54 @@ export class SessionEventLog {
 
   /** Number of retained events (all runs and run-less events). */
   get size(): number {
-    return this.ordered.length - this.droppedInOrdered;
+    return this.records.retained;
   }
 
   /**
-   * Append an event, stamping its sequences; returns the stamped envelope. The log takes the event over:
-   * the event and its metadata are stamped in place and become the envelope, so callers pass fresh ones.
+   * Append an event, stamping its sequences; returns the stamped envelope (the one live listeners got).
+   * Its metadata is written in wire order, whatever order it was given in.
    */
   append(event: UnstampedEvent): EventEnvelope {
-    this.sessionSequence += 1;
-    const metadata: UnstampedEvent['metadata'] & { sequence?: number; session_sequence?: number } = event.metadata;
-    const runId = metadata.run_id;
-    // The envelope is the event itself, once its metadata carries the sequences (set here, in wire order).
-    const stamped = event as EventEnvelope;
-    if (runId !== undefined) {
-      const bucket = this.bucket(runId);
-      metadata.sequence = bucket.total;
-      metadata.session_sequence = this.sessionSequence;
-      bucket.total += 1;
-      bucket.events.push(stamped);
-      this.ordered.push(stamped);
-      this.trimBucket(bucket);
-      return this.publish(stamped);
-    }
-    metadata.session_sequence = this.sessionSequence;
-    this.runless.push(stamped);
-    this.ordered.push(stamped);
-    this.trimRunless();
-    return this.publish(stamped);
+    return this.record(EventOrigin.of(event.metadata), event.type, event.payload, event.metadata.timestamp_ms, true);
   }
 
-  /** Compacts when due and fans a stamped event out to the live listeners. */
-  private publish(stamped: EventEnvelope): EventEnvelope {
-    this.maybeCompact();
+  /**
+   * Append an event of `origin` (the emitter's path: no envelope or metadata object is built for it unless
+   * a live listener needs one or `envelope` asks for it). Returns the envelope when one was built.
+   */
+  record(origin: EventOrigin, type: string, payload: Record<string, unknown>, timestampMs: number, envelope: true): EventEnvelope;
+  record(origin: EventOrigin, type: string, payload: Record<string, unknown>, timestampMs: number, envelope?: boolean): EventEnvelope | undefined;
+  record(origin: EventOrigin, type: string, payload: Record<string, unknown>, timestampMs: number, envelope = false): EventEnvelope | undefined {
+    this.sessionSequence += 1;
+    const sessionSequence = this.sessionSequence;
+    const runId = origin.runId;
+    const bucket = runId === undefined ? undefined : this.bucket(runId);
+    let sequence = 0;
+    // Every event of a run shares one origin, the first one given (an unequal one, possible through
+    // append, stays with its own event).
+    let shared: EventOrigin;
+    if (bucket !== undefined) {
+      shared = bucket.origin ??= origin;
+      sequence = bucket.total;
+      bucket.total += 1;
+      bucket.events.push(sessionSequence);
+    } else {
+      shared = this.runlessOrigin ??= origin;
+      this.runless.push(sessionSequence);
+    }
+    if (!shared.sameAs(origin)) shared = origin;
+    const records = this.records;
+    if (!records.push(shared, type, payload, timestampMs, sequence, sessionSequence)) {
+      records.pushVerbatim(shared.envelope(type, payload, timestampMs, sequence, sessionSequence));
+    }
+    const listeners = this.listeners;
+    const stamped = envelope || (listeners !== undefined && listeners.size > 0) ? records.envelopeAt(records.length - 1) : undefined;
+    if (bucket !== undefined) this.trimBucket(bucket);
+    else this.trimRunless();
+    this.records.compact();
     // A listener that unsubscribes (or subscribes) while being called must not disturb this fan-out;
     // an event nobody follows (most of them: runs waited on over REST) needs no copy of the set.
-    const listeners = this.listeners;
-    if (listeners === undefined || listeners.size === 0) return stamped;
+    if (stamped === undefined || listeners === undefined || listeners.size === 0) return stamped;
     if (listeners.size === 1) listeners.values().next().value?.(stamped);
     else for (const listener of [...listeners]) listener(stamped);
     return stamped;
@@ -151,10 +165,10 @@ export class SessionEventLog {
    * whose sequences are not consecutive integers straddle events dropped by retention.
    */
   read(after: number, max: number): EventEnvelope[] {
+    const records = this.records;
     const events: EventEnvelope[] = [];
-    for (let i = this.indexAfter(after); i < this.ordered.length && events.length < max; i += 1) {
-      const event = this.ordered[i];
-      if (!this.dropped?.has(event)) events.push(event);
+    for (let i = records.indexAfter(after); i < records.length && events.length < max; i += 1) {
+      if (!records.isDropped(i)) events.push(records.envelopeAt(i));
     }
     return events;
   }
@@ -174,7 +188,7 @@ export class SessionEventLog {
       previous = sequence;
     }
     // Nothing retained after `previous`, yet later sequences were assigned: they were all dropped.
-    if (events.length === 0 && this.sessionSequence > previous && this.read(previous, 1).length === 0) {
+    if (events.length === 0 && this.sessionSequence > previous && !this.retainsAfter(previous)) {
       return { after: previous, firstAvailable: this.sessionSequence + 1 };
     }
     return undefined;
@@ -186,7 +200,18 @@ export class SessionEventLog {
     if (!bucket) return undefined;
     const firstAvailable = bucket.dropped;
     const retentionGap = after + 1 < firstAvailable ? { firstAvailableSequence: firstAvailable } : undefined;
-    const events = bucket.events.filter((e) => (e.metadata.sequence ?? 0) > after).slice(0, limit);
+    // A bucket is in per-run order: find the first event after the cursor by binary search.
+    let lo = 0;
+    let hi = bucket.events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sequenceOf(bucket.events.at(mid)) > after) hi = mid;
+      else lo = mid + 1;
+    }
+    const events: EventEnvelope[] = [];
+    for (let k = lo; k < bucket.events.length && events.length < limit; k += 1) {
+      events.push(this.records.envelopeAt(this.records.indexOf(bucket.events.at(k))));
+    }
     const last = events.at(-1)?.metadata.sequence;
     const more = last !== undefined && last < bucket.total - 1;
     return { events, retentionGap, nextAfter: more ? last : undefined };
@@ -202,9 +227,9 @@ export class SessionEventLog {
   dropRun(runId: string): void {
     const bucket = this.runs.get(runId);
     if (!bucket) return;
-    for (const e of bucket.events) this.markDropped(e);
+    for (const sessionSequence of bucket.events.toArray()) this.drop(sessionSequence);
     this.runs.delete(runId);
-    this.maybeCompact();
+    this.records.compact();
   }
 
   /**
@@ -215,35 +240,43 @@ export class SessionEventLog {
     return event.type === 'session_closed' && event.metadata.session_sequence > this.restoredThrough;
   }
 
-  /** Restore retained events (from a snapshot's trace); retention limits apply to them too. */
+  /**
+   * Restore retained events (from a snapshot's trace); retention limits apply to them too. They are kept
+   * verbatim (any metadata, unknown keys included, reads back as it was); a session_sequence the log
+   * already holds (a trace repeating one) is kept once.
+   */
   restore(events: readonly EventEnvelope[]): void {
+    const held = new Set<number>();
+    for (let i = 0; i < this.records.length; i += 1) if (!this.records.isDropped(i)) held.add(this.records.sessionSequenceAt(i));
     for (const e of events) {
-      this.restoredThrough = Math.max(this.restoredThrough, e.metadata.session_sequence);
+      const sessionSequence = e.metadata.session_sequence;
+      if (held.has(sessionSequence)) continue;
+      held.add(sessionSequence);
+      this.restoredThrough = Math.max(this.restoredThrough, sessionSequence);
       const runId = e.metadata.run_id;
-      if (runId === undefined) this.runless.push(e);
+      if (runId === undefined) this.runless.push(sessionSequence);
       else {
         const bucket = this.bucket(runId);
-        bucket.events.push(e);
+        bucket.events.push(sessionSequence);
         bucket.total = Math.max(bucket.total, (e.metadata.sequence ?? 0) + 1);
         bucket.dropped = bucket.total - bucket.events.length;
       }
-      this.ordered.push(e);
-      this.sessionSequence = Math.max(this.sessionSequence, e.metadata.session_sequence);
+      this.records.pushVerbatim(e);
+      this.sessionSequence = Math.max(this.sessionSequence, sessionSequence);
     }
-    this.ordered.sort((a, b) => a.metadata.session_sequence - b.metadata.session_sequence);
+    this.records.sort();
     for (const bucket of this.runs.values()) {
-      bucket.events.sort((a, b) => (a.metadata.sequence ?? 0) - (b.metadata.sequence ?? 0));
+      bucket.events.reset(bucket.events.toArray().sort((a, b) => this.sequenceOf(a) - this.sequenceOf(b)));
       this.trimBucket(bucket);
     }
-    this.runless.sort((a, b) => a.metadata.session_sequence - b.metadata.session_sequence);
+    this.runless.reset(this.runless.toArray().sort((a, b) => a - b));
     this.trimRunless();
-    this.maybeCompact();
+    this.records.compact();
   }
 
   /** Every retained event in session order, capped to the newest `max` (snapshot trace). */
   retained(max: number): EventEnvelope[] {
-    const all = this.read(0, Number.POSITIVE_INFINITY);
-    return max >= all.length ? all : all.slice(all.length - max);
+    return this.trace(0, Number.POSITIVE_INFINITY, max);
   }
 
   /**
@@ -251,15 +284,15 @@ export class SessionEventLog {
    * with session_sequence > after, in order. Walks back over at most `max` retained events, not the whole log.
    */
   trace(after: number, limit: number, max: number): EventEnvelope[] {
-    let start = this.ordered.length;
+    const records = this.records;
+    let start = records.length;
     for (let kept = 0; start > 0 && kept < max; ) {
       start -= 1;
-      if (!this.dropped?.has(this.ordered[start])) kept += 1;
+      if (!records.isDropped(start)) kept += 1;
     }
     const events: EventEnvelope[] = [];
-    for (let i = Math.max(start, this.indexAfter(after)); i < this.ordered.length && events.length < limit; i += 1) {
-      const event = this.ordered[i];
-      if (!this.dropped?.has(event)) events.push(event);
+    for (let i = Math.max(start, records.indexAfter(after)); i < records.length && events.length < limit; i += 1) {
+      if (!records.isDropped(i)) events.push(records.envelopeAt(i));
     }
     return events;
   }
@@ -272,7 +305,7 @@ export class SessionEventLog {
   private bucket(runId: string): RunBucket {
     let bucket = this.runs.get(runId);
     if (!bucket) {
-      bucket = { events: [], dropped: 0, total: 0 };
+      bucket = { origin: undefined, events: new SequenceRanges(), dropped: 0, total: 0 };
       this.runs.set(runId, bucket);
     }
     return bucket;
@@ -282,39 +315,32 @@ export class SessionEventLog {
     while (bucket.events.length > this.limits.maxEventsPerRun) {
       const removed = bucket.events.shift();
       bucket.dropped += 1;
-      if (removed) this.markDropped(removed);
+      if (removed !== undefined) this.drop(removed);
     }
   }
 
   private trimRunless(): void {
     while (this.runless.length > this.limits.maxSessionEvents) {
       const removed = this.runless.shift();
-      if (removed) this.markDropped(removed);
+      if (removed !== undefined) this.drop(removed);
     }
   }
 
-  private markDropped(event: EventEnvelope): void {
-    const dropped = (this.dropped ??= new WeakSet());
-    if (dropped.has(event)) return;
-    dropped.add(event);
-    this.droppedInOrdered += 1;
+  /** Drop the retained event with this session_sequence, releasing its payload at once. */
+  private drop(sessionSequence: number): void {
+    const index = this.records.indexOf(sessionSequence);
+    if (index >= 0) this.records.drop(index);
   }
 
-  private maybeCompact(): void {
-    if (this.droppedInOrdered < COMPACT_MIN_DROPPED || this.droppedInOrdered * 2 < this.ordered.length) return;
-    this.ordered = this.ordered.filter((e) => !this.dropped?.has(e));
-    this.droppedInOrdered = 0;
+  /** The per-run sequence of a retained event. */
+  private sequenceOf(sessionSequence: number): number {
+    return this.records.sequenceAt(this.records.indexOf(sessionSequence));
   }
 
-  /** Index of the first entry of `ordered` with session_sequence > after (binary search; dropped entries keep their order). */
-  private indexAfter(after: number): number {
-    let lo = 0;
-    let hi = this.ordered.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.ordered[mid].metadata.session_sequence > after) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+  /** True when an event with session_sequence > after is retained. */
+  private retainsAfter(after: number): boolean {
+    const records = this.records;
+    for (let i = records.indexAfter(after); i < records.length; i += 1) if (!records.isDropped(i)) return true;
+    return false;
   }
 }

@@ -1,6 +1,7 @@
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
 import type { SessionLabels } from '../../protocol/session-snapshot.js';
-import type { SessionEventLog, UnstampedEvent } from '../events/session-event-log.js';
+import { EventOrigin } from '../events/event-origin.js';
+import type { SessionEventLog } from '../events/session-event-log.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { SessionKey } from '../../stores/session-key.js';
@@ -27,40 +28,24 @@ export interface SessionEmitterDeps {
 }
 
 /**
- * The metadata of one emitted event, in wire order. Built by a constructor rather than as a literal that
- * grows: V8 then gives every instance in-object room for the labels and for the two sequences the log
- * stamps afterwards, so a retained event needs no separate out-of-object property store.
- */
-class EventMetadataRecord {
-  declare run_id?: string;
-  declare session_id: string;
-  declare timestamp_ms: number;
-  declare tenant_id?: string;
-  declare principal?: string;
-  declare agent_template_id?: string;
-  declare correlation_id?: string;
-
-  constructor(runId: string | undefined, sessionId: string, timestampMs: number, labels: SessionLabels) {
-    if (runId !== undefined) this.run_id = runId;
-    this.session_id = sessionId;
-    this.timestamp_ms = timestampMs;
-    if (labels.tenantId !== undefined) this.tenant_id = labels.tenantId;
-    if (labels.principal !== undefined) this.principal = labels.principal;
-    if (labels.agentTemplateId !== undefined) this.agent_template_id = labels.agentTemplateId;
-    if (labels.correlationId !== undefined) this.correlation_id = labels.correlationId;
-  }
-}
-
-/**
- * The session's emit: stamp the event's metadata (run, session, time, identity labels), append it to the
- * session's event log and, in a cluster, publish it to the session's stream for subscribers on other nodes.
+ * The session's emit: record the event (its run, the session's identity labels, the time) in the
+ * session's event log and, in a cluster, publish it to the session's stream for subscribers on other
+ * nodes. The log keeps one shared EventOrigin per run; an envelope is built only for live listeners or
+ * the cluster stream, so an event nobody follows allocates none.
  */
 export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
+  // The origins in use: every event of the session but those of a new run reuses one.
+  let runless: EventOrigin | undefined;
+  let current: EventOrigin | undefined;
+  const originOf = (runId: string | undefined): EventOrigin => {
+    if (runId === undefined) return (runless ??= new EventOrigin(undefined, deps.sessionId, deps.labels));
+    if (current?.runId !== runId) current = new EventOrigin(runId, deps.sessionId, deps.labels);
+    return current;
+  };
   return (runId, type, payload) => {
-    // One envelope and one metadata object per event, which the log stamps in place and keeps.
-    const metadata: UnstampedEvent['metadata'] = new EventMetadataRecord(runId, deps.sessionId, deps.hostEnv.now(), deps.labels);
-    const stamped = deps.events.append({ version: 1, type, payload, metadata });
-    if (deps.ownership.clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionKey, stamped);
+    const clustered = deps.ownership.clustered;
+    const envelope = deps.events.record(originOf(runId), type, payload, deps.hostEnv.now(), clustered);
+    if (envelope !== undefined && clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionKey, envelope);
     deps.onEvent?.(type, payload);
   };
 }
