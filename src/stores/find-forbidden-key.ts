@@ -1,6 +1,9 @@
 // Own keys that could rewrite a prototype when a later merge or zod record copies them.
 const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
+// Objects walked before cycles are tracked (see findForbiddenKey).
+const UNTRACKED_OBJECTS = 64;
+
 /** A prototype-polluting key found in untrusted data, with the field path that names it. */
 export interface ForbiddenKeyHit {
   /** The key itself: "__proto__", "constructor" or "prototype". */
@@ -25,11 +28,18 @@ export function findForbiddenKey(raw: unknown): ForbiddenKeyHit | undefined {
   // Iterative walk so a deeply nested document cannot overflow the stack; `seen` tolerates cycles in
   // in-memory values (JSON never has them). Only objects are pushed: leaves need no frame.
   const stack: Frame[] = [{ value: raw, parent: undefined, key: '' }];
-  const seen = new Set<object>();
+  let seen: Set<object> | undefined;
+  let walked = 0;
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
     const value = frame.value;
-    if (seen.has(value)) continue;
-    seen.add(value);
+    // Cycles are tracked from the UNTRACKED_OBJECTS-th object on: a small document (a checkpoint) needs no
+    // set, and a cyclic value walks at most its first objects twice before the set stops it.
+    walked += 1;
+    if (walked > UNTRACKED_OBJECTS) {
+      seen ??= new Set();
+      if (seen.has(value)) continue;
+      seen.add(value);
+    }
     const isArray = Array.isArray(value);
     for (const key of Reflect.ownKeys(value)) {
       if (typeof key !== 'string' || (isArray && key === 'length')) continue;

@@ -31,6 +31,14 @@ describe('findForbiddenKey', () => {
     expect(ran).toBe(false);
   });
 
+  it('ends on a large cyclic value (every node pointing at every other) and still finds a key in it', () => {
+    const nodes: Array<Record<string, unknown>> = Array.from({ length: 200 }, () => ({}));
+    for (const node of nodes) nodes.forEach((other, i) => (node[`n${i}`] = other));
+    expect(findForbiddenKey(nodes[0])).toBeUndefined();
+    Object.defineProperty(nodes[199], 'constructor', { value: 1, enumerable: true });
+    expect(findForbiddenKey(nodes[0])).toMatchObject({ key: 'constructor' });
+  });
+
   it('walks a document nested deeper than the call stack could', () => {
     let deep: unknown = { constructor: true };
     for (let i = 0; i < 100_000; i += 1) deep = { n: deep };
