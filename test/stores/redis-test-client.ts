@@ -17,6 +17,9 @@ export function randomKeyPrefix(): string {
 
 /** Every key under `prefix` (SCAN on one Redis, or on every master of a Cluster; never KEYS). */
 export async function keysWithPrefix(redis: RedisClient, prefix: string): Promise<string[]> {
+  // A Cluster client that has not finished discovering its nodes lists connections it is about to replace
+  // (a test that never sent a command): a command first waits until it is ready.
+  if (redis instanceof Cluster) await redis.ping();
   const nodes: Redis[] = redis instanceof Cluster ? redis.nodes('master') : [redis];
   const keys: string[] = [];
   for (const node of nodes) {
