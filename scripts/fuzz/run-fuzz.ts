@@ -14,6 +14,10 @@ import { ResponseOracle } from './response-oracle.js';
 
 const OPENAPI = fileURLToPath(new URL('../../../openapi.yaml', import.meta.url));
 const SAMPLE_PER_KIND = 8;
+// How long one request may take before it counts as unanswered (no_response). Some operations run
+// sandboxed commands (verifications, tool calls, runs with wait); on a starved CI machine one such request
+// once took over 60 s, so the bound is generous: a hang still fails, only later.
+const REQUEST_TIMEOUT_MS = 180_000;
 
 /** The two tenants: A may do everything (admin, host_direct), B only `sessions`. */
 const TENANTS = {
@@ -171,7 +175,7 @@ async function prepareTenant(url: string, token: string, sessionId: string): Pro
 }
 
 interface NewmanRequestArgs {
-  request: { method: string; url: { getPath(unresolved?: boolean): string; toString(): string } };
+  request: { method: string; url: { getPath(unresolved?: boolean): string; toString(): string }; body?: { raw?: string } };
   response?: { code: number; stream?: Buffer; headers: { get(name: string): string | undefined } };
   item: { name: string };
 }
@@ -188,7 +192,7 @@ function runPass(run: FuzzRun, collection: FuzzCollection, pass: Pass, baseUrl: 
   };
   return new Promise<void>((resolve, reject) => {
     const emitter = newman.run(
-      { collection: collectionOf(collection, pass.items) as never, environment: environment as never, reporters: [], timeoutRequest: 60_000, ignoreRedirects: true },
+      { collection: collectionOf(collection, pass.items) as never, environment: environment as never, reporters: [], timeoutRequest: REQUEST_TIMEOUT_MS, ignoreRedirects: true },
       (error) => (error ? reject(error) : resolve()),
     );
     emitter.on('request', (error: Error | null, args: NewmanRequestArgs) => {
@@ -198,7 +202,9 @@ function runPass(run: FuzzRun, collection: FuzzCollection, pass: Pass, baseUrl: 
       const operation = run.oracle.match(method, path);
       if (operation) run.covered.add(`${operation.method} ${operation.template}`);
       if (error || args.response === undefined) {
-        run.fail({ kind: run.server.exitStatus() === undefined ? 'no_response' : 'crash', pass: pass.name, method, path: shorten(path), status: 0, detail: `${args.item.name}: ${error?.message ?? 'no response'}` });
+        // The body that got no answer, so a sample can be replayed.
+        const body = args.request.body?.raw?.slice(0, 500) ?? '';
+        run.fail({ kind: run.server.exitStatus() === undefined ? 'no_response' : 'crash', pass: pass.name, method, path: shorten(path), status: 0, detail: `${args.item.name}: ${error?.message ?? 'no response'}${body ? ` (body: ${body})` : ''}` });
         return;
       }
       const { code } = args.response;
