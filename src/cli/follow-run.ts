@@ -13,6 +13,11 @@ export interface FollowOptions {
   json: boolean;
   /** A run without a verification report is not done (`--wait-verification`). */
   requireReport: boolean;
+  /**
+   * The line that names the session and run on stderr, printed once Ctrl-C is handled: whoever reads it
+   * (a user, a script waiting for it) may interrupt from then on.
+   */
+  announce?: string;
 }
 
 /** The events of one run, in order (an EventStream of the client). */
@@ -48,6 +53,7 @@ export async function followRun(session: Session, runId: string, events: RunEven
       events.close();
     }
   });
+  if (options.announce !== undefined) io.err(options.announce);
   let ended = false;
   try {
     for await (const event of events) {

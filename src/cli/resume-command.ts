@@ -16,8 +16,8 @@ export async function resumeCommand(args: readonly string[], io: CliIo): Promise
   const session = await client.resumeSession(sessionId);
   const started = await session.resumeRun(runId);
   const newRunId = started.runId;
-  io.err(`[run] session ${session.sessionId}, run ${newRunId} (resumed from ${runId})\n`);
+  const announce = `[run] session ${session.sessionId}, run ${newRunId} (resumed from ${runId})\n`;
   // The new run's events from the session's oldest retained one on (it may have started before the socket opened).
   const events = session.events({ runId: newRunId, follow: true, after: 0 });
-  return followRun(session, newRunId, events, { approve: booleanFlag(values, 'approve'), json: booleanFlag(values, 'json'), requireReport: booleanFlag(values, 'wait-verification') }, io);
+  return followRun(session, newRunId, events, { approve: booleanFlag(values, 'approve'), json: booleanFlag(values, 'json'), requireReport: booleanFlag(values, 'wait-verification'), announce }, io);
 }

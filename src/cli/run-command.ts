@@ -35,8 +35,8 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const session = await openSession(client, stringFlag(values, 'session'), workspace !== undefined ? resolve(io.cwd, workspace) : undefined, options, io);
   const stream = await session.stream(prompt);
   const runId = stream.runId ?? '';
-  io.err(`[run] session ${session.sessionId}, run ${runId}\n`);
-  return followRun(session, runId, stream, { approve: booleanFlag(values, 'approve'), json: booleanFlag(values, 'json'), requireReport: booleanFlag(values, 'wait-verification') }, io);
+  const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
+  return followRun(session, runId, stream, { approve: booleanFlag(values, 'approve'), json: booleanFlag(values, 'json'), requireReport: booleanFlag(values, 'wait-verification'), announce }, io);
 }
 
 /**
