@@ -6,6 +6,7 @@ export const ERROR_CATALOGUE = {
   UNSUPPORTED_OPTION: { status: 400, description: 'A session option is recognised but not implemented yet.' },
   WORKSPACE_OUTSIDE_ROOTS: { status: 400, description: 'The workspace does not resolve inside a configured workspace root.' },
   WORKSPACE_NOT_FOUND: { status: 404, description: "The path is not a directory of the caller's tenant space (missing, another tenant's or the shared parent: one answer for all)." },
+  WORKSPACE_CHANGED: { status: 409, description: "The session's workspace is no longer the directory it was pinned to (swapped for another directory or a symlink, moved, removed); nothing ran. As a tool error: the run goes on." },
   UNAUTHORIZED: { status: 401, description: 'Missing or invalid bearer token.' },
   FORBIDDEN: { status: 403, description: 'The token lacks the scope this route needs.' },
   HOST_NOT_ALLOWED: { status: 403, description: 'The Host header names no host this server answers to (DNS rebinding guard; see allowed_hosts).' },

@@ -77,6 +77,7 @@ export const EXTENSION_EVENT_TYPES = [
   'verification_started',
   'verification_completed',
   'run_warning',
+  'workspace_warning',
 ] as const;
 
 /** A seed (v1 catalog) event type. */

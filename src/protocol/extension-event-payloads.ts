@@ -37,4 +37,11 @@ export const EXTENSION_EVENT_PAYLOADS = {
    * was blocked or refused.
    */
   run_warning: z.object({ source: z.enum(['planning', 'goal', 'compaction']), message: z.string(), fallback: z.string().optional() }),
+  /**
+   * The session's workspace was pinned again on restore (another node, or the directory was recreated: `repinned`),
+   * is no longer the pinned directory (`changed`: file tools and commands fail with WORKSPACE_CHANGED until it is
+   * back), or a file the server reads from it (AGENTS.md, a skill or agent file) leads outside and was skipped
+   * (`skipped`).
+   */
+  workspace_warning: z.object({ kind: z.enum(['repinned', 'changed', 'skipped']), workspace: z.string(), message: z.string(), path: z.string().optional() }),
 };

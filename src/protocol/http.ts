@@ -29,6 +29,11 @@ export const SessionInfoSchema = z
     lastRun: z.object({ id: z.string(), status: RunStatusSchema }).nullable(),
     /** Non-fatal notes about the options the session was created with (seed `initWarning`), null when none. */
     initWarning: z.string().nullable(),
+    /**
+     * Set while the workspace is no longer the directory the session pinned (file tools and commands fail with
+     * WORKSPACE_CHANGED; the session works again once the directory is back): why, and when it was seen.
+     */
+    workspaceChanged: z.object({ reason: z.string(), atMs: z.number().int().nonnegative() }).optional(),
     /** True when a memory store resolved (seed `hasMemory`). */
     hasMemory: z.boolean(),
     /** True when the session has a lane queue (seed `hasQueue()`, only with queueConfig). */

@@ -72,6 +72,11 @@ export const SnapshotSessionSchema = z.object({
    * options, they may carry env or headers with tokens: the snapshot is stored as is and never served.
    */
   ownMcpServers: z.array(McpServerConfigSchema).optional(),
+  /**
+   * The workspace directory's identity when it was pinned (st_dev, st_ino as decimal strings): at creation, or at
+   * the last restore that pinned it again. Absent in snapshots written before the pin existed.
+   */
+  workspacePin: z.object({ dev: z.string().regex(/^\d{1,20}$/), ino: z.string().regex(/^\d{1,20}$/) }).strict().optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */

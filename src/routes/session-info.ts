@@ -15,6 +15,7 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     currentRun: session.currentRun(),
     lastRun: session.lastRun(),
     initWarning: config.initWarning,
+    ...(config.workspaceDir.changed ? { workspaceChanged: { ...config.workspaceDir.changed } } : {}),
     hasMemory: session.memory !== undefined,
     hasQueue: session.queue !== undefined,
     agent: config.agent,

@@ -1,3 +1,4 @@
+import { workspaceFilesFor } from '../tools/tool-test-context.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +16,7 @@ export function echoServerConfig(name: string, secret = 's3cr3t', timeoutMs?: nu
 
 /** A tool context the way the invoker builds one (no workspace access is needed by MCP tools). */
 export function mcpToolContext(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { workspace: process.cwd(), signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: () => undefined };
+  return { workspace: process.cwd(), files: workspaceFilesFor(process.cwd()), signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: () => undefined };
 }
 
 /** True when the process is gone (a zombie waiting to be reaped counts as gone: it runs nothing). */

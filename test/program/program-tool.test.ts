@@ -1,3 +1,4 @@
+import { workspaceFilesFor } from '../tools/tool-test-context.js';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -61,7 +62,7 @@ beforeEach(() => {
   writeFileSync(path.join(base, 'outside.js'), 'async function run() { return "outside"; }');
   write('README.md', '# A3S Code Server\n\nA3S is a control plane.\n');
   write('src/main.ts', 'export const name = "A3S";\n');
-  const plain: Omit<ToolContext, 'nested'> = { workspace, signal: new AbortController().signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: () => undefined };
+  const plain: Omit<ToolContext, 'nested'> = { workspace, files: workspaceFilesFor(workspace), signal: new AbortController().signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: () => undefined };
   nested = recordingNested(plain);
   context = { ...plain, nested };
 });

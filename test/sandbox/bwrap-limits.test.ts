@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectSandbox, type DetectedSandbox } from '../../src/runtime/sandbox/detect-sandbox.js';
 import { tempDir } from '../support/test-server.js';
@@ -9,11 +9,17 @@ const HAVE_BWRAP = bwrapWorks();
 if (!HAVE_BWRAP) console.warn('bwrap limit tests skipped: bubblewrap (bwrap) is not installed or user namespaces are off');
 
 function run(sandbox: DetectedSandbox, command: string, workspace: string): Promise<{ code: number | null; output: string }> {
-  return sandbox.sandbox.prepare({ argv: ['bash', '-c', command], workspace, cwd: workspace, sessionId: 'limits', env: {}, network: 'none' }).then(
+  const workspaceFd = openSync(workspace, 'r');
+  return sandbox.sandbox.prepare({ argv: ['bash', '-c', command], workspace, workspaceFd, cwd: workspace, sessionId: 'limits', env: {}, network: 'none' }).then(
     (prepared) =>
       new Promise((resolve) => {
-        execFile(prepared.file, [...prepared.args], { env: prepared.env, cwd: prepared.cwd, timeout: 20_000 }, (error, stdout, stderr) => {
-          void prepared.release().then(() => resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, output: `${stdout}${stderr}` }));
+        const child = spawn(prepared.file, [...prepared.args], { env: prepared.env, cwd: prepared.cwd, timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds] });
+        let output = '';
+        child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('close', (code) => {
+          closeSync(workspaceFd);
+          void prepared.release().then(() => resolve({ code, output }));
         });
       }),
   );

@@ -1,6 +1,8 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pinDirectory, WorkspaceDirectory } from '../../src/runtime/workspace/workspace-directory.js';
+import { WorkspaceFiles } from '../../src/runtime/workspace/workspace-files.js';
 import type { AnyToolDefinition, ToolContext, ToolResult } from '../../src/runtime/tools/define-tool.js';
 
 /** A temporary workspace for tool tests, with a sibling directory outside it holding a secret. */
@@ -19,6 +21,11 @@ export interface TestWorkspace {
   cleanup(): void;
 }
 
+/** Confined file access to a directory, pinned now (what the invoker gives a call as `ctx.files`). */
+export function workspaceFilesFor(dir: string): WorkspaceFiles {
+  return new WorkspaceFiles(new WorkspaceDirectory(pinDirectory(dir)));
+}
+
 /** Create a temp workspace (realpath'd, as the invoker passes it) and an outside sibling. */
 export function createTestWorkspace(): TestWorkspace {
   const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'a3s-tools-')));
@@ -28,12 +35,13 @@ export function createTestWorkspace(): TestWorkspace {
   mkdirSync(outside);
   writeFileSync(path.join(outside, 'secret.txt'), 'top secret\n');
   const deltas: string[] = [];
+  const directory = new WorkspaceDirectory(pinDirectory(root));
   return {
     root,
     outside,
     deltas,
     context(signal = new AbortController().signal) {
-      return { workspace: root, signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: (delta) => deltas.push(delta) };
+      return { workspace: root, files: new WorkspaceFiles(directory), signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: (delta) => deltas.push(delta) };
     },
     file(relPath, content) {
       const abs = path.join(root, relPath);

@@ -82,7 +82,7 @@ export class SessionFactory {
       { ...caller, tenantId: stored.ownerTenantId },
       this.builderDeps(hostEnv),
       // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
-      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined, outboundPrivate: stored.outboundPrivate === true, hostCommands: stored.hostCommands === true },
+      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined, outboundPrivate: stored.outboundPrivate === true, hostCommands: stored.hostCommands === true, ...(stored.workspacePin ? { workspacePin: stored.workspacePin } : {}) },
     );
     return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore), {
       messages: stored.messages,

@@ -1,3 +1,5 @@
+import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
+import type { FileOwner } from '../workspace/workspace-files.js';
 import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
 import type { AnyToolDefinition, ToolResult } from '../tools/define-tool.js';
@@ -37,6 +39,10 @@ export interface ToolInvokerDeps {
   storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
   /** Told about every executed call (after sanitisation), e.g. to attach a verification report to a preset command. */
   afterExecute?(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void;
+  /** The session's pinned workspace: each call's `ctx.files` takes a lease of it (and returns it when the call settles). */
+  workspace: WorkspaceAccess;
+  /** Owner of files and directories the file tools create (sandbox.run_as when the server runs as root). */
+  fileOwner?: FileOwner;
   /** Where the session's commands run, decided per call origin (tools get it as `ctx.commands`). */
   commands?: { forOrigin(origin: ToolOrigin): CommandLauncher };
   /** The session's web access, handed to the tools as `ctx.web` (web_fetch, web_search). */

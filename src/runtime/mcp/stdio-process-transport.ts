@@ -19,6 +19,15 @@ const GROUP_EXIT_WAIT_MS = 1_000;
 /** Variables of the server's own environment a stdio MCP server inherits; everything else comes from its config. */
 export const MCP_INHERITED_ENV = ['PATH', 'HOME', 'LANG'] as const;
 
+/** What is spawned: the configured command, or the sandbox's wrapper with the workspace descriptor it binds. */
+interface SpawnSpec {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string | undefined;
+  readonly env: Record<string, string>;
+  readonly inheritFds: readonly number[];
+}
+
 /** How to start one stdio MCP server. */
 export interface StdioProcessOptions {
   readonly command: string;
@@ -141,10 +150,10 @@ export class StdioProcessTransport implements Transport {
   async start(): Promise<void> {
     if (this.child || this.closed || this.prepared) throw new Error('StdioProcessTransport was already started');
     const { command, args = [], cwd, env, launcher } = this.options;
-    let spawnArgs: { file: string; args: readonly string[]; cwd: string | undefined; env: Record<string, string> } = { file: command, args, cwd, env: mcpServerEnv(env) };
+    let spawnArgs: SpawnSpec = { file: command, args, cwd, env: mcpServerEnv(env), inheritFds: [] };
     if (launcher) {
       this.prepared = await launcher.prepare([command, ...args], { ...(cwd !== undefined ? { cwd } : {}), ...(env ? { env } : {}) });
-      spawnArgs = { file: this.prepared.file, args: this.prepared.args, cwd: this.prepared.cwd, env: this.prepared.env };
+      spawnArgs = { file: this.prepared.file, args: this.prepared.args, cwd: this.prepared.cwd, env: this.prepared.env, inheritFds: this.prepared.inheritFds };
     }
     try {
       await this.spawnChild(spawnArgs);
@@ -154,11 +163,11 @@ export class StdioProcessTransport implements Transport {
     }
   }
 
-  private spawnChild(spec: { file: string; args: readonly string[]; cwd: string | undefined; env: Record<string, string> }): Promise<void> {
+  private spawnChild(spec: SpawnSpec): Promise<void> {
     return new Promise((resolve, reject) => {
       let spawned = false;
       // detached: the server leads its own process group, so the group can be killed as a whole.
-      const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+      const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', ...spec.inheritFds], shell: false }) as ChildProcessWithoutNullStreams;
       this.child = child;
       child.once('spawn', () => {
         spawned = true;

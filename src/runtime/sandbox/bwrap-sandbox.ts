@@ -90,7 +90,9 @@ export class BwrapSandbox implements Sandbox {
       '--ro-bind', path.join(stateDir, 'etc', 'group'), '/etc/group',
       '--bind', home, SANDBOX_HOME,
       ...(this.options.readOnlyPaths ?? []).flatMap((where) => ['--ro-bind-try', where, where]),
-      '--bind', spec.workspace, spec.workspace,
+      // The held descriptor of the pinned workspace (the child's fd 3), never its name: a name swapped for a symlink
+      // meanwhile cannot change what is mounted.
+      '--bind-fd', '3', spec.workspace,
       '--chdir', spec.cwd,
       '--',
       ...spec.argv,
@@ -102,7 +104,9 @@ export class BwrapSandbox implements Sandbox {
       file: '/bin/sh',
       args: ['-c', WRAPPER, 'sandbox-wrapper', String(procs.length), ...procs, String(limits.cpuSeconds), String(Math.floor(limits.addressSpaceBytes / 1024)), bwrap, ...args],
       env: commandEnvironment(SANDBOX_HOME, '/tmp', spec.env),
-      cwd: spec.workspace,
+      // The wrapper starts in the server-owned state directory; the command's cwd is set inside (--chdir).
+      cwd: stateDir,
+      inheritFds: [spec.workspaceFd],
       release: async () => {
         await cgroup?.release();
       },

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { commandEnvironment } from './command-env.js';
 import type { CommandSpec, PreparedCommand, Sandbox } from './sandbox.js';
 
@@ -17,7 +18,9 @@ export class NoneSandbox implements Sandbox {
       file,
       args,
       env: commandEnvironment(process.env.HOME ?? '/tmp', process.env.TMPDIR ?? '/tmp', spec.env, process.env.PATH ?? undefined),
-      cwd: spec.cwd,
+      // Entered through the held descriptor (the child gets it as fd 3 before it changes directory), not by name.
+      cwd: spec.cwd === spec.workspace ? '/proc/self/fd/3' : `/proc/self/fd/3/${path.relative(spec.workspace, spec.cwd)}`,
+      inheritFds: [spec.workspaceFd],
       release: () => Promise.resolve(),
     });
   }

@@ -20,8 +20,13 @@ export interface SandboxLimits {
 export interface CommandSpec {
   /** Program and arguments (no shell unless argv[0] is one). */
   readonly argv: readonly string[];
-  /** Canonical workspace directory: the only host directory the command can write. */
+  /** Canonical workspace directory: the only host directory the command can write (where it is mounted inside). */
   readonly workspace: string;
+  /**
+   * A descriptor of the pinned workspace the server holds for the command's lifetime: what is mounted (bwrap
+   * --bind-fd) or entered (no sandbox), never the name, so a swapped name cannot change what the command gets.
+   */
+  readonly workspaceFd: number;
   /** Working directory, the workspace or inside it. */
   readonly cwd: string;
   /** The session the command runs for (its private $HOME is kept per session). */
@@ -38,6 +43,8 @@ export interface PreparedCommand {
   readonly args: readonly string[];
   readonly env: Record<string, string>;
   readonly cwd: string;
+  /** Descriptors the child gets at fd 3, 4, ... (after stdin, stdout, stderr): the workspace's, for bwrap --bind-fd 3. */
+  readonly inheritFds: readonly number[];
   /** Kill whatever is left of the command (its cgroup) and remove its per-command resources. */
   release(): Promise<void>;
   /**

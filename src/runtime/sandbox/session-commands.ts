@@ -1,3 +1,4 @@
+import { pinDirectory, WorkspaceDirectory, type WorkspaceAccess } from '../workspace/workspace-directory.js';
 import type { ToolOrigin } from '../invocation/tool-call-state.js';
 import { NoneSandbox } from './none-sandbox.js';
 import { CommandRefusedError, type CommandLauncher, type PreparedCommand, type Sandbox, type SandboxNetwork } from './sandbox.js';
@@ -12,7 +13,8 @@ export interface ServerSandbox {
 /** One session's command settings, decided when the session was built. */
 export interface SessionCommandSettings {
   readonly sessionId: string;
-  readonly workspace: string;
+  /** The pinned workspace: each command holds a lease of its descriptor until the command is released. */
+  readonly workspace: WorkspaceAccess;
   /** The creator had host_direct: without a working sandbox its commands may run on the host. */
   readonly hostCommands: boolean;
   readonly network: SandboxNetwork;
@@ -49,27 +51,42 @@ export class SessionCommands {
     return { prepare: (argv, options) => this.prepare(origin, argv, options) };
   }
 
-  private prepare(origin: ToolOrigin, argv: readonly string[], options: { cwd?: string; env?: Readonly<Record<string, string>> } = {}): Promise<PreparedCommand> {
+  private async prepare(origin: ToolOrigin, argv: readonly string[], options: { cwd?: string; env?: Readonly<Record<string, string>> } = {}): Promise<PreparedCommand> {
     const { settings, server } = this;
     let sandbox: Sandbox = server.sandbox;
     if (origin === 'host_direct' && server.hostDirect === 'none') sandbox = NONE;
     else if (sandbox.kind === 'none' && !settings.hostCommands && origin !== 'host_direct') {
-      return Promise.reject(new CommandRefusedError('Commands are refused in this session: this server has no working sandbox (bubblewrap) and the session was created without the host_direct scope.'));
+      throw new CommandRefusedError('Commands are refused in this session: this server has no working sandbox (bubblewrap) and the session was created without the host_direct scope.');
     }
-    return sandbox.prepare({
-      argv,
-      workspace: settings.workspace,
-      cwd: options.cwd ?? settings.workspace,
-      sessionId: settings.sessionId,
-      env: { ...settings.env, ...options.env },
-      network: settings.network,
-    });
+    // Throws WorkspaceChangedError when the pinned directory is gone from its place: nothing starts.
+    const lease = settings.workspace.acquire();
+    let prepared: PreparedCommand;
+    try {
+      prepared = await sandbox.prepare({
+        argv,
+        workspace: lease.path,
+        workspaceFd: lease.fd,
+        cwd: options.cwd ?? lease.path,
+        sessionId: settings.sessionId,
+        env: { ...settings.env, ...options.env },
+        network: settings.network,
+      });
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    return { ...prepared, release: () => prepared.release().finally(() => lease.release()) };
   }
 }
 
 /** The launcher used when a tool context carries none (contexts built by hand in unit tests): no containment. */
 export const UNCONTAINED_LAUNCHER: CommandLauncher = {
-  prepare: (argv, options) => NONE.prepare({ argv, workspace: options?.cwd ?? process.cwd(), cwd: options?.cwd ?? process.cwd(), sessionId: 'none', env: options?.env ?? {}, network: 'allowed' }),
+  prepare: async (argv, options) => {
+    const cwd = options?.cwd ?? process.cwd();
+    const lease = new WorkspaceDirectory(pinDirectory(cwd)).acquire();
+    const prepared = await NONE.prepare({ argv, workspace: cwd, workspaceFd: lease.fd, cwd, sessionId: 'none', env: options?.env ?? {}, network: 'allowed' });
+    return { ...prepared, release: () => prepared.release().finally(() => lease.release()) };
+  },
 };
 
 /** No sandbox at all: sessions created without host_direct are refused commands (the fail-closed default). */

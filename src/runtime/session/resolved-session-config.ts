@@ -1,3 +1,4 @@
+import type { WorkspaceDirectory } from '../workspace/workspace-directory.js';
 import type { AgentDefinition } from '../agents/agent-definition.js';
 import type { AgentRegistry } from '../agents/agent-registry.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
@@ -48,6 +49,13 @@ export interface ResolvedSessionConfig {
   readonly permissionBounds: readonly PermissionPolicy[];
   readonly confirmationPolicy: ConfirmationPolicy;
   readonly systemPrompt: string;
+  /**
+   * The pinned workspace directory every file tool and command goes through (held open only while used);
+   * a delegated child shares its parent's.
+   */
+  readonly workspaceDir: WorkspaceDirectory;
+  /** Set when this restore pinned the workspace again (announced as a `workspace_warning` event). */
+  readonly workspaceRepinned?: string;
   /** The workspace's AGENTS.md as loaded for the system prompt (children's prompts carry it too). */
   readonly agentsMd: string;
   /** The session that delegated this one (a child session of `task`, `parallel_task` or `Skill`); null otherwise. */

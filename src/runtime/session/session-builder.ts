@@ -1,3 +1,4 @@
+import { pinSessionWorkspace } from '../workspace/pin-session-workspace.js';
 import { usesRedis, type CodeConfig } from '../../config/code-config.js';
 import { DEFAULT_CONTEXT_TOKENS, modelContextTokens, modelRequestDefaults } from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
@@ -70,6 +71,8 @@ export interface RestoredGovernance {
   outboundPrivate?: boolean;
   /** The creator had host_direct: without a working sandbox its commands run on the host (absent: refused). */
   hostCommands?: boolean;
+  /** The workspace's identity as last pinned (absent in snapshots older than the pin). */
+  workspacePin?: { readonly dev: string; readonly ino: string };
 }
 
 /**
@@ -147,6 +150,8 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
   const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
   const { workspace, agentsMd } = await deps.workspaceContext.get({ requested: options.workspace, claim, restored: restored !== undefined }, config);
+  const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined);
+  if (pinned.repinned) warnings.push(pinned.repinned);
   // sessionForAgent: the agent's prompt takes the role slot, its permissions bound every call, its model and
   // max steps apply unless the options name their own. A restored session rebuilds it from its stored options.
   const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace, agent: options.agent });
@@ -173,6 +178,8 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       ...(options.correlationId !== undefined ? { correlationId: options.correlationId } : {}),
     },
     workspace,
+    workspaceDir: pinned.directory,
+    ...(pinned.repinned ? { workspaceRepinned: pinned.repinned } : {}),
     model,
     governance: {
       maxToolRounds: options.maxToolRounds ?? agent?.maxSteps ?? loop.maxToolRounds,

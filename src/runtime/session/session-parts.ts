@@ -134,12 +134,13 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   }));
   const queueConfig = config.options.queueConfig;
   const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, { lostTasks: restored?.externalTasks ?? [], interrupted: () => lifecycle.keepsCheckpoints() }) : undefined;
-  const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, workspace: config.workspace, ...config.commands });
+  const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, ...config.commands, workspace: config.workspaceDir });
   const invokerDeps = (): ToolInvokerDeps => ({
     governance: governance.parts().governance,
     storeArtifact,
     afterExecute: (call, args, result, startedAtMs, ctx) => verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
     commands,
+    workspace: config.workspaceDir,
     // The web tools' access: a reference to the operator's settings, built with the invoker (first call).
     web: { settings: config.web },
     delegation,
@@ -148,6 +149,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const tools = new SessionTools({ sessionId, workspace, hostEnv, activeRunId, globalMcp: mcp.global, globalMcpVersion: () => mcp.version(), onMcpLog: (server: string, line: string) => mcp.onLog?.(sessionId, server, line), permissionPolicy: config.permissionPolicy, permissionFloor: config.permissionFloor, agentPermissions: config.permissionBounds, builtins: deps.tools, skills: config.skills, emit, invokerDeps, mcpLauncher: commands.forOrigin('host_direct'), mcpAllowPrivate: config.outboundAllowPrivate });
   for (const manager of child?.borrowedMcp ?? []) tools.borrow(manager);
   if (restored) events.restore(restored.trace);
+  if (config.workspaceRepinned) emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });
   const llm = new LlmInvoker(() => config.model, () => governance.parts().governance);
   // Memory events belong to the active run when there is one (the context provider), else to the session.
   const memory = openAgentMemory(config.memory, config.ownerTenantId, deps.memoryStores ?? processMemoryStores(), hostEnv, (type, payload) => emit(flight.runId, type, payload));

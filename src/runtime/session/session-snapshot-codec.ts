@@ -41,6 +41,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       id: config.sessionId,
       ownerTenantId: config.ownerTenantId,
       workspace: config.workspace,
+      workspacePin: { dev: config.workspaceDir.pin.dev, ino: config.workspaceDir.pin.ino },
       model: config.model.id,
       options: config.options,
       labels: config.labels,

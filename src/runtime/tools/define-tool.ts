@@ -2,13 +2,19 @@ import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, TaskParams } from '../../protocol/subagent-task.js';
 import { readFileSync } from 'node:fs';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
+import type { WorkspaceFiles } from '../workspace/workspace-files.js';
 import type { WebAccess } from '../web/web-access.js';
 import type { z } from 'zod';
 
 /** What a tool gets from the tool invoker: confinement root, cancellation and an output sink. */
 export interface ToolContext {
-  /** Canonical (realpath) workspace directory; every path the tool touches must stay inside it. */
+  /** Canonical (realpath) workspace directory, for display and for what commands see; never open paths under it by name. */
   readonly workspace: string;
+  /**
+   * The only way a tool touches workspace files: every path is walked from the pinned workspace descriptor
+   * (symlinks resolved by hand, never out), so a name swapped meanwhile cannot lead elsewhere.
+   */
+  readonly files: WorkspaceFiles;
   /** Aborted on run cancel, session close or tool timeout; tools must stop promptly. */
   readonly signal: AbortSignal;
   readonly sessionId: string;

@@ -1,5 +1,5 @@
 import { toolError, type ToolResult } from './define-tool.js';
-import { WorkspaceEscapeError, WorkspacePathNotFoundError } from './workspace-path.js';
+import { WorkspaceChangedError, WorkspaceEscapeError, WorkspacePathNotFoundError } from '../workspace/workspace-errors.js';
 
 /** Lines longer than this many characters are cut in tool output (read, grep). */
 export const MAX_LINE_CHARS = 2000;
@@ -24,8 +24,14 @@ export function errnoCode(error: unknown): string | undefined {
   return error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
 }
 
+/** The tool error of a call whose session workspace is no longer the pinned directory (the run goes on). */
+export function workspaceChangedResult(error: WorkspaceChangedError): ToolResult {
+  return { ...toolError(error.message, { reason: 'workspace_changed', code: 'WORKSPACE_CHANGED' }), errorKind: { type: 'invalid_argument', message: error.message } };
+}
+
 /** Turn a path-resolution or file-system failure into a tool error result the model can act on. */
 export function pathErrorResult(error: unknown, userPath: string, noun: 'File' | 'Directory' | 'Path' = 'File'): ToolResult {
+  if (error instanceof WorkspaceChangedError) return workspaceChangedResult(error);
   if (error instanceof WorkspaceEscapeError) {
     return { ...toolError(error.message, { reason: 'workspace_escape' }), errorKind: { type: 'invalid_argument', message: error.message } };
   }

@@ -1,26 +1,8 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { WorkspaceEscapeError, WorkspacePathNotFoundError } from '../workspace/workspace-errors.js';
 
-/** Thrown when a path would leave the workspace (through `..`, an absolute path or a symlink). */
-export class WorkspaceEscapeError extends Error {
-  override readonly name = 'WorkspaceEscapeError';
-
-  constructor(
-    readonly userPath: string,
-    reason: string,
-  ) {
-    super(`Path "${userPath}" is outside the workspace (${reason}); only paths inside the workspace are allowed.`);
-  }
-}
-
-/** Thrown by `resolveInWorkspace` with `mustExist` when the (confined) path does not exist. */
-export class WorkspacePathNotFoundError extends Error {
-  override readonly name = 'WorkspacePathNotFoundError';
-
-  constructor(readonly userPath: string) {
-    super(`Path "${userPath}" does not exist.`);
-  }
-}
+export { WorkspaceEscapeError, WorkspacePathNotFoundError };
 
 /** Options of `resolveInWorkspace`. */
 export interface ResolveOptions {

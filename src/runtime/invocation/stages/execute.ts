@@ -1,3 +1,6 @@
+import { WorkspaceChangedError } from '../../workspace/workspace-errors.js';
+import { WorkspaceFiles } from '../../workspace/workspace-files.js';
+import { workspaceChangedResult } from '../../tools/tool-file-helpers.js';
 import type { NestedInvoker, ToolContext, ToolResult } from '../../tools/define-tool.js';
 import { deadlineReason } from '../run-deadline-error.js';
 import type { ToolCallState } from '../tool-call-state.js';
@@ -52,8 +55,12 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     ctx.emit('tool_output_delta', { id: call.id, name: tool.name, delta });
     if (streamed >= cap) ctx.emit('tool_output_delta', { id: call.id, name: tool.name, delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n` });
   };
+  // The call's confined file access: a lease of the workspace descriptor taken on first use, returned once the
+  // tool's own promise settles (not when a timeout stops the call: a tool still winding down keeps a valid root).
+  const files = new WorkspaceFiles(state.deps.workspace, state.deps.fileOwner);
   const toolContext: ToolContext = {
     workspace: ctx.workspace,
+    files,
     signal: controller.signal,
     sessionId: ctx.sessionId,
     runId: ctx.runId,
@@ -68,13 +75,16 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     ...(tool.delegates && state.deps.delegation ? { delegation: state.deps.delegation, runSignal: ctx.signal } : {}),
     ...(tool.delegates && call.origin === 'host_direct' && call.confirmationInheritance ? { confirmationInheritance: call.confirmationInheritance } : {}),
   };
-  const execution = (async () => tool.execute(state.args, toolContext))().catch(
-    (error: unknown): ToolResult => ({ output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }),
-  );
+  const execution = (async () => tool.execute(state.args, toolContext))()
+    .catch((error: unknown): ToolResult => (error instanceof WorkspaceChangedError ? workspaceChangedResult(error) : { output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }))
+    .finally(() => files.release());
   try {
     const outcome = await Promise.race([execution.then((result) => ({ result, finished: true })), stopped.then((result) => ({ result, finished: false }))]);
     // Lines held back as a possible secret are shown, redacted, only when the tool finished by itself.
     if (outcome.finished) for (const line of live.flush()) show(line);
+    if (outcome.result.metadata?.reason === 'workspace_changed') {
+      ctx.emit('workspace_warning', { kind: 'changed', workspace: ctx.workspace, message: outcome.result.output });
+    }
     return outcome.result;
   } finally {
     ended = true;

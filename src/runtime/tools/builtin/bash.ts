@@ -1,4 +1,7 @@
-import { spawn } from 'node:child_process';
+import { WorkspaceChangedError } from '../../workspace/workspace-errors.js';
+import { workspaceChangedResult } from '../tool-file-helpers.js';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -84,6 +87,7 @@ export const bashTool = defineTool({
     try {
       prepared = await (ctx.commands ?? UNCONTAINED_LAUNCHER).prepare(['bash', '-c', args.command], { cwd: ctx.workspace });
     } catch (error) {
+      if (error instanceof WorkspaceChangedError) return workspaceChangedResult(error);
       const refused = error instanceof CommandRefusedError;
       return toolError(refused ? error.message : `Could not start bash: ${error instanceof Error ? error.message : String(error)}`, { exit_code: null, timed_out: false, cancelled: false, ...(refused ? { refused: true } : {}) });
     }
@@ -119,8 +123,9 @@ function runPrepared(prepared: PreparedCommand, timeoutMs: number, ctx: ToolCont
       cwd: prepared.cwd,
       detached: true,
       env: prepared.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+      stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds],
+      // The extra descriptors do not change the three pipes' types.
+    }) as ChildProcessByStdio<null, Readable, Readable>;
     const pid = child.pid;
 
     const killGroup = (): void => {

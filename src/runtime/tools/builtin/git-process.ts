@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { OutputCollector } from '../output-collector.js';
-import { CommandRefusedError, type CommandLauncher } from '../../sandbox/sandbox.js';
+import { CommandRefusedError, type CommandLauncher, type PreparedCommand } from '../../sandbox/sandbox.js';
 import { UNCONTAINED_LAUNCHER } from '../../sandbox/session-commands.js';
 
 /** One finished git process. */
@@ -52,17 +53,18 @@ async function spawnGit(argv: readonly string[], workspace: string, signal: Abor
     return { code: null, stdout: '', stderr: '', cancelled: false, spawnError: message };
   }
   try {
-    return await runGit(prepared.file, prepared.args, prepared.env, prepared.cwd, signal);
+    return await runGit(prepared, signal);
   } finally {
     await prepared.release();
   }
 }
 
-function runGit(file: string, args: readonly string[], env: Record<string, string>, cwd: string, signal: AbortSignal): Promise<GitRun> {
+function runGit(prepared: PreparedCommand, signal: AbortSignal): Promise<GitRun> {
+  const { file, args, env, cwd } = prepared;
   return new Promise((resolve) => {
     const stdout = new OutputCollector();
     const stderr = new OutputCollector(1024 * 1024);
-    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], signal });
+    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds], signal }) as ChildProcessByStdio<null, Readable, Readable>;
     child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.append(text));
     child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.append(text));
     let spawnError: string | undefined;

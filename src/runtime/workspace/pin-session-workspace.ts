@@ -1,0 +1,32 @@
+import { CodeError } from '../../errors.js';
+import { pinDirectory, WorkspaceDirectory } from './workspace-directory.js';
+import { WorkspaceChangedError } from './workspace-errors.js';
+
+/** A session's pinned workspace, and the note to give when a restore pinned it again. */
+export interface PinnedSessionWorkspace {
+  readonly directory: WorkspaceDirectory;
+  /** Set when a restored session's directory has another identity than the one stored (another node, or recreated). */
+  readonly repinned?: string;
+}
+
+/**
+ * Pins the canonical workspace a session was just resolved to (inside its tenant's space). A restored session
+ * gets a new pin when the stored identity differs (device numbers differ between nodes on shared storage; a
+ * directory recreated under the same name), with a note for a warning event; one that cannot be opened where it
+ * was checked answers WORKSPACE_CHANGED.
+ */
+export function pinSessionWorkspace(canonical: string, stored: { readonly dev: string; readonly ino: string } | undefined, restored: boolean): PinnedSessionWorkspace {
+  let pin;
+  try {
+    pin = pinDirectory(canonical);
+  } catch (error) {
+    const reason = error instanceof WorkspaceChangedError ? error.reason : `it cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+    throw new CodeError('WORKSPACE_CHANGED', `workspace: ${canonical} is no longer the directory that was checked (${reason})`, { field: 'workspace' });
+  }
+  const directory = new WorkspaceDirectory(pin);
+  if (!restored || (stored?.dev === pin.dev && stored.ino === pin.ino)) return { directory };
+  const repinned = stored
+    ? `workspace ${canonical} was pinned again: its identity changed (device ${stored.dev} inode ${stored.ino} -> device ${pin.dev} inode ${pin.ino}: another node, or the directory was recreated)`
+    : `workspace ${canonical} was pinned (the stored session predates workspace pins)`;
+  return { directory, repinned };
+}
