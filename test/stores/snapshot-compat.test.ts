@@ -1,0 +1,178 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../src/protocol/chat-message.js';
+import { SessionSnapshotV1Schema, type SessionSnapshotV1 } from '../../src/protocol/session-snapshot.js';
+import { FileSessionStore } from '../../src/stores/file-session-store.js';
+import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
+import { decodeRedisValue, encodeRedisValue } from '../../src/stores/redis-value-codec.js';
+import { sessionKey } from '../../src/stores/session-key.js';
+import { eventually, history, runAndWait, toolMessage, useTestServers } from '../support/run-helpers.js';
+import { ACME_TOKEN, fixtureFile, WORKSPACE_TOKEN } from '../support/snapshot-fixture-generator.js';
+import { tempDir, writeFiles } from '../support/test-server.js';
+
+// Snapshots saved by real servers and frozen (see the README.md of each folder). Never edit or regenerate
+// them: a change to SessionSnapshotV1 adds a folder, and every folder must keep passing.
+const SNAPSHOTS = join(import.meta.dirname, '..', 'fixtures', 'snapshots');
+const V1 = 'v1-2026-12-02';
+
+/** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
+function fixtureFiles(): string[] {
+  const files: string[] = [];
+  for (const folder of readdirSync(SNAPSHOTS, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()) {
+    for (const tenant of readdirSync(join(SNAPSHOTS, folder), { withFileTypes: true }).filter((e) => e.isDirectory())) {
+      for (const file of readdirSync(join(SNAPSHOTS, folder, tenant.name)).sort()) if (file.endsWith('.json')) files.push(join(folder, tenant.name, file));
+    }
+  }
+  return files;
+}
+
+/** A fixture's JSON with its workspace placeholder replaced by `workspace`. */
+function fixtureText(file: string, workspace: string): string {
+  return readFileSync(join(SNAPSHOTS, file), 'utf8').split(WORKSPACE_TOKEN).join(workspace);
+}
+
+/** Put a fixture where a file store under `dataDir` keeps it; returns the snapshot as parsed. */
+function stage(file: string, dataDir: string, workspace: string): SessionSnapshotV1 {
+  const snapshot = parseSnapshot(JSON.parse(fixtureText(file, workspace)), file);
+  const target = join(dataDir, 'sessions', fixtureFile(snapshot.session.ownerTenantId, snapshot.session.id));
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  writeFileSync(target, fixtureText(file, workspace), { mode: 0o600 });
+  return snapshot;
+}
+
+/** The session's file as the running server last saved it (read only: the server owns the directory). */
+function storedFile(dataDir: string, tenantId: string, id: string): SessionSnapshotV1 {
+  return parseSnapshot(JSON.parse(readFileSync(join(dataDir, 'sessions', fixtureFile(tenantId, id)), 'utf8')), id);
+}
+
+const lastText = (messages: ChatMessage[]) => messages.at(-1)?.content;
+
+describe('frozen SessionSnapshotV1 fixtures', () => {
+  it('are all there (a removed fixture fails here)', () => {
+    expect(fixtureFiles()).toEqual([`${V1}/acme/acme-closed.json`, `${V1}/default/artifacts-tasks.json`, `${V1}/default/plain-tool-run.json`]);
+  });
+
+  it.each(fixtureFiles())('%s parses with the schema, the store decoders and the file store', async (file) => {
+    const raw = JSON.parse(fixtureText(file, '/workspaces/compat')) as unknown;
+    const viaSchema = SessionSnapshotV1Schema.parse(raw);
+    const snapshot = parseSnapshot(raw, file);
+    expect(snapshot).toEqual(viaSchema);
+    // Stored under its own tenant and id, with nothing but the workspace to substitute.
+    expect(file.endsWith(fixtureFile(snapshot.session.ownerTenantId, snapshot.session.id))).toBe(true);
+    expect(snapshot.session.workspace).toBe('/workspaces/compat');
+    expect(snapshot.schema_version).toBe(1);
+    // The Redis value codec, both encodings.
+    for (const threshold of [Number.MAX_SAFE_INTEGER, 0]) {
+      const encoded = await encodeRedisValue(JSON.stringify(raw), threshold);
+      expect(parseSnapshot(await decodeRedisValue(encoded.encoding, encoded.data, file, {}), file)).toEqual(snapshot);
+    }
+    // The file store reads the file where it lies, and writes it back unchanged.
+    const dataDir = tempDir('a3s-compat-');
+    stage(file, dataDir, '/workspaces/compat');
+    const store = new FileSessionStore({ dir: join(dataDir, 'sessions') });
+    const key = sessionKey(snapshot.session.ownerTenantId, snapshot.session.id);
+    expect(await store.load(key)).toEqual(snapshot);
+    await store.save(snapshot);
+    expect(await store.load(key)).toEqual(snapshot);
+    await store.close();
+  });
+});
+
+describe(`the ${V1} fixtures restore on a real server`, () => {
+  const start = useTestServers();
+
+  it('plain-tool-run and artifacts-tasks: hydrated on first use, their state served, and a new run saves the next generation', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'notes.txt': 'alpha\nbeta\n', 'a.txt': 'alpha\n' });
+    const plain = stage(`${V1}/default/plain-tool-run.json`, dataDir, workspace);
+    const tasks = stage(`${V1}/default/artifacts-tasks.json`, dataDir, workspace);
+    const t = await start({ dataDir, root });
+
+    const info = (await request(t.url).get('/v1/sessions/plain-tool-run').expect(200)).body.session;
+    expect(info).toMatchObject({ id: 'plain-tool-run', workspace, model: 'openai/test-model', labels: { tenantId: 'default', principal: 'anonymous' }, messageCount: 4, autoSave: true, closed: false, busy: false });
+    const messages = await history(t, 'plain-tool-run');
+    expect(messages).toEqual(plain.session.messages);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(messages[2]).toMatchObject({ tool_call_id: 'call_read_notes', content: '     1\talpha\n     2\tbeta' });
+    const runs = (await request(t.url).get('/v1/sessions/plain-tool-run/runs').expect(200)).body.runs;
+    expect(runs).toEqual([expect.objectContaining({ runId: plain.run_records[0]!.runId, status: 'completed', input: 'What is in notes.txt?', result: expect.objectContaining({ text: 'notes.txt lists alpha and beta.' }) })]);
+    const trace = (await request(t.url).get('/v1/sessions/plain-tool-run/trace?limit=1000').expect(200)).body.events;
+    expect(trace).toEqual(plain.trace_events);
+
+    // The model is sent the restored transcript, and the session's numbering continues after it.
+    t.fake.script({
+      expect: (r) => expect(r.body.messages.map((m) => m.content)).toEqual(expect.arrayContaining(['What is in notes.txt?', 'notes.txt lists alpha and beta.', 'And now?'])),
+      text: 'Still alpha and beta.',
+    });
+    const run = await runAndWait(t, 'plain-tool-run', 'And now?');
+    expect(run.run.status).toBe('completed');
+    expect(run.result.text).toBe('Still alpha and beta.');
+    t.fake.assertDone();
+    await eventually(() => storedFile(dataDir, 'default', 'plain-tool-run').generation > plain.generation, 'the run to be saved');
+    const saved = storedFile(dataDir, 'default', 'plain-tool-run');
+    expect(saved.generation).toBe(plain.generation + 1);
+    expect(saved.session.messages.slice(0, 4)).toEqual(plain.session.messages);
+    expect(saved.session.messages.slice(4)).toEqual([{ role: 'user', content: 'And now?' }, { role: 'assistant', content: 'Still alpha and beta.' }]);
+    expect(saved.run_records.map((r) => r.runId)).toEqual([plain.run_records[0]!.runId, run.runId]);
+    expect(saved.session.sessionSequence).toBeGreaterThan(plain.session.sessionSequence);
+    expect(saved.trace_events[0]).toEqual(plain.trace_events[0]);
+    expect((await history(t, 'plain-tool-run')).map((m) => m.content).slice(-1)).toEqual(['Still alpha and beta.']);
+
+    // The artifact, the delegated task and the verification report come back as they were stored.
+    const artifact = tasks.artifacts[0]!;
+    expect((await request(t.url).get(`/v1/sessions/artifacts-tasks/artifacts/${artifact.id}`).expect(200)).body.artifact).toMatchObject({ id: artifact.id, content: artifact.content });
+    expect(artifact.content).toContain('line 60 ');
+    expect(String(tasks.session.messages[2]!.content)).toContain(`full output stored as artifact ${artifact.id}`);
+    const taskList = (await request(t.url).get('/v1/sessions/artifacts-tasks/tasks').expect(200)).body.tasks;
+    expect(taskList).toEqual([expect.objectContaining({ task_id: tasks.subagent_tasks[0]!.task_id, agent: 'explore', status: 'completed', output: 'a.txt holds alpha', success: true })]);
+    const reports = (await request(t.url).get('/v1/sessions/artifacts-tasks/verifications').expect(200)).body.reports;
+    expect(reports).toEqual([expect.objectContaining({ id: tasks.verification_reports[0]!.id, subject: 'docs smoke', status: 'passed' })]);
+    expect(lastText(await history(t, 'artifacts-tasks'))).toBe('The explorer says a.txt holds alpha.');
+  });
+
+  it("acme-closed: stays closed until resume: true, then keeps its tenant, labels, policy and replay ids", async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'README.md': '# acme\n' });
+    const closed = stage(`${V1}/acme/acme-closed.json`, dataDir, workspace);
+    const t = await start({ dataDir, root, config: { apiTokens: [ACME_TOKEN] } });
+    const auth = { authorization: `Bearer ${ACME_TOKEN.token}` };
+
+    expect((await request(t.url).get('/v1/sessions/acme-closed').set(auth).expect(410)).body.error.code).toBe('SESSION_CLOSED');
+    const resumed = (await request(t.url).post('/v1/sessions').set(auth).send({ sessionId: 'acme-closed', resume: true }).expect(201)).body;
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.session).toMatchObject({ id: 'acme-closed', workspace, closed: false, messageCount: 5, labels: { tenantId: 'acme', principal: 'alice', correlationId: 'ticket-4711' } });
+    const messages = (await request(t.url).get('/v1/sessions/acme-closed/history').set(auth).expect(200)).body.messages as ChatMessage[];
+    expect(messages).toEqual(closed.session.messages);
+    expect(messages[3]).toMatchObject({ tool_call_id: 'call_bash', content: 'Tool bash was denied by permission rule "bash" (permissionPolicy).' });
+    // Reopening is stored at once: the next generation, no longer closed.
+    const reopened = storedFile(dataDir, 'acme', 'acme-closed');
+    expect(reopened.generation).toBe(closed.generation + 1);
+    expect(reopened.session.closed).toBeUndefined();
+    expect(reopened.session.messages).toEqual(closed.session.messages);
+
+    // The stored permission policy still denies bash; the replay HostEnv continues its ids after idCounter.
+    t.fake.script({ toolCalls: [{ id: 'call_bash_again', name: 'bash', arguments: { command: 'ls' } }] }, { text: 'Bash is still denied.' });
+    const run = (await request(t.url).post('/v1/sessions/acme-closed/runs').set(auth).send({ input: 'Try bash once more.', wait: true }).expect(200)).body;
+    expect(run.run.status).toBe('completed');
+    expect(run.result.text).toBe('Bash is still denied.');
+    expect(run.runId).toBe('fx-run-2');
+    expect(toolMessage(t, 'call_bash_again')).toBe('Tool bash was denied by permission rule "bash" (permissionPolicy).');
+    t.fake.assertDone();
+
+    await eventually(() => storedFile(dataDir, 'acme', 'acme-closed').run_records.length === 2, 'the run to be saved');
+    const saved = storedFile(dataDir, 'acme', 'acme-closed');
+    expect(saved.generation).toBe(closed.generation + 2);
+    expect(saved.session.closed).toBeUndefined();
+    expect(saved.session).toMatchObject({ ownerTenantId: 'acme', policyBounded: true, idCounter: 2, createdAtMs: closed.session.createdAtMs, labels: closed.session.labels });
+    expect(saved.session.options.permissionPolicy).toEqual(closed.session.options.permissionPolicy);
+    expect(saved.session.options.confirmationPolicy).toEqual({ enabled: true, defaultTimeoutMs: 5000, timeoutAction: 'reject' });
+    expect(lastText(saved.session.messages)).toBe('Bash is still denied.');
+    expect(saved.session.messages).toHaveLength(closed.session.messages.length + 4);
+  });
+});

@@ -1,0 +1,125 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { LimitsSchema } from '../../src/config/code-config.js';
+import { encodeKeyPart } from '../../src/stores/session-key.js';
+import { startTestServer, type TestServer, type TestServerOptions } from './test-server.js';
+
+/** The placeholder a frozen snapshot holds instead of its session's absolute workspace path. */
+export const WORKSPACE_TOKEN = '__WORKSPACE__';
+
+/** The API token fixture "acme-closed" is created with (one tenant only: workspaces are not split per tenant). */
+export const ACME_TOKEN = { token: 'token-acme-fixture-0001', principal: 'alice', tenantId: 'acme', scopes: ['sessions'] };
+
+/** The seed's verification example (API.md "Verification"). */
+const VERIFICATION = { subject: 'docs smoke', commands: [{ id: 'echo', kind: 'command', description: 'echo works', command: 'printf verify', required: true }] };
+
+/** The store-relative file of a session: `<tenant>/<session id>.json`, both parts encoded as the file store does. */
+export function fixtureFile(tenantId: string, sessionId: string): string {
+  return join(encodeKeyPart(tenantId), `${encodeKeyPart(sessionId)}.json`);
+}
+
+/** A saved snapshot's text with its workspace path replaced by WORKSPACE_TOKEN; throws if another temp path is left in it. */
+export function freeze(text: string, workspace: string, tempDirs: readonly string[]): string {
+  const frozen = text.split(workspace).join(WORKSPACE_TOKEN);
+  for (const dir of tempDirs) if (frozen.includes(dir)) throw new Error(`the snapshot still names ${dir}: add a placeholder for it`);
+  return frozen;
+}
+
+/**
+ * Produce today's snapshots with a real server and write them, frozen (placeholders for paths, otherwise
+ * verbatim), into `outDir/<tenant>/<id>.json`; returns the files written (relative to outDir).
+ */
+export async function generateSnapshotFixtures(outDir: string): Promise<string[]> {
+  return [await plainToolRun(outDir), await acmeClosed(outDir), await artifactsTasksVerification(outDir)];
+}
+
+interface Produced {
+  t: TestServer;
+  workspace: string;
+  tenantId: string;
+  sessionId: string;
+}
+
+/** Run `body` on a fresh server, close it (its shutdown save included), then freeze the session's file into outDir. */
+async function produce(outDir: string, tenantId: string, sessionId: string, options: TestServerOptions, body: (p: Produced) => Promise<void>): Promise<string> {
+  const t = await startTestServer(options);
+  const workspace = join(t.root, 'project');
+  try {
+    await body({ t, workspace, tenantId, sessionId });
+    t.fake.assertDone();
+  } finally {
+    await t.close();
+  }
+  const rel = fixtureFile(tenantId, sessionId);
+  const stored = join(t.dataDir, 'sessions', rel);
+  if (!existsSync(stored)) throw new Error(`no snapshot was saved at ${stored}`);
+  mkdirSync(join(outDir, encodeKeyPart(tenantId)), { recursive: true });
+  // The store's bytes as they are (compact JSON), the workspace path aside.
+  writeFileSync(join(outDir, rel), freeze(readFileSync(stored, 'utf8'), workspace, [t.root, t.dataDir]));
+  return rel;
+}
+
+/** (a) A plain autoSave session after one run with a read tool call. */
+function plainToolRun(outDir: string): Promise<string> {
+  return produce(outDir, 'default', 'plain-tool-run', { files: { 'project/notes.txt': 'alpha\nbeta\n' } }, async ({ t, workspace, sessionId }) => {
+    await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
+    t.fake.script({ toolCalls: [{ id: 'call_read_notes', name: 'read', arguments: { file_path: 'notes.txt' } }] }, { text: 'notes.txt lists alpha and beta.' });
+    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'What is in notes.txt?', wait: true }).expect(200);
+    if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
+  });
+}
+
+/** (b) A tenant's session with its own permission and confirmation policies, replay ids, a denied call, closed by its client. */
+function acmeClosed(outDir: string): Promise<string> {
+  const auth = { authorization: `Bearer ${ACME_TOKEN.token}` };
+  const options = { files: { 'project/README.md': '# acme\n' }, config: { apiTokens: [ACME_TOKEN] } };
+  return produce(outDir, 'acme', 'acme-closed', options, async ({ t, workspace, sessionId }) => {
+    await request(t.url)
+      .post('/v1/sessions')
+      .set(auth)
+      .send({
+        sessionId,
+        workspace,
+        autoSave: true,
+        correlationId: 'ticket-4711',
+        permissionPolicy: { allow: ['read', 'ls'], ask: ['write'], deny: ['bash'], defaultDecision: 'deny' },
+        confirmationPolicy: { enabled: true, defaultTimeoutMs: 5_000, timeoutAction: 'reject' },
+        hostEnv: { sequentialIdPrefix: 'fx', fixedTimeMs: 1_764_633_600_000 },
+      })
+      .expect(201);
+    t.fake.script(
+      { toolCalls: [{ id: 'call_readme', name: 'read', arguments: { file_path: 'README.md' } }, { id: 'call_bash', name: 'bash', arguments: { command: 'rm -rf /' } }] },
+      { text: 'The README is a heading; bash is denied here.' },
+    );
+    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).set(auth).send({ input: 'Read README.md, then clean up.', wait: true }).expect(200);
+    if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
+    await request(t.url).delete(`/v1/sessions/${sessionId}`).set(auth).expect(200);
+  });
+}
+
+/** (c) Tool output over the cap (an artifact), a delegated task (subagent_tasks) and a verification report. */
+function artifactsTasksVerification(outDir: string): Promise<string> {
+  const big = Array.from({ length: 60 }, (_, i) => `line ${i + 1} ${'z'.repeat(40)}`).join('\n');
+  const options = {
+    files: { 'project/big.txt': `${big}\n`, 'project/a.txt': 'alpha\n' },
+    config: { limits: LimitsSchema.parse({ toolOutputBytes: 1024 }), defaultPermissionPolicy: { allow: ['read', 'task'], defaultDecision: 'deny' } },
+  };
+  return produce(outDir, 'default', 'artifacts-tasks', options, async ({ t, workspace, sessionId }) => {
+    await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
+    t.fake.script({ toolCalls: [{ id: 'call_big', name: 'read', arguments: { file_path: 'big.txt' } }] }, { text: 'big.txt is long.' });
+    await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Read big.txt', wait: true }).expect(200);
+    const last = (r: { body: { messages: Array<{ role: string; content?: unknown }> } }) => r.body.messages.at(-1);
+    const prompt = (r: { body: { messages: Array<{ role: string; content?: unknown }> } }) => String(r.body.messages.findLast((m) => m.role === 'user')?.content ?? '');
+    t.fake.script(
+      { when: (r) => prompt(r).startsWith('Delegate') && last(r)?.role === 'user', toolCalls: [{ id: 'call_task', name: 'task', arguments: { agent: 'explore', description: 'read a.txt', prompt: 'Read a.txt and say what it holds' } }] },
+      { when: (r) => prompt(r).startsWith('Read a.txt') && last(r)?.role === 'user', toolCalls: [{ id: 'child_read', name: 'read', arguments: { file_path: 'a.txt' } }] },
+      { when: (r) => prompt(r).startsWith('Read a.txt') && last(r)?.role === 'tool', text: 'a.txt holds alpha' },
+      { when: (r) => prompt(r).startsWith('Delegate') && last(r)?.role === 'tool', text: 'The explorer says a.txt holds alpha.' },
+    );
+    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Delegate reading a.txt', wait: true }).expect(200);
+    if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
+    await request(t.url).post(`/v1/sessions/${sessionId}/verifications`).send(VERIFICATION).expect(201);
+    await request(t.url).post(`/v1/sessions/${sessionId}/save`).expect(200);
+  });
+}
