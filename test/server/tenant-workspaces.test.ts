@@ -217,8 +217,8 @@ describe('restored sessions keep their workspace, and a swapped path cannot carr
     const resume = (id: string) => request(second.url).post('/v1/sessions').set(auth(A)).send({ sessionId: id, resume: true });
     expect((await resume(kept).expect(201)).body.session.workspace).toBe(join(root, 'tenant-a', 'kept'));
     expect((await resume(adminChosen).expect(201)).body.session.workspace).toBe(join(root, 'tenant-b', 'proj'));
-    const refused = await resume(swapped).expect(404);
-    expect(refused.body.error).toMatchObject({ code: 'WORKSPACE_NOT_FOUND', details: { field: 'workspace' } });
+    const refused = await resume(swapped).expect(409);
+    expect(refused.body.error).toMatchObject({ code: 'WORKSPACE_CHANGED', details: { field: 'workspace' } });
     // A plain read of the session (hydration from the store) is refused the same way.
     expect((await request(second.url).get(`/v1/sessions/${swapped}`).set(auth(A))).status).not.toBe(200);
   });

@@ -1,3 +1,4 @@
+import type { WorkspaceLease } from '../workspace/workspace-directory.js';
 import { CodeError, type RunErrorCode } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
@@ -57,6 +58,22 @@ export interface RunProducerHost {
  * agent_end and the autosave. Never throws: a loop failure becomes a failed run.
  */
 export async function produceRun(host: RunProducerHost, record: RunRecord, request: ProducedRunRequest, ctx: InvocationContext, signal: AbortSignal): Promise<RunRecord> {
+  // The run holds the workspace descriptor from start to end: its calls work on the pinned directory even if the
+  // name is swapped meanwhile. A workspace already changed is not held; each call then reports WORKSPACE_CHANGED.
+  let lease: WorkspaceLease | undefined;
+  try {
+    lease = host.config.workspaceDir.acquire();
+  } catch {
+    lease = undefined;
+  }
+  try {
+    return await produceHeldRun(host, record, request, ctx, signal);
+  } finally {
+    lease?.release();
+  }
+}
+
+async function produceHeldRun(host: RunProducerHost, record: RunRecord, request: ProducedRunRequest, ctx: InvocationContext, signal: AbortSignal): Promise<RunRecord> {
   const { config, emit } = host;
   const sessionId = config.sessionId;
   emit(record.runId, 'agent_start', { prompt: request.input, model: config.model.id, side_question: record.sideQuestion });

@@ -170,15 +170,22 @@ export async function resolveTenantDirectory(layout: WorkspaceLayout, requested:
  * and inside the roots.
  */
 export async function restoredWorkspace(layout: WorkspaceLayout, stored: string): Promise<string> {
-  if (!layout.perTenant) return resolveTenantDirectory(layout, stored, { tenantId: '', admin: true }, { field: 'workspace', base: layout.roots[0] });
+  if (!layout.perTenant) {
+    const canonical = await resolveTenantDirectory(layout, stored, { tenantId: '', admin: true }, { field: 'workspace', base: layout.roots[0] });
+    if (canonical !== path.resolve(stored)) throw workspaceChanged(stored);
+    return canonical;
+  }
   let canonical: string;
   try {
     canonical = await realpath(stored);
   } catch {
     throw notFound('workspace', stored);
   }
-  if (canonical !== path.resolve(stored) || rootOf(layout, canonical) === undefined || !(await stat(canonical)).isDirectory()) {
-    throw new CodeError('WORKSPACE_NOT_FOUND', `workspace: the stored session's workspace "${stored}" no longer resolves to the directory it was created with`, { field: 'workspace' });
-  }
+  if (canonical !== path.resolve(stored) || rootOf(layout, canonical) === undefined || !(await stat(canonical)).isDirectory()) throw workspaceChanged(stored);
   return canonical;
+}
+
+/** A restored session whose stored workspace path now leads elsewhere (a directory on the way swapped for a symlink). */
+function workspaceChanged(stored: string): CodeError {
+  return new CodeError('WORKSPACE_CHANGED', `workspace: the stored session's workspace "${stored}" no longer resolves to the directory it was created with`, { field: 'workspace' });
 }
