@@ -15,6 +15,7 @@ import { LiveSessions } from './live-sessions.js';
 import { attachInheritedMcp } from './session-mcp-layers.js';
 import { labelOptions, SessionFactory } from './session-factory.js';
 import { SessionHydration } from './session-hydration.js';
+import { assertOwnIdentity } from './session-identity.js';
 import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 import { SessionPassivation } from './session-passivation.js';
 
@@ -91,15 +92,14 @@ export class Agent {
   /** Create a session from SessionOptions (or resume a stored one with `resume: true`). */
   async createSession(options: SessionOptions, caller: Caller): Promise<{ session: AgentSession; resumed: boolean }> {
     this.sessions.assertAdmitting();
+    // Before anything is looked up: a spoofed tenantId or principal is refused whether or not the session exists.
+    assertOwnIdentity(options, caller);
     if (options.resume && options.sessionId === undefined) {
       throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
     }
     const requestedId = options.sessionId;
     if (requestedId === undefined) return this.openSession(options, caller, undefined);
-    // The session is the caller's tenant's (or, for an admin, the tenant its options name).
-    if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
-      throw new CodeError('SESSION_CONFIGURATION_ERROR', `tenantId: "${options.tenantId}" conflicts with the caller's tenant "${caller.tenantId}"; only admin tokens may open sessions of another tenant`, { field: 'tenantId' });
-    }
+    // The session is the caller's tenant's (or, for an admin, the tenant its options name: assertOwnIdentity).
     const key = sessionKey(options.tenantId ?? caller.tenantId, requestedId);
     return this.opening.run(key, () => this.openSession(options, caller, key));
   }
