@@ -34,7 +34,7 @@ export const ERROR_CATALOGUE = {
   QUEUE_NOT_CONFIGURED: { status: 409, description: 'The session has no lane queue (create it with queueConfig {...}).' },
   SESSION_CLOSED: { status: 410, description: 'The session was closed.' },
   SESSION_OWNED_ELSEWHERE: { status: 421, description: 'Another live node owns the session; retry at details.ownerUrl.' },
-  PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body exceeds the configured limit (limits.bodyLimitBytes), or one field of it does (a run input over limits.maxInputBytes; details name the field and the limit).' },
+  PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body exceeds the configured limit (limits.bodyLimitBytes), or one field of it does (a run input over limits.maxInputBytes, session options over limits.maxSessionOptionsBytes; details name the field and the limit).' },
   URI_TOO_LONG: { status: 414, description: 'A path parameter of the URL is longer than the router accepts (512 characters).' },
   SNAPSHOT_INVALID: { status: 422, description: 'A stored snapshot failed its schema or has an unsupported version.' },
   UPGRADE_REQUIRED: { status: 426, description: 'The route is a WebSocket endpoint: send the request as a WebSocket upgrade.' },

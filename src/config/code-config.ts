@@ -146,6 +146,8 @@ export const LimitsSchema = z
     maxConnectionsPerAddress: z.number().int().positive().default(1024),
     /** UTF-8 bytes of a run's input (POST .../runs `input`); more answers 413 PAYLOAD_TOO_LARGE naming it. */
     maxInputBytes: z.number().int().positive().default(262_144),
+    /** UTF-8 bytes of a session's options as compact JSON (POST /v1/sessions body, ACP session/new); more answers 413 PAYLOAD_TOO_LARGE naming it. */
+    maxSessionOptionsBytes: z.number().int().positive().max(1_073_741_824).default(262_144),
     /** A session's transcript bound, UTF-8 bytes of its messages: past it a run compacts first (autoCompact) or fails TRANSCRIPT_TOO_LARGE. */
     maxTranscriptBytes: z.number().int().positive().default(8_388_608),
     /** A session's transcript bound in messages (the same rule as maxTranscriptBytes). */

@@ -16,6 +16,7 @@ import { attachInheritedMcp } from './session-mcp-layers.js';
 import { labelOptions, SessionFactory } from './session-factory.js';
 import { SessionHydration } from './session-hydration.js';
 import { assertOwnIdentity } from './session-identity.js';
+import { assertSessionOptionsBound } from './session-options-bound.js';
 import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 import { SessionPassivation } from './session-passivation.js';
 
@@ -89,10 +90,15 @@ export class Agent {
     for (const session of this.sessions.values()) if (session.queue) yield session.queue;
   }
 
-  /** Create a session from SessionOptions (or resume a stored one with `resume: true`). */
-  async createSession(options: SessionOptions, caller: Caller): Promise<{ session: AgentSession; resumed: boolean }> {
+  /**
+   * Create a session from SessionOptions (or resume a stored one with `resume: true`). `field` names where the
+   * options came from in errors about them as a whole (`body` of POST /v1/sessions, `params` of ACP session/new).
+   */
+  async createSession(options: SessionOptions, caller: Caller, field = 'body'): Promise<{ session: AgentSession; resumed: boolean }> {
     this.sessions.assertAdmitting();
-    // Before anything is looked up: a spoofed tenantId or principal is refused whether or not the session exists.
+    // Before anything is looked up: options over their byte bound, or naming another tenant or principal, are refused
+    // whether or not the session exists.
+    assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, field);
     assertOwnIdentity(options, caller);
     if (options.resume && options.sessionId === undefined) {
       throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
