@@ -37,7 +37,7 @@ export class Agent {
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
-    const sessions = new LiveSessions(deps.ownership, deps.config.limits, deps.quotas);
+    const sessions = new LiveSessions(deps.ownership, deps.config.limits, deps.quotas, deps.sessionBytes);
     this.sessions = sessions;
     const children = new AgentChildSpawner({
       resolveModel: (modelId, field, temperature) => this.factory.resolveModel(modelId, field, temperature),
@@ -98,19 +98,19 @@ export class Agent {
     this.sessions.assertAdmitting();
     // Before anything is looked up: options over their byte bound, or naming another tenant or principal, are refused
     // whether or not the session exists.
-    assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, field);
+    const optionsBytes = assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, field);
     assertOwnIdentity(options, caller);
     if (options.resume && options.sessionId === undefined) {
       throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
     }
     const requestedId = options.sessionId;
-    if (requestedId === undefined) return this.openSession(options, caller, undefined);
+    if (requestedId === undefined) return this.openSession(options, caller, undefined, optionsBytes);
     // The session is the caller's tenant's (or, for an admin, the tenant its options name: assertOwnIdentity).
     const key = sessionKey(options.tenantId ?? caller.tenantId, requestedId);
-    return this.opening.run(key, () => this.openSession(options, caller, key));
+    return this.opening.run(key, () => this.openSession(options, caller, key, optionsBytes));
   }
 
-  private async openSession(options: SessionOptions, caller: Caller, key: SessionKey | undefined): Promise<{ session: AgentSession; resumed: boolean }> {
+  private async openSession(options: SessionOptions, caller: Caller, key: SessionKey | undefined, optionsBytes: number): Promise<{ session: AgentSession; resumed: boolean }> {
     const requestedId = options.sessionId;
     if (options.resume && key !== undefined) {
       const live = this.sessions.get(key);
@@ -119,7 +119,7 @@ export class Agent {
         return { session: live, resumed: true };
       }
     }
-    this.sessions.assertCapacity(options.tenantId ?? caller.tenantId);
+    this.sessions.assertCapacity(options.tenantId ?? caller.tenantId, optionsBytes);
     // Only the caller's own tenant is searched: another tenant's session of this id is never an obstacle (nor revealed).
     if (key !== undefined && this.sessions.has(key)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
     let snapshot: SessionSnapshotV1 | undefined;
