@@ -39,7 +39,7 @@ export const ERROR_CATALOGUE = {
   SNAPSHOT_INVALID: { status: 422, description: 'A stored snapshot failed its schema or has an unsupported version.' },
   UPGRADE_REQUIRED: { status: 426, description: 'The route is a WebSocket endpoint: send the request as a WebSocket upgrade.' },
   TOO_MANY_CONNECTIONS: { status: 429, description: 'The client address already has limits.maxConnectionsPerAddress open connections (behind a trusted proxy: requests in flight or upgraded sockets); retry after closing some.' },
-  QUOTA_EXCEEDED: { status: 429, description: "The tenant is over a quota (tenant_quotas / default_tenant_quota: open sessions, concurrent runs, runs per minute, stored bytes); details name the quota, its limit and the usage, and Retry-After is set where waiting helps." },
+  QUOTA_EXCEEDED: { status: 429, description: "The tenant is over a quota (tenant_quotas / default_tenant_quota: open sessions, concurrent runs, runs per minute, stored bytes; limits.maxSessionBytesPerTenant: bytes its open sessions hold on the node); details name the quota, its limit and the usage, and Retry-After is set where waiting helps." },
   HEADERS_TOO_LARGE: { status: 431, description: 'The request line and headers exceed the server\'s maximum header size (16 KiB): a URL or a header is too long.' },
   PERSISTENCE_FAILED: { status: 500, description: 'The session store failed to save a snapshot.' },
   INTERNAL_ERROR: { status: 500, description: 'An unexpected server fault; details are logged, not returned.' },
