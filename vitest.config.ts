@@ -18,6 +18,7 @@ export const REDIS_TEST_FILES = [
   'test/server/process.test.ts',
   'test/server/retention.test.ts',
   'test/server/session-opening.test.ts',
+  'test/server/tenant-session-bytes-redis.test.ts',
   'test/server/tenant-session-ids.test.ts',
   'test/server/ws-follow-bounds.test.ts',
   'test/server/ws-follow-control.test.ts',

@@ -1,6 +1,8 @@
 import { RetentionSweeper } from './runtime/retention/retention-sweeper.js';
 import { sessionIdOf, tenantIdOf } from './stores/session-key.js';
 import { TenantQuotas } from './runtime/quotas/tenant-quotas.js';
+import { TenantSessionBytes } from './runtime/quotas/tenant-session-bytes.js';
+import { sessionBytesLimit, tenantQuotasOn } from './config/session-bytes-limit.js';
 import { realpath } from 'node:fs/promises';
 import { Cluster as RedisCluster } from 'ioredis';
 import { pino, type Logger } from 'pino';
@@ -199,10 +201,16 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   // Read at scrape time only, after the agent below exists.
   // Tenant quotas bound tenants: on with API tokens, or when configured; a tokenless loopback server (one
-  // local user, the benchmarks) runs unthrottled.
-  const quotasOn = config.apiTokens.length > 0 || Object.keys(config.tenantQuotas).length > 0 || Object.keys(config.defaultTenantQuota).length > 0;
-  const quotas = quotasOn ? new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() }) : undefined;
-  const metrics = new RuntimeMetrics({ liveSessions: (): number => agent.sessionCount, queues: (): Iterable<QueueFigures> => agent.queues(), tenantQuotas: () => quotas?.snapshot() ?? [] });
+  // local user, the benchmarks) runs unthrottled. The session bytes of a tenant likewise, or when set.
+  const quotas = tenantQuotasOn(config) ? new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() }) : undefined;
+  const sessionBytesMax = sessionBytesLimit(config);
+  const sessionBytes = sessionBytesMax !== undefined ? new TenantSessionBytes(sessionBytesMax) : undefined;
+  const metrics = new RuntimeMetrics({
+    liveSessions: (): number => agent.sessionCount,
+    queues: (): Iterable<QueueFigures> => agent.queues(),
+    tenantQuotas: () => quotas?.snapshot() ?? [],
+    tenantSessionBytes: () => sessionBytes?.snapshot() ?? [],
+  });
   const providers = new Map<string, LlmProvider>();
   const providerFor = (name: string): LlmProvider => {
     let provider = providers.get(name);
@@ -244,6 +252,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
     onSessionEvent: metrics.observeEvent,
     ...(quotas ? { quotas } : {}),
+    ...(sessionBytes ? { sessionBytes } : {}),
   });
   // Retention of closed sessions (off unless configured): a sweep at start and every hour.
   const retentionDays = config.retention.closedSessionDays;

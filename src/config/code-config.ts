@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { TenantQuotaSchema } from './tenant-quota.js';
 import { RedisConfigSchema } from './redis-config.js';
+import { SESSION_OVERHEAD_BYTES, sessionBytesLimit } from './session-bytes-limit.js';
 import { BudgetHostSchema, BudgetOptionsSchema } from '../protocol/budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 import { CommandRegistrationSchema } from '../protocol/commands.js';
@@ -146,6 +147,14 @@ export const LimitsSchema = z
     maxConnectionsPerAddress: z.number().int().positive().default(1024),
     /** UTF-8 bytes of a run's input (POST .../runs `input`); more answers 413 PAYLOAD_TOO_LARGE naming it. */
     maxInputBytes: z.number().int().positive().default(262_144),
+    /** UTF-8 bytes of a session's options as compact JSON (POST /v1/sessions body, ACP session/new); more answers 413 PAYLOAD_TOO_LARGE naming it. */
+    maxSessionOptionsBytes: z.number().int().positive().max(1_073_741_824).default(262_144),
+    /**
+     * Bytes a tenant's open sessions may hold on this node (options + SESSION_OVERHEAD_BYTES + transcript +
+     * artifacts each); past it another session of the tenant is 429 QUOTA_EXCEEDED. Unset: 64 MiB where tenant
+     * quotas are on (API tokens, or quotas configured), unbounded on a tokenless server (see sessionBytesLimit).
+     */
+    maxSessionBytesPerTenant: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
     /** A session's transcript bound, UTF-8 bytes of its messages: past it a run compacts first (autoCompact) or fails TRANSCRIPT_TOO_LARGE. */
     maxTranscriptBytes: z.number().int().positive().default(8_388_608),
     /** A session's transcript bound in messages (the same rule as maxTranscriptBytes). */
@@ -328,6 +337,15 @@ export const CodeConfigSchema = z
   .superRefine((config, ctx) => {
     if (config.redisUrl !== undefined && config.redis.cluster !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['redis', 'cluster'], message: 'set either redis_url (REDIS_URL, one Redis) or redis.cluster (REDIS_CLUSTER_NODES, a Redis Cluster), not both' });
+    }
+    // One session of the largest options must fit a tenant's session bytes, or the tenant could open none.
+    const sessionBytes = sessionBytesLimit(config);
+    if (sessionBytes !== undefined && sessionBytes < config.limits.maxSessionOptionsBytes + SESSION_OVERHEAD_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['limits', 'maxSessionBytesPerTenant'],
+        message: `limits.max_session_bytes_per_tenant (${sessionBytes}) must be at least limits.max_session_options_bytes + ${SESSION_OVERHEAD_BYTES} (${config.limits.maxSessionOptionsBytes + SESSION_OVERHEAD_BYTES}): one session of the largest options must fit`,
+      });
     }
     // With tokens of several tenants each tenant gets the directory <root>/<tenantId>: the id must be a safe path segment.
     if (new Set(config.apiTokens.map((t) => t.tenantId)).size > 1) {

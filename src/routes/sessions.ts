@@ -29,10 +29,10 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
       url: '/v1/sessions',
       summary: 'Create a session (or resume one with resume: true)',
       description:
-        'Takes every seed SessionOptions name. An unknown name is 400 VALIDATION_ERROR naming it; options whose capability is not built yet are 400 UNSUPPORTED_OPTION when their value asks for something (details.options lists them all), and accepted when it asks for nothing (false, "disabled", []). securityProvider {type: "none"} needs the host_direct scope (403).',
+        'Takes every seed SessionOptions name. An unknown name is 400 VALIDATION_ERROR naming it; options whose capability is not built yet are 400 UNSUPPORTED_OPTION when their value asks for something (details.options lists them all), and accepted when it asks for nothing (false, "disabled", []). securityProvider {type: "none"} needs the host_direct scope (403). tenantId and principal of a caller without the admin scope must be the token\'s own (403 FORBIDDEN, details.field "tenantId" or "principal"). Options over limits.maxSessionOptionsBytes (compact JSON, default 256 KiB) are 413 PAYLOAD_TOO_LARGE naming the limit; a tenant over a quota is 429 QUOTA_EXCEEDED.',
       scope: 'sessions',
       body: SessionOptionsSchema,
-      responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema },
+      responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 413: ErrorBodySchema, 429: ErrorBodySchema, 503: ErrorBodySchema },
     },
     async ({ body, caller, reply }) => {
       const { session, resumed } = await agent.createSession(body, caller);

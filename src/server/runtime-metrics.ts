@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TenantQuotaUsage } from '../runtime/quotas/tenant-quotas.js';
+import type { TenantSessionBytesUsage } from '../runtime/quotas/tenant-session-bytes.js';
 import { EVENT_TYPES } from '../protocol/event-catalog.js';
 import type { QueueStats } from '../protocol/queue.js';
 import type { QueueMetrics } from '../protocol/queue-metrics.js';
@@ -24,6 +25,8 @@ export interface RuntimeMetricsSources {
   queues?(): Iterable<QueueFigures>;
   /** Each tenant's quota usage and limits on this node. */
   tenantQuotas?(): readonly TenantQuotaUsage[];
+  /** The bytes each tenant's open sessions hold on this node (limits.maxSessionBytesPerTenant). */
+  tenantSessionBytes?(): readonly TenantSessionBytesUsage[];
 }
 
 /** What /metrics reads of one session's lane queue. */
@@ -213,6 +216,16 @@ export class RuntimeMetrics {
     usage('a3s_tenant_running_runs', 'Runs of the tenant in flight on this node (quota maxConcurrentRuns).', (t) => t.runningRuns);
     usage('a3s_tenant_runs_last_minute', 'Runs of the tenant started on this node in the last minute (quota maxRunsPerMinute).', (t) => t.runsLastMinute);
     usage('a3s_tenant_stored_bytes', "Bytes of the tenant's snapshots saved by this node (quota maxStoredBytes).", (t) => t.storedBytes);
+    const sessionBytes = new Gauge({
+      name: 'a3s_tenant_session_bytes',
+      help: "Bytes the tenant's open sessions hold on this node: options, overhead, transcript and artifacts (limits.maxSessionBytesPerTenant).",
+      labelNames: ['tenant'],
+      registers,
+      collect: () => {
+        sessionBytes.reset();
+        for (const tenant of sources.tenantSessionBytes?.() ?? []) sessionBytes.set({ tenant: tenant.tenantId }, tenant.bytes);
+      },
+    });
     const limits = new Gauge({
       name: 'a3s_tenant_quota_limit',
       help: "The tenant's quota limits on this node, by quota.",

@@ -63,9 +63,9 @@ describe('auth: tokens, scopes and tenant isolation', () => {
     expect(resume.body.error.code).toBe('SESSION_NOT_FOUND');
     const listB = await request(t.url).get('/v1/sessions').set('authorization', `Bearer ${B}`).expect(200);
     expect(listB.body.sessions.map((s: { id: string }) => s.id)).not.toContain('a-private');
-    // A label naming another tenant is a conflict, not a way in.
-    const spoof = await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${B}`).send({ tenantId: 'tenant-a' }).expect(400);
-    expect(spoof.body.error.details.field).toBe('tenantId');
+    // A label naming another tenant is refused, not a way in.
+    const spoof = await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${B}`).send({ tenantId: 'tenant-a' }).expect(403);
+    expect(spoof.body.error).toMatchObject({ code: 'FORBIDDEN', details: { field: 'tenantId' } });
     // Admin sees every tenant.
     const listAdmin = await request(t.url).get('/v1/sessions').set('authorization', `Bearer ${ADMIN}`).expect(200);
     expect(listAdmin.body.sessions.map((s: { id: string }) => s.id)).toContain('a-private');

@@ -54,7 +54,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller): AgentApp {
     session.assertOpen();
     return session;
   };
-  const create = async (options: SessionOptions) => (await sessions.createSession(options, caller)).session;
+  const create = async (options: SessionOptions) => (await sessions.createSession(options, caller, 'params')).session;
   return agent({ name: 'a3s-code-server' })
     .onRequest('initialize', () => ({
       protocolVersion: PROTOCOL_VERSION,

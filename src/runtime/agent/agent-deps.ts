@@ -1,4 +1,5 @@
 import type { TenantQuotas } from '../quotas/tenant-quotas.js';
+import type { TenantSessionBytes } from '../quotas/tenant-session-bytes.js';
 import type { CodeConfig } from '../../config/code-config.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
@@ -37,4 +38,6 @@ export interface AgentDeps {
   onSessionEvent?: SessionEventObserver;
   /** Per-tenant quotas (open sessions, runs, stored bytes); absent: none. */
   quotas?: TenantQuotas;
+  /** limits.maxSessionBytesPerTenant: the bytes each tenant's open sessions hold here; absent: unbounded. */
+  sessionBytes?: TenantSessionBytes;
 }

@@ -15,6 +15,8 @@ import { LiveSessions } from './live-sessions.js';
 import { attachInheritedMcp } from './session-mcp-layers.js';
 import { labelOptions, SessionFactory } from './session-factory.js';
 import { SessionHydration } from './session-hydration.js';
+import { assertOwnIdentity } from './session-identity.js';
+import { assertSessionOptionsBound } from './session-options-bound.js';
 import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 import { SessionPassivation } from './session-passivation.js';
 
@@ -35,7 +37,7 @@ export class Agent {
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: AgentDeps) {
-    const sessions = new LiveSessions(deps.ownership, deps.config.limits, deps.quotas);
+    const sessions = new LiveSessions(deps.ownership, deps.config.limits, deps.quotas, deps.sessionBytes);
     this.sessions = sessions;
     const children = new AgentChildSpawner({
       resolveModel: (modelId, field, temperature) => this.factory.resolveModel(modelId, field, temperature),
@@ -88,23 +90,27 @@ export class Agent {
     for (const session of this.sessions.values()) if (session.queue) yield session.queue;
   }
 
-  /** Create a session from SessionOptions (or resume a stored one with `resume: true`). */
-  async createSession(options: SessionOptions, caller: Caller): Promise<{ session: AgentSession; resumed: boolean }> {
+  /**
+   * Create a session from SessionOptions (or resume a stored one with `resume: true`). `field` names where the
+   * options came from in errors about them as a whole (`body` of POST /v1/sessions, `params` of ACP session/new).
+   */
+  async createSession(options: SessionOptions, caller: Caller, field = 'body'): Promise<{ session: AgentSession; resumed: boolean }> {
     this.sessions.assertAdmitting();
+    // Before anything is looked up: options over their byte bound, or naming another tenant or principal, are refused
+    // whether or not the session exists.
+    const optionsBytes = assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, field);
+    assertOwnIdentity(options, caller);
     if (options.resume && options.sessionId === undefined) {
       throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
     }
     const requestedId = options.sessionId;
-    if (requestedId === undefined) return this.openSession(options, caller, undefined);
-    // The session is the caller's tenant's (or, for an admin, the tenant its options name).
-    if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
-      throw new CodeError('SESSION_CONFIGURATION_ERROR', `tenantId: "${options.tenantId}" conflicts with the caller's tenant "${caller.tenantId}"; only admin tokens may open sessions of another tenant`, { field: 'tenantId' });
-    }
+    if (requestedId === undefined) return this.openSession(options, caller, undefined, optionsBytes);
+    // The session is the caller's tenant's (or, for an admin, the tenant its options name: assertOwnIdentity).
     const key = sessionKey(options.tenantId ?? caller.tenantId, requestedId);
-    return this.opening.run(key, () => this.openSession(options, caller, key));
+    return this.opening.run(key, () => this.openSession(options, caller, key, optionsBytes));
   }
 
-  private async openSession(options: SessionOptions, caller: Caller, key: SessionKey | undefined): Promise<{ session: AgentSession; resumed: boolean }> {
+  private async openSession(options: SessionOptions, caller: Caller, key: SessionKey | undefined, optionsBytes: number): Promise<{ session: AgentSession; resumed: boolean }> {
     const requestedId = options.sessionId;
     if (options.resume && key !== undefined) {
       const live = this.sessions.get(key);
@@ -113,7 +119,7 @@ export class Agent {
         return { session: live, resumed: true };
       }
     }
-    this.sessions.assertCapacity(options.tenantId ?? caller.tenantId);
+    this.sessions.assertCapacity(options.tenantId ?? caller.tenantId, optionsBytes);
     // Only the caller's own tenant is searched: another tenant's session of this id is never an obstacle (nor revealed).
     if (key !== undefined && this.sessions.has(key)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
     let snapshot: SessionSnapshotV1 | undefined;

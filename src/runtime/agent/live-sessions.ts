@@ -1,4 +1,6 @@
+import { SESSION_OVERHEAD_BYTES } from '../../config/session-bytes-limit.js';
 import type { TenantQuotas } from '../quotas/tenant-quotas.js';
+import type { TenantSessionBytes } from '../quotas/tenant-session-bytes.js';
 import { CodeError } from '../../errors.js';
 import { tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import { hasScope, type Caller } from '../ports/caller.js';
@@ -6,6 +8,7 @@ import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { AgentSession } from '../session/agent-session.js';
 import { ClosedSessions } from './closed-sessions.js';
 import { takeLease } from './session-leases.js';
+import { sessionOptionsBytes } from './session-options-bound.js';
 
 /**
  * The sessions live on this node (and those recently closed here), by SessionKey (session ids are per
@@ -24,6 +27,8 @@ export class LiveSessions {
     private readonly limits: { readonly maxSessions: number },
     /** Per-tenant quotas: a session counts against its tenant's open sessions while it is live here. */
     private readonly quotas?: TenantQuotas,
+    /** limits.maxSessionBytesPerTenant: a session's bytes count against its tenant while it is live here. */
+    private readonly sessionBytes?: TenantSessionBytes,
   ) {}
 
   /** The live session of this key, if any. */
@@ -48,7 +53,11 @@ export class LiveSessions {
 
   /** Drop a session without remembering it as closed (passivated, or taken over by another node). */
   delete(key: SessionKey): void {
-    if (this.sessions.delete(key)) this.quotas?.releaseSession(tenantIdOf(key));
+    const session = this.sessions.get(key);
+    if (session && this.sessions.delete(key)) {
+      this.quotas?.releaseSession(tenantIdOf(key));
+      this.sessionBytes?.release(key, session);
+    }
   }
 
   /** Stop admitting new sessions and runs. */
@@ -68,14 +77,17 @@ export class LiveSessions {
 
   /**
    * SESSION_INITIALIZATION_ERROR when limits.maxSessions sessions are live; QUOTA_EXCEEDED when the tenant
-   * (when named) is at its open-sessions or stored-bytes quota. Checked before a session is built; `register`
-   * counts it.
+   * (when named) is at its open-sessions or stored-bytes quota, or when a session of `optionsBytes` options
+   * would take it past limits.maxSessionBytesPerTenant. Checked before a session is built; `register` checks
+   * again with the built session's own measure, and counts it.
    */
-  assertCapacity(tenantId?: string): void {
+  assertCapacity(tenantId?: string, optionsBytes = 0): void {
     if (this.sessions.size >= this.limits.maxSessions) {
       throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
     }
-    if (tenantId !== undefined) this.quotas?.assertSessionRoom(tenantId);
+    if (tenantId === undefined) return;
+    this.quotas?.assertSessionRoom(tenantId);
+    this.sessionBytes?.assertRoom(tenantId, SESSION_OVERHEAD_BYTES + optionsBytes);
   }
 
   /**
@@ -88,7 +100,14 @@ export class LiveSessions {
       throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
     }
     if (this.sessions.get(session.key) === session) return;
-    this.quotas?.admitSession(session.config.ownerTenantId);
+    const tenantId = session.config.ownerTenantId;
+    const bytes = this.sessionBytes;
+    // Measured once (the options never change), only where the bound is on; the content after each run.
+    const fixed = bytes ? SESSION_OVERHEAD_BYTES + sessionOptionsBytes(session.config.options) : 0;
+    const content = bytes ? session.contentBytes() : 0;
+    bytes?.assertRoom(tenantId, fixed + content);
+    this.quotas?.admitSession(tenantId);
+    bytes?.hold(session.key, session, tenantId, fixed, content);
     this.closed.forget(session.key);
     this.sessions.set(session.key, session);
   }
@@ -98,6 +117,7 @@ export class LiveSessions {
     if (this.sessions.get(session.key) === session) {
       this.sessions.delete(session.key);
       this.quotas?.releaseSession(session.config.ownerTenantId);
+      this.sessionBytes?.release(session.key, session);
     }
     this.closed.remember(session.key);
   }

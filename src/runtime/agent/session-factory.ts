@@ -135,6 +135,7 @@ export class SessionFactory {
       resolveModel: (modelId, field, temperature) => this.resolveModel(modelId, field, temperature),
       commandCatalog: this.commandCatalog,
       quotas: deps.quotas,
+      sessionBytes: deps.sessionBytes,
       delegation: {
         limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },
         inheritance: deps.config.delegation.confirmationInheritance,

@@ -1,5 +1,6 @@
 import { DEFAULT_TENANT_QUOTA, type TenantQuota, type TenantQuotaConfig } from '../../config/tenant-quota.js';
-import { CodeError } from '../../errors.js';
+import type { CodeError } from '../../errors.js';
+import { quotaExceeded } from './quota-exceeded.js';
 
 /** Runs-per-minute are counted in buckets of this many ms (a sliding window of 60 of them). */
 const BUCKET_MS = 1000;
@@ -35,13 +36,7 @@ export interface TenantQuotasDeps {
 
 function exceeded(tenantId: string, quota: keyof TenantQuota, limit: number, used: number, retryAfterSeconds?: number): CodeError {
   const key = `tenant_quotas.${tenantId}.${quota.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
-  return new CodeError('QUOTA_EXCEEDED', `tenant ${tenantId} is over its quota ${quota} (${used} of ${limit}; config ${key} or default_tenant_quota)${retryAfterSeconds !== undefined ? `; retry after ${retryAfterSeconds} s` : ''}`, {
-    quota,
-    limit,
-    used,
-    tenantId,
-    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
-  });
+  return quotaExceeded({ tenantId, quota, limit, used, configKey: `${key} or default_tenant_quota`, retryAfterSeconds });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { TenantQuotas } from '../quotas/tenant-quotas.js';
+import type { TenantSessionBytes } from '../quotas/tenant-session-bytes.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
@@ -53,6 +54,8 @@ export interface AgentSessionDeps {
   childOf?: ChildLink | undefined;
   /** The tenants' quotas: runs are admitted and stored bytes counted against the session's tenant (absent: none). */
   quotas?: TenantQuotas | undefined;
+  /** limits.maxSessionBytesPerTenant: the session's content bytes are re-measured after each run (absent: none). */
+  sessionBytes?: TenantSessionBytes | undefined;
 }
 
 /** The agent-global MCP layer as sessions see it. */

@@ -19,6 +19,7 @@ import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SessionCommands } from '../sandbox/session-commands.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { sessionKey, type SessionKey } from '../../stores/session-key.js';
+import { messageBytes } from '../compaction/estimate-tokens.js';
 import type { AgentSessionDeps, RestoredState } from './agent-session-deps.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { RunHandle, RunRequest } from './run-handle.js';
@@ -55,7 +56,7 @@ export class AgentSession {
     this.key = sessionKey(config.ownerTenantId, config.sessionId);
     this.createdAtMs = restored?.createdAtMs ?? deps.hostEnv.now();
     this.lastActivityMs = deps.hostEnv.now();
-    this.parts = buildSessionParts(config, deps, restored, { key: this.key, createdAtMs: this.createdAtMs, touch: () => this.touch() });
+    this.parts = buildSessionParts(config, deps, restored, { key: this.key, createdAtMs: this.createdAtMs, touch: () => this.runEnded() });
     this.events = this.parts.events;
     this.sandbox = this.parts.commands;
     this.memory = this.parts.memory;
@@ -159,6 +160,21 @@ export class AgentSession {
   /** Note activity now. */
   touch(): void {
     this.lastActivityMs = this.deps.hostEnv.now();
+  }
+
+  /**
+   * UTF-8 bytes of what the session's runs accumulate in memory: its transcript (as limits.maxTranscriptBytes
+   * measures it) and its artifacts. limits.maxSessionBytesPerTenant counts them (beside the options and a fixed
+   * overhead) when the session goes live and after each run.
+   */
+  contentBytes(): number {
+    return messageBytes(this.parts.transcript.messages) + this.parts.artifacts.bytes;
+  }
+
+  /** A run ended: note the activity and re-measure what the session holds. */
+  private runEnded(): void {
+    this.touch();
+    this.deps.sessionBytes?.resize(this.key, this, this.contentBytes());
   }
 
   /** True once closed. */

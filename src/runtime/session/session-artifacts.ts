@@ -54,6 +54,11 @@ export class SessionArtifacts {
     return this.add({ id, toolCallId, toolName, createdAtMs: this.hostEnv.now(), content }) ? id : undefined;
   }
 
+  /** UTF-8 bytes of the kept artifacts' content. */
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
   /** Every artifact, oldest first. */
   list(): Artifact[] {
     return this.byId ? [...this.byId.values()].map((entry) => entry.artifact) : [];

@@ -88,8 +88,9 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
       options: unsupported,
     });
   }
+  // Agent.createSession refuses a spoofed tenantId (and principal) first; this holds for every other builder of a session.
   if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
-    throw configError('tenantId', `"${options.tenantId}" conflicts with the caller's tenant "${caller.tenantId}"; only admin tokens may create sessions for another tenant`);
+    throw new CodeError('FORBIDDEN', `tenantId: "${options.tenantId}" is not the caller's tenant "${caller.tenantId}"; only admin tokens may create sessions for another tenant`, { field: 'tenantId', scope: 'admin' });
   }
 
   const { config } = deps;
