@@ -11,7 +11,7 @@ export interface PinnedSessionWorkspace {
 
 /**
  * Pins the canonical workspace a session was just resolved to (inside its tenant's space). A restored session
- * gets a new pin when the stored identity differs (device numbers differ between nodes on shared storage; a
+ * (whose path was checked again) gets a new pin when the stored identity differs (device numbers differ between nodes on shared storage; a
  * directory recreated under the same name), with a note for a warning event; one that cannot be opened where it
  * was checked answers WORKSPACE_CHANGED.
  */
@@ -24,9 +24,8 @@ export function pinSessionWorkspace(canonical: string, stored: { readonly dev: s
     throw new CodeError('WORKSPACE_CHANGED', `workspace: ${canonical} is no longer the directory that was checked (${reason})`, { field: 'workspace' });
   }
   const directory = new WorkspaceDirectory(pin);
-  if (!restored || (stored?.dev === pin.dev && stored.ino === pin.ino)) return { directory };
-  const repinned = stored
-    ? `workspace ${canonical} was pinned again: its identity changed (device ${stored.dev} inode ${stored.ino} -> device ${pin.dev} inode ${pin.ino}: another node, or the directory was recreated)`
-    : `workspace ${canonical} was pinned (the stored session predates workspace pins)`;
+  // A snapshot older than pins has nothing to compare with: its workspace was just checked like any restore's.
+  if (!restored || stored === undefined || (stored.dev === pin.dev && stored.ino === pin.ino)) return { directory };
+  const repinned = `workspace ${canonical} was pinned again: its identity changed (device ${stored.dev} inode ${stored.ino} -> device ${pin.dev} inode ${pin.ino}: another node, or the directory was recreated)`;
   return { directory, repinned };
 }
