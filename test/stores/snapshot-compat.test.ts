@@ -16,6 +16,8 @@ import { tempDir, writeFiles } from '../support/test-server.js';
 // them: a change to SessionSnapshotV1 adds a folder, and every folder must keep passing.
 const SNAPSHOTS = join(import.meta.dirname, '..', 'fixtures', 'snapshots');
 const V1 = 'v1-2026-12-02';
+/** The same sessions saved once sessions carry `workspacePin`. */
+const V1_PIN = 'v1-2026-12-02-pin';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
@@ -51,7 +53,14 @@ const lastText = (messages: ChatMessage[]) => messages.at(-1)?.content;
 
 describe('frozen SessionSnapshotV1 fixtures', () => {
   it('are all there (a removed fixture fails here)', () => {
-    expect(fixtureFiles()).toEqual([`${V1}/acme/acme-closed.json`, `${V1}/default/artifacts-tasks.json`, `${V1}/default/plain-tool-run.json`]);
+    expect(fixtureFiles()).toEqual([
+      `${V1}/acme/acme-closed.json`,
+      `${V1}/default/artifacts-tasks.json`,
+      `${V1}/default/plain-tool-run.json`,
+      `${V1_PIN}/acme/acme-closed.json`,
+      `${V1_PIN}/default/artifacts-tasks.json`,
+      `${V1_PIN}/default/plain-tool-run.json`,
+    ]);
   });
 
   it.each(fixtureFiles())('%s parses with the schema, the store decoders and the file store', async (file) => {
@@ -174,5 +183,30 @@ describe(`the ${V1} fixtures restore on a real server`, () => {
     expect(saved.session.options.confirmationPolicy).toEqual({ enabled: true, defaultTimeoutMs: 5000, timeoutAction: 'reject' });
     expect(lastText(saved.session.messages)).toBe('Bash is still denied.');
     expect(saved.session.messages).toHaveLength(closed.session.messages.length + 4);
+  });
+});
+
+describe(`the ${V1_PIN} fixtures: a pin of another machine`, () => {
+  const start = useTestServers();
+
+  it('restores on this machine with a new pin, a workspace_warning event and an initWarning, and saves the new pin', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'notes.txt': 'alpha\nbeta\n' });
+    const plain = stage(`${V1_PIN}/default/plain-tool-run.json`, dataDir, workspace);
+    expect(plain.session.workspacePin).toEqual({ dev: expect.stringMatching(/^\d+$/), ino: expect.stringMatching(/^\d+$/) });
+    const t = await start({ dataDir, root });
+    const info = (await request(t.url).get('/v1/sessions/plain-tool-run').expect(200)).body.session;
+    expect(info.initWarning).toContain(`workspace ${workspace} was pinned again`);
+    const trace = (await request(t.url).get('/v1/sessions/plain-tool-run/trace?limit=1000').expect(200)).body.events as { type: string; payload: Record<string, unknown> }[];
+    expect(trace.slice(0, plain.trace_events.length)).toEqual(plain.trace_events);
+    expect(trace.slice(plain.trace_events.length)).toEqual([expect.objectContaining({ type: 'workspace_warning', payload: expect.objectContaining({ kind: 'repinned', workspace }) })]);
+    t.fake.script({ text: 'Still here.' });
+    expect((await runAndWait(t, 'plain-tool-run', 'Again?')).result.text).toBe('Still here.');
+    await eventually(() => storedFile(dataDir, 'default', 'plain-tool-run').generation > plain.generation, 'the run to be saved');
+    const saved = storedFile(dataDir, 'default', 'plain-tool-run').session.workspacePin;
+    expect(saved).toBeDefined();
+    expect(saved).not.toEqual(plain.session.workspacePin);
   });
 });
