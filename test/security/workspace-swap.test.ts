@@ -7,7 +7,7 @@ import { bwrapWorks } from '../sandbox/sandbox-helpers.js';
 import { redisServerConfig } from '../support/redis-target.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { ofType, toolMessage, useTestServers } from '../support/run-helpers.js';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 
 // Class 1 of issue 27: a sibling session of the same tenant swaps the workspace of another for a symlink (to /,
@@ -112,6 +112,34 @@ describe.skipIf(!HAVE_BWRAP)('a workspace swapped by a sibling session (bwrap, t
     // Some commands ran on the pinned directory (others were refused while the name pointed elsewhere).
     expect(outputs.some((output) => output.includes('inside'))).toBe(true);
     rmSync(outside, { recursive: true, force: true });
+  });
+});
+
+describe.skipIf(!HAVE_BWRAP)('delegated children use the parent\'s pin', () => {
+  const start = useTestServers();
+  const runPrompt = (r: RecordedRequest) => String((r.body.messages as { role: string; content?: unknown }[]).findLast((m) => m.role === 'user')?.content ?? '');
+  const lastRole = (r: RecordedRequest) => (r.body.messages as { role: string }[]).at(-1)?.role;
+
+  it('a task child of a session whose workspace was swapped for a link to an outside directory runs nothing there', async () => {
+    const t = await start();
+    const outside = tempDir('a3s-swap-child-');
+    writeFileSync(join(outside, 'marker.txt'), SECRET);
+    const proj = join(t.root, 'proj');
+    mkdirSync(proj);
+    await request(t.url).post('/v1/sessions').send({ sessionId: 'parent', workspace: proj }).expect(201);
+    renameSync(proj, `${proj}.old`);
+    symlinkSync(outside, proj);
+    t.fake.script(
+      { when: (r) => runPrompt(r) === 'delegate' && lastRole(r) === 'user', toolCalls: [{ id: 'p_task', name: 'task', arguments: { agent: 'general', description: 'look', prompt: 'child: cat marker' } }] },
+      { when: (r) => runPrompt(r).startsWith('child:') && lastRole(r) === 'user', toolCalls: [{ id: 'c_bash', name: 'bash', arguments: { command: 'cat marker.txt; touch child-was-here' } }] },
+      { when: (r) => runPrompt(r).startsWith('child:') && lastRole(r) === 'tool', text: 'child done' },
+      { when: (r) => runPrompt(r) === 'delegate' && lastRole(r) === 'tool', text: 'parent done' },
+    );
+    const res = await request(t.url).post('/v1/sessions/parent/runs').send({ input: 'delegate', wait: true }).expect(200);
+    expect(res.body.run.status).toBe('completed');
+    expect(toolMessage(t, 'c_bash')).toContain('no longer the directory');
+    expect(toolMessage(t, 'c_bash')).not.toContain(SECRET);
+    expect(readdirSync(outside)).toEqual(['marker.txt']);
   });
 });
 
