@@ -156,10 +156,10 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   warnings.push(...skipped.map((file) => file.message));
   // sessionForAgent: the agent's prompt takes the role slot, its permissions bound every call, its model and
   // max steps apply unless the options name their own. A restored session rebuilds it from its stored options.
-  const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace, agent: options.agent });
+  const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace: pinned.directory, agent: options.agent });
   const agent = agents.agent;
   warnings.push(...agents.warnings);
-  const skills = await resolveSessionSkills({ configDirs: config.skillDirs, sessionDirs: options.skillDirs ?? [], inline: options.inlineSkills ?? [], builtin: options.builtinSkills === true, workspace });
+  const skills = await resolveSessionSkills({ configDirs: config.skillDirs, sessionDirs: options.skillDirs ?? [], inline: options.inlineSkills ?? [], builtin: options.builtinSkills === true, workspace: pinned.directory });
   warnings.push(...skills.warnings);
   const personas = skills.registry.list().filter((skill) => skill.kind === 'persona').map((skill) => skill.content);
   if (agent?.model !== undefined && options.model === undefined) chosen = chooseModel(config, agent.model, `agent "${agent.name}".model`, options.temperature);
