@@ -303,7 +303,7 @@ describe('instruction files are read confined by what was opened (tenants split)
     }
     skipped = created.filter((c) => c.initWarning?.includes('was skipped')).length;
     // The race ran both ways: some sessions got the real file, some found a link and skipped it; none got a secret.
-    expect(created.length).toBeGreaterThanOrEqual(40);
+    expect(created.length).toBeGreaterThanOrEqual(20);
     expect(legit).toBeGreaterThan(0);
     expect(skipped).toBeGreaterThan(0);
     expect(legit + skipped).toBe(created.length);
@@ -322,7 +322,7 @@ describe('instruction files are read confined by what was opened (tenants split)
     }
     await ended;
     const listed = await request(t.url).get(`/v1/sessions/${session.id}/agents`).set(auth(A)).expect(200);
-    expect(answers.length).toBeGreaterThanOrEqual(40);
+    expect(answers.length).toBeGreaterThanOrEqual(20);
     expect(answers.flatMap(leaks)).toEqual([]);
     expect(leaks(listed.text)).toEqual([]);
     expect(listed.text).not.toContain('leaked');
