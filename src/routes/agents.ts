@@ -4,6 +4,7 @@ import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { agentInfo } from '../runtime/agents/agent-registry.js';
 import { loadAgentDir } from '../runtime/agents/load-agent-dir.js';
 import { resolveWorkspaceAgentDir } from '../runtime/agents/resolve-workspace-agent-dir.js';
+import { withHeldDirectory } from '../runtime/workspace/held-directory.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -34,8 +35,9 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: ServerContext): v
     },
     async ({ params, body, caller }) => {
       const session = agent.getSession(params.id, caller);
-      const dir = await resolveWorkspaceAgentDir(session.config.workspace, body.path, 'path', 'VALIDATION_ERROR');
-      const definitions = await loadAgentDir({ dir, label: body.path, source: 'session', errorCode: 'VALIDATION_ERROR' });
+      // Opened from the session's pinned workspace and read from the held directory (links confined to it).
+      const held = resolveWorkspaceAgentDir(session.config.workspaceDir, body.path, 'path', 'VALIDATION_ERROR');
+      const definitions = await withHeldDirectory(held, (root) => loadAgentDir({ root, label: body.path, source: 'session', errorCode: 'VALIDATION_ERROR' }));
       session.config.agents.add(definitions);
       return { registered: definitions.length, agents: session.config.agents.list().map(agentInfo) };
     },

@@ -1,5 +1,5 @@
 import { constants as fsConstants } from 'node:fs';
-import { access, readdir, readFile, unlink } from 'node:fs/promises';
+import { access, open, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { CodeError } from '../errors.js';
 import { prepareDirectory, syncDirectory, writeFileAtomically } from './atomic-file.js';
@@ -27,6 +27,19 @@ export interface JsonFileDirectoryOptions {
    * find nothing), and fsync its parent when creating it: for one directory per tenant under a store.
    */
   createOnWrite?: boolean;
+}
+
+/** This process writes record files by rename: a symlink or anything but a regular file there was planted, and is not read. */
+const RECORD_READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+
+async function readRecordFile(file: string): Promise<string> {
+  const handle = await open(file, RECORD_READ_FLAGS);
+  try {
+    if (!(await handle.stat()).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EINVAL' });
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -87,7 +100,7 @@ export class JsonFileDirectory {
     const file = this.fileFor(id);
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readRecordFile(file);
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return undefined;
       throw persistenceError(`failed to read ${this.describe(id)}`, this.details(id), error);

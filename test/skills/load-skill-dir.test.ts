@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CodeError } from '../../src/errors.js';
 import { loadSkillDir, MAX_SKILL_FILE_BYTES } from '../../src/runtime/skills/load-skill-dir.js';
+import { openHeldDirectory, withHeldDirectory } from '../../src/runtime/workspace/held-directory.js';
 import { tempDir, writeFiles } from '../support/test-server.js';
 
-const load = (dir: string) => loadSkillDir({ dir: realpathSync(dir), label: 'skills', source: 'session', errorCode: 'VALIDATION_ERROR' });
+const load = (dir: string) => withHeldDirectory(openHeldDirectory(realpathSync(dir)), (root) => loadSkillDir({ root, label: 'skills', source: 'session', errorCode: 'VALIDATION_ERROR' }));
 
 async function failure(promise: Promise<unknown>): Promise<CodeError> {
   const error = await promise.then(

@@ -1,5 +1,5 @@
-import { realpath } from 'node:fs/promises';
-import path from 'node:path';
+import { openConfiguredDirectory, withHeldDirectory } from '../workspace/held-directory.js';
+import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
 import type { AgentDefinition } from './agent-definition.js';
 import { AgentRegistry } from './agent-registry.js';
 import { loadAgentDir } from './load-agent-dir.js';
@@ -11,8 +11,8 @@ export interface SessionAgentsRequest {
   readonly configDirs: readonly string[];
   /** The session's `agentDirs` (each must resolve inside the workspace). */
   readonly sessionDirs: readonly string[];
-  /** The session's canonical workspace. */
-  readonly workspace: string;
+  /** The session's pinned workspace (session directories are opened from it). */
+  readonly workspace: WorkspaceAccess;
   /** The agent the session runs as (SessionOptions.agent), if any. */
   readonly agent: string | undefined;
 }
@@ -33,16 +33,17 @@ export async function resolveSessionAgents(request: SessionAgentsRequest): Promi
   const registry = new AgentRegistry();
   const warnings: string[] = [];
   for (const dir of request.configDirs) {
-    const canonical = await realpath(path.resolve(dir)).catch(() => undefined);
-    if (canonical === undefined) {
+    const held = await openConfiguredDirectory(dir);
+    if (held === undefined) {
       warnings.push(`agent_dirs: "${dir}" does not exist`);
       continue;
     }
-    registry.add(await loadAgentDir({ dir: canonical, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' }));
+    registry.add(await withHeldDirectory(held, (root) => loadAgentDir({ root, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' })));
   }
   for (const [index, dir] of request.sessionDirs.entries()) {
-    const canonical = await resolveWorkspaceAgentDir(request.workspace, dir, `agentDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
-    registry.add(await loadAgentDir({ dir: canonical, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' }));
+    const held = resolveWorkspaceAgentDir(request.workspace, dir, `agentDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
+    registry.add(await withHeldDirectory(held, (root) => loadAgentDir({ root, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' })));
   }
   return { registry, agent: request.agent === undefined ? undefined : registry.require(request.agent), warnings };
 }
+

@@ -54,6 +54,8 @@ export function childSessionConfig(parent: ResolvedSessionConfig, spec: ChildSpe
     agentDefinition: agent,
     skills,
     initWarning: null,
+    // The parent announced its skipped instruction files; the child (whose events the parent sees) does not again.
+    workspaceSkipped: undefined,
     parentSessionId: parent.sessionId,
     delegationDepth: parent.delegationDepth + 1,
     // What session info shows; the child is rebuilt from nothing (it is never saved on its own).

@@ -1,4 +1,5 @@
 import type { WorkspaceDirectory } from '../workspace/workspace-directory.js';
+import type { SkippedFile } from '../prompt/agents-md.js';
 import type { AgentDefinition } from '../agents/agent-definition.js';
 import type { AgentRegistry } from '../agents/agent-registry.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
@@ -56,6 +57,8 @@ export interface ResolvedSessionConfig {
   readonly workspaceDir: WorkspaceDirectory;
   /** Set when this restore pinned the workspace again (announced as a `workspace_warning` event). */
   readonly workspaceRepinned?: string;
+  /** Instruction files (AGENTS.md) not read because they lead outside the confinement root (each announced as a `workspace_warning` event). */
+  readonly workspaceSkipped?: readonly SkippedFile[];
   /** The workspace's AGENTS.md as loaded for the system prompt (children's prompts carry it too). */
   readonly agentsMd: string;
   /** The session that delegated this one (a child session of `task`, `parallel_task` or `Skill`); null otherwise. */

@@ -150,15 +150,17 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   // With tokens of several tenants a workspace must be in the owner's own space (admins: anywhere in the roots);
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
   const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
-  const { workspace, agentsMd } = await deps.workspaceContext.get({ requested: options.workspace, claim, restored: restored !== undefined }, config);
+  const { workspace, agentsMd, skipped } = await deps.workspaceContext.get({ requested: options.workspace, claim, restored: restored !== undefined }, config);
   const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined);
   if (pinned.repinned) warnings.push(pinned.repinned);
+  // AGENTS.md files leading outside the confinement root were not read: each is a warning and an event.
+  warnings.push(...skipped.map((file) => file.message));
   // sessionForAgent: the agent's prompt takes the role slot, its permissions bound every call, its model and
   // max steps apply unless the options name their own. A restored session rebuilds it from its stored options.
-  const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace, agent: options.agent });
+  const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace: pinned.directory, agent: options.agent });
   const agent = agents.agent;
   warnings.push(...agents.warnings);
-  const skills = await resolveSessionSkills({ configDirs: config.skillDirs, sessionDirs: options.skillDirs ?? [], inline: options.inlineSkills ?? [], builtin: options.builtinSkills === true, workspace });
+  const skills = await resolveSessionSkills({ configDirs: config.skillDirs, sessionDirs: options.skillDirs ?? [], inline: options.inlineSkills ?? [], builtin: options.builtinSkills === true, workspace: pinned.directory });
   warnings.push(...skills.warnings);
   const personas = skills.registry.list().filter((skill) => skill.kind === 'persona').map((skill) => skill.content);
   if (agent?.model !== undefined && options.model === undefined) chosen = chooseModel(config, agent.model, `agent "${agent.name}".model`, options.temperature);
@@ -181,6 +183,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     workspace,
     workspaceDir: pinned.directory,
     ...(pinned.repinned ? { workspaceRepinned: pinned.repinned } : {}),
+    ...(skipped.length > 0 ? { workspaceSkipped: skipped } : {}),
     model,
     governance: {
       maxToolRounds: options.maxToolRounds ?? agent?.maxSteps ?? loop.maxToolRounds,

@@ -150,6 +150,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   for (const manager of child?.borrowedMcp ?? []) tools.borrow(manager);
   if (restored) events.restore(restored.trace);
   if (config.workspaceRepinned) emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });
+  for (const file of config.workspaceSkipped ?? []) emit(undefined, 'workspace_warning', { kind: 'skipped', workspace, message: file.message, path: file.path });
   const llm = new LlmInvoker(() => config.model, () => governance.parts().governance);
   // Memory events belong to the active run when there is one (the context provider), else to the session.
   const memory = openAgentMemory(config.memory, config.ownerTenantId, deps.memoryStores ?? processMemoryStores(), hostEnv, (type, payload) => emit(flight.runId, type, payload));

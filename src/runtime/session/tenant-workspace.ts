@@ -189,3 +189,16 @@ export async function restoredWorkspace(layout: WorkspaceLayout, stored: string)
 function workspaceChanged(stored: string): CodeError {
   return new CodeError('WORKSPACE_CHANGED', `workspace: the stored session's workspace "${stored}" no longer resolves to the directory it was created with`, { field: 'workspace' });
 }
+
+/**
+ * The directory nothing the server reads for a session (its AGENTS.md chain) may come from outside of: with
+ * tenants split, the tenant's own directory holding the workspace (`<root>/<tenantId>`), or the shared root;
+ * else the workspace root holding it. Never above the root, and the workspace itself when no root holds it.
+ */
+export function confinementRoot(layout: WorkspaceLayout, canonical: string): string {
+  const root = rootOf(layout, canonical);
+  if (root === undefined) return canonical;
+  if (!layout.perTenant || layout.shared.has(root)) return root;
+  const below = path.relative(root, canonical);
+  return below === '' ? canonical : path.join(root, below.split(path.sep)[0]);
+}

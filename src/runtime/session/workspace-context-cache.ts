@@ -1,12 +1,13 @@
 import { CodeError } from '../../errors.js';
-import { loadAgentsMd } from '../prompt/agents-md.js';
-import { defaultWorkspace, resolveTenantDirectory, restoredWorkspace, workspaceLayout, type DirectoryClaim, type WorkspaceLayout } from './tenant-workspace.js';
+import { loadAgentsMd, type SkippedFile } from '../prompt/agents-md.js';
+import { confinementRoot, defaultWorkspace, resolveTenantDirectory, restoredWorkspace, workspaceLayout, type DirectoryClaim, type WorkspaceLayout } from './tenant-workspace.js';
 import type { CodeConfig } from '../../config/code-config.js';
 
-/** A resolved workspace and the AGENTS.md text that applies to it. */
+/** A resolved workspace, the AGENTS.md text that applies to it and the instruction files skipped (they lead outside its confinement). */
 export interface WorkspaceContext {
   workspace: string;
   agentsMd: string;
+  skipped: readonly SkippedFile[];
 }
 
 /** One workspace lookup: what was asked, for whom, and whether a stored session is being restored. */
@@ -36,7 +37,8 @@ const MAX_ENTRIES = 1024;
  * own space) and loads its AGENTS.md chain, reusing the answer for WORKSPACE_CONTEXT_TTL_MS so bursts of
  * session creation on one workspace touch the file system once; concurrent lookups share one promise.
  * Answers are keyed by tenant and admin-ness, so one tenant never reuses another's. Failures are not cached.
- * AGENTS.md edits reach new sessions within the TTL.
+ * AGENTS.md edits reach new sessions within the TTL. The chain is read confined to the workspace's
+ * confinement root (see confinementRoot and loadAgentsMd).
  */
 export class WorkspaceContextCache {
   private readonly entries = new Map<string, Entry>();
@@ -71,7 +73,8 @@ export class WorkspaceContextCache {
     const layout = await workspaceLayout(config, this.roots);
     const workspace = await resolveRequested(layout, request);
     try {
-      return { workspace, agentsMd: await loadAgentsMd(workspace, this.agentsMdBytes) };
+      const loaded = await loadAgentsMd({ workspace, confinement: confinementRoot(layout, workspace), maxBytes: this.agentsMdBytes });
+      return { workspace, agentsMd: loaded.text, skipped: loaded.skipped };
     } catch (error) {
       throw new CodeError('SESSION_INITIALIZATION_ERROR', `AGENTS.md: could not be read (${error instanceof Error ? error.message : String(error)})`, { resource: 'AGENTS.md' });
     }

@@ -1,7 +1,7 @@
-import { realpath } from 'node:fs/promises';
-import path from 'node:path';
 import type { InlineSkill } from '../../protocol/skills.js';
 import { resolveWorkspaceAgentDir } from '../agents/resolve-workspace-agent-dir.js';
+import { openConfiguredDirectory, withHeldDirectory } from '../workspace/held-directory.js';
+import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
 import { builtinSkills } from './builtin-skills.js';
 import { inlineSkill } from './inline-skill.js';
 import { loadSkillDir } from './load-skill-dir.js';
@@ -15,8 +15,8 @@ export interface SessionSkillsRequest {
   readonly sessionDirs: readonly string[];
   readonly inline: readonly InlineSkill[];
   readonly builtin: boolean;
-  /** The session's canonical workspace. */
-  readonly workspace: string;
+  /** The session's pinned workspace (session directories are opened from it). */
+  readonly workspace: WorkspaceAccess;
 }
 
 /** A session's skills and notes for initWarning. */
@@ -35,16 +35,16 @@ export async function resolveSessionSkills(request: SessionSkillsRequest): Promi
   const warnings: string[] = [];
   if (request.builtin) registry.add(builtinSkills());
   for (const dir of request.configDirs) {
-    const canonical = await realpath(path.resolve(dir)).catch(() => undefined);
-    if (canonical === undefined) {
+    const held = await openConfiguredDirectory(dir);
+    if (held === undefined) {
       warnings.push(`skill_dirs: "${dir}" does not exist`);
       continue;
     }
-    registry.add(await loadSkillDir({ dir: canonical, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' }));
+    registry.add(await withHeldDirectory(held, (root) => loadSkillDir({ root, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' })));
   }
   for (const [index, dir] of request.sessionDirs.entries()) {
-    const canonical = await resolveWorkspaceAgentDir(request.workspace, dir, `skillDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
-    registry.add(await loadSkillDir({ dir: canonical, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' }));
+    const held = resolveWorkspaceAgentDir(request.workspace, dir, `skillDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
+    registry.add(await withHeldDirectory(held, (root) => loadSkillDir({ root, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' })));
   }
   registry.add(request.inline.map(inlineSkill));
   return { registry, warnings };

@@ -1,40 +1,59 @@
-import { lstat, readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { VerificationPreset, VerificationPresetCommand } from '../../protocol/verification.js';
+import { fdPath, locate, type ConfinedRoot } from '../workspace/confined-walk.js';
+import { openHeldDirectory } from '../workspace/held-directory.js';
+import { readBounded } from '../workspace/read-confined-file.js';
 
 /** Manifests larger than this are ignored (bounded everything). */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 /** A `packageManager` name we put into a command; anything else falls back to lock-file detection. */
 const PACKAGE_MANAGER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
-/** The content of a regular file directly in the workspace, or undefined (missing, symlink, too big, unreadable). */
-async function readManifest(workspace: string, name: string): Promise<string | undefined> {
-  const file = path.join(workspace, name);
+const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** lstat of an entry directly in the workspace (never followed), or undefined. */
+function entry(workspace: ConfinedRoot, name: string) {
   try {
-    // lstat: a symlinked manifest could point outside the workspace; presets never follow it.
-    const info = await lstat(file);
-    if (!info.isFile() || info.size > MAX_MANIFEST_BYTES) return undefined;
-    return await readFile(file, 'utf8');
+    const location = locate(workspace, name, { followFinal: false });
+    location.close();
+    return location.stats ?? undefined;
   } catch {
     return undefined;
   }
 }
 
-async function exists(workspace: string, name: string, kind: 'file' | 'dir'): Promise<boolean> {
+/**
+ * The content of a regular file directly in the workspace, or undefined (missing, symlink, too big, unreadable):
+ * opened from the held workspace directory without following a symlink, checked with fstat.
+ */
+async function readManifest(workspace: ConfinedRoot, name: string): Promise<string | undefined> {
   try {
-    const info = await lstat(path.join(workspace, name));
-    return kind === 'file' ? info.isFile() : info.isDirectory();
+    const handle = await open(fdPath(workspace.fd, name), NOFOLLOW_READ);
+    try {
+      const info = await handle.stat();
+      if (!info.isFile() || info.size > MAX_MANIFEST_BYTES) return undefined;
+      const { bytes, truncated } = await readBounded(handle, MAX_MANIFEST_BYTES);
+      return truncated ? undefined : bytes.toString('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+function exists(workspace: ConfinedRoot, name: string, kind: 'file' | 'dir'): boolean {
+  const info = entry(workspace, name);
+  return info !== undefined && (kind === 'file' ? info.isFile() : info.isDirectory());
 }
 
 function command(id: string, kind: string, description: string, text: string, required: boolean): VerificationPresetCommand {
   return { id, kind, description, command: text, required, expect_exit: 0 };
 }
 
-async function rustPreset(workspace: string): Promise<VerificationPreset | undefined> {
-  if (!(await exists(workspace, 'Cargo.toml', 'file'))) return undefined;
+async function rustPreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
+  if (!exists(workspace, 'Cargo.toml', 'file')) return undefined;
   return {
     id: 'rust-default',
     project_kind: 'rust',
@@ -57,12 +76,12 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-async function packageManager(workspace: string, pkg: Record<string, unknown>): Promise<string> {
+async function packageManager(workspace: ConfinedRoot, pkg: Record<string, unknown>): Promise<string> {
   const declared = typeof pkg.packageManager === 'string' ? pkg.packageManager.split('@')[0] : undefined;
   if (declared !== undefined && pkg.packageManager !== declared && PACKAGE_MANAGER_NAME.test(declared)) return declared;
-  if (await exists(workspace, 'pnpm-lock.yaml', 'file')) return 'pnpm';
-  if (await exists(workspace, 'yarn.lock', 'file')) return 'yarn';
-  if ((await exists(workspace, 'bun.lockb', 'file')) || (await exists(workspace, 'bun.lock', 'file'))) return 'bun';
+  if (exists(workspace, 'pnpm-lock.yaml', 'file')) return 'pnpm';
+  if (exists(workspace, 'yarn.lock', 'file')) return 'yarn';
+  if (exists(workspace, 'bun.lockb', 'file') || exists(workspace, 'bun.lock', 'file')) return 'bun';
   return 'npm';
 }
 
@@ -79,7 +98,7 @@ const NODE_SCRIPTS = [
   { script: 'lint', kind: 'lint', description: 'Run JavaScript lint checks', required: false },
 ] as const;
 
-async function nodePreset(workspace: string): Promise<VerificationPreset | undefined> {
+async function nodePreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
   const text = await readManifest(workspace, 'package.json');
   const pkg = text === undefined ? undefined : parseObject(text);
   const scripts = pkg?.scripts;
@@ -91,25 +110,25 @@ async function nodePreset(workspace: string): Promise<VerificationPreset | undef
   return commands.length > 0 ? { id: 'node-default', project_kind: 'node', description: 'Node.js package verification', commands } : undefined;
 }
 
-async function pythonPreset(workspace: string): Promise<VerificationPreset | undefined> {
+async function pythonPreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
   const pyproject = (await readManifest(workspace, 'pyproject.toml')) ?? '';
-  const pytestIni = await exists(workspace, 'pytest.ini', 'file');
-  if (!(await exists(workspace, 'pyproject.toml', 'file')) && !pytestIni) return undefined;
+  const pytestIni = exists(workspace, 'pytest.ini', 'file');
+  if (!exists(workspace, 'pyproject.toml', 'file') && !pytestIni) return undefined;
   const commands: VerificationPresetCommand[] = [];
-  if ((await exists(workspace, 'tests', 'dir')) || pyproject.includes('[tool.pytest') || pytestIni) {
+  if (exists(workspace, 'tests', 'dir') || pyproject.includes('[tool.pytest') || pytestIni) {
     commands.push(command('python:test', 'test', 'Run Python tests', 'python -m pytest', true));
   }
-  if ((await exists(workspace, 'ruff.toml', 'file')) || (await exists(workspace, '.ruff.toml', 'file')) || pyproject.includes('[tool.ruff')) {
+  if (exists(workspace, 'ruff.toml', 'file') || exists(workspace, '.ruff.toml', 'file') || pyproject.includes('[tool.ruff')) {
     commands.push(command('python:ruff', 'lint', 'Run Ruff lint checks', 'python -m ruff check .', false));
   }
-  if ((await exists(workspace, 'mypy.ini', 'file')) || (await exists(workspace, '.mypy.ini', 'file')) || pyproject.includes('[tool.mypy')) {
+  if (exists(workspace, 'mypy.ini', 'file') || exists(workspace, '.mypy.ini', 'file') || pyproject.includes('[tool.mypy')) {
     commands.push(command('python:mypy', 'type_check', 'Run mypy type checking', 'python -m mypy .', false));
   }
   return commands.length > 0 ? { id: 'python-default', project_kind: 'python', description: 'Python project verification', commands } : undefined;
 }
 
-async function goPreset(workspace: string): Promise<VerificationPreset | undefined> {
-  if (!(await exists(workspace, 'go.mod', 'file'))) return undefined;
+async function goPreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
+  if (!exists(workspace, 'go.mod', 'file')) return undefined;
   return {
     id: 'go-default',
     project_kind: 'go',
@@ -121,11 +140,23 @@ async function goPreset(workspace: string): Promise<VerificationPreset | undefin
 /**
  * The seed's verification presets for a workspace, from the files at its root (Cargo.toml, package.json
  * scripts, pyproject.toml/pytest.ini, go.mod, in that order). Reads files only and never runs anything;
- * a symlinked or oversized manifest contributes nothing.
+ * a symlinked or oversized manifest contributes nothing. Every file is opened from the workspace directory
+ * held open, never through a symbolic link.
  */
 export async function detectPresets(workspace: string): Promise<VerificationPreset[]> {
-  const found = await Promise.all([rustPreset(workspace), nodePreset(workspace), pythonPreset(workspace), goPreset(workspace)]);
-  return found.filter((preset): preset is VerificationPreset => preset !== undefined);
+  let held;
+  try {
+    // Opened by its canonical path and checked to be there: a workspace swapped for a symlink gives no presets.
+    held = openHeldDirectory(workspace);
+  } catch {
+    return [];
+  }
+  try {
+    const found = await Promise.all([rustPreset(held), nodePreset(held), pythonPreset(held), goPreset(held)]);
+    return found.filter((preset): preset is VerificationPreset => preset !== undefined);
+  } finally {
+    held.close();
+  }
 }
 
 /** Collapse whitespace runs and trim, so "npm  test " and "npm test" compare equal. */

@@ -4,7 +4,8 @@ export class WorkspaceEscapeError extends Error {
 
   constructor(
     readonly userPath: string,
-    reason: string,
+    /** Why (e.g. `a symbolic link leads to /etc/passwd`): for messages that name another confinement than the workspace. */
+    readonly reason: string,
   ) {
     super(`Path "${userPath}" is outside the workspace (${reason}); only paths inside the workspace are allowed.`);
   }
