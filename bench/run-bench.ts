@@ -6,6 +6,7 @@ import { runClusterBench } from './cluster-bench.js';
 import { runCompactionBench } from './compaction-bench.js';
 import { round } from './bench-stats.js';
 import { runDelegationBench } from './delegation-bench.js';
+import { runFilesBench } from './files-bench.js';
 import { runRunsBench } from './runs-bench.js';
 import { runSandboxBench } from './sandbox-bench.js';
 import { runSessionsBench } from './sessions-bench.js';
@@ -23,6 +24,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   soak: runSoakBench,
   chaos: runChaosBench,
   cluster: runClusterBench,
+  files: runFilesBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -45,6 +47,8 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
   cluster   the runs workload (concurrency 20) on the memory, file, Redis and local Redis Cluster stores in turn;
             runs/s, p50 and ratios, Redis commands and bytes per run, Redis bytes per session;
             target: Redis >= 50% of memory runs/s [--seconds N] [--stores memory,file,redis,redis-cluster]
+  files     µs per confined open of a depth-5 workspace file (walk from the held workspace descriptor, O_NOFOLLOW open,
+            fstat) against a plain open by name, the walk alone, and a whole read tool call [--calls N] [--rounds N]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -11,6 +11,7 @@ import {
 } from '../protocol/verification.js';
 import type { Caller } from '../runtime/ports/caller.js';
 import { detectPresets } from '../runtime/verification/detect-presets.js';
+import type { WorkspaceAccess } from '../runtime/workspace/workspace-directory.js';
 import { summarizeVerifications } from '../runtime/verification/verification-summary.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
@@ -18,7 +19,8 @@ import type { ServerContext } from '../server/server-context.js';
 /** What the verification routes need of a session. */
 export interface VerificationSessionPort {
   readonly id: string;
-  readonly workspace: string;
+  /** The session's pinned workspace: presets are read through a lease of its held descriptor, never by its name. */
+  readonly config: { readonly workspaceDir: WorkspaceAccess };
   /** Run the request's commands host-direct through bash, keep the report, and return it. */
   runVerification(request: VerificationRequest): Promise<VerificationReport>;
   /** The session's reports, oldest first. */
@@ -85,6 +87,6 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
       params: SessionParamsSchema,
       responses: { 200: VerificationPresetListResponseSchema, 404: ErrorBodySchema },
     },
-    async ({ params, caller }) => ({ presets: await detectPresets(deps.getSession(params.id, caller).workspace) }),
+    async ({ params, caller }) => ({ presets: await detectPresets(deps.getSession(params.id, caller).config.workspaceDir) }),
   );
 }

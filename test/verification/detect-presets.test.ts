@@ -1,16 +1,25 @@
-import { existsSync, symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, renameSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VerificationCheckIdSchema, VerificationPresetSchema, type VerificationPreset } from '../../src/protocol/verification.js';
 import { commandCoversPreset, detectPresets, matchPresetCommand } from '../../src/runtime/verification/detect-presets.js';
 import { presetSubject, reportForPresetRun } from '../../src/runtime/verification/preset-report.js';
+import { pinDirectory, WorkspaceDirectory } from '../../src/runtime/workspace/workspace-directory.js';
 import { tempWorkspace, type TempWorkspace } from './verification-fixtures.js';
 
 const workspaces: TempWorkspace[] = [];
-function workspace(files: Record<string, string>): string {
+function workspaceDir(files: Record<string, string>): string {
   const ws = tempWorkspace(files);
   workspaces.push(ws);
   return ws.root;
+}
+/** A session's pinned workspace holding these files (presets are read through it, never by its name). */
+function pinned(root: string): WorkspaceDirectory {
+  return new WorkspaceDirectory(pinDirectory(root));
+}
+function workspace(files: Record<string, string>): WorkspaceDirectory {
+  return pinned(workspaceDir(files));
 }
 afterEach(() => {
   for (const ws of workspaces.splice(0)) ws.cleanup();
@@ -63,14 +72,29 @@ describe("detectPresets (the seed's presets)", () => {
     ]);
   });
 
-  it('ignores a symlinked manifest, returns nothing for an empty workspace, and never runs anything', async () => {
-    const outside = workspace({ 'package.json': JSON.stringify({ scripts: { test: 'touch ran-test' } }) });
-    const root = workspace({});
+  it('ignores a symlinked manifest, returns nothing for an empty or swapped workspace, and never runs anything', async () => {
+    const outside = workspaceDir({ 'package.json': JSON.stringify({ scripts: { test: 'touch ran-test' } }) });
+    const root = workspaceDir({});
     symlinkSync(join(outside, 'package.json'), join(root, 'package.json'));
-    expect(await detectPresets(root)).toEqual([]);
-    expect(await detectPresets('/nonexistent/a3s-verification-workspace')).toEqual([]);
-    await detectPresets(outside);
+    expect(await detectPresets(pinned(root))).toEqual([]);
+    // The workspace name swapped for a link to another workspace after the session pinned it: nothing of the other is read.
+    const swapped = workspaceDir({});
+    const pin = pinned(swapped);
+    renameSync(swapped, `${swapped}.old`);
+    symlinkSync(outside, swapped);
+    expect(await detectPresets(pin)).toEqual([]);
+    expect(pin.held).toBe(0);
+    await detectPresets(pinned(outside));
     expect(existsSync(join(outside, 'ran-test'))).toBe(false);
+  });
+
+  it('reads a FIFO or a directory named like a manifest as nothing, without waiting', async () => {
+    const root = workspaceDir({ 'go.mod': 'module x\n' });
+    execFileSync('mkfifo', [join(root, 'package.json')]);
+    execFileSync('mkdir', [join(root, 'pyproject.toml')]);
+    const dir = pinned(root);
+    expect((await detectPresets(dir)).map((preset) => preset.id)).toEqual(['go-default']);
+    expect(dir.held).toBe(0);
   });
 });
 

@@ -7,6 +7,7 @@ import { registerVerificationRoutes, type VerificationSessionPort } from '../../
 import { CodeError } from '../../src/errors.js';
 import type { Caller } from '../../src/runtime/ports/caller.js';
 import { runVerification } from '../../src/runtime/verification/run-verification.js';
+import { pinDirectory, WorkspaceDirectory } from '../../src/runtime/workspace/workspace-directory.js';
 import { Authenticator } from '../../src/server/authenticator.js';
 import { installErrorHandler } from '../../src/server/error-handler.js';
 import { buildOpenApiDocument } from '../../src/server/openapi-document.js';
@@ -23,11 +24,14 @@ class TestSession implements VerificationSessionPort {
   readonly id = 'sess_v';
   private readonly reports: VerificationReport[] = [];
   private ids = 0;
+  readonly config: { readonly workspaceDir: WorkspaceDirectory };
 
   constructor(
     readonly workspace: string,
     readonly tenantId: string,
-  ) {}
+  ) {
+    this.config = { workspaceDir: new WorkspaceDirectory(pinDirectory(workspace)) };
+  }
 
   async runVerification(request: VerificationRequest): Promise<VerificationReport> {
     const report = await runVerification(request, { runCommand: bashRunner(this.workspace), now: () => Date.now(), newId: (p) => `${p}_${++this.ids}`, sessionId: this.id, maxTimeoutMs: 600_000 });

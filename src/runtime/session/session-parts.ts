@@ -115,7 +115,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   const verifications = new SessionVerifications(
     {
       sessionId,
-      workspace,
+      workspace: config.workspaceDir,
       hostEnv,
       activeRunId,
       invokeToolDirect: (name: string, args: unknown) => directCalls.invoke(name, args, 'host_direct'),

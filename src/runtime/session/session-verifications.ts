@@ -8,6 +8,7 @@ import type { ToolResult } from '../tools/define-tool.js';
 import { detectPresets, matchPresetCommand } from '../verification/detect-presets.js';
 import { reportForPresetRun } from '../verification/preset-report.js';
 import { artifactUris, runVerification } from '../verification/run-verification.js';
+import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
 import type { SessionEmit } from './session-emitter.js';
 
 /** The bash tool's default and maximum timeouts (ms), as its schema declares them. */
@@ -19,7 +20,8 @@ const MAX_VERIFICATION_REPORTS = 200;
 /** What a session's verifications need from the session. */
 export interface VerificationsHost {
   readonly sessionId: string;
-  readonly workspace: string;
+  /** The session's pinned workspace (presets are read through a lease of it). */
+  readonly workspace: WorkspaceAccess;
   readonly hostEnv: HostEnv;
   readonly emit: SessionEmit;
   /** The active run's id, if any: preset reports attach only to calls of the active run. */

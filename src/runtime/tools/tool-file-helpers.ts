@@ -1,4 +1,5 @@
 import { toolError, type ToolResult } from './define-tool.js';
+import { NotRegularFileError } from '../workspace/regular-file.js';
 import { WorkspaceChangedError, WorkspaceEscapeError, WorkspacePathNotFoundError } from '../workspace/workspace-errors.js';
 
 /** Lines longer than this many characters are cut in tool output (read, grep). */
@@ -38,6 +39,7 @@ export function pathErrorResult(error: unknown, userPath: string, noun: 'File' |
   if (error instanceof WorkspacePathNotFoundError || errnoCode(error) === 'ENOENT') {
     return { ...toolError(`${noun} not found: ${userPath}`, { reason: 'not_found' }), errorKind: { type: 'not_found', path: userPath } };
   }
+  if (error instanceof NotRegularFileError) return toolError(error.message, { reason: error.kind === 'directory' ? 'is_directory' : 'not_a_file' });
   switch (errnoCode(error)) {
     case 'EISDIR':
       return toolError(`${userPath} is a directory, not a file.`, { reason: 'is_directory' });
@@ -51,6 +53,14 @@ export function pathErrorResult(error: unknown, userPath: string, noun: 'File' |
     default:
       return toolError(`Cannot access ${userPath}: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/**
+ * `pathErrorResult` for a path that must exist: a parent that is not a directory means the file is not there
+ * (as a missing parent does), not a separate fault.
+ */
+export function existingPathErrorResult(error: unknown, userPath: string, noun: 'File' | 'Directory' | 'Path' = 'File'): ToolResult {
+  return pathErrorResult(errnoCode(error) === 'ENOTDIR' ? new WorkspacePathNotFoundError(userPath) : error, userPath, noun);
 }
 
 /** Most UTF-8 bytes of file content a `before`/`after` metadata field carries (the rest is cut, and flagged). */

@@ -1,59 +1,59 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import type { VerificationPreset, VerificationPresetCommand } from '../../protocol/verification.js';
-import { fdPath, locate, type ConfinedRoot } from '../workspace/confined-walk.js';
-import { openHeldDirectory } from '../workspace/held-directory.js';
-import { readBounded } from '../workspace/read-confined-file.js';
+import { fdPath } from '../workspace/confined-walk.js';
+import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
+import { readAt } from '../workspace/regular-file.js';
+import { WorkspaceFiles } from '../workspace/workspace-files.js';
 
 /** Manifests larger than this are ignored (bounded everything). */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 /** A `packageManager` name we put into a command; anything else falls back to lock-file detection. */
 const PACKAGE_MANAGER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
-
-const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-/** lstat of an entry directly in the workspace (never followed), or undefined. */
-function entry(workspace: ConfinedRoot, name: string) {
-  try {
-    const location = locate(workspace, name, { followFinal: false });
-    location.close();
-    return location.stats ?? undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** A manifest is opened in the held workspace directory, never through a symlink, never waiting on a FIFO. */
+const MANIFEST_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * The content of a regular file directly in the workspace, or undefined (missing, symlink, too big, unreadable):
- * opened from the held workspace directory without following a symlink, checked with fstat.
+ * The workspace's top-level entries, reached through the held workspace descriptor (a lease of the pinned
+ * directory): a name swapped for a symlink, or the workspace itself swapped, cannot lead elsewhere.
  */
-async function readManifest(workspace: ConfinedRoot, name: string): Promise<string | undefined> {
-  try {
-    const handle = await open(fdPath(workspace.fd, name), NOFOLLOW_READ);
+class WorkspaceTop {
+  constructor(private readonly fd: number) {}
+
+  /** The content of a regular file directly in the workspace, or undefined (missing, symlink, FIFO, too big, unreadable). */
+  async manifest(name: string): Promise<string | undefined> {
+    let handle;
     try {
+      handle = await open(fdPath(this.fd, name), MANIFEST_FLAGS);
+      // fstat of what was opened: only a regular file of bounded size is read (one byte past the bound refuses a growing one).
       const info = await handle.stat();
       if (!info.isFile() || info.size > MAX_MANIFEST_BYTES) return undefined;
-      const { bytes, truncated } = await readBounded(handle, MAX_MANIFEST_BYTES);
-      return truncated ? undefined : bytes.toString('utf8');
+      const bytes = await readAt(handle, 0, MAX_MANIFEST_BYTES + 1);
+      return bytes.length > MAX_MANIFEST_BYTES ? undefined : bytes.toString('utf8');
+    } catch {
+      return undefined;
     } finally {
-      await handle.close();
+      await handle?.close().catch(() => undefined);
     }
-  } catch {
-    return undefined;
   }
-}
 
-function exists(workspace: ConfinedRoot, name: string, kind: 'file' | 'dir'): boolean {
-  const info = entry(workspace, name);
-  return info !== undefined && (kind === 'file' ? info.isFile() : info.isDirectory());
+  /** True when the entry is there and of that kind (lstat: a symlink is neither). */
+  async exists(name: string, kind: 'file' | 'dir'): Promise<boolean> {
+    try {
+      const info = await lstat(fdPath(this.fd, name));
+      return kind === 'file' ? info.isFile() : info.isDirectory();
+    } catch {
+      return false;
+    }
+  }
 }
 
 function command(id: string, kind: string, description: string, text: string, required: boolean): VerificationPresetCommand {
   return { id, kind, description, command: text, required, expect_exit: 0 };
 }
 
-async function rustPreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
-  if (!exists(workspace, 'Cargo.toml', 'file')) return undefined;
+async function rustPreset(top: WorkspaceTop): Promise<VerificationPreset | undefined> {
+  if (!(await top.exists('Cargo.toml', 'file'))) return undefined;
   return {
     id: 'rust-default',
     project_kind: 'rust',
@@ -76,12 +76,12 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-async function packageManager(workspace: ConfinedRoot, pkg: Record<string, unknown>): Promise<string> {
+async function packageManager(top: WorkspaceTop, pkg: Record<string, unknown>): Promise<string> {
   const declared = typeof pkg.packageManager === 'string' ? pkg.packageManager.split('@')[0] : undefined;
   if (declared !== undefined && pkg.packageManager !== declared && PACKAGE_MANAGER_NAME.test(declared)) return declared;
-  if (exists(workspace, 'pnpm-lock.yaml', 'file')) return 'pnpm';
-  if (exists(workspace, 'yarn.lock', 'file')) return 'yarn';
-  if (exists(workspace, 'bun.lockb', 'file') || exists(workspace, 'bun.lock', 'file')) return 'bun';
+  if (await top.exists('pnpm-lock.yaml', 'file')) return 'pnpm';
+  if (await top.exists('yarn.lock', 'file')) return 'yarn';
+  if ((await top.exists('bun.lockb', 'file')) || (await top.exists('bun.lock', 'file'))) return 'bun';
   return 'npm';
 }
 
@@ -98,37 +98,37 @@ const NODE_SCRIPTS = [
   { script: 'lint', kind: 'lint', description: 'Run JavaScript lint checks', required: false },
 ] as const;
 
-async function nodePreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
-  const text = await readManifest(workspace, 'package.json');
+async function nodePreset(top: WorkspaceTop): Promise<VerificationPreset | undefined> {
+  const text = await top.manifest('package.json');
   const pkg = text === undefined ? undefined : parseObject(text);
   const scripts = pkg?.scripts;
   if (!pkg || typeof scripts !== 'object' || scripts === null || Array.isArray(scripts)) return undefined;
-  const manager = await packageManager(workspace, pkg);
+  const manager = await packageManager(top, pkg);
   const commands = NODE_SCRIPTS.filter(({ script }) => Object.hasOwn(scripts, script)).map(({ script, kind, description, required }) =>
     command(`node:${script}`, kind, description, scriptCommand(manager, script), required),
   );
   return commands.length > 0 ? { id: 'node-default', project_kind: 'node', description: 'Node.js package verification', commands } : undefined;
 }
 
-async function pythonPreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
-  const pyproject = (await readManifest(workspace, 'pyproject.toml')) ?? '';
-  const pytestIni = exists(workspace, 'pytest.ini', 'file');
-  if (!exists(workspace, 'pyproject.toml', 'file') && !pytestIni) return undefined;
+async function pythonPreset(top: WorkspaceTop): Promise<VerificationPreset | undefined> {
+  const pyproject = (await top.manifest('pyproject.toml')) ?? '';
+  const pytestIni = await top.exists('pytest.ini', 'file');
+  if (!(await top.exists('pyproject.toml', 'file')) && !pytestIni) return undefined;
   const commands: VerificationPresetCommand[] = [];
-  if (exists(workspace, 'tests', 'dir') || pyproject.includes('[tool.pytest') || pytestIni) {
+  if ((await top.exists('tests', 'dir')) || pyproject.includes('[tool.pytest') || pytestIni) {
     commands.push(command('python:test', 'test', 'Run Python tests', 'python -m pytest', true));
   }
-  if (exists(workspace, 'ruff.toml', 'file') || exists(workspace, '.ruff.toml', 'file') || pyproject.includes('[tool.ruff')) {
+  if ((await top.exists('ruff.toml', 'file')) || (await top.exists('.ruff.toml', 'file')) || pyproject.includes('[tool.ruff')) {
     commands.push(command('python:ruff', 'lint', 'Run Ruff lint checks', 'python -m ruff check .', false));
   }
-  if (exists(workspace, 'mypy.ini', 'file') || exists(workspace, '.mypy.ini', 'file') || pyproject.includes('[tool.mypy')) {
+  if ((await top.exists('mypy.ini', 'file')) || (await top.exists('.mypy.ini', 'file')) || pyproject.includes('[tool.mypy')) {
     commands.push(command('python:mypy', 'type_check', 'Run mypy type checking', 'python -m mypy .', false));
   }
   return commands.length > 0 ? { id: 'python-default', project_kind: 'python', description: 'Python project verification', commands } : undefined;
 }
 
-async function goPreset(workspace: ConfinedRoot): Promise<VerificationPreset | undefined> {
-  if (!exists(workspace, 'go.mod', 'file')) return undefined;
+async function goPreset(top: WorkspaceTop): Promise<VerificationPreset | undefined> {
+  if (!(await top.exists('go.mod', 'file'))) return undefined;
   return {
     id: 'go-default',
     project_kind: 'go',
@@ -138,24 +138,22 @@ async function goPreset(workspace: ConfinedRoot): Promise<VerificationPreset | u
 }
 
 /**
- * The seed's verification presets for a workspace, from the files at its root (Cargo.toml, package.json
- * scripts, pyproject.toml/pytest.ini, go.mod, in that order). Reads files only and never runs anything;
- * a symlinked or oversized manifest contributes nothing. Every file is opened from the workspace directory
- * held open, never through a symbolic link.
+ * The seed's verification presets for a session's workspace, from the files at its root (Cargo.toml,
+ * package.json scripts, pyproject.toml/pytest.ini, go.mod, in that order), read through a lease of the pinned
+ * workspace directory that is returned before this answers. Reads files only and never runs anything; a
+ * symlinked, non-regular or oversized manifest contributes nothing, and a workspace that is no longer the
+ * pinned directory has no presets.
  */
-export async function detectPresets(workspace: string): Promise<VerificationPreset[]> {
-  let held;
+export async function detectPresets(workspace: WorkspaceAccess): Promise<VerificationPreset[]> {
+  const files = new WorkspaceFiles(workspace);
   try {
-    // Opened by its canonical path and checked to be there: a workspace swapped for a symlink gives no presets.
-    held = openHeldDirectory(workspace);
+    const top = new WorkspaceTop(files.root().fd);
+    const found = await Promise.all([rustPreset(top), nodePreset(top), pythonPreset(top), goPreset(top)]);
+    return found.filter((preset): preset is VerificationPreset => preset !== undefined);
   } catch {
     return [];
-  }
-  try {
-    const found = await Promise.all([rustPreset(held), nodePreset(held), pythonPreset(held), goPreset(held)]);
-    return found.filter((preset): preset is VerificationPreset => preset !== undefined);
   } finally {
-    held.close();
+    files.release();
   }
 }
 

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { z } from 'zod';
+import { openRegularFile, replaceContent, type OpenedRegularFile } from '../../workspace/regular-file.js';
+import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
-import { contentMetadata, pathErrorResult } from '../tool-file-helpers.js';
-import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
+import { contentMetadata, existingPathErrorResult } from '../tool-file-helpers.js';
 
 const parameters = z
   .object({
@@ -62,6 +63,20 @@ function refusal(args: Args, count: number, shown: string): ToolResult | undefin
   return undefined;
 }
 
+/**
+ * What the path holds now, read through a fresh confined open (what another writer, in place or by replacing
+ * the file, left there since `file` was read), and whether it is still the same file.
+ */
+async function currentContent(files: WorkspaceFiles, userPath: string, file: OpenedRegularFile): Promise<{ text: string; same: boolean }> {
+  const now = await openRegularFile(files, userPath, constants.O_RDONLY);
+  try {
+    const same = now.stats.ino === file.stats.ino && now.stats.dev === file.stats.dev;
+    return { text: await now.handle.readFile('utf8'), same };
+  } finally {
+    await now.handle.close().catch(() => undefined);
+  }
+}
+
 /** The `edit` tool: exact string replacement in a workspace file, refusing ambiguous matches. */
 export const editTool = defineTool({
   name: 'edit',
@@ -74,27 +89,28 @@ export const editTool = defineTool({
     if (args.old_string === args.new_string) {
       return toolError('old_string and new_string are identical; there is nothing to change.', { reason: 'no_change' });
     }
+    const dryRun = args.dry_run === true;
+    let file: OpenedRegularFile | undefined;
     try {
-      const absPath = await resolveInWorkspace(ctx.workspace, args.file_path, { mustExist: true });
-      if ((await stat(absPath)).isDirectory()) return toolError(`${args.file_path} is a directory, not a file.`, { reason: 'is_directory' });
-      const shown = relativeToWorkspace(ctx.workspace, absPath);
-      const before = await readFile(absPath, 'utf8');
+      // One handle of the confined walk for reading and writing (read-only for a dry run); fstat said it is a regular file.
+      file = await openRegularFile(ctx.files, args.file_path, dryRun ? constants.O_RDONLY : constants.O_RDWR);
+      const shown = file.relative;
+      const before = await file.handle.readFile('utf8');
       const count = countOccurrences(before, args.old_string);
       const refused = refusal(args, count, shown);
       if (refused) return refused;
       // split/join rather than String.replace, whose replacement string gives `$&`, `$1`... special meaning.
       const after = before.split(args.old_string).join(args.new_string);
-      const dryRun = args.dry_run === true;
       if (!dryRun) {
         // Compare-and-swap: refuse when the file changed since it was read (another writer in between).
-        const current = await readFile(absPath, 'utf8');
-        if (current !== before) {
+        const current = await currentContent(ctx.files, args.file_path, file);
+        if (current.text !== before || !current.same) {
           return {
             ...toolError(`${shown} changed while it was being edited; read it again and retry. Nothing was written.`, { reason: 'version_conflict' }),
-            errorKind: { type: 'version_conflict', path: shown, expected: sha256(before), actual: sha256(current) },
+            errorKind: { type: 'version_conflict', path: shown, expected: sha256(before), actual: sha256(current.text) },
           };
         }
-        await writeFile(absPath, after, 'utf8');
+        await replaceContent(file.handle, after);
       }
       return {
         output: dryRun ? `Dry run: would replace ${count} occurrence(s) in ${shown}; nothing was written` : `Replaced ${count} occurrence(s) in ${shown}`,
@@ -110,7 +126,9 @@ export const editTool = defineTool({
         },
       };
     } catch (error) {
-      return pathErrorResult(error, args.file_path);
+      return existingPathErrorResult(error, args.file_path);
+    } finally {
+      await file?.handle.close().catch(() => undefined);
     }
   },
 });

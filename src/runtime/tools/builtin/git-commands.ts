@@ -1,8 +1,9 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { canonicalName, type CanonicalName } from '../../workspace/canonical-name.js';
+import { WorkspacePathNotFoundError } from '../../workspace/workspace-errors.js';
+import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
 import { toolError, type ToolResult } from '../define-tool.js';
-import { listPageMetadata, pathErrorResult } from '../tool-file-helpers.js';
-import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
+import { existingPathErrorResult, listPageMetadata, pathErrorResult } from '../tool-file-helpers.js';
 import { diffPage, pageOf, pageRequest, sanitizeRemoteUrl, type PageRequest } from './git-paging.js';
 import { DEFAULT_GIT_LIST_LIMIT, DEFAULT_GIT_LOG_LIMIT, type GitArgs } from './git-params.js';
 import { failureText, type GitProcess } from './git-process.js';
@@ -181,10 +182,13 @@ async function listWorktrees(git: GitProcess): Promise<Worktree[] | ToolResult> 
   return worktrees;
 }
 
-/** `git worktree list|create|remove`; created and removed worktrees must lie inside the workspace. */
-export async function gitWorktree(git: GitProcess, args: GitArgs): Promise<ToolResult> {
+/**
+ * `git worktree list|create|remove`; created and removed worktrees must lie inside the workspace. Their paths are
+ * resolved by the confined walk (never by name on the host), parents of a new one created through it; git itself
+ * runs in the sandbox.
+ */
+export async function gitWorktree(git: GitProcess, args: GitArgs, files: WorkspaceFiles): Promise<ToolResult> {
   const subcommand = args.subcommand ?? 'list';
-  const ws = git.workspace;
   if (subcommand === 'list') {
     const request = pageRequest(args, DEFAULT_GIT_LIST_LIMIT);
     if (typeof request === 'string') return toolError(request, { reason: 'invalid_cursor' });
@@ -198,19 +202,20 @@ export async function gitWorktree(git: GitProcess, args: GitArgs): Promise<ToolR
     return ok(`Worktrees (${page.items.length} of ${all.length}):\n${entries.join('\n')}${more}`, { page: page.metadata });
   }
   const userPath = args.path ?? path.join('.worktrees', (args.name as string).replace(/[^A-Za-z0-9._-]+/g, '-'));
-  let target: string;
+  let resolved: CanonicalName;
   try {
-    target = await resolveInWorkspace(ws, userPath, subcommand === 'remove' ? { mustExist: true } : {});
+    resolved = canonicalName(files, userPath);
+    if (subcommand === 'remove' && !resolved.exists) throw new WorkspacePathNotFoundError(userPath);
   } catch (error) {
-    return pathErrorResult(error, userPath, 'Path');
+    return subcommand === 'remove' ? existingPathErrorResult(error, userPath, 'Path') : pathErrorResult(error, userPath, 'Path');
   }
-  if (target === ws) return toolError('The workspace itself is not a removable or creatable worktree path.', { reason: 'invalid_worktree_path' });
-  const shown = relativeToWorkspace(ws, target);
+  if (resolved.relative === '.') return toolError('The workspace itself is not a removable or creatable worktree path.', { reason: 'invalid_worktree_path' });
+  const shown = resolved.relative;
   if (subcommand === 'remove') {
     const all = await listWorktrees(git);
     if (!Array.isArray(all)) return all;
-    if (!all.slice(1).some((wt) => wt.path === target)) return toolError(`${shown} is not a linked worktree of this repository.`, { reason: 'not_a_worktree' });
-    const run = await git.run(['worktree', 'remove', ...(args.force ? ['--force'] : []), target]);
+    if (!all.slice(1).some((wt) => wt.path === resolved.absolute)) return toolError(`${shown} is not a linked worktree of this repository.`, { reason: 'not_a_worktree' });
+    const run = await git.run(['worktree', 'remove', ...(args.force ? ['--force'] : []), resolved.absolute]);
     if (run.code !== 0) return toolError(`Failed to remove worktree: ${failureText(run)}`);
     return ok(`Removed worktree at: ${shown}`, { path: shown });
   }
@@ -219,7 +224,15 @@ export async function gitWorktree(git: GitProcess, args: GitArgs): Promise<ToolR
   const base = args.base ?? 'HEAD';
   const refused = (await validBranchName(git, name)) ?? (await verifyRef(git, newBranch ? base : name, 'create worktree'));
   if (refused) return refused;
-  await mkdir(path.dirname(target), { recursive: true });
+  let target: string;
+  try {
+    // The parents are created by the walk, inside; git gets the path that walk led to.
+    const location = files.locate(userPath, { createParents: true });
+    location.close();
+    target = location.absolute;
+  } catch (error) {
+    return pathErrorResult(error, userPath, 'Path');
+  }
   const run = await git.run(['worktree', 'add', ...(newBranch ? ['-b', name, target, base] : [target, name])]);
   if (run.code !== 0) return toolError(`Failed to create worktree: ${failureText(run)}`);
   return ok(`Created worktree at: ${shown}\nBranch: ${name}`, { path: shown, branch: name });

@@ -1,9 +1,10 @@
+import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
 import { gitBranch, gitCheckout, gitDiff, gitLog, gitRemote, gitStash, gitStatus, gitWorktree } from './git-commands.js';
 import { gitParameters, isGitReadOnly, type GitArgs } from './git-params.js';
 import { GitProcess } from './git-process.js';
 
-function dispatch(git: GitProcess, args: GitArgs): Promise<ToolResult> {
+function dispatch(git: GitProcess, args: GitArgs, files: WorkspaceFiles): Promise<ToolResult> {
   switch (args.command) {
     case 'status':
       return gitStatus(git);
@@ -20,7 +21,7 @@ function dispatch(git: GitProcess, args: GitArgs): Promise<ToolResult> {
     case 'remote':
       return gitRemote(git, args);
     case 'worktree':
-      return gitWorktree(git, args);
+      return gitWorktree(git, args, files);
   }
 }
 
@@ -41,7 +42,7 @@ export const gitTool = defineTool({
     if (probe.cancelled) return toolError('git was cancelled.', { reason: 'cancelled' });
     if (probe.spawnError) return toolError(`Could not run git: ${probe.spawnError}`, { reason: 'spawn_failed' });
     if (probe.code !== 0 || probe.stdout.trim() !== 'true') return toolError(`Not a git repository: ${ctx.workspace}`, { reason: 'not_a_repository' });
-    const result = await dispatch(git, args);
+    const result = await dispatch(git, args, ctx.files);
     return ctx.signal.aborted ? toolError('git was cancelled.', { reason: 'cancelled' }) : result;
   },
 });

@@ -1,10 +1,11 @@
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { constants } from 'node:fs';
 import { applyPatch, parsePatch, type StructuredPatch, type StructuredPatchHunk } from 'diff';
 import { z } from 'zod';
+import { canonicalName } from '../../workspace/canonical-name.js';
+import { openRegularFile, replaceContent, writeAll, type OpenedRegularFile } from '../../workspace/regular-file.js';
+import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
 import { contentMetadata, errnoCode, pathErrorResult } from '../tool-file-helpers.js';
-import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
 
 const DEV_NULL = '/dev/null';
 
@@ -15,16 +16,21 @@ const parameters = z
   })
   .strict();
 
-type Action = 'A' | 'M' | 'D' | 'R';
+type Action = 'A' | 'M' | 'D';
 
-/** One file change, fully computed before anything is written. */
+/** The change to the one file, fully computed before anything is written. */
 interface PlannedChange {
   action: Action;
-  /** Where the new content goes (absent for a deletion). */
-  target?: string;
-  /** The file that disappears (deletion or rename source). */
-  removed?: string;
+  /** The new content (empty for a deletion). */
   content: string;
+}
+
+/** The file being patched: its handle (read-write) and content when it exists, else only its name. */
+interface PatchTarget {
+  readonly file?: OpenedRegularFile;
+  readonly before: string | null;
+  /** Its canonical path relative to the workspace. */
+  readonly shown: string;
 }
 
 /** A failure the model should see as the tool's result. */
@@ -76,114 +82,86 @@ function applyHunks(source: string, entry: StructuredPatch, shown: string): stri
   );
 }
 
-async function readExisting(absPath: string, shown: string): Promise<string> {
+/** Opens the file to patch through the confined walk and reads it; a missing file has no handle and no content. */
+async function openTarget(files: WorkspaceFiles, userPath: string): Promise<PatchTarget> {
+  let file: OpenedRegularFile;
   try {
-    if ((await stat(absPath)).isDirectory()) throw new PatchFailure(`${shown} is a directory, not a file.`, 'is_directory');
-    return await readFile(absPath, 'utf8');
+    file = await openRegularFile(files, userPath, constants.O_RDWR);
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') throw new PatchFailure(`File not found: ${shown} (use --- /dev/null to create a file).`, 'not_found');
+    if (errnoCode(error) !== 'ENOENT') throw error;
+    return { before: null, shown: canonicalName(files, userPath).relative };
+  }
+  try {
+    return { file, before: await file.handle.readFile('utf8'), shown: file.relative };
+  } catch (error) {
+    await file.handle.close().catch(() => undefined);
     throw error;
   }
 }
 
-async function exists(absPath: string): Promise<boolean> {
+/** Compute the change in memory (nothing is written): what the hunks make of the file, or why they do not apply. */
+function planChange(entry: StructuredPatch, target: PatchTarget): PlannedChange {
+  const { oldName, newName } = headerNames(entry);
+  const creating = oldName === DEV_NULL;
+  const deleting = newName === DEV_NULL;
+  const { before, shown } = target;
+  // `file_path` names the file; a patch of only added lines may create it without a /dev/null header.
+  const pureAddition = entry.hunks.every((hunk) => hunk.oldLines === 0);
+  if (before === null && !(creating || pureAddition)) {
+    throw new PatchFailure(`File not found: ${shown} (use --- /dev/null to create a file).`, 'not_found');
+  }
+  if (creating && before !== null) {
+    throw new PatchFailure(`${shown} already exists, but the patch creates it (--- /dev/null).`, 'already_exists');
+  }
+  const after = applyHunks(before ?? '', entry, shown);
+  if (deleting) {
+    if (after !== '') throw new PatchFailure(`The patch deletes ${shown} but does not remove all of its lines. No files were changed.`, 'hunk_failed');
+    return { action: 'D', content: '' };
+  }
+  return { action: before === null ? 'A' : 'M', content: after };
+}
+
+/**
+ * Write the change through handles of the confined walk: the opened file is rewritten in place (truncated only
+ * now), a new file is created with O_CREAT|O_EXCL where the walk leads, a deleted one is unlinked in the
+ * directory the walk holds. If a write fails midway, what was there is put back. Answers the file's name.
+ */
+async function commit(files: WorkspaceFiles, userPath: string, target: PatchTarget, change: PlannedChange): Promise<string> {
+  const { file } = target;
+  if (change.action === 'D') {
+    if (!file) return target.shown;
+    await file.handle.close();
+    await files.remove(file.relative);
+    return file.relative;
+  }
+  if (file) {
+    try {
+      await replaceContent(file.handle, change.content);
+    } catch (error) {
+      await replaceContent(file.handle, target.before ?? '').catch(() => undefined);
+      throw error;
+    }
+    return file.relative;
+  }
+  let created: OpenedRegularFile;
   try {
-    await stat(absPath);
-    return true;
+    created = await openRegularFile(files, userPath, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, { createParents: true });
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return false;
+    if (errnoCode(error) === 'EEXIST') throw new PatchFailure(`${target.shown} already exists, but the patch creates it (--- /dev/null).`, 'already_exists');
     throw error;
   }
-}
-
-async function resolveHeaderPath(workspace: string, name: string): Promise<string> {
   try {
-    return await resolveInWorkspace(workspace, name);
+    await writeAll(created.handle, Buffer.from(change.content, 'utf8'), 0);
   } catch (error) {
-    const result = pathErrorResult(error, name);
-    throw new PatchFailure(`${result.output} (in patch header for ${name})`, 'workspace_escape');
-  }
-}
-
-/** Compute every change in memory; later entries for the same file see the earlier entries' result. */
-async function planChanges(workspace: string, entries: StructuredPatch[], filePath: string | undefined): Promise<PlannedChange[]> {
-  const pending = new Map<string, string | null>();
-  const current = async (absPath: string, shown: string): Promise<string | null> =>
-    pending.has(absPath) ? (pending.get(absPath) ?? null) : (await exists(absPath)) ? readExisting(absPath, shown) : null;
-  const plan: PlannedChange[] = [];
-
-  for (const entry of entries) {
-    const { oldName, newName } = headerNames(entry);
-    const creating = oldName === DEV_NULL;
-    const deleting = newName === DEV_NULL;
-    const sourceName = filePath ?? (creating ? newName : oldName ?? newName);
-    const targetName = filePath ?? (deleting ? oldName : newName ?? oldName);
-    if (!sourceName || !targetName || sourceName === DEV_NULL || targetName === DEV_NULL) {
-      throw new PatchFailure('The patch has no ---/+++ file headers; add them or pass file_path.', 'no_file_name');
-    }
-    const sourceAbs = await resolveHeaderPath(workspace, sourceName);
-    const targetAbs = await resolveHeaderPath(workspace, targetName);
-    const shown = relativeToWorkspace(workspace, targetAbs);
-    const before = await current(sourceAbs, relativeToWorkspace(workspace, sourceAbs));
-    const pureAddition = entry.hunks.every((hunk) => hunk.oldLines === 0);
-
-    if (before === null && !(creating || (filePath !== undefined && pureAddition))) {
-      throw new PatchFailure(`File not found: ${relativeToWorkspace(workspace, sourceAbs)} (use --- /dev/null to create a file).`, 'not_found');
-    }
-    if (creating && before !== null) {
-      throw new PatchFailure(`${shown} already exists, but the patch creates it (--- /dev/null).`, 'already_exists');
-    }
-    const after = applyHunks(before ?? '', entry, shown);
-    if (deleting) {
-      if (after !== '') throw new PatchFailure(`The patch deletes ${shown} but does not remove all of its lines. No files were changed.`, 'hunk_failed');
-      pending.set(sourceAbs, null);
-      plan.push({ action: 'D', removed: sourceAbs, content: '' });
-      continue;
-    }
-    const renaming = sourceAbs !== targetAbs;
-    if (renaming && (await current(targetAbs, shown)) !== null) {
-      throw new PatchFailure(`${shown} already exists, but the patch renames ${oldName} to it.`, 'already_exists');
-    }
-    pending.set(targetAbs, after);
-    if (renaming) pending.set(sourceAbs, null);
-    plan.push({
-      action: renaming ? 'R' : before === null ? 'A' : 'M',
-      target: targetAbs,
-      removed: renaming ? sourceAbs : undefined,
-      content: after,
-    });
-  }
-  return plan;
-}
-
-/** Write the plan; if a write fails midway, put back what was already changed. */
-async function commit(plan: PlannedChange[]): Promise<void> {
-  const originals = new Map<string, string | null>();
-  const remember = async (absPath: string): Promise<void> => {
-    if (!originals.has(absPath)) originals.set(absPath, (await exists(absPath)) ? await readFile(absPath, 'utf8') : null);
-  };
-  try {
-    for (const change of plan) {
-      if (change.target) {
-        await remember(change.target);
-        await mkdir(path.dirname(change.target), { recursive: true });
-        await writeFile(change.target, change.content, 'utf8');
-      }
-      if (change.removed) {
-        await remember(change.removed);
-        await rm(change.removed, { force: true });
-      }
-    }
-  } catch (error) {
-    for (const [absPath, content] of originals) {
-      if (content === null) await rm(absPath, { force: true }).catch(() => undefined);
-      else await writeFile(absPath, content, 'utf8').catch(() => undefined);
-    }
+    await files.remove(created.relative).catch(() => undefined);
     throw error;
+  } finally {
+    await created.handle.close().catch(() => undefined);
   }
+  return created.relative;
 }
 
-/** The `patch` tool: apply a multi-file unified diff, all or nothing. */
+/** The `patch` tool: apply a unified diff to one file (`file_path`), all or nothing. */
 export const patchTool = defineTool({
   name: 'patch',
   description: loadPrompt(import.meta.url, 'patch.md'),
@@ -200,28 +178,24 @@ export const patchTool = defineTool({
     if (entries.length > 1) {
       return toolError(`The diff changes ${entries.length} files; patch applies to one file (file_path). Call patch once per file.`, { reason: 'many_files' });
     }
-    let before: string | null;
+    let target: PatchTarget | undefined;
+    let change: PlannedChange;
+    let shown: string;
     try {
-      const absPath = await resolveInWorkspace(ctx.workspace, args.file_path);
-      before = (await exists(absPath)) ? await readFile(absPath, 'utf8') : null;
-    } catch (error) {
-      return pathErrorResult(error, args.file_path);
-    }
-    let plan: PlannedChange[];
-    try {
-      plan = await planChanges(ctx.workspace, entries, args.file_path);
-      await commit(plan);
+      target = await openTarget(ctx.files, args.file_path);
+      change = planChange(entries[0], target);
+      shown = await commit(ctx.files, args.file_path, target, change);
     } catch (error) {
       if (error instanceof PatchFailure) return toolError(error.message, { reason: error.reason });
       return pathErrorResult(error, args.file_path);
+    } finally {
+      await target?.file?.handle.close().catch(() => undefined);
     }
-    const change = plan[0];
-    const shown = relativeToWorkspace(ctx.workspace, (change.target ?? change.removed) as string);
     const hunks = entries[0].hunks.length;
     return {
       output: `Applied ${hunks} hunk(s) to ${shown}`,
       exitCode: 0,
-      metadata: { file_path: shown, ...contentMetadata('before', before ?? ''), ...contentMetadata('after', change.target ? change.content : ''), action: change.action },
+      metadata: { file_path: shown, ...contentMetadata('before', target.before ?? ''), ...contentMetadata('after', change.content), action: change.action },
     };
   },
 });

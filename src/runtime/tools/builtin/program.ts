@@ -1,28 +1,35 @@
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { MAX_PROGRAM_SOURCE_BYTES, ProgramArgsSchema, type ProgramArgs } from '../../../protocol/program-args.js';
 import { cutToBytes } from '../../program/program-log.js';
 import { DEFAULT_PROGRAM_LIMITS, DELEGATING_PROGRAM_TIMEOUT_MS, type ProgramLimits } from '../../../protocol/program-limits.js';
 import { MIN_PROGRAM_LOG_BYTES, type ProgramOutcome, type ProgramToolCaller } from '../../program/program-types.js';
 import { runProgram } from '../../program/quickjs-sandbox.js';
 import { defineTool, loadPrompt, toolError, type NestedInvoker, type ToolResult } from '../define-tool.js';
-import { pathErrorResult } from '../tool-file-helpers.js';
-import { resolveInWorkspace } from '../workspace-path.js';
+import { NotRegularFileError, openRegularFile, readAt, type OpenedRegularFile } from '../../workspace/regular-file.js';
+import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
+import { existingPathErrorResult } from '../tool-file-helpers.js';
 
 // Tool calls listed in the output (all of them are in metadata).
 const LISTED_CALLS = 50;
 
-async function loadScript(workspace: string, userPath: string): Promise<string | ToolResult> {
+/** The script's source, read through one handle of the confined walk that fstat said is a regular file of bounded size. */
+async function loadScript(files: WorkspaceFiles, userPath: string): Promise<string | ToolResult> {
   if (!/\.m?js$/.test(userPath)) return toolError('program script path must point to a .js or .mjs file', { reason: 'not_a_script' });
+  let file: OpenedRegularFile | undefined;
   try {
-    const absPath = await resolveInWorkspace(workspace, userPath, { mustExist: true });
-    const stats = await stat(absPath);
-    if (!stats.isFile()) return toolError(`${userPath} is not a regular file; path must name a script file.`, { reason: 'not_a_file' });
-    if (stats.size > MAX_PROGRAM_SOURCE_BYTES) {
-      return toolError(`script source is too large: ${stats.size} bytes exceeds ${MAX_PROGRAM_SOURCE_BYTES} bytes`, { reason: 'too_large' });
+    file = await openRegularFile(files, userPath, constants.O_RDONLY);
+    const { size } = file.stats;
+    // One byte past the bound: a file that grew since fstat is still refused.
+    const source = size > MAX_PROGRAM_SOURCE_BYTES ? undefined : await readAt(file.handle, 0, MAX_PROGRAM_SOURCE_BYTES + 1);
+    if (source === undefined || source.length > MAX_PROGRAM_SOURCE_BYTES) {
+      return toolError(`script source is too large: ${Math.max(size, source?.length ?? 0)} bytes exceeds ${MAX_PROGRAM_SOURCE_BYTES} bytes`, { reason: 'too_large' });
     }
-    return await readFile(absPath, 'utf8');
+    return source.toString('utf8');
   } catch (error) {
-    return pathErrorResult(error, userPath);
+    if (error instanceof NotRegularFileError) return toolError(`${userPath} is not a regular file; path must name a script file.`, { reason: 'not_a_file' });
+    return existingPathErrorResult(error, userPath);
+  } finally {
+    await file?.handle.close().catch(() => undefined);
   }
 }
 
@@ -124,7 +131,7 @@ export const programTool = defineTool({
     if (!ctx.nested) return toolError('program needs the tool invoker', { reason: 'no_nested_invoker' });
     let source: string;
     if (args.path !== undefined) {
-      const loaded = await loadScript(ctx.workspace, args.path);
+      const loaded = await loadScript(ctx.files, args.path);
       if (typeof loaded !== 'string') return loaded;
       source = loaded;
     } else if (args.source !== undefined) {

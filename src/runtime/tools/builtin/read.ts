@@ -1,16 +1,14 @@
 import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
+import { NotRegularFileError, openRegularFile } from '../../workspace/regular-file.js';
 import { defineTool, loadPrompt, toolError } from '../define-tool.js';
-import { BINARY_SNIFF_BYTES, looksBinary, MAX_LINE_CHARS, pathErrorResult } from '../tool-file-helpers.js';
-import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
+import { BINARY_SNIFF_BYTES, existingPathErrorResult, looksBinary, MAX_LINE_CHARS } from '../tool-file-helpers.js';
 
 const DEFAULT_LIMIT = 2000;
 const MAX_LIMIT = 2000;
 const CHUNK_BYTES = 64 * 1024;
-// Non-blocking, so opening a FIFO returns at once (and fstat refuses it) instead of waiting for a writer.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 const parameters = z
   .object({
@@ -131,16 +129,13 @@ export const readTool = defineTool({
     const window = new LineWindow(offset + 1, limit);
     let relPath: string;
     let handle: FileHandle | undefined;
-    // One descriptor for the checks and the lines: the file cannot be swapped between them.
+    // One descriptor, opened by the confined walk (O_NOFOLLOW, O_NONBLOCK: a FIFO never blocks), for the checks
+    // and the lines: what fstat approved is what is read, whatever happens to the names meanwhile.
     try {
-      const absPath = await resolveInWorkspace(ctx.workspace, args.file_path, { mustExist: true });
-      relPath = relativeToWorkspace(ctx.workspace, absPath);
-      handle = await open(absPath, OPEN_FLAGS);
-      const stats = await handle.stat();
-      if (stats.isDirectory()) {
-        return toolError(`${args.file_path} is a directory, not a file; use ls or glob to list it.`, { reason: 'is_directory' });
-      }
-      if (!stats.isFile()) return toolError(`${args.file_path} is not a regular file.`, { reason: 'not_a_file' });
+      const opened = await openRegularFile(ctx.files, args.file_path, constants.O_RDONLY);
+      ({ handle } = opened);
+      const { stats } = opened;
+      relPath = opened.relative;
       if (stats.size === 0) {
         if (offset > 0) return toolError(`Offset ${offset} exceeds file length (0 lines)`, { reason: 'offset_out_of_range' });
         return { output: '(File is empty.)', exitCode: 0, metadata: readMetadata(relPath, offset, args.limit, limit, 0, true, 0, '') };
@@ -152,7 +147,12 @@ export const readTool = defineTool({
       }
       await fillWindow(handle, buffer, bytesRead, stats.size, window, ctx.signal);
     } catch (error) {
-      return pathErrorResult(error, args.file_path);
+      if (error instanceof NotRegularFileError) {
+        return error.kind === 'directory'
+          ? toolError(`${args.file_path} is a directory, not a file; use ls or glob to list it.`, { reason: 'is_directory' })
+          : toolError(`${args.file_path} is not a regular file.`, { reason: 'not_a_file' });
+      }
+      return existingPathErrorResult(error, args.file_path);
     } finally {
       // Not awaited: the descriptor is closed right away, the result need not wait for it.
       handle?.close().catch(() => undefined);

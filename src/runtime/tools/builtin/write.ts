@@ -1,10 +1,9 @@
-import { appendFile, mkdir, open, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
+import { NotRegularFileError, openOrCreateRegularFile, readAt, replaceContent, writeAll, type OpenedOrCreatedFile } from '../../workspace/regular-file.js';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
-import { contentMetadata, countLines, errnoCode, MAX_CONTENT_METADATA_BYTES, pathErrorResult } from '../tool-file-helpers.js';
-import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
-
+import { contentMetadata, countLines, MAX_CONTENT_METADATA_BYTES, pathErrorResult } from '../tool-file-helpers.js';
 const parameters = z
   .object({
     file_path: z.string().min(1).describe('Required. Path of the file to write, relative to the workspace (or absolute inside it); parent directories are created.'),
@@ -33,38 +32,21 @@ interface Existing {
   readonly head: string;
 }
 
-/** Bytes `offset .. offset+length` of the file (fewer at its end). */
-async function bytesAt(absPath: string, offset: number, length: number): Promise<Buffer> {
-  const handle = await open(absPath, 'r');
-  try {
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, offset);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The file at absPath (null when absent); a directory is refused. Only its head is read, however large it is. */
-async function existing(absPath: string): Promise<Existing | null | 'directory'> {
-  try {
-    const stats = await stat(absPath);
-    if (stats.isDirectory()) return 'directory';
-    const head = await bytesAt(absPath, 0, Math.min(stats.size, MAX_CONTENT_METADATA_BYTES));
-    return { size: stats.size, head: head.toString('utf8') };
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return null;
-    throw error;
-  }
+/** The opened file as it was before the call (null when this call created it); only its head is read, however large it is. */
+async function existing(file: OpenedOrCreatedFile): Promise<Existing | null> {
+  if (file.created) return null;
+  const { size } = file.stats;
+  const head = await readAt(file.handle, 0, Math.min(size, MAX_CONTENT_METADATA_BYTES));
+  return { size, head: head.toString('utf8') };
 }
 
 function lines(content: string): string {
   return `${countLines(content)} lines`;
 }
 
-async function overwrite(absPath: string, shown: string, args: Args, before: Existing | null): Promise<ToolResult> {
-  await mkdir(path.dirname(absPath), { recursive: true });
-  await writeFile(absPath, args.content, 'utf8');
+async function overwrite(handle: FileHandle, shown: string, args: Args, before: Existing | null): Promise<ToolResult> {
+  // Truncated through the handle only now: fstat said it is a regular file inside the workspace.
+  await replaceContent(handle, args.content);
   const bytes = Buffer.byteLength(args.content, 'utf8');
   return {
     output: `Wrote ${bytes} bytes (${lines(args.content)}) to ${shown}`,
@@ -78,13 +60,13 @@ async function overwrite(absPath: string, shown: string, args: Args, before: Exi
   };
 }
 
-async function append(absPath: string, shown: string, args: Args, before: Existing | null): Promise<ToolResult> {
+async function append(handle: FileHandle, shown: string, args: Args, before: Existing | null): Promise<ToolResult> {
   const chunk = Buffer.from(args.content, 'utf8');
   const size = before?.size ?? 0;
   const expected = args.expected_offset;
   // A retry of a chunk that already landed: the file is exactly expected_offset + chunk and ends with it.
   const alreadyApplied =
-    expected !== undefined && expected !== size && size === expected + chunk.length && (await bytesAt(absPath, expected, chunk.length)).equals(chunk);
+    expected !== undefined && expected !== size && size === expected + chunk.length && (await readAt(handle, expected, chunk.length)).equals(chunk);
   if (expected !== undefined && expected !== size && !alreadyApplied) {
     return {
       ...toolError(
@@ -95,10 +77,8 @@ async function append(absPath: string, shown: string, args: Args, before: Existi
     };
   }
   const offset = alreadyApplied ? (expected ?? size) : size;
-  if (!alreadyApplied) {
-    await mkdir(path.dirname(absPath), { recursive: true });
-    await appendFile(absPath, chunk);
-  }
+  // O_APPEND: the chunk goes at the end of the opened file.
+  if (!alreadyApplied) await writeAll(handle, chunk, null);
   const resultingSize = offset + chunk.length;
   // The resulting content: the file's head plus the chunk (before the retry, the head already holds it).
   const after = alreadyApplied ? (before?.head ?? '') : `${before?.head ?? ''}${args.content}`;
@@ -126,14 +106,20 @@ export const writeTool = defineTool({
   parameters,
   readOnly: false,
   async execute(args, ctx): Promise<ToolResult> {
+    const appending = args.mode === 'append';
+    let file: OpenedOrCreatedFile | undefined;
     try {
-      const absPath = await resolveInWorkspace(ctx.workspace, args.file_path);
-      const before = await existing(absPath);
-      if (before === 'directory') return toolError(`${args.file_path} is a directory; give the path of a file.`, { reason: 'is_directory' });
-      const shown = relativeToWorkspace(ctx.workspace, absPath);
-      return args.mode === 'append' ? await append(absPath, shown, args, before) : await overwrite(absPath, shown, args, before);
+      // Read and write through one handle of the confined walk: the head for metadata, then the new content.
+      file = await openOrCreateRegularFile(ctx.files, args.file_path, constants.O_RDWR | (appending ? constants.O_APPEND : 0));
+      const before = await existing(file);
+      return appending ? await append(file.handle, file.relative, args, before) : await overwrite(file.handle, file.relative, args, before);
     } catch (error) {
+      if (error instanceof NotRegularFileError && error.kind === 'directory') {
+        return toolError(`${args.file_path} is a directory; give the path of a file.`, { reason: 'is_directory' });
+      }
       return pathErrorResult(error, args.file_path);
+    } finally {
+      await file?.handle.close().catch(() => undefined);
     }
   },
 });

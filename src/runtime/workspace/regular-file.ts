@@ -1,0 +1,111 @@
+import { constants, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import type { OpenedFile, WorkspaceFiles } from './workspace-files.js';
+
+/** How often a create that lost a race (the name appeared meanwhile) is tried again before giving up. */
+const MAX_CREATE_ATTEMPTS = 8;
+
+/** A path opened for its content led to something else than a regular file (a directory, a FIFO, a device, a socket). */
+export class NotRegularFileError extends Error {
+  override readonly name = 'NotRegularFileError';
+
+  constructor(
+    readonly userPath: string,
+    readonly kind: 'directory' | 'other',
+  ) {
+    super(kind === 'directory' ? `${userPath} is a directory, not a file.` : `${userPath} is not a regular file.`);
+  }
+}
+
+/** A regular file opened inside the workspace, and the fstat of its handle. */
+export interface OpenedRegularFile extends OpenedFile {
+  readonly stats: Stats;
+}
+
+/** An opened regular file, and whether this open created it. */
+export interface OpenedOrCreatedFile extends OpenedRegularFile {
+  readonly created: boolean;
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+}
+
+/**
+ * Opens the regular file a workspace path leads to (the confined walk of `WorkspaceFiles.open`: the last name
+ * is never followed by the kernel and a FIFO never blocks), then verifies what was opened with fstat of the
+ * handle: anything but a regular file is closed again and refused with NotRegularFileError. Nothing is read
+ * or written before that check, so a name swapped meanwhile can only lead to another file inside.
+ */
+export async function openRegularFile(files: WorkspaceFiles, userPath: string, flags: number, options: { createParents?: boolean } = {}): Promise<OpenedRegularFile> {
+  let opened: OpenedFile;
+  try {
+    opened = await files.open(userPath, flags, options);
+  } catch (error) {
+    // Opening a directory for writing fails with EISDIR: the same refusal as fstat gives for reading.
+    if (errnoCode(error) === 'EISDIR') throw new NotRegularFileError(userPath, 'directory');
+    throw error;
+  }
+  let stats: Stats;
+  try {
+    stats = await opened.handle.stat();
+  } catch (error) {
+    await opened.handle.close().catch(() => undefined);
+    throw error;
+  }
+  if (!stats.isFile()) {
+    await opened.handle.close().catch(() => undefined);
+    throw new NotRegularFileError(userPath, stats.isDirectory() ? 'directory' : 'other');
+  }
+  return { ...opened, stats };
+}
+
+/**
+ * The regular file at a workspace path opened with `flags` (never O_TRUNC: truncate through the handle once it
+ * is known to be a regular file), or, when there is none, a new one created with O_CREAT|O_EXCL where the
+ * confined walk leads (missing parents created through the walk): a file is never created outside first, and
+ * `created` says truly whether this call made it.
+ */
+export async function openOrCreateRegularFile(files: WorkspaceFiles, userPath: string, flags: number): Promise<OpenedOrCreatedFile> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { ...(await openRegularFile(files, userPath, flags)), created: false };
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw error;
+    }
+    try {
+      return { ...(await openRegularFile(files, userPath, flags | constants.O_CREAT | constants.O_EXCL, { createParents: true })), created: true };
+    } catch (error) {
+      // The name appeared since (another writer, or a symlink put there): open what is there now, confined.
+      if (errnoCode(error) !== 'EEXIST' || attempt >= MAX_CREATE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Up to `length` bytes of the file from `position` (fewer at its end), read through the handle. */
+export async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+  // Only the bytes read are handed out.
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** Writes all of `data` through the handle at `position` (null: at the file position, the end with O_APPEND). */
+export async function writeAll(handle: FileHandle, data: Buffer, position: number | null): Promise<void> {
+  let written = 0;
+  while (written < data.length) {
+    const { bytesWritten } = await handle.write(data, written, data.length - written, position === null ? null : position + written);
+    written += bytesWritten;
+  }
+}
+
+/** Replaces the file's content through the handle: truncated to nothing, then written from byte 0. */
+export async function replaceContent(handle: FileHandle, content: string): Promise<void> {
+  await handle.truncate(0);
+  await writeAll(handle, Buffer.from(content, 'utf8'), 0);
+}
