@@ -151,7 +151,7 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
   const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
   const { workspace, agentsMd, skipped } = await deps.workspaceContext.get({ requested: options.workspace, claim, restored: restored !== undefined }, config);
-  const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined);
+  const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined, [config.dataDir, ...(config.sessionsDir !== undefined ? [config.sessionsDir] : [])]);
   if (pinned.repinned) warnings.push(pinned.repinned);
   // AGENTS.md files leading outside the confinement root were not read: each is a warning and an event.
   warnings.push(...skipped.map((file) => file.message));

@@ -22,6 +22,16 @@ export interface ConfinedRoot {
   readonly fd: number;
   /** Its canonical path, for display, absolute user paths and absolute link targets inside it. */
   readonly path: string;
+  /**
+   * Canonical directories inside the root that nothing reaches (the server's data directory when it lies in a
+   * workspace, as `./.a3s` does under the default root): a walk that ends in one is refused.
+   */
+  readonly hidden?: readonly string[];
+}
+
+/** True when the canonical `absolute` path is, or lies inside, one of the root's hidden directories. */
+export function isHidden(root: ConfinedRoot, absolute: string): boolean {
+  return root.hidden !== undefined && root.hidden.some((dir) => isInside(dir, absolute));
 }
 
 /** How `locate` treats the path. */
@@ -161,6 +171,7 @@ export function locate(root: ConfinedRoot, userPath: string, options: LocateOpti
           continue;
         }
         const parts = [...stack.map((entry) => entry.name), name];
+        if (root.hidden && isHidden(root, path.join(root.path, ...parts))) throw new WorkspaceEscapeError(userPath, "it lies in the server's data directory");
         stack.pop();
         for (const entry of stack) closeSync(entry.fd);
         done = true;
@@ -192,6 +203,7 @@ export function locate(root: ConfinedRoot, userPath: string, options: LocateOpti
     // The path ended at a directory (the root, or one reached by `..`): the entry is that directory itself.
     const last = stack[stack.length - 1];
     const parts = stack.map((entry) => entry.name);
+    if (root.hidden && isHidden(root, path.join(root.path, ...parts))) throw new WorkspaceEscapeError(userPath, "it lies in the server's data directory");
     for (const entry of stack.slice(0, -1)) closeSync(entry.fd);
     done = true;
     const dir = last?.fd ?? root.fd;

@@ -1,4 +1,6 @@
+import { realpathSync } from 'node:fs';
 import { CodeError } from '../../errors.js';
+import { isInside } from './confined-walk.js';
 import { pinDirectory, WorkspaceDirectory } from './workspace-directory.js';
 import { WorkspaceChangedError } from './workspace-errors.js';
 
@@ -15,7 +17,7 @@ export interface PinnedSessionWorkspace {
  * directory recreated under the same name), with a note for a warning event; one that cannot be opened where it
  * was checked answers WORKSPACE_CHANGED.
  */
-export function pinSessionWorkspace(canonical: string, stored: { readonly dev: string; readonly ino: string } | undefined, restored: boolean): PinnedSessionWorkspace {
+export function pinSessionWorkspace(canonical: string, stored: { readonly dev: string; readonly ino: string } | undefined, restored: boolean, serverDirs: readonly string[] = []): PinnedSessionWorkspace {
   let pin;
   try {
     pin = pinDirectory(canonical);
@@ -23,9 +25,30 @@ export function pinSessionWorkspace(canonical: string, stored: { readonly dev: s
     const reason = error instanceof WorkspaceChangedError ? error.reason : `it cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
     throw new CodeError('WORKSPACE_CHANGED', `workspace: ${canonical} is no longer the directory that was checked (${reason})`, { field: 'workspace' });
   }
-  const directory = new WorkspaceDirectory(pin);
+  const directory = new WorkspaceDirectory(pin, hiddenInside(canonical, serverDirs));
   // A snapshot older than pins has nothing to compare with: its workspace was just checked like any restore's.
   if (!restored || stored === undefined || (stored.dev === pin.dev && stored.ino === pin.ino)) return { directory };
   const repinned = `workspace ${canonical} was pinned again: its identity changed (device ${stored.dev} inode ${stored.ino} -> device ${pin.dev} inode ${pin.ino}: another node, or the directory was recreated)`;
   return { directory, repinned };
+}
+
+// Resolved once each (a directory not there yet is looked up again next time).
+const canonicalDirs = new Map<string, string>();
+
+/** The server's own directories (data dir, sessions dir) that lie inside the workspace, canonical (resolved once each). */
+function hiddenInside(workspace: string, serverDirs: readonly string[]): string[] {
+  const hidden: string[] = [];
+  for (const dir of serverDirs) {
+    let canonical = canonicalDirs.get(dir);
+    if (canonical === undefined) {
+      try {
+        canonical = realpathSync(dir);
+        canonicalDirs.set(dir, canonical);
+      } catch {
+        continue;
+      }
+    }
+    if (isInside(workspace, canonical) && !hidden.includes(canonical)) hidden.push(canonical);
+  }
+  return hidden;
 }

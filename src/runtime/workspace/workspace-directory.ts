@@ -13,6 +13,8 @@ export interface WorkspacePin {
 export interface WorkspaceLease {
   readonly fd: number;
   readonly path: string;
+  /** Directories inside the workspace nothing may reach (the server's data directory, when it lies inside). */
+  readonly hidden?: readonly string[];
   release(): void;
 }
 
@@ -53,7 +55,14 @@ export class WorkspaceDirectory implements WorkspaceAccess {
   /** Why the last acquire failed (session info shows it); cleared once the workspace is back. */
   changed: { readonly reason: string; readonly atMs: number } | undefined;
 
-  constructor(readonly pin: WorkspacePin) {}
+  /**
+   * `hidden`: canonical directories inside the workspace that no file tool reaches and the sandbox covers with an
+   * empty tmpfs (the server's data directory when it lies inside the workspace).
+   */
+  constructor(
+    readonly pin: WorkspacePin,
+    readonly hidden: readonly string[] = [],
+  ) {}
 
   get path(): string {
     return this.pin.path;
@@ -82,6 +91,7 @@ export class WorkspaceDirectory implements WorkspaceAccess {
     return {
       fd,
       path: this.pin.path,
+      ...(this.hidden.length > 0 ? { hidden: this.hidden } : {}),
       release: () => {
         if (released) return;
         released = true;
