@@ -53,7 +53,8 @@ export function startDirectorySwapper(dir: string, linkTarget: string, mode: Swa
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
-  const exited = once(child, 'exit');
+  // 'close': the process has exited and its stdout pipe is closed.
+  const exited = once(child, 'close');
   return {
     async stop() {
       child.kill('SIGTERM');

@@ -1,4 +1,5 @@
-import type { Dirent } from 'node:fs';
+import { readdir, type Dirent } from 'node:fs';
+import { fdPath } from './confined-walk.js';
 import type { OpenedDirectory, WorkspaceFiles } from './workspace-files.js';
 
 /** Directories listed at the same time (readdir runs on the libuv pool, which has 4 threads by default). */
@@ -43,6 +44,14 @@ function release(held: Held): void {
   if (held.refs === 0 && held.owned) held.dir.close();
 }
 
+/**
+ * The entries of an opened directory, read through its descriptor like `list()`, with the callback readdir
+ * (fast-glob's): a directory costs noticeably less CPU than through fs/promises, and a walk lists many.
+ */
+function listOpened(dir: OpenedDirectory): Promise<Dirent[]> {
+  return new Promise((resolve, reject) => readdir(fdPath(dir.fd), { withFileTypes: true }, (error, entries) => (error ? reject(error) : resolve(entries))));
+}
+
 function isErrno(error: unknown): boolean {
   return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string';
 }
@@ -68,7 +77,7 @@ export function walkConfinedTree(files: WorkspaceFiles, start: OpenedDirectory, 
     try {
       let entries: Dirent[];
       try {
-        entries = await held.dir.list();
+        entries = await listOpened(held.dir);
       } catch (error) {
         if (isErrno(error)) return;
         throw error;

@@ -25,9 +25,7 @@ const parameters = z
   .strict();
 
 /** Walk order with sorted entries: at each directory level its files come before its subdirectories. */
-function compareByDirectory(a: string, b: string): number {
-  const sa = a.split('/');
-  const sb = b.split('/');
+function compareByDirectory(sa: readonly string[], sb: readonly string[]): number {
   for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
     if (sa[i] === sb[i]) continue;
     const fileA = i === sa.length - 1;
@@ -36,6 +34,13 @@ function compareByDirectory(a: string, b: string): number {
     return sa[i] < sb[i] ? -1 : 1;
   }
   return sa.length - sb.length;
+}
+
+/** The paths in compareByDirectory order (each split once, not at every comparison). */
+function sortByDirectory(paths: readonly string[]): string[] {
+  const keyed = paths.map((entry) => ({ entry, parts: entry.split('/') }));
+  keyed.sort((a, b) => compareByDirectory(a.parts, b.parts));
+  return keyed.map((item) => item.entry);
 }
 
 /** The `glob` tool: paged file paths (walk order or sorted) under a workspace directory that match a pattern. */
@@ -73,7 +78,7 @@ export const globTool = defineTool({
     // The walk's order depends on directory reading; "backend" sorts each directory's entries so pages
     // stay stable between calls, "path" sorts the whole list.
     if (sort === 'path') paths.sort();
-    else paths.sort(compareByDirectory);
+    else paths = sortByDirectory(paths);
     if (paths.length === 0) {
       const request = { offset, limit, requestedLimit: limit };
       return { output: `No files found matching pattern: ${args.pattern}`, exitCode: 0, metadata: { page: listPageMetadata(request, 0, null, 0), sort, capped } };
