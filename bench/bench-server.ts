@@ -12,6 +12,8 @@ export const BENCH_FILE = { path: 'notes.txt', content: 'alpha\nbeta\ngamma\n' }
 export interface BenchServer {
   server: RunningServer;
   url: string;
+  /** The workspace root (canonical): a session created with no workspace works there. */
+  root: string;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
   return {
     server,
     url: server.url,
+    root,
     async close() {
       await server.close();
       rmSync(root, { recursive: true, force: true });

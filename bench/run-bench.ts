@@ -9,6 +9,7 @@ import { runDelegationBench } from './delegation-bench.js';
 import { runFilesBench } from './files-bench.js';
 import { runRunsBench } from './runs-bench.js';
 import { runSandboxBench } from './sandbox-bench.js';
+import { runSearchBench } from './search-bench.js';
 import { runSessionsBench } from './sessions-bench.js';
 import { runSoakBench } from './soak-bench.js';
 import { runWsBench } from './ws-bench.js';
@@ -19,6 +20,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   ws: runWsBench,
   sessions: runSessionsBench,
   sandbox: runSandboxBench,
+  search: runSearchBench,
   delegation: runDelegationBench,
   compaction: runCompactionBench,
   soak: runSoakBench,
@@ -33,6 +35,8 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
             [--chunks N] [--paced-eps N] [--subscriber-buffer N]
   sessions  POST /v1/sessions/s at concurrency 20; RSS and heap per idle session [--idle N]
   sandbox   ms per host-direct "bash true" call, in the sandbox (bwrap) and without (host_direct none) [--commands N]
+  search    ms and server CPU per grep / glob call over a workspace of 2,000 files (sequential host-direct calls)
+            [--files N] [--calls N]
   delegation parent runs/s, latency and server CPU per child at concurrency 1 and 4 (parallel_task with 8 children,
             each a read tool round + 5-chunk answer), against the server CPU of a plain runs run at concurrency 20
   compaction server CPU of the compaction step and run latency before / after, on a ~2,000-message, ~150k-token

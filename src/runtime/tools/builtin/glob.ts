@@ -1,14 +1,15 @@
-import { stat } from 'node:fs/promises';
-import fg from 'fast-glob';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
 import { listPageMetadata, parseCursor, pathErrorResult } from '../tool-file-helpers.js';
-import { assertConfinedGlob, relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
+import { globWorkspace } from '../glob-workspace.js';
+import { openSearchBase } from '../open-search-base.js';
+import { assertConfinedGlob } from '../workspace-path.js';
 
 const DEFAULT_LIMIT = 200;
 const MAX_LIMIT = 1000;
 // Bounds memory on huge trees; beyond it paging is over the first entries found.
 const MAX_ENTRIES = 100_000;
+const IGNORED_DIRS = ['**/node_modules/**', '**/.git/**'];
 
 const parameters = z
   .object({
@@ -24,9 +25,7 @@ const parameters = z
   .strict();
 
 /** Walk order with sorted entries: at each directory level its files come before its subdirectories. */
-function compareByDirectory(a: string, b: string): number {
-  const sa = a.split('/');
-  const sb = b.split('/');
+function compareByDirectory(sa: readonly string[], sb: readonly string[]): number {
   for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
     if (sa[i] === sb[i]) continue;
     const fileA = i === sa.length - 1;
@@ -35,6 +34,13 @@ function compareByDirectory(a: string, b: string): number {
     return sa[i] < sb[i] ? -1 : 1;
   }
   return sa.length - sb.length;
+}
+
+/** The paths in compareByDirectory order (each split once, not at every comparison). */
+function sortByDirectory(paths: readonly string[]): string[] {
+  const keyed = paths.map((entry) => ({ entry, parts: entry.split('/') }));
+  keyed.sort((a, b) => compareByDirectory(a.parts, b.parts));
+  return keyed.map((item) => item.entry);
 }
 
 /** The `glob` tool: paged file paths (walk order or sorted) under a workspace directory that match a pattern. */
@@ -49,37 +55,30 @@ export const globTool = defineTool({
     const offset = parseCursor(args.cursor, 'glob');
     if (typeof offset === 'string') return { ...toolError(offset, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message: offset } };
     const userPath = args.path ?? '.';
-    const paths: string[] = [];
-    let capped = false;
+    let paths: string[];
+    let capped: boolean;
     try {
       assertConfinedGlob(args.pattern);
-      const base = await resolveInWorkspace(ctx.workspace, userPath, { mustExist: true });
-      if (!(await stat(base)).isDirectory()) return toolError(`${userPath} is not a directory.`, { reason: 'not_a_directory' });
-      const stream = fg.stream(args.pattern, {
-        cwd: base,
-        absolute: true,
-        dot: true,
-        onlyFiles: true,
-        followSymbolicLinks: false,
-        ignore: ['**/node_modules/**', '**/.git/**'],
-        suppressErrors: true,
-      });
-      for await (const entry of stream) {
-        if (ctx.signal.aborted) return { ...toolError('glob was cancelled.', { reason: 'cancelled' }), errorKind: { type: 'cancelled', op: 'glob' } };
-        if (paths.length >= MAX_ENTRIES) {
-          capped = true;
-          break;
-        }
-        paths.push(relativeToWorkspace(ctx.workspace, String(entry)));
+      const base = openSearchBase(ctx.files, userPath);
+      if (base.kind !== 'directory') return toolError(`${userPath} is not a directory.`, { reason: 'not_a_directory' });
+      try {
+        // Walked from the opened directory, confined: symlinks are neither followed nor listed.
+        const listing = await globWorkspace(ctx.files, base.dir, args.pattern, { ignore: IGNORED_DIRS, baseNameMatch: false, maxFiles: MAX_ENTRIES, signal: ctx.signal });
+        listing.close();
+        paths = listing.files.map((file) => file.path);
+        capped = listing.capped;
+      } finally {
+        base.dir.close();
       }
     } catch (error) {
       return pathErrorResult(error, userPath, 'Directory');
     }
+    if (ctx.signal.aborted) return { ...toolError('glob was cancelled.', { reason: 'cancelled' }), errorKind: { type: 'cancelled', op: 'glob' } };
 
     // The walk's order depends on directory reading; "backend" sorts each directory's entries so pages
     // stay stable between calls, "path" sorts the whole list.
     if (sort === 'path') paths.sort();
-    else paths.sort(compareByDirectory);
+    else paths = sortByDirectory(paths);
     if (paths.length === 0) {
       const request = { offset, limit, requestedLimit: limit };
       return { output: `No files found matching pattern: ${args.pattern}`, exitCode: 0, metadata: { page: listPageMetadata(request, 0, null, 0), sort, capped } };

@@ -1,10 +1,13 @@
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import fg from 'fast-glob';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
 import { listPageMetadata, looksBinary, parseCursor, pathErrorResult, truncateLine } from '../tool-file-helpers.js';
-import { assertConfinedGlob, relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
+import { globWorkspace, openGlobFile } from '../glob-workspace.js';
+import { openSearchBase } from '../open-search-base.js';
+import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
+import { assertConfinedGlob, relativeToWorkspace } from '../workspace-path.js';
 
 const DEFAULT_LIMIT = 200;
 const MAX_LIMIT = 1000;
@@ -12,6 +15,8 @@ const MAX_CONTEXT = 20;
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
 // Bounds the file list held in memory while walking a huge tree.
 const MAX_FILES_WALKED = 200_000;
+// Files read ahead of the one being searched (the libuv pool has 4 threads by default).
+const READ_AHEAD = 4;
 const IGNORED_DIRS = ['**/node_modules/**', '**/.git/**', '**/dist/**'];
 const PAGED_MODES = ['files_with_matches', 'count', 'summary'] as const;
 
@@ -44,35 +49,47 @@ const parameters = z
 
 type Args = z.infer<typeof parameters>;
 
-interface FileList {
-  files: string[];
-  walkCapped: boolean;
+/** A file to search: the path shown for it, and how to open it (confined; the handle is fstat'ed before reading). */
+interface SearchTarget {
+  readonly shown: string;
+  open(): Promise<FileHandle>;
 }
 
-async function listFiles(target: string, glob: string | undefined): Promise<FileList> {
-  if ((await stat(target)).isFile()) return { files: [target], walkCapped: false };
-  const files: string[] = [];
-  let walkCapped = false;
-  // Symlinks are not followed (and, with onlyFiles, not listed), so the walk cannot leave the workspace.
-  const stream = fg.stream(glob ?? '**/*', {
-    cwd: target,
-    absolute: true,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    baseNameMatch: true,
-    ignore: IGNORED_DIRS,
-    suppressErrors: true,
-  });
-  for await (const entry of stream) {
-    if (files.length >= MAX_FILES_WALKED) {
-      walkCapped = true;
-      break;
-    }
-    files.push(String(entry));
+interface FileList {
+  /** In path order. */
+  files: SearchTarget[];
+  walkCapped: boolean;
+  /** Releases the directories the files are opened from, once the scan is done. */
+  close(): void;
+}
+
+async function listFiles(files: WorkspaceFiles, userPath: string, glob: string | undefined, signal: AbortSignal): Promise<FileList> {
+  const base = openSearchBase(files, userPath);
+  if (base.kind === 'file') {
+    const { relative } = base;
+    const open = async (): Promise<FileHandle> => (await files.open(relative, constants.O_RDONLY)).handle;
+    return { files: [{ shown: relative, open }], walkCapped: false, close: () => undefined };
   }
-  files.sort();
-  return { files, walkCapped };
+  // A FIFO, socket or device is not searched (nor walked).
+  if (base.kind === 'other') return { files: [], walkCapped: false, close: () => undefined };
+  try {
+    // Symlinks are not followed (nor listed), and every directory is opened from the one that listed it, so
+    // the walk cannot leave the workspace, not even when a directory is swapped for a symlink meanwhile.
+    const listing = await globWorkspace(files, base.dir, glob ?? '**/*', { ignore: IGNORED_DIRS, baseNameMatch: true, maxFiles: MAX_FILES_WALKED, signal });
+    const found = listing.files.map((file) => ({ shown: file.path, open: () => openGlobFile(file) }));
+    found.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
+    return {
+      files: found,
+      walkCapped: listing.capped,
+      close: () => {
+        listing.close();
+        base.dir.close();
+      },
+    };
+  } catch (error) {
+    base.dir.close();
+    throw error;
+  }
 }
 
 /** One file with matches (paged modes keep every one, to page over them). */
@@ -111,44 +128,83 @@ function contentLines(shown: string, lines: string[], hits: number[], context: n
   }
 }
 
-async function scanFiles(files: string[], regex: RegExp, args: Args, workspace: string, signal: AbortSignal): Promise<Scan> {
+/** A file's content, or why it is not searched. */
+type Loaded = Buffer | 'large' | null;
+
+/** Reads a search target through its opened handle: regular files only (fstat), at most MAX_FILE_BYTES. */
+async function load(target: SearchTarget): Promise<Loaded> {
+  let handle: FileHandle;
+  try {
+    handle = await target.open();
+  } catch {
+    // Gone, or swapped for a symlink or a directory since the walk: not searched.
+    return null;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return null;
+    if (info.size > MAX_FILE_BYTES) return 'large';
+    // The size fstat gave, read at once (readFile would fstat again).
+    const bytes = Buffer.allocUnsafe(info.size);
+    let total = 0;
+    while (total < bytes.length) {
+      const { bytesRead } = await handle.read(bytes, total, bytes.length - total, total);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+    }
+    return bytes.subarray(0, total);
+  } catch {
+    return null;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+async function scanFiles(files: readonly SearchTarget[], regex: RegExp, args: Args, signal: AbortSignal): Promise<Scan> {
   const content = (args.output_mode ?? 'content') === 'content';
   const limit = args.limit ?? DEFAULT_LIMIT;
   const context = args.context ?? 0;
   const scan: Scan = { out: [], hits: [], anchors: [], matches: 0, matchedFiles: 0, hitLimit: false, skippedLarge: 0 };
-  for (const file of files) {
-    if (signal.aborted) break;
-    const info = await stat(file).catch(() => null);
-    if (!info?.isFile()) continue;
-    if (info.size > MAX_FILE_BYTES) {
-      scan.skippedLarge++;
-      continue;
-    }
-    const bytes = await readFile(file).catch(() => null);
-    if (!bytes || looksBinary(bytes)) continue;
-    const lines = bytes.toString('utf8').split(/\r?\n/);
-    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-    const hits: number[] = [];
-    for (let i = 0; i < lines.length; i++) if (regex.test(lines[i])) hits.push(i);
-    if (hits.length === 0) continue;
+  // Files are searched in path order; the next few are read meanwhile.
+  const ahead: Promise<Loaded>[] = [];
+  let next = 0;
+  try {
+    for (let index = 0; index < files.length; index++) {
+      if (signal.aborted) break;
+      while (ahead.length < READ_AHEAD && next < files.length) ahead.push(load(files[next++]));
+      const bytes = await (ahead.shift() as Promise<Loaded>);
+      if (bytes === 'large') {
+        scan.skippedLarge++;
+        continue;
+      }
+      if (!bytes || looksBinary(bytes)) continue;
+      const lines = bytes.toString('utf8').split(/\r?\n/);
+      if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+      const hits: number[] = [];
+      for (let i = 0; i < lines.length; i++) if (regex.test(lines[i])) hits.push(i);
+      if (hits.length === 0) continue;
 
-    const shown = relativeToWorkspace(workspace, file);
-    if (!content) {
+      const { shown } = files[index];
+      if (!content) {
+        scan.matchedFiles++;
+        scan.matches += hits.length;
+        scan.hits.push({ shown, count: hits.length, firstLine: hits[0] + 1, firstText: truncateLine(lines[hits[0]]) });
+        continue;
+      }
+      const budget = limit - scan.matches;
+      contentLines(shown, lines, hits.slice(0, budget), context, scan.out);
+      scan.anchors.push(shown);
+      scan.matches += Math.min(hits.length, budget);
       scan.matchedFiles++;
-      scan.matches += hits.length;
-      scan.hits.push({ shown, count: hits.length, firstLine: hits[0] + 1, firstText: truncateLine(lines[hits[0]]) });
-      continue;
+      if (scan.matches >= limit) {
+        // Further files are not searched once the cap is reached, so more matches may exist.
+        scan.hitLimit = hits.length > budget || index !== files.length - 1;
+        break;
+      }
     }
-    const budget = limit - scan.matches;
-    contentLines(shown, lines, hits.slice(0, budget), context, scan.out);
-    scan.anchors.push(shown);
-    scan.matches += Math.min(hits.length, budget);
-    scan.matchedFiles++;
-    if (scan.matches >= limit) {
-      // Further files are not searched once the cap is reached, so more matches may exist.
-      scan.hitLimit = hits.length > budget || file !== files[files.length - 1];
-      break;
-    }
+  } finally {
+    // Reads started ahead finish (and close their handles) before the directories they use are released.
+    await Promise.allSettled(ahead);
   }
   return scan;
 }
@@ -182,13 +238,17 @@ export const grepTool = defineTool({
     let listing: FileList;
     try {
       if (args.glob !== undefined) assertConfinedGlob(args.glob);
-      const target = await resolveInWorkspace(ctx.workspace, userPath, { mustExist: true });
-      listing = await listFiles(target, args.glob);
+      listing = await listFiles(ctx.files, userPath, args.glob, ctx.signal);
     } catch (error) {
       return pathErrorResult(error, userPath, 'Path');
     }
 
-    const scan = await scanFiles(listing.files, regex, args, ctx.workspace, ctx.signal);
+    let scan: Scan;
+    try {
+      scan = await scanFiles(listing.files, regex, args, ctx.signal);
+    } finally {
+      listing.close();
+    }
     if (ctx.signal.aborted) return { ...toolError('grep was cancelled.', { reason: 'cancelled' }), errorKind: { type: 'cancelled', op: 'grep' } };
     const notes: string[] = [];
     if (listing.walkCapped) notes.push(`(Only the first ${MAX_FILES_WALKED} files were searched; narrow path or glob.)`);

@@ -1,8 +1,8 @@
-import { readdir, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
 import { listPageMetadata, parseCursor, pathErrorResult } from '../tool-file-helpers.js';
-import { relativeToWorkspace, resolveInWorkspace } from '../workspace-path.js';
+import { openSearchBase } from '../open-search-base.js';
 
 const DEFAULT_LIMIT = 200;
 const MAX_LIMIT = 1000;
@@ -27,9 +27,15 @@ export const lsTool = defineTool({
     const offset = parseCursor(args.cursor, 'ls');
     if (typeof offset === 'string') return { ...toolError(offset, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message: offset } };
     try {
-      const dir = await resolveInWorkspace(ctx.workspace, userPath, { mustExist: true });
-      if (!(await stat(dir)).isDirectory()) return toolError(`${userPath} is not a directory; use read to see a file.`, { reason: 'not_a_directory' });
-      const entries = await readdir(dir, { withFileTypes: true });
+      // The directory is opened confined and listed through its descriptor: what is listed is what was opened.
+      const base = openSearchBase(ctx.files, userPath);
+      if (base.kind !== 'directory') return toolError(`${userPath} is not a directory; use read to see a file.`, { reason: 'not_a_directory' });
+      let entries: Dirent[];
+      try {
+        entries = await base.dir.list();
+      } finally {
+        base.dir.close();
+      }
       const names = entries.map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name)).sort();
       if (offset > names.length) {
         const message = `cursor offset ${offset} exceeds the ${names.length} entries of ${userPath}`;
@@ -48,7 +54,7 @@ export const lsTool = defineTool({
         output: lines.join('\n'),
         exitCode: 0,
         metadata: {
-          path: relativeToWorkspace(ctx.workspace, dir),
+          path: base.dir.relative,
           entries: names.length,
           truncated: next !== null,
           page: listPageMetadata({ offset, limit, requestedLimit: limit }, shown.length, next, names.length),
