@@ -1,6 +1,6 @@
 import { closeSync, constants, lchownSync, openSync, type Dirent, type Stats } from 'node:fs';
 import { open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
-import { fdPath, locate, MAX_LINK_HOPS, type ConfinedRoot, type Location, type LocateOptions } from './confined-walk.js';
+import { fdPath, isHidden, locate, MAX_LINK_HOPS, type ConfinedRoot, type Location, type LocateOptions } from './confined-walk.js';
 import type { WorkspaceAccess, WorkspaceLease } from './workspace-directory.js';
 
 /** The uid/gid files and directories the file tools create are given (sandbox.run_as when the server is root). */
@@ -128,9 +128,12 @@ export class WorkspaceFiles {
 
   /** Opens the subdirectory `name` of an opened directory, not following a symlink (ELOOP/ENOTDIR for one). */
   openDirectoryAt(dir: OpenedDirectory, name: string): OpenedDirectory {
-    const fd = openSync(fdPath(dir.fd, name), DIR_FLAGS);
     const relative = dir.relative === '.' ? name : `${dir.relative}/${name}`;
-    return openedDirectory(fd, relative, `${dir.absolute}/${name}`);
+    const absolute = `${dir.absolute}/${name}`;
+    // The server's data directory inside the workspace is not walked into (walks skip what they cannot open).
+    if (isHidden(this.root(), absolute)) throw Object.assign(new Error(`EACCES: ${relative} is the server's data directory`), { code: 'EACCES' });
+    const fd = openSync(fdPath(dir.fd, name), DIR_FLAGS);
+    return openedDirectory(fd, relative, absolute);
   }
 
   /** Opens the file `name` of an opened directory for reading, not following a symlink. */
