@@ -3,6 +3,7 @@ import { existsSync, linkSync, lstatSync, mkdirSync, renameSync, rmSync, writeFi
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { directorySwapBody, fileSwapBody, startSwapLoop, treeSnapshot } from '../support/swap-loop.js';
+import { backendConfig, SESSION_BACKENDS } from '../support/redis-target.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // Another tenant's secret next to the session's workspace, and a value of the server's environment.
@@ -18,7 +19,7 @@ interface ToolCallBody {
   metadata?: Record<string, unknown>;
 }
 
-describe('file tools over HTTP while the model swaps names in its workspace (issue 27, class 2)', () => {
+for (const backend of SESSION_BACKENDS) describe(`file tools over HTTP while the model swaps names in its workspace (issue 27, class 2; ${backend})`, () => {
   let t: TestServer;
   let mine = '';
   let theirs = '';
@@ -26,7 +27,7 @@ describe('file tools over HTTP while the model swaps names in its workspace (iss
 
   beforeAll(async () => {
     process.env[ENV_NAME] = ENV_MARKER;
-    t = await startTestServer();
+    t = await startTestServer({ config: backendConfig(backend, 'file-swap') });
     mine = join(t.root, 'mine');
     theirs = join(t.root, 'theirs');
     mkdirSync(join(mine, 'sub'), { recursive: true });

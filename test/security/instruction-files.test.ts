@@ -6,6 +6,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { openSse } from '../support/sse-client.js';
+import { backendConfig, SESSION_BACKENDS } from '../support/redis-target.js';
 import { startTestServer, tempDir, writeFiles, type TestServer } from '../support/test-server.js';
 
 const A = 'token-instr-tenant-a-000001';
@@ -87,7 +88,7 @@ function leaks(text: string): string[] {
   return [MARKER, B_SECRET, DATA_SECRET, OPERATOR_RULES, ...ENVIRON].filter((secret) => text.includes(secret));
 }
 
-describe('instruction files are read confined by what was opened (tenants split)', () => {
+for (const backend of SESSION_BACKENDS) describe(`instruction files are read confined by what was opened (tenants split; ${backend})`, () => {
   let t: TestServer;
   let fake: FakeProvider;
   let root: string;
@@ -106,7 +107,7 @@ describe('instruction files are read confined by what was opened (tenants split)
     mkdirSync(join(root, '.git'));
     writeFileSync(join(root, 'AGENTS.md'), OPERATOR_RULES);
     fake = await startFakeProvider({ repeat: { text: 'ok' } });
-    t = await startTestServer({ root, dataDir, fake, config: { apiTokens: TOKENS } });
+    t = await startTestServer({ root, dataDir, fake, config: { apiTokens: TOKENS, ...backendConfig(backend, 'instr') } });
   });
   afterAll(async () => {
     await t.close();

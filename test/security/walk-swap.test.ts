@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileS
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDirectorySwapper } from '../support/directory-swapper.js';
+import { backendConfig, SESSION_BACKENDS } from '../support/redis-target.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 
 const RACE_MS = 3000;
@@ -17,7 +18,7 @@ interface ToolReply {
 
 // A hostile model with bash in one tenant's workspace swaps a directory for a symlink to another tenant's
 // directory (or the server's data dir) in a loop, while it calls ls, grep and glob over HTTP.
-describe('ls, grep and glob over HTTP while the workspace is swapped under them (issue 27)', () => {
+for (const backend of SESSION_BACKENDS) describe(`ls, grep and glob over HTTP while the workspace is swapped under them (issue 27; ${backend})`, () => {
   let t: TestServer;
   let root: string;
   let sessionId: string;
@@ -27,7 +28,7 @@ describe('ls, grep and glob over HTTP while the workspace is swapped under them 
     root = tempDir('a3s-walk-swap-');
     mkdirSync(join(root, 'tenant-b'));
     writeFileSync(join(root, 'tenant-b', SECRET_NAME), `${secret}\nneedle of tenant b\n`);
-    t = await startTestServer({ root });
+    t = await startTestServer({ root, config: backendConfig(backend, 'walk-swap') });
     writeFileSync(join(t.dataDir, DATA_NAME), `${dataSecret}\nneedle of the data dir\n`);
     const ws = join(root, 'tenant-a');
     for (const [file, text] of [

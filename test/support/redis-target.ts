@@ -43,3 +43,11 @@ function clusterSeeds(): string {
   if (seeds === '') throw new Error('A3S_TEST_REDIS=cluster but this run started no Redis Cluster: run the "redis-cluster" project (npx vitest run --project redis-cluster)');
   return seeds;
 }
+
+/** The session backends the security tests run on: the embedded default (file store, no Redis) and Redis. */
+export const SESSION_BACKENDS = ['embedded', 'redis'] as const;
+
+/** Server config for a backend of SESSION_BACKENDS (Redis: the run's target under a fresh key prefix). */
+export function backendConfig(backend: (typeof SESSION_BACKENDS)[number], prefix: string): Record<string, unknown> {
+  return backend === 'redis' ? { ...redisServerConfig(), redisKeyPrefix: `${prefix}-${Math.random().toString(36).slice(2)}:` } : {};
+}
