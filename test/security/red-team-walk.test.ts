@@ -1,5 +1,5 @@
-import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readTool } from '../../src/runtime/tools/builtin/read.js';
@@ -179,5 +179,79 @@ describe('red team: paths a hostile model hands the file tools', () => {
       renameSync(`${ws.root}.old`, ws.root);
     }
     writeFileSync(path.join(ws.root, 'b.txt'), 'b\n');
+  });
+});
+
+describe('red team: races on what write creates and patch rewrites', () => {
+  let ws: TestWorkspace;
+  beforeEach(() => {
+    ws = createTestWorkspace();
+  });
+  afterEach(() => ws.cleanup());
+
+  const call = async (tool: AnyToolDefinition, args: Record<string, unknown>): Promise<ToolResult> => {
+    const ctx = ws.context();
+    try {
+      return await runTool(tool, args, ctx);
+    } finally {
+      ctx.files?.release();
+    }
+  };
+
+  /** A child process that, for `ms`, makes `name` a new directory, removes it and puts a link to `target` there. */
+  function mkdirSwap(name: string, target: string, ms: number): Promise<number> {
+    const script = `
+      const fs = require('node:fs'); const [p, target, ms] = process.argv.slice(1); const end = Date.now() + Number(ms); let n = 0;
+      while (Date.now() < end) { try { fs.mkdirSync(p); } catch {} try { fs.rmSync(p, { recursive: true, force: true }); } catch {}
+        try { fs.symlinkSync(target, p); n++; } catch {} try { fs.unlinkSync(p); } catch {} }
+      console.log(n);`;
+    const child = spawn(process.execPath, ['-e', script, path.join(ws.root, name), target, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    return new Promise((resolve) => child.on('exit', () => resolve(Number(out.trim()) || 0)));
+  }
+
+  it('write creating parents while the model swaps the new directory for a link out (mkdir, rm, ln -s) creates nothing outside', async () => {
+    const loop = mkdirSwap('p', ws.outside, 2500);
+    const results: ToolResult[] = [];
+    const end = Date.now() + 2500;
+    let i = 0;
+    while (Date.now() < end) {
+      results.push(...(await Promise.all(Array.from({ length: 40 }, () => call(writeTool, { file_path: `p/q${i++ % 3}/r.txt`, content: 'planted\n' })))));
+    }
+    const swaps = await loop;
+    expect(swaps).toBeGreaterThan(0);
+    expect(results.length).toBeGreaterThan(40);
+    expect(readdirSync(ws.outside)).toEqual(['secret.txt']);
+    for (const result of results) expect(JSON.stringify(result)).not.toContain(SECRET);
+  });
+
+  it("patch and edit between their read and their write: the file swapped for a link out (mv -T) never changes the outside file", async () => {
+    const target = path.join(ws.outside, 'secret.txt');
+    ws.file('t.txt', 'top secret\n');
+    // The same content inside and out: a write through a followed link would show only in the outside file's times.
+    const before = statSync(target);
+    const script = `
+      const fs = require('node:fs'); const [dir, target, ms] = process.argv.slice(1); const end = Date.now() + Number(ms);
+      while (Date.now() < end) { try { fs.symlinkSync(target, dir + '/t.lnk'); } catch {} try { fs.renameSync(dir + '/t.txt', dir + '/t.real'); fs.renameSync(dir + '/t.lnk', dir + '/t.txt');
+        fs.renameSync(dir + '/t.txt', dir + '/t.lnk'); fs.renameSync(dir + '/t.real', dir + '/t.txt'); } catch {} }`;
+    const child = spawn(process.execPath, ['-e', script, ws.root, target, '2500'], { stdio: 'inherit' });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const results: ToolResult[] = [];
+    const end = Date.now() + 2500;
+    while (Date.now() < end) {
+      results.push(
+        ...(await Promise.all([
+          ...Array.from({ length: 10 }, () => call(patchTool, { file_path: 't.txt', diff: '@@ -1 +1 @@\n-top secret\n+top secret\n' })),
+          ...Array.from({ length: 10 }, () => call(editTool, { file_path: 't.txt', old_string: 'top secret', new_string: 'top secret' })),
+        ])),
+      );
+    }
+    await exited;
+    expect(readFileSync(target, 'utf8')).toBe('top secret\n');
+    const after = statSync(target);
+    expect([after.mtimeMs, after.ctimeMs, after.ino]).toEqual([before.mtimeMs, before.ctimeMs, before.ino]);
+    expect(readdirSync(ws.outside)).toEqual(['secret.txt']);
+    expect(results.filter((result) => result.exitCode === 0).length).toBeGreaterThan(0);
   });
 });
