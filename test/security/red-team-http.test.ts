@@ -206,4 +206,13 @@ describe.skipIf(!HAVE_BWRAP)('red team over HTTP: the data dir inside the worksp
     if (process.env.RED_DEBUG) console.log('DATA>>', direct.output, linked.output, read.output);
     expect(direct.output + linked.output + read.output).not.toContain(DATA_SECRET);
   });
+
+  // HOLE (open, same cause): the workspace's files, the server's (root's) included, are the sandbox user's inside
+  // the user namespace, so bash writes into .a3s: session snapshots the server restores, the passwd/group files
+  // every sandbox gets ro-bound as /etc/passwd and /etc/group, other sessions' homes.
+  it.fails('bash in the sandbox cannot write into .a3s (session records, the sandbox passwd)', async () => {
+    await tool('bash', { command: 'mkdir -p .a3s/sessions; echo planted > .a3s/sessions/planted.json; echo "evil:x:0:0::/:/bin/sh" >> .a3s/sandbox/etc/passwd' });
+    expect(existsSync(join(root, '.a3s', 'sessions', 'planted.json'))).toBe(false);
+    expect(readFileSync(join(root, '.a3s', 'sandbox', 'etc', 'passwd'), 'utf8')).not.toContain('evil:');
+  });
 });
