@@ -141,7 +141,6 @@ describe.skipIf(!HAVE_BWRAP)('red team over HTTP: two tenants, the same session 
     // Give closes queued on the event loop a moment.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(openFds()).toBeLessThanOrEqual(before + 2);
-    if (process.env.RED_DEBUG) console.log('FD>>', before, openFds(), [...new Set(statuses)], bodies.length);
     expect(statuses.every((status) => status === 200)).toBe(true);
     // Some calls ran on the real workspace (the swap leaves it in place most of the time).
     expect(bodies.filter((body) => body.includes('"exitCode":0')).length).toBeGreaterThan(0);
@@ -203,7 +202,6 @@ describe.skipIf(!HAVE_BWRAP)('red team over HTTP: the data dir inside the worksp
     const direct = await tool('bash', { command: 'cat .a3s/secret.json; ls -la .a3s' });
     const linked = await tool('bash', { command: 'ln .a3s/secret.json stolen.json 2>&1; echo rc=$?' });
     const read = await tool('read', { file_path: 'stolen.json' });
-    if (process.env.RED_DEBUG) console.log('DATA>>', direct.output, linked.output, read.output);
     expect(direct.output + linked.output + read.output).not.toContain(DATA_SECRET);
   });
 
