@@ -18,6 +18,12 @@ export interface PinnedSessionWorkspace {
  * was checked answers WORKSPACE_CHANGED.
  */
 export function pinSessionWorkspace(canonical: string, stored: { readonly dev: string; readonly ino: string } | undefined, restored: boolean, serverDirs: readonly string[] = []): PinnedSessionWorkspace {
+  // The server's own directories are no workspace, nor is any directory in them (checkpoints, sandbox homes of
+  // other sessions, session records): hiding them only works from a workspace above them.
+  const inServerDir = canonicalServerDirs(serverDirs).find((dir) => isInside(dir, canonical));
+  if (inServerDir !== undefined) {
+    throw new CodeError('WORKSPACE_NOT_FOUND', `workspace: ${canonical} lies in the server's own directory ${inServerDir}; it cannot be a workspace`, { field: 'workspace' });
+  }
   let pin;
   try {
     pin = pinDirectory(canonical);
@@ -35,9 +41,9 @@ export function pinSessionWorkspace(canonical: string, stored: { readonly dev: s
 // Resolved once each (a directory not there yet is looked up again next time).
 const canonicalDirs = new Map<string, string>();
 
-/** The server's own directories (data dir, sessions dir) that lie inside the workspace, canonical (resolved once each). */
-function hiddenInside(workspace: string, serverDirs: readonly string[]): string[] {
-  const hidden: string[] = [];
+/** The server's own directories (data dir, sessions dir) that exist, canonical (resolved once each). */
+function canonicalServerDirs(serverDirs: readonly string[]): string[] {
+  const found: string[] = [];
   for (const dir of serverDirs) {
     let canonical = canonicalDirs.get(dir);
     if (canonical === undefined) {
@@ -48,7 +54,12 @@ function hiddenInside(workspace: string, serverDirs: readonly string[]): string[
         continue;
       }
     }
-    if (isInside(workspace, canonical) && !hidden.includes(canonical)) hidden.push(canonical);
+    if (!found.includes(canonical)) found.push(canonical);
   }
-  return hidden;
+  return found;
+}
+
+/** The server's own directories (data dir, sessions dir) that lie inside the workspace, canonical. */
+function hiddenInside(workspace: string, serverDirs: readonly string[]): string[] {
+  return canonicalServerDirs(serverDirs).filter((dir) => isInside(workspace, dir));
 }
