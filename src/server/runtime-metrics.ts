@@ -212,7 +212,7 @@ export class RuntimeMetrics {
     usage('a3s_tenant_open_sessions', 'Open sessions of the tenant on this node (quota maxOpenSessions).', (t) => t.openSessions);
     usage('a3s_tenant_running_runs', 'Runs of the tenant in flight on this node (quota maxConcurrentRuns).', (t) => t.runningRuns);
     usage('a3s_tenant_runs_last_minute', 'Runs of the tenant started on this node in the last minute (quota maxRunsPerMinute).', (t) => t.runsLastMinute);
-    usage('a3s_tenant_stored_bytes', "Bytes of the tenant's snapshots saved by this node (quota maxStoredBytes).", (t) => t.storedBytes);
+    usage('a3s_tenant_stored_bytes', "Bytes of the tenant's snapshots saved by this node, plus the disk its sessions' sandboxed commands use (quota maxStoredBytes).", (t) => t.storedBytes);
     const limits = new Gauge({
       name: 'a3s_tenant_quota_limit',
       help: "The tenant's quota limits on this node, by quota.",
