@@ -1,10 +1,24 @@
 #!/usr/bin/env sh
 # Installs what the test suite needs besides npm packages: redis-server and redis-cli (a throwaway server and a
 # local Redis Cluster per test run),
-# bubblewrap (the command sandbox), git (the git tool tests), chromium-headless-shell (the console's browser tests). Works on a fresh Debian/Ubuntu machine as root
-# without sudo and before any `apt-get update`; as another user it uses sudo when present. Does nothing for
-# what is already installed.
+# bubblewrap (the command sandbox), git (the git tool tests), chromium-headless-shell (the console's browser tests),
+# and the system user a3s-sandbox (a server running as root runs contained commands as it: config sandbox.run_as).
+# Works on a fresh Debian/Ubuntu machine as root without sudo and before any `apt-get update`; as another user it
+# uses sudo when present. Does nothing for what is already installed.
 set -eu
+
+as_root=""
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then as_root="sudo"; fi
+
+# The unprivileged user sandboxed commands run as when the server runs as root (no home, no login shell).
+if ! getent passwd a3s-sandbox >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] || [ -n "$as_root" ]; then
+    echo "install-test-deps: creating the system user a3s-sandbox" >&2
+    $as_root useradd --system --no-create-home --shell /usr/sbin/nologin a3s-sandbox
+  else
+    echo "install-test-deps: not root and no sudo; a server run as root needs the user: useradd --system --no-create-home --shell /usr/sbin/nologin a3s-sandbox" >&2
+  fi
+fi
 
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
@@ -21,12 +35,9 @@ if ! command -v apt-get >/dev/null 2>&1; then
   echo "install-test-deps: apt-get is not available; install these yourself:$missing" >&2
   exit 1
 fi
-as_root=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then as_root="sudo"; else
-    echo "install-test-deps: not root and no sudo; install these yourself:$missing" >&2
-    exit 1
-  fi
+if [ "$(id -u)" -ne 0 ] && [ -z "$as_root" ]; then
+  echo "install-test-deps: not root and no sudo; install these yourself:$missing" >&2
+  exit 1
 fi
 echo "install-test-deps: installing$missing" >&2
 $as_root apt-get update -qq

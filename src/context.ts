@@ -43,6 +43,7 @@ import { FileMemoryItemStore } from './stores/file-memory-item-store.js';
 import { ProcessMemoryItemStore } from './stores/process-memory-item-store.js';
 import { RedisMemoryItemStore } from './stores/redis-memory-item-store.js';
 import type { MemoryStores } from './runtime/memory/memory-stores.js';
+import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
 
 /** Every dependency of the server, built in one place. */
 export interface RuntimeContext {
@@ -266,7 +267,10 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
           closedSessionDays: retentionDays,
           now: () => hostEnv.now(),
           isLive: (key) => agent.isLive(key),
-          onPurged: (key) => quotas?.recordStored(tenantIdOf(key), sessionIdOf(key), 0),
+          onPurged: (key) => {
+            quotas?.recordStored(tenantIdOf(key), sessionIdOf(key), 0);
+            void removeSandboxHome(sandbox, quotas, key);
+          },
           onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
         });
   sweeper?.start();

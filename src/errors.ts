@@ -46,6 +46,7 @@ export const ERROR_CATALOGUE = {
   INTERNAL_ERROR: { status: 500, description: 'An unexpected server fault; details are logged, not returned.' },
   SESSION_INITIALIZATION_ERROR: { status: 503, description: 'A resource the session needs could not be initialised.' },
   SHUTTING_DOWN: { status: 503, description: 'The server is draining and admits no new work.' },
+  DISK_QUOTA_EXCEEDED: { status: 507, description: "A session's sandboxed commands used more disk than limits.sandboxHomeBytes (its $HOME plus what its commands added to the workspace), or the data directory's or workspace's file system has less free space than limits.minFreeDiskBytes; the command did not start. As a tool error (metadata reason disk_quota_exceeded): the run goes on." },
 } as const;
 
 /** A code from the error catalogue. */

@@ -159,6 +159,13 @@ export const LimitsSchema = z
     maxTranscriptBytes: z.number().int().positive().default(8_388_608),
     /** A session's transcript bound in messages (the same rule as maxTranscriptBytes). */
     maxTranscriptMessages: z.number().int().positive().default(10_000),
+    /**
+     * Disk one session's sandboxed commands may use: its $HOME plus what its commands added to the workspace, measured
+     * after each command; past it the next command is refused (DISK_QUOTA_EXCEEDED). Also the largest file one command may write.
+     */
+    sandboxHomeBytes: z.number().int().min(1_048_576).default(268_435_456),
+    /** Commands are refused (DISK_QUOTA_EXCEEDED) while the data directory's or the workspace's file system has less free space. */
+    minFreeDiskBytes: z.number().int().nonnegative().default(1_073_741_824),
   })
   .strict();
 
@@ -261,6 +268,11 @@ export const CodeConfigSchema = z
         addressSpaceMb: z.number().int().min(64).max(16_777_216).default(16_384),
         /** Host paths mounted read-only at the same place in every sandbox (a toolchain outside /usr, e.g. /opt/node). */
         readOnlyPaths: z.array(z.string().regex(/^\//, 'sandbox.read_only_paths entries must be absolute paths')).max(64).default([]),
+        /**
+         * The user contained commands run as when the server runs as root (a user name or a numeric uid; default the
+         * dedicated `a3s-sandbox` user scripts/install-test-deps.sh creates). Never root. Ignored when the server is not root.
+         */
+        runAs: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/, 'sandbox.run_as must be a user name or a numeric uid').optional(),
       })
       .strict()
       .prefault({}),

@@ -215,7 +215,7 @@ export class RuntimeMetrics {
     usage('a3s_tenant_open_sessions', 'Open sessions of the tenant on this node (quota maxOpenSessions).', (t) => t.openSessions);
     usage('a3s_tenant_running_runs', 'Runs of the tenant in flight on this node (quota maxConcurrentRuns).', (t) => t.runningRuns);
     usage('a3s_tenant_runs_last_minute', 'Runs of the tenant started on this node in the last minute (quota maxRunsPerMinute).', (t) => t.runsLastMinute);
-    usage('a3s_tenant_stored_bytes', "Bytes of the tenant's snapshots saved by this node (quota maxStoredBytes).", (t) => t.storedBytes);
+    usage('a3s_tenant_stored_bytes', "Bytes of the tenant's snapshots saved by this node, plus the disk its sessions' sandboxed commands use (quota maxStoredBytes).", (t) => t.storedBytes);
     const sessionBytes = new Gauge({
       name: 'a3s_tenant_session_bytes',
       help: "Bytes the tenant's open sessions hold on this node: options, overhead, transcript and artifacts (limits.maxSessionBytesPerTenant).",

@@ -10,7 +10,7 @@ if (!HAVE_BWRAP) console.warn('bwrap limit tests skipped: bubblewrap (bwrap) is 
 
 function run(sandbox: DetectedSandbox, command: string, workspace: string): Promise<{ code: number | null; output: string }> {
   const workspaceFd = openSync(workspace, 'r');
-  return sandbox.sandbox.prepare({ argv: ['bash', '-c', command], workspace, workspaceFd, cwd: workspace, sessionId: 'limits', env: {}, network: 'none' }).then(
+  return sandbox.sandbox.prepare({ argv: ['bash', '-c', command], workspace, workspaceFd, cwd: workspace, tenantId: 'default', sessionId: 'limits', env: {}, network: 'none' }).then(
     (prepared) =>
       new Promise((resolve) => {
         const child = spawn(prepared.file, [...prepared.args], { env: prepared.env, cwd: prepared.cwd, timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds] });

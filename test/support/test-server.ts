@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync, realpathSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -32,9 +32,15 @@ export interface TestServerOptions {
   logger?: Logger;
 }
 
-/** Make a temp directory (canonical path). */
+/**
+ * Make a temp directory (canonical path). As root it is made searchable by others (0711, nothing listable), as an
+ * operator makes workspace roots for sandbox.run_as: a root server's commands run as that user, whose bwrap resolves
+ * the workspace's path.
+ */
 export function tempDir(prefix = 'a3s-test-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  if (process.getuid?.() === 0) chmodSync(dir, 0o711);
+  return dir;
 }
 
 /** Write files (relative path -> content) under a directory. */

@@ -1,4 +1,5 @@
 import { purgeStoredSession } from '../retention/purge-stored-session.js';
+import { removeSandboxHome } from '../sandbox/remove-sandbox-home.js';
 import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
@@ -240,6 +241,8 @@ export class Agent {
       const purged = await purgeStoredSession({ ...this.factory.storesFor('file'), ownership: this.deps.ownership }, key);
       if (!closed && !purged && !this.sessions.closed.visibleTo(key, caller)) throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
       this.deps.quotas?.recordStored(tenantIdOf(key), id, 0);
+      // A stored session that was not live here still has its commands' $HOME: it goes with the session.
+      await removeSandboxHome(this.deps.sandbox, this.deps.quotas, key);
       return { closed, purged };
     });
   }

@@ -26,6 +26,9 @@ interface SpawnSpec {
   readonly cwd: string | undefined;
   readonly env: Record<string, string>;
   readonly inheritFds: readonly number[];
+  /** The user to spawn as (a sandboxed server of a root server: sandbox.run_as). */
+  readonly uid?: number;
+  readonly gid?: number;
 }
 
 /** How to start one stdio MCP server. */
@@ -153,7 +156,8 @@ export class StdioProcessTransport implements Transport {
     let spawnArgs: SpawnSpec = { file: command, args, cwd, env: mcpServerEnv(env), inheritFds: [] };
     if (launcher) {
       this.prepared = await launcher.prepare([command, ...args], { ...(cwd !== undefined ? { cwd } : {}), ...(env ? { env } : {}) });
-      spawnArgs = { file: this.prepared.file, args: this.prepared.args, cwd: this.prepared.cwd, env: this.prepared.env, inheritFds: this.prepared.inheritFds };
+      const { uid, gid } = this.prepared;
+      spawnArgs = { file: this.prepared.file, args: this.prepared.args, cwd: this.prepared.cwd, env: this.prepared.env, inheritFds: this.prepared.inheritFds, ...(uid !== undefined ? { uid, gid } : {}) };
     }
     try {
       await this.spawnChild(spawnArgs);
@@ -167,7 +171,7 @@ export class StdioProcessTransport implements Transport {
     return new Promise((resolve, reject) => {
       let spawned = false;
       // detached: the server leads its own process group, so the group can be killed as a whole.
-      const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', ...spec.inheritFds], shell: false }) as ChildProcessWithoutNullStreams;
+      const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', ...spec.inheritFds], shell: false, ...(spec.uid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}) }) as ChildProcessWithoutNullStreams;
       this.child = child;
       child.once('spawn', () => {
         spawned = true;

@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupLimits } from './cgroup-limits.js';
 import { commandEnvironment } from './command-env.js';
+import type { RunAsUser } from './run-as.js';
 import type { CommandSpec, PreparedCommand, Sandbox, SandboxLimits } from './sandbox.js';
+import { SandboxHomes } from './sandbox-homes.js';
 
-/** The user a contained command runs as (mapped to the server's own uid outside). */
+/** The user a contained command runs as inside (mapped to the server's own uid outside, or to run_as's when the server is root). */
 const SANDBOX_UID = 1000;
 const SANDBOX_HOME = '/home/sandbox';
 /** Size of the private /tmp of one command (it counts against the command's memory too). */
@@ -18,16 +19,13 @@ const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${SANDBOX_UID
 const GROUP = `root:x:0:\nsandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
 
 /**
- * Joins the cgroups named by the first `$1` arguments, sets the CPU and address-space rlimits, then execs
- * bwrap: everything the command starts is bounded from its first instruction.
+ * Joins the command's cgroups through the descriptors the server opened for it (fd 4, and 5 on cgroup v1: the kernel
+ * checks the opener's rights, so this works as run_as too) and closes them, refuses to go on as root when the
+ * command is meant to run as run_as (`$2` names a root-owned file: `test -O` is true only for its owner), sets the
+ * CPU, address-space and file-size rlimits, then execs bwrap: everything the command starts is bounded from its
+ * first instruction.
  */
-const WRAPPER = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ulimit -t "$1" && ulimit -v "$2" || exit 125; shift 2; exec "$@"';
-
-/** A directory name for a session id (any characters) that cannot collide with another's. */
-function scratchName(sessionId: string): string {
-  const safe = sessionId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
-  return `${safe}-${createHash('sha256').update(sessionId).digest('hex').slice(0, 12)}`;
-}
+const WRAPPER = 'n=$1; [ "$n" -lt 1 ] || echo $$ >&4 || exit 125; [ "$n" -lt 2 ] || echo $$ >&5 || exit 125; exec 4>&- 5>&-; [ "$2" = - ] || ! [ -O "$2" ] || exit 126; ulimit -t "$3" && ulimit -v "$4" && ulimit -f "$5" || exit 125; shift 5; exec "$@"';
 
 /** Where the bubblewrap sandbox keeps what it mounts: generated passwd/group and per-session homes. */
 export interface BwrapSandboxOptions {
@@ -39,24 +37,48 @@ export interface BwrapSandboxOptions {
   readonly cgroups: CgroupLimits;
   /** Operator-configured host paths mounted read-only at the same place (config sandbox.read_only_paths). */
   readonly readOnlyPaths?: readonly string[];
+  /** The largest file one command may write (RLIMIT_FSIZE; limits.sandbox_home_bytes). */
+  readonly maxFileBytes: number;
+  /** Bytes per block of `ulimit -f` in the wrapper's /bin/sh (512 for dash and POSIX-mode bash). */
+  readonly fileBlockBytes: number;
+  /** When the server runs as root: the user the wrapper and bwrap are spawned as (sandbox.run_as). */
+  readonly runAs?: RunAsUser;
 }
+
+/**
+ * Commands run as run_as see files root left in a workspace (before run_as, or made by the operator) as another
+ * user's, and git refuses such a repository ("dubious ownership"). Inside the sandbox the only repositories are the
+ * workspace's (the tenant's own, whose config ran in its sandbox before as well), so git trusts them: safe.directory
+ * in git's command-line scope (GIT_CONFIG_COUNT; commandEnv can never set GIT_*). Writing still needs the files to be
+ * run_as's (docs/security.md).
+ */
+const TRUST_WORKSPACE_REPOSITORIES = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' };
 
 /**
  * Bubblewrap: new user, PID, IPC, UTS, cgroup (and network unless granted) namespaces; the workspace
  * read-write at its real path; read-only /usr and the /etc pieces a toolchain needs; a private /tmp
- * and a per-session $HOME; /proc of the new PID namespace; minimal /dev. bwrap itself starts with the
- * command's environment only, so nothing of the server's is readable inside, not even at /proc/1/environ.
+ * and a $HOME of the tenant's session; /proc of the new PID namespace; minimal /dev. bwrap itself starts with the
+ * command's environment only, so nothing of the server's is readable inside, not even at /proc/1/environ. A root
+ * server spawns it as sandbox.run_as (so nothing a command leaves behind is root's: a setuid bit it sets is run_as's).
  */
 export class BwrapSandbox implements Sandbox {
   readonly kind = 'bwrap' as const;
   private etcReady: Promise<void> | undefined;
+  private readonly homes: SandboxHomes;
 
-  constructor(private readonly options: BwrapSandboxOptions) {}
+  constructor(private readonly options: BwrapSandboxOptions) {
+    this.homes = new SandboxHomes(path.join(options.stateDir, 'homes'), options.runAs);
+  }
 
-  /** The base bwrap arguments every command gets (also used by detection's trivial `true`). */
+  /**
+   * The base bwrap arguments every command gets (also used by detection's trivial `true`): a user namespace in which
+   * the command cannot create another (`--disable-userns`: no nested namespaces to rearrange mounts in).
+   */
   static baseArgs(): string[] {
     return [
       '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
       '--die-with-parent',
       '--new-session',
       '--cap-drop', 'ALL',
@@ -76,11 +98,10 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async prepare(spec: CommandSpec): Promise<PreparedCommand> {
-    const { stateDir, limits, cgroups, bwrap } = this.options;
+    const { stateDir, limits, cgroups, bwrap, runAs } = this.options;
     this.etcReady ??= this.writeEtc();
     await this.etcReady;
-    const home = path.join(stateDir, 'homes', scratchName(spec.sessionId));
-    await mkdir(home, { recursive: true, mode: 0o700 });
+    const home = await this.homes.ensure(spec.tenantId, spec.sessionId);
     const etc = ETC_PIECES.flatMap((name) => ['--ro-bind-try', `/etc/${name}`, `/etc/${name}`]);
     const args = [
       ...BwrapSandbox.baseArgs(),
@@ -98,26 +119,49 @@ export class BwrapSandbox implements Sandbox {
       ...spec.argv,
     ];
     const cgroup = await cgroups.create(limits);
-    const procs = cgroup?.procsFiles ?? [];
+    // Opened by the server: the wrapper, spawned as run_as already, joins through them (fds 4 and 5).
+    let joins: FileHandle[];
+    try {
+      joins = await Promise.all((cgroup?.procsFiles ?? []).map((file) => open(file, 'w')));
+    } catch (error) {
+      await cgroup?.release();
+      throw error;
+    }
     return {
       kind: 'bwrap',
       file: '/bin/sh',
-      args: ['-c', WRAPPER, 'sandbox-wrapper', String(procs.length), ...procs, String(limits.cpuSeconds), String(Math.floor(limits.addressSpaceBytes / 1024)), bwrap, ...args],
-      env: commandEnvironment(SANDBOX_HOME, '/tmp', spec.env),
+      args: [
+        '-c', WRAPPER, 'sandbox-wrapper', String(joins.length), runAs ? path.join(stateDir, 'etc', 'passwd') : '-',
+        String(limits.cpuSeconds), String(Math.floor(limits.addressSpaceBytes / 1024)), String(Math.max(1, Math.floor(this.options.maxFileBytes / this.options.fileBlockBytes))),
+        bwrap, ...args,
+      ],
+      env: runAs ? { ...commandEnvironment(SANDBOX_HOME, '/tmp', spec.env), ...TRUST_WORKSPACE_REPOSITORIES } : commandEnvironment(SANDBOX_HOME, '/tmp', spec.env),
       // The wrapper starts in the server-owned state directory; the command's cwd is set inside (--chdir).
       cwd: stateDir,
-      inheritFds: [spec.workspaceFd],
+      inheritFds: [spec.workspaceFd, ...joins.map((handle) => handle.fd)],
+      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
       release: async () => {
+        await Promise.all(joins.map((handle) => handle.close().catch(() => undefined)));
         await cgroup?.release();
       },
       ...(cgroup ? { signalCommand: (signal: NodeJS.Signals) => cgroup.signalMembers(signal) } : {}),
     };
   }
 
+  home(tenantId: string, sessionId: string): Promise<string> {
+    return this.homes.ensure(tenantId, sessionId);
+  }
+
+  removeHome(tenantId: string, sessionId: string): Promise<void> {
+    return this.homes.remove(tenantId, sessionId);
+  }
+
+  /** The generated passwd and group (public content: readable by run_as, whose bwrap opens them by path). */
   private async writeEtc(): Promise<void> {
     const etc = path.join(this.options.stateDir, 'etc');
     await mkdir(etc, { recursive: true, mode: 0o700 });
-    await writeFile(path.join(etc, 'passwd'), PASSWD);
-    await writeFile(path.join(etc, 'group'), GROUP);
+    if (this.options.runAs) await chmod(etc, 0o711);
+    await writeFile(path.join(etc, 'passwd'), PASSWD, { mode: 0o644 });
+    await writeFile(path.join(etc, 'group'), GROUP, { mode: 0o644 });
   }
 }

@@ -140,6 +140,11 @@ export class CgroupLimits {
     private readonly parents: readonly string[],
   ) {}
 
+  /** No cgroups: commands get only their rlimits. */
+  static none(): CgroupLimits {
+    return new CgroupLimits('none', []);
+  }
+
   /** Find a writable hierarchy and create the server's parent; `none` when cgroups cannot be used. */
   static async detect(): Promise<{ limits: CgroupLimits; problem?: string }> {
     // One parent per server (several may run in one process, e.g. tests): its own name, removed at dispose.

@@ -29,7 +29,8 @@ export interface CommandSpec {
   readonly workspaceFd: number;
   /** Working directory, the workspace or inside it. */
   readonly cwd: string;
-  /** The session the command runs for (its private $HOME is kept per session). */
+  /** The session's owner tenant and the session the command runs for (its private $HOME is kept per tenant and session). */
+  readonly tenantId: string;
   readonly sessionId: string;
   /** Variables added to the built-from-scratch environment. */
   readonly env: Readonly<Record<string, string>>;
@@ -43,8 +44,17 @@ export interface PreparedCommand {
   readonly args: readonly string[];
   readonly env: Record<string, string>;
   readonly cwd: string;
-  /** Descriptors the child gets at fd 3, 4, ... (after stdin, stdout, stderr): the workspace's, for bwrap --bind-fd 3. */
+  /**
+   * Descriptors the child gets at fd 3, 4, ... (after stdin, stdout, stderr): the workspace's (bwrap --bind-fd 3), then
+   * the command's cgroup.procs files opened by the server (the wrapper joins its cgroup through them).
+   */
   readonly inheritFds: readonly number[];
+  /**
+   * Spawn the process as this user and group (Node's spawn `uid`/`gid`): sandbox.run_as when the server is root.
+   * Every spawn site passes them; the sandbox wrapper refuses to run as root when they are set and were not used.
+   */
+  readonly uid?: number;
+  readonly gid?: number;
   /** Kill whatever is left of the command (its cgroup) and remove its per-command resources. */
   release(): Promise<void>;
   /**
@@ -58,6 +68,10 @@ export interface PreparedCommand {
 export interface Sandbox {
   readonly kind: SandboxKind;
   prepare(spec: CommandSpec): Promise<PreparedCommand>;
+  /** The session's private $HOME on the host, created if missing (bwrap); absent when commands use the server's HOME. */
+  home?(tenantId: string, sessionId: string): Promise<string>;
+  /** Remove a session's private $HOME and everything in it (the session was closed or purged). */
+  removeHome?(tenantId: string, sessionId: string): Promise<void>;
 }
 
 /** What a tool gets to start a model-chosen command: the session's sandbox decision for this call's origin. */
@@ -69,4 +83,21 @@ export interface CommandLauncher {
 /** The session may not run commands here (no working sandbox and a creator without host_direct). */
 export class CommandRefusedError extends Error {
   override readonly name = 'CommandRefusedError';
+}
+
+/** Why a command was refused for disk: the session's own usage, or the free space of a file system. */
+export type DiskQuotaDetails =
+  | { readonly kind: 'usage'; readonly usedBytes: number; readonly limitBytes: number }
+  | { readonly kind: 'free_disk'; readonly freeBytes: number; readonly minFreeBytes: number; readonly path: string };
+
+/** The session's commands used their disk (limits.sandboxHomeBytes), or a file system is nearly full: DISK_QUOTA_EXCEEDED. */
+export class DiskQuotaExceededError extends CommandRefusedError {
+  readonly code = 'DISK_QUOTA_EXCEEDED' as const;
+
+  constructor(
+    message: string,
+    readonly details: DiskQuotaDetails,
+  ) {
+    super(message);
+  }
 }

@@ -1,8 +1,10 @@
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
 import { detectSandbox, type DetectedSandbox } from './detect-sandbox.js';
+import { rememberRunAs, resolveRunAs, searchableBy, type RunAsUser } from './run-as.js';
 import type { SandboxLimits, SandboxNetwork } from './sandbox.js';
 import type { ServerSandbox } from './session-commands.js';
 
@@ -28,25 +30,73 @@ export function sandboxMode(config: CodeConfig): 'required' | 'auto' {
   return config.sandbox.mode ?? (config.apiTokens.length > 0 ? 'required' : 'auto');
 }
 
+/** The run_as user of a root server, or the refusal to start: an explicit sandbox.run_as, or any in required mode, must exist. */
+async function runAsUser(config: CodeConfig, mode: 'required' | 'auto', logger: Logger): Promise<RunAsUser | undefined> {
+  const resolution = await resolveRunAs(config.sandbox.runAs);
+  if (resolution.user) return resolution.user;
+  if (resolution.problem === undefined) return undefined;
+  if (mode === 'required' || resolution.explicit) throw new CodeError('SESSION_INITIALIZATION_ERROR', `${resolution.problem}; the server runs as root, and contained commands must not`, { resource: 'sandbox', field: 'sandbox.run_as' });
+  logger.warn({ reason: resolution.problem }, 'sandbox: the server runs as root and sandbox.run_as is missing: contained commands run as root (files they leave are root\'s)');
+  return undefined;
+}
+
 /**
  * Detect the sandbox, say at start which one is active, and refuse to start in `required` mode without
- * a working one (SESSION_INITIALIZATION_ERROR, resource `sandbox`).
+ * a working one (SESSION_INITIALIZATION_ERROR, resource `sandbox`). A root server resolves sandbox.run_as first
+ * (commands run as that user; refused to start in required mode when it does not exist).
  */
 export async function startSandbox(config: CodeConfig, logger: Logger): Promise<StartedSandbox> {
   const mode = sandboxMode(config);
-  const detected = await detectSandbox({ stateDir: path.join(config.dataDir, 'sandbox'), limits: sandboxLimits(config), readOnlyPaths: config.sandbox.readOnlyPaths });
+  const runAs = await runAsUser(config, mode, logger);
+  const detected = await detectSandbox({
+    stateDir: path.join(config.dataDir, 'sandbox'),
+    limits: sandboxLimits(config),
+    readOnlyPaths: config.sandbox.readOnlyPaths,
+    maxFileBytes: config.limits.sandboxHomeBytes,
+    ...(runAs ? { runAs } : {}),
+  });
+  for (const note of detected.notes ?? []) logger.info({ sandbox: 'bwrap' }, note);
   if (detected.sandbox.kind === 'none') {
     if (mode === 'required') {
       throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.mode is "required" (the default when API tokens are configured) but no sandbox works: ${detected.problem ?? 'unknown'}; install bubblewrap and enable user namespaces, or set sandbox.mode = "auto"`, { resource: 'sandbox' });
     }
     logger.warn({ sandbox: 'none', reason: detected.problem }, 'sandbox: none — model-chosen commands run on the host, and only in sessions created with host_direct');
   } else {
-    logger.info({ sandbox: 'bwrap', cgroups: detected.cgroups, network: config.sandbox.network, hostDirect: config.sandbox.hostDirect }, 'sandbox: bwrap — model-chosen commands are contained');
+    logger.info({ sandbox: 'bwrap', cgroups: detected.cgroups, network: config.sandbox.network, hostDirect: config.sandbox.hostDirect, ...(runAs ? { runAs: runAs.name, uid: runAs.uid } : {}) }, 'sandbox: bwrap — model-chosen commands are contained');
     if (detected.cgroupProblem !== undefined || detected.cgroups === 'none') {
       logger.warn({ reason: detected.cgroupProblem }, 'sandbox: cgroups are not writable; commands get CPU and address-space rlimits but no process or memory bound');
     }
+    if (runAs) await warnUnreachableRoots(config, runAs, logger);
   }
-  return { sandbox: detected.sandbox, hostDirect: config.sandbox.hostDirect, kind: detected.sandbox.kind, mode, network: config.sandbox.network, dispose: detected.dispose };
+  // Tenant directories and the file tools' new files belong to run_as whenever the server is root with one.
+  rememberRunAs(config, runAs);
+  return {
+    sandbox: detected.sandbox,
+    hostDirect: config.sandbox.hostDirect,
+    kind: detected.sandbox.kind,
+    mode,
+    network: config.sandbox.network,
+    disk: { maxBytes: config.limits.sandboxHomeBytes, minFreeBytes: config.limits.minFreeDiskBytes, dataDir: path.resolve(config.dataDir) },
+    ...(runAs ? { runAs } : {}),
+    dispose: detected.dispose,
+  };
+}
+
+/**
+ * bwrap resolves every bind source by path as run_as: a workspace root it cannot search fails every command in a
+ * workspace below it, a sandbox.read_only_paths entry it cannot reach fails every command.
+ */
+async function warnUnreachableRoots(config: CodeConfig, runAs: RunAsUser, logger: Logger): Promise<void> {
+  const fix = `give it search permission (e.g. chmod o+x, or chgrp ${runAs.name} and chmod g+x)`;
+  for (const root of [...(config.workspaceRoots ?? [process.cwd()]), ...config.sharedWorkspaceRoots]) {
+    if (await searchableBy(root, runAs)) continue;
+    logger.warn({ root, runAs: runAs.name }, `sandbox: sandbox.run_as "${runAs.name}" cannot search workspace root ${root} (or a directory above it): commands in workspaces below it fail; ${fix}`);
+  }
+  for (const where of config.sandbox.readOnlyPaths) {
+    // A missing entry is skipped by bwrap (--ro-bind-try); an unreachable one stops it.
+    if ((await lstat(where).catch(() => null)) === null || (await searchableBy(path.dirname(where), runAs))) continue;
+    logger.warn({ path: where, runAs: runAs.name }, `sandbox: sandbox.run_as "${runAs.name}" cannot reach sandbox.read_only_paths entry ${where}: every command fails while it is configured; ${fix}`);
+  }
 }
 
 /** A started sandbox with no containment (tests of the no-sandbox path, and benchmarks' baselines). */

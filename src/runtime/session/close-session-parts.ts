@@ -4,7 +4,8 @@ import type { SessionParts } from './session-parts.js';
 /**
  * Close a session's parts for `reason`, in order: abort host-direct calls and children, settle the
  * confirmations and tell session_end hooks it owns, stop the active run and wait for it, close children,
- * emit session_closed, stop its MCP servers, then close its hook engine once queued observations finish.
+ * emit session_closed, stop its MCP servers (closed by its client: remove its commands' $HOME), then close its hook
+ * engine once queued observations finish.
  * Idempotent: false when the session was already closed.
  */
 export async function closeSessionParts(parts: SessionParts, config: ResolvedSessionConfig, reason: string): Promise<boolean> {
@@ -22,6 +23,8 @@ export async function closeSessionParts(parts: SessionParts, config: ResolvedSes
   await parts.tasks.closeChildren();
   parts.emit(undefined, 'session_closed', { reason });
   await parts.tools.closeMcp();
+  // Closed by its client (not passivated, lost or shut down): its commands' $HOME goes with it.
+  if (reason === 'closed') await parts.commands.close().catch(() => undefined);
   // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
   const engine = owned?.hooks;
   if (engine) void engine.idle().finally(() => engine.close());

@@ -11,6 +11,7 @@ import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
 import { openAgentMemory, processMemoryStores } from '../memory/memory-stores.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
+import { sandboxUsageKey } from '../quotas/sandbox-usage-key.js';
 import { resolveQueueSettings } from '../queue/queue-settings.js';
 import { SessionQueue } from '../queue/session-queue.js';
 import type { RunRecord } from '../../protocol/run-record.js';
@@ -134,13 +135,17 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
   }));
   const queueConfig = config.options.queueConfig;
   const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, { lostTasks: restored?.externalTasks ?? [], interrupted: () => lifecycle.keepsCheckpoints() }) : undefined;
-  const commands = new SessionCommands(deps.sandbox ?? UNSANDBOXED, { sessionId, ...config.commands, workspace: config.workspaceDir });
+  const sandbox = deps.sandbox ?? UNSANDBOXED;
+  // The session's $HOME is keyed by tenant and session; the disk its commands use counts in the tenant's stored bytes.
+  const commands = new SessionCommands(sandbox, { tenantId, sessionId, ...config.commands, workspace: config.workspaceDir, ...(quotas ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sandboxUsageKey(sessionId), bytes) } : {}) });
   const invokerDeps = (): ToolInvokerDeps => ({
     governance: governance.parts().governance,
     storeArtifact,
     afterExecute: (call, args, result, startedAtMs, ctx) => verifications.attachPresetReport(call, args, result, startedAtMs, ctx),
     commands,
     workspace: config.workspaceDir,
+    // A root server's sandbox.run_as owns what the file tools create, so its commands can edit it (and nothing is root's).
+    ...(sandbox.runAs ? { fileOwner: sandbox.runAs } : {}),
     // The web tools' access: a reference to the operator's settings, built with the invoker (first call).
     web: { settings: config.web },
     delegation,

@@ -1,8 +1,10 @@
-import { chmod, lstat, mkdir, realpath, stat } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SAFE_TENANT_ID, SAFE_TENANT_ID_RULE, type CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
 import { isInside } from '../tools/workspace-path.js';
+import { runAsOf } from '../sandbox/run-as.js';
+import type { FileOwner } from '../workspace/workspace-files.js';
 
 /** How one server confines the directories callers name: its canonical roots, which are shared, whether tenants are split. */
 export interface WorkspaceLayout {
@@ -12,6 +14,8 @@ export interface WorkspaceLayout {
   readonly shared: ReadonlySet<string>;
   /** Tokens of more than one tenant are configured: every non-shared root holds one directory per tenant. */
   readonly perTenant: boolean;
+  /** A root server's sandbox.run_as: tenant directories belong to it (its commands run in them). */
+  readonly owner?: FileOwner;
 }
 
 /** Who a directory is resolved for: the session's owner tenant, and whether the caller may name any directory inside the roots. */
@@ -66,7 +70,8 @@ async function buildLayout(config: LayoutConfig, given: readonly string[] | unde
   const roots = given ? [...given] : await Promise.all((config.workspaceRoots ?? [process.cwd()]).map((root) => canonicalRoot(root, 'workspaceRoots')));
   const shared = new Set(await Promise.all(config.sharedWorkspaceRoots.map((root) => canonicalRoot(path.resolve(root), 'sharedWorkspaceRoots'))));
   for (const root of shared) if (!roots.includes(root)) roots.push(root);
-  return { roots, shared, perTenant: isPerTenant(config) };
+  const owner = runAsOf(config);
+  return { roots, shared, perTenant: isPerTenant(config), ...(owner ? { owner } : {}) };
 }
 
 /** The one answer a confined caller gets for a missing directory, another tenant's, the root itself or anything outside. */
@@ -84,12 +89,20 @@ function tenantHomes(layout: WorkspaceLayout, tenantId: string): string[] {
   return layout.roots.filter((root) => !layout.shared.has(root)).map((root) => path.join(root, tenantId));
 }
 
-/** Create a tenant's directory on first use, mode 0700 (whatever the umask). */
-async function ensureHome(home: string): Promise<void> {
+/**
+ * Create a tenant's directory on first use, mode 0700 (whatever the umask), owned by run_as when the server is root
+ * with one (its commands run as that user and must enter it); one the server made earlier (root's) is given to it.
+ */
+async function ensureHome(home: string, owner: FileOwner | undefined): Promise<void> {
   const existing = await lstat(home).catch(() => null);
-  if (existing) return;
+  if (existing) {
+    // Never through a symlink (lchown), and only the server's own directory, not one an operator gave to someone else.
+    if (owner && existing.isDirectory() && existing.uid === 0) await lchown(home, owner.uid, owner.gid).catch(() => undefined);
+    return;
+  }
   try {
     await mkdir(home, { mode: TENANT_DIR_MODE });
+    if (owner) await lchown(home, owner.uid, owner.gid);
     await chmod(home, TENANT_DIR_MODE);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
@@ -118,7 +131,7 @@ export function inTenantSpace(layout: WorkspaceLayout, canonical: string, tenant
 export async function defaultWorkspace(layout: WorkspaceLayout, tenantId: string): Promise<string> {
   const home = layout.perTenant ? tenantHomes(layout, tenantId)[0] : undefined;
   if (home === undefined) return layout.roots[0];
-  await ensureHome(home);
+  await ensureHome(home, layout.owner);
   try {
     return await realpath(home);
   } catch {
@@ -139,7 +152,7 @@ export async function resolveTenantDirectory(layout: WorkspaceLayout, requested:
   const homes = layout.perTenant && (!claim.admin || SAFE_TENANT_ID.test(claim.tenantId)) ? tenantHomes(layout, claim.tenantId) : [];
   const lexical = path.resolve(options.base ?? homes[0] ?? layout.roots[0], requested);
   if (layout.perTenant && !claim.admin) {
-    for (const home of homes) if (isInside(home, lexical)) await ensureHome(home);
+    for (const home of homes) if (isInside(home, lexical)) await ensureHome(home, layout.owner);
     let canonical: string;
     try {
       canonical = await realpath(lexical);

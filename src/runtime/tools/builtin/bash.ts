@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineTool, loadPrompt, toolError, type ToolContext, type ToolResult } from '../define-tool.js';
 import { OutputCollector } from '../output-collector.js';
-import { CommandRefusedError, type PreparedCommand } from '../../sandbox/sandbox.js';
+import { CommandRefusedError, DiskQuotaExceededError, type PreparedCommand } from '../../sandbox/sandbox.js';
 import { UNCONTAINED_LAUNCHER } from '../../sandbox/session-commands.js';
 import { groupHasLiveMembers, signalGroup } from '../process-group.js';
 
@@ -88,6 +88,8 @@ export const bashTool = defineTool({
       prepared = await (ctx.commands ?? UNCONTAINED_LAUNCHER).prepare(['bash', '-c', args.command], { cwd: ctx.workspace });
     } catch (error) {
       if (error instanceof WorkspaceChangedError) return workspaceChangedResult(error);
+      // The session's disk bound: a tool error the model can act on (remove files), the run goes on.
+      if (error instanceof DiskQuotaExceededError) return toolError(error.message, { exit_code: null, timed_out: false, cancelled: false, refused: true, reason: 'disk_quota_exceeded', code: error.code, disk: error.details });
       const refused = error instanceof CommandRefusedError;
       return toolError(refused ? error.message : `Could not start bash: ${error instanceof Error ? error.message : String(error)}`, { exit_code: null, timed_out: false, cancelled: false, ...(refused ? { refused: true } : {}) });
     }
@@ -124,6 +126,8 @@ function runPrepared(prepared: PreparedCommand, timeoutMs: number, ctx: ToolCont
       detached: true,
       env: prepared.env,
       stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds],
+      // sandbox.run_as when the server is root.
+      ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}),
       // The extra descriptors do not change the three pipes' types.
     }) as ChildProcessByStdio<null, Readable, Readable>;
     const pid = child.pid;

@@ -64,7 +64,7 @@ function runGit(prepared: PreparedCommand, signal: AbortSignal): Promise<GitRun>
   return new Promise((resolve) => {
     const stdout = new OutputCollector();
     const stderr = new OutputCollector(1024 * 1024);
-    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds], signal }) as ChildProcessByStdio<null, Readable, Readable>;
+    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds], signal, ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}) }) as ChildProcessByStdio<null, Readable, Readable>;
     child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.append(text));
     child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.append(text));
     let spawnError: string | undefined;
