@@ -60,9 +60,9 @@ describe.skipIf(!HAVE_BWRAP)('red team over HTTP: two tenants, the same session 
     expect(JSON.stringify(info.body)).not.toContain('tenant-a');
   });
 
-  // HOLE (open, class 4 of issue 27, sandbox side — "homes per tenant+session" is in progress elsewhere): the
-  // sandbox HOME is <state>/homes/<session id>, so A's `ci` and B's `ci` share it: what A leaves in ~ B reads.
-  it.fails("B's `ci` does not get the sandbox HOME of A's `ci`", async () => {
+  // Was a hole (class 4 of issue 27): the sandbox HOME was <state>/homes/<session id>, shared by A's and B's `ci`.
+  // Homes are keyed by tenant and session now.
+  it("B's `ci` does not get the sandbox HOME of A's `ci`", async () => {
     await toolTurn(t, A, 'ci', 'a-home', 'bash', { command: `echo ${A_SECRET} > ~/left.txt; cp secret.txt ~/copy.txt; ls -a ~` });
     const home = await toolTurn(t, B, 'ci', 'b-home', 'bash', { command: 'cat ~/left.txt ~/copy.txt; ls -la ~' });
     expect(home).not.toContain(A_SECRET);
@@ -194,21 +194,20 @@ describe.skipIf(!HAVE_BWRAP)('red team over HTTP: the data dir inside the worksp
     expect((await request(t.url).post('/v1/sessions').send({ workspace: 'cp-link' })).status).toBe(404);
   });
 
-  // HOLE (open, sandbox side, not ours to fix): the sandbox binds the workspace descriptor without covering the
-  // hidden data directory, so bash inside it reads .a3s directly (session records, tokens in stores) and can hard
-  // link its files into the workspace where read/write then follow them (protected_hardlinks allows linking what
-  // the sandbox user can read+write). docs/red-team-2026-12-02.md.
-  it.fails('bash in the sandbox cannot read .a3s, nor hard link a file of it for read to follow', async () => {
+  // Was a hole (docs/red-team-2026-12-02.md): the sandbox bound the workspace without covering the hidden data
+  // directory, so bash read .a3s and hard linked its files into the workspace for read to follow. It is covered
+  // by an empty tmpfs now.
+  it('bash in the sandbox cannot read .a3s, nor hard link a file of it for read to follow', async () => {
     const direct = await tool('bash', { command: 'cat .a3s/secret.json; ls -la .a3s' });
     const linked = await tool('bash', { command: 'ln .a3s/secret.json stolen.json 2>&1; echo rc=$?' });
     const read = await tool('read', { file_path: 'stolen.json' });
     expect(direct.output + linked.output + read.output).not.toContain(DATA_SECRET);
   });
 
-  // HOLE (open, same cause): the workspace's files, the server's (root's) included, are the sandbox user's inside
+  // Was a hole (same cause, fixed the same way): the workspace's files, the server's (root's) included, are the sandbox user's inside
   // the user namespace, so bash writes into .a3s: session snapshots the server restores, the passwd/group files
   // every sandbox gets ro-bound as /etc/passwd and /etc/group, other sessions' homes.
-  it.fails('bash in the sandbox cannot write into .a3s (session records, the sandbox passwd)', async () => {
+  it('bash in the sandbox cannot write into .a3s (session records, the sandbox passwd)', async () => {
     await tool('bash', { command: 'mkdir -p .a3s/sessions; echo planted > .a3s/sessions/planted.json; echo "evil:x:0:0::/:/bin/sh" >> .a3s/sandbox/etc/passwd' });
     expect(existsSync(join(root, '.a3s', 'sessions', 'planted.json'))).toBe(false);
     expect(readFileSync(join(root, '.a3s', 'sandbox', 'etc', 'passwd'), 'utf8')).not.toContain('evil:');

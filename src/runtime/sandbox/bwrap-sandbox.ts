@@ -114,6 +114,9 @@ export class BwrapSandbox implements Sandbox {
       // The held descriptor of the pinned workspace (the child's fd 3), never its name: a name swapped for a symlink
       // meanwhile cannot change what is mounted.
       '--bind-fd', '3', spec.workspace,
+      // The server's data directory, when it lies in the workspace (the default ./.a3s), is covered: nothing of it is
+      // readable, writable or linkable inside.
+      ...(spec.hidden ?? []).flatMap((dir) => ['--perms', '0555', '--size', '4096', '--tmpfs', dir]),
       '--chdir', spec.cwd,
       '--',
       ...spec.argv,
@@ -136,8 +139,8 @@ export class BwrapSandbox implements Sandbox {
         bwrap, ...args,
       ],
       env: runAs ? { ...commandEnvironment(SANDBOX_HOME, '/tmp', spec.env), ...TRUST_WORKSPACE_REPOSITORIES } : commandEnvironment(SANDBOX_HOME, '/tmp', spec.env),
-      // The wrapper starts in the server-owned state directory; the command's cwd is set inside (--chdir).
-      cwd: stateDir,
+      // The wrapper starts at / (it must not leak the data directory's path as $PWD); the command's cwd is set inside (--chdir).
+      cwd: '/',
       inheritFds: [spec.workspaceFd, ...joins.map((handle) => handle.fd)],
       ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
       release: async () => {

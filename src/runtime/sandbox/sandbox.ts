@@ -27,6 +27,8 @@ export interface CommandSpec {
    * --bind-fd) or entered (no sandbox), never the name, so a swapped name cannot change what the command gets.
    */
   readonly workspaceFd: number;
+  /** Directories inside the workspace the command must not see (the server's data directory): covered by an empty tmpfs. */
+  readonly hidden?: readonly string[];
   /** Working directory, the workspace or inside it. */
   readonly cwd: string;
   /** The session's owner tenant and the session the command runs for (its private $HOME is kept per tenant and session). */

@@ -101,6 +101,7 @@ export class SessionCommands {
         argv,
         workspace: lease.path,
         workspaceFd: lease.fd,
+        ...(lease.hidden ? { hidden: lease.hidden } : {}),
         cwd: options.cwd ?? lease.path,
         tenantId: settings.tenantId,
         sessionId: settings.sessionId,
