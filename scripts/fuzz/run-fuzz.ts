@@ -1,7 +1,7 @@
 // Entry of `npm run fuzz [-- --short]`: Portman contract and fuzz tests from openapi.yaml, run with newman against
 // a built server on 127.0.0.1 for two tenants (plus cross-tenant, anonymous and raw malformed requests); every
 // response is checked against openapi.yaml with Ajv. Prints ONE JSON line; exits 1 on any failure.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,6 +76,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const rounds = short ? 1 : Number(/^--rounds=(\d+)$/.exec(argv.find((a) => a.startsWith('--rounds=')) ?? '')?.[1] ?? 3);
   const started = performance.now();
   const work = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-fuzz-')));
+  // As root the server runs commands as sandbox.run_as, which must pass through to its data and workspace dirs.
+  if (process.getuid?.() === 0) chmodSync(work, 0o711);
   const root = join(work, 'workspace');
   const dataDir = join(work, 'data');
   const portmanDir = join(work, 'portman');
