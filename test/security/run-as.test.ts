@@ -1,9 +1,12 @@
-import { existsSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodeConfigSchema } from '../../src/config/code-config.js';
+import { detectSandbox } from '../../src/runtime/sandbox/detect-sandbox.js';
+import type { PreparedCommand } from '../../src/runtime/sandbox/sandbox.js';
 import { resolveRunAs, type RunAsUser } from '../../src/runtime/sandbox/run-as.js';
 import { homeName } from '../../src/runtime/sandbox/sandbox-homes.js';
 import { startServer } from '../../src/server/start-server.js';
@@ -60,6 +63,7 @@ describe.skipIf(!HAVE_BWRAP || !ROOT || !runAs)('a root server runs contained co
     expect([home.uid, home.mode & 0o777]).toEqual([user.uid, 0o700]);
   });
 
+  // The write tool must create through ctx.files (WorkspaceFiles chowns to ToolInvokerDeps.fileOwner).
   it('bash edits what the write tool created (files and parent directories belong to run_as); nothing new is root\'s', async () => {
     await tool(t, id, 'write', { file_path: 'notes/deep/a.txt', content: 'alpha\n' });
     for (const path of ['notes', 'notes/deep', 'notes/deep/a.txt']) expect(statSync(join(workspace, path)).uid, path).toBe(user.uid);
@@ -121,6 +125,36 @@ describe.skipIf(!HAVE_BWRAP || !ROOT || !runAs)('a root server runs contained co
     expect(statSync(dir).uid).toBe(user.uid);
     expect(statSync(join(dir, 'new.txt')).uid).toBe(user.uid);
     expect(statSync(join(dir, 'root-file.txt')).uid).toBe(0);
+  });
+});
+
+function exitOf(prepared: PreparedCommand, asUser: boolean): Promise<number | null> {
+  return new Promise((resolve) => {
+    const ids = asUser && prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {};
+    const child = spawn(prepared.file, [...prepared.args], { env: prepared.env, cwd: prepared.cwd, stdio: ['ignore', 'ignore', 'ignore', ...prepared.inheritFds], ...ids });
+    child.on('close', (code) => resolve(code));
+  });
+}
+
+describe.skipIf(!HAVE_BWRAP || !ROOT || !runAs)('the sandbox wrapper fails closed', () => {
+  it('a prepared command spawned without its uid (a spawn site that forgot it) refuses to run as root: exit 126', async () => {
+    const detected = await detectSandbox({ stateDir: join(tempDir('a3s-runas-state-'), 'sandbox'), limits: { pidsMax: 64, memoryBytes: 256 * 1024 * 1024, cpuSeconds: 10, addressSpaceBytes: 4096 * 1024 * 1024 }, runAs: runAs as RunAsUser });
+    const workspace = tempDir('a3s-runas-wrapper-ws-');
+    try {
+      for (const asUser of [false, true]) {
+        const fd = openSync(workspace, 'r');
+        const prepared = await detected.sandbox.prepare({ argv: ['/usr/bin/true'], workspace, workspaceFd: fd, cwd: workspace, tenantId: 't', sessionId: `s-${asUser}`, env: {}, network: 'none' });
+        try {
+          expect(prepared.uid).toBe(runAs?.uid);
+          expect(await exitOf(prepared, asUser)).toBe(asUser ? 0 : 126);
+        } finally {
+          await prepared.release();
+          closeSync(fd);
+        }
+      }
+    } finally {
+      await detected.dispose();
+    }
   });
 });
 

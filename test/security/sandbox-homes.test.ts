@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,7 +51,6 @@ describe('sandbox homes are keyed by tenant and session (unit)', () => {
     expect(statSync(home).mode & 0o777).toBe(0o700);
     mkdirSync(join(home, 'locked', 'deep'), { recursive: true });
     writeFileSync(join(home, 'locked', 'deep', 'f'), 'x');
-    const { symlinkSync, chmodSync } = await import('node:fs');
     symlinkSync(outside, join(home, 'link-out'));
     chmodSync(join(home, 'locked'), 0);
     await homes.remove('t', 's');

@@ -151,8 +151,8 @@ export class BwrapSandbox implements Sandbox {
     };
   }
 
-  home(tenantId: string, sessionId: string): Promise<string> {
-    return this.homes.ensure(tenantId, sessionId);
+  homeOf(tenantId: string, sessionId: string): string {
+    return this.homes.pathOf(tenantId, sessionId);
   }
 
   removeHome(tenantId: string, sessionId: string): Promise<void> {

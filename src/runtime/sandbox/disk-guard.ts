@@ -17,8 +17,8 @@ export interface DiskBounds {
 /** What a session's guard measures: its workspace (leases of the pinned directory) and its home. */
 export interface GuardedPlaces {
   readonly workspace: WorkspaceAccess;
-  /** The host path of the session's home (created before the first command). */
-  home(): Promise<string>;
+  /** The host path of the session's home (its commands create it; never created by a measurement, which may run after the session closed). */
+  readonly home: string;
   /** Told the session's usage after each measurement (the tenant's stored bytes). */
   onMeasured?(bytes: number): void;
 }
@@ -128,10 +128,9 @@ export class SessionDiskGuard {
   }
 
   private async homeSize(): Promise<TreeSize> {
-    const home = await this.places.home();
     let handle;
     try {
-      handle = await open(home, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      handle = await open(this.places.home, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     } catch {
       return EMPTY;
     }

@@ -70,8 +70,8 @@ export interface PreparedCommand {
 export interface Sandbox {
   readonly kind: SandboxKind;
   prepare(spec: CommandSpec): Promise<PreparedCommand>;
-  /** The session's private $HOME on the host, created if missing (bwrap); absent when commands use the server's HOME. */
-  home?(tenantId: string, sessionId: string): Promise<string>;
+  /** The host path of the session's private $HOME (bwrap; created by its first command); absent when commands use the server's HOME. */
+  homeOf?(tenantId: string, sessionId: string): string;
   /** Remove a session's private $HOME and everything in it (the session was closed or purged). */
   removeHome?(tenantId: string, sessionId: string): Promise<void>;
 }

@@ -92,10 +92,10 @@ export class SessionCommands {
     }
     // Throws WorkspaceChangedError when the pinned directory is gone from its place: nothing starts.
     const lease = settings.workspace.acquire();
-    const guard = sandbox.home ? this.diskGuard(sandbox) : undefined;
+    const guard = sandbox.homeOf ? this.diskGuard(sandbox) : undefined;
     let prepared: PreparedCommand;
     try {
-      if (sandbox.home && this.server.runAs && !this.adopted) await this.adoptWorkspace(lease.fd, this.server.runAs);
+      if (sandbox.homeOf && this.server.runAs && !this.adopted) await this.adoptWorkspace(lease.fd, this.server.runAs);
       await guard?.admit(lease.fd);
       prepared = await sandbox.prepare({
         argv,
@@ -125,10 +125,9 @@ export class SessionCommands {
 
   private diskGuard(sandbox: Sandbox): SessionDiskGuard | undefined {
     const { disk } = this.server;
-    if (!disk || !sandbox.home) return undefined;
+    if (!disk || !sandbox.homeOf) return undefined;
     const { tenantId, sessionId, workspace, onStored } = this.settings;
-    const home = sandbox.home.bind(sandbox);
-    this.guard ??= new SessionDiskGuard(disk, { workspace, home: () => home(tenantId, sessionId), ...(onStored ? { onMeasured: onStored } : {}) });
+    this.guard ??= new SessionDiskGuard(disk, { workspace, home: sandbox.homeOf(tenantId, sessionId), ...(onStored ? { onMeasured: onStored } : {}) });
     return this.guard;
   }
 
