@@ -47,7 +47,8 @@ describe("the seed's contract flow through the typed client", () => {
         // The stdio MCP fixture lives in the repository, outside the workspace: host-direct calls run
         // unsandboxed here, as in test/server/mcp.test.ts (test/server/sandbox-mcp.test.ts covers the sandbox).
         sandbox: { hostDirect: 'none' },
-        apiTokens: [{ token: HOST, principal: 'docs-ci', tenantId: 'default', scopes: ['sessions', 'host_direct'] }],
+        // The seed's example names principal "principal-example": the token's own (only admins may name another).
+        apiTokens: [{ token: HOST, principal: 'principal-example', tenantId: 'default', scopes: ['sessions', 'host_direct'] }],
       },
     });
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Docs', '-c', 'user.email=docs@example.invalid', ...args], { cwd: t.root });
