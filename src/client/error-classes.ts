@@ -23,6 +23,10 @@ export type UnsupportedOptionError = InstanceType<typeof UnsupportedOptionError>
 export const WorkspaceOutsideRootsError = ERROR_CLASSES.WORKSPACE_OUTSIDE_ROOTS;
 /** An error of code WORKSPACE_OUTSIDE_ROOTS. */
 export type WorkspaceOutsideRootsError = InstanceType<typeof WorkspaceOutsideRootsError>;
+/** The error of code WORKSPACE_CHANGED. */
+export const WorkspaceChangedError = ERROR_CLASSES.WORKSPACE_CHANGED;
+/** An error of code WORKSPACE_CHANGED. */
+export type WorkspaceChangedError = InstanceType<typeof WorkspaceChangedError>;
 /** The error of code WORKSPACE_NOT_FOUND. */
 export const WorkspaceNotFoundError = ERROR_CLASSES.WORKSPACE_NOT_FOUND;
 /** An error of code WORKSPACE_NOT_FOUND. */
@@ -159,6 +163,10 @@ export type UpgradeRequiredError = InstanceType<typeof UpgradeRequiredError>;
 export const TooManyConnectionsError = ERROR_CLASSES.TOO_MANY_CONNECTIONS;
 /** An error of code TOO_MANY_CONNECTIONS. */
 export type TooManyConnectionsError = InstanceType<typeof TooManyConnectionsError>;
+/** The error of code DISK_QUOTA_EXCEEDED. */
+export const DiskQuotaExceededError = ERROR_CLASSES.DISK_QUOTA_EXCEEDED;
+/** An error of code DISK_QUOTA_EXCEEDED. */
+export type DiskQuotaExceededError = InstanceType<typeof DiskQuotaExceededError>;
 /** The error of code QUOTA_EXCEEDED. */
 export const QuotaExceededError = ERROR_CLASSES.QUOTA_EXCEEDED;
 /** An error of code QUOTA_EXCEEDED. */
