@@ -1,3 +1,4 @@
+import { readAt } from './regular-file.js';
 import { closeSync, constants, openSync, type Dirent, type Stats } from 'node:fs';
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { fdPath, locate, MAX_LINK_HOPS, type ConfinedRoot } from './confined-walk.js';
@@ -74,14 +75,9 @@ export async function openConfinedFile(root: ConfinedRoot, userPath: string): Pr
 
 /** At most `maxBytes` of an opened file from its start, and whether it holds more. */
 export async function readBounded(handle: FileHandle, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
-  const buffer = Buffer.alloc(maxBytes + 1);
-  let filled = 0;
-  while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return { bytes: buffer.subarray(0, Math.min(filled, maxBytes)), truncated: filled > maxBytes };
+  // One byte past the bound tells a file that holds more.
+  const bytes = await readAt(handle, 0, maxBytes + 1);
+  return { bytes: bytes.subarray(0, Math.min(bytes.length, maxBytes)), truncated: bytes.length > maxBytes };
 }
 
 /** The entries of the directory `userPath` leads to below the held directory `root`, opened confined like `openConfinedFile`. */
