@@ -55,6 +55,7 @@ export async function runChaosBench(args: BenchArgs): Promise<Record<string, unk
     A3S_MODEL: 'openai/chaos-model',
     A3S_WORKSPACE_ROOTS: root,
     REDIS_URL: redis.url,
+    A3S_CLUSTER_SECRET: 'bench-cluster-secret-0123456789abcdef',
     A3S_REDIS_KEY_PREFIX: `a3s-chaos-${process.pid}:`,
     A3S_CONFIG: configFile,
   };

@@ -20,6 +20,8 @@ const IDLE_SECONDS = 10;
 /** Each workload at concurrency 1 under MONITOR, to count the commands the server sends (not timed). */
 const SAMPLE_SECONDS = 1;
 const STORES = ['memory', 'file', 'redis', 'redis-cluster'] as const;
+/** The cluster secret the Redis stores' servers share (required with Redis). */
+const BENCH_CLUSTER_SECRET = 'bench-cluster-secret-0123456789abcdef';
 type Store = (typeof STORES)[number];
 
 /** Where a Redis store's server points and which nodes the bench reads counters from. */
@@ -89,7 +91,7 @@ async function measureStore(store: Store, providerBaseUrl: string, seconds: numb
   if (store === 'redis') {
     const redis = await startRedisServer();
     try {
-      return await measureServer(store, providerBaseUrl, seconds, { env: { REDIS_URL: redis.url }, nodes: [`127.0.0.1:${redis.port}`] });
+      return await measureServer(store, providerBaseUrl, seconds, { env: { REDIS_URL: redis.url, A3S_CLUSTER_SECRET: BENCH_CLUSTER_SECRET }, nodes: [`127.0.0.1:${redis.port}`] });
     } finally {
       await redis.stop();
     }
@@ -97,7 +99,7 @@ async function measureStore(store: Store, providerBaseUrl: string, seconds: numb
   if (store === 'redis-cluster') {
     const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 });
     try {
-      return await measureServer(store, providerBaseUrl, seconds, { env: { REDIS_CLUSTER_NODES: cluster.seeds }, nodes: cluster.nodes });
+      return await measureServer(store, providerBaseUrl, seconds, { env: { REDIS_CLUSTER_NODES: cluster.seeds, A3S_CLUSTER_SECRET: BENCH_CLUSTER_SECRET }, nodes: cluster.nodes });
     } finally {
       await cluster.stop();
     }

@@ -6,6 +6,7 @@ import { sessionBytesLimit, tenantQuotasOn } from './config/session-bytes-limit.
 import { realpath } from 'node:fs/promises';
 import { Cluster as RedisCluster } from 'ioredis';
 import { pino, type Logger } from 'pino';
+import { loadClusterSecrets, type ClusterSecrets } from './cluster/cluster-secrets.js';
 import { NodeRegistry } from './cluster/node-identity.js';
 import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
 import { RedisEventStream, streamReaderFor } from './cluster/redis-event-stream.js';
@@ -62,6 +63,8 @@ export interface RuntimeContext {
   readonly nodeId: string;
   /** The sandbox model-chosen commands run in (`bwrap`, or `none`), detected at start. */
   readonly sandbox: StartedSandbox;
+  /** The secret nodes share (signed hops, SSE tickets any node accepts); required with Redis, optional alone. */
+  readonly clusterSecrets: ClusterSecrets | undefined;
   /** Called once the server listens: in a cluster, starts advertising this node at its URL. */
   onListening(url: string): Promise<void>;
   /** Release what the context opened (the Redis connections), after the agent closed. */
@@ -175,6 +178,7 @@ async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
 /** Build the runtime context: logger, store, providers, tools, agent and authenticator. */
 export async function createRuntimeContext(config: CodeConfig, overrides: RuntimeOverrides = {}): Promise<RuntimeContext> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
+  const clusterSecrets = loadClusterSecrets(config.cluster);
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
   // One Redis client (or Cluster client) for the stores and cluster services.
   const redis = createRedisClient(config, logger);
@@ -279,6 +283,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     hostRegistry,
     nodeId,
     sandbox,
+    clusterSecrets,
     onListening: async (url: string) => {
       if (!cluster) return;
       await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));

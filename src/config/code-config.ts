@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { TenantQuotaSchema } from './tenant-quota.js';
+import { ClusterConfigSchema } from './cluster-config.js';
 import { RedisConfigSchema } from './redis-config.js';
 import { SESSION_OVERHEAD_BYTES, sessionBytesLimit } from './session-bytes-limit.js';
 import { BudgetHostSchema, BudgetOptionsSchema } from '../protocol/budget.js';
@@ -302,10 +303,7 @@ export const CodeConfigSchema = z
     /** Redis Cluster seeds (`cluster`, or REDIS_CLUSTER_NODES) and replica acknowledgement of fenced writes. */
     redis: RedisConfigSchema,
     /** Cluster timing: a session lease (renewed every third of it) and a node heartbeat expire after these. */
-    cluster: z
-      .object({ leaseTtlMs: z.number().int().min(200).max(600_000).default(15_000), nodeTtlMs: z.number().int().min(200).max(600_000).default(10_000) })
-      .strict()
-      .default({ leaseTtlMs: 15_000, nodeTtlMs: 10_000 }),
+    cluster: ClusterConfigSchema,
     /** Passivate sessions idle (no run, no request) longer than this, so memory stays bounded (off when absent). */
     sessionIdleTimeoutMs: z.number().int().min(1000).optional(),
     /** This node's id in a cluster (default: a random id at start). */
@@ -349,6 +347,10 @@ export const CodeConfigSchema = z
   .superRefine((config, ctx) => {
     if (config.redisUrl !== undefined && config.redis.cluster !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['redis', 'cluster'], message: 'set either redis_url (REDIS_URL, one Redis) or redis.cluster (REDIS_CLUSTER_NODES, a Redis Cluster), not both' });
+    }
+    // Nodes sign the requests they forward to each other (A3S-Forwarded) and the SSE tickets any node accepts.
+    if ((config.redisUrl !== undefined || config.redis.cluster !== undefined) && config.cluster.secret === undefined && config.cluster.secretFile === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['cluster', 'secret'], message: 'required with Redis: set cluster.secret (A3S_CLUSTER_SECRET) or cluster.secret_file (A3S_CLUSTER_SECRET_FILE), the same on every node, at least 32 characters' });
     }
     // One session of the largest options must fit a tenant's session bytes, or the tenant could open none.
     const sessionBytes = sessionBytesLimit(config);

@@ -192,8 +192,26 @@ function applyEnv(data: Record<string, unknown>, env: NodeJS.ProcessEnv, prov: P
       prov.fromEnv(['redis', 'cluster'], 'REDIS_CLUSTER_NODES');
     }
   }
+  applyClusterEnv(data, env, prov);
   const tokens = envValue(env, 'A3S_API_TOKENS');
   if (tokens !== undefined) applyEnvTokens(data, tokens, prov, problems);
+}
+
+/** `A3S_CLUSTER_SECRET`, `A3S_CLUSTER_SECRET_FILE`, `A3S_CLUSTER_SECRET_ID` and `A3S_CLUSTER_PEER_URLS` (comma-separated) into `cluster`. */
+function applyClusterEnv(data: Record<string, unknown>, env: NodeJS.ProcessEnv, prov: Provenance): void {
+  const fields = [['A3S_CLUSTER_SECRET', 'secret'], ['A3S_CLUSTER_SECRET_FILE', 'secretFile'], ['A3S_CLUSTER_SECRET_ID', 'secretId'], ['A3S_CLUSTER_PEER_URLS', 'peerUrls']] as const;
+  for (const [name, field] of fields) {
+    const value = envValue(env, name);
+    if (value === undefined) continue;
+    if (data.cluster === undefined) setOwn(data, 'cluster', {});
+    const cluster = data.cluster;
+    if (!isPlainObject(cluster)) continue; // the schema reports the bad cluster value
+    // The environment's secret replaces the file's choice of secret or secret file.
+    if (field === 'secret') delete cluster.secretFile;
+    if (field === 'secretFile') delete cluster.secret;
+    setOwn(cluster, field, field === 'peerUrls' ? value.split(',').map((item) => item.trim()).filter((item) => item !== '') : value);
+    prov.fromEnv(['cluster', field], name);
+  }
 }
 
 function applyEnvTokens(data: Record<string, unknown>, text: string, prov: Provenance, problems: ConfigProblem[]): void {
@@ -275,7 +293,7 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
  * ACL/HCL with `env()`) or inline ACL text (`configText`, else `A3S_CONFIG_TEXT`; a path and text together
  * are an error), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
  * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`, `A3S_ALLOWED_HOSTS`, `A3S_ALLOWED_ORIGINS`,
- * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `REDIS_CLUSTER_NODES` (comma-separated), `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`; empty values count as unset), then CodeConfigSchema.
+ * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `REDIS_CLUSTER_NODES` (comma-separated), `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`, `A3S_CLUSTER_SECRET`, `A3S_CLUSTER_SECRET_FILE`, `A3S_CLUSTER_SECRET_ID`, `A3S_CLUSTER_PEER_URLS`; empty values count as unset), then CodeConfigSchema.
  * Relative `dataDir`, `sessionsDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
  * file (not against the file's directory); `workspaceRoots` defaults to `[cwd]` and `sessionsDir` to
  * `<dataDir>/sessions`. Throws one ConfigError listing every problem (a syntax error stops at once).

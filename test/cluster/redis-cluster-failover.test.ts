@@ -9,7 +9,7 @@ import { sessionKey } from '../../src/stores/session-key.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { listening, startMain, type MainProcess } from '../support/main-process.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
-import { tempDir } from '../support/test-server.js';
+import { tempDir, TEST_CLUSTER_SECRET } from '../support/test-server.js';
 import { subscribe } from '../support/ws-client.js';
 
 // A master failover under a run: this file starts a Redis Cluster of its own (it kills one of its masters), so it
@@ -55,6 +55,7 @@ describe.skipIf(!installed)(installed ? TITLE : `${TITLE} (skipped: redis-server
       A3S_PORT: '0',
       A3S_WORKSPACE_ROOTS: tempDir('a3s-ws-'),
       REDIS_CLUSTER_NODES: cluster.seeds,
+      A3S_CLUSTER_SECRET: TEST_CLUSTER_SECRET,
       A3S_REDIS_KEY_PREFIX: prefix,
       A3S_CONFIG: configFile,
     };

@@ -5,7 +5,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { connectTestRedis } from '../stores/redis-test-client.js';
 import type { FakeProvider } from './fake-provider.js';
 import { connectTestCluster } from './redis-cluster.js';
-import { startTestServer, type TestServer } from './test-server.js';
+import { startTestServer, TEST_CLUSTER_SECRET, type TestServer } from './test-server.js';
 
 /** The Redis this test process targets: "cluster" when A3S_TEST_REDIS=cluster, else "single". */
 export function redisTestMode(): 'single' | 'cluster' {
@@ -14,7 +14,8 @@ export function redisTestMode(): 'single' | 'cluster' {
 
 /** The environment a server process needs for the target: REDIS_URL (single) or REDIS_CLUSTER_NODES (cluster seeds). */
 export function redisServerEnv(): Record<string, string> {
-  return redisTestMode() === 'cluster' ? { REDIS_CLUSTER_NODES: clusterSeeds() } : { REDIS_URL: inject('redisUrl') };
+  const cluster = { A3S_CLUSTER_SECRET: TEST_CLUSTER_SECRET, A3S_CLUSTER_PEER_URLS: 'http://127.0.0.1:*' };
+  return redisTestMode() === 'cluster' ? { REDIS_CLUSTER_NODES: clusterSeeds(), ...cluster } : { REDIS_URL: inject('redisUrl'), ...cluster };
 }
 
 /** The config fields an in-process test server needs for the target: `redisUrl` (single) or `redis.cluster` seeds (cluster). */

@@ -52,6 +52,9 @@ export function writeFiles(root: string, files: Record<string, string>): void {
 }
 
 /** Start a server for a test. */
+/** The cluster secret of test servers on Redis (in process and, through A3S_CLUSTER_SECRET, as processes). */
+export const TEST_CLUSTER_SECRET = 'test-cluster-secret-0123456789abcdef';
+
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const fake = options.fake ?? (await startFakeProvider());
   const dataDir = options.dataDir ?? tempDir('a3s-data-');
@@ -70,6 +73,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // tests set their own policy (and one of them checks the built-in default).
     defaultPermissionPolicy: { enabled: false },
     ...options.config,
+    // Redis needs the cluster's shared secret; tests that do not name one share TEST_CLUSTER_SECRET.
+    ...(options.config?.redisUrl !== undefined || options.config?.redis !== undefined ? { cluster: { secret: TEST_CLUSTER_SECRET, peerUrls: ['http://127.0.0.1:*'], ...(options.config.cluster as object | undefined) } } : {}),
   });
   const server = await startServer(config, { logger: options.logger ?? pino({ level: 'silent' }), ...(options.store ? { store: options.store } : {}) });
   return {
