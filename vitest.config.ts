@@ -10,6 +10,8 @@ const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as co
  * test/server/contract-paths (they cut one redis-server off through a TCP proxy, which a cluster client bypasses).
  */
 export const REDIS_TEST_FILES = [
+  'test/cluster/balancer.test.ts',
+  'test/cluster/forwarding.test.ts',
   'test/cluster/node-identity.test.ts',
   'test/cluster/redis-event-stream.test.ts',
   'test/cluster/session-lease.test.ts',

@@ -1,7 +1,7 @@
 #!/usr/bin/env sh
 # Installs what the test suite needs besides npm packages: redis-server and redis-cli (a throwaway server and a
 # local Redis Cluster per test run),
-# bubblewrap (the command sandbox), git (the git tool tests), chromium-headless-shell (the console's browser tests),
+# bubblewrap (the command sandbox), git (the git tool tests), nginx (the round-robin balancer of the cluster tests), chromium-headless-shell (the console's browser tests),
 # and the system user a3s-sandbox (a server running as root runs contained commands as it: config sandbox.run_as).
 # Works on a fresh Debian/Ubuntu machine as root without sudo and before any `apt-get update`; as another user it
 # uses sudo when present. Does nothing for what is already installed.
@@ -26,6 +26,8 @@ command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 command -v redis-server >/dev/null 2>&1 && ! command -v redis-cli >/dev/null 2>&1 && missing="$missing redis-tools"
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v git >/dev/null 2>&1 || missing="$missing git"
+# Debian's nginx: the cluster tests put it, with deploy/nginx.conf, in front of two nodes as plain round-robin.
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
 # Headless Chromium for the console's browser tests (puppeteer-core drives the Debian binary; nothing is
 # downloaded), with one font family so pages and the README screenshot render text.
 [ -n "${CHROMIUM_PATH:-}" ] || command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || missing="$missing chromium-headless-shell fonts-liberation"

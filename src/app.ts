@@ -51,9 +51,20 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   // Before any route, after the websocket plugin's own onRequest hook (which marks upgrades, so a refused
   // upgrade's socket is destroyed after the 403): a refused Host or Origin never reaches a handler or upgrades.
   installBrowserGuard(app, ctx.config);
+  // A forwarded request's A3S-Forwarded is checked before anything else believes it (a bad one is 401).
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      ctx.forwarder.checkIncoming(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
+  });
   app.addHook('preClose', async () => {
     ctx.agent.beginShutdown();
     sockets.closeAll('server shutting down');
+    ctx.forwarder.closeAll();
   });
   // First: its onResponse hook counts the requests of every route.
   registerMetricsRoutes(app, ctx, sockets);

@@ -7,7 +7,9 @@ import { realpath } from 'node:fs/promises';
 import { Cluster as RedisCluster } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { loadClusterSecrets, type ClusterSecrets } from './cluster/cluster-secrets.js';
+import { ForwardedHeaders } from './cluster/forwarded-header.js';
 import { NodeRegistry } from './cluster/node-identity.js';
+import { PeerUrls } from './cluster/peer-urls.js';
 import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
 import { RedisEventStream, streamReaderFor } from './cluster/redis-event-stream.js';
 import { createRedisClient, REDIS_COMMAND_TIMEOUT_MS, waitUntilReady } from './cluster/redis-connection.js';
@@ -30,6 +32,7 @@ import { SecretRedactor } from './runtime/policy/secret-redactor.js';
 import { createBuiltinTools } from './runtime/tools/builtin-tools.js';
 import { startSandbox, type StartedSandbox } from './runtime/sandbox/start-sandbox.js';
 import { Authenticator } from './server/authenticator.js';
+import { RequestForwarder } from './server/request-forwarder.js';
 import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
@@ -65,6 +68,8 @@ export interface RuntimeContext {
   readonly sandbox: StartedSandbox;
   /** The secret nodes share (signed hops, SSE tickets any node accepts); required with Redis, optional alone. */
   readonly clusterSecrets: ClusterSecrets | undefined;
+  /** Forwards requests for sessions other nodes own to them (cluster.peer_urls), and checks forwarded ones. */
+  readonly forwarder: RequestForwarder;
   /** Called once the server listens: in a cluster, starts advertising this node at its URL. */
   onListening(url: string): Promise<void>;
   /** Release what the context opened (the Redis connections), after the agent closed. */
@@ -278,18 +283,24 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
           onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
         });
   sweeper?.start();
+  const forwarder = new RequestForwarder({ peers: new PeerUrls(config.cluster.peerUrls), headers: clusterSecrets ? new ForwardedHeaders(clusterSecrets, nodeId) : undefined });
+  if (cluster && config.cluster.peerUrls.length === 0) {
+    logger.warn('cluster.peer_urls is empty (A3S_CLUSTER_PEER_URLS): requests for sessions another node owns answer 421 SESSION_OWNED_ELSEWHERE instead of being forwarded there');
+  }
   return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(),
     metrics,
     hostRegistry,
     nodeId,
     sandbox,
     clusterSecrets,
+    forwarder,
     onListening: async (url: string) => {
       if (!cluster) return;
       await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));
     },
     dispose: async () => {
       await sweeper?.stop();
+      await forwarder.close().catch(() => undefined);
       metrics.close();
       await sandbox.dispose();
       await Promise.all([...providers.values()].map((provider) => provider.close?.()));

@@ -1,11 +1,18 @@
 import type { RedisClient } from '../stores/redis-client.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
-import type { OwnershipResult, SessionOwnership } from '../runtime/ports/session-ownership.js';
+import type { OwnershipResult, SessionOwnership, SessionWhereabouts } from '../runtime/ports/session-ownership.js';
+import { redisFailure } from '../stores/redis-failure.js';
 import { redisSessionKey } from '../stores/redis-keys.js';
 import type { SessionKey } from '../stores/session-key.js';
 import type { NodeRegistry } from './node-identity.js';
 import type { RedisEventStream } from './redis-event-stream.js';
 import type { SessionLeases } from './session-lease.js';
+
+/**
+ * How long the home record of a session created without autoSave outlives its creation: other nodes route
+ * to its node while that node lives, and answer NODE_LOST once it is gone, for this long (7 days).
+ */
+export const HOME_RECORD_TTL_MS = 7 * 24 * 3600 * 1000;
 
 /** What the Redis-backed ownership is built from (see createRuntimeContext). */
 export interface RedisOwnershipOptions {
@@ -71,6 +78,30 @@ export class RedisOwnership implements SessionOwnership {
     return { ok: false, ownerNodeId: result.owner, ownerUrl: info?.url };
   }
 
+  async locate(sessionId: SessionKey): Promise<SessionWhereabouts | undefined> {
+    let lease: string | null;
+    let home: string | null;
+    try {
+      // Same hash tag: one slot, one round trip, also on a Redis Cluster.
+      [lease, home] = await this.options.redis.mget(this.options.leases.leaseKey(sessionId), this.homeKey(sessionId));
+    } catch (error) {
+      throw redisFailure(`failed to locate session ${sessionId}`, { sessionId }, error);
+    }
+    const nodeId = lease ?? home;
+    if (nodeId === null) return undefined;
+    if (nodeId === this.nodeId) return { nodeId, url: undefined, alive: true, leased: lease !== null, unsaved: home !== null };
+    const info = await this.registry?.get(nodeId);
+    return { nodeId, url: info?.url, alive: info !== undefined, leased: lease !== null, unsaved: home !== null };
+  }
+
+  async recordHome(sessionId: SessionKey): Promise<void> {
+    try {
+      await this.options.redis.set(this.homeKey(sessionId), this.nodeId, 'PX', HOME_RECORD_TTL_MS);
+    } catch (error) {
+      throw redisFailure(`failed to record the home node of session ${sessionId}`, { sessionId }, error);
+    }
+  }
+
   async release(sessionId: SessionKey): Promise<void> {
     const held = this.options.leases.held().find((h) => h.sessionId === sessionId);
     if (held) await this.options.leases.release(sessionId, held.epoch).catch((error: unknown) => this.options.onError?.(`releasing the lease of ${sessionId}`, error));
@@ -113,6 +144,10 @@ export class RedisOwnership implements SessionOwnership {
     await this.options.leases.stop().catch(report('stopping lease renewal'));
     await this.options.events.close().catch(report('closing the event stream'));
     await this.registry?.stop().catch(report('removing the node advertisement'));
+  }
+
+  private homeKey(sessionId: SessionKey): string {
+    return redisSessionKey(this.options.keyPrefix, sessionId, 'home');
   }
 
   private activeKey(sessionId: SessionKey): string {

@@ -9,7 +9,7 @@ import { addressedCaller } from '../runtime/agent/session-address.js';
 import type { SubscriptionLimits, SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import type { EventTickets } from '../server/event-tickets.js';
-import { validationError } from '../server/route.js';
+import { ensureLocalOrForward, validationError } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 import { sessionKey } from '../stores/session-key.js';
 import { openSessionSubscription, type OpenedSubscription } from './session-subscription.js';
@@ -160,6 +160,13 @@ export class EventStreamServer {
     const sessionId = params.data.id;
     const who = this.authenticate(request, sessionId, query.data.ticket, query.data.tenantId);
     const after = lastEventId(request) ?? query.data.after;
+    // Another node owns the session: its stream is forwarded from there; when it is not (A3S-Route: no-forward,
+    // no peers), the events are followed through the shared stream below.
+    try {
+      if (await ensureLocalOrForward(this.ctx, request, reply, () => this.ctx.agent.ensureLocal(sessionId, who, false))) return;
+    } catch (error) {
+      if (!(error instanceof CodeError) || error.code !== 'SESSION_OWNED_ELSEWHERE') throw error;
+    }
 
     const res = reply.raw;
     const transport = new SseTransport(res);

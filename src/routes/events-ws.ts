@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
 import { EventStreamQuerySchema } from '../protocol/auth-ticket.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
@@ -10,6 +10,8 @@ import { openSessionSubscription, type OpenedSubscription } from './session-subs
 import { EventStreamServer, wantsEventStream } from './events-sse.js';
 import { eventTicketsFor } from '../server/event-tickets.js';
 import type { SocketRegistry } from './socket-registry.js';
+import { routeEventSocket } from './ws-owner-proxy.js';
+import type { ProxiedSocket } from '../server/socket-proxy.js';
 import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from './ws-controls.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
@@ -108,9 +110,16 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     // Set once the subscription (local or following) is attached; until then an authenticated socket's messages queue.
     let attached = false;
     const queued: (() => void)[] = [];
+    // The raw frames behind `queued`, passed on as they came if the socket is proxied to the session's owner.
+    const queuedRaw: [RawData, boolean][] = [];
+    // Set when another node owns the session: the socket is spliced to the owner's and nothing is handled here.
+    let proxied: ProxiedSocket | undefined;
+    // The credentials the socket authenticated with, as an Authorization header for the owner.
+    let authorization: string | undefined;
 
     const release = () => {
       queued.length = 0;
+      queuedRaw.length = 0;
       streamStop?.();
       if (hostConnectionId !== undefined) ctx.hostRegistry.detach(hostConnectionId);
       hostConnectionId = undefined;
@@ -164,6 +173,15 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         close(WS_CLOSE.forbidden, error instanceof Error ? error.message : 'forbidden');
         return;
       }
+      const route = await routeEventSocket(ctx, socket, request, who, sessionId, authorization);
+      if (route.kind === 'closed') return release();
+      if (route.kind === 'proxied') {
+        proxied = route.proxy;
+        attached = true;
+        queued.length = 0;
+        for (const [data, isBinary] of queuedRaw.splice(0)) proxied.fromClient(data, isBinary);
+        return;
+      }
       let opened: OpenedSubscription;
       try {
         opened = await openSessionSubscription(ctx, who, sessionId, after, transport, limits);
@@ -186,6 +204,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     };
     const authenticate = (token: string | undefined, header: boolean) => {
       clearTimeout(authTimer);
+      authorization = header ? token : token === undefined ? undefined : `Bearer ${token}`;
       try {
         caller = header ? ctx.authenticator.fromHeader(token) : ctx.authenticator.fromToken(token ?? '');
       } catch (error) {
@@ -198,6 +217,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     /** The subscription is attached: handle what the client sent meanwhile, in order. */
     const handleQueued = () => {
       attached = true;
+      queuedRaw.length = 0;
       for (const action of queued.splice(0)) {
         if (socket.readyState !== socket.OPEN) return;
         action();
@@ -208,7 +228,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
      * once it is (in arrival order). `immediate` handling (a ping, an auth, an invalid message) needs no
      * subscription: it runs now when nothing is queued before it.
      */
-    const dispatch = (action: () => void, immediate: boolean) => {
+    const dispatch = (action: () => void, immediate: boolean, raw?: [RawData, boolean]) => {
       if (socket.readyState !== socket.OPEN) return;
       if (!caller || attached || (immediate && queued.length === 0)) {
         action();
@@ -219,6 +239,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         return;
       }
       queued.push(action);
+      if (raw) queuedRaw.push(raw);
     };
 
     const handle = (message: WsClientMessage) => {
@@ -270,7 +291,8 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       }
     };
 
-    socket.on('message', (data) => {
+    socket.on('message', (data, isBinary) => {
+      if (proxied) return proxied.fromClient(data, isBinary);
       let parsed: unknown;
       try {
         parsed = JSON.parse(data.toString());
@@ -288,13 +310,17 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         return;
       }
       const message = result.data;
-      dispatch(() => handle(message), message.type === 'ping' || message.type === 'auth');
+      dispatch(() => handle(message), message.type === 'ping' || message.type === 'auth', message.type === 'auth' ? undefined : [data, isBinary]);
     });
     socket.on('pong', (data) => {
+      if (proxied) return proxied.pongFromClient(data);
       const token = Number(data.toString());
       if (Number.isSafeInteger(token)) subscription?.ack(token);
     });
-    socket.on('close', release);
+    socket.on('close', (code) => {
+      proxied?.clientClosed(code);
+      release();
+    });
 
     if (ctx.authenticator.anonymous || request.headers.authorization !== undefined) authenticate(request.headers.authorization, true);
     else {

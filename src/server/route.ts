@@ -73,6 +73,24 @@ function isEmptyPlainObject(value: unknown): boolean {
   return Object.getOwnPropertyNames(value).length === 0 && Object.getOwnPropertySymbols(value).length === 0;
 }
 
+/**
+ * Run `ensureLocal`; when another node owns the session, forward the request there and stream its answer
+ * (true: the reply is sent, the handler stops). SESSION_OWNED_ELSEWHERE stands only when the client asked
+ * for it (A3S-Route: no-forward) or this node has no peers to forward to.
+ */
+export async function ensureLocalOrForward(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, ensureLocal: () => Promise<void>): Promise<boolean> {
+  try {
+    await ensureLocal();
+    return false;
+  } catch (error) {
+    if (!(error instanceof CodeError) || error.code !== 'SESSION_OWNED_ELSEWHERE') throw error;
+    const origin = ctx.forwarder.targetFor(request, error);
+    if (origin === undefined) throw error;
+    await ctx.forwarder.forward(request, reply, origin, error, request.body ?? undefined);
+    return true;
+  }
+}
+
 // The caller each request's onRequest hook authenticated, for its handler.
 const callers = new WeakMap<FastifyRequest, Caller>();
 
@@ -124,7 +142,7 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
         // Session ids are per tenant: `:id` is the caller's tenant's, or (admins) the `tenantId` query's.
         caller = addressedCaller(caller, (request.query as { tenantId?: unknown } | undefined)?.tenantId);
         const id = (params as { id?: unknown } | undefined)?.id;
-        if (typeof id === 'string') await ctx.agent.ensureLocal(id, caller, runStart);
+        if (typeof id === 'string' && (await ensureLocalOrForward(ctx, request, reply, () => ctx.agent.ensureLocal(id, caller as Caller, runStart)))) return reply;
       }
       const raw = request.body ?? {};
       const body = spec.body ? (emptyBodyIsEmpty && isEmptyPlainObject(raw) ? {} : parse(spec.body, raw, 'body')) : undefined;

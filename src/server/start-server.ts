@@ -35,6 +35,7 @@ export async function startServer(config: CodeConfig, overrides: RuntimeOverride
     closing ??= (async () => {
       ctx.agent.beginShutdown();
       built.sockets.closeAll('server shutting down');
+      ctx.forwarder.closeAll();
       // Every step runs even when an earlier one fails (a store that is down must not keep the port open).
       const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
         await run().catch((error: unknown) => ctx.logger.error({ err: error instanceof Error ? error.message : String(error) }, `shutdown: ${what} failed`));

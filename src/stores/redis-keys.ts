@@ -1,7 +1,7 @@
 import { tenantPartOf, type SessionKey } from './session-key.js';
 
 /** What one session keeps in Redis, each under `<prefix>{<tenant>/<session id>}:<part>`. */
-export type RedisSessionPart = 'snapshot' | 'lease' | 'epoch' | 'events' | 'active-run';
+export type RedisSessionPart = 'snapshot' | 'lease' | 'epoch' | 'events' | 'active-run' | 'home';
 
 /**
  * A key of one session: `<prefix>{<tenant>/<session id>}:<part>`. Every key of a session shares the hash

@@ -1,5 +1,5 @@
 import { EventType, type RunAgentInput } from '@ag-ui/core';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RuntimeContext } from '../../context.js';
 import { CodeError } from '../../errors.js';
 import { AguiCapabilitiesSchema, AguiConnectInputSchema, AguiEventSchema, AguiParamsSchema, AguiQuerySchema, AguiRunAgentInputSchema } from '../../protocol/agui.js';
@@ -7,7 +7,7 @@ import { ErrorBodySchema } from '../../protocol/http.js';
 import { addressedCaller } from '../../runtime/agent/session-address.js';
 import { hasScope, type Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session/agent-session.js';
-import { addRoute } from '../../server/route.js';
+import { addRoute, ensureLocalOrForward } from '../../server/route.js';
 import type { SocketRegistry } from '../../routes/socket-registry.js';
 import { aguiCapabilities } from './agui-capabilities.js';
 import { AguiEventMapper, type AguiRunIds } from './agui-event-mapper.js';
@@ -29,10 +29,13 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     for (const stream of [...open]) stream.close();
   });
 
-  /** The session `:sessionId` names for this caller (hydrated here when stored), open; 404 for another tenant's. */
-  const sessionFor = async (sessionId: string, caller: Caller, tenantId: string | undefined, startsRun: boolean): Promise<AgentSession> => {
+  /**
+   * The session `:sessionId` names for this caller (hydrated here when stored), open; 404 for another tenant's.
+   * Undefined when another node owns it: the request was forwarded there and its answer streamed back.
+   */
+  const sessionFor = async (request: FastifyRequest, reply: FastifyReply, sessionId: string, caller: Caller, tenantId: string | undefined, startsRun: boolean): Promise<AgentSession | undefined> => {
     const who = addressedCaller(caller, tenantId);
-    await agent.ensureLocal(sessionId, who, startsRun);
+    if (await ensureLocalOrForward(ctx, request, reply, () => agent.ensureLocal(sessionId, who, startsRun))) return undefined;
     const session = agent.getSession(sessionId, who);
     session.assertOpen();
     return session;
@@ -116,7 +119,8 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     },
     async ({ params, query, caller, request, reply }) => {
       const input = parseRunAgentInput(request.body, params.sessionId);
-      const session = await sessionFor(params.sessionId, caller, query.tenantId, input.resume === undefined);
+      const session = await sessionFor(request, reply, params.sessionId, caller, query.tenantId, input.resume === undefined);
+      if (!session) return reply;
       return input.resume !== undefined ? resumeStream(session, input, reply, hasScope(caller, 'host_direct')) : startStream(session, input, reply);
     },
   );
@@ -140,7 +144,8 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
       const body = request.body;
       const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
       const input = empty ? undefined : parseRunAgentInput(body, params.sessionId);
-      const session = await sessionFor(params.sessionId, caller, query.tenantId, false);
+      const session = await sessionFor(request, reply, params.sessionId, caller, query.tenantId, false);
+      if (!session) return reply;
       const runId = input?.runId ?? ctx.hostEnv.newId('agui');
       const active = session.activeRunId;
       const mapper = mapperFor(session, { threadId: session.id, runId, a3sRunId: active ?? '' });

@@ -151,7 +151,8 @@ export class Agent {
         if (config.autoSave) {
           await session.save();
           stored = true;
-        }
+        } else await this.deps.ownership.recordHome(newKey); // Other nodes learn where it lives (and when it is lost).
+
         await this.sessions.register(session);
       },
       // A session that never opened leaves nothing in the store to come back on the next hydration.

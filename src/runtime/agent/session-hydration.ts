@@ -11,6 +11,12 @@ import { reattachMcp } from './session-mcp-layers.js';
 import type { SessionFactory } from './session-factory.js';
 import { ownedElsewhere, releasingLeaseOnFailure, takeLease } from './session-leases.js';
 
+/** NODE_LOST (410): the session lived only in the memory of `nodeId`, which is gone. */
+function nodeLost(key: SessionKey, nodeId: string): CodeError {
+  const sessionId = sessionIdOf(key);
+  return new CodeError('NODE_LOST', `session ${sessionId} was not saved (no autoSave) and its node ${nodeId} is gone; create a new session`, { sessionId, nodeId });
+}
+
 /** What hydration needs from the agent. */
 export interface SessionHydrationHost {
   readonly deps: AgentDeps;
@@ -33,8 +39,10 @@ export class SessionHydration {
   /**
    * Make a stored session live on this node before a request uses it: sessions passivated here or owned by
    * a node that died are hydrated from the store (taking the lease); a session another live node owns
-   * answers 421 with the owner's address, or SESSION_BUSY for a run request while it runs there. A run
-   * left in flight by a dead owner is marked failed (NODE_LOST) and, with autoResume, resumed.
+   * (its lease, or the home record of a session created there without autoSave) throws
+   * SESSION_OWNED_ELSEWHERE with the owner's address, which the routes forward there; an unsaved session
+   * whose node is gone answers 410 NODE_LOST. A run left in flight by a dead owner is marked failed
+   * (NODE_LOST) and, with autoResume, resumed.
    */
   async ensureLocal(key: SessionKey, caller: Caller, startsRun: boolean): Promise<void> {
     const { live, deps } = this.host;
@@ -50,14 +58,23 @@ export class SessionHydration {
     // Another request may have opened it while this one waited its turn.
     if (live.has(key)) return;
     const sessionId = sessionIdOf(key);
+    const { ownership } = deps;
+    // Another live node has it (leased, or an unsaved session's home): the request goes there, nothing is loaded here.
+    const where = ownership.clustered ? await ownership.locate(key) : undefined;
+    if (where && where.nodeId !== ownership.nodeId && where.alive) throw ownedElsewhere(key, { ok: false, ownerNodeId: where.nodeId, ownerUrl: where.url });
     const snapshot = await this.host.factory.loadStored(key);
-    if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) return;
+    if (!snapshot) {
+      // Created without autoSave on a node that is gone (or restarted here): nothing of it was saved.
+      // (One closed here is remembered as closed and answers SESSION_CLOSED.)
+      if (where?.unsaved && !live.closed.has(key)) throw nodeLost(key, where.nodeId);
+      return;
+    }
+    if (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin')) return;
     // Remembered like a session closed here: requests answer SESSION_CLOSED, DELETE stays idempotent.
     if (snapshot.session.closed) {
       live.closed.remember(key);
       return;
     }
-    const { ownership } = deps;
     const lease = await ownership.acquire(key);
     if (!lease.ok) {
       const busy = startsRun ? await ownership.activeRun(key) : undefined;

@@ -14,6 +14,20 @@ export interface SharedEventStream {
 /** The answer to "may this node serve the session?". */
 export type OwnershipResult = { ok: true } | { ok: false; ownerNodeId: string; ownerUrl: string | undefined };
 
+/** Where another node says a session lives, read without taking anything (see SessionOwnership.locate). */
+export interface SessionWhereabouts {
+  /** The node holding its lease, else the node an unsaved session was created on. */
+  readonly nodeId: string;
+  /** That node's advertised URL while it heartbeats. */
+  readonly url: string | undefined;
+  /** True while that node heartbeats. */
+  readonly alive: boolean;
+  /** True when a live lease names the node (false: only the unsaved session's home record does). */
+  readonly leased: boolean;
+  /** True when the session was created without autoSave on that node (a home record exists). */
+  readonly unsaved: boolean;
+}
+
 /**
  * Who owns a live session, addressed by its SessionKey (tenant and id: session ids are per tenant). On one node (no Redis) every session is ours; in a cluster a Redis lease with a
  * monotonically increasing epoch decides, and run events are also published to a per-session stream so a
@@ -24,6 +38,13 @@ export interface SessionOwnership {
   readonly nodeId: string;
   /** Take or keep the session's lease; when another live node holds it, say which. */
   acquire(session: SessionKey): Promise<OwnershipResult>;
+  /**
+   * Where the session lives according to the cluster: the node holding its lease, or the node an unsaved
+   * session was created on (its home record); undefined when neither exists (one node: always).
+   */
+  locate(session: SessionKey): Promise<SessionWhereabouts | undefined>;
+  /** Record this node as the home of a session created without autoSave, so other nodes can route to it (and answer NODE_LOST once it is gone). */
+  recordHome(session: SessionKey): Promise<void>;
   /** Give the lease up (passivation, close, shutdown). */
   release(session: SessionKey): Promise<void>;
   /** The highest session_sequence already published for the session (0 when none), to continue numbering after a takeover. */
@@ -50,6 +71,8 @@ export function createLocalOwnership(nodeId: string): SessionOwnership {
     clustered: false,
     nodeId,
     acquire: async () => ({ ok: true }),
+    locate: async () => undefined,
+    recordHome: async () => undefined,
     release: async () => undefined,
     lastSequence: async () => 0,
     publish: () => undefined,
