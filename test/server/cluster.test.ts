@@ -55,10 +55,13 @@ describe('a cluster of server processes on one Redis', () => {
   it('routes to the owner (421), answers SESSION_BUSY on any node, and a run resumed on B after A dies streams to a subscriber on B without gaps or duplicates', async () => {
     const { a, urlA, urlB, fake } = await cluster();
     await request(urlA).post('/v1/sessions').send({ sessionId: 'c1', autoSave: true }).expect(201);
-    const misdirected = await request(urlB).get('/v1/sessions/c1').expect(421);
+    // With A3S-Route: no-forward the client is told where the session is (without it, B forwards to A).
+    const misdirected = await request(urlB).get('/v1/sessions/c1').set('a3s-route', 'no-forward').expect(421);
+    await request(urlB).get('/v1/sessions/c1').expect(200);
     expect(misdirected.body.error).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', details: { ownerNodeId: 'node-a', ownerUrl: urlA } });
 
-    const ws = await subscribe(urlB, 'c1', { after: 0 });
+    // Not forwarded: the socket follows A's events through Redis, and goes on when B takes the session over.
+    const ws = await subscribe(urlB, 'c1', { after: 0, headers: { 'a3s-route': 'no-forward' } });
     fake.script(
       { toolCalls: [{ id: 'k1', name: 'bash', arguments: { command: 'echo one >> log.txt' } }] },
       { toolCalls: [{ id: 'k2', name: 'bash', arguments: { command: 'echo two >> log.txt' } }] },
@@ -117,17 +120,18 @@ describe('a cluster of server processes on one Redis', () => {
     await request(urlA).post('/v1/sessions').send({ sessionId: 'c2', autoSave: true }).expect(201);
     a.child.kill('SIGSTOP');
     // B hydrates the session once A's lease expired.
-    const taken = await retry(() => request(urlB).get('/v1/sessions/c2'), (r) => r.status === 200);
+    // Not forwarded: a forward to the paused A would wait for it (up to the hop's 30 s headers timeout).
+    const taken = await retry(() => request(urlB).get('/v1/sessions/c2').set('a3s-route', 'no-forward'), (r) => r.status === 200);
     expect(taken.status).toBe(200);
     fake.script({ text: 'B was here' });
     await request(urlB).post('/v1/sessions/c2/runs').send({ input: 'hello B', wait: true }).expect(200);
 
     a.child.kill('SIGCONT');
     // A either notices the lost lease first (421) or tries to save and is refused by the fence (500).
-    const save = await request(urlA).post('/v1/sessions/c2/save');
+    const save = await request(urlA).post('/v1/sessions/c2/save').set('a3s-route', 'no-forward');
     expect([421, 500]).toContain(save.status);
     if (save.status === 500) expect(save.body.error.code).toBe('PERSISTENCE_FAILED');
-    const gaveUp = await retry(() => request(urlA).get('/v1/sessions/c2'), (r) => r.status === 421);
+    const gaveUp = await retry(() => request(urlA).get('/v1/sessions/c2').set('a3s-route', 'no-forward'), (r) => r.status === 421);
     expect(gaveUp.body.error).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', details: { ownerNodeId: 'node-b' } });
     // The stored session is B's: A wrote nothing over it.
     const history = (await request(urlB).get('/v1/sessions/c2/history').expect(200)).body.messages;

@@ -18,7 +18,8 @@ describe('SSE on the node that does not own the session (follows the Redis strea
   beforeAll(async () => {
     fake = await startFakeProvider();
     const apiTokens = [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }];
-    [a, b] = await startRedisNodes(fake, 'a3s-sse', { apiTokens });
+    // No peer_urls: B forwards nothing, so its SSE readers follow A's stream through Redis (the path tested here).
+    [a, b] = await startRedisNodes(fake, 'a3s-sse', { apiTokens, cluster: { peerUrls: [] } });
   });
   afterAll(async () => {
     await b?.close();

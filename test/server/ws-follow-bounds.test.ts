@@ -42,7 +42,8 @@ function useTwoNodes() {
   return async (configA: Record<string, unknown>, configB: Record<string, unknown>) => {
     const fake = await startFakeProvider();
     opened = { fake, nodes: [] };
-    const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-fbound-${Math.random().toString(36).slice(2)}:` };
+    // No peer_urls: these nodes forward nothing, so a socket on B follows A's stream (the path measured here).
+    const shared = { ...redisServerConfig(), cluster: { peerUrls: [] }, redisKeyPrefix: `a3s-fbound-${Math.random().toString(36).slice(2)}:` };
     const a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a', ...configA } });
     opened.nodes.push(a);
     const b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b', ...configB } });

@@ -12,7 +12,8 @@ describe('a WebSocket that follows a session another node owns', () => {
   let b: TestServer;
   beforeAll(async () => {
     fake = await startFakeProvider();
-    [a, b] = await startRedisNodes(fake, 'a3s-follow');
+    // No peer_urls: B forwards nothing (with them the socket is proxied to A: test/cluster/forwarding.test.ts).
+    [a, b] = await startRedisNodes(fake, 'a3s-follow', { cluster: { peerUrls: [] } });
   });
   afterAll(async () => {
     await b?.close();
@@ -64,7 +65,7 @@ describe('messages sent while an authenticated socket is still attaching', () =>
   beforeAll(async () => {
     fake = await startFakeProvider();
     const apiTokens = [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }];
-    [a, b] = await startRedisNodes(fake, 'a3s-attach', { apiTokens });
+    [a, b] = await startRedisNodes(fake, 'a3s-attach', { apiTokens, cluster: { peerUrls: [] } });
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'q1', autoSave: true }).expect(201);
   });
   afterAll(async () => {
