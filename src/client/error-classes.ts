@@ -251,3 +251,11 @@ export type NetworkError = InstanceType<typeof NetworkError>;
 export const ProtocolError = ERROR_CLASSES.PROTOCOL_ERROR;
 /** An error of code PROTOCOL_ERROR. */
 export type ProtocolError = InstanceType<typeof ProtocolError>;
+/** The error of code FORWARDED_INVALID. */
+export const ForwardedInvalidError = ERROR_CLASSES.FORWARDED_INVALID;
+/** An error of code FORWARDED_INVALID. */
+export type ForwardedInvalidError = InstanceType<typeof ForwardedInvalidError>;
+/** The error of code OWNER_UNREACHABLE. */
+export const OwnerUnreachableError = ERROR_CLASSES.OWNER_UNREACHABLE;
+/** An error of code OWNER_UNREACHABLE. */
+export type OwnerUnreachableError = InstanceType<typeof OwnerUnreachableError>;
