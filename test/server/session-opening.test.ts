@@ -56,7 +56,7 @@ describe('opening a session happens once per id', () => {
     await request(t.url).post('/v1/sessions').send({ sessionId: 'doomed' }).expect(201);
   });
 
-  it('in a cluster, a node that saw a session closed follows the store: after another node reopens it, it answers 421', async () => {
+  it('in a cluster, a node that saw a session closed follows the store: after another node reopens it, it answers 421 (no-forward) or forwards', async () => {
     const fake = await startFakeProvider();
     try {
       const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-reopen-${Math.random().toString(36).slice(2)}:` };
@@ -70,8 +70,10 @@ describe('opening a session happens once per id', () => {
       await request(b.url).get('/v1/sessions/again').expect(410);
       const reopened = await request(b.url).post('/v1/sessions').send({ sessionId: 'again', resume: true });
       expect(reopened.status, JSON.stringify(reopened.body)).toBe(201);
-      const moved = await request(a.url).get('/v1/sessions/again').expect(421);
+      const moved = await request(a.url).get('/v1/sessions/again').set('a3s-route', 'no-forward').expect(421);
       expect(moved.body.error).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', details: { ownerNodeId: 'node-b' } });
+      // Without the header A forwards to B, which has it open.
+      expect((await request(a.url).get('/v1/sessions/again').expect(200)).body.session).toMatchObject({ id: 'again' });
     } finally {
       for (const server of servers.splice(0).reverse()) await server.close();
       await fake.close();
