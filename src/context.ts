@@ -251,6 +251,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       redactor: new SecretRedactor([
         ...Object.values(config.providers).flatMap((p) => (p.apiKey ? [p.apiKey] : [])),
         ...config.apiTokens.flatMap((t) => (t.token ? [t.token] : [])),
+        ...(clusterSecrets?.values ?? []),
       ]),
       hostRegistry,
       tenantLedger: new TenantBudgetLedger({ limits: (tenantId) => config.tenantBudgets[tenantId], now: () => hostEnv.now() }),

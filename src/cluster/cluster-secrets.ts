@@ -11,6 +11,8 @@ export interface ClusterSecrets {
   sign(payload: string): string;
   /** True when `mac` is the HMAC of `payload` under the secret named `keyId` (current or previous). */
   verify(keyId: string, payload: string, mac: string): boolean;
+  /** The secrets themselves, for the redactor only (tool output never shows them). */
+  readonly values: readonly string[];
 }
 
 function hmac(secret: string, payload: string): Buffer {
@@ -23,6 +25,7 @@ export function clusterSecretsOf(signing: { id: string; secret: string }, previo
   if (previous) byId.set(previous.id, previous.secret);
   return {
     signingId: signing.id,
+    values: [...byId.values()],
     sign: (payload) => hmac(signing.secret, payload).toString('base64url'),
     verify: (keyId, payload, mac) => {
       const secret = byId.get(keyId);

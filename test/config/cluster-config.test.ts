@@ -51,6 +51,8 @@ describe('cluster {} config: the shared secret and the peers a node forwards to'
     const old = clusterSecretsOf({ id: 'k1', secret: SECRET });
     const rotated = clusterSecretsOf({ id: 'k2', secret: `${SECRET}-next` }, { id: 'k1', secret: SECRET });
     expect(rotated.signingId).toBe('k2');
+    // Both are redacted from tool output while the rotation lasts.
+    expect(rotated.values).toEqual([`${SECRET}-next`, SECRET]);
     expect(rotated.verify('k1', 'p', old.sign('p'))).toBe(true);
     expect(rotated.verify('k2', 'p', rotated.sign('p'))).toBe(true);
     expect(old.verify('k2', 'p', rotated.sign('p'))).toBe(false);
