@@ -8,7 +8,7 @@ import { Cluster as RedisCluster } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { loadClusterSecrets, type ClusterSecrets } from './cluster/cluster-secrets.js';
 import { ForwardedHeaders } from './cluster/forwarded-header.js';
-import { NodeRegistry } from './cluster/node-identity.js';
+import { nodeKey, NodeRegistry } from './cluster/node-identity.js';
 import { PeerUrls } from './cluster/peer-urls.js';
 import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
 import { RedisEventStream, streamReaderFor } from './cluster/redis-event-stream.js';
@@ -284,7 +284,12 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
           onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
         });
   sweeper?.start();
-  const forwarder = new RequestForwarder({ peers: new PeerUrls(config.cluster.peerUrls), headers: clusterSecrets ? new ForwardedHeaders(clusterSecrets, nodeId) : undefined });
+  const forwarder = new RequestForwarder({
+    peers: new PeerUrls(config.cluster.peerUrls),
+    headers: clusterSecrets ? new ForwardedHeaders(clusterSecrets, nodeId) : undefined,
+    // A forward in flight ends when its owner's advertisement expires (dead, partitioned or hung).
+    ...(cluster ? { ownerAlive: async (id: string) => (await cluster.redis.exists(nodeKey(config.redisKeyPrefix, id))) === 1 } : {}),
+  });
   if (cluster && config.cluster.peerUrls.length === 0) {
     logger.warn('cluster.peer_urls is empty (A3S_CLUSTER_PEER_URLS): requests for sessions another node owns answer 421 SESSION_OWNED_ELSEWHERE instead of being forwarded there');
   }

@@ -15,8 +15,13 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'pr
 /** A forwarded request's response headers that are the hop's, not the owner's answer. */
 const HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'proxy-authenticate']);
 
-/** The hop's own wait for the owner's answer headers; a streamed body (SSE, a waited run) may then run long. */
-const HEADERS_TIMEOUT_MS = 30_000;
+/**
+ * How often a forward in flight checks that its owner still heartbeats. The hop sets no deadline of its own
+ * (a waited run or an event stream may take as long as the owner takes); an owner that stops heartbeating
+ * (dead, partitioned, or hung) ends the forward: OWNER_UNREACHABLE before its answer started, the end of the
+ * response after (an event stream resumes elsewhere with Last-Event-ID).
+ */
+export const OWNER_WATCH_MS = 2_000;
 
 /** Idle keep-alive connections to peers close after this long. */
 const KEEP_ALIVE_MS = 30_000;
@@ -36,6 +41,10 @@ export interface RequestForwarderOptions {
   readonly peers: PeerUrls;
   /** Absent without a cluster secret: then nothing is forwarded (or accepted as forwarded). */
   readonly headers: ForwardedHeaders | undefined;
+  /** True while the node heartbeats (its advertisement has not expired); absent on one node. */
+  readonly ownerAlive?: (nodeId: string) => Promise<boolean>;
+  /** How often a forward in flight checks its owner (default OWNER_WATCH_MS). */
+  readonly watchMs?: number;
 }
 
 /**
@@ -48,7 +57,7 @@ export class RequestForwarder {
   private readonly hops = new WeakMap<FastifyRequest, ForwardedHop>();
   /** Aborts of the forwards in flight (streams included), for shutdown. */
   private readonly active = new Set<AbortController>();
-  private readonly dispatcher: Dispatcher = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: HEADERS_TIMEOUT_MS, bodyTimeout: 0 });
+  private readonly dispatcher: Dispatcher = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: 0, bodyTimeout: 0 });
 
   constructor(private readonly options: RequestForwarderOptions) {}
 
@@ -108,19 +117,24 @@ export class RequestForwarder {
     const onClose = () => abort.abort();
     reply.raw.once('close', onClose);
     this.active.add(abort);
+    const watch = this.watchOwner(String(error.details.ownerNodeId), abort);
+    const done = () => {
+      clearInterval(watch);
+      reply.raw.off('close', onClose);
+      this.active.delete(abort);
+    };
     let answer: Dispatcher.ResponseData;
     try {
       answer = await undiciRequest(`${origin}${request.url}`, { method: request.method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: this.dispatcher, signal: abort.signal });
     } catch (cause) {
-      reply.raw.off('close', onClose);
-      this.active.delete(abort);
-      throw unreachable(error, `it did not answer (${(cause as Error).message})`);
+      done();
+      const why = abort.signal.reason instanceof OwnerGone ? 'it stopped heartbeating before it answered' : `it did not answer (${(cause as Error).message})`;
+      throw unreachable(error, why);
     }
     // The owner itself could not serve it (the session moved on meanwhile): the client retries shortly.
     if (answer.statusCode === 421) {
       answer.body.destroy();
-      reply.raw.off('close', onClose);
-      this.active.delete(abort);
+      done();
       throw unreachable(error, 'the session moved while the request was forwarded');
     }
     reply.hijack();
@@ -136,9 +150,29 @@ export class RequestForwarder {
       answer.body.destroy();
       reply.raw.destroy();
     } finally {
-      reply.raw.off('close', onClose);
-      this.active.delete(abort);
+      done();
     }
+  }
+
+  /** Abort `abort` with OwnerGone once `nodeId` stops heartbeating (checked every watchMs; nothing on one node). */
+  private watchOwner(nodeId: string, abort: AbortController): NodeJS.Timeout | undefined {
+    const alive = this.options.ownerAlive;
+    if (!alive) return undefined;
+    let checking = false;
+    const timer = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      alive(nodeId).then(
+        (yes) => {
+          checking = false;
+          if (!yes) abort.abort(new OwnerGone(nodeId));
+        },
+        // Redis unreachable: this node cannot tell, and the hop goes on (its own requests fail meanwhile).
+        () => (checking = false),
+      );
+    }, this.options.watchMs ?? OWNER_WATCH_MS);
+    timer.unref();
+    return timer;
   }
 
   /** End every forward in flight (shutdown: a forwarded event stream resumes elsewhere with Last-Event-ID). */
@@ -149,6 +183,13 @@ export class RequestForwarder {
   /** Drop the connections to peers (shutdown: what they carried was drained or ends with this node). */
   async close(): Promise<void> {
     await this.dispatcher.destroy();
+  }
+}
+
+/** Why a forward was aborted: its owner's advertisement expired. */
+class OwnerGone extends Error {
+  constructor(nodeId: string) {
+    super(`node ${nodeId} stopped heartbeating`);
   }
 }
 

@@ -1,5 +1,9 @@
 import { get as httpGet } from 'node:http';
+import { HttpAgent } from '@ag-ui/client';
+import { client as acpClient, type SessionUpdate } from '@agentclientprotocol/sdk';
+import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import request from 'supertest';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A3sClient } from '../../src/client/a3s-client.js';
 import { buildCli, removeCli, runA3s } from '../cli/a3s-process.js';
@@ -44,9 +48,10 @@ describe('through a plain round-robin nginx in front of two nodes', () => {
   let b: TestServer;
   let lb: NginxBalancer;
   let cli: string;
+  let root: string;
   beforeAll(async () => {
     fake = await startFakeProvider();
-    const root = tempDir('a3s-lb-ws-');
+    root = tempDir('a3s-lb-ws-');
     [a, b] = await startRedisNodes(fake, 'a3s-lb', { apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }], workspaceRoots: [root] });
     lb = await startNginx([new URL(a.url).host, new URL(b.url).host]);
     cli = buildCli();
@@ -109,6 +114,59 @@ describe('through a plain round-robin nginx in front of two nodes', () => {
     await first.waitFor((e) => e.type === 'agent_end' && e.metadata.run_id === slow.body.runId);
     first.close();
     second.close();
+  });
+
+  it('AG-UI HttpAgent through the balancer: runs on the owner, an interrupt is answered by the next request', async () => {
+    const policy = { permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } };
+    seen(await request(lb.url).post('/v1/sessions').set(auth).send({ sessionId: 'lb-agui', ...policy }).expect(201));
+    const agent = new HttpAgent({ url: `${lb.url}/v1/agui/lb-agui`, threadId: 'lb-agui', headers: auth });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'list the files' });
+    fake.script({ toolCalls: [{ id: 'agui_ls', name: 'ls', arguments: {} }] }, { text: 'listed through the balancer' });
+    const types: string[] = [];
+    let interrupts: { id: string }[] = [];
+    await agent.runAgent({}, { onEvent: ({ event }) => void types.push(event.type), onRunFinishedEvent: (p) => void (p.outcome === 'interrupt' && (interrupts = p.interrupts)) });
+    expect(types[0]).toBe('RUN_STARTED');
+    expect(types.at(-1)).toBe('RUN_FINISHED');
+    expect(interrupts).toHaveLength(1);
+    // The answer goes out as a new run request, which round-robin may send to the other node.
+    const resumed: string[] = [];
+    const text: string[] = [];
+    await agent.runAgent({ runId: 'lb-agui-2', resume: [{ interruptId: interrupts[0].id, status: 'resolved', payload: { approved: true } }] }, {
+      onEvent: ({ event }) => {
+        resumed.push(event.type);
+        if (event.type === 'TEXT_MESSAGE_CONTENT') text.push((event as unknown as { delta: string }).delta);
+      },
+    });
+    expect(resumed.at(-1)).toBe('RUN_FINISHED');
+    expect(text.join('')).toBe('listed through the balancer');
+  });
+
+  it('ACP through the balancer: an editor connected to either node runs prompts on the session wherever it lives', async () => {
+    const updates: SessionUpdate[] = [];
+    const editor = acpClient({ name: 'lb-editor' })
+      .onNotification('session/update', ({ params }) => void updates.push(params.update))
+      .onRequest('session/request_permission', ({ params }) => ({ outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once')?.optionId ?? 'none' } }));
+    const wsUrl = `${lb.url.replace(/^http/, 'ws')}/acp`;
+    const sessionId = await editor.connectWith(createWebSocketStream(wsUrl, { WebSocket, headers: auth }), async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      const created = await ctx.request('session/new', { cwd: root, mcpServers: [] });
+      fake.script({ text: 'acp through nginx' });
+      expect((await ctx.request('session/prompt', { sessionId: created.sessionId, prompt: [{ type: 'text', text: 'hi' }] })).stopReason).toBe('end_turn');
+      return created.sessionId;
+    });
+    // Two more connections: round-robin puts one of them on the node that does not own the session.
+    for (let i = 0; i < 2; i++) {
+      updates.length = 0;
+      await editor.connectWith(createWebSocketStream(wsUrl, { WebSocket, headers: auth }), async (ctx) => {
+        await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+        await ctx.request('session/load', { sessionId, cwd: root, mcpServers: [] });
+        fake.script({ text: `again ${i}` });
+        expect((await ctx.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `again ${i}` }] })).stopReason).toBe('end_turn');
+      });
+      const text = updates.flatMap((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? [u.content.text] : [])).join('');
+      expect(text).toContain('acp through nginx');
+      expect(text).toContain(`again ${i}`);
+    }
   });
 
   it('the typed client works through the balancer', async () => {

@@ -7,6 +7,7 @@ import type { Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session/agent-session.js';
 import { acpHistoryUpdates } from './acp-history-updates.js';
 import { acpMcpServers } from './acp-mcp-servers.js';
+import type { AcpOwnerRelay } from './acp-owner-relay.js';
 import { acpPromptInput } from './acp-prompt-input.js';
 import { runAcpPrompt } from './acp-prompt.js';
 import { acpRequestError } from './acp-request-error.js';
@@ -44,9 +45,10 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
 /**
  * The SDK's agent side for one authenticated connection: every method goes through the same Agent and
  * session kernel as REST (tenancy, workspace containment, single flight, governance). Editor-side
- * capabilities (fs/*, terminal/*) are never called: tools run in the server's workspace.
+ * capabilities (fs/*, terminal/*) are never called: tools run in the server's workspace. A session another
+ * node owns is served there through `relay` (same calls, same answers, updates passed through in order).
  */
-export function createAcpAgent(ctx: RuntimeContext, caller: Caller): AgentApp {
+export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOwnerRelay): AgentApp {
   const sessions = ctx.agent;
   const open = async (sessionId: string, startsRun: boolean) => {
     await sessions.ensureLocal(sessionId, caller, startsRun);
@@ -75,7 +77,9 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller): AgentApp {
     )
     .onRequest('session/load', ({ params, client }) =>
       guarded(async () => {
-        const session = await open(params.sessionId, false);
+        const found = await relay.locate(() => open(params.sessionId, false));
+        if ('origin' in found) return relay.request(found.origin, client, 'session/load', params);
+        const session = found.local;
         for (const update of acpHistoryUpdates(session.history())) await client.notify('session/update', { sessionId: session.id, update });
         return { modes: modeState(session) };
       }),
@@ -96,20 +100,25 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller): AgentApp {
       guarded(async () => {
         if (!sessions.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
         const input = acpPromptInput(params.prompt, ctx.config.limits.maxInputBytes);
-        const session = await open(params.sessionId, true);
-        return runAcpPrompt(client, session, caller, input, signal);
+        const found = await relay.locate(() => open(params.sessionId, true));
+        if ('origin' in found) return relay.request(found.origin, client, 'session/prompt', params, signal);
+        return runAcpPrompt(client, found.local, caller, input, signal);
       }),
     )
     .onNotification('session/cancel', async ({ params }) => {
       try {
-        (await open(params.sessionId, false)).cancel();
+        const found = await relay.locate(() => open(params.sessionId, false));
+        if ('origin' in found) await relay.notify(found.origin, params);
+        else found.local.cancel();
       } catch {
         // A notification has no answer: an unknown or closed session has nothing to cancel.
       }
     })
     .onRequest('session/set_mode', ({ params, client }) =>
       guarded(async () => {
-        const session = await open(params.sessionId, false);
+        const found = await relay.locate(() => open(params.sessionId, false));
+        if ('origin' in found) return relay.request(found.origin, client, 'session/set_mode', params);
+        const session = found.local;
         const current = modeState(session);
         if (current.currentModeId === params.modeId) return {};
         if (!current.availableModes.some((m) => m.id === params.modeId)) {

@@ -2,12 +2,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import type { RuntimeContext } from '../../context.js';
+import { FORWARDED_HEADER } from '../../cluster/forwarded-header.js';
 import { CodeError } from '../../errors.js';
 import { ErrorBodySchema } from '../../protocol/http.js';
 import { WS_CLOSE } from '../../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../../runtime/ports/caller.js';
 import type { SocketRegistry } from '../../routes/socket-registry.js';
 import { createAcpAgent } from './acp-agent.js';
+import { AcpOwnerRelay } from './acp-owner-relay.js';
 import { websocketAcpStream } from './websocket-acp-stream.js';
 
 /** A client that cannot set headers must send `{"type":"auth","token":"..."}` as its first frame within this many ms. */
@@ -46,14 +48,22 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
       clearTimeout(authTimer);
       sockets.close(socket, code, reason);
     };
-    const serve = (caller: Caller) => {
+    const serve = (caller: Caller, authorization: string | undefined) => {
       if (!hasScope(caller, 'sessions')) {
         close(WS_CLOSE.forbidden, 'ACP needs the "sessions" scope');
         return;
       }
       const stream = websocketAcpStream(socket, { maxBufferedBytes: ACP_MAX_BUFFERED_BYTES }, () => close(WS_CLOSE.slowConsumer, `slow consumer: more than ${ACP_MAX_BUFFERED_BYTES} bytes unread`));
-      const connection = createAcpAgent(ctx, caller).connect(stream);
-      socket.on('close', () => connection.close());
+      // Sessions other nodes own are served there, over ACP connections opened with the editor's credentials.
+      const relay = new AcpOwnerRelay({
+        target: (error) => ctx.forwarder.targetFor(request, error),
+        headers: () => ({ ...(authorization !== undefined ? { authorization } : {}), [FORWARDED_HEADER]: ctx.forwarder.sign('GET', '/acp', request.ip) }),
+      });
+      const connection = createAcpAgent(ctx, caller, relay).connect(stream);
+      socket.on('close', () => {
+        connection.close();
+        relay.close();
+      });
       void connection.closed.then(() => close(WS_CLOSE.normal, 'ACP connection closed'));
     };
     const authenticate = (header: string | undefined, token: string | undefined) => {
@@ -67,7 +77,7 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
     socket.on('close', () => clearTimeout(authTimer));
     if (byHeader) {
       const caller = authenticate(request.headers.authorization, undefined);
-      if (caller) serve(caller);
+      if (caller) serve(caller, request.headers.authorization);
       return;
     }
     socket.once('message', (data) => {
@@ -84,7 +94,7 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
         return;
       }
       const caller = authenticate(undefined, parsed.data.token);
-      if (caller) serve(caller);
+      if (caller) serve(caller, `Bearer ${parsed.data.token}`);
     });
   };
 
