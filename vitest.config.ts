@@ -16,6 +16,7 @@ export const REDIS_TEST_FILES = [
   'test/cluster/node-identity.test.ts',
   'test/cluster/redis-event-stream.test.ts',
   'test/cluster/session-lease.test.ts',
+  'test/cluster/shared-roots.test.ts',
   'test/server/cluster.test.ts',
   'test/server/memory-cluster.test.ts',
   'test/server/process.test.ts',

@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import { loadClusterSecrets, type ClusterSecrets } from './cluster/cluster-secrets.js';
 import { ForwardedHeaders } from './cluster/forwarded-header.js';
 import { nodeKey, NodeRegistry } from './cluster/node-identity.js';
+import { checkSharedRoots } from './cluster/shared-roots.js';
 import { PeerUrls } from './cluster/peer-urls.js';
 import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
 import { RedisEventStream, streamReaderFor } from './cluster/redis-event-stream.js';
@@ -200,11 +201,20 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       throw error;
     }
   }
+  let workspaceRoots: string[];
+  try {
+    workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
+    // Nodes must share their workspace roots (sessions move between nodes and reopen their workspace by path).
+    if (cluster) await checkSharedRoots({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, roots: workspaceRoots });
+  } catch (error) {
+    redis?.disconnect();
+    cluster?.reader.disconnect();
+    throw error;
+  }
   const store = overrides.store ?? (await createStore(config, redis, cluster));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
   // Before anything else starts: with sandbox.mode "required", no working sandbox means no server.
   const sandbox = overrides.sandbox ?? (await startSandbox(config, logger));
-  const workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
   const mcp = new McpManager({ source: 'global', now: () => hostEnv.now(), onLog: (server, line) => logger.info({ mcp: server }, line) });
   // Global servers that cannot start yet stay registered with their error (GET .../mcp shows it); refresh retries.
   await Promise.all(globalMcpServers(config).map((server) => mcp.register(server)));
