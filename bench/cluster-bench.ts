@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startRedisCluster } from '../test/support/redis-cluster.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import type { BenchArgs } from './bench-args.js';
+import { measureBalancer } from './balancer-bench.js';
 import { startBenchProvider } from './bench-provider.js';
 import { BENCH_FILE } from './bench-server.js';
 import { percentile, round } from './bench-stats.js';
@@ -19,7 +20,7 @@ const WARMUP_SECONDS = 1;
 const IDLE_SECONDS = 10;
 /** Each workload at concurrency 1 under MONITOR, to count the commands the server sends (not timed). */
 const SAMPLE_SECONDS = 1;
-const STORES = ['memory', 'file', 'redis', 'redis-cluster'] as const;
+const STORES = ['memory', 'file', 'redis', 'redis-cluster', 'balancer'] as const;
 /** The cluster secret the Redis stores' servers share (required with Redis). */
 const BENCH_CLUSTER_SECRET = 'bench-cluster-secret-0123456789abcdef';
 type Store = (typeof STORES)[number];
@@ -68,11 +69,13 @@ export async function runClusterBench(args: BenchArgs): Promise<Record<string, u
       redis_autosave: ratio('redis', 'autosave'),
       redis_cluster_autosave: ratio('redis-cluster', 'autosave'),
     },
+    balancer_ok: (figures.balancer as { ok?: boolean } | undefined)?.ok ?? null,
     target: { redis_runs_ratio_min: 0.5, redis_cluster_runs_ratio_min: 0.5 },
     note: [
       `runs = the runs benchmark's iteration unchanged (POST /v1/sessions {} + POST runs {wait:true}; one read tool round, so one loop checkpoint written to and removed from the store per run, then a 20-chunk answer); autosave = the same with {autoSave: true} sessions (a snapshot per run as well); redis = REDIS_URL (snapshots, checkpoints, events through Redis streams); each store: a built server in its own process (dist/src/main.js), provider and ${CONCURRENCY} clients in the bench process, ${WARMUP_SECONDS} s warm-up`,
       `redis-cluster = REDIS_CLUSTER_NODES on a local Redis Cluster (3 masters + 3 replicas, all on this machine's CPUs beside the server and the bench); fenced writes (snapshot saves, lease takeovers, checkpoints) wait for one replica's acknowledgement (WAIT 1, the default with replicas), which is measured here; ok is the single-Redis target, redis_cluster_ok the same ratio for the cluster, reported separately because six redis-server processes share the two CPUs here`,
       `redis_per_run: INFO deltas over the phase summed over the masters (replicas excluded; repl_bytes_out is what the masters sent their replicas), divided by the runs completed in the phase, the bench's own INFO calls taken out; commands = INFO commandstats calls, so a script (evalsha) counts once plus once per command it runs; bytes_in = bytes the server sent to Redis, bytes_out = bytes it received (replication taken out); cpu_ms = CPU time (user + system) of the masters; redis_bytes_per_session = used_memory delta over the phase / sessions created in it (the runs workload's sessions are not saved: only their event streams, leases and epochs stay), redis_keys_per_session likewise; idle = ${IDLE_SECONDS} s without load after both phases (lease renewals of every session still live on the node); redis_requests_per_run = from MONITOR on the masters during ${SAMPLE_SECONDS} s of the workload at concurrency 1 before the timed phases: sent = commands the server sent Redis (wire requests) per run, in_scripts = commands its Lua scripts ran there; sample_session = MEMORY USAGE of each key of one autoSave session after its run`,
+      `balancer = two built nodes on one redis-server behind Debian's nginx (deploy/nginx.conf, plain round-robin), sharing a workspace root: direct_to_owner = the runs workload with ${CONCURRENCY / 2} clients on each node, every request to the node that created the session; through_balancer = the same ${CONCURRENCY} clients through nginx, so about half the run requests reach the other node and are forwarded (signed hop, streamed back); server_cpu_ms_per_run = CPU of both nodes per run (nginx excluded); hop = sequential GET /v1/sessions/:id straight to the owner against the same GET sent to the other node (forwarded), and the Redis commands a forward adds (MONITOR, forwarded GETs less direct ones); balancer_ok: ratio_to_direct >= 0.85 and added_p50_ms <= 2`,
     ],
   };
 }
@@ -88,6 +91,7 @@ function selectedStores(args: BenchArgs): Store[] {
 }
 
 async function measureStore(store: Store, providerBaseUrl: string, seconds: number): Promise<Record<string, unknown>> {
+  if (store === 'balancer') return measureBalancer(providerBaseUrl, seconds);
   if (store === 'redis') {
     const redis = await startRedisServer();
     try {

@@ -50,7 +50,9 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
             p50/p99 [--runs N (default 10)] [--rounds N (default 4)]
   cluster   the runs workload (concurrency 20) on the memory, file, Redis and local Redis Cluster stores in turn;
             runs/s, p50 and ratios, Redis commands and bytes per run, Redis bytes per session;
-            target: Redis >= 50% of memory runs/s [--seconds N] [--stores memory,file,redis,redis-cluster]
+            and "balancer": two nodes behind nginx against direct calls to the owners, the p50 a hop adds and
+            its Redis commands; targets: Redis >= 50% of memory runs/s, balancer >= 0.85x and <= 2 ms added
+            [--seconds N] [--stores memory,file,redis,redis-cluster,balancer]
   files     µs per confined open of a depth-5 workspace file (walk from the held workspace descriptor, O_NOFOLLOW open,
             fstat) against a plain open by name, the walk alone, and a whole read tool call [--calls N] [--rounds N]
 `;
