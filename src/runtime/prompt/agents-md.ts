@@ -2,7 +2,8 @@ import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside, locate } from '../workspace/confined-walk.js';
 import { openHeldDirectory, type HeldDirectory } from '../workspace/held-directory.js';
-import { NotRegularFileError, openConfinedFile, readBounded } from '../workspace/read-confined-file.js';
+import { openConfinedFile, readBounded } from '../workspace/read-confined-file.js';
+import { NotRegularFileError } from '../workspace/not-regular-file-error.js';
 import { WorkspaceEscapeError } from '../workspace/workspace-errors.js';
 
 /** A file the server would have read from a workspace and did not: where, and why (an init warning and a `workspace_warning` event). */
@@ -74,7 +75,7 @@ function errnoCode(error: unknown): string | undefined {
 /** Why a file was not read, or undefined when it is simply not there (no warning). */
 function skipReason(error: unknown, confinement: string): string | undefined {
   if (error instanceof WorkspaceEscapeError) return `${error.reason}, outside ${confinement} (the directory this session's instruction files are read from)`;
-  if (error instanceof NotRegularFileError) return `it is ${error.kind}, not a regular file`;
+  if (error instanceof NotRegularFileError) return `it is ${error.description}, not a regular file`;
   const code = errnoCode(error);
   if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
   if (code === 'ELOOP') return 'too many levels of symbolic links';

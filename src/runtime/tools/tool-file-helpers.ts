@@ -1,5 +1,5 @@
 import { toolError, type ToolResult } from './define-tool.js';
-import { NotRegularFileError } from '../workspace/regular-file.js';
+import { NotRegularFileError } from '../workspace/not-regular-file-error.js';
 import { WorkspaceChangedError, WorkspaceEscapeError, WorkspacePathNotFoundError } from '../workspace/workspace-errors.js';
 
 /** Lines longer than this many characters are cut in tool output (read, grep). */

@@ -2,22 +2,11 @@ import { readAt } from './regular-file.js';
 import { closeSync, constants, openSync, type Dirent, type Stats } from 'node:fs';
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { fdPath, locate, MAX_LINK_HOPS, type ConfinedRoot } from './confined-walk.js';
+import { NotRegularFileError, notRegularKindOf } from './not-regular-file-error.js';
 
 // Never follow the last name (the walk resolved it), never wait on a FIFO: what was opened is checked with fstat.
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-
-/** The path leads (confined) to something that is not a regular file: a directory, a FIFO, a device, a socket. */
-export class NotRegularFileError extends Error {
-  override readonly name = 'NotRegularFileError';
-
-  constructor(
-    readonly userPath: string,
-    readonly kind: string,
-  ) {
-    super(`"${userPath}" is ${kind}, not a regular file`);
-  }
-}
 
 /** A regular file opened for reading below a held directory. */
 export interface ConfinedFile {
@@ -31,13 +20,6 @@ function errnoCode(error: unknown): string | undefined {
   return error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
 }
 
-function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
-  return 'a special file';
-}
 
 /**
  * Opens for reading the file `userPath` leads to below the held directory `root`, confined by what was opened
@@ -67,7 +49,7 @@ export async function openConfinedFile(root: ConfinedRoot, userPath: string): Pr
     }
     if (!stats.isFile()) {
       await handle.close();
-      throw new NotRegularFileError(userPath, kindOf(stats));
+      throw new NotRegularFileError(userPath, notRegularKindOf(stats));
     }
     return { handle, relative: location.relative, size: stats.size };
   }

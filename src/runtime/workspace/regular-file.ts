@@ -1,21 +1,10 @@
 import { constants, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { NotRegularFileError, notRegularKindOf } from './not-regular-file-error.js';
 import type { OpenedFile, WorkspaceFiles } from './workspace-files.js';
 
 /** How often a create that lost a race (the name appeared meanwhile) is tried again before giving up. */
 const MAX_CREATE_ATTEMPTS = 8;
-
-/** A path opened for its content led to something else than a regular file (a directory, a FIFO, a device, a socket). */
-export class NotRegularFileError extends Error {
-  override readonly name = 'NotRegularFileError';
-
-  constructor(
-    readonly userPath: string,
-    readonly kind: 'directory' | 'other',
-  ) {
-    super(kind === 'directory' ? `${userPath} is a directory, not a file.` : `${userPath} is not a regular file.`);
-  }
-}
 
 /** A regular file opened inside the workspace, and the fstat of its handle. */
 export interface OpenedRegularFile extends OpenedFile {
@@ -55,7 +44,7 @@ export async function openRegularFile(files: WorkspaceFiles, userPath: string, f
   }
   if (!stats.isFile()) {
     await opened.handle.close().catch(() => undefined);
-    throw new NotRegularFileError(userPath, stats.isDirectory() ? 'directory' : 'other');
+    throw new NotRegularFileError(userPath, notRegularKindOf(stats));
   }
   return { ...opened, stats };
 }

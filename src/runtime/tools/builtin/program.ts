@@ -5,7 +5,8 @@ import { DEFAULT_PROGRAM_LIMITS, DELEGATING_PROGRAM_TIMEOUT_MS, type ProgramLimi
 import { MIN_PROGRAM_LOG_BYTES, type ProgramOutcome, type ProgramToolCaller } from '../../program/program-types.js';
 import { runProgram } from '../../program/quickjs-sandbox.js';
 import { defineTool, loadPrompt, toolError, type NestedInvoker, type ToolResult } from '../define-tool.js';
-import { NotRegularFileError, openRegularFile, readAt, type OpenedRegularFile } from '../../workspace/regular-file.js';
+import { openRegularFile, readAt, type OpenedRegularFile } from '../../workspace/regular-file.js';
+import { NotRegularFileError } from '../../workspace/not-regular-file-error.js';
 import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
 import { existingPathErrorResult } from '../tool-file-helpers.js';
 

@@ -2,7 +2,8 @@ import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
-import { NotRegularFileError, openRegularFile } from '../../workspace/regular-file.js';
+import { openRegularFile } from '../../workspace/regular-file.js';
+import { NotRegularFileError } from '../../workspace/not-regular-file-error.js';
 import { defineTool, loadPrompt, toolError } from '../define-tool.js';
 import { BINARY_SNIFF_BYTES, existingPathErrorResult, looksBinary, MAX_LINE_CHARS } from '../tool-file-helpers.js';
 

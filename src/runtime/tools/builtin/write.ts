@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { NotRegularFileError, openOrCreateRegularFile, readAt, replaceContent, writeAll, type OpenedOrCreatedFile } from '../../workspace/regular-file.js';
+import { openOrCreateRegularFile, readAt, replaceContent, writeAll, type OpenedOrCreatedFile } from '../../workspace/regular-file.js';
+import { NotRegularFileError } from '../../workspace/not-regular-file-error.js';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
 import { contentMetadata, countLines, MAX_CONTENT_METADATA_BYTES, pathErrorResult } from '../tool-file-helpers.js';
 const parameters = z
