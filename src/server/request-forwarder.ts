@@ -9,8 +9,11 @@ import { CodeError } from '../errors.js';
 /** The header a client sends to get 421 SESSION_OWNED_ELSEWHERE instead of a forwarded request. */
 export const ROUTE_HEADER = 'a3s-route';
 
-/** Headers that describe one connection, never copied across a hop (RFC 9110 7.6.1), and ours, set anew. */
-const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', FORWARDED_HEADER, ROUTE_HEADER]);
+/**
+ * Headers that describe one connection, never copied across a hop (RFC 9110 7.6.1), and ours, set anew.
+ * `Host` goes along: the owner checks it (allowed hosts) and a browser's Origin against it, as the first node did.
+ */
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', FORWARDED_HEADER, ROUTE_HEADER]);
 
 /** A forwarded request's response headers that are the hop's, not the owner's answer. */
 const HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'proxy-authenticate']);

@@ -98,6 +98,20 @@ describe('any node serves any request: requests for a session another node owns 
     expect((await run).body.result.text).toBe('rejected then done');
   });
 
+  it('a browser request forwarded to the owner keeps its Host, so the Origin check at the owner sees the origin the browser used', async () => {
+    await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'browser' }).expect(201);
+    const bOrigin = `http://${new URL(b.url).host}`;
+    fake.script({ text: 'from a page' });
+    const run = await request(b.url).post('/v1/sessions/browser/runs').set(auth).set('origin', bOrigin).send({ input: 'hi', wait: true }).expect(200);
+    expect(run.body.result.text).toBe('from a page');
+    const ws = await subscribe(b.url, 'browser', { after: 0, token: TOKEN, headers: { origin: bOrigin } });
+    await ws.waitFor((e) => e.type === 'agent_end');
+    ws.close();
+    // A foreign page is refused on either side of the hop.
+    const foreign = await request(b.url).post('/v1/sessions/browser/runs').set(auth).set('origin', 'http://evil.example').send({ input: 'x', wait: true }).expect(403);
+    expect(foreign.body.error.code).toBe('ORIGIN_NOT_ALLOWED');
+  });
+
   it('with A3S-Route: no-forward the client gets 421 naming the owner, and nothing else changes', async () => {
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'no-fwd' }).expect(201);
     const res = await request(b.url).get('/v1/sessions/no-fwd').set(auth).set('a3s-route', 'no-forward').expect(421);

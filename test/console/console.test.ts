@@ -4,6 +4,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { launchBrowser, openConsole, waitForText, type ConsolePage } from '../support/browser.js';
+import { createInPage, evaluate, prompt, signIn } from '../support/console-actions.js';
 import { eventually } from '../support/run-helpers.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -11,11 +12,6 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 const A = 'console-token-tenant-a-000001';
 const B = 'console-token-tenant-b-000001';
 const XSS = '<img src=x onerror="window.__xss=1">';
-
-/** Evaluate a page-side expression (the test project has no DOM types: expressions are strings). */
-function evaluate<T>(page: Page, expression: string): Promise<T> {
-  return page.evaluate(expression) as Promise<T>;
-}
 
 /** REST as tenant `token`. */
 async function api<T>(t: TestServer, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -37,33 +33,6 @@ async function restEvents(t: TestServer, token: string, sessionId: string, runId
 async function renderedSeqs(page: Page, runId: string): Promise<number[]> {
   const lists = await evaluate<string[]>(page, `[...document.querySelectorAll('.run[data-run-id=${JSON.stringify(runId)}] [data-seqs]')].map((e) => e.dataset.seqs)`);
   return lists.flatMap((list) => list.split(' ').map(Number)).sort((x, y) => x - y);
-}
-
-async function signIn(page: Page, token: string): Promise<void> {
-  await page.waitForSelector('#token');
-  await page.type('#token', token);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('.sessions-view');
-}
-
-/** Create a session from the page's form with a policy preset; answers its id (from the URL it navigates to). */
-async function createInPage(page: Page, preset: string): Promise<string> {
-  await page.waitForSelector('#new-policy');
-  await page.select('#new-policy', preset);
-  await page.click('.sessions-view form button[type=submit]');
-  await page.waitForSelector('.session-view .session-head dl');
-  const hash = await evaluate<string>(page, 'location.hash');
-  return decodeURIComponent(hash.replace('#/sessions/', ''));
-}
-
-/** Type a prompt and press Enter; answers the id of the run the page shows for it. */
-async function prompt(page: Page, text: string, runsBefore: number): Promise<string> {
-  await page.waitForSelector('.connection');
-  await waitForText(page, '.connection', 'Live');
-  await page.type('#prompt', text);
-  await page.keyboard.press('Enter');
-  await page.waitForFunction(`document.querySelectorAll('.log .run[data-run-id]').length > ${runsBefore}`, { timeout: 10_000 });
-  return evaluate<string>(page, `[...document.querySelectorAll('.log .run[data-run-id]')].at(-1).dataset.runId`);
 }
 
 describe('the console in headless Chromium against a real server', () => {
