@@ -116,6 +116,23 @@ describe('through a plain round-robin nginx in front of two nodes', () => {
     second.close();
   });
 
+  it('a confirmation rejected over REST through the balancer reaches the run, wherever each request lands', async () => {
+    const policy = { permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } };
+    seen(await request(lb.url).post('/v1/sessions').set(auth).send({ sessionId: 'lb-reject', ...policy }).expect(201));
+    fake.script({ toolCalls: [{ id: 'rej1', name: 'ls', arguments: {} }] }, { text: 'did not list' });
+    const run = request(lb.url).post('/v1/sessions/lb-reject/runs').set(auth).send({ input: 'list', wait: true }).then((res) => res);
+    let pending: { toolId: string } | undefined;
+    for (let i = 0; i < 200 && !pending; i++) {
+      pending = (seen(await request(lb.url).get('/v1/sessions/lb-reject/confirmations').set(auth).expect(200)).body.confirmations as { toolId: string }[])[0];
+      if (!pending) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(pending).toBeDefined();
+    seen(await request(lb.url).post(`/v1/sessions/lb-reject/confirmations/${encodeURIComponent(pending?.toolId ?? '')}`).set(auth).send({ approved: false, reason: 'no' }).expect(200));
+    const done = seen(await run);
+    expect(done.body.result.text).toBe('did not list');
+    expect(JSON.stringify(seen(await request(lb.url).get('/v1/sessions/lb-reject/history').set(auth).expect(200)).body)).toContain('no');
+  });
+
   it('AG-UI HttpAgent through the balancer: runs on the owner, an interrupt is answered by the next request', async () => {
     const policy = { permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } };
     seen(await request(lb.url).post('/v1/sessions').set(auth).send({ sessionId: 'lb-agui', ...policy }).expect(201));
