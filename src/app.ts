@@ -47,14 +47,17 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   installErrorHandler(app, { routes: () => ctx.openapi.operations, faults });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, errorHandler: websocketErrorHandler(faults) });
   // Timeouts and the per-address connection cap, before the Host/Origin check (after the websocket hook).
-  new ConnectionGuard(ctx.config.limits, new TrustedProxies(ctx.config.trustProxy), faults).install(app);
+  const connections = new ConnectionGuard(ctx.config.limits, new TrustedProxies(ctx.config.trustProxy), faults);
+  connections.install(app);
   // Before any route, after the websocket plugin's own onRequest hook (which marks upgrades, so a refused
   // upgrade's socket is destroyed after the 403): a refused Host or Origin never reaches a handler or upgrades.
   installBrowserGuard(app, ctx.config);
   // A forwarded request's A3S-Forwarded is checked before anything else believes it (a bad one is 401).
-  app.addHook('onRequest', (request, _reply, done) => {
+  // Its connection then counts for the client the signature names (limits.max_connections_per_address).
+  app.addHook('onRequest', (request, reply, done) => {
     try {
-      ctx.forwarder.checkIncoming(request);
+      const hop = ctx.forwarder.checkIncoming(request);
+      if (hop) connections.attributeForwarded(request, reply, hop.clientAddress);
     } catch (error) {
       done(error as Error);
       return;

@@ -15,6 +15,7 @@ import type { ProxiedSocket } from '../server/socket-proxy.js';
 import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from './ws-controls.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
+import { clientAddressOf } from '../server/client-address.js';
 import { clientFaultLogFor } from '../server/client-fault-log.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -297,7 +298,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       try {
         parsed = JSON.parse(data.toString());
       } catch {
-        faults.log('ws:invalid-message', 'info', { ip: request.ip, sessionId }, 'WebSocket client sent a message that is not JSON');
+        faults.log('ws:invalid-message', 'info', { ip: clientAddressOf(request), sessionId }, 'WebSocket client sent a message that is not JSON');
         dispatch(() => reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message')), true);
         return;
       }
@@ -305,7 +306,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       if (!result.success) {
         const issue = result.error.issues[0];
         const field = ['message', ...(issue?.path.map(String) ?? [])].join('.');
-        faults.log('ws:invalid-message', 'info', { ip: request.ip, sessionId, field }, `WebSocket client sent an invalid message (${field})`);
+        faults.log('ws:invalid-message', 'info', { ip: clientAddressOf(request), sessionId, field }, `WebSocket client sent an invalid message (${field})`);
         dispatch(() => reply(errorControl('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, field)), true);
         return;
       }

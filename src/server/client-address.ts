@@ -58,3 +58,20 @@ export class TrustedProxies {
     return this.list.check(plain, family === 6 ? 'ipv6' : 'ipv4');
   }
 }
+
+/** Requests another node forwarded: the client address its valid A3S-Forwarded signature vouches for. */
+const forwardedClients = new WeakMap<object, string>();
+
+/** Remember the signed client address of a forwarded request (only after its A3S-Forwarded verified). */
+export function recordForwardedClient(request: object, address: string): void {
+  forwardedClients.set(request, address);
+}
+
+/**
+ * The address of the client a request is from, for limits and logs: the signed client address of a
+ * forwarded request (never an unsigned header), else `ip` (the TCP peer, or X-Forwarded-For's client behind a
+ * trusted proxy).
+ */
+export function clientAddressOf(request: { readonly ip: string }): string {
+  return forwardedClients.get(request) ?? request.ip;
+}

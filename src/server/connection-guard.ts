@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CodeConfig } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
-import { isLoopbackAddress, plainAddress, TrustedProxies } from './client-address.js';
+import { clientAddressOf, isLoopbackAddress, plainAddress, TrustedProxies } from './client-address.js';
 import type { ClientFaultLog } from './client-fault-log.js';
 import { rawErrorResponse } from './error-handler.js';
 
@@ -58,7 +58,7 @@ export class ConnectionGuard {
       done();
     });
     app.addHook('onRequestAbort', (request, done) => {
-      this.faults.log('http:aborted', 'info', { reqId: request.id, ip: request.ip, method: request.method, path: request.url.split('?')[0] }, 'client closed the connection before the answer');
+      this.faults.log('http:aborted', 'info', { reqId: request.id, ip: clientAddressOf(request), method: request.method, path: request.url.split('?')[0] }, 'client closed the connection before the answer');
       done();
     });
   }
@@ -94,6 +94,15 @@ export class ConnectionGuard {
     else this.counts.set(client, open);
   }
 
+  /**
+   * A request another node forwarded (its A3S-Forwarded verified): its connection counts for the client the
+   * signature names, not for the peer node that carries requests of many clients.
+   */
+  attributeForwarded(request: FastifyRequest, reply: FastifyReply, client: string): void {
+    const state = this.sockets.get(request.raw.socket);
+    if (state) this.attribute(state, plainAddress(client), reply);
+  }
+
   private onRequest(request: FastifyRequest, reply: FastifyReply): void {
     const socket = request.raw.socket;
     const state = this.sockets.get(socket);
@@ -121,7 +130,7 @@ export class ConnectionGuard {
     const timer = setTimeout(() => {
       if (raw.complete || socket.destroyed) return;
       const ms = this.limits.bodyTimeoutMs;
-      this.faults.log('http:body-timeout', 'warn', { reqId: request.id, ip: request.ip, method: request.method, path: request.url.split('?')[0] }, `request body did not arrive within limits.bodyTimeoutMs (${ms} ms)`);
+      this.faults.log('http:body-timeout', 'warn', { reqId: request.id, ip: clientAddressOf(request), method: request.method, path: request.url.split('?')[0] }, `request body did not arrive within limits.bodyTimeoutMs (${ms} ms)`);
       if (reply.raw.headersSent || !socket.writable) {
         socket.destroy();
         return;

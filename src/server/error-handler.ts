@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CodeError, ERROR_CATALOGUE, type ErrorCode } from '../errors.js';
+import { clientAddressOf } from './client-address.js';
 import type { ClientFaultLog } from './client-fault-log.js';
 
 /** The one error shape: `{error: {code, message, details}}`. */
@@ -56,7 +57,7 @@ export interface ErrorHandlerOptions {
 
 /** Fields a client-fault log line carries about its request. */
 export function requestFields(request: FastifyRequest): Record<string, unknown> {
-  return { reqId: request.id, method: request.method, path: request.url.split('?')[0], ip: request.ip };
+  return { reqId: request.id, method: request.method, path: request.url.split('?')[0], ip: clientAddressOf(request) };
 }
 
 /**

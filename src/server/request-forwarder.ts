@@ -5,6 +5,7 @@ import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { FORWARDED_HEADER, type ForwardedHeaders, type ForwardedHop } from '../cluster/forwarded-header.js';
 import type { PeerUrls } from '../cluster/peer-urls.js';
 import { CodeError } from '../errors.js';
+import { recordForwardedClient } from './client-address.js';
 
 /** The header a client sends to get 421 SESSION_OWNED_ELSEWHERE instead of a forwarded request. */
 export const ROUTE_HEADER = 'a3s-route';
@@ -66,15 +67,18 @@ export class RequestForwarder {
 
   /**
    * Check an incoming A3S-Forwarded (every request, before authentication): a valid one is remembered for
-   * the request; anything else is FORWARDED_INVALID. A request without the header is not forwarded.
+   * the request (and its signed client address, for limits and logs); anything else is FORWARDED_INVALID.
+   * A request without the header is not forwarded.
    */
-  checkIncoming(request: FastifyRequest): void {
+  checkIncoming(request: FastifyRequest): ForwardedHop | undefined {
     const value = request.headers[FORWARDED_HEADER];
-    if (value === undefined) return;
+    if (value === undefined) return undefined;
     if (typeof value !== 'string' || !this.options.headers) throw new CodeError('FORWARDED_INVALID', `${FORWARDED_HEADER}: this node accepts no forwarded requests`, { reason: 'malformed' });
     const result = this.options.headers.verify(value, request.method, request.url);
     if (!result.ok) throw new CodeError('FORWARDED_INVALID', `${FORWARDED_HEADER}: refused (${result.reason})`, { reason: result.reason });
     this.hops.set(request, result.hop);
+    recordForwardedClient(request, result.hop.clientAddress);
+    return result.hop;
   }
 
   /** The hop a request arrived through, when another node forwarded it. */

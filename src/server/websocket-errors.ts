@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
+import { clientAddressOf } from './client-address.js';
 import type { ClientFaultLog } from './client-fault-log.js';
 
 /** True for what a WebSocket client did wrong (a protocol violation `ws` found, a reset) rather than a fault of ours. */
@@ -17,7 +18,7 @@ export function websocketErrorHandler(faults: ClientFaultLog) {
   return (error: Error, socket: WebSocket, request: FastifyRequest): void => {
     if (isClientSocketError(error)) {
       const code = (error as { code?: string }).code;
-      faults.log(`ws:${code}`, 'warn', { reqId: request.id, ip: request.ip, path: request.url.split('?')[0], err: code }, `WebSocket client error: ${error.message}`);
+      faults.log(`ws:${code}`, 'warn', { reqId: request.id, ip: clientAddressOf(request), path: request.url.split('?')[0], err: code }, `WebSocket client error: ${error.message}`);
     } else {
       request.log.error({ err: error }, 'WebSocket handler failed');
     }
