@@ -2,6 +2,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { startWebhookServer, type WebhookServer } from '../support/webhook-server.js';
+import { ECHO_SERVER } from '../mcp/mcp-test-helpers.js';
 import { subscribe } from '../support/ws-client.js';
 
 const ADMIN = 'token-cluster-admin-00000001';
@@ -74,6 +75,39 @@ describe('the idle reaper', () => {
       }
       expect(listed).not.toContain(id);
       expect((await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.id).toBe(id);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps where it is a session with a WebSocket host attached or a stdio MCP server it started', async () => {
+    // The echo server's script is in this checkout: mounted read-only into the sandbox its servers start in.
+    const t = await startTestServer({ config: { sessionIdleTimeoutMs: 1000, sandbox: { readOnlyPaths: [process.cwd()] } } });
+    try {
+      const plain = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id as string;
+      const hosted = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id as string;
+      const stdio = (await request(t.url).post('/v1/sessions').send({ mcpServers: [{ name: 'echo', transport: { type: 'stdio', command: process.execPath, args: [ECHO_SERVER, 'reaper-secret'] } }] }).expect(201)).body.session.id as string;
+      const ws = await subscribe(t.url, hosted, { after: 0 });
+      ws.send({ type: 'host_register' });
+      await ws.waitFor(() => ws.controls.some((c) => c.type === 'host_registered'));
+      const live = async () => (await request(t.url).get('/v1/sessions').expect(200)).body.sessions.map((s: { id: string }) => s.id) as string[];
+      let listed = await live();
+      for (let i = 0; i < 100 && listed.includes(plain); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        listed = await live();
+      }
+      expect(listed).not.toContain(plain);
+      // Two more reaper rounds: the pinned ones stay live (their host and their server would not move).
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(await live()).toEqual(expect.arrayContaining([hosted, stdio]));
+      // Once the host leaves, its session is idle like any other.
+      ws.close();
+      for (let i = 0; i < 100 && listed.includes(hosted); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        listed = await live();
+      }
+      expect(listed).not.toContain(hosted);
+      expect(listed).toContain(stdio);
     } finally {
       await t.close();
     }

@@ -1,5 +1,6 @@
 import type { KeyedLock } from '../../stores/keyed-lock.js';
-import type { SessionKey } from '../../stores/session-key.js';
+import { tenantIdOf, type SessionKey } from '../../stores/session-key.js';
+import type { AgentSession } from '../session/agent-session.js';
 import type { AgentDeps } from './agent-deps.js';
 import type { LiveSessions } from './live-sessions.js';
 
@@ -49,12 +50,21 @@ export class SessionPassivation {
   /** Passivate every session idle (no active run, no request) longer than `idleMs`; returns their keys. */
   async reapIdleSessions(idleMs: number): Promise<SessionKey[]> {
     const now = this.deps.hostEnv.now();
-    // Child sessions live and end with their parent (they are never saved on their own).
-    const idle = [...this.live.values()].filter((s) => s.config.parentSessionId === null && s.activeRunId === undefined && now - s.lastActivityMs > idleMs);
+    // Child sessions live and end with their parent (they are never saved on their own). A session holding
+    // what cannot move with it stays where it is: a pending confirmation, a stdio MCP server it started, or a
+    // WebSocket host (hooks, commands, budget guard) attached to it on this node.
+    const idle = [...this.live.values()].filter((s) => s.config.parentSessionId === null && s.activeRunId === undefined && now - s.lastActivityMs > idleMs && this.movable(s));
     for (const session of idle) {
       session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: now });
       await this.passivate(session.key, 0);
     }
     return idle.map((s) => s.key);
+  }
+
+  private movable(session: AgentSession): boolean {
+    if (session.pendingConfirmations().length > 0) return false;
+    // Its own and its inherited (SessionOptions.mcpServers) servers; the global layer is every node's.
+    if (session.mcpLayers().slice(1).some((layer) => layer.configs().some((config) => config.transport.type === 'stdio'))) return false;
+    return this.deps.governance.hostRegistry.hostsOf(tenantIdOf(session.key), session.id).length === 0;
   }
 }
