@@ -16,6 +16,8 @@ export interface DetectedSandbox {
   readonly cgroups: CgroupVersion;
   /** Why bubblewrap is not usable (absent when it is). */
   readonly problem?: string;
+  /** Which part the problem is in (absent when bwrap works, or detection was disabled). */
+  readonly problemPart?: SandboxProblemPart;
   /** Why cgroups are not usable (commands then get only rlimit bounds, no pids.max or memory bound). */
   readonly cgroupProblem?: string;
   /** What detection changed on disk for run_as (logged at start). */
@@ -44,9 +46,25 @@ function run(file: string, args: readonly string[], user?: RunAsUser): Promise<{
   });
 }
 
-async function probe(bwrap: string, user: RunAsUser | undefined): Promise<string | undefined> {
-  const { error, stderr } = await run(bwrap, [...BwrapSandbox.baseArgs(), '--', '/usr/bin/true'], user);
-  return error ? `bwrap does not work here (user namespaces off?): ${stderr.trim() || error.message}` : undefined;
+/** Which part of bwrap failed at start: its namespaces, or the fresh /proc of its PID namespace. */
+export type SandboxProblemPart = 'bwrap' | 'namespaces' | 'proc' | 'run_as';
+
+/**
+ * Two trivial `bwrap ... true`: the namespaces and mounts without a fresh /proc first, then with it, so the problem
+ * names the part that failed. A container masks parts of the host's /proc (Docker's default; Kubernetes' default
+ * procMount), and the kernel then refuses a new procfs ("mount too revealing": bwrap says "Can't mount proc on
+ * /newroot/proc: Operation not permitted"), even when seccomp allows the mount.
+ */
+async function probe(bwrap: string, user: RunAsUser | undefined): Promise<{ problem: string; part: SandboxProblemPart } | undefined> {
+  const namespaces = await run(bwrap, [...BwrapSandbox.baseArgs({ freshProc: false }), '--', '/usr/bin/true'], user);
+  if (namespaces.error) {
+    return { part: 'namespaces', problem: `bwrap cannot create its namespaces (user namespaces off, or blocked by seccomp: in a container use deploy/seccomp-bwrap.json): ${namespaces.stderr.trim() || namespaces.error.message}` };
+  }
+  const proc = await run(bwrap, [...BwrapSandbox.baseArgs(), '--', '/usr/bin/true'], user);
+  if (proc.error) {
+    return { part: 'proc', problem: `bwrap cannot mount a fresh /proc for the sandbox (a container masks parts of /proc: run it with systempaths=unconfined, or procMount: Unmasked in Kubernetes; the host's /proc is never bound instead): ${proc.stderr.trim() || proc.error.message}` };
+  }
+  return undefined;
 }
 
 /**
@@ -113,6 +131,8 @@ export interface DetectOptions {
   /** sandbox.run_as, resolved (root servers only): the wrapper and bwrap are spawned as this user. */
   readonly runAs?: RunAsUser;
   readonly disabled?: boolean;
+  /** Where bwrap is looked for (default the server's PATH, then /usr/bin and /bin). */
+  readonly searchPath?: string;
 }
 
 /**
@@ -122,17 +142,17 @@ export interface DetectOptions {
 export async function detectSandbox(options: DetectOptions): Promise<DetectedSandbox> {
   const none = { sandbox: new NoneSandbox(), cgroups: 'none' as const, dispose: () => Promise.resolve() };
   if (options.disabled) return { ...none, problem: 'disabled' };
-  const bwrap = await findProgram('bwrap', process.env.PATH ?? '');
-  if (!bwrap) return { ...none, problem: 'bwrap (Debian package bubblewrap) is not installed' };
+  const bwrap = await findProgram('bwrap', options.searchPath ?? process.env.PATH ?? '');
+  if (!bwrap) return { ...none, problem: 'bwrap (Debian package bubblewrap) is not installed', problemPart: 'bwrap' };
   const { runAs } = options;
   let notes: string[] = [];
   if (runAs) {
     const reached = await reachableStateDir(path.resolve(options.stateDir), runAs);
     notes = reached.notes;
-    if (reached.problem) return { ...none, problem: reached.problem, notes };
+    if (reached.problem) return { ...none, problem: reached.problem, problemPart: 'run_as', notes };
   }
-  const problem = await probe(bwrap, runAs);
-  if (problem) return { ...none, problem: runAs ? `${problem} (as sandbox.run_as "${runAs.name}")` : problem, notes };
+  const failed = await probe(bwrap, runAs);
+  if (failed) return { ...none, problem: runAs ? `${failed.problem} (as sandbox.run_as "${runAs.name}")` : failed.problem, problemPart: failed.part, notes };
   const detected = await CgroupLimits.detect();
   let { limits: cgroups } = detected;
   let cgroupProblem = detected.problem;
