@@ -78,13 +78,14 @@ export class BwrapSandbox implements Sandbox {
   /**
    * The base bwrap arguments every command gets (also used by detection's trivial `true`): a user namespace in which
    * the command cannot create another (`--disable-userns`: no nested namespaces to rearrange mounts in).
-   * `freshProc: false` leaves out the fresh /proc (detection's namespace probe only).
+   * `freshProc: false` leaves out the fresh /proc, `disableUserns: false` the nested-namespace ban (detection's probes only).
    */
-  static baseArgs(options: { readonly freshProc?: boolean } = {}): string[] {
+  static baseArgs(options: { readonly freshProc?: boolean; readonly disableUserns?: boolean } = {}): string[] {
     return [
       '--unshare-all',
       '--unshare-user',
-      '--disable-userns',
+      // Writes /proc/sys/user/max_user_namespaces in the sandbox's user namespace: needs a writable /proc/sys.
+      ...(options.disableUserns === false ? [] : ['--disable-userns']),
       '--die-with-parent',
       '--new-session',
       '--cap-drop', 'ALL',
@@ -98,7 +99,7 @@ export class BwrapSandbox implements Sandbox {
       '--symlink', 'usr/lib64', '/lib64',
       '--symlink', 'usr/lib32', '/lib32',
       // A procfs of the sandbox's own PID namespace, never a bind of the host's (host-proc-guard.ts). Left out only by
-      // detection's first probe, which checks the namespaces apart from the fresh procfs.
+      // detection's first probes, which check the namespaces apart from the container's /proc.
       ...(options.freshProc === false ? [] : ['--proc', '/proc']),
       '--dev', '/dev',
       '--size', String(TMP_BYTES), '--tmpfs', '/tmp',

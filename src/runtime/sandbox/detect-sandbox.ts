@@ -50,19 +50,22 @@ function run(file: string, args: readonly string[], user?: RunAsUser): Promise<{
 export type SandboxProblemPart = 'bwrap' | 'namespaces' | 'proc' | 'run_as';
 
 /**
- * Two trivial `bwrap ... true`: the namespaces and mounts without a fresh /proc first, then with it, so the problem
- * names the part that failed. A container masks parts of the host's /proc (Docker's default; Kubernetes' default
- * procMount), and the kernel then refuses a new procfs ("mount too revealing": bwrap says "Can't mount proc on
- * /newroot/proc: Operation not permitted"), even when seccomp allows the mount.
+ * Three trivial `bwrap ... true`, so the problem names the part that failed: the namespaces alone; then
+ * `--disable-userns`, which writes /proc/sys/user/max_user_namespaces (read-only in a container by default); then
+ * the fresh /proc of the sandbox's PID namespace. A container masks parts of the host's /proc (Docker's default;
+ * Kubernetes' default procMount), and the kernel then refuses a new procfs ("mount too revealing": bwrap says "Can't
+ * mount proc on /newroot/proc: Operation not permitted"), even when seccomp allows the mount.
  */
 async function probe(bwrap: string, user: RunAsUser | undefined): Promise<{ problem: string; part: SandboxProblemPart } | undefined> {
-  const namespaces = await run(bwrap, [...BwrapSandbox.baseArgs({ freshProc: false }), '--', '/usr/bin/true'], user);
-  if (namespaces.error) {
-    return { part: 'namespaces', problem: `bwrap cannot create its namespaces (user namespaces off, or blocked by seccomp: in a container use deploy/seccomp-bwrap.json): ${namespaces.stderr.trim() || namespaces.error.message}` };
-  }
-  const proc = await run(bwrap, [...BwrapSandbox.baseArgs(), '--', '/usr/bin/true'], user);
-  if (proc.error) {
-    return { part: 'proc', problem: `bwrap cannot mount a fresh /proc for the sandbox (a container masks parts of /proc: run it with systempaths=unconfined, or procMount: Unmasked in Kubernetes; the host's /proc is never bound instead): ${proc.stderr.trim() || proc.error.message}` };
+  const unmask = 'a container masks parts of /proc and makes /proc/sys read-only: run it with systempaths=unconfined, or procMount: Unmasked in Kubernetes; the host\'s /proc is never bound instead';
+  const steps = [
+    { part: 'namespaces', args: BwrapSandbox.baseArgs({ freshProc: false, disableUserns: false }), says: 'bwrap cannot create its namespaces (user namespaces off, or blocked by seccomp: in a container use deploy/seccomp-bwrap.json)' },
+    { part: 'proc', args: BwrapSandbox.baseArgs({ freshProc: false }), says: `bwrap cannot forbid nested user namespaces in the sandbox (it writes /proc/sys/user/max_user_namespaces; ${unmask})` },
+    { part: 'proc', args: BwrapSandbox.baseArgs(), says: `bwrap cannot mount a fresh /proc for the sandbox (${unmask})` },
+  ] as const;
+  for (const step of steps) {
+    const { error, stderr } = await run(bwrap, [...step.args, '--', '/usr/bin/true'], user);
+    if (error) return { part: step.part, problem: `${step.says}: ${stderr.trim() || error.message}` };
   }
   return undefined;
 }
