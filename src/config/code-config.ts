@@ -254,7 +254,8 @@ export const CodeConfigSchema = z
       .prefault({}),
     /**
      * How model-chosen commands (bash, git, a session's stdio MCP servers) are contained. `mode`: `required`
-     * refuses to start without a working bubblewrap (default when API tokens are configured), `auto` (default
+     * refuses to start without a working bubblewrap and its fresh /proc (default when API tokens are configured;
+     * with `cgroups`, below, also without a writable cgroup), `auto` (default
      * otherwise) runs commands unsandboxed when bubblewrap does not work, and then only for sessions created
      * with host_direct. `hostDirect`: `none` runs host-direct calls unsandboxed. `network`: `allowed` shares
      * the host's network (loopback services included) with every contained command. Limits are per command.

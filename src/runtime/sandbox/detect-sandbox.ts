@@ -134,8 +134,6 @@ export interface DetectOptions {
   /** sandbox.run_as, resolved (root servers only): the wrapper and bwrap are spawned as this user. */
   readonly runAs?: RunAsUser;
   readonly disabled?: boolean;
-  /** Where bwrap is looked for (default the server's PATH, then /usr/bin and /bin). */
-  readonly searchPath?: string;
 }
 
 /**
@@ -145,7 +143,7 @@ export interface DetectOptions {
 export async function detectSandbox(options: DetectOptions): Promise<DetectedSandbox> {
   const none = { sandbox: new NoneSandbox(), cgroups: 'none' as const, dispose: () => Promise.resolve() };
   if (options.disabled) return { ...none, problem: 'disabled' };
-  const bwrap = await findProgram('bwrap', options.searchPath ?? process.env.PATH ?? '');
+  const bwrap = await findProgram('bwrap', process.env.PATH ?? '');
   if (!bwrap) return { ...none, problem: 'bwrap (Debian package bubblewrap) is not installed', problemPart: 'bwrap' };
   const { runAs } = options;
   let notes: string[] = [];

@@ -9,11 +9,6 @@ import { rememberRunAs, resolveRunAs, searchableBy, type RunAsUser } from './run
 import type { SandboxLimits, SandboxNetwork } from './sandbox.js';
 import type { ServerSandbox } from './session-commands.js';
 
-/** What startSandbox may be given instead of the process's own: where bwrap is looked for. */
-export interface StartSandboxDeps {
-  readonly searchPath?: string;
-}
-
 /** The server's sandbox after detection, with the configuration sessions need. */
 export interface StartedSandbox extends ServerSandbox, Pick<DetectedSandbox, 'dispose'> {
   /** What /readyz and session info report. */
@@ -67,7 +62,7 @@ async function runAsUser(config: CodeConfig, mode: 'required' | 'auto', logger: 
  * sandbox.read_only_paths entry that would show the host's procfs refuses the start in every mode. A root server resolves sandbox.run_as first
  * (commands run as that user; refused to start in required mode when it does not exist).
  */
-export async function startSandbox(config: CodeConfig, logger: Logger, deps: StartSandboxDeps = {}): Promise<StartedSandbox> {
+export async function startSandbox(config: CodeConfig, logger: Logger): Promise<StartedSandbox> {
   const mode = sandboxMode(config);
   const cgroupsWanted = sandboxCgroups(config);
   refuseHostProc(config);
@@ -78,7 +73,6 @@ export async function startSandbox(config: CodeConfig, logger: Logger, deps: Sta
     readOnlyPaths: config.sandbox.readOnlyPaths,
     maxFileBytes: config.limits.sandboxHomeBytes,
     ...(runAs ? { runAs } : {}),
-    ...(deps.searchPath !== undefined ? { searchPath: deps.searchPath } : {}),
   });
   for (const note of detected.notes ?? []) logger.info({ sandbox: 'bwrap' }, note);
   if (detected.sandbox.kind === 'none') {
