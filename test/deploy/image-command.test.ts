@@ -7,7 +7,7 @@ import { findFreePorts } from '../support/free-ports.js';
 import { listening, type MainProcess } from '../support/main-process.js';
 import { tempDir } from '../support/test-server.js';
 import { bwrapWorks } from '../sandbox/sandbox-helpers.js';
-import { canMakeContainerConditions, startContained } from './container-conditions.js';
+import { canMakeContainerConditions, serverPid, startContained, type ContainerConditions } from './container-conditions.js';
 
 /** What the Dockerfile's runtime stage says: the user, the environment and the command line. */
 function imageSpec(): { user: string; env: Record<string, string>; cmd: string[]; healthcheck: string[] } {
@@ -46,6 +46,8 @@ function ensureBuilt(): void {
 }
 
 const IMAGE_UID = 1000;
+/** Docker's conditions with compose's options: /proc unmasked (systempaths=unconfined), cgroups read-only, its own PID namespace. */
+const CONDITIONS: ContainerConditions = { readOnlyCgroups: true, pidNamespace: true, uid: IMAGE_UID, gid: IMAGE_UID };
 const SECRET_KEY = 'sk-image-provider-key-never-inside';
 const TOKEN = 'image-token-0123456789abcdef';
 const CAN = canMakeContainerConditions() && bwrapWorks();
@@ -56,6 +58,8 @@ describe.skipIf(!CAN)("the image's command as its non-root user, with bwrap and 
   let fake: FakeProvider;
   let proc: MainProcess;
   let base: string;
+  /** The server's pid on this machine (pid 1 in its own PID namespace, as a container's command). */
+  let pid: number;
   const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
   beforeAll(async () => {
@@ -87,13 +91,15 @@ describe.skipIf(!CAN)("the image's command as its non-root user, with bwrap and 
       A3S_MODEL: 'openai/test-model',
     };
     const [program, ...args] = spec.cmd;
-    proc = startContained([program === 'node' ? process.execPath : (program as string), ...args], env, { readOnlyCgroups: true, uid: IMAGE_UID, gid: IMAGE_UID });
+    proc = startContained([program === 'node' ? process.execPath : (program as string), ...args], env, CONDITIONS);
     const url = await listening(proc);
+    pid = serverPid(proc, CONDITIONS);
     base = `http://127.0.0.1:${new URL(url).port}`;
   }, 120_000);
 
   afterAll(async () => {
-    if (proc?.child.exitCode === null) proc.child.kill('SIGTERM');
+    if (pid) process.kill(pid, 'SIGTERM');
+    else if (proc?.child.exitCode === null) proc.child.kill('SIGKILL');
     await proc?.exited;
     await fake?.close();
   });
@@ -106,8 +112,10 @@ describe.skipIf(!CAN)("the image's command as its non-root user, with bwrap and 
   });
 
   it('runs as uid 1000, listens on 0.0.0.0 and answers /healthz, /readyz (bwrap) and its own HEALTHCHECK', async () => {
-    const status = readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(IMAGE_UID));
+    // pid 1 of its PID namespace, as in the container.
+    expect(/^NSpid:\s+\d+\s+(\d+)$/m.exec(status)?.[1]).toBe('1');
     expect(proc.stdout).toContain('"url":"http://0.0.0.0:');
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     expect(await (await fetch(`${base}/readyz`)).json()).toMatchObject({ status: 'ready', sandbox: 'bwrap' });
@@ -122,8 +130,8 @@ describe.skipIf(!CAN)("the image's command as its non-root user, with bwrap and 
     const created = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ permissionPolicy: { enabled: false } }) });
     expect(created.status).toBe(201);
     const sessionId = ((await created.json()) as { session: { id: string } }).session.id;
-    const serverPid = proc.child.pid as number;
-    const command = `echo "uid=$(id -u)"; tr '\\0' '\\n' < /proc/1/environ; echo; cat /proc/${serverPid}/environ 2>&1 | tr '\\0' '\\n'; echo; ls /proc | grep -c '^[0-9]'; echo sandboxed > made.txt && cat made.txt`;
+    // The server is pid 1 of the container; inside the sandbox pid 1 is the sandbox's own, and the server's host pid is absent.
+    const command = `echo "uid=$(id -u)"; tr '\\0' '\\n' < /proc/1/environ; echo; cat /proc/${pid}/environ 2>&1 | tr '\\0' '\\n'; echo; ls /proc | grep -c '^[0-9]'; echo sandboxed > made.txt && cat made.txt`;
     fake.script({ toolCalls: [{ id: 'c_img', name: 'bash', arguments: { command } }] }, { text: 'done' });
     const run = await fetch(`${base}/v1/sessions/${sessionId}/runs`, { method: 'POST', headers: auth, body: JSON.stringify({ input: 'look around', wait: true }) });
     expect(run.status).toBe(200);
