@@ -18,7 +18,8 @@
 # - seccomp=deploy/seccomp-bwrap.json: Docker's default profile plus clone/unshare with namespace flags,
 #   mount, umount2, pivot_root and sethostname, which bwrap needs;
 # - systempaths=unconfined: Docker masks parts of /proc, and the kernel then refuses bwrap a fresh procfs
-#   ("Can't mount proc on /newroot/proc"); the sandbox never binds the container's /proc instead;
+#   ("Can't mount proc on /newroot/proc"), and makes /proc/sys read-only, where bwrap writes
+#   user/max_user_namespaces; the sandbox never binds the container's /proc instead;
 # - apparmor=unconfined: Docker's AppArmor profile denies the mounts bwrap makes;
 # - A3S_SANDBOX_CGROUPS=optional: a container's cgroup file system is read-only to uid 1000, so commands
 #   get rlimits (CPU time, address space, file size) but no per-command process or memory bound; bound
