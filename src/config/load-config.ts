@@ -5,6 +5,7 @@ import { CodeConfigSchema, type CodeConfig } from './code-config.js';
 import { HclParseError } from './hcl-parse-error.js';
 import { formatPath, parseHcl, parseJsonWithLines, setOwn, type HclValue } from './hcl-parser.js';
 import { normalizeConfigKeys } from './normalize-keys.js';
+import { applySandboxEnv } from './sandbox-env.js';
 
 /** Where loadConfig reads from: the process environment, the directory relative paths resolve against, and an optional file or inline ACL text. */
 export interface LoadConfigOptions {
@@ -193,6 +194,7 @@ function applyEnv(data: Record<string, unknown>, env: NodeJS.ProcessEnv, prov: P
     }
   }
   applyClusterEnv(data, env, prov);
+  applySandboxEnv(env, { data, problems, fromEnv: (segments, name) => prov.fromEnv(segments, name) });
   const tokens = envValue(env, 'A3S_API_TOKENS');
   if (tokens !== undefined) applyEnvTokens(data, tokens, prov, problems);
 }
@@ -293,7 +295,7 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
  * ACL/HCL with `env()`) or inline ACL text (`configText`, else `A3S_CONFIG_TEXT`; a path and text together
  * are an error), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
  * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`, `A3S_ALLOWED_HOSTS`, `A3S_ALLOWED_ORIGINS`,
- * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `REDIS_CLUSTER_NODES` (comma-separated), `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`, `A3S_CLUSTER_SECRET`, `A3S_CLUSTER_SECRET_FILE`, `A3S_CLUSTER_SECRET_ID`, `A3S_CLUSTER_PEER_URLS`; empty values count as unset), then CodeConfigSchema.
+ * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `REDIS_CLUSTER_NODES` (comma-separated), `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`, `A3S_CLUSTER_SECRET`, `A3S_CLUSTER_SECRET_FILE`, `A3S_CLUSTER_SECRET_ID`, `A3S_CLUSTER_PEER_URLS`, `A3S_SANDBOX_<FIELD>` for each `sandbox` field (src/config/sandbox-env.ts); empty values count as unset), then CodeConfigSchema.
  * Relative `dataDir`, `sessionsDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
  * file (not against the file's directory); `workspaceRoots` defaults to `[cwd]` and `sessionsDir` to
  * `<dataDir>/sessions`. Throws one ConfigError listing every problem (a syntax error stops at once).

@@ -2,6 +2,7 @@ import { chmod, mkdir, open, writeFile, type FileHandle } from 'node:fs/promises
 import path from 'node:path';
 import type { CgroupLimits } from './cgroup-limits.js';
 import { commandEnvironment } from './command-env.js';
+import { assertBwrapBindsSafe, assertNoHostProc, procMountPoints } from './host-proc-guard.js';
 import type { RunAsUser } from './run-as.js';
 import type { CommandSpec, PreparedCommand, Sandbox, SandboxLimits } from './sandbox.js';
 import { SandboxHomes } from './sandbox-homes.js';
@@ -66,19 +67,25 @@ export class BwrapSandbox implements Sandbox {
   private etcReady: Promise<void> | undefined;
   private readonly homes: SandboxHomes;
 
+  /** Where proc file systems are mounted on the host (read once): no bind may show one. */
+  private readonly procMounts = procMountPoints();
+
   constructor(private readonly options: BwrapSandboxOptions) {
     this.homes = new SandboxHomes(path.join(options.stateDir, 'homes'), options.runAs);
+    assertNoHostProc(options.readOnlyPaths ?? [], this.procMounts);
   }
 
   /**
    * The base bwrap arguments every command gets (also used by detection's trivial `true`): a user namespace in which
    * the command cannot create another (`--disable-userns`: no nested namespaces to rearrange mounts in).
+   * `freshProc: false` leaves out the fresh /proc, `disableUserns: false` the nested-namespace ban (detection's probes only).
    */
-  static baseArgs(): string[] {
+  static baseArgs(options: { readonly freshProc?: boolean; readonly disableUserns?: boolean } = {}): string[] {
     return [
       '--unshare-all',
       '--unshare-user',
-      '--disable-userns',
+      // Writes /proc/sys/user/max_user_namespaces in the sandbox's user namespace: needs a writable /proc/sys.
+      ...(options.disableUserns === false ? [] : ['--disable-userns']),
       '--die-with-parent',
       '--new-session',
       '--cap-drop', 'ALL',
@@ -91,7 +98,9 @@ export class BwrapSandbox implements Sandbox {
       '--symlink', 'usr/lib', '/lib',
       '--symlink', 'usr/lib64', '/lib64',
       '--symlink', 'usr/lib32', '/lib32',
-      '--proc', '/proc',
+      // A procfs of the sandbox's own PID namespace, never a bind of the host's (host-proc-guard.ts). Left out only by
+      // detection's first probes, which check the namespaces apart from the container's /proc.
+      ...(options.freshProc === false ? [] : ['--proc', '/proc']),
       '--dev', '/dev',
       '--size', String(TMP_BYTES), '--tmpfs', '/tmp',
     ];
@@ -121,6 +130,8 @@ export class BwrapSandbox implements Sandbox {
       '--',
       ...spec.argv,
     ];
+    // Every bind source, the workspace's descriptor included, is checked: nothing shows the host's procfs.
+    assertBwrapBindsSafe(args, new Map([['3', spec.workspaceFd]]), this.procMounts);
     const cgroup = await cgroups.create(limits);
     // Opened by the server: the wrapper, spawned as run_as already, joins through them (fds 4 and 5).
     let joins: FileHandle[];

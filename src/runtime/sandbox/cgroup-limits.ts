@@ -108,6 +108,17 @@ async function removeDir(dir: string): Promise<void> {
   }
 }
 
+/** A directory made in a cgroup file system has its controllers' files; one elsewhere (not a cgroup) has none. */
+function expectFile(file: string): void {
+  if (!existsSync(file)) throw new Error(`${file} is missing: ${path.dirname(file)} is not in a cgroup file system with that controller`);
+}
+
+async function expectControllers(dir: string, wanted: readonly string[]): Promise<void> {
+  const text = await readFile(path.join(dir, 'cgroup.controllers'), 'utf8').catch(() => '');
+  const missing = wanted.filter((name) => !text.split(/\s+/).includes(name));
+  if (missing.length > 0) throw new Error(`${dir}: controllers ${missing.join(', ')} are not delegated to it`);
+}
+
 /**
  * Enable pids and memory for the children of our own (delegated) cgroup. v2 allows that only in a cgroup
  * without processes of its own, so on EBUSY the server first moves itself into a leaf beside the parent.
@@ -157,6 +168,7 @@ export class CgroupLimits {
         const parent = path.join(own, name);
         await mkdir(parent, { recursive: true });
         await writeFile(path.join(parent, 'cgroup.subtree_control'), '+pids +memory');
+        await expectControllers(parent, ['pids', 'memory']);
         return { limits: new CgroupLimits('v2', [parent]) };
       }
       const pids = path.join(CGROUP_ROOT, 'pids', await ownPath('pids'), name);
@@ -164,6 +176,8 @@ export class CgroupLimits {
       await removeStaleParents([path.dirname(pids), path.dirname(memory)]);
       await mkdir(pids, { recursive: true });
       await mkdir(memory, { recursive: true });
+      expectFile(path.join(pids, 'pids.max'));
+      expectFile(path.join(memory, 'memory.limit_in_bytes'));
       return { limits: new CgroupLimits('v1', [pids, memory]) };
     } catch (error) {
       return { limits: new CgroupLimits('none', []), problem: error instanceof Error ? error.message : String(error) };

@@ -16,6 +16,8 @@ export interface DetectedSandbox {
   readonly cgroups: CgroupVersion;
   /** Why bubblewrap is not usable (absent when it is). */
   readonly problem?: string;
+  /** Which part the problem is in (absent when bwrap works, or detection was disabled). */
+  readonly problemPart?: SandboxProblemPart;
   /** Why cgroups are not usable (commands then get only rlimit bounds, no pids.max or memory bound). */
   readonly cgroupProblem?: string;
   /** What detection changed on disk for run_as (logged at start). */
@@ -44,9 +46,28 @@ function run(file: string, args: readonly string[], user?: RunAsUser): Promise<{
   });
 }
 
-async function probe(bwrap: string, user: RunAsUser | undefined): Promise<string | undefined> {
-  const { error, stderr } = await run(bwrap, [...BwrapSandbox.baseArgs(), '--', '/usr/bin/true'], user);
-  return error ? `bwrap does not work here (user namespaces off?): ${stderr.trim() || error.message}` : undefined;
+/** Which part of bwrap failed at start: its namespaces, or the fresh /proc of its PID namespace. */
+export type SandboxProblemPart = 'bwrap' | 'namespaces' | 'proc' | 'run_as';
+
+/**
+ * Three trivial `bwrap ... true`, so the problem names the part that failed: the namespaces alone; then
+ * `--disable-userns`, which writes /proc/sys/user/max_user_namespaces (read-only in a container by default); then
+ * the fresh /proc of the sandbox's PID namespace. A container masks parts of the host's /proc (Docker's default;
+ * Kubernetes' default procMount), and the kernel then refuses a new procfs ("mount too revealing": bwrap says "Can't
+ * mount proc on /newroot/proc: Operation not permitted"), even when seccomp allows the mount.
+ */
+async function probe(bwrap: string, user: RunAsUser | undefined): Promise<{ problem: string; part: SandboxProblemPart } | undefined> {
+  const unmask = 'a container masks parts of /proc and makes /proc/sys read-only: run it with systempaths=unconfined, or procMount: Unmasked in Kubernetes; the host\'s /proc is never bound instead';
+  const steps = [
+    { part: 'namespaces', args: BwrapSandbox.baseArgs({ freshProc: false, disableUserns: false }), says: 'bwrap cannot create its namespaces (user namespaces off, or blocked by seccomp: in a container use deploy/seccomp-bwrap.json)' },
+    { part: 'proc', args: BwrapSandbox.baseArgs({ freshProc: false }), says: `bwrap cannot forbid nested user namespaces in the sandbox (it writes /proc/sys/user/max_user_namespaces; ${unmask})` },
+    { part: 'proc', args: BwrapSandbox.baseArgs(), says: `bwrap cannot mount a fresh /proc for the sandbox (${unmask})` },
+  ] as const;
+  for (const step of steps) {
+    const { error, stderr } = await run(bwrap, [...step.args, '--', '/usr/bin/true'], user);
+    if (error) return { part: step.part, problem: `${step.says}: ${stderr.trim() || error.message}` };
+  }
+  return undefined;
 }
 
 /**
@@ -123,16 +144,16 @@ export async function detectSandbox(options: DetectOptions): Promise<DetectedSan
   const none = { sandbox: new NoneSandbox(), cgroups: 'none' as const, dispose: () => Promise.resolve() };
   if (options.disabled) return { ...none, problem: 'disabled' };
   const bwrap = await findProgram('bwrap', process.env.PATH ?? '');
-  if (!bwrap) return { ...none, problem: 'bwrap (Debian package bubblewrap) is not installed' };
+  if (!bwrap) return { ...none, problem: 'bwrap (Debian package bubblewrap) is not installed', problemPart: 'bwrap' };
   const { runAs } = options;
   let notes: string[] = [];
   if (runAs) {
     const reached = await reachableStateDir(path.resolve(options.stateDir), runAs);
     notes = reached.notes;
-    if (reached.problem) return { ...none, problem: reached.problem, notes };
+    if (reached.problem) return { ...none, problem: reached.problem, problemPart: 'run_as', notes };
   }
-  const problem = await probe(bwrap, runAs);
-  if (problem) return { ...none, problem: runAs ? `${problem} (as sandbox.run_as "${runAs.name}")` : problem, notes };
+  const failed = await probe(bwrap, runAs);
+  if (failed) return { ...none, problem: runAs ? `${failed.problem} (as sandbox.run_as "${runAs.name}")` : failed.problem, problemPart: failed.part, notes };
   const detected = await CgroupLimits.detect();
   let { limits: cgroups } = detected;
   let cgroupProblem = detected.problem;

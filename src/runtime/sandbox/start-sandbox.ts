@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
 import { detectSandbox, type DetectedSandbox } from './detect-sandbox.js';
+import { hostProcProblem, procMountPoints } from './host-proc-guard.js';
 import { rememberRunAs, resolveRunAs, searchableBy, type RunAsUser } from './run-as.js';
 import type { SandboxLimits, SandboxNetwork } from './sandbox.js';
 import type { ServerSandbox } from './session-commands.js';
@@ -30,6 +31,20 @@ export function sandboxMode(config: CodeConfig): 'required' | 'auto' {
   return config.sandbox.mode ?? (config.apiTokens.length > 0 ? 'required' : 'auto');
 }
 
+/** Whether a writable cgroup is required: configured, else `required` exactly when the effective mode is. */
+export function sandboxCgroups(config: CodeConfig): 'required' | 'optional' {
+  return config.sandbox.cgroups ?? (sandboxMode(config) === 'required' ? 'required' : 'optional');
+}
+
+/** sandbox.read_only_paths entries that would bind the host's procfs (symlinks followed): refused at start. */
+function refuseHostProc(config: CodeConfig): void {
+  const mounts = procMountPoints();
+  for (const where of config.sandbox.readOnlyPaths) {
+    const problem = hostProcProblem(where, mounts);
+    if (problem !== undefined) throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.read_only_paths: ${problem}`, { resource: 'sandbox', field: 'sandbox.read_only_paths' });
+  }
+}
+
 /** The run_as user of a root server, or the refusal to start: an explicit sandbox.run_as, or any in required mode, must exist. */
 async function runAsUser(config: CodeConfig, mode: 'required' | 'auto', logger: Logger): Promise<RunAsUser | undefined> {
   const resolution = await resolveRunAs(config.sandbox.runAs);
@@ -42,11 +57,15 @@ async function runAsUser(config: CodeConfig, mode: 'required' | 'auto', logger: 
 
 /**
  * Detect the sandbox, say at start which one is active, and refuse to start in `required` mode without
- * a working one (SESSION_INITIALIZATION_ERROR, resource `sandbox`). A root server resolves sandbox.run_as first
+ * a working one, fresh /proc included (SESSION_INITIALIZATION_ERROR, resource `sandbox`), and with sandbox.cgroups
+ * `required` (the default in required mode) without a writable cgroup; `optional` warns instead. A
+ * sandbox.read_only_paths entry that would show the host's procfs refuses the start in every mode. A root server resolves sandbox.run_as first
  * (commands run as that user; refused to start in required mode when it does not exist).
  */
 export async function startSandbox(config: CodeConfig, logger: Logger): Promise<StartedSandbox> {
   const mode = sandboxMode(config);
+  const cgroupsWanted = sandboxCgroups(config);
+  refuseHostProc(config);
   const runAs = await runAsUser(config, mode, logger);
   const detected = await detectSandbox({
     stateDir: path.join(config.dataDir, 'sandbox'),
@@ -58,13 +77,18 @@ export async function startSandbox(config: CodeConfig, logger: Logger): Promise<
   for (const note of detected.notes ?? []) logger.info({ sandbox: 'bwrap' }, note);
   if (detected.sandbox.kind === 'none') {
     if (mode === 'required') {
-      throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.mode is "required" (the default when API tokens are configured) but no sandbox works: ${detected.problem ?? 'unknown'}; install bubblewrap and enable user namespaces, or set sandbox.mode = "auto"`, { resource: 'sandbox' });
+      const fix = detected.problemPart === 'proc' ? 'give the server an unmasked /proc (docs/deployment.md)' : 'install bubblewrap and enable user namespaces (docs/deployment.md for containers)';
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.mode is "required" (the default when API tokens are configured) but no sandbox works: ${detected.problem ?? 'unknown'}; ${fix}, or set sandbox.mode = "auto"`, { resource: 'sandbox', ...(detected.problemPart === 'proc' ? { part: 'proc' } : {}) });
     }
     logger.warn({ sandbox: 'none', reason: detected.problem }, 'sandbox: none — model-chosen commands run on the host, and only in sessions created with host_direct');
   } else {
     logger.info({ sandbox: 'bwrap', cgroups: detected.cgroups, network: config.sandbox.network, hostDirect: config.sandbox.hostDirect, ...(runAs ? { runAs: runAs.name, uid: runAs.uid } : {}) }, 'sandbox: bwrap — model-chosen commands are contained');
     if (detected.cgroupProblem !== undefined || detected.cgroups === 'none') {
-      logger.warn({ reason: detected.cgroupProblem }, 'sandbox: cgroups are not writable; commands get CPU and address-space rlimits but no process or memory bound');
+      if (cgroupsWanted === 'required') {
+        await detected.dispose();
+        throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.cgroups is "required" (the default when sandbox.mode is "required") but no writable cgroup bounds commands' processes and memory: ${detected.cgroupProblem ?? 'no cgroup hierarchy'}; delegate a cgroup to the server, or set sandbox.cgroups = "optional" (A3S_SANDBOX_CGROUPS=optional) to accept rlimits only`, { resource: 'sandbox', field: 'sandbox.cgroups' });
+      }
+      logger.warn({ reason: detected.cgroupProblem, cgroups: 'optional' }, 'sandbox: cgroups are not writable; commands get CPU, address-space and file-size rlimits but no process or memory bound (sandbox.cgroups = "optional")');
     }
     if (runAs) await warnUnreachableRoots(config, runAs, logger);
   }
