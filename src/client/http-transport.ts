@@ -17,7 +17,7 @@ export type RouteOption = 'forward' | 'no-forward';
 
 /** The owner URL of a 421 SESSION_OWNED_ELSEWHERE answer, when it is an http(s) URL to follow (undefined otherwise). */
 export function ownerUrlToFollow(error: A3sError): string | undefined {
-  if (error.code !== 'SESSION_OWNED_ELSEWHERE' || error.status !== 421) return undefined;
+  if (error.code !== 'SESSION_OWNED_ELSEWHERE') return undefined;
   const owner = error.details.ownerUrl;
   if (typeof owner !== 'string') return undefined;
   try {
@@ -58,6 +58,8 @@ export class HttpTransport {
   readonly token: string | undefined;
   readonly route: RouteOption;
   private readonly fetchImpl: typeof fetch;
+  // Route 'no-forward': the owner origin of each session whose last request was followed from a 421.
+  private readonly owners = new Map<string, string>();
 
   constructor(options: TransportOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -88,13 +90,23 @@ export class HttpTransport {
    */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<TransportResponse<T>> {
     if (this.route === 'forward') return this.send<T>(this.baseUrl, method, path, options);
+    const sessionId = /^\/v1\/sessions\/([^/?]+)/.exec(path)?.[1];
     try {
-      return await this.send<T>(this.baseUrl, method, path, options);
+      const answer = await this.send<T>(this.baseUrl, method, path, options);
+      if (sessionId !== undefined) this.owners.delete(decodeURIComponent(sessionId));
+      return answer;
     } catch (error) {
       const owner = error instanceof A3sError ? ownerUrlToFollow(error) : undefined;
       if (owner === undefined) throw error;
+      const named = (error as A3sError).details.sessionId;
+      if (typeof named === 'string') this.owners.set(named, owner);
       return this.send<T>(owner, method, path, options);
     }
+  }
+
+  /** Route 'no-forward': the owner origin the last followed 421 named for a session (undefined when the base URL served it). */
+  ownerOf(sessionId: string): string | undefined {
+    return this.owners.get(sessionId);
   }
 
   private async send<T>(base: string, method: string, path: string, options: RequestOptions): Promise<TransportResponse<T>> {

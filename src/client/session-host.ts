@@ -93,7 +93,7 @@ export class SessionHost {
 
   /** The connection id of the host socket, opening and registering it on first use. */
   connectionId(): Promise<string> {
-    this.connection ??= this.open().catch((error: unknown) => {
+    this.connection ??= this.openAtOwner().catch((error: unknown) => {
       this.connection = undefined;
       throw error;
     });
@@ -237,10 +237,22 @@ export class SessionHost {
     }, hostReconnectDelay(options, attempt));
   }
 
-  private open(): Promise<string> {
+  /**
+   * With route 'no-forward' a node that does not own the session would not take the host's registration: the
+   * session is looked up first (a 421 is followed to its owner, which the transport remembers) and the socket
+   * opened at the owner.
+   */
+  private async openAtOwner(): Promise<string> {
+    const transport = this.ctx.transport;
+    if (transport.route === 'no-forward') await transport.get(sessionPath(this.ctx));
+    return this.open(transport.ownerOf(this.ctx.sessionId) ?? transport.baseUrl);
+  }
+
+  /** Open a host socket at `base`, register as a host, then register again what this client registered. */
+  private open(base: string): Promise<string> {
     const WebSocket = requireWebSocket(this.ctx);
     return new Promise<string>((resolve, reject) => {
-      const socket = new WebSocket(eventsSocketUrl(this.ctx.transport.baseUrl, this.ctx.sessionId, undefined));
+      const socket = new WebSocket(eventsSocketUrl(base, this.ctx.sessionId, undefined));
       this.socket = socket;
       let registered = false;
       let ready = false;
@@ -283,7 +295,8 @@ export class SessionHost {
           );
         } else if (frame.type === 'error' && !registered) {
           registered = true;
-          reject(toA3sError(String(payload.code), String(payload.message), 0, payload));
+          const details = (typeof payload.details === 'object' && payload.details !== null ? payload.details : {}) as Record<string, unknown>;
+          reject(toA3sError(String(payload.code), String(payload.message), 0, { ...payload, ...details }));
           socket.close();
         } else if ((frame.type === 'hook_request' || frame.type === 'command_request') && typeof frame.request_id === 'string') {
           void this.answer(socket, frame.type, frame.request_id, String(frame.kind), payload);

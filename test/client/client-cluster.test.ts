@@ -5,8 +5,8 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A3sClient, SessionOwnedElsewhereError, type HostReconnectInfo } from '../../src/client/index.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { startRedisNodes } from '../support/redis-target.js';
-import type { TestServer } from '../support/test-server.js';
+import { redisServerConfig, startRedisNodes } from '../support/redis-target.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const TOKEN = 'tenant-a-client-cluster-token-0123456789';
 
@@ -28,11 +28,16 @@ describe('two nodes on one Redis: the typed client across nodes', () => {
   let fake: FakeProvider;
   let a: TestServer;
   let b: TestServer;
+  // A third node without peer URLs: it cannot forward, so it answers 421 (REST) and refuses host_register (WebSocket).
+  let c: TestServer;
   beforeAll(async () => {
     fake = await startFakeProvider();
-    [a, b] = await startRedisNodes(fake, 'a3s-client-cluster', { apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }] });
+    const apiTokens = [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }];
+    [a, b] = await startRedisNodes(fake, 'a3s-client-cluster', { apiTokens });
+    c = await startTestServer({ fake, config: { ...redisServerConfig(), redisKeyPrefix: a.config.redisKeyPrefix, apiTokens, nodeId: 'node-c', cluster: { peerUrls: [] } } });
   });
   afterAll(async () => {
+    await c?.close();
     await b?.close();
     await a?.close();
     await fake?.close();
@@ -101,6 +106,28 @@ describe('two nodes on one Redis: the typed client across nodes', () => {
     const plain = new A3sClient({ baseUrl: b.url, token: TOKEN, WebSocket, fetch: forwarded.fetch });
     await plain.getSession('no-forward');
     expect(forwarded.calls).toEqual([{ url: `${b.url}/v1/sessions/no-forward`, status: 200, route: null }]);
+  });
+
+  it("route 'no-forward' on a node that cannot forward: the host socket opens at the owner and its hook gates the run", async () => {
+    const owner = new A3sClient({ baseUrl: a.url, token: TOKEN, WebSocket });
+    await owner.session(undefined, { sessionId: 'host-no-forward' });
+    // Without the option the node refuses host registration: it only follows the session's events.
+    const plain = await new A3sClient({ baseUrl: c.url, token: TOKEN, WebSocket }).getSession('host-no-forward').catch((e: unknown) => e);
+    expect(plain).toBeInstanceOf(SessionOwnedElsewhereError);
+    const client = new A3sClient({ baseUrl: c.url, token: TOKEN, WebSocket, route: 'no-forward' });
+    const session = await client.getSession('host-no-forward');
+    const asked: string[] = [];
+    const hook = await session.registerHook('gate', 'pre_tool_use', { tool: 'write' }, { timeoutMs: 3000 }, (payload) => {
+      asked.push(String(payload.tool));
+      return { action: 'block', reason: 'not here' };
+    });
+    const connectionId = (hook.endpoint as { connectionId: string }).connectionId;
+    expect(a.server.ctx.hostRegistry.has(connectionId)).toBe(true);
+    expect(c.server.ctx.hostRegistry.has(connectionId)).toBe(false);
+    fake.script({ toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'y.txt', content: 'y' } }] }, { text: 'did not write' });
+    expect((await session.send('write y.txt')).text).toBe('did not write');
+    expect(asked).toEqual(['write']);
+    session.disconnectHost();
   });
 });
 
