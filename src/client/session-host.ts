@@ -213,13 +213,13 @@ export class SessionHost {
     const options = this.ctx.hostReconnect;
     const max = options?.maxAttempts ?? 10;
     if (hostReconnectIsFatal(code, error) || this.attempts >= max) {
+      const attempts = this.attempts;
       this.attempts = 0;
-      options?.onReconnect?.({ code, reason, attempt: this.attempts, ...(error ? { error } : {}), final: true });
+      options?.onReconnect?.({ code, reason, attempt: attempts, ...(error ? { error } : {}), final: true });
       return;
     }
     this.attempts += 1;
     const attempt = this.attempts;
-    if (error) options?.onReconnect?.({ code, reason, attempt: attempt - 1, error, final: false });
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (this.disconnected) return;
@@ -231,6 +231,8 @@ export class SessionHost {
         (failure: unknown) => {
           const typed = failure instanceof A3sError ? failure : toA3sError('NETWORK_ERROR', String(failure), 0);
           const closeCode = typeof typed.details.closeCode === 'number' ? typed.details.closeCode : code;
+          const last = hostReconnectIsFatal(closeCode, typed) || attempt >= max;
+          if (!last) options?.onReconnect?.({ code: closeCode, reason: typed.message, attempt, error: typed, final: false });
           this.scheduleReconnect(closeCode, typed.message, typed);
         },
       );

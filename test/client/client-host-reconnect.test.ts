@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { A3sClient, type AgentEvent, type HostReconnectInfo } from '../../src/client/index.js';
 import { useTestServers } from '../support/run-helpers.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 /** Reconnect reports, and the first re-registered connection id. */
 function reconnectWatch(): { infos: HostReconnectInfo[]; registered: Promise<string>; onReconnect: (info: HostReconnectInfo) => void } {
@@ -76,6 +77,35 @@ describe('after its socket reconnects the client registers its hooks, commands a
     const sequences = events.map((e) => Number(e.metadata.session_sequence));
     expect(sequences).toEqual(Array.from({ length: sequences.length }, (_, i) => i + 1));
     t.fake.assertDone();
+  });
+
+  it('a dropped network (1006) with failed attempts while it is down: the host re-registers once the server is reachable', async () => {
+    const t = await start({ files: { 'a.txt': 'alpha\n' } });
+    const proxy = await startTcpProxy(t.url.replace(/^http:/, 'redis:'));
+    try {
+      const watch = reconnectWatch();
+      const client = new A3sClient({ baseUrl: proxy.url.replace(/^redis:/, 'http:'), WebSocket, hostReconnect: { initialDelayMs: 50, maxDelayMs: 200, onReconnect: watch.onReconnect } });
+      const session = await client.session(t.root);
+      const asked: string[] = [];
+      await session.registerHook('reads', 'pre_tool_use', { tool: 'read' }, { timeoutMs: 3000 }, (payload) => {
+        asked.push(String(payload.tool));
+        return { action: 'block', reason: 'no reads' };
+      });
+      proxy.cut('reset');
+      setTimeout(() => proxy.restore(), 400);
+      const connectionId = await watch.registered;
+      expect(watch.infos[0]).toMatchObject({ code: 1006, attempt: 1, final: false });
+      // Attempts while the link was down failed (reported, not final); the last one registered.
+      expect(watch.infos.slice(0, -1).every((info) => info.error !== undefined && !info.final)).toBe(true);
+      expect(watch.infos.at(-1)).toMatchObject({ connectionId, final: false });
+      const direct = await new A3sClient({ baseUrl: t.url, WebSocket }).getSession(session.sessionId);
+      expect(await direct.hooks()).toEqual([expect.objectContaining({ id: 'reads', endpoint: { type: 'websocket', connectionId, connected: true } })]);
+      expect((await direct.readFile('a.txt')).output).toContain('no reads');
+      expect(asked).toEqual(['read']);
+      session.disconnectHost();
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('disconnectHost() stops it: a closed host is not reopened, its gating hook blocks', async () => {
