@@ -4,6 +4,7 @@ import type { CliIo } from './cli-io.js';
 import { resolveCliConfig } from './cli-config.js';
 import { EXIT } from './exit-codes.js';
 import { parseFlags, positionalArgs, type FlagSpec } from './parse-flags.js';
+import { UsageError } from './usage-error.js';
 
 /** The flags of `a3s acp` (only the global ones). */
 export const ACP_FLAGS = {} as const satisfies FlagSpec;
@@ -26,6 +27,8 @@ export function acpWebSocketUrl(baseUrl: string): string {
 export async function acpCommand(args: readonly string[], io: CliIo, input: Readable = process.stdin): Promise<number> {
   const { values, positionals } = parseFlags('acp', args, ACP_FLAGS);
   positionalArgs('acp', positionals, []);
+  // ACP sessions live on the node the socket reaches: there is nothing to forward (A3S_ROUTE does not apply).
+  if (values['no-forward'] === true) throw new UsageError('--no-forward does not apply to acp: its sessions live on the node its socket reaches', 'acp');
   const config = resolveCliConfig(values, io);
   const socket = new WebSocket(acpWebSocketUrl(config.url), { headers: config.token !== undefined ? { authorization: `Bearer ${config.token}` } : {} });
   return new Promise<number>((resolve) => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { CliIo } from './cli-io.js';
-import { stringFlag, type FlagValues } from './parse-flags.js';
+import { booleanFlag, stringFlag, type FlagValues } from './parse-flags.js';
 import { UsageError } from './usage-error.js';
 
 /** The server URL when neither a flag, A3S_URL nor the config file names one. */
@@ -20,6 +20,17 @@ export const CliConfigFileSchema = z
 export interface CliConfig {
   url: string;
   token: string | undefined;
+  /** 'no-forward' (--no-forward or A3S_ROUTE=no-forward): cluster nodes answer 421 and the client follows it once. */
+  route: 'forward' | 'no-forward';
+}
+
+/** The route from --no-forward, else A3S_ROUTE ("forward" or "no-forward"; anything else is a UsageError). */
+export function resolveRoute(values: FlagValues, env: CliIo['env']): CliConfig['route'] {
+  if (booleanFlag(values, 'no-forward')) return 'no-forward';
+  const value = env.A3S_ROUTE;
+  if (value === undefined || value === '' || value === 'forward') return 'forward';
+  if (value === 'no-forward') return 'no-forward';
+  throw new UsageError(`A3S_ROUTE must be "forward" or "no-forward", got "${value}"`);
 }
 
 /** The config file's path for this environment. */
@@ -63,8 +74,8 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * Resolve the server and token: flags (`--url`, `--token`) over the environment (A3S_URL, A3S_TOKEN) over the
- * config file; the URL defaults to DEFAULT_URL. A bad URL, a bad config file, or no token for a server that is not
+ * Resolve the server, token and route: flags (`--url`, `--token`, `--no-forward`) over the environment (A3S_URL,
+ * A3S_TOKEN, A3S_ROUTE) over the config file; the URL defaults to DEFAULT_URL. A bad URL, a bad config file, or no token for a server that is not
  * on a loopback address is a UsageError (exit 2).
  */
 export function resolveCliConfig(values: FlagValues, io: Pick<CliIo, 'env' | 'home'>): CliConfig {
@@ -86,5 +97,5 @@ export function resolveCliConfig(values: FlagValues, io: Pick<CliIo, 'env' | 'ho
   if (token === undefined && !isLoopbackHost(parsed.hostname)) {
     throw new UsageError(`no token for ${parsed.origin}: a server off the loopback address needs one; set A3S_TOKEN, pass --token, or put "token" in ${path}`);
   }
-  return { url: url.replace(/\/+$/, ''), token };
+  return { url: url.replace(/\/+$/, ''), token, route: resolveRoute(values, io.env) };
 }

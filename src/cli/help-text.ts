@@ -3,6 +3,8 @@
 const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"url", "token"}):
   --url URL       the server (A3S_URL; default http://127.0.0.1:8080)
   --token TOKEN   bearer token (A3S_TOKEN); required unless the server is on a loopback address
+  --no-forward    ask cluster nodes not to forward (A3S_ROUTE=no-forward): a 421 is followed once to the
+                  owner URL it names, which must be reachable from here
   -h, --help      this help`;
 
 const EXIT_CODES = `Exit codes: 0 completed and verification passed or skipped; 1 failed, cancelled or verification failed;

@@ -8,6 +8,7 @@ export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 export const GLOBAL_FLAGS = {
   url: { type: 'string' },
   token: { type: 'string' },
+  'no-forward': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies FlagSpec;
 

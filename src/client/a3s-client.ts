@@ -3,7 +3,8 @@ import type { HealthResponseSchema } from '../protocol/http.js';
 import type { SessionOptionsSchema } from '../protocol/session-options.js';
 import { toA3sError } from './a3s-error.js';
 import { falseOn } from './session-context.js';
-import { HttpTransport, seg } from './http-transport.js';
+import type { HostReconnectOptions } from './host-reconnect.js';
+import { HttpTransport, seg, type RouteOption } from './http-transport.js';
 import { Session, type SessionInfo } from './session.js';
 import { resolveWebSocket, type WebSocketConstructor } from './websocket-like.js';
 
@@ -22,16 +23,27 @@ export interface A3sClientOptions {
   WebSocket?: WebSocketConstructor;
   /** fetch implementation (default: the global fetch). */
   fetch?: typeof fetch;
+  /**
+   * 'no-forward': send `A3S-Route: no-forward`, so a cluster node answers 421 SESSION_OWNED_ELSEWHERE for a
+   * session another node owns instead of forwarding the request; the client then sends it once more, to the
+   * owner URL the answer names (http(s) only, same token, one hop). That URL must be reachable from the client.
+   * Default 'forward': the node forwards (WebSockets are always proxied by the node).
+   */
+  route?: RouteOption;
+  /** How a session's host socket (hooks, commands, budget guard) reconnects and re-registers after it drops. */
+  hostReconnect?: HostReconnectOptions;
 }
 
 /** The typed client of an A3S Code Server: sessions with the seed's Node SDK names over HTTP and WebSocket. */
 export class A3sClient {
   private readonly transport: HttpTransport;
   private readonly WebSocket: WebSocketConstructor | undefined;
+  private readonly hostReconnect: HostReconnectOptions | undefined;
 
   constructor(options: A3sClientOptions) {
     this.transport = new HttpTransport(options);
     this.WebSocket = resolveWebSocket(options.WebSocket);
+    this.hostReconnect = options.hostReconnect;
   }
 
   /** The server's base URL. */
@@ -40,7 +52,7 @@ export class A3sClient {
   }
 
   private wrap(info: SessionInfo, resumed = false): Session {
-    return new Session({ transport: this.transport, WebSocket: this.WebSocket }, info, resumed);
+    return new Session({ transport: this.transport, WebSocket: this.WebSocket, ...(this.hostReconnect ? { hostReconnect: this.hostReconnect } : {}) }, info, resumed);
   }
 
   private async create(body: SessionOptionsInput): Promise<Session> {

@@ -1,4 +1,4 @@
-import { toA3sError, type A3sError } from './a3s-error.js';
+import { A3sError, toA3sError } from './a3s-error.js';
 
 /** How the client reaches the server. */
 export interface TransportOptions {
@@ -8,6 +8,24 @@ export interface TransportOptions {
   token?: string;
   /** fetch implementation (default: the global fetch). */
   fetch?: typeof fetch;
+  /** 'no-forward': ask cluster nodes not to forward, and follow their 421 to the owner once (see A3sClientOptions.route). */
+  route?: RouteOption;
+}
+
+/** Whether a cluster node may forward the client's requests to the session's owner (default) or answers 421. */
+export type RouteOption = 'forward' | 'no-forward';
+
+/** The owner URL of a 421 SESSION_OWNED_ELSEWHERE answer, when it is an http(s) URL to follow (undefined otherwise). */
+export function ownerUrlToFollow(error: A3sError): string | undefined {
+  if (error.code !== 'SESSION_OWNED_ELSEWHERE') return undefined;
+  const owner = error.details.ownerUrl;
+  if (typeof owner !== 'string') return undefined;
+  try {
+    const url = new URL(owner);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One request. */
@@ -38,11 +56,18 @@ export function seg(value: string): string {
 export class HttpTransport {
   readonly baseUrl: string;
   readonly token: string | undefined;
+  readonly route: RouteOption;
   private readonly fetchImpl: typeof fetch;
+  // Route 'no-forward': the owner origin of each session whose last request was followed from a 421.
+  private readonly owners = new Map<string, string>();
 
   constructor(options: TransportOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.token = options.token;
+    if (options.route !== undefined && options.route !== 'forward' && options.route !== 'no-forward') {
+      throw toA3sError('VALIDATION_ERROR', `options.route: must be "forward" or "no-forward", got ${JSON.stringify(options.route)}`, 0, { field: 'route' });
+    }
+    this.route = options.route ?? 'forward';
     // The global fetch bound to globalThis: a browser's fetch called as a method of another object throws
     // "Illegal invocation".
     const impl = options.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
@@ -58,25 +83,53 @@ export class HttpTransport {
     return `${this.baseUrl}${path}${text ? `?${text}` : ''}`;
   }
 
-  /** Send a request and parse the JSON answer; non-2xx rejects with the typed error. */
+  /**
+   * Send a request and parse the JSON answer; non-2xx rejects with the typed error. With route 'no-forward', a
+   * 421 SESSION_OWNED_ELSEWHERE naming an http(s) owner URL is sent once more there (same headers and token);
+   * what the owner answers is the answer (never a second hop).
+   */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<TransportResponse<T>> {
+    if (this.route === 'forward') return this.send<T>(this.baseUrl, method, path, options);
+    const sessionId = /^\/v1\/sessions\/([^/?]+)/.exec(path)?.[1];
+    try {
+      const answer = await this.send<T>(this.baseUrl, method, path, options);
+      if (sessionId !== undefined) this.owners.delete(decodeURIComponent(sessionId));
+      return answer;
+    } catch (error) {
+      const owner = error instanceof A3sError ? ownerUrlToFollow(error) : undefined;
+      if (owner === undefined) throw error;
+      const named = (error as A3sError).details.sessionId;
+      if (typeof named === 'string') this.owners.set(named, owner);
+      return this.send<T>(owner, method, path, options);
+    }
+  }
+
+  /** Route 'no-forward': the owner origin the last followed 421 named for a session (undefined when the base URL served it). */
+  ownerOf(sessionId: string): string | undefined {
+    return this.owners.get(sessionId);
+  }
+
+  private async send<T>(base: string, method: string, path: string, options: RequestOptions): Promise<TransportResponse<T>> {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
+    if (this.route === 'no-forward') headers['a3s-route'] = 'no-forward';
     let body: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
+    // The path and query, at this base URL (the server's, or the owner's a 421 named).
+    const target = `${base}${this.url(path, options.query).slice(this.baseUrl.length)}`;
     let response: Response;
     try {
-      response = await this.fetchImpl(this.url(path, options.query), { method, headers, body, signal: options.signal });
+      response = await this.fetchImpl(target, { method, headers, body, signal: options.signal });
     } catch (error) {
       if (error instanceof Error && error.name === 'AbortError') throw error;
       // fetch's own message is "fetch failed": the cause (ECONNREFUSED, ENOTFOUND, ...) says why.
       const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
       const code = typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string' ? (cause as { code: string }).code : undefined;
       const why = code ?? (cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error));
-      throw toA3sError('NETWORK_ERROR', `${method} ${this.url(path, options.query)}: the server could not be reached (${why})`, 0, { method, path, ...(code !== undefined ? { cause: code } : {}) });
+      throw toA3sError('NETWORK_ERROR', `${method} ${target}: the server could not be reached (${why})`, 0, { method, path, ...(code !== undefined ? { cause: code } : {}) });
     }
     const text = await response.text();
     let parsed: unknown = undefined;

@@ -11,6 +11,7 @@ export { HttpTransport, errorFromAnswer, type RequestOptions, type TransportOpti
 export type { ToolArgs, ToolDefinition, ToolResult, TaskSpec, TasksOptions } from './session-tools.js';
 export type { AgentDirRegistered } from './session-memory.js';
 export type { ConfirmOptions, LaneStats } from './session-queue.js';
+export type { HostReconnectInfo, HostReconnectOptions } from './host-reconnect.js';
 export type { BudgetDecision, BudgetGuard, CommandHandler, CommandOptions, CommandSpec, HookHandler, HookHandlerResult, HookOptions } from './session-host.js';
 export type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 export { agentEventTypesV1, eventEnvelopeV1Version } from '../protocol/event-catalog.js';

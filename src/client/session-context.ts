@@ -1,5 +1,6 @@
 import { A3sError, toA3sError } from './a3s-error.js';
 import { seg, type HttpTransport } from './http-transport.js';
+import type { HostReconnectOptions } from './host-reconnect.js';
 import type { WebSocketConstructor } from './websocket-like.js';
 
 /** What a Session's parts share: the transport, the session's id and how to open sockets. */
@@ -8,6 +9,8 @@ export interface SessionContext {
   readonly sessionId: string;
   /** The WebSocket constructor (undefined when the environment has none and none was given). */
   readonly WebSocket: WebSocketConstructor | undefined;
+  /** How the host socket reconnects and re-registers (SessionHost). */
+  readonly hostReconnect?: HostReconnectOptions;
 }
 
 /** `/v1/sessions/:id` plus a suffix. */

@@ -1,7 +1,8 @@
 import type { BudgetCheckPayload, BudgetHostAnswer } from '../protocol/budget.js';
 import type { CommandContext, CommandInfo } from '../protocol/commands.js';
 import type { HookEvent, HookInfo, HookMatcher, HookResponse } from '../protocol/hooks.js';
-import { toA3sError } from './a3s-error.js';
+import { A3sError, toA3sError } from './a3s-error.js';
+import { hostReconnectDelay, hostReconnectIsFatal } from './host-reconnect.js';
 import { seg } from './http-transport.js';
 import { eventsSocketUrl } from './socket-event-stream.js';
 import { falseOn, requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
@@ -40,6 +41,22 @@ export interface BudgetGuard {
   timeoutMs?: number;
 }
 
+/** The typed error of a host socket closed before `host_registered`. */
+const CLOSE_ERRORS: Record<number, string> = { 4001: 'UNAUTHORIZED', 4003: 'FORBIDDEN', 4004: 'SESSION_NOT_FOUND', 4010: 'SESSION_CLOSED' };
+
+interface HookEntry {
+  event: HookEvent;
+  matcher: HookMatcher | null | undefined;
+  options: HookOptions | null | undefined;
+  handler: HookHandler | undefined;
+}
+
+interface CommandEntry {
+  description: string;
+  handler: CommandHandler | CommandSpec;
+  options: CommandOptions;
+}
+
 interface HostFrame {
   type?: unknown;
   request_id?: unknown;
@@ -54,21 +71,29 @@ interface HostFrame {
  * `connection_id` of its `host_registered` answer in the REST registrations. It answers `hook_request`
  * frames (hooks, and `budget_check` for the budget guard) with `hook_response` and `command_request`
  * frames with `command_response`, from the JS callbacks. When the socket goes away the server fails
- * closed: gating hooks block, budget checks deny, commands fail. The socket is not reopened by itself
- * (its connection id would change); registering again opens a new one.
+ * closed: gating hooks block, budget checks deny, commands fail. A socket that closes by itself (1012 when
+ * its node shuts down or the session moves, 1006, a dropped network, ...) is reopened with backoff; the new
+ * socket registers as a host again and every hook, command and the budget guard this client registered are
+ * registered again under the new connection id (same ids: the server replaces the old entries), before any
+ * other registration goes out. 4001/4003/4004/4010/1008 and refused re-registrations stop it (see
+ * HostReconnectOptions.onReconnect); disconnect() stops it too.
  */
 export class SessionHost {
   private socket: WebSocketLike | undefined;
   private connection: Promise<string> | undefined;
-  private readonly hooks = new Map<string, HookHandler | undefined>();
-  private readonly commands = new Map<string, CommandHandler>();
+  private readonly hooks = new Map<string, HookEntry>();
+  private readonly commands = new Map<string, CommandEntry>();
   private guard: BudgetGuard | undefined;
+  // Set by disconnect(): no reconnect until something is registered again.
+  private disconnected = false;
+  private attempts = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly ctx: SessionContext) {}
 
   /** The connection id of the host socket, opening and registering it on first use. */
   connectionId(): Promise<string> {
-    this.connection ??= this.open().catch((error: unknown) => {
+    this.connection ??= this.openAtOwner().catch((error: unknown) => {
       this.connection = undefined;
       throw error;
     });
@@ -82,15 +107,23 @@ export class SessionHost {
 
   /** Register a hook answered by `handler` (the seed's registerHook); without a handler it only observes (answers continue). */
   async registerHook(id: string, event: HookEvent, matcher: HookMatcher | null | undefined, options: HookOptions | null | undefined, handler?: HookHandler): Promise<HookInfo> {
+    this.disconnected = false;
     const connectionId = await this.connectionId();
-    this.hooks.set(id, handler);
+    const entry: HookEntry = { event, matcher, options, handler };
+    const previous = this.hooks.get(id);
+    this.hooks.set(id, entry);
     try {
-      const body = { id, event, ...(matcher ? { matcher } : {}), ...(options?.priority !== undefined ? { priority: options.priority } : {}), ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), endpoint: { type: 'websocket', connectionId } };
-      return (await this.ctx.transport.post<{ hook: HookInfo }>(sessionPath(this.ctx, '/hooks'), body)).hook;
+      return await this.postHook(id, entry, connectionId);
     } catch (error) {
-      this.hooks.delete(id);
+      if (previous) this.hooks.set(id, previous);
+      else this.hooks.delete(id);
       throw error;
     }
+  }
+
+  private async postHook(id: string, { event, matcher, options }: HookEntry, connectionId: string): Promise<HookInfo> {
+    const body = { id, event, ...(matcher ? { matcher } : {}), ...(options?.priority !== undefined ? { priority: options.priority } : {}), ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), endpoint: { type: 'websocket', connectionId } };
+    return (await this.ctx.transport.post<{ hook: HookInfo }>(sessionPath(this.ctx, '/hooks'), body)).hook;
   }
 
   /** Remove a hook: true when it was there (the seed's boolean). */
@@ -107,12 +140,17 @@ export class SessionHost {
 
   /** Register a slash command: a JS handler (a websocket command answered here), or a template / webhook spec. */
   async registerCommand(name: string, description: string, handler: CommandHandler | CommandSpec, options: CommandOptions = {}): Promise<CommandInfo> {
+    if (typeof handler === 'function') this.disconnected = false;
+    const entry: CommandEntry = { description, handler, options };
+    const connectionId = typeof handler === 'function' ? await this.connectionId() : undefined;
+    const command = await this.postCommand(name, entry, connectionId);
+    this.commands.set(name, entry);
+    return command;
+  }
+
+  private async postCommand(name: string, { description, handler, options }: CommandEntry, connectionId: string | undefined): Promise<CommandInfo> {
     const base = { name, description, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.override !== undefined ? { override: options.override } : {}) };
-    let body: Record<string, unknown>;
-    if (typeof handler === 'function') {
-      body = { ...base, kind: 'websocket', connectionId: await this.connectionId() };
-      this.commands.set(name, handler);
-    } else body = { ...base, ...handler };
+    const body = typeof handler === 'function' ? { ...base, kind: 'websocket', connectionId } : { ...base, ...handler };
     return (await this.ctx.transport.post<{ command: CommandInfo }>(sessionPath(this.ctx, '/commands'), body)).command;
   }
 
@@ -135,25 +173,91 @@ export class SessionHost {
       await this.ctx.transport.delete(sessionPath(this.ctx, '/budget-host'));
       return;
     }
+    this.disconnected = false;
     const connectionId = await this.connectionId();
     this.guard = guard;
+    await this.putGuard(guard, connectionId);
+  }
+
+  private async putGuard(guard: BudgetGuard, connectionId: string): Promise<void> {
     await this.ctx.transport.put(sessionPath(this.ctx, '/budget-host'), { type: 'websocket', connectionId, ...(guard.timeoutMs !== undefined ? { timeoutMs: guard.timeoutMs } : {}) });
   }
 
-  /** Close the host socket; the server then fails closed for every registration naming it. */
+  /** Close the host socket and stop reconnecting; the server then fails closed for every registration naming it. */
   disconnect(): void {
+    this.disconnected = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     const socket = this.socket;
     this.socket = undefined;
     this.connection = undefined;
     socket?.close(1000, 'host disconnected');
   }
 
-  private open(): Promise<string> {
+  /** True when a socket that went away has registrations to restore. */
+  private get hasRegistrations(): boolean {
+    return this.hooks.size > 0 || this.guard !== undefined || [...this.commands.values()].some((entry) => typeof entry.handler === 'function');
+  }
+
+  /** Register everything this client registered on a new host connection (before anything else goes out). */
+  private async reregister(socket: WebSocketLike, connectionId: string): Promise<void> {
+    for (const [id, entry] of this.hooks) await this.postHook(id, entry, connectionId);
+    for (const [name, entry] of this.commands) if (typeof entry.handler === 'function') await this.postCommand(name, entry, connectionId);
+    if (this.guard) await this.putGuard(this.guard, connectionId);
+    if (socket.readyState !== WS_OPEN) throw toA3sError('NETWORK_ERROR', 'host socket closed while its registrations were restored', 0);
+  }
+
+  /** After the host socket went away by itself (or an attempt failed): try again with backoff, or give up. */
+  private scheduleReconnect(code: number, reason: string, error?: A3sError): void {
+    if (this.disconnected || this.timer !== undefined || this.connection !== undefined || !this.hasRegistrations) return;
+    const options = this.ctx.hostReconnect;
+    const max = options?.maxAttempts ?? 10;
+    if (hostReconnectIsFatal(code, error) || this.attempts >= max) {
+      const attempts = this.attempts;
+      this.attempts = 0;
+      options?.onReconnect?.({ code, reason, attempt: attempts, ...(error ? { error } : {}), final: true });
+      return;
+    }
+    this.attempts += 1;
+    const attempt = this.attempts;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.disconnected) return;
+      this.connectionId().then(
+        (connectionId) => {
+          this.attempts = 0;
+          options?.onReconnect?.({ code, reason, attempt, connectionId, final: false });
+        },
+        (failure: unknown) => {
+          const typed = failure instanceof A3sError ? failure : toA3sError('NETWORK_ERROR', String(failure), 0);
+          const closeCode = typeof typed.details.closeCode === 'number' ? typed.details.closeCode : code;
+          const last = hostReconnectIsFatal(closeCode, typed) || attempt >= max;
+          if (!last) options?.onReconnect?.({ code: closeCode, reason: typed.message, attempt, error: typed, final: false });
+          this.scheduleReconnect(closeCode, typed.message, typed);
+        },
+      );
+    }, hostReconnectDelay(options, attempt));
+  }
+
+  /**
+   * With route 'no-forward' a node that does not own the session would not take the host's registration: the
+   * session is looked up first (a 421 is followed to its owner, which the transport remembers) and the socket
+   * opened at the owner.
+   */
+  private async openAtOwner(): Promise<string> {
+    const transport = this.ctx.transport;
+    if (transport.route === 'no-forward') await transport.get(sessionPath(this.ctx));
+    return this.open(transport.ownerOf(this.ctx.sessionId) ?? transport.baseUrl);
+  }
+
+  /** Open a host socket at `base`, register as a host, then register again what this client registered. */
+  private open(base: string): Promise<string> {
     const WebSocket = requireWebSocket(this.ctx);
     return new Promise<string>((resolve, reject) => {
-      const socket = new WebSocket(eventsSocketUrl(this.ctx.transport.baseUrl, this.ctx.sessionId, undefined));
+      const socket = new WebSocket(eventsSocketUrl(base, this.ctx.sessionId, undefined));
       this.socket = socket;
       let registered = false;
+      let ready = false;
       socket.onopen = () => {
         const token = this.ctx.transport.token;
         if (token !== undefined) socket.send(JSON.stringify({ type: 'auth', token }));
@@ -161,11 +265,14 @@ export class SessionHost {
       };
       socket.onerror = () => {};
       socket.onclose = (event) => {
-        if (this.socket === socket) {
+        const current = this.socket === socket;
+        if (current) {
           this.socket = undefined;
           this.connection = undefined;
         }
-        if (!registered) reject(toA3sError(event.code === 4004 ? 'SESSION_NOT_FOUND' : event.code === 4001 ? 'UNAUTHORIZED' : 'NETWORK_ERROR', `host socket closed before host_registered (${event.code}${event.reason ? `: ${event.reason}` : ''})`, 0, { closeCode: event.code }));
+        if (!registered) reject(toA3sError(CLOSE_ERRORS[event.code] ?? 'NETWORK_ERROR', `host socket closed before host_registered (${event.code}${event.reason ? `: ${event.reason}` : ''})`, 0, { closeCode: event.code }));
+        // A socket still restoring its registrations fails that (the attempt's failure schedules the next).
+        else if (ready && current) this.scheduleReconnect(event.code, event.reason);
       };
       socket.onmessage = (message) => {
         let frame: HostFrame;
@@ -177,10 +284,21 @@ export class SessionHost {
         const payload = (typeof frame.payload === 'object' && frame.payload !== null ? frame.payload : {}) as Record<string, unknown>;
         if (frame.type === 'host_registered' && !registered) {
           registered = true;
-          resolve(String(payload.connection_id));
+          const connectionId = String(payload.connection_id);
+          this.reregister(socket, connectionId).then(
+            () => {
+              ready = true;
+              resolve(connectionId);
+            },
+            (error: unknown) => {
+              reject(error);
+              socket.close(1000, 'host registrations could not be restored');
+            },
+          );
         } else if (frame.type === 'error' && !registered) {
           registered = true;
-          reject(toA3sError(String(payload.code), String(payload.message), 0, payload));
+          const details = (typeof payload.details === 'object' && payload.details !== null ? payload.details : {}) as Record<string, unknown>;
+          reject(toA3sError(String(payload.code), String(payload.message), 0, { ...payload, ...details }));
           socket.close();
         } else if ((frame.type === 'hook_request' || frame.type === 'command_request') && typeof frame.request_id === 'string') {
           void this.answer(socket, frame.type, frame.request_id, String(frame.kind), payload);
@@ -206,7 +324,7 @@ export class SessionHost {
   private async hookAnswer(event: HookEvent, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
     const hookId = String(payload.hook_id);
     if (!this.hooks.has(hookId)) return { action: 'block', reason: `no handler for hook ${hookId} in this client` };
-    const handler = this.hooks.get(hookId);
+    const handler = this.hooks.get(hookId)?.handler;
     try {
       const result = handler ? await handler(payload, event) : undefined;
       return result ?? { action: 'continue' };
@@ -218,8 +336,8 @@ export class SessionHost {
 
   private async commandAnswer(payload: Record<string, unknown>): Promise<Record<string, unknown>> {
     const ctx = payload as unknown as CommandContext;
-    const handler = this.commands.get(ctx.command);
-    if (!handler) return { error: `no handler for command /${ctx.command} in this client` };
+    const handler = this.commands.get(ctx.command)?.handler;
+    if (typeof handler !== 'function') return { error: `no handler for command /${ctx.command} in this client` };
     try {
       return { text: String(await handler(ctx.args, ctx)) };
     } catch (error) {

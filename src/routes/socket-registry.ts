@@ -14,7 +14,10 @@ function truncateReason(reason: string): string {
   return cut;
 }
 
-/** Live WebSocket sockets, so shutdown can close them with 1001, and the one way a socket is closed. */
+/** The close code that tells clients to reconnect (another node, or this one once it is back) and register again. */
+export const SERVICE_RESTART_CLOSE = 1012;
+
+/** Live WebSocket sockets, so shutdown can close them all with one code, and the one way a socket is closed. */
 export class SocketRegistry {
   private readonly sockets = new Set<WebSocket>();
   private readonly closing = new WeakSet<WebSocket>();
@@ -39,9 +42,13 @@ export class SocketRegistry {
     socket.once('close', () => clearTimeout(timer));
   }
 
-  /** Close every socket with 1001 (going away). */
-  closeAll(reason: string): void {
-    for (const socket of this.sockets) this.close(socket, WS_CLOSE.goingAway, reason);
+  /**
+   * Close every socket with `code`: 1001 (going away, the default) or SERVICE_RESTART_CLOSE (1012), which tells
+   * clients to reconnect and register their hooks, commands and budget host again (shutdown of a cluster
+   * node, ownership moving). Clients of this server reconnect after either.
+   */
+  closeAll(reason: string, code: number = WS_CLOSE.goingAway): void {
+    for (const socket of this.sockets) this.close(socket, code, reason);
   }
 
   /** Number of open sockets. */

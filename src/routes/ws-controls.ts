@@ -29,7 +29,8 @@ export function completeExternalTaskControl(session: AgentSession, who: Caller, 
 
 /**
  * The refusal of a session-bound message on a socket that follows a session another node owns: the owner's
- * SESSION_OWNED_ELSEWHERE error (from ensureLocal, naming its node and URL) and the REST call to make there.
+ * SESSION_OWNED_ELSEWHERE error (from ensureLocal, naming its node and URL, also as details ownerNodeId and
+ * ownerUrl, as the REST 421 has them) and the REST call to make there.
  */
 export function ownedElsewhereControl(owner: CodeError, sessionId: string, message: WsClientMessage): WsControl {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
@@ -39,5 +40,5 @@ export function ownedElsewhereControl(owner: CodeError, sessionId: string, messa
     : message.type === 'external_task_complete' ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
     : 'open the events WebSocket at the owner to register as a host';
   const field = message.type === 'confirm' ? 'toolId' : message.type === 'cancel' ? 'runId' : message.type === 'external_task_complete' ? 'task_id' : undefined;
-  return errorControl(owner.code, `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`, field);
+  return errorControl(owner.code, `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`, field, owner.details);
 }

@@ -114,19 +114,36 @@ export class HookEngine {
     });
   }
 
-  /** Register a session hook; throws VALIDATION_ERROR naming the field (bad body, duplicate id, unknown connection, too many hooks). */
+  /**
+   * Register a session hook; throws VALIDATION_ERROR naming the field (bad body, duplicate id, unknown connection,
+   * too many hooks). A websocket registration under the id of a websocket hook replaces it (keeping its place in
+   * the run order) when that hook's connection has closed or belongs to the same tenant and principal: a host that
+   * reconnected registers again under the same ids.
+   */
   register(input: HookRegistrationInput, owner?: HookOwner): HookInfo {
     const max = this.options.maxHooks ?? DEFAULT_MAX_SESSION_HOOKS;
     const sessionHooks = (this.sessionHooks ??= new Map());
-    if (sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
     const requested = typeof input === 'object' && input !== null && typeof input.id === 'string' ? input.id : undefined;
-    if (requested !== undefined && (sessionHooks.has(requested) || this.configHooks.some((hook) => hook.id === requested))) {
-      throw new CodeError('VALIDATION_ERROR', `id: a hook "${requested}" already exists in this session`, { issues: [{ path: 'id', message: 'duplicate hook id' }] });
-    }
-    const hook = resolveSessionHook(input, owner, this.options.registry, () => this.options.newId('hook'), this.nextSeq, this.options.now());
-    this.nextSeq += 1;
+    const existing = requested === undefined ? undefined : sessionHooks.get(requested);
+    const duplicate = () => new CodeError('VALIDATION_ERROR', `id: a hook "${requested}" already exists in this session`, { issues: [{ path: 'id', message: 'duplicate hook id' }] });
+    if (requested !== undefined && this.configHooks.some((hook) => hook.id === requested)) throw duplicate();
+    if (existing !== undefined && existing.endpoint.kind !== 'websocket') throw duplicate();
+    if (existing === undefined && sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
+    const hook = resolveSessionHook(input, owner, this.options.registry, () => this.options.newId('hook'), existing?.seq ?? this.nextSeq, this.options.now());
+    if (existing !== undefined && !this.replaceable(existing, hook)) throw duplicate();
+    if (existing === undefined) this.nextSeq += 1;
     sessionHooks.set(hook.id, hook);
     return hookInfo(hook, this.options.registry);
+  }
+
+  /** A websocket hook gives way to a websocket registration of its id when its socket is gone or is the same owner's. */
+  private replaceable(existing: StoredHook, next: StoredHook): boolean {
+    if (existing.endpoint.kind !== 'websocket' || next.endpoint.kind !== 'websocket') return false;
+    const registry = this.options.registry;
+    if (!registry.has(existing.endpoint.connectionId)) return true;
+    const before = registry.bindingOf(existing.endpoint.connectionId);
+    const after = registry.bindingOf(next.endpoint.connectionId);
+    return before !== undefined && after !== undefined && before.tenantId === after.tenantId && before.principal === after.principal;
   }
 
   /** Every hook of the session (config hooks included), in the order they run. */
