@@ -10,6 +10,8 @@ const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as co
  * test/server/contract-paths (they cut one redis-server off through a TCP proxy, which a cluster client bypasses).
  */
 export const REDIS_TEST_FILES = [
+  'test/cli/cli-no-forward.test.ts',
+  'test/client/client-cluster.test.ts',
   'test/cluster/balancer.test.ts',
   'test/cluster/console-balancer.test.ts',
   'test/cluster/forwarding.test.ts',

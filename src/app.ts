@@ -14,7 +14,8 @@ import { registerEventsWebSocket } from './routes/events-ws.js';
 import { registerAuthTicketRoutes } from './routes/auth-ticket.js';
 import { registerAguiRoutes } from './interop/agui/register-agui-routes.js';
 import { registerAcpRoute } from './interop/acp/register-acp-route.js';
-import { SocketRegistry } from './routes/socket-registry.js';
+import { SERVICE_RESTART_CLOSE, SocketRegistry } from './routes/socket-registry.js';
+import { WS_CLOSE } from './protocol/ws-messages.js';
 import { registerHookRoutes } from './routes/hooks.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { registerMemoryRoutes } from './routes/memory.js';
@@ -66,7 +67,8 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   });
   app.addHook('preClose', async () => {
     ctx.agent.beginShutdown();
-    sockets.closeAll('server shutting down');
+    // In a cluster the sessions move to another node: 1012 (service restart) says reconnect, through any node.
+    sockets.closeAll('server shutting down', ctx.clustered ? SERVICE_RESTART_CLOSE : WS_CLOSE.goingAway);
     ctx.forwarder.closeAll();
   });
   // First: its onResponse hook counts the requests of every route.

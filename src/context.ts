@@ -65,6 +65,8 @@ export interface RuntimeContext {
   readonly hostRegistry: WebSocketHostRegistry;
   /** This node's id (random unless configured). */
   readonly nodeId: string;
+  /** True on Redis: other nodes take over this node's sessions when it stops. */
+  readonly clustered: boolean;
   /** The sandbox model-chosen commands run in (`bwrap`, or `none`), detected at start. */
   readonly sandbox: StartedSandbox;
   /** The secret nodes share (signed hops, SSE tickets any node accepts); required with Redis, optional alone. */
@@ -307,6 +309,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     metrics,
     hostRegistry,
     nodeId,
+    clustered: cluster !== undefined,
     sandbox,
     clusterSecrets,
     forwarder,

@@ -1,6 +1,8 @@
 import type { CodeConfig } from '../config/code-config.js';
 import { buildApp, type BuiltApp } from '../app.js';
 import { createRuntimeContext, type RuntimeContext, type RuntimeOverrides } from '../context.js';
+import { WS_CLOSE } from '../protocol/ws-messages.js';
+import { SERVICE_RESTART_CLOSE } from '../routes/socket-registry.js';
 import { isLoopbackHost } from './authenticator.js';
 
 /** A listening server and its ordered shutdown. */
@@ -34,7 +36,7 @@ export async function startServer(config: CodeConfig, overrides: RuntimeOverride
   const close = () => {
     closing ??= (async () => {
       ctx.agent.beginShutdown();
-      built.sockets.closeAll('server shutting down');
+      built.sockets.closeAll('server shutting down', ctx.clustered ? SERVICE_RESTART_CLOSE : WS_CLOSE.goingAway);
       ctx.forwarder.closeAll();
       // Every step runs even when an earlier one fails (a store that is down must not keep the port open).
       const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {

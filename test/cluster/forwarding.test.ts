@@ -189,7 +189,10 @@ describe('a node that is gone: its unsaved sessions answer 410 NODE_LOST, its sa
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'gone' }).expect(201);
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'kept', autoSave: true }).expect(201);
     await request(b.url).get('/v1/sessions/gone').set(auth).expect(200);
+    const follower = await subscribe(a.url, 'kept', { after: 0, token: TOKEN });
     await a.close();
+    // Its sessions move to another node: 1012 (service restart) tells clients to reconnect, through any node.
+    expect((await follower.waitClosed()).code).toBe(1012);
     for (const path of ['/v1/sessions/gone', '/v1/sessions/gone/history', '/v1/sessions/gone/runs']) {
       const res = await request(b.url).get(path).set(auth).expect(410);
       expect(res.body.error).toMatchObject({ code: 'NODE_LOST', details: { sessionId: 'gone', nodeId: 'node-a' } });
