@@ -48,7 +48,9 @@ export async function openSessionSubscription(
     const stream = ctx.agent.deps.ownership.stream;
     if (!(error instanceof CodeError) || error.code !== 'SESSION_OWNED_ELSEWHERE' || !stream) throw error;
     const snapshot = await ctx.store.load(key).catch(() => undefined);
-    if (!snapshot || (snapshot.session.ownerTenantId !== who.tenantId && !hasScope(who, 'admin'))) {
+    // An unsaved session (no autoSave) has no snapshot: its home record, under the caller's tenant's key, says it exists.
+    const unsaved = snapshot === undefined && (await ctx.agent.deps.ownership.locate(key).catch(() => undefined))?.unsaved === true;
+    if (!unsaved && (!snapshot || (snapshot.session.ownerTenantId !== who.tenantId && !hasScope(who, 'admin')))) {
       throw new CodeError('SESSION_NOT_FOUND', `session ${sessionId} not found`);
     }
     const follow = await followSessionStream(stream, key, after, transport, { limits, closedDrainMs: SESSION_CLOSED_DRAIN_MS });

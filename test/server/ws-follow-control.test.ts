@@ -56,6 +56,34 @@ describe('a WebSocket that follows a session another node owns', () => {
   });
 });
 
+describe('a WebSocket that follows an unsaved session another node owns', () => {
+  let fake: FakeProvider;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    [a, b] = await startRedisNodes(fake, 'a3s-follow-unsaved', { cluster: { peerUrls: [] } });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await fake?.close();
+  });
+
+  it('follows its events through the shared stream (its home record says it exists), as for a saved one', async () => {
+    await request(a.url).post('/v1/sessions').send({ sessionId: 'plain-follow' }).expect(201);
+    fake.script({ text: 'unsaved but followed' });
+    await request(a.url).post('/v1/sessions/plain-follow/runs').send({ input: 'one', wait: true }).expect(200);
+    const ws = await subscribe(b.url, 'plain-follow', { after: 0 });
+    const end = await ws.waitFor((e) => e.type === 'agent_end');
+    expect(end.metadata).toMatchObject({ session_id: 'plain-follow' });
+    ws.close();
+    // A session that exists nowhere is still not found.
+    const missing = await subscribe(b.url, 'never-created', { after: 0 });
+    expect((await missing.closed).code).toBe(4004);
+  });
+});
+
 describe('messages sent while an authenticated socket is still attaching', () => {
   const TOKEN = 'tenant-a-token-0123456789';
   const auth = { authorization: `Bearer ${TOKEN}` };
