@@ -11,6 +11,7 @@ const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as co
  */
 export const REDIS_TEST_FILES = [
   'test/cluster/balancer.test.ts',
+  'test/cluster/event-tickets-cluster.test.ts',
   'test/cluster/forwarding.test.ts',
   'test/cluster/node-identity.test.ts',
   'test/cluster/redis-event-stream.test.ts',
