@@ -10,6 +10,7 @@ const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as co
  * test/server/contract-paths (they cut one redis-server off through a TCP proxy, which a cluster client bypasses).
  */
 export const REDIS_TEST_FILES = [
+  'test/cluster/allow-always-takeover.test.ts',
   'test/cluster/balancer.test.ts',
   'test/cluster/event-tickets-cluster.test.ts',
   'test/cluster/forwarding.test.ts',
