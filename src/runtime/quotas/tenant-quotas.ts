@@ -68,9 +68,9 @@ export class TenantQuotas {
     return { openSessions: usage.openSessions, runningRuns: usage.runningRuns, storedBytes: usage.storedBytes, starts };
   }
 
-  /** The tenants this node counts anything for (the cluster view republishes them with each heartbeat). */
+  /** The tenants this node counts anything for now (the cluster view republishes them with each heartbeat). */
   tenantIds(): string[] {
-    return [...this.tenants.keys()];
+    return [...this.tenants.keys()].filter((tenantId) => this.entryOf(tenantId) !== undefined);
   }
 
   /** Read the other nodes' usage of the tenant now (session opening awaits it; runs read the last view). */
