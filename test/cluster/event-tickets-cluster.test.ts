@@ -2,9 +2,9 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { startRedisNodes } from '../support/redis-target.js';
+import { redisServerConfig, startRedisNodes } from '../support/redis-target.js';
 import { openSse } from '../support/sse-client.js';
-import type { TestServer } from '../support/test-server.js';
+import { startTestServer, TEST_CLUSTER_SECRET, type TestServer } from '../support/test-server.js';
 
 const ALICE = 'alice-cluster-ticket-token-0123456789';
 const BOB = 'bob-cluster-ticket-token-0123456789';
@@ -16,12 +16,12 @@ describe('SSE tickets across nodes: a ticket issued by A opens the stream on B (
   let fake: FakeProvider;
   let a: TestServer;
   let b: TestServer;
+  const apiTokens = [
+    { token: ALICE, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] },
+    { token: BOB, principal: 'bob', tenantId: 'tenant-b', scopes: ['sessions'] },
+  ];
   beforeAll(async () => {
     fake = await startFakeProvider();
-    const apiTokens = [
-      { token: ALICE, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] },
-      { token: BOB, principal: 'bob', tenantId: 'tenant-b', scopes: ['sessions'] },
-    ];
     [a, b] = await startRedisNodes(fake, 'a3s-ticket', { apiTokens, limits: { eventTicketTtlMs: TTL_MS } });
     for (const id of ['t1', 't2']) await request(a.url).post('/v1/sessions').set(as(ALICE)).send({ sessionId: id, autoSave: true }).expect(201);
   });
@@ -59,5 +59,29 @@ describe('SSE tickets across nodes: a ticket issued by A opens the stream on B (
     await new Promise((resolve) => setTimeout(resolve, TTL_MS + 100));
     const late = await openSse(`${b.url}/v1/sessions/t1/events?after=0&ticket=${ticket}`, NO_FORWARD);
     expect(late.status).toBe(401);
+  });
+
+  it('a key rotation: a node whose previous_secret is the issuer\'s key accepts the ticket; one that no longer has that key refuses it', async () => {
+    const NEXT = 'next-cluster-secret-0123456789abcdefgh';
+    const node = (nodeId: string, cluster: Record<string, unknown>) =>
+      startTestServer({ fake, config: { ...redisServerConfig(), redisKeyPrefix: a.config.redisKeyPrefix, nodeId, apiTokens, limits: { eventTicketTtlMs: 60_000 }, cluster: { ...cluster, peerUrls: [] } } });
+    const rotating = await node('node-c', { secret: NEXT, secretId: '2', previousSecret: TEST_CLUSTER_SECRET, previousSecretId: '1' });
+    const rotated = await node('node-d', { secret: NEXT, secretId: '2' });
+    try {
+      const fromA = await ticketOn(a.url, ALICE, 't1');
+      const accepted = await openSse(`${rotating.url}/v1/sessions/t1/events?after=0&ticket=${fromA}`, NO_FORWARD);
+      expect(accepted.status).toBe(200);
+      accepted.abort();
+      const refused = await openSse(`${rotated.url}/v1/sessions/t1/events?after=0&ticket=${fromA}`, NO_FORWARD);
+      expect(refused.status).toBe(401);
+      // A ticket the rotated node signs (key 2) opens the stream on the rotating node too.
+      const fromD = await ticketOn(rotated.url, ALICE, 't1');
+      const both = await openSse(`${rotating.url}/v1/sessions/t1/events?after=0&ticket=${fromD}`, NO_FORWARD);
+      expect(both.status).toBe(200);
+      both.abort();
+    } finally {
+      await rotated.close();
+      await rotating.close();
+    }
   });
 });
