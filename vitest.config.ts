@@ -12,8 +12,12 @@ const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as co
 export const REDIS_TEST_FILES = [
   'test/cli/cli-no-forward.test.ts',
   'test/client/client-cluster.test.ts',
+  'test/cluster/allow-always-takeover.test.ts',
   'test/cluster/balancer.test.ts',
   'test/cluster/console-balancer.test.ts',
+  'test/cluster/event-tickets-cluster.test.ts',
+  'test/cluster/runs-list-lost.test.ts',
+  'test/cluster/tenant-quotas-cluster.test.ts',
   'test/cluster/forwarding.test.ts',
   'test/cluster/node-loss.test.ts',
   'test/cluster/node-identity.test.ts',

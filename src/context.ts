@@ -2,6 +2,7 @@ import { RetentionSweeper } from './runtime/retention/retention-sweeper.js';
 import { sessionIdOf, tenantIdOf } from './stores/session-key.js';
 import { TenantQuotas } from './runtime/quotas/tenant-quotas.js';
 import { TenantSessionBytes } from './runtime/quotas/tenant-session-bytes.js';
+import { RedisTenantUsage } from './cluster/redis-tenant-usage.js';
 import { sessionBytesLimit, tenantQuotasOn } from './config/session-bytes-limit.js';
 import { realpath } from 'node:fs/promises';
 import { Cluster as RedisCluster } from 'ioredis';
@@ -225,6 +226,15 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   // Tenant quotas bound tenants: on with API tokens, or when configured; a tokenless loopback server (one
   // local user, the benchmarks) runs unthrottled. The session bytes of a tenant likewise, or when set.
   const quotas = tenantQuotasOn(config) ? new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() }) : undefined;
+  // On Redis the quotas count every live node's usage (entries that expire with cluster.node_ttl_ms).
+  const clusterUsage =
+    quotas && cluster
+      ? new RedisTenantUsage({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, ttlMs: config.cluster.nodeTtlMs, local: (tenantId) => quotas.entryOf(tenantId), tenants: () => quotas.tenantIds(), onError: (error) => logger.warn({ err: String(error) }, 'tenant quota sync failed') })
+      : undefined;
+  if (quotas && clusterUsage) {
+    quotas.attachCluster(clusterUsage);
+    clusterUsage.start();
+  }
   const sessionBytesMax = sessionBytesLimit(config);
   const sessionBytes = sessionBytesMax !== undefined ? new TenantSessionBytes(sessionBytesMax) : undefined;
   const metrics = new RuntimeMetrics({
@@ -319,6 +329,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     },
     dispose: async () => {
       await sweeper?.stop();
+      await clusterUsage?.stop();
       await forwarder.close().catch(() => undefined);
       metrics.close();
       await sandbox.dispose();

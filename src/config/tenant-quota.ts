@@ -9,9 +9,9 @@ export const DEFAULT_TENANT_QUOTA = {
 } as const;
 
 /**
- * A tenant's quota (config `tenant_quotas "<tenant>" {}`, `default_tenant_quota {}`): open sessions on this
- * node, runs in flight, runs started in the last minute, and bytes of its saved snapshots. A key left out
- * takes the default quota's value.
+ * A tenant's quota (config `tenant_quotas "<tenant>" {}`, `default_tenant_quota {}`): open sessions, runs in
+ * flight, runs started in the last minute, and bytes of its saved snapshots, on this node or, on Redis, on
+ * every live node of the cluster (RedisTenantUsage). A key left out takes the default quota's value.
  */
 export const TenantQuotaSchema = z
   .object({

@@ -27,5 +27,5 @@ export type AuthTicketResponse = z.infer<typeof AuthTicketResponseSchema>;
 /** Query of GET /v1/sessions/:id/events: the WebSocket's, plus `ticket` (SSE only, for clients that cannot set headers). */
 export const EventStreamQuerySchema = WsQuerySchema.extend({
   /** A ticket from POST /v1/auth/ticket for this session (SSE; instead of the Authorization header). */
-  ticket: z.string().min(1).max(200).optional(),
+  ticket: z.string().min(1).max(4096).optional(),
 }).strict();

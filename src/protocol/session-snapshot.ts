@@ -73,6 +73,11 @@ export const SnapshotSessionSchema = z.object({
    */
   ownMcpServers: z.array(McpServerConfigSchema).optional(),
   /**
+   * The session's "allow always" grants (tool name and permission subject, as ConfirmationBroker keys them),
+   * oldest first, held again wherever the session is restored. Absent: none, or a snapshot older than the field.
+   */
+  permissionGrants: z.array(z.string()).max(1000).optional(),
+  /**
    * The workspace directory's identity when it was pinned (st_dev, st_ino as decimal strings): at creation, or at
    * the last restore that pinned it again. Absent in snapshots written before the pin existed.
    */

@@ -21,10 +21,10 @@ export function registerAuthTicketRoutes(app: FastifyInstance, ctx: RuntimeConte
         'The ticket stands for the caller (principal, tenant, scopes) on GET /v1/sessions/:sessionId/events and nowhere else: ' +
         'any other route, or another session\'s events route, answers 401. It is accepted until expiresAt (limits.eventTicketTtlMs, default 60 s), ' +
         'as often as the client reconnects; a stream opened with it stays open after it expires. The session is checked when the ticket is used, not here. ' +
-        'Tickets are kept by the node that issued them. Bearer tokens themselves never go in URLs.',
+        'A ticket is signed with the cluster secret (HMAC-SHA256), so every node of a cluster accepts it. Bearer tokens themselves never go in URLs.',
       scope: 'sessions',
       body: AuthTicketBodySchema,
-      responses: { 200: AuthTicketResponseSchema, 400: ErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema, 429: ErrorBodySchema },
+      responses: { 200: AuthTicketResponseSchema, 400: ErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema },
     },
     async ({ body, caller }): Promise<AuthTicketResponse> => {
       // Session ids are per tenant: the ticket names the caller's tenant's session, or (admins) the body's tenantId's.

@@ -79,7 +79,15 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/runs', summary: 'Run records', scope: 'sessions', params: SessionParamsSchema, responses: { 200: RunListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/runs',
+      summary: 'Run records',
+      description: 'In a cluster, a run that was in flight on a node that died is listed by the node that took the session over as status "failed" with error.code NODE_LOST (its input from its checkpoint or its published agent_start event), whether or not it is resumed.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: RunListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ runs: agent.getSession(params.id, caller).listRuns() }),
   );
   addRoute(

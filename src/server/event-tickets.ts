@@ -1,16 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { clusterSecretsOf, type ClusterSecrets } from '../cluster/cluster-secrets.js';
+import { ScopeSchema } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
 import type { Caller } from '../runtime/ports/caller.js';
 import type { SessionKey } from '../stores/session-key.js';
-
-/** Outstanding (unexpired) tickets one principal of one tenant may hold; one more answers 429 QUOTA_EXCEEDED. */
-export const MAX_TICKETS_PER_CALLER = 1000;
-
-interface TicketEntry {
-  caller: Caller;
-  key: SessionKey;
-  expiresAtMs: number;
-}
 
 /** A ticket and the instant it stops being accepted. */
 export interface IssuedTicket {
@@ -18,82 +12,86 @@ export interface IssuedTicket {
   expiresAtMs: number;
 }
 
+// What a ticket says, signed: version, key id, principal, tenant, scopes, session key, expiry (epoch ms).
+const TicketClaimsSchema = z
+  .object({
+    v: z.literal(1),
+    k: z.string(),
+    p: z.string(),
+    t: z.string(),
+    s: z.array(ScopeSchema),
+    key: z.string(),
+    exp: z.number().int(),
+  })
+  .strict();
+
+// Domain separation: the cluster secret also signs A3S-Forwarded; a ticket's MAC can never stand for one.
+const DOMAIN = 'a3s-event-ticket.v1\n';
+
+const REFUSED = 'query.ticket: unknown, expired, or not for this session; ask POST /v1/auth/ticket for a new one';
+
 /**
  * Short-lived tickets for one session's events route, for clients that cannot set an Authorization header
- * (a browser's EventSource). A ticket is 32 random bytes, bound to the caller that asked for it (principal,
- * tenant, scopes) and to one session key; it is accepted until it expires, as often as the client
- * reconnects. Kept in this process's memory: a ticket is valid on the node that issued it (behind a load
- * balancer, route a client's ticket request and its stream to the same node, or let it ask again).
+ * (a browser's EventSource). A ticket is `<claims>.<mac>`: the claims (principal, tenant, scopes, session key,
+ * expiry, key id) in base64url JSON and their HMAC-SHA256 under the cluster secret, so any node of the cluster
+ * accepts a ticket any other issued, and nothing is stored. It is accepted until it expires, as often as the
+ * client reconnects. A key rotation keeps tickets signed with `previous_secret` valid; a key that is no longer
+ * configured refuses them. Without a cluster secret (one node) the secret is random per process.
  */
 export class EventTickets {
-  private readonly tickets = new Map<string, TicketEntry>();
-  private readonly perCaller = new Map<string, number>();
-  private lastSweepMs = Number.NEGATIVE_INFINITY;
-
   constructor(
+    private readonly secrets: ClusterSecrets,
     private readonly ttlMs: number,
     private readonly now: () => number,
   ) {}
 
-  /** Issue a ticket for `key` to `caller`; QUOTA_EXCEEDED past MAX_TICKETS_PER_CALLER outstanding ones. */
+  /** Issue a ticket for `key` to `caller`. */
   issue(caller: Caller, key: SessionKey): IssuedTicket {
-    this.sweep();
-    const owner = callerKey(caller);
-    const held = this.perCaller.get(owner) ?? 0;
-    if (held >= MAX_TICKETS_PER_CALLER) {
-      throw new CodeError('QUOTA_EXCEEDED', `at most ${MAX_TICKETS_PER_CALLER} unexpired event tickets per caller; reuse one (it is valid for reconnects until it expires)`, { quota: 'eventTickets', limit: MAX_TICKETS_PER_CALLER, usage: held });
-    }
-    const ticket = randomBytes(32).toString('base64url');
     const expiresAtMs = this.now() + this.ttlMs;
-    this.tickets.set(ticket, { caller, key, expiresAtMs });
-    this.perCaller.set(owner, held + 1);
-    return { ticket, expiresAtMs };
+    const claims = { v: 1, k: this.secrets.signingId, p: caller.principal, t: caller.tenantId, s: [...caller.scopes].sort(), key, exp: expiresAtMs };
+    const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
+    return { ticket: `${body}.${this.secrets.sign(DOMAIN + body)}`, expiresAtMs };
   }
 
   /**
-   * The caller a ticket stands for on the events route of `key`; UNAUTHORIZED when the ticket is unknown,
-   * expired, or bound to another session (the same answer for all three).
+   * The caller a ticket stands for on the events route of `key`; UNAUTHORIZED when the ticket is malformed,
+   * tampered with, signed by an unknown key, expired, or bound to another session (the same answer for all).
    */
   redeem(ticket: string, key: (caller: Caller) => SessionKey): Caller {
-    const entry = this.tickets.get(ticket);
-    if (entry && entry.expiresAtMs <= this.now()) this.drop(ticket, entry);
-    else if (entry && key(entry.caller) === entry.key) return entry.caller;
-    throw new CodeError('UNAUTHORIZED', 'query.ticket: unknown, expired, or not for this session; ask POST /v1/auth/ticket for a new one');
-  }
-
-  /** Number of tickets held (expired ones included until the next sweep). */
-  get size(): number {
-    return this.tickets.size;
-  }
-
-  // At most once a second: issuing stays O(1) however many tickets are held.
-  private sweep(): void {
-    const now = this.now();
-    if (now - this.lastSweepMs < 1000 && this.tickets.size < MAX_TICKETS_PER_CALLER) return;
-    this.lastSweepMs = now;
-    for (const [ticket, entry] of this.tickets) if (entry.expiresAtMs <= now) this.drop(ticket, entry);
-  }
-
-  private drop(ticket: string, entry: TicketEntry): void {
-    this.tickets.delete(ticket);
-    const owner = callerKey(entry.caller);
-    const held = (this.perCaller.get(owner) ?? 1) - 1;
-    if (held <= 0) this.perCaller.delete(owner);
-    else this.perCaller.set(owner, held);
+    const dot = ticket.indexOf('.');
+    if (dot <= 0 || ticket.indexOf('.', dot + 1) !== -1) throw new CodeError('UNAUTHORIZED', REFUSED);
+    const body = ticket.slice(0, dot);
+    const claims = parseClaims(body);
+    if (!claims || !this.secrets.verify(claims.k, DOMAIN + body, ticket.slice(dot + 1)) || claims.exp <= this.now()) {
+      throw new CodeError('UNAUTHORIZED', REFUSED);
+    }
+    const caller: Caller = { principal: claims.p, tenantId: claims.t, scopes: new Set(claims.s) };
+    if (key(caller) !== claims.key) throw new CodeError('UNAUTHORIZED', REFUSED);
+    return caller;
   }
 }
 
-function callerKey(caller: Caller): string {
-  return `${caller.tenantId}\u0000${caller.principal}`;
+function parseClaims(body: string): z.infer<typeof TicketClaimsSchema> | undefined {
+  try {
+    const parsed = TicketClaimsSchema.safeParse(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const byContext = new WeakMap<object, EventTickets>();
 
-/** The ticket store of one server context (shared by the ticket route and the events route). */
-export function eventTicketsFor(ctx: { config: { limits: { eventTicketTtlMs: number } }; hostEnv: { now(): number } }): EventTickets {
+/** The ticket issuer of one server context (shared by the ticket route and the events route). */
+export function eventTicketsFor(ctx: {
+  config: { limits: { eventTicketTtlMs: number } };
+  hostEnv: { now(): number };
+  clusterSecrets: ClusterSecrets | undefined;
+}): EventTickets {
   let tickets = byContext.get(ctx);
   if (!tickets) {
-    tickets = new EventTickets(ctx.config.limits.eventTicketTtlMs, () => ctx.hostEnv.now());
+    const secrets = ctx.clusterSecrets ?? clusterSecretsOf({ id: 'local', secret: randomBytes(32).toString('base64url') });
+    tickets = new EventTickets(secrets, ctx.config.limits.eventTicketTtlMs, () => ctx.hostEnv.now());
     byContext.set(ctx, tickets);
   }
   return tickets;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT_QUOTA } from '../../src/config/tenant-quota.js';
 import { CodeError } from '../../src/errors.js';
+import type { ClusterTenantUsage, NodeTenantUsage } from '../../src/runtime/quotas/node-tenant-usage.js';
 import { TenantQuotas } from '../../src/runtime/quotas/tenant-quotas.js';
 
 function quotaError(run: () => void): CodeError {
@@ -60,5 +61,40 @@ describe('TenantQuotas', () => {
     expect(quotaError(() => quotas.admitSession('t')).details).toMatchObject({ quota: 'maxStoredBytes', limit: 1000, used: 1100 });
     quotas.recordStored('t', 's2', 0);
     quotas.admitSession('t');
+  });
+});
+
+describe('TenantQuotas with a cluster view (the other nodes\' entries)', () => {
+  function withOthers(others: NodeTenantUsage, nowMs: number) {
+    const published: string[] = [];
+    const view: ClusterTenantUsage = { others: (tenantId) => (tenantId === 'a' ? others : undefined), publish: (tenantId) => published.push(tenantId), refresh: async () => undefined };
+    const quotas = new TenantQuotas({ quotas: { a: { maxOpenSessions: 2, maxConcurrentRuns: 3, maxRunsPerMinute: 4, maxStoredBytes: 1000 } }, defaultQuota: {}, now: () => nowMs });
+    quotas.attachCluster(view);
+    return { quotas, published };
+  }
+
+  it('adds the others\' open sessions, runs in flight and run starts (Retry-After from the oldest start anywhere); publishes each change', () => {
+    const bucket = 100;
+    const { quotas, published } = withOthers({ openSessions: 1, runningRuns: 2, storedBytes: 0, starts: [[bucket - 30, 2]] }, bucket * 1000);
+    quotas.admitSession('a');
+    expect(quotaError(() => quotas.admitSession('a')).details).toMatchObject({ quota: 'maxOpenSessions', limit: 2, used: 2 });
+    // The pre-build check counts this node only; admitSession adds the others.
+    expect(() => quotas.assertSessionRoom('a')).not.toThrow();
+    quotas.admitRun('a');
+    expect(quotaError(() => quotas.admitRun('a')).details).toMatchObject({ quota: 'maxConcurrentRuns', limit: 3, used: 3, retryAfterSeconds: 1 });
+    quotas.releaseRun('a');
+    quotas.admitRun('a');
+    quotas.releaseRun('a');
+    // 2 starts elsewhere 30 s ago + 2 here: the window is full until the others' start leaves it (30 s).
+    expect(quotaError(() => quotas.admitRun('a')).details).toMatchObject({ quota: 'maxRunsPerMinute', limit: 4, used: 4, retryAfterSeconds: 30 });
+    expect(quotas.entryOf('a')).toEqual({ openSessions: 1, runningRuns: 0, storedBytes: 0, starts: [[bucket, 2]] });
+    expect(published.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(published)).toEqual(new Set(['a']));
+  });
+
+  it('adds the others\' stored bytes', () => {
+    const { quotas } = withOthers({ openSessions: 0, runningRuns: 0, storedBytes: 900, starts: [] }, 0);
+    quotas.recordStored('a', 's1', 100);
+    expect(quotaError(() => quotas.admitSession('a')).details).toMatchObject({ quota: 'maxStoredBytes', limit: 1000, used: 1000 });
   });
 });

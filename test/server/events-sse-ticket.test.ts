@@ -36,7 +36,7 @@ describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
   it('issues a ticket bound to the session; it opens that session\'s stream, again and again, without a header', async () => {
     const before = Date.now();
     const issued = await ticketFor(ALICE, 's1');
-    expect(issued.ticket).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(issued.ticket).toMatch(/^[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}$/);
     expect(issued.expiresAtMs).toBeGreaterThanOrEqual(before + TTL_MS);
     expect(issued.expiresAtMs).toBeLessThanOrEqual(Date.now() + TTL_MS);
     expect(new Date(issued.expiresAt).getTime()).toBe(issued.expiresAtMs);

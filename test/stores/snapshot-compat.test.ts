@@ -18,6 +18,8 @@ const SNAPSHOTS = join(import.meta.dirname, '..', 'fixtures', 'snapshots');
 const V1 = 'v1-2026-12-02';
 /** The same sessions saved once sessions carry `workspacePin`. */
 const V1_PIN = 'v1-2026-12-02-pin';
+/** The same sessions and one with an "allow always" grant, saved once sessions carry `permissionGrants`. */
+const V1_GRANTS = 'v1-2026-12-02-grants';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
@@ -57,6 +59,10 @@ describe('frozen SessionSnapshotV1 fixtures', () => {
       `${V1}/acme/acme-closed.json`,
       `${V1}/default/artifacts-tasks.json`,
       `${V1}/default/plain-tool-run.json`,
+      `${V1_GRANTS}/acme/acme-closed.json`,
+      `${V1_GRANTS}/default/allow-always.json`,
+      `${V1_GRANTS}/default/artifacts-tasks.json`,
+      `${V1_GRANTS}/default/plain-tool-run.json`,
       `${V1_PIN}/acme/acme-closed.json`,
       `${V1_PIN}/default/artifacts-tasks.json`,
       `${V1_PIN}/default/plain-tool-run.json`,
@@ -208,5 +214,33 @@ describe(`the ${V1_PIN} fixtures: a pin of another machine`, () => {
     const saved = storedFile(dataDir, 'default', 'plain-tool-run').session.workspacePin;
     expect(saved).toBeDefined();
     expect(saved).not.toEqual(plain.session.workspacePin);
+  });
+});
+
+describe(`the ${V1_GRANTS} fixtures: an "allow always" grant restored`, () => {
+  const start = useTestServers();
+
+  it('allow-always: the granted ls runs without a confirmation, the grant is saved again; an older snapshot has none', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'a.txt': 'alpha\n', 'notes.txt': 'alpha\nbeta\n' });
+    const granted = stage(`${V1_GRANTS}/default/allow-always.json`, dataDir, workspace);
+    expect(granted.session.permissionGrants).toEqual(['ls\u0000']);
+    expect(stage(`${V1}/default/plain-tool-run.json`, dataDir, workspace).session.permissionGrants).toBeUndefined();
+    const t = await start({ dataDir, root });
+    t.fake.script({ toolCalls: [{ id: 'call_ls_again', name: 'ls', arguments: {} }] }, { text: 'Still a.txt.' });
+    const run = (await request(t.url).post('/v1/sessions/allow-always/runs').send({ input: 'List again', wait: true }).expect(200)).body as { runId: string; result: { text: string } };
+    expect(run.result.text).toBe('Still a.txt.');
+    expect(toolMessage(t, 'call_ls_again')).toContain('a.txt');
+    expect((await request(t.url).get('/v1/sessions/allow-always/confirmations').expect(200)).body.confirmations).toEqual([]);
+    await eventually(() => storedFile(dataDir, 'default', 'allow-always').generation > granted.generation, 'the run to be saved');
+    expect(storedFile(dataDir, 'default', 'allow-always').session.permissionGrants).toEqual(['ls\u0000']);
+    // The older fixture loads without grants and is saved without them.
+    t.fake.script({ text: 'Plain.' });
+    expect((await runAndWait(t, 'plain-tool-run', 'Again?')).result.text).toBe('Plain.');
+    await eventually(() => storedFile(dataDir, 'default', 'plain-tool-run').run_records.length === 2, 'the run to be saved');
+    expect(storedFile(dataDir, 'default', 'plain-tool-run').session.permissionGrants).toBeUndefined();
+    t.fake.assertDone();
   });
 });

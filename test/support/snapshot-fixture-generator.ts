@@ -31,7 +31,7 @@ export function freeze(text: string, workspace: string, tempDirs: readonly strin
  * verbatim), into `outDir/<tenant>/<id>.json`; returns the files written (relative to outDir).
  */
 export async function generateSnapshotFixtures(outDir: string): Promise<string[]> {
-  return [await plainToolRun(outDir), await acmeClosed(outDir), await artifactsTasksVerification(outDir)];
+  return [await plainToolRun(outDir), await acmeClosed(outDir), await artifactsTasksVerification(outDir), await allowAlways(outDir)];
 }
 
 interface Produced {
@@ -121,5 +121,30 @@ function artifactsTasksVerification(outDir: string): Promise<string> {
     if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
     await request(t.url).post(`/v1/sessions/${sessionId}/verifications`).send(VERIFICATION).expect(201);
     await request(t.url).post(`/v1/sessions/${sessionId}/save`).expect(200);
+  });
+}
+
+/** (d) An "allow always" answer: the session's own policy asks for ls, the answer grants it (session.permissionGrants). */
+function allowAlways(outDir: string): Promise<string> {
+  return produce(outDir, 'default', 'allow-always', { files: { 'project/a.txt': 'alpha\n' } }, async ({ t, workspace, sessionId }) => {
+    const policy = { permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000, timeoutAction: 'reject' } };
+    await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true, ...policy }).expect(201);
+    t.fake.script({ toolCalls: [{ id: 'call_ls', name: 'ls', arguments: {} }] }, { text: 'The workspace holds a.txt.' });
+    const runId = (await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'List the workspace' }).expect(202)).body.runId as string;
+    let toolId: string | undefined;
+    for (let i = 0; i < 500 && toolId === undefined; i += 1) {
+      toolId = ((await request(t.url).get(`/v1/sessions/${sessionId}/confirmations`).expect(200)).body.confirmations as { toolId: string }[])[0]?.toolId;
+      if (toolId === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    if (toolId === undefined) throw new Error('the ls call asked for no confirmation');
+    const answer = await request(t.url).post(`/v1/sessions/${sessionId}/confirmations/${toolId}`).send({ approved: true, always: true }).expect(200);
+    if (answer.body.always !== true) throw new Error('allow always was not granted');
+    for (let i = 0; i < 500; i += 1) {
+      const run = (await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}`).expect(200)).body.run as { status: string };
+      if (run.status === 'completed') return;
+      if (run.status === 'failed' || run.status === 'cancelled') throw new Error(`run ended ${run.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('the run did not finish');
   });
 }

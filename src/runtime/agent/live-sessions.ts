@@ -96,6 +96,8 @@ export class LiveSessions {
    * would otherwise miss).
    */
   async register(session: AgentSession): Promise<void> {
+    // In a cluster: the tenant's counts on the other nodes, as of now (one Redis round trip).
+    await this.quotas?.refresh(session.config.ownerTenantId);
     if (this.closing) {
       throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
     }
@@ -107,6 +109,7 @@ export class LiveSessions {
     const content = bytes ? session.contentBytes() : 0;
     bytes?.assertRoom(tenantId, fixed + content);
     this.quotas?.admitSession(tenantId);
+    await this.quotas?.confirmSession(tenantId);
     bytes?.hold(session.key, session, tenantId, fixed, content);
     this.closed.forget(session.key);
     this.sessions.set(session.key, session);

@@ -95,6 +95,7 @@ export class SessionFactory {
       verifications: snapshot.verification_reports,
       subagentTasks: snapshot.subagent_tasks,
       ...(snapshot.external_tasks ? { externalTasks: snapshot.external_tasks } : {}),
+      ...(stored.permissionGrants ? { permissionGrants: stored.permissionGrants } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
   }

@@ -7,6 +7,7 @@ import { hasScope, type Caller } from '../ports/caller.js';
 import type { AgentSession } from '../session/agent-session.js';
 import type { AgentDeps } from './agent-deps.js';
 import type { LiveSessions } from './live-sessions.js';
+import { lostRunFacts } from './lost-run.js';
 import { reattachMcp } from './session-mcp-layers.js';
 import type { SessionFactory } from './session-factory.js';
 import { ownedElsewhere, releasingLeaseOnFailure, takeLease } from './session-leases.js';
@@ -84,8 +85,10 @@ export class SessionHydration {
     // A run the previous owner left in flight is marked lost before the session goes live, so no request
     // sees (or starts a run on) the session in between.
     const lost = await releasingLeaseOnFailure(ownership, key, () => ownership.activeRun(key));
+    // Listed with what survived of it (its input, its start): the runs list shows the lost run, not only its checkpoint.
+    const facts = lost !== undefined ? await lostRunFacts(ownership, deps.checkpoints, key, lost, snapshot.session.sessionSequence) : undefined;
     await this.restore(snapshot, caller, true, {}, (session) => {
-      if (lost !== undefined) session.markRunLost(lost, '');
+      if (lost !== undefined) session.markRunLost(lost, facts?.input ?? '', facts?.createdAtMs);
     });
     if (lost !== undefined) {
       ownership.setActiveRun(key, undefined);

@@ -145,6 +145,21 @@ export class ConfirmationBroker {
     return this.grants?.has(key) ?? false;
   }
 
+  /** The session's "allow always" grant keys, oldest first (saved in its snapshot: they survive restart and takeover). */
+  grantKeys(): string[] {
+    return this.grants ? [...this.grants] : [];
+  }
+
+  /** Hold these grants again (a restored session's, from its snapshot), oldest first; pending calls are not touched. */
+  restoreGrants(keys: readonly string[]): void {
+    if (keys.length === 0) return;
+    const grants = (this.grants ??= new Set());
+    for (const key of keys.slice(-MAX_PERMISSION_GRANTS)) {
+      grants.delete(key);
+      grants.add(key);
+    }
+  }
+
   /** The number of "allow always" grants this session holds. */
   get grantCount(): number {
     return this.grants?.size ?? 0;

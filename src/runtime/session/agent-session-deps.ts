@@ -80,4 +80,6 @@ export interface RestoredState {
   sessionSequence: number;
   /** External tasks pending when the snapshot was taken; the restored queue settles them as lost (run_lost). */
   externalTasks?: ExternalTaskSnapshot[];
+  /** "Allow always" grant keys the session held when it was saved (absent in older snapshots: none). */
+  permissionGrants?: readonly string[];
 }

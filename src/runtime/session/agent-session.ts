@@ -285,8 +285,8 @@ export class AgentSession {
   }
 
   /** Record that a run in flight on a node that died is lost (status failed, error NODE_LOST). */
-  markRunLost(runId: string, input: string): void {
-    this.parts.runs.markLost(runId, input);
+  markRunLost(runId: string, input: string, createdAtMs?: number): void {
+    this.parts.runs.markLost(runId, input, createdAtMs);
   }
 
   /** True when this session was ever saved (its store holds a generation). */

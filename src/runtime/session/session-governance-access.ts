@@ -18,12 +18,23 @@ export class SessionGovernanceAccess {
     private readonly shared: SharedGovernance,
     /** A child session's parent's parts: the child shares them and never settles or closes them. */
     private readonly inherited: SessionGovernanceParts | undefined,
+    /** "Allow always" grants of a restored session (from its snapshot), held again once the broker is built. */
+    private readonly restoredGrants: readonly string[] = [],
   ) {}
 
   /** The session's governance parts, built on first use. */
   parts(): SessionGovernanceParts {
-    this.built ??= this.inherited ?? buildSessionGovernance(this.config, this.hostEnv, this.shared);
+    if (!this.built) {
+      this.built = this.inherited ?? buildSessionGovernance(this.config, this.hostEnv, this.shared);
+      if (!this.inherited) this.built.governance.broker.restoreGrants(this.restoredGrants);
+    }
     return this.built;
+  }
+
+  /** The "allow always" grants the session's snapshot keeps: the broker's, or the restored ones while it is not built (a child's are its parent's). */
+  grantKeys(): readonly string[] {
+    if (this.inherited) return [];
+    return this.built ? this.built.governance.broker.grantKeys() : this.restoredGrants;
   }
 
   /** The parts if they were built, else undefined (an idle session never builds them). */

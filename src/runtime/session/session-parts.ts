@@ -110,7 +110,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     },
     restored,
   );
-  const governance = new SessionGovernanceAccess(config, hostEnv, deps.governance, child?.governance);
+  const governance = new SessionGovernanceAccess(config, hostEnv, deps.governance, child?.governance, restored?.permissionGrants);
   const runs = new SessionRuns({ sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
   const artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
   const verifications = new SessionVerifications(
@@ -218,7 +218,7 @@ export function buildSessionParts(config: ResolvedSessionConfig, deps: AgentSess
     abandoned: () => lifecycle.abandoned,
     ...(quotas ? { quota: { admit: () => quotas.admitRun(tenantId), release: () => quotas.releaseRun(tenantId) } } : {}),
   });
-  const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), closed: lifecycle.closedByClient, ...(queue ? { externalTasks: queue.snapshotExternalTasks() } : {}) });
+  const snapshotSource = () => ({ config, hostEnv, transcript, createdAtMs: host.createdAtMs, events, artifacts: artifacts.list(), runs: runs.list(), verifications: verifications.list(), subagentTasks: tasks.list(), ownMcpServers: tools.ownConfigs(), permissionGrants: governance.grantKeys(), closed: lifecycle.closedByClient, ...(queue ? { externalTasks: queue.snapshotExternalTasks() } : {}) });
   return {
     // No getter in this literal: V8 keeps an object literal with an accessor in dictionary mode (about 800 bytes a session).
     events, transcript, emit, flight, lifecycle, saves, governance, runs, runControl, artifacts, verifications, tasks, commands, tools, directCalls, llm, memory, queue, slashCommands,

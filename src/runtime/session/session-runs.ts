@@ -109,11 +109,11 @@ export class SessionRuns {
   }
 
   /** Record that a run in flight on a node that died is lost (status failed, error NODE_LOST). */
-  markLost(runId: string, input: string): void {
+  markLost(runId: string, input: string, createdAtMs?: number): void {
     const { hostEnv, sessionId } = this.deps;
     const existing = this.runs.get(runId);
     if (existing && isTerminal(existing.status)) return;
-    const record: RunRecord = existing ?? { runId, sessionId, status: 'executing', input, sideQuestion: false, createdAtMs: hostEnv.now(), eventCount: 0, firstRetainedSequence: 0 };
+    const record: RunRecord = existing ?? { runId, sessionId, status: 'executing', input, sideQuestion: false, createdAtMs: createdAtMs ?? hostEnv.now(), eventCount: 0, firstRetainedSequence: 0 };
     this.runs.set(runId, record);
     record.error = { code: 'NODE_LOST', message: 'the node running this run was lost' };
     record.endedAtMs = hostEnv.now();

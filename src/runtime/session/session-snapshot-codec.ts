@@ -24,6 +24,8 @@ export interface SnapshotSource {
   readonly subagentTasks: SubagentTaskSnapshot[];
   /** The session's own MCP servers (POST .../mcp), re-registered on restore; the inherited ones are in `config.options.mcpServers`. */
   readonly ownMcpServers: readonly McpServerConfig[];
+  /** The session's "allow always" grant keys, oldest first (ConfirmationBroker.grantKeys). */
+  readonly permissionGrants: readonly string[];
   /** External tasks of the lane queue awaiting the host (none without a queue). */
   readonly externalTasks?: readonly ExternalTaskSnapshot[];
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
@@ -57,6 +59,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       ...(config.outboundPrivateGrant ? { outboundPrivate: true } : {}),
       ...(config.commands.hostCommands ? { hostCommands: true } : {}),
       ...(source.ownMcpServers.length > 0 ? { ownMcpServers: [...source.ownMcpServers] } : {}),
+      ...(source.permissionGrants.length > 0 ? { permissionGrants: [...source.permissionGrants] } : {}),
     },
     artifacts: source.artifacts,
     trace_events: source.events.retained(config.retention.maxTraceEvents),
