@@ -23,9 +23,9 @@ function seen<T extends { status: number; text: string }>(res: T): T {
   return res;
 }
 
-function sseUntil(url: string, marker: string): Promise<string> {
+function sseUntil(url: string, marker: string, headers: Record<string, string> = auth): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = httpGet(url, { headers: { ...auth, accept: 'text/event-stream' } }, (res) => {
+    const req = httpGet(url, { headers: { ...headers, accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`SSE answered ${res.statusCode}`));
       let body = '';
       res.on('data', (chunk: Buffer) => {
@@ -92,6 +92,18 @@ describe('through a plain round-robin nginx in front of two nodes', () => {
       expect(events).toContain('event: agent_end');
     });
   }
+
+  it('SSE with a ticket through the balancer: issued on one node, accepted by whichever node the stream reaches', async () => {
+    seen(await request(lb.url).post('/v1/sessions').set(auth).send({ sessionId: 'lb-ticket' }).expect(201));
+    fake.script({ text: 'followed with a ticket' });
+    seen(await request(lb.url).post('/v1/sessions/lb-ticket/runs').set(auth).send({ input: 'hi', wait: true }).expect(200));
+    const issued = seen(await request(lb.url).post('/v1/auth/ticket').set(auth).send({ sessionId: 'lb-ticket' }).expect(200));
+    // Four streams with the same ticket (reusable until it expires, as EventSource reconnects): both nodes see it.
+    for (let i = 0; i < 4; i++) {
+      const events = await sseUntil(`${lb.url}/v1/sessions/lb-ticket/events?after=0&ticket=${encodeURIComponent(issued.body.ticket as string)}`, 'event: agent_end', {});
+      expect(events).toContain('followed with a ticket');
+    }
+  });
 
   it('a WebSocket through the balancer follows the run and answers its confirmation; REST cancel works too', async () => {
     const policy = { permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } };
