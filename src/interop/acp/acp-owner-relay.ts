@@ -113,7 +113,13 @@ export class AcpOwnerRelay {
       });
     const owner = app.connect(stream);
     socket.once('close', () => owner.close());
-    await owner.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    try {
+      await owner.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    } catch (error) {
+      owner.close();
+      socket.close();
+      throw error;
+    }
     return owner;
   }
 }
