@@ -1,7 +1,8 @@
 // CI check of the module graph (DESIGN.md "Layers and layout"): no import cycles in src (type-only imports
 // included) and the layer rules: protocol imports nothing of ours but errors.ts; client imports only protocol,
 // errors.ts, itself and zod (it runs in browsers); the console (web/src) only itself, client and protocol; nothing under runtime, stores or cluster imports Fastify;
-// only tests import test/support. Prints every violation; exit 1 if any.
+// only tests import test/support; interop imports neither server nor routes; only app.ts imports routes.
+// Prints every violation; exit 1 if any.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -30,6 +31,8 @@ for (const file of [...tsFiles(join(root, 'src')), ...tsFiles(join(root, 'web', 
       edges.push(target);
       if (rel.startsWith('src/protocol/') && !target.startsWith('src/protocol/') && target !== 'src/errors.ts') problems.push(`layer: ${rel} imports ${target} (protocol imports nothing of ours but errors.ts)`);
       if (target.startsWith('test/')) problems.push(`layer: ${rel} imports ${target} (only tests import test/support)`);
+      if (rel.startsWith('src/interop/') && (target.startsWith('src/server/') || target.startsWith('src/routes/'))) problems.push(`layer: ${rel} imports ${target} (interop maps protocols; its route registrars live in src/routes)`);
+      if (target.startsWith('src/routes/') && !rel.startsWith('src/routes/') && rel !== 'src/app.ts') problems.push(`layer: ${rel} imports ${target} (only src/app.ts imports route registrars; what routes share lives in src/server)`);
       if (rel.startsWith('web/') && !target.startsWith('web/') && !target.startsWith('src/client/') && !target.startsWith('src/protocol/')) problems.push(`layer: ${rel} imports ${target} (the console bundles only itself, src/client and src/protocol)`);
       if (rel.startsWith('src/client/') && !target.startsWith('src/client/') && !target.startsWith('src/protocol/') && target !== 'src/errors.ts') problems.push(`layer: ${rel} imports ${target} (client imports only src/protocol, src/errors.ts and itself)`);
     } else if ((rel.startsWith('src/client/') || rel.startsWith('web/')) && spec !== 'zod') {

@@ -6,13 +6,13 @@ import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
 import { addressedCaller } from '../runtime/agent/session-address.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
-import { openSessionSubscription, type OpenedSubscription } from './session-subscription.js';
-import { EventStreamServer, wantsEventStream } from './events-sse.js';
+import { openSessionSubscription, type OpenedSubscription } from '../server/session-subscription.js';
+import { EventStreamServer, wantsEventStream } from '../server/event-stream-server.js';
 import { eventTicketsFor } from '../server/event-tickets.js';
-import type { SocketRegistry } from './socket-registry.js';
+import type { SocketRegistry } from '../server/socket-registry.js';
 import { routeEventSocket } from './ws-owner-proxy.js';
 import type { ProxiedSocket } from '../server/socket-proxy.js';
-import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from './ws-controls.js';
+import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from '../server/ws-controls.js';
 import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
 import { clientAddressOf } from '../server/client-address.js';
@@ -38,7 +38,7 @@ export function subscriberBufferBytes(subscriberBufferEvents: number): number {
 }
 
 /** A subscriber still catching up when its session closes gets this long to read the rest, then 4010 (shared with SSE). */
-export { SESSION_CLOSED_DRAIN_MS } from './session-subscription.js';
+export { SESSION_CLOSED_DRAIN_MS } from '../server/session-subscription.js';
 
 /** Refused messages before authentication; one more closes the socket with 4001. */
 export const MAX_MESSAGES_BEFORE_AUTH = 8;

@@ -16,7 +16,7 @@ import { SessionOptionsSchema } from '../protocol/session-options.js';
 import { addressedCaller } from '../runtime/agent/session-address.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
-import { sessionInfo } from './session-info.js';
+import { sessionInfo } from '../server/session-info.js';
 
 /** Session routes: create/resume, list, get, close, cancel, history, trace, save. */
 export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext): void {

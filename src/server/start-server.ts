@@ -2,7 +2,7 @@ import type { CodeConfig } from '../config/code-config.js';
 import { buildApp, type BuiltApp } from '../app.js';
 import { createRuntimeContext, type RuntimeContext, type RuntimeOverrides } from '../context.js';
 import { WS_CLOSE } from '../protocol/ws-messages.js';
-import { SERVICE_RESTART_CLOSE } from '../routes/socket-registry.js';
+import { SERVICE_RESTART_CLOSE } from './socket-registry.js';
 import { isLoopbackHost } from './authenticator.js';
 
 /** A listening server and its ordered shutdown. */

@@ -4,7 +4,7 @@ import type { SequenceGap } from './session-event-log.js';
 
 /**
  * What a subscription reads: a session's event log (SessionEventLog), or a bounded buffer fed by another
- * node's event stream (see src/routes/stream-follow.ts).
+ * node's event stream (see src/runtime/events/session-stream-follow.ts).
  */
 export interface SubscriptionSource {
   /** The session_sequence of the last event the source holds (where a live-only subscriber starts). */

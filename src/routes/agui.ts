@@ -1,21 +1,21 @@
 import { EventType, type RunAgentInput } from '@ag-ui/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RuntimeContext } from '../../context.js';
-import { CodeError } from '../../errors.js';
-import { AguiCapabilitiesSchema, AguiConnectInputSchema, AguiEventSchema, AguiParamsSchema, AguiQuerySchema, AguiRunAgentInputSchema } from '../../protocol/agui.js';
-import { ErrorBodySchema } from '../../protocol/http.js';
-import { addressedCaller } from '../../runtime/agent/session-address.js';
-import { hasScope, type Caller } from '../../runtime/ports/caller.js';
-import type { AgentSession } from '../../runtime/session/agent-session.js';
-import { addRoute, ensureLocalOrForward } from '../../server/route.js';
-import type { SocketRegistry } from '../../routes/socket-registry.js';
-import { aguiCapabilities } from './agui-capabilities.js';
-import { AguiEventMapper, type AguiRunIds } from './agui-event-mapper.js';
-import { AguiInterruptLedger } from './agui-interrupt-ledger.js';
-import { toAguiMessages } from './agui-messages.js';
-import { lastUserText, parseRunAgentInput, resumeDecisions } from './agui-run-input.js';
-import { AguiSseStream } from './agui-sse-stream.js';
-import { followAguiRun } from './follow-agui-run.js';
+import type { RuntimeContext } from '../context.js';
+import { CodeError } from '../errors.js';
+import { AguiCapabilitiesSchema, AguiConnectInputSchema, AguiEventSchema, AguiParamsSchema, AguiQuerySchema, AguiRunAgentInputSchema } from '../protocol/agui.js';
+import { ErrorBodySchema } from '../protocol/http.js';
+import { addressedCaller } from '../runtime/agent/session-address.js';
+import { hasScope, type Caller } from '../runtime/ports/caller.js';
+import type { AgentSession } from '../runtime/session/agent-session.js';
+import { addRoute, ensureLocalOrForward } from '../server/route.js';
+import type { SocketRegistry } from '../server/socket-registry.js';
+import { aguiCapabilities } from '../interop/agui/agui-capabilities.js';
+import { AguiEventMapper, type AguiRunIds } from '../interop/agui/agui-event-mapper.js';
+import { AguiInterruptLedger } from '../interop/agui/agui-interrupt-ledger.js';
+import { toAguiMessages } from '../interop/agui/agui-messages.js';
+import { lastUserText, parseRunAgentInput, resumeDecisions } from '../interop/agui/agui-run-input.js';
+import { AguiSseStream } from '../interop/agui/agui-sse-stream.js';
+import { followAguiRun } from '../interop/agui/follow-agui-run.js';
 
 const STREAM_ERRORS = { 400: ErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema, 413: ErrorBodySchema, 421: ErrorBodySchema, 503: ErrorBodySchema };
 

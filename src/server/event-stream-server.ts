@@ -8,9 +8,9 @@ import { WS_CLOSE } from '../protocol/ws-messages.js';
 import { addressedCaller } from '../runtime/agent/session-address.js';
 import type { SubscriptionLimits, SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
-import type { EventTickets } from '../server/event-tickets.js';
-import { ensureLocalOrForward, validationError } from '../server/route.js';
-import type { ServerContext } from '../server/server-context.js';
+import type { EventTickets } from './event-tickets.js';
+import { ensureLocalOrForward, validationError } from './route.js';
+import type { ServerContext } from './server-context.js';
 import { sessionKey } from '../stores/session-key.js';
 import { openSessionSubscription, type OpenedSubscription } from './session-subscription.js';
 

@@ -3,9 +3,9 @@ import { WS_CLOSE } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { EventSubscription, type SubscriptionLimits, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
-import type { ServerContext } from '../server/server-context.js';
+import type { ServerContext } from './server-context.js';
 import { sessionKey } from '../stores/session-key.js';
-import { followSessionStream } from './stream-follow.js';
+import { followSessionStream } from '../runtime/events/session-stream-follow.js';
 
 /** A subscriber still catching up when its session closes gets this long to read the rest, then 4010. */
 export const SESSION_CLOSED_DRAIN_MS = 10_000;

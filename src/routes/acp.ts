@@ -1,16 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
-import type { RuntimeContext } from '../../context.js';
-import { FORWARDED_HEADER } from '../../cluster/forwarded-header.js';
-import { CodeError } from '../../errors.js';
-import { ErrorBodySchema } from '../../protocol/http.js';
-import { WS_CLOSE } from '../../protocol/ws-messages.js';
-import { hasScope, type Caller } from '../../runtime/ports/caller.js';
-import type { SocketRegistry } from '../../routes/socket-registry.js';
-import { createAcpAgent } from './acp-agent.js';
-import { AcpOwnerRelay } from './acp-owner-relay.js';
-import { websocketAcpStream } from './websocket-acp-stream.js';
+import type { RuntimeContext } from '../context.js';
+import { FORWARDED_HEADER } from '../cluster/forwarded-header.js';
+import { CodeError } from '../errors.js';
+import { ErrorBodySchema } from '../protocol/http.js';
+import { WS_CLOSE } from '../protocol/ws-messages.js';
+import { hasScope, type Caller } from '../runtime/ports/caller.js';
+import type { SocketRegistry } from '../server/socket-registry.js';
+import { createAcpAgent } from '../interop/acp/acp-agent.js';
+import { AcpOwnerRelay } from '../interop/acp/acp-owner-relay.js';
+import { websocketAcpStream } from '../interop/acp/websocket-acp-stream.js';
 
 /** A client that cannot set headers must send `{"type":"auth","token":"..."}` as its first frame within this many ms. */
 export const ACP_AUTH_TIMEOUT_MS = 5000;

@@ -1,15 +1,15 @@
-import type { EventEnvelope } from '../protocol/event-envelope.js';
-import { WS_CLOSE } from '../protocol/ws-messages.js';
+import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import { WS_CLOSE } from '../../protocol/ws-messages.js';
 import {
   EventSubscription,
   eventFrameBytes,
   type SubscriptionLimits,
   type SubscriptionSource,
   type SubscriptionTransport,
-} from '../runtime/events/event-subscription.js';
-import type { SequenceGap } from '../runtime/events/session-event-log.js';
-import type { SharedEventStream } from '../runtime/ports/session-ownership.js';
-import type { SessionKey } from '../stores/session-key.js';
+} from './event-subscription.js';
+import type { SequenceGap } from './session-event-log.js';
+import type { SharedEventStream } from '../ports/session-ownership.js';
+import type { SessionKey } from '../../stores/session-key.js';
 
 /** The least number of unsent bytes a stream follower's socket may hold before it is closed as a slow consumer. */
 const MIN_QUEUED_BYTES = 8 * 1024 * 1024;
