@@ -61,6 +61,8 @@ export class RequestForwarder {
   private readonly hops = new WeakMap<FastifyRequest, ForwardedHop>();
   /** Aborts of the forwards in flight (streams included), for shutdown. */
   private readonly active = new Set<AbortController>();
+  /** The last liveness answer per owner node, shared by every forward to it. */
+  private readonly liveness = new Map<string, { atMs: number; answer: Promise<boolean> }>();
   private readonly dispatcher: Dispatcher = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: 0, bodyTimeout: 0 });
 
   constructor(private readonly options: RequestForwarderOptions) {}
@@ -163,13 +165,12 @@ export class RequestForwarder {
 
   /** Abort `abort` with OwnerGone once `nodeId` stops heartbeating (checked every watchMs; nothing on one node). */
   private watchOwner(nodeId: string, abort: AbortController): NodeJS.Timeout | undefined {
-    const alive = this.options.ownerAlive;
-    if (!alive) return undefined;
+    if (!this.options.ownerAlive) return undefined;
     let checking = false;
     const timer = setInterval(() => {
       if (checking) return;
       checking = true;
-      alive(nodeId).then(
+      this.ownerAlive(nodeId).then(
         (yes) => {
           checking = false;
           if (!yes) abort.abort(new OwnerGone(nodeId));
@@ -180,6 +181,23 @@ export class RequestForwarder {
     }, this.options.watchMs ?? OWNER_WATCH_MS);
     timer.unref();
     return timer;
+  }
+
+  /**
+   * Whether `nodeId` still heartbeats, asked at most once per watch interval for all the forwards to it (a
+   * thousand forwarded event streams to one owner cost one Redis read per interval, not a thousand).
+   */
+  private ownerAlive(nodeId: string): Promise<boolean> {
+    const now = Date.now();
+    const cached = this.liveness.get(nodeId);
+    if (cached && now - cached.atMs < (this.options.watchMs ?? OWNER_WATCH_MS) / 2) return cached.answer;
+    const answer = (this.options.ownerAlive as (id: string) => Promise<boolean>)(nodeId);
+    // Node ids change with restarts: a long-lived node forgets old answers rather than keep them all.
+    if (this.liveness.size >= 256) this.liveness.clear();
+    this.liveness.set(nodeId, { atMs: now, answer });
+    // A failed read is not remembered: the next check asks again.
+    answer.catch(() => this.liveness.get(nodeId)?.answer === answer && this.liveness.delete(nodeId));
+    return answer;
   }
 
   /** End every forward in flight (shutdown: a forwarded event stream resumes elsewhere with Last-Event-ID). */
