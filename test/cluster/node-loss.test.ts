@@ -1,71 +1,48 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { listening, startMain, type MainProcess } from '../support/main-process.js';
+import type { MainProcess } from '../support/main-process.js';
 import { startNginx, type NginxBalancer } from '../support/nginx-balancer.js';
-import { redisServerEnv } from '../support/redis-target.js';
-import { tempDir } from '../support/test-server.js';
+import { retry, startProcessCluster, type ProcessCluster } from '../support/process-cluster.js';
+import type { FakeProvider } from '../support/fake-provider.js';
 
 const TOKEN = 'tenant-a-node-loss-token-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
-const TOKENS = JSON.stringify([{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }]);
-// Short heartbeats and leases, so a dead node is noticed within a few seconds.
-const CLUSTER_TEXT = 'cluster {\n  node_ttl_ms = 1500\n  lease_ttl_ms = 3000\n}\n';
 
 interface Answer {
   status: number;
   body: { error?: { code?: string }; run?: { status?: string } } & Record<string, unknown>;
 }
 
-/** Ask until `done` holds, keeping every answer (nothing may be a 404 or a 421). */
-async function until(ask: () => Promise<Answer>, done: (answer: Answer) => boolean, seen: Answer[], timeoutMs = 20_000): Promise<Answer> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await ask();
-    seen.push(answer);
-    if (done(answer)) return answer;
-    if (Date.now() > deadline) throw new Error(`still ${answer.status} ${JSON.stringify(answer.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 // Two server processes on one Redis behind Debian's nginx; node A is frozen (SIGSTOP: alive but hung) and
 // then killed (SIGKILL) in the middle of runs, as a crashed or partitioned container would be.
 describe('a node dies mid-run behind the balancer', () => {
+  let cluster: ProcessCluster;
   let fake: FakeProvider;
   let a: MainProcess;
-  let b: MainProcess;
   let aUrl: string;
   let bUrl: string;
   let lb: NginxBalancer;
   beforeAll(async () => {
-    fake = await startFakeProvider();
-    const env = {
-      ...redisServerEnv(),
-      OPENAI_API_KEY: 'sk-test',
-      OPENAI_BASE_URL: fake.baseUrl,
-      A3S_MODEL: 'openai/test-model',
-      A3S_PORT: '0',
-      A3S_API_TOKENS: TOKENS,
-      A3S_WORKSPACE_ROOTS: tempDir('a3s-loss-ws-'),
-      A3S_REDIS_KEY_PREFIX: `a3s-loss-${Math.random().toString(36).slice(2)}:`,
-      A3S_CONFIG_TEXT: CLUSTER_TEXT,
-    };
-    a = startMain({ ...env, A3S_NODE_ID: 'node-a', A3S_DATA_DIR: tempDir('a3s-loss-a-') });
-    b = startMain({ ...env, A3S_NODE_ID: 'node-b', A3S_DATA_DIR: tempDir('a3s-loss-b-') });
-    [aUrl, bUrl] = await Promise.all([listening(a), listening(b)]);
+    // Short heartbeats and leases, so a dead node is noticed within a few seconds.
+    cluster = await startProcessCluster({ apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }], cluster: { nodeTtlMs: 1500, leaseTtlMs: 3000 } });
+    ({ fake, a, urlA: aUrl, urlB: bUrl } = cluster);
     lb = await startNginx([new URL(aUrl).host, new URL(bUrl).host]);
   }, 120_000);
   afterAll(async () => {
     await lb?.close();
-    for (const proc of [a, b]) {
-      if (proc && proc.child.exitCode === null && proc.child.signalCode === null) {
-        proc.child.kill('SIGKILL');
-        await proc.exited;
-      }
-    }
-    await fake?.close();
+    await cluster?.close();
   });
+
+  /** Ask until `done` holds, keeping every answer (nothing may be a 404 or a 421). */
+  const until = async (ask: () => Promise<Answer>, done: (answer: Answer) => boolean, seen: Answer[]): Promise<Answer> => {
+    const answer = await retry(async () => {
+      const got = await ask();
+      seen.push(got);
+      return got;
+    }, done, 20_000);
+    if (!done(answer)) throw new Error(`still ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer;
+  };
 
   it('a forward to a hung owner ends when its heartbeat stops; then its saved session resumes on B and its unsaved one is 410 NODE_LOST', async () => {
     const seen: Answer[] = [];

@@ -1,55 +1,18 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { listening, startMain, type MainProcess } from '../support/main-process.js';
-import { tempDir } from '../support/test-server.js';
+import { retry, startProcessCluster, type ProcessCluster } from '../support/process-cluster.js';
 import { subscribe } from '../support/ws-client.js';
-import { redisServerEnv } from '../support/redis-target.js';
-
-async function retry<T>(attempt: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('a cluster of server processes on one Redis', () => {
-  const procs: MainProcess[] = [];
-  let fake: FakeProvider | undefined;
+  const started: ProcessCluster[] = [];
   afterEach(async () => {
-    for (const p of procs.splice(0)) {
-      if (p.child.exitCode === null) {
-        p.child.kill('SIGCONT');
-        p.child.kill('SIGKILL');
-      }
-    }
-    await fake?.close();
-    fake = undefined;
+    for (const running of started.splice(0)) await running.close();
   });
 
-  async function cluster() {
-    fake = await startFakeProvider();
-    const root = tempDir('a3s-ws-');
-    const configFile = join(tempDir('a3s-cfg-'), 'cluster.json');
-    writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: 1200, nodeTtlMs: 1200 }, defaultPermissionPolicy: { enabled: false } }));
-    const env = {
-      OPENAI_API_KEY: 'sk-test',
-      OPENAI_BASE_URL: fake.baseUrl,
-      A3S_MODEL: 'openai/test-model',
-      A3S_PORT: '0',
-      A3S_WORKSPACE_ROOTS: root,
-      ...redisServerEnv(),
-      A3S_REDIS_KEY_PREFIX: `a3s-cluster-${Math.random().toString(36).slice(2)}:`,
-      A3S_CONFIG: configFile,
-    };
-    const a = startMain({ ...env, A3S_DATA_DIR: tempDir('a3s-a-'), A3S_NODE_ID: 'node-a' });
-    const b = startMain({ ...env, A3S_DATA_DIR: tempDir('a3s-b-'), A3S_NODE_ID: 'node-b' });
-    procs.push(a, b);
-    return { a, b, urlA: await listening(a), urlB: await listening(b), fake };
+  async function cluster(): Promise<ProcessCluster> {
+    const running = await startProcessCluster();
+    started.push(running);
+    return running;
   }
 
   it('routes to the owner (421), answers SESSION_BUSY on any node, and a run resumed on B after A dies streams to a subscriber on B without gaps or duplicates', async () => {
