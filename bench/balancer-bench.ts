@@ -7,6 +7,7 @@ import { BENCH_FILE } from './bench-server.js';
 import { percentile, round } from './bench-stats.js';
 import type { LoadFigures } from './driver-protocol.js';
 import { createJsonClient } from './http-load.js';
+import { loadSummary } from './load-summary.js';
 import { RedisCounterProbe } from './redis-command-stats.js';
 import { runsLoad } from './runs-bench.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
@@ -46,16 +47,8 @@ function merged(parts: readonly LoadFigures[]): LoadFigures {
 }
 
 function phase(figures: LoadFigures, serverCpuMs: number): Record<string, unknown> {
-  return {
-    runs_per_s: round(figures.count / figures.seconds, 1),
-    server_cpu_ms_per_run: figures.count > 0 ? round(serverCpuMs / figures.count, 3) : null,
-    p50_ms: round(percentile(figures.latenciesMs, 50)),
-    p99_ms: round(percentile(figures.latenciesMs, 99)),
-    run_p50_ms: round(percentile(figures.innerLatenciesMs, 50)),
-    runs: figures.count,
-    errors: figures.errors,
-    ...(figures.firstError !== undefined ? { first_error: figures.firstError.slice(0, 300) } : {}),
-  };
+  const summary = loadSummary(figures);
+  return { runs_per_s: summary.runs_per_s, server_cpu_ms_per_run: figures.count > 0 ? round(serverCpuMs / figures.count, 3) : null, ...summary };
 }
 
 /** `count` sequential GETs of `path` on `baseUrl`; their milliseconds. */

@@ -5,9 +5,10 @@ import { startRedisCluster } from '../test/support/redis-cluster.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 import type { BenchArgs } from './bench-args.js';
 import { measureBalancer } from './balancer-bench.js';
+import { loadSummary } from './load-summary.js';
 import { startBenchProvider } from './bench-provider.js';
 import { BENCH_FILE } from './bench-server.js';
-import { percentile, round } from './bench-stats.js';
+import { round } from './bench-stats.js';
 import type { LoadFigures } from './driver-protocol.js';
 import { closedLoop, createJsonClient, UnexpectedResponse } from './http-load.js';
 import { RedisCounterProbe, type RedisNodeCounters, redisPerRun, redisUsageBetween, type RedisUsage } from './redis-command-stats.js';
@@ -182,15 +183,7 @@ async function autoSaveRun(client: ReturnType<typeof createJsonClient>): Promise
 }
 
 function summarize(figures: LoadFigures, before: RedisNodeCounters[] | undefined, after: RedisNodeCounters[] | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    runs_per_s: round(figures.count / figures.seconds, 1),
-    p50_ms: round(percentile(figures.latenciesMs, 50)),
-    p99_ms: round(percentile(figures.latenciesMs, 99)),
-    run_p50_ms: round(percentile(figures.innerLatenciesMs, 50)),
-    runs: figures.count,
-    errors: figures.errors,
-    ...(figures.firstError !== undefined ? { first_error: figures.firstError.slice(0, 300) } : {}),
-  };
+  const out = loadSummary(figures);
   if (before !== undefined && after !== undefined) {
     const usage = redisUsageBetween(before, after);
     // Every iteration creates a session, failed ones included (a failed run still left its session behind).
