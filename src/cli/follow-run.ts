@@ -28,9 +28,6 @@ export interface RunEventSource extends AsyncIterable<AgentEvent> {
 /** The exit code of a process ended by a second Ctrl-C. */
 export const EXIT_INTERRUPTED = 130;
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
-
 /**
  * Follow run `runId` of `session` on `events` to its agent_end: answer text to stdout, tool activity to stderr,
  * confirmations approved (`approve`) or ended on with exit 3 (the run stays waiting, to be answered with
@@ -58,27 +55,26 @@ export async function followRun(session: Session, runId: string, events: RunEven
   try {
     for await (const event of events) {
       if (interrupts > 1) break;
-      const payload = event.payload;
       const ofRun = event.metadata.run_id === undefined || event.metadata.run_id === runId;
       switch (event.type) {
         case 'text_delta':
           if (!ofRun || options.json) break;
           activity.clearLine();
-          io.out(event.text ?? '');
-          if ((event.text ?? '').length > 0) midLine = !(event.text ?? '').endsWith('\n');
+          io.out(event.payload.text);
+          if (event.payload.text.length > 0) midLine = !event.payload.text.endsWith('\n');
           break;
         case 'tool_execution_start':
-          activity.started(str(payload.id) ?? '', str(payload.name) ?? 'tool', payload.args);
+          activity.started(event.payload.id, event.payload.name, event.payload.args);
           break;
         case 'tool_end':
-          activity.ended(str(payload.id) ?? '', str(payload.name) ?? 'tool', num(payload.exit_code), num(payload.duration_ms));
+          activity.ended(event.payload.id, event.payload.name, event.payload.exit_code, event.payload.duration_ms);
           break;
         case 'permission_denied':
-          activity.note(`[denied] ${str(payload.tool_name) ?? 'tool'}: ${str(payload.reason) ?? ''}`);
+          activity.note(`[denied] ${event.payload.tool_name}: ${event.payload.reason}`);
           break;
         case 'confirmation_required': {
-          const toolId = str(payload.tool_id) ?? '';
-          const what = `${str(payload.tool_name) ?? 'tool'} ${summarizeArgs(payload.args)}`.trim();
+          const toolId = event.payload.tool_id;
+          const what = `${event.payload.tool_name} ${summarizeArgs(event.payload.args)}`.trim();
           if (!options.approve) {
             activity.note(`[confirm] ${what} needs confirmation (tool id ${toolId})`);
             activity.note(
@@ -95,13 +91,13 @@ export async function followRun(session: Session, runId: string, events: RunEven
           break;
         }
         case 'confirmation_timeout':
-          activity.note(`[confirm] ${str(payload.tool_name) ?? str(payload.tool_id) ?? 'tool'}: no answer in time (${str(payload.action_taken) ?? ''})`);
+          activity.note(`[confirm] ${event.payload.tool_name ?? event.payload.tool_id}: no answer in time (${event.payload.action_taken})`);
           break;
         case 'error':
-          if (ofRun) activity.note(`[error] ${str(payload.code) ?? 'ERROR'}: ${str(payload.message) ?? ''}`);
+          if (ofRun) activity.note(`[error] ${event.payload.code}: ${event.payload.message}`);
           break;
         case 'replay_gap':
-          activity.note(`[events] retention dropped events ${num(payload.requested_after) ?? '?'}..${num(payload.first_available) ?? '?'} of the session`);
+          activity.note(`[events] retention dropped events ${event.payload.requested_after}..${event.payload.first_available} of the session`);
           break;
         case 'agent_end':
           if (ofRun) ended = true;

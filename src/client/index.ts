@@ -4,7 +4,7 @@ export { Session, type EventsOptions, type RunEventsPage, type RunFinished, type
 export { EventStream } from './event-stream.js';
 export { SocketEventStream, eventsSocketUrl, type ReconnectOptions, type ReplayGap, type SocketEventStreamOptions } from './socket-event-stream.js';
 export { PagedEventStream } from './paged-event-stream.js';
-export { toAgentEvent, type AgentEvent } from './agent-event.js';
+export { toAgentEvent, type AgentEvent, type AgentEventFields, type AgentEventInput, type ReplayGapEvent } from './agent-event.js';
 export { A3sError, CLIENT_ERROR_CATALOGUE, ERROR_CLASSES, errorClassFor, errorClassName, isA3sError, toA3sError, type A3sErrorClass, type A3sErrorCode, type ClientErrorCode } from './a3s-error.js';
 export * from './error-classes.js';
 export { HttpTransport, errorFromAnswer, type RequestOptions, type TransportOptions } from './http-transport.js';
@@ -18,3 +18,4 @@ export { agentEventTypesV1, eventEnvelopeV1Version } from '../protocol/event-cat
 export type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';
 export type { ChatMessage } from '../protocol/chat-message.js';
 export type { EventEnvelope } from '../protocol/event-envelope.js';
+export type { AgentEventEnvelope, KnownEvent, UnknownEvent, UnknownEventType } from '../protocol/agent-event-envelope.js';

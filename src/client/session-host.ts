@@ -1,3 +1,4 @@
+import { readAgentEventEnvelope } from '../protocol/agent-event-envelope.js';
 import type { BudgetCheckPayload, BudgetHostAnswer } from '../protocol/budget.js';
 import type { CommandContext, CommandInfo } from '../protocol/commands.js';
 import type { HookEvent, HookInfo, HookMatcher, HookResponse } from '../protocol/hooks.js';
@@ -303,7 +304,7 @@ export class SessionHost {
         } else if ((frame.type === 'hook_request' || frame.type === 'command_request') && typeof frame.request_id === 'string') {
           void this.answer(socket, frame.type, frame.request_id, String(frame.kind), payload);
         } else if (frame.type === 'turn_end') {
-          this.recordTurn(payload);
+          this.recordTurn(frame);
         }
       };
     });
@@ -358,12 +359,14 @@ export class SessionHost {
     }
   }
 
-  private recordTurn(payload: Record<string, unknown>): void {
+  /** Feed recordAfterLlm from a turn_end event of the socket (one that is not the registered shape feeds nothing). */
+  private recordTurn(frame: HostFrame): void {
     const record = this.guard?.recordAfterLlm;
-    const usage = payload.usage as { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | undefined;
-    if (!record || !usage) return;
+    const read = record ? readAgentEventEnvelope(frame) : undefined;
+    if (!record || !read?.ok || read.event.type !== 'turn_end') return;
+    const usage = read.event.payload.usage;
     try {
-      record({ sessionId: this.ctx.sessionId, usage: { promptTokens: usage.prompt_tokens ?? 0, completionTokens: usage.completion_tokens ?? 0, totalTokens: usage.total_tokens ?? 0 } });
+      record({ sessionId: this.ctx.sessionId, usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens } });
     } catch {
       // The seed's recordAfterLlm must not throw; a throwing one is ignored.
     }

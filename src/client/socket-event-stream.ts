@@ -1,6 +1,6 @@
 import { WS_CLOSE } from '../protocol/ws-messages.js';
 import { toA3sError, type A3sError } from './a3s-error.js';
-import { toAgentEvent, type AgentEvent } from './agent-event.js';
+import { toAgentEvent, type AgentEvent, type AgentEventInput, type ReplayGap } from './agent-event.js';
 import { EventStream } from './event-stream.js';
 import { messageText, WS_OPEN, type WebSocketConstructor, type WebSocketLike } from './websocket-like.js';
 
@@ -14,11 +14,7 @@ export interface ReconnectOptions {
   maxDelayMs?: number;
 }
 
-/** A replay gap: events with `requested_after < session_sequence < first_available` were dropped by retention. */
-export interface ReplayGap {
-  requested_after: number;
-  first_available: number;
-}
+export type { ReplayGap } from './agent-event.js';
 
 /** Options of a socket stream. */
 export interface SocketEventStreamOptions {
@@ -169,7 +165,8 @@ export class SocketEventStream extends EventStream {
     this.attempts = 0;
     const runId = this.options.runId;
     if (runId !== undefined && metadata.run_id !== runId) return;
-    const event = toAgentEvent(frame as Parameters<typeof toAgentEvent>[0]);
+    const event = this.read({ type: frame.type, payload, metadata });
+    if (event === undefined) return;
     this.push(event);
     if (this.options.untilRunEnd && this.endsRun(event)) {
       this.stopped = true;
@@ -188,15 +185,26 @@ export class SocketEventStream extends EventStream {
     }
   }
 
+  /** The frame as an AgentEvent; a frame that is not the documented shape fails the stream (PROTOCOL_ERROR). */
+  private read(input: AgentEventInput): AgentEvent | undefined {
+    try {
+      return toAgentEvent(input);
+    } catch (error) {
+      this.failWith(error as A3sError);
+      return undefined;
+    }
+  }
+
   private endsRun(event: AgentEvent): boolean {
     return event.type === 'agent_end' || (event.type === 'error' && event.payload.code === 'NODE_LOST');
   }
 
   private onControlFrame(type: string, payload: Record<string, unknown>): void {
     if (type === 'replay_gap') {
-      const gap = payload as unknown as ReplayGap;
-      this.options.onReplayGap?.(gap);
-      this.push(toAgentEvent({ type, payload }));
+      const event = this.read({ type, payload });
+      if (event?.type !== 'replay_gap') return;
+      this.options.onReplayGap?.(event.payload);
+      this.push(event);
       return;
     }
     this.options.onControl?.({ type, payload });

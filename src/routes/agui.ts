@@ -156,7 +156,7 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
       const pending = active ? session.pendingConfirmations().filter((p) => p.runId === active) : [];
       const first = pending[0];
       const closing = first
-        ? mapper.map({ version: 1, type: 'confirmation_required', payload: { tool_id: first.toolId }, metadata: { run_id: active, session_id: session.id, session_sequence: session.events.lastSequence, timestamp_ms: ctx.hostEnv.now() } })
+        ? mapper.map({ version: 1, type: 'confirmation_required', payload: { tool_id: first.toolId, tool_name: first.toolName, args: first.args, timeout_ms: first.timeoutMs, args_digest: first.argsDigest }, metadata: { run_id: active, session_id: session.id, session_sequence: session.events.lastSequence, timestamp_ms: ctx.hostEnv.now() } })
         : mapper.ended('completed', '', undefined);
       stream.write(closing);
       stream.close();

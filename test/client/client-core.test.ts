@@ -82,8 +82,8 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     expect(await session.cancel()).toBe(true);
     const rest = await stream.collect();
     const end = rest.at(-1);
-    expect(end?.type).toBe('agent_end');
-    expect(end?.payload.status).toBe('cancelled');
+    if (end?.type !== 'agent_end') throw new Error(`the stream ended with ${end?.type}, not agent_end`);
+    expect(end.payload.status).toBe('cancelled');
     expect((await session.runSnapshot(String(stream.runId))).status).toBe('cancelled');
 
     // A cancelled send rejects with the run's typed error (CancelledError, details name the run).

@@ -37,8 +37,23 @@ describe('typed errors generated from the catalogue, event helpers, and a browse
     const unknown = api.toAgentEvent({ type: 'from_the_future', payload: { x: 1 }, metadata: { session_id: 's', session_sequence: 3, timestamp_ms: 1 } });
     expect(unknown).toMatchObject({ version: 1, type: 'from_the_future', payload: { x: 1 }, payloadJson: '{"x":1}' });
     expect(unknown.text).toBeUndefined();
-    const end = api.toAgentEvent({ type: 'subagent_end', payload: { task_id: 't', agent: 'explore', output: 'done', success: false }, metadata: { session_id: 's', session_sequence: 4, timestamp_ms: 1 } });
+    const metadata = { session_id: 's', session_sequence: 4, timestamp_ms: 1 };
+    const end = api.toAgentEvent({ type: 'subagent_end', payload: { task_id: 't', session_id: 'child', agent: 'explore', output: 'done', success: false }, metadata });
     expect(end).toMatchObject({ toolId: 't', toolName: 'explore', toolOutput: 'done', exitCode: 1 });
+    // A registered type whose payload is not its schema's is a ProtocolError naming the field, not a guess.
+    const wrong = (() => {
+      try {
+        return api.toAgentEvent({ type: 'tool_end', payload: { id: 'c1', name: 'bash', output: 'x', exit_code: '0', duration_ms: 1, truncated: false }, metadata });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(wrong).toBeInstanceOf(api.ProtocolError);
+    expect(wrong).toMatchObject({ code: 'PROTOCOL_ERROR', details: { type: 'tool_end', field: 'payload.exit_code' } });
+    expect(() => api.toAgentEvent({ type: 'text_delta', payload: { text: 'a' }, metadata: { session_id: 's' } })).toThrow(/metadata\.session_sequence/);
+    const gap = api.toAgentEvent({ type: 'replay_gap', payload: { requested_after: 2, first_available: 9 } });
+    expect(gap).toMatchObject({ type: 'replay_gap', metadata: {}, payload: { requested_after: 2, first_available: 9 } });
+    expect(() => api.toAgentEvent({ type: 'replay_gap', payload: { requested_after: 'x' } })).toThrow(api.ProtocolError);
   });
 
   it('src/client imports nothing Node-only (no node:*, ws, fastify, runtime or server modules)', () => {

@@ -3,14 +3,35 @@ import type { BaseEvent } from '@ag-ui/core';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { AguiEventMapper } from '../../src/interop/agui/agui-event-mapper.js';
-import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
+import type { KnownEvent } from '../../src/protocol/agent-event-envelope.js';
+import type { EventType } from '../../src/protocol/event-catalog.js';
+import type { RuntimeEventPayloads } from '../../src/protocol/event-registry.js';
+import type { ExecutionPlan, PlanTask } from '../../src/protocol/planning.js';
 import type { PendingConfirmation } from '../../src/runtime/policy/confirmation-broker.js';
 
 const RUN = 'run_1';
 let seq = 0;
-function ev(type: string, payload: Record<string, unknown>, runId: string | undefined = RUN): EventEnvelope {
+function ev<T extends EventType>(type: T, payload: RuntimeEventPayloads[T], runId: string | undefined = RUN): KnownEvent<T> {
   seq += 1;
-  return { version: 1, type, payload, metadata: { ...(runId ? { run_id: runId } : {}), session_id: 's1', session_sequence: seq, timestamp_ms: 1000 + seq } };
+  return { version: 1, type, payload, metadata: { ...(runId ? { run_id: runId } : {}), session_id: 's1', session_sequence: seq, timestamp_ms: 1000 + seq } } as KnownEvent<T>;
+}
+
+const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+const noVerification = { status: 'skipped', report_count: 0, required_check_count: 0, pending_required_check_count: 0, failed_check_count: 0, residual_risk_count: 0 } as const;
+
+/** A complete agent_end payload (the registry's shape) with what a test sets. */
+function agentEnd(fields: Pick<RuntimeEventPayloads['agent_end'], 'text' | 'status'> & Partial<RuntimeEventPayloads['agent_end']>): RuntimeEventPayloads['agent_end'] {
+  return {
+    usage,
+    verification_summary: noVerification,
+    tool_calls_count: 0,
+    verification_status: 'skipped',
+    pending_verification_count: 0,
+    failed_verification_count: 0,
+    verification_report_count: 0,
+    verification_summary_text: null,
+    ...fields,
+  };
 }
 
 function mapperWith(pending: PendingConfirmation[] = []) {
@@ -23,7 +44,8 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
   it('maps planning steps to STEP_STARTED/FINISHED and the plan and tasks to STATE_SNAPSHOT, in an order the client accepts', async () => {
     const mapper = mapperWith();
     const out = [...mapper.start()];
-    const plan = { goal: 'g', steps: [{ id: 'p1', content: 'look', status: 'pending' }], estimated_steps: 1 };
+    const step: Omit<PlanTask, 'status'> = { id: 'p1', content: 'look', priority: 'medium', dependencies: [] };
+    const plan: ExecutionPlan = { goal: 'g', steps: [{ ...step, status: 'pending' }], complexity: 'Simple', required_tools: [], estimated_steps: 1 };
     for (const e of [
       ev('planning_start', { prompt: 'x' }),
       ev('planning_end', { plan, estimated_steps: 1 }),
@@ -31,10 +53,10 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
       ev('turn_start', { turn: 1 }),
       ev('text_delta', { text: 'looking' }),
       ev('text_delta', { text: 'x' }, 'other_run'),
-      ev('turn_end', { turn: 1, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
-      ev('task_updated', { session_id: 's1', tasks: [{ id: 'p1', content: 'look', status: 'completed' }] }),
+      ev('turn_end', { turn: 1, usage }),
+      ev('task_updated', { session_id: 's1', tasks: [{ ...step, status: 'completed' }] }),
       ev('step_end', { step_id: 'p1', status: 'completed', step_number: 1, total_steps: 1 }),
-      ev('agent_end', { text: 'looking', status: 'completed', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, tool_calls_count: 0 }),
+      ev('agent_end', agentEnd({ text: 'looking', status: 'completed' })),
     ]) out.push(...mapper.map(e));
     expect(out.map((e) => e.type)).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'STATE_SNAPSHOT', 'STEP_FINISHED', 'RUN_FINISHED']);
     expect(out[1]).toMatchObject({ snapshot: { plan } });
@@ -69,7 +91,7 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
       ev('tool_execution_start', { id: 'c1', name: 'bash', args: { command: 'ls' } }),
       ev('tool_end', { id: 'c1', name: 'bash', output: 'a.txt', exit_code: 0, duration_ms: 1, truncated: false }),
       ev('step_end', { step_id: 'p1', status: 'completed', step_number: 1, total_steps: 1 }),
-      ev('agent_end', { text: '', status: 'failed', error: { code: 'MAX_TOOL_ROUNDS', message: 'too many' } }),
+      ev('agent_end', agentEnd({ text: '', status: 'failed', error: { code: 'MAX_TOOL_ROUNDS', message: 'too many' } })),
     ]) out2.push(...resumed.map(e));
     expect(out2.map((e) => e.type)).toEqual(['RUN_STARTED', 'STEP_STARTED', 'TOOL_CALL_RESULT', 'STEP_FINISHED', 'RUN_ERROR']);
     expect(out2.at(-1)).toMatchObject({ code: 'MAX_TOOL_ROUNDS', message: 'too many' });

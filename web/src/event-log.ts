@@ -1,4 +1,4 @@
-import type { AgentEvent } from '../../src/client/index.js';
+import type { AgentEvent, ReplayGap } from '../../src/client/index.js';
 import type { VerificationReport } from '../../src/protocol/verification.js';
 import { el } from './el.js';
 import { RunBlock } from './run-block.js';
@@ -39,8 +39,8 @@ export class EventLog {
       this.gap(event.payload);
       return true;
     }
-    const runId = (event.metadata as { run_id?: unknown }).run_id;
-    if (typeof runId === 'string') {
+    const runId = event.metadata.run_id;
+    if (runId !== undefined) {
       this.outside = undefined;
       this.run(runId).add(event);
       return true;
@@ -80,9 +80,9 @@ export class EventLog {
     return node;
   }
 
-  private gap(payload: Record<string, unknown>): void {
-    const after = Number(payload.requested_after);
-    const first = Number(payload.first_available);
+  private gap(payload: ReplayGap): void {
+    const after = payload.requested_after;
+    const first = payload.first_available;
     const lost = first - after - 1;
     const node = this.note('warn', `Replay gap: ${lost > 0 ? lost : 'some'} event(s) (sequence ${after + 1}–${first - 1}) were dropped by the server's retention before this page could read them.`);
     node.classList.add('replay-gap');

@@ -1,6 +1,6 @@
 import type { AgentEvent } from '../../src/client/index.js';
+import type { KnownEvent } from '../../src/protocol/agent-event-envelope.js';
 import type { ExecutionPlan } from '../../src/protocol/planning.js';
-import type { VerificationSummary } from '../../src/protocol/verification.js';
 import { el, replaceChildren } from './el.js';
 import { formatDuration, formatJson, preview } from './format.js';
 import { markSeq, sequenceOf } from './seq-marks.js';
@@ -32,9 +32,6 @@ const TECHNICAL = new Set([
   'command_retry',
 ]);
 
-const str = (value: unknown): string => (typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value));
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
-
 /**
  * One run in the activity log, rendered as a person reads it: the prompt, streamed text accumulated into
  * messages, tool calls folded with their arguments and output, subagent tasks nested under the call that
@@ -53,7 +50,6 @@ export class RunBlock {
   private readonly subagents = new Map<string, { element: HTMLElement; status: HTMLElement; output: HTMLElement }>();
   private plan: { element: HTMLElement; steps: Map<string, HTMLElement> } | undefined;
   private startedMs: number | undefined;
-  private tokens = 0;
   private sawText = false;
 
   /** A run's block, or (without a run id) the block of events outside a run: host-direct calls, REST verifications. */
@@ -119,26 +115,26 @@ export class RunBlock {
     const item = el('li', {}, el('code', {}, event.type), ' ', el('span', { class: 'muted' }, preview(event.payload, 100)));
     markSeq(item, sequence);
     this.technical.appendChild(item);
-    if (event.type === 'turn_end' && typeof event.totalTokens === 'number') this.tokens += event.totalTokens;
   }
 
   /** Render one event of this run. */
   add(event: AgentEvent): void {
-    const p = event.payload;
     const seq = sequenceOf(event.metadata);
-    const at = num((event.metadata as Record<string, unknown>).timestamp_ms);
+    const at = event.metadata.timestamp_ms;
     switch (event.type) {
-      case 'agent_start':
+      case 'agent_start': {
+        const p = event.payload;
         this.startedMs = at;
-        this.block('message message-user', seq, el('span', { class: 'role' }, p.side_question === true ? 'Side question' : 'Prompt'), el('p', { class: 'message-text' }, str(p.prompt)), p.model ? el('span', { class: 'muted' }, str(p.model)) : null);
+        this.block('message message-user', seq, el('span', { class: 'role' }, p.side_question === true ? 'Side question' : 'Prompt'), el('p', { class: 'message-text' }, p.prompt), p.model ? el('span', { class: 'muted' }, p.model) : null);
         return;
+      }
       case 'text_delta': {
         if (!this.text) {
           const content = el('p', { class: 'message-text' });
           const element = this.block('message message-assistant', undefined, el('span', { class: 'role' }, 'Assistant'), content);
           this.text = { element, content, value: '' };
         }
-        this.text.value += str(p.text);
+        this.text.value += event.payload.text;
         this.text.content.textContent = this.text.value;
         this.sawText = true;
         markSeq(this.text.element, seq);
@@ -150,90 +146,94 @@ export class RunBlock {
           const element = this.block('reasoning', undefined, el('details', {}, el('summary', {}, 'Reasoning'), content));
           this.reasoning = { element, content, value: '' };
         }
-        this.reasoning.value += str(p.text);
+        this.reasoning.value += event.payload.text;
         this.reasoning.content.textContent = this.reasoning.value;
         markSeq(this.reasoning.element, seq);
         return;
       }
       case 'tool_start':
-        this.tool(str(p.id), str(p.name)).mark(seq);
+        this.tool(event.payload.id, event.payload.name).mark(seq);
         return;
       case 'tool_input_delta': {
-        const card = this.tool(str(p.id), '');
-        card.appendArgs(str(p.delta));
+        const card = this.tool(event.payload.id, '');
+        card.appendArgs(event.payload.delta);
         card.mark(seq);
         return;
       }
       case 'tool_execution_start': {
-        const card = this.tool(str(p.id), str(p.name), typeof p.parent_tool_id === 'string' ? p.parent_tool_id : undefined);
-        card.setArgs(p.args);
+        const card = this.tool(event.payload.id, event.payload.name, event.payload.parent_tool_id);
+        card.setArgs(event.payload.args);
         card.mark(seq);
         return;
       }
       case 'tool_output_delta': {
-        const card = this.tool(str(p.id), str(p.name));
-        card.appendOutput(str(p.delta));
+        const card = this.tool(event.payload.id, event.payload.name);
+        card.appendOutput(event.payload.delta);
         card.mark(seq);
         return;
       }
       case 'tool_end': {
-        const card = this.tool(str(p.id), str(p.name));
-        card.end(p);
+        const card = this.tool(event.payload.id, event.payload.name);
+        card.end(event.payload);
         card.mark(seq);
         return;
       }
       case 'confirmation_required':
-        this.tools.get(str(p.tool_id))?.awaiting();
-        this.notice('warn', seq, `Waiting for approval: ${str(p.tool_name)} ${preview(p.args, 100)}`);
+        this.tools.get(event.payload.tool_id)?.awaiting();
+        this.notice('warn', seq, `Waiting for approval: ${event.payload.tool_name} ${preview(event.payload.args, 100)}`);
         return;
-      case 'confirmation_received':
-        this.tools.get(str(p.tool_id))?.setState(p.approved === true ? 'approved' : 'rejected', p.approved === true ? 'chip-running' : 'chip-fail');
-        this.notice(p.approved === true ? 'ok' : 'warn', seq, `${p.approved === true ? 'Approved' : 'Rejected'}: ${str(p.tool_name) || str(p.tool_id)}${p.reason ? ` (${str(p.reason)})` : ''}`);
+      case 'confirmation_received': {
+        const p = event.payload;
+        this.tools.get(p.tool_id)?.setState(p.approved ? 'approved' : 'rejected', p.approved ? 'chip-running' : 'chip-fail');
+        this.notice(p.approved ? 'ok' : 'warn', seq, `${p.approved ? 'Approved' : 'Rejected'}: ${p.tool_name || p.tool_id}${p.reason ? ` (${p.reason})` : ''}`);
         return;
+      }
       case 'confirmation_timeout':
-        this.notice('warn', seq, `No answer in time for ${str(p.tool_name) || str(p.tool_id)}: ${str(p.action_taken).replace('_', ' ')}`);
+        this.notice('warn', seq, `No answer in time for ${event.payload.tool_name || event.payload.tool_id}: ${event.payload.action_taken.replace('_', ' ')}`);
         return;
       case 'permission_denied':
-        this.tools.get(str(p.tool_id))?.setState('denied', 'chip-fail');
-        this.notice('error', seq, `Denied: ${str(p.tool_name)} — ${str(p.reason)}`, p.args);
+        this.tools.get(event.payload.tool_id)?.setState('denied', 'chip-fail');
+        this.notice('error', seq, `Denied: ${event.payload.tool_name} — ${event.payload.reason}`, event.payload.args);
         return;
       case 'hook_blocked':
-        this.notice('error', seq, `Blocked by hook ${str(p.hook_id) || ''}: ${str(p.tool_name)} — ${str(p.reason)}`);
+        this.notice('error', seq, `Blocked by hook ${event.payload.hook_id ?? ''}: ${event.payload.tool_name} — ${event.payload.reason}`);
         return;
       case 'user_question':
-        this.notice('warn', seq, `Question: ${str(p.question)}`, p.options);
+        this.notice('warn', seq, `Question: ${event.payload.question}`, event.payload.options);
         return;
       case 'external_task_pending':
-        this.notice('info', seq, `External task ${str(p.task_id)} (${str(p.command_type)}) waits for the host`);
+        this.notice('info', seq, `External task ${event.payload.task_id} (${event.payload.command_type}) waits for the host`);
         return;
       case 'external_task_completed':
-        this.notice(p.success === true ? 'ok' : 'error', seq, `External task ${str(p.task_id)} ${p.success === true ? 'completed' : 'failed'}`);
+        this.notice(event.payload.success ? 'ok' : 'error', seq, `External task ${event.payload.task_id} ${event.payload.success ? 'completed' : 'failed'}`);
         return;
       case 'subagent_start': {
+        const p = event.payload;
         const status = statusChip('running');
         const output = el('pre', { class: 'subagent-output' });
-        const element = el('div', { class: 'subagent', 'data-task-id': str(p.task_id) }, el('p', { class: 'subagent-head' }, el('span', { class: 'role' }, `Subagent ${str(p.agent)}`), ' ', str(p.description), ' ', status), output);
+        const element = el('div', { class: 'subagent', 'data-task-id': p.task_id }, el('p', { class: 'subagent-head' }, el('span', { class: 'role' }, `Subagent ${p.agent}`), ' ', p.description, ' ', status), output);
         markSeq(element, seq);
         this.delegatingParent().appendChild(element);
-        this.subagents.set(str(p.task_id), { element, status, output });
+        this.subagents.set(p.task_id, { element, status, output });
         return;
       }
       case 'subagent_progress': {
-        const task = this.subagents.get(str(p.task_id));
+        const task = this.subagents.get(event.payload.task_id);
         if (task) {
-          task.status.textContent = str(p.status);
+          task.status.textContent = event.payload.status;
           markSeq(task.element, seq);
         } else this.technicalEvent(event, seq);
         return;
       }
       case 'subagent_end': {
-        const task = this.subagents.get(str(p.task_id));
+        const p = event.payload;
+        const task = this.subagents.get(p.task_id);
         if (!task) {
-          this.notice(p.success === true ? 'ok' : 'error', seq, `Subagent ${str(p.agent)} ${p.success === true ? 'finished' : 'failed'}`, p.output);
+          this.notice(p.success ? 'ok' : 'error', seq, `Subagent ${p.agent} ${p.success ? 'finished' : 'failed'}`, p.output);
           return;
         }
-        task.status.replaceWith(statusChip(p.success === true ? 'completed' : 'failed'));
-        task.output.textContent = str(p.output);
+        task.status.replaceWith(statusChip(p.success ? 'completed' : 'failed'));
+        task.output.textContent = p.output;
         markSeq(task.element, seq);
         return;
       }
@@ -241,105 +241,112 @@ export class RunBlock {
         this.notice('info', seq, 'Planning…');
         return;
       case 'planning_end':
-        this.renderPlan(p.plan as ExecutionPlan | undefined, seq);
+        this.renderPlan(event.payload.plan, seq);
         return;
       case 'step_start':
       case 'step_end':
-        this.step(event.type, p, seq);
+        this.step(event, seq);
         return;
-      case 'task_updated': {
-        const tasks = Array.isArray(p.tasks) ? (p.tasks as { content?: unknown; status?: unknown }[]) : [];
-        this.block('tasks', seq, el('p', { class: 'role' }, 'Tasks'), el('ul', {}, ...tasks.map((task) => el('li', { class: `task task-${str(task.status)}` }, statusChip(str(task.status)), ' ', str(task.content)))));
+      case 'task_updated':
+        this.block('tasks', seq, el('p', { class: 'role' }, 'Tasks'), el('ul', {}, ...event.payload.tasks.map((task) => el('li', { class: `task task-${task.status}` }, statusChip(task.status), ' ', task.content))));
+        return;
+      case 'goal_extracted':
+        this.notice('info', seq, `Goal: ${event.payload.goal.description}`);
+        return;
+      case 'goal_progress': {
+        const p = event.payload;
+        this.notice('info', seq, `Goal progress ${Math.round(p.progress * 100)}% (${p.completed_steps}/${p.total_steps} steps)`);
         return;
       }
-      case 'goal_extracted':
-        this.notice('info', seq, `Goal: ${str((p.goal as { description?: unknown } | undefined)?.description)}`);
-        return;
-      case 'goal_progress':
-        this.notice('info', seq, `Goal progress ${Math.round((num(p.progress) ?? 0) * 100)}% (${str(p.completed_steps)}/${str(p.total_steps)} steps)`);
-        return;
       case 'goal_achieved':
-        this.notice('ok', seq, `Goal achieved: ${str(p.goal)} in ${formatDuration(num(p.duration_ms))}`);
+        this.notice('ok', seq, `Goal achieved: ${event.payload.goal} in ${formatDuration(event.payload.duration_ms)}`);
         return;
-      case 'context_compacted':
-        this.notice('info', seq, `Context compacted: ${str(p.before_messages)} → ${str(p.after_messages)} messages (was ${Math.round(num(p.percent_before) ?? 0)}% full)`, p.summary);
+      case 'context_compacted': {
+        const p = event.payload;
+        this.notice('info', seq, `Context compacted: ${p.before_messages} → ${p.after_messages} messages (was ${Math.round(p.percent_before)}% full)`, p.summary);
         return;
+      }
       case 'budget_threshold_hit':
-        this.notice('warn', seq, `Budget ${str(p.kind)} threshold: ${str(p.resource)} ${str(p.consumed)} of ${p.limit === null ? '?' : str(p.limit)}${p.message ? ` — ${str(p.message)}` : ''}`);
+      case 'budget_exhausted': {
+        const p = event.payload;
+        const what = `${p.resource} ${p.consumed} of ${p.limit === null ? '?' : p.limit}${p.message ? ` — ${p.message}` : ''}`;
+        if (event.type === 'budget_exhausted') this.notice('error', seq, `Budget exhausted: ${what}`);
+        else this.notice('warn', seq, `Budget ${p.kind} threshold: ${what}`);
         return;
-      case 'budget_exhausted':
-        this.notice('error', seq, `Budget exhausted: ${str(p.resource)} ${str(p.consumed)} of ${p.limit === null ? '?' : str(p.limit)}${p.message ? ` — ${str(p.message)}` : ''}`);
-        return;
+      }
       case 'run_warning':
-        this.notice('warn', seq, `Warning (${str(p.source)}): ${str(p.message)}${p.fallback ? ` — ${str(p.fallback)}` : ''}`);
+        this.notice('warn', seq, `Warning (${event.payload.source}): ${event.payload.message}${event.payload.fallback ? ` — ${event.payload.fallback}` : ''}`);
         return;
       case 'provider_retry':
-        this.notice('warn', seq, `Provider retry ${str(p.attempt)}/${str(p.threshold)}: ${str(p.message)}`);
+        this.notice('warn', seq, `Provider retry ${event.payload.attempt}/${event.payload.threshold}: ${event.payload.message}`);
         return;
       case 'continuation_injected':
-        this.notice('info', seq, `The model looked unfinished: continuation ${str(p.continuation)} injected`);
+        this.notice('info', seq, `The model looked unfinished: continuation ${event.payload.continuation} injected`);
         return;
       case 'run_resumed':
-        this.notice('info', seq, `Resumed from run ${str(p.from_run_id)} at turn ${str(p.turn)}`);
+        this.notice('info', seq, `Resumed from run ${event.payload.from_run_id} at turn ${event.payload.turn}`);
         return;
       case 'command_dead_lettered':
-      case 'queue_alert':
       case 'persistence_failed':
-        this.notice('error', seq, `${event.type.replace(/_/g, ' ')}: ${str(p.error ?? p.message)}`, p);
+        this.notice('error', seq, `${event.type.replace(/_/g, ' ')}: ${event.payload.error}`, event.payload);
+        return;
+      case 'queue_alert':
+        this.notice('error', seq, `queue alert: ${event.payload.message}`, event.payload);
         return;
       case 'verification_started':
-        this.notice('info', seq, `Verifying ${str(p.subject)} (${str(p.commands)} command(s))…`);
+        this.notice('info', seq, `Verifying ${event.payload.subject} (${event.payload.commands} command(s))…`);
         return;
-      case 'verification_completed':
-        this.notice(p.status === 'passed' ? 'ok' : p.status === 'failed' ? 'error' : 'warn', seq, `Verification of ${str(p.subject)}: ${str(p.status)}`).dataset.reportId = str(p.report_id);
+      case 'verification_completed': {
+        const p = event.payload;
+        this.notice(p.status === 'passed' ? 'ok' : p.status === 'failed' ? 'error' : 'warn', seq, `Verification of ${p.subject}: ${p.status}`).dataset.reportId = p.report_id;
         return;
+      }
       case 'error':
-        this.notice('error', seq, `Error ${str(p.code)}: ${str(p.message)}`);
+        this.notice('error', seq, `Error ${event.payload.code}: ${event.payload.message}`);
         return;
       case 'agent_end':
         this.end(event, seq, at);
         return;
       default:
         if (TECHNICAL.has(event.type)) this.technicalEvent(event, seq);
-        else this.notice('info', seq, `${event.type}: ${preview(p, 120)}`);
+        else this.notice('info', seq, `${event.type}: ${preview(event.payload, 120)}`);
     }
   }
 
-  private renderPlan(plan: ExecutionPlan | undefined, seq: number | undefined): void {
+  private renderPlan(plan: ExecutionPlan, seq: number | undefined): void {
     const steps = new Map<string, HTMLElement>();
-    const items = (plan?.steps ?? []).map((step) => {
+    const items = plan.steps.map((step) => {
       const item = el('li', { class: 'step', 'data-step-id': step.id }, statusChip(step.status), ' ', step.content);
       steps.set(step.id, item);
       return item;
     });
-    const element = this.block('plan', seq, el('p', { class: 'role' }, 'Plan'), el('p', {}, plan?.goal ?? ''), el('ol', { class: 'steps' }, ...items));
+    const element = this.block('plan', seq, el('p', { class: 'role' }, 'Plan'), el('p', {}, plan.goal), el('ol', { class: 'steps' }, ...items));
     this.plan = { element, steps };
   }
 
-  private step(type: string, p: Record<string, unknown>, seq: number | undefined): void {
-    const item = this.plan?.steps.get(str(p.step_id));
+  private step(event: KnownEvent<'step_start' | 'step_end'>, seq: number | undefined): void {
+    const p = event.payload;
+    const item = this.plan?.steps.get(p.step_id);
     if (!item || !this.plan) {
-      this.notice('info', seq, type === 'step_start' ? `Step ${str(p.step_number)}/${str(p.total_steps)}: ${str(p.description)}` : `Step ${str(p.step_number)}/${str(p.total_steps)} ${str(p.status)}`);
+      this.notice('info', seq, event.type === 'step_start' ? `Step ${p.step_number}/${p.total_steps}: ${event.payload.description}` : `Step ${p.step_number}/${p.total_steps} ${event.payload.status}`);
       return;
     }
     const chip = item.querySelector('.chip');
-    chip?.replaceWith(statusChip(type === 'step_start' ? 'in progress' : str(p.status)));
+    chip?.replaceWith(statusChip(event.type === 'step_start' ? 'in progress' : event.payload.status));
     markSeq(item, seq);
   }
 
-  private end(event: AgentEvent, seq: number | undefined, at: number | undefined): void {
+  private end(event: KnownEvent<'agent_end'>, seq: number | undefined, at: number | undefined): void {
     const p = event.payload;
-    const status = str(p.status) || 'completed';
-    if (!this.sawText && str(p.text)) this.block('message message-assistant', undefined, el('span', { class: 'role' }, 'Assistant'), el('p', { class: 'message-text' }, str(p.text)));
-    const usage = p.usage as { total_tokens?: number } | undefined;
-    const tokens = usage?.total_tokens ?? this.tokens;
+    const status = p.status;
+    if (!this.sawText && p.text) this.block('message message-assistant', undefined, el('span', { class: 'role' }, 'Assistant'), el('p', { class: 'message-text' }, p.text));
     const duration = at !== undefined && this.startedMs !== undefined ? at - this.startedMs : undefined;
-    const error = p.error as { code?: string; message?: string } | undefined;
+    const error = p.error;
     const footer = this.block(
       `run-end run-end-${status}`,
       seq,
-      el('p', {}, statusChip(status), ` ${formatDuration(duration)} · ${tokens} tokens · ${str(p.tool_calls_count) || '0'} tool call(s)`, error ? ` · ${error.code ?? ''}: ${error.message ?? ''}` : ''),
-      verificationSummaryView(p.verification_summary as VerificationSummary | undefined, p.verification_summary_text as string | null | undefined),
+      el('p', {}, statusChip(status), ` ${formatDuration(duration)} · ${p.usage.total_tokens} tokens · ${p.tool_calls_count} tool call(s)`, error ? ` · ${error.code}: ${error.message}` : ''),
+      verificationSummaryView(p.verification_summary, p.verification_summary_text),
     );
     footer.setAttribute('role', 'status');
     this.setStatus(status);

@@ -263,27 +263,27 @@ export class SessionView implements ConsoleView {
 
   private onEvent(event: AgentEvent): void {
     if (!this.log.add(event)) return;
-    const p = event.payload;
     switch (event.type) {
       case 'confirmation_required': {
+        const p = event.payload;
         const call: PendingCall = {
-          toolId: String(p.tool_id),
-          toolName: String(p.tool_name),
+          toolId: p.tool_id,
+          toolName: p.tool_name,
           args: p.args,
-          ...(typeof p.args_digest === 'string' ? { argsDigest: p.args_digest } : {}),
-          ...(typeof p.rule === 'string' ? { rule: p.rule } : {}),
-          runId: typeof event.metadata.run_id === 'string' ? event.metadata.run_id : null,
-          ...(typeof p.timeout_ms === 'number' && typeof event.metadata.timestamp_ms === 'number' ? { deadlineMs: event.metadata.timestamp_ms + p.timeout_ms } : {}),
+          ...(p.args_digest !== undefined ? { argsDigest: p.args_digest } : {}),
+          ...(p.rule !== undefined ? { rule: p.rule } : {}),
+          runId: event.metadata.run_id ?? null,
+          deadlineMs: event.metadata.timestamp_ms + p.timeout_ms,
         };
         this.confirmations?.add(call);
         break;
       }
       case 'confirmation_received':
       case 'confirmation_timeout':
-        this.confirmations?.remove(String(p.tool_id));
+        this.confirmations?.remove(event.payload.tool_id);
         break;
       case 'verification_completed':
-        void this.showReport(String(p.report_id));
+        void this.showReport(event.payload.report_id);
         void this.verifications?.refresh();
         break;
       case 'agent_start':
@@ -296,6 +296,7 @@ export class SessionView implements ConsoleView {
         break;
     }
   }
+
 
   private async showReport(reportId: string): Promise<void> {
     try {

@@ -1,3 +1,4 @@
+import type { KnownEvent } from '../../src/protocol/agent-event-envelope.js';
 import { el, replaceChildren } from './el.js';
 import { formatDuration, formatJson, preview } from './format.js';
 import { markSeq } from './seq-marks.js';
@@ -70,17 +71,17 @@ export class ToolCard {
   }
 
   /** The call ended (tool_end): final output, exit code, duration. */
-  end(payload: Record<string, unknown>): void {
+  end(payload: KnownEvent<'tool_end'>['payload']): void {
     this.ended = true;
-    const exit = typeof payload.exit_code === 'number' ? payload.exit_code : undefined;
-    const ok = exit === 0;
-    this.output.textContent = typeof payload.output === 'string' ? payload.output : formatJson(payload.output);
-    this.setState(ok ? 'done' : `failed (exit ${exit ?? '?'})`, ok ? 'chip-ok' : 'chip-fail');
+    const ok = payload.exit_code === 0;
+    this.output.textContent = payload.output;
+    this.setState(ok ? 'done' : `failed (exit ${payload.exit_code})`, ok ? 'chip-ok' : 'chip-fail');
     this.element.classList.toggle('tool-failed', !ok);
-    const parts = [`exit ${exit ?? '?'}`, formatDuration(typeof payload.duration_ms === 'number' ? payload.duration_ms : undefined)];
-    if (payload.truncated === true) parts.push('output truncated');
-    if (typeof payload.artifact_id === 'string') parts.push(`artifact ${payload.artifact_id}`);
+    const parts = [`exit ${payload.exit_code}`, formatDuration(payload.duration_ms)];
+    if (payload.truncated) parts.push('output truncated');
+    if (payload.artifact_id !== undefined) parts.push(`artifact ${payload.artifact_id}`);
     if (payload.error_kind !== undefined) parts.push(`error: ${preview(payload.error_kind, 120)}`);
     replaceChildren(this.meta, parts.join(' · '));
   }
+
 }

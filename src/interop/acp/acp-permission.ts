@@ -1,5 +1,5 @@
 import type { AgentContext, PermissionOption } from '@agentclientprotocol/sdk';
-import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import { asAgentEventEnvelope, type KnownEvent } from '../../protocol/agent-event-envelope.js';
 import type { Caller } from '../../runtime/ports/caller.js';
 import { hasScope } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session/agent-session.js';
@@ -26,14 +26,14 @@ export function permissionOptions(alwaysActsOnce: boolean): PermissionOption[] {
  * caller's rights), or reject; a cancelled request rejects. The request is withdrawn ($/cancel_request) when
  * the confirmation is settled elsewhere first (another client, its timeout, a cancel); an error answer rejects. Never throws.
  */
-export async function askPermission(client: AgentContext, session: AgentSession, caller: Caller, event: EventEnvelope): Promise<void> {
-  const toolId = String(event.payload.tool_id ?? '');
-  const toolName = String(event.payload.tool_name ?? '');
+export async function askPermission(client: AgentContext, session: AgentSession, caller: Caller, event: KnownEvent<'confirmation_required'>): Promise<void> {
+  const { tool_id: toolId, tool_name: toolName, rule } = event.payload;
   const pending = session.pendingConfirmations().find((p) => p.toolId === toolId);
   if (!pending) return;
   const mayPassFloor = hasScope(caller, 'host_direct');
   const withdraw = new AbortController();
-  const unwatch = session.events.listen((later) => {
+  const unwatch = session.events.listen((envelope) => {
+    const later = asAgentEventEnvelope(envelope);
     if ((later.type === 'confirmation_received' || later.type === 'confirmation_timeout') && later.payload.tool_id === toolId) withdraw.abort();
   });
   const settle = (answer: Parameters<AgentSession['answerConfirmation']>[1]) => {
@@ -44,7 +44,6 @@ export async function askPermission(client: AgentContext, session: AgentSession,
     }
   };
   try {
-    const rule = typeof event.payload.rule === 'string' ? event.payload.rule : undefined;
     const answer = await client
       .request(
         'session/request_permission',

@@ -1,5 +1,5 @@
 import type { AgentContext, PromptResponse, StopReason } from '@agentclientprotocol/sdk';
-import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import { asAgentEventEnvelope, type AgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session/agent-session.js';
@@ -27,16 +27,17 @@ export function acpStopReason(record: RunRecord): StopReason {
 export async function runAcpPrompt(client: AgentContext, session: AgentSession, caller: Caller, input: string, signal: AbortSignal): Promise<PromptResponse> {
   const updates = new AcpRunUpdates();
   let runId: string | undefined;
-  const early: EventEnvelope[] = [];
+  const early: AgentEventEnvelope[] = [];
   let sent: Promise<void> = Promise.resolve();
-  const forward = (event: EventEnvelope) => {
+  const forward = (event: AgentEventEnvelope) => {
     for (const update of updates.map(event)) {
       sent = sent.then(() => client.notify('session/update', { sessionId: session.id, update })).catch(() => undefined);
     }
     // Asked once the updates before it (the tool call) are out; not awaited: other updates keep flowing.
     if (event.type === 'confirmation_required') sent = sent.then(() => void askPermission(client, session, caller, event));
   };
-  const unlisten = session.events.listen((event) => {
+  const unlisten = session.events.listen((envelope) => {
+    const event = asAgentEventEnvelope(envelope);
     if (runId === undefined) early.push(event);
     else if (event.metadata.run_id === runId) forward(event);
   });

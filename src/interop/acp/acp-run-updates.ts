@@ -1,11 +1,10 @@
 import type { PlanEntry, PlanEntryStatus, SessionUpdate } from '@agentclientprotocol/sdk';
-import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import type { AgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
+import type { PlanTask, TaskStatus } from '../../protocol/planning.js';
 import { acpToolKind } from './acp-tool-kind.js';
 
-const text = (value: unknown) => (typeof value === 'string' ? value : '');
-
 /** Our plan step status as an ACP plan entry status (skipped and cancelled steps count as done). */
-function entryStatus(status: unknown): PlanEntryStatus {
+function entryStatus(status: TaskStatus): PlanEntryStatus {
   if (status === 'in_progress') return 'in_progress';
   if (status === 'pending') return 'pending';
   return 'completed';
@@ -27,40 +26,39 @@ export class AcpRunUpdates {
   private plan: PlanStep[] = [];
 
   /** The updates one event becomes (none for events an editor has no view of). */
-  map(event: EventEnvelope): SessionUpdate[] {
-    const p = event.payload;
+  map(event: AgentEventEnvelope): SessionUpdate[] {
     switch (event.type) {
       case 'text_delta':
-        return text(p.text) === '' ? [] : [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: text(p.text) } }];
+        return event.payload.text === '' ? [] : [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.payload.text } }];
       case 'reasoning_delta':
-        return text(p.text) === '' ? [] : [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: text(p.text) } }];
+        return event.payload.text === '' ? [] : [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: event.payload.text } }];
       case 'tool_start':
-        return this.announce(text(p.id), text(p.name), undefined);
+        return this.announce(event.payload.id, event.payload.name, undefined);
       case 'tool_execution_start': {
-        const id = text(p.id);
-        if (!this.announced.has(id)) return this.announce(id, text(p.name), p.args, 'in_progress');
-        return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress', rawInput: p.args }];
+        const { id, name, args } = event.payload;
+        if (!this.announced.has(id)) return this.announce(id, name, args, 'in_progress');
+        return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress', rawInput: args }];
       }
       case 'tool_end': {
-        const id = text(p.id);
+        const p = event.payload;
         const failed = p.exit_code !== 0 || p.error_kind !== undefined;
         const update: SessionUpdate = {
           sessionUpdate: 'tool_call_update',
-          toolCallId: id,
+          toolCallId: p.id,
           status: failed ? 'failed' : 'completed',
-          content: [{ type: 'content', content: { type: 'text', text: text(p.output) } }],
-          rawOutput: { output: text(p.output), exit_code: p.exit_code, ...(p.error_kind !== undefined ? { error_kind: p.error_kind } : {}), truncated: p.truncated === true },
+          content: [{ type: 'content', content: { type: 'text', text: p.output } }],
+          rawOutput: { output: p.output, exit_code: p.exit_code, ...(p.error_kind !== undefined ? { error_kind: p.error_kind } : {}), truncated: p.truncated },
         };
-        return [...(this.announced.has(id) ? [] : this.announce(id, text(p.name), undefined)), update];
+        return [...(this.announced.has(p.id) ? [] : this.announce(p.id, p.name, undefined)), update];
       }
       case 'planning_end':
-        return this.setPlan((p.plan as { steps?: unknown } | undefined)?.steps);
+        return this.setPlan(event.payload.plan.steps);
       case 'task_updated':
-        return this.setPlan(p.tasks);
+        return this.setPlan(event.payload.tasks);
       case 'step_start':
-        return this.markStep(text(p.step_id), 'in_progress');
+        return this.markStep(event.payload.step_id, 'in_progress');
       case 'step_end':
-        return this.markStep(text(p.step_id), entryStatus(p.status));
+        return this.markStep(event.payload.step_id, entryStatus(event.payload.status));
       default:
         return [];
     }
@@ -72,12 +70,8 @@ export class AcpRunUpdates {
     return [{ sessionUpdate: 'tool_call', toolCallId: id, title: name, name, kind: acpToolKind(name), status, ...(args !== undefined ? { rawInput: args } : {}) }];
   }
 
-  private setPlan(steps: unknown): SessionUpdate[] {
-    if (!Array.isArray(steps)) return [];
-    this.plan = steps.map((step: Record<string, unknown>) => ({
-      id: text(step.id),
-      entry: { content: text(step.content), priority: step.priority === 'high' || step.priority === 'low' ? step.priority : 'medium', status: entryStatus(step.status) },
-    }));
+  private setPlan(steps: readonly PlanTask[]): SessionUpdate[] {
+    this.plan = steps.map((step) => ({ id: step.id, entry: { content: step.content, priority: step.priority, status: entryStatus(step.status) } }));
     return [this.planUpdate()];
   }
 

@@ -1,5 +1,5 @@
 import { EventType, type Event as AguiEvent, type Interrupt, type TokenUsage } from '@ag-ui/core';
-import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import type { AgentEventEnvelope, KnownEvent } from '../../protocol/agent-event-envelope.js';
 import type { PendingConfirmation } from '../../runtime/policy/confirmation-broker.js';
 
 /** The ids a stream speaks of: the AG-UI thread (our session), the client's run id and our run id. */
@@ -26,16 +26,8 @@ export const INTERRUPT_RESPONSE_SCHEMA = {
   required: ['approved'],
 } as const;
 
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' ? value : 0;
-}
-
 /**
- * Maps one run's EventEnvelopeV1 stream onto AG-UI events, keeping the open/close pairing AG-UI's
+ * Maps one run's events (the protocol's AgentEventEnvelope union) onto AG-UI events, keeping the open/close pairing AG-UI's
  * verifier demands: text and reasoning messages close before a tool call or at the turn's end, tool calls
  * close when their arguments are complete (turn end, confirmation or execution), and everything open is
  * closed before RUN_FINISHED. A pending confirmation ends the stream with an interrupt outcome; the run's
@@ -82,7 +74,7 @@ export class AguiEventMapper {
    * Take in an event the client already saw on an earlier stream (the run's events up to the interrupt it
    * resumes), to learn the open steps, tool calls and state without emitting anything.
    */
-  seed(event: EventEnvelope): void {
+  seed(event: AgentEventEnvelope): void {
     if (event.metadata.run_id !== this.ids.a3sRunId) return;
     if (event.type === 'confirmation_required') {
       // The earlier stream closed what was open here and ended with the interrupt.
@@ -94,13 +86,13 @@ export class AguiEventMapper {
   }
 
   /** The AG-UI events for one of our events (none for most). */
-  map(event: EventEnvelope): AguiEvent[] {
+  map(event: AgentEventEnvelope): AguiEvent[] {
     if (this.finished) return [];
     this.out = [];
     this.sequence = event.metadata.session_sequence;
     this.timestamp = event.metadata.timestamp_ms;
     if (event.type === 'session_closed') {
-      this.fail(`the session was closed (${str(event.payload.reason)}) before the run ended`, 'SESSION_CLOSED');
+      this.fail(`the session was closed (${event.payload.reason}) before the run ended`, 'SESSION_CLOSED');
       return this.take();
     }
     if (event.metadata.run_id !== this.ids.a3sRunId) return [];
@@ -128,35 +120,34 @@ export class AguiEventMapper {
     return this.take();
   }
 
-  private translate(event: EventEnvelope): void {
-    const p = event.payload;
+  private translate(event: AgentEventEnvelope): void {
     switch (event.type) {
       case 'turn_start':
         this.closeText();
         this.closeReasoning();
-        this.turnId = `${this.ids.a3sRunId}.t${num(p.turn)}`;
+        this.turnId = `${this.ids.a3sRunId}.t${event.payload.turn}`;
         this.turnTextId = undefined;
         this.segment = 0;
         return;
       case 'text_delta':
-        this.onText(str(p.text));
+        this.onText(event.payload.text);
         return;
       case 'reasoning_delta':
-        this.onReasoning(str(p.text));
+        this.onReasoning(event.payload.text);
         return;
       case 'tool_start':
-        this.onToolStart(str(p.id), str(p.name));
+        this.onToolStart(event.payload.id, event.payload.name);
         return;
       case 'tool_input_delta':
-        if (!this.openTools.has(str(p.id))) return;
-        this.argsSeen.add(str(p.id));
-        this.push({ type: EventType.TOOL_CALL_ARGS, toolCallId: str(p.id), delta: str(p.delta) });
+        if (!this.openTools.has(event.payload.id)) return;
+        this.argsSeen.add(event.payload.id);
+        this.push({ type: EventType.TOOL_CALL_ARGS, toolCallId: event.payload.id, delta: event.payload.delta });
         return;
       case 'tool_execution_start':
-        this.closeTool(str(p.id), p.args);
+        this.closeTool(event.payload.id, event.payload.args);
         return;
       case 'tool_end':
-        this.onToolEnd(str(p.id), str(p.output), num(p.exit_code));
+        this.onToolEnd(event.payload.id, event.payload.output, event.payload.exit_code);
         return;
       case 'turn_end':
         this.closeText();
@@ -164,35 +155,35 @@ export class AguiEventMapper {
         this.closeTools();
         return;
       case 'confirmation_required':
-        this.onConfirmation(str(p.tool_id));
+        this.onConfirmation(event.payload.tool_id);
         return;
       case 'step_start':
-        this.onStepStart(str(p.step_id), `${num(p.step_number)}. ${str(p.description)}`);
+        this.onStepStart(event.payload.step_id, `${event.payload.step_number}. ${event.payload.description}`);
         return;
       case 'step_end':
-        this.onStepEnd(str(p.step_id));
+        this.onStepEnd(event.payload.step_id);
         return;
       case 'planning_end':
-        this.snapshot({ plan: p.plan });
+        this.snapshot({ plan: event.payload.plan });
         return;
       case 'task_updated':
-        this.snapshot({ tasks: p.tasks });
+        this.snapshot({ tasks: event.payload.tasks });
         return;
       case 'goal_extracted':
-        this.snapshot({ goal: p.goal });
+        this.snapshot({ goal: event.payload.goal });
         return;
       case 'goal_progress':
-        this.snapshot({ goalProgress: { progress: p.progress, completedSteps: p.completed_steps, totalSteps: p.total_steps } });
+        this.snapshot({ goalProgress: { progress: event.payload.progress, completedSteps: event.payload.completed_steps, totalSteps: event.payload.total_steps } });
         return;
       case 'goal_achieved':
         this.snapshot({ goalAchieved: true });
         return;
       case 'error':
         // A run lost with its node ends here; any other failure is reported by agent_end.
-        if (p.code === 'NODE_LOST') this.fail(str(p.message), 'NODE_LOST');
+        if (event.payload.code === 'NODE_LOST') this.fail(event.payload.message, 'NODE_LOST');
         return;
       case 'agent_end':
-        this.onAgentEnd(p);
+        this.onAgentEnd(event.payload);
         return;
       default:
         return;
@@ -315,26 +306,15 @@ export class AguiEventMapper {
     this.finished = true;
   }
 
-  private onAgentEnd(p: Record<string, unknown>): void {
-    const status = p.status === 'completed' || p.status === 'cancelled' ? p.status : 'failed';
-    const error = p.error as { code?: unknown; message?: unknown } | undefined;
-    const usage = p.usage as Record<string, unknown> | undefined;
-    const meta = p.meta as Record<string, unknown> | undefined;
-    const tokens: TokenUsage | undefined = usage
-      ? {
-          ...(typeof meta?.provider === 'string' ? { provider: meta.provider } : {}),
-          ...(typeof meta?.request_model === 'string' ? { model: meta.request_model } : {}),
-          inputTokens: num(usage.prompt_tokens),
-          outputTokens: num(usage.completion_tokens),
-          totalTokens: num(usage.total_tokens),
-        }
-      : undefined;
-    this.end(
-      status,
-      { text: str(p.text), toolCallsCount: num(p.tool_calls_count), verificationStatus: p.verification_status },
-      error ? { code: str(error.code) || 'INTERNAL_ERROR', message: str(error.message) } : undefined,
-      tokens,
-    );
+  private onAgentEnd(p: KnownEvent<'agent_end'>['payload']): void {
+    const tokens: TokenUsage = {
+      ...(p.meta?.provider !== undefined ? { provider: p.meta.provider } : {}),
+      ...(p.meta?.request_model !== undefined ? { model: p.meta.request_model } : {}),
+      inputTokens: p.usage.prompt_tokens,
+      outputTokens: p.usage.completion_tokens,
+      totalTokens: p.usage.total_tokens,
+    };
+    this.end(p.status, { text: p.text, toolCallsCount: p.tool_calls_count, verificationStatus: p.verification_status }, p.error ? { code: p.error.code || 'INTERNAL_ERROR', message: p.error.message } : undefined, tokens);
   }
 
   private end(status: 'completed' | 'failed' | 'cancelled', result: Record<string, unknown>, error: { code: string; message: string } | undefined, usage: TokenUsage | undefined): void {

@@ -1,5 +1,5 @@
 import { CodeError } from '../../errors.js';
-import type { EventEnvelope } from '../../protocol/event-envelope.js';
+import { asAgentEventEnvelope, type AgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
 import type { AgentSession } from '../../runtime/session/agent-session.js';
 import type { AguiDecision } from './agui-run-input.js';
 
@@ -12,7 +12,7 @@ export interface AguiResumePoint {
   /** session_sequence of the earliest answered confirmation_required event (the stream continues after it). */
   after: number;
   /** The run's events up to and including that one (the mapper learns open steps and tool calls from them). */
-  seed: EventEnvelope[];
+  seed: AgentEventEnvelope[];
 }
 
 interface Remembered {
@@ -63,15 +63,18 @@ export class AguiInterruptLedger {
   /** The earliest confirmation event among the answered ones, and the run's events up to it. */
   private resumePoint(session: AgentSession, runId: string, ids: readonly string[]): AguiResumePoint {
     const wanted = new Set(ids);
-    const events = session.events.runPage(runId, -1, Number.MAX_SAFE_INTEGER)?.events ?? [];
-    const at = events.findIndex((e) => e.type === 'confirmation_required' && wanted.has(String(e.payload.tool_id)));
+    const events = (session.events.runPage(runId, -1, Number.MAX_SAFE_INTEGER)?.events ?? []).map(asAgentEventEnvelope);
+    const at = events.findIndex((e) => e.type === 'confirmation_required' && wanted.has(e.payload.tool_id));
     if (at < 0) return { a3sRunId: runId, after: session.events.lastSequence, seed: [] };
     const event = events[at]!;
     return { a3sRunId: runId, after: event.metadata.session_sequence, seed: events.slice(0, at + 1) };
   }
 
   private confirmationEvent(session: AgentSession, toolId: string): boolean {
-    return session.events.read(0, Number.MAX_SAFE_INTEGER).some((e) => e.type === 'confirmation_required' && e.payload.tool_id === toolId);
+    return session.events.read(0, Number.MAX_SAFE_INTEGER).some((envelope) => {
+      const e = asAgentEventEnvelope(envelope);
+      return e.type === 'confirmation_required' && e.payload.tool_id === toolId;
+    });
   }
 
   private key(session: AgentSession, toolId: string): string {

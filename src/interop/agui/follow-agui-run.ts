@@ -1,3 +1,4 @@
+import { asAgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { AgentSession } from '../../runtime/session/agent-session.js';
 import type { AguiEventMapper } from './agui-event-mapper.js';
@@ -34,13 +35,13 @@ export function followAguiRun({ session, mapper, stream, after, done }: AguiFoll
   if (stream.isClosed) return;
   const subscription = session.events.subscribe(after, (event) => {
     if (over()) return;
-    stream.write(mapper.map(event));
+    stream.write(mapper.map(asAgentEventEnvelope(event)));
     if (over()) finish();
   });
   unsubscribe = subscription.unsubscribe;
   for (const event of subscription.replay.events) {
     if (over()) break;
-    stream.write(mapper.map(event));
+    stream.write(mapper.map(asAgentEventEnvelope(event)));
   }
   if (over()) {
     finish();
