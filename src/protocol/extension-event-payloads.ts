@@ -3,7 +3,7 @@ import { BudgetEventFields } from './seed-event-payloads.js';
 
 const runStatus = z.enum(['created', 'planning', 'executing', 'verifying', 'completed', 'failed', 'cancelled']);
 
-/** Payload schemas of the server's extension event types (see EXTENSION_EVENT_TYPES). */
+/** Payload schemas of the server's extension event types; their keys are EXTENSION_EVENT_TYPES, in this order. */
 export const EXTENSION_EVENT_PAYLOADS = {
   /** A run's status moved (the seed's RunStatus machine, §1.4). */
   run_status_changed: z.object({ from: runStatus, to: runStatus }),
