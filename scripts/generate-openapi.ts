@@ -1,16 +1,16 @@
 // Writes openapi.yaml at the package root from the zod schemas the routes register, and README.md's event
-// table from the event registry (`npm run openapi`).
+// table from the event registry (`npm run openapi`), both through renderGeneratedDocs with the server's registries.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withEventTable } from '../src/server/render-event-table.js';
-import { openApiYamlPath, packageRoot, renderOpenApiYaml } from '../src/server/render-openapi.js';
+import { openApiYamlPath, packageRoot, renderGeneratedDocs } from '../src/server/render-openapi.js';
 
 /** Render the OpenAPI document into openapi.yaml and the event table into README.md. */
 export async function generateOpenApi(): Promise<string> {
   const path = openApiYamlPath();
-  writeFileSync(path, await renderOpenApiYaml());
-  const readme = join(packageRoot(), 'README.md');
-  writeFileSync(readme, withEventTable(readFileSync(readme, 'utf8')));
+  const readmePath = join(packageRoot(), 'README.md');
+  const generated = await renderGeneratedDocs(readFileSync(readmePath, 'utf8'));
+  writeFileSync(path, generated.openapiYaml);
+  writeFileSync(readmePath, generated.readme);
   return path;
 }
 

@@ -1,6 +1,8 @@
+import { EXTENSION_EVENT_PAYLOADS } from './extension-event-payloads.js';
+
 /**
  * The event catalog: every wire name, in one place. The seed's 52 v1 types come first, in the seed's
- * order (`agentEventTypesV1()`); the server's own extension types follow as a second, documented list.
+ * order (`agentEventTypesV1()`); the server's own extension types follow, named by their payload schemas.
  * The payload registry (event-registry.ts) has one zod schema per name; `tsc` fails when one is missing.
  */
 export const SEED_EVENT_TYPES = [
@@ -61,29 +63,15 @@ export const SEED_EVENT_TYPES = [
 /**
  * The server's own event types (not in the seed's catalog): run lifecycle, persistence, hooks, budgets,
  * MCP servers and verification. Consumers that only know the seed's catalog keep them as unknown types.
+ * They are the keys of EXTENSION_EVENT_PAYLOADS, in its order: a new extension event is its schema there
+ * (and its emit site), nothing else.
  */
-export const EXTENSION_EVENT_TYPES = [
-  'run_status_changed',
-  'run_resumed',
-  'continuation_injected',
-  'provider_retry',
-  'checkpoint_saved',
-  'session_closed',
-  'hook_blocked',
-  'budget_exhausted',
-  'mcp_server_connected',
-  'mcp_server_disconnected',
-  'mcp_tools_changed',
-  'verification_started',
-  'verification_completed',
-  'run_warning',
-  'workspace_warning',
-] as const;
+export const EXTENSION_EVENT_TYPES = Object.freeze(Object.keys(EXTENSION_EVENT_PAYLOADS)) as readonly ExtensionEventType[];
 
 /** A seed (v1 catalog) event type. */
 export type SeedEventType = (typeof SEED_EVENT_TYPES)[number];
 /** One of the server's extension event types. */
-export type ExtensionEventType = (typeof EXTENSION_EVENT_TYPES)[number];
+export type ExtensionEventType = keyof typeof EXTENSION_EVENT_PAYLOADS;
 /** Every event type the server knows: the seed's catalog, then the extensions. */
 export type EventType = SeedEventType | ExtensionEventType;
 

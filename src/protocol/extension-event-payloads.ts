@@ -3,7 +3,7 @@ import { BudgetEventFields } from './seed-event-payloads.js';
 
 const runStatus = z.enum(['created', 'planning', 'executing', 'verifying', 'completed', 'failed', 'cancelled']);
 
-/** Payload schemas of the server's extension event types (see EXTENSION_EVENT_TYPES). */
+/** Payload schemas of the server's extension event types; their keys are EXTENSION_EVENT_TYPES, in this order. */
 export const EXTENSION_EVENT_PAYLOADS = {
   /** A run's status moved (the seed's RunStatus machine, §1.4). */
   run_status_changed: z.object({ from: runStatus, to: runStatus }),
@@ -11,8 +11,20 @@ export const EXTENSION_EVENT_PAYLOADS = {
   run_resumed: z.object({ from_run_id: z.string(), turn: z.number().int().nonnegative() }),
   /** The model stopped calling tools but looked unfinished: the continuation prompt was injected. */
   continuation_injected: z.object({ turn: z.number().int().positive(), continuation: z.number().int().positive() }),
-  /** A retryable provider failure that will be retried; the run goes on (never an `error` event). */
-  provider_retry: z.object({ turn: z.number().int().positive(), attempt: z.number().int().positive(), threshold: z.number().int().positive(), message: z.string() }),
+  /**
+   * A retryable provider failure (429, 5xx, a dropped connection) that will be retried after `delay_ms`
+   * (the provider's Retry-After, capped at 30 s, else backoff); the run goes on (never an `error` event).
+   * `attempt` counts retries from 1, `threshold` is the retries allowed (`providers.<name>.max_retries`),
+   * `status` the HTTP status (null without one), `turn` absent for a helper call (planning, compaction).
+   */
+  provider_retry: z.object({
+    turn: z.number().int().positive().optional(),
+    attempt: z.number().int().positive(),
+    threshold: z.number().int().positive(),
+    status: z.number().int().nullable(),
+    delay_ms: z.number().int().nonnegative(),
+    message: z.string(),
+  }),
   /** The run's loop checkpoint was written after a tool round. */
   checkpoint_saved: z.object({ turn: z.number().int().nonnegative(), store: z.string() }),
   /** The session was closed (`closed` by a client, or passivated, taken over, shut down). */

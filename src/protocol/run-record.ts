@@ -51,7 +51,14 @@ export type AgentResult = z.infer<typeof AgentResultSchema>;
  * records stored by earlier versions may hold other codes (an errno code, say); they read as INTERNAL_ERROR
  * so such snapshots stay loadable.
  */
-export const RunErrorSchema = z.object({ code: z.enum(RUN_ERROR_CODES).catch('INTERNAL_ERROR'), message: z.string() }).meta({ id: 'RunError' });
+export const RunErrorSchema = z
+  .object({
+    code: z.enum(RUN_ERROR_CODES).catch('INTERNAL_ERROR'),
+    message: z.string(),
+    /** The provider's last HTTP status, for PROVIDER_ERROR and CIRCUIT_BREAKER_OPEN when it answered one. */
+    status: z.number().int().min(100).max(599).optional(),
+  })
+  .meta({ id: 'RunError' });
 
 /** A run's error. */
 export type RunError = z.infer<typeof RunErrorSchema>;

@@ -105,7 +105,7 @@ export const SEED_EVENT_PAYLOADS = {
     verification_summary_text: z.string().nullable(),
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   }),
-  error: z.object({ message: z.string(), code: z.enum(RUN_ERROR_CODES) }),
+  error: z.object({ message: z.string(), code: z.enum(RUN_ERROR_CODES), status: z.number().int().min(100).max(599).optional() }),
   confirmation_required: z.object({ tool_id: z.string(), tool_name: z.string(), args: z.unknown(), timeout_ms: z.number().int().nonnegative(), args_digest: z.string().optional(), rule: z.string().optional() }),
   confirmation_received: z.object({ tool_id: z.string(), approved: z.boolean(), reason: z.string().nullable(), tool_name: z.string().optional() }),
   confirmation_timeout: z.object({ tool_id: z.string(), action_taken: z.enum(['rejected', 'auto_approved']), tool_name: z.string().optional() }),

@@ -3,7 +3,7 @@ import { CodeError } from '../errors.js';
 import { ArtifactParamsSchema, ArtifactResponseSchema, ErrorBodySchema, SessionParamsSchema, ToolCallBodySchema, ToolListResponseSchema, ToolParamsSchema, ToolResultResponseSchema } from '../protocol/http.js';
 import { ProgramBodySchema, programBodyToArgs } from '../protocol/program-args.js';
 import type { ToolCallOutcome } from '../runtime/invocation/tool-invoker.js';
-import { toolSpec } from '../runtime/tools/tool-registry.js';
+import { toolListEntry } from '../runtime/tools/tool-registry.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -29,10 +29,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/tools', summary: 'Tool names and JSON-schema definitions', scope: 'sessions', params: SessionParamsSchema, responses: { 200: ToolListResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => ({
-      tools: agent
-        .getSession(params.id, caller)
-        .registry.list()
-        .map((tool) => ({ ...toolSpec(tool), readOnly: tool.readOnly })),
+      tools: agent.getSession(params.id, caller).registry.list().map(toolListEntry),
     }),
   );
   addRoute(

@@ -1,9 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE } from '../errors.js';
-import { EVENT_TYPES, isCanonicalEventType } from '../protocol/event-catalog.js';
-import { EVENT_PAYLOAD_SCHEMAS } from '../protocol/event-registry.js';
 import { ErrorBodySchema } from '../protocol/http.js';
+import { toolListEntry } from '../runtime/tools/tool-registry.js';
+import { defaultDocRegistries, type DocRegistries } from './doc-registries.js';
 import { admitsWork, isSessionScoped, type OpenApiOperation, type OpenApiRegistry } from './openapi-registry.js';
 
 /** A JSON value as it appears in the generated document. */
@@ -201,8 +201,11 @@ function buildOperation(collector: SchemaCollector, operation: OpenApiOperation)
   return out;
 }
 
-/** Build the OpenAPI 3.1 document for every operation in the registry, in a stable order. */
-export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInfo): Record<string, unknown> {
+/**
+ * Build the OpenAPI 3.1 document for every operation in the registry, in a stable order, with the event types
+ * and built-in tools of `docs` (the server's own by default).
+ */
+export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInfo, docs: DocRegistries = defaultDocRegistries()): Record<string, unknown> {
   const collector = new SchemaCollector();
   const byPath = new Map<string, Map<string, OpenApiOperation>>();
   for (const operation of registry.operations) {
@@ -224,10 +227,15 @@ export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInf
     paths[path] = item;
   }
   // The event registry: every EventEnvelopeV1 type with its payload schema, the seed's catalog first.
-  const events: JsonObject[] = EVENT_TYPES.map((type) => {
-    const entry: JsonObject = { type, catalog: isCanonicalEventType(type) ? 'seed' : 'extension' };
-    collector.convert(EVENT_PAYLOAD_SCHEMAS[type], 'output', entry, 'payload');
+  const events: JsonObject[] = docs.events.map(({ type, catalog, payload }) => {
+    const entry: JsonObject = { type, catalog };
+    collector.convert(payload, 'output', entry, 'payload');
     return entry;
+  });
+  // The built-in tools as GET /v1/sessions/:id/tools lists them (the model sees the same name, text and schema).
+  const tools: JsonObject[] = docs.tools.map((tool) => {
+    const { name, description, parameters, readOnly } = toolListEntry(tool);
+    return { name, readOnly, description, parameters: parameters as JsonObject };
   });
   const schemas = collector.finish();
   const infoObject: JsonObject = { title: info.title, version: info.version };
@@ -243,6 +251,7 @@ export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInf
       },
     },
     'x-event-types': events,
+    'x-builtin-tools': tools,
     'x-error-codes': Object.entries(ERROR_CATALOGUE).map(([code, entry]) => ({ code, status: entry.status, description: entry.description })),
     // Codes a run fails with (RunError.code, `error` events): no HTTP status of their own.
     'x-run-error-codes': Object.entries(RUN_ERROR_CATALOGUE).map(([code, description]) => ({ code, description })),

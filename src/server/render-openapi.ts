@@ -6,7 +6,9 @@ import { stringify } from 'yaml';
 import { buildApp } from '../app.js';
 import { CodeConfigSchema } from '../config/code-config.js';
 import { createRuntimeContext } from '../context.js';
+import { defaultDocRegistries, type DocRegistries } from './doc-registries.js';
 import { buildOpenApiDocument } from './openapi-document.js';
+import { withEventTable } from './render-event-table.js';
 
 const HEADER = ['# Generated from the zod schemas the routes register with (src/server/openapi-document.ts).', '# Do not edit by hand: run `npm run openapi` to regenerate it.', ''].join('\n');
 
@@ -26,8 +28,22 @@ export function openApiYamlPath(): string {
   return join(packageRoot(), 'openapi.yaml');
 }
 
+/** The generated files' text: openapi.yaml, and README.md with its event table. */
+export interface GeneratedDocs {
+  openapiYaml: string;
+  readme: string;
+}
+
+/**
+ * The one generator of openapi.yaml and README's event table, from the given registries (the server's own
+ * by default): `scripts/generate-openapi.ts` writes what it returns; a test passes registries with fixtures.
+ */
+export async function renderGeneratedDocs(readme: string, docs: DocRegistries = defaultDocRegistries()): Promise<GeneratedDocs> {
+  return { openapiYaml: await renderOpenApiYaml(docs), readme: withEventTable(readme, docs.events) };
+}
+
 /** Build the app with a minimal in-memory config (never listening) and render its OpenAPI document as YAML text. */
-export async function renderOpenApiYaml(): Promise<string> {
+export async function renderOpenApiYaml(docs: DocRegistries = defaultDocRegistries()): Promise<string> {
   const root = packageRoot();
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string };
   const config = CodeConfigSchema.parse({ storageBackend: 'memory', logLevel: 'silent', workspaceRoots: [root] });
@@ -35,11 +51,8 @@ export async function renderOpenApiYaml(): Promise<string> {
   const { app } = await buildApp(ctx);
   try {
     await app.ready();
-    const document = buildOpenApiDocument(ctx.openapi, {
-      title: 'A3S Code Server',
-      version: pkg.version ?? '0.0.0',
-      description: 'HTTP and WebSocket control plane for coding agents.',
-    });
+    const info = { title: 'A3S Code Server', version: pkg.version ?? '0.0.0', description: 'HTTP and WebSocket control plane for coding agents.' };
+    const document = buildOpenApiDocument(ctx.openapi, info, docs);
     // No anchors/aliases for shared objects and no line folding, so the text is stable and easy to diff.
     return HEADER + stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 });
   } finally {

@@ -222,18 +222,26 @@ describe('OpenAiProvider against the strict fake provider', () => {
     fake.assertDone();
   });
 
-  it('sends the API key and JSON content type, and honours the retry headers of a failed response', async () => {
+  it('sends the API key and JSON content type, never retries itself, and reports the retry headers of a failed response', async () => {
     const retrying = new OpenAiProvider({ apiKey: 'test-key', baseUrl: fake.baseUrl, maxRetries: 1 });
     try {
-      fake.script({ error: { status: 503, message: 'overloaded', headers: { 'retry-after-ms': '1' } } }, { text: 'second time lucky' });
+      // The LLM invoker retries (max_retries); the provider makes one request and says what the answer asked for.
+      expect(retrying.maxRetries).toBe(1);
+      const defaults = new OpenAiProvider({ baseUrl: fake.baseUrl });
+      expect(defaults.maxRetries).toBe(2);
+      await defaults.close();
+      fake.script({ error: { status: 503, message: 'overloaded', headers: { 'retry-after-ms': '1' } } }, { error: { status: 429, message: 'slow', headers: { 'retry-after': '3' } } }, { text: 'second time lucky' });
+      expect(await failure(retrying, request())).toMatchObject({ name: 'LlmProviderError', status: 503, retryable: true, retryAfterMs: 1 });
+      expect(fake.requests).toHaveLength(1);
+      expect(await failure(retrying, request())).toMatchObject({ status: 429, retryable: true, retryAfterMs: 3000 });
       const events = await collect(retrying, request());
       expect(events[0]).toEqual({ type: 'text_delta', text: 'second time lucky' });
-      expect(fake.requests).toHaveLength(2);
-      expect(fake.requests[1]?.headers).toMatchObject({ authorization: 'Bearer test-key', 'content-type': 'application/json', 'x-stainless-retry-count': '1' });
-      // x-should-retry: false overrides the status: a 503 the server calls final is not retried.
-      fake.script({ error: { status: 503, message: 'final', headers: { 'x-should-retry': 'false' } } });
-      expect(await failure(retrying, request())).toMatchObject({ name: 'LlmProviderError', status: 503 });
       expect(fake.requests).toHaveLength(3);
+      expect(fake.requests[2]?.headers).toMatchObject({ authorization: 'Bearer test-key', 'content-type': 'application/json', 'x-stainless-retry-count': '0' });
+      // x-should-retry: false overrides the status: a 503 the server calls final is not retryable.
+      fake.script({ error: { status: 503, message: 'final', headers: { 'x-should-retry': 'false' } } });
+      expect(await failure(retrying, request())).toMatchObject({ name: 'LlmProviderError', status: 503, retryable: false, retryAfterMs: undefined });
+      expect(fake.requests).toHaveLength(4);
       fake.assertDone();
     } finally {
       await retrying.close();
@@ -320,11 +328,12 @@ describe('OpenAiProvider against the strict fake provider', () => {
 });
 
 describe('OpenAiProvider endpoint settings', () => {
-  it('posts to chatUrl exactly, with the configured headers, on every retry', async () => {
+  it('posts to chatUrl exactly, with the configured headers, on every request', async () => {
     const custom = await startFakeProvider({ chatPath: '/openai/deployments/d1/chat/completions' });
     const routed = new OpenAiProvider({ apiKey: 'k', chatUrl: `${custom.rootUrl}/openai/deployments/d1/chat/completions`, headers: { 'X-Team': 'docs' }, maxRetries: 1 });
     try {
-      custom.script({ error: { status: 500, message: 'again', headers: { 'retry-after-ms': '1' } } }, { text: 'routed' });
+      custom.script({ error: { status: 500, message: 'again' } }, { text: 'routed' });
+      expect(await failure(routed, request())).toMatchObject({ status: 500, retryable: true });
       const events = await collect(routed, request());
       expect(events).toContainEqual({ type: 'text_delta', text: 'routed' });
       custom.assertDone();

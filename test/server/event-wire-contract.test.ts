@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCanonicalEventType, isKnownEventType } from '../../src/protocol/event-catalog.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { EVENT_PAYLOAD_SCHEMAS } from '../../src/protocol/event-registry.js';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { startWebhookServer, type WebhookServer } from '../support/webhook-server.js';
 import { subscribe, type EventSubscriber } from '../support/ws-client.js';
@@ -101,6 +102,7 @@ async function pendingConfirmation(t: TestServer, id: string): Promise<{ toolId:
 
 describe('event wire contract: every emitted payload carries the seed fields under the seed names', () => {
   let t: TestServer;
+  let fake: FakeProvider;
   let hooks: WebhookServer;
   const sockets: EventSubscriber[] = [];
 
@@ -112,7 +114,9 @@ describe('event wire contract: every emitted payload carries the seed fields und
 
   beforeAll(async () => {
     hooks = await startWebhookServer({ '/block': { body: { action: 'block', reason: 'not today' } } });
-    t = await startTestServer({ files: { 'a.txt': 'alpha\n' } });
+    // One retry per provider call (providers.openai.max_retries 1), so a failing call shows provider_retry.
+    fake = await startFakeProvider();
+    t = await startTestServer({ fake, files: { 'a.txt': 'alpha\n' }, config: { providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries: 1 } } } });
 
     // Text, reasoning, read + streamed bash output, a denied write: the core of one streamed turn.
     const core = await session({ permissionPolicy: { allow: ['read', 'bash'], deny: ['write'] } });
@@ -164,6 +168,7 @@ describe('event wire contract: every emitted payload carries the seed fields und
   afterAll(async () => {
     for (const socket of sockets) socket.close();
     await t?.close();
+    await fake?.close();
     await hooks?.close();
   });
 

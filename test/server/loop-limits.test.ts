@@ -1,9 +1,9 @@
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/protocol/chat-message.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { CONTINUATION_PROMPT } from '../../src/runtime/prompt/system-prompt.js';
-import type { RecordedRequest } from '../support/fake-provider.js';
+import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
 import { createSession, history, ofType, runAndWait, runEvents, useTestServers } from '../support/run-helpers.js';
 
 const server = useTestServers();
@@ -265,8 +265,19 @@ describe('loop limits over HTTP', () => {
 });
 
 describe('provider failures and the circuit breaker', () => {
-  it('retries 500s and completes when fewer than the threshold fail in a row', async () => {
-    const t = await server();
+  // Retries are the provider's max_retries (test/server/provider-retry.test.ts has the retry layer's own cases).
+  const fakes: FakeProvider[] = [];
+  afterEach(async () => {
+    for (const fake of fakes.splice(0)) await fake.close();
+  });
+  const retrying = (maxRetries: number) => async (options: { files?: Record<string, string> } = {}) => {
+    const fake = await startFakeProvider();
+    fakes.push(fake);
+    return server({ ...options, fake, config: { providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries } } } });
+  };
+
+  it('retries 500s up to max_retries and completes when a retry succeeds', async () => {
+    const t = await retrying(2)();
     const id = await createSession(t, { circuitBreakerThreshold: 3 });
     t.fake.script({ error: { status: 500, message: 'boom 1' } }, { error: { status: 503, message: 'boom 2' } }, { text: 'Recovered.' });
     const { run, result, runId } = await runAndWait(t, id, 'hello');
@@ -275,30 +286,33 @@ describe('provider failures and the circuit breaker', () => {
     expect(result.text).toBe('Recovered.');
     const events = await runEvents(t, id, runId);
     expect(ofType(events, 'error')).toEqual([]);
-    expect(ofType(events, 'provider_retry').map((e) => e.payload.attempt)).toEqual([1, 2]);
+    expect(ofType(events, 'provider_retry').map((e) => [e.payload.attempt, e.payload.status])).toEqual([
+      [1, 500],
+      [2, 503],
+    ]);
     expect(await history(t, id)).toEqual([
       { role: 'user', content: 'hello' },
       { role: 'assistant', content: 'Recovered.' },
     ]);
   });
 
-  it('opens the breaker after threshold consecutive retryable failures', async () => {
-    const t = await server();
-    const id = await createSession(t, { circuitBreakerThreshold: 2 });
+  it('opens the breaker after threshold calls in a row failed, each after its retries', async () => {
+    const t = await retrying(1)();
+    const id = await createSession(t, { circuitBreakerThreshold: 1 });
     t.fake.script({ error: { status: 500, message: 'down 1' } }, { error: { status: 502, message: 'down 2' } });
     const { run, runId } = await runAndWait(t, id, 'hello');
     t.fake.assertDone();
     expect(run.status).toBe('failed');
     expect(run.error?.code).toBe('CIRCUIT_BREAKER_OPEN');
-    expect(run.error?.message).toContain('circuitBreakerThreshold 2');
+    expect(run.error?.message).toContain('circuitBreakerThreshold 1');
     const events = await runEvents(t, id, runId);
     expect(ofType(events, 'provider_retry').map((e) => e.payload.attempt)).toEqual([1]);
     expect(ofType(events, 'error').map((e) => e.payload.code)).toEqual(['CIRCUIT_BREAKER_OPEN']);
     expect(ofType(events, 'agent_end')[0].payload).toMatchObject({ status: 'failed', error: { code: 'CIRCUIT_BREAKER_OPEN' } });
   });
 
-  it('a failure streak is per turn: a success in between resets the count', async () => {
-    const t = await server({ files: { 'a.txt': 'A\n' } });
+  it('retries are per call: a success in between starts the count again', async () => {
+    const t = await retrying(1)({ files: { 'a.txt': 'A\n' } });
     const id = await createSession(t, { circuitBreakerThreshold: 2 });
     t.fake.script(
       { error: { status: 500, message: 'blip' } },

@@ -20,6 +20,8 @@ const V1 = 'v1-2026-12-02';
 const V1_PIN = 'v1-2026-12-02-pin';
 /** The same sessions and one with an "allow always" grant, saved once sessions carry `permissionGrants`. */
 const V1_GRANTS = 'v1-2026-12-02-grants';
+/** The same sessions and one whose run the provider failed, saved once a run error carries `status`. */
+const V1_RUN_STATUS = 'v1-2026-12-02-run-status';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
@@ -66,6 +68,11 @@ describe('frozen SessionSnapshotV1 fixtures', () => {
       `${V1_PIN}/acme/acme-closed.json`,
       `${V1_PIN}/default/artifacts-tasks.json`,
       `${V1_PIN}/default/plain-tool-run.json`,
+      `${V1_RUN_STATUS}/acme/acme-closed.json`,
+      `${V1_RUN_STATUS}/default/allow-always.json`,
+      `${V1_RUN_STATUS}/default/artifacts-tasks.json`,
+      `${V1_RUN_STATUS}/default/plain-tool-run.json`,
+      `${V1_RUN_STATUS}/default/provider-failed.json`,
     ]);
   });
 
@@ -241,6 +248,27 @@ describe(`the ${V1_GRANTS} fixtures: an "allow always" grant restored`, () => {
     expect((await runAndWait(t, 'plain-tool-run', 'Again?')).result.text).toBe('Plain.');
     await eventually(() => storedFile(dataDir, 'default', 'plain-tool-run').run_records.length === 2, 'the run to be saved');
     expect(storedFile(dataDir, 'default', 'plain-tool-run').session.permissionGrants).toBeUndefined();
+    t.fake.assertDone();
+  });
+});
+
+describe(`the ${V1_RUN_STATUS} fixtures: a failed run's status restored`, () => {
+  const start = useTestServers();
+
+  it("provider-failed: the run is served with PROVIDER_ERROR and status 500, and saved with it again", async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'hello.txt': 'hello\n' });
+    const failed = stage(`${V1_RUN_STATUS}/default/provider-failed.json`, dataDir, workspace);
+    expect(failed.run_records[0]?.error).toMatchObject({ code: 'PROVIDER_ERROR', status: 500 });
+    const t = await start({ dataDir, root });
+    const runs = (await request(t.url).get('/v1/sessions/provider-failed/runs').expect(200)).body.runs;
+    expect(runs).toEqual([expect.objectContaining({ status: 'failed', error: failed.run_records[0]!.error })]);
+    t.fake.script({ text: 'Hello.' });
+    expect((await runAndWait(t, 'provider-failed', 'Again?')).result.text).toBe('Hello.');
+    await eventually(() => storedFile(dataDir, 'default', 'provider-failed').run_records.length === 2, 'the run to be saved');
+    expect(storedFile(dataDir, 'default', 'provider-failed').run_records[0]?.error).toEqual(failed.run_records[0]!.error);
     t.fake.assertDone();
   });
 });

@@ -31,7 +31,7 @@ export function freeze(text: string, workspace: string, tempDirs: readonly strin
  * verbatim), into `outDir/<tenant>/<id>.json`; returns the files written (relative to outDir).
  */
 export async function generateSnapshotFixtures(outDir: string): Promise<string[]> {
-  return [await plainToolRun(outDir), await acmeClosed(outDir), await artifactsTasksVerification(outDir), await allowAlways(outDir)];
+  return [await plainToolRun(outDir), await acmeClosed(outDir), await artifactsTasksVerification(outDir), await allowAlways(outDir), await providerFailed(outDir)];
 }
 
 interface Produced {
@@ -146,5 +146,15 @@ function allowAlways(outDir: string): Promise<string> {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     throw new Error('the run did not finish');
+  });
+}
+
+/** (e) A run the provider failed (HTTP 500, no retries configured): its run record's error carries the status. */
+function providerFailed(outDir: string): Promise<string> {
+  return produce(outDir, 'default', 'provider-failed', { files: { 'project/hello.txt': 'hello\n' } }, async ({ t, workspace, sessionId }) => {
+    await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
+    t.fake.script({ error: { status: 500, message: 'the provider is down' } });
+    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Say hello', wait: true }).expect(200);
+    if (run.body.run.status !== 'failed' || run.body.run.error?.status !== 500) throw new Error(`run ended ${run.body.run.status} ${JSON.stringify(run.body.run.error)}`);
   });
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildVerificationSummary, StoredVerificationReportSchema, VerificationReportSchema } from '../../src/protocol/verification.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
-import { makeSnapshot } from '../support/snapshot-fixtures.js';
+import { readFrozenSnapshot } from '../support/frozen-snapshots.js';
 
 // Written once by the server before reports took the seed's shapes; never regenerate it.
 const OLD_REPORT: unknown = JSON.parse(readFileSync(new URL('./fixtures/report-written-before-seed-shapes.json', import.meta.url), 'utf8'));
@@ -24,7 +24,8 @@ describe('verification reports stored by earlier versions stay loadable', () => 
   });
 
   it('loads a whole snapshot holding an old report', () => {
-    const stored = JSON.parse(JSON.stringify(makeSnapshot('old', 1))) as Record<string, unknown>;
+    // A frozen snapshot an earlier server wrote, holding the old report.
+    const stored = readFrozenSnapshot('v1-2026-12-02/default/artifacts-tasks.json');
     stored.verification_reports = [OLD_REPORT];
     const parsed = parseSnapshot(stored, 'a file written before the seed shapes');
     expect(parsed.verification_reports[0].checks.map((c) => c.status)).toEqual(['failed', 'failed']);

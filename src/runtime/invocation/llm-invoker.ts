@@ -1,10 +1,12 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
-import type { LlmEventSink, LlmProvider, LlmRequest, LlmResponseFormat, LlmToolSpec } from '../llm/llm-provider.js';
+import { LlmProviderError, type LlmEventSink, type LlmProvider, type LlmRequest, type LlmResponseFormat, type LlmToolSpec } from '../llm/llm-provider.js';
 import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import { budgetEventPayload } from '../policy/budget/budget-event.js';
+import { abortableDelay } from '../signals/abortable-delay.js';
 import { GovernedCallError } from './governed-call-error.js';
 import type { InvocationContext } from './invocation-context.js';
+import { ProviderCallError, retryDelayMs } from './provider-retry.js';
 
 /** A model resolved from "provider/model": the provider client and the bare model name it expects. */
 export interface ResolvedModel {
@@ -41,14 +43,27 @@ export function estimateTokens(messages: readonly ChatMessage[], tools: readonly
   return Math.ceil(chars / 4);
 }
 
+/** Per-call options of LlmInvoker.stream. */
+export interface LlmCallOptions {
+  responseFormat?: LlmResponseFormat;
+  /** The run's turn, named in provider_retry events (helper calls have none). */
+  turn?: number;
+}
+
 /**
- * The one LLM invoker of a session: every provider call (turns, continuations, later compaction and
- * helper calls) goes through it. It consults the budget guard before the call (deny fails the run with
+ * The one LLM invoker of a session: every provider call (turns, continuations, compaction and helper
+ * calls) goes through it. It consults the budget guard before the call (deny fails the run with
  * BUDGET_EXHAUSTED, soft emits budget_threshold_hit), records the reported usage after it, tells
- * generate_start/generate_end hooks, and counts calls.
+ * generate_start/generate_end hooks, and counts requests. It is the one retry layer: a retryable failure
+ * (429, 5xx, a dropped connection) before any output is retried up to the provider's `max_retries`, each
+ * retry a `provider_retry` event after a wait (Retry-After, else exponential backoff); then the call fails
+ * with PROVIDER_ERROR and its status. The circuit breaker counts failed calls, not requests: after
+ * `circuitBreakerThreshold` calls in a row failed so, the next call is one probe request (no retries), and
+ * a failed probe is CIRCUIT_BREAKER_OPEN; any success closes it.
  */
 export class LlmInvoker {
   private calls = 0;
+  private failedCalls = 0;
 
   constructor(
     /** The session's current model (read at each call: `/model` may switch it between runs). */
@@ -60,7 +75,7 @@ export class LlmInvoker {
     return this.currentModel();
   }
 
-  /** Provider calls made through this invoker. */
+  /** Provider requests made through this invoker (each retry is one). */
   get callCount(): number {
     return this.calls;
   }
@@ -70,7 +85,7 @@ export class LlmInvoker {
    * SDKs may add abort listeners they never remove (the openai SDK does), and the link is dropped when the
    * call ends, so a long run does not collect one listener per turn.
    */
-  async stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, onEvent: LlmEventSink, responseFormat?: LlmResponseFormat): Promise<void> {
+  async stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, onEvent: LlmEventSink, options: LlmCallOptions = {}): Promise<void> {
     const governance = this.governance();
     const match = { sessionId: ctx.sessionId };
     if (governance.budget) {
@@ -95,7 +110,6 @@ export class LlmInvoker {
     const onAbort = (): void => call.abort(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
-    this.calls += 1;
     const model = this.model;
     const last = messages.at(-1);
     governance.hooks?.observe('generate_start', { session_id: ctx.sessionId, run_id: ctx.runId, model: model.id, prompt: last?.content ?? '', message_count: messages.length }, match);
@@ -105,18 +119,66 @@ export class LlmInvoker {
     const request: LlmRequest = { model: model.modelName, messages, tools, signal: call.signal };
     if (model.maxTokens !== undefined) request.maxTokens = model.maxTokens;
     if (model.temperature !== undefined) request.temperature = model.temperature;
-    if (responseFormat) request.responseFormat = responseFormat;
+    if (options.responseFormat) request.responseFormat = options.responseFormat;
+    // Once output reached the consumer a retry would repeat it: the failure is final.
+    let streamed = false;
+    const sink: LlmEventSink = (event) => {
+      if (event.type === 'usage') totalTokens += event.totalTokens;
+      else if (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start') {
+        streamed = true;
+        if (hooked && event.type === 'text_delta') responseText += event.text;
+      }
+      onEvent(event);
+    };
     try {
-      await model.provider.stream(request, (event) => {
-        if (event.type === 'usage') totalTokens += event.totalTokens;
-        else if (hooked && event.type === 'text_delta') responseText += event.text;
-        onEvent(event);
+      await this.withRetries(model.provider, ctx, options.turn, () => streamed, async () => {
+        this.calls += 1;
+        await model.provider.stream(request, sink);
       });
     } finally {
       signal.removeEventListener('abort', onAbort);
       // Streaming terminal usage is recorded even when the stream broke after reporting it.
       governance.budget?.recordUsage(totalTokens);
       governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: model.id, response_text: responseText, total_tokens: totalTokens }, match);
+    }
+  }
+
+  /** Makes the requests of one call: the first, and a retry per retryable failure, within max_retries and the breaker. */
+  private async withRetries(provider: LlmProvider, ctx: InvocationContext, turn: number | undefined, streamed: () => boolean, send: () => Promise<void>): Promise<void> {
+    const threshold = ctx.governance.circuitBreakerThreshold;
+    // An open breaker (threshold failed calls in a row) lets one probe request through, without retries.
+    const probing = this.failedCalls >= threshold;
+    const maxRetries = probing ? 0 : (provider.maxRetries ?? 0);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await send();
+        this.failedCalls = 0;
+        return;
+      } catch (error) {
+        // Cancellation, and what the consumer threw, pass unchanged (and are no provider failure).
+        if (ctx.signal.aborted || !(error instanceof LlmProviderError)) throw error;
+        const requests = attempt + 1;
+        if (!error.retryable || streamed()) throw new ProviderCallError('PROVIDER_ERROR', `provider call failed${statusText(error.status)}: ${error.message}`, error.status, requests);
+        if (attempt >= maxRetries) {
+          this.failedCalls += 1;
+          if (this.failedCalls >= threshold) {
+            throw new ProviderCallError('CIRCUIT_BREAKER_OPEN', `${this.failedCalls} provider calls in a row failed (circuitBreakerThreshold ${threshold}); last${statusText(error.status)} after ${requests} request(s): ${error.message}`, error.status, requests);
+          }
+          throw new ProviderCallError('PROVIDER_ERROR', `provider call failed${statusText(error.status)} after ${requests} request(s) (max_retries ${maxRetries}): ${error.message}`, error.status, requests);
+        }
+        const retry = attempt + 1;
+        const delay = retryDelayMs(error, retry);
+        ctx.emit('provider_retry', {
+          ...(turn !== undefined ? { turn } : {}),
+          attempt: retry,
+          threshold: maxRetries,
+          status: error.status ?? null,
+          delay_ms: delay,
+          message: `${turn !== undefined ? `turn ${turn}: ` : ''}provider failure${statusText(error.status)}, retry ${retry}/${maxRetries} in ${delay} ms: ${error.message}`,
+        });
+        // A cancel during the wait ends it at once; the loop then reports the run cancelled.
+        if (!(await abortableDelay(delay, ctx.signal))) throw error;
+      }
     }
   }
 
@@ -136,7 +198,7 @@ export class LlmInvoker {
         if (event.type === 'text_delta') text += event.text;
         else if (event.type === 'usage') addUsage(usage, event);
       },
-      responseFormat,
+      responseFormat ? { responseFormat } : {},
     );
     return { text, usage };
   }
@@ -146,4 +208,8 @@ export class LlmInvoker {
 export interface LlmCompletion {
   text: string;
   usage: Usage;
+}
+
+function statusText(status: number | undefined): string {
+  return status === undefined ? '' : ` (HTTP ${status})`;
 }

@@ -46,17 +46,25 @@ export interface LlmProvider {
   stream(request: LlmRequest, onEvent: LlmEventSink): Promise<void>;
   /** Releases the provider's connections (called once, when the server shuts down). */
   close?(): Promise<void>;
+  /**
+   * How often the LLM invoker retries a retryable failure of this provider (`providers.<name>.max_retries`);
+   * the provider itself never retries. Absent: 0.
+   */
+  readonly maxRetries?: number;
 }
 
-/** A provider failure with a retryable flag (used by the circuit breaker). */
+/** A provider failure with a retryable flag and the wait the provider asked for (used by the LLM invoker's retries). */
 export class LlmProviderError extends Error {
   readonly status: number | undefined;
   readonly retryable: boolean;
+  /** The provider's Retry-After, in ms from when the answer came, when it sent one. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, status: number | undefined, retryable: boolean) {
+  constructor(message: string, status: number | undefined, retryable: boolean, retryAfterMs?: number) {
     super(message);
     this.name = 'LlmProviderError';
     this.status = status;
     this.retryable = retryable;
+    this.retryAfterMs = retryAfterMs;
   }
 }

@@ -11,6 +11,7 @@ import type { ChatMessage } from '../../protocol/chat-message.js';
 import { LlmProviderError } from './llm-provider.js';
 import type { LlmEventSink, LlmProvider, LlmRequest, LlmStreamEvent, LlmToolSpec } from './llm-provider.js';
 import { createUndiciFetch, type UndiciFetch } from './undici-fetch.js';
+import { retryAfterMs } from './retry-after.js';
 
 /** Connection settings for an OpenAI-compatible chat-completions endpoint. */
 export interface OpenAiProviderOptions {
@@ -22,6 +23,7 @@ export interface OpenAiProviderOptions {
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
   timeoutMs?: number;
+  /** Retries of a retryable failure, made by the LLM invoker (the SDK makes none); default 2. */
   maxRetries?: number;
 }
 
@@ -43,16 +45,19 @@ export class OpenAiProvider implements LlmProvider {
   private readonly client: OpenAI;
   private readonly transport: UndiciFetch;
   private readonly chatUrl: string | undefined;
+  readonly maxRetries: number;
 
   constructor(options: OpenAiProviderOptions = {}) {
     this.transport = createUndiciFetch();
     this.chatUrl = options.chatUrl;
+    this.maxRetries = options.maxRetries ?? 2;
     this.client = new OpenAI({
       apiKey: options.apiKey ?? 'unused',
       baseURL: options.baseUrl,
       ...(options.headers !== undefined ? { defaultHeaders: options.headers } : {}),
       timeout: options.timeoutMs,
-      maxRetries: options.maxRetries,
+      // One retry layer: the LLM invoker's (it emits provider_retry and honours Retry-After); none hidden here.
+      maxRetries: 0,
       fetch: this.transport.fetch,
     });
   }
@@ -64,7 +69,7 @@ export class OpenAiProvider implements LlmProvider {
 
   /**
    * Streams one completion into `onEvent` as normalised events; finish (when present) is the last event.
-   * The SDK sends the request (auth, headers, retries, timeout, error statuses); the event stream of its
+   * The SDK sends the request (auth, headers, timeout, error statuses; no retries); the event stream of its
    * response is parsed here, each SSE message handed on as it is parsed, with no async iterator per
    * message (the SDK's own stream stacks three async generators on every chunk).
    */
@@ -345,8 +350,10 @@ function toProviderError(error: unknown, signal: AbortSignal): Error {
   if (error instanceof APIConnectionError) return new LlmProviderError(error.message, undefined, true);
   if (error instanceof APIError) {
     const status = error.status;
-    const retryable = status !== undefined && (status === 429 || status >= 500);
-    return new LlmProviderError(error.message, status, retryable);
+    // The provider's `x-should-retry` overrides the status, as the SDK had it.
+    const should = error.headers?.get('x-should-retry');
+    const retryable = should === 'true' || (should !== 'false' && status !== undefined && (status === 429 || status >= 500));
+    return new LlmProviderError(error.message, status, retryable, retryable ? retryAfterMs(error.headers, Date.now()) : undefined);
   }
   // A malformed chunk will not get better on retry; a dropped socket mid-stream may.
   if (error instanceof SyntaxError) return new LlmProviderError(`malformed provider stream: ${error.message}`, undefined, false);

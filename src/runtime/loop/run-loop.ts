@@ -45,6 +45,8 @@ export interface LoopDeps extends TurnDeps {
 export interface LoopError {
   code: RunErrorCode;
   message: string;
+  /** The provider's HTTP status, for PROVIDER_ERROR and CIRCUIT_BREAKER_OPEN when it answered one. */
+  status?: number;
 }
 
 /** How a run ended: final text, counters (a resumed run's include the checkpoint's), and the messages it added after its starting transcript. */
@@ -159,7 +161,8 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
       if (ctx.signal.aborted) return stopped();
       const message = error instanceof Error ? error.message : String(error);
       // streamTurn throws TurnError with the failure's code; anything else is a fault of ours.
-      return end('failed', { code: error instanceof TurnError ? error.code : 'INTERNAL_ERROR', message });
+      if (!(error instanceof TurnError)) return end('failed', { code: 'INTERNAL_ERROR', message });
+      return end('failed', { code: error.code, message, ...(error.status !== undefined ? { status: error.status } : {}) });
     }
     if (result.meta) meta = result.meta;
     addUsage(usage, result.usage);

@@ -1,11 +1,11 @@
-import { abortableDelay } from '../signals/abortable-delay.js';
 import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import { GovernedCallError } from '../invocation/governed-call-error.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
-import { LlmProviderError, type LlmStreamEvent, type LlmToolSpec } from '../llm/llm-provider.js';
+import { ProviderCallError } from '../invocation/provider-retry.js';
+import type { LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
 
 /** One assistant turn, fully streamed. */
 export interface TurnResult {
@@ -33,6 +33,8 @@ export class TurnError extends Error {
   constructor(
     readonly code: RunErrorCode,
     message: string,
+    /** The provider's HTTP status, for a provider failure that had one. */
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'TurnError';
@@ -47,34 +49,22 @@ export interface TurnDeps {
 }
 
 /**
- * Stream one provider response, emitting text, reasoning and tool-call deltas as they arrive. Retryable
- * provider failures before any output are retried until `circuitBreakerThreshold` consecutive failures
- * open the breaker; failures after output started, or non-retryable ones, end the run.
+ * Stream one provider response, emitting text, reasoning and tool-call deltas as they arrive. The LLM invoker
+ * retries (provider.max_retries) and keeps the circuit breaker; what it cannot mend ends the run.
  */
 export async function streamTurn(deps: TurnDeps, ctx: InvocationContext, messages: ChatMessage[], turn: number): Promise<TurnResult> {
-  const threshold = ctx.governance.circuitBreakerThreshold;
-  for (let failures = 0; ; ) {
-    const state = { emitted: false };
-    try {
-      return await attempt(deps, ctx, messages, state);
-    } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      if (error instanceof GovernedCallError) throw new TurnError(error.code, error.message);
-      const retryable = error instanceof LlmProviderError ? error.retryable : false;
-      const message = error instanceof Error ? error.message : String(error);
-      if (!retryable || state.emitted) throw new TurnError('PROVIDER_ERROR', `provider call failed: ${message}`);
-      failures += 1;
-      if (failures >= threshold) {
-        // The run reports this as its failure (one `error` event from the session); no event here.
-        throw new TurnError('CIRCUIT_BREAKER_OPEN', `${failures} consecutive provider failures (circuitBreakerThreshold ${threshold}); last: ${message}`);
-      }
-      ctx.emit('provider_retry', { turn, attempt: failures, threshold, message: `turn ${turn}: provider failure ${failures}/${threshold}, retrying: ${message}` });
-      await abortableDelay(Math.min(100 * 2 ** (failures - 1), 2000), ctx.signal);
-    }
+  try {
+    return await attempt(deps, ctx, messages, turn);
+  } catch (error) {
+    if (ctx.signal.aborted) throw error;
+    if (error instanceof GovernedCallError) throw new TurnError(error.code, error.message);
+    if (error instanceof ProviderCallError) throw new TurnError(error.code, error.message, error.status);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new TurnError('PROVIDER_ERROR', `provider call failed: ${message}`);
   }
 }
 
-async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMessage[], state: { emitted: boolean }): Promise<TurnResult> {
+async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMessage[], turn: number): Promise<TurnResult> {
   let text = '';
   let reasoning = '';
   let finishReason = 'stop';
@@ -94,18 +84,15 @@ async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMes
         break;
       case 'text_delta':
         text += event.text;
-        state.emitted = true;
         ctx.emit('text_delta', { text: event.text });
         break;
       case 'reasoning_delta':
         reasoning += event.text;
-        state.emitted = true;
         ctx.emit('reasoning_delta', { text: event.text });
         break;
       case 'tool_call_start': {
         const id = event.id || ctx.hostEnv.newId('call');
         calls.set(event.index, { id, name: event.name, args: '' });
-        state.emitted = true;
         ctx.emit('tool_start', { id, name: event.name });
         break;
       }
@@ -128,7 +115,7 @@ async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMes
     }
   };
   try {
-    await deps.llm.stream(messages, deps.toolSpecs(), ctx, onEvent);
+    await deps.llm.stream(messages, deps.toolSpecs(), ctx, onEvent, { turn });
   } catch (error) {
     // Calls announced with tool_start will never run: close them so subscribers do not wait forever.
     for (const call of calls.values()) {

@@ -1,4 +1,5 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
+import { BoundedCache } from './bounded-cache.js';
 import { analyzeShellCommand } from './shell/analyze-shell-command.js';
 
 /** A permission decision. */
@@ -21,20 +22,18 @@ export interface PermissionVerdict {
 const RULE = /^([A-Za-z0-9_.-]+)(?:\((.*)\))?$/s;
 
 // Parsed rules by their text: a policy's rules are parsed for every session and every governed call, and the
-// same few dozen rule texts recur. Bounded: a flood of distinct rules only empties it.
-const parsedRules = new Map<string, PermissionRule>();
-const MAX_PARSED_RULES = 4096;
+// same few dozen rule texts recur. Bounded (least recently used out): a flood of distinct rules cannot grow it.
+/** How many parsed rules, and how many compiled patterns, are cached (each). */
+export const RULE_CACHE_ENTRIES = 1000;
+const parsedRules = new BoundedCache<string, PermissionRule>(RULE_CACHE_ENTRIES);
 
 /** Parse `Tool` or `Tool(pattern)`; throws with the rule text when malformed. */
 export function parseRule(source: string): PermissionRule {
-  const cached = parsedRules.get(source);
-  if (cached !== undefined) return cached;
-  const match = RULE.exec(source.trim());
-  if (!match) throw new Error(`invalid permission rule "${source}": expected Tool or Tool(pattern)`);
-  const rule: PermissionRule = Object.freeze({ source, tool: match[1].toLowerCase(), pattern: match[2] });
-  if (parsedRules.size >= MAX_PARSED_RULES) parsedRules.clear();
-  parsedRules.set(source, rule);
-  return rule;
+  return parsedRules.getOrCompute(source, () => {
+    const match = RULE.exec(source.trim());
+    if (!match) throw new Error(`invalid permission rule "${source}": expected Tool or Tool(pattern)`);
+    return Object.freeze({ source, tool: match[1].toLowerCase(), pattern: match[2] });
+  });
 }
 
 /**
@@ -58,38 +57,43 @@ export function argumentString(toolName: string, args: unknown): string {
   }
 }
 
-const globCache = new Map<string, RegExp>();
+const globCache = new BoundedCache<string, RegExp>(RULE_CACHE_ENTRIES);
+
+/** The cached compiled patterns, for the test that they stay bounded. */
+export function ruleGlobCacheSize(): number {
+  return globCache.size;
+}
+
+function compileGlob(pattern: string): RegExp {
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '*') {
+      if (pattern[i + 1] === '*') {
+        i += 1;
+        // `**/` also matches zero directories.
+        if (pattern[i + 1] === '/') {
+          i += 1;
+          source += '(?:.*/)?';
+        } else source += '.*';
+      } else source += '[^/]*';
+    } else if (c === '?') source += '[^/]';
+    else source += c.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, 's');
+}
 
 /**
- * Anchored glob: `*` matches within one path segment, `**` crosses `/`, `?` is one character (not `/`),
- * everything else is literal. A pattern ending in `:*` is a prefix test on what precedes it; the bare
- * pattern `*` matches every argument (so `read(*)` means every read).
+ * The one matcher of rule patterns (permission rules, hook path patterns). Anchored glob: `*` matches within
+ * one path segment, `**` crosses `/`, `?` is one character (not `/`), a leading dot is an ordinary character
+ * (so `secrets/**` covers `secrets/.key`), everything else (braces, brackets, parentheses) is literal, and
+ * case counts. A pattern ending in `:*` is a prefix test on what precedes it; the bare pattern `*` matches
+ * every argument (so `read(*)` means every read). The table in test/policy/rule-semantics.test.ts freezes it.
  */
 export function globMatches(pattern: string, value: string): boolean {
   if (pattern === '*' || pattern === '**') return true;
   if (pattern.endsWith(':*')) return value.startsWith(pattern.slice(0, -2));
-  let re = globCache.get(pattern);
-  if (!re) {
-    let source = '';
-    for (let i = 0; i < pattern.length; i++) {
-      const c = pattern[i];
-      if (c === '*') {
-        if (pattern[i + 1] === '*') {
-          i += 1;
-          // `**/` also matches zero directories.
-          if (pattern[i + 1] === '/') {
-            i += 1;
-            source += '(?:.*/)?';
-          } else source += '.*';
-        } else source += '[^/]*';
-      } else if (c === '?') source += '[^/]';
-      else source += c.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
-    }
-    re = new RegExp(`^${source}$`, 's');
-    if (globCache.size > 10_000) globCache.clear();
-    globCache.set(pattern, re);
-  }
-  return re.test(value);
+  return globCache.getOrCompute(pattern, compileGlob).test(value);
 }
 
 /** True when a rule's tool part names this tool (case-insensitive; `mcp__server` covers that server's tools). */

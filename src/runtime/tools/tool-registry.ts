@@ -16,6 +16,11 @@ export function toolSpec(tool: AnyToolDefinition): LlmToolSpec {
   return spec;
 }
 
+/** One entry of `GET /v1/sessions/:id/tools` (ToolInfo) and of openapi.yaml's `x-builtin-tools`: the spec and the read-only flag. */
+export function toolListEntry(tool: AnyToolDefinition): LlmToolSpec & { readOnly: boolean } {
+  return { ...toolSpec(tool), readOnly: tool.readOnly };
+}
+
 /** The tools one session can use, by name (case-insensitive lookup). */
 export class ToolRegistry {
   private readonly byName = new Map<string, AnyToolDefinition>();

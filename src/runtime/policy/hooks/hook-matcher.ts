@@ -1,6 +1,7 @@
 import { isAbsolute, posix, relative, resolve } from 'node:path';
 import type { HookMatcher } from '../../../protocol/hooks.js';
-import { globMatches } from '../permission-policy.js';
+import { BoundedCache } from '../bounded-cache.js';
+import { globMatches, RULE_CACHE_ENTRIES } from '../permission-policy.js';
 
 /** What a matcher is tested against: the tool, its (current, possibly hook-modified) arguments and the session. */
 export interface HookTarget {
@@ -11,18 +12,15 @@ export interface HookTarget {
   workspace?: string;
 }
 
-const wildcardCache = new Map<string, RegExp>();
+const wildcardCache = new BoundedCache<string, RegExp>(RULE_CACHE_ENTRIES);
 
 /** Anchored wildcard test: `*` matches any run of characters (`/` included), `?` one character, the rest is literal. */
 export function wildcardMatches(pattern: string, value: string, ignoreCase = false): boolean {
   const key = `${ignoreCase ? 'i' : 's'}:${pattern}`;
-  let re = wildcardCache.get(key);
-  if (!re) {
+  const re = wildcardCache.getOrCompute(key, () => {
     const source = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
-    re = new RegExp(`^${source}$`, ignoreCase ? 'is' : 's');
-    if (wildcardCache.size > 10_000) wildcardCache.clear();
-    wildcardCache.set(key, re);
-  }
+    return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's');
+  });
   return re.test(value);
 }
 
