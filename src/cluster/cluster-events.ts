@@ -1,4 +1,5 @@
 import { CodeError } from '../errors.js';
+import { formatZodIssues, zodFieldIssues } from '../protocol/format-zod-issues.js';
 import { ClusterEventSchema, type ClusterEvent } from '../protocol/cluster-event.js';
 
 // How many failing fields an error message names; the rest are only counted.
@@ -11,16 +12,5 @@ const MAX_REPORTED_ISSUES = 5;
 export function parseClusterEvent(raw: unknown, where = 'body'): ClusterEvent {
   const result = ClusterEventSchema.safeParse(raw);
   if (result.success) return result.data;
-  const issues = result.error.issues.flatMap((issue) => {
-    const base = [where, ...issue.path.map(String)];
-    // Unknown keys are reported on their parent; name each one instead.
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...base, key].join('.'), message: 'unknown field' }));
-    return [{ path: base.join('.'), message: issue.message }];
-  });
-  const named = issues
-    .slice(0, MAX_REPORTED_ISSUES)
-    .map((issue) => `${issue.path}: ${issue.message}`)
-    .join('; ');
-  const more = issues.length > MAX_REPORTED_ISSUES ? ` (and ${issues.length - MAX_REPORTED_ISSUES} more)` : '';
-  throw new CodeError('VALIDATION_ERROR', `invalid cluster event: ${named}${more}`, { issues: issues.slice(0, MAX_REPORTED_ISSUES) });
+  throw new CodeError('VALIDATION_ERROR', `invalid cluster event: ${formatZodIssues(result.error, { where, max: MAX_REPORTED_ISSUES })}`, { issues: zodFieldIssues(result.error, where, MAX_REPORTED_ISSUES) });
 }

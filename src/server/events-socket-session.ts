@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
+import { formatZodIssues, zodFieldIssues } from '../protocol/format-zod-issues.js';
 import { SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
 import { addressedCaller } from '../runtime/agent/session-address.js';
@@ -82,8 +83,7 @@ export function serveEventsSocket(deps: EventsSocketDeps, socket: WebSocket, req
   const queryResult = WsQuerySchema.safeParse(request.query);
   if (!paramsResult.success || !queryResult.success) {
     const [where, error] = paramsResult.success ? ['query', queryResult.error] : ['params', paramsResult.error];
-    const issue = error?.issues[0];
-    deps.sockets.close(socket, WS_CLOSE.policy, `${[where, ...(issue?.path.map(String) ?? [])].join('.')}: ${issue?.message ?? 'invalid'}`);
+    deps.sockets.close(socket, WS_CLOSE.policy, error ? formatZodIssues(error, { where }) : `${where}: invalid`);
     return;
   }
   new EventsSocketSession(deps, socket, request, { sessionId: paramsResult.data.id, after: queryResult.data.after, tenantId: queryResult.data.tenantId });
@@ -209,10 +209,9 @@ export class EventsSocketSession {
     }
     const result = WsClientMessageSchema.safeParse(parsed.value);
     if (!result.success) {
-      const issue = result.error.issues[0];
-      const field = ['message', ...(issue?.path.map(String) ?? [])].join('.');
+      const field = zodFieldIssues(result.error, 'message', 1)[0]?.path ?? 'message';
       faults.log('ws:invalid-message', 'info', { ip: clientAddressOf(this.request), sessionId, field }, `WebSocket client sent an invalid message (${field})`);
-      return this.dispatch(() => this.reply(errorControl('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, field)), true, undefined);
+      return this.dispatch(() => this.reply(errorControl('VALIDATION_ERROR', formatZodIssues(result.error, { where: 'message' }), field)), true, undefined);
     }
     const message = result.data;
     this.dispatch(() => this.handle(message), message.type === 'ping' || message.type === 'auth', message.type === 'auth' ? undefined : [data, isBinary]);

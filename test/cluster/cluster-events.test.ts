@@ -24,8 +24,8 @@ describe('cluster events', () => {
       [{ type: 'budget_threshold_hit', payload: { resource: 'llm_tokens', kind: 'maybe', consumed: 1, limit: 2 } }, 'body.payload.kind: '],
       [{ type: 'budget_threshold_hit', payload: { resource: 'llm_tokens', kind: 'soft', limit: 2 } }, 'body.payload.consumed: '],
       [{ type: 'peer_invocation', payload: { correlation_id: 'c-1' } }, 'body.payload.from_session_id: '],
-      [{ type: 'peer_invocation', payload: { from_session_id: 's-2', from_tenant_id: 't', correlation_id: 'c', extra: 1 } }, 'body.payload.extra: unknown field'],
-      [{ type: 'passivation_requested', payload: { reason: 'manual', deadline_ms: 5 }, note: 'x' }, 'body.note: unknown field'],
+      [{ type: 'peer_invocation', payload: { from_session_id: 's-2', from_tenant_id: 't', correlation_id: 'c', extra: 1 } }, 'body.payload.extra: unknown key'],
+      [{ type: 'passivation_requested', payload: { reason: 'manual', deadline_ms: 5 }, note: 'x' }, 'body.note: unknown key'],
     ];
     for (const [raw, named] of cases) {
       let thrown: unknown;
