@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { formatZodIssues } from '../protocol/format-zod-issues.js';
 import type { CliIo } from './cli-io.js';
 import { booleanFlag, stringFlag, type FlagValues } from './parse-flags.js';
 import { UsageError } from './usage-error.js';
@@ -54,17 +55,8 @@ function readConfigFile(path: string): z.infer<typeof CliConfigFileSchema> {
     throw new UsageError(`${path}: not valid JSON: ${(error as Error).message}`);
   }
   const parsed = CliConfigFileSchema.safeParse(json);
-  if (!parsed.success) throw new UsageError(`${path}: ${describeIssue(parsed.error)}`);
+  if (!parsed.success) throw new UsageError(`${path}: ${formatZodIssues(parsed.error)}`);
   return parsed.data;
-}
-
-/** The first issue of a zod error as `field: message` (the field path dotted). */
-export function describeIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid';
-  const path = issue.path.map(String).join('.');
-  if (issue.code === 'unrecognized_keys') return `unknown field ${issue.keys.map((k) => (path ? `${path}.${k}` : k)).join(', ')}`;
-  return path ? `${path}: ${issue.message}` : issue.message;
 }
 
 /** True for a loopback host: localhost, 127.0.0.0/8 or ::1 (where the server accepts anonymous requests). */

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { formatZodIssues } from '../protocol/format-zod-issues.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
-import { describeIssue } from './cli-config.js';
 import { UsageError } from './usage-error.js';
 
 /** A `--policy FILE`: the session's permissionPolicy and, optionally, its confirmationPolicy (the SessionOptions names). */
@@ -24,6 +24,6 @@ export function readPolicyFile(path: string, cwd: string, command: string): Poli
     throw new UsageError(`--policy ${path}: ${reason}`, command);
   }
   const parsed = PolicyFileSchema.safeParse(json);
-  if (!parsed.success) throw new UsageError(`--policy ${path}: ${describeIssue(parsed.error)}`, command);
+  if (!parsed.success) throw new UsageError(`--policy ${path}: ${formatZodIssues(parsed.error)}`, command);
   return json as PolicyOptions;
 }

@@ -1,4 +1,5 @@
 import { CodeError } from '../errors.js';
+import { formatZodIssues } from '../protocol/format-zod-issues.js';
 import { EventEnvelopeSchema, type EventEnvelope } from '../protocol/event-envelope.js';
 
 /**
@@ -21,9 +22,7 @@ export function decodeStreamEntry(key: string, id: string, fields: readonly stri
   }
   const parsed = EventEnvelopeSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue === undefined ? '' : issue.path.map(String).join('.');
-    throw invalid(where, `is not an EventEnvelopeV1 (${path === '' ? '(root)' : path}: ${issue?.message ?? 'invalid'})`, key, id);
+    throw invalid(where, `is not an EventEnvelopeV1 (${formatZodIssues(parsed.error)})`, key, id);
   }
   if (`${parsed.data.metadata.session_sequence}-0` !== id) {
     throw invalid(where, `holds session_sequence ${parsed.data.metadata.session_sequence}, not its id's`, key, id);

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { z } from 'zod';
+import { zodFieldProblems } from '../protocol/format-zod-issues.js';
 import { CodeConfigSchema, type CodeConfig } from './code-config.js';
 import { HclParseError } from './hcl-parse-error.js';
 import { formatPath, parseHcl, parseJsonWithLines, setOwn, type HclValue } from './hcl-parser.js';
@@ -261,12 +261,6 @@ function applyProjectDocMaxBytes(data: Record<string, unknown>, prov: Provenance
   setOwn(limits, 'agentsMdBytes', bytes);
 }
 
-function issueProblems(issue: z.core.$ZodIssue, prov: Provenance): ConfigProblem[] {
-  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => prov.problem([...issue.path, key], 'unknown key'));
-  const missing = /^Invalid input: expected (\w+), received undefined$/.exec(issue.message);
-  return [prov.problem(issue.path, missing === null ? issue.message : `required (expected ${missing[1]})`)];
-}
-
 /** If providers are configured, defaultModel must name one of them. */
 function checkDefaultModel(data: Record<string, unknown>, prov: Provenance): ConfigProblem | undefined {
   const model = data.defaultModel === undefined ? CodeConfigSchema.shape.defaultModel.parse(undefined) : data.defaultModel;
@@ -328,7 +322,8 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CodeConfig
   applyLlmApiTimeout(data, prov);
   applyProjectDocMaxBytes(data, prov, problems);
   const result = CodeConfigSchema.safeParse(data);
-  if (!result.success) for (const issue of result.error.issues) problems.push(...issueProblems(issue, prov));
+  // The one wording of zod issues; the path in the config's own syntax, so it finds its file line.
+  if (!result.success) for (const { segments, message } of zodFieldProblems(result.error)) problems.push(prov.problem(segments, message));
   const modelProblem = checkDefaultModel(data, prov);
   if (modelProblem !== undefined) problems.push(modelProblem);
   if (problems.length > 0 || !result.success) {

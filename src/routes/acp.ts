@@ -7,6 +7,7 @@ import { CodeError } from '../errors.js';
 import { ErrorBodySchema } from '../protocol/http.js';
 import { WS_CLOSE } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
+import { authenticateSocket, parseJsonFrame, type SocketCredentials } from '../server/socket-auth.js';
 import type { SocketRegistry } from '../server/socket-registry.js';
 import { createAcpAgent } from '../interop/acp/acp-agent.js';
 import { AcpOwnerRelay } from '../interop/acp/acp-owner-relay.js';
@@ -66,34 +67,26 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
       });
       void connection.closed.then(() => close(WS_CLOSE.normal, 'ACP connection closed'));
     };
-    const authenticate = (header: string | undefined, token: string | undefined) => {
-      try {
-        return token === undefined ? ctx.authenticator.fromHeader(header) : ctx.authenticator.fromToken(token);
-      } catch (error) {
-        close(WS_CLOSE.unauthorized, error instanceof CodeError ? error.message : 'unauthorized');
-        return undefined;
-      }
+    const authenticate = (credentials: SocketCredentials) => {
+      const authenticated = authenticateSocket(ctx.authenticator, credentials);
+      if ('caller' in authenticated) return authenticated.caller;
+      close(WS_CLOSE.unauthorized, authenticated.refused);
+      return undefined;
     };
     socket.on('close', () => clearTimeout(authTimer));
     if (byHeader) {
-      const caller = authenticate(request.headers.authorization, undefined);
+      const caller = authenticate({ header: request.headers.authorization });
       if (caller) serve(caller, request.headers.authorization);
       return;
     }
     socket.once('message', (data) => {
       clearTimeout(authTimer);
-      let frame: unknown;
-      try {
-        frame = JSON.parse(data.toString());
-      } catch {
-        frame = undefined;
-      }
-      const parsed = AuthFrameSchema.safeParse(frame);
+      const parsed = AuthFrameSchema.safeParse(parseJsonFrame(data)?.value);
       if (!parsed.success) {
         close(WS_CLOSE.unauthorized, 'authenticate first: send the Authorization header, or {"type":"auth","token":"..."} as the first frame');
         return;
       }
-      const caller = authenticate(undefined, parsed.data.token);
+      const caller = authenticate({ token: parsed.data.token });
       if (caller) serve(caller, `Bearer ${parsed.data.token}`);
     });
   };

@@ -79,14 +79,10 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
   const resumeStream = (session: AgentSession, input: RunAgentInput, reply: FastifyReply, mayPassFloor: boolean): FastifyReply => {
     const decisions = resumeDecisions(input);
     const stream = openStream(reply);
-    let point;
-    try {
-      point = ledger.resume(session, decisions, mayPassFloor);
-    } catch (error) {
-      const code = error instanceof CodeError ? error.code : 'INTERNAL_ERROR';
-      const message = error instanceof CodeError ? error.message : 'the interrupts could not be answered';
+    const point = ledger.resume(session, decisions, mayPassFloor);
+    if (point instanceof CodeError) {
       const mapper = mapperFor(session, { threadId: session.id, runId: input.runId, a3sRunId: '' });
-      stream.write(mapper.error(message, code));
+      stream.write(mapper.error(point.message, point.code));
       stream.close();
       return reply;
     }

@@ -1,26 +1,16 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
-import type { RawData, WebSocket } from 'ws';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { CodeError } from '../errors.js';
 import { EventStreamQuerySchema } from '../protocol/auth-ticket.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
-import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
-import { addressedCaller } from '../runtime/agent/session-address.js';
-import { hasScope, type Caller } from '../runtime/ports/caller.js';
-import { openSessionSubscription, type OpenedSubscription } from '../server/session-subscription.js';
 import { EventStreamServer, wantsEventStream } from '../server/event-stream-server.js';
 import { eventTicketsFor } from '../server/event-tickets.js';
+import { serveEventsSocket } from '../server/events-socket-session.js';
 import type { SocketRegistry } from '../server/socket-registry.js';
-import { routeEventSocket } from './ws-owner-proxy.js';
-import type { ProxiedSocket } from '../server/socket-proxy.js';
-import { completeExternalTaskControl, errorControl, ownedElsewhereControl } from '../server/ws-controls.js';
-import { controlFrameText, EventSubscription, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
-import type { AgentSession } from '../runtime/session/agent-session.js';
-import { clientAddressOf } from '../server/client-address.js';
 import { clientFaultLogFor } from '../server/client-fault-log.js';
 import type { ServerContext } from '../server/server-context.js';
 
-/** A client that cannot set headers must send `{"type": "auth"}` within this many milliseconds. */
-export const AUTH_TIMEOUT_MS = 5000;
+/** The socket's bounds (auth timeout, messages before auth and before attach), where its state machine keeps them. */
+export { AUTH_TIMEOUT_MS, MAX_MESSAGES_BEFORE_ATTACH, MAX_MESSAGES_BEFORE_AUTH } from '../server/events-socket-session.js';
 
 /**
  * The least number of bytes a subscriber may have unacknowledged, beside limits.subscriberBufferEvents
@@ -39,16 +29,6 @@ export function subscriberBufferBytes(subscriberBufferEvents: number): number {
 
 /** A subscriber still catching up when its session closes gets this long to read the rest, then 4010 (shared with SSE). */
 export { SESSION_CLOSED_DRAIN_MS } from '../server/session-subscription.js';
-
-/** Refused messages before authentication; one more closes the socket with 4001. */
-export const MAX_MESSAGES_BEFORE_AUTH = 8;
-
-/**
- * Messages an authenticated socket may send while its subscription is still being attached (the session
- * looked up, or another node's stream joined); they are handled in order once it is. Pings (and invalid
- * messages) with nothing queued before them are answered at once and not counted. One more closes with 1008.
- */
-export const MAX_MESSAGES_BEFORE_ATTACH = 8;
 
 /**
  * GET /v1/sessions/:id/events (WebSocket): replay retained events after the `after` cursor, then follow
@@ -86,250 +66,6 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
   // Bad client messages are the client's mistake: logged at info, rate limited (the client gets an error frame).
   const faults = clientFaultLogFor(ctx.logger as FastifyBaseLogger);
 
-  // The WebSocket subscription: one per upgraded connection.
-  const onSocket = (socket: WebSocket, request: FastifyRequest) => {
-    sockets.add(socket);
-    const paramsResult = SessionParamsSchema.safeParse(request.params);
-    const queryResult = WsQuerySchema.safeParse(request.query);
-    if (!paramsResult.success || !queryResult.success) {
-      const [where, error] = paramsResult.success ? ['query', queryResult.error] : ['params', paramsResult.error];
-      const issue = error?.issues[0];
-      sockets.close(socket, WS_CLOSE.policy, `${[where, ...(issue?.path.map(String) ?? [])].join('.')}: ${issue?.message ?? 'invalid'}`);
-      return;
-    }
-    const sessionId = paramsResult.data.id;
-    const after = queryResult.data.after;
-    let caller: Caller | undefined;
-    let session: AgentSession | undefined;
-    let subscription: EventSubscription | undefined;
-    let refusedBeforeAuth = 0;
-    let authTimer: NodeJS.Timeout | undefined;
-    let hostConnectionId: string | undefined;
-    let streamStop: (() => void) | undefined;
-    // Set when another live node owns the session and this socket follows its events through the shared stream.
-    let followedOwner: CodeError | undefined;
-    // Set once the subscription (local or following) is attached; until then an authenticated socket's messages queue.
-    let attached = false;
-    const queued: (() => void)[] = [];
-    // The raw frames behind `queued`, passed on as they came if the socket is proxied to the session's owner.
-    const queuedRaw: [RawData, boolean][] = [];
-    // Set when another node owns the session: the socket is spliced to the owner's and nothing is handled here.
-    let proxied: ProxiedSocket | undefined;
-    // The credentials the socket authenticated with, as an Authorization header for the owner.
-    let authorization: string | undefined;
-
-    const release = () => {
-      queued.length = 0;
-      queuedRaw.length = 0;
-      streamStop?.();
-      if (hostConnectionId !== undefined) ctx.hostRegistry.detach(hostConnectionId);
-      hostConnectionId = undefined;
-      clearTimeout(authTimer);
-      subscription?.stop();
-    };
-    const close = (code: number, reason: string) => {
-      release();
-      sockets.close(socket, code, reason);
-    };
-    const transport: SubscriptionTransport = {
-      send: (text) => {
-        if (socket.readyState === socket.OPEN) socket.send(text);
-      },
-      requestAck: (token) => {
-        if (socket.readyState === socket.OPEN) socket.ping(String(token));
-      },
-      close: (code, reason) => close(code, reason),
-      queuedBytes: () => socket.bufferedAmount,
-    };
-    const sendNow = (control: WsControl) => {
-      if (socket.readyState === socket.OPEN) socket.send(controlFrameText(control));
-    };
-    // Answers share the subscription's window. Before it exists they go straight out: while it is being
-    // attached (bounded by the socket's byte bound), or before authentication (a few refusals, then 4001).
-    const reply = (control: WsControl) => {
-      if (subscription) {
-        subscription.sendControl(control);
-        return;
-      }
-      if (caller) {
-        if (socket.bufferedAmount > limits.maxUnackedBytes) close(WS_CLOSE.slowConsumer, `slow consumer: ${socket.bufferedAmount} bytes unsent before the subscription was attached`);
-        else sendNow(control);
-        return;
-      }
-      refusedBeforeAuth += 1;
-      if (refusedBeforeAuth > MAX_MESSAGES_BEFORE_AUTH) close(WS_CLOSE.unauthorized, 'too many messages before authentication');
-      else sendNow(control);
-    };
-
-    const attach = async (authenticated: Caller) => {
-      if (!hasScope(authenticated, 'sessions')) {
-        close(WS_CLOSE.forbidden, 'this subscription needs the "sessions" scope');
-        return;
-      }
-      // Session ids are per tenant: `:id` is the caller's tenant's, or (admins) the `tenantId` query's.
-      let who: Caller;
-      try {
-        who = addressedCaller(authenticated, queryResult.data.tenantId);
-      } catch (error) {
-        close(WS_CLOSE.forbidden, error instanceof Error ? error.message : 'forbidden');
-        return;
-      }
-      const route = await routeEventSocket(ctx, socket, request, who, sessionId, authorization);
-      if (route.kind === 'closed') return release();
-      if (route.kind === 'proxied') {
-        proxied = route.proxy;
-        attached = true;
-        queued.length = 0;
-        for (const [data, isBinary] of queuedRaw.splice(0)) proxied.fromClient(data, isBinary);
-        return;
-      }
-      let opened: OpenedSubscription;
-      try {
-        opened = await openSessionSubscription(ctx, who, sessionId, after, transport, limits);
-      } catch (error) {
-        const code = error instanceof CodeError && error.code === 'SESSION_CLOSED' ? WS_CLOSE.sessionClosed : WS_CLOSE.notFound;
-        close(code, error instanceof CodeError ? error.message : 'session not found');
-        return;
-      }
-      // A socket that closed while the session was looked up (or the stream joined) has already been released.
-      if (socket.readyState !== socket.OPEN) {
-        opened.stop();
-        return;
-      }
-      subscription = opened.subscription;
-      session = opened.session;
-      followedOwner = opened.followedOwner;
-      streamStop = () => opened.stop();
-      opened.start();
-      handleQueued();
-    };
-    const authenticate = (token: string | undefined, header: boolean) => {
-      clearTimeout(authTimer);
-      authorization = header ? token : token === undefined ? undefined : `Bearer ${token}`;
-      try {
-        caller = header ? ctx.authenticator.fromHeader(token) : ctx.authenticator.fromToken(token ?? '');
-      } catch (error) {
-        close(WS_CLOSE.unauthorized, error instanceof CodeError ? error.message : 'unauthorized');
-        return;
-      }
-      void attach(caller).catch(() => close(WS_CLOSE.goingAway, 'subscription failed'));
-    };
-
-    /** The subscription is attached: handle what the client sent meanwhile, in order. */
-    const handleQueued = () => {
-      attached = true;
-      queuedRaw.length = 0;
-      for (const action of queued.splice(0)) {
-        if (socket.readyState !== socket.OPEN) return;
-        action();
-      }
-    };
-    /**
-     * Run a message's handling now, or, on an authenticated socket whose subscription is not attached yet,
-     * once it is (in arrival order). `immediate` handling (a ping, an auth, an invalid message) needs no
-     * subscription: it runs now when nothing is queued before it.
-     */
-    const dispatch = (action: () => void, immediate: boolean, raw?: [RawData, boolean]) => {
-      if (socket.readyState !== socket.OPEN) return;
-      if (!caller || attached || (immediate && queued.length === 0)) {
-        action();
-        return;
-      }
-      if (queued.length >= MAX_MESSAGES_BEFORE_ATTACH) {
-        close(WS_CLOSE.policy, `more than ${MAX_MESSAGES_BEFORE_ATTACH} messages before the subscription was attached; wait for its first frame`);
-        return;
-      }
-      queued.push(action);
-      if (raw) queuedRaw.push(raw);
-    };
-
-    const handle = (message: WsClientMessage) => {
-      if (message.type === 'auth') {
-        // Already authenticated (by header, or anonymously): nothing to do.
-        if (!caller) authenticate(message.token, false);
-        return;
-      }
-      if (!caller) {
-        reply(errorControl('UNAUTHORIZED', `${message.type}: authenticate first with {"type":"auth","token":"..."}`));
-        return;
-      }
-      if (message.type === 'ping') {
-        reply({ type: 'pong', payload: {} });
-        return;
-      }
-      // Confirmations, cancels and host registration act on the live session, which is the owner node's.
-      if (followedOwner) {
-        reply(ownedElsewhereControl(followedOwner, sessionId, message));
-        return;
-      }
-      // Not reached: session-bound messages wait in the queue until the subscription is attached.
-      if (!session) return;
-      if (message.type === 'host_register') {
-        if (hostConnectionId === undefined) {
-          hostConnectionId = ctx.hostEnv.newId('conn');
-          ctx.hostRegistry.attach(hostConnectionId, (frame) => socket.send(JSON.stringify(frame)), { tenantId: caller.tenantId, principal: caller.principal, sessionId });
-        }
-        reply({ type: 'host_registered', payload: { connection_id: hostConnectionId } });
-      } else if (message.type === 'hook_response' || message.type === 'command_response') {
-        if (hostConnectionId === undefined || !ctx.hostRegistry.deliver(hostConnectionId, message)) {
-          reply(errorControl('VALIDATION_ERROR', `message.request_id: no pending ${message.type === 'hook_response' ? 'hook' : 'command'} request with this id on this connection`, 'message.request_id'));
-        }
-      } else if (message.type === 'external_task_complete') {
-        reply(completeExternalTaskControl(session, caller, hostConnectionId !== undefined, message));
-      } else if (message.type === 'cancel') {
-        try {
-          reply({ type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.cancelRun(message.runId) } });
-        } catch (error) {
-          reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'cancel failed', 'runId'));
-        }
-      } else {
-        try {
-          session.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(caller, 'host_direct') } : {}) });
-          reply({ type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } });
-        } catch (error) {
-          reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'confirm failed', 'toolId'));
-        }
-      }
-    };
-
-    socket.on('message', (data, isBinary) => {
-      if (proxied) return proxied.fromClient(data, isBinary);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(data.toString());
-      } catch {
-        faults.log('ws:invalid-message', 'info', { ip: clientAddressOf(request), sessionId }, 'WebSocket client sent a message that is not JSON');
-        dispatch(() => reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message')), true);
-        return;
-      }
-      const result = WsClientMessageSchema.safeParse(parsed);
-      if (!result.success) {
-        const issue = result.error.issues[0];
-        const field = ['message', ...(issue?.path.map(String) ?? [])].join('.');
-        faults.log('ws:invalid-message', 'info', { ip: clientAddressOf(request), sessionId, field }, `WebSocket client sent an invalid message (${field})`);
-        dispatch(() => reply(errorControl('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, field)), true);
-        return;
-      }
-      const message = result.data;
-      dispatch(() => handle(message), message.type === 'ping' || message.type === 'auth', message.type === 'auth' ? undefined : [data, isBinary]);
-    });
-    socket.on('pong', (data) => {
-      if (proxied) return proxied.pongFromClient(data);
-      const token = Number(data.toString());
-      if (Number.isSafeInteger(token)) subscription?.ack(token);
-    });
-    socket.on('close', (code) => {
-      proxied?.clientClosed(code);
-      release();
-    });
-
-    if (ctx.authenticator.anonymous || request.headers.authorization !== undefined) authenticate(request.headers.authorization, true);
-    else {
-      authTimer = setTimeout(() => close(WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS} ms`), AUTH_TIMEOUT_MS);
-      authTimer.unref();
-    }
-  };
-
   app.route({
     method: 'GET',
     url: '/v1/sessions/:id/events',
@@ -340,6 +76,7 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
       reply.header('upgrade', 'websocket');
       throw new CodeError('UPGRADE_REQUIRED', 'GET /v1/sessions/:id/events is a WebSocket endpoint (or SSE): send the request with "Connection: Upgrade" and "Upgrade: websocket", or with "Accept: text/event-stream"');
     },
-    wsHandler: onSocket,
+    // One EventsSocketSession (a state machine: unauthenticated -> attaching -> attached -> closed) per connection.
+    wsHandler: (socket, request) => serveEventsSocket({ ctx, sockets, limits, faults }, socket, request),
   });
 }

@@ -11,7 +11,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: ServerContext): 
     ctx,
     { method: 'GET', url: '/readyz', summary: 'Readiness: store reachable and not draining', scope: null, responses: { 200: HealthResponseSchema, 503: HealthResponseSchema } },
     async ({ reply }) => {
-      const store = await ctx.store.ping().catch(() => false);
+      const store = await ctx.store.ping();
       const admitting = ctx.agent.admitting;
       const ready = store && admitting;
       reply.status(ready ? 200 : 503);

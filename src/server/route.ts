@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { z } from 'zod';
 import type { Scope } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
+import { formatZodIssues, zodFieldIssues } from '../protocol/format-zod-issues.js';
 import { addressedCaller } from '../runtime/agent/session-address.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { isSessionScoped, startsRun } from './openapi-registry.js';
@@ -41,11 +42,9 @@ export interface RouteInput<P, Q, B, S extends Scope | null = Scope | null> {
   reply: FastifyReply;
 }
 
-/** Turn zod issues into a VALIDATION_ERROR naming the first failing field. */
+/** Turn zod issues into a VALIDATION_ERROR naming the first failing field (details.issues: the first 10). */
 export function validationError(where: string, error: z.ZodError): CodeError {
-  const issues = error.issues.slice(0, 10).map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
-  const first = issues[0];
-  return new CodeError('VALIDATION_ERROR', first ? `${first.path}: ${first.message}` : `${where} is invalid`, { issues });
+  return new CodeError('VALIDATION_ERROR', formatZodIssues(error, { where }), { issues: zodFieldIssues(error, where, 10) });
 }
 
 function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.infer<T> | undefined {

@@ -10,14 +10,18 @@ import { followSessionStream } from '../runtime/events/session-stream-follow.js'
 /** A subscriber still catching up when its session closes gets this long to read the rest, then 4010. */
 export const SESSION_CLOSED_DRAIN_MS = 10_000;
 
-/** A session's event subscription, attached but not started: the caller keeps `stop` first, then calls `start`. */
-export interface OpenedSubscription {
+/**
+ * A session's event subscription, attached but not started: the caller keeps `stop` first, then calls
+ * `start`. Either the live session is this node's (`session`), or the subscription follows another node's
+ * stream (`followedOwner`, the SESSION_OWNED_ELSEWHERE error naming the owner); never both.
+ */
+export type OpenedSubscription = OpenedSubscriptionBase &
+  ({ readonly session: AgentSession; readonly followedOwner: undefined } | { readonly session: undefined; readonly followedOwner: CodeError });
+
+/** What every opened subscription has, wherever the session lives. */
+interface OpenedSubscriptionBase {
   /** The subscription (acknowledgements go to `ack`, answers to the client to `sendControl`). */
   readonly subscription: EventSubscription;
-  /** The live session when it is this node's; undefined when following another node's stream. */
-  readonly session: AgentSession | undefined;
-  /** When following another node's stream: the SESSION_OWNED_ELSEWHERE error naming the owner. */
-  readonly followedOwner: CodeError | undefined;
   /** Start writing: replay after the cursor (or live-only), then follow. */
   start(): void;
   /** Stop reading and writing (the connection closed). Idempotent. */

@@ -1,11 +1,39 @@
 import { CodeError } from '../errors.js';
 import type { WsClientMessage, WsControl } from '../protocol/ws-messages.js';
-import type { Caller } from '../runtime/ports/caller.js';
+import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import type { AgentSession } from '../runtime/session/agent-session.js';
 
 /** An `error` control frame (details only when there are some). */
 export function errorControl(code: string, message: string, field?: string, details?: Record<string, unknown>): WsControl {
   return { type: 'error', payload: { code, message, ...(field !== undefined ? { field } : {}), ...(details !== undefined && Object.keys(details).length > 0 ? { details } : {}) } };
+}
+
+/** A thrown error as an error frame naming `field`: a CodeError's code and message, anything else INTERNAL_ERROR with `fallback` (no internals). */
+function thrownControl(error: unknown, fallback: string, field: string, withDetails = false): WsControl {
+  if (error instanceof CodeError) return errorControl(error.code, error.message, field, withDetails ? error.details : undefined);
+  return errorControl('INTERNAL_ERROR', fallback, field);
+}
+
+/** Cancel a run of the session for a `cancel` message: cancel_result, or the refusal (RUN_NOT_FOUND and the like) as an error frame naming runId. */
+export function cancelControl(session: AgentSession, message: Extract<WsClientMessage, { type: 'cancel' }>): WsControl {
+  try {
+    return { type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.cancelRun(message.runId) } };
+  } catch (error) {
+    return thrownControl(error, 'cancel failed', 'runId');
+  }
+}
+
+/**
+ * Answer a pending confirmation for a `confirm` message (an "always" may grant past the operator's floor only
+ * for a caller with host_direct): confirm_result, or the refusal as an error frame naming toolId.
+ */
+export function confirmControl(session: AgentSession, who: Caller, message: Extract<WsClientMessage, { type: 'confirm' }>): WsControl {
+  try {
+    session.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(who, 'host_direct') } : {}) });
+    return { type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } };
+  } catch (error) {
+    return thrownControl(error, 'confirm failed', 'toolId');
+  }
 }
 
 /**
@@ -22,8 +50,7 @@ export function completeExternalTaskControl(session: AgentSession, who: Caller, 
     session.queue.completeExternalTask(taskId, answer);
     return { type: 'external_task_complete_result', payload: { task_id: taskId, completed: true } };
   } catch (error) {
-    if (error instanceof CodeError) return errorControl(error.code, error.message, 'task_id', error.details);
-    return errorControl('INTERNAL_ERROR', 'external_task_complete failed', 'task_id');
+    return thrownControl(error, 'external_task_complete failed', 'task_id', true);
   }
 }
 

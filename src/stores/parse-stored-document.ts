@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { CodeError } from '../errors.js';
-import { findForbiddenKey, formatFieldPath } from './find-forbidden-key.js';
+import { formatZodIssues, zodFieldIssues } from '../protocol/format-zod-issues.js';
+import { findForbiddenKey } from './find-forbidden-key.js';
 
 // How many failing field paths an error message names; the rest are only counted.
 const MAX_REPORTED_ISSUES = 5;
@@ -31,15 +32,9 @@ export function parseStoredDocument<T>(kind: StoredDocumentKind<T>, raw: unknown
   }
   const result = kind.schema.safeParse(raw);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({ path: formatFieldPath(issue.path), message: issue.message }));
-  const named = issues
-    .slice(0, MAX_REPORTED_ISSUES)
-    .map((issue) => `${issue.path}: ${issue.message}`)
-    .join('; ');
-  const more = issues.length > MAX_REPORTED_ISSUES ? ` (and ${issues.length - MAX_REPORTED_ISSUES} more)` : '';
-  throw new CodeError('SNAPSHOT_INVALID', `invalid ${kind.name} in ${source}: ${named}${more}`, {
+  throw new CodeError('SNAPSHOT_INVALID', `invalid ${kind.name} in ${source}: ${formatZodIssues(result.error, { max: MAX_REPORTED_ISSUES })}`, {
     source,
-    issues: issues.slice(0, MAX_REPORTED_ISSUES),
+    issues: zodFieldIssues(result.error, undefined, MAX_REPORTED_ISSUES),
   });
 }
 

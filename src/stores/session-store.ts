@@ -18,7 +18,7 @@ export interface SessionStore {
   delete(key: SessionKey): Promise<void>;
   /** Keys of the stored sessions of one tenant, or of every tenant when `tenantId` is undefined; sorted. */
   list(tenantId?: string): Promise<SessionKey[]>;
-  /** True when the backend is reachable (readiness probe). */
+  /** True when the backend is reachable (readiness probe); false, never a rejection, when it is not. */
   ping(): Promise<boolean>;
   /** Release resources. */
   close(): Promise<void>;

@@ -42,7 +42,7 @@ describe('parseAgentFile', () => {
       throw new Error('no error');
     };
     expect(problem('name: a\ndescription: d\nprompt: p\nmax_steps: 0\n')).toMatch(/^x\.yaml: max_steps: /);
-    expect(problem('name: a\ndescription: d\nprompt: p\npermissions:\n  allow: ["ok", 3]\n')).toMatch(/^x\.yaml: permissions\.allow\[1\]: /);
+    expect(problem('name: a\ndescription: d\nprompt: p\npermissions:\n  allow: ["ok", 3]\n')).toMatch(/^x\.yaml: permissions\.allow\.1: /);
     expect(problem('name: a\ndescription: d\nprompt: p\nmodel: nomodel\n')).toBe('x.yaml: model: must be "provider/model"');
     expect(problem('- a\n- b\n')).toContain('x.yaml: the definition must be a YAML mapping');
     expect(problem('name: plan\ndescription: d\nprompt: p\n')).toContain('x.yaml: name: "plan" is a built-in agent');

@@ -74,7 +74,7 @@ describe('a3s: help, usage errors, configuration', () => {
     const configFile = join(home, '.config', 'a3s', 'cli.json');
     writeFileSync(configFile, JSON.stringify({ url: 'http://127.0.0.1:1', tokn: 'x' }));
     const unknown = await runA3s(cli, ['sessions'], { env: { HOME: home } });
-    expect(unknown).toMatchObject({ code: 2, stderr: `a3s: ${configFile}: unknown field tokn\n` });
+    expect(unknown).toMatchObject({ code: 2, stderr: `a3s: ${configFile}: tokn: unknown key\n` });
     writeFileSync(configFile, '{"url": 5}');
     const wrongType = await runA3s(cli, ['sessions'], { env: { HOME: home } });
     expect(wrongType.code).toBe(2);

@@ -27,15 +27,15 @@ describe('HookRegistrationSchema', () => {
     [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url, headers: { 'Bad Header': 'x' } } }, /^body\.endpoint\.headers\.Bad Header: /],
     [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url, headers: { 'X-Evil': 'a\r\nInjected: 1' } } }, /^body\.endpoint\.headers\.X-Evil: header values must not contain CR/],
     [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url, headers: { Host: 'x' } } }, /^body\.endpoint\.headers\.Host: /],
-    [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url, extra: 1 } }, /^body\.endpoint: /],
+    [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url, extra: 1 } }, /^body\.endpoint\.extra: /],
     [{ event: 'pre_tool_use', endpoint: { type: 'websocket', connectionId: '' } }, /^body\.endpoint\.connectionId: /],
     [{ event: 'pre_tool_use', timeoutMs: 60_001, endpoint: { type: 'webhook', url } }, /^body\.timeoutMs: /],
     [{ event: 'pre_tool_use', timeoutMs: 0, endpoint: { type: 'webhook', url } }, /^body\.timeoutMs: /],
     [{ event: 'pre_tool_use', priority: 1.5, endpoint: { type: 'webhook', url } }, /^body\.priority: /],
-    [{ event: 'pre_tool_use', matcher: { tool: 'bash', regex: '.*' }, endpoint: { type: 'webhook', url } }, /^body\.matcher: /],
+    [{ event: 'pre_tool_use', matcher: { tool: 'bash', regex: '.*' }, endpoint: { type: 'webhook', url } }, /^body\.matcher\.regex: /],
     [{ event: 'pre_tool_use', matcher: { pathPattern: '' }, endpoint: { type: 'webhook', url } }, /^body\.matcher\.pathPattern: /],
     [{ id: '../x', event: 'pre_tool_use', endpoint: { type: 'webhook', url } }, /^body\.id: id must be/],
-    [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url }, async: true }, /^body: /],
+    [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url }, async: true }, /^body\.async: /],
   ])('%j -> %s', (body, message) => {
     expect(firstError(body)).toMatch(message);
   });

@@ -129,13 +129,13 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
     });
     const id = await createSession(t);
     const cases: [string, string, string | undefined][] = [
-      ['bad1', 'bad1/a.md: permissions.allow[0]:', 'permissions.allow[0]'],
+      ['bad1', 'bad1/a.md: permissions.allow.0:', 'permissions.allow.0'],
       ['bad2', 'bad2/b.yaml: name:', 'name'],
       ['bad3', 'bad3/c.md: name: "explore" is a built-in agent', 'name'],
-      ['bad4', 'bad4/d.yaml: : unknown field "colour"', undefined],
+      ['bad4', 'bad4/d.yaml: : colour: unknown key', undefined],
       ['bad5', 'bad5/e.md: invalid YAML', undefined],
       ['bad6', 'bad6/f.md: the front matter opened by "---" on line 1 is never closed', undefined],
-      ['bad7', 'bad7/g.yaml: permissions.deny[0]: invalid permission rule', 'permissions.deny[0]'],
+      ['bad7', 'bad7/g.yaml: permissions.deny.0: invalid permission rule', 'permissions.deny.0'],
       ['bad8', 'bad8/h.yaml: prompt: an agent needs a prompt', 'prompt'],
     ];
     for (const [dir, message, field] of cases) {
@@ -149,7 +149,7 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
     // At creation the same file is a 400 naming it, and no session is created.
     const created = await request(t.url).post('/v1/sessions').send({ agentDirs: ['bad1'] }).expect(400);
     expect(created.body.error.code).toBe('SESSION_CONFIGURATION_ERROR');
-    expect(created.body.error.message).toContain('bad1/a.md: permissions.allow[0]:');
+    expect(created.body.error.message).toContain('bad1/a.md: permissions.allow.0:');
   });
 
   it('directories outside the workspace, and symlinks leaving the directory, are refused', async () => {

@@ -142,7 +142,7 @@ export function runSessionStoreContract(
         generation: 'one',
         session: { ...snapshot.session, messages: [{ role: 'robot', content: 'hi' }] },
       });
-      await expectInvalid('s1', text, /generation: .*session\.messages\[0\]\.role/);
+      await expectInvalid('s1', text, /generation: .*session\.messages\.0\.role/);
     });
 
     it('rejects __proto__ keys anywhere in the document', async () => {

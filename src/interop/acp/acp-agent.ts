@@ -2,6 +2,7 @@ import { agent, PROTOCOL_VERSION, RequestError, type AgentApp, type SessionModeS
 import { packageVersion } from '../../package-version.js';
 import type { RuntimeContext } from '../../context.js';
 import { CodeError } from '../../errors.js';
+import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
 import { SessionOptionsSchema, type SessionOptions } from '../../protocol/session-options.js';
 import type { Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session/agent-session.js';
@@ -27,10 +28,9 @@ function modeState(session: AgentSession): SessionModeState {
 function newSessionOptions(cwd: string, servers: ReturnType<typeof acpMcpServers>): SessionOptions {
   const parsed = SessionOptionsSchema.safeParse({ workspace: cwd, ...(servers.length > 0 ? { mcpServers: servers } : {}) });
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = (issue?.path ?? []).map(String);
-  const field = (path[0] === 'workspace' ? ['cwd', ...path.slice(1)] : path).join('.');
-  throw new CodeError('VALIDATION_ERROR', `${field}: ${issue?.message ?? 'invalid'}`, { field });
+  // The workspace is ACP's `cwd`.
+  const issues = parsed.error.issues.map((issue) => (issue.path[0] === 'workspace' ? { ...issue, path: ['cwd', ...issue.path.slice(1)] } : issue));
+  throw new CodeError('VALIDATION_ERROR', formatZodIssues(issues), { field: zodFieldIssues(issues, undefined, 1)[0]?.path ?? '(root)' });
 }
 
 /** Run a handler, turning our errors into JSON-RPC errors that carry our error shape. */

@@ -29,8 +29,21 @@ interface Remembered {
 export class AguiInterruptLedger {
   private readonly answered = new Map<string, Remembered>();
 
-  /** Answer the entries (`mayPassFloor`: the caller holds host_direct, so its "always" may grant past the operator's floor) and say where the stream continues; throws CodeError for a stale or unknown one. */
-  resume(session: AgentSession, decisions: readonly AguiDecision[], mayPassFloor: boolean): AguiResumePoint {
+  /**
+   * Answer the entries (`mayPassFloor`: the caller holds host_direct, so its "always" may grant past the
+   * operator's floor) and say where the stream continues; a stale or unknown entry is returned as its
+   * CodeError (anything unexpected as INTERNAL_ERROR, without internals), which the stream reports as RUN_ERROR.
+   */
+  resume(session: AgentSession, decisions: readonly AguiDecision[], mayPassFloor: boolean): AguiResumePoint | CodeError {
+    try {
+      return this.answer(session, decisions, mayPassFloor);
+    } catch (error) {
+      return error instanceof CodeError ? error : new CodeError('INTERNAL_ERROR', 'the interrupts could not be answered');
+    }
+  }
+
+  /** `resume`, throwing CodeError for a stale or unknown entry. */
+  private answer(session: AgentSession, decisions: readonly AguiDecision[], mayPassFloor: boolean): AguiResumePoint {
     const pending = new Map(session.pendingConfirmations().map((p) => [p.toolId, p]));
     const toAnswer: AguiDecision[] = [];
     let runId: string | undefined;

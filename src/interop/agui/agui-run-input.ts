@@ -1,6 +1,7 @@
 import { omitOptionalNulls, type RunAgentInput } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { CodeError } from '../../errors.js';
+import { formatZodIssues, zodFieldIssues, type ZodIssues } from '../../protocol/format-zod-issues.js';
 
 /** The run id a client chooses doubles as the run's Idempotency-Key: the same bound (1-200 visible ASCII). */
 const RUN_ID = /^[\x21-\x7e]{1,200}$/;
@@ -17,10 +18,10 @@ export interface AguiDecision {
 }
 
 /** A VALIDATION_ERROR naming the first failing field of a schema's issues (the shape every route answers). */
-function schemaError(issues: readonly { path: readonly PropertyKey[]; message: string }[]): CodeError {
-  const listed = issues.slice(0, 10).map((i) => ({ path: ['body', ...i.path.map(String)].join('.'), message: i.message }));
+function schemaError(issues: ZodIssues): CodeError {
+  const listed = zodFieldIssues(issues, 'body', 10);
   const first = listed[0];
-  return new CodeError('VALIDATION_ERROR', first ? `${first.path}: ${first.message}` : 'body is invalid', { ...(first ? { field: first.path } : {}), issues: listed });
+  return new CodeError('VALIDATION_ERROR', formatZodIssues(issues, { where: 'body' }), { ...(first ? { field: first.path } : {}), issues: listed });
 }
 
 function invalid(field: string, message: string): CodeError {
@@ -31,7 +32,7 @@ function invalid(field: string, message: string): CodeError {
 export function parseRunAgentInput(body: unknown, sessionId: string): RunAgentInput {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be an AG-UI RunAgentInput object');
   const result = RunAgentInputSchema.safeParse(omitOptionalNulls(body, 'RunAgentInput'));
-  if (!result.success) throw schemaError(result.error.issues);
+  if (!result.success) throw schemaError(result.error);
   const input = result.data as RunAgentInput;
   if (input.threadId !== sessionId) throw invalid('body.threadId', `must be the session id of the URL ("${sessionId}"): an AG-UI thread is a session`);
   if (!RUN_ID.test(input.runId)) throw invalid('body.runId', 'must be 1-200 visible ASCII characters (it is the run\'s Idempotency-Key)');

@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
 import { CodeError, type ErrorCode } from '../../errors.js';
 import { AgentDefinitionFileSchema } from '../../protocol/agents.js';
+import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
 import { parseRule } from '../policy/permission-policy.js';
 import type { AgentDefinition, AgentSource } from './agent-definition.js';
 import { isBuiltinAgent } from './builtin-agents.js';
@@ -16,18 +16,8 @@ export interface AgentFileContext {
   readonly errorCode: ErrorCode;
 }
 
-function fieldPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
-}
-
 function fail(context: AgentFileContext, field: string, message: string): CodeError {
   return new CodeError(context.errorCode, `${context.file}: ${field ? `${field}: ` : ''}${message}`, { file: context.file, ...(field ? { field } : {}) });
-}
-
-function firstIssue(error: z.ZodError): { field: string; message: string } {
-  const issue = error.issues[0];
-  if (issue.code === 'unrecognized_keys') return { field: fieldPath(issue.path), message: `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` };
-  return { field: fieldPath(issue.path), message: issue.message };
 }
 
 /**
@@ -57,10 +47,7 @@ export function parseAgentFile(text: string, context: AgentFileContext): AgentDe
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw fail(context, '', 'the definition must be a YAML mapping of name, description, max_steps, permissions, model, prompt');
   const parsed = AgentDefinitionFileSchema.safeParse(data);
-  if (!parsed.success) {
-    const { field, message } = firstIssue(parsed.error);
-    throw fail(context, field, message);
-  }
+  if (!parsed.success) throw new CodeError(context.errorCode, `${context.file}: ${formatZodIssues(parsed.error)}`, { file: context.file, field: zodFieldIssues(parsed.error, undefined, 1)[0]?.path ?? '(root)' });
   const file = parsed.data;
   if (isBuiltinAgent(file.name)) throw fail(context, 'name', `"${file.name}" is a built-in agent and cannot be redefined; choose another name`);
   for (const list of ['allow', 'deny'] as const) {
@@ -68,7 +55,7 @@ export function parseAgentFile(text: string, context: AgentFileContext): AgentDe
       try {
         parseRule(source);
       } catch (error) {
-        throw fail(context, `permissions.${list}[${index}]`, error instanceof Error ? error.message : String(error));
+        throw fail(context, `permissions.${list}.${index}`, error instanceof Error ? error.message : String(error));
       }
     }
   }

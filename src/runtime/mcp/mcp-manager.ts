@@ -1,5 +1,6 @@
 import type { OutboundFetchOptions } from '../outbound/outbound-fetch.js';
 import { CodeError } from '../../errors.js';
+import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
 import { McpServerConfigSchema, type McpServerConfig, type McpServerConfigInput, type McpServerSource, type McpServerStatus } from '../../protocol/mcp.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { McpConnection } from './mcp-connection.js';
@@ -108,8 +109,7 @@ export class McpManager {
   private async insert(input: McpServerConfigInput, keepOnFailure: boolean): Promise<{ toolCount: number; error: string | null }> {
     const parsed = McpServerConfigSchema.safeParse(input);
     if (!parsed.success) {
-      const issues = parsed.error.issues.slice(0, 10).map((i) => ({ path: ['mcp', ...i.path.map(String)].join('.'), message: i.message }));
-      throw new CodeError('VALIDATION_ERROR', `${issues[0]?.path ?? 'mcp'}: ${issues[0]?.message ?? 'invalid'}`, { issues });
+      throw new CodeError('VALIDATION_ERROR', formatZodIssues(parsed.error, { where: 'mcp' }), { issues: zodFieldIssues(parsed.error, 'mcp', 10) });
     }
     const config = parsed.data;
     const name = config.name;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ChatMessage } from '../../protocol/chat-message.js';
+import { formatZodIssues } from '../../protocol/format-zod-issues.js';
 import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
@@ -52,13 +53,6 @@ export function parseLenientJson(text: string): unknown {
   }
 }
 
-function problemsOf(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 8)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
-    .join('; ');
-}
-
 /**
  * Ask the model for a JSON object through the run's LLM invoker (budget, usage, hooks and cancellation as
  * for a turn), with the JSON schema as the provider's `response_format` and in the prompt. A malformed or
@@ -90,7 +84,7 @@ export async function generateStructured<T>(llm: LlmInvoker, ctx: InvocationCont
     try {
       const parsed = request.schema.safeParse(parseLenientJson(text));
       if (parsed.success) return { ok: true, value: parsed.data, calls, usage };
-      error = problemsOf(parsed.error);
+      error = formatZodIssues(parsed.error, { max: 8 });
     } catch (failure) {
       error = failure instanceof Error ? failure.message : String(failure);
     }

@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { CodeError, type ErrorCode } from '../../errors.js';
+import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
 import { SkillFrontMatterSchema } from '../../protocol/skills.js';
 import { splitFrontMatter } from '../agents/split-front-matter.js';
 import { parseAllowedTools } from './parse-allowed-tools.js';
@@ -40,10 +41,7 @@ export function parseSkillFile(text: string, context: SkillFileContext): SkillDe
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw fail(context, '', 'the front matter must be a YAML mapping (name, description, allowed-tools, kind, tags, version, disable-model-invocation)');
   const parsed = SkillFrontMatterSchema.safeParse(data);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw fail(context, issue.path.map(String).join('.'), issue.message);
-  }
+  if (!parsed.success) throw new CodeError(context.errorCode, `${context.file}: ${formatZodIssues(parsed.error)}`, { file: context.file, field: zodFieldIssues(parsed.error, undefined, 1)[0]?.path ?? '(root)' });
   const meta = parsed.data;
   const name = (meta.name ?? context.defaultName).trim();
   if (!name || /\s/.test(name)) throw fail(context, 'name', `"${name}" is not a skill name (non-empty, no whitespace)`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatZodIssues } from '../../protocol/format-zod-issues.js';
 import type { WebSearchResult } from '../../protocol/web-tools.js';
 import { checkedRequest } from './checked-request.js';
 import { readCappedBody } from './read-capped-body.js';
@@ -76,7 +77,7 @@ async function askJson<T>(access: WebAccess, name: string, url: string, init: { 
       throw new SearchBackendError(`${name} did not answer JSON (HTTP ${response.status}, content type ${response.headers.get('content-type') ?? 'none'})`);
     }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new SearchBackendError(`${name} answered JSON of an unexpected shape (${parsed.error.issues[0]?.path.join('.') || '(root)'}: ${parsed.error.issues[0]?.message ?? 'invalid'})`);
+    if (!parsed.success) throw new SearchBackendError(`${name} answered JSON of an unexpected shape (${formatZodIssues(parsed.error)})`);
     return parsed.data;
   } finally {
     answer.release();

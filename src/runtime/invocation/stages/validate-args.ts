@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { formatZodIssues } from '../../../protocol/format-zod-issues.js';
 import { CONTINUE, stopWith, type ToolCallState, type StageVerdict } from '../tool-call-state.js';
 
 /** Bounded orchestrator nesting (batch inside program, and so on). */
@@ -18,8 +19,7 @@ export function parseToolArgs(raw: string | unknown, schema: z.ZodType): Parsed 
   }
   const result = schema.safeParse(value);
   if (result.success) return { ok: true, value: result.data };
-  const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
-  return { ok: false, error: problems.join('; ') };
+  return { ok: false, error: formatZodIssues(result.error, { max: 5 }) };
 }
 
 /** Stage 1: known tool, recursion protection, and arguments valid against the strict schema. */

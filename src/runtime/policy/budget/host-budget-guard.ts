@@ -1,4 +1,5 @@
 import { BudgetHostAnswerSchema, type BudgetCheckPayload, type BudgetResource } from '../../../protocol/budget.js';
+import { formatZodIssues } from '../../../protocol/format-zod-issues.js';
 import { askHost, type HostEndpoint } from '../host-bridge/ask-host.js';
 import { describeHostFailure } from '../host-bridge/host-bridge-error.js';
 import type { WebSocketHostRegistry } from '../host-bridge/websocket-host-registry.js';
@@ -99,8 +100,7 @@ export class HostBudgetGuard implements BudgetGuard {
     }
     const parsed = BudgetHostAnswerSchema.safeParse(answer);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return deny(`budget host gave an invalid answer, so the call is denied: ${issue ? `${issue.path.join('.') || 'answer'}: ${issue.message}` : 'invalid'}`);
+      return deny(`budget host gave an invalid answer, so the call is denied: ${formatZodIssues(parsed.error)}`);
     }
     if (parsed.data === null || parsed.data.decision === 'allow') return ALLOW;
     const { decision, reason, message, consumed, limit } = parsed.data;

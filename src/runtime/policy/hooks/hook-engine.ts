@@ -1,4 +1,5 @@
 import { CodeError } from '../../../errors.js';
+import { formatZodIssues } from '../../../protocol/format-zod-issues.js';
 import {
   HookResponseSchema,
   isGatingHookEvent,
@@ -277,8 +278,7 @@ export class HookEngine {
     if (!parse) return { ok: true, response: { action: 'continue' } };
     const parsed = HookResponseSchema.safeParse(answer);
     if (parsed.success) return { ok: true, response: parsed.data };
-    const issue = parsed.error.issues[0];
-    return { ok: false, failure: 'invalid_response', message: `invalid answer: ${issue ? `${issue.path.join('.') || 'answer'}: ${issue.message}` : 'not a hook response'}` };
+    return { ok: false, failure: 'invalid_response', message: `invalid answer: ${formatZodIssues(parsed.error)}` };
   }
 
   private report(failure: HookFailure): void {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { CodeError } from '../../../errors.js';
+import { formatZodIssues, zodFieldIssues } from '../../../protocol/format-zod-issues.js';
 import {
   ConfigHookRegistrationSchema,
   HookRegistrationSchema,
@@ -44,9 +45,7 @@ function issueError(code: 'VALIDATION_ERROR' | 'SESSION_CONFIGURATION_ERROR', pa
 function validationOrThrow<T extends z.ZodType>(schema: T, value: unknown, code: 'VALIDATION_ERROR' | 'SESSION_CONFIGURATION_ERROR', prefix: string): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = [prefix, ...(issue?.path.map(String) ?? [])].filter((part) => part !== '').join('.');
-  throw issueError(code, path || 'hook', issue?.message ?? 'invalid');
+  throw new CodeError(code, formatZodIssues(result.error, { where: prefix }), { issues: zodFieldIssues(result.error, prefix, 10) });
 }
 
 /**

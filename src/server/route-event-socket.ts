@@ -2,9 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
 import type { Caller } from '../runtime/ports/caller.js';
-import { forwardedRequestHeaders } from '../server/request-forwarder.js';
-import type { ServerContext } from '../server/server-context.js';
-import { proxySocket, SERVICE_RESTART, type ProxiedSocket } from '../server/socket-proxy.js';
+import { forwardedRequestHeaders } from './request-forwarder.js';
+import type { ServerContext } from './server-context.js';
+import { proxySocket, SERVICE_RESTART, type ProxiedSocket } from './socket-proxy.js';
 
 /** What becomes of an authenticated event socket: served here, or spliced to the owner. */
 export type SocketRoute = { kind: 'local' } | { kind: 'proxied'; proxy: ProxiedSocket } | { kind: 'closed' };
