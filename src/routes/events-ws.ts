@@ -278,13 +278,13 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
         reply(completeExternalTaskControl(session, caller, hostConnectionId !== undefined, message));
       } else if (message.type === 'cancel') {
         try {
-          reply({ type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.cancelRun(message.runId) } });
+          reply({ type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.runs.cancelRun(message.runId) } });
         } catch (error) {
           reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'cancel failed', 'runId'));
         }
       } else {
         try {
-          session.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(caller, 'host_direct') } : {}) });
+          session.governance.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(caller, 'host_direct') } : {}) });
           reply({ type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } });
         } catch (error) {
           reply(errorControl(error instanceof CodeError ? error.code : 'INTERNAL_ERROR', error instanceof CodeError ? error.message : 'confirm failed', 'toolId'));

@@ -31,7 +31,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
     async ({ params, caller }) => ({
       tools: agent
         .getSession(params.id, caller)
-        .registry.list()
+        .tools.registry.list()
         .map((tool) => ({ ...toolSpec(tool), readOnly: tool.readOnly })),
     }),
   );
@@ -48,7 +48,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ToolCallBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'host_direct')),
+    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).directCalls.invoke(params.name, body.args, 'host_direct')),
   );
   addRoute(
     app,
@@ -64,7 +64,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ProgramBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult('program', await agent.getSession(params.id, caller).invokeToolDirect('program', programBodyToArgs(body), 'host_direct')),
+    async ({ params, body, caller }) => toolResult('program', await agent.getSession(params.id, caller).directCalls.invoke('program', programBodyToArgs(body), 'host_direct')),
   );
   addRoute(
     app,
@@ -79,7 +79,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ToolCallBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'governed_direct')),
+    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).directCalls.invoke(params.name, body.args, 'governed_direct')),
   );
   addRoute(
     app,
@@ -87,9 +87,9 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
     { method: 'GET', url: '/v1/sessions/:id/artifacts/:artifactId', summary: 'Full output of a truncated tool result', scope: 'sessions', params: ArtifactParamsSchema, responses: { 200: ArtifactResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => {
       const session = agent.getSession(params.id, caller);
-      const artifact = session.getArtifact(params.artifactId);
+      const artifact = session.artifacts.get(params.artifactId);
       if (!artifact) {
-        const limit = session.artifactEvictedBy(params.artifactId);
+        const limit = session.artifacts.evictedBy(params.artifactId);
         if (limit) throw new CodeError('NOT_FOUND', `artifact ${params.artifactId} was evicted: the session keeps only its newest artifacts (${limit})`, { artifactId: params.artifactId, evicted: true, limit });
         throw new CodeError('NOT_FOUND', `artifact ${params.artifactId} not found`, { artifactId: params.artifactId });
       }

@@ -29,16 +29,16 @@ export function permissionOptions(alwaysActsOnce: boolean): PermissionOption[] {
 export async function askPermission(client: AgentContext, session: AgentSession, caller: Caller, event: EventEnvelope): Promise<void> {
   const toolId = String(event.payload.tool_id ?? '');
   const toolName = String(event.payload.tool_name ?? '');
-  const pending = session.pendingConfirmations().find((p) => p.toolId === toolId);
+  const pending = session.governance.pendingConfirmations().find((p) => p.toolId === toolId);
   if (!pending) return;
   const mayPassFloor = hasScope(caller, 'host_direct');
   const withdraw = new AbortController();
   const unwatch = session.events.listen((later) => {
     if ((later.type === 'confirmation_received' || later.type === 'confirmation_timeout') && later.payload.tool_id === toolId) withdraw.abort();
   });
-  const settle = (answer: Parameters<AgentSession['answerConfirmation']>[1]) => {
+  const settle = (answer: Parameters<AgentSession['governance']['answerConfirmation']>[1]) => {
     try {
-      session.answerConfirmation(toolId, answer);
+      session.governance.answerConfirmation(toolId, answer);
     } catch {
       // Settled elsewhere meanwhile (409) or the session closed: that answer stands.
     }

@@ -51,13 +51,14 @@ export class LlmInvoker {
   private calls = 0;
 
   constructor(
-    /** The session's current model (read at each call: `/model` may switch it between runs). */
-    private readonly currentModel: () => ResolvedModel,
-    private readonly governance: () => SessionGovernance,
+    /** The session's configuration: its current model is read at each call (`/model` may switch it between runs). */
+    private readonly config: { readonly model: ResolvedModel },
+    /** The session's governance (built on first use). */
+    private readonly governance: { readonly session: SessionGovernance },
   ) {}
 
   private get model(): ResolvedModel {
-    return this.currentModel();
+    return this.config.model;
   }
 
   /** Provider calls made through this invoker. */
@@ -71,7 +72,7 @@ export class LlmInvoker {
    * call ends, so a long run does not collect one listener per turn.
    */
   async stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, onEvent: LlmEventSink, responseFormat?: LlmResponseFormat): Promise<void> {
-    const governance = this.governance();
+    const governance = this.governance.session;
     const match = { sessionId: ctx.sessionId };
     if (governance.budget) {
       const estimate = estimateTokens(messages, tools);
