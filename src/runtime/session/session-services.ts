@@ -26,12 +26,6 @@ export interface SessionLogger {
   mcpLog(sessionId: string | undefined, server: string, line: string): void;
 }
 
-/** A logger that drops everything (embedders and tests that read no logs). */
-export const SILENT_SESSION_LOGGER: SessionLogger = {
-  persistenceFailed: () => undefined,
-  mcpLog: () => undefined,
-};
-
 /** The services the agent and every session it builds share: built once by createRuntimeContext. */
 export interface SessionServices {
   config: CodeConfig;
