@@ -1,4 +1,3 @@
-import { EMPTY_COMMAND_CATALOG } from '../commands/command-catalog.js';
 import { runCompactCommand } from '../commands/compact-command.js';
 import type { CommandRunHost } from '../commands/produce-command-run.js';
 import { SessionSlashCommands } from '../commands/session-slash-commands.js';
@@ -124,7 +123,7 @@ export class SessionRunHost implements RunProducerHost, CommandRunHost {
     const agent: AgentSessionServices = scope.agent;
     this.slashCommands = new SessionSlashCommands({
       config,
-      catalog: agent.commandCatalog ?? EMPTY_COMMAND_CATALOG,
+      catalog: agent.commandCatalog,
       hostRegistry: agent.services.governance.hostRegistry,
       runHost: () => this,
       toolNames: () => tools.modelSpecs().map((spec) => spec.name),
