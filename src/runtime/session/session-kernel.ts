@@ -85,6 +85,8 @@ export function buildSessionKernel(config: ResolvedSessionConfig, scope: Session
   const flight = new SingleFlight();
   const transcript = new SessionTranscript(host.createdAtMs, restored?.messages, restored?.usage);
   const events = new SessionEventLog({ maxEventsPerRun: retention.maxEventsPerRun, maxRuns: retention.maxRuns, maxSessionEvents: retention.maxEventsPerRun }, restored?.sessionSequence ?? 0);
+  // A restored session starts as saved at the sequence it was read at: what it emits from here on (a workspace warning) makes it dirty.
+  const readAtSequence = events.lastSequence;
   // A child's events are also seen by its parent's delegation (progress, forwarded asks).
   const onEvent = childOf ? childObserver(services.onSessionEvent, childOf.observe) : services.onSessionEvent;
   const emit = createSessionEmit({ sessionId, hostEnv, sessionKey, labels: config.labels, events, ownership: services.ownership, lifecycle, onEvent });
@@ -121,8 +123,7 @@ export function buildSessionKernel(config: ResolvedSessionConfig, scope: Session
   if (config.workspaceRepinned) emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });
   for (const file of config.workspaceSkipped ?? []) emit(undefined, 'workspace_warning', { kind: 'skipped', workspace, message: file.message, path: file.path });
 
-  // Created after the trace is restored: a restored session starts as saved at the sequence it was read at.
-  const persistence = new SessionSaves({ config, sessionKey, createdAtMs: host.createdAtMs, scope, emit, events, lifecycle, transcript, artifacts, records, reports, tasks, mcp, governance, queue }, restored);
+  const persistence = new SessionSaves({ config, sessionKey, createdAtMs: host.createdAtMs, scope, emit, events, lifecycle, transcript, artifacts, records, reports, tasks, mcp, governance, queue }, restored ? { generation: restored.generation, readAtSequence } : undefined);
   const verifications = new SessionVerifications({ sessionId, hostEnv, emit, lifecycle, reports, directCalls, artifacts, persistence });
   const runs = new SessionRunControl({ config, sessionKey, scope, emit, records, transcript, reports, memory, governance, tools, mcp, llm, lifecycle, persistence, flight, activity: host, quotas });
   return { lifecycle, events, transcript, emit, artifacts, governance, mcp, tasks, sandbox: commands, tools, directCalls, llm, memory, queue, persistence, verifications, runs };

@@ -48,11 +48,12 @@ export class SessionSaves {
 
   constructor(
     private readonly deps: SessionSavesDeps,
-    restored: { readonly generation: number } | undefined,
+    /** A restored session's generation, and the session_sequence it was read at (before anything it emits since). */
+    restored: { readonly generation: number; readonly readAtSequence: number } | undefined,
   ) {
     this.generationValue = restored?.generation ?? 0;
     // A restored session starts as saved: nothing changed since the generation it was read from.
-    this.savedAtSequence = restored ? deps.events.lastSequence : -1;
+    this.savedAtSequence = restored ? restored.readAtSequence : -1;
   }
 
   /** The last generation saved (or read from the store); 0 when never saved. */
