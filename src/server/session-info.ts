@@ -25,7 +25,7 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     labels: config.labels,
     closed: session.lifecycle.isClosed,
     createdAtMs: session.createdAtMs,
-    messageCount: session.transcript.history().length,
+    messageCount: session.transcript.messages.length,
     usage: session.transcript.totalUsage(),
     autoSave: config.autoSave,
     llmCalls: session.llm.callCount,

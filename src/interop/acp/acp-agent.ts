@@ -125,7 +125,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
           throw new CodeError('VALIDATION_ERROR', `modeId: no agent "${params.modeId}" (available: ${current.availableModes.map((m) => m.id).join(', ')})`, { field: 'modeId' });
         }
         // An agent is part of a session's resolved configuration: it can change only before the first run.
-        if (session.transcript.history().length > 0 || session.runs.activeRunId !== undefined) {
+        if (session.transcript.messages.length > 0 || session.runs.activeRunId !== undefined) {
           throw new RequestError(-32602, `modeId: the mode (agent) of session ${session.id} is fixed once it has run; start a new session for mode "${params.modeId}"`, {
             error: { code: 'SESSION_CONFIGURATION_ERROR', message: 'the agent of a session is fixed once it has run', details: { field: 'modeId' } },
           });
