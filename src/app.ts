@@ -89,7 +89,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerClusterEventRoutes(app, ctx);
   registerBudgetHostRoutes(app, ctx);
   registerVerificationRoutes(app, ctx, { getSession: (id, caller) => ctx.agent.getSession(id, caller) });
-  registerHookRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller).hooks);
+  registerHookRoutes(app, ctx, (id, caller) => ctx.agent.getSession(id, caller).governance.hooks);
   registerEventsWebSocket(app, ctx, sockets);
   registerAuthTicketRoutes(app, ctx);
   registerAguiRoutes(app, ctx, sockets);

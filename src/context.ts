@@ -49,6 +49,7 @@ import { FileMemoryItemStore } from './stores/file-memory-item-store.js';
 import { ProcessMemoryItemStore } from './stores/process-memory-item-store.js';
 import { RedisMemoryItemStore } from './stores/redis-memory-item-store.js';
 import type { MemoryStores } from './runtime/memory/memory-stores.js';
+import type { SessionLogger } from './runtime/session/session-services.js';
 import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
 
 /** Every dependency of the server, built in one place. */
@@ -129,6 +130,14 @@ async function createCheckpointStore(config: CodeConfig, redis: RedisClient | un
 }
 
 /** Long-term memory: `file` is Redis (shared by every node) or <data_dir>/memory, like the session store; `memory` is this process. */
+/** The agent's and its sessions' logger, on the server's pino logger. */
+function sessionLogger(logger: Logger): SessionLogger {
+  return {
+    persistenceFailed: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
+    mcpLog: (sessionId, server, line) => logger.debug({ sessionId, mcp: server }, line),
+  };
+}
+
 function createMemoryStores(config: CodeConfig, redis: RedisClient | undefined): MemoryStores {
   const processStore = new ProcessMemoryItemStore();
   if (redis) return { durable: new RedisMemoryItemStore(redis, config.redisKeyPrefix), process: processStore };
@@ -267,7 +276,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     sandbox,
     ownership: agentOwnership,
     mcp,
-    onMcpLog: (sessionId, server, line) => logger.debug({ sessionId, mcp: server }, line),
+    logger: sessionLogger(logger),
     governance: {
       // Configured secrets are redacted from tool output wherever they appear.
       redactor: new SecretRedactor([
@@ -282,7 +291,6 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
       budgetHost: config.budgetHost,
       onHookError: (sessionId, failure) => logger.warn({ sessionId, hook: failure }, 'hook failed'),
     },
-    onPersistenceError: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
     onSessionEvent: metrics.observeEvent,
     ...(quotas ? { quotas } : {}),
     ...(sessionBytes ? { sessionBytes } : {}),

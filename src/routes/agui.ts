@@ -37,7 +37,7 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     const who = addressedCaller(caller, tenantId);
     if (await ensureLocalOrForward(ctx, request, reply, () => agent.ensureLocal(sessionId, who, startsRun))) return undefined;
     const session = agent.getSession(sessionId, who);
-    session.assertOpen();
+    session.lifecycle.assertOpen();
     return session;
   };
 
@@ -50,7 +50,7 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
 
   const mapperFor = (session: AgentSession, ids: AguiRunIds): AguiEventMapper =>
     new AguiEventMapper(ids, {
-      pendingOfRun: () => session.pendingConfirmations().filter((p) => p.runId === ids.a3sRunId),
+      pendingOfRun: () => session.governance.pendingConfirmations().filter((p) => p.runId === ids.a3sRunId),
       now: () => ctx.hostEnv.now(),
     });
 
@@ -61,9 +61,9 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > maxBytes) throw new CodeError('PAYLOAD_TOO_LARGE', `${field}: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`, { field, limit: 'limits.maxInputBytes', maxBytes, bytes });
     const before = session.events.lastSequence;
-    const existing = session.runForIdempotencyKey(input.runId);
+    const existing = session.runs.forIdempotencyKey(input.runId);
     if (!existing && !agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
-    const handle = existing ?? session.startRun({ input: text, idempotencyKey: input.runId });
+    const handle = existing ?? session.runs.start({ input: text, idempotencyKey: input.runId });
     const a3sRunId = handle.record.runId;
     // A retried POST replays the run from its first retained event.
     const first = handle.existing ? session.events.runPage(a3sRunId, -1, 1)?.events[0]?.metadata.session_sequence : undefined;
@@ -89,8 +89,8 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     const mapper = mapperFor(session, { threadId: session.id, runId: input.runId, a3sRunId: point.a3sRunId });
     for (const event of point.seed) mapper.seed(event);
     stream.write(mapper.start({ a3sSessionId: session.id, resumed: decisions.map((d) => d.interruptId) }));
-    const done = session.listRuns().find((r) => r.runId === point.a3sRunId)?.idempotencyKey;
-    followAguiRun({ session, mapper, stream, after: point.after, done: done !== undefined ? session.runForIdempotencyKey(done)?.done : undefined });
+    const done = session.runs.list().find((r) => r.runId === point.a3sRunId)?.idempotencyKey;
+    followAguiRun({ session, mapper, stream, after: point.after, done: done !== undefined ? session.runs.forIdempotencyKey(done)?.done : undefined });
     return reply;
   };
 
@@ -143,13 +143,13 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
       const session = await sessionFor(request, reply, params.sessionId, caller, query.tenantId, false);
       if (!session) return reply;
       const runId = input?.runId ?? ctx.hostEnv.newId('agui');
-      const active = session.activeRunId;
+      const active = session.runs.activeRunId;
       const mapper = mapperFor(session, { threadId: session.id, runId, a3sRunId: active ?? '' });
       const stream = openStream(reply);
       stream.write(mapper.start({ a3sSessionId: session.id, ...(active ? { activeRun: active } : {}) }));
-      const snapshot = { type: EventType.MESSAGES_SNAPSHOT, messages: toAguiMessages(session.history()), timestamp: ctx.hostEnv.now(), metadata: { runId } } as const;
+      const snapshot = { type: EventType.MESSAGES_SNAPSHOT, messages: toAguiMessages(session.transcript.history()), timestamp: ctx.hostEnv.now(), metadata: { runId } } as const;
       stream.write([snapshot]);
-      const pending = active ? session.pendingConfirmations().filter((p) => p.runId === active) : [];
+      const pending = active ? session.governance.pendingConfirmations().filter((p) => p.runId === active) : [];
       const first = pending[0];
       const closing = first
         ? mapper.map({ version: 1, type: 'confirmation_required', payload: { tool_id: first.toolId, tool_name: first.toolName, args: first.args, timeout_ms: first.timeoutMs, args_digest: first.argsDigest }, metadata: { run_id: active, session_id: session.id, session_sequence: session.events.lastSequence, timestamp_ms: ctx.hostEnv.now() } })

@@ -26,7 +26,7 @@ export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContex
       const session = ctx.agent.getSession(params.id, caller);
       const allowPrivateNetworks = privateOutboundAllowed(caller, ctx.config);
       if (body.type === 'webhook') await assertOutboundUrl(body.url, 'url', allowPrivateNetworks);
-      session.setBudgetHost(body, allowPrivateNetworks);
+      session.governance.setBudgetHost(body, allowPrivateNetworks);
       return { budgetHost: body.type };
     },
   );
@@ -35,7 +35,7 @@ export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContex
     ctx,
     { method: 'DELETE', url: '/v1/sessions/:id/budget-host', summary: 'Remove the external budget host of a session (its built-in limits stay)', scope: 'sessions', params: SessionParamsSchema, responses: { 200: BudgetHostSetResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => {
-      ctx.agent.getSession(params.id, caller).setBudgetHost(undefined);
+      ctx.agent.getSession(params.id, caller).governance.setBudgetHost(undefined);
       return { budgetHost: null };
     },
   );

@@ -12,7 +12,7 @@ export function registerCommandRoutes(app: FastifyInstance, ctx: ServerContext):
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/commands', summary: "The session's slash commands (listCommands): built-ins, config commands and those registered live", scope: 'sessions', params: SessionParamsSchema, responses: { 200: CommandListResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ commands: agent.getSession(params.id, caller).slashCommands.list() }),
+    async ({ params, caller }) => ({ commands: agent.getSession(params.id, caller).runs.commands().list() }),
   );
   addRoute(
     app,
@@ -31,7 +31,7 @@ export function registerCommandRoutes(app: FastifyInstance, ctx: ServerContext):
       responses: { 201: CommandCreatedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
     async ({ params, body, caller, reply }) => {
-      const commands = agent.getSession(params.id, caller).slashCommands;
+      const commands = agent.getSession(params.id, caller).runs.commands();
       const allowPrivate = privateOutboundAllowed(caller, ctx.config);
       if (body.kind === 'webhook' && body.url !== undefined) await assertOutboundUrl(body.url, 'url', allowPrivate);
       const command = commands.register(body, allowPrivate);
@@ -44,7 +44,7 @@ export function registerCommandRoutes(app: FastifyInstance, ctx: ServerContext):
     ctx,
     { method: 'DELETE', url: '/v1/sessions/:id/commands/:name', summary: 'Remove a slash command registered on the session; an unknown name is 404 COMMAND_NOT_FOUND', scope: 'sessions', params: CommandParamsSchema, responses: { 200: CommandListResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => {
-      const commands = agent.getSession(params.id, caller).slashCommands;
+      const commands = agent.getSession(params.id, caller).runs.commands();
       commands.remove(params.name);
       return { commands: commands.list() };
     },

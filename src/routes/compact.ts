@@ -27,9 +27,9 @@ export function registerCompactRoutes(app: FastifyInstance, ctx: ServerContext):
     async ({ params, caller }): Promise<CompactResponse> => {
       if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
       const session = agent.getSession(params.id, caller);
-      const before = session.history();
-      const run = await session.startRun({ input: '/compact' }).done;
-      const after = session.history();
+      const before = session.transcript.history();
+      const run = await session.runs.start({ input: '/compact' }).done;
+      const after = session.transcript.history();
       // The transcript holds the same message objects unless the command replaced it.
       const compacted = run.status === 'completed' && (before.length !== after.length || before.some((m, i) => m !== after[i]));
       const summary = compacted ? summaryOf(after[0]) : undefined;

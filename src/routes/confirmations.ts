@@ -24,7 +24,7 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/confirmations', summary: 'Pending human confirmations with their remaining time', scope: 'sessions', params: SessionParamsSchema, responses: { 200: ConfirmationListResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ confirmations: agent.getSession(params.id, caller).pendingConfirmations().map(pendingView) }),
+    async ({ params, caller }) => ({ confirmations: agent.getSession(params.id, caller).governance.pendingConfirmations().map(pendingView) }),
   );
   addRoute(
     app,
@@ -40,7 +40,7 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
       responses: { 200: ConfirmationAnsweredResponseSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
     },
     async ({ params, body, caller }) => {
-      const { alwaysGranted, ...settled } = agent.getSession(params.id, caller).answerConfirmation(params.toolId, { ...body, mayPassFloor: hasScope(caller, 'host_direct') });
+      const { alwaysGranted, ...settled } = agent.getSession(params.id, caller).governance.answerConfirmation(params.toolId, { ...body, mayPassFloor: hasScope(caller, 'host_direct') });
       return { confirmation: pendingView(settled), approved: body.approved, ...(body.always !== undefined ? { always: alwaysGranted } : {}) };
     },
   );

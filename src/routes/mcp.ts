@@ -39,7 +39,9 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): voi
       const session = agent.getSession(params.id, caller);
       await assertMcpCwdsInTenantSpace(session, [body], caller, ctx, () => 'transport.cwd');
       await assertMcpUrlsOutbound(session, [body], caller, ctx.config, () => 'transport.url');
-      const { toolCount } = await session.addMcpServer(body);
+      const { toolCount } = await session.mcp.add(body);
+      // An autoSave session stores the server at once, so a restore on any node, even after this one dies, registers it again.
+      await session.persistence.saveIfAutoSave();
       reply.status(201);
       return { name: body.name, toolCount };
     },
@@ -48,7 +50,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): voi
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/mcp', summary: "MCP servers of every layer the session sees (global, inherited, its own), with their source", scope: 'sessions', params: SessionParamsSchema, responses: { 200: McpServerListResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ servers: layerMcpStatus(agent.getSession(params.id, caller).mcpLayers()) }),
+    async ({ params, caller }) => ({ servers: layerMcpStatus(agent.getSession(params.id, caller).mcp.layers()) }),
   );
   addRoute(
     app,
@@ -63,7 +65,8 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: ServerContext): voi
     },
     async ({ params, caller }) => {
       const session = agent.getSession(params.id, caller);
-      if (!(await session.removeMcpServer(params.name))) throw new CodeError('NOT_FOUND', `MCP server ${params.name} is not one of this session's own servers`, { name: params.name });
+      if (!(await session.mcp.remove(params.name))) throw new CodeError('NOT_FOUND', `MCP server ${params.name} is not one of this session's own servers`, { name: params.name });
+      await session.persistence.saveIfAutoSave();
       return { removed: true };
     },
   );

@@ -20,7 +20,7 @@ import type { ServerContext } from '../server/server-context.js';
 export interface MemorySessionPort {
   readonly id: string;
   readonly memory: AgentMemory | undefined;
-  assertOpen(): void;
+  readonly lifecycle: { assertOpen(): void };
 }
 
 const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema };
@@ -29,7 +29,7 @@ const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchem
 export function registerMemoryRoutes(app: FastifyInstance, ctx: ServerContext, getSession: (id: string, caller: Caller) => MemorySessionPort): void {
   const memoryOf = (id: string, caller: Caller): AgentMemory => {
     const session = getSession(id, caller);
-    session.assertOpen();
+    session.lifecycle.assertOpen();
     if (!session.memory) {
       throw new CodeError('MEMORY_NOT_CONFIGURED', `session ${session.id} has no memory store; create it with memoryStore {type: "file"} or {type: "memory"}`, { sessionId: session.id, field: 'memoryStore' });
     }

@@ -23,7 +23,7 @@ import type { ServerContext } from '../server/server-context.js';
 export interface QueueSessionPort {
   readonly id: string;
   readonly queue: SessionQueue | undefined;
-  assertOpen(): void;
+  readonly lifecycle: { assertOpen(): void };
 }
 
 const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema };
@@ -32,7 +32,7 @@ const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchem
 export function registerQueueRoutes(app: FastifyInstance, ctx: ServerContext, getSession: (id: string, caller: Caller) => QueueSessionPort): void {
   const queueOf = (id: string, caller: Caller): SessionQueue => {
     const session = getSession(id, caller);
-    session.assertOpen();
+    session.lifecycle.assertOpen();
     if (!session.queue) {
       throw new CodeError('QUEUE_NOT_CONFIGURED', `session ${session.id} has no lane queue; create it with queueConfig {...} (e.g. {"laneHandlers": {"execute": {"mode": "external"}}})`, { sessionId: session.id, field: 'queueConfig' });
     }
@@ -44,7 +44,7 @@ export function registerQueueRoutes(app: FastifyInstance, ctx: ServerContext, ge
     { method: 'GET', url: '/v1/sessions/:id/queue', summary: 'Whether the session has a lane queue, and its stats (hasQueue)', description: 'A session without queueConfig answers {hasQueue: false, stats: null}.', scope: 'sessions', params: SessionParamsSchema, responses: { 200: QueueInfoResponseSchema, ...errors } },
     async ({ params, caller }) => {
       const session = getSession(params.id, caller);
-      session.assertOpen();
+      session.lifecycle.assertOpen();
       return { hasQueue: session.queue !== undefined, stats: session.queue?.stats() ?? null };
     },
   );

@@ -73,7 +73,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       assertInputBound(body.input, ctx.config.limits.maxInputBytes);
       const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
-      return runAnswer(session.startRun({ input: body.input, history: body.history, idempotencyKey: key }), body.wait === true, reply);
+      return runAnswer(session.runs.start({ input: body.input, history: body.history, idempotencyKey: key }), body.wait === true, reply);
     },
   );
   addRoute(
@@ -88,13 +88,13 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       params: SessionParamsSchema,
       responses: { 200: RunListResponseSchema, 404: ErrorBodySchema },
     },
-    async ({ params, caller }) => ({ runs: agent.getSession(params.id, caller).listRuns() }),
+    async ({ params, caller }) => ({ runs: agent.getSession(params.id, caller).runs.list() }),
   );
   addRoute(
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/runs/:runId', summary: 'One run record', scope: 'sessions', params: RunParamsSchema, responses: { 200: RunResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ run: agent.getSession(params.id, caller).getRun(params.runId) }),
+    async ({ params, caller }) => ({ run: agent.getSession(params.id, caller).runs.get(params.runId) }),
   );
   addRoute(
     app,
@@ -111,7 +111,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
     },
     async ({ params, query, caller }) => {
       const session = agent.getSession(params.id, caller);
-      session.getRun(params.runId);
+      session.runs.get(params.runId);
       const page = session.events.runPage(params.runId, query.after, query.limit) ?? { events: [], retentionGap: undefined, nextAfter: undefined };
       return { events: page.events, retentionGap: page.retentionGap ?? null, nextAfter: page.nextAfter ?? null };
     },
@@ -148,6 +148,6 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       params: RunParamsSchema,
       responses: { 200: CancelResponseSchema, 404: ErrorBodySchema },
     },
-    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).cancel(params.runId) }),
+    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).runs.cancel(params.runId) }),
   );
 }

@@ -85,13 +85,13 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
     app,
     ctx,
     { method: 'POST', url: '/v1/sessions/:id/cancel', summary: "Cancel the session's active run (false when nothing runs)", scope: 'sessions', params: SessionParamsSchema, responses: { 200: CancelResponseSchema, 404: ErrorBodySchema, 410: ErrorBodySchema } },
-    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).cancel() }),
+    async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).runs.cancel() }),
   );
   addRoute(
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/history', summary: 'Transcript messages', scope: 'sessions', params: SessionParamsSchema, responses: { 200: HistoryResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ messages: agent.getSession(params.id, caller).history() }),
+    async ({ params, caller }) => ({ messages: agent.getSession(params.id, caller).transcript.history() }),
   );
   addRoute(
     app,
@@ -107,7 +107,10 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
       query: TraceQuerySchema,
       responses: { 200: TraceResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, query, caller }) => ({ events: agent.getSession(params.id, caller).traceEvents(query.after, query.limit) }),
+    async ({ params, query, caller }) => {
+      const session = agent.getSession(params.id, caller);
+      return { events: session.events.trace(query.after, query.limit, session.config.retention.maxTraceEvents) };
+    },
   );
   addRoute(
     app,
@@ -115,8 +118,8 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
     { method: 'POST', url: '/v1/sessions/:id/save', summary: 'Save one atomic snapshot generation', scope: 'sessions', params: SessionParamsSchema, responses: { 200: SaveResponseSchema, 404: ErrorBodySchema, 500: ErrorBodySchema } },
     async ({ params, caller }) => {
       const session = agent.getSession(params.id, caller);
-      session.assertOpen();
-      return { generation: await session.save() };
+      session.lifecycle.assertOpen();
+      return { generation: await session.persistence.save() };
     },
   );
 }

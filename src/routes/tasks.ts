@@ -27,19 +27,19 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ServerContext): vo
     },
     async ({ params, body, caller }) => {
       const session = agent.getSession(params.id, caller);
-      return toolResult('tasks' in body ? 'parallel_task' : 'task', await session.runHostTasks(body));
+      return toolResult('tasks' in body ? 'parallel_task' : 'task', await session.directCalls.runTasks(body));
     },
   );
   addRoute(
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/tasks', summary: "The session's subagent task snapshots, oldest first (running ones and the retained terminal ones)", scope: 'sessions', params: SessionParamsSchema, responses: { 200: SubagentTaskListSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ tasks: agent.getSession(params.id, caller).listTasks() }),
+    async ({ params, caller }) => ({ tasks: agent.getSession(params.id, caller).tasks.list() }),
   );
   addRoute(
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/tasks/:taskId', summary: 'One subagent task: status, child session id, output (unknown id: 404 TASK_NOT_FOUND)', scope: 'sessions', params: TaskParamsPathSchema, responses: { 200: SubagentTaskSnapshotSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => agent.getSession(params.id, caller).getTask(params.taskId),
+    async ({ params, caller }) => agent.getSession(params.id, caller).tasks.require(params.taskId),
   );
 }

@@ -29,7 +29,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/tools', summary: 'Tool names and JSON-schema definitions', scope: 'sessions', params: SessionParamsSchema, responses: { 200: ToolListResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => ({
-      tools: agent.getSession(params.id, caller).registry.list().map(toolListEntry),
+      tools: agent.getSession(params.id, caller).tools.registry.list().map(toolListEntry),
     }),
   );
   addRoute(
@@ -45,7 +45,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ToolCallBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'host_direct')),
+    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).directCalls.invoke(params.name, body.args, 'host_direct')),
   );
   addRoute(
     app,
@@ -61,7 +61,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ProgramBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult('program', await agent.getSession(params.id, caller).invokeToolDirect('program', programBodyToArgs(body), 'host_direct')),
+    async ({ params, body, caller }) => toolResult('program', await agent.getSession(params.id, caller).directCalls.invoke('program', programBodyToArgs(body), 'host_direct')),
   );
   addRoute(
     app,
@@ -76,7 +76,7 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
       body: ToolCallBodySchema,
       responses: { 200: ToolResultResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).invokeToolDirect(params.name, body.args, 'governed_direct')),
+    async ({ params, body, caller }) => toolResult(params.name, await agent.getSession(params.id, caller).directCalls.invoke(params.name, body.args, 'governed_direct')),
   );
   addRoute(
     app,
@@ -84,9 +84,9 @@ export function registerToolRoutes(app: FastifyInstance, ctx: ServerContext): vo
     { method: 'GET', url: '/v1/sessions/:id/artifacts/:artifactId', summary: 'Full output of a truncated tool result', scope: 'sessions', params: ArtifactParamsSchema, responses: { 200: ArtifactResponseSchema, 404: ErrorBodySchema } },
     async ({ params, caller }) => {
       const session = agent.getSession(params.id, caller);
-      const artifact = session.getArtifact(params.artifactId);
+      const artifact = session.artifacts.get(params.artifactId);
       if (!artifact) {
-        const limit = session.artifactEvictedBy(params.artifactId);
+        const limit = session.artifacts.evictedBy(params.artifactId);
         if (limit) throw new CodeError('NOT_FOUND', `artifact ${params.artifactId} was evicted: the session keeps only its newest artifacts (${limit})`, { artifactId: params.artifactId, evicted: true, limit });
         throw new CodeError('NOT_FOUND', `artifact ${params.artifactId} not found`, { artifactId: params.artifactId });
       }

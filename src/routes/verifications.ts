@@ -21,10 +21,12 @@ export interface VerificationSessionPort {
   readonly id: string;
   /** The session's pinned workspace: presets are read through a lease of its held descriptor, never by its name. */
   readonly config: { readonly workspaceDir: WorkspaceAccess };
-  /** Run the request's commands host-direct through bash, keep the report, and return it. */
-  runVerification(request: VerificationRequest): Promise<VerificationReport>;
-  /** The session's reports, oldest first. */
-  listVerifications(): VerificationReport[];
+  readonly verifications: {
+    /** Run the request's commands host-direct through bash, keep the report, and return it. */
+    run(request: VerificationRequest): Promise<VerificationReport>;
+    /** The session's reports, oldest first. */
+    list(): VerificationReport[];
+  };
 }
 
 /** How the verification routes find a session (404 for another tenant's, as everywhere). */
@@ -49,7 +51,7 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
       responses: { 201: VerificationReportSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 410: ErrorBodySchema },
     },
     async ({ params, body, caller, reply }) => {
-      const report = await deps.getSession(params.id, caller).runVerification(body);
+      const report = await deps.getSession(params.id, caller).verifications.run(body);
       reply.status(201);
       return report;
     },
@@ -58,7 +60,7 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
     app,
     ctx,
     { method: 'GET', url: '/v1/sessions/:id/verifications', summary: "The session's verification reports, oldest first", scope: 'sessions', params: SessionParamsSchema, responses: { 200: VerificationReportListResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ reports: deps.getSession(params.id, caller).listVerifications() }),
+    async ({ params, caller }) => ({ reports: deps.getSession(params.id, caller).verifications.list() }),
   );
   addRoute(
     app,
@@ -73,7 +75,7 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
       params: SessionParamsSchema,
       responses: { 200: VerificationSummaryResponseSchema, 404: ErrorBodySchema },
     },
-    async ({ params, caller }) => summarizeVerifications(deps.getSession(params.id, caller).listVerifications()),
+    async ({ params, caller }) => summarizeVerifications(deps.getSession(params.id, caller).verifications.list()),
   );
   addRoute(
     app,

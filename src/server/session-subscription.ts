@@ -61,7 +61,7 @@ export async function openSessionSubscription(
     return { subscription: follow.subscription, session: undefined, followedOwner: error, start: () => follow.start(), stop: () => follow.stop() };
   }
   const session = ctx.agent.getSession(sessionId, who);
-  session.assertOpen();
+  session.lifecycle.assertOpen();
   const subscription = new EventSubscription(session.events, transport, limits, { slowConsumer: WS_CLOSE.slowConsumer, sessionClosed: WS_CLOSE.sessionClosed });
   let drainTimer: NodeJS.Timeout | undefined;
   let unwatch: (() => void) | undefined;
@@ -73,7 +73,7 @@ export async function openSessionSubscription(
   };
   const start = () => {
     // Closed between the lookup and now: nothing will follow.
-    if (session.isClosed) {
+    if (session.lifecycle.isClosed) {
       stop();
       transport.close(WS_CLOSE.sessionClosed, 'session closed');
       return;

@@ -17,7 +17,7 @@ function thrownControl(error: unknown, fallback: string, field: string, withDeta
 /** Cancel a run of the session for a `cancel` message: cancel_result, or the refusal (RUN_NOT_FOUND and the like) as an error frame naming runId. */
 export function cancelControl(session: AgentSession, message: Extract<WsClientMessage, { type: 'cancel' }>): WsControl {
   try {
-    return { type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.cancelRun(message.runId) } };
+    return { type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.runs.cancelRun(message.runId) } };
   } catch (error) {
     return thrownControl(error, 'cancel failed', 'runId');
   }
@@ -29,7 +29,7 @@ export function cancelControl(session: AgentSession, message: Extract<WsClientMe
  */
 export function confirmControl(session: AgentSession, who: Caller, message: Extract<WsClientMessage, { type: 'confirm' }>): WsControl {
   try {
-    session.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(who, 'host_direct') } : {}) });
+    session.governance.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(who, 'host_direct') } : {}) });
     return { type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } };
   } catch (error) {
     return thrownControl(error, 'confirm failed', 'toolId');

@@ -16,7 +16,7 @@ const FULL_LABELS: SessionLabels = { tenantId: 't1', principal: 'alice', agentTe
 function emitter(log: SessionEventLog, labels: SessionLabels, ownership: SessionOwnership = createLocalOwnership('n1'), abandoned = () => false): { emit: SessionEmit; clock: { t: number } } {
   const clock = { t: 1_796_168_731_823 };
   const hostEnv = { now: () => clock.t, newId: (prefix: string) => `${prefix}_1` };
-  const emit = createSessionEmit({ sessionId: 's1', sessionKey: sessionKey('t1', 's1'), labels, events: log, hostEnv, ownership, abandoned });
+  const emit = createSessionEmit({ sessionId: 's1', sessionKey: sessionKey('t1', 's1'), labels, events: log, hostEnv, ownership, lifecycle: { get abandoned() { return abandoned(); } } });
   return { emit, clock };
 }
 

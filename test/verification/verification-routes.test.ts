@@ -25,6 +25,7 @@ class TestSession implements VerificationSessionPort {
   private readonly reports: VerificationReport[] = [];
   private ids = 0;
   readonly config: { readonly workspaceDir: WorkspaceDirectory };
+  readonly verifications = { run: (request: VerificationRequest) => this.runVerification(request), list: () => this.listVerifications() };
 
   constructor(
     readonly workspace: string,

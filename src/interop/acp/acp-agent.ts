@@ -53,7 +53,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
   const open = async (sessionId: string, startsRun: boolean) => {
     await sessions.ensureLocal(sessionId, caller, startsRun);
     const session = sessions.getSession(sessionId, caller);
-    session.assertOpen();
+    session.lifecycle.assertOpen();
     return session;
   };
   const create = async (options: SessionOptions) => (await sessions.createSession(options, caller, 'params')).session;
@@ -80,7 +80,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
         const found = await relay.locate(() => open(params.sessionId, false));
         if ('origin' in found) return relay.request(found.origin, client, 'session/load', params);
         const session = found.local;
-        for (const update of acpHistoryUpdates(session.history())) await client.notify('session/update', { sessionId: session.id, update });
+        for (const update of acpHistoryUpdates(session.transcript.history())) await client.notify('session/update', { sessionId: session.id, update });
         return { modes: modeState(session) };
       }),
     )
@@ -88,7 +88,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
       guarded(async () => {
         const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
         if (!Number.isSafeInteger(offset) || offset < 0) throw new CodeError('VALIDATION_ERROR', 'cursor: not a cursor of session/list', { field: 'cursor' });
-        const all = sessions.listSessions(caller).filter((s) => !s.isClosed && (params.cwd == null || s.workspace === params.cwd));
+        const all = sessions.listSessions(caller).filter((s) => !s.lifecycle.isClosed && (params.cwd == null || s.workspace === params.cwd));
         const page = all.slice(offset, offset + ACP_LIST_PAGE);
         return {
           sessions: page.map((s) => ({ sessionId: s.id, cwd: s.workspace })),
@@ -109,7 +109,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
       try {
         const found = await relay.locate(() => open(params.sessionId, false));
         if ('origin' in found) await relay.notify(found.origin, params);
-        else found.local.cancel();
+        else found.local.runs.cancel();
       } catch {
         // A notification has no answer: an unknown or closed session has nothing to cancel.
       }
@@ -125,7 +125,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
           throw new CodeError('VALIDATION_ERROR', `modeId: no agent "${params.modeId}" (available: ${current.availableModes.map((m) => m.id).join(', ')})`, { field: 'modeId' });
         }
         // An agent is part of a session's resolved configuration: it can change only before the first run.
-        if (session.history().length > 0 || session.activeRunId !== undefined) {
+        if (session.transcript.messages.length > 0 || session.runs.activeRunId !== undefined) {
           throw new RequestError(-32602, `modeId: the mode (agent) of session ${session.id} is fixed once it has run; start a new session for mode "${params.modeId}"`, {
             error: { code: 'SESSION_CONFIGURATION_ERROR', message: 'the agent of a session is fixed once it has run', details: { field: 'modeId' } },
           });

@@ -28,7 +28,7 @@ export function permissionOptions(alwaysActsOnce: boolean): PermissionOption[] {
  */
 export async function askPermission(client: AgentContext, session: AgentSession, caller: Caller, event: KnownEvent<'confirmation_required'>): Promise<void> {
   const { tool_id: toolId, tool_name: toolName, rule } = event.payload;
-  const pending = session.pendingConfirmations().find((p) => p.toolId === toolId);
+  const pending = session.governance.pendingConfirmations().find((p) => p.toolId === toolId);
   if (!pending) return;
   const mayPassFloor = hasScope(caller, 'host_direct');
   const withdraw = new AbortController();
@@ -36,9 +36,9 @@ export async function askPermission(client: AgentContext, session: AgentSession,
     const later = asAgentEventEnvelope(envelope);
     if ((later.type === 'confirmation_received' || later.type === 'confirmation_timeout') && later.payload.tool_id === toolId) withdraw.abort();
   });
-  const settle = (answer: Parameters<AgentSession['answerConfirmation']>[1]) => {
+  const settle = (answer: Parameters<AgentSession['governance']['answerConfirmation']>[1]) => {
     try {
-      session.answerConfirmation(toolId, answer);
+      session.governance.answerConfirmation(toolId, answer);
     } catch {
       // Settled elsewhere meanwhile (409) or the session closed: that answer stands.
     }

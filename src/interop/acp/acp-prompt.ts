@@ -42,10 +42,10 @@ export async function runAcpPrompt(client: AgentContext, session: AgentSession, 
     else if (event.metadata.run_id === runId) forward(event);
   });
   try {
-    const handle = session.startRun({ input });
+    const handle = session.runs.start({ input });
     runId = handle.record.runId;
     for (const event of early.splice(0)) if (event.metadata.run_id === runId) forward(event);
-    const onAbort = () => session.cancelRun(handle.record.runId);
+    const onAbort = () => session.runs.cancelRun(handle.record.runId);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       const record = await handle.done;

@@ -44,7 +44,7 @@ export class AguiInterruptLedger {
 
   /** `resume`, throwing CodeError for a stale or unknown entry. */
   private answer(session: AgentSession, decisions: readonly AguiDecision[], mayPassFloor: boolean): AguiResumePoint {
-    const pending = new Map(session.pendingConfirmations().map((p) => [p.toolId, p]));
+    const pending = new Map(session.governance.pendingConfirmations().map((p) => [p.toolId, p]));
     const toAnswer: AguiDecision[] = [];
     let runId: string | undefined;
     for (const decision of decisions) {
@@ -67,7 +67,7 @@ export class AguiInterruptLedger {
     }
     if (runId === undefined) throw new CodeError('VALIDATION_ERROR', 'body.resume: must answer at least one interrupt', { field: 'body.resume' });
     for (const decision of toAnswer) {
-      session.answerConfirmation(decision.interruptId, { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}), ...(decision.always ? { always: true, mayPassFloor } : {}) });
+      session.governance.answerConfirmation(decision.interruptId, { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}), ...(decision.always ? { always: true, mayPassFloor } : {}) });
       this.remember(session, decision.interruptId, { approved: decision.approved, runId });
     }
     return this.resumePoint(session, runId, decisions.map((d) => d.interruptId));

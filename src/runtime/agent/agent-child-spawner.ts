@@ -42,7 +42,7 @@ export class AgentChildSpawner implements ChildSpawner {
     return {
       id: session.id,
       run: (input, signal) => {
-        const handle = session.startRun({ input, parentSignal: signal });
+        const handle = session.runs.start({ input, parentSignal: signal });
         return { runId: handle.record.runId, done: handle.done };
       },
       close: () => this.host.close(session),

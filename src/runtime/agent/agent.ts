@@ -10,7 +10,7 @@ import { hasScope, type Caller } from '../ports/caller.js';
 import type { SessionQueue } from '../queue/session-queue.js';
 import type { AgentSession } from '../session/agent-session.js';
 import type { RunHandle } from '../session/run-handle.js';
-import type { AgentDeps } from './agent-deps.js';
+import type { SessionServices } from '../session/session-services.js';
 import { AgentChildSpawner } from './agent-child-spawner.js';
 import { LiveSessions } from './live-sessions.js';
 import { attachInheritedMcp } from './session-mcp-layers.js';
@@ -37,7 +37,7 @@ export class Agent {
   private mcpVersion = 0;
   private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(readonly deps: AgentDeps) {
+  constructor(readonly deps: SessionServices) {
     const sessions = new LiveSessions(deps.ownership, deps.config.limits, deps.quotas, deps.sessionBytes);
     this.sessions = sessions;
     const children = new AgentChildSpawner({
@@ -76,7 +76,7 @@ export class Agent {
   async disconnectIdleMcp(thresholdMs: number): Promise<string[]> {
     const names = await this.deps.mcp.disconnectIdle(thresholdMs);
     for (const session of this.sessions.values()) {
-      for (const layer of session.mcpLayers().slice(1)) names.push(...(await layer.disconnectIdle(thresholdMs)).map((n) => `${session.id}/${n}`));
+      for (const layer of session.mcp.layers().slice(1)) names.push(...(await layer.disconnectIdle(thresholdMs)).map((n) => `${session.id}/${n}`));
     }
     return names;
   }
@@ -131,7 +131,7 @@ export class Agent {
       }
       const session = await this.hydration.restore(snapshot, caller, false, labelOptions(options));
       // Reopening a closed session is stored at once: the store is what other nodes (and restarts) go by.
-      if (snapshot.session.closed) await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+      if (snapshot.session.closed) await session.persistence.save().catch((error: unknown) => this.deps.logger.persistenceFailed(session.id, error));
       return { session, resumed: true };
     }
     if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
@@ -149,7 +149,7 @@ export class Agent {
         this.sessions.assertAdmitting();
         // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
         if (config.autoSave) {
-          await session.save();
+          await session.persistence.save();
           stored = true;
         } else await this.deps.ownership.recordHome(newKey); // Other nodes learn where it lives (and when it is lost).
 
@@ -157,10 +157,10 @@ export class Agent {
       },
       // A session that never opened leaves nothing in the store to come back on the next hydration.
       async () => {
-        if (stored) await this.factory.storesFor(config.sessionStore).store.delete(session.key).catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+        if (stored) await this.factory.storesFor(config.sessionStore).store.delete(session.key).catch((error: unknown) => this.deps.logger.persistenceFailed(session.id, error));
       },
     );
-    session.notifyStart();
+    session.governance.notifyStart();
     return { session, resumed: false };
   }
 
@@ -189,17 +189,17 @@ export class Agent {
       session = (await this.createSession({ sessionId, resume: true, ...(tenantId === caller.tenantId ? {} : { tenantId }) }, caller)).session;
     }
     // A retried resume answers with the run the first one started, even after that run consumed the checkpoint.
-    const earlier = idempotencyKey !== undefined ? session.runForIdempotencyKey(idempotencyKey) : undefined;
+    const earlier = idempotencyKey !== undefined ? session.runs.forIdempotencyKey(idempotencyKey) : undefined;
     if (earlier) return { session, handle: earlier };
     if (session.config.sessionStore === 'memory') {
       throw new CodeError('SESSION_STORE_REQUIRED', 'resume_run requires a session_store: this session was created with sessionStore {type: "memory"}, so its checkpoints live in this process only', { sessionStore: 'memory' });
     }
-    if (session.activeRunId === runId) throw new CodeError('SESSION_BUSY', `run ${runId} is still running on this node`, { activeRunId: runId });
+    if (session.runs.activeRunId === runId) throw new CodeError('SESSION_BUSY', `run ${runId} is still running on this node`, { activeRunId: runId });
     const checkpoint = await this.deps.checkpoints.load(session.key, runId);
     if (!checkpoint || checkpoint.session_id !== session.id) {
       throw new CodeError('CHECKPOINT_NOT_FOUND', `no loop checkpoint found for run '${runId}' (session ${sessionId}): the run finished, never completed a tool round, or was lost`, { runId });
     }
-    return { session, handle: session.startRun({ input: checkpoint.input, resumeFrom: checkpoint, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }) };
+    return { session, handle: session.runs.start({ input: checkpoint.input, resumeFrom: checkpoint, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }) };
   }
 
   /** The caller's tenant's live session of this id; SESSION_NOT_FOUND otherwise, SESSION_CLOSED when closed. */
@@ -266,9 +266,9 @@ export class Agent {
     if (session.config.sessionStore === 'memory') {
       // A memory session closed by its client is discarded: nothing of it stays in the process.
       await this.factory.storesFor('memory').store.delete(session.key);
-    } else if (session.saved) {
+    } else if (session.persistence.saved) {
       // A stored session is marked closed, so it is not hydrated again implicitly (resume: true reopens it).
-      await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+      await session.persistence.save().catch((error: unknown) => this.deps.logger.persistenceFailed(session.id, error));
     }
     this.sessions.forget(session);
     await this.deps.ownership.release(session.key);
@@ -295,7 +295,7 @@ export class Agent {
     await Promise.all([...this.sessions.values()].map(async (s) => {
       await s.close('shutdown');
       // Only sessions the store should hold (autoSave, or saved before) and that changed since: bounded work.
-      if ((s.config.autoSave || s.saved) && s.dirty) await s.save().catch((error: unknown) => this.deps.onPersistenceError?.(s.id, error));
+      if ((s.config.autoSave || s.persistence.saved) && s.persistence.dirty) await s.persistence.save().catch((error: unknown) => this.deps.logger.persistenceFailed(s.id, error));
       this.sessions.forget(s);
     }));
     clearInterval(this.idleTimer);

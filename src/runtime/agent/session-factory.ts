@@ -10,7 +10,7 @@ import { processMemoryStores, type MemoryStores } from '../memory/memory-stores.
 import type { Caller } from '../ports/caller.js';
 import { createReplayHostEnv, type HostEnv } from '../ports/host-env.js';
 import { AgentSession } from '../session/agent-session.js';
-import type { AgentSessionDeps } from '../session/agent-session-deps.js';
+import type { AgentSessionServices, SessionScope, SessionServices } from '../session/session-services.js';
 import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
 import { buildSessionConfig, resolveModel } from '../session/session-builder.js';
 import type { ChildLink, ChildSpawner } from '../delegation/child-session.js';
@@ -19,7 +19,6 @@ import type { ResolvedModel } from '../invocation/llm-invoker.js';
 /** Children of one parallel_task running at once when config max_parallel_tasks is unset (the seed's default). */
 export const DEFAULT_MAX_PARALLEL_TASKS = 8;
 import { WorkspaceContextCache } from '../session/workspace-context-cache.js';
-import type { AgentDeps } from './agent-deps.js';
 
 /**
  * Builds the agent's sessions: resolves options into a ResolvedSessionConfig, wires a session to its stores
@@ -33,19 +32,35 @@ export class SessionFactory {
   /** One set per agent: `memory` memories are shared by the sessions of one tenant and namespace in this process. */
   private readonly memoryStores: MemoryStores;
   private readonly workspaceContext: WorkspaceContextCache;
-  /** Config `commands` and the providers: every session's slash commands. */
-  private readonly commandCatalog: CommandCatalog;
+  /** What the agent adds to its services for every session (one object, shared by them). */
+  private readonly agentServices: AgentSessionServices;
+  /** The scopes of sessions on the agent's HostEnv, by store kind: shared by every such session. */
+  private readonly scopes: { readonly file: SessionScope; readonly memory: SessionScope };
 
   constructor(
-    private readonly deps: AgentDeps,
+    private readonly deps: SessionServices,
     /** The global MCP layer's version (sessions rebuild their tool lists when it changes). */
-    private readonly mcpVersion: () => number,
+    mcpVersion: () => number,
     /** Builds the child sessions of every session's tasks. */
-    private readonly children?: ChildSpawner,
+    children?: ChildSpawner,
   ) {
     this.memoryStores = deps.memoryStores ?? processMemoryStores();
-    this.commandCatalog = commandCatalog(deps.config);
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
+    const catalog: CommandCatalog = commandCatalog(deps.config);
+    this.agentServices = {
+      services: deps,
+      mcpVersion,
+      memoryStores: this.memoryStores,
+      commandCatalog: catalog,
+      children,
+      resolveModel: (modelId, field, temperature) => this.resolveModel(modelId, field, temperature),
+      delegation: {
+        limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },
+        inheritance: deps.config.delegation.confirmationInheritance,
+        keepFinishedChildren: deps.config.delegation.keepFinishedChildren,
+      },
+    };
+    this.scopes = { file: this.newScope(deps.hostEnv, 'file'), memory: this.newScope(deps.hostEnv, 'memory') };
   }
 
   /** A new session's resolved configuration and the HostEnv it runs with. */
@@ -56,12 +71,12 @@ export class SessionFactory {
 
   /** A new session of a resolved configuration (not live yet). */
   create(config: ResolvedSessionConfig, hostEnv: HostEnv): AgentSession {
-    return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore));
+    return new AgentSession(config, this.scopeOf(hostEnv, config.sessionStore));
   }
 
   /** A new child session of a task (not live yet): it shares its parent's governance through `link`. */
   createChild(config: ResolvedSessionConfig, hostEnv: HostEnv, link: ChildLink): AgentSession {
-    return new AgentSession(config, { ...this.sessionDeps(hostEnv, 'memory'), childOf: link });
+    return new AgentSession(config, { ...this.newScope(hostEnv, 'memory'), childOf: link });
   }
 
   /** A `provider/model` id as a model with its provider client. */
@@ -84,7 +99,7 @@ export class SessionFactory {
       // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
       { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined, outboundPrivate: stored.outboundPrivate === true, hostCommands: stored.hostCommands === true, ...(stored.workspacePin ? { workspacePin: stored.workspacePin } : {}) },
     );
-    return new AgentSession(config, this.sessionDeps(hostEnv, config.sessionStore), {
+    return new AgentSession(config, this.scopeOf(hostEnv, config.sessionStore), {
       messages: stored.messages,
       usage: stored.usage,
       createdAtMs: stored.createdAtMs,
@@ -119,30 +134,14 @@ export class SessionFactory {
     return { config: this.deps.config, hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
   }
 
-  private sessionDeps(hostEnv: HostEnv, kind: 'file' | 'memory'): AgentSessionDeps {
-    const { deps } = this;
-    return {
-      hostEnv,
-      ...this.storesFor(kind),
-      tools: deps.tools,
-      governance: deps.governance,
-      ownership: deps.ownership,
-      mcp: { global: deps.mcp, version: this.mcpVersion, onLog: deps.onMcpLog },
-      onPersistenceError: deps.onPersistenceError,
-      onEvent: deps.onSessionEvent,
-      sandbox: deps.sandbox,
-      memoryStores: this.memoryStores,
-      children: this.children,
-      resolveModel: (modelId, field, temperature) => this.resolveModel(modelId, field, temperature),
-      commandCatalog: this.commandCatalog,
-      quotas: deps.quotas,
-      sessionBytes: deps.sessionBytes,
-      delegation: {
-        limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },
-        inheritance: deps.config.delegation.confirmationInheritance,
-        keepFinishedChildren: deps.config.delegation.keepFinishedChildren,
-      },
-    };
+  /** Where a session lives: shared by the sessions on the agent's HostEnv, a new one for a replay HostEnv. */
+  private scopeOf(hostEnv: HostEnv, kind: 'file' | 'memory'): SessionScope {
+    return hostEnv === this.deps.hostEnv ? this.scopes[kind] : this.newScope(hostEnv, kind);
+  }
+
+  private newScope(hostEnv: HostEnv, kind: 'file' | 'memory'): SessionScope {
+    const { store, checkpoints } = this.storesFor(kind);
+    return { agent: this.agentServices, hostEnv, store, checkpoints };
   }
 }
 

@@ -5,7 +5,7 @@ import type { KeyedLock } from '../../stores/keyed-lock.js';
 import { sessionIdOf, sessionKeyOf, type SessionKey } from '../../stores/session-key.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { AgentSession } from '../session/agent-session.js';
-import type { AgentDeps } from './agent-deps.js';
+import type { SessionServices } from '../session/session-services.js';
 import type { LiveSessions } from './live-sessions.js';
 import { lostRunFacts } from './lost-run.js';
 import { reattachMcp } from './session-mcp-layers.js';
@@ -20,7 +20,7 @@ function nodeLost(key: SessionKey, nodeId: string): CodeError {
 
 /** What hydration needs from the agent. */
 export interface SessionHydrationHost {
-  readonly deps: AgentDeps;
+  readonly deps: SessionServices;
   readonly live: LiveSessions;
   /** One opening (create, resume, hydrate) at a time per session key. */
   readonly opening: KeyedLock;
@@ -88,12 +88,12 @@ export class SessionHydration {
     // Listed with what survived of it (its input, its start): the runs list shows the lost run, not only its checkpoint.
     const facts = lost !== undefined ? await lostRunFacts(ownership, deps.checkpoints, key, lost, snapshot.session.sessionSequence) : undefined;
     await this.restore(snapshot, caller, true, {}, (session) => {
-      if (lost !== undefined) session.markRunLost(lost, facts?.input ?? '', facts?.createdAtMs);
+      if (lost !== undefined) session.runs.markLost(lost, facts?.input ?? '', facts?.createdAtMs);
     });
     if (lost !== undefined) {
       ownership.setActiveRun(key, undefined);
       if (snapshot.session.options.autoResume) {
-        void this.host.resumeRun(key, lost, caller).catch((error: unknown) => deps.onPersistenceError?.(sessionId, error));
+        void this.host.resumeRun(key, lost, caller).catch((error: unknown) => deps.logger.persistenceFailed(sessionId, error));
       }
     }
   }

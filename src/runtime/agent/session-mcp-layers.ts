@@ -6,6 +6,7 @@ import { hasScope, type Caller } from '../ports/caller.js';
 import type { HostEnv } from '../ports/host-env.js';
 import { McpManager } from '../mcp/mcp-manager.js';
 import type { AgentSession } from '../session/agent-session.js';
+import type { SessionLogger } from '../session/session-services.js';
 import { resolveTenantDirectory, workspaceLayout } from '../session/tenant-workspace.js';
 import type { WorkspaceConfig } from '../session/workspace-context-cache.js';
 
@@ -16,7 +17,8 @@ export interface SessionMcpDeps {
   readonly config: WorkspaceConfig & Pick<CodeConfig, 'outbound'>;
   /** The canonical workspace roots (default: those of config). */
   readonly workspaceRoots?: readonly string[];
-  onMcpLog?(sessionId: string | undefined, server: string, line: string): void;
+  /** Where the servers' stderr lines go. */
+  readonly logger: SessionLogger;
 }
 
 function inheritedManager(session: AgentSession, deps: SessionMcpDeps): McpManager {
@@ -25,7 +27,7 @@ function inheritedManager(session: AgentSession, deps: SessionMcpDeps): McpManag
     source: 'inherited',
     now: () => deps.hostEnv.now(),
     defaultCwd: session.workspace,
-    onLog: (server, line) => deps.onMcpLog?.(session.id, server, line),
+    onLog: (server, line) => deps.logger.mcpLog(session.id, server, line),
     launcher: session.sandbox.forOrigin('host_direct'),
     outbound: { allowPrivate: session.config.outboundAllowPrivate },
   });
@@ -45,7 +47,7 @@ export async function attachInheritedMcp(session: AgentSession, servers: readonl
     await manager.close();
     throw error;
   }
-  session.attachInheritedMcp(manager);
+  session.mcp.attachInherited(manager);
 }
 
 /**
@@ -102,7 +104,7 @@ export async function reattachMcp(session: AgentSession, inherited: readonly Mcp
     if (inherited.length === 0) return;
     const manager = inheritedManager(session, deps);
     await manager.registerAll(inherited);
-    session.attachInheritedMcp(manager);
+    session.mcp.attachInherited(manager);
   };
-  await Promise.all([reattachInherited(), own.length > 0 ? session.restoreOwnMcp(own) : undefined]);
+  await Promise.all([reattachInherited(), own.length > 0 ? session.mcp.restore(own) : undefined]);
 }

@@ -1,7 +1,7 @@
 import type { KeyedLock } from '../../stores/keyed-lock.js';
 import { tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import type { AgentSession } from '../session/agent-session.js';
-import type { AgentDeps } from './agent-deps.js';
+import type { SessionServices } from '../session/session-services.js';
 import type { LiveSessions } from './live-sessions.js';
 
 /**
@@ -12,7 +12,7 @@ export class SessionPassivation {
   private reaperTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly deps: AgentDeps,
+    private readonly deps: SessionServices,
     private readonly live: LiveSessions,
     /** One opening (create, resume, hydrate, passivate) at a time per session id. */
     private readonly opening: KeyedLock,
@@ -40,9 +40,9 @@ export class SessionPassivation {
   private async passivateLive(key: SessionKey, deadlineMs: number): Promise<void> {
     const session = this.live.get(key);
     if (!session) return;
-    await session.waitIdle(deadlineMs);
+    await session.runs.waitIdle(deadlineMs);
     await session.close('passivated');
-    await session.save().catch((error: unknown) => this.deps.onPersistenceError?.(session.id, error));
+    await session.persistence.save().catch((error: unknown) => this.deps.logger.persistenceFailed(session.id, error));
     this.live.delete(key);
     await this.deps.ownership.release(key);
   }
@@ -53,7 +53,7 @@ export class SessionPassivation {
     // Child sessions live and end with their parent (they are never saved on their own). A session holding
     // what cannot move with it stays where it is: a pending confirmation, a stdio MCP server it started, or a
     // WebSocket host (hooks, commands, budget guard) attached to it on this node.
-    const idle = [...this.live.values()].filter((s) => s.config.parentSessionId === null && s.activeRunId === undefined && now - s.lastActivityMs > idleMs && this.movable(s));
+    const idle = [...this.live.values()].filter((s) => s.config.parentSessionId === null && s.runs.activeRunId === undefined && now - s.lastActivityMs > idleMs && this.movable(s));
     for (const session of idle) {
       session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: now });
       await this.passivate(session.key, 0);
@@ -62,9 +62,9 @@ export class SessionPassivation {
   }
 
   private movable(session: AgentSession): boolean {
-    if (session.pendingConfirmations().length > 0) return false;
+    if (session.governance.pendingConfirmations().length > 0) return false;
     // Its own and its inherited (SessionOptions.mcpServers) servers; the global layer is every node's.
-    if (session.mcpLayers().slice(1).some((layer) => layer.configs().some((config) => config.transport.type === 'stdio'))) return false;
+    if (session.mcp.layers().slice(1).some((layer) => layer.configs().some((config) => config.transport.type === 'stdio'))) return false;
     return this.deps.governance.hostRegistry.hostsOf(tenantIdOf(session.key), session.id).length === 0;
   }
 }

@@ -12,6 +12,3 @@ export interface CommandCatalog {
 export function commandCatalog(config: Pick<CodeConfig, 'commands' | 'providers'>): CommandCatalog {
   return { commands: config.commands, providers: config.providers };
 }
-
-/** An empty catalog (a session built without a server configuration, as in unit tests). */
-export const EMPTY_COMMAND_CATALOG: CommandCatalog = { commands: [], providers: {} };

@@ -66,13 +66,14 @@ export class LlmInvoker {
   private failedCalls = 0;
 
   constructor(
-    /** The session's current model (read at each call: `/model` may switch it between runs). */
-    private readonly currentModel: () => ResolvedModel,
-    private readonly governance: () => SessionGovernance,
+    /** The session's configuration: its current model is read at each call (`/model` may switch it between runs). */
+    private readonly config: { readonly model: ResolvedModel },
+    /** The session's governance (built on first use). */
+    private readonly governance: { readonly session: SessionGovernance },
   ) {}
 
   private get model(): ResolvedModel {
-    return this.currentModel();
+    return this.config.model;
   }
 
   /** Provider requests made through this invoker (each retry is one). */
@@ -86,7 +87,7 @@ export class LlmInvoker {
    * call ends, so a long run does not collect one listener per turn.
    */
   async stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, onEvent: LlmEventSink, options: LlmCallOptions = {}): Promise<void> {
-    const governance = this.governance();
+    const governance = this.governance.session;
     const match = { sessionId: ctx.sessionId };
     if (governance.budget) {
       const estimate = estimateTokens(messages, tools);

@@ -1,5 +1,5 @@
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
-import type { SessionParts } from './session-parts.js';
+import type { SessionKernel } from './session-kernel.js';
 
 /**
  * Close a session's parts for `reason`, in order: abort host-direct calls and children, settle the
@@ -8,7 +8,7 @@ import type { SessionParts } from './session-parts.js';
  * engine once queued observations finish.
  * Idempotent: false when the session was already closed.
  */
-export async function closeSessionParts(parts: SessionParts, config: ResolvedSessionConfig, reason: string): Promise<boolean> {
+export async function closeSessionParts(parts: SessionKernel, config: ResolvedSessionConfig, reason: string): Promise<boolean> {
   if (!parts.lifecycle.close(reason)) return false;
   const sessionId = config.sessionId;
   const closed = new Error('session closed');
@@ -19,12 +19,12 @@ export async function closeSessionParts(parts: SessionParts, config: ResolvedSes
   const owned = parts.governance.owned;
   owned?.governance.broker.rejectAll('session closed');
   owned?.hooks.observe('session_end', { session_id: sessionId, reason, labels: config.labels }, { sessionId });
-  await parts.flight.abortAndWait(closed);
+  await parts.runs.abortAndWait(closed);
   await parts.tasks.closeChildren();
   parts.emit(undefined, 'session_closed', { reason });
-  await parts.tools.closeMcp();
+  await parts.mcp.close();
   // Closed by its client (not passivated, lost or shut down): its commands' $HOME goes with it.
-  if (reason === 'closed') await parts.commands.close().catch(() => undefined);
+  if (reason === 'closed') await parts.sandbox.close().catch(() => undefined);
   // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
   const engine = owned?.hooks;
   if (engine) void engine.idle().finally(() => engine.close());

@@ -1,21 +1,16 @@
 import { CodeError } from '../../errors.js';
 import type { ConfirmationInheritance, TaskRequest } from '../../protocol/subagent-task.js';
 import { hostTaskCall } from '../delegation/host-task-call.js';
-import type { InvocationContext } from '../invocation/invocation-context.js';
-import type { ToolCallOutcome, ToolInvoker } from '../invocation/tool-invoker.js';
-import type { HostEnv } from '../ports/host-env.js';
+import type { ToolCallOutcome } from '../invocation/tool-invoker.js';
+import { sessionInvocationContext, type InvocationContextSource } from './session-invocation-context.js';
+import type { SessionLifecycle } from './session-lifecycle.js';
+import type { SessionTools } from './session-tools.js';
 
 /** What host-direct calls need from their session. */
-export interface HostDirectCallsDeps {
-  readonly hostEnv: HostEnv;
-  /** Throw SESSION_CLOSED when the session is closed. */
-  assertOpen(): void;
-  /** True when the session's registry has a tool of this name. */
-  hasTool(name: string): boolean;
-  /** The invocation context of one host-direct call (no run id on its events). */
-  context(callId: string, signal: AbortSignal): InvocationContext;
-  /** The session's one tool invoker. */
-  invoker(): ToolInvoker;
+export interface HostDirectCallsDeps extends InvocationContextSource {
+  readonly lifecycle: SessionLifecycle;
+  /** The session's tools and its one tool invoker. */
+  readonly tools: SessionTools;
 }
 
 /**
@@ -25,15 +20,8 @@ export interface HostDirectCallsDeps {
 export class HostDirectCalls {
   /** Created on the first call: most sessions never get a host-direct call. */
   private inFlightSet: Set<AbortController> | undefined;
-  private resolved: HostDirectCallsDeps | undefined;
 
-  /** `wire` is called on the first call. */
-  constructor(private readonly wire: () => HostDirectCallsDeps) {}
-
-  private get deps(): HostDirectCallsDeps {
-    this.resolved ??= this.wire();
-    return this.resolved;
-  }
+  constructor(private readonly deps: HostDirectCallsDeps) {}
 
   private get inFlight(): Set<AbortController> {
     this.inFlightSet ??= new Set();
@@ -45,20 +33,24 @@ export class HostDirectCalls {
    * confirmation decisions; `governed_direct` applies them in full.
    */
   async invoke(name: string, args: unknown, origin: 'host_direct' | 'governed_direct' = 'host_direct', confirmationInheritance?: ConfirmationInheritance): Promise<ToolCallOutcome> {
-    this.deps.assertOpen();
-    if (!this.deps.hasTool(name)) throw new CodeError('TOOL_NOT_FOUND', `tool ${name} not found`, { tool: name });
-    const callId = this.deps.hostEnv.newId('call');
+    const { deps } = this;
+    deps.lifecycle.assertOpen();
+    if (!deps.tools.has(name)) throw new CodeError('TOOL_NOT_FOUND', `tool ${name} not found`, { tool: name });
+    const callId = deps.hostEnv.newId('call');
     const controller = new AbortController();
     this.inFlight.add(controller);
     try {
-      const ctx = this.deps.context(callId, controller.signal);
-      return await this.deps.invoker().invoke({ id: callId, name, args, origin, ...(confirmationInheritance ? { confirmationInheritance } : {}) }, ctx);
+      const ctx = sessionInvocationContext(deps, callId, controller.signal, undefined);
+      return await deps.tools.invoker.invoke({ id: callId, name, args, origin, ...(confirmationInheritance ? { confirmationInheritance } : {}) }, ctx);
     } finally {
       this.inFlight.delete(controller);
     }
   }
 
-  /** Run host-selected tasks: one `task` or `parallel_task` call on the host-direct path (the children's own calls are governed). */
+  /**
+   * Run host-selected tasks (POST .../tasks, the seed's `session.task()` / `session.tasks()`): one `task` or
+   * `parallel_task` call on the host-direct path; the children's own calls are governed as always.
+   */
   async runTasks(request: TaskRequest): Promise<ToolCallOutcome> {
     const { name, args, inheritance } = hostTaskCall(request);
     return this.invoke(name, args, 'host_direct', inheritance);

@@ -19,7 +19,7 @@ import type { SessionEmit } from './session-emitter.js';
 import type { SessionGovernanceParts } from './session-governance-factory.js';
 import type { SessionRuns } from './session-runs.js';
 import type { SessionTranscript } from './session-transcript.js';
-import type { SessionVerifications } from './session-verifications.js';
+import type { VerificationReports } from './verification-reports.js';
 
 /** The parts of a run request the producer reads. */
 export interface ProducedRunRequest {
@@ -39,7 +39,7 @@ export interface RunProducerHost {
   readonly emit: SessionEmit;
   readonly runs: SessionRuns;
   readonly transcript: SessionTranscript;
-  readonly verifications: SessionVerifications;
+  readonly verifications: VerificationReports;
   /** The session's memory (SessionOptions.memoryStore): recalled into each run's context, told of each completed run. */
   readonly memory?: AgentMemory | undefined;
   /** The session's governance (built on first use). */

@@ -1,23 +1,27 @@
 import type { SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
-import type { ChildParent } from '../delegation/child-session.js';
 import { SessionDelegation } from '../delegation/session-delegation.js';
 import { SubagentTasks } from '../delegation/subagent-tasks.js';
-import type { AgentSessionDeps } from './agent-session-deps.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { SessionArtifacts } from './session-artifacts.js';
 import type { SessionEmit } from './session-emitter.js';
+import type { SessionGovernanceAccess } from './session-governance-access.js';
+import type { SessionMcp } from './session-mcp.js';
+import type { SessionScope } from './session-services.js';
+import type { SingleFlight } from './single-flight.js';
 
-/** Defaults when the agent passes no delegation settings (embedders). */
-export const DEFAULT_DELEGATION = { limits: { maxDepth: 3, maxParallel: 8 }, inheritance: 'inherit_parent', keepFinishedChildren: 8 } as const;
-
-/** What a session's delegation is wired from, on first use. */
+/** The parts of the session its delegation uses (read when a task first runs). */
 export interface SessionDelegationWiring {
+  readonly config: ResolvedSessionConfig;
+  readonly scope: SessionScope;
   readonly emit: SessionEmit;
   /** The session's active run, if any. */
-  activeRunId(): string | undefined;
-  /** The session as its children's parent. */
-  readonly parent: ChildParent;
-  /** Keep a large output as an artifact of the session; its id, or undefined when not stored. */
-  storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
+  readonly flight: SingleFlight;
+  /** The session's governance: its children share it. */
+  readonly governance: SessionGovernanceAccess;
+  /** The session's MCP layers: its children see them without owning them. */
+  readonly mcp: SessionMcp;
+  /** Large outputs are kept as artifacts of the session. */
+  readonly artifacts: SessionArtifacts;
 }
 
 /** A session's subagent tasks and the delegation that runs them. */
@@ -26,26 +30,29 @@ export interface SessionDelegationParts {
   readonly delegation: SessionDelegation;
 }
 
-/** Build a session's subagent tasks and delegation (task, parallel_task, Skill, POST .../tasks) with the agent's bounds or the defaults. */
-export function buildSessionDelegation(config: ResolvedSessionConfig, deps: AgentSessionDeps, restoredTasks: readonly SubagentTaskSnapshot[] | undefined, wire: () => SessionDelegationWiring): SessionDelegationParts {
-  const { hostEnv } = deps;
-  const tasks = new SubagentTasks(config.retention.maxTerminalSubagentTasks, deps.delegation?.keepFinishedChildren ?? DEFAULT_DELEGATION.keepFinishedChildren, () => hostEnv.now(), restoredTasks);
+/** Build a session's subagent tasks and delegation (task, parallel_task, Skill, POST .../tasks) with the agent's bounds; the delegation is wired on first use. */
+export function buildSessionDelegation(wiring: SessionDelegationWiring, restoredTasks: readonly SubagentTaskSnapshot[] | undefined): SessionDelegationParts {
+  const { config, scope } = wiring;
+  const { hostEnv, agent } = scope;
+  const bounds = agent.delegation;
+  const tasks = new SubagentTasks(config.retention.maxTerminalSubagentTasks, bounds.keepFinishedChildren, () => hostEnv.now(), restoredTasks);
+  // Wired on first delegation: a session that never delegates keeps none of it.
   const delegation = new SessionDelegation(() => {
-    const wiring = wire();
+    const { emit, flight, governance, mcp, artifacts } = wiring;
     return {
-    sessionId: config.sessionId,
-    depth: config.delegationDepth,
-    limits: deps.delegation?.limits ?? DEFAULT_DELEGATION.limits,
-    inheritance: deps.delegation?.inheritance ?? DEFAULT_DELEGATION.inheritance,
-    hostEnv,
-    emit: wiring.emit,
-    activeRunId: () => wiring.activeRunId(),
-    agents: config.agents,
-    skills: config.skills,
-    tasks,
-    parent: wiring.parent,
-    spawner: deps.children,
-    storeArtifact: (content, toolCallId, toolName) => wiring.storeArtifact(content, toolCallId, toolName),
+      sessionId: config.sessionId,
+      depth: config.delegationDepth,
+      limits: bounds.limits,
+      inheritance: bounds.inheritance,
+      hostEnv,
+      emit,
+      activeRunId: () => flight.runId,
+      agents: config.agents,
+      skills: config.skills,
+      tasks,
+      parent: { config, hostEnv, governanceParts: () => governance.parts(), mcpLayers: () => mcp.layers() },
+      spawner: agent.children,
+      storeArtifact: (content, toolCallId, toolName) => artifacts.store(content, toolCallId, toolName),
     };
   });
   return { tasks, delegation };

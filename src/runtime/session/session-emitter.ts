@@ -21,8 +21,8 @@ export interface SessionEmitterDeps {
   readonly events: SessionEventLog;
   readonly hostEnv: HostEnv;
   readonly ownership: SessionOwnership;
-  /** True once another node took the session over: nothing more is published from here. */
-  abandoned(): boolean;
+  /** Its `abandoned` is true once another node took the session over: nothing more is published from here. */
+  readonly lifecycle: { readonly abandoned: boolean };
   /** Told of every event after it is appended (the server's metrics). */
   readonly onEvent?: SessionEventObserver | undefined;
 }
@@ -45,7 +45,7 @@ export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
   return (runId, type, payload) => {
     const clustered = deps.ownership.clustered;
     const envelope = deps.events.record(originOf(runId), type, payload, deps.hostEnv.now(), clustered);
-    if (envelope !== undefined && clustered && !deps.abandoned()) deps.ownership.publish(deps.sessionKey, envelope);
+    if (envelope !== undefined && clustered && !deps.lifecycle.abandoned) deps.ownership.publish(deps.sessionKey, envelope);
     deps.onEvent?.(type, payload);
   };
 }

@@ -1,8 +1,12 @@
 import { CodeError } from '../../errors.js';
 import type { BudgetHostEndpoint } from '../../protocol/budget.js';
+import type { AnsweredConfirmation, ConfirmationAnswer, PendingConfirmation } from '../policy/confirmation-broker.js';
+import type { HookEngine } from '../policy/hooks/hook-engine.js';
+import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { SessionLifecycle } from './session-lifecycle.js';
 import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
 
 /**
@@ -19,8 +23,30 @@ export class SessionGovernanceAccess {
     /** A child session's parent's parts: the child shares them and never settles or closes them. */
     private readonly inherited: SessionGovernanceParts | undefined,
     /** "Allow always" grants of a restored session (from its snapshot), held again once the broker is built. */
-    private readonly restoredGrants: readonly string[] = [],
+    private readonly restoredGrants: readonly string[],
+    private readonly lifecycle: SessionLifecycle,
   ) {}
+
+  /** The session's governance (policy, confirmation broker, hooks, budget, redaction); built on first use. */
+  get session(): SessionGovernance {
+    return this.parts().governance;
+  }
+
+  /** The session's hook engine (REST and WebSocket hook registration); built on first use. */
+  get hooks(): HookEngine {
+    return this.parts().hooks;
+  }
+
+  /** Pending human confirmations (none while the governance was never built). */
+  pendingConfirmations(): PendingConfirmation[] {
+    return this.built?.governance.broker.list() ?? [];
+  }
+
+  /** Answer a pending confirmation (404 unknown, 409 already settled or digest mismatch); `always` may add a grant (ConfirmationBroker). */
+  answerConfirmation(toolId: string, answer: ConfirmationAnswer): AnsweredConfirmation {
+    this.lifecycle.assertOpen();
+    return this.parts().governance.broker.answer(toolId, answer);
+  }
 
   /** The session's governance parts, built on first use. */
   parts(): SessionGovernanceParts {
@@ -51,7 +77,8 @@ export class SessionGovernanceAccess {
    * Set (or with undefined remove) the external budget host the session's guard consults. A WebSocket host
    * must be a connection of the session's tenant; a webhook may call private addresses only with `allowPrivateNetworks`.
    */
-  setBudgetHost(endpoint: BudgetHostEndpoint | undefined, allowPrivateNetworks: boolean): void {
+  setBudgetHost(endpoint: BudgetHostEndpoint | undefined, allowPrivateNetworks = false): void {
+    this.lifecycle.assertOpen();
     if (endpoint?.type === 'websocket') {
       const binding = this.shared.hostRegistry.bindingOf(endpoint.connectionId);
       if (!binding || binding.tenantId !== this.config.ownerTenantId) {

@@ -8,6 +8,8 @@ export class SessionLifecycle {
   /** Set when another node took the session over: nothing more is saved or published from here. */
   private abandonedFlag = false;
 
+  constructor(private readonly sessionId: string) {}
+
   /** True once closed. */
   get isClosed(): boolean {
     return this.closed;
@@ -19,7 +21,8 @@ export class SessionLifecycle {
   }
 
   /** Throw SESSION_CLOSED when closed. */
-  assertOpen(sessionId: string): void {
+  assertOpen(): void {
+    const { sessionId } = this;
     if (this.closed) throw new CodeError('SESSION_CLOSED', `session ${sessionId} is closed`, { sessionId });
   }
 

@@ -1,46 +1,51 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
-import type { McpServerConfig } from '../../protocol/mcp.js';
-import type { HostEnv } from '../ports/host-env.js';
 import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
 import { ToolInvoker } from '../invocation/tool-invoker.js';
 import type { LlmToolSpec } from '../llm/llm-provider.js';
 import { layerMcpTools } from '../mcp/layered-mcp-tools.js';
-import { McpManager, type McpRefreshResult } from '../mcp/mcp-manager.js';
 import { isToolFullyDeniedBounded } from '../policy/permission-policy.js';
-import type { CommandLauncher } from '../sandbox/sandbox.js';
+import type { SessionDelegation } from '../delegation/session-delegation.js';
+import type { SessionQueue } from '../queue/session-queue.js';
+import type { SessionCommands } from '../sandbox/session-commands.js';
+import type { FileOwner } from '../workspace/workspace-files.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import { createSkillTools } from '../tools/builtin-tools.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
-import type { SessionEmit } from './session-emitter.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { SessionArtifacts } from './session-artifacts.js';
+import type { SessionGovernanceAccess } from './session-governance-access.js';
+import type { SessionMcp } from './session-mcp.js';
+import type { VerificationReports } from './verification-reports.js';
 
 /** What a session's tool set needs from the session and the agent. */
 export interface SessionToolsDeps {
-  readonly sessionId: string;
-  readonly workspace: string;
   readonly permissionPolicy: PermissionPolicy;
   readonly permissionFloor: PermissionPolicy | undefined;
   /** The session's agent bounds (tools one of them denies for every argument are hidden too). */
   readonly agentPermissions: readonly PermissionPolicy[];
-  readonly hostEnv: HostEnv;
   /** The built-in tools every session has. */
   readonly builtins: readonly AnyToolDefinition[];
   /** The session's skills: while it has any, `search_skills` is one of its tools. */
   readonly skills?: SkillRegistry;
-  /** The agent-global MCP layer. */
-  readonly globalMcp: McpManager;
-  /** Bumped whenever the global layer's tools change. */
-  globalMcpVersion(): number;
-  onMcpLog?(server: string, line: string): void;
-  readonly emit: SessionEmit;
-  /** The active run's id, if any: MCP change events are tied to it. */
-  activeRunId(): string | undefined;
-  /** Starts the session's own stdio MCP servers in its sandbox. */
-  readonly mcpLauncher?: CommandLauncher;
-  /** May the session's own HTTP and SSE MCP servers be private addresses (its creator's outbound right). */
-  readonly mcpAllowPrivate: boolean;
-  /** The rest of the tool invoker's services (governance, artifacts, after-execute), asked for when it is first built. */
-  invokerDeps(): ToolInvokerDeps;
+  /** The session's MCP layers, whose tools come after the built-ins (later layers shadow earlier). */
+  readonly mcp: SessionMcp;
+  /** What the tool invoker is built from, on the first call. */
+  readonly invoker: ToolInvokerSource;
+}
+
+/** The parts of the session the tool invoker uses (its ToolInvokerDeps are made from them on first use). */
+export interface ToolInvokerSource {
+  readonly config: ResolvedSessionConfig;
+  readonly governance: SessionGovernanceAccess;
+  readonly artifacts: SessionArtifacts;
+  /** Verification reports: a model's bash call covering a preset attaches one (afterExecute). */
+  readonly reports: VerificationReports;
+  readonly commands: SessionCommands;
+  /** A root server's sandbox.run_as: it owns what the file tools create, so its commands can edit it. */
+  readonly fileOwner: FileOwner | undefined;
+  readonly delegation: SessionDelegation;
+  readonly queue: SessionQueue | undefined;
 }
 
 // Registries are immutable: sessions with nothing but the built-ins (no skills, no MCP tools) share one.
@@ -68,20 +73,13 @@ function builtinRegistry(builtins: readonly AnyToolDefinition[]): ToolRegistry {
 }
 
 /**
- * A session's tools: the built-ins and its MCP layers (global, inherited from the host, its own), the
- * registry over them (rebuilt when a layer changes; later layers shadow earlier), the specs the model sees
- * and the one tool invoker every call of the session goes through.
+ * A session's tools: the built-ins, its skills' tools and its MCP layers' tools, the registry over them
+ * (rebuilt when a layer changes; later layers shadow earlier), the specs the model sees and the one tool
+ * invoker every call of the session goes through.
  */
 export class SessionTools {
   private registryCache: ToolRegistry | undefined;
   private registryVersion = '';
-  private mcpVersion = 0;
-  private localMcp: McpManager | undefined;
-  /** The own servers' configurations when the session's MCP layers were closed. */
-  private closedOwnConfigs: McpServerConfig[] | undefined;
-  private readonly inheritedMcp: McpManager[] = [];
-  /** A child session's view of its parent's layers: visible, never closed here. */
-  private readonly borrowedMcp: McpManager[] = [];
   private specsCache: readonly LlmToolSpec[] | undefined;
   private invokerCache: ToolInvoker | undefined;
   private skillToolsCache: AnyToolDefinition[] | undefined;
@@ -90,12 +88,11 @@ export class SessionTools {
 
   /** The current registry: built-ins, then global, inherited and session servers. */
   get registry(): ToolRegistry {
-    const skills = this.deps.skills;
-    const version = `${this.deps.globalMcpVersion()}:${this.mcpVersion}:${skills && skills.size > 0 ? skills.version() : '-'}`;
+    const { skills, mcp } = this.deps;
+    const version = `${mcp.version()}:${skills && skills.size > 0 ? skills.version() : '-'}`;
     if (!this.registryCache || this.registryVersion !== version) {
-      const layers = [this.deps.globalMcp, ...this.borrowedMcp, ...this.inheritedMcp, ...(this.localMcp ? [this.localMcp] : [])];
       const skillTools = skills && skills.size > 0 ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
-      const added = [...skillTools, ...layerMcpTools(layers)];
+      const added = [...skillTools, ...layerMcpTools(mcp.toolLayers())];
       this.registryCache = added.length === 0 ? builtinRegistry(this.deps.builtins) : new ToolRegistry([...this.deps.builtins, ...added]);
       this.registryVersion = version;
       this.specsCache = undefined;
@@ -103,76 +100,9 @@ export class SessionTools {
     return this.registryCache;
   }
 
-  /** Every MCP layer, outermost first: global, the parent's (a child's), inherited (host-supplied), then the session's own. */
-  layers(): McpManager[] {
-    return [this.deps.globalMcp, ...this.borrowedMcp, ...this.inheritedMcp, this.local];
-  }
-
-  /** The session's own MCP servers (created on first use); their changes are emitted as events. */
-  get local(): McpManager {
-    if (!this.localMcp) {
-      const manager = this.newLocalManager();
-      this.watchLocal(manager);
-      this.localMcp = manager;
-    }
-    return this.localMcp;
-  }
-
-  /** The configurations of the session's own servers, in order (its snapshot stores them; a restore re-registers them). */
-  ownConfigs(): McpServerConfig[] {
-    return this.closedOwnConfigs ?? this.localMcp?.configs() ?? [];
-  }
-
-  /**
-   * Re-register the session's own servers from its snapshot, before the session is live. A server that cannot
-   * start stays registered with its error (GET .../mcp shows it). The layer is watched only afterwards: a
-   * restore brings back what the session had, so it emits no MCP events and leaves the session unchanged.
-   */
-  async restoreLocal(configs: readonly McpServerConfig[]): Promise<McpRefreshResult[]> {
-    if (this.localMcp) return this.localMcp.registerAll(configs);
-    const manager = this.newLocalManager();
-    // Held at once, so a close during the restore still closes these servers.
-    this.localMcp = manager;
-    const results = await manager.registerAll(configs);
-    this.watchLocal(manager);
-    this.mcpVersion += 1;
-    return results;
-  }
-
-  private newLocalManager(): McpManager {
-    const launcher = this.deps.mcpLauncher;
-    return new McpManager({
-      source: 'session',
-      now: () => this.deps.hostEnv.now(),
-      defaultCwd: this.deps.workspace,
-      onLog: (server, line) => this.deps.onMcpLog?.(server, line),
-      ...(launcher ? { launcher } : {}),
-      outbound: { allowPrivate: this.deps.mcpAllowPrivate },
-    });
-  }
-
-  private watchLocal(manager: McpManager): void {
-    const { emit, activeRunId } = this.deps;
-    manager.onChange((change) => {
-      this.mcpVersion += 1;
-      emit(activeRunId(), 'mcp_tools_changed', { server: change.server, reason: change.reason, tools: change.toolNames });
-    });
-    manager.onConnectionChange((change) => {
-      if (change.connected) emit(activeRunId(), 'mcp_server_connected', { server: change.server });
-      else emit(activeRunId(), 'mcp_server_disconnected', { server: change.server, reason: change.reason });
-    });
-  }
-
-  /** Show one of the parent's MCP layers to this child session (its servers stay the parent's). */
-  borrow(manager: McpManager): void {
-    this.borrowedMcp.push(manager);
-    this.mcpVersion += 1;
-  }
-
-  /** Attach host-supplied MCP servers as a read-only inherited layer. */
-  attachInherited(manager: McpManager): void {
-    this.inheritedMcp.push(manager);
-    this.mcpVersion += 1;
+  /** True when the session has a tool of this name. */
+  has(name: string): boolean {
+    return this.registry.get(name) !== undefined;
   }
 
   /** Tool specs the model sees: tools denied for every argument are hidden. */
@@ -190,15 +120,24 @@ export class SessionTools {
 
   /** The session's one tool invoker (built on first use); it always reads the current registry. */
   get invoker(): ToolInvoker {
-    this.invokerCache ??= new ToolInvoker(this.deps.invokerDeps(), () => this.registry);
+    this.invokerCache ??= new ToolInvoker(invokerDeps(this.deps.invoker), () => this.registry);
     return this.invokerCache;
   }
+}
 
-  /** Close the session's own and its inherited MCP managers (the host supplied them for this session only). */
-  async closeMcp(): Promise<void> {
-    // Closing empties the layer, but the snapshot saved after a close (shutdown, passivation, DELETE) must keep
-    // the servers, so the session gets them back wherever it is restored.
-    this.closedOwnConfigs ??= this.ownConfigs();
-    await Promise.all([this.localMcp, ...this.inheritedMcp].map((m) => m?.close().catch(() => undefined)));
-  }
+/** The tool invoker's services, from the session's parts. */
+function invokerDeps(source: ToolInvokerSource): ToolInvokerDeps {
+  const { artifacts, reports, config, fileOwner, queue } = source;
+  return {
+    governance: source.governance.parts().governance,
+    storeArtifact: (content, toolCallId, toolName) => artifacts.store(content, toolCallId, toolName),
+    afterExecute: (call, args, result, startedAtMs, ctx) => reports.attachPresetReport(call, args, result, startedAtMs, ctx),
+    commands: source.commands,
+    workspace: config.workspaceDir,
+    ...(fileOwner ? { fileOwner } : {}),
+    // The web tools' access: a reference to the operator's settings, built with the invoker (first call).
+    web: { settings: config.web },
+    delegation: source.delegation,
+    ...(queue ? { queue } : {}),
+  };
 }

@@ -13,6 +13,16 @@ export class SessionTranscript {
     this.updatedAtMs = createdAtMs;
   }
 
+  /** A copy of the transcript. */
+  history(): ChatMessage[] {
+    return [...this.messages];
+  }
+
+  /** Accumulated token usage (a copy). */
+  totalUsage(): Usage {
+    return { ...this.usage };
+  }
+
   /** Apply a finished run: `messages` (undefined for a side question) become the transcript and its usage is added. */
   commitRun(messages: ChatMessage[] | undefined, usage: Usage, now: number): void {
     if (messages) this.messages = messages;

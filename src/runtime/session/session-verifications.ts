@@ -1,74 +1,51 @@
-import type { Artifact } from '../../protocol/session-snapshot.js';
-import type { VerificationPreset, VerificationReport, VerificationRequest } from '../../protocol/verification.js';
+import type { VerificationReport, VerificationRequest } from '../../protocol/verification.js';
 import type { HostEnv } from '../ports/host-env.js';
-import type { InvocationContext } from '../invocation/invocation-context.js';
-import type { ToolCallRequest } from '../invocation/tool-call-state.js';
-import type { ToolCallOutcome } from '../invocation/tool-invoker.js';
-import type { ToolResult } from '../tools/define-tool.js';
-import { detectPresets, matchPresetCommand } from '../verification/detect-presets.js';
-import { reportForPresetRun } from '../verification/preset-report.js';
 import { artifactUris, runVerification } from '../verification/run-verification.js';
-import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
+import type { HostDirectCalls } from './host-direct-calls.js';
+import type { SessionArtifacts } from './session-artifacts.js';
 import type { SessionEmit } from './session-emitter.js';
+import type { SessionLifecycle } from './session-lifecycle.js';
+import type { SessionSaves } from './session-saves.js';
+import { BASH_MAX_TIMEOUT_MS, type VerificationReports } from './verification-reports.js';
 
-/** The bash tool's default and maximum timeouts (ms), as its schema declares them. */
-const BASH_DEFAULT_TIMEOUT_MS = 120_000;
-const BASH_MAX_TIMEOUT_MS = 600_000;
-/** Reports a session keeps (oldest dropped first). */
-const MAX_VERIFICATION_REPORTS = 200;
-
-/** What a session's verifications need from the session. */
-export interface VerificationsHost {
+/** What host-requested verifications need from the session. */
+export interface SessionVerificationsDeps {
   readonly sessionId: string;
-  /** The session's pinned workspace (presets are read through a lease of it). */
-  readonly workspace: WorkspaceAccess;
   readonly hostEnv: HostEnv;
   readonly emit: SessionEmit;
-  /** The active run's id, if any: preset reports attach only to calls of the active run. */
-  activeRunId(): string | undefined;
-  /** Run one tool call on the host-direct path (verification commands go through bash). */
-  invokeToolDirect(name: string, args: unknown, origin: 'host_direct'): Promise<ToolCallOutcome>;
-  getArtifact(id: string): Artifact | undefined;
+  readonly lifecycle: SessionLifecycle;
+  readonly reports: VerificationReports;
+  /** Verification commands run through bash on the host-direct path. */
+  readonly directCalls: HostDirectCalls;
+  /** A cut output's tail matters for a verdict: it is read from its artifact. */
+  readonly artifacts: SessionArtifacts;
+  /** An autoSave session is saved after each verification. */
+  readonly persistence: SessionSaves;
 }
 
-/**
- * A session's verification reports (bounded, oldest dropped first): host-requested verification runs, and
- * reports attached to a run when the model's bash call runs one of the workspace's verification presets.
- */
+/** A session's verifications: its reports, and verification runs the host asks for (POST .../verifications). */
 export class SessionVerifications {
-  /** Preset reports being attached during the active run; the run awaits them before its result. */
-  private pendingReports: Promise<void>[] = [];
-  /** Verification presets of the workspace, detected on the first bash call of a run (cleared when the run ends). */
-  private presets: Promise<VerificationPreset[]> | undefined;
-
-  constructor(
-    private readonly host: VerificationsHost,
-    private readonly reports: VerificationReport[] = [],
-  ) {}
+  constructor(private readonly deps: SessionVerificationsDeps) {}
 
   /** Verification reports, oldest first. */
   list(): VerificationReport[] {
-    return [...this.reports];
+    return this.deps.reports.list();
   }
 
-  /** The reports attached to one run. */
-  forRun(runId: string): VerificationReport[] {
-    return this.reports.filter((r) => r.run_id === runId);
-  }
-
-  /** Run verification commands through bash on the host-direct path and keep the report. */
+  /** Run verification commands through bash on the host-direct path (no run lease), keep the report and, with autoSave, save. */
   async run(request: VerificationRequest): Promise<VerificationReport> {
-    const { host } = this;
-    host.emit(undefined, 'verification_started', { subject: request.subject, commands: request.commands.length });
+    const { deps } = this;
+    deps.lifecycle.assertOpen();
+    deps.emit(undefined, 'verification_started', { subject: request.subject, commands: request.commands.length });
     const report = await runVerification(request, {
-      sessionId: host.sessionId,
-      now: () => host.hostEnv.now(),
-      newId: (prefix) => host.hostEnv.newId(prefix),
+      sessionId: deps.sessionId,
+      now: () => deps.hostEnv.now(),
+      newId: (prefix) => deps.hostEnv.newId(prefix),
       maxTimeoutMs: BASH_MAX_TIMEOUT_MS,
       runCommand: async (command, timeoutMs) => {
-        const outcome = await host.invokeToolDirect('bash', { command, timeout: timeoutMs }, 'host_direct');
+        const outcome = await deps.directCalls.invoke('bash', { command, timeout: timeoutMs }, 'host_direct');
         // The tail of the output matters for a verdict: read it from the artifact when the result was cut.
-        const full = outcome.artifactId ? host.getArtifact(outcome.artifactId)?.content : undefined;
+        const full = outcome.artifactId ? deps.artifacts.get(outcome.artifactId)?.content : undefined;
         return {
           output: full ?? outcome.output,
           exitCode: outcome.exitCode,
@@ -78,51 +55,8 @@ export class SessionVerifications {
         };
       },
     });
-    this.add(report);
+    deps.reports.add(report);
+    await deps.persistence.saveIfAutoSave();
     return report;
-  }
-
-  /** A model's bash call that covers a command of the workspace's verification presets attaches a report (subject `shell:<id>`) to the run. */
-  attachPresetReport(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void {
-    const activeRunId = this.host.activeRunId();
-    if (call.origin === 'host_direct' || call.name.toLowerCase() !== 'bash' || activeRunId === undefined || activeRunId !== ctx.runId) return;
-    const command = typeof (args as { command?: unknown }).command === 'string' ? (args as { command: string }).command : '';
-    const timeoutMs = typeof (args as { timeout?: unknown }).timeout === 'number' ? (args as { timeout: number }).timeout : BASH_DEFAULT_TIMEOUT_MS;
-    this.presets ??= detectPresets(this.host.workspace).catch(() => []);
-    const runId = ctx.runId;
-    const pending = this.presets.then((presets) => {
-      const preset = matchPresetCommand(command, presets);
-      if (!preset) return;
-      const now = this.host.hostEnv.now();
-      this.add(
-        reportForPresetRun(
-          preset,
-          {
-            output: result.output,
-            exitCode: result.exitCode,
-            timedOut: result.metadata?.timed_out === true,
-            truncated: false,
-            evidenceUris: artifactUris(result.metadata),
-            startedAtMs,
-            durationMs: Math.max(0, now - startedAtMs),
-            timeoutMs,
-          },
-          { newId: (prefix) => this.host.hostEnv.newId(prefix), sessionId: this.host.sessionId, runId },
-        ),
-      );
-    });
-    this.pendingReports.push(pending);
-  }
-
-  /** Wait for the ending run's preset reports and forget the detected presets (the next run detects them again). */
-  async settleRun(): Promise<void> {
-    await Promise.all(this.pendingReports.splice(0));
-    this.presets = undefined;
-  }
-
-  private add(report: VerificationReport): void {
-    this.reports.push(report);
-    if (this.reports.length > MAX_VERIFICATION_REPORTS) this.reports.splice(0, this.reports.length - MAX_VERIFICATION_REPORTS);
-    this.host.emit(report.run_id ?? undefined, 'verification_completed', { report_id: report.id, subject: report.subject, status: report.status, failed_required: report.summary.required_failed });
   }
 }

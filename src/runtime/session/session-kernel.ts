@@ -1,0 +1,130 @@
+import type { SubagentTasks } from '../delegation/subagent-tasks.js';
+import { SessionEventLog } from '../events/session-event-log.js';
+import { LlmInvoker } from '../invocation/llm-invoker.js';
+import type { AgentMemory } from '../memory/agent-memory.js';
+import { openAgentMemory } from '../memory/memory-stores.js';
+import { sandboxUsageKey } from '../quotas/sandbox-usage-key.js';
+import { resolveQueueSettings } from '../queue/queue-settings.js';
+import { SessionQueue } from '../queue/session-queue.js';
+import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
+import type { SessionKey } from '../../stores/session-key.js';
+import { childObserver } from './child-observer.js';
+import { HostDirectCalls } from './host-direct-calls.js';
+import type { ResolvedSessionConfig } from './resolved-session-config.js';
+import type { RestoredState } from './restored-state.js';
+import { SessionArtifacts } from './session-artifacts.js';
+import { buildSessionDelegation } from './session-delegation-factory.js';
+import { createSessionEmit, type SessionEmit } from './session-emitter.js';
+import { SessionGovernanceAccess } from './session-governance-access.js';
+import { SessionLifecycle } from './session-lifecycle.js';
+import { SessionMcp } from './session-mcp.js';
+import { SessionRunControl } from './session-run-control.js';
+import { SessionRuns } from './session-runs.js';
+import { SessionSaves } from './session-saves.js';
+import type { SessionScope } from './session-services.js';
+import { restoredRun } from './session-snapshot-codec.js';
+import { SessionTools } from './session-tools.js';
+import { SessionTranscript } from './session-transcript.js';
+import { SessionVerifications } from './session-verifications.js';
+import { SingleFlight } from './single-flight.js';
+import { VerificationReports } from './verification-reports.js';
+
+/** The parts one live session is made of. */
+export interface SessionKernel {
+  readonly lifecycle: SessionLifecycle;
+  readonly events: SessionEventLog;
+  readonly transcript: SessionTranscript;
+  readonly emit: SessionEmit;
+  readonly artifacts: SessionArtifacts;
+  readonly governance: SessionGovernanceAccess;
+  readonly mcp: SessionMcp;
+  readonly tasks: SubagentTasks;
+  /** Where the session's model-chosen commands run. */
+  readonly sandbox: SessionCommands;
+  readonly tools: SessionTools;
+  readonly directCalls: HostDirectCalls;
+  readonly llm: LlmInvoker;
+  readonly memory: AgentMemory | undefined;
+  /** The lane queue (SessionOptions.queueConfig); undefined for an ordinary session, which pays nothing for it. */
+  readonly queue: SessionQueue | undefined;
+  readonly persistence: SessionSaves;
+  readonly verifications: SessionVerifications;
+  readonly runs: SessionRunControl;
+}
+
+/** What the kernel needs of the session that holds it. */
+export interface SessionKernelHost {
+  /** The session's key (tenant and id): its store, lease, stream and checkpoint keys. */
+  readonly key: SessionKey;
+  /** When the session was created (restored, or now). */
+  readonly createdAtMs: number;
+  /** Told when a run ended (the session notes the activity and re-measures what it holds). */
+  runEnded(): void;
+}
+
+/**
+ * Build the parts of one session from its configuration, where it lives and, on restore, its snapshot's state,
+ * strictly in order: each part is given the parts it uses as objects, all built before it, so none can be used
+ * before it exists. State first (lifecycle, single flight, transcript, event log), then emit, the run records,
+ * artifacts and verification reports, governance, MCP layers, delegation, commands, tools and their invoker, direct
+ * calls, the LLM invoker and memory, persistence (which reads every stateful part), then what saves: host
+ * verifications and run control. Each part's deps are written out field by field, never spread from a shared
+ * object: V8 gives an object spread from one a hidden class of its own, so every session would pay for more maps.
+ */
+export function buildSessionKernel(config: ResolvedSessionConfig, scope: SessionScope, restored: RestoredState | undefined, host: SessionKernelHost): SessionKernel {
+  const { hostEnv, agent, childOf } = scope;
+  const { services } = agent;
+  const sessionId = config.sessionId;
+  const sessionKey = host.key;
+  const workspace = config.workspace;
+  const { retention } = config;
+  const quotas = services.quotas;
+  const tenantId = config.ownerTenantId;
+
+  const lifecycle = new SessionLifecycle(sessionId);
+  const flight = new SingleFlight();
+  const transcript = new SessionTranscript(host.createdAtMs, restored?.messages, restored?.usage);
+  const events = new SessionEventLog({ maxEventsPerRun: retention.maxEventsPerRun, maxRuns: retention.maxRuns, maxSessionEvents: retention.maxEventsPerRun }, restored?.sessionSequence ?? 0);
+  // A restored session starts as saved at the sequence it was read at: what it emits from here on (a workspace warning) makes it dirty.
+  const readAtSequence = events.lastSequence;
+  // A child's events are also seen by its parent's delegation (progress, forwarded asks).
+  const onEvent = childOf ? childObserver(services.onSessionEvent, childOf.observe) : services.onSessionEvent;
+  const emit = createSessionEmit({ sessionId, hostEnv, sessionKey, labels: config.labels, events, ownership: services.ownership, lifecycle, onEvent });
+
+  const records = new SessionRuns({ sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
+  const artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
+  const reports = new VerificationReports({ sessionId, workspace: config.workspaceDir, hostEnv, emit, flight }, restored?.verifications);
+  const governance = new SessionGovernanceAccess(config, hostEnv, services.governance, childOf?.governance, restored?.permissionGrants ?? [], lifecycle);
+
+  const sandbox = services.sandbox ?? UNSANDBOXED;
+  // The session's $HOME is keyed by tenant and session; the disk its commands use counts in the tenant's stored bytes.
+  const commands = new SessionCommands(sandbox, { tenantId, sessionId, ...config.commands, workspace: config.workspaceDir, ...(quotas ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sandboxUsageKey(sessionId), bytes) } : {}) });
+  const mcp = new SessionMcp({ sessionId, workspace, hostEnv, globalMcp: services.mcp, globalMcpVersion: agent.mcpVersion, logger: services.logger, emit, flight, lifecycle, launcher: commands.forOrigin('host_direct'), allowPrivate: config.outboundAllowPrivate });
+  for (const manager of childOf?.borrowedMcp ?? []) mcp.borrow(manager);
+  const { tasks, delegation } = buildSessionDelegation({ config, scope, emit, flight, governance, mcp, artifacts }, restored?.subagentTasks);
+  const queueConfig = config.options.queueConfig;
+  const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, { lostTasks: restored?.externalTasks ?? [], interrupted: () => lifecycle.keepsCheckpoints() }) : undefined;
+
+  const tools = new SessionTools({
+    permissionPolicy: config.permissionPolicy,
+    permissionFloor: config.permissionFloor,
+    agentPermissions: config.permissionBounds,
+    builtins: services.tools,
+    skills: config.skills,
+    mcp,
+    invoker: { config, governance, artifacts, reports, commands, fileOwner: sandbox.runAs, delegation, queue },
+  });
+  const directCalls = new HostDirectCalls({ config, hostEnv, emit, lifecycle, tools });
+  const llm = new LlmInvoker(config, governance);
+  // Memory events belong to the active run when there is one (the context provider), else to the session.
+  const memory = openAgentMemory(config.memory, tenantId, agent.memoryStores, hostEnv, (type, payload) => emit(flight.runId, type, payload));
+
+  if (restored) events.restore(restored.trace);
+  if (config.workspaceRepinned) emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });
+  for (const file of config.workspaceSkipped ?? []) emit(undefined, 'workspace_warning', { kind: 'skipped', workspace, message: file.message, path: file.path });
+
+  const persistence = new SessionSaves({ config, sessionKey, createdAtMs: host.createdAtMs, scope, emit, events, lifecycle, transcript, artifacts, records, reports, tasks, mcp, governance, queue }, restored ? { generation: restored.generation, readAtSequence } : undefined);
+  const verifications = new SessionVerifications({ sessionId, hostEnv, emit, lifecycle, reports, directCalls, artifacts, persistence });
+  const runs = new SessionRunControl({ config, sessionKey, scope, emit, records, transcript, reports, memory, governance, tools, mcp, llm, lifecycle, persistence, flight, activity: host, quotas });
+  return { lifecycle, events, transcript, emit, artifacts, governance, mcp, tasks, sandbox: commands, tools, directCalls, llm, memory, queue, persistence, verifications, runs };
+}
