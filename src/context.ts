@@ -23,7 +23,7 @@ import { globalMcpServers, type CodeConfig } from './config/code-config.js';
 import { createLocalOwnership } from './runtime/ports/session-ownership.js';
 import { McpManager } from './runtime/mcp/mcp-manager.js';
 import { CodeError } from './errors.js';
-import { Agent } from './runtime/agent/agent.js';
+import { Agent } from './runtime/live-sessions/agent.js';
 import { createSystemHostEnv, type HostEnv } from './runtime/ports/host-env.js';
 import { providerChatUrl } from './runtime/llm/chat-completions-url.js';
 import type { LlmProvider } from './runtime/llm/llm-provider.js';
@@ -49,7 +49,7 @@ import { FileMemoryItemStore } from './stores/file-memory-item-store.js';
 import { ProcessMemoryItemStore } from './stores/process-memory-item-store.js';
 import { RedisMemoryItemStore } from './stores/redis-memory-item-store.js';
 import type { MemoryStores } from './runtime/memory/memory-stores.js';
-import type { SessionLogger } from './runtime/session/session-services.js';
+import type { SessionLogger } from './runtime/session-kernel/session-services.js';
 import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
 
 /** Every dependency of the server, built in one place. */

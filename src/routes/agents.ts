@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentDirRegisteredResponseSchema, AgentDirRequestSchema, AgentListResponseSchema } from '../protocol/agents.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
-import { agentInfo } from '../runtime/agents/agent-registry.js';
-import { loadAgentDir } from '../runtime/agents/load-agent-dir.js';
-import { resolveWorkspaceAgentDir } from '../runtime/agents/resolve-workspace-agent-dir.js';
+import { agentInfo } from '../runtime/agent-definitions/agent-registry.js';
+import { loadAgentDir } from '../runtime/agent-definitions/load-agent-dir.js';
+import { resolveWorkspaceAgentDir } from '../runtime/agent-definitions/resolve-workspace-agent-dir.js';
 import { withHeldDirectory } from '../runtime/workspace/held-directory.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RuntimeContext } from '../context.js';
 import { AuthTicketBodySchema, AuthTicketResponseSchema, type AuthTicketResponse } from '../protocol/auth-ticket.js';
 import { ErrorBodySchema } from '../protocol/http.js';
-import { addressedCaller } from '../runtime/agent/session-address.js';
+import { addressedCaller } from '../runtime/live-sessions/session-address.js';
 import { eventTicketsFor } from '../server/event-tickets.js';
 import { addRoute } from '../server/route.js';
 import { sessionKey } from '../stores/session-key.js';

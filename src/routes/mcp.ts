@@ -12,7 +12,7 @@ import {
 } from '../protocol/mcp.js';
 import { hasScope } from '../runtime/ports/caller.js';
 import { layerMcpStatus } from '../runtime/mcp/layered-mcp-tools.js';
-import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound } from '../runtime/agent/session-mcp-layers.js';
+import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound } from '../runtime/live-sessions/session-mcp-layers.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 

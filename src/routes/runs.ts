@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { RunHandle } from '../runtime/session/run-handle.js';
+import type { RunHandle } from '../runtime/session-kernel/run-handle.js';
 import { CodeError } from '../errors.js';
 import {
   CancelResponseSchema,

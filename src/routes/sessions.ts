@@ -13,7 +13,7 @@ import {
   TraceResponseSchema,
 } from '../protocol/http.js';
 import { SessionOptionsSchema } from '../protocol/session-options.js';
-import { addressedCaller } from '../runtime/agent/session-address.js';
+import { addressedCaller } from '../runtime/live-sessions/session-address.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 import { sessionInfo } from '../server/session-info.js';

@@ -5,7 +5,7 @@ import type { EventEnvelope } from '../protocol/event-envelope.js';
 import { EventStreamQuerySchema } from '../protocol/auth-ticket.js';
 import { SessionParamsSchema } from '../protocol/http.js';
 import { WS_CLOSE } from '../protocol/ws-messages.js';
-import { addressedCaller } from '../runtime/agent/session-address.js';
+import { addressedCaller } from '../runtime/live-sessions/session-address.js';
 import type { SubscriptionLimits, SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import type { EventTickets } from './event-tickets.js';

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Scope } from '../config/code-config.js';
 import { CodeError } from '../errors.js';
 import { formatZodIssues, zodFieldIssues } from '../protocol/format-zod-issues.js';
-import { addressedCaller } from '../runtime/agent/session-address.js';
+import { addressedCaller } from '../runtime/live-sessions/session-address.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { isSessionScoped, startsRun } from './openapi-registry.js';
 import type { ServerContext } from './server-context.js';

@@ -5,7 +5,7 @@ import { EVENT_TYPES } from '../protocol/event-catalog.js';
 import type { QueueStats } from '../protocol/queue.js';
 import type { QueueMetrics } from '../protocol/queue-metrics.js';
 import type { RuntimeEventPayloads } from '../protocol/runtime-event.js';
-import type { SessionEventObserver } from '../runtime/session/session-emitter.js';
+import type { SessionEventObserver } from '../runtime/session-kernel/session-emitter.js';
 
 /** Distinct tool names kept as label values; later ones are counted as "other" (MCP tools are open-ended). */
 export const MAX_TOOL_LABELS = 200;

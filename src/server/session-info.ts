@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { SessionInfoSchema } from '../protocol/http.js';
-import type { AgentSession } from '../runtime/session/agent-session.js';
+import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 
 /** The wire view of a session. */
 export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSchema> {

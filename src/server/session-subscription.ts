@@ -2,7 +2,7 @@ import { CodeError } from '../errors.js';
 import { WS_CLOSE } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import { EventSubscription, type SubscriptionLimits, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
-import type { AgentSession } from '../runtime/session/agent-session.js';
+import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 import type { ServerContext } from './server-context.js';
 import { sessionKey } from '../stores/session-key.js';
 import { followSessionStream } from '../runtime/events/session-stream-follow.js';

@@ -1,7 +1,7 @@
 import { CodeError } from '../errors.js';
 import type { WsClientMessage, WsControl } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
-import type { AgentSession } from '../runtime/session/agent-session.js';
+import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 
 /** An `error` control frame (details only when there are some). */
 export function errorControl(code: string, message: string, field?: string, details?: Record<string, unknown>): WsControl {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CodeError } from '../../src/errors.js';
-import { parseAgentFile } from '../../src/runtime/agents/parse-agent-file.js';
-import { splitFrontMatter } from '../../src/runtime/agents/split-front-matter.js';
+import { parseAgentFile } from '../../src/runtime/agent-definitions/parse-agent-file.js';
+import { splitFrontMatter } from '../../src/runtime/agent-definitions/split-front-matter.js';
 
 describe('splitFrontMatter', () => {
   it('splits front matter and body (BOM, CRLF and "..." closings included)', () => {

@@ -6,7 +6,7 @@ import type { SessionLabels } from '../../src/protocol/session-snapshot.js';
 import { EventOrigin } from '../../src/runtime/events/event-origin.js';
 import { SessionEventLog, type EventLogLimits } from '../../src/runtime/events/session-event-log.js';
 import { createLocalOwnership, type SessionOwnership } from '../../src/runtime/ports/session-ownership.js';
-import { createSessionEmit, type SessionEmit } from '../../src/runtime/session/session-emitter.js';
+import { createSessionEmit, type SessionEmit } from '../../src/runtime/session-kernel/session-emitter.js';
 import { sessionKey } from '../../src/stores/session-key.js';
 
 const roomy: EventLogLimits = { maxEventsPerRun: 1000, maxRuns: 100, maxSessionEvents: 1000 };

@@ -2,7 +2,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAgentsMd } from '../../src/runtime/prompt/agents-md.js';
-import { confinementRoot, type WorkspaceLayout } from '../../src/runtime/session/tenant-workspace.js';
+import { confinementRoot, type WorkspaceLayout } from '../../src/runtime/session-kernel/tenant-workspace.js';
 import { tempDir, writeFiles } from '../support/test-server.js';
 
 describe('loadAgentsMd reads the chain confined to the confinement root', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReplayHostEnv } from '../../src/runtime/ports/host-env.js';
-import { SessionArtifacts } from '../../src/runtime/session/session-artifacts.js';
+import { SessionArtifacts } from '../../src/runtime/session-kernel/session-artifacts.js';
 
 const hostEnv = () => createReplayHostEnv({ sequentialIdPrefix: 't', fixedTimeMs: 1_000 });
 

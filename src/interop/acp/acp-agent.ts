@@ -5,7 +5,7 @@ import { CodeError } from '../../errors.js';
 import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
 import { SessionOptionsSchema, type SessionOptions } from '../../protocol/session-options.js';
 import type { Caller } from '../../runtime/ports/caller.js';
-import type { AgentSession } from '../../runtime/session/agent-session.js';
+import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
 import { acpHistoryUpdates } from './acp-history-updates.js';
 import { acpMcpServers } from './acp-mcp-servers.js';
 import type { AcpOwnerRelay } from './acp-owner-relay.js';

@@ -2,7 +2,7 @@ import type { AgentContext, PermissionOption } from '@agentclientprotocol/sdk';
 import { asAgentEventEnvelope, type KnownEvent } from '../../protocol/agent-event-envelope.js';
 import type { Caller } from '../../runtime/ports/caller.js';
 import { hasScope } from '../../runtime/ports/caller.js';
-import type { AgentSession } from '../../runtime/session/agent-session.js';
+import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
 import { acpToolKind } from './acp-tool-kind.js';
 
 /** The options of a session/request_permission; "allow always" says when it acts as allow once for this caller. */

@@ -2,7 +2,7 @@ import type { AgentContext, PromptResponse, StopReason } from '@agentclientproto
 import { asAgentEventEnvelope, type AgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Caller } from '../../runtime/ports/caller.js';
-import type { AgentSession } from '../../runtime/session/agent-session.js';
+import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
 import { CodeError } from '../../errors.js';
 import { askPermission } from './acp-permission.js';
 import { AcpRunUpdates } from './acp-run-updates.js';

@@ -1,6 +1,6 @@
 import { CodeError } from '../../errors.js';
 import { asAgentEventEnvelope, type AgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
-import type { AgentSession } from '../../runtime/session/agent-session.js';
+import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
 import type { AguiDecision } from './agui-run-input.js';
 
 /** Answers this node remembers, so a retried resume (same answer) continues instead of failing as stale. */

@@ -1,6 +1,6 @@
 import { asAgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
 import type { RunRecord } from '../../protocol/run-record.js';
-import type { AgentSession } from '../../runtime/session/agent-session.js';
+import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
 import type { AguiEventMapper } from './agui-event-mapper.js';
 import type { AguiSseStream } from './agui-sse-stream.js';
 

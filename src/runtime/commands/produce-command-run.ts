@@ -3,10 +3,10 @@ import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import { buildVerificationSummary } from '../../protocol/verification.js';
 import type { HostEnv } from '../ports/host-env.js';
-import { toAgentResult } from '../session/agent-result.js';
-import type { SessionEmit } from '../session/session-emitter.js';
-import type { SessionRuns } from '../session/session-runs.js';
-import type { SessionTranscript } from '../session/session-transcript.js';
+import { toAgentResult } from '../session-kernel/agent-result.js';
+import type { SessionEmit } from '../session-kernel/session-emitter.js';
+import type { SessionRuns } from '../session-kernel/session-runs.js';
+import type { SessionTranscript } from '../session-kernel/session-transcript.js';
 import { CommandFailure } from './command-failure.js';
 
 /** What a command run needs from its session. */

@@ -2,7 +2,7 @@ import { CodeError } from '../../errors.js';
 import { BUILTIN_COMMAND_NAMES, type CommandContext, type CommandInfo, type CommandRegistration } from '../../protocol/commands.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { WebSocketHostRegistry } from '../policy/host-bridge/websocket-host-registry.js';
-import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
+import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-config.js';
 import { BUILTIN_COMMANDS, runBuiltinCommand, type BuiltinCommandHost, type BuiltinOutcome } from './builtin-commands.js';
 import type { CommandCatalog } from './command-catalog.js';
 import { CommandFailure } from './command-failure.js';

@@ -3,7 +3,7 @@ import type { PermissionPolicy } from '../../protocol/governance.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
 import type { BudgetDecision, BudgetGuard } from '../policy/budget/budget-decision.js';
 import { parseRule, ruleCoversTool } from '../policy/permission-policy.js';
-import type { SessionBudgetGuard, SessionGovernanceParts } from '../session/session-governance-factory.js';
+import type { SessionBudgetGuard, SessionGovernanceParts } from '../session-kernel/session-governance-factory.js';
 import type { SkillDefinition } from '../skills/skill-definition.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
 import type { ResolvedModel } from '../invocation/llm-invoker.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
-import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
+import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-config.js';
 import { SkillRegistry } from '../skills/skill-registry.js';
 import type { ChildSpec } from './child-session.js';
 

@@ -1,11 +1,11 @@
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
-import type { AgentDefinition } from '../agents/agent-definition.js';
+import type { AgentDefinition } from '../agent-definitions/agent-definition.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import type { HostEnv } from '../ports/host-env.js';
-import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
-import type { SessionEventObserver } from '../session/session-emitter.js';
-import type { SessionGovernanceParts } from '../session/session-governance-factory.js';
+import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-config.js';
+import type { SessionEventObserver } from '../session-kernel/session-emitter.js';
+import type { SessionGovernanceParts } from '../session-kernel/session-governance-factory.js';
 import type { SkillDefinition } from '../skills/skill-definition.js';
 
 /** What a child session is made for: a delegated agent (`task`) or a skill (`Skill`). */

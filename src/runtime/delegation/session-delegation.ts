@@ -1,10 +1,10 @@
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
 import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, SubagentTaskSnapshot, TaskParams } from '../../protocol/subagent-task.js';
-import type { AgentDefinition } from '../agents/agent-definition.js';
-import type { AgentRegistry } from '../agents/agent-registry.js';
+import type { AgentDefinition } from '../agent-definitions/agent-definition.js';
+import type { AgentRegistry } from '../agent-definitions/agent-registry.js';
 import type { HostEnv } from '../ports/host-env.js';
-import type { SessionEmit, SessionEventObserver } from '../session/session-emitter.js';
+import type { SessionEmit, SessionEventObserver } from '../session-kernel/session-emitter.js';
 import type { SkillDefinition } from '../skills/skill-definition.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { ToolResult } from '../tools/define-tool.js';

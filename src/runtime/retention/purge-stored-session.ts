@@ -2,7 +2,7 @@ import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
 import type { SessionKey } from '../../stores/session-key.js';
 import type { SessionStore } from '../../stores/session-store.js';
-import { takeLease } from '../agent/session-leases.js';
+import { takeLease } from '../live-sessions/session-leases.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
 
 /** Where a stored session lives (its snapshots and its runs' loop checkpoints) and who may write them. */

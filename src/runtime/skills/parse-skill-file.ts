@@ -2,7 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { CodeError, type ErrorCode } from '../../errors.js';
 import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
 import { SkillFrontMatterSchema } from '../../protocol/skills.js';
-import { splitFrontMatter } from '../agents/split-front-matter.js';
+import { splitFrontMatter } from '../agent-definitions/split-front-matter.js';
 import { parseAllowedTools } from './parse-allowed-tools.js';
 import type { SkillDefinition, SkillSource } from './skill-definition.js';
 

@@ -1,5 +1,5 @@
 import type { InlineSkill } from '../../protocol/skills.js';
-import { resolveWorkspaceAgentDir } from '../agents/resolve-workspace-agent-dir.js';
+import { resolveWorkspaceAgentDir } from '../agent-definitions/resolve-workspace-agent-dir.js';
 import { openConfiguredDirectory, withHeldDirectory } from '../workspace/held-directory.js';
 import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
 import { builtinSkills } from './builtin-skills.js';

@@ -12,7 +12,7 @@ import type { ResolvedModel } from '../invocation/llm-invoker.js';
 import { assertOutboundUrl } from '../outbound/assert-outbound-url.js';
 import { assertCommandEnv } from '../sandbox/command-env.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
-import { resolveSessionAgents } from '../agents/resolve-session-agents.js';
+import { resolveSessionAgents } from '../agent-definitions/resolve-session-agents.js';
 import { resolveSessionSkills } from '../skills/resolve-session-skills.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { resolveRetention } from './resolve-retention.js';

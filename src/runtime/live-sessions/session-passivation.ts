@@ -1,7 +1,7 @@
 import type { KeyedLock } from '../../stores/keyed-lock.js';
 import { tenantIdOf, type SessionKey } from '../../stores/session-key.js';
-import type { AgentSession } from '../session/agent-session.js';
-import type { SessionServices } from '../session/session-services.js';
+import type { AgentSession } from '../session-kernel/agent-session.js';
+import type { SessionServices } from '../session-kernel/session-services.js';
 import type { LiveSessions } from './live-sessions.js';
 
 /**

@@ -8,9 +8,9 @@ import { sessionIdOf, sessionKey, tenantIdOf, type SessionKey } from '../../stor
 import type { McpManager } from '../mcp/mcp-manager.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { SessionQueue } from '../queue/session-queue.js';
-import type { AgentSession } from '../session/agent-session.js';
-import type { RunHandle } from '../session/run-handle.js';
-import type { SessionServices } from '../session/session-services.js';
+import type { AgentSession } from '../session-kernel/agent-session.js';
+import type { RunHandle } from '../session-kernel/run-handle.js';
+import type { SessionServices } from '../session-kernel/session-services.js';
 import { AgentChildSpawner } from './agent-child-spawner.js';
 import { LiveSessions } from './live-sessions.js';
 import { attachInheritedMcp } from './session-mcp-layers.js';

@@ -5,7 +5,7 @@ import { CodeError } from '../../errors.js';
 import { tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
-import type { AgentSession } from '../session/agent-session.js';
+import type { AgentSession } from '../session-kernel/agent-session.js';
 import { ClosedSessions } from './closed-sessions.js';
 import { takeLease } from './session-leases.js';
 import { sessionOptionsBytes } from './session-options-bound.js';

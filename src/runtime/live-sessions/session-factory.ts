@@ -9,16 +9,16 @@ import { commandCatalog, type CommandCatalog } from '../commands/command-catalog
 import { processMemoryStores, type MemoryStores } from '../memory/memory-stores.js';
 import type { Caller } from '../ports/caller.js';
 import { createReplayHostEnv, type HostEnv } from '../ports/host-env.js';
-import { AgentSession } from '../session/agent-session.js';
-import type { AgentSessionServices, SessionScope, SessionServices } from '../session/session-services.js';
-import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
-import { buildSessionConfig, resolveModel } from '../session/session-builder.js';
+import { AgentSession } from '../session-kernel/agent-session.js';
+import type { AgentSessionServices, SessionScope, SessionServices } from '../session-kernel/session-services.js';
+import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-config.js';
+import { buildSessionConfig, resolveModel } from '../session-kernel/session-builder.js';
 import type { ChildLink, ChildSpawner } from '../delegation/child-session.js';
 import type { ResolvedModel } from '../invocation/llm-invoker.js';
 
 /** Children of one parallel_task running at once when config max_parallel_tasks is unset (the seed's default). */
 export const DEFAULT_MAX_PARALLEL_TASKS = 8;
-import { WorkspaceContextCache } from '../session/workspace-context-cache.js';
+import { WorkspaceContextCache } from '../session-kernel/workspace-context-cache.js';
 
 /**
  * Builds the agent's sessions: resolves options into a ResolvedSessionConfig, wires a session to its stores

@@ -5,10 +5,10 @@ import type { McpServerConfig } from '../../protocol/mcp.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { HostEnv } from '../ports/host-env.js';
 import { McpManager } from '../mcp/mcp-manager.js';
-import type { AgentSession } from '../session/agent-session.js';
-import type { SessionLogger } from '../session/session-services.js';
-import { resolveTenantDirectory, workspaceLayout } from '../session/tenant-workspace.js';
-import type { WorkspaceConfig } from '../session/workspace-context-cache.js';
+import type { AgentSession } from '../session-kernel/agent-session.js';
+import type { SessionLogger } from '../session-kernel/session-services.js';
+import { resolveTenantDirectory, workspaceLayout } from '../session-kernel/tenant-workspace.js';
+import type { WorkspaceConfig } from '../session-kernel/workspace-context-cache.js';
 
 /** What building a session's inherited MCP layer needs from the agent. */
 export interface SessionMcpDeps {

@@ -1,7 +1,7 @@
 import type { WorkspaceDirectory } from '../workspace/workspace-directory.js';
 import type { SkippedFile } from '../prompt/agents-md.js';
-import type { AgentDefinition } from '../agents/agent-definition.js';
-import type { AgentRegistry } from '../agents/agent-registry.js';
+import type { AgentDefinition } from '../agent-definitions/agent-definition.js';
+import type { AgentRegistry } from '../agent-definitions/agent-registry.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { ConfirmationPolicy, PermissionPolicy } from '../../protocol/governance.js';
 import type { SessionOptions } from '../../protocol/session-options.js';

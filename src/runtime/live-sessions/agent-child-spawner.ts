@@ -3,8 +3,8 @@ import { childGovernance } from '../delegation/child-governance.js';
 import { childSessionConfig } from '../delegation/child-session-config.js';
 import type { ResolvedModel } from '../invocation/llm-invoker.js';
 import type { HostEnv } from '../ports/host-env.js';
-import type { AgentSession } from '../session/agent-session.js';
-import type { ResolvedSessionConfig } from '../session/resolved-session-config.js';
+import type { AgentSession } from '../session-kernel/agent-session.js';
+import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-config.js';
 
 /** What the child spawner needs from the agent. */
 export interface AgentChildSpawnerHost {
