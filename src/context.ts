@@ -20,7 +20,7 @@ import { ReplicaAcks } from './stores/replica-acks.js';
 import { RedisOwnership } from './cluster/redis-ownership.js';
 import { SessionLeases } from './cluster/session-lease.js';
 import { globalMcpServers, type CodeConfig } from './config/code-config.js';
-import { createLocalOwnership } from './runtime/ports/session-ownership.js';
+import { createLocalOwnership, type SessionOwnership } from './runtime/ports/session-ownership.js';
 import { McpManager } from './runtime/mcp/mcp-manager.js';
 import { CodeError } from './errors.js';
 import { Agent } from './runtime/live-sessions/agent.js';
@@ -59,6 +59,8 @@ export interface RuntimeContext {
   readonly logger: Logger;
   readonly store: SessionStore;
   readonly agent: Agent;
+  /** Who owns which session (leases, home records) and, in a cluster, the shared event stream: the agent's own. */
+  readonly ownership: SessionOwnership;
   readonly authenticator: Authenticator;
   readonly openapi: OpenApiRegistry;
   /** This context's Prometheus registry and metrics (GET /metrics). */
@@ -328,6 +330,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     hostRegistry,
     nodeId,
     clustered: cluster !== undefined,
+    ownership: agentOwnership,
     sandbox,
     clusterSecrets,
     forwarder,

@@ -49,11 +49,11 @@ export async function openSessionSubscription(
     await ctx.agent.ensureLocal(sessionId, who, false);
   } catch (error) {
     // Another live node owns the session: follow its events through the shared stream instead.
-    const stream = ctx.agent.deps.ownership.stream;
+    const stream = ctx.ownership.stream;
     if (!(error instanceof CodeError) || error.code !== 'SESSION_OWNED_ELSEWHERE' || !stream) throw error;
     const snapshot = await ctx.store.load(key).catch(() => undefined);
     // An unsaved session (no autoSave) has no snapshot: its home record, under the caller's tenant's key, says it exists.
-    const unsaved = snapshot === undefined && (await ctx.agent.deps.ownership.locate(key).catch(() => undefined))?.unsaved === true;
+    const unsaved = snapshot === undefined && (await ctx.ownership.locate(key).catch(() => undefined))?.unsaved === true;
     if (!unsaved && (!snapshot || (snapshot.session.ownerTenantId !== who.tenantId && !hasScope(who, 'admin')))) {
       throw new CodeError('SESSION_NOT_FOUND', `session ${sessionId} not found`);
     }
