@@ -5,20 +5,13 @@ import { TenantSessionBytes } from './runtime/quotas/tenant-session-bytes.js';
 import { RedisTenantUsage } from './cluster/redis-tenant-usage.js';
 import { sessionBytesLimit, tenantQuotasOn } from './config/session-bytes-limit.js';
 import { realpath } from 'node:fs/promises';
-import { Cluster as RedisCluster } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { loadClusterSecrets, type ClusterSecrets } from './cluster/cluster-secrets.js';
 import { ForwardedHeaders } from './cluster/forwarded-header.js';
 import { nodeKey, NodeRegistry } from './cluster/node-identity.js';
 import { checkSharedRoots } from './cluster/shared-roots.js';
 import { PeerUrls } from './cluster/peer-urls.js';
-import { DEFAULT_BLOCK_MS } from './cluster/stream-follower.js';
-import { RedisEventStream, streamReaderFor } from './cluster/redis-event-stream.js';
 import { createRedisClient, REDIS_COMMAND_TIMEOUT_MS, waitUntilReady } from './cluster/redis-connection.js';
-import type { RedisClient } from './stores/redis-client.js';
-import { ReplicaAcks } from './stores/replica-acks.js';
-import { RedisOwnership } from './cluster/redis-ownership.js';
-import { SessionLeases } from './cluster/session-lease.js';
 import { globalMcpServers, type CodeConfig } from './config/code-config.js';
 import { createLocalOwnership, type SessionOwnership } from './runtime/ports/session-ownership.js';
 import { McpManager } from './runtime/mcp/mcp-manager.js';
@@ -38,17 +31,9 @@ import { RequestForwarder } from './server/request-forwarder.js';
 import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
-import { FileCheckpointStore } from './stores/file-checkpoint-store.js';
-import { FileSessionStore } from './stores/file-session-store.js';
-import { MemoryCheckpointStore } from './stores/memory-checkpoint-store.js';
-import { RedisCheckpointStore } from './stores/redis-checkpoint-store.js';
-import { RedisSessionStore } from './stores/redis-session-store.js';
-import { MemorySessionStore } from './stores/memory-session-store.js';
 import type { SessionStore } from './stores/session-store.js';
-import { FileMemoryItemStore } from './stores/file-memory-item-store.js';
-import { ProcessMemoryItemStore } from './stores/process-memory-item-store.js';
-import { RedisMemoryItemStore } from './stores/redis-memory-item-store.js';
-import type { MemoryStores } from './runtime/memory/memory-stores.js';
+import { createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
+import { createRuntimeCluster } from './create-runtime-cluster.js';
 import type { SessionLogger } from './runtime/session-kernel/session-services.js';
 import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
 
@@ -93,94 +78,12 @@ export interface RuntimeOverrides {
   sandbox?: StartedSandbox;
 }
 
-async function createStore(config: CodeConfig, redis: RedisClient | undefined, cluster: Cluster | undefined): Promise<SessionStore> {
-  // Saves are fenced by the owner's lease epoch: a node that lost a session can never overwrite it.
-  const retentionDays = config.retention.closedSessionDays;
-  if (redis) {
-    return new RedisSessionStore({
-      redis,
-      keyPrefix: config.redisKeyPrefix,
-      ...(cluster ? { fence: (key) => cluster.leases.storeFence(key), replicaAcks: cluster.replicaAcks } : {}),
-      // The old key layout spans slots and never ran on a cluster: nothing to migrate there.
-      legacyLayout: !(redis instanceof RedisCluster),
-      ...(retentionDays !== undefined ? { closedTtlMs: Math.round(retentionDays * 24 * 60 * 60 * 1000) } : {}),
-    });
-  }
-  if (config.storageBackend === 'memory') return new MemorySessionStore();
-  const store = new FileSessionStore({ dir: config.sessionsDir ?? `${config.dataDir}/sessions` });
-  try {
-    await store.init();
-  } catch (error) {
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `file store at ${config.sessionsDir}: ${error instanceof Error ? error.message : String(error)}`, { resource: 'sessionsDir' });
-  }
-  return store;
-}
-
-async function createCheckpointStore(config: CodeConfig, redis: RedisClient | undefined, cluster: Cluster | undefined): Promise<CheckpointStore> {
-  // Fenced like session saves: a node that lost a session cannot overwrite the checkpoint its new owner resumes.
-  if (redis) {
-    return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (key) => cluster.leases.storeFence(key), replicaAcks: cluster.replicaAcks } : {}) });
-  }
-  if (config.storageBackend === 'memory') return new MemoryCheckpointStore();
-  const store = new FileCheckpointStore({ dir: `${config.dataDir}/checkpoints` });
-  try {
-    await store.init();
-  } catch (error) {
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `checkpoint store at ${config.dataDir}/checkpoints: ${error instanceof Error ? error.message : String(error)}`, { resource: 'dataDir' });
-  }
-  return store;
-}
-
-/** Long-term memory: `file` is Redis (shared by every node) or <data_dir>/memory, like the session store; `memory` is this process. */
 /** The agent's and its sessions' logger, on the server's pino logger. */
 function sessionLogger(logger: Logger): SessionLogger {
   return {
     persistenceFailed: (sessionId, error) => logger.error({ sessionId, err: error }, 'session autosave failed'),
     mcpLog: (sessionId, server, line) => logger.debug({ sessionId, mcp: server }, line),
   };
-}
-
-function createMemoryStores(config: CodeConfig, redis: RedisClient | undefined): MemoryStores {
-  const processStore = new ProcessMemoryItemStore();
-  if (redis) return { durable: new RedisMemoryItemStore(redis, config.redisKeyPrefix), process: processStore };
-  if (config.storageBackend === 'memory') return { durable: processStore, process: processStore };
-  return { durable: new FileMemoryItemStore(`${config.dataDir}/memory`), process: processStore };
-}
-
-interface Cluster {
-  redis: RedisClient;
-  reader: RedisClient;
-  replicaAcks: ReplicaAcks;
-  leases: SessionLeases;
-  ownership: RedisOwnership;
-}
-
-/** The cluster services over Redis: session leases (fencing the store), the event stream and ownership. */
-function createCluster(config: CodeConfig, redis: RedisClient, nodeId: string, logger: Logger): Cluster {
-  // XREAD BLOCK holds its connection, so stream followers get their own (on a cluster: sharded subscribers);
-  // its deadline allows for the block time, so a flapping Redis cannot hold shutdown either.
-  const reader = streamReaderFor(redis, { commandTimeout: REDIS_COMMAND_TIMEOUT_MS + DEFAULT_BLOCK_MS });
-  // Fenced writes wait for a replica when there are replicas (config redis.min_replicas_ack).
-  const replicaAcks = new ReplicaAcks({ client: redis, configured: config.redis.minReplicasAck, timeoutMs: config.redis.replicaAckTimeoutMs });
-  reader.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis stream connection error'));
-  const onError = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
-  const holder: { ownership?: RedisOwnership } = {};
-  const leases = new SessionLeases({
-    redis,
-    keyPrefix: config.redisKeyPrefix,
-    nodeId,
-    ttlMs: config.cluster.leaseTtlMs,
-    onLost: (sessionId) => {
-      logger.warn({ sessionId }, 'session lease lost to another node; giving the session up');
-      holder.ownership?.lost(sessionId);
-    },
-    onError: (error) => onError('session lease renewal failed', error),
-    replicaAcks,
-  });
-  const events = new RedisEventStream({ redis: reader, writer: redis, keyPrefix: config.redisKeyPrefix, maxLen: config.limits.maxEventsPerRun, onError: (error) => onError('event stream read failed', error) });
-  const ownership = new RedisOwnership({ redis, keyPrefix: config.redisKeyPrefix, nodeId, leases, events, onError });
-  holder.ownership = ownership;
-  return { redis, reader, replicaAcks, leases, ownership };
 }
 
 async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
@@ -203,7 +106,7 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   // One Redis client (or Cluster client) for the stores and cluster services.
   const redis = createRedisClient(config, logger);
   const nodeId = config.nodeId ?? hostEnv.newId('node');
-  const cluster = redis ? createCluster(config, redis, nodeId, logger) : undefined;
+  const cluster = redis ? createRuntimeCluster(config, redis, nodeId, logger) : undefined;
   if (redis && cluster) {
     // A Redis Cluster fails commands while it is not ready: wait for it (both clients) before anything uses it.
     try {

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { configWarnings } from './config/config-warnings.js';
-import { ConfigError, loadConfig } from './config/load-config.js';
+import { ConfigError } from './config/config-error.js';
+import { loadConfig } from './config/load-config.js';
 import { startServer } from './server/start-server.js';
 
 /** Process entry: load config, start the server, shut down in order on SIGINT/SIGTERM. */

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ClusterConfig } from '../config/cluster-config.js';
-import { ConfigError } from '../config/load-config.js';
+import { ConfigError } from '../config/config-error.js';
 
 /** The secret every node of a cluster shares, named by its id: the current one signs, it and the previous one verify. */
 export interface ClusterSecrets {

@@ -10,166 +10,15 @@ import { CommandRegistrationSchema } from '../protocol/commands.js';
 import { ConfigHookRegistrationSchema } from '../protocol/hooks.js';
 import { McpServerConfigSchema, McpServerNameSchema } from '../protocol/mcp.js';
 import { SeedConfigFields } from './seed-config-keys.js';
-import { lexicalHostProcProblem } from '../runtime/sandbox/host-proc-guard.js';
+import { ApiTokenSchema, SAFE_TENANT_ID, SAFE_TENANT_ID_RULE } from './api-token.js';
+import { LimitsSchema } from './limits-config.js';
+import { LoopDefaultsSchema } from './loop-config.js';
+import { ProviderConfigSchema } from './provider-config.js';
+import { SandboxConfigSchema } from './sandbox-config.js';
 
-/** Scopes a bearer token may carry. */
-export const ScopeSchema = z.enum(['sessions', 'host_direct', 'admin']);
-
-/** A scope. */
-export type Scope = z.infer<typeof ScopeSchema>;
-
-/** One API token: either the token itself or its SHA-256 hex digest (config files). */
-export const ApiTokenSchema = z
-  .object({
-    token: z.string().min(16, 'token must be at least 16 characters').optional(),
-    tokenSha256: z.string().regex(/^[0-9a-f]{64}$/, 'tokenSha256 must be 64 lowercase hex characters').optional(),
-    principal: z.string().min(1),
-    tenantId: z.string().min(1),
-    scopes: z.array(ScopeSchema).min(1),
-  })
-  .strict()
-  .refine((t) => (t.token === undefined) !== (t.tokenSha256 === undefined), {
-    message: 'exactly one of token or tokenSha256 must be set',
-  });
-
-/** A configured API token. */
-export type ApiToken = z.infer<typeof ApiTokenSchema>;
-
-/** A model's token limits (seed: `limit = { context = N, output = M }`). */
-export const ModelLimitSchema = z
-  .object({
-    context: z.number().int().nonnegative().optional(),
-    input: z.number().int().nonnegative().optional(),
-    output: z.number().int().nonnegative().optional(),
-  })
-  .loose();
-
-/**
- * Per-model settings under a provider, keyed by the model id the provider is called with (the block label;
- * `name` is a display name only). The seed's keys are modelled; any other key is kept as metadata.
- */
-export const ModelConfigSchema = z
-  .object({
-    name: z.string().optional(),
-    family: z.string().optional(),
-    /** Whether the model supports tool calls (seed default true). */
-    toolCall: z.boolean().optional(),
-    /** `true`/`false`: whether the model accepts a temperature; a number: the temperature sent by default. */
-    temperature: z.union([z.boolean(), z.number().min(0).max(2)]).optional(),
-    reasoning: z.boolean().optional(),
-    attachment: z.boolean().optional(),
-    releaseDate: z.string().optional(),
-    limit: ModelLimitSchema.optional(),
-    /** Prices (`input`, `output`, `cache_read`, `cache_write`, ...), kept as written. */
-    cost: z.record(z.string(), z.unknown()).optional(),
-    modalities: z.object({ input: z.array(z.string()).optional(), output: z.array(z.string()).optional() }).loose().optional(),
-    /** The seed's per-model credentials, endpoint and headers: accepted, not used yet (the provider's settings apply). */
-    apiKey: z.string().optional(),
-    baseUrl: z.string().url('baseUrl must be a URL').optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-    sessionIdHeader: z.string().optional(),
-    /** Flat token limits: ours (`context_window`, `max_tokens`) and the seed's deprecated `contextTokens`. */
-    contextWindow: z.number().int().positive().optional(),
-    contextTokens: z.number().int().positive().optional(),
-    maxTokens: z.number().int().positive().optional(),
-  })
-  .loose();
-
-/** One model's settings. */
-export type ModelConfig = z.infer<typeof ModelConfigSchema>;
-
-const CHAT_PATH = /^\/[^\s?#]*$/;
 // allowed_hosts / allowed_origins entries: `name[:port]` or `[v6][:port]`, and `http(s)://` before that.
 const HOST_ENTRY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?::[0-9]{1,5})?$/;
 const ORIGIN_ENTRY = /^https?:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?::[0-9]{1,5})?$/;
-
-/** One OpenAI-compatible provider. */
-export const ProviderConfigSchema = z
-  .object({
-    apiKey: z.string().optional(),
-    /** The provider's root (seed meaning): the chat path is appended, `/v1` once (see chatCompletionsUrl). */
-    baseUrl: z.string().url('baseUrl must be a URL').optional(),
-    /** Replaces the default chat path `/v1/chat/completions` after `baseUrl`. */
-    chatCompletionsPath: z.string().regex(CHAT_PATH, 'chatCompletionsPath must be a URL path starting with "/"').optional(),
-    /** The full chat-completions URL; wins over baseUrl + chatCompletionsPath (OPENAI_BASE_URL sets it). */
-    chatCompletionsUrl: z.string().url('chatCompletionsUrl must be a URL').optional(),
-    /** Extra HTTP headers sent with every provider request. */
-    headers: z.record(z.string(), z.string()).optional(),
-    /** Seed: a header carrying the session id; accepted, not used yet. */
-    sessionIdHeader: z.string().optional(),
-    timeoutMs: z.number().int().positive().default(600_000),
-    maxRetries: z.number().int().nonnegative().max(10).default(2),
-    models: z.record(z.string(), ModelConfigSchema).default({}),
-  })
-  .strict();
-
-/** A provider's configuration. */
-export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
-
-/** Server-wide defaults for session loop limits (SessionOptions override them). */
-export const LoopDefaultsSchema = z
-  .object({
-    maxToolRounds: z.number().int().positive().default(50),
-    maxParseRetries: z.number().int().nonnegative().default(2),
-    toolTimeoutMs: z.number().int().positive().default(120_000),
-    circuitBreakerThreshold: z.number().int().positive().default(3),
-    duplicateToolCallThreshold: z.number().int().positive().default(5),
-    continuationEnabled: z.boolean().default(false),
-    maxContinuationTurns: z.number().int().nonnegative().default(3),
-    maxExecutionTimeMs: z.number().int().positive().default(1_800_000),
-  })
-  .strict();
-
-/** Bounds with documented defaults. */
-export const LimitsSchema = z
-  .object({
-    bodyLimitBytes: z.number().int().positive().default(1_048_576),
-    toolOutputBytes: z.number().int().positive().default(102_400),
-    agentsMdBytes: z.number().int().positive().default(32_768),
-    subscriberBufferEvents: z.number().int().positive().default(1024),
-    /** How long a ticket from POST /v1/auth/ticket is accepted on its session's events route (EventSource reconnects reuse it). */
-    eventTicketTtlMs: z.number().int().min(100).max(3_600_000).default(60_000),
-    /** An SSE subscriber gets a `: ping` comment this often, so proxies and clients see the stream alive. */
-    sseHeartbeatMs: z.number().int().min(100).max(600_000).default(15_000),
-    maxRuns: z.number().int().positive().default(100),
-    maxEventsPerRun: z.number().int().positive().default(10_000),
-    maxTraceEvents: z.number().int().nonnegative().default(1000),
-    maxSessions: z.number().int().positive().default(100_000),
-    maxArtifactsPerSession: z.number().int().positive().default(64),
-    maxArtifactBytesPerSession: z.number().int().positive().default(67_108_864),
-    /** Terminal subagent tasks a session keeps (with their live child sessions); running ones are never dropped. */
-    maxTerminalSubagentTasks: z.number().int().nonnegative().default(100),
-    /** A request's line and headers must arrive within this long (else 408); a connection that sends nothing is closed after it too. */
-    headersTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
-    /** A request body must arrive within this long after its headers (else 408 REQUEST_TIMEOUT and the connection closed). */
-    bodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(10_000),
-    /** An idle keep-alive connection is closed after this long (above the 60 s upstream idle timeout of nginx and load balancers). */
-    keepAliveTimeoutMs: z.number().int().min(100).max(3_600_000).default(72_000),
-    /** Open connections one client address may hold (loopback exempt; behind trust_proxy, the X-Forwarded-For address). */
-    maxConnectionsPerAddress: z.number().int().positive().default(1024),
-    /** UTF-8 bytes of a run's input (POST .../runs `input`); more answers 413 PAYLOAD_TOO_LARGE naming it. */
-    maxInputBytes: z.number().int().positive().default(262_144),
-    /** UTF-8 bytes of a session's options as compact JSON (POST /v1/sessions body, ACP session/new); more answers 413 PAYLOAD_TOO_LARGE naming it. */
-    maxSessionOptionsBytes: z.number().int().positive().max(1_073_741_824).default(262_144),
-    /**
-     * Bytes a tenant's open sessions may hold on this node (options + SESSION_OVERHEAD_BYTES + transcript +
-     * artifacts each); past it another session of the tenant is 429 QUOTA_EXCEEDED. Unset: 64 MiB where tenant
-     * quotas are on (API tokens, or quotas configured), unbounded on a tokenless server (see sessionBytesLimit).
-     */
-    maxSessionBytesPerTenant: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
-    /** A session's transcript bound, UTF-8 bytes of its messages: past it a run compacts first (autoCompact) or fails TRANSCRIPT_TOO_LARGE. */
-    maxTranscriptBytes: z.number().int().positive().default(8_388_608),
-    /** A session's transcript bound in messages (the same rule as maxTranscriptBytes). */
-    maxTranscriptMessages: z.number().int().positive().default(10_000),
-    /**
-     * Disk one session's sandboxed commands may use: its $HOME plus what its commands added to the workspace, measured
-     * after each command; past it the next command is refused (DISK_QUOTA_EXCEEDED). Also the largest file one command may write.
-     */
-    sandboxHomeBytes: z.number().int().min(1_048_576).default(268_435_456),
-    /** Commands are refused (DISK_QUOTA_EXCEEDED) while the data directory's or the workspace's file system has less free space. */
-    minFreeDiskBytes: z.number().int().nonnegative().default(1_073_741_824),
-  })
-  .strict();
 
 // trust_proxy entries: an IPv4/IPv6 address, a CIDR, or one of the proxy-addr names Fastify knows.
 function isTrustProxyEntry(entry: string): boolean {
@@ -179,12 +28,6 @@ function isTrustProxyEntry(entry: string): boolean {
   if (family === 0 || extra !== undefined) return false;
   return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }
-
-/** Tenant ids that name their own directory under a workspace root (letters, digits, "_", "." and "-", not starting with "."). */
-export const SAFE_TENANT_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
-
-/** What SAFE_TENANT_ID asks for, in words. */
-export const SAFE_TENANT_ID_RULE = 'with tokens of more than one tenant, a tenantId names the tenant\'s directory under each workspace root: 1-128 letters, digits, "_", "." or "-", not starting with "."';
 
 /** CodeConfig: the server configuration after loading (ACL/HCL, JSON or env) and normalising to camelCase. */
 export const CodeConfigSchema = z
@@ -252,39 +95,8 @@ export const CodeConfigSchema = z
       })
       .strict()
       .prefault({}),
-    /**
-     * How model-chosen commands (bash, git, a session's stdio MCP servers) are contained. `mode`: `required`
-     * refuses to start without a working bubblewrap and its fresh /proc (default when API tokens are configured;
-     * with `cgroups`, below, also without a writable cgroup), `auto` (default
-     * otherwise) runs commands unsandboxed when bubblewrap does not work, and then only for sessions created
-     * with host_direct. `hostDirect`: `none` runs host-direct calls unsandboxed. `network`: `allowed` shares
-     * the host's network (loopback services included) with every contained command. Limits are per command.
-     */
-    sandbox: z
-      .object({
-        mode: z.enum(['required', 'auto']).optional(),
-        hostDirect: z.enum(['sandbox', 'none']).default('sandbox'),
-        network: z.enum(['none', 'allowed']).default('none'),
-        pidsMax: z.number().int().min(8).max(1_000_000).default(512),
-        memoryMb: z.number().int().min(16).max(1_048_576).default(4096),
-        cpuSeconds: z.number().int().min(1).max(86_400).default(900),
-        addressSpaceMb: z.number().int().min(64).max(16_777_216).default(16_384),
-        /** Host paths mounted read-only at the same place in every sandbox (a toolchain outside /usr, e.g. /opt/node). */
-        readOnlyPaths: z.array(z.string().regex(/^\//, 'sandbox.read_only_paths entries must be absolute paths').refine((where) => lexicalHostProcProblem(where) === undefined, { error: (issue) => lexicalHostProcProblem(String(issue.input)) ?? 'refused' })).max(64).default([]),
-        /**
-         * The user contained commands run as when the server runs as root (a user name or a numeric uid; default the
-         * dedicated `a3s-sandbox` user scripts/install-test-deps.sh creates). Never root. Ignored when the server is not root.
-         */
-        runAs: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/, 'sandbox.run_as must be a user name or a numeric uid').optional(),
-        /**
-         * Whether a writable cgroup (the per-command process and memory bounds) is required to start: default
-         * `required` when the effective mode is `required`, `optional` otherwise. `optional` accepts rlimits only
-         * (CPU time, address space, file size) and warns at start.
-         */
-        cgroups: z.enum(['required', 'optional']).optional(),
-      })
-      .strict()
-      .prefault({}),
+    /** How model-chosen commands are contained (bubblewrap, cgroups, limits per command): see SandboxConfigSchema. */
+    sandbox: SandboxConfigSchema,
     /** Budgets shared by all sessions of a tenant, keyed by tenant id. */
     tenantBudgets: z.record(z.string(), BudgetOptionsSchema).default({}),
     /** Per-tenant quotas (open sessions, concurrent runs, runs per minute, stored bytes), keyed by tenant id. */

@@ -1,4 +1,4 @@
-import type { ModelConfig } from './code-config.js';
+import type { ModelConfig } from './provider-config.js';
 
 /** What a model block contributes to every provider request: `max_tokens` and `temperature`. */
 export interface ModelRequestDefaults {

@@ -1,4 +1,8 @@
-import { ApiTokenSchema, CodeConfigSchema, LimitsSchema, LoopDefaultsSchema, ModelConfigSchema, ProviderConfigSchema } from './code-config.js';
+import { ApiTokenSchema } from './api-token.js';
+import { CodeConfigSchema } from './code-config.js';
+import { LimitsSchema } from './limits-config.js';
+import { LoopDefaultsSchema } from './loop-config.js';
+import { ModelConfigSchema, ProviderConfigSchema } from './provider-config.js';
 import { formatPath, setOwn, type PathSegment } from './hcl-parser.js';
 import { SEED_ROOT_ALIASES } from './seed-config-keys.js';
 

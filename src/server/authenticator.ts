@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ApiToken, Scope } from '../config/code-config.js';
+import type { ApiToken, Scope } from '../config/api-token.js';
 import { CodeError } from '../errors.js';
 import type { Caller } from '../runtime/ports/caller.js';
 

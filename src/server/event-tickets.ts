@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { clusterSecretsOf, type ClusterSecrets } from '../cluster/cluster-secrets.js';
-import { ScopeSchema } from '../config/code-config.js';
+import { ScopeSchema } from '../config/api-token.js';
 import { CodeError } from '../errors.js';
 import type { Caller } from '../runtime/ports/caller.js';
 import type { SessionKey } from '../stores/session-key.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { z } from 'zod';
-import type { Scope } from '../config/code-config.js';
+import type { Scope } from '../config/api-token.js';
 import { CodeError } from '../errors.js';
 import { formatZodIssues, zodFieldIssues } from '../protocol/format-zod-issues.js';
 import { addressedCaller } from '../runtime/live-sessions/session-address.js';

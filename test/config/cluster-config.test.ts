@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clusterSecretsOf, loadClusterSecrets } from '../../src/cluster/cluster-secrets.js';
-import { ConfigError, loadConfig, type ConfigProblem } from '../../src/config/load-config.js';
+import { ConfigError, type ConfigProblem } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { tempDir } from '../support/test-server.js';
 
 const SECRET = 'cluster-secret-for-tests-0123456789';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 
 describe('delegation configuration', () => {
   it('reads max_parallel_tasks, the delegation block and limits.max_terminal_subagent_tasks in the seed spelling, with defaults', async () => {

@@ -2,7 +2,8 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, formatConfigProblem, loadConfig } from '../../src/config/load-config.js';
+import { ConfigError, formatConfigProblem } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 
 const SEED = `default_model = "openai/gpt-4o"
 storage_backend = "file"

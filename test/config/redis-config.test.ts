@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type ConfigProblem } from '../../src/config/load-config.js';
+import { ConfigError, type ConfigProblem } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 
 async function problemsOf(options: Parameters<typeof loadConfig>[0]): Promise<readonly ConfigProblem[]> {
   const error = await loadConfig(options).then(

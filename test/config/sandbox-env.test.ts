@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, formatConfigProblem, loadConfig, type LoadConfigOptions } from '../../src/config/load-config.js';
+import { ConfigError, formatConfigProblem } from '../../src/config/config-error.js';
+import { loadConfig, type LoadConfigOptions } from '../../src/config/load-config.js';
 import { SANDBOX_ENV, sandboxEnvName } from '../../src/config/sandbox-env.js';
 
 async function problemsOf(options: LoadConfigOptions): Promise<string[]> {

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configWarnings } from '../../src/config/config-warnings.js';
 import { modelRequestDefaults } from '../../src/config/model-request-defaults.js';
-import { ConfigError, formatConfigProblem, loadConfig } from '../../src/config/load-config.js';
+import { ConfigError, formatConfigProblem } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { tempDir } from '../support/test-server.js';
 
 const FIXTURES = join(process.cwd(), 'test', 'fixtures', 'config');

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LimitsSchema } from '../../src/config/code-config.js';
+import { LimitsSchema } from '../../src/config/limits-config.js';
 import { FileSessionStore } from '../../src/stores/file-session-store.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { sessionKey } from '../../src/stores/session-key.js';

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { LimitsSchema } from '../../src/config/code-config.js';
+import { LimitsSchema } from '../../src/config/limits-config.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { WsControlFrameSchema } from '../../src/protocol/ws-messages.js';
 import { SESSION_CLOSED_DRAIN_MS } from '../../src/routes/events-ws.js';

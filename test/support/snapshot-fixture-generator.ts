@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { LimitsSchema } from '../../src/config/code-config.js';
+import { LimitsSchema } from '../../src/config/limits-config.js';
 import { encodeKeyPart } from '../../src/stores/session-key.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './test-server.js';
 

@@ -2,9 +2,8 @@ import { purgeStoredSession } from '../retention/purge-stored-session.js';
 import { removeSandboxHome } from '../sandbox/remove-sandbox-home.js';
 import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
-import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import { KeyedLock } from '../../stores/keyed-lock.js';
-import { sessionIdOf, sessionKey, tenantIdOf, type SessionKey } from '../../stores/session-key.js';
+import { sessionKey, tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { SessionQueue } from '../queue/session-queue.js';
@@ -13,13 +12,13 @@ import type { RunHandle } from '../session-kernel/run-handle.js';
 import type { SessionServices } from '../session-kernel/session-services.js';
 import { AgentChildSpawner } from './agent-child-spawner.js';
 import { LiveSessions } from './live-sessions.js';
-import { attachInheritedMcp } from './session-mcp-layers.js';
-import { labelOptions, SessionFactory } from './session-factory.js';
+import { SessionFactory } from './session-factory.js';
 import { SessionHydration } from './session-hydration.js';
 import { assertOwnIdentity } from './session-identity.js';
 import { assertSessionOptionsBound } from './session-options-bound.js';
-import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 import { SessionPassivation } from './session-passivation.js';
+import { RunResumer } from './run-resumer.js';
+import { SessionOpener } from './session-opener.js';
 
 /**
  * The agent: global configuration and the registry of live sessions. Session ids are per tenant: an id
@@ -34,6 +33,8 @@ export class Agent {
   private readonly factory: SessionFactory;
   private readonly hydration: SessionHydration;
   private readonly passivation: SessionPassivation;
+  private readonly opener: SessionOpener;
+  private readonly resumer: RunResumer;
   private mcpVersion = 0;
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -47,8 +48,10 @@ export class Agent {
       close: (session) => sessions.closeChild(session),
     });
     this.factory = new SessionFactory(deps, () => this.mcpVersion, children);
-    this.hydration = new SessionHydration({ deps, live: sessions, opening: this.opening, factory: this.factory, resumeRun: (key, runId, caller) => this.resumeRunOf(key, runId, caller) });
+    this.hydration = new SessionHydration({ deps, live: sessions, opening: this.opening, factory: this.factory, resumeRun: (key, runId, caller) => this.resumer.resume(key, runId, caller) });
     this.passivation = new SessionPassivation(deps, sessions, this.opening);
+    this.opener = new SessionOpener({ deps, live: sessions, factory: this.factory, hydration: this.hydration });
+    this.resumer = new RunResumer({ deps, live: sessions, reopen: (options, caller) => this.createSession(options, caller) });
     deps.ownership.onLost((key) => void this.abandon(key));
     deps.mcp.onChange(() => {
       this.mcpVersion += 1;
@@ -105,63 +108,10 @@ export class Agent {
       throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
     }
     const requestedId = options.sessionId;
-    if (requestedId === undefined) return this.openSession(options, caller, undefined, optionsBytes);
+    if (requestedId === undefined) return this.opener.open(options, caller, undefined, optionsBytes);
     // The session is the caller's tenant's (or, for an admin, the tenant its options name: assertOwnIdentity).
     const key = sessionKey(options.tenantId ?? caller.tenantId, requestedId);
-    return this.opening.run(key, () => this.openSession(options, caller, key, optionsBytes));
-  }
-
-  private async openSession(options: SessionOptions, caller: Caller, key: SessionKey | undefined, optionsBytes: number): Promise<{ session: AgentSession; resumed: boolean }> {
-    const requestedId = options.sessionId;
-    if (options.resume && key !== undefined) {
-      const live = this.sessions.get(key);
-      if (live) {
-        this.sessions.assertVisible(live, caller);
-        return { session: live, resumed: true };
-      }
-    }
-    this.sessions.assertCapacity(options.tenantId ?? caller.tenantId, optionsBytes);
-    // Only the caller's own tenant is searched: another tenant's session of this id is never an obstacle (nor revealed).
-    if (key !== undefined && this.sessions.has(key)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
-    let snapshot: SessionSnapshotV1 | undefined;
-    if (key !== undefined) snapshot = await this.factory.loadStored(key);
-    if (options.resume) {
-      if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
-        throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
-      }
-      const session = await this.hydration.restore(snapshot, caller, false, labelOptions(options));
-      // Reopening a closed session is stored at once: the store is what other nodes (and restarts) go by.
-      if (snapshot.session.closed) await session.persistence.save().catch((error: unknown) => this.deps.logger.persistenceFailed(session.id, error));
-      return { session, resumed: true };
-    }
-    if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
-    const { config, hostEnv } = await this.factory.resolve(options, caller);
-    const newKey = sessionKey(config.ownerTenantId, config.sessionId);
-    // A generated id is new by construction; a requested one was checked above, under this key's lock.
-    if (key === undefined && this.sessions.has(newKey)) throw new CodeError('SESSION_EXISTS', `session ${config.sessionId} already exists`, { sessionId: config.sessionId });
-    await takeLease(this.deps.ownership, newKey);
-    const session = await releasingLeaseOnFailure(this.deps.ownership, newKey, async () => this.factory.create(config, hostEnv));
-    let stored = false;
-    await this.sessions.unlessFailing(
-      session,
-      async () => {
-        if (options.mcpServers?.length) await attachInheritedMcp(session, options.mcpServers, caller, this.deps);
-        this.sessions.assertAdmitting();
-        // An autoSave session is stored from the start, so its runs can be resumed even if this process dies mid-run.
-        if (config.autoSave) {
-          await session.persistence.save();
-          stored = true;
-        } else await this.deps.ownership.recordHome(newKey); // Other nodes learn where it lives (and when it is lost).
-
-        await this.sessions.register(session);
-      },
-      // A session that never opened leaves nothing in the store to come back on the next hydration.
-      async () => {
-        if (stored) await this.factory.storesFor(config.sessionStore).store.delete(session.key).catch((error: unknown) => this.deps.logger.persistenceFailed(session.id, error));
-      },
-    );
-    session.governance.notifyStart();
-    return { session, resumed: false };
+    return this.opening.run(key, () => this.opener.open(options, caller, key, optionsBytes));
   }
 
   /**
@@ -171,35 +121,7 @@ export class Agent {
    * run has no checkpoint (it finished, never completed a tool round, or was lost).
    */
   async resumeRun(sessionId: string, runId: string, caller: Caller, idempotencyKey?: string): Promise<{ session: AgentSession; handle: RunHandle }> {
-    return this.resumeRunOf(sessionKey(caller.tenantId, sessionId), runId, caller, idempotencyKey);
-  }
-
-  private async resumeRunOf(key: SessionKey, runId: string, caller: Caller, idempotencyKey?: string): Promise<{ session: AgentSession; handle: RunHandle }> {
-    this.sessions.assertAdmitting();
-    const sessionId = sessionIdOf(key);
-    if (this.deps.checkpoints.kind === 'memory') {
-      throw new CodeError('SESSION_STORE_REQUIRED', 'resume_run requires a session_store: this server keeps checkpoints in memory (use storage_backend "file" on one node, REDIS_URL across nodes)', { storageBackend: this.deps.config.storageBackend });
-    }
-    let session = this.sessions.get(key);
-    if (session) this.sessions.assertVisible(session, caller);
-    else {
-      // A closed session stays closed: only POST /v1/sessions with resume: true reopens it.
-      this.sessions.closed.assertNotClosed(key, caller);
-      const tenantId = tenantIdOf(key);
-      session = (await this.createSession({ sessionId, resume: true, ...(tenantId === caller.tenantId ? {} : { tenantId }) }, caller)).session;
-    }
-    // A retried resume answers with the run the first one started, even after that run consumed the checkpoint.
-    const earlier = idempotencyKey !== undefined ? session.runs.forIdempotencyKey(idempotencyKey) : undefined;
-    if (earlier) return { session, handle: earlier };
-    if (session.config.sessionStore === 'memory') {
-      throw new CodeError('SESSION_STORE_REQUIRED', 'resume_run requires a session_store: this session was created with sessionStore {type: "memory"}, so its checkpoints live in this process only', { sessionStore: 'memory' });
-    }
-    if (session.runs.activeRunId === runId) throw new CodeError('SESSION_BUSY', `run ${runId} is still running on this node`, { activeRunId: runId });
-    const checkpoint = await this.deps.checkpoints.load(session.key, runId);
-    if (!checkpoint || checkpoint.session_id !== session.id) {
-      throw new CodeError('CHECKPOINT_NOT_FOUND', `no loop checkpoint found for run '${runId}' (session ${sessionId}): the run finished, never completed a tool round, or was lost`, { runId });
-    }
-    return { session, handle: session.runs.start({ input: checkpoint.input, resumeFrom: checkpoint, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }) };
+    return this.resumer.resume(sessionKey(caller.tenantId, sessionId), runId, caller, idempotencyKey);
   }
 
   /** The caller's tenant's live session of this id; SESSION_NOT_FOUND otherwise, SESSION_CLOSED when closed. */

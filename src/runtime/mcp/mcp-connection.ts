@@ -1,4 +1,4 @@
-import { outboundFetch, type OutboundFetchOptions } from '../outbound/outbound-fetch.js';
+import { outboundFetch } from '../outbound/outbound-fetch.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,7 +9,8 @@ import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.
 import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { ToolResult } from '../tools/define-tool.js';
 import { mapCallToolResult } from './mcp-result.js';
-import type { CommandLauncher } from '../sandbox/sandbox.js';
+import { isStaleSocketError, McpConnectionError, messageOf } from './mcp-connection-error.js';
+import type { McpCallOptions, McpConnectionOptions, McpConnectionStatus } from './mcp-connection-options.js';
 import { StdioProcessTransport } from './stdio-process-transport.js';
 
 /** Pages of tools/list followed before giving up on a server that never stops paginating. */
@@ -21,79 +22,9 @@ const STDERR_IN_ERROR_CHARS = 2_000;
 /** Bound on the polite DELETE that ends a Streamable HTTP session on disconnect. */
 const TERMINATE_SESSION_MS = 2_000;
 
-/** What a connection needs from its owner. */
-export interface McpConnectionOptions {
-  /** Clock for activity times (ms since the epoch). */
-  readonly now: () => number;
-  /** Receives the server's stderr lines and connection notes. */
-  readonly onLog?: (server: string, line: string) => void;
-  /**
-   * Called when the server connects (reason null) or disconnects: 'idle', 'removed', 'disconnected',
-   * or the failure when it dropped on its own (crash, pipe closed, HTTP stream gone).
-   */
-  readonly onStateChange?: (server: string, connected: boolean, reason: string | null) => void;
-  /** Directory a stdio server starts in when its config names none (relative `cwd`s resolve against it). */
-  readonly defaultCwd?: string;
-  readonly clientName?: string;
-  readonly clientVersion?: string;
-  /** Starts stdio servers in a session's sandbox (absent: on the host, for the operator's global servers). */
-  readonly launcher?: CommandLauncher;
-  /**
-   * HTTP and SSE servers a tenant named: every request's URL is checked and pinned to its checked address
-   * (outboundFetch). Absent for the operator's global servers, which may call anything.
-   */
-  readonly outbound?: OutboundFetchOptions;
-}
-
-/** Options of one tool call. */
-export interface McpCallOptions {
-  readonly signal?: AbortSignal;
-  /** Overrides the server's configured timeout for this call. */
-  readonly timeoutMs?: number;
-}
-
-/** The live state of one server, before the owning layer adds its source. */
-export interface McpConnectionStatus {
-  readonly name: string;
-  readonly transport: McpServerConfig['transport']['type'];
-  readonly connected: boolean;
-  readonly toolCount: number;
-  readonly error: string | null;
-  readonly lastActivityMs: number | null;
-}
-
 interface Live {
   readonly client: Client;
   readonly transport: Transport;
-}
-
-/** The message of anything thrown. */
-function messageOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  // fetch failures say only "fetch failed"; the cause says why (ECONNREFUSED, DNS, TLS, ...).
-  const cause = error.cause instanceof Error ? error.cause.message : undefined;
-  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
-}
-
-/** A connection failure; its message names the server, `detail` is the rest. */
-export class McpConnectionError extends Error {
-  constructor(
-    readonly server: string,
-    readonly detail: string,
-    cause?: unknown,
-  ) {
-    super(`MCP server "${server}" ${detail}`, cause === undefined ? undefined : { cause });
-    this.name = 'McpConnectionError';
-  }
-}
-
-/** True for fetch failures on a keep-alive socket the server had already closed (it restarted). */
-function isStaleSocketError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return true;
-  }
-  return false;
 }
 
 /**

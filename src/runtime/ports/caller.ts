@@ -1,4 +1,4 @@
-import type { Scope } from '../../config/code-config.js';
+import type { Scope } from '../../config/api-token.js';
 
 /** The authenticated caller of a request: who, for which tenant, with which scopes. */
 export interface Caller {

@@ -1,6 +1,7 @@
 import { chmod, lchown, lstat, mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { SAFE_TENANT_ID, SAFE_TENANT_ID_RULE, type CodeConfig } from '../../config/code-config.js';
+import { SAFE_TENANT_ID, SAFE_TENANT_ID_RULE } from '../../config/api-token.js';
+import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
 import { isInside } from '../tools/workspace-path.js';
 import { runAsOf } from '../sandbox/run-as.js';
