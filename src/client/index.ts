@@ -1,6 +1,7 @@
 // The public API of the typed client (`a3s-code-server/client`). Browser-safe: fetch and WebSocket only.
 export { A3sClient, type A3sClientOptions, type Health, type SessionOptionsInput } from './a3s-client.js';
-export { Session, type EventsOptions, type RunEventsPage, type RunFinished, type RunOptions, type RunStarted, type SessionInfo, type StreamOptions } from './session.js';
+export { Session, type SessionInfo } from './session.js';
+export type { EventsOptions, RunEventsPage, RunFinished, RunOptions, RunStarted, StreamOptions } from './session-runs.js';
 export { EventStream } from './event-stream.js';
 export { SocketEventStream, eventsSocketUrl, type ReconnectOptions, type ReplayGap, type SocketEventStreamOptions } from './socket-event-stream.js';
 export { PagedEventStream } from './paged-event-stream.js';
@@ -12,7 +13,7 @@ export type { ToolArgs, ToolDefinition, ToolResult, TaskSpec, TasksOptions } fro
 export type { AgentDirRegistered } from './session-memory.js';
 export type { ConfirmOptions, LaneStats } from './session-queue.js';
 export type { HostReconnectInfo, HostReconnectOptions } from './host-reconnect.js';
-export type { BudgetDecision, BudgetGuard, CommandHandler, CommandOptions, CommandSpec, HookHandler, HookHandlerResult, HookOptions } from './session-host.js';
+export type { BudgetDecision, BudgetGuard, CommandHandler, CommandOptions, CommandSpec, HookHandler, HookHandlerResult, HookOptions } from './host-registrations.js';
 export type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 export { agentEventTypesV1, eventEnvelopeV1Version } from '../protocol/event-catalog.js';
 export type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';

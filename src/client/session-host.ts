@@ -1,70 +1,15 @@
-import { readAgentEventEnvelope } from '../protocol/agent-event-envelope.js';
-import type { BudgetCheckPayload, BudgetHostAnswer } from '../protocol/budget.js';
-import type { CommandContext, CommandInfo } from '../protocol/commands.js';
-import type { HookEvent, HookInfo, HookMatcher, HookResponse } from '../protocol/hooks.js';
+import type { CommandInfo } from '../protocol/commands.js';
+import type { HookEvent, HookInfo, HookMatcher } from '../protocol/hooks.js';
 import { A3sError, toA3sError } from './a3s-error.js';
 import { hostReconnectDelay, hostReconnectIsFatal } from './host-reconnect.js';
+import { HostRegistrations, type BudgetGuard, type CommandEntry, type CommandHandler, type CommandOptions, type CommandSpec, type HookEntry, type HookHandler, type HookOptions, type HostFrame } from './host-registrations.js';
 import { seg } from './http-transport.js';
 import { eventsSocketUrl } from './socket-event-stream.js';
 import { falseOn, requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
 import { messageText, WS_OPEN, type WebSocketLike } from './websocket-like.js';
 
-/** What a hook handler answers: the seed's HookResponse, or null/undefined for `continue`. */
-export type HookHandlerResult = HookResponse | null | undefined;
-/** A JS hook: gets the event's payload (the seed's shapes, plus `hook_id`), answers continue/block/skip/retry. */
-export type HookHandler = (payload: Record<string, unknown>, event: HookEvent) => HookHandlerResult | Promise<HookHandlerResult>;
-/** Hook options (the seed's config): priority (lower runs first) and timeoutMs (the server waits that long, then fails closed). */
-export interface HookOptions {
-  priority?: number;
-  timeoutMs?: number;
-}
-/** A JS slash command: `(args, ctx) => text`. */
-export type CommandHandler = (args: string, ctx: CommandContext) => string | Promise<string>;
-/** A command that needs no host: a template rendered by the server, or a webhook. */
-export type CommandSpec = { kind: 'template'; template: string } | { kind: 'webhook'; url: string; headers?: Record<string, string> };
-/** Options of registerCommand. */
-export interface CommandOptions {
-  timeoutMs?: number;
-  /** Replace a built-in command of the same name. */
-  override?: boolean;
-}
-/** A budget decision: null (allow), `{decision: 'allow'}`, `{decision: 'soft', resource, consumed, limit, message?}`, `{decision: 'deny', resource, reason}`. */
-export type BudgetDecision = BudgetHostAnswer | undefined;
-/** The seed's budget guard callbacks; a callback that throws or hangs past timeoutMs denies (fail closed). */
-export interface BudgetGuard {
-  /** Before every provider call. */
-  checkBeforeLlm?: (ctx: { sessionId: string; estimatedTokens: number; used: BudgetCheckPayload['used'] }) => BudgetDecision | Promise<BudgetDecision>;
-  /** Before every tool call. */
-  checkBeforeTool?: (ctx: { sessionId: string; toolName: string; used: BudgetCheckPayload['used'] }) => BudgetDecision | Promise<BudgetDecision>;
-  /** After every model turn (fed from the session's `turn_end` events on the host socket). */
-  recordAfterLlm?: (ctx: { sessionId: string; usage: { promptTokens: number; completionTokens: number; totalTokens: number } }) => void;
-  /** How long the server waits for a check (default 5000 ms). */
-  timeoutMs?: number;
-}
-
 /** The typed error of a host socket closed before `host_registered`. */
 const CLOSE_ERRORS: Record<number, string> = { 4001: 'UNAUTHORIZED', 4003: 'FORBIDDEN', 4004: 'SESSION_NOT_FOUND', 4010: 'SESSION_CLOSED' };
-
-interface HookEntry {
-  event: HookEvent;
-  matcher: HookMatcher | null | undefined;
-  options: HookOptions | null | undefined;
-  handler: HookHandler | undefined;
-}
-
-interface CommandEntry {
-  description: string;
-  handler: CommandHandler | CommandSpec;
-  options: CommandOptions;
-}
-
-interface HostFrame {
-  type?: unknown;
-  request_id?: unknown;
-  kind?: unknown;
-  payload?: unknown;
-  metadata?: unknown;
-}
 
 /**
  * The client as the session's WebSocket host: one events socket per Session, opened on the first
@@ -82,15 +27,15 @@ interface HostFrame {
 export class SessionHost {
   private socket: WebSocketLike | undefined;
   private connection: Promise<string> | undefined;
-  private readonly hooks = new Map<string, HookEntry>();
-  private readonly commands = new Map<string, CommandEntry>();
-  private guard: BudgetGuard | undefined;
+  private readonly registrations: HostRegistrations;
   // Set by disconnect(): no reconnect until something is registered again.
   private disconnected = false;
   private attempts = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly ctx: SessionContext) {}
+  constructor(private readonly ctx: SessionContext) {
+    this.registrations = new HostRegistrations(ctx.sessionId);
+  }
 
   /** The connection id of the host socket, opening and registering it on first use. */
   connectionId(): Promise<string> {
@@ -111,13 +56,13 @@ export class SessionHost {
     this.disconnected = false;
     const connectionId = await this.connectionId();
     const entry: HookEntry = { event, matcher, options, handler };
-    const previous = this.hooks.get(id);
-    this.hooks.set(id, entry);
+    const previous = this.registrations.hooks.get(id);
+    this.registrations.hooks.set(id, entry);
     try {
       return await this.postHook(id, entry, connectionId);
     } catch (error) {
-      if (previous) this.hooks.set(id, previous);
-      else this.hooks.delete(id);
+      if (previous) this.registrations.hooks.set(id, previous);
+      else this.registrations.hooks.delete(id);
       throw error;
     }
   }
@@ -130,7 +75,7 @@ export class SessionHost {
   /** Remove a hook: true when it was there (the seed's boolean). */
   async unregisterHook(id: string): Promise<boolean> {
     const removed = await falseOn(['NOT_FOUND'], () => this.ctx.transport.delete(sessionPath(this.ctx, `/hooks/${seg(id)}`)));
-    this.hooks.delete(id);
+    this.registrations.hooks.delete(id);
     return removed !== false;
   }
 
@@ -145,7 +90,7 @@ export class SessionHost {
     const entry: CommandEntry = { description, handler, options };
     const connectionId = typeof handler === 'function' ? await this.connectionId() : undefined;
     const command = await this.postCommand(name, entry, connectionId);
-    this.commands.set(name, entry);
+    this.registrations.commands.set(name, entry);
     return command;
   }
 
@@ -158,7 +103,7 @@ export class SessionHost {
   /** Remove a command registered on the session: true when it was there. */
   async unregisterCommand(name: string): Promise<boolean> {
     const removed = await falseOn(['COMMAND_NOT_FOUND'], () => this.ctx.transport.delete(sessionPath(this.ctx, `/commands/${seg(name)}`)));
-    this.commands.delete(name);
+    this.registrations.commands.delete(name);
     return removed !== false;
   }
 
@@ -170,13 +115,13 @@ export class SessionHost {
   /** Make the JS guard the session's budget host (null removes it; the server's built-in limits stay). */
   async setBudgetGuard(guard: BudgetGuard | null): Promise<void> {
     if (guard === null) {
-      this.guard = undefined;
+      this.registrations.guard = undefined;
       await this.ctx.transport.delete(sessionPath(this.ctx, '/budget-host'));
       return;
     }
     this.disconnected = false;
     const connectionId = await this.connectionId();
-    this.guard = guard;
+    this.registrations.guard = guard;
     await this.putGuard(guard, connectionId);
   }
 
@@ -195,22 +140,17 @@ export class SessionHost {
     socket?.close(1000, 'host disconnected');
   }
 
-  /** True when a socket that went away has registrations to restore. */
-  private get hasRegistrations(): boolean {
-    return this.hooks.size > 0 || this.guard !== undefined || [...this.commands.values()].some((entry) => typeof entry.handler === 'function');
-  }
-
   /** Register everything this client registered on a new host connection (before anything else goes out). */
   private async reregister(socket: WebSocketLike, connectionId: string): Promise<void> {
-    for (const [id, entry] of this.hooks) await this.postHook(id, entry, connectionId);
-    for (const [name, entry] of this.commands) if (typeof entry.handler === 'function') await this.postCommand(name, entry, connectionId);
-    if (this.guard) await this.putGuard(this.guard, connectionId);
+    for (const [id, entry] of this.registrations.hooks) await this.postHook(id, entry, connectionId);
+    for (const [name, entry] of this.registrations.commands) if (typeof entry.handler === 'function') await this.postCommand(name, entry, connectionId);
+    if (this.registrations.guard) await this.putGuard(this.registrations.guard, connectionId);
     if (socket.readyState !== WS_OPEN) throw toA3sError('NETWORK_ERROR', 'host socket closed while its registrations were restored', 0);
   }
 
   /** After the host socket went away by itself (or an attempt failed): try again with backoff, or give up. */
   private scheduleReconnect(code: number, reason: string, error?: A3sError): void {
-    if (this.disconnected || this.timer !== undefined || this.connection !== undefined || !this.hasRegistrations) return;
+    if (this.disconnected || this.timer !== undefined || this.connection !== undefined || !this.registrations.any) return;
     const options = this.ctx.hostReconnect;
     const max = options?.maxAttempts ?? 10;
     if (hostReconnectIsFatal(code, error) || this.attempts >= max) {
@@ -304,71 +244,14 @@ export class SessionHost {
         } else if ((frame.type === 'hook_request' || frame.type === 'command_request') && typeof frame.request_id === 'string') {
           void this.answer(socket, frame.type, frame.request_id, String(frame.kind), payload);
         } else if (frame.type === 'turn_end') {
-          this.recordTurn(frame);
+          this.registrations.recordTurn(frame);
         }
       };
     });
   }
 
   private async answer(socket: WebSocketLike, type: 'hook_request' | 'command_request', requestId: string, kind: string, payload: Record<string, unknown>): Promise<void> {
-    let answer: Record<string, unknown>;
-    if (type === 'command_request') {
-      answer = { type: 'command_response', request_id: requestId, ...(await this.commandAnswer(payload)) };
-    } else if (kind === 'budget_check') {
-      answer = { type: 'hook_response', request_id: requestId, ...(await this.budgetAnswer(payload as unknown as BudgetCheckPayload)) };
-    } else {
-      answer = { type: 'hook_response', request_id: requestId, ...(await this.hookAnswer(kind as HookEvent, payload)) };
-    }
+    const answer = await this.registrations.answer(type, requestId, kind, payload);
     if (socket.readyState === WS_OPEN) socket.send(JSON.stringify(answer));
-  }
-
-  private async hookAnswer(event: HookEvent, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const hookId = String(payload.hook_id);
-    if (!this.hooks.has(hookId)) return { action: 'block', reason: `no handler for hook ${hookId} in this client` };
-    const handler = this.hooks.get(hookId)?.handler;
-    try {
-      const result = handler ? await handler(payload, event) : undefined;
-      return result ?? { action: 'continue' };
-    } catch (error) {
-      // Gating hooks fail closed, as the server does when a host fails.
-      return { action: 'block', reason: `hook ${hookId} handler failed: ${error instanceof Error ? error.message : String(error)}` };
-    }
-  }
-
-  private async commandAnswer(payload: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const ctx = payload as unknown as CommandContext;
-    const handler = this.commands.get(ctx.command)?.handler;
-    if (typeof handler !== 'function') return { error: `no handler for command /${ctx.command} in this client` };
-    try {
-      return { text: String(await handler(ctx.args, ctx)) };
-    } catch (error) {
-      return { error: error instanceof Error ? error.message : String(error) };
-    }
-  }
-
-  private async budgetAnswer(payload: BudgetCheckPayload): Promise<Record<string, unknown>> {
-    const guard = this.guard;
-    try {
-      const decision =
-        payload.phase === 'llm'
-          ? await guard?.checkBeforeLlm?.({ sessionId: payload.session_id, estimatedTokens: payload.estimated_tokens ?? 0, used: payload.used })
-          : await guard?.checkBeforeTool?.({ sessionId: payload.session_id, toolName: payload.tool ?? '', used: payload.used });
-      return decision ?? { decision: 'allow' };
-    } catch (error) {
-      return { decision: 'deny', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
-    }
-  }
-
-  /** Feed recordAfterLlm from a turn_end event of the socket (one that is not the registered shape feeds nothing). */
-  private recordTurn(frame: HostFrame): void {
-    const record = this.guard?.recordAfterLlm;
-    const read = record ? readAgentEventEnvelope(frame) : undefined;
-    if (!record || !read?.ok || read.event.type !== 'turn_end') return;
-    const usage = read.event.payload.usage;
-    try {
-      record({ sessionId: this.ctx.sessionId, usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens } });
-    } catch {
-      // The seed's recordAfterLlm must not throw; a throwing one is ignored.
-    }
   }
 }

@@ -2,56 +2,20 @@ import type { z } from 'zod';
 import type { ChatMessage } from '../protocol/chat-message.js';
 import type { CompactResponse } from '../protocol/compaction.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
-import type { RunEventsResponseSchema, RunFinishedResponseSchema, RunStartedResponseSchema, SessionInfoSchema } from '../protocol/http.js';
+import type { SessionInfoSchema } from '../protocol/http.js';
 import type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';
 import type { SubagentTaskSnapshot } from '../protocol/subagent-task.js';
-import { toA3sError } from './a3s-error.js';
 import type { EventStream } from './event-stream.js';
 import { seg } from './http-transport.js';
-import { PagedEventStream } from './paged-event-stream.js';
-import { falseOn, requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
+import { falseOn, sessionPath, type SessionContext } from './session-context.js';
 import { SessionHost } from './session-host.js';
 import { SessionMemory } from './session-memory.js';
 import { SessionQueue } from './session-queue.js';
+import { SessionRuns, type EventsOptions, type RunEventsPage, type RunFinished, type RunOptions, type RunStarted, type StreamOptions } from './session-runs.js';
 import { SessionTools } from './session-tools.js';
-import { SocketEventStream, type ReconnectOptions, type ReplayGap, type SocketEventStreamOptions } from './socket-event-stream.js';
 
 /** Session info as the server answers it. */
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
-/** Answer of a started run (202). */
-export type RunStarted = z.infer<typeof RunStartedResponseSchema>;
-/** Answer of a finished run (`wait: true`). */
-export type RunFinished = z.infer<typeof RunFinishedResponseSchema>;
-/** A page of run events. */
-export type RunEventsPage = z.infer<typeof RunEventsResponseSchema>;
-
-/** Options of a run start. */
-export interface RunOptions {
-  /** Sent as `Idempotency-Key`: a retried start with the same key returns the existing run. */
-  idempotencyKey?: string;
-}
-
-/** Options of an event stream. */
-export interface StreamOptions extends RunOptions {
-  reconnect?: ReconnectOptions;
-  /** Called for each replay gap (also delivered as a `replay_gap` AgentEvent). */
-  onReplayGap?: (gap: ReplayGap) => void;
-  /** Called before each reconnect with the close code of the socket that went away. */
-  onReconnect?: SocketEventStreamOptions['onReconnect'];
-}
-
-/** Options of `session.events()`. */
-export interface EventsOptions extends StreamOptions {
-  /** Events with session_sequence > after (default: live events only when following, 0 otherwise). */
-  after?: number;
-  /** Follow live events over the WebSocket (default true); false: read the retained events page by page, then end. */
-  follow?: boolean;
-  /** Only this run's events. */
-  runId?: string;
-}
-
-/** How long stream() looks for the first event of the run it started (it is emitted as the run starts). */
-const FIRST_EVENT_TIMEOUT_MS = 10_000;
 
 /**
  * A session of the server, with the seed's Node SDK method names. Identity (`sessionId`, `workspace`,
@@ -70,6 +34,7 @@ export class Session {
   /** True when the server resumed a stored session instead of creating one. */
   readonly resumed: boolean;
   private readonly ctx: SessionContext;
+  private readonly runCalls: SessionRuns;
   private readonly tools: SessionTools;
   private readonly memory: SessionMemory;
   private readonly queue: SessionQueue;
@@ -85,6 +50,7 @@ export class Session {
     this.correlationId = info.labels.correlationId;
     this.created = info;
     this.resumed = resumed;
+    this.runCalls = new SessionRuns(this.ctx);
     this.tools = new SessionTools(this.ctx);
     this.memory = new SessionMemory(this.ctx);
     this.queue = new SessionQueue(this.ctx);
@@ -102,21 +68,13 @@ export class Session {
    * transcript unchanged. A failed or cancelled run rejects with its run error (e.g. CancelledError,
    * BudgetExhaustedError; details: runId, run, result).
    */
-  async send(prompt: string, history?: ChatMessage[], options: RunOptions = {}): Promise<AgentResult> {
-    const finished = (await this.startRun(prompt, { history, wait: true, ...options })) as RunFinished;
-    const { run, result } = finished;
-    if (run.status !== 'completed' || result === null) {
-      const code = run.error?.code ?? (run.status === 'cancelled' ? 'CANCELLED' : 'INTERNAL_ERROR');
-      throw toA3sError(code, run.error?.message ?? `run ${run.runId} ended ${run.status}`, 0, { runId: run.runId, status: run.status, run, result });
-    }
-    return result;
+  send(prompt: string, history?: ChatMessage[], options: RunOptions = {}): Promise<AgentResult> {
+    return this.runCalls.send(prompt, history, options);
   }
 
   /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
-  async startRun(input: string, options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {}): Promise<RunStarted | RunFinished> {
-    const body = { input, ...(options.history !== undefined ? { history: options.history } : {}), ...(options.wait ? { wait: true } : {}) };
-    const headers: Record<string, string> = options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
-    return (await this.ctx.transport.request<RunStarted | RunFinished>('POST', this.path('/runs'), { body, headers })).body;
+  startRun(input: string, options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {}): Promise<RunStarted | RunFinished> {
+    return this.runCalls.startRun(input, options);
   }
 
   /**
@@ -124,61 +82,13 @@ export class Session {
    * session_sequence of its first event read from its event page, and the WebSocket opened just before it,
    * so no event of the run is missed however fast it is. The stream reconnects by itself (see SocketEventStream).
    */
-  async stream(prompt: string, history?: ChatMessage[], options: StreamOptions = {}): Promise<EventStream> {
-    const WebSocket = requireWebSocket(this.ctx);
-    const started = await this.startRun(prompt, { history, ...options });
-    const runId = started.runId;
-    const first = await this.firstSessionSequence(runId);
-    return new SocketEventStream({
-      baseUrl: this.ctx.transport.baseUrl,
-      token: this.ctx.transport.token,
-      WebSocket,
-      sessionId: this.sessionId,
-      after: first - 1,
-      runId,
-      untilRunEnd: true,
-      settle: () => this.released(runId),
-      reconnect: options.reconnect,
-      onReplayGap: options.onReplayGap,
-      onReconnect: options.onReconnect,
-    });
+  stream(prompt: string, history?: ChatMessage[], options: StreamOptions = {}): Promise<EventStream> {
+    return this.runCalls.stream(prompt, history, options);
   }
 
   /** The session's events from a cursor: followed live over the WebSocket (default), or the retained ones page by page (`follow: false`). */
   events(options: EventsOptions = {}): EventStream {
-    if (options.follow === false) return new PagedEventStream(this.ctx.transport, this.sessionId, options.after ?? 0, options.runId);
-    return new SocketEventStream({
-      baseUrl: this.ctx.transport.baseUrl,
-      token: this.ctx.transport.token,
-      WebSocket: requireWebSocket(this.ctx),
-      sessionId: this.sessionId,
-      after: options.after,
-      runId: options.runId,
-      reconnect: options.reconnect,
-      onReplayGap: options.onReplayGap,
-      onReconnect: options.onReconnect,
-    });
-  }
-
-  private async firstSessionSequence(runId: string): Promise<number> {
-    const until = Date.now() + FIRST_EVENT_TIMEOUT_MS;
-    for (let delay = 5; ; delay = Math.min(100, delay * 2)) {
-      const page = await this.runEventPage(runId, { after: -1, limit: 1 });
-      const first = page.events[0];
-      if (first) return first.metadata.session_sequence;
-      if (Date.now() > until) throw toA3sError('PROTOCOL_ERROR', `run ${runId} emitted no event within ${FIRST_EVENT_TIMEOUT_MS} ms`, 0, { runId });
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
-
-  /** Resolve once the run no longer holds the session (its producer has finished), or after a bound. */
-  private async released(runId: string): Promise<void> {
-    const until = Date.now() + FIRST_EVENT_TIMEOUT_MS;
-    for (let delay = 5; Date.now() < until; delay = Math.min(100, delay * 2)) {
-      const current = await this.currentRun();
-      if (current?.id !== runId) return;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
+    return this.runCalls.events(options);
   }
 
   /** The transcript's messages. */
@@ -208,20 +118,12 @@ export class Session {
 
   /** A page of a run's events (per-run `sequence` > after). */
   runEventPage(runId: string, options: { after?: number; limit?: number } = {}): Promise<RunEventsPage> {
-    return this.ctx.transport.get<RunEventsPage>(this.path(`/runs/${seg(runId)}/events`), { after: options.after, limit: options.limit });
+    return this.runCalls.runEventPage(runId, options);
   }
 
   /** Every retained event of a run, page after page (`limit` bounds the total). */
-  async runEvents(runId: string, options: { after?: number; limit?: number } = {}): Promise<EventEnvelope[]> {
-    const all: EventEnvelope[] = [];
-    const max = options.limit ?? Number.POSITIVE_INFINITY;
-    for (let after = options.after ?? -1; all.length < max; ) {
-      const page = await this.runEventPage(runId, { after, limit: Math.min(1000, max - all.length) });
-      all.push(...page.events);
-      if (page.events.length === 0 || page.nextAfter === null) break;
-      after = page.nextAfter;
-    }
-    return all;
+  runEvents(runId: string, options: { after?: number; limit?: number } = {}): Promise<EventEnvelope[]> {
+    return this.runCalls.runEvents(runId, options);
   }
 
   /** The active run `{id, status}`, null when idle. */
@@ -232,10 +134,8 @@ export class Session {
   /** Resume a run from its loop checkpoint: the new run (202), or with `{wait: true}` its AgentResult. */
   resumeRun(runId: string, options?: RunOptions & { wait?: false }): Promise<RunStarted>;
   resumeRun(runId: string, options: RunOptions & { wait: true }): Promise<AgentResult | null>;
-  async resumeRun(runId: string, options: RunOptions & { wait?: boolean } = {}): Promise<RunStarted | AgentResult | null> {
-    const headers: Record<string, string> = options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
-    const { body } = await this.ctx.transport.request<RunStarted | RunFinished>('POST', this.path(`/runs/${seg(runId)}/resume`), { body: options.wait ? { wait: true } : {}, headers });
-    return options.wait ? (body as RunFinished).result : (body as RunStarted);
+  resumeRun(runId: string, options: RunOptions & { wait?: boolean } = {}): Promise<RunStarted | AgentResult | null> {
+    return this.runCalls.resumeRun(runId, options);
   }
 
   /** The session's trace events (its retained event log) after a session_sequence. */

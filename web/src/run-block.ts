@@ -3,34 +3,12 @@ import type { KnownEvent } from '../../src/protocol/agent-event-envelope.js';
 import type { ExecutionPlan } from '../../src/protocol/planning.js';
 import { el, replaceChildren } from './el.js';
 import { formatDuration, formatJson, preview } from './format.js';
+import { runNotice, type RunNotice } from './run-notice.js';
 import { markSeq, sequenceOf } from './seq-marks.js';
 import { ToolCard } from './tool-card.js';
+import { SubagentRows } from './subagent-rows.js';
+import { TECHNICAL_EVENT_TYPES, TechnicalEvents } from './technical-events.js';
 import { statusChip, verificationSummaryView } from './verification-rows.js';
-
-/** Event types that are bookkeeping for machines (bindings, checkpoints): listed, folded, under "Technical events". */
-const TECHNICAL = new Set([
-  'turn_start',
-  'turn_end',
-  'tool_request_bound',
-  'run_capability_bound',
-  'model_presentation_bound',
-  'model_input_bound',
-  'model_usage_bound',
-  'cognitive_context_bound',
-  'context_resolving',
-  'context_resolved',
-  'checkpoint_saved',
-  'run_status_changed',
-  'memory_stored',
-  'memory_recalled',
-  'memories_searched',
-  'memory_cleared',
-  'agent_mode_changed',
-  'mcp_server_connected',
-  'mcp_server_disconnected',
-  'mcp_tools_changed',
-  'command_retry',
-]);
 
 /**
  * One run in the activity log, rendered as a person reads it: the prompt, streamed text accumulated into
@@ -41,13 +19,11 @@ export class RunBlock {
   readonly element: HTMLElement;
   private readonly header: HTMLElement;
   private readonly body: HTMLElement;
-  private readonly technical: HTMLElement;
-  private readonly technicalSummary: HTMLElement;
-  private technicalCount = 0;
+  private readonly technical = new TechnicalEvents();
   private text: { element: HTMLElement; content: HTMLElement; value: string } | undefined;
   private reasoning: { element: HTMLElement; content: HTMLElement; value: string } | undefined;
   private readonly tools = new Map<string, ToolCard>();
-  private readonly subagents = new Map<string, { element: HTMLElement; status: HTMLElement; output: HTMLElement }>();
+  private readonly subagents = new SubagentRows();
   private plan: { element: HTMLElement; steps: Map<string, HTMLElement> } | undefined;
   private startedMs: number | undefined;
   private sawText = false;
@@ -59,9 +35,7 @@ export class RunBlock {
         ? el('header', { class: 'run-head' }, el('span', { class: 'run-title' }, 'Run ', el('code', {}, runId)), statusChip('executing'))
         : el('header', { class: 'run-head' }, el('span', { class: 'run-title' }, 'Outside a run (host-direct calls, verifications)'));
     this.body = el('div', { class: 'run-body' });
-    this.technicalSummary = el('summary', {}, 'Technical events (0)');
-    this.technical = el('ol', { class: 'technical-list' });
-    this.element = el('article', { class: runId !== undefined ? 'run' : 'run run-outside', 'data-run-id': runId, 'aria-label': runId !== undefined ? `Run ${runId}` : 'Outside a run' }, this.header, this.body, el('details', { class: 'technical', hidden: true }, this.technicalSummary, this.technical));
+    this.element = el('article', { class: runId !== undefined ? 'run' : 'run run-outside', 'data-run-id': runId, 'aria-label': runId !== undefined ? `Run ${runId}` : 'Outside a run' }, this.header, this.body, this.technical.element);
   }
 
   private setStatus(status: string): void {
@@ -79,7 +53,7 @@ export class RunBlock {
   }
 
   /** A notice line (info, warn, error) for one event. */
-  private notice(kind: 'info' | 'warn' | 'error' | 'ok', sequence: number | undefined, text: string, detail?: unknown): HTMLElement {
+  private notice(kind: RunNotice['kind'], sequence: number | undefined, text: string, detail?: unknown): HTMLElement {
     const node = this.block(`notice notice-${kind}`, sequence, el('span', { class: 'notice-text' }, text));
     if (detail !== undefined) node.appendChild(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, formatJson(detail))));
     return node;
@@ -108,19 +82,15 @@ export class RunBlock {
     return parent ? parent.children : this.body;
   }
 
-  private technicalEvent(event: AgentEvent, sequence: number | undefined): void {
-    this.technicalCount += 1;
-    this.technical.parentElement?.removeAttribute('hidden');
-    this.technicalSummary.textContent = `Technical events (${this.technicalCount})`;
-    const item = el('li', {}, el('code', {}, event.type), ' ', el('span', { class: 'muted' }, preview(event.payload, 100)));
-    markSeq(item, sequence);
-    this.technical.appendChild(item);
-  }
-
   /** Render one event of this run. */
   add(event: AgentEvent): void {
     const seq = sequenceOf(event.metadata);
     const at = event.metadata.timestamp_ms;
+    const line = runNotice(event);
+    if (line) {
+      this.notice(line.kind, seq, line.text, line.detail);
+      return;
+    }
     switch (event.type) {
       case 'agent_start': {
         const p = event.payload;
@@ -188,58 +158,21 @@ export class RunBlock {
         this.notice(p.approved ? 'ok' : 'warn', seq, `${p.approved ? 'Approved' : 'Rejected'}: ${p.tool_name || p.tool_id}${p.reason ? ` (${p.reason})` : ''}`);
         return;
       }
-      case 'confirmation_timeout':
-        this.notice('warn', seq, `No answer in time for ${event.payload.tool_name || event.payload.tool_id}: ${event.payload.action_taken.replace('_', ' ')}`);
-        return;
       case 'permission_denied':
         this.tools.get(event.payload.tool_id)?.setState('denied', 'chip-fail');
         this.notice('error', seq, `Denied: ${event.payload.tool_name} — ${event.payload.reason}`, event.payload.args);
         return;
-      case 'hook_blocked':
-        this.notice('error', seq, `Blocked by hook ${event.payload.hook_id ?? ''}: ${event.payload.tool_name} — ${event.payload.reason}`);
+      case 'subagent_start':
+        this.subagents.start(event.payload, seq, this.delegatingParent());
         return;
-      case 'user_question':
-        this.notice('warn', seq, `Question: ${event.payload.question}`, event.payload.options);
+      case 'subagent_progress':
+        if (!this.subagents.progress(event.payload, seq)) this.technical.add(event, seq);
         return;
-      case 'external_task_pending':
-        this.notice('info', seq, `External task ${event.payload.task_id} (${event.payload.command_type}) waits for the host`);
-        return;
-      case 'external_task_completed':
-        this.notice(event.payload.success ? 'ok' : 'error', seq, `External task ${event.payload.task_id} ${event.payload.success ? 'completed' : 'failed'}`);
-        return;
-      case 'subagent_start': {
-        const p = event.payload;
-        const status = statusChip('running');
-        const output = el('pre', { class: 'subagent-output' });
-        const element = el('div', { class: 'subagent', 'data-task-id': p.task_id }, el('p', { class: 'subagent-head' }, el('span', { class: 'role' }, `Subagent ${p.agent}`), ' ', p.description, ' ', status), output);
-        markSeq(element, seq);
-        this.delegatingParent().appendChild(element);
-        this.subagents.set(p.task_id, { element, status, output });
-        return;
-      }
-      case 'subagent_progress': {
-        const task = this.subagents.get(event.payload.task_id);
-        if (task) {
-          task.status.textContent = event.payload.status;
-          markSeq(task.element, seq);
-        } else this.technicalEvent(event, seq);
-        return;
-      }
       case 'subagent_end': {
         const p = event.payload;
-        const task = this.subagents.get(p.task_id);
-        if (!task) {
-          this.notice(p.success ? 'ok' : 'error', seq, `Subagent ${p.agent} ${p.success ? 'finished' : 'failed'}`, p.output);
-          return;
-        }
-        task.status.replaceWith(statusChip(p.success ? 'completed' : 'failed'));
-        task.output.textContent = p.output;
-        markSeq(task.element, seq);
+        if (!this.subagents.end(p, seq)) this.notice(p.success ? 'ok' : 'error', seq, `Subagent ${p.agent} ${p.success ? 'finished' : 'failed'}`, p.output);
         return;
       }
-      case 'planning_start':
-        this.notice('info', seq, 'Planning…');
-        return;
       case 'planning_end':
         this.renderPlan(event.payload.plan, seq);
         return;
@@ -250,65 +183,16 @@ export class RunBlock {
       case 'task_updated':
         this.block('tasks', seq, el('p', { class: 'role' }, 'Tasks'), el('ul', {}, ...event.payload.tasks.map((task) => el('li', { class: `task task-${task.status}` }, statusChip(task.status), ' ', task.content))));
         return;
-      case 'goal_extracted':
-        this.notice('info', seq, `Goal: ${event.payload.goal.description}`);
-        return;
-      case 'goal_progress': {
-        const p = event.payload;
-        this.notice('info', seq, `Goal progress ${Math.round(p.progress * 100)}% (${p.completed_steps}/${p.total_steps} steps)`);
-        return;
-      }
-      case 'goal_achieved':
-        this.notice('ok', seq, `Goal achieved: ${event.payload.goal} in ${formatDuration(event.payload.duration_ms)}`);
-        return;
-      case 'context_compacted': {
-        const p = event.payload;
-        this.notice('info', seq, `Context compacted: ${p.before_messages} → ${p.after_messages} messages (was ${Math.round(p.percent_before)}% full)`, p.summary);
-        return;
-      }
-      case 'budget_threshold_hit':
-      case 'budget_exhausted': {
-        const p = event.payload;
-        const what = `${p.resource} ${p.consumed} of ${p.limit === null ? '?' : p.limit}${p.message ? ` — ${p.message}` : ''}`;
-        if (event.type === 'budget_exhausted') this.notice('error', seq, `Budget exhausted: ${what}`);
-        else this.notice('warn', seq, `Budget ${p.kind} threshold: ${what}`);
-        return;
-      }
-      case 'run_warning':
-        this.notice('warn', seq, `Warning (${event.payload.source}): ${event.payload.message}${event.payload.fallback ? ` — ${event.payload.fallback}` : ''}`);
-        return;
-      case 'provider_retry':
-        this.notice('warn', seq, `Provider retry ${event.payload.attempt}/${event.payload.threshold}: ${event.payload.message}`);
-        return;
-      case 'continuation_injected':
-        this.notice('info', seq, `The model looked unfinished: continuation ${event.payload.continuation} injected`);
-        return;
-      case 'run_resumed':
-        this.notice('info', seq, `Resumed from run ${event.payload.from_run_id} at turn ${event.payload.turn}`);
-        return;
-      case 'command_dead_lettered':
-      case 'persistence_failed':
-        this.notice('error', seq, `${event.type.replace(/_/g, ' ')}: ${event.payload.error}`, event.payload);
-        return;
-      case 'queue_alert':
-        this.notice('error', seq, `queue alert: ${event.payload.message}`, event.payload);
-        return;
-      case 'verification_started':
-        this.notice('info', seq, `Verifying ${event.payload.subject} (${event.payload.commands} command(s))…`);
-        return;
       case 'verification_completed': {
         const p = event.payload;
         this.notice(p.status === 'passed' ? 'ok' : p.status === 'failed' ? 'error' : 'warn', seq, `Verification of ${p.subject}: ${p.status}`).dataset.reportId = p.report_id;
         return;
       }
-      case 'error':
-        this.notice('error', seq, `Error ${event.payload.code}: ${event.payload.message}`);
-        return;
       case 'agent_end':
         this.end(event, seq, at);
         return;
       default:
-        if (TECHNICAL.has(event.type)) this.technicalEvent(event, seq);
+        if (TECHNICAL_EVENT_TYPES.has(event.type)) this.technical.add(event, seq);
         else this.notice('info', seq, `${event.type}: ${preview(event.payload, 120)}`);
     }
   }

@@ -5,9 +5,10 @@ import { el, replaceChildren } from './el.js';
 import { EventLog } from './event-log.js';
 import { errorText } from './format.js';
 import { RunsPanel } from './runs-panel.js';
+import { renderBusy, sessionHead } from './session-head.js';
+import { sessionUnavailable } from './session-unavailable.js';
 import { transcriptView } from './transcript-view.js';
 import { VerificationPanel } from './verification-panel.js';
-import { statusChip } from './verification-rows.js';
 
 /** How the live stream reconnects: patient, because a person watches it (the client's backoff, up to 3 s). */
 const RECONNECT = { maxAttempts: 40, initialDelayMs: 100, maxDelayMs: 3000 };
@@ -99,16 +100,7 @@ export class SessionView implements ConsoleView {
       session = await this.ctx.client.getSession(this.sessionId);
     } catch (error) {
       if (this.ctx.unauthorized(error)) return;
-      const code = (error as { code?: string }).code;
-      const notFound = code === 'SESSION_NOT_FOUND';
-      const resume = el('button', { type: 'button', class: 'btn btn-primary', onclick: () => void this.resume() }, 'Resume it');
-      replaceChildren(
-        this.element,
-        el('p', { class: 'crumbs' }, el('a', { href: '#/sessions' }, '← Sessions')),
-        el('h1', {}, notFound ? 'Session not found' : code === 'SESSION_CLOSED' ? 'Session closed' : 'Could not open the session'),
-        el('p', { class: 'notice notice-error', role: 'alert' }, notFound ? `No session "${this.sessionId}" is open for you. It may be stored (resume it by id from the sessions page) or belong to someone else.` : errorText(error)),
-        code === 'SESSION_CLOSED' ? resume : null,
-      );
+      replaceChildren(this.element, ...sessionUnavailable(this.sessionId, error, () => void this.resume()));
       return;
     }
     this.session = session;
@@ -155,28 +147,8 @@ export class SessionView implements ConsoleView {
   }
 
   private renderInfo(info: SessionInfo): void {
-    const labels = Object.entries(info.labels).filter(([, value]) => value !== undefined && value !== null && value !== '');
-    replaceChildren(
-      this.head,
-      el('h1', {}, 'Session ', el('code', {}, info.id)),
-      el(
-        'dl',
-        { class: 'facts' },
-        el('dt', {}, 'Agent'),
-        el('dd', {}, info.agent ?? 'default'),
-        el('dt', {}, 'Model'),
-        el('dd', {}, info.model),
-        el('dt', {}, 'Workspace'),
-        el('dd', {}, el('code', {}, info.workspace)),
-        el('dt', {}, 'Tokens'),
-        el('dd', {}, String(info.usage.totalTokens)),
-        ...(labels.length > 0 ? [el('dt', {}, 'Labels'), el('dd', {}, ...labels.map(([key, value]) => el('span', { class: 'label' }, `${key}=${String(value)}`)))] : []),
-      ),
-      el('div', { class: 'actions' }, el('button', { type: 'button', class: 'btn', onclick: () => void this.refreshInfo() }, 'Refresh'), el('button', { type: 'button', class: 'btn btn-danger', onclick: () => void this.closeSession() }, 'Close session')),
-    );
-    if (info.currentRun) replaceChildren(this.busy, statusChip('busy'), ' Run ', el('code', {}, info.currentRun.id), ` holds this session (${info.currentRun.status}); a new prompt waits until it ends.`);
-    else replaceChildren(this.busy, statusChip('idle'), ' Idle: a prompt starts a run.');
-    this.busy.classList.toggle('is-busy', info.currentRun !== null);
+    replaceChildren(this.head, ...sessionHead(info, { refresh: () => void this.refreshInfo(), close: () => void this.closeSession() }));
+    renderBusy(this.busy, info);
   }
 
   private async refreshInfo(): Promise<void> {
@@ -296,7 +268,6 @@ export class SessionView implements ConsoleView {
         break;
     }
   }
-
 
   private async showReport(reportId: string): Promise<void> {
     try {

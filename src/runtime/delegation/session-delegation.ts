@@ -1,4 +1,3 @@
-import type { RunRecord } from '../../protocol/run-record.js';
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
 import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, SubagentTaskSnapshot, TaskParams } from '../../protocol/subagent-task.js';
 import type { AgentDefinition } from '../agent-definitions/agent-definition.js';
@@ -11,7 +10,8 @@ import type { ToolResult } from '../tools/define-tool.js';
 import type { Delegation, DelegationCall } from '../tools/define-tool.js';
 import type { ChildParent, ChildSpawner, ChildSpec } from './child-session.js';
 import { linkAbort } from '../signals/link-abort.js';
-import { cutTaskOutput, parseStructured, structuredPrompt } from './task-output.js';
+import { cutTaskOutput, structuredPrompt } from './task-output.js';
+import { outcomeOf, parallelResult, taskFailure, taskResult } from './task-result.js';
 import type { SubagentTasks } from './subagent-tasks.js';
 
 /** Delegation bounds (config `delegation`). */
@@ -51,11 +51,6 @@ interface ChildJob {
   readonly background: boolean;
 }
 
-/** A tool error the model sees. */
-function failure(output: string, metadata: Record<string, unknown> = {}): ToolResult {
-  return { output, exitCode: 1, metadata, errorKind: { type: 'invalid_argument', message: output } };
-}
-
 /**
  * A session's child runs for `task`, `parallel_task` and `Skill`: each child is a real child session with
  * its own run (its own InvocationContext, governed by its own tool invoker), linked to the delegating call's
@@ -81,7 +76,7 @@ export class SessionDelegation implements Delegation {
     const job = this.job(params, agent, call.inheritance);
     if (params.background) return this.background(job, call);
     const task = await this.runChild(job, call.signal, call);
-    return this.taskResult(task, 'task', call.toolCallId);
+    return taskResult(task, 'task', call.toolCallId, this.deps);
   }
 
   async parallelTask(params: ParallelTaskParams, call: DelegationCall): Promise<ToolResult> {
@@ -104,7 +99,7 @@ export class SessionDelegation implements Delegation {
       clearTimeout(timer);
       unlink();
     }
-    return this.parallelResult(params, results, call.toolCallId);
+    return parallelResult(params, results, call.toolCallId, this.deps);
   }
 
   async skill(params: SkillCallParams, call: DelegationCall): Promise<ToolResult> {
@@ -113,22 +108,22 @@ export class SessionDelegation implements Delegation {
     const skill = this.deps.skills.get(params.skill_name);
     if (!skill) {
       const known = this.deps.skills.discoverable().map((s) => s.name);
-      return failure(`skill_name: this session has no skill named "${params.skill_name}"${known.length ? ` (known: ${known.join(', ')})` : ''}; find one with search_skills`, { code: 'SKILL_NOT_FOUND' });
+      return taskFailure(`skill_name: this session has no skill named "${params.skill_name}"${known.length ? ` (known: ${known.join(', ')})` : ''}; find one with search_skills`, { code: 'SKILL_NOT_FOUND' });
     }
     const why = skillRefusal(skill);
-    if (why) return failure(`skill_name: skill "${skill.name}" ${why}`, { code: 'SKILL_NOT_INVOCABLE' });
+    if (why) return taskFailure(`skill_name: skill "${skill.name}" ${why}`, { code: 'SKILL_NOT_INVOCABLE' });
     const general = this.deps.agents.require('general');
     const prompt = params.prompt?.trim() ? params.prompt : `Apply the '${skill.name}' skill to the task at hand.`;
     const task = await this.runChild({ spec: { kind: 'skill', agent: general, skill, inheritance: call.inheritance ?? this.deps.inheritance }, description: `skill ${skill.name}`, prompt, background: false }, call.signal, call);
-    return this.taskResult(task, 'Skill', call.toolCallId);
+    return taskResult(task, 'Skill', call.toolCallId, this.deps);
   }
 
   /** Why this session may not delegate now, as a tool error; undefined when it may. */
   private refusal(): ToolResult | undefined {
-    if (!this.deps.spawner) return failure('delegation is not available in this session (no child sessions can be built here)');
+    if (!this.deps.spawner) return taskFailure('delegation is not available in this session (no child sessions can be built here)');
     const { depth, limits } = this.deps;
     if (depth >= limits.maxDepth) {
-      return failure(`delegation depth limit reached: this session is a child at depth ${depth}, and delegation.max_depth is ${limits.maxDepth}; do the work yourself instead of delegating it`, { code: 'DELEGATION_DEPTH', depth, max_depth: limits.maxDepth });
+      return taskFailure(`delegation depth limit reached: this session is a child at depth ${depth}, and delegation.max_depth is ${limits.maxDepth}; do the work yourself instead of delegating it`, { code: 'DELEGATION_DEPTH', depth, max_depth: limits.maxDepth });
     }
     return undefined;
   }
@@ -136,7 +131,7 @@ export class SessionDelegation implements Delegation {
   private agent(name: string, field: string): AgentDefinition | ToolResult {
     const agent = this.deps.agents.get(name);
     if (agent) return agent;
-    return failure(`${field}: no agent named "${name}" (known: ${this.deps.agents.list().map((a) => a.name).join(', ')})`, { code: 'AGENT_NOT_FOUND', agent: name });
+    return taskFailure(`${field}: no agent named "${name}" (known: ${this.deps.agents.list().map((a) => a.name).join(', ')})`, { code: 'AGENT_NOT_FOUND', agent: name });
   }
 
   private job(params: TaskParams, agent: AgentDefinition, inheritance: ConfirmationInheritance | undefined): ChildJob {
@@ -153,7 +148,7 @@ export class SessionDelegation implements Delegation {
   private async background(job: ChildJob, call: DelegationCall): Promise<ToolResult> {
     // Resolves when the child's run started (or, when it could not start, with the failed task).
     const task = await new Promise<SubagentTaskSnapshot>((resolve) => void this.runChild(job, call.runSignal, call, resolve).then(resolve));
-    if (task.status !== 'running') return this.taskResult(task, 'task', call.toolCallId);
+    if (task.status !== 'running') return taskResult(task, 'task', call.toolCallId, this.deps);
     const output = `Task ${task.task_id} started in the background (agent ${task.agent}, child session ${task.session_id}). Its result comes as a subagent_end event and from GET /v1/sessions/${this.deps.sessionId}/tasks/${task.task_id}.`;
     return { output, exitCode: 0, metadata: { task_id: task.task_id, session_id: task.session_id, agent: task.agent, background: true, status: 'running' } };
   }
@@ -253,37 +248,6 @@ export class SessionDelegation implements Delegation {
     return results;
   }
 
-  private taskResult(task: SubagentTaskSnapshot, name: 'task' | 'Skill', toolCallId: string): ToolResult {
-    const full = task.output ?? '';
-    const cut = cutTaskOutput(full);
-    const artifactId = cut.truncated ? this.deps.storeArtifact(full, toolCallId, name) : undefined;
-    const metadata: Record<string, unknown> = {
-      task_id: task.task_id,
-      session_id: task.session_id,
-      agent: task.agent,
-      success: task.success === true,
-      status: task.status,
-      ...(task.structured !== undefined ? { structured: task.structured } : {}),
-      ...(artifactId ? { artifact_id: artifactId } : {}),
-      ...(task.error ? { error: task.error } : {}),
-    };
-    if (task.success) return { output: artifactId ? `${cut.text}\n[full output: artifact ${artifactId}]` : cut.text, exitCode: 0, metadata };
-    const reason = task.error ? `${task.error.code}: ${task.error.message}` : 'it did not complete';
-    const output = `Task ${task.task_id} (agent ${task.agent}) ${task.status === 'cancelled' ? 'was cancelled' : 'failed'}: ${reason}${cut.text ? `\n${cut.text}` : ''}`;
-    return { output, exitCode: 1, metadata, ...(task.status === 'cancelled' ? { errorKind: { type: 'cancelled' as const, op: name } } : {}) };
-  }
-
-  private parallelResult(params: ParallelTaskParams, results: readonly SubagentTaskSnapshot[], toolCallId: string): ToolResult {
-    const succeeded = results.filter((task) => task.success === true).length;
-    const total = results.length;
-    const required = params.min_success_count ?? (params.allow_partial_failure ? 1 : total);
-    const ok = succeeded >= Math.min(required, total);
-    const items = results.map((task) => this.taskResult(task, 'task', toolCallId));
-    const sections = results.map((task, index) => `## Task ${index + 1}: ${task.description} (agent ${task.agent}, ${task.task_id}): ${task.success ? 'succeeded' : task.status}\n${items[index]!.output}`);
-    const output = `${succeeded} of ${total} tasks succeeded${ok ? '' : ` (needed ${Math.min(required, total)})`}.\n\n${sections.join('\n\n')}`;
-    const metadata = { succeeded, failed: total - succeeded, total, tasks: items.map((item) => item.metadata) };
-    return ok ? { output, exitCode: 0, metadata } : { output, exitCode: 1, metadata, errorKind: { type: 'partial_failure', failed: total - succeeded, total } };
-  }
 }
 
 /** Why a skill may not be run with `Skill`, or undefined when it may. */
@@ -291,12 +255,4 @@ function skillRefusal(skill: SkillDefinition): string | undefined {
   if (skill.disableModelInvocation) return 'has disable-model-invocation: true and cannot be run with Skill';
   if (skill.kind === 'persona') return 'is a persona skill (it fills the role slot) and cannot be run with Skill';
   return undefined;
-}
-
-/** A finished child run as its task's outcome. */
-function outcomeOf(record: RunRecord, outputSchema: Record<string, unknown> | undefined): Parameters<SubagentTasks['finish']>[1] {
-  const text = record.result?.text ?? '';
-  const status = record.status === 'completed' ? 'completed' : record.status === 'cancelled' ? 'cancelled' : 'failed';
-  const structured = status === 'completed' && outputSchema ? parseStructured(text) : undefined;
-  return { status, output: text, error: record.error ? { code: record.error.code, message: record.error.message } : null, ...(structured !== undefined ? { structured } : {}), usage: record.result };
 }
