@@ -48,7 +48,11 @@ function merged(parts: readonly LoadFigures[]): LoadFigures {
 
 function phase(figures: LoadFigures, serverCpuMs: number): Record<string, unknown> {
   const summary = loadSummary(figures);
-  return { runs_per_s: summary.runs_per_s, server_cpu_ms_per_run: figures.count > 0 ? round(serverCpuMs / figures.count, 3) : null, ...summary };
+  return {
+    runs_per_s: summary.runs_per_s,
+    server_cpu_ms_per_run: figures.count > 0 ? round(serverCpuMs / figures.count, 3) : null,
+    ...summary,
+  };
 }
 
 /** `count` sequential GETs of `path` on `baseUrl`; their milliseconds. */
@@ -59,7 +63,8 @@ async function sequentialGets(baseUrl: string, path: string, count: number): Pro
     for (let i = 0; i < count; i++) {
       const t0 = performance.now();
       const res = await client.get(path);
-      if (res.status !== 200) throw new Error(`GET ${path} on ${baseUrl}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      if (res.status !== 200)
+        throw new Error(`GET ${path} on ${baseUrl}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       out.push(performance.now() - t0);
     }
     return out;
@@ -122,7 +127,9 @@ export async function measureBalancer(providerBaseUrl: string, seconds: number):
     await runsLoad({ baseUrl: lb.url, concurrency: CONCURRENCY, seconds: WARMUP_SECONDS });
 
     let cpu0 = both(nodes);
-    const direct = merged(await Promise.all([a, b].map((node) => runsLoad({ baseUrl: node.url, concurrency: CONCURRENCY / 2, seconds }))));
+    const direct = merged(
+      await Promise.all([a, b].map((node) => runsLoad({ baseUrl: node.url, concurrency: CONCURRENCY / 2, seconds }))),
+    );
     const directCpu = both(nodes) - cpu0;
     cpu0 = both(nodes);
     const through = await runsLoad({ baseUrl: lb.url, concurrency: CONCURRENCY, seconds });
@@ -130,7 +137,10 @@ export async function measureBalancer(providerBaseUrl: string, seconds: number):
 
     const directPhase = phase(direct, directCpu);
     const throughPhase = phase(through, throughCpu);
-    const ratio = (directPhase.runs_per_s as number) > 0 ? round((throughPhase.runs_per_s as number) / (directPhase.runs_per_s as number), 2) : null;
+    const ratio =
+      (directPhase.runs_per_s as number) > 0
+        ? round((throughPhase.runs_per_s as number) / (directPhase.runs_per_s as number), 2)
+        : null;
     const added = round(percentile(forwardedGets, 50) - percentile(directGets, 50), 2);
     return {
       direct_to_owner: directPhase,

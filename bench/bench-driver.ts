@@ -11,7 +11,9 @@ interface DriverState {
   provider: BenchProvider | undefined;
 }
 
-type Handlers = { [K in DriverOp]: (params: DriverOps[K]['params'], state: DriverState) => Promise<DriverOps[K]['result']> };
+type Handlers = {
+  [K in DriverOp]: (params: DriverOps[K]['params'], state: DriverState) => Promise<DriverOps[K]['result']>;
+};
 
 const handlers: Handlers = {
   'start-provider': async (params, state) => {
@@ -30,7 +32,12 @@ const handlers: Handlers = {
     const before = state.provider.requests;
     const figures = await delegationLoad(params);
     const { parent, child } = state.provider.lastToolResults;
-    return { ...figures, providerRequests: state.provider.requests - before, ...(parent !== undefined ? { parentToolResult: parent.slice(0, 500) } : {}), ...(child !== undefined ? { childToolResult: child.slice(0, 500) } : {}) };
+    return {
+      ...figures,
+      providerRequests: state.provider.requests - before,
+      ...(parent !== undefined ? { parentToolResult: parent.slice(0, 500) } : {}),
+      ...(child !== undefined ? { childToolResult: child.slice(0, 500) } : {}),
+    };
   },
   'sessions-load': (params) => sessionsLoad(params),
   'create-sessions': (params) => createSessionsLoad(params),
@@ -43,14 +50,22 @@ const handlers: Handlers = {
 const state: DriverState = { provider: undefined };
 
 async function dispatch<K extends DriverOp>(request: DriverRequest<K>): Promise<DriverOps[K]['result']> {
-  const handler = handlers[request.op] as (params: DriverOps[K]['params'], state: DriverState) => Promise<DriverOps[K]['result']>;
+  const handler = handlers[request.op] as (
+    params: DriverOps[K]['params'],
+    state: DriverState,
+  ) => Promise<DriverOps[K]['result']>;
   return handler(request.params, state);
 }
 
 process.on('message', (request: DriverRequest) => {
   dispatch(request).then(
     (result) => reply({ id: request.id, ok: true, result }),
-    (error: unknown) => reply({ id: request.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+    (error: unknown) =>
+      reply({
+        id: request.id,
+        ok: false,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      }),
   );
 });
 

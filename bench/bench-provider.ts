@@ -46,21 +46,33 @@ export async function startBenchProvider(initial: BenchProviderOptions): Promise
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bench provider: no ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `bench provider: no ${req.method} ${req.url}` } }));
       return;
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RequestBody;
     const messages = Array.isArray(body.messages) ? (body.messages as ChatMessage[]) : [];
     const model = typeof body.model === 'string' ? body.model : 'bench-model';
     if (body.stream !== true) {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'bench provider: only streaming requests' } }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: 'bench provider: only streaming requests' } }));
       return;
     }
     requests += 1;
     counter += 1;
     const current = options;
-    const toolCall = messages.at(-1)?.role === 'tool' ? undefined : current.delegation ? pickDelegationCall(messages, current.delegation) : current.toolCall;
-    if (current.delegation && messages.at(-1)?.role === 'tool') lastToolResults[isChildRequest(messages, current.delegation) ? 'child' : 'parent'] = messageText(messages.at(-1) as ChatMessage);
+    const toolCall =
+      messages.at(-1)?.role === 'tool'
+        ? undefined
+        : current.delegation
+          ? pickDelegationCall(messages, current.delegation)
+          : current.toolCall;
+    if (current.delegation && messages.at(-1)?.role === 'tool')
+      lastToolResults[isChildRequest(messages, current.delegation) ? 'child' : 'parent'] = messageText(
+        messages.at(-1) as ChatMessage,
+      );
     const stream = new ChunkWriter(`chatcmpl-bench-${counter}`, model);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     res.write(stream.chunk({ role: 'assistant', content: '' }));
@@ -69,7 +81,13 @@ export async function startBenchProvider(initial: BenchProviderOptions): Promise
       res.write(stream.chunk({}, 'stop'));
     } else {
       const args = JSON.stringify(toolCall.arguments);
-      res.write(stream.chunk({ tool_calls: [{ index: 0, id: `call_${counter}`, type: 'function', function: { name: toolCall.name, arguments: '' } }] }));
+      res.write(
+        stream.chunk({
+          tool_calls: [
+            { index: 0, id: `call_${counter}`, type: 'function', function: { name: toolCall.name, arguments: '' } },
+          ],
+        }),
+      );
       res.write(stream.chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }));
       res.write(stream.chunk({}, 'tool_calls'));
     }
@@ -79,7 +97,10 @@ export async function startBenchProvider(initial: BenchProviderOptions): Promise
 
   const server: Server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bench provider crashed: ${String(error)}` } }));
+      if (!res.headersSent)
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `bench provider crashed: ${String(error)}` } }));
       else res.destroy();
     });
   });
@@ -138,13 +159,27 @@ class ChunkWriter {
 
   /** One `data:` line carrying a choice delta. */
   chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
-    const body = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], usage: null };
+    const body = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      usage: null,
+    };
     return `data: ${JSON.stringify(body)}\n\n`;
   }
 
   /** The trailing usage chunk (stream_options.include_usage). */
   usage(): string {
-    const body = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } };
+    const body = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    };
     return `data: ${JSON.stringify(body)}\n\n`;
   }
 }
@@ -158,7 +193,10 @@ async function writeText(res: ServerResponse, stream: ChunkWriter, options: Benc
   const start = performance.now();
   while (sent < total && !res.destroyed) {
     // Paced: send whatever is due by now, so timer jitter shifts chunks but never loses rate.
-    const due = rate === undefined ? Math.min(total, sent + BATCH) : Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+    const due =
+      rate === undefined
+        ? Math.min(total, sent + BATCH)
+        : Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
     if (due > sent) {
       const writable = res.write(line.repeat(due - sent));
       sent = due;

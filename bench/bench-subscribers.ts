@@ -20,12 +20,19 @@ const DATA_PREFIX = Buffer.from('data: ');
 const CLOSE_COMMENT = /^: close (\d+)/;
 
 /** Open a subscriber of `GET <baseUrl>/v1/sessions/<id>/events` (live-only); resolves once it is open. */
-export function openSubscriber(transport: SubscriberTransport, baseUrl: string, sessionId: string, handlers: SubscriberHandlers): Promise<BenchSubscriber> {
+export function openSubscriber(
+  transport: SubscriberTransport,
+  baseUrl: string,
+  sessionId: string,
+  handlers: SubscriberHandlers,
+): Promise<BenchSubscriber> {
   return transport === 'ws' ? openWs(baseUrl, sessionId, handlers) : openSse(baseUrl, sessionId, handlers);
 }
 
 function openWs(baseUrl: string, sessionId: string, handlers: SubscriberHandlers): Promise<BenchSubscriber> {
-  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/sessions/${sessionId}/events`, { perMessageDeflate: false });
+  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/sessions/${sessionId}/events`, {
+    perMessageDeflate: false,
+  });
   socket.on('message', (data: WebSocket.RawData) => {
     handlers.onFrame(Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data));
   });
@@ -43,32 +50,41 @@ function openWs(baseUrl: string, sessionId: string, handlers: SubscriberHandlers
 function openSse(baseUrl: string, sessionId: string, handlers: SubscriberHandlers): Promise<BenchSubscriber> {
   const url = new URL(`${baseUrl}/v1/sessions/${sessionId}/events`);
   return new Promise<BenchSubscriber>((resolve, reject) => {
-    const request = get({ host: url.hostname, port: url.port, path: url.pathname, agent: false, headers: { accept: 'text/event-stream' } }, (response: IncomingMessage) => {
-      if (response.statusCode !== 200) {
-        reject(new Error(`SSE subscriber refused: HTTP ${response.statusCode ?? 0}`));
-        response.resume();
-        return;
-      }
-      let pending: Buffer = Buffer.alloc(0);
-      let closeCode = 'end';
-      response.on('data', (chunk: Buffer) => {
-        let buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-        for (let end = buf.indexOf(FRAME_END); end >= 0; end = buf.indexOf(FRAME_END)) {
-          const block = buf.subarray(0, end);
-          buf = buf.subarray(end + 2);
-          if (block[0] === 0x3a) {
-            const close = CLOSE_COMMENT.exec(block.toString('latin1'));
-            if (close) closeCode = close[1] as string;
-            continue;
-          }
-          const at = block.indexOf(DATA_PREFIX);
-          if (at >= 0) handlers.onFrame(block.subarray(at + DATA_PREFIX.length));
+    const request = get(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        agent: false,
+        headers: { accept: 'text/event-stream' },
+      },
+      (response: IncomingMessage) => {
+        if (response.statusCode !== 200) {
+          reject(new Error(`SSE subscriber refused: HTTP ${response.statusCode ?? 0}`));
+          response.resume();
+          return;
         }
-        pending = buf.length > 0 ? Buffer.from(buf) : Buffer.alloc(0);
-      });
-      response.on('close', () => handlers.onClose(closeCode));
-      resolve({ terminate: () => request.destroy() });
-    });
+        let pending: Buffer = Buffer.alloc(0);
+        let closeCode = 'end';
+        response.on('data', (chunk: Buffer) => {
+          let buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+          for (let end = buf.indexOf(FRAME_END); end >= 0; end = buf.indexOf(FRAME_END)) {
+            const block = buf.subarray(0, end);
+            buf = buf.subarray(end + 2);
+            if (block[0] === 0x3a) {
+              const close = CLOSE_COMMENT.exec(block.toString('latin1'));
+              if (close) closeCode = close[1] as string;
+              continue;
+            }
+            const at = block.indexOf(DATA_PREFIX);
+            if (at >= 0) handlers.onFrame(block.subarray(at + DATA_PREFIX.length));
+          }
+          pending = buf.length > 0 ? Buffer.from(buf) : Buffer.alloc(0);
+        });
+        response.on('close', () => handlers.onClose(closeCode));
+        resolve({ terminate: () => request.destroy() });
+      },
+    );
     request.on('error', reject);
   });
 }

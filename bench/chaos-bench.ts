@@ -46,7 +46,13 @@ export async function runChaosBench(args: BenchArgs): Promise<Record<string, unk
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-chaos-ws-')));
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-chaos-')));
   const configFile = join(dir, 'chaos-config.json');
-  writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: LEASE_TTL_MS, nodeTtlMs: LEASE_TTL_MS }, defaultPermissionPolicy: { enabled: false } }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      cluster: { leaseTtlMs: LEASE_TTL_MS, nodeTtlMs: LEASE_TTL_MS },
+      defaultPermissionPolicy: { enabled: false },
+    }),
+  );
   const redis = await startRedisServer();
   const provider = await startChaosProvider(rounds);
   const env = {
@@ -80,7 +86,9 @@ export async function runChaosBench(args: BenchArgs): Promise<Record<string, unk
     rmSync(dir, { recursive: true, force: true });
   }
   const latencies = results.flatMap((r) => (r.killToFirstEventMs === null ? [] : [r.killToFirstEventMs]));
-  const sum = (key: 'rerunBeforeCheckpoint' | 'rerunAfterCheckpoint' | 'lost' | 'duplicated' | 'missingRounds'): number => results.reduce((total, r) => total + r[key], 0);
+  const sum = (
+    key: 'rerunBeforeCheckpoint' | 'rerunAfterCheckpoint' | 'lost' | 'duplicated' | 'missingRounds',
+  ): number => results.reduce((total, r) => total + r[key], 0);
   const resumed = results.filter((r) => r.resumed).length;
   const targets = {
     all_resumed: resumed === runs && results.every((r) => r.completed),
@@ -100,36 +108,81 @@ export async function runChaosBench(args: BenchArgs): Promise<Record<string, unk
     rounds_missing: sum('missingRounds'),
     events_lost: sum('lost'),
     events_duplicated: sum('duplicated'),
-    kill_to_first_event_ms: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), min: round(Math.min(...latencies)), max: round(Math.max(...latencies)) },
-    per_run: results.map((r) => ({ run: r.run, killed_after_turn: r.killedAfterCheckpointTurn, resume_attempts: r.resumeAttempts, kill_to_first_event_ms: r.killToFirstEventMs === null ? null : round(r.killToFirstEventMs), markers: r.markers, ...(r.error !== undefined ? { error: r.error.slice(0, 300) } : {}) })),
+    kill_to_first_event_ms: {
+      p50: round(percentile(latencies, 50)),
+      p99: round(percentile(latencies, 99)),
+      min: round(Math.min(...latencies)),
+      max: round(Math.max(...latencies)),
+    },
+    per_run: results.map((r) => ({
+      run: r.run,
+      killed_after_turn: r.killedAfterCheckpointTurn,
+      resume_attempts: r.resumeAttempts,
+      kill_to_first_event_ms: r.killToFirstEventMs === null ? null : round(r.killToFirstEventMs),
+      markers: r.markers,
+      ...(r.error !== undefined ? { error: r.error.slice(0, 300) } : {}),
+    })),
     note: `each run: session {autoSave: true} created on A, WebSocket on B (after=0), run of ${rounds} bash rounds (each appends "<run> round <n>" to a marker file; provider answers after ${PROVIDER_DELAY_MS} ms) started on A; after checkpoint_saved turn k (k random in 1..${rounds - 1}) and a random 0-${PROVIDER_DELAY_MS} ms more, SIGKILL A; POST .../resume on B retried every 50 ms until accepted (lease TTL ${LEASE_TTL_MS} ms); rerun_before_checkpoint = marker lines beyond one for rounds <= k (target 0); rerun_after_checkpoint = rounds > k that ran twice (allowed: at-least-once after the last checkpoint); lost/duplicated = gaps/repeats of session_sequence on the B socket; kill_to_first_event = SIGKILL to the first event of the resumed run on that socket`,
   };
 }
 
-async function chaosRun(run: number, rounds: number, a: ServerProcess, b: ServerProcess, root: string): Promise<ChaosRun> {
+async function chaosRun(
+  run: number,
+  rounds: number,
+  a: ServerProcess,
+  b: ServerProcess,
+  root: string,
+): Promise<ChaosRun> {
   const sessionId = `chaos-${run}`;
   const markerFile = join(root, `markers-${run}.txt`);
   const killTurn = 1 + Math.floor(Math.random() * (rounds - 1));
-  const result: ChaosRun = { run, killedAfterCheckpointTurn: killTurn, resumed: false, resumeAttempts: 0, killToFirstEventMs: null, markers: {}, rerunBeforeCheckpoint: 0, rerunAfterCheckpoint: 0, missingRounds: 0, lost: 0, duplicated: 0, completed: false };
+  const result: ChaosRun = {
+    run,
+    killedAfterCheckpointTurn: killTurn,
+    resumed: false,
+    resumeAttempts: 0,
+    killToFirstEventMs: null,
+    markers: {},
+    rerunBeforeCheckpoint: 0,
+    rerunAfterCheckpoint: 0,
+    missingRounds: 0,
+    lost: 0,
+    duplicated: 0,
+    completed: false,
+  };
   let follower: EventFollower | undefined;
   try {
     await postJson(a.url, '/v1/sessions', { sessionId, autoSave: true }, [201]);
     follower = await followEvents(b.url, sessionId, { after: 0 });
-    const started = (await postJson(a.url, `/v1/sessions/${sessionId}/runs`, { input: `${sessionId}: append the markers` }, [202])) as { runId: string };
-    const checkpoint = await follower.waitFor((e) => e.type === 'checkpoint_saved' && e.runId === started.runId && Number(e.payload.turn) >= killTurn, 30_000);
+    const started = (await postJson(
+      a.url,
+      `/v1/sessions/${sessionId}/runs`,
+      { input: `${sessionId}: append the markers` },
+      [202],
+    )) as { runId: string };
+    const checkpoint = await follower.waitFor(
+      (e) => e.type === 'checkpoint_saved' && e.runId === started.runId && Number(e.payload.turn) >= killTurn,
+      30_000,
+    );
     result.killedAfterCheckpointTurn = Number(checkpoint.payload.turn);
     await sleep(Math.random() * PROVIDER_DELAY_MS);
     const killedAt = performance.now();
     await a.kill();
     // The last checkpoint the socket saw before the kill is what resume may rely on at least.
-    const seenTurns = follower.events.filter((e) => e.type === 'checkpoint_saved' && e.runId === started.runId && e.receivedAt <= killedAt).map((e) => Number(e.payload.turn));
+    const seenTurns = follower.events
+      .filter((e) => e.type === 'checkpoint_saved' && e.runId === started.runId && e.receivedAt <= killedAt)
+      .map((e) => Number(e.payload.turn));
     const lastCheckpoint = Math.max(result.killedAfterCheckpointTurn, ...seenTurns);
     result.killedAfterCheckpointTurn = lastCheckpoint;
     let resumedRunId: string | undefined;
     const deadline = killedAt + RESUME_DEADLINE_MS;
     while (resumedRunId === undefined && performance.now() < deadline) {
       result.resumeAttempts += 1;
-      const response = await fetch(`${b.url}/v1/sessions/${sessionId}/runs/${started.runId}/resume`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const response = await fetch(`${b.url}/v1/sessions/${sessionId}/runs/${started.runId}/resume`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       const body = (await response.json()) as { runId?: string };
       if (response.status === 202 && typeof body.runId === 'string') resumedRunId = body.runId;
       else await sleep(50);
@@ -151,7 +204,11 @@ async function chaosRun(run: number, rounds: number, a: ServerProcess, b: Server
     }
     const max = Math.max(...sequences);
     for (let s = 1; s <= max; s += 1) if (!seen.has(s)) result.lost += 1;
-    const lines = existsSync(markerFile) ? readFileSync(markerFile, 'utf8').split('\n').filter((l) => l.trim() !== '') : [];
+    const lines = existsSync(markerFile)
+      ? readFileSync(markerFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+      : [];
     for (let round = 1; round <= rounds; round += 1) {
       const count = lines.filter((l) => l.trim() === `${sessionId} round ${round}`).length;
       result.markers[round] = count;
@@ -168,9 +225,14 @@ async function chaosRun(run: number, rounds: number, a: ServerProcess, b: Server
 }
 
 async function postJson(url: string, path: string, body: unknown, expect: number[]): Promise<unknown> {
-  const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const parsed = (await response.json()) as unknown;
-  if (!expect.includes(response.status)) throw new Error(`POST ${path}: ${response.status} ${JSON.stringify(parsed).slice(0, 300)}`);
+  if (!expect.includes(response.status))
+    throw new Error(`POST ${path}: ${response.status} ${JSON.stringify(parsed).slice(0, 300)}`);
   return parsed;
 }
 
@@ -189,12 +251,18 @@ async function startChaosProvider(rounds: number): Promise<{ baseUrl: string; cl
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `chaos provider: no ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `chaos provider: no ${req.method} ${req.url}` } }));
       return;
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages?: ChatMessage[]; model?: string };
     const messages = body.messages ?? [];
-    const tag = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''))).map((text) => /chaos-\d+/.exec(text)?.[0]).find((t) => t !== undefined) ?? 'chaos-unknown';
+    const tag =
+      messages
+        .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')))
+        .map((text) => /chaos-\d+/.exec(text)?.[0])
+        .find((t) => t !== undefined) ?? 'chaos-unknown';
     const done = messages.filter((m) => m.role === 'tool').length;
     await sleep(PROVIDER_DELAY_MS);
     counter += 1;
@@ -206,7 +274,13 @@ async function startChaosProvider(rounds: number): Promise<{ baseUrl: string; cl
     if (done < rounds) {
       const run = tag.replace('chaos-', '');
       const args = JSON.stringify({ command: `echo "${tag} round ${done + 1}" >> markers-${run}.txt` });
-      res.write(chunk({ tool_calls: [{ index: 0, id: `call_${counter}`, type: 'function', function: { name: 'bash', arguments: args } }] }));
+      res.write(
+        chunk({
+          tool_calls: [
+            { index: 0, id: `call_${counter}`, type: 'function', function: { name: 'bash', arguments: args } },
+          ],
+        }),
+      );
       res.write(chunk({}, 'tool_calls'));
     } else {
       res.write(chunk({ content: `${tag} finished` }));

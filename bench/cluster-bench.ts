@@ -11,7 +11,13 @@ import { BENCH_FILE } from './bench-server.js';
 import { round } from './bench-stats.js';
 import type { LoadFigures } from './driver-protocol.js';
 import { closedLoop, createJsonClient, UnexpectedResponse } from './http-load.js';
-import { RedisCounterProbe, type RedisNodeCounters, redisPerRun, redisUsageBetween, type RedisUsage } from './redis-command-stats.js';
+import {
+  RedisCounterProbe,
+  type RedisNodeCounters,
+  redisPerRun,
+  redisUsageBetween,
+  type RedisUsage,
+} from './redis-command-stats.js';
 import { RUNS_PROVIDER, runsLoad } from './runs-bench.js';
 import { startServerProcess } from './server-process.js';
 
@@ -44,7 +50,8 @@ export async function runClusterBench(args: BenchArgs): Promise<Record<string, u
   const provider = await startBenchProvider(RUNS_PROVIDER);
   const figures: Record<string, Record<string, unknown>> = {};
   try {
-    for (const store of selectedStores(args)) figures[store] = await measureStore(store, provider.baseUrl, args.seconds);
+    for (const store of selectedStores(args))
+      figures[store] = await measureStore(store, provider.baseUrl, args.seconds);
   } finally {
     await provider.close();
   }
@@ -87,7 +94,8 @@ function selectedStores(args: BenchArgs): Store[] {
   if (given === undefined) return [...STORES];
   const names = given.split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !(STORES as readonly string[]).includes(name));
-  if (unknown.length > 0 || names.length === 0) throw new Error(`--stores takes a comma-separated subset of ${STORES.join(',')}, got ${given}`);
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(`--stores takes a comma-separated subset of ${STORES.join(',')}, got ${given}`);
   return STORES.filter((store) => names.includes(store));
 }
 
@@ -96,7 +104,10 @@ async function measureStore(store: Store, providerBaseUrl: string, seconds: numb
   if (store === 'redis') {
     const redis = await startRedisServer();
     try {
-      return await measureServer(store, providerBaseUrl, seconds, { env: { REDIS_URL: redis.url, A3S_CLUSTER_SECRET: BENCH_CLUSTER_SECRET }, nodes: [`127.0.0.1:${redis.port}`] });
+      return await measureServer(store, providerBaseUrl, seconds, {
+        env: { REDIS_URL: redis.url, A3S_CLUSTER_SECRET: BENCH_CLUSTER_SECRET },
+        nodes: [`127.0.0.1:${redis.port}`],
+      });
     } finally {
       await redis.stop();
     }
@@ -104,7 +115,10 @@ async function measureStore(store: Store, providerBaseUrl: string, seconds: numb
   if (store === 'redis-cluster') {
     const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 });
     try {
-      return await measureServer(store, providerBaseUrl, seconds, { env: { REDIS_CLUSTER_NODES: cluster.seeds, A3S_CLUSTER_SECRET: BENCH_CLUSTER_SECRET }, nodes: cluster.nodes });
+      return await measureServer(store, providerBaseUrl, seconds, {
+        env: { REDIS_CLUSTER_NODES: cluster.seeds, A3S_CLUSTER_SECRET: BENCH_CLUSTER_SECRET },
+        nodes: cluster.nodes,
+      });
     } finally {
       await cluster.stop();
     }
@@ -112,7 +126,12 @@ async function measureStore(store: Store, providerBaseUrl: string, seconds: numb
   return measureServer(store, providerBaseUrl, seconds, undefined);
 }
 
-async function measureServer(store: Store, providerBaseUrl: string, seconds: number, redis: RedisTarget | undefined): Promise<Record<string, unknown>> {
+async function measureServer(
+  store: Store,
+  providerBaseUrl: string,
+  seconds: number,
+  redis: RedisTarget | undefined,
+): Promise<Record<string, unknown>> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-cluster-ws-')));
   const dataDir = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-cluster-data-')));
   writeFileSync(join(root, BENCH_FILE.path), BENCH_FILE.content);
@@ -137,15 +156,23 @@ async function measureServer(store: Store, providerBaseUrl: string, seconds: num
     const c2 = await probe?.read();
     const out: Record<string, unknown> = {
       runs: { ...summarize(runs, c0, c1), ...(sampled !== undefined ? { redis_requests_per_run: sampled.runs } : {}) },
-      autosave: { ...summarize(autosave, c1, c2), ...(sampled !== undefined ? { redis_requests_per_run: sampled.autosave } : {}) },
+      autosave: {
+        ...summarize(autosave, c1, c2),
+        ...(sampled !== undefined ? { redis_requests_per_run: sampled.autosave } : {}),
+      },
     };
     if (probe !== undefined && c2 !== undefined) {
       const liveSessions = await liveSessionCount(server.url);
       await sleep(IDLE_SECONDS * 1000);
       const c3 = await probe.read();
       out.idle = idleFigures(redisUsageBetween(c2, c3), liveSessions);
-      out.sample_session = await sampleSession(server.url, probe, prefix).catch((error: unknown) => ({ error: error instanceof Error ? error.message.slice(0, 300) : String(error) }));
-      out.redis_nodes = { masters: c3.filter((node) => node.role === 'master').length, replicas: c3.filter((node) => node.role === 'replica').length };
+      out.sample_session = await sampleSession(server.url, probe, prefix).catch((error: unknown) => ({
+        error: error instanceof Error ? error.message.slice(0, 300) : String(error),
+      }));
+      out.redis_nodes = {
+        masters: c3.filter((node) => node.role === 'master').length,
+        replicas: c3.filter((node) => node.role === 'replica').length,
+      };
     }
     if (server.exitStatus() !== undefined) out.server_exit = server.exitStatus();
     // A phase with errors: the server's last log lines say why (it logs at warn level).
@@ -170,19 +197,30 @@ async function autoSaveLoad(params: { baseUrl: string; concurrency: number; seco
 }
 
 /** One autoSave session created and run to completion; the run request's milliseconds and the session id. */
-async function autoSaveRun(client: ReturnType<typeof createJsonClient>): Promise<{ elapsedMs: number; sessionId: string }> {
+async function autoSaveRun(
+  client: ReturnType<typeof createJsonClient>,
+): Promise<{ elapsedMs: number; sessionId: string }> {
   const created = await client.post('/v1/sessions', { autoSave: true });
   const session = (created.body as { session?: { id?: unknown } } | null)?.session;
-  if (created.status !== 201 || typeof session?.id !== 'string') throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
+  if (created.status !== 201 || typeof session?.id !== 'string')
+    throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
   const t0 = performance.now();
-  const run = await client.post(`/v1/sessions/${session.id}/runs`, { input: `What is in ${BENCH_FILE.path}?`, wait: true });
+  const run = await client.post(`/v1/sessions/${session.id}/runs`, {
+    input: `What is in ${BENCH_FILE.path}?`,
+    wait: true,
+  });
   const elapsedMs = performance.now() - t0;
   const body = run.body as { run?: { status?: unknown }; result?: { toolCallsCount?: unknown } } | null;
-  if (run.status !== 200 || body?.run?.status !== 'completed' || body.result?.toolCallsCount !== 1) throw new UnexpectedResponse(`run: ${run.status} ${JSON.stringify(body).slice(0, 300)}`);
+  if (run.status !== 200 || body?.run?.status !== 'completed' || body.result?.toolCallsCount !== 1)
+    throw new UnexpectedResponse(`run: ${run.status} ${JSON.stringify(body).slice(0, 300)}`);
   return { elapsedMs, sessionId: session.id };
 }
 
-function summarize(figures: LoadFigures, before: RedisNodeCounters[] | undefined, after: RedisNodeCounters[] | undefined): Record<string, unknown> {
+function summarize(
+  figures: LoadFigures,
+  before: RedisNodeCounters[] | undefined,
+  after: RedisNodeCounters[] | undefined,
+): Record<string, unknown> {
   const out = loadSummary(figures);
   if (before !== undefined && after !== undefined) {
     const usage = redisUsageBetween(before, after);
@@ -191,7 +229,8 @@ function summarize(figures: LoadFigures, before: RedisNodeCounters[] | undefined
     out.redis_per_run = redisPerRun(usage, figures.count);
     out.redis_bytes_per_session = sessions > 0 ? Math.round(usage.usedMemoryDelta / sessions) : null;
     out.redis_keys_per_session = sessions > 0 ? round(usage.keysDelta / sessions, 2) : null;
-    if (usage.commands === 0) out.first_error ??= 'Redis saw no command during the phase: the server did not use this store';
+    if (usage.commands === 0)
+      out.first_error ??= 'Redis saw no command during the phase: the server did not use this store';
   }
   return out;
 }
@@ -202,7 +241,9 @@ function idleFigures(usage: RedisUsage, liveSessions: number | null): Record<str
     seconds: IDLE_SECONDS,
     live_sessions: liveSessions,
     commands_per_s: perSecond(usage.commands),
-    by_command_per_s: Object.fromEntries(Object.entries(usage.byCommand).map(([name, calls]) => [name, perSecond(calls)])),
+    by_command_per_s: Object.fromEntries(
+      Object.entries(usage.byCommand).map(([name, calls]) => [name, perSecond(calls)]),
+    ),
     bytes_in_per_s: Math.round(usage.bytesIn / IDLE_SECONDS),
     bytes_out_per_s: Math.round(usage.bytesOut / IDLE_SECONDS),
     repl_bytes_out_per_s: Math.round(usage.replBytesOut / IDLE_SECONDS),
@@ -215,7 +256,10 @@ function idleFigures(usage: RedisUsage, liveSessions: number | null): Record<str
  * from MONITOR on every master during ${SAMPLE_SECONDS} s of each workload at concurrency 1 (before the timed
  * phases, so MONITOR's cost stays out of their runs/s).
  */
-async function sampleRequests(probe: RedisCounterProbe, baseUrl: string): Promise<{ runs: Record<string, unknown> | null; autosave: Record<string, unknown> | null }> {
+async function sampleRequests(
+  probe: RedisCounterProbe,
+  baseUrl: string,
+): Promise<{ runs: Record<string, unknown> | null; autosave: Record<string, unknown> | null }> {
   const params = { baseUrl, concurrency: 1, seconds: SAMPLE_SECONDS };
   const perRun = async (load: () => Promise<LoadFigures>): Promise<Record<string, unknown> | null> => {
     let figures: LoadFigures | undefined;
@@ -227,7 +271,9 @@ async function sampleRequests(probe: RedisCounterProbe, baseUrl: string): Promis
     return {
       sampled_runs: runs,
       sent: round(counts.sent / runs, 1),
-      sent_by_command: Object.fromEntries(Object.entries(counts.sentByCommand).map(([name, calls]) => [name, round(calls / runs, 2)])),
+      sent_by_command: Object.fromEntries(
+        Object.entries(counts.sentByCommand).map(([name, calls]) => [name, round(calls / runs, 2)]),
+      ),
       in_scripts: round(counts.inScripts / runs, 1),
     };
   };
@@ -235,7 +281,11 @@ async function sampleRequests(probe: RedisCounterProbe, baseUrl: string): Promis
 }
 
 /** One more autoSave session run to completion, then MEMORY USAGE of each of its keys, by key part (`snapshot`, `events`, ...). */
-async function sampleSession(baseUrl: string, probe: RedisCounterProbe, prefix: string): Promise<Record<string, unknown>> {
+async function sampleSession(
+  baseUrl: string,
+  probe: RedisCounterProbe,
+  prefix: string,
+): Promise<Record<string, unknown>> {
   const client = createJsonClient(baseUrl, 1);
   try {
     const { sessionId } = await autoSaveRun(client);
@@ -245,7 +295,11 @@ async function sampleSession(baseUrl: string, probe: RedisCounterProbe, prefix: 
       const part = key.slice(key.lastIndexOf('}:') + 2).split(':')[0] ?? key;
       parts[part] = (parts[part] ?? 0) + bytes;
     }
-    return { keys: Object.keys(keys).length, bytes_by_part: parts, bytes: Object.values(keys).reduce((sum, bytes) => sum + bytes, 0) };
+    return {
+      keys: Object.keys(keys).length,
+      bytes_by_part: parts,
+      bytes: Object.values(keys).reduce((sum, bytes) => sum + bytes, 0),
+    };
   } finally {
     client.close();
   }
@@ -253,7 +307,10 @@ async function sampleSession(baseUrl: string, probe: RedisCounterProbe, prefix: 
 
 /** `a3s_sessions_live` from GET /metrics, or null when it cannot be read. */
 async function liveSessionCount(baseUrl: string): Promise<number | null> {
-  const text = await fetch(`${baseUrl}/metrics`).then((response) => (response.ok ? response.text() : ''), () => '');
+  const text = await fetch(`${baseUrl}/metrics`).then(
+    (response) => (response.ok ? response.text() : ''),
+    () => '',
+  );
   const value = /^a3s_sessions_live(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1];
   return value === undefined ? null : Number(value);
 }

@@ -16,7 +16,13 @@ function seededHistory(count: number, tokens: number): ChatMessage[] {
   const messages: ChatMessage[] = [];
   for (let i = 0; messages.length < count; i++) {
     messages.push({ role: 'user', content: filler(i) });
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'read', arguments: '{"file_path":"notes.txt"}' } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: `call_${i}`, type: 'function', function: { name: 'read', arguments: '{"file_path":"notes.txt"}' } },
+      ],
+    });
     messages.push({ role: 'tool', tool_call_id: `call_${i}`, content: filler(i) });
     messages.push({ role: 'assistant', content: filler(i) });
   }
@@ -45,12 +51,17 @@ export async function runCompactionBench(args: BenchArgs): Promise<Record<string
     const bench = await startBenchServer({ providerBaseUrl: baseUrl, limits: { bodyLimitBytes: 16 * 1024 * 1024 } });
     try {
       const post = async (path: string, body: unknown) => {
-        const res = await fetch(`${bench.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await fetch(`${bench.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         const json = (await res.json()) as Record<string, unknown>;
         if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
         return json;
       };
-      const session = async (options: Record<string, unknown>) => ((await post('/v1/sessions', options)) as { session: { id: string } }).session.id;
+      const session = async (options: Record<string, unknown>) =>
+        ((await post('/v1/sessions', options)) as { session: { id: string } }).session.id;
       const compacting = await session({ autoCompact: true, maxContextTokens: WINDOW_TOKENS });
       const plain = await session({ maxContextTokens: WINDOW_TOKENS });
       // A side question (`history`) runs on the given transcript and leaves the session's unchanged, so every round starts over.
@@ -77,21 +88,45 @@ export async function runCompactionBench(args: BenchArgs): Promise<Record<string
       const event = withCompaction[0]?.events.find((e) => e.type === 'context_compacted');
       if (!event) throw new Error('the compacting run emitted no context_compacted');
       const afterMessages = Number(event.payload.after_messages);
-      const compacted: ChatMessage[] = [{ role: 'user', content: `[Context summary]\n\n${String(event.payload.summary)}` }, ...history.slice(history.length - (afterMessages - 1))];
+      const compacted: ChatMessage[] = [
+        { role: 'user', content: `[Context summary]\n\n${String(event.payload.summary)}` },
+        ...history.slice(history.length - (afterMessages - 1)),
+      ];
       const after: Measured[] = [];
       for (let i = 0; i < rounds; i++) after.push(await run(compacting, compacted));
-      const p50 = (samples: Measured[], key: 'latencyMs' | 'serverCpuMs') => round(percentile(samples.map((s) => s[key]), 50), 3);
+      const p50 = (samples: Measured[], key: 'latencyMs' | 'serverCpuMs') =>
+        round(
+          percentile(
+            samples.map((s) => s[key]),
+            50,
+          ),
+          3,
+        );
       return {
         bench: 'compaction',
         history_messages: history.length,
         history_estimated_tokens: estimateMessageTokens(history),
         max_context_tokens: WINDOW_TOKENS,
         threshold: 0.8,
-        compaction: { before_messages: event.payload.before_messages, after_messages: afterMessages, percent_before: event.payload.percent_before },
+        compaction: {
+          before_messages: event.payload.before_messages,
+          after_messages: afterMessages,
+          percent_before: event.payload.percent_before,
+        },
         compaction_step_server_cpu_ms_p50: round(p50(withCompaction, 'serverCpuMs') - p50(without, 'serverCpuMs'), 3),
-        run_with_compaction: { latency_ms_p50: p50(withCompaction, 'latencyMs'), server_cpu_ms_p50: p50(withCompaction, 'serverCpuMs') },
-        run_without_compaction: { latency_ms_p50: p50(without, 'latencyMs'), server_cpu_ms_p50: p50(without, 'serverCpuMs') },
-        run_after_compaction: { messages: compacted.length, latency_ms_p50: p50(after, 'latencyMs'), server_cpu_ms_p50: p50(after, 'serverCpuMs') },
+        run_with_compaction: {
+          latency_ms_p50: p50(withCompaction, 'latencyMs'),
+          server_cpu_ms_p50: p50(withCompaction, 'serverCpuMs'),
+        },
+        run_without_compaction: {
+          latency_ms_p50: p50(without, 'latencyMs'),
+          server_cpu_ms_p50: p50(without, 'serverCpuMs'),
+        },
+        run_after_compaction: {
+          messages: compacted.length,
+          latency_ms_p50: p50(after, 'latencyMs'),
+          server_cpu_ms_p50: p50(after, 'serverCpuMs'),
+        },
         rounds,
         note: 'side-question runs (POST .../runs {history, wait: true}) on the seeded history; the provider answers at once from the driver process, so compaction_step_server_cpu_ms_p50 = server CPU of the compacting run minus that of the same run without autoCompact (estimate, split, render, the summary request and its JSON, the event); the client requests are made from the server process and cost the same in both runs',
       };

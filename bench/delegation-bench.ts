@@ -2,7 +2,12 @@ import type { BenchArgs } from './bench-args.js';
 import { BENCH_FILE, startBenchServer } from './bench-server.js';
 import { percentile, round } from './bench-stats.js';
 import { startDriver, type Driver } from './driver-client.js';
-import type { BenchProviderOptions, DelegationLoadFigures, DelegationLoadParams, LoadFigures } from './driver-protocol.js';
+import type {
+  BenchProviderOptions,
+  DelegationLoadFigures,
+  DelegationLoadParams,
+  LoadFigures,
+} from './driver-protocol.js';
 import { closedLoop, createJsonClient, UnexpectedResponse } from './http-load.js';
 import { RUNS_PROVIDER } from './runs-bench.js';
 
@@ -19,7 +24,11 @@ const PROVIDER: BenchProviderOptions = {
     parentToolCall: {
       name: 'parallel_task',
       arguments: {
-        tasks: Array.from({ length: CHILDREN }, (_, i) => ({ agent: 'explore', description: `child ${i + 1}`, prompt: `${CHILD_PREFIX}${i + 1}: read the file` })),
+        tasks: Array.from({ length: CHILDREN }, (_, i) => ({
+          agent: 'explore',
+          description: `child ${i + 1}`,
+          prompt: `${CHILD_PREFIX}${i + 1}: read the file`,
+        })),
       },
     },
     childPrefix: CHILD_PREFIX,
@@ -60,8 +69,17 @@ export async function runDelegationBench(args: BenchArgs): Promise<Record<string
         const used = process.cpuUsage(before);
         return { ...figures, serverCpuMs: (used.user + used.system) / 1000 };
       };
-      const plain = (seconds: number) => measure(() => driver.call('runs-load', { baseUrl: bench.url, concurrency: PLAIN_CONCURRENCY, seconds }));
-      const delegation = (concurrency: number, seconds: number) => measure(() => delegationPhase(driver, { baseUrl: bench.url, concurrency, seconds, expectedText: CHUNK_TEXT.repeat(ANSWER_CHUNKS) }));
+      const plain = (seconds: number) =>
+        measure(() => driver.call('runs-load', { baseUrl: bench.url, concurrency: PLAIN_CONCURRENCY, seconds }));
+      const delegation = (concurrency: number, seconds: number) =>
+        measure(() =>
+          delegationPhase(driver, {
+            baseUrl: bench.url,
+            concurrency,
+            seconds,
+            expectedText: CHUNK_TEXT.repeat(ANSWER_CHUNKS),
+          }),
+        );
 
       // The baseline first, as `runs` measures it (its own warm-up, the runs provider unchanged).
       await plain(WARMUP_SECONDS);
@@ -70,15 +88,22 @@ export async function runDelegationBench(args: BenchArgs): Promise<Record<string
 
       await driver.call('configure-provider', PROVIDER);
       const warm = await delegation(CONCURRENCIES[CONCURRENCIES.length - 1], WARMUP_SECONDS);
-      if (warm.count === 0) throw new Error(`delegation warm-up completed no run: ${warm.firstError ?? 'no error recorded'}`);
+      if (warm.count === 0)
+        throw new Error(`delegation warm-up completed no run: ${warm.firstError ?? 'no error recorded'}`);
       // A parent whose parallel_task failed still completes (the model answers the error): check the children ran.
       if (warm.providerRequests !== warm.count * PROVIDER_CALLS_PER_RUN) {
-        throw new Error(`delegation warm-up: ${round(warm.providerRequests / warm.count, 2)} provider calls per parent run, expected ${PROVIDER_CALLS_PER_RUN} (the children did not all run); parallel_task returned: ${warm.parentToolResult ?? '(no tool result seen)'}`);
+        throw new Error(
+          `delegation warm-up: ${round(warm.providerRequests / warm.count, 2)} provider calls per parent run, expected ${PROVIDER_CALLS_PER_RUN} (the children did not all run); parallel_task returned: ${warm.parentToolResult ?? '(no tool result seen)'}`,
+        );
       }
       // A denied read is far cheaper than a real one: the children must really read the file.
-      if (!warm.childToolResult?.includes(BENCH_FILE_FIRST_LINE)) throw new Error(`delegation warm-up: a child's read did not return the file: ${warm.childToolResult ?? '(no tool result seen)'}`);
+      if (!warm.childToolResult?.includes(BENCH_FILE_FIRST_LINE))
+        throw new Error(
+          `delegation warm-up: a child's read did not return the file: ${warm.childToolResult ?? '(no tool result seen)'}`,
+        );
       const phases: Record<string, unknown> = {};
-      for (const concurrency of CONCURRENCIES) phases[`c${concurrency}`] = summarize(await delegation(concurrency, args.seconds), plainCpuPerRun);
+      for (const concurrency of CONCURRENCIES)
+        phases[`c${concurrency}`] = summarize(await delegation(concurrency, args.seconds), plainCpuPerRun);
 
       return {
         bench: 'delegation',
@@ -122,7 +147,8 @@ function summarize(figures: Measured<DelegationLoadFigures>, plainCpuPerRun: num
     run_p99_ms: round(percentile(figures.innerLatenciesMs, 99)),
     server_cpu_ms_per_parent_run: figures.count > 0 ? round(figures.serverCpuMs / figures.count, 3) : null,
     server_cpu_ms_per_child: figures.count > 0 ? round(perChild, 3) : null,
-    child_vs_plain_cpu: figures.count > 0 && Number.isFinite(plainCpuPerRun) ? round(perChild / plainCpuPerRun, 2) : null,
+    child_vs_plain_cpu:
+      figures.count > 0 && Number.isFinite(plainCpuPerRun) ? round(perChild / plainCpuPerRun, 2) : null,
     // Should be exactly PROVIDER_CALLS_PER_RUN when every run completed: the children really ran.
     provider_calls_per_run: figures.count > 0 ? round(figures.providerRequests / figures.count, 2) : null,
     parent_runs: figures.count,
@@ -138,7 +164,8 @@ export async function delegationLoad(params: DelegationLoadParams): Promise<Load
     return await closedLoop(params, async () => {
       const created = await client.post('/v1/sessions', SESSION_BODY);
       const session = (created.body as { session?: { id?: unknown } } | null)?.session;
-      if (created.status !== 201 || typeof session?.id !== 'string') throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body)}`);
+      if (created.status !== 201 || typeof session?.id !== 'string')
+        throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body)}`);
       const t0 = performance.now();
       const run = await client.post(`/v1/sessions/${session.id}/runs`, { input: 'delegate', wait: true });
       const elapsed = performance.now() - t0;

@@ -22,22 +22,39 @@ export interface EventFollower {
 }
 
 /** Opens the events WebSocket of a session (after the given cursor) and resolves once it is open. */
-export async function followEvents(baseUrl: string, sessionId: string, options: { after?: number; token?: string } = {}): Promise<EventFollower> {
+export async function followEvents(
+  baseUrl: string,
+  sessionId: string,
+  options: { after?: number; token?: string } = {},
+): Promise<EventFollower> {
   const query = options.after === undefined ? '' : `?after=${options.after}`;
   const headers = options.token ? { authorization: `Bearer ${options.token}` } : {};
-  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/sessions/${encodeURIComponent(sessionId)}/events${query}`, { headers });
+  const socket = new WebSocket(
+    `${baseUrl.replace(/^http/, 'ws')}/v1/sessions/${encodeURIComponent(sessionId)}/events${query}`,
+    { headers },
+  );
   const events: FollowedEvent[] = [];
   const controls: string[] = [];
   const waiters = new Set<{ predicate: (event: FollowedEvent) => boolean; resolve: (event: FollowedEvent) => void }>();
   let code: number | undefined;
   socket.on('message', (data: WebSocket.RawData) => {
-    const frame = JSON.parse(data.toString()) as { type: string; payload?: Record<string, unknown>; metadata?: { session_sequence?: number; run_id?: string } };
+    const frame = JSON.parse(data.toString()) as {
+      type: string;
+      payload?: Record<string, unknown>;
+      metadata?: { session_sequence?: number; run_id?: string };
+    };
     const sequence = frame.metadata?.session_sequence;
     if (typeof sequence !== 'number') {
       controls.push(frame.type);
       return;
     }
-    const event: FollowedEvent = { type: frame.type, runId: frame.metadata?.run_id, sessionSequence: sequence, receivedAt: performance.now(), payload: frame.payload ?? {} };
+    const event: FollowedEvent = {
+      type: frame.type,
+      runId: frame.metadata?.run_id,
+      sessionSequence: sequence,
+      receivedAt: performance.now(),
+      payload: frame.payload ?? {},
+    };
     events.push(event);
     for (const waiter of [...waiters]) {
       if (waiter.predicate(event)) {
@@ -55,8 +72,12 @@ export async function followEvents(baseUrl: string, sessionId: string, options: 
   );
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
-    socket.once('close', (closeCode: number) => reject(new Error(`events WebSocket closed before opening (${closeCode})`)));
-    socket.once('unexpected-response', (_request, response) => reject(new Error(`events WebSocket refused: HTTP ${response.statusCode ?? 0}`)));
+    socket.once('close', (closeCode: number) =>
+      reject(new Error(`events WebSocket closed before opening (${closeCode})`)),
+    );
+    socket.once('unexpected-response', (_request, response) =>
+      reject(new Error(`events WebSocket refused: HTTP ${response.statusCode ?? 0}`)),
+    );
   });
   return {
     events,
@@ -69,7 +90,14 @@ export async function followEvents(baseUrl: string, sessionId: string, options: 
         const waiter = { predicate, resolve: (event: FollowedEvent) => (clearTimeout(timer), resolve(event)) };
         const timer = setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`no matching event within ${timeoutMs} ms (got ${events.map((e) => e.type).slice(-12).join(', ')})`));
+          reject(
+            new Error(
+              `no matching event within ${timeoutMs} ms (got ${events
+                .map((e) => e.type)
+                .slice(-12)
+                .join(', ')})`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(waiter);
       });

@@ -37,7 +37,14 @@ export async function runFilesBench(args: BenchArgs): Promise<Record<string, unk
   const directory = new WorkspaceDirectory(pinDirectory(root));
   // A run holds the workspace descriptor while its calls run; each call takes (and returns) a lease of it.
   const held = directory.acquire();
-  const context = (): ToolContext => ({ workspace: root, files: new WorkspaceFiles(directory), signal: new AbortController().signal, sessionId: 'bench', toolCallId: 'call', onOutput: () => undefined });
+  const context = (): ToolContext => ({
+    workspace: root,
+    files: new WorkspaceFiles(directory),
+    signal: new AbortController().signal,
+    sessionId: 'bench',
+    toolCallId: 'call',
+    onOutput: () => undefined,
+  });
   const variants: Record<string, Variant> = {
     plain_open_us: async () => {
       const handle = await open(path.join(root, DEPTH5), constants.O_RDONLY | constants.O_NONBLOCK);
@@ -85,5 +92,12 @@ export async function runFilesBench(args: BenchArgs): Promise<Record<string, unk
     rmSync(base, { recursive: true, force: true });
   }
   const figures = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, round(median(values), 1)]));
-  return { bench: 'files', path: DEPTH5, calls, rounds, ...figures, confined_added_us: round((figures.confined_open_us as number) - (figures.plain_open_us as number), 1) };
+  return {
+    bench: 'files',
+    path: DEPTH5,
+    calls,
+    rounds,
+    ...figures,
+    confined_added_us: round((figures.confined_open_us as number) - (figures.plain_open_us as number), 1),
+  };
 }

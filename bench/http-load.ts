@@ -20,24 +20,22 @@ export function createJsonClient(baseUrl: string, sockets: number): JsonClient {
   const base = new URL(baseUrl);
   const send = (method: 'GET' | 'POST', path: string, body: unknown): Promise<JsonResponse> => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': payload.length };
+    const headers =
+      payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': payload.length };
     return new Promise<JsonResponse>((resolve, reject) => {
-      const req = request(
-        { agent, host: base.hostname, port: base.port, path, method, headers },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            try {
-              resolve({ status: res.statusCode ?? 0, body: text === '' ? null : (JSON.parse(text) as unknown) });
-            } catch (error) {
-              reject(error instanceof Error ? error : new Error(String(error)));
-            }
-          });
-          res.on('error', reject);
-        },
-      );
+      const req = request({ agent, host: base.hostname, port: base.port, path, method, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          try {
+            resolve({ status: res.statusCode ?? 0, body: text === '' ? null : (JSON.parse(text) as unknown) });
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        });
+        res.on('error', reject);
+      });
       req.on('error', reject);
       req.setNoDelay(true);
       req.end(payload);
@@ -60,7 +58,10 @@ export class UnexpectedResponse extends Error {}
  * iterations have started), timing each; failures are counted, not thrown. An iteration may return
  * the milliseconds of a part it timed itself.
  */
-export async function closedLoop(options: { concurrency: number; seconds?: number; count?: number }, iteration: () => Promise<number | void>): Promise<LoadFigures> {
+export async function closedLoop(
+  options: { concurrency: number; seconds?: number; count?: number },
+  iteration: () => Promise<number | void>,
+): Promise<LoadFigures> {
   const latenciesMs: number[] = [];
   const innerLatenciesMs: number[] = [];
   let errors = 0;
@@ -84,7 +85,13 @@ export async function closedLoop(options: { concurrency: number; seconds?: numbe
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
-  const figures: LoadFigures = { count: latenciesMs.length, errors, seconds: (performance.now() - start) / 1000, latenciesMs, innerLatenciesMs };
+  const figures: LoadFigures = {
+    count: latenciesMs.length,
+    errors,
+    seconds: (performance.now() - start) / 1000,
+    latenciesMs,
+    innerLatenciesMs,
+  };
   if (firstError !== undefined) figures.firstError = firstError;
   return figures;
 }

@@ -65,7 +65,10 @@ export class RedisCounterProbe {
   static async open(addresses: readonly string[]): Promise<RedisCounterProbe> {
     const nodes = addresses.map((address) => {
       const [host, port] = splitAddress(address);
-      return { address, client: new Redis({ host, port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 1 }) };
+      return {
+        address,
+        client: new Redis({ host, port, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 1 }),
+      };
     });
     await Promise.all(nodes.map((node) => node.client.connect()));
     return new RedisCounterProbe(nodes);
@@ -142,9 +145,21 @@ export class RedisCounterProbe {
  * counted as it is read), so those are subtracted; so are the replicas' own commands (REPLCONF ACK; their
  * few input bytes, ~40 per replica per second, stay in).
  */
-export function redisUsageBetween(before: readonly RedisNodeCounters[], after: readonly RedisNodeCounters[]): RedisUsage {
+export function redisUsageBetween(
+  before: readonly RedisNodeCounters[],
+  after: readonly RedisNodeCounters[],
+): RedisUsage {
   const byCommand: Record<string, number> = {};
-  const usage: RedisUsage = { commands: 0, byCommand, bytesIn: 0, bytesOut: 0, replBytesOut: 0, usedMemoryDelta: 0, keysDelta: 0, cpuSeconds: 0 };
+  const usage: RedisUsage = {
+    commands: 0,
+    byCommand,
+    bytesIn: 0,
+    bytesOut: 0,
+    replBytesOut: 0,
+    usedMemoryDelta: 0,
+    keysDelta: 0,
+    cpuSeconds: 0,
+  };
   for (const start of before) {
     if (start.role !== 'master') continue;
     const end = after.find((node) => node.address === start.address);

@@ -74,7 +74,12 @@ async function main(argv: readonly string[]): Promise<number> {
   const loadBefore = loadavg()[0] ?? 0;
   const figures = await bench(args);
   // Other work on the machine skews every figure; say how busy it was.
-  const host = { cpus: availableParallelism(), loadavg_1m_before: round(loadBefore), loadavg_1m_after: round(loadavg()[0] ?? 0), node: process.version };
+  const host = {
+    cpus: availableParallelism(),
+    loadavg_1m_before: round(loadBefore),
+    loadavg_1m_after: round(loadavg()[0] ?? 0),
+    node: process.version,
+  };
   process.stdout.write(`${JSON.stringify({ ...figures, host })}\n`);
   return 0;
 }

@@ -51,7 +51,8 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
       gc.collect();
       const memoryAfter = process.memoryUsage();
       const retained = bench.server.ctx.agent.sessionCount - sessionsBefore;
-      const perRetained = (key: 'rss' | 'heapUsed') => (retained > 0 ? Math.round((memoryAfter[key] - memoryBefore[key]) / retained) : null);
+      const perRetained = (key: 'rss' | 'heapUsed') =>
+        retained > 0 ? Math.round((memoryAfter[key] - memoryBefore[key]) / retained) : null;
       return {
         bench: 'runs',
         c1: summarize(c1),
@@ -99,7 +100,11 @@ function watchGc(): { snapshot(): GcFigures; since(before: GcFigures): GcFigures
   observer.observe({ entryTypes: ['gc'] });
   return {
     snapshot: () => ({ ...total }),
-    since: (before) => ({ ms: total.ms - before.ms, minor: total.minor - before.minor, major: total.major - before.major }),
+    since: (before) => ({
+      ms: total.ms - before.ms,
+      minor: total.minor - before.minor,
+      major: total.major - before.major,
+    }),
     stop: () => observer.disconnect(),
   };
 }
@@ -135,12 +140,24 @@ export async function runsLoad(params: LoadParams): Promise<LoadFigures> {
     return await closedLoop(params, async () => {
       const created = await client.post('/v1/sessions', {});
       const session = (created.body as { session?: { id?: unknown } } | null)?.session;
-      if (created.status !== 201 || typeof session?.id !== 'string') throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body)}`);
+      if (created.status !== 201 || typeof session?.id !== 'string')
+        throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body)}`);
       const t0 = performance.now();
-      const run = await client.post(`/v1/sessions/${session.id}/runs`, { input: `What is in ${BENCH_FILE.path}?`, wait: true });
+      const run = await client.post(`/v1/sessions/${session.id}/runs`, {
+        input: `What is in ${BENCH_FILE.path}?`,
+        wait: true,
+      });
       const elapsed = performance.now() - t0;
-      const body = run.body as { run?: { status?: unknown }; result?: { text?: unknown; toolCallsCount?: unknown } } | null;
-      if (run.status !== 200 || body?.run?.status !== 'completed' || body.result?.text !== expected || body.result.toolCallsCount !== 1) {
+      const body = run.body as {
+        run?: { status?: unknown };
+        result?: { text?: unknown; toolCallsCount?: unknown };
+      } | null;
+      if (
+        run.status !== 200 ||
+        body?.run?.status !== 'completed' ||
+        body.result?.text !== expected ||
+        body.result.toolCallsCount !== 1
+      ) {
         throw new UnexpectedResponse(`run: ${run.status} ${JSON.stringify(body).slice(0, 500)}`);
       }
       return elapsed;

@@ -5,14 +5,21 @@ import { percentile, round } from './bench-stats.js';
 const WARMUP_COMMANDS = 10;
 
 async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(json)}`);
   return json;
 }
 
 /** Mean and p50/p99 ms of `count` sequential host-direct `bash true` calls on a server with this sandbox config. */
-async function measure(sandbox: Record<string, unknown>, count: number): Promise<{ mean: number; p50: number; p99: number; kind: unknown }> {
+async function measure(
+  sandbox: Record<string, unknown>,
+  count: number,
+): Promise<{ mean: number; p50: number; p99: number; kind: unknown }> {
   // No run is started: the provider is never called.
   const bench = await startBenchServer({ providerBaseUrl: 'http://127.0.0.1:9/v1', sandbox });
   try {
@@ -22,7 +29,10 @@ async function measure(sandbox: Record<string, unknown>, count: number): Promise
       const started = performance.now();
       const result = await post(`${bench.url}/v1/sessions/${id}/tools/bash`, { args: { command: 'true' } });
       if (result.exitCode !== 0) throw new Error(`bash true failed: ${JSON.stringify(result)}`);
-      return { ms: performance.now() - started, kind: (result.metadata as Record<string, unknown> | undefined)?.sandbox ?? 'none' };
+      return {
+        ms: performance.now() - started,
+        kind: (result.metadata as Record<string, unknown> | undefined)?.sandbox ?? 'none',
+      };
     };
     for (let i = 0; i < WARMUP_COMMANDS; i += 1) await call();
     const times: number[] = [];
@@ -33,7 +43,12 @@ async function measure(sandbox: Record<string, unknown>, count: number): Promise
       kind = one.kind;
     }
     times.sort((a, b) => a - b);
-    return { mean: times.reduce((a, b) => a + b, 0) / times.length, p50: percentile(times, 50), p99: percentile(times, 99), kind };
+    return {
+      mean: times.reduce((a, b) => a + b, 0) / times.length,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      kind,
+    };
   } finally {
     await bench.close();
   }

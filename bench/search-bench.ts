@@ -20,7 +20,12 @@ const CALLS: Readonly<Record<string, { tool: string; args: Record<string, unknow
 /** A source-like file of about 40 lines. */
 function fileContent(index: number): string {
   const lines = [`// file ${index}`, `import { helper } from './helper-${index % 7}.js';`, ''];
-  for (let i = 0; i < 12; i++) lines.push(`export function fn_${index}_${i}(value: number): number {`, `  return helper(value) + ${i}; // needle_${index}_${i}`, '}');
+  for (let i = 0; i < 12; i++)
+    lines.push(
+      `export function fn_${index}_${i}(value: number): number {`,
+      `  return helper(value) + ${i}; // needle_${index}_${i}`,
+      '}',
+    );
   if (index % 10 === 0) lines.push('// TODO: revisit');
   return `${lines.join('\n')}\n`;
 }
@@ -37,7 +42,11 @@ function seedTree(root: string, files: number): void {
 }
 
 async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
   return json;

@@ -29,10 +29,20 @@ const TAIL_BYTES = 16 * 1024;
  * is set, so request logs do not cost the measured server CPU) on a free loopback port, and resolves once
  * /healthz answers; rejects if it exits first or takes 30 s.
  */
-export async function startServerProcess(env: Record<string, string>, options: { nodeArgs?: string[] } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: { nodeArgs?: string[] } = {},
+): Promise<ServerProcess> {
   const [port] = await findFreePorts(1);
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BUILT_MAIN], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', A3S_LOG_LEVEL: 'warn', ...env, A3S_HOST: '127.0.0.1', A3S_PORT: String(port) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      A3S_LOG_LEVEL: 'warn',
+      ...env,
+      A3S_HOST: '127.0.0.1',
+      A3S_PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let tail = '';
@@ -52,7 +62,10 @@ export async function startServerProcess(env: Record<string, string>, options: {
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (status !== undefined) throw new Error(`server exited (${status}) before listening:\n${tail}`);
-    const health = await fetch(`${url}/healthz`).then((r) => r.status, () => 0);
+    const health = await fetch(`${url}/healthz`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (health === 200) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -78,4 +91,3 @@ export async function startServerProcess(env: Record<string, string>, options: {
     kill: () => signalAndWait('SIGKILL', 5_000),
   };
 }
-

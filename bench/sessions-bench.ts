@@ -23,7 +23,8 @@ export async function runSessionsBench(args: BenchArgs): Promise<Record<string, 
     // At ~18k sessions/s a 5 s load passes the default limits.maxSessions (100,000): raise it for the bench.
     const bench = await startBenchServer({ providerBaseUrl: baseUrl, limits: { maxSessions: 10_000_000 } });
     try {
-      const create = (count: number): Promise<LoadFigures> => driver.call('create-sessions', { baseUrl: bench.url, count, concurrency: CONCURRENCY });
+      const create = (count: number): Promise<LoadFigures> =>
+        driver.call('create-sessions', { baseUrl: bench.url, count, concurrency: CONCURRENCY });
       // Warm the JIT and the session map first, so the baseline holds what every session shares.
       const warm = await create(WARMUP_SESSIONS);
       if (warm.errors > 0) throw new Error(`warm-up failed: ${warm.firstError ?? ''}`);
@@ -34,16 +35,23 @@ export async function runSessionsBench(args: BenchArgs): Promise<Record<string, 
       await settle();
       gc.collect();
       const after = process.memoryUsage();
-      const perSession = (key: 'rss' | 'heapUsed' | 'external') => Math.round((after[key] - before[key]) / created.count);
+      const perSession = (key: 'rss' | 'heapUsed' | 'external') =>
+        Math.round((after[key] - before[key]) / created.count);
 
-      const load = await driver.call('sessions-load', { baseUrl: bench.url, concurrency: CONCURRENCY, seconds: args.seconds });
+      const load = await driver.call('sessions-load', {
+        baseUrl: bench.url,
+        concurrency: CONCURRENCY,
+        seconds: args.seconds,
+      });
       return {
         bench: 'sessions',
         sessions_per_s: round(load.count / load.seconds, 1),
         p50_ms: round(percentile(load.latenciesMs, 50)),
         p99_ms: round(percentile(load.latenciesMs, 99)),
         errors: load.errors + created.errors,
-        ...(load.firstError !== undefined || created.firstError !== undefined ? { first_error: load.firstError ?? created.firstError } : {}),
+        ...(load.firstError !== undefined || created.firstError !== undefined
+          ? { first_error: load.firstError ?? created.firstError }
+          : {}),
         rss_bytes_per_idle_session: perSession('rss'),
         heap_bytes_per_idle_session: perSession('heapUsed'),
         external_bytes_per_idle_session: perSession('external'),
@@ -71,7 +79,8 @@ function settle(): Promise<void> {
 async function createOne(client: JsonClient): Promise<void> {
   const created = await client.post('/v1/sessions', {});
   const session = (created.body as { session?: { id?: unknown } } | null)?.session;
-  if (created.status !== 201 || typeof session?.id !== 'string') throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201 || typeof session?.id !== 'string')
+    throw new UnexpectedResponse(`create session: ${created.status} ${JSON.stringify(created.body)}`);
 }
 
 /** Driver side of `sessions`: POST /v1/sessions in a closed loop for a fixed time. */

@@ -41,7 +41,11 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
   const dataDir = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-soak-data-')));
   const configFile = join(dataDir, 'soak-config.json');
   writeFileSync(configFile, JSON.stringify({ defaultPermissionPolicy: { enabled: false } }));
-  const provider = await startBenchProvider({ answerChunks: 4, chunkText: ANSWER, toolCall: { name: 'bash', arguments: { command: 'echo soak' } } });
+  const provider = await startBenchProvider({
+    answerChunks: 4,
+    chunkText: ANSWER,
+    toolCall: { name: 'bash', arguments: { command: 'echo soak' } },
+  });
   let server: ServerProcess | undefined;
   try {
     server = await startServerProcess({
@@ -68,9 +72,11 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
     };
     // Warm up (JIT, pools, first sandbox spawns) so "start" is the server as it runs, not as it boots.
     const warmupEnd = performance.now() + warmupSeconds * 1000;
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (performance.now() < warmupEnd && live.exitStatus() === undefined) await iteration();
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < warmupEnd && live.exitStatus() === undefined) await iteration();
+      }),
+    );
     await sleep(5000);
     const t0 = performance.now();
     const elapsed = (): number => (performance.now() - t0) / 1000;
@@ -85,9 +91,11 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
         process.stderr.write(`soak ${JSON.stringify(s)}\n`);
       });
     }, SAMPLE_EVERY_MS);
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline && live.exitStatus() === undefined) await iteration();
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < deadline && live.exitStatus() === undefined) await iteration();
+      }),
+    );
     clearInterval(sampler);
     const loadEnd = await sample(live, elapsed(), iterations, errors.length);
     timeline.push(loadEnd);
@@ -96,7 +104,8 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
     // it is back (V8's memory reducer shrinks the heap some seconds after the allocation rate drops) or the
     // settle time is over.
     const settle: Sample[] = [];
-    const settled = (s: Sample): boolean => s.rss_mb <= start.rss_mb * 1.1 && s.fds <= start.fds && s.children <= start.children;
+    const settled = (s: Sample): boolean =>
+      s.rss_mb <= start.rss_mb * 1.1 && s.fds <= start.fds && s.children <= start.children;
     for (let waited = 0; waited < settleSeconds && !settle.some(settled); waited += 2) {
       await sleep(2000);
       settle.push(await sample(live, elapsed(), iterations, errors.length));
@@ -129,12 +138,24 @@ export async function runSoakBench(args: BenchArgs): Promise<Record<string, unkn
       warmup_errors: warmupErrors,
       error_sample: [...new Set(errors)].slice(0, 5).map((e) => e.slice(0, 300)),
       server_exit: crashed ?? null,
-      rss_mb: { boot: boot.rss_mb, start: start.rss_mb, peak: peak('rss_mb'), load_end: loadEnd.rss_mb, end: end.rss_mb, growth_pct: round(((end.rss_mb - start.rss_mb) / start.rss_mb) * 100, 1) },
+      rss_mb: {
+        boot: boot.rss_mb,
+        start: start.rss_mb,
+        peak: peak('rss_mb'),
+        load_end: loadEnd.rss_mb,
+        end: end.rss_mb,
+        growth_pct: round(((end.rss_mb - start.rss_mb) / start.rss_mb) * 100, 1),
+      },
       heap_used_mb: { start: start.heap_used_mb, peak: round(peakHeap), end: end.heap_used_mb },
       // RSS outside V8's committed heap (native buffers, sockets, code): flat means the RSS growth is the JS heap's size.
       rss_outside_heap_mb: outsideHeap(start, end),
       fds: { boot: boot.fds, start: start.fds, peak: peak('fds'), end: end.fds, growth: end.fds - start.fds },
-      children: { start: start.children, peak: peak('children'), end: end.children, growth: end.children - start.children },
+      children: {
+        start: start.children,
+        peak: peak('children'),
+        end: end.children,
+        growth: end.children - start.children,
+      },
       timeline,
       settle,
       note: `one iteration (through the typed client) = client.session() (POST /v1/sessions) + session.events({after: 0}) (events WebSocket) + session.send() (POST runs {wait:true}) (model: one bash "echo soak" round, then a 4-chunk answer; agent_end checked on the socket) + session.close() (DELETE); start = after ${warmupSeconds} s of the same load (warm-up) and 5 s idle; end = idle until back or ${settleSeconds} s (GC cannot be forced from outside; V8 shrinks its heap once the allocation rate drops); heap from /metrics nodejs_heap_size_used_bytes; fds = /proc/<pid>/fd; children = descendant processes in /proc; server = dist/src/main.js in its own process, memory store, clients and provider in the bench process`,
@@ -157,7 +178,8 @@ async function soakIteration(client: A3sClient): Promise<void> {
   let failure: unknown;
   try {
     const result = await session.send('soak');
-    if (result.toolCallsCount !== 1 || result.text !== ANSWER.repeat(4)) throw new Error(`run: ${JSON.stringify(result).slice(0, 300)}`);
+    if (result.toolCallsCount !== 1 || result.text !== ANSWER.repeat(4))
+      throw new Error(`run: ${JSON.stringify(result).slice(0, 300)}`);
     await seeAgentEnd(events, 10_000);
   } catch (error) {
     failure = error;
@@ -178,7 +200,8 @@ async function seeAgentEnd(events: EventStream, timeoutMs: number): Promise<void
   try {
     await Promise.race([
       (async () => {
-        for (let event = await events.nextEvent(); event !== null; event = await events.nextEvent()) if (event.type === 'agent_end') return;
+        for (let event = await events.nextEvent(); event !== null; event = await events.nextEvent())
+          if (event.type === 'agent_end') return;
         throw new Error('the events socket ended before agent_end');
       })(),
       timeout,
@@ -203,7 +226,16 @@ async function sample(server: ServerProcess, tSeconds: number, iterations: numbe
   } catch {
     heap = null;
   }
-  return { t_s: round(tSeconds, 1), rss_mb: round(stats.rssBytes / 2 ** 20), heap_used_mb: heap, heap_total_mb: heapTotal, fds: stats.fds, children: stats.descendants, iterations, errors };
+  return {
+    t_s: round(tSeconds, 1),
+    rss_mb: round(stats.rssBytes / 2 ** 20),
+    heap_used_mb: heap,
+    heap_total_mb: heapTotal,
+    fds: stats.fds,
+    children: stats.descendants,
+    iterations,
+    errors,
+  };
 }
 
 /** RSS minus V8's committed heap at start and end, and its growth (null without the heap gauge). */

@@ -56,13 +56,29 @@ export async function runWsBench(args: BenchArgs): Promise<Record<string, unknow
       p50_ms_at_max: histogramPercentile(max.latencyHistogram, 50),
       p99_ms_at_max: histogramPercentile(max.latencyHistogram, 99),
       max_phase: { ...describe(max, chunks), subscriber_buffer_events: raise ? RAISED_BUFFER : buffer },
-      ...(raise ? { max_phase_at_default_buffer: { ...describe(first.max, chunks), delivered_events_per_s: rate(first.max.frames, first.max.windowMs), subscriber_buffer_events: buffer } } : {}),
+      ...(raise
+        ? {
+            max_phase_at_default_buffer: {
+              ...describe(first.max, chunks),
+              delivered_events_per_s: rate(first.max.frames, first.max.windowMs),
+              subscriber_buffer_events: buffer,
+            },
+          }
+        : {}),
       p50_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 50),
       p99_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 99),
       p999_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 99.9),
       max_ms_at_20k_eps: histogramPercentile(first.paced.latencyHistogram, 100),
-      paced_phase: { ...describe(first.paced, pacedChunks), emit_rate_per_s: emitRate, delivered_events_per_s: rate(first.paced.frames, first.paced.windowMs), subscriber_buffer_events: buffer },
-      subscribers_closed_4008: { max_phase_default_buffer: closedAtMax, paced_phase: first.paced.closedByServer['4008'] ?? 0 },
+      paced_phase: {
+        ...describe(first.paced, pacedChunks),
+        emit_rate_per_s: emitRate,
+        delivered_events_per_s: rate(first.paced.frames, first.paced.windowMs),
+        subscriber_buffer_events: buffer,
+      },
+      subscribers_closed_4008: {
+        max_phase_default_buffer: closedAtMax,
+        paced_phase: first.paced.closedByServer['4008'] ?? 0,
+      },
       subscriber_buffer_raised: raise || buffer !== DEFAULT_BUFFER,
       target: { delivered_events_per_s: 70_000, p99_ms_at_20k_eps: 5, sse_to_ws_ratio: 0.7 },
       sse: {
@@ -74,8 +90,19 @@ export async function runWsBench(args: BenchArgs): Promise<Record<string, unknow
         p50_ms_at_20k_eps: histogramPercentile(sse.first.paced.latencyHistogram, 50),
         p99_ms_at_20k_eps: histogramPercentile(sse.first.paced.latencyHistogram, 99),
         max_phase: { ...describe(sse.max, chunks), subscriber_buffer_events: sse.raised ? RAISED_BUFFER : buffer },
-        ...(sse.raised ? { max_phase_at_default_buffer: { ...describe(sse.first.max, chunks), delivered_events_per_s: rate(sse.first.max.frames, sse.first.max.windowMs), subscriber_buffer_events: buffer } } : {}),
-        paced_phase: { ...describe(sse.first.paced, pacedChunks), delivered_events_per_s: rate(sse.first.paced.frames, sse.first.paced.windowMs) },
+        ...(sse.raised
+          ? {
+              max_phase_at_default_buffer: {
+                ...describe(sse.first.max, chunks),
+                delivered_events_per_s: rate(sse.first.max.frames, sse.first.max.windowMs),
+                subscriber_buffer_events: buffer,
+              },
+            }
+          : {}),
+        paced_phase: {
+          ...describe(sse.first.paced, pacedChunks),
+          delivered_events_per_s: rate(sse.first.paced.frames, sse.first.paced.windowMs),
+        },
         note: 'the same phases with 100 SSE readers (Accept: text/event-stream, one HTTP/1.1 connection each) instead of WebSocket subscribers; an SSE frame counts as read once the server handed it to the kernel (no end-to-end acknowledgement)',
       },
       note: `20k eps = events received by all subscribers together (${emitRate} emitted/s x ${SUBSCRIBERS}); latency = Date.now() on receipt - metadata.timestamp_ms, both whole ms, so +-1 ms; subscribers and provider run in a separate process${raise ? `; the max phase closed subscribers with 4008 at limits.subscriberBufferEvents ${buffer}, so delivered_events_per_s comes from a repeat with ${RAISED_BUFFER}` : ''}`,
@@ -94,7 +121,14 @@ interface Measured {
 }
 
 /** Warm-up, max and paced phases over one transport; the max phase again with a raised buffer when it closed subscribers (4008). */
-async function measure(driver: Driver, baseUrl: string, buffer: number, transport: SubscriberTransport, providers: { warm: BenchProviderOptions; flat: BenchProviderOptions; paced: BenchProviderOptions }, explicitBuffer: boolean): Promise<Measured> {
+async function measure(
+  driver: Driver,
+  baseUrl: string,
+  buffer: number,
+  transport: SubscriberTransport,
+  providers: { warm: BenchProviderOptions; flat: BenchProviderOptions; paced: BenchProviderOptions },
+  explicitBuffer: boolean,
+): Promise<Measured> {
   const first = await withSession(driver, baseUrl, buffer, transport, async (phase) => {
     await phase(providers.warm);
     const max = await phase(providers.flat);
@@ -112,13 +146,33 @@ async function measure(driver: Driver, baseUrl: string, buffer: number, transpor
 }
 
 /** Starts a server with the given subscriber buffer and one session, and hands `fn` a phase runner for it. */
-async function withSession<T>(driver: Driver, providerBaseUrl: string, buffer: number, transport: SubscriberTransport, fn: (phase: Phase) => Promise<T>): Promise<T> {
+async function withSession<T>(
+  driver: Driver,
+  providerBaseUrl: string,
+  buffer: number,
+  transport: SubscriberTransport,
+  fn: (phase: Phase) => Promise<T>,
+): Promise<T> {
   const bench = await startBenchServer({ providerBaseUrl, limits: { subscriberBufferEvents: buffer } });
   try {
-    const created = await fetch(`${bench.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    if (created.status !== 201) throw new UnexpectedResponse(`create session: ${created.status} ${await created.text()}`);
+    const created = await fetch(`${bench.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    if (created.status !== 201)
+      throw new UnexpectedResponse(`create session: ${created.status} ${await created.text()}`);
     const { session } = (await created.json()) as { session: { id: string } };
-    return await fn((provider) => driver.call('ws-phase', { baseUrl: bench.url, sessionId: session.id, subscribers: SUBSCRIBERS, provider, timeoutMs: 300_000, transport }));
+    return await fn((provider) =>
+      driver.call('ws-phase', {
+        baseUrl: bench.url,
+        sessionId: session.id,
+        subscribers: SUBSCRIBERS,
+        provider,
+        timeoutMs: 300_000,
+        transport,
+      }),
+    );
   } finally {
     await bench.close();
   }
@@ -219,7 +273,15 @@ export async function wsPhase(params: WsPhaseParams, provider: BenchProvider): P
   // Trim the histogram to its last used bucket to keep the IPC message small.
   let top = histogram.length;
   while (top > 0 && histogram[top - 1] === 0) top -= 1;
-  return { frames, framesPerSubscriber: Math.max(0, ...counts), windowMs: last - first, latencyHistogram: histogram.slice(0, top), closedByServer, finished, timedOut };
+  return {
+    frames,
+    framesPerSubscriber: Math.max(0, ...counts),
+    windowMs: last - first,
+    latencyHistogram: histogram.slice(0, top),
+    closedByServer,
+    finished,
+    timedOut,
+  };
 }
 
 /** Waits until the session has no active run. */
@@ -228,7 +290,8 @@ async function waitIdle(client: JsonClient, sessionId: string, timeoutMs: number
   for (;;) {
     const response = await client.get(`/v1/sessions/${sessionId}`);
     const busy = (response.body as { session?: { busy?: unknown } } | null)?.session?.busy;
-    if (response.status !== 200) throw new UnexpectedResponse(`get session: ${response.status} ${JSON.stringify(response.body)}`);
+    if (response.status !== 200)
+      throw new UnexpectedResponse(`get session: ${response.status} ${JSON.stringify(response.body)}`);
     if (busy === false) return;
     if (Date.now() > deadline) throw new Error(`session ${sessionId} still busy after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -238,7 +301,8 @@ async function waitIdle(client: JsonClient, sessionId: string, timeoutMs: number
 /** Starts a run without waiting for it. */
 async function startRun(client: JsonClient, sessionId: string): Promise<void> {
   const response = await client.post(`/v1/sessions/${sessionId}/runs`, { input: 'Stream, please.', wait: false });
-  if (response.status !== 202) throw new UnexpectedResponse(`start run: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 202)
+    throw new UnexpectedResponse(`start run: ${response.status} ${JSON.stringify(response.body)}`);
 }
 
 /** The envelope's metadata.timestamp_ms, read from the raw frame without parsing it (metadata comes last, and a key inside a string would be escaped). */

@@ -18,7 +18,10 @@ export function checkoutRoot(from: string = dirname(fileURLToPath(import.meta.ur
 export const STATIC_WEB_FILES: readonly string[] = ['index.html', 'console.css'];
 
 /** Bundle the console into `outDir` (default <root>/dist/web) and copy its static files; resolves when written. */
-export async function buildWeb(root: string = checkoutRoot(), outDir: string = join(root, 'dist', 'web')): Promise<string> {
+export async function buildWeb(
+  root: string = checkoutRoot(),
+  outDir: string = join(root, 'dist', 'web'),
+): Promise<string> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   await build({

@@ -9,7 +9,9 @@ let log;
 try {
   log = execFileSync('git', ['log', `--since=${SINCE}`, '--format=%h%x09%s'], { encoding: 'utf8' });
 } catch (error) {
-  console.log(`commit subjects: no git history here (${error instanceof Error ? error.message.split('\n')[0] : error}); skipped`);
+  console.log(
+    `commit subjects: no git history here (${error instanceof Error ? error.message.split('\n')[0] : error}); skipped`,
+  );
   process.exit(0);
 }
 const long = log
@@ -18,7 +20,8 @@ const long = log
   .map((line) => line.split('\t'))
   .filter(([, subject]) => subject.length > MAX);
 if (long.length > 0) {
-  for (const [hash, subject] of long) console.error(`${hash}: subject is ${subject.length} characters (at most ${MAX}): ${subject}`);
+  for (const [hash, subject] of long)
+    console.error(`${hash}: subject is ${subject.length} characters (at most ${MAX}): ${subject}`);
   process.exit(1);
 }
 console.log(`commit subjects: every subject since ${SINCE} is at most ${MAX} characters`);

@@ -29,12 +29,31 @@ for (const file of [...tsFiles(join(root, 'src')), ...tsFiles(join(root, 'web', 
     if (spec.startsWith('.')) {
       const target = relative(root, resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
       edges.push(target);
-      if (rel.startsWith('src/protocol/') && !target.startsWith('src/protocol/') && target !== 'src/errors.ts') problems.push(`layer: ${rel} imports ${target} (protocol imports nothing of ours but errors.ts)`);
+      if (rel.startsWith('src/protocol/') && !target.startsWith('src/protocol/') && target !== 'src/errors.ts')
+        problems.push(`layer: ${rel} imports ${target} (protocol imports nothing of ours but errors.ts)`);
       if (target.startsWith('test/')) problems.push(`layer: ${rel} imports ${target} (only tests import test/support)`);
-      if (rel.startsWith('src/interop/') && (target.startsWith('src/server/') || target.startsWith('src/routes/'))) problems.push(`layer: ${rel} imports ${target} (interop maps protocols; its route registrars live in src/routes)`);
-      if (target.startsWith('src/routes/') && !rel.startsWith('src/routes/') && rel !== 'src/app.ts') problems.push(`layer: ${rel} imports ${target} (only src/app.ts imports route registrars; what routes share lives in src/server)`);
-      if (rel.startsWith('web/') && !target.startsWith('web/') && !target.startsWith('src/client/') && !target.startsWith('src/protocol/')) problems.push(`layer: ${rel} imports ${target} (the console bundles only itself, src/client and src/protocol)`);
-      if (rel.startsWith('src/client/') && !target.startsWith('src/client/') && !target.startsWith('src/protocol/') && target !== 'src/errors.ts') problems.push(`layer: ${rel} imports ${target} (client imports only src/protocol, src/errors.ts and itself)`);
+      if (rel.startsWith('src/interop/') && (target.startsWith('src/server/') || target.startsWith('src/routes/')))
+        problems.push(
+          `layer: ${rel} imports ${target} (interop maps protocols; its route registrars live in src/routes)`,
+        );
+      if (target.startsWith('src/routes/') && !rel.startsWith('src/routes/') && rel !== 'src/app.ts')
+        problems.push(
+          `layer: ${rel} imports ${target} (only src/app.ts imports route registrars; what routes share lives in src/server)`,
+        );
+      if (
+        rel.startsWith('web/') &&
+        !target.startsWith('web/') &&
+        !target.startsWith('src/client/') &&
+        !target.startsWith('src/protocol/')
+      )
+        problems.push(`layer: ${rel} imports ${target} (the console bundles only itself, src/client and src/protocol)`);
+      if (
+        rel.startsWith('src/client/') &&
+        !target.startsWith('src/client/') &&
+        !target.startsWith('src/protocol/') &&
+        target !== 'src/errors.ts'
+      )
+        problems.push(`layer: ${rel} imports ${target} (client imports only src/protocol, src/errors.ts and itself)`);
     } else if ((rel.startsWith('src/client/') || rel.startsWith('web/')) && spec !== 'zod') {
       problems.push(`layer: ${rel} imports ${spec} (client runs in browsers too: no package but zod, no node:*)`);
     } else if (/^(src\/(runtime|stores|cluster)\/)/.test(rel) && (spec === 'fastify' || spec.startsWith('@fastify/'))) {
@@ -69,7 +88,8 @@ function visit(node) {
       state.get(member).onStack = false;
       component.push(member);
     } while (member !== node);
-    if (component.length > 1 || (graph.get(node) ?? []).includes(node)) problems.push(`cycle: ${component.sort().join(' <-> ')}`);
+    if (component.length > 1 || (graph.get(node) ?? []).includes(node))
+      problems.push(`cycle: ${component.sort().join(' <-> ')}`);
   }
 }
 for (const node of graph.keys()) if (!state.has(node)) visit(node);

@@ -23,8 +23,22 @@ const { pino } = await import('pino');
 /** The scripted answers of the fake model, one per provider call, in order. */
 const script = [
   { toolCalls: [{ id: 'call_read_1', name: 'read', arguments: { file_path: 'RELEASE.md' } }] },
-  { text: 'RELEASE.md plans 0.4.0 for Friday: the console, SSE streams and the typed client. Two items are still open: the migration guide and the changelog entry for the WebSocket auth message.' },
-  { toolCalls: [{ id: 'call_write_1', name: 'write', arguments: { file_path: 'CHANGELOG.md', content: '## 0.4.0\n\n- Web console at /console\n- SSE and AG-UI streams\n- Typed client for Node and browsers\n' } }] },
+  {
+    text: 'RELEASE.md plans 0.4.0 for Friday: the console, SSE streams and the typed client. Two items are still open: the migration guide and the changelog entry for the WebSocket auth message.',
+  },
+  {
+    toolCalls: [
+      {
+        id: 'call_write_1',
+        name: 'write',
+        arguments: {
+          file_path: 'CHANGELOG.md',
+          content:
+            '## 0.4.0\n\n- Web console at /console\n- SSE and AG-UI streams\n- Typed client for Node and browsers\n',
+        },
+      },
+    ],
+  },
 ];
 
 /** A minimal OpenAI-compatible chat-completions endpoint that streams the scripted steps. */
@@ -36,17 +50,43 @@ function startFake() {
       const body = JSON.parse(raw || '{}');
       const step = script.shift();
       if (req.url !== '/v1/chat/completions' || !step) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `unexpected request ${req.url}` } }));
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `unexpected request ${req.url}` } }));
         return;
       }
-      const chunk = (delta, finish = null) => ({ id: 'chatcmpl-shot', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] });
+      const chunk = (delta, finish = null) => ({
+        id: 'chatcmpl-shot',
+        object: 'chat.completion.chunk',
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      });
       const events = [chunk({ role: 'assistant', content: '' })];
       if (step.text) for (const word of step.text.split(/(?<= )/)) events.push(chunk({ content: word }));
       for (const [index, call] of (step.toolCalls ?? []).entries()) {
-        events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] }));
+        events.push(
+          chunk({
+            tool_calls: [
+              {
+                index,
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+              },
+            ],
+          }),
+        );
       }
       events.push(chunk({}, step.toolCalls ? 'tool_calls' : 'stop'));
-      events.push({ id: 'chatcmpl-shot', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 } });
+      events.push({
+        id: 'chatcmpl-shot',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: body.model,
+        choices: [],
+        usage: { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 },
+      });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const event of events) res.write(`data: ${JSON.stringify(event)}\n\n`);
       res.end('data: [DONE]\n\n');
@@ -61,10 +101,15 @@ const dataDir = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-shot-data-')));
 const workspace = join(realpathSync(tmpdir()), 'a3s-console-screenshot');
 rmSync(workspace, { recursive: true, force: true });
 mkdirSync(workspace);
-writeFileSync(join(workspace, 'RELEASE.md'), '# Release 0.4.0 (Friday)\n\n- [x] Web console at /console\n- [x] SSE and AG-UI streams\n- [x] Typed client\n- [ ] Migration guide\n- [ ] Changelog entry: WebSocket auth message\n');
+writeFileSync(
+  join(workspace, 'RELEASE.md'),
+  '# Release 0.4.0 (Friday)\n\n- [x] Web console at /console\n- [x] SSE and AG-UI streams\n- [x] Typed client\n- [ ] Migration guide\n- [ ] Changelog entry: WebSocket auth message\n',
+);
 const config = CodeConfigSchema.parse({
   defaultModel: 'openai/gpt-4.1',
-  providers: { openai: { apiKey: 'sk-screenshot', baseUrl: `http://127.0.0.1:${fake.address().port}/v1`, maxRetries: 0 } },
+  providers: {
+    openai: { apiKey: 'sk-screenshot', baseUrl: `http://127.0.0.1:${fake.address().port}/v1`, maxRetries: 0 },
+  },
   dataDir,
   sessionsDir: join(dataDir, 'sessions'),
   host: '127.0.0.1',
@@ -75,13 +120,23 @@ const config = CodeConfigSchema.parse({
 });
 const server = await startServer(config, { logger: pino({ level: 'silent' }) });
 const api = async (method, path, body) => {
-  const answer = await fetch(`${server.url}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  const answer = await fetch(`${server.url}${path}`, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
   if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
   return answer.json();
 };
-const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((p) => p && existsSync(p));
+const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find(
+  (p) => p && existsSync(p),
+);
 if (!chromium) throw new Error("no Chromium: install Debian's chromium-headless-shell or set CHROMIUM_PATH");
-const browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--hide-scrollbars'] });
+const browser = await puppeteer.launch({
+  executablePath: chromium,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--hide-scrollbars'],
+});
 try {
   const { session } = await api('POST', '/v1/sessions', {
     sessionId: 'release-0.4',
@@ -102,7 +157,13 @@ try {
     subject: 'release checks',
     commands: [
       { id: 'unit', command: 'echo "42 tests passed"', kind: 'test', required: true, description: 'unit tests' },
-      { id: 'changelog', command: 'grep -q "0.4.0" CHANGELOG.md', kind: 'lint', required: true, description: 'changelog names the release' },
+      {
+        id: 'changelog',
+        command: 'grep -q "0.4.0" CHANGELOG.md',
+        kind: 'lint',
+        required: true,
+        description: 'changelog names the release',
+      },
     ],
   });
   await waitFor(`document.querySelector('.log .verification') !== null`);

@@ -17,7 +17,9 @@ export async function generateOpenApi(): Promise<string> {
 generateOpenApi().then(
   (path) => process.stdout.write(`wrote ${path}\n`),
   (error: unknown) => {
-    process.stderr.write(`generate-openapi failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `generate-openapi failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

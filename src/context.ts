@@ -92,14 +92,19 @@ async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
     try {
       out.push(await realpath(root));
     } catch {
-      throw new CodeError('SESSION_INITIALIZATION_ERROR', `workspace root ${root} does not exist`, { resource: 'workspaceRoots' });
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', `workspace root ${root} does not exist`, {
+        resource: 'workspaceRoots',
+      });
     }
   }
   return out;
 }
 
 /** Build the runtime context: logger, store, providers, tools, agent and authenticator. */
-export async function createRuntimeContext(config: CodeConfig, overrides: RuntimeOverrides = {}): Promise<RuntimeContext> {
+export async function createRuntimeContext(
+  config: CodeConfig,
+  overrides: RuntimeOverrides = {},
+): Promise<RuntimeContext> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const clusterSecrets = loadClusterSecrets(config.cluster);
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
@@ -111,7 +116,10 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     // A Redis Cluster fails commands while it is not ready: wait for it (both clients) before anything uses it.
     try {
       const seeds = config.redis.cluster?.join(',') ?? '';
-      await Promise.all([waitUntilReady(redis, REDIS_COMMAND_TIMEOUT_MS, seeds), waitUntilReady(cluster.reader, REDIS_COMMAND_TIMEOUT_MS, seeds)]);
+      await Promise.all([
+        waitUntilReady(redis, REDIS_COMMAND_TIMEOUT_MS, seeds),
+        waitUntilReady(cluster.reader, REDIS_COMMAND_TIMEOUT_MS, seeds),
+      ]);
     } catch (error) {
       redis.disconnect();
       cluster.reader.disconnect();
@@ -122,7 +130,8 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   try {
     workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
     // Nodes must share their workspace roots (sessions move between nodes and reopen their workspace by path).
-    if (cluster) await checkSharedRoots({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, roots: workspaceRoots });
+    if (cluster)
+      await checkSharedRoots({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, roots: workspaceRoots });
   } catch (error) {
     redis?.disconnect();
     cluster?.reader.disconnect();
@@ -132,18 +141,32 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
   // Before anything else starts: with sandbox.mode "required", no working sandbox means no server.
   const sandbox = overrides.sandbox ?? (await startSandbox(config, logger));
-  const mcp = new McpManager({ source: 'global', now: () => hostEnv.now(), onLog: (server, line) => logger.info({ mcp: server }, line) });
+  const mcp = new McpManager({
+    source: 'global',
+    now: () => hostEnv.now(),
+    onLog: (server, line) => logger.info({ mcp: server }, line),
+  });
   // Global servers that cannot start yet stay registered with their error (GET .../mcp shows it); refresh retries.
   await Promise.all(globalMcpServers(config).map((server) => mcp.register(server)));
   const hostRegistry = new WebSocketHostRegistry({ newRequestId: () => hostEnv.newId('req') });
   // Read at scrape time only, after the agent below exists.
   // Tenant quotas bound tenants: on with API tokens, or when configured; a tokenless loopback server (one
   // local user, the benchmarks) runs unthrottled. The session bytes of a tenant likewise, or when set.
-  const quotas = tenantQuotasOn(config) ? new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() }) : undefined;
+  const quotas = tenantQuotasOn(config)
+    ? new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() })
+    : undefined;
   // On Redis the quotas count every live node's usage (entries that expire with cluster.node_ttl_ms).
   const clusterUsage =
     quotas && cluster
-      ? new RedisTenantUsage({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, ttlMs: config.cluster.nodeTtlMs, local: (tenantId) => quotas.entryOf(tenantId), tenants: () => quotas.tenantIds(), onError: (error) => logger.warn({ err: String(error) }, 'tenant quota sync failed') })
+      ? new RedisTenantUsage({
+          redis: cluster.redis,
+          keyPrefix: config.redisKeyPrefix,
+          nodeId,
+          ttlMs: config.cluster.nodeTtlMs,
+          local: (tenantId) => quotas.entryOf(tenantId),
+          tenants: () => quotas.tenantIds(),
+          onError: (error) => logger.warn({ err: String(error) }, 'tenant quota sync failed'),
+        })
       : undefined;
   if (quotas && clusterUsage) {
     quotas.attachCluster(clusterUsage);
@@ -163,7 +186,13 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     if (!provider) {
       const settings = config.providers[name];
       if (!settings) throw new Error(`provider ${name} is not configured`);
-      provider = new OpenAiProvider({ apiKey: settings.apiKey, chatUrl: providerChatUrl(settings), headers: settings.headers, timeoutMs: settings.timeoutMs, maxRetries: settings.maxRetries });
+      provider = new OpenAiProvider({
+        apiKey: settings.apiKey,
+        chatUrl: providerChatUrl(settings),
+        headers: settings.headers,
+        timeoutMs: settings.timeoutMs,
+        maxRetries: settings.maxRetries,
+      });
       providers.set(name, provider);
     }
     return provider;
@@ -190,7 +219,10 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
         ...(clusterSecrets?.values ?? []),
       ]),
       hostRegistry,
-      tenantLedger: new TenantBudgetLedger({ limits: (tenantId) => config.tenantBudgets[tenantId], now: () => hostEnv.now() }),
+      tenantLedger: new TenantBudgetLedger({
+        limits: (tenantId) => config.tenantBudgets[tenantId],
+        now: () => hostEnv.now(),
+      }),
       configHooks: config.hooks,
       defaultBudget: config.defaultBudget,
       budgetHost: config.budgetHost,
@@ -223,12 +255,23 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     peers: new PeerUrls(config.cluster.peerUrls),
     headers: clusterSecrets ? new ForwardedHeaders(clusterSecrets, nodeId) : undefined,
     // A forward in flight ends when its owner's advertisement expires (dead, partitioned or hung).
-    ...(cluster ? { ownerAlive: async (id: string) => (await cluster.redis.exists(nodeKey(config.redisKeyPrefix, id))) === 1 } : {}),
+    ...(cluster
+      ? { ownerAlive: async (id: string) => (await cluster.redis.exists(nodeKey(config.redisKeyPrefix, id))) === 1 }
+      : {}),
   });
   if (cluster && config.cluster.peerUrls.length === 0) {
-    logger.warn('cluster.peer_urls is empty (A3S_CLUSTER_PEER_URLS): requests for sessions another node owns answer 421 SESSION_OWNED_ELSEWHERE instead of being forwarded there');
+    logger.warn(
+      'cluster.peer_urls is empty (A3S_CLUSTER_PEER_URLS): requests for sessions another node owns answer 421 SESSION_OWNED_ELSEWHERE instead of being forwarded there',
+    );
   }
-  return { config, hostEnv, logger, store, agent, authenticator: new Authenticator(config.apiTokens), openapi: new OpenApiRegistry(),
+  return {
+    config,
+    hostEnv,
+    logger,
+    store,
+    agent,
+    authenticator: new Authenticator(config.apiTokens),
+    openapi: new OpenApiRegistry(),
     metrics,
     hostRegistry,
     nodeId,
@@ -239,7 +282,16 @@ export async function createRuntimeContext(config: CodeConfig, overrides: Runtim
     forwarder,
     onListening: async (url: string) => {
       if (!cluster) return;
-      await cluster.ownership.advertise(new NodeRegistry({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, nodeId, advertiseUrl: config.advertiseUrl ?? url, ttlMs: config.cluster.nodeTtlMs, onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed') }));
+      await cluster.ownership.advertise(
+        new NodeRegistry({
+          redis: cluster.redis,
+          keyPrefix: config.redisKeyPrefix,
+          nodeId,
+          advertiseUrl: config.advertiseUrl ?? url,
+          ttlMs: config.cluster.nodeTtlMs,
+          onError: (error) => logger.warn({ err: String(error) }, 'node heartbeat failed'),
+        }),
+      );
     },
     dispose: async () => {
       await sweeper?.stop();

@@ -17,7 +17,11 @@ import { RedisSessionStore } from './stores/redis-session-store.js';
 import type { SessionStore } from './stores/session-store.js';
 
 /** The session store the config names: Redis (fenced by the cluster's leases), memory, or files under sessionsDir. */
-export async function createStore(config: CodeConfig, redis: RedisClient | undefined, cluster: RuntimeCluster | undefined): Promise<SessionStore> {
+export async function createStore(
+  config: CodeConfig,
+  redis: RedisClient | undefined,
+  cluster: RuntimeCluster | undefined,
+): Promise<SessionStore> {
   // Saves are fenced by the owner's lease epoch: a node that lost a session can never overwrite it.
   const retentionDays = config.retention.closedSessionDays;
   if (redis) {
@@ -35,23 +39,39 @@ export async function createStore(config: CodeConfig, redis: RedisClient | undef
   try {
     await store.init();
   } catch (error) {
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `file store at ${config.sessionsDir}: ${error instanceof Error ? error.message : String(error)}`, { resource: 'sessionsDir' });
+    throw new CodeError(
+      'SESSION_INITIALIZATION_ERROR',
+      `file store at ${config.sessionsDir}: ${error instanceof Error ? error.message : String(error)}`,
+      { resource: 'sessionsDir' },
+    );
   }
   return store;
 }
 
 /** The checkpoint store beside the session store: Redis, memory, or files under <data_dir>/checkpoints. */
-export async function createCheckpointStore(config: CodeConfig, redis: RedisClient | undefined, cluster: RuntimeCluster | undefined): Promise<CheckpointStore> {
+export async function createCheckpointStore(
+  config: CodeConfig,
+  redis: RedisClient | undefined,
+  cluster: RuntimeCluster | undefined,
+): Promise<CheckpointStore> {
   // Fenced like session saves: a node that lost a session cannot overwrite the checkpoint its new owner resumes.
   if (redis) {
-    return new RedisCheckpointStore({ redis, keyPrefix: config.redisKeyPrefix, ...(cluster ? { fence: (key) => cluster.leases.storeFence(key), replicaAcks: cluster.replicaAcks } : {}) });
+    return new RedisCheckpointStore({
+      redis,
+      keyPrefix: config.redisKeyPrefix,
+      ...(cluster ? { fence: (key) => cluster.leases.storeFence(key), replicaAcks: cluster.replicaAcks } : {}),
+    });
   }
   if (config.storageBackend === 'memory') return new MemoryCheckpointStore();
   const store = new FileCheckpointStore({ dir: `${config.dataDir}/checkpoints` });
   try {
     await store.init();
   } catch (error) {
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `checkpoint store at ${config.dataDir}/checkpoints: ${error instanceof Error ? error.message : String(error)}`, { resource: 'dataDir' });
+    throw new CodeError(
+      'SESSION_INITIALIZATION_ERROR',
+      `checkpoint store at ${config.dataDir}/checkpoints: ${error instanceof Error ? error.message : String(error)}`,
+      { resource: 'dataDir' },
+    );
   }
   return store;
 }

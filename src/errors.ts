@@ -1,19 +1,51 @@
 /** The one error catalogue: every code the server can answer with, its HTTP status and meaning. */
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: { status: 400, description: 'A request body, query or message failed its schema.' },
-  BAD_REQUEST: { status: 400, description: 'The request is not well-formed HTTP (bad URL encoding, an invalid header name or value, a malformed chunked body); nothing was routed.' },
-  SESSION_CONFIGURATION_ERROR: { status: 400, description: 'Session options conflict with each other or with the server configuration.' },
+  BAD_REQUEST: {
+    status: 400,
+    description:
+      'The request is not well-formed HTTP (bad URL encoding, an invalid header name or value, a malformed chunked body); nothing was routed.',
+  },
+  SESSION_CONFIGURATION_ERROR: {
+    status: 400,
+    description: 'Session options conflict with each other or with the server configuration.',
+  },
   UNSUPPORTED_OPTION: { status: 400, description: 'A session option is recognised but not implemented yet.' },
-  WORKSPACE_OUTSIDE_ROOTS: { status: 400, description: 'The workspace does not resolve inside a configured workspace root.' },
-  WORKSPACE_NOT_FOUND: { status: 404, description: "The path is not a directory of the caller's tenant space (missing, another tenant's or the shared parent: one answer for all)." },
-  WORKSPACE_CHANGED: { status: 409, description: "The session's workspace is no longer the directory it was pinned to (swapped for another directory or a symlink, moved, removed); nothing ran. As a tool error: the run goes on." },
+  WORKSPACE_OUTSIDE_ROOTS: {
+    status: 400,
+    description: 'The workspace does not resolve inside a configured workspace root.',
+  },
+  WORKSPACE_NOT_FOUND: {
+    status: 404,
+    description:
+      "The path is not a directory of the caller's tenant space (missing, another tenant's or the shared parent: one answer for all).",
+  },
+  WORKSPACE_CHANGED: {
+    status: 409,
+    description:
+      "The session's workspace is no longer the directory it was pinned to (swapped for another directory or a symlink, moved, removed); nothing ran. As a tool error: the run goes on.",
+  },
   UNAUTHORIZED: { status: 401, description: 'Missing or invalid bearer token.' },
   FORBIDDEN: { status: 403, description: 'The token lacks the scope this route needs.' },
-  HOST_NOT_ALLOWED: { status: 403, description: 'The Host header names no host this server answers to (DNS rebinding guard; see allowed_hosts).' },
-  ORIGIN_NOT_ALLOWED: { status: 403, description: 'A browser request from another origin (Origin not allowed, or Sec-Fetch-Site cross-site/same-site without one; see allowed_origins).' },
+  HOST_NOT_ALLOWED: {
+    status: 403,
+    description: 'The Host header names no host this server answers to (DNS rebinding guard; see allowed_hosts).',
+  },
+  ORIGIN_NOT_ALLOWED: {
+    status: 403,
+    description:
+      'A browser request from another origin (Origin not allowed, or Sec-Fetch-Site cross-site/same-site without one; see allowed_origins).',
+  },
   NOT_FOUND: { status: 404, description: 'No such route or resource.' },
-  METHOD_NOT_ALLOWED: { status: 405, description: 'The path exists but not for this method; the Allow header lists the methods it has.' },
-  REQUEST_TIMEOUT: { status: 408, description: 'The request headers or body did not arrive within limits.headersTimeoutMs or limits.bodyTimeoutMs; the connection is closed.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    description: 'The path exists but not for this method; the Allow header lists the methods it has.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    description:
+      'The request headers or body did not arrive within limits.headersTimeoutMs or limits.bodyTimeoutMs; the connection is closed.',
+  },
   SESSION_NOT_FOUND: { status: 404, description: 'No such session for this tenant.' },
   RUN_NOT_FOUND: { status: 404, description: 'No such run in this session.' },
   TOOL_NOT_FOUND: { status: 404, description: 'No such tool in this session.' },
@@ -23,33 +55,93 @@ export const ERROR_CATALOGUE = {
   TASK_NOT_FOUND: { status: 404, description: 'The session has no subagent task with this id.' },
   CHECKPOINT_NOT_FOUND: { status: 404, description: 'No loop checkpoint exists for the run.' },
   CONFIRMATION_NOT_FOUND: { status: 404, description: 'No pending confirmation has this tool id.' },
-  EXTERNAL_TASK_NOT_FOUND: { status: 404, description: 'The session\'s lane queue never handed out an external task with this id (or has forgotten it: it keeps the last 1000 settled ones).' },
+  EXTERNAL_TASK_NOT_FOUND: {
+    status: 404,
+    description:
+      "The session's lane queue never handed out an external task with this id (or has forgotten it: it keeps the last 1000 settled ones).",
+  },
   CONFIRMATION_SETTLED: { status: 409, description: 'The confirmation was already answered, timed out or cancelled.' },
-  EXTERNAL_TASK_SETTLED: { status: 409, description: 'The external task was already completed, timed out or cancelled (or runs inside the server on a hybrid lane); details.outcome says which.' },
-  CONFIRMATION_MISMATCH: { status: 409, description: 'The answer names arguments other than the pending call\'s.' },
+  EXTERNAL_TASK_SETTLED: {
+    status: 409,
+    description:
+      'The external task was already completed, timed out or cancelled (or runs inside the server on a hybrid lane); details.outcome says which.',
+  },
+  CONFIRMATION_MISMATCH: { status: 409, description: "The answer names arguments other than the pending call's." },
   SESSION_BUSY: { status: 409, description: 'Another transcript-affecting operation is active on the session.' },
   SESSION_EXISTS: { status: 409, description: 'A live session with this id already exists.' },
-  CHILD_SESSION: { status: 409, description: 'The operation is not available on a child session of a task (it is cancelled, saved and closed with its parent).' },
+  CHILD_SESSION: {
+    status: 409,
+    description:
+      'The operation is not available on a child session of a task (it is cancelled, saved and closed with its parent).',
+  },
   SESSION_STORE_REQUIRED: { status: 409, description: 'The operation needs a shared session store.' },
-  MEMORY_NOT_CONFIGURED: { status: 409, description: 'The session has no memory store (create it with memoryStore {type: "file" | "memory"}).' },
-  QUEUE_NOT_CONFIGURED: { status: 409, description: 'The session has no lane queue (create it with queueConfig {...}).' },
+  MEMORY_NOT_CONFIGURED: {
+    status: 409,
+    description: 'The session has no memory store (create it with memoryStore {type: "file" | "memory"}).',
+  },
+  QUEUE_NOT_CONFIGURED: {
+    status: 409,
+    description: 'The session has no lane queue (create it with queueConfig {...}).',
+  },
   SESSION_CLOSED: { status: 410, description: 'The session was closed.' },
-  NODE_LOST: { status: 410, description: 'The session lived only in the memory of a node that has died or restarted (it was not saved: no autoSave); nothing of it can be recovered. Create a new session (with autoSave: true to survive a node).' },
-  SESSION_OWNED_ELSEWHERE: { status: 421, description: 'Another live node owns the session and the request asked not to be forwarded (A3S-Route: no-forward), or this node has no cluster.peer_urls to forward with; retry at details.ownerUrl.' },
-  FORWARDED_INVALID: { status: 401, description: 'The request carries an A3S-Forwarded header that is not a fresh, valid signature of a cluster node (forged, replayed, expired, an unknown key id, or past the hop limit).' },
-  OWNER_UNREACHABLE: { status: 502, description: "The session's owner node did not answer the forwarded request, or its advertised URL matches none of cluster.peer_urls; retry shortly (a dead owner's sessions move once its lease expires)." },
-  PAYLOAD_TOO_LARGE: { status: 413, description: 'The request body exceeds the configured limit (limits.bodyLimitBytes), or one field of it does (a run input over limits.maxInputBytes, session options over limits.maxSessionOptionsBytes; details name the field and the limit).' },
-  URI_TOO_LONG: { status: 414, description: 'A path parameter of the URL is longer than the router accepts (512 characters).' },
+  NODE_LOST: {
+    status: 410,
+    description:
+      'The session lived only in the memory of a node that has died or restarted (it was not saved: no autoSave); nothing of it can be recovered. Create a new session (with autoSave: true to survive a node).',
+  },
+  SESSION_OWNED_ELSEWHERE: {
+    status: 421,
+    description:
+      'Another live node owns the session and the request asked not to be forwarded (A3S-Route: no-forward), or this node has no cluster.peer_urls to forward with; retry at details.ownerUrl.',
+  },
+  FORWARDED_INVALID: {
+    status: 401,
+    description:
+      'The request carries an A3S-Forwarded header that is not a fresh, valid signature of a cluster node (forged, replayed, expired, an unknown key id, or past the hop limit).',
+  },
+  OWNER_UNREACHABLE: {
+    status: 502,
+    description:
+      "The session's owner node did not answer the forwarded request, or its advertised URL matches none of cluster.peer_urls; retry shortly (a dead owner's sessions move once its lease expires).",
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    description:
+      'The request body exceeds the configured limit (limits.bodyLimitBytes), or one field of it does (a run input over limits.maxInputBytes, session options over limits.maxSessionOptionsBytes; details name the field and the limit).',
+  },
+  URI_TOO_LONG: {
+    status: 414,
+    description: 'A path parameter of the URL is longer than the router accepts (512 characters).',
+  },
   SNAPSHOT_INVALID: { status: 422, description: 'A stored snapshot failed its schema or has an unsupported version.' },
-  UPGRADE_REQUIRED: { status: 426, description: 'The route is a WebSocket endpoint: send the request as a WebSocket upgrade.' },
-  TOO_MANY_CONNECTIONS: { status: 429, description: 'The client address already has limits.maxConnectionsPerAddress open connections (behind a trusted proxy: requests in flight or upgraded sockets); retry after closing some.' },
-  QUOTA_EXCEEDED: { status: 429, description: "The tenant is over a quota (tenant_quotas / default_tenant_quota: open sessions, concurrent runs, runs per minute, stored bytes; limits.maxSessionBytesPerTenant: bytes its open sessions hold on the node); details name the quota, its limit and the usage, and Retry-After is set where waiting helps." },
-  HEADERS_TOO_LARGE: { status: 431, description: 'The request line and headers exceed the server\'s maximum header size (16 KiB): a URL or a header is too long.' },
+  UPGRADE_REQUIRED: {
+    status: 426,
+    description: 'The route is a WebSocket endpoint: send the request as a WebSocket upgrade.',
+  },
+  TOO_MANY_CONNECTIONS: {
+    status: 429,
+    description:
+      'The client address already has limits.maxConnectionsPerAddress open connections (behind a trusted proxy: requests in flight or upgraded sockets); retry after closing some.',
+  },
+  QUOTA_EXCEEDED: {
+    status: 429,
+    description:
+      'The tenant is over a quota (tenant_quotas / default_tenant_quota: open sessions, concurrent runs, runs per minute, stored bytes; limits.maxSessionBytesPerTenant: bytes its open sessions hold on the node); details name the quota, its limit and the usage, and Retry-After is set where waiting helps.',
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    description:
+      "The request line and headers exceed the server's maximum header size (16 KiB): a URL or a header is too long.",
+  },
   PERSISTENCE_FAILED: { status: 500, description: 'The session store failed to save a snapshot.' },
   INTERNAL_ERROR: { status: 500, description: 'An unexpected server fault; details are logged, not returned.' },
   SESSION_INITIALIZATION_ERROR: { status: 503, description: 'A resource the session needs could not be initialised.' },
   SHUTTING_DOWN: { status: 503, description: 'The server is draining and admits no new work.' },
-  DISK_QUOTA_EXCEEDED: { status: 507, description: "A session's sandboxed commands used more disk than limits.sandboxHomeBytes (its $HOME plus what its commands added to the workspace), or the data directory's or workspace's file system has less free space than limits.minFreeDiskBytes; the command did not start. As a tool error (metadata reason disk_quota_exceeded): the run goes on." },
+  DISK_QUOTA_EXCEEDED: {
+    status: 507,
+    description:
+      "A session's sandboxed commands used more disk than limits.sandboxHomeBytes (its $HOME plus what its commands added to the workspace), or the data directory's or workspace's file system has less free space than limits.minFreeDiskBytes; the command did not start. As a tool error (metadata reason disk_quota_exceeded): the run goes on.",
+  },
 } as const;
 
 /** A code from the error catalogue. */
@@ -63,16 +155,22 @@ export const RUN_ERROR_CATALOGUE = {
   MAX_TOOL_ROUNDS: 'The run reached maxToolRounds.',
   MAX_PARSE_RETRIES: 'The model sent malformed tool arguments more than maxParseRetries times.',
   MAX_EXECUTION_TIME: 'The run exceeded maxExecutionTimeMs.',
-  CIRCUIT_BREAKER_OPEN: 'circuitBreakerThreshold provider calls in a row failed after their retries (or the probe of an open breaker failed); error.status is the last HTTP status.',
-  PROVIDER_ERROR: 'A provider failure that is not retried, came after output started, or outlasted providers.<name>.max_retries; error.status is its HTTP status.',
+  CIRCUIT_BREAKER_OPEN:
+    'circuitBreakerThreshold provider calls in a row failed after their retries (or the probe of an open breaker failed); error.status is the last HTTP status.',
+  PROVIDER_ERROR:
+    'A provider failure that is not retried, came after output started, or outlasted providers.<name>.max_retries; error.status is its HTTP status.',
   BUDGET_EXHAUSTED: 'The budget guard (session, tenant or budget host) denied a provider call.',
   BLOCKED_BY_HOOK: 'A gating hook blocked the prompt or a provider call.',
   CANCELLED: 'The run was cancelled (cancel request, session close or shutdown).',
   NODE_LOST: 'The node running the run died, lost its lease, or the run was in flight when the session was saved.',
-  UNKNOWN_COMMAND: 'The input named a slash command (`/word`) the session does not have; the message lists the known ones.',
-  COMMAND_FAILED: 'A slash command failed: its webhook or WebSocket host timed out, answered an error or a bad answer, or a built-in refused its arguments.',
-  TRANSCRIPT_TOO_LARGE: 'The session transcript is past limits.maxTranscriptBytes or limits.maxTranscriptMessages and could not be compacted (autoCompact off, or the compaction did not happen); no provider call was made.',
-  CONTEXT_LIMIT_EXCEEDED: "The next provider request's estimated context is past the model's context window (maxContextTokens: limit.context); it was not sent.",
+  UNKNOWN_COMMAND:
+    'The input named a slash command (`/word`) the session does not have; the message lists the known ones.',
+  COMMAND_FAILED:
+    'A slash command failed: its webhook or WebSocket host timed out, answered an error or a bad answer, or a built-in refused its arguments.',
+  TRANSCRIPT_TOO_LARGE:
+    'The session transcript is past limits.maxTranscriptBytes or limits.maxTranscriptMessages and could not be compacted (autoCompact off, or the compaction did not happen); no provider call was made.',
+  CONTEXT_LIMIT_EXCEEDED:
+    "The next provider request's estimated context is past the model's context window (maxContextTokens: limit.context); it was not sent.",
   INTERNAL_ERROR: 'An unexpected fault inside the run.',
 } as const;
 

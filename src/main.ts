@@ -20,7 +20,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   const server = await startServer(config);
   // Seed keys this server accepts but does not use yet: named once at start, never fatal.
   for (const warning of configWarnings(config)) server.ctx.logger.warn({ configKey: warning.key }, warning.message);
-  server.ctx.logger.info({ url: server.url, store: server.ctx.store.kind, model: config.defaultModel }, 'A3S Code Server listening');
+  server.ctx.logger.info(
+    { url: server.url, store: server.ctx.store.kind, model: config.defaultModel },
+    'A3S Code Server listening',
+  );
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -22,7 +22,11 @@ interface Document {
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
   'x-error-codes': { code: string; status: number; description: string }[];
   'x-run-error-codes': { code: string; description: string }[];
-  'x-event-types': { type: string; catalog: 'seed' | 'extension'; payload: { type?: string; properties?: Record<string, unknown>; required?: string[] } }[];
+  'x-event-types': {
+    type: string;
+    catalog: 'seed' | 'extension';
+    payload: { type?: string; properties?: Record<string, unknown>; required?: string[] };
+  }[];
 }
 
 /** Every "METHOD /url" the Fastify app serves, read from printRoutes' tree (HEAD is implied by GET). */
@@ -75,14 +79,18 @@ describe('openapi.yaml', () => {
   });
 
   it('documents every route the app serves, and nothing else', async () => {
-    const ctx = await createRuntimeContext(CodeConfigSchema.parse({ storageBackend: 'memory', logLevel: 'silent', workspaceRoots: [process.cwd()] }), { logger: pino({ level: 'silent' }) });
+    const ctx = await createRuntimeContext(
+      CodeConfigSchema.parse({ storageBackend: 'memory', logLevel: 'silent', workspaceRoots: [process.cwd()] }),
+      { logger: pino({ level: 'silent' }) },
+    );
     const { app } = await buildApp(ctx);
     try {
       await app.ready();
       const served = routesFromTree(app.printRoutes({ commonPrefix: false }));
       const documented = new Set<string>();
       for (const [path, item] of Object.entries(doc.paths)) {
-        for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
+        for (const method of Object.keys(item))
+          documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
       }
       expect(served.size).toBeGreaterThan(5);
       expect([...documented].sort()).toEqual([...served].sort());
@@ -120,33 +128,59 @@ describe('openapi.yaml', () => {
   });
 
   it('resolves every $ref to a component schema', () => {
-    const missing = refs(doc).filter((ref) => !(ref.startsWith('#/components/schemas/') && ref.slice('#/components/schemas/'.length) in doc.components.schemas));
+    const missing = refs(doc).filter(
+      (ref) =>
+        !(
+          ref.startsWith('#/components/schemas/') && ref.slice('#/components/schemas/'.length) in doc.components.schemas
+        ),
+    );
     expect(missing).toEqual([]);
   });
 
   it('documents the error statuses each route can answer, derived from its shape', () => {
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path]?.[method]?.responses ?? {});
     // Session-scoped: the session lookup answers 404, 410 SESSION_CLOSED and 421 SESSION_OWNED_ELSEWHERE.
-    expect(statuses('/v1/sessions/{id}/history', 'get')).toEqual(expect.arrayContaining(['401', '403', '404', '410', '421']));
+    expect(statuses('/v1/sessions/{id}/history', 'get')).toEqual(
+      expect.arrayContaining(['401', '403', '404', '410', '421']),
+    );
     expect(statuses('/v1/sessions/{id}/history', 'get')).not.toContain('413');
     // A body may be too large; routes that start runs or sessions answer 503 while draining.
     expect(statuses('/v1/sessions/{id}/runs', 'post')).toEqual(expect.arrayContaining(['410', '413', '421', '503']));
-    expect(statuses('/v1/sessions/{id}/runs/{runId}/resume', 'post')).toEqual(expect.arrayContaining(['410', '413', '421', '503']));
+    expect(statuses('/v1/sessions/{id}/runs/{runId}/resume', 'post')).toEqual(
+      expect.arrayContaining(['410', '413', '421', '503']),
+    );
     expect(statuses('/v1/sessions', 'post')).toEqual(expect.arrayContaining(['401', '403', '413', '503']));
     expect(statuses('/v1/sessions', 'get')).not.toContain('421');
     // Every route, a WebSocket handshake included, can meet the transport's answers: malformed HTTP (400),
     // a timeout (408), the per-address connection cap (429), too many header bytes (431), a fault of ours (500);
     // a route with a path parameter also 414 (a parameter over 512 characters).
     expect(statuses('/healthz', 'get')).toEqual(['200', '400', '408', '429', '431', '500']);
-    expect(statuses('/v1/sessions/{id}/history', 'get')).toEqual(expect.arrayContaining(['400', '408', '414', '429', '431', '500']));
-    const errorRef = (path: string, status: string) => doc.paths[path]?.get?.responses?.[status]?.content?.['application/json']?.schema.$ref;
+    expect(statuses('/v1/sessions/{id}/history', 'get')).toEqual(
+      expect.arrayContaining(['400', '408', '414', '429', '431', '500']),
+    );
+    const errorRef = (path: string, status: string) =>
+      doc.paths[path]?.get?.responses?.[status]?.content?.['application/json']?.schema.$ref;
     expect(errorRef('/v1/sessions/{id}/history', '410')).toBe('#/components/schemas/ErrorBody');
     expect(errorRef('/v1/sessions/{id}/history', '421')).toBe('#/components/schemas/ErrorBody');
     expect(errorRef('/v1/sessions/{id}/events', '426')).toBe('#/components/schemas/ErrorBody');
     // The WebSocket route reports failures as close codes; a plain GET answers 426 UPGRADE_REQUIRED, a bad Host or
     // Origin 403, and the handshake meets the transport's answers like any request. As SSE (Accept: text/event-stream)
     // it answers 200 with the stream, or before it 400, 401, 403, 404 and 410.
-    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual(['101', '200', '400', '401', '403', '404', '408', '410', '414', '426', '429', '431', '500']);
+    expect(statuses('/v1/sessions/{id}/events', 'get')).toEqual([
+      '101',
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '408',
+      '410',
+      '414',
+      '426',
+      '429',
+      '431',
+      '500',
+    ]);
   });
 
   it('lists the whole error catalogue, run error codes included, and RunError.code is that closed set', () => {
@@ -155,6 +189,9 @@ describe('openapi.yaml', () => {
     const runError = doc.components.schemas.RunError as { properties: { code: { enum: string[] } } };
     expect(runError.properties.code.enum).toEqual(Object.keys(RUN_ERROR_CATALOGUE));
     // A code stored by an earlier version (an errno code, say) reads as INTERNAL_ERROR: the snapshot stays loadable.
-    expect(RunRecordSchema.shape.error.parse({ code: 'ECONNRESET', message: 'x' })).toEqual({ code: 'INTERNAL_ERROR', message: 'x' });
+    expect(RunRecordSchema.shape.error.parse({ code: 'ECONNRESET', message: 'x' })).toEqual({
+      code: 'INTERNAL_ERROR',
+      message: 'x',
+    });
   });
 });

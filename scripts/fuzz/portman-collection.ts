@@ -9,7 +9,11 @@ export interface PostmanItem {
   item?: PostmanItem[];
   request?: {
     method: string;
-    url: { path?: string[]; query?: Array<{ key: string; value?: string; disabled?: boolean }>; variable?: Array<{ key: string; value?: string }> };
+    url: {
+      path?: string[];
+      query?: Array<{ key: string; value?: string; disabled?: boolean }>;
+      variable?: Array<{ key: string; value?: string }>;
+    };
     header?: Array<{ key: string; value?: string }>;
     body?: { mode?: string; raw?: string };
     auth?: unknown;
@@ -26,7 +30,13 @@ export interface FuzzCollection {
   variations: PostmanItem[];
 }
 
-const FUZZ_OPTIONS = { requiredFields: { enabled: true }, minimumNumberFields: { enabled: true }, maximumNumberFields: { enabled: true }, minLengthFields: { enabled: true }, maxLengthFields: { enabled: true } };
+const FUZZ_OPTIONS = {
+  requiredFields: { enabled: true },
+  minimumNumberFields: { enabled: true },
+  maximumNumberFields: { enabled: true },
+  minLengthFields: { enabled: true },
+  maxLengthFields: { enabled: true },
+};
 
 /** The Portman settings: contract tests on every operation, and a 400-expecting fuzz variation of each. */
 export const PORTMAN_CONFIG = {
@@ -44,8 +54,16 @@ export const PORTMAN_CONFIG = {
         variations: [
           {
             name: 'fuzz',
-            fuzzing: [{ requestBody: [FUZZ_OPTIONS], requestQueryParams: [FUZZ_OPTIONS], requestHeaders: [FUZZ_OPTIONS] }],
-            tests: { contractTests: [{ statusCode: { enabled: true } }, { jsonBody: { enabled: true } }, { schemaValidation: { enabled: true } }] },
+            fuzzing: [
+              { requestBody: [FUZZ_OPTIONS], requestQueryParams: [FUZZ_OPTIONS], requestHeaders: [FUZZ_OPTIONS] },
+            ],
+            tests: {
+              contractTests: [
+                { statusCode: { enabled: true } },
+                { jsonBody: { enabled: true } },
+                { schemaValidation: { enabled: true } },
+              ],
+            },
           },
         ],
       },
@@ -74,14 +92,30 @@ export async function generateCollection(openapiPath: string, workDir: string): 
   writeFileSync(configPath, JSON.stringify(PORTMAN_CONFIG, null, 2));
   const require = createRequire(import.meta.url);
   const bin = join(require.resolve('@apideck/portman/package.json'), '..', 'bin', 'portman');
-  await runProcess(process.execPath, [bin, '-l', openapiPath, '-b', '{{baseUrl}}', '-c', configPath, '-o', outPath, '-n', 'false'], workDir);
-  const raw = JSON.parse(readFileSync(outPath, 'utf8')) as { info: unknown; auth?: unknown; variable?: unknown[]; item: PostmanItem[] };
+  await runProcess(
+    process.execPath,
+    [bin, '-l', openapiPath, '-b', '{{baseUrl}}', '-c', configPath, '-o', outPath, '-n', 'false'],
+    workDir,
+  );
+  const raw = JSON.parse(readFileSync(outPath, 'utf8')) as {
+    info: unknown;
+    auth?: unknown;
+    variable?: unknown[];
+    item: PostmanItem[];
+  };
   const variationsFolder = raw.item.find((i) => i.name === 'Variation Tests');
   const main = flatten(raw.item.filter((i) => i !== variationsFolder));
   const variations = flatten(variationsFolder ? [variationsFolder] : []);
   for (const item of [...main, ...variations]) prepare(item);
-  const isClose = (item: PostmanItem): boolean => item.request?.method === 'DELETE' && (item.request.url.path ?? []).join('/') === 'v1/sessions/:id';
-  return { info: raw.info, auth: raw.auth, variable: raw.variable, main: [...main.filter((i) => !isClose(i)), ...main.filter(isClose)], variations: variations.filter((i) => !isClose(i)) };
+  const isClose = (item: PostmanItem): boolean =>
+    item.request?.method === 'DELETE' && (item.request.url.path ?? []).join('/') === 'v1/sessions/:id';
+  return {
+    info: raw.info,
+    auth: raw.auth,
+    variable: raw.variable,
+    main: [...main.filter((i) => !isClose(i)), ...main.filter(isClose)],
+    variations: variations.filter((i) => !isClose(i)),
+  };
 }
 
 /** A collection newman can run, from a list of items. */
@@ -100,7 +134,8 @@ function prepare(item: PostmanItem): void {
     const value = PATH_VARIABLES[variable.key];
     if (value !== undefined) variable.value = value;
   }
-  if (request.auth !== undefined) request.auth = { type: 'bearer', bearer: [{ type: 'string', key: 'token', value: '{{token}}' }] };
+  if (request.auth !== undefined)
+    request.auth = { type: 'bearer', bearer: [{ type: 'string', key: 'token', value: '{{token}}' }] };
   if (request.body?.raw !== undefined) request.body.raw = request.body.raw.replace(URL_PATTERN, LOOPBACK_SINK);
   for (const entry of [...(request.url.query ?? []), ...(request.header ?? [])]) {
     if (typeof entry.value === 'string') entry.value = entry.value.replace(URL_PATTERN, LOOPBACK_SINK);
@@ -109,7 +144,11 @@ function prepare(item: PostmanItem): void {
 
 function runProcess(command: string, args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(command, args, {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-8000)));
     child.stderr.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-8000)));

@@ -26,28 +26,58 @@ const LONG = 'a'.repeat(20_000);
 export function rawCases(full: boolean): RawCase[] {
   const auth = 'Authorization: Bearer {{token}}\r\n';
   const host = 'Host: 127.0.0.1\r\n';
-  const json = (body: string): string => `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const json = (body: string): string =>
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   const cases: RawCase[] = [
     { name: 'overlong UTF-8 in the path (%C0%AE)', text: `GET /v1/sessions/%C0%AE HTTP/1.1\r\n${host}${auth}\r\n` },
     { name: 'bad percent-encoding (%zz)', text: `GET /v1/sessions/%zz HTTP/1.1\r\n${host}${auth}\r\n` },
     { name: 'session id of 20,000 characters', text: `GET /v1/sessions/${LONG} HTTP/1.1\r\n${host}${auth}\r\n` },
-    { name: 'header block over 16 KiB (431)', text: `GET /v1/sessions HTTP/1.1\r\n${host}${auth}X-Big: ${LONG}\r\n\r\n` },
+    {
+      name: 'header block over 16 KiB (431)',
+      text: `GET /v1/sessions HTTP/1.1\r\n${host}${auth}X-Big: ${LONG}\r\n\r\n`,
+    },
     { name: 'NUL byte in a header value', text: `GET /v1/sessions HTTP/1.1\r\n${host}${auth}X-Bad: a\u0000b\r\n\r\n` },
     { name: 'unsupported method (PROPFIND)', text: `PROPFIND /v1/sessions HTTP/1.1\r\n${host}${auth}\r\n` },
     { name: 'malformed JSON body', text: `POST /v1/sessions HTTP/1.1\r\n${host}${auth}${json('{"workspace":')}` },
     { name: 'JSON body that is not an object', text: `POST /v1/sessions HTTP/1.1\r\n${host}${auth}${json('[1,2,3]')}` },
-    { name: 'unsupported content type', text: `POST /v1/sessions HTTP/1.1\r\n${host}${auth}Content-Type: text/xml\r\nContent-Length: 7\r\n\r\n<a></a>` },
-    { name: 'malformed chunked body', text: `POST /v1/sessions HTTP/1.1\r\n${host}${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n` },
+    {
+      name: 'unsupported content type',
+      text: `POST /v1/sessions HTTP/1.1\r\n${host}${auth}Content-Type: text/xml\r\nContent-Length: 7\r\n\r\n<a></a>`,
+    },
+    {
+      name: 'malformed chunked body',
+      text: `POST /v1/sessions HTTP/1.1\r\n${host}${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+    },
     { name: 'unknown route', text: `GET /v1/no-such-route HTTP/1.1\r\n${host}${auth}\r\n` },
-    { name: 'unauthenticated POST with a malformed body (401 before parsing)', text: `POST /v1/sessions HTTP/1.1\r\n${host}${json('{"workspace":')}`, expectStatus: 401 },
-    { name: 'bad bearer token', text: `GET /v1/sessions HTTP/1.1\r\n${host}Authorization: Bearer nope\r\n\r\n`, expectStatus: 401 },
-    { name: 'run input of the wrong type', text: `POST /v1/sessions/{{sessionId}}/runs HTTP/1.1\r\n${host}${auth}${json('{"input":42}')}` },
+    {
+      name: 'unauthenticated POST with a malformed body (401 before parsing)',
+      text: `POST /v1/sessions HTTP/1.1\r\n${host}${json('{"workspace":')}`,
+      expectStatus: 401,
+    },
+    {
+      name: 'bad bearer token',
+      text: `GET /v1/sessions HTTP/1.1\r\n${host}Authorization: Bearer nope\r\n\r\n`,
+      expectStatus: 401,
+    },
+    {
+      name: 'run input of the wrong type',
+      text: `POST /v1/sessions/{{sessionId}}/runs HTTP/1.1\r\n${host}${auth}${json('{"input":42}')}`,
+    },
   ];
   if (full) {
     cases.push(
-      { name: 'body over the body limit', text: `POST /v1/sessions/{{sessionId}}/runs HTTP/1.1\r\n${host}${auth}${json(JSON.stringify({ input: 'x'.repeat(2 * 1024 * 1024) }))}` },
-      { name: 'double-encoded traversal in the path', text: `GET /v1/sessions/%252e%252e%252f HTTP/1.1\r\n${host}${auth}\r\n` },
-      { name: 'query string with invalid encoding', text: `GET /v1/sessions/{{sessionId}}/history?limit=%E0%A4%A HTTP/1.1\r\n${host}${auth}\r\n` },
+      {
+        name: 'body over the body limit',
+        text: `POST /v1/sessions/{{sessionId}}/runs HTTP/1.1\r\n${host}${auth}${json(JSON.stringify({ input: 'x'.repeat(2 * 1024 * 1024) }))}`,
+      },
+      {
+        name: 'double-encoded traversal in the path',
+        text: `GET /v1/sessions/%252e%252e%252f HTTP/1.1\r\n${host}${auth}\r\n`,
+      },
+      {
+        name: 'query string with invalid encoding',
+        text: `GET /v1/sessions/{{sessionId}}/history?limit=%E0%A4%A HTTP/1.1\r\n${host}${auth}\r\n`,
+      },
     );
   }
   return cases;

@@ -63,7 +63,13 @@ export class ResponseOracle {
         const pattern = segments.map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : escapeRegex(s))).join('/');
         const security = operation.security ?? doc.security ?? [];
         this.routes.push({
-          ref: { method: method.toUpperCase(), template, secured: security.length > 0 && !security.every((s) => typeof s === 'object' && s !== null && Object.keys(s).length === 0) },
+          ref: {
+            method: method.toUpperCase(),
+            template,
+            secured:
+              security.length > 0 &&
+              !security.every((s) => typeof s === 'object' && s !== null && Object.keys(s).length === 0),
+          },
           regex: new RegExp(`^/${pattern}/?$`),
           literalSegments: segments.filter((s) => !s.startsWith('{')).length,
           operation,
@@ -85,20 +91,38 @@ export class ResponseOracle {
   }
 
   /** Checks one response; undefined when it is as documented. */
-  check(method: string, path: string, status: number, contentType: string | undefined, body: Buffer): ContractProblem | undefined {
+  check(
+    method: string,
+    path: string,
+    status: number,
+    contentType: string | undefined,
+    body: Buffer,
+  ): ContractProblem | undefined {
     const route = this.find(method, path);
-    if (route === undefined) return { kind: 'unknown_operation', detail: `no operation in openapi.yaml for ${method} ${path}` };
+    if (route === undefined)
+      return { kind: 'unknown_operation', detail: `no operation in openapi.yaml for ${method} ${path}` };
     const where = `${route.ref.method} ${route.ref.template}`;
-    if (status >= 500) return { kind: 'server_error_5xx', detail: `${where} answered ${status}: ${body.toString('utf8').slice(0, 300)}` };
+    if (status >= 500)
+      return {
+        kind: 'server_error_5xx',
+        detail: `${where} answered ${status}: ${body.toString('utf8').slice(0, 300)}`,
+      };
     const responses = route.operation.responses ?? {};
     const key = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => Object.hasOwn(responses, k));
-    if (key === undefined) return { kind: 'status_undocumented', detail: `${where} answered ${status}, documented: ${Object.keys(responses).join(', ')}; body ${body.toString('utf8').slice(0, 300)}` };
+    if (key === undefined)
+      return {
+        kind: 'status_undocumented',
+        detail: `${where} answered ${status}, documented: ${Object.keys(responses).join(', ')}; body ${body.toString('utf8').slice(0, 300)}`,
+      };
     const content = responses[key]?.content;
     if (content === undefined || Object.keys(content).length === 0) return undefined;
     const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     const documented = Object.keys(content).find((type) => type.toLowerCase() === mediaType);
     if (documented === undefined) {
-      return { kind: 'content_type_mismatch', detail: `${where} ${status}: content-type ${contentType ?? '(none)'}, documented ${Object.keys(content).join(', ')}; body ${body.toString('utf8').slice(0, 200)}` };
+      return {
+        kind: 'content_type_mismatch',
+        detail: `${where} ${status}: content-type ${contentType ?? '(none)'}, documented ${Object.keys(content).join(', ')}; body ${body.toString('utf8').slice(0, 200)}`,
+      };
     }
     if (content[documented]?.schema === undefined) return undefined;
     let value: unknown;
@@ -106,7 +130,10 @@ export class ResponseOracle {
       try {
         value = JSON.parse(body.toString('utf8'));
       } catch {
-        return { kind: 'schema_mismatch', detail: `${where} ${status}: body is not JSON: ${body.toString('utf8').slice(0, 200)}` };
+        return {
+          kind: 'schema_mismatch',
+          detail: `${where} ${status}: body is not JSON: ${body.toString('utf8').slice(0, 200)}`,
+        };
       }
     } else {
       value = body.toString('utf8');
@@ -114,8 +141,16 @@ export class ResponseOracle {
     const pointer = `openapi#/paths/${pointerToken(route.ref.template)}/${route.ref.method.toLowerCase()}/responses/${pointerToken(key)}/content/${pointerToken(documented)}/schema`;
     const validate = this.validatorFor(pointer);
     if (validate(value)) return undefined;
-    const errors = (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}${e.params && Object.keys(e.params).length > 0 ? ` ${JSON.stringify(e.params)}` : ''}`);
-    return { kind: 'schema_mismatch', detail: `${where} ${status}: ${errors.join('; ')}; body ${JSON.stringify(value).slice(0, 300)}` };
+    const errors = (validate.errors ?? [])
+      .slice(0, 3)
+      .map(
+        (e) =>
+          `${e.instancePath || '/'} ${e.message ?? ''}${e.params && Object.keys(e.params).length > 0 ? ` ${JSON.stringify(e.params)}` : ''}`,
+      );
+    return {
+      kind: 'schema_mismatch',
+      detail: `${where} ${status}: ${errors.join('; ')}; body ${JSON.stringify(value).slice(0, 300)}`,
+    };
   }
 
   /** Validates a value against a component schema (e.g. ErrorBody); the Ajv messages, or undefined when valid. */
@@ -123,7 +158,10 @@ export class ResponseOracle {
     const pointer = `openapi#/components/schemas/${pointerToken(name)}`;
     const validate = this.validatorFor(pointer);
     if (validate(value)) return undefined;
-    return (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ');
+    return (validate.errors ?? [])
+      .slice(0, 3)
+      .map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`)
+      .join('; ');
   }
 
   // Ajv's compiled validator of a schema in the document, compiled once.

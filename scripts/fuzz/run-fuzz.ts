@@ -21,7 +21,12 @@ const REQUEST_TIMEOUT_MS = 180_000;
 
 /** The two tenants: A may do everything (admin, host_direct), B only `sessions`. */
 const TENANTS = {
-  a: { token: 'fuzz-token-tenant-a-0123456789', principal: 'fuzz-a', tenantId: 'tenant-a', scopes: ['sessions', 'host_direct', 'admin'] },
+  a: {
+    token: 'fuzz-token-tenant-a-0123456789',
+    principal: 'fuzz-a',
+    tenantId: 'tenant-a',
+    scopes: ['sessions', 'host_direct', 'admin'],
+  },
   b: { token: 'fuzz-token-tenant-b-0123456789', principal: 'fuzz-b', tenantId: 'tenant-b', scopes: ['sessions'] },
 } as const;
 
@@ -66,14 +71,24 @@ class FuzzRun {
   checkAlive(pass: string): boolean {
     const status = this.server.exitStatus();
     if (status === undefined) return true;
-    if (!this.failures.some((f) => f.kind === 'crash')) this.fail({ kind: 'crash', pass, method: '-', path: '-', status: 0, detail: `server exited (${status}):\n${this.server.output().slice(-3000)}` });
+    if (!this.failures.some((f) => f.kind === 'crash'))
+      this.fail({
+        kind: 'crash',
+        pass,
+        method: '-',
+        path: '-',
+        status: 0,
+        detail: `server exited (${status}):\n${this.server.output().slice(-3000)}`,
+      });
     return false;
   }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
   const short = argv.includes('--short') || process.env.FUZZ_SHORT === '1';
-  const rounds = short ? 1 : Number(/^--rounds=(\d+)$/.exec(argv.find((a) => a.startsWith('--rounds=')) ?? '')?.[1] ?? 3);
+  const rounds = short
+    ? 1
+    : Number(/^--rounds=(\d+)$/.exec(argv.find((a) => a.startsWith('--rounds=')) ?? '')?.[1] ?? 3);
   const started = performance.now();
   const work = realpathSync(mkdtempSync(join(tmpdir(), 'a3s-fuzz-')));
   // As root the server runs commands as sandbox.run_as, which must pass through to its data and workspace dirs.
@@ -113,8 +128,21 @@ async function main(argv: readonly string[]): Promise<number> {
         { name: 'tenant-a', token: TENANTS.a.token, ...a, items: [...collection.main, ...collection.variations] },
         { name: 'tenant-b', token: TENANTS.b.token, ...b, items: [...collection.main, ...collection.variations] },
         // Tenant B's token on tenant A's session: nothing of A's session may be readable or writable.
-        { name: 'cross-tenant', token: TENANTS.b.token, sessionId: a.sessionId, runId: a.runId, items: collection.main, forbidSuccess: { kind: 'cross_tenant_access', onlyPaths: /^\/v1\/sessions\/[^/]+/ } },
-        { name: 'anonymous', token: '', ...a, items: collection.main, forbidSuccess: { kind: 'unauthenticated_access', onlyPaths: /^\/(?:v1|metrics)/ } },
+        {
+          name: 'cross-tenant',
+          token: TENANTS.b.token,
+          sessionId: a.sessionId,
+          runId: a.runId,
+          items: collection.main,
+          forbidSuccess: { kind: 'cross_tenant_access', onlyPaths: /^\/v1\/sessions\/[^/]+/ },
+        },
+        {
+          name: 'anonymous',
+          token: '',
+          ...a,
+          items: collection.main,
+          forbidSuccess: { kind: 'unauthenticated_access', onlyPaths: /^\/(?:v1|metrics)/ },
+        },
       ];
       for (const pass of passes) {
         if (!run.checkAlive(pass.name)) break;
@@ -125,8 +153,19 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     run.checkAlive('end');
     if (server.exitStatus() === undefined) {
-      const health = await fetch(`${server.url}/healthz`).then((r) => r.status, () => 0);
-      if (health !== 200) run.fail({ kind: 'unhealthy_after', pass: 'end', method: 'GET', path: '/healthz', status: health, detail: 'the server did not answer /healthz 200 after the fuzz' });
+      const health = await fetch(`${server.url}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      );
+      if (health !== 200)
+        run.fail({
+          kind: 'unhealthy_after',
+          pass: 'end',
+          method: 'GET',
+          path: '/healthz',
+          status: health,
+          detail: 'the server did not answer /healthz 200 after the fuzz',
+        });
     }
   } finally {
     await server.stop();
@@ -165,19 +204,33 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 /** A session in the tenant's own workspace directory with one completed run, for the session and run path variables. */
-async function prepareTenant(url: string, token: string, sessionId: string): Promise<{ sessionId: string; runId: string }> {
+async function prepareTenant(
+  url: string,
+  token: string,
+  sessionId: string,
+): Promise<{ sessionId: string; runId: string }> {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const created = await fetch(`${url}/v1/sessions`, { method: 'POST', headers, body: JSON.stringify({ sessionId }) });
-  if (created.status !== 201) throw new Error(`fuzz setup: create session answered ${created.status} ${await created.text()}`);
-  const ran = await fetch(`${url}/v1/sessions/${sessionId}/runs`, { method: 'POST', headers, body: JSON.stringify({ input: 'hello', wait: true }) });
+  if (created.status !== 201)
+    throw new Error(`fuzz setup: create session answered ${created.status} ${await created.text()}`);
+  const ran = await fetch(`${url}/v1/sessions/${sessionId}/runs`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ input: 'hello', wait: true }),
+  });
   const body = (await ran.json()) as { run?: { runId?: string }; runId?: string };
   const runId = body.run?.runId ?? body.runId;
-  if (ran.status !== 200 || typeof runId !== 'string') throw new Error(`fuzz setup: run answered ${ran.status} ${JSON.stringify(body)}`);
+  if (ran.status !== 200 || typeof runId !== 'string')
+    throw new Error(`fuzz setup: run answered ${ran.status} ${JSON.stringify(body)}`);
   return { sessionId, runId };
 }
 
 interface NewmanRequestArgs {
-  request: { method: string; url: { getPath(unresolved?: boolean): string; toString(): string }; body?: { raw?: string } };
+  request: {
+    method: string;
+    url: { getPath(unresolved?: boolean): string; toString(): string };
+    body?: { raw?: string };
+  };
   response?: { code: number; stream?: Buffer; headers: { get(name: string): string | undefined } };
   item: { name: string };
 }
@@ -194,7 +247,13 @@ function runPass(run: FuzzRun, collection: FuzzCollection, pass: Pass, baseUrl: 
   };
   return new Promise<void>((resolve, reject) => {
     const emitter = newman.run(
-      { collection: collectionOf(collection, pass.items) as never, environment: environment as never, reporters: [], timeoutRequest: REQUEST_TIMEOUT_MS, ignoreRedirects: true },
+      {
+        collection: collectionOf(collection, pass.items) as never,
+        environment: environment as never,
+        reporters: [],
+        timeoutRequest: REQUEST_TIMEOUT_MS,
+        ignoreRedirects: true,
+      },
       (error) => (error ? reject(error) : resolve()),
     );
     emitter.on('request', (error: Error | null, args: NewmanRequestArgs) => {
@@ -206,22 +265,51 @@ function runPass(run: FuzzRun, collection: FuzzCollection, pass: Pass, baseUrl: 
       if (error || args.response === undefined) {
         // The body that got no answer, so a sample can be replayed.
         const body = args.request.body?.raw?.slice(0, 500) ?? '';
-        run.fail({ kind: run.server.exitStatus() === undefined ? 'no_response' : 'crash', pass: pass.name, method, path: shorten(path), status: 0, detail: `${args.item.name}: ${error?.message ?? 'no response'}${body ? ` (body: ${body})` : ''}` });
+        run.fail({
+          kind: run.server.exitStatus() === undefined ? 'no_response' : 'crash',
+          pass: pass.name,
+          method,
+          path: shorten(path),
+          status: 0,
+          detail: `${args.item.name}: ${error?.message ?? 'no response'}${body ? ` (body: ${body})` : ''}`,
+        });
         return;
       }
       const { code } = args.response;
       const body = args.response.stream ?? Buffer.alloc(0);
       const problem = run.oracle.check(method, path, code, args.response.headers.get('content-type'), body);
-      if (problem) run.fail({ kind: problem.kind, pass: pass.name, method, path: shorten(path), status: code, detail: `${args.item.name}: ${problem.detail}` });
+      if (problem)
+        run.fail({
+          kind: problem.kind,
+          pass: pass.name,
+          method,
+          path: shorten(path),
+          status: code,
+          detail: `${args.item.name}: ${problem.detail}`,
+        });
       const forbid = pass.forbidSuccess;
-      if (forbid && code >= 200 && code < 300 && forbid.onlyPaths.test(path) && (forbid.kind === 'cross_tenant_access' || operation?.secured !== false)) {
-        run.fail({ kind: forbid.kind, pass: pass.name, method, path: shorten(path), status: code, detail: `${args.item.name}: answered ${code} ${body.toString('utf8').slice(0, 200)}` });
+      if (
+        forbid &&
+        code >= 200 &&
+        code < 300 &&
+        forbid.onlyPaths.test(path) &&
+        (forbid.kind === 'cross_tenant_access' || operation?.secured !== false)
+      ) {
+        run.fail({
+          kind: forbid.kind,
+          pass: pass.name,
+          method,
+          path: shorten(path),
+          status: code,
+          detail: `${args.item.name}: answered ${code} ${body.toString('utf8').slice(0, 200)}`,
+        });
       }
     });
     emitter.on('assertion', (error: Error | null, args: { assertion: string; item: { name: string } }) => {
       if (!error) return;
       run.portmanAssertionsFailed += 1;
-      if (run.portmanSample.length < 5) run.portmanSample.push(`${pass.name}: ${args.item.name}: ${args.assertion}: ${error.message.slice(0, 160)}`);
+      if (run.portmanSample.length < 5)
+        run.portmanSample.push(`${pass.name}: ${args.item.name}: ${args.assertion}: ${error.message.slice(0, 160)}`);
     });
   });
 }
@@ -237,15 +325,27 @@ async function runRaw(run: FuzzRun, base: URL, sessionId: string, full: boolean)
     const answer = await sendRaw(base.hostname, Number(base.port), text);
     const where = { pass: 'raw', method, path: shorten(path), status: answer.status };
     if (answer.status === 0) {
-      run.fail({ kind: run.server.exitStatus() === undefined ? 'no_response' : 'crash', ...where, detail: `${rawCase.name}: the connection closed without an HTTP answer` });
+      run.fail({
+        kind: run.server.exitStatus() === undefined ? 'no_response' : 'crash',
+        ...where,
+        detail: `${rawCase.name}: the connection closed without an HTTP answer`,
+      });
       continue;
     }
     if (rawCase.expectStatus !== undefined && answer.status !== rawCase.expectStatus) {
-      run.fail({ kind: 'wrong_status', ...where, detail: `${rawCase.name}: expected ${rawCase.expectStatus}, got ${answer.status}: ${answer.body.toString('utf8').slice(0, 200)}` });
+      run.fail({
+        kind: 'wrong_status',
+        ...where,
+        detail: `${rawCase.name}: expected ${rawCase.expectStatus}, got ${answer.status}: ${answer.body.toString('utf8').slice(0, 200)}`,
+      });
       continue;
     }
     if (answer.status >= 500) {
-      run.fail({ kind: 'server_error_5xx', ...where, detail: `${rawCase.name}: ${answer.body.toString('utf8').slice(0, 300)}` });
+      run.fail({
+        kind: 'server_error_5xx',
+        ...where,
+        detail: `${rawCase.name}: ${answer.body.toString('utf8').slice(0, 300)}`,
+      });
       continue;
     }
     let parsed: unknown;
@@ -256,7 +356,11 @@ async function runRaw(run: FuzzRun, base: URL, sessionId: string, full: boolean)
     }
     const shapeProblem = parsed === undefined ? 'body is not JSON' : run.oracle.checkComponent('ErrorBody', parsed);
     if (answer.status >= 400 && shapeProblem !== undefined) {
-      run.fail({ kind: 'error_shape', ...where, detail: `${rawCase.name}: content-type ${answer.contentType ?? '(none)'}, ${shapeProblem}; body ${answer.body.toString('utf8').slice(0, 200)}` });
+      run.fail({
+        kind: 'error_shape',
+        ...where,
+        detail: `${rawCase.name}: content-type ${answer.contentType ?? '(none)'}, ${shapeProblem}; body ${answer.body.toString('utf8').slice(0, 200)}`,
+      });
       continue;
     }
     const operation = run.oracle.match(method, path);

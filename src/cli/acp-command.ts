@@ -28,9 +28,12 @@ export async function acpCommand(args: readonly string[], io: CliIo, input: Read
   const { values, positionals } = parseFlags('acp', args, ACP_FLAGS);
   positionalArgs('acp', positionals, []);
   // ACP sessions live on the node the socket reaches: there is nothing to forward (A3S_ROUTE does not apply).
-  if (values['no-forward'] === true) throw new UsageError('--no-forward does not apply to acp: its sessions live on the node its socket reaches', 'acp');
+  if (values['no-forward'] === true)
+    throw new UsageError('--no-forward does not apply to acp: its sessions live on the node its socket reaches', 'acp');
   const config = resolveCliConfig(values, io);
-  const socket = new WebSocket(acpWebSocketUrl(config.url), { headers: config.token !== undefined ? { authorization: `Bearer ${config.token}` } : {} });
+  const socket = new WebSocket(acpWebSocketUrl(config.url), {
+    headers: config.token !== undefined ? { authorization: `Bearer ${config.token}` } : {},
+  });
   return new Promise<number>((resolve) => {
     const queued: string[] = [];
     let partial = '';
@@ -42,7 +45,8 @@ export async function acpCommand(args: readonly string[], io: CliIo, input: Read
       input.off('data', onData);
       input.off('end', onEnd);
       stopInterrupts();
-      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(1000, 'bridge closed');
+      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING)
+        socket.close(1000, 'bridge closed');
       resolve(code);
     };
     const forward = (line: string) => {
@@ -72,9 +76,23 @@ export async function acpCommand(args: readonly string[], io: CliIo, input: Read
       for (const line of queued.splice(0)) socket.send(line);
     });
     socket.on('message', (data) => io.out(`${data.toString().replace(/\n/g, '')}\n`));
-    socket.on('close', (code, reason) => finish(code === 1000 || code === 1005 ? EXIT.ok : EXIT.failed, code === 1000 || code === 1005 ? undefined : `the server closed the connection (${code}${reason.length > 0 ? `: ${reason.toString()}` : ''})`));
-    socket.on('unexpected-response', (_request, response) => finish(EXIT.failed, `${acpWebSocketUrl(config.url)} answered HTTP ${response.statusCode} instead of a WebSocket upgrade`));
-    socket.on('error', (error) => finish(EXIT.failed, `cannot connect to ${acpWebSocketUrl(config.url)}: ${error.message}`));
+    socket.on('close', (code, reason) =>
+      finish(
+        code === 1000 || code === 1005 ? EXIT.ok : EXIT.failed,
+        code === 1000 || code === 1005
+          ? undefined
+          : `the server closed the connection (${code}${reason.length > 0 ? `: ${reason.toString()}` : ''})`,
+      ),
+    );
+    socket.on('unexpected-response', (_request, response) =>
+      finish(
+        EXIT.failed,
+        `${acpWebSocketUrl(config.url)} answered HTTP ${response.statusCode} instead of a WebSocket upgrade`,
+      ),
+    );
+    socket.on('error', (error) =>
+      finish(EXIT.failed, `cannot connect to ${acpWebSocketUrl(config.url)}: ${error.message}`),
+    );
     input.on('data', onData);
     input.on('end', onEnd);
   });

@@ -36,7 +36,8 @@ export function resolveRoute(values: FlagValues, env: CliIo['env']): CliConfig['
 
 /** The config file's path for this environment. */
 export function configFilePath(io: Pick<CliIo, 'env' | 'home'>): string {
-  const base = io.env.XDG_CONFIG_HOME && io.env.XDG_CONFIG_HOME.length > 0 ? io.env.XDG_CONFIG_HOME : join(io.home, '.config');
+  const base =
+    io.env.XDG_CONFIG_HOME && io.env.XDG_CONFIG_HOME.length > 0 ? io.env.XDG_CONFIG_HOME : join(io.home, '.config');
   return join(base, 'a3s', 'cli.json');
 }
 
@@ -71,10 +72,12 @@ export function isLoopbackHost(hostname: string): boolean {
  * on a loopback address is a UsageError (exit 2).
  */
 export function resolveCliConfig(values: FlagValues, io: Pick<CliIo, 'env' | 'home'>): CliConfig {
-  const nonEmpty = (value: string | undefined): string | undefined => (value !== undefined && value.length > 0 ? value : undefined);
+  const nonEmpty = (value: string | undefined): string | undefined =>
+    value !== undefined && value.length > 0 ? value : undefined;
   const flagUrl = stringFlag(values, 'url');
   const flagToken = stringFlag(values, 'token');
-  const needFile = (flagUrl ?? nonEmpty(io.env.A3S_URL)) === undefined || (flagToken ?? nonEmpty(io.env.A3S_TOKEN)) === undefined;
+  const needFile =
+    (flagUrl ?? nonEmpty(io.env.A3S_URL)) === undefined || (flagToken ?? nonEmpty(io.env.A3S_TOKEN)) === undefined;
   const path = configFilePath(io);
   const file = needFile ? readConfigFile(path) : {};
   const url = flagUrl ?? nonEmpty(io.env.A3S_URL) ?? file.url ?? DEFAULT_URL;
@@ -85,9 +88,12 @@ export function resolveCliConfig(values: FlagValues, io: Pick<CliIo, 'env' | 'ho
   } catch {
     throw new UsageError(`the server URL "${url}" is not a valid URL (set --url, A3S_URL or "url" in ${path})`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`the server URL "${url}" must start with http:// or https://`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`the server URL "${url}" must start with http:// or https://`);
   if (token === undefined && !isLoopbackHost(parsed.hostname)) {
-    throw new UsageError(`no token for ${parsed.origin}: a server off the loopback address needs one; set A3S_TOKEN, pass --token, or put "token" in ${path}`);
+    throw new UsageError(
+      `no token for ${parsed.origin}: a server off the loopback address needs one; set A3S_TOKEN, pass --token, or put "token" in ${path}`,
+    );
   }
   return { url: url.replace(/\/+$/, ''), token, route: resolveRoute(values, io.env) };
 }

@@ -20,7 +20,10 @@ export async function eventsCommand(args: readonly string[], io: CliIo): Promise
   const stopInterrupts = io.onInterrupt(() => stream.close());
   try {
     // The wire envelope only (not the client's convenience fields): what the server sent, a line each.
-    for await (const event of stream) io.out(`${JSON.stringify({ version: event.version, type: event.type, payload: event.payload, metadata: event.metadata })}\n`);
+    for await (const event of stream)
+      io.out(
+        `${JSON.stringify({ version: event.version, type: event.type, payload: event.payload, metadata: event.metadata })}\n`,
+      );
   } finally {
     stopInterrupts();
   }

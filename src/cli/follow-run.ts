@@ -34,7 +34,13 @@ export const EXIT_INTERRUPTED = 130;
  * `a3s approve`); then read the run's record and answer the run's exit code (printing the AgentResult with `json`).
  * A first Ctrl-C cancels the run (and waits for it to end), a second stops following at once (exit 130).
  */
-export async function followRun(session: Session, runId: string, events: RunEventSource, options: FollowOptions, io: CliIo): Promise<number> {
+export async function followRun(
+  session: Session,
+  runId: string,
+  events: RunEventSource,
+  options: FollowOptions,
+  io: CliIo,
+): Promise<number> {
   let midLine = false;
   const activity = new ToolActivity(io, () => {
     if (midLine && io.stderrIsTty) io.err('\n');
@@ -86,18 +92,24 @@ export async function followRun(session: Session, runId: string, events: RunEven
             await session.confirmToolUse(toolId, true, 'approved by a3s run --approve');
             activity.note(`[confirm] approved ${what}`);
           } catch (error) {
-            activity.note(`[confirm] could not approve ${what}: ${error instanceof Error ? error.message : String(error)}`);
+            activity.note(
+              `[confirm] could not approve ${what}: ${error instanceof Error ? error.message : String(error)}`,
+            );
           }
           break;
         }
         case 'confirmation_timeout':
-          activity.note(`[confirm] ${event.payload.tool_name ?? event.payload.tool_id}: no answer in time (${event.payload.action_taken})`);
+          activity.note(
+            `[confirm] ${event.payload.tool_name ?? event.payload.tool_id}: no answer in time (${event.payload.action_taken})`,
+          );
           break;
         case 'error':
           if (ofRun) activity.note(`[error] ${event.payload.code}: ${event.payload.message}`);
           break;
         case 'replay_gap':
-          activity.note(`[events] retention dropped events ${event.payload.requested_after}..${event.payload.first_available} of the session`);
+          activity.note(
+            `[events] retention dropped events ${event.payload.requested_after}..${event.payload.first_available} of the session`,
+          );
           break;
         case 'agent_end':
           if (ofRun) ended = true;
@@ -116,7 +128,9 @@ export async function followRun(session: Session, runId: string, events: RunEven
   if (midLine) io.out('\n');
   const record = (await session.runSnapshot(runId)) as RunRecord;
   if (record.status !== 'completed' && record.status !== 'failed' && record.status !== 'cancelled') {
-    io.err(`a3s: the event stream of run ${runId} ended while the run is ${record.status}; follow it with "a3s events ${session.sessionId} --follow"\n`);
+    io.err(
+      `a3s: the event stream of run ${runId} ended while the run is ${record.status}; follow it with "a3s events ${session.sessionId} --follow"\n`,
+    );
     return EXIT.failed;
   }
   const result: AgentResult | undefined = record.result;
@@ -131,8 +145,11 @@ function runSummary(record: RunRecord, result: AgentResult | undefined, requireR
   const error = record.error ? `: ${record.error.code}: ${record.error.message}` : '';
   let verification = '';
   if (result) {
-    verification = result.verificationSummaryText ? ` (${result.verificationSummaryText})` : ` (verification ${result.verificationStatus})`;
-    if (requireReport && result.verificationStatus === 'skipped') verification += '; --wait-verification: the run produced no verification report';
+    verification = result.verificationSummaryText
+      ? ` (${result.verificationSummaryText})`
+      : ` (verification ${result.verificationStatus})`;
+    if (requireReport && result.verificationStatus === 'skipped')
+      verification += '; --wait-verification: the run produced no verification report';
   }
   return `[run] ${record.runId} ${record.status}${error}${verification}`;
 }

@@ -27,7 +27,12 @@ export interface ParsedFlags {
  */
 export function parseFlags(command: string, args: readonly string[], spec: FlagSpec): ParsedFlags {
   try {
-    const { values, positionals } = parseArgs({ args: [...args], options: { ...GLOBAL_FLAGS, ...spec }, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: { ...GLOBAL_FLAGS, ...spec },
+      allowPositionals: true,
+      strict: true,
+    });
     return { values: values as FlagValues, positionals };
   } catch (error) {
     // util.parseArgs messages name the flag ("Unknown option '--x'", "Option '--after <value>' argument missing").
@@ -65,7 +70,9 @@ export function integerFlag(command: string, values: FlagValues, name: string, m
 
 /** Exactly `names.length` positional arguments, or a UsageError naming the missing or extra ones. */
 export function positionalArgs(command: string, positionals: readonly string[], names: readonly string[]): string[] {
-  if (positionals.length < names.length) throw new UsageError(`missing ${names.slice(positionals.length).join(' ')}`, command);
-  if (positionals.length > names.length) throw new UsageError(`unexpected argument "${positionals[names.length]}"`, command);
+  if (positionals.length < names.length)
+    throw new UsageError(`missing ${names.slice(positionals.length).join(' ')}`, command);
+  if (positionals.length > names.length)
+    throw new UsageError(`unexpected argument "${positionals[names.length]}"`, command);
   return [...positionals];
 }

@@ -18,7 +18,8 @@ export function reportError(error: unknown, io: CliIo): number {
     return EXIT.usage;
   }
   if (error instanceof A3sError) {
-    const hint = error.code === 'NETWORK_ERROR' ? ' (is the server running? check --url, A3S_URL or the config file)' : '';
+    const hint =
+      error.code === 'NETWORK_ERROR' ? ' (is the server running? check --url, A3S_URL or the config file)' : '';
     io.err(`a3s: ${error.code}: ${error.message}${hint}\n`);
     return USAGE_STATUSES.has(error.status) ? EXIT.usage : EXIT.failed;
   }

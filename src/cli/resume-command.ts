@@ -5,7 +5,11 @@ import { followRun } from './follow-run.js';
 import { booleanFlag, parseFlags, positionalArgs, type FlagSpec } from './parse-flags.js';
 
 /** The flags of `a3s resume` (besides the global ones). */
-export const RESUME_FLAGS = { approve: { type: 'boolean' }, json: { type: 'boolean' }, 'wait-verification': { type: 'boolean' } } as const satisfies FlagSpec;
+export const RESUME_FLAGS = {
+  approve: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'wait-verification': { type: 'boolean' },
+} as const satisfies FlagSpec;
 
 /** `a3s resume SESSION RUN_ID`: resume a run from its checkpoint (a new run) and follow it like `a3s run`. */
 export async function resumeCommand(args: readonly string[], io: CliIo): Promise<number> {
@@ -19,5 +23,16 @@ export async function resumeCommand(args: readonly string[], io: CliIo): Promise
   const announce = `[run] session ${session.sessionId}, run ${newRunId} (resumed from ${runId})\n`;
   // The new run's events from the session's oldest retained one on (it may have started before the socket opened).
   const events = session.events({ runId: newRunId, follow: true, after: 0 });
-  return followRun(session, newRunId, events, { approve: booleanFlag(values, 'approve'), json: booleanFlag(values, 'json'), requireReport: booleanFlag(values, 'wait-verification'), announce }, io);
+  return followRun(
+    session,
+    newRunId,
+    events,
+    {
+      approve: booleanFlag(values, 'approve'),
+      json: booleanFlag(values, 'json'),
+      requireReport: booleanFlag(values, 'wait-verification'),
+      announce,
+    },
+    io,
+  );
 }

@@ -47,7 +47,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT.ok;
     }
     const command = COMMANDS[name];
-    if (!command) throw new UsageError(`unknown command "${name}" (run, verify, sessions, events, approve, resume, acp)`, '');
+    if (!command)
+      throw new UsageError(`unknown command "${name}" (run, verify, sessions, events, approve, resume, acp)`, '');
     if (asksForHelp(args)) {
       io.out(`${HELP[name]}\n`);
       return EXIT.ok;

@@ -32,23 +32,52 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const config = resolveCliConfig(values, io);
   const client = connect(config);
   const options: SessionOptionsInput = { ...(model !== undefined ? { model } : {}), ...(policy ?? {}) };
-  const session = await openSession(client, stringFlag(values, 'session'), workspace !== undefined ? resolve(io.cwd, workspace) : undefined, options, io);
+  const session = await openSession(
+    client,
+    stringFlag(values, 'session'),
+    workspace !== undefined ? resolve(io.cwd, workspace) : undefined,
+    options,
+    io,
+  );
   const stream = await session.stream(prompt);
   const runId = stream.runId ?? '';
   const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
-  return followRun(session, runId, stream, { approve: booleanFlag(values, 'approve'), json: booleanFlag(values, 'json'), requireReport: booleanFlag(values, 'wait-verification'), announce }, io);
+  return followRun(
+    session,
+    runId,
+    stream,
+    {
+      approve: booleanFlag(values, 'approve'),
+      json: booleanFlag(values, 'json'),
+      requireReport: booleanFlag(values, 'wait-verification'),
+      announce,
+    },
+    io,
+  );
 }
 
 /**
  * The session a run goes to: a new one (in `workspace`, with `options`), or with `--session` that session
  * resumed (live or stored) or, when no such session exists, created with that id.
  */
-async function openSession(client: A3sClient, sessionId: string | undefined, workspace: string | undefined, options: SessionOptionsInput, io: CliIo): Promise<Session> {
+async function openSession(
+  client: A3sClient,
+  sessionId: string | undefined,
+  workspace: string | undefined,
+  options: SessionOptionsInput,
+  io: CliIo,
+): Promise<Session> {
   if (sessionId === undefined) return client.session(workspace, options);
   try {
     const session = await client.resumeSession(sessionId);
-    const ignored = [...(workspace !== undefined ? ['--workspace'] : []), ...Object.keys(options).map((key) => (key === 'model' ? '--model' : '--policy'))];
-    if (ignored.length > 0) io.err(`[run] session ${sessionId} exists: ${[...new Set(ignored)].join(', ')} apply to new sessions only and were not used\n`);
+    const ignored = [
+      ...(workspace !== undefined ? ['--workspace'] : []),
+      ...Object.keys(options).map((key) => (key === 'model' ? '--model' : '--policy')),
+    ];
+    if (ignored.length > 0)
+      io.err(
+        `[run] session ${sessionId} exists: ${[...new Set(ignored)].join(', ')} apply to new sessions only and were not used\n`,
+      );
     return session;
   } catch (error) {
     if (!(error instanceof SessionNotFoundError)) throw error;

@@ -12,7 +12,8 @@ export const SESSIONS_FLAGS = { json: { type: 'boolean' } } as const satisfies F
 export async function sessionsCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags('sessions', args, SESSIONS_FLAGS);
   const [sub = 'ls', ...rest] = positionals;
-  if (sub !== 'ls' && sub !== 'list' && sub !== 'show' && sub !== 'close') throw new UsageError(`unknown sessions command "${sub}" (ls, show ID, close ID)`, 'sessions');
+  if (sub !== 'ls' && sub !== 'list' && sub !== 'show' && sub !== 'close')
+    throw new UsageError(`unknown sessions command "${sub}" (ls, show ID, close ID)`, 'sessions');
   if (sub === 'ls' || sub === 'list') {
     positionalArgs('sessions', rest, []);
     const client = connect(resolveCliConfig(values, io));
@@ -22,7 +23,13 @@ export async function sessionsCommand(args: readonly string[], io: CliIo): Promi
       return EXIT.ok;
     }
     for (const s of sessions) {
-      const state = s.closed ? 'closed' : s.currentRun ? `${s.currentRun.status} ${s.currentRun.id}` : s.busy ? 'busy' : 'idle';
+      const state = s.closed
+        ? 'closed'
+        : s.currentRun
+          ? `${s.currentRun.status} ${s.currentRun.id}`
+          : s.busy
+            ? 'busy'
+            : 'idle';
       io.out(`${s.id}\t${state}\t${s.workspace}\t${s.model}\t${s.messageCount} messages\n`);
     }
     return EXIT.ok;

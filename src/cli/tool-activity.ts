@@ -100,7 +100,9 @@ export class ToolActivity {
     if (!first) return;
     this.frame = (this.frame + 1) % SPINNER.length;
     const more = calls.length > 1 ? ` (+${calls.length - 1} more)` : '';
-    this.io.err(`\r\x1b[2K${SPINNER[this.frame]} ${first.name}${first.summary ? `: ${first.summary}` : ''} ${seconds(Date.now() - first.startedAt)}${more}`);
+    this.io.err(
+      `\r\x1b[2K${SPINNER[this.frame]} ${first.name}${first.summary ? `: ${first.summary}` : ''} ${seconds(Date.now() - first.startedAt)}${more}`,
+    );
     this.lineShown = true;
   }
 

@@ -28,7 +28,8 @@ export function reportExitCode(report: Pick<VerificationReport, 'status'>): numb
 /** `a3s verify --subject S --cmd C [--cmd C ...]`: a verification report of the commands, its status as the exit code. */
 export async function verifyCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags('verify', args, VERIFY_FLAGS);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (commands go in --cmd)`, 'verify');
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument "${positionals[0]}" (commands go in --cmd)`, 'verify');
   const subject = stringFlag(values, 'subject');
   if (subject === undefined || subject.trim().length === 0) throw new UsageError('missing --subject', 'verify');
   const commands = stringList(values, 'cmd');
@@ -38,14 +39,24 @@ export async function verifyCommand(args: readonly string[], io: CliIo): Promise
   const timeoutMs = integerFlag('verify', values, 'timeout-ms', 1);
   const sessionId = stringFlag(values, 'session');
   const workspace = stringFlag(values, 'workspace');
-  if (sessionId !== undefined && workspace !== undefined) throw new UsageError('--session and --workspace exclude each other (the session has its workspace)', 'verify');
+  if (sessionId !== undefined && workspace !== undefined)
+    throw new UsageError('--session and --workspace exclude each other (the session has its workspace)', 'verify');
   const client = connect(resolveCliConfig(values, io));
-  const session: Session = sessionId !== undefined ? await client.resumeSession(sessionId) : await client.session(workspace !== undefined ? resolve(io.cwd, workspace) : undefined, {});
+  const session: Session =
+    sessionId !== undefined
+      ? await client.resumeSession(sessionId)
+      : await client.session(workspace !== undefined ? resolve(io.cwd, workspace) : undefined, {});
   let report: VerificationReport;
   try {
     report = (await session.verifyCommands({
       subject,
-      commands: commands.map((command, i) => ({ id: `cmd-${i + 1}`, kind: 'command', command, required: true, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })),
+      commands: commands.map((command, i) => ({
+        id: `cmd-${i + 1}`,
+        kind: 'command',
+        command,
+        required: true,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      })),
     })) as VerificationReport;
   } finally {
     // A session opened only for this verification is closed afterwards (a closed session stays stored, its report too).
@@ -58,7 +69,10 @@ export async function verifyCommand(args: readonly string[], io: CliIo): Promise
 
 function printReport(report: VerificationReport, io: CliIo): void {
   for (const check of report.checks) {
-    const ran = check.exit_code === null ? 'did not run' : `exit ${check.exit_code}${check.timed_out ? ', timed out' : ''}, ${check.duration_ms} ms`;
+    const ran =
+      check.exit_code === null
+        ? 'did not run'
+        : `exit ${check.exit_code}${check.timed_out ? ', timed out' : ''}, ${check.duration_ms} ms`;
     io.out(`${check.status.padEnd(12)} ${check.id}  ${check.command}  (${ran})\n`);
     if (check.status !== 'passed' && check.output_tail.length > 0) {
       io.err(`--- ${check.id} output (end) ---\n${check.output_tail}${check.output_tail.endsWith('\n') ? '' : '\n'}`);
@@ -66,5 +80,7 @@ function printReport(report: VerificationReport, io: CliIo): void {
     if (check.residual_risk) io.err(`${check.id}: ${check.residual_risk}\n`);
   }
   const { total, passed, failed, skipped } = report.summary;
-  io.out(`${report.subject}: ${report.status} (${passed}/${total} passed, ${failed} failed, ${skipped} skipped; report ${report.id} in session ${report.session_id})\n`);
+  io.out(
+    `${report.subject}: ${report.status} (${passed}/${total} passed, ${failed} failed, ${skipped} skipped; report ${report.id} in session ${report.session_id})\n`,
+  );
 }

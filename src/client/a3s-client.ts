@@ -52,7 +52,15 @@ export class A3sClient {
   }
 
   private wrap(info: SessionInfo, resumed = false): Session {
-    return new Session({ transport: this.transport, WebSocket: this.WebSocket, ...(this.hostReconnect ? { hostReconnect: this.hostReconnect } : {}) }, info, resumed);
+    return new Session(
+      {
+        transport: this.transport,
+        WebSocket: this.WebSocket,
+        ...(this.hostReconnect ? { hostReconnect: this.hostReconnect } : {}),
+      },
+      info,
+      resumed,
+    );
   }
 
   private async create(body: SessionOptionsInput): Promise<Session> {
@@ -75,11 +83,23 @@ export class A3sClient {
    * agent, workers, options)` (worker agents are not supported: the list must be empty) or
    * `sessionForAgent(workspace, agent, options)`.
    */
-  sessionForAgent(workspace: string | undefined, agent: string, workersOrOptions: readonly unknown[] | SessionOptionsInput = {}, maybeOptions: SessionOptionsInput = {}): Promise<Session> {
+  sessionForAgent(
+    workspace: string | undefined,
+    agent: string,
+    workersOrOptions: readonly unknown[] | SessionOptionsInput = {},
+    maybeOptions: SessionOptionsInput = {},
+  ): Promise<Session> {
     const workers = Array.isArray(workersOrOptions) ? workersOrOptions : [];
     const options = Array.isArray(workersOrOptions) ? maybeOptions : (workersOrOptions as SessionOptionsInput);
     if (workers.length > 0) {
-      return Promise.reject(toA3sError('UNSUPPORTED_OPTION', 'sessionForAgent: worker agents (the third argument) are not supported by this server; pass []', 400, { option: 'workers' }));
+      return Promise.reject(
+        toA3sError(
+          'UNSUPPORTED_OPTION',
+          'sessionForAgent: worker agents (the third argument) are not supported by this server; pass []',
+          400,
+          { option: 'workers' },
+        ),
+      );
     }
     return this.create({ ...options, ...(workspace !== undefined ? { workspace } : {}), agent });
   }
@@ -101,7 +121,9 @@ export class A3sClient {
 
   /** Close a session by id: true when it was open, false when already closed or unknown. */
   async closeSession(sessionId: string): Promise<boolean> {
-    const answer = await falseOn(['SESSION_NOT_FOUND'], () => this.transport.delete<{ closed: boolean }>(`/v1/sessions/${seg(sessionId)}`));
+    const answer = await falseOn(['SESSION_NOT_FOUND'], () =>
+      this.transport.delete<{ closed: boolean }>(`/v1/sessions/${seg(sessionId)}`),
+    );
     return answer !== false && answer.closed;
   }
 

@@ -33,11 +33,18 @@ export class A3sError extends Error {
 }
 
 /** The class of the error for one code: an A3sError subclass whose instances carry that code. */
-export type A3sErrorClass<C extends string = string> = (new (message: string, status?: number, details?: Record<string, unknown>) => A3sError & { readonly code: C }) & { readonly code: C };
+export type A3sErrorClass<C extends string = string> = (new (
+  message: string,
+  status?: number,
+  details?: Record<string, unknown>,
+) => A3sError & { readonly code: C }) & { readonly code: C };
 
 /** SESSION_BUSY -> SessionBusyError. */
 export function errorClassName(code: string): string {
-  const words = code.toLowerCase().split('_').filter((w) => w.length > 0);
+  const words = code
+    .toLowerCase()
+    .split('_')
+    .filter((w) => w.length > 0);
   const base = words.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
   return base.endsWith('Error') ? base : `${base}Error`;
 }
@@ -61,7 +68,13 @@ type ClassTable = { [C in A3sErrorCode]: A3sErrorClass<C> };
 
 /** One class per code of the catalogues (HTTP, run, client), generated from them. */
 export const ERROR_CLASSES: ClassTable = Object.fromEntries(
-  [...new Set<string>([...Object.keys(ERROR_CATALOGUE), ...Object.keys(RUN_ERROR_CATALOGUE), ...Object.keys(CLIENT_ERROR_CATALOGUE)])].map((code) => [code, defineErrorClass(code)]),
+  [
+    ...new Set<string>([
+      ...Object.keys(ERROR_CATALOGUE),
+      ...Object.keys(RUN_ERROR_CATALOGUE),
+      ...Object.keys(CLIENT_ERROR_CATALOGUE),
+    ]),
+  ].map((code) => [code, defineErrorClass(code)]),
 ) as ClassTable;
 
 /** The class for a code (A3sError itself for a code no catalogue has, e.g. from a newer server). */
@@ -72,9 +85,16 @@ export function errorClassFor(code: string): A3sErrorClass | typeof A3sError {
 }
 
 /** Build the typed error for a code, message, status and details. */
-export function toA3sError(code: string, message: string, status: number, details: Record<string, unknown> = {}): A3sError {
+export function toA3sError(
+  code: string,
+  message: string,
+  status: number,
+  details: Record<string, unknown> = {},
+): A3sError {
   const cls = errorClassFor(code);
-  return cls === A3sError ? new A3sError(code, message, status, details) : new (cls as A3sErrorClass)(message, status, details);
+  return cls === A3sError
+    ? new A3sError(code, message, status, details)
+    : new (cls as A3sErrorClass)(message, status, details);
 }
 
 /** True when a value is an A3sError (any code). */

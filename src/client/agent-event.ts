@@ -63,7 +63,13 @@ function project(event: AgentEventEnvelope | ReplayGapEvent): Projected {
       return { toolId: event.payload.tool_id, toolName: event.payload.tool_name };
     case 'tool_end': {
       const p = event.payload;
-      return { toolId: p.id, toolName: p.name, toolOutput: p.output, exitCode: p.exit_code, ...(p.error_kind !== undefined ? { errorKindJson: JSON.stringify(p.error_kind) } : {}) };
+      return {
+        toolId: p.id,
+        toolName: p.name,
+        toolOutput: p.output,
+        exitCode: p.exit_code,
+        ...(p.error_kind !== undefined ? { errorKindJson: JSON.stringify(p.error_kind) } : {}),
+      };
     }
     case 'tool_output_delta':
       return { toolId: event.payload.id, toolName: event.payload.name, text: event.payload.delta };
@@ -95,7 +101,13 @@ function project(event: AgentEventEnvelope | ReplayGapEvent): Projected {
       return { toolId: event.payload.task_id, text: `${event.payload.session_id}: ${event.payload.status}` };
     case 'subagent_end': {
       const p = event.payload;
-      return { toolId: p.task_id, toolName: p.agent, text: p.output, toolOutput: p.output, exitCode: p.success ? 0 : 1 };
+      return {
+        toolId: p.task_id,
+        toolName: p.agent,
+        text: p.output,
+        toolOutput: p.output,
+        exitCode: p.success ? 0 : 1,
+      };
     }
     default:
       return {};
@@ -115,11 +127,23 @@ function read(input: AgentEventInput): AgentEventEnvelope | ReplayGapEvent {
   const metadata = input.metadata ?? {};
   if (input.type === 'replay_gap' && metadata.session_sequence === undefined) {
     const gap = payload as Partial<ReplayGap>;
-    if (!Number.isInteger(gap.requested_after) || !Number.isInteger(gap.first_available)) throw toA3sError('PROTOCOL_ERROR', 'the replay_gap frame is not the documented shape: payload needs integer requested_after and first_available', 0, { type: 'replay_gap', field: 'payload' });
+    if (!Number.isInteger(gap.requested_after) || !Number.isInteger(gap.first_available))
+      throw toA3sError(
+        'PROTOCOL_ERROR',
+        'the replay_gap frame is not the documented shape: payload needs integer requested_after and first_available',
+        0,
+        { type: 'replay_gap', field: 'payload' },
+      );
     return { version: 1, type: 'replay_gap', payload: gap as ReplayGap, metadata: {} };
   }
   const read = readAgentEventEnvelope({ version: 1, type: input.type, payload, metadata });
-  if (!read.ok) throw toA3sError('PROTOCOL_ERROR', `the ${read.type || 'untyped'} event is not the documented shape: ${read.field || 'envelope'}: ${read.message}`, 0, { type: read.type, field: read.field });
+  if (!read.ok)
+    throw toA3sError(
+      'PROTOCOL_ERROR',
+      `the ${read.type || 'untyped'} event is not the documented shape: ${read.field || 'envelope'}: ${read.message}`,
+      0,
+      { type: read.type, field: read.field },
+    );
   return read.event;
 }
 
@@ -129,7 +153,12 @@ function read(input: AgentEventInput): AgentEventEnvelope | ReplayGapEvent {
  */
 export function toAgentEvent(input: AgentEventInput): AgentEvent {
   const envelope = read(input);
-  const event = { ...envelope, payloadJson: JSON.stringify(envelope.payload), metadataJson: JSON.stringify(envelope.metadata) } as AgentEvent;
-  for (const [key, value] of Object.entries(project(envelope))) if (value !== undefined) (event as unknown as Record<string, unknown>)[key] = value;
+  const event = {
+    ...envelope,
+    payloadJson: JSON.stringify(envelope.payload),
+    metadataJson: JSON.stringify(envelope.metadata),
+  } as AgentEvent;
+  for (const [key, value] of Object.entries(project(envelope)))
+    if (value !== undefined) (event as unknown as Record<string, unknown>)[key] = value;
   return event;
 }

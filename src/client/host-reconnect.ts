@@ -26,7 +26,15 @@ export interface HostReconnectOptions extends ReconnectOptions {
 const FATAL_CLOSE_CODES = new Set([4001, 4003, 4004, 4010, 1008]);
 
 /** Error codes of an attempt that no retry can fix. */
-const FATAL_ERROR_CODES = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'SESSION_NOT_FOUND', 'SESSION_CLOSED', 'NODE_LOST', 'VALIDATION_ERROR', 'NOT_FOUND']);
+const FATAL_ERROR_CODES = new Set([
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'SESSION_NOT_FOUND',
+  'SESSION_CLOSED',
+  'NODE_LOST',
+  'VALIDATION_ERROR',
+  'NOT_FOUND',
+]);
 
 /** True when a host socket that closed with `code`, or an attempt that failed with `error`, must not be retried. */
 export function hostReconnectIsFatal(code: number, error?: A3sError): boolean {

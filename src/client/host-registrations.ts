@@ -6,7 +6,10 @@ import type { HookEvent, HookMatcher, HookResponse } from '../protocol/hooks.js'
 /** What a hook handler answers: the seed's HookResponse, or null/undefined for `continue`. */
 export type HookHandlerResult = HookResponse | null | undefined;
 /** A JS hook: gets the event's payload (the seed's shapes, plus `hook_id`), answers continue/block/skip/retry. */
-export type HookHandler = (payload: Record<string, unknown>, event: HookEvent) => HookHandlerResult | Promise<HookHandlerResult>;
+export type HookHandler = (
+  payload: Record<string, unknown>,
+  event: HookEvent,
+) => HookHandlerResult | Promise<HookHandlerResult>;
 /** Hook options (the seed's config): priority (lower runs first) and timeoutMs (the server waits that long, then fails closed). */
 export interface HookOptions {
   priority?: number;
@@ -15,7 +18,8 @@ export interface HookOptions {
 /** A JS slash command: `(args, ctx) => text`. */
 export type CommandHandler = (args: string, ctx: CommandContext) => string | Promise<string>;
 /** A command that needs no host: a template rendered by the server, or a webhook. */
-export type CommandSpec = { kind: 'template'; template: string } | { kind: 'webhook'; url: string; headers?: Record<string, string> };
+export type CommandSpec =
+  { kind: 'template'; template: string } | { kind: 'webhook'; url: string; headers?: Record<string, string> };
 /** Options of registerCommand. */
 export interface CommandOptions {
   timeoutMs?: number;
@@ -27,11 +31,22 @@ export type BudgetDecision = BudgetHostAnswer | undefined;
 /** The seed's budget guard callbacks; a callback that throws or hangs past timeoutMs denies (fail closed). */
 export interface BudgetGuard {
   /** Before every provider call. */
-  checkBeforeLlm?: (ctx: { sessionId: string; estimatedTokens: number; used: BudgetCheckPayload['used'] }) => BudgetDecision | Promise<BudgetDecision>;
+  checkBeforeLlm?: (ctx: {
+    sessionId: string;
+    estimatedTokens: number;
+    used: BudgetCheckPayload['used'];
+  }) => BudgetDecision | Promise<BudgetDecision>;
   /** Before every tool call. */
-  checkBeforeTool?: (ctx: { sessionId: string; toolName: string; used: BudgetCheckPayload['used'] }) => BudgetDecision | Promise<BudgetDecision>;
+  checkBeforeTool?: (ctx: {
+    sessionId: string;
+    toolName: string;
+    used: BudgetCheckPayload['used'];
+  }) => BudgetDecision | Promise<BudgetDecision>;
   /** After every model turn (fed from the session's `turn_end` events on the host socket). */
-  recordAfterLlm?: (ctx: { sessionId: string; usage: { promptTokens: number; completionTokens: number; totalTokens: number } }) => void;
+  recordAfterLlm?: (ctx: {
+    sessionId: string;
+    usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  }) => void;
   /** How long the server waits for a check (default 5000 ms). */
   timeoutMs?: number;
 }
@@ -70,13 +85,28 @@ export class HostRegistrations {
 
   /** True when a socket that went away has registrations to restore. */
   get any(): boolean {
-    return this.hooks.size > 0 || this.guard !== undefined || [...this.commands.values()].some((entry) => typeof entry.handler === 'function');
+    return (
+      this.hooks.size > 0 ||
+      this.guard !== undefined ||
+      [...this.commands.values()].some((entry) => typeof entry.handler === 'function')
+    );
   }
 
   /** The answer frame of a `hook_request` (hooks, `budget_check`) or `command_request`, from the JS callbacks. */
-  async answer(type: 'hook_request' | 'command_request', requestId: string, kind: string, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (type === 'command_request') return { type: 'command_response', request_id: requestId, ...(await this.commandAnswer(payload)) };
-    if (kind === 'budget_check') return { type: 'hook_response', request_id: requestId, ...(await this.budgetAnswer(payload as unknown as BudgetCheckPayload)) };
+  async answer(
+    type: 'hook_request' | 'command_request',
+    requestId: string,
+    kind: string,
+    payload: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    if (type === 'command_request')
+      return { type: 'command_response', request_id: requestId, ...(await this.commandAnswer(payload)) };
+    if (kind === 'budget_check')
+      return {
+        type: 'hook_response',
+        request_id: requestId,
+        ...(await this.budgetAnswer(payload as unknown as BudgetCheckPayload)),
+      };
     return { type: 'hook_response', request_id: requestId, ...(await this.hookAnswer(kind as HookEvent, payload)) };
   }
 
@@ -89,7 +119,10 @@ export class HostRegistrations {
       return result ?? { action: 'continue' };
     } catch (error) {
       // Gating hooks fail closed, as the server does when a host fails.
-      return { action: 'block', reason: `hook ${hookId} handler failed: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        action: 'block',
+        reason: `hook ${hookId} handler failed: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
   }
 
@@ -109,11 +142,22 @@ export class HostRegistrations {
     try {
       const decision =
         payload.phase === 'llm'
-          ? await guard?.checkBeforeLlm?.({ sessionId: payload.session_id, estimatedTokens: payload.estimated_tokens ?? 0, used: payload.used })
-          : await guard?.checkBeforeTool?.({ sessionId: payload.session_id, toolName: payload.tool ?? '', used: payload.used });
+          ? await guard?.checkBeforeLlm?.({
+              sessionId: payload.session_id,
+              estimatedTokens: payload.estimated_tokens ?? 0,
+              used: payload.used,
+            })
+          : await guard?.checkBeforeTool?.({
+              sessionId: payload.session_id,
+              toolName: payload.tool ?? '',
+              used: payload.used,
+            });
       return decision ?? { decision: 'allow' };
     } catch (error) {
-      return { decision: 'deny', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        decision: 'deny',
+        reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
   }
 
@@ -124,7 +168,14 @@ export class HostRegistrations {
     if (!record || !read?.ok || read.event.type !== 'turn_end') return;
     const usage = read.event.payload.usage;
     try {
-      record({ sessionId: this.sessionId, usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens } });
+      record({
+        sessionId: this.sessionId,
+        usage: {
+          promptTokens: usage.prompt_tokens,
+          completionTokens: usage.completion_tokens,
+          totalTokens: usage.total_tokens,
+        },
+      });
     } catch {
       // The seed's recordAfterLlm must not throw; a throwing one is ignored.
     }

@@ -65,13 +65,22 @@ export class HttpTransport {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.token = options.token;
     if (options.route !== undefined && options.route !== 'forward' && options.route !== 'no-forward') {
-      throw toA3sError('VALIDATION_ERROR', `options.route: must be "forward" or "no-forward", got ${JSON.stringify(options.route)}`, 0, { field: 'route' });
+      throw toA3sError(
+        'VALIDATION_ERROR',
+        `options.route: must be "forward" or "no-forward", got ${JSON.stringify(options.route)}`,
+        0,
+        { field: 'route' },
+      );
     }
     this.route = options.route ?? 'forward';
     // The global fetch bound to globalThis: a browser's fetch called as a method of another object throws
     // "Illegal invocation".
-    const impl = options.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
-    if (typeof impl !== 'function') throw toA3sError('VALIDATION_ERROR', 'options.fetch: no global fetch in this environment; pass one', 0, { field: 'fetch' });
+    const impl =
+      options.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
+    if (typeof impl !== 'function')
+      throw toA3sError('VALIDATION_ERROR', 'options.fetch: no global fetch in this environment; pass one', 0, {
+        field: 'fetch',
+      });
     this.fetchImpl = impl;
   }
 
@@ -109,7 +118,12 @@ export class HttpTransport {
     return this.owners.get(sessionId);
   }
 
-  private async send<T>(base: string, method: string, path: string, options: RequestOptions): Promise<TransportResponse<T>> {
+  private async send<T>(
+    base: string,
+    method: string,
+    path: string,
+    options: RequestOptions,
+  ): Promise<TransportResponse<T>> {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
     if (this.route === 'no-forward') headers['a3s-route'] = 'no-forward';
@@ -127,9 +141,17 @@ export class HttpTransport {
       if (error instanceof Error && error.name === 'AbortError') throw error;
       // fetch's own message is "fetch failed": the cause (ECONNREFUSED, ENOTFOUND, ...) says why.
       const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
-      const code = typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string' ? (cause as { code: string }).code : undefined;
-      const why = code ?? (cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error));
-      throw toA3sError('NETWORK_ERROR', `${method} ${target}: the server could not be reached (${why})`, 0, { method, path, ...(code !== undefined ? { cause: code } : {}) });
+      const code =
+        typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string'
+          ? (cause as { code: string }).code
+          : undefined;
+      const why =
+        code ?? (cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error));
+      throw toA3sError('NETWORK_ERROR', `${method} ${target}: the server could not be reached (${why})`, 0, {
+        method,
+        path,
+        ...(code !== undefined ? { cause: code } : {}),
+      });
     }
     const text = await response.text();
     let parsed: unknown = undefined;
@@ -141,7 +163,12 @@ export class HttpTransport {
       }
     }
     if (!response.ok) throw errorFromAnswer(response.status, parsed, `${method} ${path}`);
-    if (parsed === undefined) throw toA3sError('PROTOCOL_ERROR', `${method} ${path}: the answer (${response.status}) is not JSON`, response.status);
+    if (parsed === undefined)
+      throw toA3sError(
+        'PROTOCOL_ERROR',
+        `${method} ${path}: the answer (${response.status}) is not JSON`,
+        response.status,
+      );
     return { status: response.status, body: parsed as T };
   }
 
@@ -170,7 +197,8 @@ export class HttpTransport {
 export function errorFromAnswer(status: number, body: unknown, what: string): A3sError {
   const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
   if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-    const details = typeof error.details === 'object' && error.details !== null ? (error.details as Record<string, unknown>) : {};
+    const details =
+      typeof error.details === 'object' && error.details !== null ? (error.details as Record<string, unknown>) : {};
     return toA3sError(error.code, error.message, status, details);
   }
   return toA3sError('PROTOCOL_ERROR', `${what}: HTTP ${status} without an error body`, status);

@@ -43,7 +43,10 @@ export class PagedEventStream extends EventStream {
     this.fetching = true;
     try {
       for (;;) {
-        const page = await this.transport.get<z.infer<typeof TraceResponseSchema>>(`/v1/sessions/${seg(this.sessionId)}/trace`, { after: this.cursor, limit: PAGE, tenantId: this.tenantId });
+        const page = await this.transport.get<z.infer<typeof TraceResponseSchema>>(
+          `/v1/sessions/${seg(this.sessionId)}/trace`,
+          { after: this.cursor, limit: PAGE, tenantId: this.tenantId },
+        );
         if (this.stopped) return;
         if (page.events.length === 0) {
           this.finish();

@@ -20,7 +20,13 @@ export function sessionPath(ctx: SessionContext, suffix = ''): string {
 
 /** The WebSocket constructor, or a ValidationError naming the option. */
 export function requireWebSocket(ctx: SessionContext): WebSocketConstructor {
-  if (!ctx.WebSocket) throw toA3sError('VALIDATION_ERROR', 'options.WebSocket: this environment has no global WebSocket; pass one (e.g. WebSocket from the "ws" package)', 0, { field: 'WebSocket' });
+  if (!ctx.WebSocket)
+    throw toA3sError(
+      'VALIDATION_ERROR',
+      'options.WebSocket: this environment has no global WebSocket; pass one (e.g. WebSocket from the "ws" package)',
+      0,
+      { field: 'WebSocket' },
+    );
   return ctx.WebSocket;
 }
 

@@ -2,14 +2,30 @@ import type { CommandInfo } from '../protocol/commands.js';
 import type { HookEvent, HookInfo, HookMatcher } from '../protocol/hooks.js';
 import { A3sError, toA3sError } from './a3s-error.js';
 import { hostReconnectDelay, hostReconnectIsFatal } from './host-reconnect.js';
-import { HostRegistrations, type BudgetGuard, type CommandEntry, type CommandHandler, type CommandOptions, type CommandSpec, type HookEntry, type HookHandler, type HookOptions, type HostFrame } from './host-registrations.js';
+import {
+  HostRegistrations,
+  type BudgetGuard,
+  type CommandEntry,
+  type CommandHandler,
+  type CommandOptions,
+  type CommandSpec,
+  type HookEntry,
+  type HookHandler,
+  type HookOptions,
+  type HostFrame,
+} from './host-registrations.js';
 import { seg } from './http-transport.js';
 import { eventsSocketUrl } from './socket-event-stream.js';
 import { falseOn, requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
 import { messageText, WS_OPEN, type WebSocketLike } from './websocket-like.js';
 
 /** The typed error of a host socket closed before `host_registered`. */
-const CLOSE_ERRORS: Record<number, string> = { 4001: 'UNAUTHORIZED', 4003: 'FORBIDDEN', 4004: 'SESSION_NOT_FOUND', 4010: 'SESSION_CLOSED' };
+const CLOSE_ERRORS: Record<number, string> = {
+  4001: 'UNAUTHORIZED',
+  4003: 'FORBIDDEN',
+  4004: 'SESSION_NOT_FOUND',
+  4010: 'SESSION_CLOSED',
+};
 
 /**
  * The client as the session's WebSocket host: one events socket per Session, opened on the first
@@ -52,7 +68,13 @@ export class SessionHost {
   }
 
   /** Register a hook answered by `handler` (the seed's registerHook); without a handler it only observes (answers continue). */
-  async registerHook(id: string, event: HookEvent, matcher: HookMatcher | null | undefined, options: HookOptions | null | undefined, handler?: HookHandler): Promise<HookInfo> {
+  async registerHook(
+    id: string,
+    event: HookEvent,
+    matcher: HookMatcher | null | undefined,
+    options: HookOptions | null | undefined,
+    handler?: HookHandler,
+  ): Promise<HookInfo> {
     this.disconnected = false;
     const connectionId = await this.connectionId();
     const entry: HookEntry = { event, matcher, options, handler };
@@ -68,13 +90,22 @@ export class SessionHost {
   }
 
   private async postHook(id: string, { event, matcher, options }: HookEntry, connectionId: string): Promise<HookInfo> {
-    const body = { id, event, ...(matcher ? { matcher } : {}), ...(options?.priority !== undefined ? { priority: options.priority } : {}), ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), endpoint: { type: 'websocket', connectionId } };
+    const body = {
+      id,
+      event,
+      ...(matcher ? { matcher } : {}),
+      ...(options?.priority !== undefined ? { priority: options.priority } : {}),
+      ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      endpoint: { type: 'websocket', connectionId },
+    };
     return (await this.ctx.transport.post<{ hook: HookInfo }>(sessionPath(this.ctx, '/hooks'), body)).hook;
   }
 
   /** Remove a hook: true when it was there (the seed's boolean). */
   async unregisterHook(id: string): Promise<boolean> {
-    const removed = await falseOn(['NOT_FOUND'], () => this.ctx.transport.delete(sessionPath(this.ctx, `/hooks/${seg(id)}`)));
+    const removed = await falseOn(['NOT_FOUND'], () =>
+      this.ctx.transport.delete(sessionPath(this.ctx, `/hooks/${seg(id)}`)),
+    );
     this.registrations.hooks.delete(id);
     return removed !== false;
   }
@@ -85,7 +116,12 @@ export class SessionHost {
   }
 
   /** Register a slash command: a JS handler (a websocket command answered here), or a template / webhook spec. */
-  async registerCommand(name: string, description: string, handler: CommandHandler | CommandSpec, options: CommandOptions = {}): Promise<CommandInfo> {
+  async registerCommand(
+    name: string,
+    description: string,
+    handler: CommandHandler | CommandSpec,
+    options: CommandOptions = {},
+  ): Promise<CommandInfo> {
     if (typeof handler === 'function') this.disconnected = false;
     const entry: CommandEntry = { description, handler, options };
     const connectionId = typeof handler === 'function' ? await this.connectionId() : undefined;
@@ -94,15 +130,26 @@ export class SessionHost {
     return command;
   }
 
-  private async postCommand(name: string, { description, handler, options }: CommandEntry, connectionId: string | undefined): Promise<CommandInfo> {
-    const base = { name, description, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.override !== undefined ? { override: options.override } : {}) };
+  private async postCommand(
+    name: string,
+    { description, handler, options }: CommandEntry,
+    connectionId: string | undefined,
+  ): Promise<CommandInfo> {
+    const base = {
+      name,
+      description,
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.override !== undefined ? { override: options.override } : {}),
+    };
     const body = typeof handler === 'function' ? { ...base, kind: 'websocket', connectionId } : { ...base, ...handler };
     return (await this.ctx.transport.post<{ command: CommandInfo }>(sessionPath(this.ctx, '/commands'), body)).command;
   }
 
   /** Remove a command registered on the session: true when it was there. */
   async unregisterCommand(name: string): Promise<boolean> {
-    const removed = await falseOn(['COMMAND_NOT_FOUND'], () => this.ctx.transport.delete(sessionPath(this.ctx, `/commands/${seg(name)}`)));
+    const removed = await falseOn(['COMMAND_NOT_FOUND'], () =>
+      this.ctx.transport.delete(sessionPath(this.ctx, `/commands/${seg(name)}`)),
+    );
     this.registrations.commands.delete(name);
     return removed !== false;
   }
@@ -126,7 +173,11 @@ export class SessionHost {
   }
 
   private async putGuard(guard: BudgetGuard, connectionId: string): Promise<void> {
-    await this.ctx.transport.put(sessionPath(this.ctx, '/budget-host'), { type: 'websocket', connectionId, ...(guard.timeoutMs !== undefined ? { timeoutMs: guard.timeoutMs } : {}) });
+    await this.ctx.transport.put(sessionPath(this.ctx, '/budget-host'), {
+      type: 'websocket',
+      connectionId,
+      ...(guard.timeoutMs !== undefined ? { timeoutMs: guard.timeoutMs } : {}),
+    });
   }
 
   /** Close the host socket and stop reconnecting; the server then fails closed for every registration naming it. */
@@ -143,14 +194,17 @@ export class SessionHost {
   /** Register everything this client registered on a new host connection (before anything else goes out). */
   private async reregister(socket: WebSocketLike, connectionId: string): Promise<void> {
     for (const [id, entry] of this.registrations.hooks) await this.postHook(id, entry, connectionId);
-    for (const [name, entry] of this.registrations.commands) if (typeof entry.handler === 'function') await this.postCommand(name, entry, connectionId);
+    for (const [name, entry] of this.registrations.commands)
+      if (typeof entry.handler === 'function') await this.postCommand(name, entry, connectionId);
     if (this.registrations.guard) await this.putGuard(this.registrations.guard, connectionId);
-    if (socket.readyState !== WS_OPEN) throw toA3sError('NETWORK_ERROR', 'host socket closed while its registrations were restored', 0);
+    if (socket.readyState !== WS_OPEN)
+      throw toA3sError('NETWORK_ERROR', 'host socket closed while its registrations were restored', 0);
   }
 
   /** After the host socket went away by itself (or an attempt failed): try again with backoff, or give up. */
   private scheduleReconnect(code: number, reason: string, error?: A3sError): void {
-    if (this.disconnected || this.timer !== undefined || this.connection !== undefined || !this.registrations.any) return;
+    if (this.disconnected || this.timer !== undefined || this.connection !== undefined || !this.registrations.any)
+      return;
     const options = this.ctx.hostReconnect;
     const max = options?.maxAttempts ?? 10;
     if (hostReconnectIsFatal(code, error) || this.attempts >= max) {
@@ -161,23 +215,27 @@ export class SessionHost {
     }
     this.attempts += 1;
     const attempt = this.attempts;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.disconnected) return;
-      this.connectionId().then(
-        (connectionId) => {
-          this.attempts = 0;
-          options?.onReconnect?.({ code, reason, attempt, connectionId, final: false });
-        },
-        (failure: unknown) => {
-          const typed = failure instanceof A3sError ? failure : toA3sError('NETWORK_ERROR', String(failure), 0);
-          const closeCode = typeof typed.details.closeCode === 'number' ? typed.details.closeCode : code;
-          const last = hostReconnectIsFatal(closeCode, typed) || attempt >= max;
-          if (!last) options?.onReconnect?.({ code: closeCode, reason: typed.message, attempt, error: typed, final: false });
-          this.scheduleReconnect(closeCode, typed.message, typed);
-        },
-      );
-    }, hostReconnectDelay(options, attempt));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        if (this.disconnected) return;
+        this.connectionId().then(
+          (connectionId) => {
+            this.attempts = 0;
+            options?.onReconnect?.({ code, reason, attempt, connectionId, final: false });
+          },
+          (failure: unknown) => {
+            const typed = failure instanceof A3sError ? failure : toA3sError('NETWORK_ERROR', String(failure), 0);
+            const closeCode = typeof typed.details.closeCode === 'number' ? typed.details.closeCode : code;
+            const last = hostReconnectIsFatal(closeCode, typed) || attempt >= max;
+            if (!last)
+              options?.onReconnect?.({ code: closeCode, reason: typed.message, attempt, error: typed, final: false });
+            this.scheduleReconnect(closeCode, typed.message, typed);
+          },
+        );
+      },
+      hostReconnectDelay(options, attempt),
+    );
   }
 
   /**
@@ -211,7 +269,15 @@ export class SessionHost {
           this.socket = undefined;
           this.connection = undefined;
         }
-        if (!registered) reject(toA3sError(CLOSE_ERRORS[event.code] ?? 'NETWORK_ERROR', `host socket closed before host_registered (${event.code}${event.reason ? `: ${event.reason}` : ''})`, 0, { closeCode: event.code }));
+        if (!registered)
+          reject(
+            toA3sError(
+              CLOSE_ERRORS[event.code] ?? 'NETWORK_ERROR',
+              `host socket closed before host_registered (${event.code}${event.reason ? `: ${event.reason}` : ''})`,
+              0,
+              { closeCode: event.code },
+            ),
+          );
         // A socket still restoring its registrations fails that (the attempt's failure schedules the next).
         else if (ready && current) this.scheduleReconnect(event.code, event.reason);
       };
@@ -222,7 +288,10 @@ export class SessionHost {
         } catch {
           return;
         }
-        const payload = (typeof frame.payload === 'object' && frame.payload !== null ? frame.payload : {}) as Record<string, unknown>;
+        const payload = (typeof frame.payload === 'object' && frame.payload !== null ? frame.payload : {}) as Record<
+          string,
+          unknown
+        >;
         if (frame.type === 'host_registered' && !registered) {
           registered = true;
           const connectionId = String(payload.connection_id);
@@ -238,10 +307,15 @@ export class SessionHost {
           );
         } else if (frame.type === 'error' && !registered) {
           registered = true;
-          const details = (typeof payload.details === 'object' && payload.details !== null ? payload.details : {}) as Record<string, unknown>;
+          const details = (
+            typeof payload.details === 'object' && payload.details !== null ? payload.details : {}
+          ) as Record<string, unknown>;
           reject(toA3sError(String(payload.code), String(payload.message), 0, { ...payload, ...details }));
           socket.close();
-        } else if ((frame.type === 'hook_request' || frame.type === 'command_request') && typeof frame.request_id === 'string') {
+        } else if (
+          (frame.type === 'hook_request' || frame.type === 'command_request') &&
+          typeof frame.request_id === 'string'
+        ) {
           void this.answer(socket, frame.type, frame.request_id, String(frame.kind), payload);
         } else if (frame.type === 'turn_end') {
           this.registrations.recordTurn(frame);
@@ -250,7 +324,13 @@ export class SessionHost {
     });
   }
 
-  private async answer(socket: WebSocketLike, type: 'hook_request' | 'command_request', requestId: string, kind: string, payload: Record<string, unknown>): Promise<void> {
+  private async answer(
+    socket: WebSocketLike,
+    type: 'hook_request' | 'command_request',
+    requestId: string,
+    kind: string,
+    payload: Record<string, unknown>,
+  ): Promise<void> {
     const answer = await this.registrations.answer(type, requestId, kind, payload);
     if (socket.readyState === WS_OPEN) socket.send(JSON.stringify(answer));
   }

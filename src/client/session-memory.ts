@@ -19,12 +19,14 @@ export class SessionMemory {
 
   /** Remember a successful task (MemoryNotConfiguredError without a memory store). */
   async rememberSuccess(task: string, tools: string[], result: string): Promise<MemoryItem> {
-    return (await this.ctx.transport.post<{ item: MemoryItem }>(this.path('/memory/success'), { task, tools, result })).item;
+    return (await this.ctx.transport.post<{ item: MemoryItem }>(this.path('/memory/success'), { task, tools, result }))
+      .item;
   }
 
   /** Remember a failed task. */
   async rememberFailure(task: string, error: string, tools: string[] = []): Promise<MemoryItem> {
-    return (await this.ctx.transport.post<{ item: MemoryItem }>(this.path('/memory/failure'), { task, error, tools })).item;
+    return (await this.ctx.transport.post<{ item: MemoryItem }>(this.path('/memory/failure'), { task, error, tools }))
+      .item;
   }
 
   /** The newest memories, newest first. */
@@ -34,12 +36,15 @@ export class SessionMemory {
 
   /** Memories whose content contains the query, most relevant first. */
   async recallSimilar(query: string, limit?: number): Promise<MemoryItem[]> {
-    return (await this.ctx.transport.get<{ items: MemoryItem[] }>(this.path('/memory/similar'), { query, limit })).items;
+    return (await this.ctx.transport.get<{ items: MemoryItem[] }>(this.path('/memory/similar'), { query, limit }))
+      .items;
   }
 
   /** Memories carrying any of the tags, most relevant first. */
   async recallByTags(tags: string[], limit?: number): Promise<MemoryItem[]> {
-    return (await this.ctx.transport.get<{ items: MemoryItem[] }>(this.path('/memory/tags'), { tags: tags.join(','), limit })).items;
+    return (
+      await this.ctx.transport.get<{ items: MemoryItem[] }>(this.path('/memory/tags'), { tags: tags.join(','), limit })
+    ).items;
   }
 
   /** Counts of the memory tiers. */
@@ -54,7 +59,9 @@ export class SessionMemory {
 
   /** Remove a skill: true when it was there, false for an unknown name. */
   async removeSkill(name: string): Promise<boolean> {
-    return (await falseOn(['SKILL_NOT_FOUND'], () => this.ctx.transport.delete(this.path(`/skills/${seg(name)}`)))) !== false;
+    return (
+      (await falseOn(['SKILL_NOT_FOUND'], () => this.ctx.transport.delete(this.path(`/skills/${seg(name)}`)))) !== false
+    );
   }
 
   /** The session's skills. */

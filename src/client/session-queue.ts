@@ -3,7 +3,12 @@ import type { PendingConfirmationView } from '../protocol/governance.js';
 import type { DeadLetter, ExternalTaskSnapshot, LaneHandlerMode, QueueStats } from '../protocol/queue.js';
 import type { LaneHandlerResponseSchema, QueueInfoResponseSchema } from '../protocol/queue.js';
 import type { QueueMetrics } from '../protocol/queue-metrics.js';
-import type { VerificationPreset, VerificationReport, VerificationRequestInput, VerificationSummaryResponse } from '../protocol/verification.js';
+import type {
+  VerificationPreset,
+  VerificationReport,
+  VerificationRequestInput,
+  VerificationSummaryResponse,
+} from '../protocol/verification.js';
 import { seg } from './http-transport.js';
 import { falseOn, sessionPath, type SessionContext } from './session-context.js';
 
@@ -57,13 +62,21 @@ export class SessionQueue {
   }
 
   /** Complete an external task: true when settled, false for an id never handed out (the seed's boolean). */
-  async completeExternalTask(taskId: string, answer: { success: boolean; result?: unknown; error?: string }): Promise<boolean> {
-    return (await falseOn(['EXTERNAL_TASK_NOT_FOUND'], () => this.ctx.transport.post(this.path(`/queue/external-tasks/${seg(taskId)}`), answer))) !== false;
+  async completeExternalTask(
+    taskId: string,
+    answer: { success: boolean; result?: unknown; error?: string },
+  ): Promise<boolean> {
+    return (
+      (await falseOn(['EXTERNAL_TASK_NOT_FOUND'], () =>
+        this.ctx.transport.post(this.path(`/queue/external-tasks/${seg(taskId)}`), answer),
+      )) !== false
+    );
   }
 
   /** Pending human confirmations with their remaining time. */
   async pendingConfirmations(): Promise<PendingConfirmationView[]> {
-    return (await this.ctx.transport.get<{ confirmations: PendingConfirmationView[] }>(this.path('/confirmations'))).confirmations;
+    return (await this.ctx.transport.get<{ confirmations: PendingConfirmationView[] }>(this.path('/confirmations')))
+      .confirmations;
   }
 
   /**
@@ -71,15 +84,29 @@ export class SessionQueue {
    * `options.always` (with approved: true) is "allow always" for the rest of the session, and
    * `options.argsDigest` pins the answer to the arguments it was shown (a changed call is refused).
    */
-  async confirmToolUse(toolId: string, approved: boolean, reason?: string, options: ConfirmOptions = {}): Promise<boolean> {
-    const body = { approved, ...(reason !== undefined ? { reason } : {}), ...(options.always !== undefined ? { always: options.always } : {}), ...(options.argsDigest !== undefined ? { argsDigest: options.argsDigest } : {}) };
+  async confirmToolUse(
+    toolId: string,
+    approved: boolean,
+    reason?: string,
+    options: ConfirmOptions = {},
+  ): Promise<boolean> {
+    const body = {
+      approved,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(options.always !== undefined ? { always: options.always } : {}),
+      ...(options.argsDigest !== undefined ? { argsDigest: options.argsDigest } : {}),
+    };
     await this.ctx.transport.post(this.path(`/confirmations/${seg(toolId)}`), body);
     return true;
   }
 
   /** Run verification commands host-direct and keep their report: the seed's `verifyCommands(subject, commands)`, or the body `{subject, commands}`. */
-  verifyCommands(subjectOrRequest: string | VerificationRequestInput, commands?: VerificationRequestInput['commands']): Promise<VerificationReport> {
-    const request = typeof subjectOrRequest === 'string' ? { subject: subjectOrRequest, commands: commands ?? [] } : subjectOrRequest;
+  verifyCommands(
+    subjectOrRequest: string | VerificationRequestInput,
+    commands?: VerificationRequestInput['commands'],
+  ): Promise<VerificationReport> {
+    const request =
+      typeof subjectOrRequest === 'string' ? { subject: subjectOrRequest, commands: commands ?? [] } : subjectOrRequest;
     return this.ctx.transport.post<VerificationReport>(this.path('/verifications'), request);
   }
 
@@ -100,6 +127,7 @@ export class SessionQueue {
 
   /** Verification presets detected from the workspace files. */
   async verificationPresets(): Promise<VerificationPreset[]> {
-    return (await this.ctx.transport.get<{ presets: VerificationPreset[] }>(this.path('/verifications/presets'))).presets;
+    return (await this.ctx.transport.get<{ presets: VerificationPreset[] }>(this.path('/verifications/presets')))
+      .presets;
   }
 }

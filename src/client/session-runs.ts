@@ -1,14 +1,24 @@
 import type { z } from 'zod';
 import type { ChatMessage } from '../protocol/chat-message.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
-import type { RunEventsResponseSchema, RunFinishedResponseSchema, RunStartedResponseSchema, SessionInfoSchema } from '../protocol/http.js';
+import type {
+  RunEventsResponseSchema,
+  RunFinishedResponseSchema,
+  RunStartedResponseSchema,
+  SessionInfoSchema,
+} from '../protocol/http.js';
 import type { AgentResult } from '../protocol/run-record.js';
 import { toA3sError } from './a3s-error.js';
 import type { EventStream } from './event-stream.js';
 import { seg } from './http-transport.js';
 import { PagedEventStream } from './paged-event-stream.js';
 import { requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
-import { SocketEventStream, type ReconnectOptions, type ReplayGap, type SocketEventStreamOptions } from './socket-event-stream.js';
+import {
+  SocketEventStream,
+  type ReconnectOptions,
+  type ReplayGap,
+  type SocketEventStreamOptions,
+} from './socket-event-stream.js';
 
 /** Answer of a started run (202). */
 export type RunStarted = z.infer<typeof RunStartedResponseSchema>;
@@ -59,16 +69,30 @@ export class SessionRuns {
     const { run, result } = finished;
     if (run.status !== 'completed' || result === null) {
       const code = run.error?.code ?? (run.status === 'cancelled' ? 'CANCELLED' : 'INTERNAL_ERROR');
-      throw toA3sError(code, run.error?.message ?? `run ${run.runId} ended ${run.status}`, 0, { runId: run.runId, status: run.status, run, result });
+      throw toA3sError(code, run.error?.message ?? `run ${run.runId} ended ${run.status}`, 0, {
+        runId: run.runId,
+        status: run.status,
+        run,
+        result,
+      });
     }
     return result;
   }
 
   /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
-  async startRun(input: string, options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {}): Promise<RunStarted | RunFinished> {
-    const body = { input, ...(options.history !== undefined ? { history: options.history } : {}), ...(options.wait ? { wait: true } : {}) };
-    const headers: Record<string, string> = options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
-    return (await this.ctx.transport.request<RunStarted | RunFinished>('POST', this.path('/runs'), { body, headers })).body;
+  async startRun(
+    input: string,
+    options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {},
+  ): Promise<RunStarted | RunFinished> {
+    const body = {
+      input,
+      ...(options.history !== undefined ? { history: options.history } : {}),
+      ...(options.wait ? { wait: true } : {}),
+    };
+    const headers: Record<string, string> =
+      options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
+    return (await this.ctx.transport.request<RunStarted | RunFinished>('POST', this.path('/runs'), { body, headers }))
+      .body;
   }
 
   /** Start a run and stream its events from its first one until its `agent_end` (the socket opened just before it). */
@@ -94,7 +118,8 @@ export class SessionRuns {
 
   /** The session's events from a cursor: followed live over the WebSocket (default), or the retained ones page by page (`follow: false`). */
   events(options: EventsOptions = {}): EventStream {
-    if (options.follow === false) return new PagedEventStream(this.ctx.transport, this.ctx.sessionId, options.after ?? 0, options.runId);
+    if (options.follow === false)
+      return new PagedEventStream(this.ctx.transport, this.ctx.sessionId, options.after ?? 0, options.runId);
     return new SocketEventStream({
       baseUrl: this.ctx.transport.baseUrl,
       token: this.ctx.transport.token,
@@ -114,7 +139,10 @@ export class SessionRuns {
       const page = await this.runEventPage(runId, { after: -1, limit: 1 });
       const first = page.events[0];
       if (first) return first.metadata.session_sequence;
-      if (Date.now() > until) throw toA3sError('PROTOCOL_ERROR', `run ${runId} emitted no event within ${FIRST_EVENT_TIMEOUT_MS} ms`, 0, { runId });
+      if (Date.now() > until)
+        throw toA3sError('PROTOCOL_ERROR', `run ${runId} emitted no event within ${FIRST_EVENT_TIMEOUT_MS} ms`, 0, {
+          runId,
+        });
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
@@ -131,19 +159,23 @@ export class SessionRuns {
 
   /** The active run `{id, status}` from the session's info, null when idle. */
   private async currentRun(): Promise<z.infer<typeof SessionInfoSchema>['currentRun']> {
-    return (await this.ctx.transport.get<{ session: z.infer<typeof SessionInfoSchema> }>(this.path())).session.currentRun;
+    return (await this.ctx.transport.get<{ session: z.infer<typeof SessionInfoSchema> }>(this.path())).session
+      .currentRun;
   }
 
   /** A page of a run's events (per-run `sequence` > after). */
   runEventPage(runId: string, options: { after?: number; limit?: number } = {}): Promise<RunEventsPage> {
-    return this.ctx.transport.get<RunEventsPage>(this.path(`/runs/${seg(runId)}/events`), { after: options.after, limit: options.limit });
+    return this.ctx.transport.get<RunEventsPage>(this.path(`/runs/${seg(runId)}/events`), {
+      after: options.after,
+      limit: options.limit,
+    });
   }
 
   /** Every retained event of a run, page after page (`limit` bounds the total). */
   async runEvents(runId: string, options: { after?: number; limit?: number } = {}): Promise<EventEnvelope[]> {
     const all: EventEnvelope[] = [];
     const max = options.limit ?? Number.POSITIVE_INFINITY;
-    for (let after = options.after ?? -1; all.length < max; ) {
+    for (let after = options.after ?? -1; all.length < max;) {
       const page = await this.runEventPage(runId, { after, limit: Math.min(1000, max - all.length) });
       all.push(...page.events);
       if (page.events.length === 0 || page.nextAfter === null) break;
@@ -153,9 +185,17 @@ export class SessionRuns {
   }
 
   /** Resume a run from its loop checkpoint: the new run (202), or with `{wait: true}` its AgentResult. */
-  async resumeRun(runId: string, options: RunOptions & { wait?: boolean } = {}): Promise<RunStarted | AgentResult | null> {
-    const headers: Record<string, string> = options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
-    const { body } = await this.ctx.transport.request<RunStarted | RunFinished>('POST', this.path(`/runs/${seg(runId)}/resume`), { body: options.wait ? { wait: true } : {}, headers });
+  async resumeRun(
+    runId: string,
+    options: RunOptions & { wait?: boolean } = {},
+  ): Promise<RunStarted | AgentResult | null> {
+    const headers: Record<string, string> =
+      options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
+    const { body } = await this.ctx.transport.request<RunStarted | RunFinished>(
+      'POST',
+      this.path(`/runs/${seg(runId)}/resume`),
+      { body: options.wait ? { wait: true } : {}, headers },
+    );
     return options.wait ? (body as RunFinished).result : (body as RunStarted);
   }
 }

@@ -36,7 +36,8 @@ export class SessionTools {
 
   /** The session's tools with their JSON-schema definitions. */
   async toolDefinitions(): Promise<ToolDefinition[]> {
-    return (await this.ctx.transport.get<z.infer<typeof ToolListResponseSchema>>(sessionPath(this.ctx, '/tools'))).tools;
+    return (await this.ctx.transport.get<z.infer<typeof ToolListResponseSchema>>(sessionPath(this.ctx, '/tools')))
+      .tools;
   }
 
   /** The session's tool names. */
@@ -60,7 +61,12 @@ export class SessionTools {
   }
 
   /** Replace text in a file (the `edit` tool). */
-  editFile(path: string, oldString: string, newString: string, options: { replaceAll?: boolean; dryRun?: boolean } = {}): Promise<ToolResult> {
+  editFile(
+    path: string,
+    oldString: string,
+    newString: string,
+    options: { replaceAll?: boolean; dryRun?: boolean } = {},
+  ): Promise<ToolResult> {
     return this.tool('edit', {
       file_path: path,
       old_string: oldString,
@@ -108,7 +114,10 @@ export class SessionTools {
    */
   git(command: string, ...rest: unknown[]): Promise<ToolResult> {
     const [first] = rest;
-    if (rest.length <= 1 && (first === undefined || (typeof first === 'object' && first !== null && !Array.isArray(first)))) {
+    if (
+      rest.length <= 1 &&
+      (first === undefined || (typeof first === 'object' && first !== null && !Array.isArray(first)))
+    ) {
       return this.tool('git', { command, ...((first as ToolArgs | undefined) ?? {}) });
     }
     const args: ToolArgs = { command };
@@ -137,8 +146,25 @@ export class SessionTools {
 
 /** A tool result with a non-zero exit code, as a typed error (for helpers whose answer is not a ToolResult). */
 function toolFailure(result: ToolResult): A3sError {
-  return toA3sError('VALIDATION_ERROR', `${result.name}: ${result.output}`, 0, { tool: result.name, exitCode: result.exitCode, metadata: result.metadata, ...(result.errorKind ? { errorKind: result.errorKind } : {}) });
+  return toA3sError('VALIDATION_ERROR', `${result.name}: ${result.output}`, 0, {
+    tool: result.name,
+    exitCode: result.exitCode,
+    metadata: result.metadata,
+    ...(result.errorKind ? { errorKind: result.errorKind } : {}),
+  });
 }
 
 /** The git tool's arguments in the order of the seed's positional `session.git(command, ...)` form. */
-const GIT_POSITIONAL = ['subcommand', 'name', 'path', 'new_branch', 'base', 'force', 'max_count', 'message', 'include_untracked', 'target', 'ref'] as const;
+const GIT_POSITIONAL = [
+  'subcommand',
+  'name',
+  'path',
+  'new_branch',
+  'base',
+  'force',
+  'max_count',
+  'message',
+  'include_untracked',
+  'target',
+  'ref',
+] as const;

@@ -11,7 +11,15 @@ import { falseOn, sessionPath, type SessionContext } from './session-context.js'
 import { SessionHost } from './session-host.js';
 import { SessionMemory } from './session-memory.js';
 import { SessionQueue } from './session-queue.js';
-import { SessionRuns, type EventsOptions, type RunEventsPage, type RunFinished, type RunOptions, type RunStarted, type StreamOptions } from './session-runs.js';
+import {
+  SessionRuns,
+  type EventsOptions,
+  type RunEventsPage,
+  type RunFinished,
+  type RunOptions,
+  type RunStarted,
+  type StreamOptions,
+} from './session-runs.js';
 import { SessionTools } from './session-tools.js';
 
 /** Session info as the server answers it. */
@@ -73,7 +81,10 @@ export class Session {
   }
 
   /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
-  startRun(input: string, options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {}): Promise<RunStarted | RunFinished> {
+  startRun(
+    input: string,
+    options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {},
+  ): Promise<RunStarted | RunFinished> {
     return this.runCalls.startRun(input, options);
   }
 
@@ -140,7 +151,12 @@ export class Session {
 
   /** The session's trace events (its retained event log) after a session_sequence. */
   async traceEvents(options: { after?: number; limit?: number } = {}): Promise<EventEnvelope[]> {
-    return (await this.ctx.transport.get<{ events: EventEnvelope[] }>(this.path('/trace'), { after: options.after, limit: options.limit })).events;
+    return (
+      await this.ctx.transport.get<{ events: EventEnvelope[] }>(this.path('/trace'), {
+        after: options.after,
+        limit: options.limit,
+      })
+    ).events;
   }
 
   /** Compact the conversation now (the seed's /compact). */
@@ -163,7 +179,9 @@ export class Session {
   /** Close the session (and this client's host socket): true when it was open, false when already closed or unknown. */
   async close(): Promise<boolean> {
     this.host.disconnect();
-    const answer = await falseOn(['SESSION_NOT_FOUND'], () => this.ctx.transport.delete<{ closed: boolean }>(this.path()));
+    const answer = await falseOn(['SESSION_NOT_FOUND'], () =>
+      this.ctx.transport.delete<{ closed: boolean }>(this.path()),
+    );
     return answer !== false && answer.closed;
   }
 
@@ -184,7 +202,8 @@ export class Session {
   /** List a directory. */
   ls: SessionTools['ls'] = (path, options) => this.tools.ls(path, options);
   /** Edit a file. */
-  editFile: SessionTools['editFile'] = (path, oldString, newString, options) => this.tools.editFile(path, oldString, newString, options);
+  editFile: SessionTools['editFile'] = (path, oldString, newString, options) =>
+    this.tools.editFile(path, oldString, newString, options);
   /** Patch a file. */
   patchFile: SessionTools['patchFile'] = (path, diff) => this.tools.patchFile(path, diff);
   /** Glob: string[]. */
@@ -215,9 +234,11 @@ export class Session {
   // Memory, skills, agents, MCP (SessionMemory)
 
   /** Remember a success. */
-  rememberSuccess: SessionMemory['rememberSuccess'] = (task, tools, result) => this.memory.rememberSuccess(task, tools, result);
+  rememberSuccess: SessionMemory['rememberSuccess'] = (task, tools, result) =>
+    this.memory.rememberSuccess(task, tools, result);
   /** Remember a failure. */
-  rememberFailure: SessionMemory['rememberFailure'] = (task, error, tools) => this.memory.rememberFailure(task, error, tools);
+  rememberFailure: SessionMemory['rememberFailure'] = (task, error, tools) =>
+    this.memory.rememberFailure(task, error, tools);
   /** Recent memories. */
   memoryRecent: SessionMemory['memoryRecent'] = (limit) => this.memory.memoryRecent(limit);
   /** Similar memories. */
@@ -260,13 +281,16 @@ export class Session {
   /** Pending external tasks. */
   pendingExternalTasks: SessionQueue['pendingExternalTasks'] = () => this.queue.pendingExternalTasks();
   /** Complete an external task (boolean). */
-  completeExternalTask: SessionQueue['completeExternalTask'] = (taskId, answer) => this.queue.completeExternalTask(taskId, answer);
+  completeExternalTask: SessionQueue['completeExternalTask'] = (taskId, answer) =>
+    this.queue.completeExternalTask(taskId, answer);
   /** Pending confirmations. */
   pendingConfirmations: SessionQueue['pendingConfirmations'] = () => this.queue.pendingConfirmations();
   /** Answer a confirmation. */
-  confirmToolUse: SessionQueue['confirmToolUse'] = (toolId, approved, reason, options) => this.queue.confirmToolUse(toolId, approved, reason, options);
+  confirmToolUse: SessionQueue['confirmToolUse'] = (toolId, approved, reason, options) =>
+    this.queue.confirmToolUse(toolId, approved, reason, options);
   /** Run verification commands. */
-  verifyCommands: SessionQueue['verifyCommands'] = (subjectOrRequest, commands) => this.queue.verifyCommands(subjectOrRequest, commands);
+  verifyCommands: SessionQueue['verifyCommands'] = (subjectOrRequest, commands) =>
+    this.queue.verifyCommands(subjectOrRequest, commands);
   /** Verification reports. */
   verificationReports: SessionQueue['verificationReports'] = () => this.queue.verificationReports();
   /** Verification summary. */
@@ -279,7 +303,8 @@ export class Session {
   // Callbacks: the client as the session's WebSocket host (SessionHost)
 
   /** Register a hook with a JS handler. */
-  registerHook: SessionHost['registerHook'] = (id, event, matcher, options, handler) => this.host.registerHook(id, event, matcher, options, handler);
+  registerHook: SessionHost['registerHook'] = (id, event, matcher, options, handler) =>
+    this.host.registerHook(id, event, matcher, options, handler);
   /** Remove a hook (boolean). */
   unregisterHook: SessionHost['unregisterHook'] = (id) => this.host.unregisterHook(id);
   /** Registered hooks. */
@@ -287,7 +312,8 @@ export class Session {
   /** Number of hooks of the session. */
   hookCount = async (): Promise<number> => (await this.host.hooksList()).length;
   /** Register a slash command (JS handler, template or webhook). */
-  registerCommand: SessionHost['registerCommand'] = (name, description, handler, options) => this.host.registerCommand(name, description, handler, options);
+  registerCommand: SessionHost['registerCommand'] = (name, description, handler, options) =>
+    this.host.registerCommand(name, description, handler, options);
   /** Remove a command (boolean). */
   unregisterCommand: SessionHost['unregisterCommand'] = (name) => this.host.unregisterCommand(name);
   /** Slash commands. */

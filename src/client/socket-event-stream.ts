@@ -48,7 +48,12 @@ export interface SocketEventStreamOptions {
 }
 
 /** The events WebSocket URL of a session from a cursor. */
-export function eventsSocketUrl(baseUrl: string, sessionId: string, after: number | undefined, tenantId?: string): string {
+export function eventsSocketUrl(
+  baseUrl: string,
+  sessionId: string,
+  after: number | undefined,
+  tenantId?: string,
+): string {
   const url = new URL(`${baseUrl.replace(/\/+$/, '')}/v1/sessions/${encodeURIComponent(sessionId)}/events`);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   if (after !== undefined) url.searchParams.set('after', String(after));
@@ -128,10 +133,13 @@ export class SocketEventStream extends EventStream {
 
   private connect(): void {
     if (this.stopped || this.ended) return;
-    const socket = new this.options.WebSocket(eventsSocketUrl(this.options.baseUrl, this.options.sessionId, this.cursor, this.options.tenantId));
+    const socket = new this.options.WebSocket(
+      eventsSocketUrl(this.options.baseUrl, this.options.sessionId, this.cursor, this.options.tenantId),
+    );
     this.socket = socket;
     socket.onopen = () => {
-      if (this.options.token !== undefined && socket.readyState === WS_OPEN) socket.send(JSON.stringify({ type: 'auth', token: this.options.token }));
+      if (this.options.token !== undefined && socket.readyState === WS_OPEN)
+        socket.send(JSON.stringify({ type: 'auth', token: this.options.token }));
     };
     socket.onmessage = (message) => this.onFrame(message.data);
     socket.onerror = () => {
@@ -153,7 +161,10 @@ export class SocketEventStream extends EventStream {
     }
     if (typeof frame.type !== 'string' || typeof frame.payload !== 'object' || frame.payload === null) return;
     const payload = frame.payload as Record<string, unknown>;
-    const metadata = (typeof frame.metadata === 'object' && frame.metadata !== null ? frame.metadata : {}) as Record<string, unknown>;
+    const metadata = (typeof frame.metadata === 'object' && frame.metadata !== null ? frame.metadata : {}) as Record<
+      string,
+      unknown
+    >;
     const sequence = metadata.session_sequence;
     if (typeof sequence !== 'number') {
       this.onControlFrame(frame.type, payload);
@@ -172,10 +183,12 @@ export class SocketEventStream extends EventStream {
       this.stopped = true;
       this.closeSocket(1000, 'run ended');
       const settle = this.options.settle?.() ?? Promise.resolve();
-      void settle.catch(() => undefined).then(() => {
-        this.finish();
-        this.stop();
-      });
+      void settle
+        .catch(() => undefined)
+        .then(() => {
+          this.finish();
+          this.stop();
+        });
       return;
     }
     if (this.buffered > this.maxBuffered && !this.paused) {
@@ -224,7 +237,14 @@ export class SocketEventStream extends EventStream {
     }
     const max = this.options.reconnect?.maxAttempts ?? 10;
     if (this.attempts >= max) {
-      this.failWith(toA3sError('NETWORK_ERROR', `events socket closed (${code}${reason ? `: ${reason}` : ''}) and ${max} reconnect attempts brought no event`, 0, { closeCode: code, attempts: max }));
+      this.failWith(
+        toA3sError(
+          'NETWORK_ERROR',
+          `events socket closed (${code}${reason ? `: ${reason}` : ''}) and ${max} reconnect attempts brought no event`,
+          0,
+          { closeCode: code, attempts: max },
+        ),
+      );
       return;
     }
     const initial = this.options.reconnect?.initialDelayMs ?? 100;

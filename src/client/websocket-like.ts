@@ -31,7 +31,8 @@ export function resolveWebSocket(given: WebSocketConstructor | undefined): WebSo
 export function messageText(data: unknown): string {
   if (typeof data === 'string') return data;
   if (data instanceof ArrayBuffer) return new TextDecoder().decode(data);
-  if (ArrayBuffer.isView(data)) return new TextDecoder().decode(new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength));
+  if (ArrayBuffer.isView(data))
+    return new TextDecoder().decode(new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength));
   if (Array.isArray(data)) return data.map((part) => messageText(part)).join('');
   return String(data);
 }

@@ -20,7 +20,10 @@ function hmac(secret: string, payload: string): Buffer {
 }
 
 /** ClusterSecrets over the configured secrets (tests build them from literals). */
-export function clusterSecretsOf(signing: { id: string; secret: string }, previous?: { id: string; secret: string }): ClusterSecrets {
+export function clusterSecretsOf(
+  signing: { id: string; secret: string },
+  previous?: { id: string; secret: string },
+): ClusterSecrets {
   const byId = new Map([[signing.id, signing.secret]]);
   if (previous) byId.set(previous.id, previous.secret);
   return {
@@ -47,11 +50,22 @@ export function loadClusterSecrets(cluster: ClusterConfig): ClusterSecrets | und
     try {
       secret = readFileSync(cluster.secretFile, 'utf8').trim();
     } catch (error) {
-      throw new ConfigError([{ source: 'cluster.secret_file', message: `cannot read ${cluster.secretFile}: ${(error as Error).message}` }]);
+      throw new ConfigError([
+        { source: 'cluster.secret_file', message: `cannot read ${cluster.secretFile}: ${(error as Error).message}` },
+      ]);
     }
-    if (secret.length < 32) throw new ConfigError([{ source: 'cluster.secret_file', message: `${cluster.secretFile} must hold a secret of at least 32 characters` }]);
+    if (secret.length < 32)
+      throw new ConfigError([
+        {
+          source: 'cluster.secret_file',
+          message: `${cluster.secretFile} must hold a secret of at least 32 characters`,
+        },
+      ]);
   }
   if (secret === undefined) return undefined;
-  const previous = cluster.previousSecret !== undefined && cluster.previousSecretId !== undefined ? { id: cluster.previousSecretId, secret: cluster.previousSecret } : undefined;
+  const previous =
+    cluster.previousSecret !== undefined && cluster.previousSecretId !== undefined
+      ? { id: cluster.previousSecretId, secret: cluster.previousSecret }
+      : undefined;
   return clusterSecretsOf({ id: cluster.secretId, secret }, previous);
 }

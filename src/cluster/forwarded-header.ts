@@ -24,8 +24,22 @@ export type ForwardedRefusal = 'malformed' | 'bad_signature' | 'expired' | 'repl
 
 const FIELD = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-function payloadOf(fields: Record<'kid' | 't' | 'hop' | 'from' | 'for' | 'n', string>, method: string, url: string): string {
-  return ['a3s-forwarded-v1', fields.kid, fields.t, fields.hop, fields.from, fields.for, fields.n, method.toUpperCase(), url].join('\n');
+function payloadOf(
+  fields: Record<'kid' | 't' | 'hop' | 'from' | 'for' | 'n', string>,
+  method: string,
+  url: string,
+): string {
+  return [
+    'a3s-forwarded-v1',
+    fields.kid,
+    fields.t,
+    fields.hop,
+    fields.from,
+    fields.for,
+    fields.n,
+    method.toUpperCase(),
+    url,
+  ].join('\n');
 }
 
 /**
@@ -47,13 +61,24 @@ export class ForwardedHeaders {
 
   /** The header value for a request this node forwards (`url` is the path and query it sends). */
   sign(method: string, url: string, clientAddress: string): string {
-    const fields = { kid: this.secrets.signingId, t: String(this.now()), hop: '1', from: this.nodeId, for: clientAddress.replace(/[^A-Za-z0-9_.:-]/g, '') || 'unknown', n: randomBytes(12).toString('base64url') };
+    const fields = {
+      kid: this.secrets.signingId,
+      t: String(this.now()),
+      hop: '1',
+      from: this.nodeId,
+      for: clientAddress.replace(/[^A-Za-z0-9_.:-]/g, '') || 'unknown',
+      n: randomBytes(12).toString('base64url'),
+    };
     const sig = this.secrets.sign(payloadOf(fields, method, url));
     return `v1;kid=${fields.kid};t=${fields.t};hop=${fields.hop};from=${fields.from};for=${fields.for};n=${fields.n};sig=${sig}`;
   }
 
   /** The hop a header describes, or why it is refused. */
-  verify(value: string, method: string, url: string): { ok: true; hop: ForwardedHop } | { ok: false; reason: ForwardedRefusal } {
+  verify(
+    value: string,
+    method: string,
+    url: string,
+  ): { ok: true; hop: ForwardedHop } | { ok: false; reason: ForwardedRefusal } {
     const parts = value.split(';');
     if (parts[0] !== 'v1' || parts.length !== 8) return { ok: false, reason: 'malformed' };
     const fields: Record<string, string> = {};
@@ -66,9 +91,19 @@ export class ForwardedHeaders {
     }
     const { kid, t, hop, from, n, sig } = fields;
     const forAddress = fields.for;
-    if (kid === undefined || t === undefined || hop === undefined || from === undefined || forAddress === undefined || n === undefined || sig === undefined) return { ok: false, reason: 'malformed' };
+    if (
+      kid === undefined ||
+      t === undefined ||
+      hop === undefined ||
+      from === undefined ||
+      forAddress === undefined ||
+      n === undefined ||
+      sig === undefined
+    )
+      return { ok: false, reason: 'malformed' };
     if (!/^[0-9]{1,16}$/.test(t) || !/^[0-9]{1,3}$/.test(hop)) return { ok: false, reason: 'malformed' };
-    if (!this.secrets.verify(kid, payloadOf({ kid, t, hop, from, for: forAddress, n }, method, url), sig)) return { ok: false, reason: 'bad_signature' };
+    if (!this.secrets.verify(kid, payloadOf({ kid, t, hop, from, for: forAddress, n }, method, url), sig))
+      return { ok: false, reason: 'bad_signature' };
     const now = this.now();
     if (Math.abs(now - Number(t)) > FORWARDED_MAX_SKEW_MS) return { ok: false, reason: 'expired' };
     if (Number(hop) > MAX_HOPS) return { ok: false, reason: 'hop_limit' };

@@ -72,7 +72,8 @@ export class NodeRegistry {
     this.ttlMs = options.ttlMs ?? DEFAULT_NODE_TTL_MS;
     this.now = options.now ?? Date.now;
     this.onError = options.onError ?? (() => undefined);
-    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 3) throw new RangeError(`node ttlMs must be an integer >= 3, got ${this.ttlMs}`);
+    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 3)
+      throw new RangeError(`node ttlMs must be an integer >= 3, got ${this.ttlMs}`);
   }
 
   /** The set of advertised node ids. */
@@ -85,15 +86,18 @@ export class NodeRegistry {
     if (this.timer !== undefined) return;
     this.startedAtMs = this.now();
     await this.heartbeat();
-    this.timer = setInterval(() => {
-      // One heartbeat at a time: a slow Redis must not pile up writes.
-      if (this.beating !== undefined) return;
-      this.beating = this.heartbeat()
-        .catch((error: unknown) => this.onError(error))
-        .finally(() => {
-          this.beating = undefined;
-        });
-    }, Math.floor(this.ttlMs / 3));
+    this.timer = setInterval(
+      () => {
+        // One heartbeat at a time: a slow Redis must not pile up writes.
+        if (this.beating !== undefined) return;
+        this.beating = this.heartbeat()
+          .catch((error: unknown) => this.onError(error))
+          .finally(() => {
+            this.beating = undefined;
+          });
+      },
+      Math.floor(this.ttlMs / 3),
+    );
     this.timer.unref();
   }
 
@@ -104,7 +108,10 @@ export class NodeRegistry {
     await this.beating;
     try {
       // Two keys in two slots of a cluster: two commands, not one MULTI.
-      await Promise.all([this.redis.del(nodeKey(this.keyPrefix, this.nodeId)), this.redis.srem(this.indexKey, this.nodeId)]);
+      await Promise.all([
+        this.redis.del(nodeKey(this.keyPrefix, this.nodeId)),
+        this.redis.srem(this.indexKey, this.nodeId),
+      ]);
     } catch (error) {
       throw redisFailure(`failed to remove the advertisement of node ${this.nodeId}`, { nodeId: this.nodeId }, error);
     }
@@ -161,7 +168,10 @@ export class NodeRegistry {
     };
     try {
       // Two slots of a cluster, so two commands: an index entry without its advertisement is pruned by list(), never trusted.
-      await Promise.all([this.redis.set(nodeKey(this.keyPrefix, this.nodeId), JSON.stringify(info), 'PX', this.ttlMs), this.redis.sadd(this.indexKey, this.nodeId)]);
+      await Promise.all([
+        this.redis.set(nodeKey(this.keyPrefix, this.nodeId), JSON.stringify(info), 'PX', this.ttlMs),
+        this.redis.sadd(this.indexKey, this.nodeId),
+      ]);
     } catch (error) {
       throw redisFailure(`failed to advertise node ${this.nodeId}`, { nodeId: this.nodeId }, error);
     }

@@ -28,6 +28,8 @@ export class PeerUrls {
     if (parsed.username !== '' || parsed.password !== '') return undefined;
     const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
     const explicit = `${parsed.protocol}//${parsed.hostname}:${port}`;
-    return this.patterns.some((pattern) => pattern.test(parsed.origin) || pattern.test(explicit)) ? parsed.origin : undefined;
+    return this.patterns.some((pattern) => pattern.test(parsed.origin) || pattern.test(explicit))
+      ? parsed.origin
+      : undefined;
   }
 }

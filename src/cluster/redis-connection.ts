@@ -14,7 +14,10 @@ export const REDIS_COMMAND_TIMEOUT_MS = 10_000;
  * a deadline on every command: a Redis that accepts connections and drops them resets ioredis's retry count,
  * so without one a save or a shutdown could wait forever.
  */
-export function createRedisClient(config: Pick<CodeConfig, 'redisUrl' | 'redis'>, logger: Logger): RedisClient | undefined {
+export function createRedisClient(
+  config: Pick<CodeConfig, 'redisUrl' | 'redis'>,
+  logger: Logger,
+): RedisClient | undefined {
   const commandOptions = { maxRetriesPerRequest: 2, commandTimeout: REDIS_COMMAND_TIMEOUT_MS };
   let client: RedisClient | undefined;
   const { cluster, username, password, tls } = config.redis;
@@ -26,7 +29,12 @@ export function createRedisClient(config: Pick<CodeConfig, 'redisUrl' | 'redis'>
       // deadline (the per-command timeout starts only once a command is sent); the server waits for the
       // cluster to be ready at start (waitUntilReady).
       enableOfflineQueue: false,
-      redisOptions: { ...commandOptions, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }), ...(tls ? { tls: {} } : {}) },
+      redisOptions: {
+        ...commandOptions,
+        ...(username === undefined ? {} : { username }),
+        ...(password === undefined ? {} : { password }),
+        ...(tls ? { tls: {} } : {}),
+      },
       // A failover takes the cluster's node timeout: keep retrying the slot map until a replica is promoted.
       retryDelayOnFailover: 200,
       retryDelayOnClusterDown: 200,
@@ -58,7 +66,13 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number, see
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         client.off('ready', onReady);
-        reject(new CodeError('PERSISTENCE_FAILED', `the Redis Cluster (seeds ${seeds}) was not ready within ${timeoutMs} ms${lastError === '' ? '' : ` (last error: ${lastError})`}`, { seeds, cause: lastError || 'timeout' }));
+        reject(
+          new CodeError(
+            'PERSISTENCE_FAILED',
+            `the Redis Cluster (seeds ${seeds}) was not ready within ${timeoutMs} ms${lastError === '' ? '' : ` (last error: ${lastError})`}`,
+            { seeds, cause: lastError || 'timeout' },
+          ),
+        );
       }, timeoutMs);
       const onReady = (): void => {
         clearTimeout(timer);

@@ -73,17 +73,32 @@ export class RedisEventStream {
     this.writer = options.writer;
     this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
     this.maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
-    if (!Number.isInteger(this.maxLen) || this.maxLen < 1) throw new RangeError(`stream maxLen must be a positive integer, got ${this.maxLen}`);
+    if (!Number.isInteger(this.maxLen) || this.maxLen < 1)
+      throw new RangeError(`stream maxLen must be a positive integer, got ${this.maxLen}`);
     const onError = options.onError === undefined ? {} : { onError: options.onError };
     const { redis: reader, writer } = options;
     if (reader instanceof Cluster || writer instanceof Cluster) {
-      if (!(reader instanceof Cluster && writer instanceof Cluster)) throw new TypeError('RedisEventStream: the reader and the writer must both be Cluster clients, or neither');
-      if (reader.options.shardedSubscribers !== true) throw new TypeError('RedisEventStream: a Cluster reader needs shardedSubscribers: true (use streamReaderFor(writer))');
+      if (!(reader instanceof Cluster && writer instanceof Cluster))
+        throw new TypeError('RedisEventStream: the reader and the writer must both be Cluster clients, or neither');
+      if (reader.options.shardedSubscribers !== true)
+        throw new TypeError(
+          'RedisEventStream: a Cluster reader needs shardedSubscribers: true (use streamReaderFor(writer))',
+        );
       this.sharded = true;
-      this.follower = new ShardedStreamFollower({ reader, channelOf: streamChannel, ...(options.blockMs === undefined ? {} : { pollMs: options.blockMs }), ...onError });
+      this.follower = new ShardedStreamFollower({
+        reader,
+        channelOf: streamChannel,
+        ...(options.blockMs === undefined ? {} : { pollMs: options.blockMs }),
+        ...onError,
+      });
     } else {
       this.sharded = false;
-      this.follower = new StreamFollower({ reader, waker: writer, ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }), ...onError });
+      this.follower = new StreamFollower({
+        reader,
+        waker: writer,
+        ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }),
+        ...onError,
+      });
     }
   }
 
@@ -101,18 +116,32 @@ export class RedisEventStream {
     const sessionId = sessionIdOf(session);
     const sequence = envelope.metadata.session_sequence;
     if (envelope.metadata.session_id !== sessionId) {
-      throw new CodeError('INTERNAL_ERROR', `event ${sequence} of session ${envelope.metadata.session_id} appended to the stream of session ${sessionId}`, {
-        sessionId,
-      });
+      throw new CodeError(
+        'INTERNAL_ERROR',
+        `event ${sequence} of session ${envelope.metadata.session_id} appended to the stream of session ${sessionId}`,
+        {
+          sessionId,
+        },
+      );
     }
     const key = this.streamKey(session);
     const keys = fence === undefined ? [key] : [key, fence.ownerKey];
-    const args = [this.maxLen, sequence, JSON.stringify(envelope), fence === undefined ? '' : String(fence.epoch), this.sharded ? streamChannel(key) : ''];
+    const args = [
+      this.maxLen,
+      sequence,
+      JSON.stringify(envelope),
+      fence === undefined ? '' : String(fence.epoch),
+      this.sharded ? streamChannel(key) : '',
+    ];
     let reply: unknown;
     try {
       reply = await runRedisScript(this.writer, APPEND_SCRIPT, keys, args);
     } catch (error) {
-      throw redisFailure(`failed to append event ${sequence} to the stream of session ${sessionId}`, { sessionId, sequence }, error);
+      throw redisFailure(
+        `failed to append event ${sequence} to the stream of session ${sessionId}`,
+        { sessionId, sequence },
+        error,
+      );
     }
     const [outcome, found] = Array.isArray(reply) ? reply.map(String) : [];
     if (outcome === 'ok') return;
@@ -132,7 +161,10 @@ export class RedisEventStream {
         { sessionId, sequence, reason: 'stale_sequence', lastSequence: last },
       );
     }
-    throw new CodeError('PERSISTENCE_FAILED', 'the event stream append script answered unexpectedly', { sessionId, sequence });
+    throw new CodeError('PERSISTENCE_FAILED', 'the event stream append script answered unexpectedly', {
+      sessionId,
+      sequence,
+    });
   }
 
   /** Up to `count` retained events with session_sequence > afterSessionSequence, in order. */
@@ -155,7 +187,12 @@ export class RedisEventStream {
    * rejects when onEvent throws or an entry is invalid. Events trimmed before they were read are skipped:
    * a jump in session_sequence is a gap the caller reports (replay_gap).
    */
-  follow(session: SessionKey, afterSessionSequence: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void> {
+  follow(
+    session: SessionKey,
+    afterSessionSequence: number,
+    onEvent: (event: EventEnvelope) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
     return this.follower.follow(this.streamKey(session), afterSessionSequence, onEvent, signal);
   }
 
@@ -199,7 +236,10 @@ export class RedisEventStream {
     const key = this.streamKey(session);
     let entries: Array<[string, string[]]>;
     try {
-      entries = which === 'first' ? await this.writer.xrange(key, '-', '+', 'COUNT', 1) : await this.writer.xrevrange(key, '+', '-', 'COUNT', 1);
+      entries =
+        which === 'first'
+          ? await this.writer.xrange(key, '-', '+', 'COUNT', 1)
+          : await this.writer.xrevrange(key, '+', '-', 'COUNT', 1);
     } catch (error) {
       throw redisFailure(`failed to read the event stream of session ${sessionId}`, { sessionId }, error);
     }
@@ -218,6 +258,10 @@ export function streamChannel(key: string): string {
  * Cluster a duplicate with sharded subscribers (SSUBSCRIBE per master). The caller owns and quits it.
  */
 export function streamReaderFor(client: RedisClient, options: { commandTimeout?: number } = {}): RedisClient {
-  if (client instanceof Cluster) return client.duplicate([], { shardedSubscribers: true, redisOptions: { ...client.options.redisOptions, ...options } });
+  if (client instanceof Cluster)
+    return client.duplicate([], {
+      shardedSubscribers: true,
+      redisOptions: { ...client.options.redisOptions, ...options },
+    });
   return (client as Redis).duplicate(options);
 }

@@ -89,7 +89,8 @@ export class RedisOwnership implements SessionOwnership {
     }
     const nodeId = lease ?? home;
     if (nodeId === null) return undefined;
-    if (nodeId === this.nodeId) return { nodeId, url: undefined, alive: true, leased: lease !== null, unsaved: home !== null };
+    if (nodeId === this.nodeId)
+      return { nodeId, url: undefined, alive: true, leased: lease !== null, unsaved: home !== null };
     const info = await this.registry?.get(nodeId);
     return { nodeId, url: info?.url, alive: info !== undefined, leased: lease !== null, unsaved: home !== null };
   }
@@ -104,7 +105,10 @@ export class RedisOwnership implements SessionOwnership {
 
   async release(sessionId: SessionKey): Promise<void> {
     const held = this.options.leases.held().find((h) => h.sessionId === sessionId);
-    if (held) await this.options.leases.release(sessionId, held.epoch).catch((error: unknown) => this.options.onError?.(`releasing the lease of ${sessionId}`, error));
+    if (held)
+      await this.options.leases
+        .release(sessionId, held.epoch)
+        .catch((error: unknown) => this.options.onError?.(`releasing the lease of ${sessionId}`, error));
   }
 
   async lastSequence(sessionId: SessionKey): Promise<number> {
@@ -113,14 +117,23 @@ export class RedisOwnership implements SessionOwnership {
 
   publish(sessionId: SessionKey, event: EventEnvelope): void {
     // Appends go out on one connection in call order; a fenced append means another node owns the session now.
-    this.options.events.append(sessionId, event, this.options.leases.storeFence(sessionId)).catch(async (error: unknown) => {
-      if ((error as { details?: { reason?: string } }).details?.reason === 'fenced' && (await this.fenced(sessionId))) {
-        // The lease was taken again (Redis lost its data, nobody else took over): publish under the new epoch.
-        await this.options.events.append(sessionId, event, this.options.leases.storeFence(sessionId)).catch((again: unknown) => this.options.onError?.(`publishing event ${event.metadata.session_sequence} of ${sessionId}`, again));
-        return;
-      }
-      this.options.onError?.(`publishing event ${event.metadata.session_sequence} of ${sessionId}`, error);
-    });
+    this.options.events
+      .append(sessionId, event, this.options.leases.storeFence(sessionId))
+      .catch(async (error: unknown) => {
+        if (
+          (error as { details?: { reason?: string } }).details?.reason === 'fenced' &&
+          (await this.fenced(sessionId))
+        ) {
+          // The lease was taken again (Redis lost its data, nobody else took over): publish under the new epoch.
+          await this.options.events
+            .append(sessionId, event, this.options.leases.storeFence(sessionId))
+            .catch((again: unknown) =>
+              this.options.onError?.(`publishing event ${event.metadata.session_sequence} of ${sessionId}`, again),
+            );
+          return;
+        }
+        this.options.onError?.(`publishing event ${event.metadata.session_sequence} of ${sessionId}`, error);
+      });
   }
 
   setActiveRun(sessionId: SessionKey, runId: string | undefined): void {

@@ -75,7 +75,10 @@ export class RedisTenantUsage implements ClusterTenantUsage {
   /** Start the heartbeat: every node_ttl_ms / 3, rewrite this node's entries and re-read the others'. */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.sync(new Set([...this.options.tenants(), ...this.view.keys()])), Math.max(1, Math.floor(this.options.ttlMs / 3)));
+    this.timer = setInterval(
+      () => void this.sync(new Set([...this.options.tenants(), ...this.view.keys()])),
+      Math.max(1, Math.floor(this.options.ttlMs / 3)),
+    );
     this.timer.unref();
   }
 
@@ -84,12 +87,18 @@ export class RedisTenantUsage implements ClusterTenantUsage {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     const { redis, nodeId } = this.options;
-    await Promise.all([...this.options.tenants()].map((tenantId) => redis.hdel(this.keyOf(tenantId), nodeId).catch((error: unknown) => this.options.onError?.(error))));
+    await Promise.all(
+      [...this.options.tenants()].map((tenantId) =>
+        redis.hdel(this.keyOf(tenantId), nodeId).catch((error: unknown) => this.options.onError?.(error)),
+      ),
+    );
   }
 
   /** Write this node's entry of each tenant and read the others' (one pipeline per tenant: one slot each). */
   private async sync(tenants: Iterable<string>): Promise<void> {
-    await Promise.all([...tenants].map((tenantId) => this.syncOne(tenantId).catch((error: unknown) => this.options.onError?.(error))));
+    await Promise.all(
+      [...tenants].map((tenantId) => this.syncOne(tenantId).catch((error: unknown) => this.options.onError?.(error))),
+    );
   }
 
   private async syncOne(tenantId: string): Promise<void> {

@@ -105,7 +105,8 @@ export class SessionLeases {
     this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
     this.nodeId = options.nodeId;
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
-    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 3) throw new RangeError(`lease ttlMs must be an integer >= 3, got ${this.ttlMs}`);
+    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 3)
+      throw new RangeError(`lease ttlMs must be an integer >= 3, got ${this.ttlMs}`);
     this.renewIntervalMs = options.renewIntervalMs ?? Math.floor(this.ttlMs / 3);
     this.now = options.now ?? Date.now;
     this.onLost = options.onLost ?? (() => undefined);
@@ -133,7 +134,13 @@ export class SessionLeases {
     let ack;
     try {
       ack = await this.replicaAcks?.required();
-      ({ reply, acknowledged } = await runAckedRedisScript(this.redis, ACQUIRE_SCRIPT, [this.leaseKey(sessionId), this.epochKey(sessionId)], [this.nodeId, this.ttlMs], ack));
+      ({ reply, acknowledged } = await runAckedRedisScript(
+        this.redis,
+        ACQUIRE_SCRIPT,
+        [this.leaseKey(sessionId), this.epochKey(sessionId)],
+        [this.nodeId, this.ttlMs],
+        ack,
+      ));
     } catch (error) {
       throw redisFailure(`failed to acquire the lease of session ${sessionId}`, { sessionId }, error);
     }
@@ -166,7 +173,12 @@ export class SessionLeases {
     const renewedAtMs = this.now();
     let reply: unknown;
     try {
-      reply = await runRedisScript(this.redis, RENEW_SCRIPT, [this.leaseKey(sessionId), this.epochKey(sessionId)], [this.nodeId, epoch, this.ttlMs]);
+      reply = await runRedisScript(
+        this.redis,
+        RENEW_SCRIPT,
+        [this.leaseKey(sessionId), this.epochKey(sessionId)],
+        [this.nodeId, epoch, this.ttlMs],
+      );
     } catch (error) {
       throw redisFailure(`failed to renew the lease of session ${sessionId}`, { sessionId, epoch }, error);
     }
@@ -191,7 +203,12 @@ export class SessionLeases {
     if (this.leases.get(sessionId)?.epoch === epoch) this.leases.delete(sessionId);
     try {
       return (
-        (await runRedisScript(this.redis, RELEASE_SCRIPT, [this.leaseKey(sessionId), this.epochKey(sessionId)], [this.nodeId, epoch])) === 1
+        (await runRedisScript(
+          this.redis,
+          RELEASE_SCRIPT,
+          [this.leaseKey(sessionId), this.epochKey(sessionId)],
+          [this.nodeId, epoch],
+        )) === 1
       );
     } catch (error) {
       throw redisFailure(`failed to release the lease of session ${sessionId}`, { sessionId, epoch }, error);
@@ -200,7 +217,9 @@ export class SessionLeases {
 
   /** Release every held lease (graceful drain); returns the sessions that were still ours. */
   async releaseAll(): Promise<SessionKey[]> {
-    const released = await Promise.all(this.held().map(async ({ sessionId, epoch }) => ((await this.release(sessionId, epoch)) ? sessionId : undefined)));
+    const released = await Promise.all(
+      this.held().map(async ({ sessionId, epoch }) => ((await this.release(sessionId, epoch)) ? sessionId : undefined)),
+    );
     return released.filter((sessionId): sessionId is SessionKey => sessionId !== undefined);
   }
 

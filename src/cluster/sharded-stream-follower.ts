@@ -85,7 +85,13 @@ export class ShardedStreamFollower {
       const onAbort = (): void => follow.settle();
       signal.addEventListener('abort', onAbort, { once: true });
       if (stream === undefined) {
-        stream = { channel: this.channelOf(key), follows: new Set(), reading: undefined, again: false, subscription: undefined };
+        stream = {
+          channel: this.channelOf(key),
+          follows: new Set(),
+          reading: undefined,
+          again: false,
+          subscription: undefined,
+        };
         this.streams.set(key, stream);
         this.keyOfChannel.set(stream.channel, key);
         this.subscribe(key, stream);

@@ -48,7 +48,8 @@ async function readMarker(root: string): Promise<string | undefined> {
   }
   try {
     const stat = await handle.stat();
-    if (!stat.isFile() || stat.size > MARKER_MAX_BYTES) throw notShared(root, `its marker ${ROOT_MARKER} is not a small regular file`);
+    if (!stat.isFile() || stat.size > MARKER_MAX_BYTES)
+      throw notShared(root, `its marker ${ROOT_MARKER} is not a small regular file`);
     const text = (await handle.readFile()).toString('utf8');
     const match = MARKER_PATTERN.exec(text);
     if (!match?.[1]) throw notShared(root, `its marker ${ROOT_MARKER} is not one this server wrote`);
@@ -66,7 +67,8 @@ async function writeMarker(root: string): Promise<void> {
     await writeFile(aside, `a3s-root v1 ${token}\n`, { flag: 'wx', mode: 0o644 });
     await link(aside, path.join(root, ROOT_MARKER));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notShared(root, `its marker ${ROOT_MARKER} cannot be written (${(error as Error).message})`);
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw notShared(root, `its marker ${ROOT_MARKER} cannot be written (${(error as Error).message})`);
   } finally {
     await unlink(aside).catch(() => undefined);
   }
@@ -84,8 +86,16 @@ export async function checkSharedRoots(options: SharedRootsOptions): Promise<voi
     const known = await options.redis.hget(key, root);
     let found = await readMarker(root);
     if (known !== null) {
-      if (found === undefined) throw notShared(root, `other nodes found marker ${known.slice(0, 8)}... in ${ROOT_MARKER} there, and it is missing here`);
-      if (found !== known) throw notShared(root, `its marker ${ROOT_MARKER} (${found.slice(0, 8)}...) differs from the one other nodes found there (${known.slice(0, 8)}...)`);
+      if (found === undefined)
+        throw notShared(
+          root,
+          `other nodes found marker ${known.slice(0, 8)}... in ${ROOT_MARKER} there, and it is missing here`,
+        );
+      if (found !== known)
+        throw notShared(
+          root,
+          `its marker ${ROOT_MARKER} (${found.slice(0, 8)}...) differs from the one other nodes found there (${known.slice(0, 8)}...)`,
+        );
       continue;
     }
     if (found === undefined) {

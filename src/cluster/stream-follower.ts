@@ -107,7 +107,15 @@ export class StreamFollower {
         const keys = [...cursors.keys()];
         try {
           const clientId = this.reader.client('ID');
-          const read = this.reader.xread('COUNT', this.count, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...keys.map((key) => `${cursors.get(key)}-0`));
+          const read = this.reader.xread(
+            'COUNT',
+            this.count,
+            'BLOCK',
+            this.blockMs,
+            'STREAMS',
+            ...keys,
+            ...keys.map((key) => `${cursors.get(key)}-0`),
+          );
           // Both are pipelined on the reader; a failed CLIENT ID must not leave the XREAD rejection unhandled.
           read.catch(() => undefined);
           this.blockedClientId = await clientId;
@@ -133,7 +141,9 @@ export class StreamFollower {
 
   private deliver(reply: XReadReply, cursors: ReadonlyMap<string, number>): void {
     for (const [key, entries] of reply ?? []) {
-      deliverStreamEntries(key, entries, cursors.get(key) ?? Number.POSITIVE_INFINITY, this.followers, (follower) => this.followers.has(follower));
+      deliverStreamEntries(key, entries, cursors.get(key) ?? Number.POSITIVE_INFINITY, this.followers, (follower) =>
+        this.followers.has(follower),
+      );
     }
   }
 

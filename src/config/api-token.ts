@@ -10,7 +10,10 @@ export type Scope = z.infer<typeof ScopeSchema>;
 export const ApiTokenSchema = z
   .object({
     token: z.string().min(16, 'token must be at least 16 characters').optional(),
-    tokenSha256: z.string().regex(/^[0-9a-f]{64}$/, 'tokenSha256 must be 64 lowercase hex characters').optional(),
+    tokenSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'tokenSha256 must be 64 lowercase hex characters')
+      .optional(),
     principal: z.string().min(1),
     tenantId: z.string().min(1),
     scopes: z.array(ScopeSchema).min(1),
@@ -27,4 +30,5 @@ export type ApiToken = z.infer<typeof ApiTokenSchema>;
 export const SAFE_TENANT_ID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
 /** What SAFE_TENANT_ID asks for, in words. */
-export const SAFE_TENANT_ID_RULE = 'with tokens of more than one tenant, a tenantId names the tenant\'s directory under each workspace root: 1-128 letters, digits, "_", "." or "-", not starting with "."';
+export const SAFE_TENANT_ID_RULE =
+  'with tokens of more than one tenant, a tenantId names the tenant\'s directory under each workspace root: 1-128 letters, digits, "_", "." or "-", not starting with "."';

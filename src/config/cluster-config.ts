@@ -10,7 +10,10 @@ const KeyIdSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be 1-32 let
  */
 const PeerUrlSchema = z
   .string()
-  .regex(/^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9*_.-]+)(:([0-9]{1,5}|\*))?\/?$/, 'peer_urls entries must be origins like "http://10.0.0.7:8080" or "http://*.a3s.svc:8080" ("*" in the host or port), without a path');
+  .regex(
+    /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9*_.-]+)(:([0-9]{1,5}|\*))?\/?$/,
+    'peer_urls entries must be origins like "http://10.0.0.7:8080" or "http://*.a3s.svc:8080" ("*" in the host or port), without a path',
+  );
 
 /**
  * The `cluster` block: lease and heartbeat timing, the secret nodes share, and where they may forward.
@@ -33,11 +36,21 @@ export const ClusterConfigSchema = z
   })
   .strict()
   .superRefine((cluster, ctx) => {
-    if (cluster.secret !== undefined && cluster.secretFile !== undefined) ctx.addIssue({ code: 'custom', path: ['secretFile'], message: 'set either cluster.secret or cluster.secret_file, not both' });
+    if (cluster.secret !== undefined && cluster.secretFile !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secretFile'],
+        message: 'set either cluster.secret or cluster.secret_file, not both',
+      });
     if ((cluster.previousSecret === undefined) !== (cluster.previousSecretId === undefined)) {
-      ctx.addIssue({ code: 'custom', path: [cluster.previousSecret === undefined ? 'previousSecret' : 'previousSecretId'], message: 'previous_secret and previous_secret_id go together' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [cluster.previousSecret === undefined ? 'previousSecret' : 'previousSecretId'],
+        message: 'previous_secret and previous_secret_id go together',
+      });
     }
-    if (cluster.previousSecretId !== undefined && cluster.previousSecretId === cluster.secretId) ctx.addIssue({ code: 'custom', path: ['previousSecretId'], message: 'must differ from secret_id' });
+    if (cluster.previousSecretId !== undefined && cluster.previousSecretId === cluster.secretId)
+      ctx.addIssue({ code: 'custom', path: ['previousSecretId'], message: 'must differ from secret_id' });
   })
   .prefault({});
 

@@ -32,10 +32,17 @@ function isTrustProxyEntry(entry: string): boolean {
 /** CodeConfig: the server configuration after loading (ACL/HCL, JSON or env) and normalising to camelCase. */
 export const CodeConfigSchema = z
   .object({
-    defaultModel: z.string().regex(/^[^/\s]+\/\S+$/, 'defaultModel must be "provider/model"').default('openai/gpt-4o'),
+    defaultModel: z
+      .string()
+      .regex(/^[^/\s]+\/\S+$/, 'defaultModel must be "provider/model"')
+      .default('openai/gpt-4o'),
     providers: z.record(z.string(), ProviderConfigSchema).default({}),
     /** `file` (snapshots under sessionsDir) or `memory` (nothing persisted); REDIS_URL overrides both. */
-    storageBackend: z.enum(['file', 'memory'], { error: 'storage_backend must be "file" or "memory" (for an external store set redis_url or REDIS_URL)' }).default('file'),
+    storageBackend: z
+      .enum(['file', 'memory'], {
+        error: 'storage_backend must be "file" or "memory" (for an external store set redis_url or REDIS_URL)',
+      })
+      .default('file'),
     dataDir: z.string().default('./.a3s'),
     sessionsDir: z.string().optional(),
     host: z.string().default('127.0.0.1'),
@@ -84,7 +91,10 @@ export const CodeConfigSchema = z
         allowPrivateNetworks: z.boolean().default(false),
         search: z
           .object({
-            searxngUrl: z.string().regex(/^https?:\/\/[^\s]+$/, 'web.search.searxng_url must be an http:// or https:// URL').optional(),
+            searxngUrl: z
+              .string()
+              .regex(/^https?:\/\/[^\s]+$/, 'web.search.searxng_url must be an http:// or https:// URL')
+              .optional(),
             braveApiKey: z.string().min(1, 'web.search.brave_api_key must not be empty').optional(),
             tavilyApiKey: z.string().min(1, 'web.search.tavily_api_key must not be empty').optional(),
             defaultEngines: z.array(z.string().min(1).max(64)).max(32).optional(),
@@ -116,9 +126,15 @@ export const CodeConfigSchema = z
     /** Agent-global MCP servers as ACL blocks `mcp "name" { transport = {...} ... }`, keyed by name. */
     mcp: z.record(McpServerNameSchema, z.record(z.string(), z.unknown())).default({}),
     /** Disconnect MCP servers idle longer than thresholdMs, checking every intervalMs (off when absent). */
-    mcpIdleDisconnect: z.object({ thresholdMs: z.number().int().positive(), intervalMs: z.number().int().positive() }).strict().optional(),
+    mcpIdleDisconnect: z
+      .object({ thresholdMs: z.number().int().positive(), intervalMs: z.number().int().positive() })
+      .strict()
+      .optional(),
     /** With a Redis URL, snapshots, checkpoints, ownership leases and the cross-node event stream live in Redis. */
-    redisUrl: z.string().regex(/^rediss?:\/\//, 'redisUrl must be a redis:// or rediss:// URL').optional(),
+    redisUrl: z
+      .string()
+      .regex(/^rediss?:\/\//, 'redisUrl must be a redis:// or rediss:// URL')
+      .optional(),
     redisKeyPrefix: z.string().min(1).max(64).default('a3s:'),
     /** Redis Cluster seeds (`cluster`, or REDIS_CLUSTER_NODES) and replica acknowledgement of fenced writes. */
     redis: RedisConfigSchema,
@@ -127,13 +143,36 @@ export const CodeConfigSchema = z
     /** Passivate sessions idle (no run, no request) longer than this, so memory stays bounded (off when absent). */
     sessionIdleTimeoutMs: z.number().int().min(1000).optional(),
     /** This node's id in a cluster (default: a random id at start). */
-    nodeId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'nodeId must be 1-64 letters, digits, "_", "." or "-"').optional(),
+    nodeId: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'nodeId must be 1-64 letters, digits, "_", "." or "-"')
+      .optional(),
     /** The URL other nodes and clients reach this node at (default: http://<host>:<port>). */
     advertiseUrl: z.string().url('advertiseUrl must be a URL').optional(),
     /** Extra names a request's Host may carry beside localhost, 127.0.0.1, [::1], the bind host and advertiseUrl's host (`name`: any port, `name:port`). */
-    allowedHosts: z.array(z.string().regex(HOST_ENTRY, 'allowed_hosts entries must be a host name or address, optionally ":port" (IPv6 in brackets), without scheme or path')).max(256).default([]),
+    allowedHosts: z
+      .array(
+        z
+          .string()
+          .regex(
+            HOST_ENTRY,
+            'allowed_hosts entries must be a host name or address, optionally ":port" (IPv6 in brackets), without scheme or path',
+          ),
+      )
+      .max(256)
+      .default([]),
     /** Browser origins allowed to call the server beside its own (`http(s)://host[:port]`; `null` is never allowed). */
-    allowedOrigins: z.array(z.string().regex(ORIGIN_ENTRY, 'allowed_origins entries must be origins like "https://console.example.com" or "http://localhost:3000" (no path, no "null")')).max(256).default([]),
+    allowedOrigins: z
+      .array(
+        z
+          .string()
+          .regex(
+            ORIGIN_ENTRY,
+            'allowed_origins entries must be origins like "https://console.example.com" or "http://localhost:3000" (no path, no "null")',
+          ),
+      )
+      .max(256)
+      .default([]),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /**
      * Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): `true` every peer, or addresses, CIDRs
@@ -141,7 +180,19 @@ export const CodeConfigSchema = z
      * limits.maxConnectionsPerAddress and request logs. Default false: the TCP peer is the client.
      */
     trustProxy: z
-      .union([z.boolean(), z.array(z.string().refine(isTrustProxyEntry, 'trust_proxy entries must be IP addresses, CIDRs ("10.0.0.0/8") or loopback, linklocal, uniquelocal')).max(256)])
+      .union([
+        z.boolean(),
+        z
+          .array(
+            z
+              .string()
+              .refine(
+                isTrustProxyEntry,
+                'trust_proxy entries must be IP addresses, CIDRs ("10.0.0.0/8") or loopback, linklocal, uniquelocal',
+              ),
+          )
+          .max(256),
+      ])
       .default(false),
     // Accepted for compatibility with the seed's config files; the issues that use them are not built yet.
     skillDirs: z.array(z.string()).default([]),
@@ -166,11 +217,25 @@ export const CodeConfigSchema = z
   .strict()
   .superRefine((config, ctx) => {
     if (config.redisUrl !== undefined && config.redis.cluster !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['redis', 'cluster'], message: 'set either redis_url (REDIS_URL, one Redis) or redis.cluster (REDIS_CLUSTER_NODES, a Redis Cluster), not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['redis', 'cluster'],
+        message:
+          'set either redis_url (REDIS_URL, one Redis) or redis.cluster (REDIS_CLUSTER_NODES, a Redis Cluster), not both',
+      });
     }
     // Nodes sign the requests they forward to each other (A3S-Forwarded) and the SSE tickets any node accepts.
-    if ((config.redisUrl !== undefined || config.redis.cluster !== undefined) && config.cluster.secret === undefined && config.cluster.secretFile === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['cluster', 'secret'], message: 'required with Redis: set cluster.secret (A3S_CLUSTER_SECRET) or cluster.secret_file (A3S_CLUSTER_SECRET_FILE), the same on every node, at least 32 characters' });
+    if (
+      (config.redisUrl !== undefined || config.redis.cluster !== undefined) &&
+      config.cluster.secret === undefined &&
+      config.cluster.secretFile === undefined
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cluster', 'secret'],
+        message:
+          'required with Redis: set cluster.secret (A3S_CLUSTER_SECRET) or cluster.secret_file (A3S_CLUSTER_SECRET_FILE), the same on every node, at least 32 characters',
+      });
     }
     // One session of the largest options must fit a tenant's session bytes, or the tenant could open none.
     const sessionBytes = sessionBytesLimit(config);
@@ -184,20 +249,27 @@ export const CodeConfigSchema = z
     // With tokens of several tenants each tenant gets the directory <root>/<tenantId>: the id must be a safe path segment.
     if (new Set(config.apiTokens.map((t) => t.tenantId)).size > 1) {
       config.apiTokens.forEach((t, i) => {
-        if (!SAFE_TENANT_ID.test(t.tenantId)) ctx.addIssue({ code: 'custom', path: ['apiTokens', i, 'tenantId'], message: SAFE_TENANT_ID_RULE });
+        if (!SAFE_TENANT_ID.test(t.tenantId))
+          ctx.addIssue({ code: 'custom', path: ['apiTokens', i, 'tenantId'], message: SAFE_TENANT_ID_RULE });
       });
     }
     // `mcp "name" {}` blocks are validated as McpServerConfig entries, with paths under mcp.<name>.
     for (const [name, raw] of Object.entries(config.mcp)) {
       const parsed = McpServerConfigSchema.safeParse({ ...raw, name });
-      if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['mcp', name, ...issue.path.map(String)], message: issue.message });
-      if (config.mcpServers.some((server) => server.name === name)) ctx.addIssue({ code: 'custom', path: ['mcp', name], message: `MCP server "${name}" is also in mcpServers` });
+      if (!parsed.success)
+        for (const issue of parsed.error.issues)
+          ctx.addIssue({ code: 'custom', path: ['mcp', name, ...issue.path.map(String)], message: issue.message });
+      if (config.mcpServers.some((server) => server.name === name))
+        ctx.addIssue({ code: 'custom', path: ['mcp', name], message: `MCP server "${name}" is also in mcpServers` });
     }
   });
 
 /** Every agent-global MCP server of a config: the `mcpServers` list and the `mcp "name" {}` blocks. */
 export function globalMcpServers(config: CodeConfig): z.infer<typeof McpServerConfigSchema>[] {
-  return [...config.mcpServers, ...Object.entries(config.mcp).map(([name, raw]) => McpServerConfigSchema.parse({ ...raw, name }))];
+  return [
+    ...config.mcpServers,
+    ...Object.entries(config.mcp).map(([name, raw]) => McpServerConfigSchema.parse({ ...raw, name })),
+  ];
 }
 
 /** True when the server keeps its state in Redis: one Redis (`redis_url`) or a Redis Cluster (`redis.cluster`). */

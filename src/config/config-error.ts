@@ -9,7 +9,8 @@ export interface ConfigProblem {
 
 /** Formats one problem as `<source>:<line>: <field.path>: <message>` (line and path only when known). */
 export function formatConfigProblem(problem: ConfigProblem): string {
-  const line = problem.line === undefined ? '' : `:${problem.line}${problem.column === undefined ? '' : `:${problem.column}`}`;
+  const line =
+    problem.line === undefined ? '' : `:${problem.line}${problem.column === undefined ? '' : `:${problem.column}`}`;
   const field = problem.path === undefined || problem.path === '' ? '' : `${problem.path}: `;
   return `${problem.source}${line}: ${field}${problem.message}`;
 }

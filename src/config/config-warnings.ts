@@ -27,10 +27,17 @@ export function configWarnings(config: CodeConfig): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
   const record = config as unknown as Record<string, unknown>;
   for (const [field, key] of UNUSED_SEED_KEYS) {
-    if (isSet(record[field])) warnings.push({ key, message: `${key} is accepted for compatibility with A3S Code but not used by this server yet` });
+    if (isSet(record[field]))
+      warnings.push({
+        key,
+        message: `${key} is accepted for compatibility with A3S Code but not used by this server yet`,
+      });
   }
   if (config.projectDocMaxBytes === 0) {
-    warnings.push({ key: 'project_doc_max_bytes', message: 'project_doc_max_bytes = 0 (no AGENTS.md) is not supported yet; limits.agents_md_bytes applies' });
+    warnings.push({
+      key: 'project_doc_max_bytes',
+      message: 'project_doc_max_bytes = 0 (no AGENTS.md) is not supported yet; limits.agents_md_bytes applies',
+    });
   }
   for (const [name, provider] of Object.entries(config.providers)) {
     if (provider.sessionIdHeader !== undefined) {

@@ -126,7 +126,8 @@ class Lexer {
             throw new HclParseError(`invalid \\${e} escape: expected ${len} hex digits`, this.line, this.col);
           }
           const code = parseInt(hex, 16);
-          if (code > 0x10ffff) throw new HclParseError(`invalid \\U escape: code point out of range`, this.line, this.col);
+          if (code > 0x10ffff)
+            throw new HclParseError(`invalid \\U escape: code point out of range`, this.line, this.col);
           out += String.fromCodePoint(code);
           this.advance(2 + len);
           continue;
@@ -141,7 +142,11 @@ class Lexer {
         throw new HclParseError('control characters must be escaped in JSON strings', this.line, this.col);
       }
       if (this.mode === 'hcl' && ch === '$' && this.src[this.pos + 1] === '{') {
-        throw new HclParseError('string templates (${...}) are not supported; use env("NAME") or write $${ for a literal', this.line, this.col);
+        throw new HclParseError(
+          'string templates (${...}) are not supported; use env("NAME") or write $${ for a literal',
+          this.line,
+          this.col,
+        );
       }
       if (this.mode === 'hcl' && ch === '$' && this.src.startsWith('$${', this.pos)) {
         out += '${';
@@ -159,13 +164,15 @@ class Lexer {
     const header = /<<(-?)([A-Za-z_][A-Za-z0-9_]*)[ \t]*\r?\n/y;
     header.lastIndex = this.pos;
     const m = header.exec(this.src);
-    if (m === null) throw new HclParseError('invalid heredoc: expected <<NAME or <<-NAME followed by a newline', startLine, startCol);
+    if (m === null)
+      throw new HclParseError('invalid heredoc: expected <<NAME or <<-NAME followed by a newline', startLine, startCol);
     const indent = m[1] === '-';
     const marker = m[2] ?? '';
     this.advance(m[0].length);
     const body: string[] = [];
     for (;;) {
-      if (this.pos >= this.src.length) throw new HclParseError(`unterminated heredoc: missing closing ${marker}`, startLine, startCol);
+      if (this.pos >= this.src.length)
+        throw new HclParseError(`unterminated heredoc: missing closing ${marker}`, startLine, startCol);
       const nl = this.src.indexOf('\n', this.pos);
       const raw = this.src.slice(this.pos, nl < 0 ? this.src.length : nl);
       const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
@@ -183,9 +190,16 @@ class Lexer {
       const strip = widths.length === 0 ? 0 : Math.min(...widths);
       lines = body.map((l) => l.slice(Math.min(strip, /^[ \t]*/.exec(l)?.[0].length ?? 0)));
     }
-    const pieces = lines.map((l) => `${l}\n`).join('').split('$${');
+    const pieces = lines
+      .map((l) => `${l}\n`)
+      .join('')
+      .split('$${');
     if (pieces.some((p) => p.includes('${'))) {
-      throw new HclParseError('string templates (${...}) are not supported in heredocs; write $${ for a literal', startLine, startCol);
+      throw new HclParseError(
+        'string templates (${...}) are not supported in heredocs; write $${ for a literal',
+        startLine,
+        startCol,
+      );
     }
     return pieces.join('${');
   }

@@ -53,7 +53,10 @@ export function setOwn(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-type Definition = { kind: 'attribute'; line: number } | { kind: 'block'; line: number; count: number } | { kind: 'labeled'; line: number; labels: number };
+type Definition =
+  | { kind: 'attribute'; line: number }
+  | { kind: 'block'; line: number; count: number }
+  | { kind: 'labeled'; line: number; labels: number };
 
 /** Recursive-descent parser over the token list; records the line of every key path it defines. */
 class Parser {
@@ -109,7 +112,8 @@ class Parser {
     for (;;) {
       const t = this.next();
       if (t.type === 'eof') {
-        if (open !== null) this.fail(`unexpected end of file: missing '}' for the block opened at line ${open.line}`, t);
+        if (open !== null)
+          this.fail(`unexpected end of file: missing '}' for the block opened at line ${open.line}`, t);
         return obj;
       }
       if (t.type === '}' && open !== null) return obj;
@@ -119,8 +123,10 @@ class Parser {
       const after = this.peek();
       if (after.type === '=') {
         this.next();
-        if (prev?.kind === 'attribute') this.fail(`duplicate attribute "${name}" at line ${t.line}: already defined at line ${prev.line}`, t);
-        if (prev !== undefined) this.fail(`attribute "${name}" at line ${t.line} conflicts with the block defined at line ${prev.line}`, t);
+        if (prev?.kind === 'attribute')
+          this.fail(`duplicate attribute "${name}" at line ${t.line}: already defined at line ${prev.line}`, t);
+        if (prev !== undefined)
+          this.fail(`attribute "${name}" at line ${t.line} conflicts with the block defined at line ${prev.line}`, t);
         defs.set(name, { kind: 'attribute', line: t.line });
         this.record([...path, name], t.line);
         setOwn(obj, name, this.parseValue([...path, name]));
@@ -133,15 +139,24 @@ class Parser {
         const hint = labels.length === 0 ? `'=' or '{' after "${name}"` : `'{' to open block "${name}"`;
         this.fail(`expected ${hint} but found ${describe(brace)}`, brace);
       }
-      if (prev?.kind === 'attribute') this.fail(`block "${name}" at line ${t.line} conflicts with the attribute defined at line ${prev.line}`, t);
+      if (prev?.kind === 'attribute')
+        this.fail(`block "${name}" at line ${t.line} conflicts with the attribute defined at line ${prev.line}`, t);
       if (labels.length === 0) this.addBlock(obj, defs, prev, t, brace, path);
       else this.addLabeledBlock(obj, defs, prev, t, labels, brace, path);
     }
   }
 
-  private addBlock(obj: HclObject, defs: Map<string, Definition>, prev: Definition | undefined, t: Token, brace: Token, path: PathSegment[]): void {
+  private addBlock(
+    obj: HclObject,
+    defs: Map<string, Definition>,
+    prev: Definition | undefined,
+    t: Token,
+    brace: Token,
+    path: PathSegment[],
+  ): void {
     const name = t.text;
-    if (prev?.kind === 'labeled') this.fail(`block "${name}" at line ${t.line} has no label but the one at line ${prev.line} has labels`, t);
+    if (prev?.kind === 'labeled')
+      this.fail(`block "${name}" at line ${t.line} has no label but the one at line ${prev.line} has labels`, t);
     if (prev === undefined) {
       defs.set(name, { kind: 'block', line: t.line, count: 1 });
       this.record([...path, name], t.line);
@@ -160,11 +175,23 @@ class Parser {
     def.count++;
   }
 
-  private addLabeledBlock(obj: HclObject, defs: Map<string, Definition>, prev: Definition | undefined, t: Token, labels: Token[], brace: Token, path: PathSegment[]): void {
+  private addLabeledBlock(
+    obj: HclObject,
+    defs: Map<string, Definition>,
+    prev: Definition | undefined,
+    t: Token,
+    labels: Token[],
+    brace: Token,
+    path: PathSegment[],
+  ): void {
     const name = t.text;
-    if (prev?.kind === 'block') this.fail(`block "${name}" at line ${t.line} has labels but the one at line ${prev.line} has none`, t);
+    if (prev?.kind === 'block')
+      this.fail(`block "${name}" at line ${t.line} has labels but the one at line ${prev.line} has none`, t);
     if (prev?.kind === 'labeled' && prev.labels !== labels.length) {
-      this.fail(`block "${name}" at line ${t.line} has ${labels.length} label(s) but the one at line ${prev.line} has ${prev.labels}`, t);
+      this.fail(
+        `block "${name}" at line ${t.line} has ${labels.length} label(s) but the one at line ${prev.line} has ${prev.labels}`,
+        t,
+      );
     }
     if (prev === undefined) {
       defs.set(name, { kind: 'labeled', line: t.line, labels: labels.length });
@@ -246,22 +273,31 @@ class Parser {
         if (this.mode === 'json' && afterComma) this.fail('trailing commas are not allowed in JSON', k);
         return obj;
       }
-      if (k.type === 'eof') this.fail(`unexpected end of file: missing '}' for the object opened at line ${open.line}`, k);
-      if (k.type !== 'string' && !(k.type === 'ident' && this.mode === 'hcl')) this.fail(`expected an object key but found ${describe(k)}`, k);
+      if (k.type === 'eof')
+        this.fail(`unexpected end of file: missing '}' for the object opened at line ${open.line}`, k);
+      if (k.type !== 'string' && !(k.type === 'ident' && this.mode === 'hcl'))
+        this.fail(`expected an object key but found ${describe(k)}`, k);
       const key = String(k.value);
       const sep = this.next();
       const okSep = this.mode === 'json' ? sep.type === ':' : sep.type === '=' || sep.type === ':';
-      if (!okSep) this.fail(`expected ${this.mode === 'json' ? "':'" : "'='"} after key "${key}" but found ${describe(sep)}`, sep);
+      if (!okSep)
+        this.fail(
+          `expected ${this.mode === 'json' ? "':'" : "'='"} after key "${key}" but found ${describe(sep)}`,
+          sep,
+        );
       const first = seen.get(key);
-      if (first !== undefined) this.fail(`duplicate key "${key}" at line ${k.line}: already defined at line ${first}`, k);
+      if (first !== undefined)
+        this.fail(`duplicate key "${key}" at line ${k.line}: already defined at line ${first}`, k);
       seen.set(key, k.line);
       this.record([...path, key], k.line);
       setOwn(obj, key, this.parseValue([...path, key]));
       const after = this.peek();
       afterComma = after.type === ',';
       if (afterComma) this.next();
-      else if (after.type !== '}' && this.mode === 'json') this.fail(`expected ',' or '}' in object but found ${describe(after)}`, after);
-      else if (after.type === 'eof') this.fail(`unexpected end of file: missing '}' for the object opened at line ${open.line}`, after);
+      else if (after.type !== '}' && this.mode === 'json')
+        this.fail(`expected ',' or '}' in object but found ${describe(after)}`, after);
+      else if (after.type === 'eof')
+        this.fail(`unexpected end of file: missing '}' for the object opened at line ${open.line}`, after);
     }
   }
 
@@ -272,10 +308,12 @@ class Parser {
       if (this.peek().type === 'eof') this.fail(`unexpected end of file in call to ${fn.text}()`, this.peek());
       args.push(this.parseValue(path));
       if (this.peek().type === ',') this.next();
-      else if (this.peek().type !== ')') this.fail(`expected ',' or ')' in call to ${fn.text}() but found ${describe(this.peek())}`, this.peek());
+      else if (this.peek().type !== ')')
+        this.fail(`expected ',' or ')' in call to ${fn.text}() but found ${describe(this.peek())}`, this.peek());
     }
     this.next();
-    if (fn.text !== 'env') this.fail(`unknown function ${fn.text}(); only env("NAME") and env("NAME", "default") are supported`, fn);
+    if (fn.text !== 'env')
+      this.fail(`unknown function ${fn.text}(); only env("NAME") and env("NAME", "default") are supported`, fn);
     if (args.length < 1 || args.length > 2 || args.some((a) => typeof a !== 'string')) {
       this.fail('env() takes a variable name and an optional default, both strings', fn);
     }

@@ -28,12 +28,19 @@ async function readConfigFile(file: string, viaEnv: boolean): Promise<string> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const origin = viaEnv ? ' (named by A3S_CONFIG)' : '';
-    const message = code === 'ENOENT' ? `config file not found${origin}` : `cannot read config file${origin}: ${(err as Error).message}`;
+    const message =
+      code === 'ENOENT'
+        ? `config file not found${origin}`
+        : `cannot read config file${origin}: ${(err as Error).message}`;
     throw new ConfigError([{ source: file, message }]);
   }
 }
 
-function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv): { value: HclValue; lines: Map<string, number> } {
+function parseConfigText(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+): { value: HclValue; lines: Map<string, number> } {
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const json = path.extname(file).toLowerCase() === '.json';
   try {
@@ -43,7 +50,8 @@ function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv): { 
     JSON.parse(source);
     return parsed;
   } catch (err) {
-    if (err instanceof HclParseError) throw new ConfigError([{ source: file, line: err.line, column: err.column, message: err.reason }]);
+    if (err instanceof HclParseError)
+      throw new ConfigError([{ source: file, line: err.line, column: err.column, message: err.reason }]);
     throw new ConfigError([{ source: file, message: `invalid JSON: ${(err as Error).message}` }]);
   }
 }
@@ -52,12 +60,20 @@ function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv): { 
 function parseInlineText(text: string, env: NodeJS.ProcessEnv): { value: HclValue; lines: Map<string, number> } {
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
   if (source.trimStart().startsWith('{')) {
-    throw new ConfigError([{ source: CONFIG_TEXT_SOURCE, line: 1, message: 'holds JSON; inline configuration is ACL text (write JSON to a .json file and name it with A3S_CONFIG)' }]);
+    throw new ConfigError([
+      {
+        source: CONFIG_TEXT_SOURCE,
+        line: 1,
+        message:
+          'holds JSON; inline configuration is ACL text (write JSON to a .json file and name it with A3S_CONFIG)',
+      },
+    ]);
   }
   try {
     return parseHcl(source, { env });
   } catch (err) {
-    if (err instanceof HclParseError) throw new ConfigError([{ source: CONFIG_TEXT_SOURCE, line: err.line, column: err.column, message: err.reason }]);
+    if (err instanceof HclParseError)
+      throw new ConfigError([{ source: CONFIG_TEXT_SOURCE, line: err.line, column: err.column, message: err.reason }]);
     throw err;
   }
 }
@@ -82,7 +98,12 @@ function applyProjectDocMaxBytes(data: Record<string, unknown>, prov: Provenance
   const limits = data.limits;
   if (!isPlainObject(limits)) return;
   if (Object.hasOwn(limits, 'agentsMdBytes')) {
-    problems.push(prov.problem(['projectDocMaxBytes'], 'both project_doc_max_bytes and limits.agents_md_bytes are set; set one of them'));
+    problems.push(
+      prov.problem(
+        ['projectDocMaxBytes'],
+        'both project_doc_max_bytes and limits.agents_md_bytes are set; set one of them',
+      ),
+    );
     return;
   }
   setOwn(limits, 'agentsMdBytes', bytes);
@@ -90,14 +111,18 @@ function applyProjectDocMaxBytes(data: Record<string, unknown>, prov: Provenance
 
 /** If providers are configured, defaultModel must name one of them. */
 function checkDefaultModel(data: Record<string, unknown>, prov: Provenance): ConfigProblem | undefined {
-  const model = data.defaultModel === undefined ? CodeConfigSchema.shape.defaultModel.parse(undefined) : data.defaultModel;
+  const model =
+    data.defaultModel === undefined ? CodeConfigSchema.shape.defaultModel.parse(undefined) : data.defaultModel;
   if (typeof model !== 'string' || !isPlainObject(data.providers)) return undefined;
   const names = Object.keys(data.providers);
   const slash = model.indexOf('/');
   if (names.length === 0 || slash <= 0) return undefined;
   const provider = model.slice(0, slash);
   if (names.includes(provider)) return undefined;
-  return prov.problem(['defaultModel'], `provider "${provider}" of "${model}" is not configured (configured: ${names.join(', ')})`);
+  return prov.problem(
+    ['defaultModel'],
+    `provider "${provider}" of "${model}" is not configured (configured: ${names.join(', ')})`,
+  );
 }
 
 function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
@@ -128,7 +153,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CodeConfig
   if (configPath !== undefined && configText !== undefined) {
     const pathSource = options.configPath === undefined ? 'A3S_CONFIG' : '--config';
     const textSource = options.configText === undefined ? CONFIG_TEXT_SOURCE : 'configText';
-    throw new ConfigError([{ source: textSource, message: `both ${textSource} (inline ACL text) and ${pathSource} (a config file) are set; set only one of them` }]);
+    throw new ConfigError([
+      {
+        source: textSource,
+        message: `both ${textSource} (inline ACL text) and ${pathSource} (a config file) are set; set only one of them`,
+      },
+    ]);
   }
   let raw: HclValue = {};
   let rawLines = new Map<string, number>();
@@ -143,19 +173,26 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CodeConfig
   }
   const normalized = normalizeConfigKeys(raw, rawLines);
   const prov = new Provenance(file, normalized.lines);
-  const problems: ConfigProblem[] = normalized.problems.map((p) => ({ source: file ?? DEFAULTS_SOURCE, line: p.line, path: p.path, message: p.message }));
+  const problems: ConfigProblem[] = normalized.problems.map((p) => ({
+    source: file ?? DEFAULTS_SOURCE,
+    line: p.line,
+    path: p.path,
+    message: p.message,
+  }));
   const data = normalized.value;
   applyEnv(data, env, prov, problems);
   applyLlmApiTimeout(data, prov);
   applyProjectDocMaxBytes(data, prov, problems);
   const result = CodeConfigSchema.safeParse(data);
   // The one wording of zod issues; the path in the config's own syntax, so it finds its file line.
-  if (!result.success) for (const { segments, message } of zodFieldProblems(result.error)) problems.push(prov.problem(segments, message));
+  if (!result.success)
+    for (const { segments, message } of zodFieldProblems(result.error)) problems.push(prov.problem(segments, message));
   const modelProblem = checkDefaultModel(data, prov);
   if (modelProblem !== undefined) problems.push(modelProblem);
   if (problems.length > 0 || !result.success) {
     // File problems first, in line order, then env and default problems; the sort is stable.
-    const rank = (p: ConfigProblem): number => (p.source === file ? (p.line ?? Number.MAX_SAFE_INTEGER) : Number.POSITIVE_INFINITY);
+    const rank = (p: ConfigProblem): number =>
+      p.source === file ? (p.line ?? Number.MAX_SAFE_INTEGER) : Number.POSITIVE_INFINITY;
     throw new ConfigError([...problems].sort((a, b) => (rank(a) === rank(b) ? 0 : rank(a) < rank(b) ? -1 : 1)));
   }
   return resolvePaths(result.data, cwd);

@@ -14,7 +14,10 @@ export interface ModelRequestDefaults {
 export function modelRequestDefaults(model: ModelConfig | undefined, requested?: number): ModelRequestDefaults {
   const output = model?.limit?.output;
   const maxTokens = model?.maxTokens ?? (output !== undefined && output > 0 ? output : undefined);
-  const temperature = model?.temperature === false ? undefined : (requested ?? (typeof model?.temperature === 'number' ? model.temperature : undefined));
+  const temperature =
+    model?.temperature === false
+      ? undefined
+      : (requested ?? (typeof model?.temperature === 'number' ? model.temperature : undefined));
   return {
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(temperature !== undefined ? { temperature } : {}),

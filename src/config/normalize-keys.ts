@@ -34,7 +34,8 @@ const FREE: Shape = { kind: 'free' };
 
 function fieldsOf(shape: Record<string, unknown>, overrides: Record<string, Shape> = {}): ReadonlyMap<string, Shape> {
   const fields = new Map<string, Shape>();
-  for (const key of Object.keys(shape)) fields.set(key, Object.hasOwn(overrides, key) ? (overrides[key] as Shape) : LEAF);
+  for (const key of Object.keys(shape))
+    fields.set(key, Object.hasOwn(overrides, key) ? (overrides[key] as Shape) : LEAF);
   return fields;
 }
 
@@ -59,7 +60,13 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   defaultConfirmationPolicy: FREE,
   defaultBudget: FREE,
   hooks: { kind: 'list', item: FREE },
-  commands: { kind: 'list', item: objectShape({ name: 0, description: 0, kind: 0, template: 0, url: 0, headers: 0, connectionId: 0, timeoutMs: 0, override: 0 }, { headers: HEADERS }) },
+  commands: {
+    kind: 'list',
+    item: objectShape(
+      { name: 0, description: 0, kind: 0, template: 0, url: 0, headers: 0, connectionId: 0, timeoutMs: 0, override: 0 },
+      { headers: HEADERS },
+    ),
+  },
   tenantBudgets: { kind: 'map', value: FREE },
   tenantQuotas: { kind: 'map', value: FREE },
   defaultTenantQuota: FREE,
@@ -108,7 +115,14 @@ function at(line: number | undefined): string {
 }
 
 /** Records `rawKey` as the source of `key`; a second source of the same key is a spelling conflict. */
-function claim(ctx: Ctx, origin: Map<string, string>, key: string, rawKey: string, raw: PathSegment[], out: PathSegment[]): boolean {
+function claim(
+  ctx: Ctx,
+  origin: Map<string, string>,
+  key: string,
+  rawKey: string,
+  raw: PathSegment[],
+  out: PathSegment[],
+): boolean {
   const prev = origin.get(key);
   if (prev === undefined) {
     origin.set(key, rawKey);
@@ -175,7 +189,10 @@ function rootKey(camel: string, rawKey: string, value: unknown): string {
 export function normalizeConfigKeys(raw: unknown, rawLines: ReadonlyMap<string, number> = new Map()): NormalizedConfig {
   const ctx: Ctx = { rawLines, lines: new Map(), problems: [] };
   if (!isPlainObject(raw)) {
-    ctx.problems.push({ path: '', message: `the configuration must be an object, got ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : typeof raw}` });
+    ctx.problems.push({
+      path: '',
+      message: `the configuration must be an object, got ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : typeof raw}`,
+    });
     return { value: {}, lines: ctx.lines, problems: ctx.problems };
   }
   const result: Record<string, unknown> = {};
@@ -203,7 +220,11 @@ export function normalizeConfigKeys(raw: unknown, rawLines: ReadonlyMap<string, 
     }
     if (Object.hasOwn(loop, camel)) {
       const first = ctx.lines.get(formatPath(['loop', camel]));
-      ctx.problems.push({ path: `loop.${camel}`, line, message: `"${rawKey}"${at(line)} is already set${at(first)}; set it once, at top level or in the loop block` });
+      ctx.problems.push({
+        path: `loop.${camel}`,
+        line,
+        message: `"${rawKey}"${at(line)} is already set${at(first)}; set it once, at top level or in the loop block`,
+      });
       continue;
     }
     setOwn(loop, camel, walk(ctx, v, LEAF, [rawKey], ['loop', camel]));

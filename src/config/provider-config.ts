@@ -27,7 +27,10 @@ export const ModelConfigSchema = z
     limit: ModelLimitSchema.optional(),
     /** Prices (`input`, `output`, `cache_read`, `cache_write`, ...), kept as written. */
     cost: z.record(z.string(), z.unknown()).optional(),
-    modalities: z.object({ input: z.array(z.string()).optional(), output: z.array(z.string()).optional() }).loose().optional(),
+    modalities: z
+      .object({ input: z.array(z.string()).optional(), output: z.array(z.string()).optional() })
+      .loose()
+      .optional(),
     /** The seed's per-model credentials, endpoint and headers: accepted, not used yet (the provider's settings apply). */
     apiKey: z.string().optional(),
     baseUrl: z.string().url('baseUrl must be a URL').optional(),
@@ -52,7 +55,10 @@ export const ProviderConfigSchema = z
     /** The provider's root (seed meaning): the chat path is appended, `/v1` once (see chatCompletionsUrl). */
     baseUrl: z.string().url('baseUrl must be a URL').optional(),
     /** Replaces the default chat path `/v1/chat/completions` after `baseUrl`. */
-    chatCompletionsPath: z.string().regex(CHAT_PATH, 'chatCompletionsPath must be a URL path starting with "/"').optional(),
+    chatCompletionsPath: z
+      .string()
+      .regex(CHAT_PATH, 'chatCompletionsPath must be a URL path starting with "/"')
+      .optional(),
     /** The full chat-completions URL; wins over baseUrl + chatCompletionsPath (OPENAI_BASE_URL sets it). */
     chatCompletionsUrl: z.string().url('chatCompletionsUrl must be a URL').optional(),
     /** Extra HTTP headers sent with every provider request. */

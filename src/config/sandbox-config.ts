@@ -19,12 +19,25 @@ export const SandboxConfigSchema = z
     cpuSeconds: z.number().int().min(1).max(86_400).default(900),
     addressSpaceMb: z.number().int().min(64).max(16_777_216).default(16_384),
     /** Host paths mounted read-only at the same place in every sandbox (a toolchain outside /usr, e.g. /opt/node). */
-    readOnlyPaths: z.array(z.string().regex(/^\//, 'sandbox.read_only_paths entries must be absolute paths').refine((where) => lexicalHostProcProblem(where) === undefined, { error: (issue) => lexicalHostProcProblem(String(issue.input)) ?? 'refused' })).max(64).default([]),
+    readOnlyPaths: z
+      .array(
+        z
+          .string()
+          .regex(/^\//, 'sandbox.read_only_paths entries must be absolute paths')
+          .refine((where) => lexicalHostProcProblem(where) === undefined, {
+            error: (issue) => lexicalHostProcProblem(String(issue.input)) ?? 'refused',
+          }),
+      )
+      .max(64)
+      .default([]),
     /**
      * The user contained commands run as when the server runs as root (a user name or a numeric uid; default the
      * dedicated `a3s-sandbox` user scripts/install-test-deps.sh creates). Never root. Ignored when the server is not root.
      */
-    runAs: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/, 'sandbox.run_as must be a user name or a numeric uid').optional(),
+    runAs: z
+      .string()
+      .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/, 'sandbox.run_as must be a user name or a numeric uid')
+      .optional(),
     /**
      * Whether a writable cgroup (the per-command process and memory bounds) is required to start: default
      * `required` when the effective mode is `required`, `optional` otherwise. `optional` accepts rlimits only

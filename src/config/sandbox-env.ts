@@ -27,7 +27,8 @@ export function sandboxEnvName(field: string): string {
 }
 
 /** Every sandbox variable with its field and kind (for docs and tests). */
-export const SANDBOX_ENV: readonly { readonly name: string; readonly field: string; readonly kind: EnvKind }[] = Object.entries(SANDBOX_ENV_FIELDS).map(([field, kind]) => ({ name: sandboxEnvName(field), field, kind }));
+export const SANDBOX_ENV: readonly { readonly name: string; readonly field: string; readonly kind: EnvKind }[] =
+  Object.entries(SANDBOX_ENV_FIELDS).map(([field, kind]) => ({ name: sandboxEnvName(field), field, kind }));
 
 /** What the loader lends: the tree being built, provenance for a field set from env, and the problem list. */
 export interface SandboxEnvTarget {
@@ -49,12 +50,19 @@ export function applySandboxEnv(env: NodeJS.ProcessEnv, target: SandboxEnvTarget
     let value: unknown = text;
     if (kind === 'integer') {
       if (!/^[0-9]{1,15}$/.test(text.trim())) {
-        target.problems.push({ source: name, path: `sandbox.${field}`, message: `must be a whole number, got ${JSON.stringify(text)}` });
+        target.problems.push({
+          source: name,
+          path: `sandbox.${field}`,
+          message: `must be a whole number, got ${JSON.stringify(text)}`,
+        });
         continue;
       }
       value = Number(text.trim());
     } else if (kind === 'list') {
-      value = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      value = text
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
     } else {
       value = text.trim();
     }

@@ -23,11 +23,21 @@ export const SeedConfigFields = {
   /** Directory of personal instructions (`~/.a3s` when unset). */
   userInstructionsDir: z.string().min(1).optional(),
   /** Combined AGENTS.md budget in bytes (seed default 32 KiB, max 1 MiB, 0 disables). */
-  projectDocMaxBytes: z.number().int().min(0).max(1_048_576, 'project_doc_max_bytes is at most 1048576 (1 MiB)').optional(),
+  projectDocMaxBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_048_576, 'project_doc_max_bytes is at most 1048576 (1 MiB)')
+    .optional(),
   /** Instruction file names tried after AGENTS.override.md and AGENTS.md in each directory. */
   projectDocFallbackFilenames: z.array(z.string().min(1)).optional(),
   /** Children of one parallel_task running at once (seed default 8). */
-  maxParallelTasks: z.number().int().min(1).max(32, 'max_parallel_tasks is at most 32 (a parallel_task has at most 32 tasks)').optional(),
+  maxParallelTasks: z
+    .number()
+    .int()
+    .min(1)
+    .max(32, 'max_parallel_tasks is at most 32 (a parallel_task has at most 32 tasks)')
+    .optional(),
   /** Global switch for automatic parallel child-agent fan-out. */
   autoParallel: z.boolean().optional(),
   /** Automatic delegation (`auto_delegation { enabled, auto_parallel, min_confidence, max_tasks }`). */

@@ -21,7 +21,11 @@ export interface TenantBoundsConfig {
  * server (one local user, the benchmarks) runs unthrottled.
  */
 export function tenantQuotasOn(config: TenantBoundsConfig): boolean {
-  return config.apiTokens.length > 0 || Object.keys(config.tenantQuotas).length > 0 || Object.keys(config.defaultTenantQuota).length > 0;
+  return (
+    config.apiTokens.length > 0 ||
+    Object.keys(config.tenantQuotas).length > 0 ||
+    Object.keys(config.defaultTenantQuota).length > 0
+  );
 }
 
 /**

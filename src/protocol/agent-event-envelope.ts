@@ -7,7 +7,9 @@ import { EVENT_PAYLOAD_SCHEMAS, type RuntimeEventPayloads } from './event-regist
  * A registered event as a reader sees it: the envelope with the payload its registry schema gives
  * (`KnownEvent<'tool_end'>`; `KnownEvent` alone is the union of every registered type).
  */
-export type KnownEvent<T extends EventType = EventType> = { [K in T]: { version: 1; type: K; payload: RuntimeEventPayloads[K]; metadata: EventMetadata } }[T];
+export type KnownEvent<T extends EventType = EventType> = {
+  [K in T]: { version: 1; type: K; payload: RuntimeEventPayloads[K]; metadata: EventMetadata };
+}[T];
 
 declare const unknownEventType: unique symbol;
 
@@ -35,7 +37,8 @@ export interface UnknownEvent {
 export type AgentEventEnvelope = KnownEvent | UnknownEvent;
 
 /** What reading an envelope off the wire gives: the event, or the field that is not the documented shape. */
-export type AgentEventEnvelopeRead = { ok: true; event: AgentEventEnvelope } | { ok: false; type: string; field: string; message: string };
+export type AgentEventEnvelopeRead =
+  { ok: true; event: AgentEventEnvelope } | { ok: false; type: string; field: string; message: string };
 
 /**
  * An envelope the server itself produced, as the union: in-process readers (AG-UI, ACP) get their events
@@ -59,14 +62,24 @@ export function readAgentEventEnvelope(value: unknown): AgentEventEnvelopeRead {
   const type = typeof (value as { type?: unknown } | null)?.type === 'string' ? (value as { type: string }).type : '';
   if (!envelope.success) {
     const issue = envelope.error.issues[0];
-    return { ok: false, type, field: fieldOf('', issue?.path ?? []), message: issue?.message ?? 'not an EventEnvelopeV1' };
+    return {
+      ok: false,
+      type,
+      field: fieldOf('', issue?.path ?? []),
+      message: issue?.message ?? 'not an EventEnvelopeV1',
+    };
   }
   const event = value as EventEnvelope;
   if (isKnownEventType(event.type)) {
     const payload = (EVENT_PAYLOAD_SCHEMAS[event.type] as z.ZodType).safeParse(event.payload);
     if (!payload.success) {
       const issue = payload.error.issues[0];
-      return { ok: false, type, field: fieldOf('payload', issue?.path ?? []), message: issue?.message ?? 'not the registered payload' };
+      return {
+        ok: false,
+        type,
+        field: fieldOf('payload', issue?.path ?? []),
+        message: issue?.message ?? 'not the registered payload',
+      };
     }
   }
   return { ok: true, event: event as AgentEventEnvelope };

@@ -11,8 +11,15 @@ export const AgentDefinitionFileSchema = z
     name: z.string().regex(AGENT_NAME_PATTERN, 'must be a letter followed by up to 63 letters, digits, "_" or "-"'),
     description: z.string().min(1).max(2000),
     max_steps: z.number().int().positive().max(1000).optional(),
-    permissions: z.object({ allow: z.array(rule).max(256).optional(), deny: z.array(rule).max(256).optional() }).strict().optional(),
-    model: z.string().regex(/^[^/\s]+\/\S+$/, 'must be "provider/model"').max(200).optional(),
+    permissions: z
+      .object({ allow: z.array(rule).max(256).optional(), deny: z.array(rule).max(256).optional() })
+      .strict()
+      .optional(),
+    model: z
+      .string()
+      .regex(/^[^/\s]+\/\S+$/, 'must be "provider/model"')
+      .max(200)
+      .optional(),
     prompt: z.string().max(100_000).optional(),
   })
   .strict()
@@ -44,7 +51,12 @@ export type AgentInfo = z.infer<typeof AgentInfoSchema>;
 export const AgentListResponseSchema = z.object({ agents: z.array(AgentInfoSchema) }).meta({ id: 'AgentListResponse' });
 
 /** Body of POST /v1/sessions/:id/agents/dirs: a directory inside the session's workspace. */
-export const AgentDirRequestSchema = z.object({ path: z.string().min(1).max(4096) }).strict().meta({ id: 'AgentDirRequest' });
+export const AgentDirRequestSchema = z
+  .object({ path: z.string().min(1).max(4096) })
+  .strict()
+  .meta({ id: 'AgentDirRequest' });
 
 /** Answer of POST /v1/sessions/:id/agents/dirs: how many definitions the directory held, and every agent of the session. */
-export const AgentDirRegisteredResponseSchema = z.object({ registered: z.number().int().nonnegative(), agents: z.array(AgentInfoSchema) }).meta({ id: 'AgentDirRegisteredResponse' });
+export const AgentDirRegisteredResponseSchema = z
+  .object({ registered: z.number().int().nonnegative(), agents: z.array(AgentInfoSchema) })
+  .meta({ id: 'AgentDirRegisteredResponse' });

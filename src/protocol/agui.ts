@@ -17,14 +17,22 @@ export const AguiMessageSchema = z
   .looseObject({
     id: z.string(),
     role: z.enum(['developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning']),
-    content: z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() })), z.record(z.string(), z.unknown())]).optional(),
+    content: z
+      .union([
+        z.string(),
+        z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+        z.record(z.string(), z.unknown()),
+      ])
+      .optional(),
   })
   .meta({ id: 'AguiMessage' });
 
 /** One answer to an interrupt: `resolved` with `payload.approved` (and `payload.reason`), or `cancelled` (a rejection). */
 export const AguiResumeEntrySchema = z
   .looseObject({
-    interruptId: z.string().describe('The interrupt id from RUN_FINISHED.outcome.interrupts[].id (the pending confirmation\'s tool id).'),
+    interruptId: z
+      .string()
+      .describe("The interrupt id from RUN_FINISHED.outcome.interrupts[].id (the pending confirmation's tool id)."),
     status: z.enum(['resolved', 'cancelled']),
     payload: z
       .looseObject({ approved: z.boolean(), reason: z.string().max(2000).optional() })
@@ -38,14 +46,28 @@ export const AguiResumeEntrySchema = z
 export const AguiRunAgentInputSchema = z
   .looseObject({
     threadId: z.string().describe('Must equal the session id of the URL.'),
-    runId: z.string().describe("The client's run id: echoed as metadata.runId in every event and used as the run's Idempotency-Key (1-200 visible ASCII characters)."),
+    runId: z
+      .string()
+      .describe(
+        "The client's run id: echoed as metadata.runId in every event and used as the run's Idempotency-Key (1-200 visible ASCII characters).",
+      ),
     protocolVersion: z.string().optional(),
-    messages: z.array(AguiMessageSchema).describe('The last message must be a user message (text content): it becomes the run input. Earlier messages are not read: the session keeps its own transcript.'),
-    tools: z.array(z.record(z.string(), z.unknown())).optional().describe('Not used: the agent runs its own tools on the server.'),
+    messages: z
+      .array(AguiMessageSchema)
+      .describe(
+        'The last message must be a user message (text content): it becomes the run input. Earlier messages are not read: the session keeps its own transcript.',
+      ),
+    tools: z
+      .array(z.record(z.string(), z.unknown()))
+      .optional()
+      .describe('Not used: the agent runs its own tools on the server.'),
     context: z.array(z.record(z.string(), z.unknown())).optional().describe('Not used.'),
     state: z.unknown().optional().describe('Not used.'),
     forwardedProps: z.unknown().optional().describe('Not used.'),
-    resume: z.array(AguiResumeEntrySchema).optional().describe('Answers to the interrupts of a previous stream; the stream then continues that run.'),
+    resume: z
+      .array(AguiResumeEntrySchema)
+      .optional()
+      .describe('Answers to the interrupts of a previous stream; the stream then continues that run.'),
   })
   .meta({ id: 'AguiRunAgentInput' });
 

@@ -32,7 +32,9 @@ export const BudgetResourceSchema = z.enum(['llm_tokens', 'tool_calls', 'wall_ti
 export type BudgetResource = z.infer<typeof BudgetResourceSchema>;
 
 /** What a session has used so far, as sent to a budget host. */
-export const BudgetUsedSchema = z.object({ tokens: z.number().int(), tool_calls: z.number().int(), wall_time_ms: z.number().int() }).strict();
+export const BudgetUsedSchema = z
+  .object({ tokens: z.number().int(), tool_calls: z.number().int(), wall_time_ms: z.number().int() })
+  .strict();
 
 /**
  * Payload of a `budget_check` host request (webhook body: also `kind: "budget_check"` and `request_id`).
@@ -78,7 +80,10 @@ export type BudgetHostAnswer = z.infer<typeof BudgetHostAnswerSchema>;
 /** An external budget host asked before every provider and tool call (`kind: "budget_check"`); failures deny. */
 export const BudgetHostSchema = z
   .object({
-    url: z.string().url('url must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'url must be http or https'),
+    url: z
+      .string()
+      .url('url must be an http(s) URL')
+      .refine((u) => /^https?:\/\//.test(u), 'url must be http or https'),
     headers: z.record(z.string(), z.string().max(4096)).optional(),
     timeoutMs: z.number().int().positive().max(60_000).default(5000),
   })
@@ -91,13 +96,31 @@ export type BudgetHost = z.infer<typeof BudgetHostSchema>;
 /** Body of PUT /v1/sessions/:id/budget-host: a webhook, or a WebSocket host registered on the events socket. */
 export const BudgetHostEndpointSchema = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('webhook'), url: z.string().url('url must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'url must be http or https'), headers: z.record(z.string(), z.string().max(4096)).optional(), timeoutMs: z.number().int().positive().max(60_000).default(5000) }).strict(),
-    z.object({ type: z.literal('websocket'), connectionId: z.string().min(1).max(200), timeoutMs: z.number().int().positive().max(60_000).default(5000) }).strict(),
+    z
+      .object({
+        type: z.literal('webhook'),
+        url: z
+          .string()
+          .url('url must be an http(s) URL')
+          .refine((u) => /^https?:\/\//.test(u), 'url must be http or https'),
+        headers: z.record(z.string(), z.string().max(4096)).optional(),
+        timeoutMs: z.number().int().positive().max(60_000).default(5000),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('websocket'),
+        connectionId: z.string().min(1).max(200),
+        timeoutMs: z.number().int().positive().max(60_000).default(5000),
+      })
+      .strict(),
   ])
   .meta({ id: 'BudgetHostEndpoint' });
 
 /** Answer of PUT and DELETE /v1/sessions/:id/budget-host: the kind of budget host now set, null when none. */
-export const BudgetHostSetResponseSchema = z.object({ budgetHost: z.enum(['webhook', 'websocket']).nullable() }).meta({ id: 'BudgetHostSetResponse' });
+export const BudgetHostSetResponseSchema = z
+  .object({ budgetHost: z.enum(['webhook', 'websocket']).nullable() })
+  .meta({ id: 'BudgetHostSetResponse' });
 
 /** A budget host endpoint set over REST. */
 export type BudgetHostEndpoint = z.infer<typeof BudgetHostEndpointSchema>;

@@ -3,7 +3,11 @@ import { z } from 'zod';
 /** Payload of a host-injected `budget_threshold_hit` (the seed's fields; a tenant- or cluster-level budget crossed a threshold). */
 export const BudgetThresholdHitPayloadSchema = z
   .object({
-    resource: z.string().min(1).max(200).describe('llm_tokens, tool_calls, wall_time, usd_cost, or a host-defined resource'),
+    resource: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('llm_tokens, tool_calls, wall_time, usd_cost, or a host-defined resource'),
     kind: z.enum(['soft', 'hard']),
     consumed: z.number().nonnegative(),
     limit: z.number().nonnegative(),
@@ -16,7 +20,12 @@ export const BudgetThresholdHitPayloadSchema = z
 export const PassivationRequestedPayloadSchema = z
   .object({
     reason: z.string().min(1).max(200).describe('idle_reaper, node_drain, migration, manual, or a host-defined reason'),
-    deadline_ms: z.number().int().nonnegative().optional().describe('Epoch ms by which the session is passivated; an active run may finish until then (omitted: now)'),
+    deadline_ms: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Epoch ms by which the session is passivated; an active run may finish until then (omitted: now)'),
   })
   .strict();
 

@@ -40,7 +40,10 @@ export const CommandRegistrationSchema = z
     kind: CommandKindSchema,
     template: z
       .string()
-      .refine((t) => utf8Bytes(t) <= MAX_COMMAND_TEMPLATE_BYTES, `template must be at most ${MAX_COMMAND_TEMPLATE_BYTES} bytes (64 KiB)`)
+      .refine(
+        (t) => utf8Bytes(t) <= MAX_COMMAND_TEMPLATE_BYTES,
+        `template must be at most ${MAX_COMMAND_TEMPLATE_BYTES} bytes (64 KiB)`,
+      )
       .optional(),
     url: WebhookUrlSchema.optional(),
     headers: WebhookHeadersSchema.optional(),
@@ -52,13 +55,26 @@ export const CommandRegistrationSchema = z
   .strict()
   .superRefine((value, ctx) => {
     if ((BUILTIN_COMMAND_NAMES as readonly string[]).includes(value.name) && value.override !== true) {
-      ctx.addIssue({ code: 'custom', path: ['name'], message: `"${value.name}" is a built-in command; set override: true to replace it` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['name'],
+        message: `"${value.name}" is a built-in command; set override: true to replace it`,
+      });
     }
-    if (value.kind === 'template' && value.template === undefined) ctx.addIssue({ code: 'custom', path: ['template'], message: 'required for a template command' });
-    if (value.kind === 'webhook' && value.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'required for a webhook command' });
-    if (value.kind !== 'template' && value.template !== undefined) ctx.addIssue({ code: 'custom', path: ['template'], message: 'only a template command has a template' });
-    if (value.kind !== 'webhook' && (value.url !== undefined || value.headers !== undefined)) ctx.addIssue({ code: 'custom', path: [value.url !== undefined ? 'url' : 'headers'], message: 'only a webhook command has a url and headers' });
-    if (value.kind !== 'websocket' && value.connectionId !== undefined) ctx.addIssue({ code: 'custom', path: ['connectionId'], message: 'only a websocket command has a connectionId' });
+    if (value.kind === 'template' && value.template === undefined)
+      ctx.addIssue({ code: 'custom', path: ['template'], message: 'required for a template command' });
+    if (value.kind === 'webhook' && value.url === undefined)
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'required for a webhook command' });
+    if (value.kind !== 'template' && value.template !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['template'], message: 'only a template command has a template' });
+    if (value.kind !== 'webhook' && (value.url !== undefined || value.headers !== undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [value.url !== undefined ? 'url' : 'headers'],
+        message: 'only a webhook command has a url and headers',
+      });
+    if (value.kind !== 'websocket' && value.connectionId !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['connectionId'], message: 'only a websocket command has a connectionId' });
   })
   .meta({ id: 'CommandRegistration' });
 
@@ -84,13 +100,19 @@ export const CommandInfoSchema = z
 export type CommandInfo = z.infer<typeof CommandInfoSchema>;
 
 /** Answer of GET /v1/sessions/:id/commands and of DELETE on one: built-ins first, then config, then session commands. */
-export const CommandListResponseSchema = z.object({ commands: z.array(CommandInfoSchema) }).meta({ id: 'CommandListResponse' });
+export const CommandListResponseSchema = z
+  .object({ commands: z.array(CommandInfoSchema) })
+  .meta({ id: 'CommandListResponse' });
 
 /** Answer of POST /v1/sessions/:id/commands: the command registered and every command of the session. */
-export const CommandCreatedResponseSchema = z.object({ command: CommandInfoSchema, commands: z.array(CommandInfoSchema) }).meta({ id: 'CommandCreatedResponse' });
+export const CommandCreatedResponseSchema = z
+  .object({ command: CommandInfoSchema, commands: z.array(CommandInfoSchema) })
+  .meta({ id: 'CommandCreatedResponse' });
 
 /** Path parameters of DELETE /v1/sessions/:id/commands/:name. */
-export const CommandParamsSchema = z.object({ id: z.string().min(1).max(128), name: z.string().min(1).max(200) }).strict();
+export const CommandParamsSchema = z
+  .object({ id: z.string().min(1).max(128), name: z.string().min(1).max(200) })
+  .strict();
 
 /** What a command sees (template variables; the JSON a webhook gets; a WebSocket host's `payload`). */
 export const CommandContextSchema = z
@@ -114,4 +136,7 @@ export type CommandContext = z.infer<typeof CommandContextSchema>;
 export const CommandAnswerSchema = z.looseObject({ text: z.string().max(MAX_COMMAND_TEXT_CHARS) });
 
 /** Client message answering a `command_request`: `{type: "command_response", request_id, text}`. */
-export const CommandResponseMessageSchema = z.looseObject({ type: z.literal('command_response'), request_id: z.string().min(1).max(200) });
+export const CommandResponseMessageSchema = z.looseObject({
+  type: z.literal('command_response'),
+  request_id: z.string().min(1).max(200),
+});

@@ -66,7 +66,9 @@ export const SEED_EVENT_TYPES = [
  * They are the keys of EXTENSION_EVENT_PAYLOADS, in its order: a new extension event is its schema there
  * (and its emit site), nothing else.
  */
-export const EXTENSION_EVENT_TYPES = Object.freeze(Object.keys(EXTENSION_EVENT_PAYLOADS)) as readonly ExtensionEventType[];
+export const EXTENSION_EVENT_TYPES = Object.freeze(
+  Object.keys(EXTENSION_EVENT_PAYLOADS),
+) as readonly ExtensionEventType[];
 
 /** A seed (v1 catalog) event type. */
 export type SeedEventType = (typeof SEED_EVENT_TYPES)[number];

@@ -7,7 +7,10 @@ import { SEED_EVENT_PAYLOADS } from './seed-event-payloads.js';
  * The event registry: every event type's payload schema, keyed by wire name. `satisfies` makes `tsc` fail
  * when a catalog name has no schema or a schema has no catalog name.
  */
-export const EVENT_PAYLOAD_SCHEMAS = { ...SEED_EVENT_PAYLOADS, ...EXTENSION_EVENT_PAYLOADS } satisfies Record<EventType, z.ZodType>;
+export const EVENT_PAYLOAD_SCHEMAS = { ...SEED_EVENT_PAYLOADS, ...EXTENSION_EVENT_PAYLOADS } satisfies Record<
+  EventType,
+  z.ZodType
+>;
 
 type Registry = typeof EVENT_PAYLOAD_SCHEMAS;
 type MissingSchemas = Exclude<EventType, keyof Registry>;

@@ -30,7 +30,12 @@ export const EXTENSION_EVENT_PAYLOADS = {
   /** The session was closed (`closed` by a client, or passivated, taken over, shut down). */
   session_closed: z.object({ reason: z.string() }),
   /** A pre_tool_use hook denied a tool call. */
-  hook_blocked: z.object({ tool_id: z.string(), tool_name: z.string(), hook_id: z.string().nullable(), reason: z.string() }),
+  hook_blocked: z.object({
+    tool_id: z.string(),
+    tool_name: z.string(),
+    hook_id: z.string().nullable(),
+    reason: z.string(),
+  }),
   /** A budget denied a provider or tool call (the hard twin of budget_threshold_hit). */
   budget_exhausted: z.object(BudgetEventFields),
   /** An MCP server of the session connected. */
@@ -42,18 +47,32 @@ export const EXTENSION_EVENT_PAYLOADS = {
   /** A verification started (REST, host-direct). */
   verification_started: z.object({ subject: z.string(), commands: z.number().int().nonnegative() }),
   /** A verification report was recorded. */
-  verification_completed: z.object({ report_id: z.string(), subject: z.string(), status: z.string(), failed_required: z.number().int().nonnegative() }),
+  verification_completed: z.object({
+    report_id: z.string(),
+    subject: z.string(),
+    status: z.string(),
+    failed_required: z.number().int().nonnegative(),
+  }),
   /**
    * Something the run tried did not work and the run went on without it: a plan that did not parse after its
    * repairs (the run continues unplanned), a goal that could not be extracted or checked, a compaction that
    * was blocked or refused.
    */
-  run_warning: z.object({ source: z.enum(['planning', 'goal', 'compaction']), message: z.string(), fallback: z.string().optional() }),
+  run_warning: z.object({
+    source: z.enum(['planning', 'goal', 'compaction']),
+    message: z.string(),
+    fallback: z.string().optional(),
+  }),
   /**
    * The session's workspace was pinned again on restore (another node, or the directory was recreated: `repinned`),
    * is no longer the pinned directory (`changed`: file tools and commands fail with WORKSPACE_CHANGED until it is
    * back), or a file the server reads from it (AGENTS.md, a skill or agent file) leads outside and was skipped
    * (`skipped`).
    */
-  workspace_warning: z.object({ kind: z.enum(['repinned', 'changed', 'skipped']), workspace: z.string(), message: z.string(), path: z.string().optional() }),
+  workspace_warning: z.object({
+    kind: z.enum(['repinned', 'changed', 'skipped']),
+    workspace: z.string(),
+    message: z.string(),
+    path: z.string().optional(),
+  }),
 };

@@ -46,7 +46,8 @@ function issuesOf(issues: ZodIssues): readonly ZodIssueLike[] {
  */
 export function zodFieldProblems(issues: ZodIssues): ZodFieldProblem[] {
   return issuesOf(issues).flatMap((issue): ZodFieldProblem[] => {
-    if (issue.code === 'unrecognized_keys' && issue.keys && DEFAULT_UNKNOWN_KEYS.test(issue.message)) return issue.keys.map((key) => ({ segments: [...issue.path, key], message: 'unknown key' }));
+    if (issue.code === 'unrecognized_keys' && issue.keys && DEFAULT_UNKNOWN_KEYS.test(issue.message))
+      return issue.keys.map((key) => ({ segments: [...issue.path, key], message: 'unknown key' }));
     const missing = MISSING.exec(issue.message);
     return [{ segments: issue.path, message: missing ? `required (expected ${missing[1]})` : issue.message }];
   });

@@ -35,7 +35,10 @@ export const ConfirmationAnswerSchema = z
   .object({
     approved: z.boolean(),
     reason: z.string().max(2000).optional(),
-    argsDigest: z.string().regex(/^[0-9a-f]{64}$/, 'argsDigest must be the args_digest of confirmation_required').optional(),
+    argsDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'argsDigest must be the args_digest of confirmation_required')
+      .optional(),
     always: z
       .boolean()
       .optional()
@@ -57,7 +60,12 @@ export const PendingConfirmationSchema = z
     createdAtMs: z.number().int(),
     timeoutMs: z.number().int(),
     remainingMs: z.number().int(),
-    alwaysNeedsHostDirect: z.boolean().optional().describe('True when "allow always" for this call needs the host_direct scope (the operator\'s policy asks for it); without it "always" acts as allow once.'),
+    alwaysNeedsHostDirect: z
+      .boolean()
+      .optional()
+      .describe(
+        'True when "allow always" for this call needs the host_direct scope (the operator\'s policy asks for it); without it "always" acts as allow once.',
+      ),
   })
   .meta({ id: 'PendingConfirmation' });
 
@@ -65,12 +73,20 @@ export const PendingConfirmationSchema = z
 export type PendingConfirmationView = z.infer<typeof PendingConfirmationSchema>;
 
 /** Session id + tool call id path parameters of POST /v1/sessions/:id/confirmations/:toolId. */
-export const ConfirmationParamsSchema = z.object({ id: z.string().min(1).max(128), toolId: z.string().min(1).max(300) }).strict();
+export const ConfirmationParamsSchema = z
+  .object({ id: z.string().min(1).max(128), toolId: z.string().min(1).max(300) })
+  .strict();
 
 /** Answer of GET /v1/sessions/:id/confirmations: the pending confirmations with their remaining time. */
-export const ConfirmationListResponseSchema = z.object({ confirmations: z.array(PendingConfirmationSchema) }).meta({ id: 'ConfirmationListResponse' });
+export const ConfirmationListResponseSchema = z
+  .object({ confirmations: z.array(PendingConfirmationSchema) })
+  .meta({ id: 'ConfirmationListResponse' });
 
 /** Answer of POST /v1/sessions/:id/confirmations/:toolId: the settled confirmation and the answer given. */
 export const ConfirmationAnsweredResponseSchema = z
-  .object({ confirmation: PendingConfirmationSchema, approved: z.boolean(), always: z.boolean().optional().describe('True when the answer added an "allow always" grant') })
+  .object({
+    confirmation: PendingConfirmationSchema,
+    approved: z.boolean(),
+    always: z.boolean().optional().describe('True when the answer added an "allow always" grant'),
+  })
   .meta({ id: 'ConfirmationAnsweredResponse' });

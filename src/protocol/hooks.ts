@@ -26,7 +26,12 @@ export const HookEventSchema = z.enum(HOOK_EVENTS);
 export type HookEvent = z.infer<typeof HookEventSchema>;
 
 /** Events whose hooks gate the operation: their answer can block, skip, retry or modify it. */
-export const GATING_HOOK_EVENTS = ['pre_tool_use', 'permission_request', 'pre_prompt', 'pre_compact'] as const satisfies readonly HookEvent[];
+export const GATING_HOOK_EVENTS = [
+  'pre_tool_use',
+  'permission_request',
+  'pre_prompt',
+  'pre_compact',
+] as const satisfies readonly HookEvent[];
 
 /** A gating hook event. */
 export type GatingHookEvent = (typeof GATING_HOOK_EVENTS)[number];
@@ -73,7 +78,16 @@ export const MAX_WEBHOOK_HEADERS = 32;
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}$/;
 // Headers the HTTP client owns: declaring them would corrupt the request.
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+]);
 
 /** True when a string is an absolute http(s) URL without embedded credentials. */
 export function isWebhookUrl(value: string): boolean {
@@ -90,13 +104,22 @@ export function isWebhookUrl(value: string): boolean {
 export const WebhookUrlSchema = z
   .string()
   .max(2048)
-  .refine(isWebhookUrl, 'url must be an absolute http:// or https:// URL without user:password (put credentials in headers)');
+  .refine(
+    isWebhookUrl,
+    'url must be an absolute http:// or https:// URL without user:password (put credentials in headers)',
+  );
 
 /** Extra request headers of a webhook (for example Authorization); values are never echoed back. */
 export const WebhookHeadersSchema = z
   .record(
-    z.string().regex(HEADER_NAME, 'header names must be HTTP tokens').refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'this header is set by the server'),
-    z.string().max(8192).regex(/^[^\r\n\0]*$/, 'header values must not contain CR, LF or NUL'),
+    z
+      .string()
+      .regex(HEADER_NAME, 'header names must be HTTP tokens')
+      .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'this header is set by the server'),
+    z
+      .string()
+      .max(8192)
+      .regex(/^[^\r\n\0]*$/, 'header values must not contain CR, LF or NUL'),
   )
   .refine((headers) => Object.keys(headers).length <= MAX_WEBHOOK_HEADERS, `at most ${MAX_WEBHOOK_HEADERS} headers`);
 
@@ -105,7 +128,9 @@ export const WebhookHeadersSchema = z
  * server-side requests to a URL the host configured: loopback, private and link-local addresses only for
  * host_direct callers or with config outbound.allow_private_networks (runtime/outbound checks every call).
  */
-export const WebhookHookEndpointSchema = z.object({ type: z.literal('webhook'), url: WebhookUrlSchema, headers: WebhookHeadersSchema.optional() }).strict();
+export const WebhookHookEndpointSchema = z
+  .object({ type: z.literal('webhook'), url: WebhookUrlSchema, headers: WebhookHeadersSchema.optional() })
+  .strict();
 
 /**
  * A WebSocket endpoint: requests go to one connected events WebSocket as `hook_request` frames and are
@@ -114,10 +139,15 @@ export const WebhookHookEndpointSchema = z.object({ type: z.literal('webhook'), 
  * `{"type": "host_register"}` message. A registration arriving on the
  * socket itself may omit it (the socket's own id is used).
  */
-export const WebSocketHookEndpointSchema = z.object({ type: z.literal('websocket'), connectionId: z.string().min(1).max(200).optional() }).strict();
+export const WebSocketHookEndpointSchema = z
+  .object({ type: z.literal('websocket'), connectionId: z.string().min(1).max(200).optional() })
+  .strict();
 
 /** Where a hook's requests go. */
-export const HookEndpointSchema = z.discriminatedUnion('type', [WebhookHookEndpointSchema, WebSocketHookEndpointSchema]);
+export const HookEndpointSchema = z.discriminatedUnion('type', [
+  WebhookHookEndpointSchema,
+  WebSocketHookEndpointSchema,
+]);
 
 /** Default order of a hook (lower runs first). */
 export const DEFAULT_HOOK_PRIORITY = 100;
@@ -203,18 +233,28 @@ export const HookListResponseSchema = z.object({ hooks: z.array(HookInfoSchema) 
 /** Answer of DELETE /v1/sessions/:id/hooks/:hookId. */
 export const HookRemovedResponseSchema = z.object({ removed: z.literal(true), hookId: z.string() });
 /** Session + hook id path parameters. */
-export const HookParamsSchema = z.object({ id: z.string().min(1).max(128), hookId: z.string().min(1).max(128) }).strict();
+export const HookParamsSchema = z
+  .object({ id: z.string().min(1).max(128), hookId: z.string().min(1).max(128) })
+  .strict();
 
 /** Frame the server sends to ask a WebSocket host a question: `hook_request` (hooks and `budget_check`) or `command_request` (slash commands). */
 export const HookRequestFrameSchema = z
-  .object({ type: z.enum(['hook_request', 'command_request']), request_id: z.string(), kind: z.string(), payload: z.record(z.string(), z.unknown()) })
+  .object({
+    type: z.enum(['hook_request', 'command_request']),
+    request_id: z.string(),
+    kind: z.string(),
+    payload: z.record(z.string(), z.unknown()),
+  })
   .strict();
 
 /** A request frame sent to a WebSocket host. */
 export type HookRequestFrame = z.infer<typeof HookRequestFrameSchema>;
 
 /** Client message answering a `hook_request`: the answer's fields sit beside `type` and `request_id`. */
-export const HookResponseMessageSchema = z.looseObject({ type: z.literal('hook_response'), request_id: z.string().min(1).max(200) });
+export const HookResponseMessageSchema = z.looseObject({
+  type: z.literal('hook_response'),
+  request_id: z.string().min(1).max(200),
+});
 
 /** Payload of the `host_registered` control frame: the id to name this socket as a WebSocket hook endpoint. */
 export const ConnectedPayloadSchema = z.object({ connection_id: z.string() }).strict();
@@ -227,7 +267,10 @@ const toolCall = { session_id: z.string(), tool: z.string(), args: z.record(z.st
  */
 export const HookPayloadSchemas = {
   pre_tool_use: z.looseObject(toolCall),
-  post_tool_use: z.looseObject({ ...toolCall, result: z.looseObject({ output: z.string(), exit_code: z.number().int().nullable() }) }),
+  post_tool_use: z.looseObject({
+    ...toolCall,
+    result: z.looseObject({ output: z.string(), exit_code: z.number().int().nullable() }),
+  }),
   permission_request: z.looseObject(toolCall),
   pre_prompt: z.looseObject({ session_id: z.string(), prompt: z.string() }),
   generate_start: z.looseObject({ session_id: z.string(), prompt: z.string() }),
@@ -236,8 +279,21 @@ export const HookPayloadSchemas = {
   session_end: z.looseObject({ session_id: z.string() }),
   on_error: z.looseObject({ session_id: z.string(), error_type: z.string(), error_message: z.string() }),
   pre_compact: z.looseObject({ session_id: z.string(), message_count: z.number().int() }),
-  post_compact: z.looseObject({ session_id: z.string(), message_count_before: z.number().int(), message_count_after: z.number().int() }),
+  post_compact: z.looseObject({
+    session_id: z.string(),
+    message_count_before: z.number().int(),
+    message_count_after: z.number().int(),
+  }),
   budget_threshold_hit: z.looseObject({ session_id: z.string(), resource: z.string() }),
-  passivation_requested: z.looseObject({ session_id: z.string(), reason: z.string(), deadline_ms: z.number().int().optional() }),
-  peer_invocation: z.looseObject({ session_id: z.string(), from_session_id: z.string(), from_tenant_id: z.string().optional(), correlation_id: z.string().optional() }),
+  passivation_requested: z.looseObject({
+    session_id: z.string(),
+    reason: z.string(),
+    deadline_ms: z.number().int().optional(),
+  }),
+  peer_invocation: z.looseObject({
+    session_id: z.string(),
+    from_session_id: z.string(),
+    from_tenant_id: z.string().optional(),
+    correlation_id: z.string().optional(),
+  }),
 } as const satisfies Record<HookEvent, z.ZodType>;

@@ -75,7 +75,9 @@ export const RunParamsSchema = z.object({ id: z.string().min(1).max(128), runId:
 /** Session + tool name path parameters. */
 export const ToolParamsSchema = z.object({ id: z.string().min(1).max(128), name: z.string().min(1).max(128) }).strict();
 /** Session + artifact id path parameters. */
-export const ArtifactParamsSchema = z.object({ id: z.string().min(1).max(128), artifactId: z.string().min(1).max(128) }).strict();
+export const ArtifactParamsSchema = z
+  .object({ id: z.string().min(1).max(128), artifactId: z.string().min(1).max(128) })
+  .strict();
 
 /** Body of POST /v1/sessions/:id/runs. */
 export const RunRequestSchema = z
@@ -93,7 +95,12 @@ export const ResumeRequestSchema = z.object({ wait: z.boolean().optional() }).st
 /** Answer of a started run (202) or a finished one (200 with wait: true). */
 export const RunStartedResponseSchema = z.object({ runId: z.string(), run: RunRecordSchema, existing: z.boolean() });
 /** Answer of POST .../runs with wait: true. */
-export const RunFinishedResponseSchema = z.object({ runId: z.string(), run: RunRecordSchema, result: AgentResultSchema.nullable(), existing: z.boolean() });
+export const RunFinishedResponseSchema = z.object({
+  runId: z.string(),
+  run: RunRecordSchema,
+  result: AgentResultSchema.nullable(),
+  existing: z.boolean(),
+});
 /** Run list. */
 export const RunListResponseSchema = z.object({ runs: z.array(RunRecordSchema) });
 /** One run. */
@@ -126,7 +133,10 @@ export const CloseResponseSchema = z.object({
 });
 /** Query of DELETE /v1/sessions/:id: `purge=true` also deletes what is stored of the session, at once. */
 export const CloseQuerySchema = SessionTenantQuerySchema.extend({
-  purge: z.enum(['true', 'false']).optional().transform((value) => value === 'true'),
+  purge: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((value) => value === 'true'),
 }).strict();
 /** Query of GET /v1/sessions/:id/trace. */
 export const TraceQuerySchema = z
@@ -140,7 +150,12 @@ export const TraceQuerySchema = z
 export const TraceResponseSchema = z.object({ events: z.array(EventEnvelopeSchema) });
 
 /** A tool as listed by GET .../tools. */
-export const ToolInfoSchema = z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()), readOnly: z.boolean() });
+export const ToolInfoSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  readOnly: z.boolean(),
+});
 /** Tool list. */
 export const ToolListResponseSchema = z.object({ tools: z.array(ToolInfoSchema) });
 /** Arguments of a tool call as a route takes them: any JSON object, which the tool invoker validates against the tool's schema. */
@@ -162,7 +177,13 @@ export const ToolResultResponseSchema = z
   .meta({ id: 'ToolResult' });
 /** A stored artifact. */
 export const ArtifactResponseSchema = z.object({
-  artifact: z.object({ id: z.string(), toolCallId: z.string().optional(), toolName: z.string().optional(), createdAtMs: z.number().int(), content: z.string() }),
+  artifact: z.object({
+    id: z.string(),
+    toolCallId: z.string().optional(),
+    toolName: z.string().optional(),
+    createdAtMs: z.number().int(),
+    content: z.string(),
+  }),
 });
 /** Health answer. */
 export const HealthResponseSchema = z.object({

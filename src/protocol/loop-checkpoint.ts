@@ -27,7 +27,13 @@ export const LoopCheckpointSchema = z
     input: z.string(),
     side_question: z.boolean(),
     messages: z.array(ChatMessageSchema),
-    total_usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative(), total_tokens: z.number().int().nonnegative() }).strict(),
+    total_usage: z
+      .object({
+        prompt_tokens: z.number().int().nonnegative(),
+        completion_tokens: z.number().int().nonnegative(),
+        total_tokens: z.number().int().nonnegative(),
+      })
+      .strict(),
     tool_calls_count: z.number().int().nonnegative(),
     verification_reports: z.array(z.unknown()),
     convergence: ConvergenceCountersSchema,

@@ -6,18 +6,22 @@ export const MCP_DEFAULT_TIMEOUT_MS = 30_000;
 export const MCP_MAX_TIMEOUT_MS = 600_000;
 
 const HeadersSchema = z
-  .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,256}$/, 'header names must be HTTP tokens'), z.string().max(8192))
+  .record(
+    z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,256}$/, 'header names must be HTTP tokens'),
+    z.string().max(8192),
+  )
   .refine((headers) => Object.keys(headers).length <= 64, 'at most 64 headers');
 
-const HttpUrlSchema = z
-  .url({ protocol: /^https?$/, error: 'url must be an http:// or https:// URL' })
-  .max(4096);
+const HttpUrlSchema = z.url({ protocol: /^https?$/, error: 'url must be an http:// or https:// URL' }).max(4096);
 
 /** The name of an MCP server: it becomes the middle part of `mcp__<server>__<tool>`. */
 export const McpServerNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'name must be 1-64 characters of letters, digits, "_" or "-"')
-  .refine((name) => !name.includes('__'), 'name must not contain "__" (it separates the parts of mcp__<server>__<tool>)');
+  .refine(
+    (name) => !name.includes('__'),
+    'name must not contain "__" (it separates the parts of mcp__<server>__<tool>)',
+  );
 
 /** A stdio server: a command started on the host as the leader of its own process group. */
 export const McpStdioTransportSchema = z
@@ -48,7 +52,11 @@ export const McpSseTransportSchema = z
   .strict();
 
 /** How to reach an MCP server, discriminated by `type`. */
-export const McpTransportSchema = z.discriminatedUnion('type', [McpStdioTransportSchema, McpHttpTransportSchema, McpSseTransportSchema]);
+export const McpTransportSchema = z.discriminatedUnion('type', [
+  McpStdioTransportSchema,
+  McpHttpTransportSchema,
+  McpSseTransportSchema,
+]);
 
 /** The transport kinds an MCP server can use. */
 export const McpTransportTypeSchema = z.enum(['stdio', 'http', 'streamable-http', 'sse']);
@@ -59,7 +67,10 @@ export const McpServerConfigSchema = z
     name: McpServerNameSchema,
     transport: McpTransportSchema,
     env: z
-      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'env names must be letters, digits and "_"'), z.string().max(32_768))
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'env names must be letters, digits and "_"'),
+        z.string().max(32_768),
+      )
       .refine((env) => Object.keys(env).length <= 256, 'at most 256 env entries')
       .optional(),
     timeoutMs: z.number().int().positive().max(MCP_MAX_TIMEOUT_MS).default(MCP_DEFAULT_TIMEOUT_MS),
@@ -91,16 +102,26 @@ export const McpServerStatusSchema = z
   .meta({ id: 'McpServerStatus' });
 
 /** Answer of POST /v1/sessions/:id/mcp. */
-export const McpAddServerResponseSchema = z.object({ name: z.string(), toolCount: z.number().int().nonnegative() }).meta({ id: 'McpAddServerResponse' });
+export const McpAddServerResponseSchema = z
+  .object({ name: z.string(), toolCount: z.number().int().nonnegative() })
+  .meta({ id: 'McpAddServerResponse' });
 /** Answer of GET /v1/sessions/:id/mcp (and of the admin refresh). */
-export const McpServerListResponseSchema = z.object({ servers: z.array(McpServerStatusSchema) }).meta({ id: 'McpServerListResponse' });
+export const McpServerListResponseSchema = z
+  .object({ servers: z.array(McpServerStatusSchema) })
+  .meta({ id: 'McpServerListResponse' });
 /** Answer of DELETE /v1/sessions/:id/mcp/:name. */
 export const McpRemoveServerResponseSchema = z.object({ removed: z.boolean() });
 /** Session id + server name path parameters. */
 export const McpServerParamsSchema = z.object({ id: z.string().min(1).max(128), name: McpServerNameSchema }).strict();
 /** Body of POST /v1/admin/mcp/disconnect-idle. */
 export const McpDisconnectIdleRequestSchema = z
-  .object({ thresholdMs: z.number().int().nonnegative().max(86_400_000 * 7) })
+  .object({
+    thresholdMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(86_400_000 * 7),
+  })
   .strict()
   .meta({ id: 'McpDisconnectIdleRequest' });
 /** Answer of POST /v1/admin/mcp/disconnect-idle: the servers that were disconnected. */

@@ -32,43 +32,75 @@ export const MemoryItemSchema = z
 export const MemoryStoreOptionSchema = z
   .object({
     type: z.enum(['file', 'memory'], { error: () => 'memoryStore.type must be one of "file", "memory"' }),
-    namespace: z.string().regex(MEMORY_NAMESPACE_PATTERN, 'memoryStore.namespace must be 1-64 characters of a-z, 0-9, "_" or "-", starting with a letter or digit').optional(),
+    namespace: z
+      .string()
+      .regex(
+        MEMORY_NAMESPACE_PATTERN,
+        'memoryStore.namespace must be 1-64 characters of a-z, 0-9, "_" or "-", starting with a letter or digit',
+      )
+      .optional(),
   })
   .strict()
   .meta({ id: 'MemoryStoreOption' });
 
-const text = (field: string) => z.string().trim().min(1, `${field} must not be empty`).max(MEMORY_TEXT_MAX, `${field} must be at most ${MEMORY_TEXT_MAX} characters`);
+const text = (field: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(MEMORY_TEXT_MAX, `${field} must be at most ${MEMORY_TEXT_MAX} characters`);
 const tools = z.array(z.string().min(1).max(200)).max(MEMORY_TOOLS_MAX);
 
 /** Body of POST .../memory/success (the seed's rememberSuccess). */
-export const RememberSuccessBodySchema = z.object({ task: text('task'), tools: tools.default([]), result: z.string().max(MEMORY_TEXT_MAX) }).strict().meta({ id: 'RememberSuccessBody' });
+export const RememberSuccessBodySchema = z
+  .object({ task: text('task'), tools: tools.default([]), result: z.string().max(MEMORY_TEXT_MAX) })
+  .strict()
+  .meta({ id: 'RememberSuccessBody' });
 /** Body of POST .../memory/failure (the seed's rememberFailure). */
-export const RememberFailureBodySchema = z.object({ task: text('task'), error: text('error'), tools: tools.default([]) }).strict().meta({ id: 'RememberFailureBody' });
+export const RememberFailureBodySchema = z
+  .object({ task: text('task'), error: text('error'), tools: tools.default([]) })
+  .strict()
+  .meta({ id: 'RememberFailureBody' });
 
 const limit = (fallback: number) => z.coerce.number().int().min(1).max(MEMORY_LIMIT_MAX).default(fallback);
 
 /** Query of GET .../memory/recent. */
 export const MemoryRecentQuerySchema = z.object({ limit: limit(10) }).strict();
 /** Query of GET .../memory/similar. */
-export const MemorySimilarQuerySchema = z.object({ query: z.string().min(1, 'query must not be empty').max(2000), limit: limit(5) }).strict();
+export const MemorySimilarQuerySchema = z
+  .object({ query: z.string().min(1, 'query must not be empty').max(2000), limit: limit(5) })
+  .strict();
 /** Query of GET .../memory/tags (`tags=a,b`). */
 export const MemoryTagsQuerySchema = z
   .object({
     tags: z
       .string()
       .max(2000)
-      .transform((value) => value.split(',').map((t) => t.trim()).filter((t) => t.length > 0))
+      .transform((value) =>
+        value
+          .split(',')
+          .map((t) => t.trim())
+          .filter((t) => t.length > 0),
+      )
       .pipe(z.array(z.string().max(200)).min(1, 'tags must name at least one tag').max(64)),
     limit: limit(10),
   })
   .strict();
 
 /** Answer of the memory recall routes. */
-export const MemoryItemsResponseSchema = z.object({ items: z.array(MemoryItemSchema) }).meta({ id: 'MemoryItemsResponse' });
+export const MemoryItemsResponseSchema = z
+  .object({ items: z.array(MemoryItemSchema) })
+  .meta({ id: 'MemoryItemsResponse' });
 /** Answer of the remember routes: the stored item. */
 export const MemoryItemResponseSchema = z.object({ item: MemoryItemSchema }).meta({ id: 'MemoryItemResponse' });
 /** Answer of GET .../memory/stats (the seed's memoryStats). */
-export const MemoryStatsSchema = z.object({ longTermCount: z.number().int().nonnegative(), shortTermCount: z.number().int().nonnegative(), workingCount: z.number().int().nonnegative() }).meta({ id: 'MemoryStats' });
+export const MemoryStatsSchema = z
+  .object({
+    longTermCount: z.number().int().nonnegative(),
+    shortTermCount: z.number().int().nonnegative(),
+    workingCount: z.number().int().nonnegative(),
+  })
+  .meta({ id: 'MemoryStats' });
 
 /** A stored memory. */
 export type MemoryItem = z.infer<typeof MemoryItemSchema>;

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 
 /** The seed's TaskStatus (snake_case). */
-export const TaskStatusSchema = z.enum(['pending', 'in_progress', 'completed', 'failed', 'skipped', 'cancelled']).meta({ id: 'TaskStatus' });
+export const TaskStatusSchema = z
+  .enum(['pending', 'in_progress', 'completed', 'failed', 'skipped', 'cancelled'])
+  .meta({ id: 'TaskStatus' });
 
 /** A plan step's status. */
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;

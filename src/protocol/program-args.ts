@@ -21,21 +21,27 @@ export const ProgramArgsLimitsSchema = z
       .min(1)
       .max(MAX_PROGRAM_TIMEOUT_MS)
       .optional()
-      .describe(`Wall-clock budget of the script in ms (default ${DEFAULT_PROGRAM_LIMITS.timeoutMs}, ${DELEGATING_PROGRAM_TIMEOUT_MS} when task is allowed; max ${MAX_PROGRAM_TIMEOUT_MS}).`),
+      .describe(
+        `Wall-clock budget of the script in ms (default ${DEFAULT_PROGRAM_LIMITS.timeoutMs}, ${DELEGATING_PROGRAM_TIMEOUT_MS} when task is allowed; max ${MAX_PROGRAM_TIMEOUT_MS}).`,
+      ),
     maxToolCalls: z
       .number()
       .int()
       .min(0)
       .max(MAX_PROGRAM_TOOL_CALLS)
       .optional()
-      .describe(`Most tool calls the script may make (default ${DEFAULT_PROGRAM_LIMITS.maxToolCalls}, max ${MAX_PROGRAM_TOOL_CALLS}).`),
+      .describe(
+        `Most tool calls the script may make (default ${DEFAULT_PROGRAM_LIMITS.maxToolCalls}, max ${MAX_PROGRAM_TOOL_CALLS}).`,
+      ),
     maxOutputBytes: z
       .number()
       .int()
       .min(1)
       .max(MAX_PROGRAM_OUTPUT_BYTES)
       .optional()
-      .describe(`Bytes of each tool output returned to the script; also bounds the console log and the JSON result (default ${DEFAULT_PROGRAM_LIMITS.maxOutputBytes}).`),
+      .describe(
+        `Bytes of each tool output returned to the script; also bounds the console log and the JSON result (default ${DEFAULT_PROGRAM_LIMITS.maxOutputBytes}).`,
+      ),
   })
   .strict();
 
@@ -44,18 +50,30 @@ const sourceField = z
   .min(1)
   .max(MAX_PROGRAM_SOURCE_BYTES)
   .optional()
-  .describe('Inline JavaScript defining `async function run(ctx, inputs)` (or `export default async function run`) that returns a JSON value. Give source or path, not both.');
-const pathField = z.string().min(1).optional().describe('Workspace-relative path of a .js or .mjs script defining run(ctx, inputs), instead of source.');
+  .describe(
+    'Inline JavaScript defining `async function run(ctx, inputs)` (or `export default async function run`) that returns a JSON value. Give source or path, not both.',
+  );
+const pathField = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('Workspace-relative path of a .js or .mjs script defining run(ctx, inputs), instead of source.');
 const inputsField = z.unknown().optional().describe('JSON inputs passed to run() as its second argument (default {}).');
 const allowedToolsField = z
   .array(z.string().min(1))
   .max(MAX_ALLOWED_TOOLS)
   .optional()
-  .describe('Tool names the script may call through ctx (ctx.readFile needs "read"). Default: every registered tool except program, dynamic_workflow and parallel_task.');
+  .describe(
+    'Tool names the script may call through ctx (ctx.readFile needs "read"). Default: every registered tool except program, dynamic_workflow and parallel_task.',
+  );
 
 function exactlyOneSource(value: { source?: string; path?: string }, ctx: z.RefinementCtx): void {
   if ((value.source === undefined) === (value.path === undefined)) {
-    ctx.addIssue({ code: 'custom', message: 'give exactly one of source or path', path: value.source === undefined ? ['source'] : ['path'] });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'give exactly one of source or path',
+      path: value.source === undefined ? ['source'] : ['path'],
+    });
   }
 }
 
@@ -67,12 +85,17 @@ function exactlyOneSource(value: { source?: string; path?: string }, ctx: z.Refi
 export const ProgramArgsSchema = z
   .object({
     type: z.literal('script').describe('Required. Program kind; only "script" is supported.'),
-    language: z.literal('javascript').default('javascript').describe('Script language; only "javascript" (the default).'),
+    language: z
+      .literal('javascript')
+      .default('javascript')
+      .describe('Script language; only "javascript" (the default).'),
     source: sourceField,
     path: pathField,
     inputs: inputsField,
     allowed_tools: allowedToolsField,
-    limits: ProgramArgsLimitsSchema.optional().describe('Optional timeoutMs, maxToolCalls and maxOutputBytes; omitted fields use their defaults.'),
+    limits: ProgramArgsLimitsSchema.optional().describe(
+      'Optional timeoutMs, maxToolCalls and maxOutputBytes; omitted fields use their defaults.',
+    ),
   })
   .strict()
   .superRefine(exactlyOneSource);
@@ -97,13 +120,19 @@ export const ProgramBodySchema = z
     inputs: inputsField,
     allowedTools: allowedToolsField,
     allowed_tools: allowedToolsField,
-    limits: ProgramArgsLimitsSchema.optional().describe('Optional timeoutMs, maxToolCalls and maxOutputBytes; omitted fields use their defaults.'),
+    limits: ProgramArgsLimitsSchema.optional().describe(
+      'Optional timeoutMs, maxToolCalls and maxOutputBytes; omitted fields use their defaults.',
+    ),
   })
   .strict()
   .superRefine((value, ctx) => {
     exactlyOneSource(value, ctx);
     if (value.allowedTools !== undefined && value.allowed_tools !== undefined) {
-      ctx.addIssue({ code: 'custom', message: 'give allowedTools or allowed_tools, not both', path: ['allowed_tools'] });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'give allowedTools or allowed_tools, not both',
+        path: ['allowed_tools'],
+      });
     }
   })
   .meta({ id: 'ProgramBody' });

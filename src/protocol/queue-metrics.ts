@@ -48,11 +48,16 @@ export type LatencySummary = z.infer<typeof LatencySummarySchema>;
 /** One lane's latency histograms: wait for the slot, then run (here or at the host). */
 export const LaneHistogramsSchema = z.object({ wait_ms: LatencySummarySchema, run_ms: LatencySummarySchema });
 
-const perLane = <T extends z.ZodType>(schema: T) => z.object({ control: schema, query: schema, execute: schema, generate: schema });
+const perLane = <T extends z.ZodType>(schema: T) =>
+  z.object({ control: schema, query: schema, execute: schema, generate: schema });
 
 /** The seed's queueMetrics(): `{counters, gauges, histograms}`, each keyed by lane. */
 export const QueueMetricsSchema = z
-  .object({ counters: perLane(LaneCountersSchema), gauges: perLane(LaneGaugesSchema), histograms: perLane(LaneHistogramsSchema) })
+  .object({
+    counters: perLane(LaneCountersSchema),
+    gauges: perLane(LaneGaugesSchema),
+    histograms: perLane(LaneHistogramsSchema),
+  })
   .meta({ id: 'QueueMetrics' });
 /** Queue metrics as on the wire. */
 export type QueueMetrics = z.infer<typeof QueueMetricsSchema>;

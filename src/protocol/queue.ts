@@ -27,7 +27,9 @@ export const LaneHandlerConfigSchema = z
 /** Path parameters of the lane route. */
 export const LaneParamsSchema = z.object({ id: z.string().min(1).max(128), lane: LaneSchema }).strict();
 /** Path parameters of an external task. */
-export const ExternalTaskParamsSchema = z.object({ id: z.string().min(1).max(128), taskId: z.string().min(1).max(200) }).strict();
+export const ExternalTaskParamsSchema = z
+  .object({ id: z.string().min(1).max(128), taskId: z.string().min(1).max(200) })
+  .strict();
 
 /** Body of POST .../queue/external-tasks/:taskId (the seed's completeExternalTask result). */
 export const CompleteExternalTaskBodySchema = z
@@ -65,7 +67,9 @@ export const ExternalTaskSchema = z
 export type ExternalTaskSnapshot = z.infer<typeof ExternalTaskSchema>;
 
 /** Answer of GET .../queue/external-tasks. */
-export const ExternalTasksResponseSchema = z.object({ tasks: z.array(ExternalTaskSchema) }).meta({ id: 'ExternalTasks' });
+export const ExternalTasksResponseSchema = z
+  .object({ tasks: z.array(ExternalTaskSchema) })
+  .meta({ id: 'ExternalTasks' });
 /** Answer of POST .../queue/external-tasks/:taskId. */
 export const CompleteExternalTaskResponseSchema = z.object({ completed: z.literal(true) });
 

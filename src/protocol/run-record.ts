@@ -2,7 +2,15 @@ import { z } from 'zod';
 import { RUN_ERROR_CODES } from '../errors.js';
 
 /** Run status machine; completed, failed and cancelled are terminal and sticky. */
-export const RunStatusSchema = z.enum(['created', 'planning', 'executing', 'verifying', 'completed', 'failed', 'cancelled']);
+export const RunStatusSchema = z.enum([
+  'created',
+  'planning',
+  'executing',
+  'verifying',
+  'completed',
+  'failed',
+  'cancelled',
+]);
 
 /** A run's status. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;

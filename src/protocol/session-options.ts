@@ -35,13 +35,19 @@ export const RetentionLimitsSchema = z
 /** `{type}` of a server-managed store: never a client path. */
 const storeRef = <T extends readonly [string, ...string[]]>(types: T, what: string) =>
   z
-    .object({ type: z.enum(types, { error: () => `${what}.type must be one of ${types.map((t) => `"${t}"`).join(', ')}` }) })
+    .object({
+      type: z.enum(types, { error: () => `${what}.type must be one of ${types.map((t) => `"${t}"`).join(', ')}` }),
+    })
     .strict();
 
 /** `sessionStore`: `file` is the server's durable backend (file store, or Redis with REDIS_URL); `memory` keeps the session in this process only. */
-export const SessionStoreOptionSchema = storeRef(['file', 'memory'] as const, 'sessionStore').meta({ id: 'SessionStoreOption' });
+export const SessionStoreOptionSchema = storeRef(['file', 'memory'] as const, 'sessionStore').meta({
+  id: 'SessionStoreOption',
+});
 /** `securityProvider`: `default` applies secret redaction to tool output; `none` (host_direct only) turns it off for the session. */
-export const SecurityProviderOptionSchema = storeRef(['default', 'none'] as const, 'securityProvider').meta({ id: 'SecurityProviderOption' });
+export const SecurityProviderOptionSchema = storeRef(['default', 'none'] as const, 'securityProvider').meta({
+  id: 'SecurityProviderOption',
+});
 
 const loose = z.record(z.string(), z.unknown());
 const nonNegativeInt = (max: number) => z.number().int().nonnegative().max(max);
@@ -76,7 +82,12 @@ const QueueConfigSchema = z
     timeoutMs: positiveInt(LANE_TIMEOUT_MAX_MS).optional(),
     enableAllFeatures: z.boolean().optional(),
     laneHandlers: z
-      .object({ control: LaneHandlerConfigSchema.optional(), query: LaneHandlerConfigSchema.optional(), execute: LaneHandlerConfigSchema.optional(), generate: LaneHandlerConfigSchema.optional() })
+      .object({
+        control: LaneHandlerConfigSchema.optional(),
+        query: LaneHandlerConfigSchema.optional(),
+        execute: LaneHandlerConfigSchema.optional(),
+        generate: LaneHandlerConfigSchema.optional(),
+      })
       .strict()
       .optional(),
     retryPolicy: RetryPolicySchema.optional(),
@@ -87,12 +98,18 @@ const QueueConfigSchema = z
 const SESSION_OPTIONS_SHAPE = {
   sessionId: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'sessionId must be 1-128 characters of letters, digits, "_", "." or "-"')
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/,
+      'sessionId must be 1-128 characters of letters, digits, "_", "." or "-"',
+    )
     .optional(),
   resume: z.boolean().optional(),
   /** When a node takes this session over from one that died mid-run, resume that run from its checkpoint. */
   autoResume: z.boolean().optional(),
-  model: z.string().regex(/^[^/\s]+\/\S+$/, 'model must be "provider/model"').optional(),
+  model: z
+    .string()
+    .regex(/^[^/\s]+\/\S+$/, 'model must be "provider/model"')
+    .optional(),
   workspace: z.string().min(1).optional(),
   autoSave: z.boolean().optional(),
   sessionStore: SessionStoreOptionSchema.optional(),
@@ -116,11 +133,19 @@ const SESSION_OPTIONS_SHAPE = {
   correlationId: z.string().min(1).max(200).optional(),
   retentionLimits: RetentionLimitsSchema.optional(),
   /** Per-session artifact bounds; each is capped by the server's limits.maxArtifactsPerSession / maxArtifactBytesPerSession. */
-  artifactStoreLimits: z.object({ maxArtifacts: positiveInt(1_000_000).optional(), maxBytes: positiveInt(Number.MAX_SAFE_INTEGER).optional() }).strict().optional(),
+  artifactStoreLimits: z
+    .object({
+      maxArtifacts: positiveInt(1_000_000).optional(),
+      maxBytes: positiveInt(Number.MAX_SAFE_INTEGER).optional(),
+    })
+    .strict()
+    .optional(),
   /** Deterministic replay: sequential ids and a fixed clock for everything this session produces. */
   hostEnv: z
     .object({
-      sequentialIdPrefix: z.string().regex(/^[A-Za-z0-9_.]{1,32}$/, 'sequentialIdPrefix must be 1-32 letters, digits, "_" or "."'),
+      sequentialIdPrefix: z
+        .string()
+        .regex(/^[A-Za-z0-9_.]{1,32}$/, 'sequentialIdPrefix must be 1-32 letters, digits, "_" or "."'),
       fixedTimeMs: z.number().int().nonnegative(),
     })
     .strict()
@@ -173,14 +198,28 @@ const SESSION_OPTIONS_SHAPE = {
     })
     .strict()
     .optional(),
-  toolPresentationProfile: z.object({ schema: z.literal('a3s.code.tool-presentation-profile.v1'), mode: z.enum(['adaptive', 'direct', 'code', 'disabled']) }).strict().optional(),
+  toolPresentationProfile: z
+    .object({
+      schema: z.literal('a3s.code.tool-presentation-profile.v1'),
+      mode: z.enum(['adaptive', 'direct', 'code', 'disabled']),
+    })
+    .strict()
+    .optional(),
   workspaceBackend: loose.optional(),
   workspaceRetrieval: loose.optional(),
   immutableContentAdapter: loose.optional(),
   remoteGit: loose.optional(),
-  outputLanguage: z.string().regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'outputLanguage must be a BCP-47 language tag').optional(),
+  outputLanguage: z
+    .string()
+    .regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'outputLanguage must be a BCP-47 language tag')
+    .optional(),
   autoDelegation: z
-    .object({ enabled: z.boolean().optional(), autoParallel: z.boolean().optional(), minConfidence: z.number().min(0).max(1).optional(), maxTasks: positiveInt(1000).optional() })
+    .object({
+      enabled: z.boolean().optional(),
+      autoParallel: z.boolean().optional(),
+      minConfidence: z.number().min(0).max(1).optional(),
+      maxTasks: positiveInt(1000).optional(),
+    })
     .strict()
     .optional(),
   autoParallel: z.boolean().optional(),
@@ -193,7 +232,12 @@ const SESSION_OPTIONS_SHAPE = {
   trajectoryMaxTextBytes: positiveInt(1_073_741_824).optional(),
   trajectoryIncludeMessages: z.boolean().optional(),
   /** Extra environment variables for the session's commands (names checked by the builder: PATH, HOME, GIT_*, LD_* are refused). */
-  commandEnv: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'commandEnv keys must be environment variable names'), z.string().max(4096)).optional(),
+  commandEnv: z
+    .record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'commandEnv keys must be environment variable names'),
+      z.string().max(4096),
+    )
+    .optional(),
   /** Our extension: network for the session's contained commands; `allowed` needs host_direct unless config allows it. */
   sandboxNetwork: z.enum(['none', 'allowed']).optional(),
   completionWaivers: z.array(z.unknown()).max(1000).optional(),
@@ -252,14 +296,19 @@ export type SessionOptions = z.infer<typeof SessionOptionsSchema>;
 /** Parsed retention limits. */
 export type RetentionLimits = z.infer<typeof RetentionLimitsSchema>;
 
-const empty = (value: unknown): boolean => (Array.isArray(value) ? value.length === 0 : typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+const empty = (value: unknown): boolean =>
+  Array.isArray(value)
+    ? value.length === 0
+    : typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 
 /**
  * Options whose capability this server does not build yet, each with the test of whether a value asks for
  * it. A value that asks for nothing (false, 'disabled', an empty list) is accepted and changes nothing; one
  * that asks for something is UNSUPPORTED_OPTION (never silently ignored).
  */
-export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknown, options: SessionOptions) => boolean>> = {
+export const UNSUPPORTED_SESSION_OPTIONS: Readonly<
+  Record<string, (value: unknown, options: SessionOptions) => boolean>
+> = {
   workerAgents: (v) => !empty(v),
   searchConfig: (v) => !empty(v),
   llmApiTimeoutMs: () => true,
@@ -291,14 +340,19 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<Record<string, (value: unknow
 };
 
 /** Each unsupported option's path ("queueConfig.enableDlq" names a field of an option), split once. */
-const UNSUPPORTED_PATHS = Object.entries(UNSUPPORTED_SESSION_OPTIONS).map(([name, asks]) => ({ name, path: name.split('.'), asks }));
+const UNSUPPORTED_PATHS = Object.entries(UNSUPPORTED_SESSION_OPTIONS).map(([name, asks]) => ({
+  name,
+  path: name.split('.'),
+  asks,
+}));
 
 /** The options of `options` that ask for a capability this server does not build yet, in option order. */
 export function unsupportedOptions(options: SessionOptions): string[] {
   const found: string[] = [];
   for (const { name, path, asks } of UNSUPPORTED_PATHS) {
     let value: unknown = options;
-    for (const key of path) value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+    for (const key of path)
+      value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
     if (value !== undefined && asks(value, options)) found.push(name);
   }
   return found;

@@ -81,7 +81,10 @@ export const SnapshotSessionSchema = z.object({
    * The workspace directory's identity when it was pinned (st_dev, st_ino as decimal strings): at creation, or at
    * the last restore that pinned it again. Absent in snapshots written before the pin existed.
    */
-  workspacePin: z.object({ dev: z.string().regex(/^\d{1,20}$/), ino: z.string().regex(/^\d{1,20}$/) }).strict().optional(),
+  workspacePin: z
+    .object({ dev: z.string().regex(/^\d{1,20}$/), ino: z.string().regex(/^\d{1,20}$/) })
+    .strict()
+    .optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */
@@ -104,7 +107,10 @@ export const SessionSnapshotV1Schema = z
     external_tasks: z.array(ExternalTaskSchema).optional(),
   })
   // The seed's invariant: a stored task belongs to the session it is stored with.
-  .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), { message: 'subagent_tasks: every task\'s parent_session_id must be the session\'s id', path: ['subagent_tasks'] })
+  .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), {
+    message: "subagent_tasks: every task's parent_session_id must be the session's id",
+    path: ['subagent_tasks'],
+  })
   .meta({ id: 'SessionSnapshotV1' });
 
 /** A session snapshot. */

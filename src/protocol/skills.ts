@@ -58,7 +58,11 @@ export type SkillInfo = z.infer<typeof SkillInfoSchema>;
 export const SkillListResponseSchema = z.object({ skills: z.array(SkillInfoSchema) }).meta({ id: 'SkillListResponse' });
 
 /** Path parameters of DELETE /v1/sessions/:id/skills/:name. */
-export const SkillParamsSchema = z.object({ id: z.string().min(1).max(128), name: z.string().min(1).max(200) }).strict();
+export const SkillParamsSchema = z
+  .object({ id: z.string().min(1).max(128), name: z.string().min(1).max(200) })
+  .strict();
 
 /** Answer of POST /v1/sessions/:id/skills: the skill added and every skill of the session. */
-export const SkillAddedResponseSchema = z.object({ skill: SkillInfoSchema, skills: z.array(SkillInfoSchema) }).meta({ id: 'SkillAddedResponse' });
+export const SkillAddedResponseSchema = z
+  .object({ skill: SkillInfoSchema, skills: z.array(SkillInfoSchema) })
+  .meta({ id: 'SkillAddedResponse' });

@@ -31,12 +31,27 @@ export const ParallelTaskModelViewSchema = z.object({
 /** The seed's TaskParams as tools validate them (no schema id: the tool schema stays inline). */
 export const TaskToolParamsSchema = z
   .object({
-    agent: text(200).describe('Name of the agent to delegate to (general, explore, plan, verification, review, or a registered one)'),
+    agent: text(200).describe(
+      'Name of the agent to delegate to (general, explore, plan, verification, review, or a registered one)',
+    ),
     description: text(2000).describe('A short (3-5 word) description of the task'),
-    prompt: text(200_000).describe('The complete instructions for the child agent; it sees nothing else of this conversation'),
-    background: z.boolean().optional().describe('Return at once with a task id instead of waiting for the result (default false)'),
-    max_steps: z.number().int().positive().max(10_000).optional().describe('Tool rounds the child may use (default: the agent\'s, else the session\'s)'),
-    output_schema: jsonSchemaValue.optional().describe('JSON Schema the child\'s final answer must satisfy (parsed into `structured`)'),
+    prompt: text(200_000).describe(
+      'The complete instructions for the child agent; it sees nothing else of this conversation',
+    ),
+    background: z
+      .boolean()
+      .optional()
+      .describe('Return at once with a task id instead of waiting for the result (default false)'),
+    max_steps: z
+      .number()
+      .int()
+      .positive()
+      .max(10_000)
+      .optional()
+      .describe("Tool rounds the child may use (default: the agent's, else the session's)"),
+    output_schema: jsonSchemaValue
+      .optional()
+      .describe("JSON Schema the child's final answer must satisfy (parsed into `structured`)"),
   })
   .strict();
 
@@ -49,10 +64,29 @@ export type TaskParams = z.infer<typeof TaskParamsSchema>;
 /** The seed's parallel_task arguments as the model sees them. */
 export const ParallelTaskToolParamsSchema = z
   .object({
-    tasks: z.array(TaskToolParamsSchema).min(2).max(MAX_PARALLEL_TASK_ITEMS).describe('The tasks to run concurrently (2 to 32)'),
-    allow_partial_failure: z.boolean().optional().describe('Succeed when some tasks fail (default false: any failure fails the call)'),
-    timeout_ms: z.number().int().positive().max(86_400_000).optional().describe('Cancel the tasks still running after this many milliseconds'),
-    min_success_count: z.number().int().positive().max(MAX_PARALLEL_TASK_ITEMS).optional().describe('Succeed when at least this many tasks succeed'),
+    tasks: z
+      .array(TaskToolParamsSchema)
+      .min(2)
+      .max(MAX_PARALLEL_TASK_ITEMS)
+      .describe('The tasks to run concurrently (2 to 32)'),
+    allow_partial_failure: z
+      .boolean()
+      .optional()
+      .describe('Succeed when some tasks fail (default false: any failure fails the call)'),
+    timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .max(86_400_000)
+      .optional()
+      .describe('Cancel the tasks still running after this many milliseconds'),
+    min_success_count: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_PARALLEL_TASK_ITEMS)
+      .optional()
+      .describe('Succeed when at least this many tasks succeed'),
   })
   .strict();
 
@@ -74,7 +108,9 @@ export const SkillCallParamsSchema = z
 export type SkillCallParams = z.infer<typeof SkillCallParamsSchema>;
 
 /** How a child run answers a confirmation it would ask for: ask the parent's host (default), deny, or approve. */
-export const ConfirmationInheritanceSchema = z.enum(['inherit_parent', 'deny_on_ask', 'auto_approve']).meta({ id: 'ConfirmationInheritance' });
+export const ConfirmationInheritanceSchema = z
+  .enum(['inherit_parent', 'deny_on_ask', 'auto_approve'])
+  .meta({ id: 'ConfirmationInheritance' });
 
 /** A confirmation inheritance mode. */
 export type ConfirmationInheritance = z.infer<typeof ConfirmationInheritanceSchema>;
@@ -110,7 +146,9 @@ export const TaskRequestSchema = z
 export type TaskRequest = z.infer<typeof TaskRequestSchema>;
 
 /** Status of a subagent task. */
-export const SubagentTaskStatusSchema = z.enum(['running', 'completed', 'failed', 'cancelled']).meta({ id: 'SubagentTaskStatus' });
+export const SubagentTaskStatusSchema = z
+  .enum(['running', 'completed', 'failed', 'cancelled'])
+  .meta({ id: 'SubagentTaskStatus' });
 
 /** One delegated task as the parent session keeps it (SessionSnapshotV1.subagent_tasks, GET .../tasks). */
 export const SubagentTaskSnapshotSchema = z
@@ -138,7 +176,13 @@ export const SubagentTaskSnapshotSchema = z
     /** The answer parsed against output_schema, when one was given and it parsed. */
     structured: z.unknown().optional(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
-    usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative(), total_tokens: z.number().int().nonnegative() }).nullable(),
+    usage: z
+      .object({
+        prompt_tokens: z.number().int().nonnegative(),
+        completion_tokens: z.number().int().nonnegative(),
+        total_tokens: z.number().int().nonnegative(),
+      })
+      .nullable(),
   })
   .meta({ id: 'SubagentTaskSnapshot' });
 
@@ -146,7 +190,11 @@ export const SubagentTaskSnapshotSchema = z
 export type SubagentTaskSnapshot = z.infer<typeof SubagentTaskSnapshotSchema>;
 
 /** Body of GET /v1/sessions/:id/tasks. */
-export const SubagentTaskListSchema = z.object({ tasks: z.array(SubagentTaskSnapshotSchema) }).meta({ id: 'SubagentTaskList' });
+export const SubagentTaskListSchema = z
+  .object({ tasks: z.array(SubagentTaskSnapshotSchema) })
+  .meta({ id: 'SubagentTaskList' });
 
 /** Session + task id path parameters. */
-export const TaskParamsPathSchema = z.object({ id: z.string().min(1).max(128), taskId: z.string().min(1).max(128) }).strict();
+export const TaskParamsPathSchema = z
+  .object({ id: z.string().min(1).max(128), taskId: z.string().min(1).max(128) })
+  .strict();

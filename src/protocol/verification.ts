@@ -21,7 +21,9 @@ export const VerificationKindSchema = z.string().min(1, 'kind must not be empty'
 export type VerificationKind = z.infer<typeof VerificationKindSchema>;
 
 /** Check ids name checks in reports and texts; short, shell/URL safe, and `:` allowed (the seed's `rust:test`). */
-export const VerificationCheckIdSchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'id must be 1-64 characters of A-Z a-z 0-9 _ . : -');
+export const VerificationCheckIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'id must be 1-64 characters of A-Z a-z 0-9 _ . : -');
 
 // The seed's snake_case spellings of the optional command fields, accepted beside our camelCase ones.
 const COMMAND_ALIASES: Readonly<Record<string, string>> = { timeout_ms: 'timeoutMs', expect_exit: 'expectExit' };
@@ -65,7 +67,10 @@ export type VerificationCommand = z.infer<typeof VerificationCommandSchema>;
 export const VerificationRequestSchema = z
   .object({
     subject: z.string().min(1, 'subject must not be empty').max(500),
-    commands: z.array(VerificationCommandSchema).min(1, 'commands must hold at least one command').max(MAX_VERIFICATION_COMMANDS),
+    commands: z
+      .array(VerificationCommandSchema)
+      .min(1, 'commands must hold at least one command')
+      .max(MAX_VERIFICATION_COMMANDS),
   })
   .strict()
   .superRefine((request, ctx) => {
@@ -73,7 +78,12 @@ export const VerificationRequestSchema = z
     request.commands.forEach((command, index) => {
       const seen = firstIndex.get(command.id);
       if (seen === undefined) firstIndex.set(command.id, index);
-      else ctx.addIssue({ code: 'custom', path: ['commands', index, 'id'], message: `duplicate id "${command.id}" (already used by commands.${seen}.id)` });
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: ['commands', index, 'id'],
+          message: `duplicate id "${command.id}" (already used by commands.${seen}.id)`,
+        });
     });
   })
   .meta({ id: 'VerificationRequest' });
@@ -177,12 +187,19 @@ function upgradeCheck(check: unknown): unknown {
 }
 
 function upgradeReport(report: unknown): unknown {
-  if (report === null || typeof report !== 'object' || !Array.isArray((report as { checks?: unknown }).checks)) return report;
+  if (report === null || typeof report !== 'object' || !Array.isArray((report as { checks?: unknown }).checks))
+    return report;
   const old = report as Record<string, unknown> & { checks: unknown[] };
   if (!old.checks.some((c) => c !== null && typeof c === 'object' && 'residual_risks' in c)) return report;
-  const checkRisks = new Set(old.checks.flatMap((c) => ((c as { residual_risks?: unknown }).residual_risks as string[] | undefined) ?? []));
+  const checkRisks = new Set(
+    old.checks.flatMap((c) => ((c as { residual_risks?: unknown }).residual_risks as string[] | undefined) ?? []),
+  );
   const reportRisks = Array.isArray(old.residual_risks) ? (old.residual_risks as unknown[]) : [];
-  return { ...old, checks: old.checks.map(upgradeCheck), residual_risks: reportRisks.filter((r) => typeof r === 'string' && r !== LEGACY_NO_TEST_RISK && !checkRisks.has(r)) };
+  return {
+    ...old,
+    checks: old.checks.map(upgradeCheck),
+    residual_risks: reportRisks.filter((r) => typeof r === 'string' && r !== LEGACY_NO_TEST_RISK && !checkRisks.has(r)),
+  };
 }
 
 /** A report as stored in a snapshot: reports written by older servers are migrated to the current shape on read. */
@@ -285,12 +302,19 @@ export function formatVerificationSummary(summary: VerificationSummary): string 
   } else if (summary.status === 'passed') {
     text = `Verification passed: ${reports}, ${requiredChecks}.`;
   } else if (summary.status === 'failed') {
-    const failed = summary.failed_check_count > 0 ? plural(summary.failed_check_count, 'failed check', 'failed checks') : 'failed report';
+    const failed =
+      summary.failed_check_count > 0
+        ? plural(summary.failed_check_count, 'failed check', 'failed checks')
+        : 'failed report';
     const subjects = subjectList(summary.failed_subjects);
-    text = subjects ? `Verification failed: ${failed} across subjects: ${subjects}. ${reports}, ${requiredChecks}.` : `Verification failed: ${failed}. ${reports}, ${requiredChecks}.`;
+    text = subjects
+      ? `Verification failed: ${failed} across subjects: ${subjects}. ${reports}, ${requiredChecks}.`
+      : `Verification failed: ${failed}. ${reports}, ${requiredChecks}.`;
   } else {
     const pending =
-      summary.pending_required_check_count > 0 ? plural(summary.pending_required_check_count, 'pending required check', 'pending required checks') : 'review required';
+      summary.pending_required_check_count > 0
+        ? plural(summary.pending_required_check_count, 'pending required check', 'pending required checks')
+        : 'review required';
     const subjects = subjectList(summary.pending_subjects);
     text = subjects
       ? `Verification needs review: ${pending} across subjects: ${subjects}. ${reports}, ${requiredChecks}.`

@@ -26,22 +26,41 @@ export const WEB_SEARCH_MAX_FULL_TEXT_BYTES = 32_768;
 export const WebFetchParamsSchema = z
   .object({
     url: z.string().min(1).max(8192).describe('Required. The http:// or https:// URL to fetch.'),
-    format: z.enum(['markdown', 'text', 'html']).optional().describe('How an HTML page is returned: markdown (default), text or html. Other text content is returned as it is.'),
+    format: z
+      .enum(['markdown', 'text', 'html'])
+      .optional()
+      .describe(
+        'How an HTML page is returned: markdown (default), text or html. Other text content is returned as it is.',
+      ),
     timeout: z
       .number()
       .int()
       .min(1)
       .max(WEB_FETCH_MAX_TIMEOUT_SECS)
       .optional()
-      .describe(`Seconds for the whole fetch, redirects and body included (default ${WEB_FETCH_DEFAULT_TIMEOUT_SECS}, max ${WEB_FETCH_MAX_TIMEOUT_SECS}).`),
-    body_only: z.boolean().optional().describe('Only the <body> of an HTML page, without script, style and noscript (default true).'),
-    offset: z.number().int().min(0).optional().describe('Character offset into the converted content to start from (default 0); use the next_offset a previous call gave.'),
+      .describe(
+        `Seconds for the whole fetch, redirects and body included (default ${WEB_FETCH_DEFAULT_TIMEOUT_SECS}, max ${WEB_FETCH_MAX_TIMEOUT_SECS}).`,
+      ),
+    body_only: z
+      .boolean()
+      .optional()
+      .describe('Only the <body> of an HTML page, without script, style and noscript (default true).'),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Character offset into the converted content to start from (default 0); use the next_offset a previous call gave.',
+      ),
     max_chars: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe(`Most characters to return (default ${WEB_FETCH_DEFAULT_MAX_CHARS}; values above ${WEB_FETCH_MAX_CHARS} are clamped to it).`),
+      .describe(
+        `Most characters to return (default ${WEB_FETCH_DEFAULT_MAX_CHARS}; values above ${WEB_FETCH_MAX_CHARS} are clamped to it).`,
+      ),
   })
   .strict();
 
@@ -55,7 +74,9 @@ export const WebSearchParamsSchema = z.strictObject(
     engines: z
       .union([z.array(z.string().min(1).max(64)).max(32), z.string().max(2048)])
       .optional()
-      .describe('Engines to ask, as a list or a comma-separated string (e.g. ["brave", "wiki"] or "ddg,bing"). Default: config web.search.default_engines, else every configured backend.'),
+      .describe(
+        'Engines to ask, as a list or a comma-separated string (e.g. ["brave", "wiki"] or "ddg,bing"). Default: config web.search.default_engines, else every configured backend.',
+      ),
     limit: z
       .number()
       .int()
@@ -69,16 +90,27 @@ export const WebSearchParamsSchema = z.strictObject(
       .min(1)
       .max(WEB_SEARCH_MAX_TIMEOUT_SECS)
       .optional()
-      .describe(`Seconds to wait for the backends (default ${WEB_SEARCH_DEFAULT_TIMEOUT_SECS} or config web.search.timeout_secs, max ${WEB_SEARCH_MAX_TIMEOUT_SECS}).`),
-    proxy: z.string().max(2048).optional().describe('Not supported by this server: a proxy would bypass its address checks. Leave it out.'),
-    format: z.enum(['text', 'json']).optional().describe('text (default): a numbered list; json: the results as a JSON array.'),
+      .describe(
+        `Seconds to wait for the backends (default ${WEB_SEARCH_DEFAULT_TIMEOUT_SECS} or config web.search.timeout_secs, max ${WEB_SEARCH_MAX_TIMEOUT_SECS}).`,
+      ),
+    proxy: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe('Not supported by this server: a proxy would bypass its address checks. Leave it out.'),
+    format: z
+      .enum(['text', 'json'])
+      .optional()
+      .describe('text (default): a numbered list; json: the results as a JSON array.'),
     full_text_bytes: z
       .number()
       .int()
       .min(WEB_SEARCH_MIN_FULL_TEXT_BYTES)
       .max(WEB_SEARCH_MAX_FULL_TEXT_BYTES)
       .optional()
-      .describe(`json format only: include up to this many bytes of each result's full text where the backend provides it (${WEB_SEARCH_MIN_FULL_TEXT_BYTES}..${WEB_SEARCH_MAX_FULL_TEXT_BYTES}).`),
+      .describe(
+        `json format only: include up to this many bytes of each result's full text where the backend provides it (${WEB_SEARCH_MIN_FULL_TEXT_BYTES}..${WEB_SEARCH_MAX_FULL_TEXT_BYTES}).`,
+      ),
   },
   {
     error: (issue) => {

@@ -8,14 +8,30 @@ import { CompleteExternalTaskBodySchema } from './queue.js';
  * POST .../queue/external-tasks/:taskId): `{type, task_id, success, result?, error?}`.
  */
 export const ExternalTaskCompleteMessageSchema = z
-  .object({ type: z.literal('external_task_complete'), task_id: z.string().min(1).max(200), ...CompleteExternalTaskBodySchema.shape })
+  .object({
+    type: z.literal('external_task_complete'),
+    task_id: z.string().min(1).max(200),
+    ...CompleteExternalTaskBodySchema.shape,
+  })
   .strict();
 
 /** Messages a WebSocket client may send. */
 export const WsClientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('auth'), token: z.string().min(1) }).strict(),
   z.object({ type: z.literal('ping') }).strict(),
-  z.object({ type: z.literal('confirm'), toolId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional(), argsDigest: z.string().regex(/^[0-9a-f]{64}$/).optional(), always: z.boolean().optional() }).strict(),
+  z
+    .object({
+      type: z.literal('confirm'),
+      toolId: z.string().min(1),
+      approved: z.boolean(),
+      reason: z.string().max(2000).optional(),
+      argsDigest: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
+      always: z.boolean().optional(),
+    })
+    .strict(),
   z.object({ type: z.literal('cancel'), runId: z.string().min(1) }).strict(),
   // Become a hook/budget host: the answer `host_registered` carries the connection id to name in a
   // websocket hook endpoint; `hook_response` messages answer the server's `hook_request` frames.
@@ -59,9 +75,24 @@ const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P
  * (`hook_request` frames, `{type, request_id, kind, payload}`, are sent by the host bridge itself.)
  */
 export const WsControlFrameSchema = z.discriminatedUnion('type', [
-  controlFrame('replay_gap', z.object({ requested_after: z.number().int().nonnegative(), first_available: z.number().int().positive() }).strict()),
+  controlFrame(
+    'replay_gap',
+    z
+      .object({ requested_after: z.number().int().nonnegative(), first_available: z.number().int().positive() })
+      .strict(),
+  ),
   controlFrame('pong', z.object({}).strict()),
-  controlFrame('error', z.object({ code: z.string(), message: z.string(), field: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() }).strict()),
+  controlFrame(
+    'error',
+    z
+      .object({
+        code: z.string(),
+        message: z.string(),
+        field: z.string().optional(),
+        details: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict(),
+  ),
   controlFrame('cancel_result', z.object({ run_id: z.string(), cancelled: z.boolean() }).strict()),
   controlFrame('confirm_result', z.object({ tool_id: z.string(), approved: z.boolean() }).strict()),
   controlFrame('host_registered', z.object({ connection_id: z.string() }).strict()),

@@ -43,7 +43,12 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
     sockets.add(socket);
     const byHeader = ctx.authenticator.anonymous || request.headers.authorization !== undefined;
     // Called only after `close` below is defined (the timer fires later).
-    const authTimer = byHeader ? undefined : setTimeout(() => close(WS_CLOSE.unauthorized, `no auth frame within ${ACP_AUTH_TIMEOUT_MS} ms`), ACP_AUTH_TIMEOUT_MS);
+    const authTimer = byHeader
+      ? undefined
+      : setTimeout(
+          () => close(WS_CLOSE.unauthorized, `no auth frame within ${ACP_AUTH_TIMEOUT_MS} ms`),
+          ACP_AUTH_TIMEOUT_MS,
+        );
     authTimer?.unref();
     const close = (code: number, reason: string) => {
       clearTimeout(authTimer);
@@ -54,11 +59,16 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
         close(WS_CLOSE.forbidden, 'ACP needs the "sessions" scope');
         return;
       }
-      const stream = websocketAcpStream(socket, { maxBufferedBytes: ACP_MAX_BUFFERED_BYTES }, () => close(WS_CLOSE.slowConsumer, `slow consumer: more than ${ACP_MAX_BUFFERED_BYTES} bytes unread`));
+      const stream = websocketAcpStream(socket, { maxBufferedBytes: ACP_MAX_BUFFERED_BYTES }, () =>
+        close(WS_CLOSE.slowConsumer, `slow consumer: more than ${ACP_MAX_BUFFERED_BYTES} bytes unread`),
+      );
       // Sessions other nodes own are served there, over ACP connections opened with the editor's credentials.
       const relay = new AcpOwnerRelay({
         target: (error) => ctx.forwarder.targetFor(request, error),
-        headers: () => ({ ...(authorization !== undefined ? { authorization } : {}), [FORWARDED_HEADER]: ctx.forwarder.sign('GET', '/acp', request.ip) }),
+        headers: () => ({
+          ...(authorization !== undefined ? { authorization } : {}),
+          [FORWARDED_HEADER]: ctx.forwarder.sign('GET', '/acp', request.ip),
+        }),
       });
       const connection = createAcpAgent(ctx, caller, relay).connect(stream);
       socket.on('close', () => {
@@ -83,7 +93,10 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
       clearTimeout(authTimer);
       const parsed = AuthFrameSchema.safeParse(parseJsonFrame(data)?.value);
       if (!parsed.success) {
-        close(WS_CLOSE.unauthorized, 'authenticate first: send the Authorization header, or {"type":"auth","token":"..."} as the first frame');
+        close(
+          WS_CLOSE.unauthorized,
+          'authenticate first: send the Authorization header, or {"type":"auth","token":"..."} as the first frame',
+        );
         return;
       }
       const caller = authenticate({ token: parsed.data.token });
@@ -96,7 +109,10 @@ export function registerAcpRoute(app: FastifyInstance, ctx: RuntimeContext, sock
     url: '/acp',
     handler: async (_request, reply) => {
       reply.header('upgrade', 'websocket');
-      throw new CodeError('UPGRADE_REQUIRED', 'GET /acp is a WebSocket endpoint (ACP JSON-RPC): send the request with "Connection: Upgrade" and "Upgrade: websocket", or use `a3s acp` as a stdio bridge');
+      throw new CodeError(
+        'UPGRADE_REQUIRED',
+        'GET /acp is a WebSocket endpoint (ACP JSON-RPC): send the request with "Connection: Upgrade" and "Upgrade: websocket", or use `a3s acp` as a stdio bridge',
+      );
     },
     wsHandler: onSocket,
   });

@@ -1,5 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { AgentDirRegisteredResponseSchema, AgentDirRequestSchema, AgentListResponseSchema } from '../protocol/agents.js';
+import {
+  AgentDirRegisteredResponseSchema,
+  AgentDirRequestSchema,
+  AgentListResponseSchema,
+} from '../protocol/agents.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { agentInfo } from '../runtime/agent-definitions/agent-registry.js';
 import { loadAgentDir } from '../runtime/agent-definitions/load-agent-dir.js';
@@ -14,7 +18,14 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: ServerContext): v
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/agents', summary: "The session's agents: built-ins, then the operator's agent_dirs, then the session's own", scope: 'sessions', params: SessionParamsSchema, responses: { 200: AgentListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/agents',
+      summary: "The session's agents: built-ins, then the operator's agent_dirs, then the session's own",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: AgentListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ agents: agent.getSession(params.id, caller).config.agents.list().map(agentInfo) }),
   );
   addRoute(
@@ -23,7 +34,8 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: ServerContext): v
     {
       method: 'POST',
       url: '/v1/sessions/:id/agents/dirs',
-      summary: 'Register a directory of agent definitions (registerAgentDir); the path must be inside the session workspace',
+      summary:
+        'Register a directory of agent definitions (registerAgentDir); the path must be inside the session workspace',
       description:
         'Reads *.md (YAML front matter: name, description, max_steps, permissions {allow, deny}, model, prompt; the body is the prompt) and *.yaml/*.yml files, not recursively. ' +
         'A bad file is a 400 naming the file and the field, and registers nothing; built-in names cannot be redefined; a later definition of a custom name replaces the earlier one. ' +
@@ -37,7 +49,9 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: ServerContext): v
       const session = agent.getSession(params.id, caller);
       // Opened from the session's pinned workspace and read from the held directory (links confined to it).
       const held = resolveWorkspaceAgentDir(session.config.workspaceDir, body.path, 'path', 'VALIDATION_ERROR');
-      const definitions = await withHeldDirectory(held, (root) => loadAgentDir({ root, label: body.path, source: 'session', errorCode: 'VALIDATION_ERROR' }));
+      const definitions = await withHeldDirectory(held, (root) =>
+        loadAgentDir({ root, label: body.path, source: 'session', errorCode: 'VALIDATION_ERROR' }),
+      );
       session.config.agents.add(definitions);
       return { registered: definitions.length, agents: session.config.agents.list().map(agentInfo) };
     },

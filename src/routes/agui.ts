@@ -2,7 +2,14 @@ import { EventType, type RunAgentInput } from '@ag-ui/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RuntimeContext } from '../context.js';
 import { CodeError } from '../errors.js';
-import { AguiCapabilitiesSchema, AguiConnectInputSchema, AguiEventSchema, AguiParamsSchema, AguiQuerySchema, AguiRunAgentInputSchema } from '../protocol/agui.js';
+import {
+  AguiCapabilitiesSchema,
+  AguiConnectInputSchema,
+  AguiEventSchema,
+  AguiParamsSchema,
+  AguiQuerySchema,
+  AguiRunAgentInputSchema,
+} from '../protocol/agui.js';
 import { ErrorBodySchema } from '../protocol/http.js';
 import { addressedCaller } from '../runtime/live-sessions/session-address.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
@@ -17,7 +24,17 @@ import { lastUserText, parseRunAgentInput, resumeDecisions } from '../interop/ag
 import { AguiSseStream } from '../interop/agui/agui-sse-stream.js';
 import { followAguiRun } from '../interop/agui/follow-agui-run.js';
 
-const STREAM_ERRORS = { 400: ErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema, 413: ErrorBodySchema, 421: ErrorBodySchema, 503: ErrorBodySchema };
+const STREAM_ERRORS = {
+  400: ErrorBodySchema,
+  401: ErrorBodySchema,
+  403: ErrorBodySchema,
+  404: ErrorBodySchema,
+  409: ErrorBodySchema,
+  410: ErrorBodySchema,
+  413: ErrorBodySchema,
+  421: ErrorBodySchema,
+  503: ErrorBodySchema,
+};
 
 /** AG-UI over HTTP: POST /v1/agui/:sessionId (RunAgentInput in, SSE of AG-UI events out), .../connect, GET /v1/agui/capabilities. */
 export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _sockets: SocketRegistry): void {
@@ -33,9 +50,17 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
    * The session `:sessionId` names for this caller (hydrated here when stored), open; 404 for another tenant's.
    * Undefined when another node owns it: the request was forwarded there and its answer streamed back.
    */
-  const sessionFor = async (request: FastifyRequest, reply: FastifyReply, sessionId: string, caller: Caller, tenantId: string | undefined, startsRun: boolean): Promise<AgentSession | undefined> => {
+  const sessionFor = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    sessionId: string,
+    caller: Caller,
+    tenantId: string | undefined,
+    startsRun: boolean,
+  ): Promise<AgentSession | undefined> => {
     const who = addressedCaller(caller, tenantId);
-    if (await ensureLocalOrForward(ctx, request, reply, () => agent.ensureLocal(sessionId, who, startsRun))) return undefined;
+    if (await ensureLocalOrForward(ctx, request, reply, () => agent.ensureLocal(sessionId, who, startsRun)))
+      return undefined;
     const session = agent.getSession(sessionId, who);
     session.lifecycle.assertOpen();
     return session;
@@ -59,14 +84,22 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     const { text, field } = lastUserText(input);
     const maxBytes = ctx.config.limits.maxInputBytes;
     const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > maxBytes) throw new CodeError('PAYLOAD_TOO_LARGE', `${field}: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`, { field, limit: 'limits.maxInputBytes', maxBytes, bytes });
+    if (bytes > maxBytes)
+      throw new CodeError(
+        'PAYLOAD_TOO_LARGE',
+        `${field}: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`,
+        { field, limit: 'limits.maxInputBytes', maxBytes, bytes },
+      );
     const before = session.events.lastSequence;
     const existing = session.runs.forIdempotencyKey(input.runId);
-    if (!existing && !agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
+    if (!existing && !agent.admitting)
+      throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
     const handle = existing ?? session.runs.start({ input: text, idempotencyKey: input.runId });
     const a3sRunId = handle.record.runId;
     // A retried POST replays the run from its first retained event.
-    const first = handle.existing ? session.events.runPage(a3sRunId, -1, 1)?.events[0]?.metadata.session_sequence : undefined;
+    const first = handle.existing
+      ? session.events.runPage(a3sRunId, -1, 1)?.events[0]?.metadata.session_sequence
+      : undefined;
     const after = handle.existing ? (first !== undefined ? first - 1 : session.events.lastSequence) : before;
     const mapper = mapperFor(session, { threadId: session.id, runId: input.runId, a3sRunId });
     const stream = openStream(reply);
@@ -76,7 +109,12 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
   };
 
   /** Answer interrupts, then stream the rest of the run they paused; a stale or unknown one is RUN_ERROR. */
-  const resumeStream = (session: AgentSession, input: RunAgentInput, reply: FastifyReply, mayPassFloor: boolean): FastifyReply => {
+  const resumeStream = (
+    session: AgentSession,
+    input: RunAgentInput,
+    reply: FastifyReply,
+    mayPassFloor: boolean,
+  ): FastifyReply => {
     const decisions = resumeDecisions(input);
     const stream = openStream(reply);
     const point = ledger.resume(session, decisions, mayPassFloor);
@@ -90,7 +128,13 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     for (const event of point.seed) mapper.seed(event);
     stream.write(mapper.start({ a3sSessionId: session.id, resumed: decisions.map((d) => d.interruptId) }));
     const done = session.runs.list().find((r) => r.runId === point.a3sRunId)?.idempotencyKey;
-    followAguiRun({ session, mapper, stream, after: point.after, done: done !== undefined ? session.runs.forIdempotencyKey(done)?.done : undefined });
+    followAguiRun({
+      session,
+      mapper,
+      stream,
+      after: point.after,
+      done: done !== undefined ? session.runs.forIdempotencyKey(done)?.done : undefined,
+    });
     return reply;
   };
 
@@ -105,7 +149,7 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
         'The AG-UI thread is the session (`threadId` must equal `:sessionId`). The last message must be a user message: it becomes the run input (the session keeps its own transcript; earlier messages, tools, context and state are not read). ' +
         "`runId` is the run's Idempotency-Key: a retried POST with the same runId replays that run's stream instead of starting another. Every event carries metadata.runId (the client's) and metadata.a3sRunId (ours). " +
         'A pending confirmation ends the stream with RUN_FINISHED {outcome: {type: "interrupt", interrupts: [{id, reason: "tool_call", toolCallId}]}}; a RunAgentInput with `resume: [{interruptId, status: "resolved", payload: {approved, reason?, always?}}]` (or status "cancelled": a rejection) answers it and streams the rest of that run. A stale or unknown interrupt is RUN_ERROR (CONFIRMATION_SETTLED / CONFIRMATION_NOT_FOUND). ' +
-        'Errors before the stream starts answer in the error shape: 400 naming the field, 404 for another tenant\'s session, 409 SESSION_BUSY while another run is active.',
+        "Errors before the stream starts answer in the error shape: 400 naming the field, 404 for another tenant's session, 409 SESSION_BUSY while another run is active.",
       scope: 'sessions',
       params: AguiParamsSchema,
       query: AguiQuerySchema,
@@ -115,9 +159,18 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     },
     async ({ params, query, caller, request, reply }) => {
       const input = parseRunAgentInput(request.body, params.sessionId);
-      const session = await sessionFor(request, reply, params.sessionId, caller, query.tenantId, input.resume === undefined);
+      const session = await sessionFor(
+        request,
+        reply,
+        params.sessionId,
+        caller,
+        query.tenantId,
+        input.resume === undefined,
+      );
       if (!session) return reply;
-      return input.resume !== undefined ? resumeStream(session, input, reply, hasScope(caller, 'host_direct')) : startStream(session, input, reply);
+      return input.resume !== undefined
+        ? resumeStream(session, input, reply, hasScope(caller, 'host_direct'))
+        : startStream(session, input, reply);
     },
   );
 
@@ -128,7 +181,8 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
       method: 'POST',
       url: '/v1/agui/:sessionId/connect',
       summary: "AG-UI: the session's messages (MESSAGES_SNAPSHOT) and its pending interrupts, as a short SSE stream",
-      description: 'RUN_STARTED, MESSAGES_SNAPSHOT (the transcript without system messages), then RUN_FINISHED: with an interrupt outcome when the active run waits for confirmations, else success. The body is empty or a RunAgentInput (its threadId, when given, must equal `:sessionId`; its runId is echoed).',
+      description:
+        'RUN_STARTED, MESSAGES_SNAPSHOT (the transcript without system messages), then RUN_FINISHED: with an interrupt outcome when the active run waits for confirmations, else success. The body is empty or a RunAgentInput (its threadId, when given, must equal `:sessionId`; its runId is echoed).',
       scope: 'sessions',
       params: AguiParamsSchema,
       query: AguiQuerySchema,
@@ -138,7 +192,10 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     },
     async ({ params, query, caller, request, reply }) => {
       const body = request.body;
-      const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+      const empty =
+        body === undefined ||
+        body === null ||
+        (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
       const input = empty ? undefined : parseRunAgentInput(body, params.sessionId);
       const session = await sessionFor(request, reply, params.sessionId, caller, query.tenantId, false);
       if (!session) return reply;
@@ -147,12 +204,33 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
       const mapper = mapperFor(session, { threadId: session.id, runId, a3sRunId: active ?? '' });
       const stream = openStream(reply);
       stream.write(mapper.start({ a3sSessionId: session.id, ...(active ? { activeRun: active } : {}) }));
-      const snapshot = { type: EventType.MESSAGES_SNAPSHOT, messages: toAguiMessages(session.transcript.history()), timestamp: ctx.hostEnv.now(), metadata: { runId } } as const;
+      const snapshot = {
+        type: EventType.MESSAGES_SNAPSHOT,
+        messages: toAguiMessages(session.transcript.history()),
+        timestamp: ctx.hostEnv.now(),
+        metadata: { runId },
+      } as const;
       stream.write([snapshot]);
       const pending = active ? session.governance.pendingConfirmations().filter((p) => p.runId === active) : [];
       const first = pending[0];
       const closing = first
-        ? mapper.map({ version: 1, type: 'confirmation_required', payload: { tool_id: first.toolId, tool_name: first.toolName, args: first.args, timeout_ms: first.timeoutMs, args_digest: first.argsDigest }, metadata: { run_id: active, session_id: session.id, session_sequence: session.events.lastSequence, timestamp_ms: ctx.hostEnv.now() } })
+        ? mapper.map({
+            version: 1,
+            type: 'confirmation_required',
+            payload: {
+              tool_id: first.toolId,
+              tool_name: first.toolName,
+              args: first.args,
+              timeout_ms: first.timeoutMs,
+              args_digest: first.argsDigest,
+            },
+            metadata: {
+              run_id: active,
+              session_id: session.id,
+              session_sequence: session.events.lastSequence,
+              timestamp_ms: ctx.hostEnv.now(),
+            },
+          })
         : mapper.ended('completed', '', undefined);
       stream.write(closing);
       stream.close();
@@ -163,7 +241,13 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/agui/capabilities', summary: 'AG-UI AgentCapabilities of this server', scope: 'sessions', responses: { 200: AguiCapabilitiesSchema } },
+    {
+      method: 'GET',
+      url: '/v1/agui/capabilities',
+      summary: 'AG-UI AgentCapabilities of this server',
+      scope: 'sessions',
+      responses: { 200: AguiCapabilitiesSchema },
+    },
     async () => aguiCapabilities(ctx.sandbox.kind !== 'none'),
   );
 }

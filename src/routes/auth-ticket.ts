@@ -16,10 +16,10 @@ export function registerAuthTicketRoutes(app: FastifyInstance, ctx: RuntimeConte
     {
       method: 'POST',
       url: '/v1/auth/ticket',
-      summary: 'Issue a ticket for one session\'s events route (SSE `?ticket=`, for EventSource)',
+      summary: "Issue a ticket for one session's events route (SSE `?ticket=`, for EventSource)",
       description:
         'The ticket stands for the caller (principal, tenant, scopes) on GET /v1/sessions/:sessionId/events and nowhere else: ' +
-        'any other route, or another session\'s events route, answers 401. It is accepted until expiresAt (limits.eventTicketTtlMs, default 60 s), ' +
+        "any other route, or another session's events route, answers 401. It is accepted until expiresAt (limits.eventTicketTtlMs, default 60 s), " +
         'as often as the client reconnects; a stream opened with it stays open after it expires. The session is checked when the ticket is used, not here. ' +
         'A ticket is signed with the cluster secret (HMAC-SHA256), so every node of a cluster accepts it. Bearer tokens themselves never go in URLs.',
       scope: 'sessions',

@@ -13,7 +13,8 @@ export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContex
     {
       method: 'PUT',
       url: '/v1/sessions/:id/budget-host',
-      summary: 'Set the external budget host of a session (a webhook, or a WebSocket host registered with host_register)',
+      summary:
+        'Set the external budget host of a session (a webhook, or a WebSocket host registered with host_register)',
       description:
         'The host is asked `budget_check` before every provider and tool call of the session, in addition to its built-in limits; a host that fails or does not answer within timeoutMs denies. ' +
         'Without the host_direct scope (or config outbound.allow_private_networks) a webhook url whose host is or resolves to a loopback, private, link-local or other non-global address is refused (400 naming url) and checked again at every call; redirects are not followed.',
@@ -33,7 +34,14 @@ export function registerBudgetHostRoutes(app: FastifyInstance, ctx: ServerContex
   addRoute(
     app,
     ctx,
-    { method: 'DELETE', url: '/v1/sessions/:id/budget-host', summary: 'Remove the external budget host of a session (its built-in limits stay)', scope: 'sessions', params: SessionParamsSchema, responses: { 200: BudgetHostSetResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id/budget-host',
+      summary: 'Remove the external budget host of a session (its built-in limits stay)',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: BudgetHostSetResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => {
       ctx.agent.getSession(params.id, caller).governance.setBudgetHost(undefined);
       return { budgetHost: null };

@@ -17,7 +17,8 @@ export function registerClusterEventRoutes(app: FastifyInstance, ctx: ServerCont
       method: 'POST',
       url: '/v1/sessions/:id/cluster-events',
       summary: 'Inject a cluster event (budget_threshold_hit, passivation_requested, peer_invocation)',
-      description: 'Subscribers see the event and session hooks observe it; passivation_requested also passivates the session: an active run may finish until deadline_ms (epoch ms), then it stops keeping its checkpoint; the session is saved, its lease released and it leaves memory (the next request hydrates it, on any node).',
+      description:
+        'Subscribers see the event and session hooks observe it; passivation_requested also passivates the session: an active run may finish until deadline_ms (epoch ms), then it stops keeping its checkpoint; the session is saved, its lease released and it leaves memory (the next request hydrates it, on any node).',
       scope: 'admin',
       params: SessionParamsSchema,
       body: ClusterEventSchema,

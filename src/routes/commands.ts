@@ -1,5 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { CommandCreatedResponseSchema, CommandListResponseSchema, CommandParamsSchema, CommandRegistrationSchema } from '../protocol/commands.js';
+import {
+  CommandCreatedResponseSchema,
+  CommandListResponseSchema,
+  CommandParamsSchema,
+  CommandRegistrationSchema,
+} from '../protocol/commands.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import { assertOutboundUrl, privateOutboundAllowed } from '../runtime/outbound/assert-outbound-url.js';
 import { addRoute } from '../server/route.js';
@@ -11,7 +16,14 @@ export function registerCommandRoutes(app: FastifyInstance, ctx: ServerContext):
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/commands', summary: "The session's slash commands (listCommands): built-ins, config commands and those registered live", scope: 'sessions', params: SessionParamsSchema, responses: { 200: CommandListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/commands',
+      summary: "The session's slash commands (listCommands): built-ins, config commands and those registered live",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: CommandListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ commands: agent.getSession(params.id, caller).runs.commands().list() }),
   );
   addRoute(
@@ -42,7 +54,14 @@ export function registerCommandRoutes(app: FastifyInstance, ctx: ServerContext):
   addRoute(
     app,
     ctx,
-    { method: 'DELETE', url: '/v1/sessions/:id/commands/:name', summary: 'Remove a slash command registered on the session; an unknown name is 404 COMMAND_NOT_FOUND', scope: 'sessions', params: CommandParamsSchema, responses: { 200: CommandListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id/commands/:name',
+      summary: 'Remove a slash command registered on the session; an unknown name is 404 COMMAND_NOT_FOUND',
+      scope: 'sessions',
+      params: CommandParamsSchema,
+      responses: { 200: CommandListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => {
       const commands = agent.getSession(params.id, caller).runs.commands();
       commands.remove(params.name);

@@ -15,14 +15,21 @@ export function registerCompactRoutes(app: FastifyInstance, ctx: ServerContext):
     {
       method: 'POST',
       url: '/v1/sessions/:id/compact',
-      summary: 'Compact the conversation now (the seed /compact): older messages become a model-written summary, the recent ones stay',
+      summary:
+        'Compact the conversation now (the seed /compact): older messages become a model-written summary, the recent ones stay',
       description:
         'Runs the `/compact` command as a run of the session (single flight: 409 SESSION_BUSY while another run is active) and waits for it. ' +
         'Fewer than two messages: `compacted: false`, "Nothing to compact yet." A blocking pre_compact hook, an empty summary or a failed summary call leave the transcript as it was, with `error` saying why. ' +
-        'The summary call goes through the session budget and hooks like any provider call; the run\'s events hold context_compacted.',
+        "The summary call goes through the session budget and hooks like any provider call; the run's events hold context_compacted.",
       scope: 'sessions',
       params: SessionParamsSchema,
-      responses: { 200: CompactResponseSchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema, 503: ErrorBodySchema },
+      responses: {
+        200: CompactResponseSchema,
+        404: ErrorBodySchema,
+        409: ErrorBodySchema,
+        410: ErrorBodySchema,
+        503: ErrorBodySchema,
+      },
     },
     async ({ params, caller }): Promise<CompactResponse> => {
       if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
@@ -31,7 +38,8 @@ export function registerCompactRoutes(app: FastifyInstance, ctx: ServerContext):
       const run = await session.runs.start({ input: '/compact' }).done;
       const after = session.transcript.history();
       // The transcript holds the same message objects unless the command replaced it.
-      const compacted = run.status === 'completed' && (before.length !== after.length || before.some((m, i) => m !== after[i]));
+      const compacted =
+        run.status === 'completed' && (before.length !== after.length || before.some((m, i) => m !== after[i]));
       const summary = compacted ? summaryOf(after[0]) : undefined;
       return {
         beforeMessages: before.length,

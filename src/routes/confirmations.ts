@@ -23,8 +23,17 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/confirmations', summary: 'Pending human confirmations with their remaining time', scope: 'sessions', params: SessionParamsSchema, responses: { 200: ConfirmationListResponseSchema, 404: ErrorBodySchema } },
-    async ({ params, caller }) => ({ confirmations: agent.getSession(params.id, caller).governance.pendingConfirmations().map(pendingView) }),
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/confirmations',
+      summary: 'Pending human confirmations with their remaining time',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: ConfirmationListResponseSchema, 404: ErrorBodySchema },
+    },
+    async ({ params, caller }) => ({
+      confirmations: agent.getSession(params.id, caller).governance.pendingConfirmations().map(pendingView),
+    }),
   );
   addRoute(
     app,
@@ -33,15 +42,22 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
       method: 'POST',
       url: '/v1/sessions/:id/confirmations/:toolId',
       summary: 'Answer a pending confirmation {approved, reason?, argsDigest?, always?}',
-      description: 'An answer settles the pending call once: 404 CONFIRMATION_NOT_FOUND for an unknown id, 409 CONFIRMATION_SETTLED when already answered, timed out or cancelled, 409 CONFIRMATION_MISMATCH when argsDigest names other arguments. always: true with approved: true is "allow always" (a session-scoped grant for the same tool and permission subject; without host_direct it acts as allow once where the operator\'s policy asks); the answer says whether it granted.',
+      description:
+        'An answer settles the pending call once: 404 CONFIRMATION_NOT_FOUND for an unknown id, 409 CONFIRMATION_SETTLED when already answered, timed out or cancelled, 409 CONFIRMATION_MISMATCH when argsDigest names other arguments. always: true with approved: true is "allow always" (a session-scoped grant for the same tool and permission subject; without host_direct it acts as allow once where the operator\'s policy asks); the answer says whether it granted.',
       scope: 'sessions',
       params: ConfirmationParamsSchema,
       body: ConfirmationAnswerSchema,
       responses: { 200: ConfirmationAnsweredResponseSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
     },
     async ({ params, body, caller }) => {
-      const { alwaysGranted, ...settled } = agent.getSession(params.id, caller).governance.answerConfirmation(params.toolId, { ...body, mayPassFloor: hasScope(caller, 'host_direct') });
-      return { confirmation: pendingView(settled), approved: body.approved, ...(body.always !== undefined ? { always: alwaysGranted } : {}) };
+      const { alwaysGranted, ...settled } = agent
+        .getSession(params.id, caller)
+        .governance.answerConfirmation(params.toolId, { ...body, mayPassFloor: hasScope(caller, 'host_direct') });
+      return {
+        confirmation: pendingView(settled),
+        approved: body.approved,
+        ...(body.always !== undefined ? { always: alwaysGranted } : {}),
+      };
     },
   );
 }

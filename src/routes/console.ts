@@ -26,7 +26,8 @@ function send(request: FastifyRequest, reply: FastifyReply, asset: ConsoleAsset)
 function required(assets: ConsoleAssets, name: string): ConsoleAsset {
   const asset = assets.get(name);
   if (asset) return asset;
-  if (!assets.built) throw new CodeError('NOT_FOUND', 'the console is not built: run `npm run build` (it writes dist/web)');
+  if (!assets.built)
+    throw new CodeError('NOT_FOUND', 'the console is not built: run `npm run build` (it writes dist/web)');
   throw new CodeError('NOT_FOUND', `no console file ${name}`, { asset: name });
 }
 
@@ -43,7 +44,8 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ServerContext, 
       method: 'GET',
       url: '/console',
       summary: 'Console page',
-      description: 'The web console (built from web/ by `npm run build`; `/console/` serves it too): sessions, runs, live events and confirmations, signed in with an API token kept in sessionStorage. Served with a strict Content-Security-Policy; it loads nothing from other hosts.',
+      description:
+        'The web console (built from web/ by `npm run build`; `/console/` serves it too): sessions, runs, live events and confirmations, signed in with an API token kept in sessionStorage. Served with a strict Content-Security-Policy; it loads nothing from other hosts.',
       scope: null,
       produces: 'text/html',
       responses: { 200: ConsolePageSchema, 404: ErrorBodySchema },
@@ -57,12 +59,14 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ServerContext, 
       method: 'GET',
       url: '/console/:asset',
       summary: 'Console file',
-      description: 'A file of the built console: console.js (the bundled page with the typed client), console.css, console.js.map; an empty name (`/console/`) is the page.',
+      description:
+        'A file of the built console: console.js (the bundled page with the typed client), console.css, console.js.map; an empty name (`/console/`) is the page.',
       scope: null,
       params: ConsoleAssetParamsSchema,
       produces: 'text/javascript',
       responses: { 200: ConsoleAssetSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
-    async ({ params, request, reply }) => send(request, reply, required(assets, params.asset === '' ? 'index.html' : params.asset)),
+    async ({ params, request, reply }) =>
+      send(request, reply, required(assets, params.asset === '' ? 'index.html' : params.asset)),
   );
 }

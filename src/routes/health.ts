@@ -5,11 +5,22 @@ import type { ServerContext } from '../server/server-context.js';
 
 /** Liveness and readiness (store reachable, not draining); no auth. */
 export function registerHealthRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  addRoute(app, ctx, { method: 'GET', url: '/healthz', summary: 'Liveness', scope: null, responses: { 200: HealthResponseSchema } }, async () => ({ status: 'ok' }));
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/readyz', summary: 'Readiness: store reachable and not draining', scope: null, responses: { 200: HealthResponseSchema, 503: HealthResponseSchema } },
+    { method: 'GET', url: '/healthz', summary: 'Liveness', scope: null, responses: { 200: HealthResponseSchema } },
+    async () => ({ status: 'ok' }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/readyz',
+      summary: 'Readiness: store reachable and not draining',
+      scope: null,
+      responses: { 200: HealthResponseSchema, 503: HealthResponseSchema },
+    },
     async ({ reply }) => {
       const store = await ctx.store.ping();
       const admitting = ctx.agent.admitting;

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { CodeError } from '../errors.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
-import { HookCreatedResponseSchema, HookListResponseSchema, HookParamsSchema, HookRegistrationSchema, HookRemovedResponseSchema } from '../protocol/hooks.js';
+import {
+  HookCreatedResponseSchema,
+  HookListResponseSchema,
+  HookParamsSchema,
+  HookRegistrationSchema,
+  HookRemovedResponseSchema,
+} from '../protocol/hooks.js';
 import type { Caller } from '../runtime/ports/caller.js';
 import { assertOutboundUrl, privateOutboundAllowed } from '../runtime/outbound/assert-outbound-url.js';
 import type { HookEngine } from '../runtime/policy/hooks/hook-engine.js';
@@ -14,7 +20,11 @@ import type { ServerContext } from '../server/server-context.js';
  * `connection_id` of the `host_registered` frame its events WebSocket received in answer to a
  * `{"type":"host_register"}` message; it must be a socket of the caller's tenant.
  */
-export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, getHooks: (sessionId: string, caller: Caller) => HookEngine): void {
+export function registerHookRoutes(
+  app: FastifyInstance,
+  ctx: ServerContext,
+  getHooks: (sessionId: string, caller: Caller) => HookEngine,
+): void {
   addRoute(
     app,
     ctx,
@@ -36,7 +46,8 @@ export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, get
     async ({ params, body, caller, reply }) => {
       const engine = getHooks(params.id, caller);
       const allowPrivateNetworks = privateOutboundAllowed(caller, ctx.config);
-      if (body.endpoint.type === 'webhook') await assertOutboundUrl(body.endpoint.url, 'endpoint.url', allowPrivateNetworks);
+      if (body.endpoint.type === 'webhook')
+        await assertOutboundUrl(body.endpoint.url, 'endpoint.url', allowPrivateNetworks);
       const hook = engine.register(body, { tenantId: caller.tenantId, allowPrivateNetworks });
       reply.status(201);
       return { hook };
@@ -45,16 +56,34 @@ export function registerHookRoutes(app: FastifyInstance, ctx: ServerContext, get
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/hooks', summary: 'Hooks of this session (config hooks included), in run order', scope: 'sessions', params: SessionParamsSchema, responses: { 200: HookListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/hooks',
+      summary: 'Hooks of this session (config hooks included), in run order',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: HookListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ hooks: getHooks(params.id, caller).list() }),
   );
   addRoute(
     app,
     ctx,
-    { method: 'DELETE', url: '/v1/sessions/:id/hooks/:hookId', summary: 'Remove a session hook (config hooks cannot be removed)', scope: 'sessions', params: HookParamsSchema, responses: { 200: HookRemovedResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id/hooks/:hookId',
+      summary: 'Remove a session hook (config hooks cannot be removed)',
+      scope: 'sessions',
+      params: HookParamsSchema,
+      responses: { 200: HookRemovedResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => {
       if (!getHooks(params.id, caller).remove(params.hookId)) {
-        throw new CodeError('NOT_FOUND', `hook ${params.hookId} not found in session ${params.id} (config hooks cannot be removed)`, { hookId: params.hookId });
+        throw new CodeError(
+          'NOT_FOUND',
+          `hook ${params.hookId} not found in session ${params.id} (config hooks cannot be removed)`,
+          { hookId: params.hookId },
+        );
       }
       return { removed: true as const, hookId: params.hookId };
     },

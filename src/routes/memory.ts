@@ -26,12 +26,20 @@ export interface MemorySessionPort {
 const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema };
 
 /** The seed's memory API over REST: remember success/failure, recall recent/similar/by tags, stats (scope `sessions`). */
-export function registerMemoryRoutes(app: FastifyInstance, ctx: ServerContext, getSession: (id: string, caller: Caller) => MemorySessionPort): void {
+export function registerMemoryRoutes(
+  app: FastifyInstance,
+  ctx: ServerContext,
+  getSession: (id: string, caller: Caller) => MemorySessionPort,
+): void {
   const memoryOf = (id: string, caller: Caller): AgentMemory => {
     const session = getSession(id, caller);
     session.lifecycle.assertOpen();
     if (!session.memory) {
-      throw new CodeError('MEMORY_NOT_CONFIGURED', `session ${session.id} has no memory store; create it with memoryStore {type: "file"} or {type: "memory"}`, { sessionId: session.id, field: 'memoryStore' });
+      throw new CodeError(
+        'MEMORY_NOT_CONFIGURED',
+        `session ${session.id} has no memory store; create it with memoryStore {type: "file"} or {type: "memory"}`,
+        { sessionId: session.id, field: 'memoryStore' },
+      );
     }
     return session.memory;
   };
@@ -42,7 +50,8 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ServerContext, g
       method: 'POST',
       url: '/v1/sessions/:id/memory/success',
       summary: 'Remember a successful task (rememberSuccess)',
-      description: 'Stores "Success: {task}\\nTools: a, b\\nResult: {result}" with importance 0.8, tags success/pattern, type procedural; emits memory_stored.',
+      description:
+        'Stores "Success: {task}\\nTools: a, b\\nResult: {result}" with importance 0.8, tags success/pattern, type procedural; emits memory_stored.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: RememberSuccessBodySchema,
@@ -61,7 +70,8 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ServerContext, g
       method: 'POST',
       url: '/v1/sessions/:id/memory/failure',
       summary: 'Remember a failed task (rememberFailure)',
-      description: 'Stores "Failure: {task}\\nError: {error}\\nAttempted tools: ..." with importance 0.9, tags failure/avoid, type episodic; emits memory_stored.',
+      description:
+        'Stores "Failure: {task}\\nError: {error}\\nAttempted tools: ..." with importance 0.9, tags failure/avoid, type episodic; emits memory_stored.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: RememberFailureBodySchema,
@@ -76,7 +86,15 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ServerContext, g
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/memory/recent', summary: 'The newest memories, newest first (memoryRecent; limit 1-100, default 10)', scope: 'sessions', params: SessionParamsSchema, query: MemoryRecentQuerySchema, responses: { 200: MemoryItemsResponseSchema, ...errors } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/memory/recent',
+      summary: 'The newest memories, newest first (memoryRecent; limit 1-100, default 10)',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      query: MemoryRecentQuerySchema,
+      responses: { 200: MemoryItemsResponseSchema, ...errors },
+    },
     async ({ params, query, caller }) => ({ items: await memoryOf(params.id, caller).recent(query.limit) }),
   );
   addRoute(
@@ -85,25 +103,46 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ServerContext, g
     {
       method: 'GET',
       url: '/v1/sessions/:id/memory/similar',
-      summary: 'Memories whose content contains the query, case-insensitive, most relevant first (recallSimilar; limit default 5)',
-      description: 'Relevance = importance*0.7 + exp(-age_days/30)*0.3. Each hit counts as an access and emits memory_recalled; the search emits memories_searched.',
+      summary:
+        'Memories whose content contains the query, case-insensitive, most relevant first (recallSimilar; limit default 5)',
+      description:
+        'Relevance = importance*0.7 + exp(-age_days/30)*0.3. Each hit counts as an access and emits memory_recalled; the search emits memories_searched.',
       scope: 'sessions',
       params: SessionParamsSchema,
       query: MemorySimilarQuerySchema,
       responses: { 200: MemoryItemsResponseSchema, ...errors },
     },
-    async ({ params, query, caller }) => ({ items: await memoryOf(params.id, caller).recallSimilar(query.query, query.limit) }),
+    async ({ params, query, caller }) => ({
+      items: await memoryOf(params.id, caller).recallSimilar(query.query, query.limit),
+    }),
   );
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/memory/tags', summary: 'Memories carrying any of the tags (tags=a,b), most relevant first (recallByTags; limit default 10)', scope: 'sessions', params: SessionParamsSchema, query: MemoryTagsQuerySchema, responses: { 200: MemoryItemsResponseSchema, ...errors } },
-    async ({ params, query, caller }) => ({ items: await memoryOf(params.id, caller).recallByTags(query.tags, query.limit) }),
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/memory/tags',
+      summary: 'Memories carrying any of the tags (tags=a,b), most relevant first (recallByTags; limit default 10)',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      query: MemoryTagsQuerySchema,
+      responses: { 200: MemoryItemsResponseSchema, ...errors },
+    },
+    async ({ params, query, caller }) => ({
+      items: await memoryOf(params.id, caller).recallByTags(query.tags, query.limit),
+    }),
   );
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/memory/stats', summary: 'Counts of the memory tiers (memoryStats)', scope: 'sessions', params: SessionParamsSchema, responses: { 200: MemoryStatsSchema, ...errors } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/memory/stats',
+      summary: 'Counts of the memory tiers (memoryStats)',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: MemoryStatsSchema, ...errors },
+    },
     async ({ params, caller }) => memoryOf(params.id, caller).stats(),
   );
 }

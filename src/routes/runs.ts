@@ -22,7 +22,10 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
 function idempotencyKey(raw: string | string[] | undefined): string | undefined {
   const key = Array.isArray(raw) ? raw[0] : raw;
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new CodeError('VALIDATION_ERROR', 'headers.idempotency-key: must be 1-200 visible ASCII characters', { field: 'Idempotency-Key' });
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key))
+    throw new CodeError('VALIDATION_ERROR', 'headers.idempotency-key: must be 1-200 visible ASCII characters', {
+      field: 'Idempotency-Key',
+    });
   return key;
 }
 
@@ -36,7 +39,11 @@ function assertInputBound(input: string, maxBytes: number): void {
   if (input.length * 3 <= maxBytes) return;
   const bytes = Buffer.byteLength(input, 'utf8');
   if (bytes > maxBytes) {
-    throw new CodeError('PAYLOAD_TOO_LARGE', `input: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`, { field: 'input', limit: 'limits.maxInputBytes', maxBytes, bytes });
+    throw new CodeError(
+      'PAYLOAD_TOO_LARGE',
+      `input: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`,
+      { field: 'input', limit: 'limits.maxInputBytes', maxBytes, bytes },
+    );
   }
 }
 
@@ -61,19 +68,32 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       method: 'POST',
       url: '/v1/sessions/:id/runs',
       summary: 'Start a run; wait: true answers with the AgentResult',
-      description: 'Single flight: 409 SESSION_BUSY while another run is active. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry. An `input` over limits.maxInputBytes (UTF-8 bytes, default 256 KiB) answers 413 PAYLOAD_TOO_LARGE with details.field "input" before anything runs.',
+      description:
+        'Single flight: 409 SESSION_BUSY while another run is active. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry. An `input` over limits.maxInputBytes (UTF-8 bytes, default 256 KiB) answers 413 PAYLOAD_TOO_LARGE with details.field "input" before anything runs.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: RunRequestSchema,
       headers: { 'Idempotency-Key': 'Optional; up to 200 visible ASCII characters.' },
-      responses: { 200: RunFinishedResponseSchema, 202: RunStartedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema, 413: ErrorBodySchema },
+      responses: {
+        200: RunFinishedResponseSchema,
+        202: RunStartedResponseSchema,
+        400: ErrorBodySchema,
+        404: ErrorBodySchema,
+        409: ErrorBodySchema,
+        410: ErrorBodySchema,
+        413: ErrorBodySchema,
+      },
     },
     async ({ params, body, caller, request, reply }) => {
       if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
       assertInputBound(body.input, ctx.config.limits.maxInputBytes);
       const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
-      return runAnswer(session.runs.start({ input: body.input, history: body.history, idempotencyKey: key }), body.wait === true, reply);
+      return runAnswer(
+        session.runs.start({ input: body.input, history: body.history, idempotencyKey: key }),
+        body.wait === true,
+        reply,
+      );
     },
   );
   addRoute(
@@ -83,7 +103,8 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       method: 'GET',
       url: '/v1/sessions/:id/runs',
       summary: 'Run records',
-      description: 'In a cluster, a run that was in flight on a node that died is listed by the node that took the session over as status "failed" with error.code NODE_LOST (its input from its checkpoint or its published agent_start event), whether or not it is resumed.',
+      description:
+        'In a cluster, a run that was in flight on a node that died is listed by the node that took the session over as status "failed" with error.code NODE_LOST (its input from its checkpoint or its published agent_start event), whether or not it is resumed.',
       scope: 'sessions',
       params: SessionParamsSchema,
       responses: { 200: RunListResponseSchema, 404: ErrorBodySchema },
@@ -93,7 +114,14 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/runs/:runId', summary: 'One run record', scope: 'sessions', params: RunParamsSchema, responses: { 200: RunResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/runs/:runId',
+      summary: 'One run record',
+      scope: 'sessions',
+      params: RunParamsSchema,
+      responses: { 200: RunResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ run: agent.getSession(params.id, caller).runs.get(params.runId) }),
   );
   addRoute(
@@ -112,7 +140,11 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
     async ({ params, query, caller }) => {
       const session = agent.getSession(params.id, caller);
       session.runs.get(params.runId);
-      const page = session.events.runPage(params.runId, query.after, query.limit) ?? { events: [], retentionGap: undefined, nextAfter: undefined };
+      const page = session.events.runPage(params.runId, query.after, query.limit) ?? {
+        events: [],
+        retentionGap: undefined,
+        nextAfter: undefined,
+      };
       return { events: page.events, retentionGap: page.retentionGap ?? null, nextAfter: page.nextAfter ?? null };
     },
   );
@@ -123,12 +155,18 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       method: 'POST',
       url: '/v1/sessions/:id/runs/:runId/resume',
       summary: "Resume a run from its loop checkpoint (new run id; the old run is named in the new run's metadata)",
-      description: 'Hydrates the session from the store when it is not live on this node. 409 SESSION_STORE_REQUIRED ("resume_run requires a session_store") without a durable checkpoint store or for a sessionStore {type: "memory"} session; 404 CHECKPOINT_NOT_FOUND ("no loop checkpoint found for run \'<id>\'") when the run has no checkpoint (retry later, or treat the run as lost); 409 SESSION_BUSY while a run is active.',
+      description:
+        'Hydrates the session from the store when it is not live on this node. 409 SESSION_STORE_REQUIRED ("resume_run requires a session_store") without a durable checkpoint store or for a sessionStore {type: "memory"} session; 404 CHECKPOINT_NOT_FOUND ("no loop checkpoint found for run \'<id>\'") when the run has no checkpoint (retry later, or treat the run as lost); 409 SESSION_BUSY while a run is active.',
       scope: 'sessions',
       params: RunParamsSchema,
       body: ResumeRequestSchema,
       headers: { 'Idempotency-Key': 'Optional; up to 200 visible ASCII characters.' },
-      responses: { 200: RunFinishedResponseSchema, 202: RunStartedResponseSchema, 404: ErrorBodySchema, 409: ErrorBodySchema },
+      responses: {
+        200: RunFinishedResponseSchema,
+        202: RunStartedResponseSchema,
+        404: ErrorBodySchema,
+        409: ErrorBodySchema,
+      },
     },
     async ({ params, body, caller, request, reply }) => {
       const key = idempotencyKey(request.headers['idempotency-key']);
@@ -143,7 +181,8 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       method: 'POST',
       url: '/v1/sessions/:id/runs/:runId/cancel',
       summary: 'Cancel the run if it is the active one',
-      description: '`cancelled` is false for a run that is not active: finished, unknown or dropped by retention (seed `cancelRun`).',
+      description:
+        '`cancelled` is false for a run that is not active: finished, unknown or dropped by retention (seed `cancelRun`).',
       scope: 'sessions',
       params: RunParamsSchema,
       responses: { 200: CancelResponseSchema, 404: ErrorBodySchema },

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import {
   CancelResponseSchema,
-  CloseQuerySchema, CloseResponseSchema,
+  CloseQuerySchema,
+  CloseResponseSchema,
   ErrorBodySchema,
   HistoryResponseSchema,
   SaveResponseSchema,
@@ -32,7 +33,16 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
         'Takes every seed SessionOptions name. An unknown name is 400 VALIDATION_ERROR naming it; options whose capability is not built yet are 400 UNSUPPORTED_OPTION when their value asks for something (details.options lists them all), and accepted when it asks for nothing (false, "disabled", []). securityProvider {type: "none"} needs the host_direct scope (403). tenantId and principal of a caller without the admin scope must be the token\'s own (403 FORBIDDEN, details.field "tenantId" or "principal"). Options over limits.maxSessionOptionsBytes (compact JSON, default 256 KiB) are 413 PAYLOAD_TOO_LARGE naming the limit; a tenant over a quota is 429 QUOTA_EXCEEDED.',
       scope: 'sessions',
       body: SessionOptionsSchema,
-      responses: { 201: SessionResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 413: ErrorBodySchema, 429: ErrorBodySchema, 503: ErrorBodySchema },
+      responses: {
+        201: SessionResponseSchema,
+        400: ErrorBodySchema,
+        403: ErrorBodySchema,
+        404: ErrorBodySchema,
+        409: ErrorBodySchema,
+        413: ErrorBodySchema,
+        429: ErrorBodySchema,
+        503: ErrorBodySchema,
+      },
     },
     async ({ body, caller, reply }) => {
       const { session, resumed } = await agent.createSession(body, caller);
@@ -48,7 +58,8 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
       method: 'GET',
       url: '/v1/sessions',
       summary: "List the caller's live sessions",
-      description: "A token lists its own tenant's sessions. An admin lists every tenant's (labels.tenantId tells them apart), or one tenant's with `tenantId`; a non-admin naming another tenant is 403.",
+      description:
+        "A token lists its own tenant's sessions. An admin lists every tenant's (labels.tenantId tells them apart), or one tenant's with `tenantId`; a non-admin naming another tenant is 403.",
       scope: 'sessions',
       query: SessionListQuerySchema,
       responses: { 200: SessionListResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema },
@@ -60,7 +71,14 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id', summary: 'Session info', scope: 'sessions', params: SessionParamsSchema, responses: { 200: SessionResponseSchema, 404: ErrorBodySchema, 410: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id',
+      summary: 'Session info',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: SessionResponseSchema, 404: ErrorBodySchema, 410: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ session: sessionInfo(agent.getSession(params.id, caller)) }),
   );
   addRoute(
@@ -69,28 +87,46 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
     {
       method: 'DELETE',
       url: '/v1/sessions/:id',
-      summary: 'Close a session: cancel in-flight work, release resources (idempotent); `purge=true` also deletes it from the store',
+      summary:
+        'Close a session: cancel in-flight work, release resources (idempotent); `purge=true` also deletes it from the store',
       description:
         '`closed` is true when this request closed an open session, false when it was already closed. A closed session stays stored (a `resume: true` reopens it) ' +
-        'unless `purge=true`: then its snapshot (transcript, artifacts, reports) and its runs\' checkpoints are deleted at once and `purged` says whether anything was stored. ' +
+        "unless `purge=true`: then its snapshot (transcript, artifacts, reports) and its runs' checkpoints are deleted at once and `purged` says whether anything was stored. " +
         'Owner or admin (`tenantId`) only; config `retention.closed_session_days` deletes closed sessions after that many days.',
       scope: 'sessions',
       params: SessionParamsSchema,
       query: CloseQuerySchema,
       responses: { 200: CloseResponseSchema, 404: ErrorBodySchema },
     },
-    async ({ params, query, caller }) => (query.purge ? await agent.purgeSession(params.id, caller) : { closed: await agent.closeSession(params.id, caller) }),
+    async ({ params, query, caller }) =>
+      query.purge
+        ? await agent.purgeSession(params.id, caller)
+        : { closed: await agent.closeSession(params.id, caller) },
   );
   addRoute(
     app,
     ctx,
-    { method: 'POST', url: '/v1/sessions/:id/cancel', summary: "Cancel the session's active run (false when nothing runs)", scope: 'sessions', params: SessionParamsSchema, responses: { 200: CancelResponseSchema, 404: ErrorBodySchema, 410: ErrorBodySchema } },
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/cancel',
+      summary: "Cancel the session's active run (false when nothing runs)",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: CancelResponseSchema, 404: ErrorBodySchema, 410: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ cancelled: agent.getSession(params.id, caller).runs.cancel() }),
   );
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/history', summary: 'Transcript messages', scope: 'sessions', params: SessionParamsSchema, responses: { 200: HistoryResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/history',
+      summary: 'Transcript messages',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: HistoryResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ messages: agent.getSession(params.id, caller).transcript.history() }),
   );
   addRoute(
@@ -115,7 +151,14 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
   addRoute(
     app,
     ctx,
-    { method: 'POST', url: '/v1/sessions/:id/save', summary: 'Save one atomic snapshot generation', scope: 'sessions', params: SessionParamsSchema, responses: { 200: SaveResponseSchema, 404: ErrorBodySchema, 500: ErrorBodySchema } },
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/save',
+      summary: 'Save one atomic snapshot generation',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: SaveResponseSchema, 404: ErrorBodySchema, 500: ErrorBodySchema },
+    },
     async ({ params, caller }) => {
       const session = agent.getSession(params.id, caller);
       session.lifecycle.assertOpen();

@@ -1,6 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
-import { InlineSkillSchema, SkillAddedResponseSchema, SkillListResponseSchema, SkillParamsSchema } from '../protocol/skills.js';
+import {
+  InlineSkillSchema,
+  SkillAddedResponseSchema,
+  SkillListResponseSchema,
+  SkillParamsSchema,
+} from '../protocol/skills.js';
 import { inlineSkill } from '../runtime/skills/inline-skill.js';
 import { skillInfo } from '../runtime/skills/skill-definition.js';
 import { addRoute } from '../server/route.js';
@@ -12,7 +17,14 @@ export function registerSkillRoutes(app: FastifyInstance, ctx: ServerContext): v
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/skills', summary: "The session's skills (skillNames): built-ins, skill_dirs, skillDirs, inlineSkills and those added live", scope: 'sessions', params: SessionParamsSchema, responses: { 200: SkillListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/skills',
+      summary: "The session's skills (skillNames): built-ins, skill_dirs, skillDirs, inlineSkills and those added live",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: SkillListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ skills: agent.getSession(params.id, caller).config.skills.list().map(skillInfo) }),
   );
   addRoute(
@@ -42,7 +54,14 @@ export function registerSkillRoutes(app: FastifyInstance, ctx: ServerContext): v
   addRoute(
     app,
     ctx,
-    { method: 'DELETE', url: '/v1/sessions/:id/skills/:name', summary: 'Remove a skill from a live session (removeSkill); an unknown name is 404 SKILL_NOT_FOUND', scope: 'sessions', params: SkillParamsSchema, responses: { 200: SkillListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id/skills/:name',
+      summary: 'Remove a skill from a live session (removeSkill); an unknown name is 404 SKILL_NOT_FOUND',
+      scope: 'sessions',
+      params: SkillParamsSchema,
+      responses: { 200: SkillListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => {
       const skills = agent.getSession(params.id, caller).config.skills;
       skills.remove(params.name);

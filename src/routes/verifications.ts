@@ -35,7 +35,11 @@ export interface VerificationRouteDeps {
 }
 
 /** Verification routes: run checks (host_direct scope), list reports, summary + text, detected presets. */
-export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerContext, deps: VerificationRouteDeps): void {
+export function registerVerificationRoutes(
+  app: FastifyInstance,
+  ctx: ServerContext,
+  deps: VerificationRouteDeps,
+): void {
   addRoute(
     app,
     ctx,
@@ -48,7 +52,13 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
       scope: 'host_direct',
       params: SessionParamsSchema,
       body: VerificationRequestSchema,
-      responses: { 201: VerificationReportSchema, 400: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 410: ErrorBodySchema },
+      responses: {
+        201: VerificationReportSchema,
+        400: ErrorBodySchema,
+        403: ErrorBodySchema,
+        404: ErrorBodySchema,
+        410: ErrorBodySchema,
+      },
     },
     async ({ params, body, caller, reply }) => {
       const report = await deps.getSession(params.id, caller).verifications.run(body);
@@ -59,7 +69,14 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/sessions/:id/verifications', summary: "The session's verification reports, oldest first", scope: 'sessions', params: SessionParamsSchema, responses: { 200: VerificationReportListResponseSchema, 404: ErrorBodySchema } },
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/verifications',
+      summary: "The session's verification reports, oldest first",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: VerificationReportListResponseSchema, 404: ErrorBodySchema },
+    },
     async ({ params, caller }) => ({ reports: deps.getSession(params.id, caller).verifications.list() }),
   );
   addRoute(
@@ -68,7 +85,8 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
     {
       method: 'GET',
       url: '/v1/sessions/:id/verifications/summary',
-      summary: "The seed's VerificationSummary of the session's reports, its text, and the AgentResult verification fields",
+      summary:
+        "The seed's VerificationSummary of the session's reports, its text, and the AgentResult verification fields",
       description:
         'Every report counts, as in the seed: any failed check or failed report -> failed; pending required checks, residual risks or a report needing review -> needs_review; no reports -> skipped; else passed. `text` is formatVerificationSummary(summary).',
       scope: 'sessions',
@@ -84,11 +102,14 @@ export function registerVerificationRoutes(app: FastifyInstance, ctx: ServerCont
       method: 'GET',
       url: '/v1/sessions/:id/verifications/presets',
       summary: "The seed's verification presets detected from the workspace files",
-      description: 'rust-default (Cargo.toml), node-default (package.json scripts), python-default (pyproject.toml/pytest.ini), go-default (go.mod); nothing is executed.',
+      description:
+        'rust-default (Cargo.toml), node-default (package.json scripts), python-default (pyproject.toml/pytest.ini), go-default (go.mod); nothing is executed.',
       scope: 'sessions',
       params: SessionParamsSchema,
       responses: { 200: VerificationPresetListResponseSchema, 404: ErrorBodySchema },
     },
-    async ({ params, caller }) => ({ presets: await detectPresets(deps.getSession(params.id, caller).config.workspaceDir) }),
+    async ({ params, caller }) => ({
+      presets: await detectPresets(deps.getSession(params.id, caller).config.workspaceDir),
+    }),
   );
 }

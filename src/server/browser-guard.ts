@@ -45,7 +45,9 @@ function bracketed(address: string): string {
 function interfaceAddresses(family: 'IPv4' | 'any'): string[] {
   const out: string[] = [];
   for (const entries of Object.values(networkInterfaces())) {
-    for (const entry of entries ?? []) if (family === 'any' || entry.family === 'IPv4') out.push(bracketed(entry.address.split('%')[0] ?? entry.address));
+    for (const entry of entries ?? [])
+      if (family === 'any' || entry.family === 'IPv4')
+        out.push(bracketed(entry.address.split('%')[0] ?? entry.address));
   }
   return out;
 }
@@ -61,7 +63,8 @@ export function allowedHostRules(config: BrowserGuardConfig): HostRule[] {
   if (bind === '0.0.0.0') entries.push(...interfaceAddresses('IPv4'));
   else if (bind === '::' || bind === '[::]' || bind === '') entries.push(...interfaceAddresses('any'));
   else entries.push(bracketed(bind.replace(/^\[|\]$/g, '')));
-  if (config.advertiseUrl !== undefined && URL.canParse(config.advertiseUrl)) entries.push(new URL(config.advertiseUrl).hostname);
+  if (config.advertiseUrl !== undefined && URL.canParse(config.advertiseUrl))
+    entries.push(new URL(config.advertiseUrl).hostname);
   entries.push(...config.allowedHosts);
   const rules: HostRule[] = [];
   for (const entry of entries) {
@@ -95,7 +98,13 @@ export class BrowserGuard {
     if (raw === undefined) return undefined;
     if (this.seenHosts.has(raw)) return this.seenHosts.get(raw);
     const parsed = parseHostValue(raw);
-    const host = parsed && this.hosts.some((rule) => rule.hostname === parsed.hostname && (rule.port === undefined || rule.port === parsed.port)) ? parsed : undefined;
+    const host =
+      parsed &&
+      this.hosts.some(
+        (rule) => rule.hostname === parsed.hostname && (rule.port === undefined || rule.port === parsed.port),
+      )
+        ? parsed
+        : undefined;
     // Bounded: a client sending ever new Host values only empties the memo.
     if (this.seenHosts.size >= HOST_MEMO_SIZE) this.seenHosts.clear();
     this.seenHosts.set(raw, host);
@@ -105,19 +114,34 @@ export class BrowserGuard {
   /** Throw HOST_NOT_ALLOWED or ORIGIN_NOT_ALLOWED (both 403) for a request that must not be served. */
   check(request: GuardedRequest): void {
     const host = this.allowedHost(request.host);
-    const exempt = (request.method === 'GET' || request.method === 'HEAD') && request.route !== undefined && HOST_EXEMPT_ROUTES.includes(request.route);
+    const exempt =
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      request.route !== undefined &&
+      HOST_EXEMPT_ROUTES.includes(request.route);
     if (!host && !exempt) {
-      throw new CodeError('HOST_NOT_ALLOWED', `Host ${JSON.stringify(request.host ?? '')} is not served here: use localhost, 127.0.0.1 or [::1], or add the name to allowed_hosts`, { host: request.host ?? null });
+      throw new CodeError(
+        'HOST_NOT_ALLOWED',
+        `Host ${JSON.stringify(request.host ?? '')} is not served here: use localhost, 127.0.0.1 or [::1], or add the name to allowed_hosts`,
+        { host: request.host ?? null },
+      );
     }
     if (request.origin !== undefined) {
       if (!this.originAllowed(request.origin, host)) {
-        throw new CodeError('ORIGIN_NOT_ALLOWED', `Origin ${JSON.stringify(request.origin)} may not call this server: only its own origin and allowed_origins may`, { origin: request.origin });
+        throw new CodeError(
+          'ORIGIN_NOT_ALLOWED',
+          `Origin ${JSON.stringify(request.origin)} may not call this server: only its own origin and allowed_origins may`,
+          { origin: request.origin },
+        );
       }
       return;
     }
     const site = request.secFetchSite?.trim().toLowerCase();
     if (site !== undefined && FOREIGN_FETCH_SITES.has(site)) {
-      throw new CodeError('ORIGIN_NOT_ALLOWED', `a ${site} browser request without an allowed Origin may not call this server`, { secFetchSite: site });
+      throw new CodeError(
+        'ORIGIN_NOT_ALLOWED',
+        `a ${site} browser request without an allowed Origin may not call this server`,
+        { secFetchSite: site },
+      );
     }
   }
 

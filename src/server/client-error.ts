@@ -14,9 +14,15 @@ export interface ParserError extends Error {
 export function classifyClientError(error: ParserError): { code: ErrorCode; message: string } {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { code: 'REQUEST_TIMEOUT', message: 'the request line and headers did not arrive within limits.headersTimeoutMs' };
+      return {
+        code: 'REQUEST_TIMEOUT',
+        message: 'the request line and headers did not arrive within limits.headersTimeoutMs',
+      };
     case 'HPE_HEADER_OVERFLOW':
-      return { code: 'HEADERS_TOO_LARGE', message: 'the request line and headers exceed 16 KiB (a URL or a header is too long)' };
+      return {
+        code: 'HEADERS_TOO_LARGE',
+        message: 'the request line and headers exceed 16 KiB (a URL or a header is too long)',
+      };
     case 'HPE_INVALID_CHUNK_SIZE':
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
     case 'HPE_INVALID_TRANSFER_ENCODING':
@@ -25,7 +31,10 @@ export function classifyClientError(error: ParserError): { code: ErrorCode; mess
     case 'HPE_INVALID_METHOD':
       return { code: 'BAD_REQUEST', message: 'the request method is not valid HTTP' };
     default:
-      return { code: 'BAD_REQUEST', message: `malformed HTTP request (${error.reason ?? error.code ?? 'parse error'})` };
+      return {
+        code: 'BAD_REQUEST',
+        message: `malformed HTTP request (${error.reason ?? error.code ?? 'parse error'})`,
+      };
   }
 }
 
@@ -42,7 +51,12 @@ export function handleClientError(error: ParserError, socket: Socket, faults: Cl
     return;
   }
   const { code, message } = classifyClientError(error);
-  faults.log(`http:client-error:${error.code ?? 'unknown'}`, code === 'REQUEST_TIMEOUT' ? 'warn' : 'info', { ip: address, err: error.code, code }, `client error: ${message}`);
+  faults.log(
+    `http:client-error:${error.code ?? 'unknown'}`,
+    code === 'REQUEST_TIMEOUT' ? 'warn' : 'info',
+    { ip: address, err: error.code, code },
+    `client error: ${message}`,
+  );
   // A response already under way on this socket (its headers sent) cannot be followed by a second one.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && inFlight?.headersSent !== true) {

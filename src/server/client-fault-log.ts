@@ -67,7 +67,10 @@ export class ClientFaultLog {
     clearTimeout(window.timer);
     if (this.windows.get(kind) === window) this.windows.delete(kind);
     if (window.suppressed === 0) return;
-    this.logger[window.level]({ clientFault: kind, suppressed: window.suppressed, windowMs: this.windowMs }, `suppressed ${window.suppressed} more "${kind}" client faults in ${this.windowMs / 1000} s`);
+    this.logger[window.level](
+      { clientFault: kind, suppressed: window.suppressed, windowMs: this.windowMs },
+      `suppressed ${window.suppressed} more "${kind}" client faults in ${this.windowMs / 1000} s`,
+    );
   }
 }
 

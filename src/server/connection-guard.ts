@@ -58,7 +58,12 @@ export class ConnectionGuard {
       done();
     });
     app.addHook('onRequestAbort', (request, done) => {
-      this.faults.log('http:aborted', 'info', { reqId: request.id, ip: clientAddressOf(request), method: request.method, path: request.url.split('?')[0] }, 'client closed the connection before the answer');
+      this.faults.log(
+        'http:aborted',
+        'info',
+        { reqId: request.id, ip: clientAddressOf(request), method: request.method, path: request.url.split('?')[0] },
+        'client closed the connection before the answer',
+      );
       done();
     });
   }
@@ -70,7 +75,12 @@ export class ConnectionGuard {
     socket.once('close', () => this.release(state));
     if (!this.proxies.trusts(peer) && !isLoopbackAddress(peer)) {
       if (!this.take(state, peer)) {
-        this.faults.log('http:connection-cap', 'warn', { ip: peer, limit: this.limits.maxConnectionsPerAddress }, `refused a connection: ${peer} already has limits.maxConnectionsPerAddress (${this.limits.maxConnectionsPerAddress}) open`);
+        this.faults.log(
+          'http:connection-cap',
+          'warn',
+          { ip: peer, limit: this.limits.maxConnectionsPerAddress },
+          `refused a connection: ${peer} already has limits.maxConnectionsPerAddress (${this.limits.maxConnectionsPerAddress}) open`,
+        );
         socket.destroy();
       }
     }
@@ -106,7 +116,8 @@ export class ConnectionGuard {
   private onRequest(request: FastifyRequest, reply: FastifyReply): void {
     const socket = request.raw.socket;
     const state = this.sockets.get(socket);
-    if (state && this.proxies.trusts(plainAddress(socket.remoteAddress))) this.attribute(state, plainAddress(request.ip), reply);
+    if (state && this.proxies.trusts(plainAddress(socket.remoteAddress)))
+      this.attribute(state, plainAddress(request.ip), reply);
     this.timeBody(request, reply, socket);
   }
 
@@ -116,9 +127,18 @@ export class ConnectionGuard {
     this.release(state);
     if (isLoopbackAddress(client)) return;
     if (this.take(state, client)) return;
-    this.faults.log('http:connection-cap', 'warn', { ip: client, limit: this.limits.maxConnectionsPerAddress }, `refused a request: ${client} already has limits.maxConnectionsPerAddress (${this.limits.maxConnectionsPerAddress}) open connections`);
+    this.faults.log(
+      'http:connection-cap',
+      'warn',
+      { ip: client, limit: this.limits.maxConnectionsPerAddress },
+      `refused a request: ${client} already has limits.maxConnectionsPerAddress (${this.limits.maxConnectionsPerAddress}) open connections`,
+    );
     reply.header('connection', 'close');
-    throw new CodeError('TOO_MANY_CONNECTIONS', `client ${client} already has ${this.limits.maxConnectionsPerAddress} open connections (limits.maxConnectionsPerAddress); close some and retry`, { limit: 'limits.maxConnectionsPerAddress', max: this.limits.maxConnectionsPerAddress });
+    throw new CodeError(
+      'TOO_MANY_CONNECTIONS',
+      `client ${client} already has ${this.limits.maxConnectionsPerAddress} open connections (limits.maxConnectionsPerAddress); close some and retry`,
+      { limit: 'limits.maxConnectionsPerAddress', max: this.limits.maxConnectionsPerAddress },
+    );
   }
 
   private timeBody(request: FastifyRequest, reply: FastifyReply, socket: Socket): void {
@@ -130,12 +150,23 @@ export class ConnectionGuard {
     const timer = setTimeout(() => {
       if (raw.complete || socket.destroyed) return;
       const ms = this.limits.bodyTimeoutMs;
-      this.faults.log('http:body-timeout', 'warn', { reqId: request.id, ip: clientAddressOf(request), method: request.method, path: request.url.split('?')[0] }, `request body did not arrive within limits.bodyTimeoutMs (${ms} ms)`);
+      this.faults.log(
+        'http:body-timeout',
+        'warn',
+        { reqId: request.id, ip: clientAddressOf(request), method: request.method, path: request.url.split('?')[0] },
+        `request body did not arrive within limits.bodyTimeoutMs (${ms} ms)`,
+      );
       if (reply.raw.headersSent || !socket.writable) {
         socket.destroy();
         return;
       }
-      socket.end(rawErrorResponse('REQUEST_TIMEOUT', `body: the request body did not arrive within limits.bodyTimeoutMs (${ms} ms)`, { limit: 'limits.bodyTimeoutMs', ms }));
+      socket.end(
+        rawErrorResponse(
+          'REQUEST_TIMEOUT',
+          `body: the request body did not arrive within limits.bodyTimeoutMs (${ms} ms)`,
+          { limit: 'limits.bodyTimeoutMs', ms },
+        ),
+      );
       setTimeout(() => socket.destroy(), 1000).unref();
     }, this.limits.bodyTimeoutMs);
     timer.unref();

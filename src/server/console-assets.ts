@@ -69,7 +69,11 @@ export class ConsoleAssets {
       const contentType = CONTENT_TYPES[extname(name)];
       if (contentType === undefined) continue;
       const body = readFileSync(join(dir, name));
-      files.set(name, { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+      files.set(name, {
+        body,
+        contentType,
+        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+      });
     }
     return files;
   }

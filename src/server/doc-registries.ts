@@ -26,9 +26,17 @@ export interface DocRegistries {
 
 /** The event docs of the seed's catalog (in its order) and of extension payload schemas keyed by wire name (in theirs). */
 export function eventDocs(extensions: Readonly<Record<string, z.ZodType>> = EXTENSION_EVENT_PAYLOADS): EventDoc[] {
-  const seed = SEED_EVENT_TYPES.map((type): EventDoc => ({ type, catalog: 'seed', payload: SEED_EVENT_PAYLOADS[type] }));
-  for (const type of Object.keys(extensions)) if (isCanonicalEventType(type)) throw new Error(`extension event ${type} is a seed catalog name`);
-  return [...seed, ...Object.entries(extensions).map(([type, payload]): EventDoc => ({ type, catalog: 'extension', payload }))];
+  const seed = SEED_EVENT_TYPES.map((type): EventDoc => ({
+    type,
+    catalog: 'seed',
+    payload: SEED_EVENT_PAYLOADS[type],
+  }));
+  for (const type of Object.keys(extensions))
+    if (isCanonicalEventType(type)) throw new Error(`extension event ${type} is a seed catalog name`);
+  return [
+    ...seed,
+    ...Object.entries(extensions).map(([type, payload]): EventDoc => ({ type, catalog: 'extension', payload })),
+  ];
 }
 
 /** The server's own registries: every event type and the built-in tools. */

@@ -34,7 +34,8 @@ export function mapFastifyError(error: FastifyError): { code: ErrorCode; message
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return { code: 'URI_TOO_LONG', message: 'url: a path parameter is longer than 512 characters' };
     default:
-      if (error.statusCode === 400 && error instanceof SyntaxError) return { code: 'VALIDATION_ERROR', message: `body: invalid JSON (${error.message})` };
+      if (error.statusCode === 400 && error instanceof SyntaxError)
+        return { code: 'VALIDATION_ERROR', message: `body: invalid JSON (${error.message})` };
       return undefined;
   }
 }
@@ -68,9 +69,20 @@ export function requestFields(request: FastifyRequest): Record<string, unknown> 
 export function installErrorHandler(app: FastifyInstance, options: ErrorHandlerOptions = {}): void {
   const { faults } = options;
   const clientMistake = (request: FastifyRequest, status: number, code: ErrorCode, message: string) => {
-    faults?.log(`http:${status}:${code}`, 'info', { ...requestFields(request), status, code }, `client error: ${message}`);
+    faults?.log(
+      `http:${status}:${code}`,
+      'info',
+      { ...requestFields(request), status, code },
+      `client error: ${message}`,
+    );
   };
-  const send = (request: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string, details?: Record<string, unknown>) => {
+  const send = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    code: ErrorCode,
+    message: string,
+    details?: Record<string, unknown>,
+  ) => {
     const status = ERROR_CATALOGUE[code].status;
     if (status < 500) clientMistake(request, status, code, message);
     // A quota that frees up with time says when (QUOTA_EXCEEDED: concurrent runs, runs per minute).
@@ -95,13 +107,22 @@ export function installErrorHandler(app: FastifyInstance, options: ErrorHandlerO
   let patterns: { method: string; pattern: RegExp }[] | undefined;
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    patterns ??= (options.routes?.() ?? []).map((route) => ({ method: route.method, pattern: routePattern(route.url) }));
+    patterns ??= (options.routes?.() ?? []).map((route) => ({
+      method: route.method,
+      pattern: routePattern(route.url),
+    }));
     const allowed = new Set(patterns.filter((route) => route.pattern.test(path)).map((route) => route.method));
     if (allowed.has('GET')) allowed.add('HEAD');
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(', ');
       reply.header('allow', allow);
-      return send(request, reply, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${allow}`, { method: request.method, allow: [...allowed].sort() });
+      return send(
+        request,
+        reply,
+        'METHOD_NOT_ALLOWED',
+        `${request.method} is not allowed on ${path}; allowed: ${allow}`,
+        { method: request.method, allow: [...allowed].sort() },
+      );
     }
     return send(request, reply, 'NOT_FOUND', `no route ${request.method} ${path}`);
   });

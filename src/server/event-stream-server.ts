@@ -163,7 +163,8 @@ export class EventStreamServer {
     // Another node owns the session: its stream is forwarded from there; when it is not (A3S-Route: no-forward,
     // no peers), the events are followed through the shared stream below.
     try {
-      if (await ensureLocalOrForward(this.ctx, request, reply, () => this.ctx.agent.ensureLocal(sessionId, who, false))) return;
+      if (await ensureLocalOrForward(this.ctx, request, reply, () => this.ctx.agent.ensureLocal(sessionId, who, false)))
+        return;
     } catch (error) {
       if (!(error instanceof CodeError) || error.code !== 'SESSION_OWNED_ELSEWHERE') throw error;
     }
@@ -171,7 +172,14 @@ export class EventStreamServer {
     const res = reply.raw;
     const transport = new SseTransport(res);
     // Errors before the first byte are ordinary error answers (404, 410, ...): EventSource does not retry those.
-    const opened: OpenedSubscription = await openSessionSubscription(this.ctx, who, sessionId, after, transport, this.options.limits);
+    const opened: OpenedSubscription = await openSessionSubscription(
+      this.ctx,
+      who,
+      sessionId,
+      after,
+      transport,
+      this.options.limits,
+    );
     if (res.destroyed || !res.socket || res.socket.destroyed) {
       opened.stop();
       return;
@@ -199,22 +207,30 @@ export class EventStreamServer {
   }
 
   /** The caller as it addresses `:id`: from `?ticket=` (bound to this session) or the Authorization header. */
-  private authenticate(request: FastifyRequest, sessionId: string, ticket: string | undefined, tenantId: string | undefined): Caller {
+  private authenticate(
+    request: FastifyRequest,
+    sessionId: string,
+    ticket: string | undefined,
+    tenantId: string | undefined,
+  ): Caller {
     const header = request.headers.authorization;
     let caller: Caller;
     if (ticket !== undefined) {
-      caller = this.options.tickets.redeem(ticket, (issuer) => sessionKey(addressedCaller(issuer, tenantId).tenantId, sessionId));
+      caller = this.options.tickets.redeem(ticket, (issuer) =>
+        sessionKey(addressedCaller(issuer, tenantId).tenantId, sessionId),
+      );
       // A ticket is its issuer's: sent beside another caller's token, it is refused.
       if (header !== undefined && !this.ctx.authenticator.anonymous) {
         const other = this.ctx.authenticator.fromHeader(header);
         if (other.principal !== caller.principal || other.tenantId !== caller.tenantId) {
-          throw new CodeError('UNAUTHORIZED', 'query.ticket: issued to another caller than the Authorization header\'s');
+          throw new CodeError('UNAUTHORIZED', "query.ticket: issued to another caller than the Authorization header's");
         }
       }
     } else {
       caller = this.ctx.authenticator.fromHeader(header);
     }
-    if (!hasScope(caller, 'sessions')) throw new CodeError('FORBIDDEN', 'this route needs the "sessions" scope', { scope: 'sessions' });
+    if (!hasScope(caller, 'sessions'))
+      throw new CodeError('FORBIDDEN', 'this route needs the "sessions" scope', { scope: 'sessions' });
     return addressedCaller(caller, tenantId);
   }
 }
@@ -225,7 +241,9 @@ function lastEventId(request: FastifyRequest): number | undefined {
   if (value === undefined || value === '') return undefined;
   if (typeof value !== 'string' || !/^[0-9]{1,15}$/.test(value.trim())) {
     const message = 'must be a session_sequence (a non-negative integer)';
-    throw new CodeError('VALIDATION_ERROR', `headers.last-event-id: ${message}`, { issues: [{ path: 'headers.last-event-id', message }] });
+    throw new CodeError('VALIDATION_ERROR', `headers.last-event-id: ${message}`, {
+      issues: [{ path: 'headers.last-event-id', message }],
+    });
   }
   return Number(value.trim());
 }

@@ -48,7 +48,15 @@ export class EventTickets {
   /** Issue a ticket for `key` to `caller`. */
   issue(caller: Caller, key: SessionKey): IssuedTicket {
     const expiresAtMs = this.now() + this.ttlMs;
-    const claims = { v: 1, k: this.secrets.signingId, p: caller.principal, t: caller.tenantId, s: [...caller.scopes].sort(), key, exp: expiresAtMs };
+    const claims = {
+      v: 1,
+      k: this.secrets.signingId,
+      p: caller.principal,
+      t: caller.tenantId,
+      s: [...caller.scopes].sort(),
+      key,
+      exp: expiresAtMs,
+    };
     const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
     return { ticket: `${body}.${this.secrets.sign(DOMAIN + body)}`, expiresAtMs };
   }
@@ -90,7 +98,8 @@ export function eventTicketsFor(ctx: {
 }): EventTickets {
   let tickets = byContext.get(ctx);
   if (!tickets) {
-    const secrets = ctx.clusterSecrets ?? clusterSecretsOf({ id: 'local', secret: randomBytes(32).toString('base64url') });
+    const secrets =
+      ctx.clusterSecrets ?? clusterSecretsOf({ id: 'local', secret: randomBytes(32).toString('base64url') });
     tickets = new EventTickets(secrets, ctx.config.limits.eventTicketTtlMs, () => ctx.hostEnv.now());
     byContext.set(ctx, tickets);
   }

@@ -3,9 +3,19 @@ import type { RawData, WebSocket } from 'ws';
 import { CodeError } from '../errors.js';
 import { formatZodIssues, zodFieldIssues } from '../protocol/format-zod-issues.js';
 import { SessionParamsSchema } from '../protocol/http.js';
-import { WS_CLOSE, WsClientMessageSchema, WsQuerySchema, type WsClientMessage, type WsControl } from '../protocol/ws-messages.js';
+import {
+  WS_CLOSE,
+  WsClientMessageSchema,
+  WsQuerySchema,
+  type WsClientMessage,
+  type WsControl,
+} from '../protocol/ws-messages.js';
 import { addressedCaller } from '../runtime/live-sessions/session-address.js';
-import { controlFrameText, type SubscriptionLimits, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
+import {
+  controlFrameText,
+  type SubscriptionLimits,
+  type SubscriptionTransport,
+} from '../runtime/events/event-subscription.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 import { clientAddressOf } from './client-address.js';
@@ -16,7 +26,13 @@ import { openSessionSubscription, type OpenedSubscription } from './session-subs
 import { authenticateSocket, parseJsonFrame, type SocketCredentials } from './socket-auth.js';
 import type { ProxiedSocket } from './socket-proxy.js';
 import type { SocketRegistry } from './socket-registry.js';
-import { cancelControl, completeExternalTaskControl, confirmControl, errorControl, ownedElsewhereControl } from './ws-controls.js';
+import {
+  cancelControl,
+  completeExternalTaskControl,
+  confirmControl,
+  errorControl,
+  ownedElsewhereControl,
+} from './ws-controls.js';
 
 /** A client that cannot set headers must send `{"type": "auth"}` within this many milliseconds. */
 export const AUTH_TIMEOUT_MS = 5000;
@@ -58,7 +74,12 @@ interface WaitingMessage {
  * or the owner node itself, to which the socket is spliced whole.
  */
 export type EventsSocketAttachment =
-  | { readonly via: 'session'; readonly opened: OpenedSubscription; readonly session: AgentSession; hostConnectionId: string | undefined }
+  | {
+      readonly via: 'session';
+      readonly opened: OpenedSubscription;
+      readonly session: AgentSession;
+      hostConnectionId: string | undefined;
+    }
   | { readonly via: 'stream'; readonly opened: OpenedSubscription; readonly owner: CodeError }
   | { readonly via: 'proxy'; readonly proxy: ProxiedSocket };
 
@@ -86,7 +107,11 @@ export function serveEventsSocket(deps: EventsSocketDeps, socket: WebSocket, req
     deps.sockets.close(socket, WS_CLOSE.policy, error ? formatZodIssues(error, { where }) : `${where}: invalid`);
     return;
   }
-  new EventsSocketSession(deps, socket, request, { sessionId: paramsResult.data.id, after: queryResult.data.after, tenantId: queryResult.data.tenantId });
+  new EventsSocketSession(deps, socket, request, {
+    sessionId: paramsResult.data.id,
+    after: queryResult.data.after,
+    tenantId: queryResult.data.tenantId,
+  });
 }
 
 /**
@@ -119,7 +144,12 @@ export class EventsSocketSession {
     };
     const header = request.headers.authorization;
     const byHeader = deps.ctx.authenticator.anonymous || header !== undefined;
-    const timer = byHeader ? undefined : setTimeout(() => this.close(WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS} ms`), AUTH_TIMEOUT_MS);
+    const timer = byHeader
+      ? undefined
+      : setTimeout(
+          () => this.close(WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS} ms`),
+          AUTH_TIMEOUT_MS,
+        );
     timer?.unref();
     this.state = { kind: 'unauthenticated', refused: 0, timer };
     socket.on('message', (data, isBinary) => this.onMessage(data, isBinary));
@@ -135,14 +165,17 @@ export class EventsSocketSession {
     const authenticated = authenticateSocket(this.deps.ctx.authenticator, credentials);
     if ('refused' in authenticated) return this.close(WS_CLOSE.unauthorized, authenticated.refused);
     this.state = { kind: 'attaching', caller: authenticated.caller, waiting: [] };
-    void this.attach(authenticated.caller, authorization).catch(() => this.close(WS_CLOSE.goingAway, 'subscription failed'));
+    void this.attach(authenticated.caller, authorization).catch(() =>
+      this.close(WS_CLOSE.goingAway, 'subscription failed'),
+    );
   }
 
   /** attaching -> attached: proxied to the owner node, or subscribed here; closed when the caller may not, or there is no such session. */
   private async attach(caller: Caller, authorization: string | undefined): Promise<void> {
     const { ctx, limits } = this.deps;
     const { sessionId, after } = this.address;
-    if (!hasScope(caller, 'sessions')) return this.close(WS_CLOSE.forbidden, 'this subscription needs the "sessions" scope');
+    if (!hasScope(caller, 'sessions'))
+      return this.close(WS_CLOSE.forbidden, 'this subscription needs the "sessions" scope');
     // Session ids are per tenant: `:id` is the caller's tenant's, or (admins) the `tenantId` query's.
     let who: Caller;
     try {
@@ -158,13 +191,16 @@ export class EventsSocketSession {
     try {
       opened = await openSessionSubscription(ctx, who, sessionId, after, this.transport, limits);
     } catch (error) {
-      const code = error instanceof CodeError && error.code === 'SESSION_CLOSED' ? WS_CLOSE.sessionClosed : WS_CLOSE.notFound;
+      const code =
+        error instanceof CodeError && error.code === 'SESSION_CLOSED' ? WS_CLOSE.sessionClosed : WS_CLOSE.notFound;
       return this.close(code, error instanceof CodeError ? error.message : 'session not found');
     }
     // A socket that closed while the session was looked up (or the stream joined) has already been released.
     if (this.state.kind !== 'attaching' || this.socket.readyState !== this.socket.OPEN) return opened.stop();
     const waiting = this.state.waiting;
-    const to: EventsSocketAttachment = opened.session ? { via: 'session', opened, session: opened.session, hostConnectionId: undefined } : { via: 'stream', opened, owner: opened.followedOwner };
+    const to: EventsSocketAttachment = opened.session
+      ? { via: 'session', opened, session: opened.session, hostConnectionId: undefined }
+      : { via: 'stream', opened, owner: opened.followedOwner };
     this.state = { kind: 'attached', caller, to };
     opened.start();
     // Handle what the client sent meanwhile, in order.
@@ -189,7 +225,8 @@ export class EventsSocketSession {
     if (state.kind === 'unauthenticated') clearTimeout(state.timer);
     if (state.kind !== 'attached' || state.to.via === 'proxy') return;
     state.to.opened.stop();
-    if (state.to.via === 'session' && state.to.hostConnectionId !== undefined) this.deps.ctx.hostRegistry.detach(state.to.hostConnectionId);
+    if (state.to.via === 'session' && state.to.hostConnectionId !== undefined)
+      this.deps.ctx.hostRegistry.detach(state.to.hostConnectionId);
     state.to.opened.subscription.stop();
   }
 
@@ -199,22 +236,45 @@ export class EventsSocketSession {
   }
 
   private onMessage(data: RawData, isBinary: boolean): void {
-    if (this.state.kind === 'attached' && this.state.to.via === 'proxy') return this.state.to.proxy.fromClient(data, isBinary);
+    if (this.state.kind === 'attached' && this.state.to.via === 'proxy')
+      return this.state.to.proxy.fromClient(data, isBinary);
     const { faults } = this.deps;
     const sessionId = this.address.sessionId;
     const parsed = parseJsonFrame(data);
     if (!parsed) {
-      faults.log('ws:invalid-message', 'info', { ip: clientAddressOf(this.request), sessionId }, 'WebSocket client sent a message that is not JSON');
-      return this.dispatch(() => this.reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message')), true, undefined);
+      faults.log(
+        'ws:invalid-message',
+        'info',
+        { ip: clientAddressOf(this.request), sessionId },
+        'WebSocket client sent a message that is not JSON',
+      );
+      return this.dispatch(
+        () => this.reply(errorControl('VALIDATION_ERROR', 'message: invalid JSON', 'message')),
+        true,
+        undefined,
+      );
     }
     const result = WsClientMessageSchema.safeParse(parsed.value);
     if (!result.success) {
       const field = zodFieldIssues(result.error, 'message', 1)[0]?.path ?? 'message';
-      faults.log('ws:invalid-message', 'info', { ip: clientAddressOf(this.request), sessionId, field }, `WebSocket client sent an invalid message (${field})`);
-      return this.dispatch(() => this.reply(errorControl('VALIDATION_ERROR', formatZodIssues(result.error, { where: 'message' }), field)), true, undefined);
+      faults.log(
+        'ws:invalid-message',
+        'info',
+        { ip: clientAddressOf(this.request), sessionId, field },
+        `WebSocket client sent an invalid message (${field})`,
+      );
+      return this.dispatch(
+        () => this.reply(errorControl('VALIDATION_ERROR', formatZodIssues(result.error, { where: 'message' }), field)),
+        true,
+        undefined,
+      );
     }
     const message = result.data;
-    this.dispatch(() => this.handle(message), message.type === 'ping' || message.type === 'auth', message.type === 'auth' ? undefined : [data, isBinary]);
+    this.dispatch(
+      () => this.handle(message),
+      message.type === 'ping' || message.type === 'auth',
+      message.type === 'auth' ? undefined : [data, isBinary],
+    );
   }
 
   /**
@@ -226,7 +286,10 @@ export class EventsSocketSession {
     const state = this.state;
     if (state.kind !== 'attaching' || (immediate && state.waiting.length === 0)) return handle();
     if (state.waiting.length >= MAX_MESSAGES_BEFORE_ATTACH) {
-      return this.close(WS_CLOSE.policy, `more than ${MAX_MESSAGES_BEFORE_ATTACH} messages before the subscription was attached; wait for its first frame`);
+      return this.close(
+        WS_CLOSE.policy,
+        `more than ${MAX_MESSAGES_BEFORE_ATTACH} messages before the subscription was attached; wait for its first frame`,
+      );
     }
     state.waiting.push({ handle, raw });
   }
@@ -239,30 +302,47 @@ export class EventsSocketSession {
       if (state.kind === 'unauthenticated') this.authenticate({ token: message.token }, `Bearer ${message.token}`);
       return;
     }
-    if (state.kind === 'unauthenticated') return this.reply(errorControl('UNAUTHORIZED', `${message.type}: authenticate first with {"type":"auth","token":"..."}`));
+    if (state.kind === 'unauthenticated')
+      return this.reply(
+        errorControl('UNAUTHORIZED', `${message.type}: authenticate first with {"type":"auth","token":"..."}`),
+      );
     if (message.type === 'ping') return this.reply({ type: 'pong', payload: {} });
     // Not reached while attaching: session-bound messages wait until the subscription is attached.
     if (state.kind !== 'attached' || state.to.via === 'proxy') return;
     // Confirmations, cancels and host registration act on the live session, which is the owner node's.
-    if (state.to.via === 'stream') return this.reply(ownedElsewhereControl(state.to.owner, this.address.sessionId, message));
+    if (state.to.via === 'stream')
+      return this.reply(ownedElsewhereControl(state.to.owner, this.address.sessionId, message));
     this.reply(this.answer(state.to, state.caller, message));
   }
 
   /** The answer to a session-bound message on a socket served by the live session (undefined: none). */
-  private answer(to: Extract<EventsSocketAttachment, { via: 'session' }>, caller: Caller, message: Exclude<WsClientMessage, { type: 'auth' | 'ping' }>): WsControl | undefined {
+  private answer(
+    to: Extract<EventsSocketAttachment, { via: 'session' }>,
+    caller: Caller,
+    message: Exclude<WsClientMessage, { type: 'auth' | 'ping' }>,
+  ): WsControl | undefined {
     const { ctx } = this.deps;
     const session = to.session;
     switch (message.type) {
       case 'host_register':
         if (to.hostConnectionId === undefined) {
           to.hostConnectionId = ctx.hostEnv.newId('conn');
-          ctx.hostRegistry.attach(to.hostConnectionId, (frame) => this.socket.send(JSON.stringify(frame)), { tenantId: caller.tenantId, principal: caller.principal, sessionId: this.address.sessionId });
+          ctx.hostRegistry.attach(to.hostConnectionId, (frame) => this.socket.send(JSON.stringify(frame)), {
+            tenantId: caller.tenantId,
+            principal: caller.principal,
+            sessionId: this.address.sessionId,
+          });
         }
         return { type: 'host_registered', payload: { connection_id: to.hostConnectionId } };
       case 'hook_response':
       case 'command_response':
-        if (to.hostConnectionId !== undefined && ctx.hostRegistry.deliver(to.hostConnectionId, message)) return undefined;
-        return errorControl('VALIDATION_ERROR', `message.request_id: no pending ${message.type === 'hook_response' ? 'hook' : 'command'} request with this id on this connection`, 'message.request_id');
+        if (to.hostConnectionId !== undefined && ctx.hostRegistry.deliver(to.hostConnectionId, message))
+          return undefined;
+        return errorControl(
+          'VALIDATION_ERROR',
+          `message.request_id: no pending ${message.type === 'hook_response' ? 'hook' : 'command'} request with this id on this connection`,
+          'message.request_id',
+        );
       case 'external_task_complete':
         return completeExternalTaskControl(session, caller, to.hostConnectionId !== undefined, message);
       case 'cancel':
@@ -286,13 +366,15 @@ export class EventsSocketSession {
     }
     if (state.kind === 'attaching') {
       const queued = this.socket.bufferedAmount;
-      if (queued > this.deps.limits.maxUnackedBytes) this.close(WS_CLOSE.slowConsumer, `slow consumer: ${queued} bytes unsent before the subscription was attached`);
+      if (queued > this.deps.limits.maxUnackedBytes)
+        this.close(WS_CLOSE.slowConsumer, `slow consumer: ${queued} bytes unsent before the subscription was attached`);
       else this.sendNow(control);
       return;
     }
     if (state.kind === 'unauthenticated') {
       state.refused += 1;
-      if (state.refused > MAX_MESSAGES_BEFORE_AUTH) this.close(WS_CLOSE.unauthorized, 'too many messages before authentication');
+      if (state.refused > MAX_MESSAGES_BEFORE_AUTH)
+        this.close(WS_CLOSE.unauthorized, 'too many messages before authentication');
       else this.sendNow(control);
     }
   }

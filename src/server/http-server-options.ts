@@ -24,16 +24,27 @@ export function httpServerOptions(config: CodeConfig, faults: ClientFaultLog): F
     // Session ids may be 128 characters and tool ids longer; Fastify's default (100) would 414 them.
     routerOptions: { maxParamLength: 512 },
     trustProxy: config.trustProxy,
-    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: connectionsCheckingInterval(limits.headersTimeoutMs) },
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingInterval(limits.headersTimeoutMs),
+    },
     requestTimeout: 0,
     connectionTimeout: 0,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     clientErrorHandler: (error, socket) => handleClientError(error, socket, faults),
     // Errors the router finds before any route or hook (a bad percent-encoding, an over-long parameter).
     frameworkErrors: (error, request, reply) => {
-      const { code, message } = mapFastifyError(error) ?? { code: 'BAD_REQUEST' as const, message: `malformed request (${error.message})` };
+      const { code, message } = mapFastifyError(error) ?? {
+        code: 'BAD_REQUEST' as const,
+        message: `malformed request (${error.message})`,
+      };
       const status = ERROR_CATALOGUE[code].status;
-      faults.log(`http:${status}:${code}`, 'info', { ...requestFields(request), status, code }, `client error: ${message}`);
+      faults.log(
+        `http:${status}:${code}`,
+        'info',
+        { ...requestFields(request), status, code },
+        `client error: ${message}`,
+      );
       void (reply as FastifyReply).status(status).send(errorBody(code, message));
     },
   };

@@ -45,7 +45,10 @@ function rewriteRefs(value: Json, rename: (id: string) => string): Json {
   if (!isObject(value)) return value;
   const out: JsonObject = {};
   for (const [key, item] of Object.entries(value)) {
-    out[key] = key === '$ref' && typeof item === 'string' && item.startsWith(DEFS_PREFIX) ? rename(item.slice(DEFS_PREFIX.length)) : rewriteRefs(item, rename);
+    out[key] =
+      key === '$ref' && typeof item === 'string' && item.startsWith(DEFS_PREFIX)
+        ? rename(item.slice(DEFS_PREFIX.length))
+        : rewriteRefs(item, rename);
   }
   return out;
 }
@@ -73,11 +76,13 @@ class SchemaCollector {
     if (isObject($defs)) {
       for (const [id, def] of Object.entries($defs)) {
         // zod names unregistered shared schemas __schemaN, which would collide across conversions.
-        if (id.startsWith('__schema')) throw new Error('OpenAPI: a recursive schema without .meta({ id }) was found; give it an id');
+        if (id.startsWith('__schema'))
+          throw new Error('OpenAPI: a recursive schema without .meta({ id }) was found; give it an id');
         // OpenAPI component names allow only these characters; it also keeps JSON-pointer escaping out of refs.
         if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`OpenAPI: schema id "${id}" is not a valid component name`);
         const seen = this.defs[io].get(id);
-        if (seen !== undefined && canonical(seen) !== canonical(def)) throw new Error(`OpenAPI: two different schemas share the id "${id}"`);
+        if (seen !== undefined && canonical(seen) !== canonical(def))
+          throw new Error(`OpenAPI: two different schemas share the id "${id}"`);
         this.defs[io].set(id, def);
       }
     }
@@ -118,7 +123,8 @@ function openApiPath(url: string): string {
 /** Path or query parameters from a zod object schema. */
 function parameters(collector: SchemaCollector, schema: z.ZodType, where: 'path' | 'query'): JsonObject[] {
   const json = collector.toJson(schema, 'input');
-  if (!isObject(json) || !isObject(json.properties)) throw new Error(`OpenAPI: ${where} parameters must be a plain zod object schema`);
+  if (!isObject(json) || !isObject(json.properties))
+    throw new Error(`OpenAPI: ${where} parameters must be a plain zod object schema`);
   const required = Array.isArray(json.required) ? json.required : [];
   return Object.entries(json.properties).map(([name, property]) => {
     const parameter: JsonObject = { name, in: where, required: where === 'path' || required.includes(name) };
@@ -139,7 +145,13 @@ function impliedResponses(operation: OpenApiOperation): Record<number, z.ZodType
   // Every request, a WebSocket handshake included, can be malformed HTTP (400 BAD_REQUEST), time out (408),
   // exceed the per-address connection cap (429), carry too many header bytes (431) or meet a fault of ours (500);
   // a path parameter can be too long for the router (414).
-  const transport: Record<number, z.ZodType | null> = { 400: ErrorBodySchema, 408: ErrorBodySchema, 429: ErrorBodySchema, 431: ErrorBodySchema, 500: ErrorBodySchema };
+  const transport: Record<number, z.ZodType | null> = {
+    400: ErrorBodySchema,
+    408: ErrorBodySchema,
+    429: ErrorBodySchema,
+    431: ErrorBodySchema,
+    500: ErrorBodySchema,
+  };
   if (operation.url.includes(':')) transport[414] = ErrorBodySchema;
   // A WebSocket upgrade reports auth and validation failures as close codes, not HTTP statuses.
   if (101 in operation.responses) return transport;
@@ -167,10 +179,22 @@ function buildOperation(collector: SchemaCollector, operation: OpenApiOperation)
   if (operation.query) params.push(...parameters(collector, operation.query, 'query'));
   // Every session-scoped route resolves :id in the caller's tenant; an admin names another with ?tenantId=.
   if (isSessionScoped(operation) && !params.some((p) => p.in === 'query' && p.name === 'tenantId')) {
-    params.push({ name: 'tenantId', in: 'query', required: false, description: "admin only: the tenant whose session :id names (default: the caller's own tenant)", schema: { type: 'string', minLength: 1, maxLength: 200 } });
+    params.push({
+      name: 'tenantId',
+      in: 'query',
+      required: false,
+      description: "admin only: the tenant whose session :id names (default: the caller's own tenant)",
+      schema: { type: 'string', minLength: 1, maxLength: 200 },
+    });
   }
   for (const name of Object.keys(operation.headers ?? {}).sort()) {
-    params.push({ name, in: 'header', required: false, description: operation.headers?.[name] ?? '', schema: { type: 'string' } });
+    params.push({
+      name,
+      in: 'header',
+      required: false,
+      description: operation.headers?.[name] ?? '',
+      schema: { type: 'string' },
+    });
   }
   if (params.length > 0) out.parameters = params;
   if (operation.body) {
@@ -181,7 +205,9 @@ function buildOperation(collector: SchemaCollector, operation: OpenApiOperation)
   }
   const responses: JsonObject = {};
   const all = { ...impliedResponses(operation), ...operation.responses };
-  for (const status of Object.keys(all).map(Number).sort((a, b) => a - b)) {
+  for (const status of Object.keys(all)
+    .map(Number)
+    .sort((a, b) => a - b)) {
     const schema = all[status];
     const response: JsonObject = { description: STATUS_CODES[status] ?? `HTTP ${status}` };
     if (schema) {
@@ -205,7 +231,11 @@ function buildOperation(collector: SchemaCollector, operation: OpenApiOperation)
  * Build the OpenAPI 3.1 document for every operation in the registry, in a stable order, with the event types
  * and built-in tools of `docs` (the server's own by default).
  */
-export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInfo, docs: DocRegistries = defaultDocRegistries()): Record<string, unknown> {
+export function buildOpenApiDocument(
+  registry: OpenApiRegistry,
+  info: OpenApiInfo,
+  docs: DocRegistries = defaultDocRegistries(),
+): Record<string, unknown> {
   const collector = new SchemaCollector();
   const byPath = new Map<string, Map<string, OpenApiOperation>>();
   for (const operation of registry.operations) {
@@ -220,7 +250,8 @@ export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInf
   for (const path of [...byPath.keys()].sort()) {
     const methods = byPath.get(path) ?? new Map<string, OpenApiOperation>();
     const item: JsonObject = {};
-    const order = (method: string) => (METHOD_ORDER.includes(method) ? METHOD_ORDER.indexOf(method) : METHOD_ORDER.length);
+    const order = (method: string) =>
+      METHOD_ORDER.includes(method) ? METHOD_ORDER.indexOf(method) : METHOD_ORDER.length;
     for (const method of [...methods.keys()].sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
       item[method] = buildOperation(collector, methods.get(method) as OpenApiOperation);
     }
@@ -247,12 +278,21 @@ export function buildOpenApiDocument(registry: OpenApiRegistry, info: OpenApiInf
     components: {
       schemas,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from the server configuration or A3S_API_TOKENS; it maps to a principal, a tenant and scopes.' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API token from the server configuration or A3S_API_TOKENS; it maps to a principal, a tenant and scopes.',
+        },
       },
     },
     'x-event-types': events,
     'x-builtin-tools': tools,
-    'x-error-codes': Object.entries(ERROR_CATALOGUE).map(([code, entry]) => ({ code, status: entry.status, description: entry.description })),
+    'x-error-codes': Object.entries(ERROR_CATALOGUE).map(([code, entry]) => ({
+      code,
+      status: entry.status,
+      description: entry.description,
+    })),
     // Codes a run fails with (RunError.code, `error` events): no HTTP status of their own.
     'x-run-error-codes': Object.entries(RUN_ERROR_CATALOGUE).map(([code, description]) => ({ code, description })),
   };

@@ -23,7 +23,9 @@ export function isSessionScoped(route: { url: string }): boolean {
 
 /** True for a route that starts a run (a new one or a resumed one): while draining it answers 503 SHUTTING_DOWN. */
 export function startsRun(route: { method: string; url: string }): boolean {
-  return route.method === 'POST' && isSessionScoped(route) && (route.url.endsWith('/runs') || route.url.endsWith('/resume'));
+  return (
+    route.method === 'POST' && isSessionScoped(route) && (route.url.endsWith('/runs') || route.url.endsWith('/resume'))
+  );
 }
 
 /** True for a route that starts a session or a run: while draining it answers 503 SHUTTING_DOWN. */

@@ -10,7 +10,11 @@ import { defaultDocRegistries, type DocRegistries } from './doc-registries.js';
 import { buildOpenApiDocument } from './openapi-document.js';
 import { withEventTable } from './render-event-table.js';
 
-const HEADER = ['# Generated from the zod schemas the routes register with (src/server/openapi-document.ts).', '# Do not edit by hand: run `npm run openapi` to regenerate it.', ''].join('\n');
+const HEADER = [
+  '# Generated from the zod schemas the routes register with (src/server/openapi-document.ts).',
+  '# Do not edit by hand: run `npm run openapi` to regenerate it.',
+  '',
+].join('\n');
 
 /** The package root: the nearest directory above this module holding package.json (works from src and dist). */
 export function packageRoot(): string {
@@ -38,7 +42,10 @@ export interface GeneratedDocs {
  * The one generator of openapi.yaml and README's event table, from the given registries (the server's own
  * by default): `scripts/generate-openapi.ts` writes what it returns; a test passes registries with fixtures.
  */
-export async function renderGeneratedDocs(readme: string, docs: DocRegistries = defaultDocRegistries()): Promise<GeneratedDocs> {
+export async function renderGeneratedDocs(
+  readme: string,
+  docs: DocRegistries = defaultDocRegistries(),
+): Promise<GeneratedDocs> {
   return { openapiYaml: await renderOpenApiYaml(docs), readme: withEventTable(readme, docs.events) };
 }
 
@@ -51,7 +58,11 @@ export async function renderOpenApiYaml(docs: DocRegistries = defaultDocRegistri
   const { app } = await buildApp(ctx);
   try {
     await app.ready();
-    const info = { title: 'A3S Code Server', version: pkg.version ?? '0.0.0', description: 'HTTP and WebSocket control plane for coding agents.' };
+    const info = {
+      title: 'A3S Code Server',
+      version: pkg.version ?? '0.0.0',
+      description: 'HTTP and WebSocket control plane for coding agents.',
+    };
     const document = buildOpenApiDocument(ctx.openapi, info, docs);
     // No anchors/aliases for shared objects and no line folding, so the text is stable and easy to diff.
     return HEADER + stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 });

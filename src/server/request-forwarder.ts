@@ -14,10 +14,29 @@ export const ROUTE_HEADER = 'a3s-route';
  * Headers that describe one connection, never copied across a hop (RFC 9110 7.6.1), and ours, set anew.
  * `Host` goes along: the owner checks it (allowed hosts) and a browser's Origin against it, as the first node did.
  */
-const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', FORWARDED_HEADER, ROUTE_HEADER]);
+const HOP_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  FORWARDED_HEADER,
+  ROUTE_HEADER,
+]);
 
 /** A forwarded request's response headers that are the hop's, not the owner's answer. */
-const HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'proxy-authenticate']);
+const HOP_RESPONSE_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'trailer',
+  'upgrade',
+  'proxy-authenticate',
+]);
 
 /**
  * How often a forward in flight checks that its owner still heartbeats. The hop sets no deadline of its own
@@ -63,7 +82,11 @@ export class RequestForwarder {
   private readonly active = new Set<AbortController>();
   /** The last liveness answer per owner node, shared by every forward to it. */
   private readonly liveness = new Map<string, { atMs: number; answer: Promise<boolean> }>();
-  private readonly dispatcher: Dispatcher = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: 0, bodyTimeout: 0 });
+  private readonly dispatcher: Dispatcher = new Agent({
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
 
   constructor(private readonly options: RequestForwarderOptions) {}
 
@@ -75,9 +98,15 @@ export class RequestForwarder {
   checkIncoming(request: FastifyRequest): ForwardedHop | undefined {
     const value = request.headers[FORWARDED_HEADER];
     if (value === undefined) return undefined;
-    if (typeof value !== 'string' || !this.options.headers) throw new CodeError('FORWARDED_INVALID', `${FORWARDED_HEADER}: this node accepts no forwarded requests`, { reason: 'malformed' });
+    if (typeof value !== 'string' || !this.options.headers)
+      throw new CodeError('FORWARDED_INVALID', `${FORWARDED_HEADER}: this node accepts no forwarded requests`, {
+        reason: 'malformed',
+      });
     const result = this.options.headers.verify(value, request.method, request.url);
-    if (!result.ok) throw new CodeError('FORWARDED_INVALID', `${FORWARDED_HEADER}: refused (${result.reason})`, { reason: result.reason });
+    if (!result.ok)
+      throw new CodeError('FORWARDED_INVALID', `${FORWARDED_HEADER}: refused (${result.reason})`, {
+        reason: result.reason,
+      });
     this.hops.set(request, result.hop);
     recordForwardedClient(request, result.hop.clientAddress);
     return result.hop;
@@ -94,12 +123,14 @@ export class RequestForwarder {
    * request already forwarded once, or an owner outside peer_urls, is OWNER_UNREACHABLE.
    */
   targetFor(request: FastifyRequest, error: CodeError): string | undefined {
-    if (request.headers[ROUTE_HEADER] === 'no-forward' || !this.options.headers || this.options.peers.empty) return undefined;
+    if (request.headers[ROUTE_HEADER] === 'no-forward' || !this.options.headers || this.options.peers.empty)
+      return undefined;
     const ownerUrl = typeof error.details.ownerUrl === 'string' ? error.details.ownerUrl : undefined;
     if (this.hops.has(request)) throw unreachable(error, 'the session moved while the request was forwarded');
     if (ownerUrl === undefined) throw unreachable(error, 'its owner stopped heartbeating; its lease expires shortly');
     const origin = this.options.peers.allowed(ownerUrl);
-    if (origin === undefined) throw unreachable(error, `its owner advertises ${ownerUrl}, which matches none of cluster.peer_urls`);
+    if (origin === undefined)
+      throw unreachable(error, `its owner advertises ${ownerUrl}, which matches none of cluster.peer_urls`);
     return origin;
   }
 
@@ -114,7 +145,13 @@ export class RequestForwarder {
    * stream the owner's answer back through the hijacked reply. Before the owner answers, failures are
    * OWNER_UNREACHABLE (an ordinary error answer); once the answer streams, a failure ends the response.
    */
-  async forward(request: FastifyRequest, reply: FastifyReply, origin: string, error: CodeError, body: unknown): Promise<void> {
+  async forward(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    origin: string,
+    error: CodeError,
+    body: unknown,
+  ): Promise<void> {
     const headers = forwardedRequestHeaders(request.headers);
     headers[FORWARDED_HEADER] = this.sign(request.method, request.url, request.ip);
     let payload: string | undefined;
@@ -134,10 +171,19 @@ export class RequestForwarder {
     };
     let answer: Dispatcher.ResponseData;
     try {
-      answer = await undiciRequest(`${origin}${request.url}`, { method: request.method as Dispatcher.HttpMethod, headers, body: payload, dispatcher: this.dispatcher, signal: abort.signal });
+      answer = await undiciRequest(`${origin}${request.url}`, {
+        method: request.method as Dispatcher.HttpMethod,
+        headers,
+        body: payload,
+        dispatcher: this.dispatcher,
+        signal: abort.signal,
+      });
     } catch (cause) {
       done();
-      const why = abort.signal.reason instanceof OwnerGone ? 'it stopped heartbeating before it answered' : `it did not answer (${(cause as Error).message})`;
+      const why =
+        abort.signal.reason instanceof OwnerGone
+          ? 'it stopped heartbeating before it answered'
+          : `it did not answer (${(cause as Error).message})`;
       throw unreachable(error, why);
     }
     // The owner itself could not serve it (the session moved on meanwhile): the client retries shortly.
@@ -148,7 +194,8 @@ export class RequestForwarder {
     }
     reply.hijack();
     const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_RESPONSE_HEADERS.has(name)) out[name] = value;
+    for (const [name, value] of Object.entries(answer.headers))
+      if (value !== undefined && !HOP_RESPONSE_HEADERS.has(name)) out[name] = value;
     reply.raw.writeHead(answer.statusCode, out);
     // Server-sent events and long waits stream as they come.
     reply.raw.flushHeaders();
@@ -221,5 +268,9 @@ class OwnerGone extends Error {
 /** OWNER_UNREACHABLE (502, Retry-After 1) for a session whose owner could not take the request. */
 function unreachable(error: CodeError, why: string): CodeError {
   const sessionId = error.details.sessionId;
-  return new CodeError('OWNER_UNREACHABLE', `session ${String(sessionId)} is owned by node ${String(error.details.ownerNodeId)}, which cannot take the request: ${why}; retry shortly`, { sessionId, ownerNodeId: error.details.ownerNodeId, retryAfterSeconds: 1 });
+  return new CodeError(
+    'OWNER_UNREACHABLE',
+    `session ${String(sessionId)} is owned by node ${String(error.details.ownerNodeId)}, which cannot take the request: ${why}; retry shortly`,
+    { sessionId, ownerNodeId: error.details.ownerNodeId, retryAfterSeconds: 1 },
+  );
 }

@@ -16,7 +16,14 @@ export type SocketRoute = { kind: 'local' } | { kind: 'proxied'; proxy: ProxiedS
  * node serves it (it owns the session now, or the client asked not to be forwarded and follows the shared
  * stream). An owner that cannot take it closes the socket with 1012: the client reconnects.
  */
-export async function routeEventSocket(ctx: ServerContext, socket: WebSocket, request: FastifyRequest, who: Caller, sessionId: string, authorization: string | undefined): Promise<SocketRoute> {
+export async function routeEventSocket(
+  ctx: ServerContext,
+  socket: WebSocket,
+  request: FastifyRequest,
+  who: Caller,
+  sessionId: string,
+  authorization: string | undefined,
+): Promise<SocketRoute> {
   let origin: string | undefined;
   try {
     await ctx.agent.ensureLocal(sessionId, who, false);
@@ -32,7 +39,8 @@ export async function routeEventSocket(ctx: ServerContext, socket: WebSocket, re
     if (origin === undefined) return { kind: 'local' };
   }
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(forwardedRequestHeaders(request.headers))) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, value] of Object.entries(forwardedRequestHeaders(request.headers)))
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
   if (authorization !== undefined) headers.authorization = authorization;
   headers['a3s-forwarded'] = ctx.forwarder.sign('GET', request.url, request.ip);
   const url = `${origin.replace(/^http/, 'ws')}${request.url}`;

@@ -9,7 +9,12 @@ import { isSessionScoped, startsRun } from './openapi-registry.js';
 import type { ServerContext } from './server-context.js';
 
 /** A route: method, url, schemas (validation and OpenAPI) and the scope it needs (null: no auth). */
-export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, S extends Scope | null = Scope | null> {
+export interface RouteSpec<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  S extends Scope | null = Scope | null,
+> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   summary: string;
@@ -44,7 +49,9 @@ export interface RouteInput<P, Q, B, S extends Scope | null = Scope | null> {
 
 /** Turn zod issues into a VALIDATION_ERROR naming the first failing field (details.issues: the first 10). */
 export function validationError(where: string, error: z.ZodError): CodeError {
-  return new CodeError('VALIDATION_ERROR', formatZodIssues(error, { where }), { issues: zodFieldIssues(error, where, 10) });
+  return new CodeError('VALIDATION_ERROR', formatZodIssues(error, { where }), {
+    issues: zodFieldIssues(error, where, 10),
+  });
 }
 
 function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.infer<T> | undefined {
@@ -77,7 +84,12 @@ function isEmptyPlainObject(value: unknown): boolean {
  * (true: the reply is sent, the handler stops). SESSION_OWNED_ELSEWHERE stands only when the client asked
  * for it (A3S-Route: no-forward) or this node has no peers to forward to.
  */
-export async function ensureLocalOrForward(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, ensureLocal: () => Promise<void>): Promise<boolean> {
+export async function ensureLocalOrForward(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ensureLocal: () => Promise<void>,
+): Promise<boolean> {
   try {
     await ensureLocal();
     return false;
@@ -133,7 +145,8 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
       : {}),
     handler: async (request, reply) => {
       let caller = scope !== null ? callers.get(request) : undefined;
-      if (scope !== null && !caller) throw new CodeError('UNAUTHORIZED', 'missing Authorization: Bearer <token> header');
+      if (scope !== null && !caller)
+        throw new CodeError('UNAUTHORIZED', 'missing Authorization: Bearer <token> header');
       const params = parse(spec.params, request.params, 'params');
       // A stored session that is not live here (passivated, or its owner node died) is hydrated first;
       // one another live node owns answers 421 (or SESSION_BUSY for a run request while it runs there).
@@ -141,10 +154,18 @@ export function addRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
         // Session ids are per tenant: `:id` is the caller's tenant's, or (admins) the `tenantId` query's.
         caller = addressedCaller(caller, (request.query as { tenantId?: unknown } | undefined)?.tenantId);
         const id = (params as { id?: unknown } | undefined)?.id;
-        if (typeof id === 'string' && (await ensureLocalOrForward(ctx, request, reply, () => ctx.agent.ensureLocal(id, caller as Caller, runStart)))) return reply;
+        if (
+          typeof id === 'string' &&
+          (await ensureLocalOrForward(ctx, request, reply, () => ctx.agent.ensureLocal(id, caller as Caller, runStart)))
+        )
+          return reply;
       }
       const raw = request.body ?? {};
-      const body = spec.body ? (emptyBodyIsEmpty && isEmptyPlainObject(raw) ? {} : parse(spec.body, raw, 'body')) : undefined;
+      const body = spec.body
+        ? emptyBodyIsEmpty && isEmptyPlainObject(raw)
+          ? {}
+          : parse(spec.body, raw, 'body')
+        : undefined;
       const input = {
         params,
         query: parse(spec.query, request.query, 'query'),

@@ -38,9 +38,21 @@ export interface QueueFigures {
 
 const QUEUE_OUTCOMES = ['completed', 'failed', 'timed_out', 'cancelled'] as const;
 const QUEUE_LANE_COUNTERS = [
-  ['a3s_queue_submitted_total', 'submitted', 'Tool calls submitted to a lane (a retried call counts once), by lane; summed over live sessions with enableMetrics.'],
-  ['a3s_queue_retries_total', 'retried', 'Lane queue retries started (command_retry), by lane; summed over live sessions with enableMetrics.'],
-  ['a3s_queue_dead_lettered_total', 'dead_lettered', 'Lane queue calls dead-lettered, by lane; summed over live sessions with enableMetrics.'],
+  [
+    'a3s_queue_submitted_total',
+    'submitted',
+    'Tool calls submitted to a lane (a retried call counts once), by lane; summed over live sessions with enableMetrics.',
+  ],
+  [
+    'a3s_queue_retries_total',
+    'retried',
+    'Lane queue retries started (command_retry), by lane; summed over live sessions with enableMetrics.',
+  ],
+  [
+    'a3s_queue_dead_lettered_total',
+    'dead_lettered',
+    'Lane queue calls dead-lettered, by lane; summed over live sessions with enableMetrics.',
+  ],
 ] as const;
 
 /**
@@ -65,15 +77,31 @@ export class RuntimeMetrics {
     EVENT_TYPES.forEach((type, index) => this.eventIndex.set(type, index));
     this.eventCounts = new Float64Array(EVENT_TYPES.length);
 
-    const live = new Gauge({ name: 'a3s_sessions_live', help: 'Live sessions on this node.', registers, collect: (): void => live.set(sources.liveSessions()) });
+    const live = new Gauge({
+      name: 'a3s_sessions_live',
+      help: 'Live sessions on this node.',
+      registers,
+      collect: (): void => live.set(sources.liveSessions()),
+    });
     const sockets = new Gauge({
       name: 'a3s_websocket_connections',
       help: 'Open WebSocket connections on /v1/sessions/:id/events (event subscribers and hook or budget hosts).',
       registers,
       collect: (): void => sockets.set(this.socketCount?.() ?? 0),
     });
-    this.httpRequests = new Counter({ name: 'a3s_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status code.', labelNames: ['method', 'route', 'status_code'], registers });
-    this.httpDuration = new Histogram({ name: 'a3s_http_request_duration_seconds', help: 'HTTP request duration in seconds, by method and route pattern.', labelNames: ['method', 'route'], buckets: HTTP_BUCKETS, registers });
+    this.httpRequests = new Counter({
+      name: 'a3s_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status_code'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'a3s_http_request_duration_seconds',
+      help: 'HTTP request duration in seconds, by method and route pattern.',
+      labelNames: ['method', 'route'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
 
     const runs = new Counter({
       name: 'a3s_runs_finished_total',
@@ -156,7 +184,8 @@ export class RuntimeMetrics {
       registers,
       collect: () => {
         calls.reset();
-        for (const [lane, figures] of sumCounters() ?? []) for (const outcome of QUEUE_OUTCOMES) calls.inc({ lane, outcome }, figures[outcome]);
+        for (const [lane, figures] of sumCounters() ?? [])
+          for (const outcome of QUEUE_OUTCOMES) calls.inc({ lane, outcome }, figures[outcome]);
       },
     });
     for (const [name, key, help] of QUEUE_LANE_COUNTERS) {
@@ -179,12 +208,21 @@ export class RuntimeMetrics {
         registers,
         collect: () => {
           gauge.reset();
-          for (const queue of queues()) for (const lane of queue.stats().lanes) gauge.inc({ lane: lane.lane }, read(lane));
+          for (const queue of queues())
+            for (const lane of queue.stats().lanes) gauge.inc({ lane: lane.lane }, read(lane));
         },
       });
     };
-    laneGauge('a3s_queue_pending', 'Tool calls waiting for a lane slot, by lane; summed over live sessions with a queue.', (lane) => lane.pending);
-    laneGauge('a3s_queue_active', 'Tool calls holding a lane slot (running here or at the host), by lane; summed over live sessions with a queue.', (lane) => lane.active);
+    laneGauge(
+      'a3s_queue_pending',
+      'Tool calls waiting for a lane slot, by lane; summed over live sessions with a queue.',
+      (lane) => lane.pending,
+    );
+    laneGauge(
+      'a3s_queue_active',
+      'Tool calls holding a lane slot (running here or at the host), by lane; summed over live sessions with a queue.',
+      (lane) => lane.active,
+    );
     const external = new Gauge({
       name: 'a3s_queue_external_pending',
       help: 'External tasks awaiting the host; summed over live sessions with a queue.',
@@ -212,10 +250,26 @@ export class RuntimeMetrics {
         },
       });
     };
-    usage('a3s_tenant_open_sessions', 'Open sessions of the tenant on this node (quota maxOpenSessions).', (t) => t.openSessions);
-    usage('a3s_tenant_running_runs', 'Runs of the tenant in flight on this node (quota maxConcurrentRuns).', (t) => t.runningRuns);
-    usage('a3s_tenant_runs_last_minute', 'Runs of the tenant started on this node in the last minute (quota maxRunsPerMinute).', (t) => t.runsLastMinute);
-    usage('a3s_tenant_stored_bytes', "Bytes of the tenant's snapshots saved by this node, plus the disk its sessions' sandboxed commands use (quota maxStoredBytes).", (t) => t.storedBytes);
+    usage(
+      'a3s_tenant_open_sessions',
+      'Open sessions of the tenant on this node (quota maxOpenSessions).',
+      (t) => t.openSessions,
+    );
+    usage(
+      'a3s_tenant_running_runs',
+      'Runs of the tenant in flight on this node (quota maxConcurrentRuns).',
+      (t) => t.runningRuns,
+    );
+    usage(
+      'a3s_tenant_runs_last_minute',
+      'Runs of the tenant started on this node in the last minute (quota maxRunsPerMinute).',
+      (t) => t.runsLastMinute,
+    );
+    usage(
+      'a3s_tenant_stored_bytes',
+      "Bytes of the tenant's snapshots saved by this node, plus the disk its sessions' sandboxed commands use (quota maxStoredBytes).",
+      (t) => t.storedBytes,
+    );
     const sessionBytes = new Gauge({
       name: 'a3s_tenant_session_bytes',
       help: "Bytes the tenant's open sessions hold on this node: options, overhead, transcript and artifacts (limits.maxSessionBytesPerTenant).",
@@ -223,7 +277,8 @@ export class RuntimeMetrics {
       registers,
       collect: () => {
         sessionBytes.reset();
-        for (const tenant of sources.tenantSessionBytes?.() ?? []) sessionBytes.set({ tenant: tenant.tenantId }, tenant.bytes);
+        for (const tenant of sources.tenantSessionBytes?.() ?? [])
+          sessionBytes.set({ tenant: tenant.tenantId }, tenant.bytes);
       },
     });
     const limits = new Gauge({
@@ -233,7 +288,9 @@ export class RuntimeMetrics {
       registers,
       collect: () => {
         limits.reset();
-        for (const tenant of sources.tenantQuotas?.() ?? []) for (const [quota, limit] of Object.entries(tenant.quota)) limits.set({ tenant: tenant.tenantId, quota }, limit);
+        for (const tenant of sources.tenantQuotas?.() ?? [])
+          for (const [quota, limit] of Object.entries(tenant.quota))
+            limits.set({ tenant: tenant.tenantId, quota }, limit);
       },
     });
   }

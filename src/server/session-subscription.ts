@@ -1,7 +1,11 @@
 import { CodeError } from '../errors.js';
 import { WS_CLOSE } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
-import { EventSubscription, type SubscriptionLimits, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
+import {
+  EventSubscription,
+  type SubscriptionLimits,
+  type SubscriptionTransport,
+} from '../runtime/events/event-subscription.js';
 import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 import type { ServerContext } from './server-context.js';
 import { sessionKey } from '../stores/session-key.js';
@@ -16,7 +20,10 @@ export const SESSION_CLOSED_DRAIN_MS = 10_000;
  * stream (`followedOwner`, the SESSION_OWNED_ELSEWHERE error naming the owner); never both.
  */
 export type OpenedSubscription = OpenedSubscriptionBase &
-  ({ readonly session: AgentSession; readonly followedOwner: undefined } | { readonly session: undefined; readonly followedOwner: CodeError });
+  (
+    | { readonly session: AgentSession; readonly followedOwner: undefined }
+    | { readonly session: undefined; readonly followedOwner: CodeError }
+  );
 
 /** What every opened subscription has, wherever the session lives. */
 interface OpenedSubscriptionBase {
@@ -53,16 +60,29 @@ export async function openSessionSubscription(
     if (!(error instanceof CodeError) || error.code !== 'SESSION_OWNED_ELSEWHERE' || !stream) throw error;
     const snapshot = await ctx.store.load(key).catch(() => undefined);
     // An unsaved session (no autoSave) has no snapshot: its home record, under the caller's tenant's key, says it exists.
-    const unsaved = snapshot === undefined && (await ctx.ownership.locate(key).catch(() => undefined))?.unsaved === true;
+    const unsaved =
+      snapshot === undefined && (await ctx.ownership.locate(key).catch(() => undefined))?.unsaved === true;
     if (!unsaved && (!snapshot || (snapshot.session.ownerTenantId !== who.tenantId && !hasScope(who, 'admin')))) {
       throw new CodeError('SESSION_NOT_FOUND', `session ${sessionId} not found`);
     }
-    const follow = await followSessionStream(stream, key, after, transport, { limits, closedDrainMs: SESSION_CLOSED_DRAIN_MS });
-    return { subscription: follow.subscription, session: undefined, followedOwner: error, start: () => follow.start(), stop: () => follow.stop() };
+    const follow = await followSessionStream(stream, key, after, transport, {
+      limits,
+      closedDrainMs: SESSION_CLOSED_DRAIN_MS,
+    });
+    return {
+      subscription: follow.subscription,
+      session: undefined,
+      followedOwner: error,
+      start: () => follow.start(),
+      stop: () => follow.stop(),
+    };
   }
   const session = ctx.agent.getSession(sessionId, who);
   session.lifecycle.assertOpen();
-  const subscription = new EventSubscription(session.events, transport, limits, { slowConsumer: WS_CLOSE.slowConsumer, sessionClosed: WS_CLOSE.sessionClosed });
+  const subscription = new EventSubscription(session.events, transport, limits, {
+    slowConsumer: WS_CLOSE.slowConsumer,
+    sessionClosed: WS_CLOSE.sessionClosed,
+  });
   let drainTimer: NodeJS.Timeout | undefined;
   let unwatch: (() => void) | undefined;
   const stop = () => {

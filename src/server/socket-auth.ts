@@ -15,7 +15,12 @@ export type SocketAuthentication = { readonly caller: Caller } | { readonly refu
  */
 export function authenticateSocket(authenticator: Authenticator, credentials: SocketCredentials): SocketAuthentication {
   try {
-    return { caller: 'token' in credentials ? authenticator.fromToken(credentials.token) : authenticator.fromHeader(credentials.header) };
+    return {
+      caller:
+        'token' in credentials
+          ? authenticator.fromToken(credentials.token)
+          : authenticator.fromHeader(credentials.header),
+    };
   } catch (error) {
     return { refused: error instanceof CodeError ? error.message : 'unauthorized' };
   }

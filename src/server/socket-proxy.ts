@@ -28,14 +28,26 @@ export interface ProxiedSocket {
  * there. The owner's close code reaches the client; a hop that fails or drops closes it with 1012
  * (service restart) so the client reconnects, through the balancer, to wherever the session is then.
  */
-export function proxySocket(client: WebSocket, url: string, headers: Record<string, string>, maxPayload: number): ProxiedSocket {
-  const upstream = new WebSocket(url, { headers, perMessageDeflate: false, maxPayload, autoPong: false, handshakeTimeout: 10_000 });
+export function proxySocket(
+  client: WebSocket,
+  url: string,
+  headers: Record<string, string>,
+  maxPayload: number,
+): ProxiedSocket {
+  const upstream = new WebSocket(url, {
+    headers,
+    perMessageDeflate: false,
+    maxPayload,
+    autoPong: false,
+    handshakeTimeout: 10_000,
+  });
   const queued: [RawData, boolean][] = [];
   let clientGone = false;
   const closeClient = (code: number, reason: string) => {
     if (clientGone) return;
     clientGone = true;
-    if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) client.close(sendable(code) ? code : SERVICE_RESTART, reason.slice(0, 120));
+    if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING)
+      client.close(sendable(code) ? code : SERVICE_RESTART, reason.slice(0, 120));
   };
   upstream.on('open', () => {
     for (const [data, isBinary] of queued.splice(0)) upstream.send(data, { binary: isBinary });
@@ -46,7 +58,12 @@ export function proxySocket(client: WebSocket, url: string, headers: Record<stri
   upstream.on('ping', (data) => {
     if (client.readyState === WebSocket.OPEN) client.ping(data);
   });
-  upstream.on('close', (code, reason) => closeClient(code === 1005 || code === 1006 ? SERVICE_RESTART : code, code === 1006 ? 'the session owner went away; reconnect' : reason.toString()));
+  upstream.on('close', (code, reason) =>
+    closeClient(
+      code === 1005 || code === 1006 ? SERVICE_RESTART : code,
+      code === 1006 ? 'the session owner went away; reconnect' : reason.toString(),
+    ),
+  );
   upstream.on('unexpected-response', (_request, response) => {
     // The owner refused the upgrade (e.g. it no longer has the session): the client reconnects and is routed again.
     closeClient(SERVICE_RESTART, `the session owner answered ${response.statusCode}; reconnect`);
@@ -57,7 +74,8 @@ export function proxySocket(client: WebSocket, url: string, headers: Record<stri
     fromClient(data, isBinary) {
       if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
       else if (upstream.readyState === WebSocket.CONNECTING) {
-        if (queued.length >= MAX_QUEUED) closeClient(1008, `more than ${MAX_QUEUED} messages before the subscription was attached`);
+        if (queued.length >= MAX_QUEUED)
+          closeClient(1008, `more than ${MAX_QUEUED} messages before the subscription was attached`);
         else queued.push([data, isBinary]);
       }
     },

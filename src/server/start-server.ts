@@ -18,7 +18,9 @@ export interface RunningServer extends BuiltApp {
 /** Refuse configurations that would expose an unauthenticated server beyond loopback. */
 export function assertSafeBind(config: CodeConfig): void {
   if (config.apiTokens.length === 0 && !isLoopbackHost(config.host)) {
-    throw new Error(`refusing to listen on ${config.host} without API tokens: set A3S_API_TOKENS (or api_tokens in the config file), or bind to 127.0.0.1`);
+    throw new Error(
+      `refusing to listen on ${config.host} without API tokens: set A3S_API_TOKENS (or api_tokens in the config file), or bind to 127.0.0.1`,
+    );
   }
 }
 
@@ -40,7 +42,9 @@ export async function startServer(config: CodeConfig, overrides: RuntimeOverride
       ctx.forwarder.closeAll();
       // Every step runs even when an earlier one fails (a store that is down must not keep the port open).
       const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
-        await run().catch((error: unknown) => ctx.logger.error({ err: error instanceof Error ? error.message : String(error) }, `shutdown: ${what} failed`));
+        await run().catch((error: unknown) =>
+          ctx.logger.error({ err: error instanceof Error ? error.message : String(error) }, `shutdown: ${what} failed`),
+        );
       };
       await step('draining sessions', () => ctx.agent.close());
       await step('closing the HTTP server', () => built.app.close());

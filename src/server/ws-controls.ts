@@ -4,20 +4,37 @@ import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 
 /** An `error` control frame (details only when there are some). */
-export function errorControl(code: string, message: string, field?: string, details?: Record<string, unknown>): WsControl {
-  return { type: 'error', payload: { code, message, ...(field !== undefined ? { field } : {}), ...(details !== undefined && Object.keys(details).length > 0 ? { details } : {}) } };
+export function errorControl(
+  code: string,
+  message: string,
+  field?: string,
+  details?: Record<string, unknown>,
+): WsControl {
+  return {
+    type: 'error',
+    payload: {
+      code,
+      message,
+      ...(field !== undefined ? { field } : {}),
+      ...(details !== undefined && Object.keys(details).length > 0 ? { details } : {}),
+    },
+  };
 }
 
 /** A thrown error as an error frame naming `field`: a CodeError's code and message, anything else INTERNAL_ERROR with `fallback` (no internals). */
 function thrownControl(error: unknown, fallback: string, field: string, withDetails = false): WsControl {
-  if (error instanceof CodeError) return errorControl(error.code, error.message, field, withDetails ? error.details : undefined);
+  if (error instanceof CodeError)
+    return errorControl(error.code, error.message, field, withDetails ? error.details : undefined);
   return errorControl('INTERNAL_ERROR', fallback, field);
 }
 
 /** Cancel a run of the session for a `cancel` message: cancel_result, or the refusal (RUN_NOT_FOUND and the like) as an error frame naming runId. */
 export function cancelControl(session: AgentSession, message: Extract<WsClientMessage, { type: 'cancel' }>): WsControl {
   try {
-    return { type: 'cancel_result', payload: { run_id: message.runId, cancelled: session.runs.cancelRun(message.runId) } };
+    return {
+      type: 'cancel_result',
+      payload: { run_id: message.runId, cancelled: session.runs.cancelRun(message.runId) },
+    };
   } catch (error) {
     return thrownControl(error, 'cancel failed', 'runId');
   }
@@ -27,9 +44,18 @@ export function cancelControl(session: AgentSession, message: Extract<WsClientMe
  * Answer a pending confirmation for a `confirm` message (an "always" may grant past the operator's floor only
  * for a caller with host_direct): confirm_result, or the refusal as an error frame naming toolId.
  */
-export function confirmControl(session: AgentSession, who: Caller, message: Extract<WsClientMessage, { type: 'confirm' }>): WsControl {
+export function confirmControl(
+  session: AgentSession,
+  who: Caller,
+  message: Extract<WsClientMessage, { type: 'confirm' }>,
+): WsControl {
   try {
-    session.governance.answerConfirmation(message.toolId, { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}), ...(message.always === true ? { always: true, mayPassFloor: hasScope(who, 'host_direct') } : {}) });
+    session.governance.answerConfirmation(message.toolId, {
+      approved: message.approved,
+      ...(message.reason !== undefined ? { reason: message.reason } : {}),
+      ...(message.argsDigest !== undefined ? { argsDigest: message.argsDigest } : {}),
+      ...(message.always === true ? { always: true, mayPassFloor: hasScope(who, 'host_direct') } : {}),
+    });
     return { type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } };
   } catch (error) {
     return thrownControl(error, 'confirm failed', 'toolId');
@@ -41,10 +67,30 @@ export function confirmControl(session: AgentSession, who: Caller, message: Extr
  * POST .../queue/external-tasks/:taskId: only a host of the session's own tenant (an admin of another
  * tenant may watch, not answer); 404 EXTERNAL_TASK_NOT_FOUND and 409 EXTERNAL_TASK_SETTLED become error frames.
  */
-export function completeExternalTaskControl(session: AgentSession, who: Caller, registered: boolean, message: Extract<WsClientMessage, { type: 'external_task_complete' }>): WsControl {
-  if (!registered) return errorControl('VALIDATION_ERROR', 'message.type: send {"type":"host_register"} on this socket before answering external tasks', 'message.type');
-  if (who.tenantId !== session.config.ownerTenantId) return errorControl('FORBIDDEN', `external_task_complete: only a host of the session's tenant may complete its external tasks`, 'task_id');
-  if (!session.queue) return errorControl('QUEUE_NOT_CONFIGURED', `session ${session.id} has no lane queue, so it has no external tasks`, 'task_id');
+export function completeExternalTaskControl(
+  session: AgentSession,
+  who: Caller,
+  registered: boolean,
+  message: Extract<WsClientMessage, { type: 'external_task_complete' }>,
+): WsControl {
+  if (!registered)
+    return errorControl(
+      'VALIDATION_ERROR',
+      'message.type: send {"type":"host_register"} on this socket before answering external tasks',
+      'message.type',
+    );
+  if (who.tenantId !== session.config.ownerTenantId)
+    return errorControl(
+      'FORBIDDEN',
+      `external_task_complete: only a host of the session's tenant may complete its external tasks`,
+      'task_id',
+    );
+  if (!session.queue)
+    return errorControl(
+      'QUEUE_NOT_CONFIGURED',
+      `session ${session.id} has no lane queue, so it has no external tasks`,
+      'task_id',
+    );
   const { type: _type, task_id: taskId, ...answer } = message;
   try {
     session.queue.completeExternalTask(taskId, answer);
@@ -62,10 +108,25 @@ export function completeExternalTaskControl(session: AgentSession, who: Caller, 
 export function ownedElsewhereControl(owner: CodeError, sessionId: string, message: WsClientMessage): WsControl {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   const rest =
-    message.type === 'confirm' ? `answer the confirmation with POST ${path}/confirmations/${encodeURIComponent(message.toolId)} at the owner`
-    : message.type === 'cancel' ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
-    : message.type === 'external_task_complete' ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
-    : 'open the events WebSocket at the owner to register as a host';
-  const field = message.type === 'confirm' ? 'toolId' : message.type === 'cancel' ? 'runId' : message.type === 'external_task_complete' ? 'task_id' : undefined;
-  return errorControl(owner.code, `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`, field, owner.details);
+    message.type === 'confirm'
+      ? `answer the confirmation with POST ${path}/confirmations/${encodeURIComponent(message.toolId)} at the owner`
+      : message.type === 'cancel'
+        ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
+        : message.type === 'external_task_complete'
+          ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
+          : 'open the events WebSocket at the owner to register as a host';
+  const field =
+    message.type === 'confirm'
+      ? 'toolId'
+      : message.type === 'cancel'
+        ? 'runId'
+        : message.type === 'external_task_complete'
+          ? 'task_id'
+          : undefined;
+  return errorControl(
+    owner.code,
+    `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`,
+    field,
+    owner.details,
+  );
 }

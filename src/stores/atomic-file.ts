@@ -23,7 +23,12 @@ export async function prepareDirectory(dir: string): Promise<void> {
  * `dir` (mode 0o600), fsync it and rename it over `target`. On failure the temp file is removed and the
  * OS error thrown. Call syncDirectory(dir) afterwards to make the rename itself durable.
  */
-export async function writeFileAtomically(dir: string, target: string, data: string, tempPrefix: string): Promise<void> {
+export async function writeFileAtomically(
+  dir: string,
+  target: string,
+  data: string,
+  tempPrefix: string,
+): Promise<void> {
   const temp = path.join(dir, `.${tempPrefix}.${randomBytes(8).toString('hex')}.tmp`);
   try {
     const handle = await open(temp, 'wx', 0o600);

@@ -32,5 +32,9 @@ export interface RunCheckpoints {
 
 /** The checkpoints of the session `session` in `store` (built per run: an idle session holds none). */
 export function runCheckpoints(store: CheckpointStore, session: SessionKey): RunCheckpoints {
-  return { kind: store.kind, save: (checkpoint) => store.save(session, checkpoint), delete: (runId) => store.delete(session, runId) };
+  return {
+    kind: store.kind,
+    save: (checkpoint) => store.save(session, checkpoint),
+    delete: (runId) => store.delete(session, runId),
+  };
 }

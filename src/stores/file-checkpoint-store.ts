@@ -61,7 +61,8 @@ export class FileCheckpointStore implements CheckpointStore {
     } catch (error) {
       throw persistenceError('failed to list the file checkpoint store', {}, error);
     }
-    for (const entry of entries) if (entry.isDirectory() && FILE_STORE_KEY_PART.test(entry.name)) await this.tenantDirNamed(entry.name).init();
+    for (const entry of entries)
+      if (entry.isDirectory() && FILE_STORE_KEY_PART.test(entry.name)) await this.tenantDirNamed(entry.name).init();
   }
 
   /** Atomically replace the run's file with this checkpoint; saves of one run apply in call order. */
@@ -109,7 +110,11 @@ export class FileCheckpointStore implements CheckpointStore {
     let dir = this.tenants.get(tenant);
     if (dir === undefined) {
       if (!FILE_STORE_KEY_PART.test(tenant)) throw new RangeError(`not an encoded tenant id: ${tenant}`);
-      dir = new JsonFileDirectory({ ...directoryOptions(path.join(this.dir, tenant)), idPattern: RECORD_ID, createOnWrite: true });
+      dir = new JsonFileDirectory({
+        ...directoryOptions(path.join(this.dir, tenant)),
+        idPattern: RECORD_ID,
+        createOnWrite: true,
+      });
       this.tenants.set(tenant, dir);
     }
     return dir;

@@ -26,7 +26,10 @@ export class FileMemoryItemStore implements MemoryItemStore {
   constructor(private readonly dir: string) {}
 
   async put(scope: MemoryScope, item: MemoryItem): Promise<void> {
-    if (!ITEM_ID.test(item.id)) throw new CodeError('VALIDATION_ERROR', `memory item id ${JSON.stringify(item.id)} cannot name a file`, { field: 'id' });
+    if (!ITEM_ID.test(item.id))
+      throw new CodeError('VALIDATION_ERROR', `memory item id ${JSON.stringify(item.id)} cannot name a file`, {
+        field: 'id',
+      });
     const open = this.open(scope);
     await this.lock.run(this.key(scope), async () => {
       const items = await open.items;
@@ -73,7 +76,11 @@ export class FileMemoryItemStore implements MemoryItemStore {
 async function load(files: JsonFileDirectory): Promise<Map<string, MemoryItem>> {
   const items = new Map<string, MemoryItem>();
   for (const id of await files.ids()) {
-    const item = await files.read(id, (raw) => MemoryItemSchema.parse(raw), (value) => value.id);
+    const item = await files.read(
+      id,
+      (raw) => MemoryItemSchema.parse(raw),
+      (value) => value.id,
+    );
     if (item) items.set(item.id, item);
   }
   return items;

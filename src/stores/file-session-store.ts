@@ -4,7 +4,15 @@ import type { SessionSnapshotV1 } from '../protocol/session-snapshot.js';
 import { persistenceError } from './fs-errors.js';
 import { JsonFileDirectory } from './json-file-directory.js';
 import { parseSnapshot } from './parse-snapshot.js';
-import { encodeKeyPart, sessionIdOf, sessionKey, sessionKeyOf, tenantIdOf, tenantPartOf, type SessionKey } from './session-key.js';
+import {
+  encodeKeyPart,
+  sessionIdOf,
+  sessionKey,
+  sessionKeyOf,
+  tenantIdOf,
+  tenantPartOf,
+  type SessionKey,
+} from './session-key.js';
 import type { SessionStore } from './session-store.js';
 
 /** Session ids the file store accepts: the same rule as SessionOptions.sessionId. */
@@ -84,7 +92,9 @@ export class FileSessionStore implements SessionStore {
     await this.init();
     const tenant = tenantPartOf(key);
     if (!FILE_STORE_KEY_PART.test(tenant)) return undefined;
-    const snapshot = await this.tenantDir(tenant).read(key.slice(tenant.length + 1), parseSnapshot, (value) => encodeKeyPart(value.session.id));
+    const snapshot = await this.tenantDir(tenant).read(key.slice(tenant.length + 1), parseSnapshot, (value) =>
+      encodeKeyPart(value.session.id),
+    );
     // A file copied into another tenant's directory is not that tenant's session.
     return snapshot !== undefined && snapshot.session.ownerTenantId === tenantIdOf(key) ? snapshot : undefined;
   }
@@ -124,7 +134,11 @@ export class FileSessionStore implements SessionStore {
   private tenantDir(tenant: string): JsonFileDirectory {
     let dir = this.tenants.get(tenant);
     if (dir === undefined) {
-      dir = new JsonFileDirectory({ ...directoryOptions(path.join(this.dir, tenant)), idPattern: FILE_STORE_KEY_PART, createOnWrite: true });
+      dir = new JsonFileDirectory({
+        ...directoryOptions(path.join(this.dir, tenant)),
+        idPattern: FILE_STORE_KEY_PART,
+        createOnWrite: true,
+      });
       this.tenants.set(tenant, dir);
     }
     return dir;
@@ -132,7 +146,9 @@ export class FileSessionStore implements SessionStore {
 
   private async tenantDirNames(): Promise<string[]> {
     try {
-      return (await readdir(this.dir, { withFileTypes: true })).filter((entry) => entry.isDirectory() && FILE_STORE_KEY_PART.test(entry.name)).map((entry) => entry.name);
+      return (await readdir(this.dir, { withFileTypes: true }))
+        .filter((entry) => entry.isDirectory() && FILE_STORE_KEY_PART.test(entry.name))
+        .map((entry) => entry.name);
     } catch (error) {
       throw persistenceError('failed to list the file session store', {}, error);
     }
@@ -149,14 +165,18 @@ export class FileSessionStore implements SessionStore {
     }
     const result: FileStoreMigration = { moved: 0, skipped: [] };
     // Temp files a crashed writer left in a tenant's directory go now, not on the first write there.
-    for (const entry of entries) if (entry.isDirectory() && FILE_STORE_KEY_PART.test(entry.name)) await this.tenantDir(entry.name).init();
+    for (const entry of entries)
+      if (entry.isDirectory() && FILE_STORE_KEY_PART.test(entry.name)) await this.tenantDir(entry.name).init();
     for (const entry of entries) {
       if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
       const id = entry.name.slice(0, -'.json'.length);
       if (!FILE_STORE_SESSION_ID.test(id)) continue;
       let legacy: SessionSnapshotV1;
       try {
-        legacy = parseSnapshot(JSON.parse(await readFile(path.join(this.dir, entry.name), 'utf8')), `snapshot file ${entry.name}`);
+        legacy = parseSnapshot(
+          JSON.parse(await readFile(path.join(this.dir, entry.name), 'utf8')),
+          `snapshot file ${entry.name}`,
+        );
         if (legacy.session.id !== id) throw new Error('holds another session');
       } catch {
         // Not ours to judge: an unreadable old file stays where it is, ignored (load and list never see it).
@@ -165,8 +185,11 @@ export class FileSessionStore implements SessionStore {
       }
       const key = sessionKey(legacy.session.ownerTenantId, legacy.session.id);
       const target = this.tenantDir(tenantPartOf(key));
-      const current = await target.read(encodeKeyPart(sessionIdOf(key)), parseSnapshot, (value) => encodeKeyPart(value.session.id)).catch(() => undefined);
-      if (current === undefined || current.generation < legacy.generation) await target.write(encodeKeyPart(legacy.session.id), JSON.stringify(legacy));
+      const current = await target
+        .read(encodeKeyPart(sessionIdOf(key)), parseSnapshot, (value) => encodeKeyPart(value.session.id))
+        .catch(() => undefined);
+      if (current === undefined || current.generation < legacy.generation)
+        await target.write(encodeKeyPart(legacy.session.id), JSON.stringify(legacy));
       await this.root.remove(id);
       result.moved += 1;
     }

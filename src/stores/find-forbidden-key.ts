@@ -47,7 +47,8 @@ export function findForbiddenKey(raw: unknown): ForbiddenKeyHit | undefined {
       const descriptor = Object.getOwnPropertyDescriptor(value, key);
       // Accessors are never produced by JSON; reading them could run code, so only plain data is walked.
       const child: unknown = descriptor !== undefined && 'value' in descriptor ? descriptor.value : undefined;
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: frame, key: isArray ? Number(key) : key });
+      if (typeof child === 'object' && child !== null)
+        stack.push({ value: child, parent: frame, key: isArray ? Number(key) : key });
     }
   }
   return undefined;

@@ -35,7 +35,8 @@ const RECORD_READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsCons
 async function readRecordFile(file: string): Promise<string> {
   const handle = await open(file, RECORD_READ_FLAGS);
   try {
-    if (!(await handle.stat()).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EINVAL' });
+    if (!(await handle.stat()).isFile())
+      throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EINVAL' });
     return await handle.readFile('utf8');
   } finally {
     await handle.close();
@@ -93,7 +94,11 @@ export class JsonFileDirectory {
    * Read the id's file, parse its JSON with `parse` and check with `idOf` that it holds this id;
    * undefined when the file (or a valid id for it) does not exist. Bad content is SNAPSHOT_INVALID.
    */
-  async read<T>(id: string, parse: (raw: unknown, source: string) => T, idOf: (value: T) => string): Promise<T | undefined> {
+  async read<T>(
+    id: string,
+    parse: (raw: unknown, source: string) => T,
+    idOf: (value: T) => string,
+  ): Promise<T | undefined> {
     if (!this.options.idPattern.test(id)) return undefined;
     if (!this.options.createOnWrite) await this.init();
     const { record, owner } = this.options;
@@ -110,15 +115,22 @@ export class JsonFileDirectory {
       raw = JSON.parse(text);
     } catch (error) {
       const reason = error instanceof Error ? error.message : 'parse error';
-      throw new CodeError('SNAPSHOT_INVALID', `${record} file ${file} is not valid JSON: ${reason}`, { ...this.details(id), file });
+      throw new CodeError('SNAPSHOT_INVALID', `${record} file ${file} is not valid JSON: ${reason}`, {
+        ...this.details(id),
+        file,
+      });
     }
     const value = parse(raw, `${record} file ${file}`);
     const held = idOf(value);
     if (held !== id) {
-      throw new CodeError('SNAPSHOT_INVALID', `${record} file ${file} holds ${owner} ${JSON.stringify(held)}, not ${JSON.stringify(id)}`, {
-        ...this.details(id),
-        file,
-      });
+      throw new CodeError(
+        'SNAPSHOT_INVALID',
+        `${record} file ${file} holds ${owner} ${JSON.stringify(held)}, not ${JSON.stringify(id)}`,
+        {
+          ...this.details(id),
+          file,
+        },
+      );
     }
     return value;
   }
@@ -200,7 +212,11 @@ export class JsonFileDirectory {
 
   private invalidId(id: string): CodeError {
     const { owner } = this.options;
-    return new CodeError('SNAPSHOT_INVALID', `${owner} id ${JSON.stringify(id)} is not a valid ${owner} id`, this.details(id));
+    return new CodeError(
+      'SNAPSHOT_INVALID',
+      `${owner} id ${JSON.stringify(id)} is not a valid ${owner} id`,
+      this.details(id),
+    );
   }
 
   private describe(id: string): string {

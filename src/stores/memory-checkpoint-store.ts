@@ -17,7 +17,10 @@ export class MemoryCheckpointStore implements CheckpointStore {
     // Validated at call time; the parse already built a fresh tree of every typed field, so later caller
     // mutations never reach the stored checkpoint. Only the untyped report items are still the caller's.
     const parsed = parseCheckpoint(checkpoint, 'the checkpoint being saved');
-    const copy = parsed.verification_reports.length > 0 ? { ...parsed, verification_reports: structuredClone(parsed.verification_reports) } : parsed;
+    const copy =
+      parsed.verification_reports.length > 0
+        ? { ...parsed, verification_reports: structuredClone(parsed.verification_reports) }
+        : parsed;
     this.entries.set(entryKey(session, copy.run_id), copy);
   }
 

@@ -63,7 +63,8 @@ export class MemorySessionStore implements SessionStore {
 }
 
 function describeId(snapshot: unknown): string {
-  const session = typeof snapshot === 'object' && snapshot !== null ? (snapshot as { session?: unknown }).session : undefined;
+  const session =
+    typeof snapshot === 'object' && snapshot !== null ? (snapshot as { session?: unknown }).session : undefined;
   const id = typeof session === 'object' && session !== null ? (session as { id?: unknown }).id : undefined;
   return typeof id === 'string' ? JSON.stringify(id) : '(unknown id)';
 }

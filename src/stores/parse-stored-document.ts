@@ -25,17 +25,25 @@ export function parseStoredDocument<T>(kind: StoredDocumentKind<T>, raw: unknown
   rejectUnsupportedVersion(kind, raw, source);
   const forbidden = findForbiddenKey(raw);
   if (forbidden !== undefined) {
-    throw new CodeError('SNAPSHOT_INVALID', `invalid ${kind.name} in ${source}: forbidden key "${forbidden.key}" at ${forbidden.path}`, {
-      source,
-      issues: [{ path: forbidden.path, message: `forbidden key "${forbidden.key}"` }],
-    });
+    throw new CodeError(
+      'SNAPSHOT_INVALID',
+      `invalid ${kind.name} in ${source}: forbidden key "${forbidden.key}" at ${forbidden.path}`,
+      {
+        source,
+        issues: [{ path: forbidden.path, message: `forbidden key "${forbidden.key}"` }],
+      },
+    );
   }
   const result = kind.schema.safeParse(raw);
   if (result.success) return result.data;
-  throw new CodeError('SNAPSHOT_INVALID', `invalid ${kind.name} in ${source}: ${formatZodIssues(result.error, { max: MAX_REPORTED_ISSUES })}`, {
-    source,
-    issues: zodFieldIssues(result.error, undefined, MAX_REPORTED_ISSUES),
-  });
+  throw new CodeError(
+    'SNAPSHOT_INVALID',
+    `invalid ${kind.name} in ${source}: ${formatZodIssues(result.error, { max: MAX_REPORTED_ISSUES })}`,
+    {
+      source,
+      issues: zodFieldIssues(result.error, undefined, MAX_REPORTED_ISSUES),
+    },
+  );
 }
 
 function rejectUnsupportedVersion(kind: StoredDocumentKind<unknown>, raw: unknown, source: string): void {

@@ -112,7 +112,10 @@ export class RedisCheckpointStore implements CheckpointStore {
       throw redisFailure(`failed to save the checkpoint of run ${runId}`, { runId, sessionId }, error);
     }
     if (!Array.isArray(reply) || (reply[0] !== 'ok' && reply[0] !== 'fenced')) {
-      throw new CodeError('PERSISTENCE_FAILED', 'the redis checkpoint store script answered unexpectedly', { runId, sessionId });
+      throw new CodeError('PERSISTENCE_FAILED', 'the redis checkpoint store script answered unexpectedly', {
+        runId,
+        sessionId,
+      });
     }
     if (reply[0] === 'ok') {
       assertReplicated(acknowledged, ack, `the checkpoint of run ${runId}`, { runId, sessionId });
@@ -136,7 +139,12 @@ export class RedisCheckpointStore implements CheckpointStore {
     const old = await this.read(legacyKey, runId);
     if (old === undefined || old.checkpoint.session_id !== sessionIdOf(session)) return undefined;
     try {
-      await runRedisScript(this.redis, ADOPT_SCRIPT, [this.checkpointKey(session, runId)], [old.enc, old.data, String(this.ttlSeconds)]);
+      await runRedisScript(
+        this.redis,
+        ADOPT_SCRIPT,
+        [this.checkpointKey(session, runId)],
+        [old.enc, old.data, String(this.ttlSeconds)],
+      );
       await this.redis.del(legacyKey);
     } catch (error) {
       throw redisFailure(`failed to move the checkpoint of run ${runId} to its session's keys`, { runId }, error);
@@ -144,7 +152,10 @@ export class RedisCheckpointStore implements CheckpointStore {
     return old.checkpoint;
   }
 
-  private async read(key: string, runId: string): Promise<{ checkpoint: LoopCheckpoint; enc: string; data: Buffer } | undefined> {
+  private async read(
+    key: string,
+    runId: string,
+  ): Promise<{ checkpoint: LoopCheckpoint; enc: string; data: Buffer } | undefined> {
     let fields: Array<Buffer | null>;
     try {
       fields = await this.redis.hmgetBuffer(key, 'enc', 'data');
@@ -154,13 +165,18 @@ export class RedisCheckpointStore implements CheckpointStore {
     const [enc, data] = fields;
     if ((enc === null || enc === undefined) && (data === null || data === undefined)) return undefined;
     const source = `redis key ${key}`;
-    if (data === null || data === undefined) throw new CodeError('SNAPSHOT_INVALID', `${source} has no data field`, { runId, source });
+    if (data === null || data === undefined)
+      throw new CodeError('SNAPSHOT_INVALID', `${source} has no data field`, { runId, source });
     const checkpoint = parseCheckpoint(await decodeRedisValue(enc?.toString('utf8'), data, source, { runId }), source);
     if (checkpoint.run_id !== runId) {
-      throw new CodeError('SNAPSHOT_INVALID', `${source} holds run ${JSON.stringify(checkpoint.run_id)}, not ${JSON.stringify(runId)}`, {
-        runId,
-        source,
-      });
+      throw new CodeError(
+        'SNAPSHOT_INVALID',
+        `${source} holds run ${JSON.stringify(checkpoint.run_id)}, not ${JSON.stringify(runId)}`,
+        {
+          runId,
+          source,
+        },
+      );
     }
     return { checkpoint, enc: enc?.toString('utf8') ?? 'json', data };
   }

@@ -39,7 +39,11 @@ export class RedisLegacySessions {
   async read(sessionId: string): Promise<StoredSnapshotHash | undefined> {
     const stored = await readSnapshotHash(this.redis, LEGACY_REDIS_KEYS.snapshot(this.keyPrefix, sessionId), sessionId);
     if (stored !== undefined && stored.snapshot.session.id !== sessionId) {
-      throw new CodeError('SNAPSHOT_INVALID', `redis key ${LEGACY_REDIS_KEYS.snapshot(this.keyPrefix, sessionId)} holds session ${JSON.stringify(stored.snapshot.session.id)}`, { sessionId });
+      throw new CodeError(
+        'SNAPSHOT_INVALID',
+        `redis key ${LEGACY_REDIS_KEYS.snapshot(this.keyPrefix, sessionId)} holds session ${JSON.stringify(stored.snapshot.session.id)}`,
+        { sessionId },
+      );
     }
     return stored;
   }
@@ -82,12 +86,20 @@ export class RedisLegacySessions {
     const session = sessionKeyOf(legacy.snapshot);
     const prefix = this.keyPrefix;
     try {
-      await runRedisScript(this.redis, ADOPT_SCRIPT, [redisSessionKey(prefix, session, 'snapshot')], [String(legacy.snapshot.generation), legacy.enc, legacy.data]);
+      await runRedisScript(
+        this.redis,
+        ADOPT_SCRIPT,
+        [redisSessionKey(prefix, session, 'snapshot')],
+        [String(legacy.snapshot.generation), legacy.enc, legacy.data],
+      );
       await indexSession(this.redis, prefix, session, new Set());
       // Old streams and epochs exist only on a single Redis (the old layout never ran on a cluster), so these
       // two-key commands never cross slots there.
       if ((await this.redis.exists(LEGACY_REDIS_KEYS.events(prefix, sessionId))) === 1) {
-        await this.redis.renamenx(LEGACY_REDIS_KEYS.events(prefix, sessionId), redisSessionKey(prefix, session, 'events'));
+        await this.redis.renamenx(
+          LEGACY_REDIS_KEYS.events(prefix, sessionId),
+          redisSessionKey(prefix, session, 'events'),
+        );
       }
       const epoch = await this.redis.get(LEGACY_REDIS_KEYS.epoch(prefix, sessionId));
       if (epoch !== null) await this.redis.set(redisSessionKey(prefix, session, 'epoch'), epoch, 'NX');

@@ -1,6 +1,12 @@
 import type { RedisClient } from './redis-client.js';
 import { MemoryItemSchema, type MemoryItem } from '../protocol/memory.js';
-import { MAX_MEMORY_ITEMS_PER_SCOPE, oldestFirst, overflowIds, type MemoryItemStore, type MemoryScope } from './memory-item-store.js';
+import {
+  MAX_MEMORY_ITEMS_PER_SCOPE,
+  oldestFirst,
+  overflowIds,
+  type MemoryItemStore,
+  type MemoryScope,
+} from './memory-item-store.js';
 import { redisFailure } from './redis-failure.js';
 import { DEFAULT_REDIS_KEY_PREFIX } from './redis-session-store.js';
 
@@ -12,7 +18,10 @@ export class RedisMemoryItemStore implements MemoryItemStore {
   readonly kind = 'redis';
   private readonly keyPrefix: string;
 
-  constructor(private readonly redis: RedisClient, keyPrefix = DEFAULT_REDIS_KEY_PREFIX) {
+  constructor(
+    private readonly redis: RedisClient,
+    keyPrefix = DEFAULT_REDIS_KEY_PREFIX,
+  ) {
     this.keyPrefix = keyPrefix;
   }
 

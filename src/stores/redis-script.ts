@@ -51,7 +51,8 @@ export async function runAckedRedisScript(
   args: ReadonlyArray<string | Buffer | number>,
   ack: ReplicaAck | undefined,
 ): Promise<AckedScriptReply> {
-  if (ack === undefined || ack.replicas === 0) return { reply: await runRedisScript(redis, script, keys, args), acknowledged: undefined };
+  if (ack === undefined || ack.replicas === 0)
+    return { reply: await runRedisScript(redis, script, keys, args), acknowledged: undefined };
   const attempt = async (source: 'sha' | 'eval'): Promise<[unknown, unknown]> => {
     const pipeline = redis.pipeline();
     if (source === 'sha') pipeline.evalsha(script.sha, keys.length, ...keys, ...args);

@@ -10,7 +10,15 @@ import type { RedisClient } from './redis-client.js';
 import { assertReplicated, type ReplicaAcks } from './replica-acks.js';
 import { redisSessionKey, redisTenantSessionsKey, redisTenantSessionsKeyOf, redisTenantsKey } from './redis-keys.js';
 import { DEFAULT_COMPRESS_ABOVE_BYTES, encodeRedisValue } from './redis-value-codec.js';
-import { parseSessionKey, sessionIdOf, sessionKeyOf, tenantIdOf, tenantPartOf, encodeKeyPart, type SessionKey } from './session-key.js';
+import {
+  parseSessionKey,
+  sessionIdOf,
+  sessionKeyOf,
+  tenantIdOf,
+  tenantPartOf,
+  encodeKeyPart,
+  type SessionKey,
+} from './session-key.js';
 import type { SessionStore } from './session-store.js';
 
 /** Key prefix of every key the Redis stores write when none is configured. */
@@ -117,9 +125,15 @@ export class RedisSessionStore implements SessionStore {
   private async expireClosed(session: SessionKey, closed: boolean): Promise<void> {
     const keys = [this.sessionKey(session), redisSessionKey(this.keyPrefix, session, 'events')];
     try {
-      await Promise.all(keys.map((key) => (closed ? this.redis.pexpire(key, this.closedTtlMs!) : this.redis.persist(key))));
+      await Promise.all(
+        keys.map((key) => (closed ? this.redis.pexpire(key, this.closedTtlMs!) : this.redis.persist(key))),
+      );
     } catch (error) {
-      throw redisFailure(`failed to set the retention of session ${sessionIdOf(session)}`, { sessionId: sessionIdOf(session) }, error);
+      throw redisFailure(
+        `failed to set the retention of session ${sessionIdOf(session)}`,
+        { sessionId: sessionIdOf(session) },
+        error,
+      );
     }
   }
 
@@ -174,13 +188,19 @@ export class RedisSessionStore implements SessionStore {
       try {
         ack = await this.replicaAcks?.required();
         // The indexes go out beside the script (one round trip): an index entry is harmless before its hash exists.
-        [{ reply, acknowledged }] = await Promise.all([runAckedRedisScript(this.redis, SAVE_SCRIPT, keys, args, ack), indexSession(this.redis, this.keyPrefix, session, this.listedTenants)]);
+        [{ reply, acknowledged }] = await Promise.all([
+          runAckedRedisScript(this.redis, SAVE_SCRIPT, keys, args, ack),
+          indexSession(this.redis, this.keyPrefix, session, this.listedTenants),
+        ]);
       } catch (error) {
         throw redisFailure(`failed to save generation ${generation} of session ${sessionId}`, { sessionId }, error);
       }
       const [outcome, found] = readReply(reply);
       if (outcome === 'ok') {
-        assertReplicated(acknowledged, ack, `generation ${generation} of session ${sessionId}`, { sessionId, generation });
+        assertReplicated(acknowledged, ack, `generation ${generation} of session ${sessionId}`, {
+          sessionId,
+          generation,
+        });
         if (this.closedTtlMs !== undefined) await this.expireClosed(session, parsed.session.closed === true);
         return typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length;
       }
@@ -226,9 +246,11 @@ export class RedisSessionStore implements SessionStore {
       }
       const [outcome, found] = readReply(reply);
       if (outcome !== 'ok') throw fencedError('delete', sessionId, fence, found, {});
-      await this.redis.srem(redisTenantSessionsKeyOf(this.keyPrefix, session), session.slice(tenantPartOf(session).length + 1)).catch((error: unknown) => {
-        throw redisFailure(`failed to unlist session ${sessionId}`, { sessionId }, error);
-      });
+      await this.redis
+        .srem(redisTenantSessionsKeyOf(this.keyPrefix, session), session.slice(tenantPartOf(session).length + 1))
+        .catch((error: unknown) => {
+          throw redisFailure(`failed to unlist session ${sessionId}`, { sessionId }, error);
+        });
     });
   }
 
@@ -237,7 +259,8 @@ export class RedisSessionStore implements SessionStore {
     this.assertOpen();
     await this.migrate();
     try {
-      const tenants = tenantId === undefined ? await this.redis.smembers(redisTenantsKey(this.keyPrefix)) : [encodeKeyPart(tenantId)];
+      const tenants =
+        tenantId === undefined ? await this.redis.smembers(redisTenantsKey(this.keyPrefix)) : [encodeKeyPart(tenantId)];
       const keys: SessionKey[] = [];
       for (const tenant of tenants) {
         for (const member of await this.redis.smembers(redisTenantSessionsKey(this.keyPrefix, tenant))) {
@@ -286,10 +309,14 @@ export class RedisSessionStore implements SessionStore {
     if (stored === undefined) return undefined;
     const { snapshot } = stored;
     if (snapshot.session.id !== sessionId || snapshot.session.ownerTenantId !== tenantIdOf(session)) {
-      throw new CodeError('SNAPSHOT_INVALID', `redis key ${key} holds session ${JSON.stringify(snapshot.session.id)} of tenant ${JSON.stringify(snapshot.session.ownerTenantId)}, not ${JSON.stringify(sessionId)}`, {
-        sessionId,
-        source: `redis key ${key}`,
-      });
+      throw new CodeError(
+        'SNAPSHOT_INVALID',
+        `redis key ${key} holds session ${JSON.stringify(snapshot.session.id)} of tenant ${JSON.stringify(snapshot.session.ownerTenantId)}, not ${JSON.stringify(sessionId)}`,
+        {
+          sessionId,
+          source: `redis key ${key}`,
+        },
+      );
     }
     return snapshot;
   }
@@ -314,6 +341,12 @@ function fencedError(
   return new CodeError(
     'PERSISTENCE_FAILED',
     `refused to ${what} session ${sessionId}: this node's ownership epoch ${String(fence?.epoch)} is no longer current, ${holds} (fenced)`,
-    { sessionId, reason: 'fenced', epoch: fence?.epoch, currentEpoch: currentEpoch === '' ? null : currentEpoch, ...extra },
+    {
+      sessionId,
+      reason: 'fenced',
+      epoch: fence?.epoch,
+      currentEpoch: currentEpoch === '' ? null : currentEpoch,
+      ...extra,
+    },
   );
 }

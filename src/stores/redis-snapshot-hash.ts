@@ -15,7 +15,11 @@ export interface StoredSnapshotHash {
 }
 
 /** The validated snapshot in hash `key` (fields gen, enc, data) and its raw fields; undefined when the hash does not exist. */
-export async function readSnapshotHash(redis: RedisClient, key: string, sessionId: string): Promise<StoredSnapshotHash | undefined> {
+export async function readSnapshotHash(
+  redis: RedisClient,
+  key: string,
+  sessionId: string,
+): Promise<StoredSnapshotHash | undefined> {
   let fields: Array<Buffer | null>;
   try {
     fields = await redis.hmgetBuffer(key, 'gen', 'enc', 'data');
@@ -33,7 +37,11 @@ export async function readSnapshotHash(redis: RedisClient, key: string, sessionI
   // The save script fences on `gen`; a mismatch would let a stale writer slip past the generation check.
   const storedGeneration = gen?.toString('utf8');
   if (storedGeneration !== String(snapshot.generation)) {
-    throw new CodeError('SNAPSHOT_INVALID', `${source} holds generation ${snapshot.generation} but its gen field is ${JSON.stringify(storedGeneration ?? null)}`, { sessionId, source });
+    throw new CodeError(
+      'SNAPSHOT_INVALID',
+      `${source} holds generation ${snapshot.generation} but its gen field is ${JSON.stringify(storedGeneration ?? null)}`,
+      { sessionId, source },
+    );
   }
   return { snapshot, enc: encoding ?? 'json', data };
 }
@@ -44,7 +52,12 @@ export async function readSnapshotHash(redis: RedisClient, key: string, sessionI
  * (`listed`, filled on success): not on every save. On a cluster the two keys live in other slots than the
  * session's, and each other's, so they cannot share a pipeline or script.
  */
-export async function indexSession(redis: RedisClient, keyPrefix: string, session: SessionKey, listed: Set<string>): Promise<void> {
+export async function indexSession(
+  redis: RedisClient,
+  keyPrefix: string,
+  session: SessionKey,
+  listed: Set<string>,
+): Promise<void> {
   const tenant = tenantPartOf(session);
   const added = await redis.sadd(redisTenantSessionsKey(keyPrefix, tenant), session.slice(tenant.length + 1));
   if (added === 0 && listed.has(tenant)) return;

@@ -50,7 +50,10 @@ export async function decodeRedisValue(
     }
   } else {
     const shown = encoding === undefined ? 'a missing' : `an unknown (${JSON.stringify(encoding)})`;
-    throw new CodeError('SNAPSHOT_INVALID', `${source} has ${shown} encoding marker; expected "json" or "gzip"`, { ...details, source });
+    throw new CodeError('SNAPSHOT_INVALID', `${source} has ${shown} encoding marker; expected "json" or "gzip"`, {
+      ...details,
+      source,
+    });
   }
   try {
     return JSON.parse(text) as unknown;

@@ -81,7 +81,12 @@ function readyOf(client: Cluster): Promise<void> {
  * Throw PERSISTENCE_FAILED (details.reason "replica_ack") when fewer replicas than required acknowledged a
  * write within the timeout: the write may be lost in a failover, so it does not count as done.
  */
-export function assertReplicated(acknowledged: number | undefined, ack: ReplicaAck | undefined, what: string, details: Record<string, unknown>): void {
+export function assertReplicated(
+  acknowledged: number | undefined,
+  ack: ReplicaAck | undefined,
+  what: string,
+  details: Record<string, unknown>,
+): void {
   if (ack === undefined || acknowledged === undefined || acknowledged >= ack.replicas) return;
   throw new CodeError(
     'PERSISTENCE_FAILED',

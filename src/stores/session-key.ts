@@ -38,7 +38,9 @@ export function sessionKey(tenantId: string, sessionId: string): SessionKey {
 }
 
 /** The key of the session a snapshot (or anything shaped like one) belongs to. */
-export function sessionKeyOf(snapshot: { readonly session: { readonly id: string; readonly ownerTenantId: string } }): SessionKey {
+export function sessionKeyOf(snapshot: {
+  readonly session: { readonly id: string; readonly ownerTenantId: string };
+}): SessionKey {
   return sessionKey(snapshot.session.ownerTenantId, snapshot.session.id);
 }
 

@@ -21,11 +21,24 @@ describe('splitFrontMatter', () => {
 describe('parseAgentFile', () => {
   const ctx = (file: string) => ({ file, source: 'session' as const, errorCode: 'VALIDATION_ERROR' as const });
   it('reads Markdown (body = prompt) and YAML definitions into agents', () => {
-    const md = parseAgentFile('---\nname: docs\ndescription: D\nmax_steps: 3\npermissions:\n  deny: [bash]\n---\n\nBe brief.\n', ctx('a/docs.md'));
-    expect(md).toMatchObject({ name: 'docs', description: 'D', prompt: 'Be brief.', maxSteps: 3, mode: 'general', readOnly: false });
+    const md = parseAgentFile(
+      '---\nname: docs\ndescription: D\nmax_steps: 3\npermissions:\n  deny: [bash]\n---\n\nBe brief.\n',
+      ctx('a/docs.md'),
+    );
+    expect(md).toMatchObject({
+      name: 'docs',
+      description: 'D',
+      prompt: 'Be brief.',
+      maxSteps: 3,
+      mode: 'general',
+      readOnly: false,
+    });
     // Deny-only permissions restrict; everything else keeps the session's verdict.
     expect(md.permissions).toEqual({ allow: [], deny: ['bash'], ask: [], defaultDecision: 'allow', enabled: true });
-    const yaml = parseAgentFile('name: ro\ndescription: D\nprompt: P\npermissions:\n  allow: [read, grep]\n', ctx('ro.yml'));
+    const yaml = parseAgentFile(
+      'name: ro\ndescription: D\nprompt: P\npermissions:\n  allow: [read, grep]\n',
+      ctx('ro.yml'),
+    );
     // An allow list is an allow-list: anything it does not allow is denied.
     expect(yaml.permissions?.defaultDecision).toBe('deny');
     expect(yaml.readOnly).toBe(true);
@@ -42,11 +55,17 @@ describe('parseAgentFile', () => {
       throw new Error('no error');
     };
     expect(problem('name: a\ndescription: d\nprompt: p\nmax_steps: 0\n')).toMatch(/^x\.yaml: max_steps: /);
-    expect(problem('name: a\ndescription: d\nprompt: p\npermissions:\n  allow: ["ok", 3]\n')).toMatch(/^x\.yaml: permissions\.allow\.1: /);
-    expect(problem('name: a\ndescription: d\nprompt: p\nmodel: nomodel\n')).toBe('x.yaml: model: must be "provider/model"');
+    expect(problem('name: a\ndescription: d\nprompt: p\npermissions:\n  allow: ["ok", 3]\n')).toMatch(
+      /^x\.yaml: permissions\.allow\.1: /,
+    );
+    expect(problem('name: a\ndescription: d\nprompt: p\nmodel: nomodel\n')).toBe(
+      'x.yaml: model: must be "provider/model"',
+    );
     expect(problem('- a\n- b\n')).toContain('x.yaml: the definition must be a YAML mapping');
     expect(problem('name: plan\ndescription: d\nprompt: p\n')).toContain('x.yaml: name: "plan" is a built-in agent');
-    expect(problem('# no front matter\n', 'y.md')).toContain('y.md: a Markdown agent definition starts with YAML front matter');
+    expect(problem('# no front matter\n', 'y.md')).toContain(
+      'y.md: a Markdown agent definition starts with YAML front matter',
+    );
     expect(problem('name: a\ndescription: d\nprompt: "   "\n')).toContain('x.yaml: prompt: an agent needs a prompt');
   });
 });

@@ -1,7 +1,14 @@
 import { batchTool } from '../../src/runtime/tools/builtin/batch.js';
 import type { ToolContext, ToolResult } from '../../src/runtime/tools/define-tool.js';
 import { createTestWorkspace, type TestWorkspace } from '../tools/tool-test-context.js';
-import { createLatch, createRecordingInvoker, createTestTools, realTools, type Latch, type RecordingInvoker } from './recording-invoker.js';
+import {
+  createLatch,
+  createRecordingInvoker,
+  createTestTools,
+  realTools,
+  type Latch,
+  type RecordingInvoker,
+} from './recording-invoker.js';
 
 /** One batch item: its entry in the batch metadata's `results` plus the output shown in its block. */
 export interface ItemReport {
@@ -59,7 +66,9 @@ export function createBatchHarness(latchParties = 2): BatchHarness {
   const ws = createTestWorkspace();
   const latch = createLatch(latchParties);
   const controller = new AbortController();
-  const invoker = createRecordingInvoker([...realTools(), ...createTestTools(latch)], () => ws.context(controller.signal));
+  const invoker = createRecordingInvoker([...realTools(), ...createTestTools(latch)], () =>
+    ws.context(controller.signal),
+  );
   const items = (result: ToolResult): ItemReport[] => {
     const results = result.metadata?.results as Omit<ItemReport, 'output'>[] | undefined;
     if (!results) throw new Error(`no batch metadata in ${JSON.stringify(result)}`);

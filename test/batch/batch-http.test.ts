@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
-type Item = { index: number; id: string | null; step: number; success: boolean; exit_code: number | null; error_kind: Record<string, unknown> | null };
+type Item = {
+  index: number;
+  id: string | null;
+  step: number;
+  success: boolean;
+  exit_code: number | null;
+  error_kind: Record<string, unknown> | null;
+};
 
 // The batch through the front door: the real tool invoker validates each child, reports its error kind,
 // and the model sees the seed's per-item blocks.
@@ -67,22 +74,35 @@ describe('batch over HTTP', () => {
           {
             id: 'b1',
             name: 'batch',
-            arguments: { invocations: [{ tool: 'read', args: { file_path: 'nope1.txt' } }, { tool: 'read', args: { file_path: 'nope2.txt' } }] },
+            arguments: {
+              invocations: [
+                { tool: 'read', args: { file_path: 'nope1.txt' } },
+                { tool: 'read', args: { file_path: 'nope2.txt' } },
+              ],
+            },
           },
         ],
       },
       { text: 'done' },
     );
     const run = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'go', wait: true }).expect(200);
-    const tool = t.fake.requests.flatMap((req) => req.body.messages as Msg[]).find((m) => m.role === 'tool' && m.tool_call_id === 'b1');
+    const tool = t.fake.requests
+      .flatMap((req) => req.body.messages as Msg[])
+      .find((m) => m.role === 'tool' && m.tool_call_id === 'b1');
     expect(String(tool?.content)).toMatch(/^--- \[0 \/ step 1: read\] ---\nERROR: File not found: nope1\.txt/);
     expect(String(tool?.content)).toContain('All 2 invocation(s) failed.');
-    const events = (await request(t.url).get(`/v1/sessions/${id}/runs/${run.body.runId}/events?after=-1&limit=1000`).expect(200)).body.events as {
+    const events = (
+      await request(t.url).get(`/v1/sessions/${id}/runs/${run.body.runId}/events?after=-1&limit=1000`).expect(200)
+    ).body.events as {
       type: string;
       payload: Record<string, unknown>;
     }[];
     const end = events.find((e) => e.type === 'tool_end' && e.payload.id === 'b1');
-    expect(end?.payload).toMatchObject({ exit_code: 1, error_kind: { type: 'partial_failure', failed: 2, total: 2 }, metadata: { status: 'failed' } });
+    expect(end?.payload).toMatchObject({
+      exit_code: 1,
+      error_kind: { type: 'partial_failure', failed: 2, total: 2 },
+      metadata: { status: 'failed' },
+    });
     t.fake.assertDone();
   });
 });

@@ -10,7 +10,13 @@ beforeEach(() => {
 });
 afterEach(() => h.ws.cleanup());
 
-const JSON_DOC = JSON.stringify({ files: ['a.txt', 'b.txt'], nested: { deep: [{ name: 'n0' }, { name: 'n1' }] }, n: 7, t: true, z: null });
+const JSON_DOC = JSON.stringify({
+  files: ['a.txt', 'b.txt'],
+  nested: { deep: [{ name: 'n0' }, { name: 'n1' }] },
+  n: 7,
+  t: true,
+  z: null,
+});
 
 describe('batch: $ref binding', () => {
   it('binds output: the path glob found is read in the next step', async () => {
@@ -53,7 +59,11 @@ describe('batch: $ref binding', () => {
           tool: 'echo_args',
           step: 2,
           args: {
-            list: [1, { name: { $ref: 'j.json.nested.deep.1.name' } }, [{ $ref: 'j.exitCode' }, { $ref: 'j.exit_code' }]],
+            list: [
+              1,
+              { name: { $ref: 'j.json.nested.deep.1.name' } },
+              [{ $ref: 'j.exitCode' }, { $ref: 'j.exit_code' }],
+            ],
             whole: { $ref: 'j.json.nested' },
             n: { $ref: 'j.json.n' },
             t: { $ref: 'j.json.t' },
@@ -83,7 +93,12 @@ describe('batch: $ref binding', () => {
       invocations: [
         { id: 'a', tool: 'echo_args', args: { x: 1, y: 2 } },
         { id: 'b', tool: 'echo_args', args: {}, step: 2 },
-        { id: 'c', tool: 'echo_args', args: { key: { $ref: 'a.metadata.keys.1' }, keys: { $ref: 'a.metadata.keys' } }, step: 3 },
+        {
+          id: 'c',
+          tool: 'echo_args',
+          args: { key: { $ref: 'a.metadata.keys.1' }, keys: { $ref: 'a.metadata.keys' } },
+          step: 3,
+        },
       ],
     });
     expect(result.exitCode).toBe(0);
@@ -119,27 +134,62 @@ describe('batch: $ref binding', () => {
     // Some items succeeded, so the batch is a partial failure, not an error.
     expect(result.exitCode).toBe(0);
     const output = (id: string): string => h.item(result, id).output;
-    expect(output('same')).toBe('$ref "j.output": "j" is in step 1, which does not finish before this step (1); only results of earlier steps can be referenced. The item was not run.');
+    expect(output('same')).toBe(
+      '$ref "j.output": "j" is in step 1, which does not finish before this step (1); only results of earlier steps can be referenced. The item was not run.',
+    );
     expect(output('unknown')).toMatch(/^\$ref "nobody\.output": no invocation has the id "nobody"/);
-    expect(output('later')).toMatch(/^\$ref "end\.output": "end" is in step 3, which does not finish before this step \(2\)/);
-    expect(output('failed')).toMatch(/^\$ref "broken\.output": "broken" failed \(exit code 1\), so its result cannot be used/);
-    expect(output('range')).toMatch(/^\$ref "j\.json\.files\.5": index 5 is out of range at json\.files \(array of 2\)/);
+    expect(output('later')).toMatch(
+      /^\$ref "end\.output": "end" is in step 3, which does not finish before this step \(2\)/,
+    );
+    expect(output('failed')).toMatch(
+      /^\$ref "broken\.output": "broken" failed \(exit code 1\), so its result cannot be used/,
+    );
+    expect(output('range')).toMatch(
+      /^\$ref "j\.json\.files\.5": index 5 is out of range at json\.files \(array of 2\)/,
+    );
     expect(output('key')).toMatch(/^\$ref "j\.json\.nested\.missing": no key "missing" at json\.nested/);
     expect(output('proto')).toMatch(/^\$ref "j\.json\.__proto__": no key "__proto__" at json/);
     expect(output('index')).toMatch(/json\.files is an array; index it with a number, not "first"/);
     expect(output('scalar')).toMatch(/cannot read "digits" of a number at json\.n/);
     expect(output('notjson')).toMatch(/^\$ref "plain\.json\.x": the output of "plain" is not valid JSON: /);
     expect(output('nometa')).toMatch(/no key "nothing" at metadata/);
-    expect(output('field')).toMatch(/unknown field "stdout"; use output, output_lines\.<n>, exit_code, metadata\.<key> or json\.<path>/);
+    expect(output('field')).toMatch(
+      /unknown field "stdout"; use output, output_lines\.<n>, exit_code, metadata\.<key> or json\.<path>/,
+    );
     expect(output('outpath')).toMatch(/output is a string and has no fields; use "j\.json\.length"/);
     expect(output('nopath')).toMatch(/^\$ref "j": expected "<id>\.<field>"/);
     expect(output('empty')).toMatch(/empty segment/);
 
-    const failedIds = ['same', 'unknown', 'later', 'failed', 'range', 'key', 'proto', 'index', 'scalar', 'notjson', 'nometa', 'field', 'outpath', 'nopath', 'empty'];
-    for (const id of failedIds) expect(h.item(result, id), id).toMatchObject({ status: 'error', exit_code: 1, error_kind: { type: 'invalid_argument' } });
+    const failedIds = [
+      'same',
+      'unknown',
+      'later',
+      'failed',
+      'range',
+      'key',
+      'proto',
+      'index',
+      'scalar',
+      'notjson',
+      'nometa',
+      'field',
+      'outpath',
+      'nopath',
+      'empty',
+    ];
+    for (const id of failedIds)
+      expect(h.item(result, id), id).toMatchObject({
+        status: 'error',
+        exit_code: 1,
+        error_kind: { type: 'invalid_argument' },
+      });
     const bindingErrors = (result.metadata?.binding_errors ?? []) as { id: string; index: number; message: string }[];
     expect(bindingErrors.map((entry) => entry.id)).toEqual(failedIds);
-    expect(bindingErrors[0]).toEqual({ index: 3, id: 'same', message: output('same').replace(/\. The item was not run\.$/, '') });
+    expect(bindingErrors[0]).toEqual({
+      index: 3,
+      id: 'same',
+      message: output('same').replace(/\. The item was not run\.$/, ''),
+    });
     expect(result.metadata).toMatchObject({ status: 'partial_failure' });
     // None of the bad items reached the invoker; the good ones around them ran.
     const called = h.invoker.calls.map((call) => call.id);
@@ -156,10 +206,18 @@ describe('batch: $ref binding', () => {
       ['p', { step: 0 }],
       ['t', { step: 0, result: { status: 'ok', exitCode: 0, output: '{"a"', truncated: true } }],
     ]);
-    expect(bindRefs({ v: { $ref: 's.output' } }, 1, sources)).toEqual({ ok: false, error: '$ref "s.output": "s" was skipped, so it has no result' });
-    expect(bindRefs({ v: { $ref: 'p.output' } }, 1, sources)).toEqual({ ok: false, error: '$ref "p.output": "p" has no result' });
+    expect(bindRefs({ v: { $ref: 's.output' } }, 1, sources)).toEqual({
+      ok: false,
+      error: '$ref "s.output": "s" was skipped, so it has no result',
+    });
+    expect(bindRefs({ v: { $ref: 'p.output' } }, 1, sources)).toEqual({
+      ok: false,
+      error: '$ref "p.output": "p" has no result',
+    });
     const truncated = bindRefs({ v: { $ref: 't.json.a' } }, 1, sources);
-    expect(truncated.ok ? '' : truncated.error).toMatch(/^\$ref "t\.json\.a": the output of "t" is not valid JSON \(the output was truncated\)/);
+    expect(truncated.ok ? '' : truncated.error).toMatch(
+      /^\$ref "t\.json\.a": the output of "t" is not valid JSON \(the output was truncated\)/,
+    );
     expect(isRef({ $ref: 'a.output' })).toBe(true);
     expect(isRef({ $ref: 3 })).toBe(false);
     expect(isRef({ $ref: 'a.output', x: 1 })).toBe(false);

@@ -30,7 +30,9 @@ describe('batch: steps and concurrency', () => {
     ]);
     expect(h.item(result, 'g').output).toMatch(/^notes\/a\.txt\n/);
     expect(h.item(result, 'r').output).toContain('alpha');
-    expect(result.output).toMatch(/^--- \[0 \/ step 1: write · w\] ---\nWrote 6 bytes \(1 lines\) to notes\/a\.txt\n\n--- \[1 \/ step 2: glob · g\] ---\n/);
+    expect(result.output).toMatch(
+      /^--- \[0 \/ step 1: write · w\] ---\nWrote 6 bytes \(1 lines\) to notes\/a\.txt\n\n--- \[1 \/ step 2: glob · g\] ---\n/,
+    );
     expect(result.output).toContain('--- [2 / step 3: read · r] ---\n');
     expect(result.metadata).toMatchObject({
       status: 'complete',
@@ -63,7 +65,12 @@ describe('batch: steps and concurrency', () => {
     expect(readFileSync(path.join(h.ws.root, 'log.txt'), 'utf8')).toBe('one\ntwo\n');
     // Items without an id are named by their position in the child call id.
     expect(h.invoker.events).toEqual(['start:#0', 'end:#0', 'start:#1', 'end:#1', 'start:#2', 'end:#2']);
-    expect(result.metadata).toMatchObject({ execution_mode: 'serial', steps: 1, highest_step: 1, applied_concurrency: 1 });
+    expect(result.metadata).toMatchObject({
+      execution_mode: 'serial',
+      steps: 1,
+      highest_step: 1,
+      applied_concurrency: 1,
+    });
     expect(h.items(result).map((item) => [item.id, item.step])).toEqual([
       [null, 1],
       [null, 1],
@@ -97,7 +104,11 @@ describe('batch: steps and concurrency', () => {
     expect(result.exitCode).toBe(0);
     expect(h.items(result).map((item) => item.output)).toEqual(['released', 'released']);
     expect(h.invoker.events.slice(0, 2)).toEqual(['start:a', 'start:b']);
-    expect(result.metadata).toMatchObject({ execution_mode: 'parallel', requested_concurrency: 8, applied_concurrency: 2 });
+    expect(result.metadata).toMatchObject({
+      execution_mode: 'parallel',
+      requested_concurrency: 8,
+      applied_concurrency: 2,
+    });
   });
 
   it('with max_concurrency 1 the same latch step runs one at a time; one failure is a partial failure (still success)', async () => {
@@ -109,7 +120,11 @@ describe('batch: steps and concurrency', () => {
       ],
     });
     expect(h.invoker.events).toEqual(['start:a', 'end:a', 'start:b', 'end:b']);
-    expect(h.item(result, 'a')).toMatchObject({ status: 'error', success: false, output: 'latch timed out with 1 arrived' });
+    expect(h.item(result, 'a')).toMatchObject({
+      status: 'error',
+      success: false,
+      output: 'latch timed out with 1 arrived',
+    });
     expect(h.item(result, 'b')).toMatchObject({ status: 'ok', output: 'released' });
     expect(result.exitCode).toBe(0);
     expect(result.errorKind).toBeUndefined();
@@ -123,7 +138,9 @@ describe('batch: steps and concurrency', () => {
       failed_indices: [0],
     });
     expect(result.output).toContain('--- [0 / step 1: latch · a] ---\nERROR: latch timed out with 1 arrived');
-    expect(result.output).toMatch(/1 of 2 invocation\(s\) failed \(failed_indices: 0\); the other results are valid, so retry only failed indices\.$/);
+    expect(result.output).toMatch(
+      /1 of 2 invocation\(s\) failed \(failed_indices: 0\); the other results are valid, so retry only failed indices\.$/,
+    );
   });
 
   it('respects max_concurrency on a wide read-only step, and defaults to 8', async () => {
@@ -131,7 +148,11 @@ describe('batch: steps and concurrency', () => {
     const result = await h.run({ max_concurrency: 3, invocations });
     expect(result.exitCode).toBe(0);
     expect(h.invoker.maxInFlight()).toBe(3);
-    expect(result.metadata).toMatchObject({ requested_concurrency: 3, applied_concurrency: 3, execution_mode: 'parallel' });
+    expect(result.metadata).toMatchObject({
+      requested_concurrency: 3,
+      applied_concurrency: 3,
+      execution_mode: 'parallel',
+    });
     // Items start in listed order.
     expect(h.invoker.calls.map((call) => call.id)).toEqual(invocations.map((item) => item.id));
 
@@ -186,7 +207,12 @@ describe('batch: steps and concurrency', () => {
     const h2 = createBatchHarness();
     try {
       h2.ws.file('a.txt', 'one\n');
-      const real = await h2.run({ invocations: [{ tool: 'edit', args: { file_path: 'a.txt', old_string: 'one', new_string: 'two' } }, { tool: 'echo_args', args: {} }] });
+      const real = await h2.run({
+        invocations: [
+          { tool: 'edit', args: { file_path: 'a.txt', old_string: 'one', new_string: 'two' } },
+          { tool: 'echo_args', args: {} },
+        ],
+      });
       expect(real.metadata).toMatchObject({ execution_mode: 'serial', status: 'complete' });
       expect(readFileSync(path.join(h2.ws.root, 'a.txt'), 'utf8')).toBe('two\n');
     } finally {
@@ -219,7 +245,14 @@ describe('batch: failures', () => {
     expect(h.item(result, 'missing').error_kind).toEqual({ type: 'not_found', path: 'absent.txt' });
     expect(h.item(result, 'bad_args').error_kind).toMatchObject({ type: 'invalid_argument' });
     expect(h.item(result, 'exit3').output).toContain('oops');
-    expect(result.metadata).toMatchObject({ status: 'partial_failure', total_count: 5, success_count: 2, failure_count: 3, failed_indices: [0, 2, 3], steps: 3 });
+    expect(result.metadata).toMatchObject({
+      status: 'partial_failure',
+      total_count: 5,
+      success_count: 2,
+      failure_count: 3,
+      failed_indices: [0, 2, 3],
+      steps: 3,
+    });
     expect(result.output).toContain('--- [3 / step 2: bash · exit3] ---\nERROR: oops');
     expect(result.output).toContain('3 of 5 invocation(s) failed (failed_indices: 0, 2, 3)');
     expect(result.output).toContain('retry only failed indices');
@@ -234,7 +267,12 @@ describe('batch: failures', () => {
     });
     expect(result.exitCode).toBe(1);
     expect(result.errorKind).toEqual({ type: 'partial_failure', failed: 2, total: 2 });
-    expect(result.metadata).toMatchObject({ status: 'failed', success_count: 0, failure_count: 2, failed_indices: [0, 1] });
+    expect(result.metadata).toMatchObject({
+      status: 'failed',
+      success_count: 0,
+      failure_count: 2,
+      failed_indices: [0, 1],
+    });
     expect(result.output).toMatch(/All 2 invocation\(s\) failed\.$/);
   });
 
@@ -246,14 +284,26 @@ describe('batch: failures', () => {
       ],
     });
     expect(result.exitCode).toBe(0);
-    expect(h.item(result, 'inner')).toMatchObject({ status: 'error', exit_code: 1, output: 'recursive batch calls are not allowed' });
-    expect(h.item(result, 'inner').error_kind).toEqual({ type: 'unsupported', message: 'recursive batch calls are not allowed' });
+    expect(h.item(result, 'inner')).toMatchObject({
+      status: 'error',
+      exit_code: 1,
+      output: 'recursive batch calls are not allowed',
+    });
+    expect(h.item(result, 'inner').error_kind).toEqual({
+      type: 'unsupported',
+      message: 'recursive batch calls are not allowed',
+    });
     expect(h.item(result, 'next').status).toBe('ok');
     expect(h.invoker.calls.map((call) => call.name)).toEqual(['echo_args']);
   });
 
   it('an unknown tool is an item error reported by the invoker', async () => {
-    const result = await h.run({ invocations: [{ id: 'u', tool: 'no_such_tool', args: {} }, { id: 'k', tool: 'echo_args', args: {} }] });
+    const result = await h.run({
+      invocations: [
+        { id: 'u', tool: 'no_such_tool', args: {} },
+        { id: 'k', tool: 'echo_args', args: {} },
+      ],
+    });
     expect(h.item(result, 'u')).toMatchObject({ status: 'error', output: 'Unknown tool "no_such_tool"' });
     expect(h.item(result, 'k').status).toBe('ok');
   });
@@ -281,12 +331,22 @@ describe('batch: failures', () => {
     expect(h.invoker.calls.map((call) => call.id)).toEqual(['first', 'long']);
     expect(() => readFileSync(path.join(h.ws.root, 'never.txt'))).toThrow();
     expect(result.output).toContain('The batch was cancelled; invocations that had not started were skipped.');
-    expect(result.metadata).toMatchObject({ status: 'partial_failure', success_count: 1, failure_count: 4, failed_indices: [1, 2, 3, 4] });
+    expect(result.metadata).toMatchObject({
+      status: 'partial_failure',
+      success_count: 1,
+      failure_count: 4,
+      failed_indices: [1, 2, 3, 4],
+    });
   });
 
   it('with the signal already aborted, nothing runs', async () => {
     h.controller.abort();
-    const result = await h.run({ invocations: [{ id: 'a', tool: 'echo_args', args: {} }, { id: 'b', tool: 'echo_args', args: {}, step: 2 }] });
+    const result = await h.run({
+      invocations: [
+        { id: 'a', tool: 'echo_args', args: {} },
+        { id: 'b', tool: 'echo_args', args: {}, step: 2 },
+      ],
+    });
     expect(result.exitCode).toBe(1);
     expect(result.errorKind).toEqual({ type: 'partial_failure', failed: 2, total: 2 });
     expect(h.items(result).every((item) => item.status === 'skipped')).toBe(true);
@@ -294,12 +354,20 @@ describe('batch: failures', () => {
   });
 
   it('is a tool error without the nested invoker', async () => {
-    const result = await batchTool.execute(batchTool.parameters.parse({ invocations: [{ id: 'a', tool: 'read', args: {} }] }), h.ws.context());
+    const result = await batchTool.execute(
+      batchTool.parameters.parse({ invocations: [{ id: 'a', tool: 'read', args: {} }] }),
+      h.ws.context(),
+    );
     expect(result).toMatchObject({ exitCode: 1, output: 'batch needs the tool invoker' });
   });
 
   it('caps each item output in the summary and marks it truncated', async () => {
-    const result = await h.run({ invocations: [{ id: 'huge', tool: 'big', args: { bytes: 50_000 } }, { id: 'small', tool: 'big', args: { bytes: 10 } }] });
+    const result = await h.run({
+      invocations: [
+        { id: 'huge', tool: 'big', args: { bytes: 50_000 } },
+        { id: 'small', tool: 'big', args: { bytes: 10 } },
+      ],
+    });
     const huge = h.item(result, 'huge');
     expect(huge.truncated).toBe(true);
     expect(huge.output_bytes).toBe(50_000);
@@ -323,7 +391,9 @@ describe('batch: parameters', () => {
   const parse = (args: unknown): boolean => batchTool.parameters.safeParse(args).success;
 
   it('requires tool and args; id, step and max_concurrency are optional', () => {
-    expect(batchTool.parameters.parse({ invocations: [{ tool: 'read', args: {} }] })).toEqual({ invocations: [{ tool: 'read', args: {} }] });
+    expect(batchTool.parameters.parse({ invocations: [{ tool: 'read', args: {} }] })).toEqual({
+      invocations: [{ tool: 'read', args: {} }],
+    });
     const noArgs = batchTool.parameters.safeParse({ invocations: [{ id: 'a', tool: 'read' }] });
     expect(noArgs.success).toBe(false);
     expect(noArgs.error?.issues[0].path).toEqual(['invocations', 0, 'args']);
@@ -334,13 +404,17 @@ describe('batch: parameters', () => {
     const item = (extra: Record<string, unknown> = {}) => ({ tool: 'read', args: {}, ...extra });
     const dup = batchTool.parameters.safeParse({ invocations: [item({ id: 'a' }), item({ id: 'a' })] });
     expect(dup.success).toBe(false);
-    expect(dup.error?.issues[0]).toMatchObject({ path: ['invocations', 1, 'id'], message: 'duplicate id "a"; every invocation needs its own id' });
+    expect(dup.error?.issues[0]).toMatchObject({
+      path: ['invocations', 1, 'id'],
+      message: 'duplicate id "a"; every invocation needs its own id',
+    });
     // Items without an id never collide.
     expect(parse({ invocations: [item(), item()] })).toBe(true);
     expect(parse({ invocations: [] })).toBe(false);
     expect(parse({ invocations: Array.from({ length: 33 }, (_, i) => item({ id: `i${i}` })) })).toBe(false);
     expect(parse({ invocations: Array.from({ length: 32 }, (_, i) => item({ id: `i${i}` })) })).toBe(true);
-    for (const id of ['', 'has space', 'dot.ted', 'x'.repeat(65)]) expect(parse({ invocations: [item({ id })] }), id).toBe(false);
+    for (const id of ['', 'has space', 'dot.ted', 'x'.repeat(65)])
+      expect(parse({ invocations: [item({ id })] }), id).toBe(false);
     expect(parse({ invocations: [item({ id: 'A-z_09' })] })).toBe(true);
     expect(parse({ invocations: [item({ extra: 1 })] })).toBe(false);
     expect(parse({ invocations: [item()], extra: 1 })).toBe(false);
@@ -357,7 +431,9 @@ describe('batch: parameters', () => {
     const text = JSON.stringify(schema);
     expect(text).not.toContain('"description":""');
     expect(schema).toMatchObject({ additionalProperties: false, required: ['invocations'] });
-    expect(schema).toMatchObject({ properties: { invocations: { items: { required: ['tool', 'args'], additionalProperties: false } } } });
+    expect(schema).toMatchObject({
+      properties: { invocations: { items: { required: ['tool', 'args'], additionalProperties: false } } },
+    });
     expect(batchTool).toMatchObject({ name: 'batch', readOnly: false, orchestrator: 'batch' });
     expect(batchTool.description).toContain('$ref');
   });

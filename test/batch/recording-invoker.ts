@@ -6,7 +6,14 @@ import { globTool } from '../../src/runtime/tools/builtin/glob.js';
 import { grepTool } from '../../src/runtime/tools/builtin/grep.js';
 import { readTool } from '../../src/runtime/tools/builtin/read.js';
 import { writeTool } from '../../src/runtime/tools/builtin/write.js';
-import { defineTool, isReadOnlyCall, type AnyToolDefinition, type NestedCallResult, type NestedInvoker, type ToolContext } from '../../src/runtime/tools/define-tool.js';
+import {
+  defineTool,
+  isReadOnlyCall,
+  type AnyToolDefinition,
+  type NestedCallResult,
+  type NestedInvoker,
+  type ToolContext,
+} from '../../src/runtime/tools/define-tool.js';
 
 /** One child call as the recording invoker saw it. */
 export interface RecordedCall {
@@ -65,7 +72,9 @@ export function createTestTools(latch: Latch): AnyToolDefinition[] {
     readOnly: true,
     async execute(args) {
       const ok = await latch.arrive(args.timeout_ms);
-      return ok ? { output: 'released', exitCode: 0 } : { output: `latch timed out with ${latch.arrived()} arrived`, exitCode: 1 };
+      return ok
+        ? { output: 'released', exitCode: 0 }
+        : { output: `latch timed out with ${latch.arrived()} arrived`, exitCode: 1 };
     },
   });
   const echoTool = defineTool({
@@ -90,7 +99,9 @@ export function createTestTools(latch: Latch): AnyToolDefinition[] {
           resolve();
         });
       });
-      return ctx.signal.aborted ? { output: 'sleep was cancelled', exitCode: 1 } : { output: `slept ${args.ms} ms`, exitCode: 0 };
+      return ctx.signal.aborted
+        ? { output: 'sleep was cancelled', exitCode: 1 }
+        : { output: `slept ${args.ms} ms`, exitCode: 0 };
     },
   });
   const bigTool = defineTool({
@@ -114,7 +125,10 @@ export function realTools(): AnyToolDefinition[] {
  * Build a recording NestedInvoker: validates args with each tool's schema and runs it with a child
  * context of `parent` (same workspace and signal), as the real invoker does for nested calls.
  */
-export function createRecordingInvoker(tools: readonly AnyToolDefinition[], parent: () => ToolContext): RecordingInvoker {
+export function createRecordingInvoker(
+  tools: readonly AnyToolDefinition[],
+  parent: () => ToolContext,
+): RecordingInvoker {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const calls: RecordedCall[] = [];
   const events: string[] = [];
@@ -138,7 +152,14 @@ export function createRecordingInvoker(tools: readonly AnyToolDefinition[], pare
       const parsed = tool.parameters.safeParse(args);
       if (!parsed.success) {
         const message = `Invalid arguments for ${name}: ${parsed.error.message}`;
-        return { id: callId, name, output: message, exitCode: 1, truncated: false, errorKind: { type: 'invalid_argument', message } };
+        return {
+          id: callId,
+          name,
+          output: message,
+          exitCode: 1,
+          truncated: false,
+          errorKind: { type: 'invalid_argument', message },
+        };
       }
       const ctx = parent();
       events.push(`start:${callId}`);

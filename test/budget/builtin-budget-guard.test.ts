@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetOptionsSchema, type BudgetOptionsInput } from '../../src/protocol/budget.js';
-import { checkTokens, checkToolCalls, checkWallTime, type BudgetDecision } from '../../src/runtime/policy/budget/budget-decision.js';
+import {
+  checkTokens,
+  checkToolCalls,
+  checkWallTime,
+  type BudgetDecision,
+} from '../../src/runtime/policy/budget/budget-decision.js';
 import { BuiltinBudgetGuard } from '../../src/runtime/policy/budget/builtin-budget-guard.js';
 import { TenantBudgetLedger } from '../../src/runtime/policy/budget/tenant-budget-ledger.js';
 
@@ -73,7 +78,13 @@ describe('BuiltinBudgetGuard (session scope)', () => {
     const guard = new BuiltinBudgetGuard({ limits: { maxTokens: 1000 }, now: clock().now });
     expect(kind(await guard.beforeLlmCall(500))).toBe('allow');
     guard.recordUsage(700);
-    expect(await guard.beforeLlmCall(150)).toMatchObject({ kind: 'soft', resource: 'llm_tokens', used: 700, limit: 1000, scope: 'session' });
+    expect(await guard.beforeLlmCall(150)).toMatchObject({
+      kind: 'soft',
+      resource: 'llm_tokens',
+      used: 700,
+      limit: 1000,
+      scope: 'session',
+    });
     expect(kind(await guard.beforeLlmCall(301))).toBe('deny:session:llm_tokens');
     guard.recordUsage(300);
     expect(kind(await guard.beforeLlmCall(0))).toBe('deny:session:llm_tokens');
@@ -83,7 +94,16 @@ describe('BuiltinBudgetGuard (session scope)', () => {
   it('tool calls: counted when admitted, never past the limit, even in parallel', async () => {
     const guard = new BuiltinBudgetGuard({ limits: { maxToolCalls: 5 }, now: clock().now });
     const decisions = await Promise.all(Array.from({ length: 8 }, () => guard.beforeToolCall('bash')));
-    expect(decisions.map(kind)).toEqual(['allow', 'allow', 'allow', 'soft:session:tool_calls', 'soft:session:tool_calls', 'deny:session:tool_calls', 'deny:session:tool_calls', 'deny:session:tool_calls']);
+    expect(decisions.map(kind)).toEqual([
+      'allow',
+      'allow',
+      'allow',
+      'soft:session:tool_calls',
+      'soft:session:tool_calls',
+      'deny:session:tool_calls',
+      'deny:session:tool_calls',
+      'deny:session:tool_calls',
+    ]);
     expect(guard.usage().toolCalls).toBe(5);
     guard.releaseToolCall();
     expect(kind(await guard.beforeToolCall('bash'))).toBe('soft:session:tool_calls');
@@ -101,7 +121,12 @@ describe('BuiltinBudgetGuard (session scope)', () => {
     guard.startClock();
     guard.startClock(); // idempotent
     c.advance(3500);
-    expect(await guard.beforeLlmCall(0)).toMatchObject({ kind: 'soft', resource: 'wall_time', used: 8500, limit: 10_000 });
+    expect(await guard.beforeLlmCall(0)).toMatchObject({
+      kind: 'soft',
+      resource: 'wall_time',
+      used: 8500,
+      limit: 10_000,
+    });
     c.advance(1500);
     expect(kind(await guard.beforeToolCall('read'))).toBe('deny:session:wall_time');
     expect(kind(await guard.beforeLlmCall(0))).toBe('deny:session:wall_time');
@@ -119,7 +144,8 @@ describe('BuiltinBudgetGuard (tenant scope)', () => {
   function tenantSetup(tenantLimits: BudgetOptionsInput, sessionLimits?: BudgetOptionsInput) {
     const c = clock();
     const ledger = new TenantBudgetLedger({ limits: new Map([['acme', limits(tenantLimits)]]), now: c.now });
-    const make = (tenantId = 'acme') => new BuiltinBudgetGuard({ limits: sessionLimits, tenantId, tenantLedger: ledger, now: c.now });
+    const make = (tenantId = 'acme') =>
+      new BuiltinBudgetGuard({ limits: sessionLimits, tenantId, tenantLedger: ledger, now: c.now });
     return { c, ledger, a: make(), b: make(), other: make('globex') };
   }
 
@@ -127,7 +153,12 @@ describe('BuiltinBudgetGuard (tenant scope)', () => {
     const { a, b, other, ledger } = tenantSetup({ maxTokens: 1000 });
     a.recordUsage(600);
     expect(kind(await b.beforeLlmCall(100))).toBe('allow');
-    expect(await b.beforeLlmCall(250)).toMatchObject({ kind: 'soft', scope: 'tenant', resource: 'llm_tokens', used: 600 });
+    expect(await b.beforeLlmCall(250)).toMatchObject({
+      kind: 'soft',
+      scope: 'tenant',
+      resource: 'llm_tokens',
+      used: 600,
+    });
     b.recordUsage(400);
     expect(kind(await a.beforeLlmCall(1))).toBe('deny:tenant:llm_tokens');
     expect(kind(await b.beforeLlmCall(0))).toBe('deny:tenant:llm_tokens');
@@ -143,7 +174,13 @@ describe('BuiltinBudgetGuard (tenant scope)', () => {
     expect(kind(await b.beforeToolCall('bash'))).toBe('allow');
     expect(kind(await a.beforeToolCall('bash'))).toBe('allow');
     expect(kind(await b.beforeToolCall('bash'))).toBe('soft:tenant:tool_calls');
-    expect(await a.beforeToolCall('bash')).toMatchObject({ kind: 'deny', scope: 'tenant', resource: 'tool_calls', used: 4, limit: 4 });
+    expect(await a.beforeToolCall('bash')).toMatchObject({
+      kind: 'deny',
+      scope: 'tenant',
+      resource: 'tool_calls',
+      used: 4,
+      limit: 4,
+    });
     b.releaseToolCall();
     expect(kind(await a.beforeToolCall('bash'))).toBe('soft:tenant:tool_calls');
   });
@@ -155,7 +192,12 @@ describe('BuiltinBudgetGuard (tenant scope)', () => {
     c.advance(3000);
     expect(kind(await a.beforeToolCall('x'))).toBe('allow');
     c.advance(1000);
-    expect(await b.beforeLlmCall(0)).toMatchObject({ kind: 'soft', scope: 'tenant', resource: 'wall_time', used: 8000 });
+    expect(await b.beforeLlmCall(0)).toMatchObject({
+      kind: 'soft',
+      scope: 'tenant',
+      resource: 'wall_time',
+      used: 8000,
+    });
     a.stopClock();
     c.advance(1999);
     expect(kind(await b.beforeToolCall('x'))).toBe('soft:tenant:wall_time');
@@ -173,7 +215,10 @@ describe('BuiltinBudgetGuard (tenant scope)', () => {
   });
 
   it('accepts a limits function', async () => {
-    const ledger = new TenantBudgetLedger({ limits: (tenantId) => (tenantId === 't' ? limits({ maxToolCalls: 1 }) : undefined), now: () => 0 });
+    const ledger = new TenantBudgetLedger({
+      limits: (tenantId) => (tenantId === 't' ? limits({ maxToolCalls: 1 }) : undefined),
+      now: () => 0,
+    });
     const guard = new BuiltinBudgetGuard({ tenantId: 't', tenantLedger: ledger, now: () => 0 });
     expect(kind(await guard.beforeToolCall('x'))).toBe('soft:tenant:tool_calls');
     expect(kind(await guard.beforeToolCall('x'))).toBe('deny:tenant:tool_calls');

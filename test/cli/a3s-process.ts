@@ -24,7 +24,11 @@ export function buildCli(): string {
       include: [],
     }),
   );
-  const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8' });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')],
+    { encoding: 'utf8' },
+  );
   const entry = join(out, 'src', 'cli', 'a3s.js');
   if (!existsSync(entry)) throw new Error(`building the CLI failed: ${tsc.stdout} ${tsc.stderr}`);
   copyFileSync(join(REPO, 'package.json'), join(out, 'package.json'));
@@ -65,7 +69,10 @@ export interface A3sProcess {
 /** Start the built CLI with `args`, in a clean environment (PATH, and HOME only when given). */
 export function startA3s(entry: string, args: readonly string[], options: A3sOptions = {}): A3sProcess {
   const env = { PATH: process.env.PATH ?? '', ...options.env };
-  const child = options.shell !== undefined ? spawn('sh', ['-c', options.shell], { env, cwd: options.cwd ?? REPO }) : spawn(process.execPath, [entry, ...args], { env, cwd: options.cwd ?? REPO });
+  const child =
+    options.shell !== undefined
+      ? spawn('sh', ['-c', options.shell], { env, cwd: options.cwd ?? REPO })
+      : spawn(process.execPath, [entry, ...args], { env, cwd: options.cwd ?? REPO });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

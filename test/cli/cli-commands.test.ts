@@ -30,7 +30,10 @@ describe('a3s: help, usage errors, configuration', () => {
       expect(help.stdout).toMatch(new RegExp(`^Usage: a3s ${command}`));
     }
     const version = await runA3s(cli, ['--version']);
-    expect(version).toMatchObject({ code: 0, stdout: `${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version}\n` });
+    expect(version).toMatchObject({
+      code: 0,
+      stdout: `${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version}\n`,
+    });
     const bare = await runA3s(cli, []);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('Commands:');
@@ -90,7 +93,9 @@ describe('a3s: help, usage errors, configuration', () => {
   });
 
   it('an unreachable server exits 1 with one line', async () => {
-    const result = await runA3s(cli, ['sessions'], { env: { HOME: tempDir('a3s-home-'), A3S_URL: 'http://127.0.0.1:1' } });
+    const result = await runA3s(cli, ['sessions'], {
+      env: { HOME: tempDir('a3s-home-'), A3S_URL: 'http://127.0.0.1:1' },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^a3s: NETWORK_ERROR: .*\n$/);
   });
@@ -104,7 +109,12 @@ describe('a3s: help, usage errors, configuration', () => {
     expect(runExitCode('completed', result('failed'), false)).toBe(1);
     expect(runExitCode('failed', result('passed'), false)).toBe(1);
     expect(runExitCode('cancelled', result('skipped'), false)).toBe(1);
-    expect([reportExitCode({ status: 'passed' }), reportExitCode({ status: 'skipped' }), reportExitCode({ status: 'failed' }), reportExitCode({ status: 'needs_review' })]).toEqual([0, 0, 1, 4]);
+    expect([
+      reportExitCode({ status: 'passed' }),
+      reportExitCode({ status: 'skipped' }),
+      reportExitCode({ status: 'failed' }),
+      reportExitCode({ status: 'needs_review' }),
+    ]).toEqual([0, 0, 1, 4]);
   });
 });
 
@@ -115,7 +125,12 @@ describe('a3s against a real server: tokens, verify, sessions, resume', () => {
 
   beforeAll(async () => {
     fake = await startFakeProvider();
-    t = await startTestServer({ fake, config: { apiTokens: [{ token: TOKEN, principal: 'ci-bot', tenantId: 'default', scopes: ['sessions', 'host_direct'] }] } });
+    t = await startTestServer({
+      fake,
+      config: {
+        apiTokens: [{ token: TOKEN, principal: 'ci-bot', tenantId: 'default', scopes: ['sessions', 'host_direct'] }],
+      },
+    });
     home = tempDir('a3s-home-');
   }, 120_000);
   afterAll(async () => {
@@ -134,30 +149,64 @@ describe('a3s against a real server: tokens, verify, sessions, resume', () => {
     const envWins = await runA3s(cli, ['sessions'], { env: { HOME: configHome, A3S_TOKEN: 'wrong-token-0123456789' } });
     expect(envWins.code).toBe(2);
     expect(envWins.stderr).toMatch(/^a3s: UNAUTHORIZED: /);
-    expect((await runA3s(cli, ['sessions', '--token', TOKEN], { env: { HOME: configHome, A3S_TOKEN: 'wrong-token-0123456789' } })).code).toBe(0);
+    expect(
+      (
+        await runA3s(cli, ['sessions', '--token', TOKEN], {
+          env: { HOME: configHome, A3S_TOKEN: 'wrong-token-0123456789' },
+        })
+      ).code,
+    ).toBe(0);
   });
 
   it('verify: passed exits 0, failed exits 1 with the output tail on stderr, --json prints the report', async () => {
     const env = { HOME: home, A3S_URL: t.url, A3S_TOKEN: TOKEN };
     const passed = await runA3s(cli, ['verify', '--subject', 'smoke', '--cmd', 'printf ok', '--cmd', 'true'], { env });
     expect(passed.code).toBe(0);
-    expect(passed.stdout).toMatch(/^passed +cmd-1 {2}printf ok {2}\(exit 0, \d+ ms\)\npassed +cmd-2 {2}true {2}\(exit 0, \d+ ms\)\nsmoke: passed \(2\/2 passed, 0 failed, 0 skipped; report \S+ in session \S+\)\n$/);
-    const failed = await runA3s(cli, ['verify', '--subject', 'unit', '--cmd', 'echo boom; exit 3', '--workspace', t.root], { env });
+    expect(passed.stdout).toMatch(
+      /^passed +cmd-1 {2}printf ok {2}\(exit 0, \d+ ms\)\npassed +cmd-2 {2}true {2}\(exit 0, \d+ ms\)\nsmoke: passed \(2\/2 passed, 0 failed, 0 skipped; report \S+ in session \S+\)\n$/,
+    );
+    const failed = await runA3s(
+      cli,
+      ['verify', '--subject', 'unit', '--cmd', 'echo boom; exit 3', '--workspace', t.root],
+      { env },
+    );
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain('failed       cmd-1  echo boom; exit 3  (exit 3,');
     expect(failed.stderr).toContain('boom');
-    const sessionId = (await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${TOKEN}`).send({}).expect(201)).body.session.id as string;
-    const json = await runA3s(cli, ['verify', '--json', '--subject', 'in session', '--session', sessionId, '--cmd', 'true'], { env });
+    const sessionId = (
+      await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${TOKEN}`).send({}).expect(201)
+    ).body.session.id as string;
+    const json = await runA3s(
+      cli,
+      ['verify', '--json', '--subject', 'in session', '--session', sessionId, '--cmd', 'true'],
+      { env },
+    );
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ schema: 'a3s.verification_report.v1', subject: 'in session', status: 'passed', session_id: sessionId, checks: [{ id: 'cmd-1', command: 'true', required: true, exit_code: 0 }] });
-    const reports = (await request(t.url).get(`/v1/sessions/${sessionId}/verifications`).set('authorization', `Bearer ${TOKEN}`).expect(200)).body.reports;
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      schema: 'a3s.verification_report.v1',
+      subject: 'in session',
+      status: 'passed',
+      session_id: sessionId,
+      checks: [{ id: 'cmd-1', command: 'true', required: true, exit_code: 0 }],
+    });
+    const reports = (
+      await request(t.url)
+        .get(`/v1/sessions/${sessionId}/verifications`)
+        .set('authorization', `Bearer ${TOKEN}`)
+        .expect(200)
+    ).body.reports;
     expect(reports.map((r: { subject: string }) => r.subject)).toEqual(['in session']);
   });
 
   it('a token without host_direct cannot verify: FORBIDDEN, exit 2', async () => {
-    const limited = await startTestServer({ fake, config: { apiTokens: [{ token: TOKEN, principal: 'viewer', tenantId: 'default', scopes: ['sessions'] }] } });
+    const limited = await startTestServer({
+      fake,
+      config: { apiTokens: [{ token: TOKEN, principal: 'viewer', tenantId: 'default', scopes: ['sessions'] }] },
+    });
     try {
-      const result = await runA3s(cli, ['verify', '--subject', 's', '--cmd', 'true'], { env: { HOME: home, A3S_URL: limited.url, A3S_TOKEN: TOKEN } });
+      const result = await runA3s(cli, ['verify', '--subject', 's', '--cmd', 'true'], {
+        env: { HOME: home, A3S_URL: limited.url, A3S_TOKEN: TOKEN },
+      });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/^a3s: FORBIDDEN: /);
     } finally {
@@ -167,16 +216,30 @@ describe('a3s against a real server: tokens, verify, sessions, resume', () => {
 
   it('sessions ls, show and close', async () => {
     const env = { HOME: home, A3S_URL: t.url, A3S_TOKEN: TOKEN };
-    await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${TOKEN}`).send({ sessionId: 'listed-1' }).expect(201);
+    await request(t.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${TOKEN}`)
+      .send({ sessionId: 'listed-1' })
+      .expect(201);
     const ls = await runA3s(cli, ['sessions', 'ls'], { env });
     expect(ls.code).toBe(0);
-    expect(ls.stdout.split('\n').find((line) => line.startsWith('listed-1\t'))).toMatch(/^listed-1\tidle\t\/\S+\topenai\/test-model\t0 messages$/);
+    expect(ls.stdout.split('\n').find((line) => line.startsWith('listed-1\t'))).toMatch(
+      /^listed-1\tidle\t\/\S+\topenai\/test-model\t0 messages$/,
+    );
     const json = JSON.parse((await runA3s(cli, ['sessions', '--json'], { env })).stdout) as { id: string }[];
     expect(json.map((s) => s.id)).toContain('listed-1');
     const show = await runA3s(cli, ['sessions', 'show', 'listed-1'], { env });
     expect(show.code).toBe(0);
-    expect(JSON.parse(show.stdout)).toMatchObject({ id: 'listed-1', model: 'openai/test-model', busy: false, closed: false });
-    expect(await runA3s(cli, ['sessions', 'close', 'listed-1'], { env })).toMatchObject({ code: 0, stdout: 'closed listed-1\n' });
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      id: 'listed-1',
+      model: 'openai/test-model',
+      busy: false,
+      closed: false,
+    });
+    expect(await runA3s(cli, ['sessions', 'close', 'listed-1'], { env })).toMatchObject({
+      code: 0,
+      stdout: 'closed listed-1\n',
+    });
     const missing = await runA3s(cli, ['sessions', 'close', 'no-such-session'], { env });
     expect(missing).toMatchObject({ code: 1, stderr: 'a3s: SESSION_NOT_FOUND: session no-such-session not found\n' });
     const showMissing = await runA3s(cli, ['sessions', 'show', 'no-such-session'], { env });
@@ -185,7 +248,9 @@ describe('a3s against a real server: tokens, verify, sessions, resume', () => {
   });
 
   it('a server error with a code prints "a3s: CODE: message": a bad --model is VALIDATION_ERROR (exit 2)', async () => {
-    const result = await runA3s(cli, ['run', '--model', 'no-slash', 'hi'], { env: { HOME: home, A3S_URL: t.url, A3S_TOKEN: TOKEN } });
+    const result = await runA3s(cli, ['run', '--model', 'no-slash', 'hi'], {
+      env: { HOME: home, A3S_URL: t.url, A3S_TOKEN: TOKEN },
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^a3s: VALIDATION_ERROR: .*model/);
   });
@@ -208,7 +273,9 @@ describe('a3s against a real server: tokens, verify, sessions, resume', () => {
       fake.script({ text: 'read: alpha beta' });
       const env = { HOME: home, A3S_URL: second.url };
       const resumed = await runA3s(cli, ['resume', id, started.body.runId as string], { env });
-      expect(resumed.stderr).toMatch(new RegExp(`\\[run\\] session ${id}, run \\S+ \\(resumed from ${started.body.runId}\\)`));
+      expect(resumed.stderr).toMatch(
+        new RegExp(`\\[run\\] session ${id}, run \\S+ \\(resumed from ${started.body.runId}\\)`),
+      );
       expect(resumed.code).toBe(0);
       expect(resumed.stdout).toBe('read: alpha beta\n');
       const unknown = await runA3s(cli, ['resume', id, 'run_nope'], { env });

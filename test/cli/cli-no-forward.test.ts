@@ -16,7 +16,11 @@ describe('a3s --no-forward / A3S_ROUTE=no-forward: a 421 is followed once to the
   beforeAll(async () => {
     cli = buildCli();
     fake = await startFakeProvider();
-    const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-cli-nf-${Math.random().toString(36).slice(2)}:`, apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }] };
+    const shared = {
+      ...redisServerConfig(),
+      redisKeyPrefix: `a3s-cli-nf-${Math.random().toString(36).slice(2)}:`,
+      apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }],
+    };
     a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
     // B has no peer URLs, so it cannot forward: it answers 421 SESSION_OWNED_ELSEWHERE naming A for A's sessions.
     b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b', cluster: { peerUrls: [] } } });
@@ -30,7 +34,11 @@ describe('a3s --no-forward / A3S_ROUTE=no-forward: a 421 is followed once to the
   });
 
   it('sessions show on B: 421 without the option (exit 1), followed to A with --no-forward or A3S_ROUTE (exit 0)', async () => {
-    await request(a.url).post('/v1/sessions').set('authorization', `Bearer ${TOKEN}`).send({ sessionId: 'owned-by-a' }).expect(201);
+    await request(a.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${TOKEN}`)
+      .send({ sessionId: 'owned-by-a' })
+      .expect(201);
     const env = { HOME: home, A3S_URL: b.url, A3S_TOKEN: TOKEN };
     const plain = await runA3s(cli, ['sessions', 'show', 'owned-by-a'], { env });
     expect(plain.code).toBe(1);
@@ -43,7 +51,9 @@ describe('a3s --no-forward / A3S_ROUTE=no-forward: a 421 is followed once to the
   });
 
   it('a bad A3S_ROUTE is a usage error (exit 2); acp refuses --no-forward by name', async () => {
-    const bad = await runA3s(cli, ['sessions', 'ls'], { env: { HOME: home, A3S_URL: b.url, A3S_TOKEN: TOKEN, A3S_ROUTE: 'sideways' } });
+    const bad = await runA3s(cli, ['sessions', 'ls'], {
+      env: { HOME: home, A3S_URL: b.url, A3S_TOKEN: TOKEN, A3S_ROUTE: 'sideways' },
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('A3S_ROUTE must be "forward" or "no-forward", got "sideways"');
     const acp = await runA3s(cli, ['acp', '--no-forward'], { env: { HOME: home, A3S_URL: b.url, A3S_TOKEN: TOKEN } });

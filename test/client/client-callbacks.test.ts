@@ -11,11 +11,21 @@ describe('callbacks: the client as the session WebSocket host (hooks, commands, 
     const client = new A3sClient({ baseUrl: t.url, WebSocket });
     const session = await client.session(t.root);
     const asked: Record<string, unknown>[] = [];
-    const hook = await session.registerHook('no-writes', 'pre_tool_use', { tool: 'write' }, { priority: 1, timeoutMs: 2000 }, (payload) => {
-      asked.push(payload);
-      return { action: 'block', reason: 'read-only today' };
+    const hook = await session.registerHook(
+      'no-writes',
+      'pre_tool_use',
+      { tool: 'write' },
+      { priority: 1, timeoutMs: 2000 },
+      (payload) => {
+        asked.push(payload);
+        return { action: 'block', reason: 'read-only today' };
+      },
+    );
+    expect(hook).toMatchObject({
+      id: 'no-writes',
+      event: 'pre_tool_use',
+      endpoint: { type: 'websocket', connected: true },
     });
-    expect(hook).toMatchObject({ id: 'no-writes', event: 'pre_tool_use', endpoint: { type: 'websocket', connected: true } });
     expect(await session.hookCount()).toBe(1);
 
     const blocked = await session.tool('write', { file_path: 'b.txt', content: 'b' });
@@ -27,14 +37,24 @@ describe('callbacks: the client as the session WebSocket host (hooks, commands, 
     expect(asked).toHaveLength(1);
 
     // A model-chosen call is blocked the same way; the model sees the reason.
-    t.fake.script({ toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'c.txt', content: 'c' } }] }, { text: 'gave up' });
+    t.fake.script(
+      { toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'c.txt', content: 'c' } }] },
+      { text: 'gave up' },
+    );
     const stream = await session.stream('write c.txt');
     const events = await stream.collect();
     expect(events.find((e) => e.type === 'hook_blocked')).toMatchObject({ toolId: 'w1', toolName: 'write' });
     expect(JSON.stringify(t.fake.requests[1].body.messages)).toContain('read-only today');
 
-    await session.registerCommand('docs_status', 'Return docs command status', (args, ctx) => `status args=${args}; session=${ctx.sessionId}; workspace=${ctx.workspace}`);
-    expect((await session.listCommands()).find((c) => c.name === 'docs_status')).toMatchObject({ kind: 'websocket', source: 'session' });
+    await session.registerCommand(
+      'docs_status',
+      'Return docs command status',
+      (args, ctx) => `status args=${args}; session=${ctx.sessionId}; workspace=${ctx.workspace}`,
+    );
+    expect((await session.listCommands()).find((c) => c.name === 'docs_status')).toMatchObject({
+      kind: 'websocket',
+      source: 'session',
+    });
     const answered = await session.send('/docs_status check');
     expect(answered.text).toBe(`status args=check; session=${session.sessionId}; workspace=${t.root}`);
     await session.registerCommand('hello', 'A template', { kind: 'template', template: 'hello {{args}}' });
@@ -60,7 +80,9 @@ describe('callbacks: the client as the session WebSocket host (hooks, commands, 
     const t = await start();
     const client = new A3sClient({ baseUrl: t.url, WebSocket });
     const session = await client.session(t.root);
-    await session.setBudgetGuard({ checkBeforeLlm: () => ({ decision: 'deny', resource: 'llm_tokens', reason: 'cap reached' }) });
+    await session.setBudgetGuard({
+      checkBeforeLlm: () => ({ decision: 'deny', resource: 'llm_tokens', reason: 'cap reached' }),
+    });
     const denied = await session.send('hi').catch((error: unknown) => error);
     expect(denied).toBeInstanceOf(BudgetExhaustedError);
     expect((denied as BudgetExhaustedError).message).toContain('cap reached');

@@ -34,7 +34,16 @@ describe('two nodes on one Redis: the typed client across nodes', () => {
     fake = await startFakeProvider();
     const apiTokens = [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }];
     [a, b] = await startRedisNodes(fake, 'a3s-client-cluster', { apiTokens });
-    c = await startTestServer({ fake, config: { ...redisServerConfig(), redisKeyPrefix: a.config.redisKeyPrefix, apiTokens, nodeId: 'node-c', cluster: { peerUrls: [] } } });
+    c = await startTestServer({
+      fake,
+      config: {
+        ...redisServerConfig(),
+        redisKeyPrefix: a.config.redisKeyPrefix,
+        apiTokens,
+        nodeId: 'node-c',
+        cluster: { peerUrls: [] },
+      },
+    });
   });
   afterAll(async () => {
     await c?.close();
@@ -71,9 +80,15 @@ describe('two nodes on one Redis: the typed client across nodes', () => {
     const connectionId = await again;
     expect(infos[0]).toMatchObject({ code: 1012, connectionId, final: false });
     // The owner's registry holds the new connection: the hook names it, connected.
-    expect((await session.hooks())[0]).toMatchObject({ id: 'gate-writes', endpoint: { connectionId, connected: true } });
+    expect((await session.hooks())[0]).toMatchObject({
+      id: 'gate-writes',
+      endpoint: { connectionId, connected: true },
+    });
     expect(a.server.ctx.hostRegistry.has(connectionId)).toBe(true);
-    fake.script({ toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'x.txt', content: 'x' } }] }, { text: 'blocked, done' });
+    fake.script(
+      { toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'x.txt', content: 'x' } }] },
+      { text: 'blocked, done' },
+    );
     expect((await session.send('write x.txt')).text).toBe('blocked, done');
     expect(asked).toEqual(['write']);
     session.disconnectHost();
@@ -83,11 +98,20 @@ describe('two nodes on one Redis: the typed client across nodes', () => {
     const owner = new A3sClient({ baseUrl: a.url, token: TOKEN, WebSocket });
     await owner.session(undefined, { sessionId: 'no-forward' });
     // B refuses to forward when asked not to (what the client meets).
-    const refused = await request(b.url).get('/v1/sessions/no-forward').set({ authorization: `Bearer ${TOKEN}`, 'a3s-route': 'no-forward' }).expect(421);
+    const refused = await request(b.url)
+      .get('/v1/sessions/no-forward')
+      .set({ authorization: `Bearer ${TOKEN}`, 'a3s-route': 'no-forward' })
+      .expect(421);
     expect(refused.body.error).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', details: { ownerUrl: a.url } });
 
     const recorded = recordingFetch();
-    const client = new A3sClient({ baseUrl: b.url, token: TOKEN, WebSocket, route: 'no-forward', fetch: recorded.fetch });
+    const client = new A3sClient({
+      baseUrl: b.url,
+      token: TOKEN,
+      WebSocket,
+      route: 'no-forward',
+      fetch: recorded.fetch,
+    });
     const session = await client.getSession('no-forward');
     expect(session.sessionId).toBe('no-forward');
     expect(recorded.calls).toEqual([
@@ -112,19 +136,30 @@ describe('two nodes on one Redis: the typed client across nodes', () => {
     const owner = new A3sClient({ baseUrl: a.url, token: TOKEN, WebSocket });
     await owner.session(undefined, { sessionId: 'host-no-forward' });
     // Without the option the node refuses host registration: it only follows the session's events.
-    const plain = await new A3sClient({ baseUrl: c.url, token: TOKEN, WebSocket }).getSession('host-no-forward').catch((e: unknown) => e);
+    const plain = await new A3sClient({ baseUrl: c.url, token: TOKEN, WebSocket })
+      .getSession('host-no-forward')
+      .catch((e: unknown) => e);
     expect(plain).toBeInstanceOf(SessionOwnedElsewhereError);
     const client = new A3sClient({ baseUrl: c.url, token: TOKEN, WebSocket, route: 'no-forward' });
     const session = await client.getSession('host-no-forward');
     const asked: string[] = [];
-    const hook = await session.registerHook('gate', 'pre_tool_use', { tool: 'write' }, { timeoutMs: 3000 }, (payload) => {
-      asked.push(String(payload.tool));
-      return { action: 'block', reason: 'not here' };
-    });
+    const hook = await session.registerHook(
+      'gate',
+      'pre_tool_use',
+      { tool: 'write' },
+      { timeoutMs: 3000 },
+      (payload) => {
+        asked.push(String(payload.tool));
+        return { action: 'block', reason: 'not here' };
+      },
+    );
     const connectionId = (hook.endpoint as { connectionId: string }).connectionId;
     expect(a.server.ctx.hostRegistry.has(connectionId)).toBe(true);
     expect(c.server.ctx.hostRegistry.has(connectionId)).toBe(false);
-    fake.script({ toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'y.txt', content: 'y' } }] }, { text: 'did not write' });
+    fake.script(
+      { toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'y.txt', content: 'y' } }] },
+      { text: 'did not write' },
+    );
     expect((await session.send('write y.txt')).text).toBe('did not write');
     expect(asked).toEqual(['write']);
     session.disconnectHost();
@@ -133,11 +168,23 @@ describe('two nodes on one Redis: the typed client across nodes', () => {
 
 /** A server that answers every request with 421 naming `owner()`; counts requests. */
 async function ownedElsewhere(owner: () => string): Promise<{ url: string; hits: number; server: Server }> {
-  const state = { url: '', hits: 0, server: createServer((req, res) => {
-    state.hits += 1;
-    res.writeHead(421, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { code: 'SESSION_OWNED_ELSEWHERE', message: 'owned elsewhere', details: { sessionId: 's', ownerNodeId: 'n', ownerUrl: owner() } } }));
-  }) };
+  const state = {
+    url: '',
+    hits: 0,
+    server: createServer((req, res) => {
+      state.hits += 1;
+      res.writeHead(421, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error: {
+            code: 'SESSION_OWNED_ELSEWHERE',
+            message: 'owned elsewhere',
+            details: { sessionId: 's', ownerNodeId: 'n', ownerUrl: owner() },
+          },
+        }),
+      );
+    }),
+  };
   await new Promise<void>((resolve) => state.server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
   return state;
@@ -180,9 +227,13 @@ describe("route 'no-forward' follows a 421 at most once, and only to http(s)", (
     const owner = await ownedElsewhere(() => 'http://127.0.0.1:9');
     const elsewhere = await ownedElsewhere(() => owner.url);
     servers.push(owner.server, elsewhere.server);
-    await expect(new A3sClient({ baseUrl: elsewhere.url }).getSession('s')).rejects.toBeInstanceOf(SessionOwnedElsewhereError);
+    await expect(new A3sClient({ baseUrl: elsewhere.url }).getSession('s')).rejects.toBeInstanceOf(
+      SessionOwnedElsewhereError,
+    );
     expect(elsewhere.hits).toBeGreaterThan(0);
     expect(owner.hits).toBe(0);
-    expect(() => new A3sClient({ baseUrl: elsewhere.url, route: 'sideways' as never })).toThrow(/options\.route: must be "forward" or "no-forward"/);
+    expect(() => new A3sClient({ baseUrl: elsewhere.url, route: 'sideways' as never })).toThrow(
+      /options\.route: must be "forward" or "no-forward"/,
+    );
   });
 });

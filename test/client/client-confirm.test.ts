@@ -13,13 +13,24 @@ describe('confirmToolUse through the client', () => {
   let session: Session;
   const pendingOne = async () => {
     let found: Awaited<ReturnType<Session['pendingConfirmations']>>[number] | undefined;
-    await eventually(async () => (found = (await session.pendingConfirmations())[0]) !== undefined, 'a pending confirmation');
+    await eventually(
+      async () => (found = (await session.pendingConfirmations())[0]) !== undefined,
+      'a pending confirmation',
+    );
     return found as NonNullable<typeof found>;
   };
 
   beforeAll(async () => {
-    t = await startTestServer({ config: { apiTokens: [{ token: HOST, principal: 'me', tenantId: 'default', scopes: ['sessions', 'host_direct'] }] } });
-    const client = new A3sClient({ baseUrl: t.url, token: HOST, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket });
+    t = await startTestServer({
+      config: {
+        apiTokens: [{ token: HOST, principal: 'me', tenantId: 'default', scopes: ['sessions', 'host_direct'] }],
+      },
+    });
+    const client = new A3sClient({
+      baseUrl: t.url,
+      token: HOST,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
     session = await client.session(undefined, {
       permissionPolicy: { allow: ['read'], defaultDecision: 'ask' },
       confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 },
@@ -31,8 +42,12 @@ describe('confirmToolUse through the client', () => {
     const first = session.governedTool('bash', { command: 'echo granted' });
     const asked = await pendingOne();
     expect(asked.toolName).toBe('bash');
-    await expect(session.confirmToolUse(asked.toolId, true, undefined, { argsDigest: '0'.repeat(64) })).rejects.toBeInstanceOf(ConfirmationMismatchError);
-    expect(await session.confirmToolUse(asked.toolId, true, undefined, { always: true, argsDigest: asked.argsDigest })).toBe(true);
+    await expect(
+      session.confirmToolUse(asked.toolId, true, undefined, { argsDigest: '0'.repeat(64) }),
+    ).rejects.toBeInstanceOf(ConfirmationMismatchError);
+    expect(
+      await session.confirmToolUse(asked.toolId, true, undefined, { always: true, argsDigest: asked.argsDigest }),
+    ).toBe(true);
     expect(await first).toMatchObject({ exitCode: 0 });
     // Granted: the same command runs without asking.
     expect(await session.governedTool('bash', { command: 'echo granted' })).toMatchObject({ exitCode: 0 });

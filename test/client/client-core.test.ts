@@ -1,6 +1,15 @@
 import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
-import { A3sClient, A3sError, CancelledError, SessionBusyError, SessionNotFoundError, ValidationError, type AgentEvent, type SessionOptionsInput } from '../../src/client/index.js';
+import {
+  A3sClient,
+  A3sError,
+  CancelledError,
+  SessionBusyError,
+  SessionNotFoundError,
+  ValidationError,
+  type AgentEvent,
+  type SessionOptionsInput,
+} from '../../src/client/index.js';
 import { findFreePorts } from '../support/free-ports.js';
 import { useTestServers } from '../support/run-helpers.js';
 
@@ -16,10 +25,20 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
 
     t.fake.script({ text: 'hello there', usage: { prompt_tokens: 5, completion_tokens: 2 } });
     const result = await session.send('hi');
-    expect(result).toMatchObject({ text: 'hello there', toolCallsCount: 0, promptTokens: 5, completionTokens: 2, totalTokens: 7, verificationStatus: 'skipped' });
+    expect(result).toMatchObject({
+      text: 'hello there',
+      toolCallsCount: 0,
+      promptTokens: 5,
+      completionTokens: 2,
+      totalTokens: 7,
+      verificationStatus: 'skipped',
+    });
 
     // stream() with next(): every event of the run, in session order, ending with agent_end then null.
-    t.fake.script({ toolCalls: [{ id: 'c1', name: 'read', arguments: { file_path: 'a.txt' } }] }, { text: 'read it', chunks: 3 });
+    t.fake.script(
+      { toolCalls: [{ id: 'c1', name: 'read', arguments: { file_path: 'a.txt' } }] },
+      { text: 'read it', chunks: 3 },
+    );
     const stream = await session.stream('read a.txt');
     const seen: AgentEvent[] = [];
     for (let event = await stream.nextEvent(); event !== null; event = await stream.nextEvent()) seen.push(event);
@@ -34,7 +53,12 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     const toolEnd = seen.find((e) => e.type === 'tool_end');
     expect(toolEnd).toMatchObject({ toolId: 'c1', toolName: 'read', exitCode: 0 });
     expect(toolEnd?.toolOutput).toContain('alpha');
-    expect(seen.filter((e) => e.type === 'text_delta').map((e) => e.text).join('')).toBe('read it');
+    expect(
+      seen
+        .filter((e) => e.type === 'text_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('read it');
     expect(JSON.parse(seen[0].payloadJson)).toEqual(seen[0].payload);
     // The same events as the run's REST page, none missing and none twice.
     const rest = await session.runEvents(String(stream.runId));
@@ -89,7 +113,8 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     // A cancelled send rejects with the run's typed error (CancelledError, details name the run).
     t.fake.script({ text: 'cancel me please', chunks: 10, chunkDelayMs: 100 });
     const sending = session.send('to be cancelled').catch((error: unknown) => error);
-    for (let i = 0; i < 200 && (await session.currentRun()) === null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 200 && (await session.currentRun()) === null; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(await session.cancel()).toBe(true);
     const cancelled = await sending;
     expect(cancelled).toBeInstanceOf(CancelledError);
@@ -108,11 +133,15 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     const missing = await client.getSession('no-such-session').catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(SessionNotFoundError);
     expect(missing).toMatchObject({ code: 'SESSION_NOT_FOUND', status: 404 });
-    const bad = await client.session(t.root, { maxToolRounds: 'many' } as unknown as SessionOptionsInput).catch((error: unknown) => error);
+    const bad = await client
+      .session(t.root, { maxToolRounds: 'many' } as unknown as SessionOptionsInput)
+      .catch((error: unknown) => error);
     expect(bad).toBeInstanceOf(ValidationError);
     expect((bad as ValidationError).status).toBe(400);
     expect((bad as ValidationError).message).toContain('maxToolRounds');
-    const typo = await client.session(t.root, { maxToolRound: 3 } as unknown as SessionOptionsInput).catch((error: unknown) => error);
+    const typo = await client
+      .session(t.root, { maxToolRound: 3 } as unknown as SessionOptionsInput)
+      .catch((error: unknown) => error);
     expect((typo as ValidationError).message).toContain('maxToolRound');
 
     const session = await client.session(t.root);
@@ -131,9 +160,17 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     expect(refused).toBeInstanceOf(ValidationError);
     expect((refused as ValidationError).details.field).toBe('WebSocket');
     const [closedPort] = await findFreePorts(1);
-    const unreachable = await new A3sClient({ baseUrl: `http://127.0.0.1:${closedPort}` }).health().catch((error: unknown) => error);
-    expect(unreachable).toMatchObject({ code: 'NETWORK_ERROR', name: 'NetworkError', details: { cause: 'ECONNREFUSED' } });
-    expect((unreachable as Error).message).toBe(`GET http://127.0.0.1:${closedPort}/healthz: the server could not be reached (ECONNREFUSED)`);
+    const unreachable = await new A3sClient({ baseUrl: `http://127.0.0.1:${closedPort}` })
+      .health()
+      .catch((error: unknown) => error);
+    expect(unreachable).toMatchObject({
+      code: 'NETWORK_ERROR',
+      name: 'NetworkError',
+      details: { cause: 'ECONNREFUSED' },
+    });
+    expect((unreachable as Error).message).toBe(
+      `GET http://127.0.0.1:${closedPort}/healthz: the server could not be reached (ECONNREFUSED)`,
+    );
     // The seed's sessionForAgent(workspace, agent, workers, options): worker agents are refused by name.
     const workers = await client.sessionForAgent(t.root, 'explore', ['worker-a']).catch((error: unknown) => error);
     expect(workers).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { option: 'workers' } });

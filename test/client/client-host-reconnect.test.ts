@@ -5,7 +5,11 @@ import { useTestServers } from '../support/run-helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 /** Reconnect reports, and the first re-registered connection id. */
-function reconnectWatch(): { infos: HostReconnectInfo[]; registered: Promise<string>; onReconnect: (info: HostReconnectInfo) => void } {
+function reconnectWatch(): {
+  infos: HostReconnectInfo[];
+  registered: Promise<string>;
+  onReconnect: (info: HostReconnectInfo) => void;
+} {
   const infos: HostReconnectInfo[] = [];
   let resolve: (id: string) => void = () => undefined;
   const registered = new Promise<string>((r) => (resolve = r));
@@ -25,13 +29,23 @@ describe('after its socket reconnects the client registers its hooks, commands a
   it('the server closes every socket with 1012: the host re-registers, a run goes through its hook, the event stream resumes exactly once', async () => {
     const t = await start({ files: { 'a.txt': 'alpha\n' } });
     const watch = reconnectWatch();
-    const client = new A3sClient({ baseUrl: t.url, WebSocket, hostReconnect: { initialDelayMs: 50, onReconnect: watch.onReconnect } });
+    const client = new A3sClient({
+      baseUrl: t.url,
+      WebSocket,
+      hostReconnect: { initialDelayMs: 50, onReconnect: watch.onReconnect },
+    });
     const session = await client.session(t.root);
     const asked: Record<string, unknown>[] = [];
-    const before = await session.registerHook('no-writes', 'pre_tool_use', { tool: 'write' }, { timeoutMs: 3000 }, (payload) => {
-      asked.push(payload);
-      return { action: 'block', reason: 'read-only today' };
-    });
+    const before = await session.registerHook(
+      'no-writes',
+      'pre_tool_use',
+      { tool: 'write' },
+      { timeoutMs: 3000 },
+      (payload) => {
+        asked.push(payload);
+        return { action: 'block', reason: 'read-only today' };
+      },
+    );
     await session.registerCommand('status', 'Say the status', (args) => `status ${args}`);
     const checked: string[] = [];
     await session.setBudgetGuard({
@@ -41,7 +55,11 @@ describe('after its socket reconnects the client registers its hooks, commands a
       },
     });
     const streamCloses: number[] = [];
-    const stream = session.events({ after: 0, reconnect: { initialDelayMs: 50 }, onReconnect: (info) => streamCloses.push(info.code) });
+    const stream = session.events({
+      after: 0,
+      reconnect: { initialDelayMs: 50 },
+      onReconnect: (info) => streamCloses.push(info.code),
+    });
     t.fake.script({ text: 'first' });
     expect((await session.send('one')).text).toBe('first');
 
@@ -54,10 +72,21 @@ describe('after its socket reconnects the client registers its hooks, commands a
     const hooks = await session.hooks();
     expect(hooks).toHaveLength(1);
     expect(hooks[0]).toMatchObject({ id: 'no-writes', endpoint: { type: 'websocket', connectionId, connected: true } });
-    expect((await session.listCommands()).find((c) => c.name === 'status')).toMatchObject({ kind: 'websocket', source: 'session' });
+    expect((await session.listCommands()).find((c) => c.name === 'status')).toMatchObject({
+      kind: 'websocket',
+      source: 'session',
+    });
 
     // A run's tool calls go through the client's hook and budget guard on the new socket.
-    t.fake.script({ toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'a.txt' } }, { id: 'w1', name: 'write', arguments: { file_path: 'c.txt', content: 'c' } }] }, { text: 'gave up' });
+    t.fake.script(
+      {
+        toolCalls: [
+          { id: 'r1', name: 'read', arguments: { file_path: 'a.txt' } },
+          { id: 'w1', name: 'write', arguments: { file_path: 'c.txt', content: 'c' } },
+        ],
+      },
+      { text: 'gave up' },
+    );
     expect((await session.send('read then write')).text).toBe('gave up');
     expect(asked).toHaveLength(1);
     expect(asked[0]).toMatchObject({ tool: 'write', hook_id: 'no-writes', args: { file_path: 'c.txt' } });
@@ -84,7 +113,11 @@ describe('after its socket reconnects the client registers its hooks, commands a
     const proxy = await startTcpProxy(t.url.replace(/^http:/, 'redis:'));
     try {
       const watch = reconnectWatch();
-      const client = new A3sClient({ baseUrl: proxy.url.replace(/^redis:/, 'http:'), WebSocket, hostReconnect: { initialDelayMs: 50, maxDelayMs: 200, onReconnect: watch.onReconnect } });
+      const client = new A3sClient({
+        baseUrl: proxy.url.replace(/^redis:/, 'http:'),
+        WebSocket,
+        hostReconnect: { initialDelayMs: 50, maxDelayMs: 200, onReconnect: watch.onReconnect },
+      });
       const session = await client.session(t.root);
       const asked: string[] = [];
       await session.registerHook('reads', 'pre_tool_use', { tool: 'read' }, { timeoutMs: 3000 }, (payload) => {
@@ -99,7 +132,9 @@ describe('after its socket reconnects the client registers its hooks, commands a
       expect(watch.infos.slice(0, -1).every((info) => info.error !== undefined && !info.final)).toBe(true);
       expect(watch.infos.at(-1)).toMatchObject({ connectionId, final: false });
       const direct = await new A3sClient({ baseUrl: t.url, WebSocket }).getSession(session.sessionId);
-      expect(await direct.hooks()).toEqual([expect.objectContaining({ id: 'reads', endpoint: { type: 'websocket', connectionId, connected: true } })]);
+      expect(await direct.hooks()).toEqual([
+        expect.objectContaining({ id: 'reads', endpoint: { type: 'websocket', connectionId, connected: true } }),
+      ]);
       expect((await direct.readFile('a.txt')).output).toContain('no reads');
       expect(asked).toEqual(['read']);
       session.disconnectHost();
@@ -111,9 +146,15 @@ describe('after its socket reconnects the client registers its hooks, commands a
   it('disconnectHost() stops it: a closed host is not reopened, its gating hook blocks', async () => {
     const t = await start({ files: { 'a.txt': 'alpha\n' } });
     const watch = reconnectWatch();
-    const client = new A3sClient({ baseUrl: t.url, WebSocket, hostReconnect: { initialDelayMs: 20, onReconnect: watch.onReconnect } });
+    const client = new A3sClient({
+      baseUrl: t.url,
+      WebSocket,
+      hostReconnect: { initialDelayMs: 20, onReconnect: watch.onReconnect },
+    });
     const session = await client.session(t.root);
-    await session.registerHook('reads', 'pre_tool_use', { tool: 'read' }, { timeoutMs: 2000 }, () => ({ action: 'continue' }));
+    await session.registerHook('reads', 'pre_tool_use', { tool: 'read' }, { timeoutMs: 2000 }, () => ({
+      action: 'continue',
+    }));
     expect((await session.readFile('a.txt')).exitCode).toBe(0);
     session.disconnectHost();
     await new Promise((resolve) => setTimeout(resolve, 300));

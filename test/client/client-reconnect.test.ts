@@ -5,7 +5,10 @@ import { useTestServers } from '../support/run-helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 /** The run's events must be exactly the REST page's, in order: none twice, none skipped. */
-async function expectExactlyOnce(events: AgentEvent[], rest: { metadata: { session_sequence: number } }[]): Promise<void> {
+async function expectExactlyOnce(
+  events: AgentEvent[],
+  rest: { metadata: { session_sequence: number } }[],
+): Promise<void> {
   const got = events.map((e) => Number(e.metadata.session_sequence));
   expect(new Set(got).size).toBe(got.length);
   expect(got).toEqual(rest.map((e) => e.metadata.session_sequence));
@@ -25,7 +28,10 @@ describe('event streams reconnect by themselves from the last session_sequence',
       const session = await viaProxy.session(t.root);
       t.fake.script({ text: 'abcdefghijklmnopqrst', chunks: 20, chunkDelayMs: 40 });
       const closes: number[] = [];
-      const stream = (await session.stream('count', undefined, { reconnect: { initialDelayMs: 50 }, onReconnect: (info) => closes.push(info.code) })) as SocketEventStream;
+      const stream = (await session.stream('count', undefined, {
+        reconnect: { initialDelayMs: 50 },
+        onReconnect: (info) => closes.push(info.code),
+      })) as SocketEventStream;
       const events: AgentEvent[] = [];
       for (let event = await stream.nextEvent(); event !== null; event = await stream.nextEvent()) {
         events.push(event);
@@ -39,7 +45,12 @@ describe('event streams reconnect by themselves from the last session_sequence',
       expect(closes[0]).toBe(1006);
       const rest = await (await direct.getSession(session.sessionId)).runEvents(String(stream.runId));
       await expectExactlyOnce(events, rest);
-      expect(events.filter((e) => e.type === 'text_delta').map((e) => e.text).join('')).toBe('abcdefghijklmnopqrst');
+      expect(
+        events
+          .filter((e) => e.type === 'text_delta')
+          .map((e) => e.text)
+          .join(''),
+      ).toBe('abcdefghijklmnopqrst');
     } finally {
       await proxy.close();
     }
@@ -65,12 +76,19 @@ describe('event streams reconnect by themselves from the last session_sequence',
     const session = await client.session(t.root);
     t.fake.script({ text: 'abcdefghijklmnopqrstuvwxyz0123', chunks: 30, chunkDelayMs: 15 });
     const closes: number[] = [];
-    const stream = (await session.stream('many events', undefined, { onReconnect: (info) => closes.push(info.code) })) as SocketEventStream;
+    const stream = (await session.stream('many events', undefined, {
+      onReconnect: (info) => closes.push(info.code),
+    })) as SocketEventStream;
     const events = await stream.collect();
     expect(closes).toContain(4008);
     expect(sockets).toBeGreaterThanOrEqual(2);
     await expectExactlyOnce(events, await session.runEvents(String(stream.runId)));
-    expect(events.filter((e) => e.type === 'text_delta').map((e) => e.text).join('')).toBe('abcdefghijklmnopqrstuvwxyz0123');
+    expect(
+      events
+        .filter((e) => e.type === 'text_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('abcdefghijklmnopqrstuvwxyz0123');
   });
 
   it('a cursor older than retention gets a replay_gap event and the callback', async () => {

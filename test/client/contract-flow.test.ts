@@ -4,9 +4,21 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { A3sClient, SessionBusyError, agentEventTypesV1, eventEnvelopeV1Version, type AgentEvent, type Session } from '../../src/client/index.js';
+import {
+  A3sClient,
+  SessionBusyError,
+  agentEventTypesV1,
+  eventEnvelopeV1Version,
+  type AgentEvent,
+  type Session,
+} from '../../src/client/index.js';
 import { ECHO_SERVER } from '../mcp/mcp-test-helpers.js';
-import { SEED_PROGRAM_BODY, SEED_PROGRAM_FILES, SEED_PROGRAM_RESULT, SEED_PROGRAM_TOOL_ORDER } from '../program/fixtures/seed-program-example.js';
+import {
+  SEED_PROGRAM_BODY,
+  SEED_PROGRAM_FILES,
+  SEED_PROGRAM_RESULT,
+  SEED_PROGRAM_TOOL_ORDER,
+} from '../program/fixtures/seed-program-example.js';
 import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, seedSessionOptions } from '../server/fixtures/seed-session-options.js';
 import type { RecordedRequest } from '../support/fake-provider.js';
 import { eventually } from '../support/run-helpers.js';
@@ -18,9 +30,11 @@ const HOST = 'token-contract-flow-host-0001';
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
 const messagesOf = (r: RecordedRequest): Msg[] => r.body.messages as Msg[];
 /** The last user message of a provider request (the prompt of the run it belongs to). */
-const promptOf = (r: RecordedRequest): string => String(messagesOf(r).findLast((m) => m.role === 'user')?.content ?? '');
+const promptOf = (r: RecordedRequest): string =>
+  String(messagesOf(r).findLast((m) => m.role === 'user')?.content ?? '');
 /** The text of whatever a direct-tool helper answered: a string, or a ToolResult's output. */
-const outputOf = (value: unknown): string => (typeof value === 'string' ? value : String((value as { output?: unknown }).output));
+const outputOf = (value: unknown): string =>
+  typeof value === 'string' ? value : String((value as { output?: unknown }).output);
 const asRecord = (value: unknown): Record<string, unknown> => value as Record<string, unknown>;
 
 /** Read a stream with `.next()` until it is done, exactly as the seed's smoke script does. */
@@ -48,14 +62,21 @@ describe("the seed's contract flow through the typed client", () => {
         // unsandboxed here, as in test/server/mcp.test.ts (test/server/sandbox-mcp.test.ts covers the sandbox).
         sandbox: { hostDirect: 'none' },
         // The seed's example names principal "principal-example": the token's own (only admins may name another).
-        apiTokens: [{ token: HOST, principal: 'principal-example', tenantId: 'default', scopes: ['sessions', 'host_direct'] }],
+        apiTokens: [
+          { token: HOST, principal: 'principal-example', tenantId: 'default', scopes: ['sessions', 'host_direct'] },
+        ],
       },
     });
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Docs', '-c', 'user.email=docs@example.invalid', ...args], { cwd: t.root });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=Docs', '-c', 'user.email=docs@example.invalid', ...args], { cwd: t.root });
     git('init', '-q');
     git('add', '.');
     git('commit', '-q', '-m', 'docs contract workspace');
-    client = new A3sClient({ baseUrl: t.url, token: HOST, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket });
+    client = new A3sClient({
+      baseUrl: t.url,
+      token: HOST,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -64,7 +85,13 @@ describe("the seed's contract flow through the typed client", () => {
   it('creates the session with the full SessionOptions example; the labels are plain properties', async () => {
     // With the labels and prompt slots of the "plus" part (its tenantId "default" is the token's tenant);
     // goalTracking (a provider call of its own per run), agent, queue and policy are left to their own steps.
-    const { agent: _agent, permissionPolicy: _policy, queueConfig: _queue, goalTracking: _goals, ...plus } = SEED_EXAMPLE_PLUS;
+    const {
+      agent: _agent,
+      permissionPolicy: _policy,
+      queueConfig: _queue,
+      goalTracking: _goals,
+      ...plus
+    } = SEED_EXAMPLE_PLUS;
     session = await client.session(t.root, { ...seedSessionOptions(t.root), ...plus });
     expect(session.sessionId).toBe('docs-contract');
     // The seed: workspace is the canonical path.
@@ -74,7 +101,14 @@ describe("the seed's contract flow through the typed client", () => {
     expect(session.agentTemplateId).toBe('agent-template-example');
     expect(session.principal).toBe('principal-example');
     // The seed: a plain session has no queue; the example's memoryStore gives it memory.
-    expect(session.created).toMatchObject({ id: 'docs-contract', initWarning: null, hasMemory: true, hasQueue: false, sessionStore: 'file', autoSave: true });
+    expect(session.created).toMatchObject({
+      id: 'docs-contract',
+      initWarning: null,
+      hasMemory: true,
+      hasQueue: false,
+      sessionStore: 'file',
+      autoSave: true,
+    });
     expect(await session.hasQueue()).toBe(false);
     expect((await session.skillNames()).sort()).toEqual(['release-notes', 'strict-release-review']);
     expect(await session.history()).toEqual([]);
@@ -120,7 +154,9 @@ describe("the seed's contract flow through the typed client", () => {
     // The seed's helpers: 52 v1 types; the run's core types are among them.
     expect(eventEnvelopeV1Version()).toBe(1);
     expect(agentEventTypesV1()).toHaveLength(52);
-    expect(agentEventTypesV1()).toEqual(expect.arrayContaining(['agent_start', 'turn_start', 'text_delta', 'turn_end', 'agent_end']));
+    expect(agentEventTypesV1()).toEqual(
+      expect.arrayContaining(['agent_start', 'turn_start', 'text_delta', 'turn_end', 'agent_end']),
+    );
     for (const event of events) {
       expect(event.version).toBe(eventEnvelopeV1Version());
       expect(event.metadata.session_id).toBe('docs-contract');
@@ -154,7 +190,10 @@ describe("the seed's contract flow through the typed client", () => {
     expect(after.text).toBe('right after');
     expect(await session.history()).toHaveLength(6);
     t.fake.assertDone();
-    expect(busyRightAfter, 'send() right after the stream ended was refused: the stream ended before the run released the session').toBeUndefined();
+    expect(
+      busyRightAfter,
+      'send() right after the stream ended was refused: the stream ended before the run released the session',
+    ).toBeUndefined();
   });
 
   it('a side question sends the given history and leaves the transcript as it was', async () => {
@@ -162,7 +201,9 @@ describe("the seed's contract flow through the typed client", () => {
     t.fake.script({
       text: 'It is the docs contract test.',
       expect: (r) => {
-        const contents = messagesOf(r).filter((m) => m.role !== 'system').map((m) => m.content);
+        const contents = messagesOf(r)
+          .filter((m) => m.role !== 'system')
+          .map((m) => m.content);
         expect(contents).toEqual([...snapshot.map((m) => m.content), 'What is this test?']);
       },
     });
@@ -174,10 +215,19 @@ describe("the seed's contract flow through the typed client", () => {
 
   it('runs: runs(), runSnapshot, runEvents, currentRun, cancelRun of an ended run, traceEvents', async () => {
     const runs = await session.runs();
-    expect(runs.map((r) => r.input)).toEqual(['Return a short answer', 'Stream one sentence', 'And now?', 'What is this test?']);
+    expect(runs.map((r) => r.input)).toEqual([
+      'Return a short answer',
+      'Stream one sentence',
+      'And now?',
+      'What is this test?',
+    ]);
     const latest = runs.at(-1)!;
     expect(latest).toMatchObject({ sessionId: 'docs-contract', status: 'completed', sideQuestion: true });
-    expect(await session.runSnapshot(latest.runId)).toMatchObject({ runId: latest.runId, status: 'completed', result: { text: 'It is the docs contract test.' } });
+    expect(await session.runSnapshot(latest.runId)).toMatchObject({
+      runId: latest.runId,
+      status: 'completed',
+      result: { text: 'It is the docs contract test.' },
+    });
     const events = await session.runEvents(latest.runId);
     expect(events[0]?.type).toBe('agent_start');
     expect(events.at(-1)?.type).toBe('agent_end');
@@ -209,7 +259,9 @@ describe("the seed's contract flow through the typed client", () => {
     expect(await session.git('diff')).toMatchObject({ exitCode: 0, output: 'No changes.' });
     expect(outputOf(await session.git('log', { limit: 5 }))).toContain('docs contract workspace');
     // The seed's positional form: maxCount is the 8th argument.
-    expect(outputOf(await session.git('log', undefined, undefined, undefined, undefined, undefined, undefined, 5))).toContain('docs contract workspace');
+    expect(
+      outputOf(await session.git('log', undefined, undefined, undefined, undefined, undefined, undefined, 5)),
+    ).toContain('docs contract workspace');
 
     const skills = await session.tool('search_skills', { query: 'release blockers', limit: 5 });
     expect(skills).toMatchObject({ name: 'search_skills', exitCode: 0 });
@@ -239,10 +291,22 @@ describe("the seed's contract flow through the typed client", () => {
   it('verification: verifyCommands with the API.md body, reports, summary, summary text and presets', async () => {
     // The seed's call: verifyCommands(subject, commands).
     const report = await session.verifyCommands(SEED_VERIFICATION.subject, SEED_VERIFICATION.commands);
-    expect(report).toMatchObject({ schema: 'a3s.verification_report.v1', subject: 'docs smoke', status: 'passed', session_id: 'docs-contract' });
-    expect(report.checks).toEqual([expect.objectContaining({ id: 'echo', status: 'passed', exit_code: 0, output_tail: 'verify' })]);
+    expect(report).toMatchObject({
+      schema: 'a3s.verification_report.v1',
+      subject: 'docs smoke',
+      status: 'passed',
+      session_id: 'docs-contract',
+    });
+    expect(report.checks).toEqual([
+      expect.objectContaining({ id: 'echo', status: 'passed', exit_code: 0, output_tail: 'verify' }),
+    ]);
     expect((await session.verificationReports()).map((r) => r.subject)).toEqual(['docs smoke']);
-    expect(await session.verificationSummary()).toMatchObject({ status: 'passed', report_count: 1, required_check_count: 1, failed_check_count: 0 });
+    expect(await session.verificationSummary()).toMatchObject({
+      status: 'passed',
+      report_count: 1,
+      required_check_count: 1,
+      failed_check_count: 0,
+    });
     expect(await session.verificationSummaryText()).toBe('Verification passed: 1 report, 1 required check.');
     const presets = await session.verificationPresets();
     expect(presets.map((p) => p.id)).toEqual(['rust-default']);
@@ -251,9 +315,15 @@ describe("the seed's contract flow through the typed client", () => {
   it('memory: rememberSuccess/Failure, memoryRecent, recallSimilar, recallByTags, memoryStats', async () => {
     const before = await session.memoryStats();
     const success = await session.rememberSuccess('docs memory success', ['grep'], 'remembered');
-    expect(success).toMatchObject({ content: 'Success: docs memory success\nTools: grep\nResult: remembered', tags: ['success', 'pattern'] });
+    expect(success).toMatchObject({
+      content: 'Success: docs memory success\nTools: grep\nResult: remembered',
+      tags: ['success', 'pattern'],
+    });
     const failure = await session.rememberFailure('docs memory failure', 'expected failure', ['bash']);
-    expect(failure).toMatchObject({ content: 'Failure: docs memory failure\nError: expected failure\nAttempted tools: bash', tags: ['failure', 'avoid'] });
+    expect(failure).toMatchObject({
+      content: 'Failure: docs memory failure\nError: expected failure\nAttempted tools: bash',
+      tags: ['failure', 'avoid'],
+    });
     // Newest first (the runs before stored memories of their own, older than these two).
     expect((await session.memoryRecent(10)).slice(0, 2).map((i) => i.id)).toEqual([failure.id, success.id]);
     expect(await session.memoryRecent(1)).toHaveLength(1);
@@ -264,11 +334,20 @@ describe("the seed's contract flow through the typed client", () => {
     expect(await session.recallByTags(['no-such-tag'], 10)).toEqual([]);
     const after = await session.memoryStats();
     expect(after.longTermCount).toBe(before.longTermCount + 2);
-    expect(after).toEqual({ longTermCount: expect.any(Number), shortTermCount: expect.any(Number), workingCount: expect.any(Number) });
+    expect(after).toEqual({
+      longTermCount: expect.any(Number),
+      shortTermCount: expect.any(Number),
+      workingCount: expect.any(Number),
+    });
   });
 
   it('skills: addSkill, skillNames, removeSkill', async () => {
-    const added = await session.addSkill({ name: 'docs-lint', kind: 'instruction', description: 'Lint the docs.', content: 'Run markdownlint on docs/.' });
+    const added = await session.addSkill({
+      name: 'docs-lint',
+      kind: 'instruction',
+      description: 'Lint the docs.',
+      content: 'Run markdownlint on docs/.',
+    });
     expect(added).toMatchObject({ name: 'docs-lint', kind: 'instruction', source: 'inline' });
     expect((await session.skillNames()).sort()).toEqual(['docs-lint', 'release-notes', 'strict-release-review']);
     const found = await session.tool('search_skills', { query: 'lint docs', limit: 5 });
@@ -280,8 +359,18 @@ describe("the seed's contract flow through the typed client", () => {
 
   it('tasks: task() with a built-in agent and tasks() in parallel return the ToolResults of task and parallel_task', async () => {
     t.fake.script({ text: 'delegated ok', expect: (r) => expect(promptOf(r)).toContain('Return a short response.') });
-    const one = await session.task({ agent: 'general', description: 'docs delegated check', prompt: 'Return a short response.', maxSteps: 1 });
-    expect(one).toMatchObject({ name: 'task', output: 'delegated ok', exitCode: 0, metadata: { agent: 'general', success: true } });
+    const one = await session.task({
+      agent: 'general',
+      description: 'docs delegated check',
+      prompt: 'Return a short response.',
+      maxSteps: 1,
+    });
+    expect(one).toMatchObject({
+      name: 'task',
+      output: 'delegated ok',
+      exitCode: 0,
+      metadata: { agent: 'general', success: true },
+    });
     t.fake.script(
       { when: (r) => promptOf(r).startsWith('Return one response.'), text: 'one' },
       { when: (r) => promptOf(r).startsWith('Return another response.'), text: 'two' },
@@ -303,14 +392,31 @@ describe("the seed's contract flow through the typed client", () => {
 
   it('hooks: a JS callback blocks one tool call; its tool_end shows it blocked, the other call runs; unregisterHook answers a boolean', async () => {
     const seen: unknown[] = [];
-    await session.registerHook('docs-blocker', 'pre_tool_use', { tool: 'bash' }, { priority: 1, timeoutMs: 5000 }, (payload, event) => {
-      seen.push({ payload, event });
-      return { action: 'block', reason: 'no shells in the docs check' };
-    });
+    await session.registerHook(
+      'docs-blocker',
+      'pre_tool_use',
+      { tool: 'bash' },
+      { priority: 1, timeoutMs: 5000 },
+      (payload, event) => {
+        seen.push({ payload, event });
+        return { action: 'block', reason: 'no shells in the docs check' };
+      },
+    );
     expect(await session.hookCount()).toBe(1);
     t.fake.script(
-      { toolCalls: [{ id: 'hb', name: 'bash', arguments: { command: 'printf should-not-run' } }, { id: 'hr', name: 'read', arguments: { file_path: 'README.md' } }] },
-      { text: 'checked', expect: (r) => expect(String(messagesOf(r).find((m) => m.tool_call_id === 'hb')?.content)).toContain('no shells in the docs check') },
+      {
+        toolCalls: [
+          { id: 'hb', name: 'bash', arguments: { command: 'printf should-not-run' } },
+          { id: 'hr', name: 'read', arguments: { file_path: 'README.md' } },
+        ],
+      },
+      {
+        text: 'checked',
+        expect: (r) =>
+          expect(String(messagesOf(r).find((m) => m.tool_call_id === 'hb')?.content)).toContain(
+            'no shells in the docs check',
+          ),
+      },
     );
     const events = await drain(await session.stream('Run the shell'));
     const ends = events.filter((e) => e.type === 'tool_end');
@@ -320,10 +426,23 @@ describe("the seed's contract flow through the typed client", () => {
     ]);
     expect(ends[0]?.toolOutput).toContain('blocked by hook docs-blocker: no shells in the docs check');
     expect(ends[0]?.toolOutput).not.toContain('should-not-run');
-    expect(events.find((e) => e.type === 'hook_blocked')?.payload).toMatchObject({ tool_id: 'hb', hook_id: 'docs-blocker' });
+    expect(events.find((e) => e.type === 'hook_blocked')?.payload).toMatchObject({
+      tool_id: 'hb',
+      hook_id: 'docs-blocker',
+    });
     expect(events.at(-1)?.text).toBe('checked');
     // The callback saw the blocked call (and only that one: the matcher names bash).
-    expect(seen).toEqual([{ event: 'pre_tool_use', payload: expect.objectContaining({ session_id: 'docs-contract', tool: 'bash', args: { command: 'printf should-not-run' }, hook_id: 'docs-blocker' }) }]);
+    expect(seen).toEqual([
+      {
+        event: 'pre_tool_use',
+        payload: expect.objectContaining({
+          session_id: 'docs-contract',
+          tool: 'bash',
+          args: { command: 'printf should-not-run' },
+          hook_id: 'docs-blocker',
+        }),
+      },
+    ]);
     expect(await session.unregisterHook('docs-blocker')).toBe(true);
     expect(await session.unregisterHook('docs-blocker')).toBe(false);
     expect(await session.hookCount()).toBe(0);
@@ -335,7 +454,11 @@ describe("the seed's contract flow through the typed client", () => {
       return `status args=${args}; session=${ctx.sessionId}; workspace=${ctx.workspace}`;
     });
     const listed = await session.listCommands();
-    expect(listed.find((c) => c.name === 'docs_status')).toMatchObject({ description: 'Return docs command status', kind: 'websocket', source: 'session' });
+    expect(listed.find((c) => c.name === 'docs_status')).toMatchObject({
+      description: 'Return docs command status',
+      kind: 'websocket',
+      source: 'session',
+    });
     const result = await session.send('/docs_status check');
     expect(result.text).toBe(`status args=check; session=docs-contract; workspace=${t.root}`);
     t.fake.assertDone();
@@ -362,13 +485,21 @@ describe("the seed's contract flow through the typed client", () => {
       await queued.setLaneHandler('execute', { mode: 'external', timeoutMs: 30000 });
       t.fake.script(
         { toolCalls: [{ id: 'q1', name: 'bash', arguments: { command: 'deploy docs' } }] },
-        { text: 'deployed', expect: (r) => expect(messagesOf(r).find((m) => m.tool_call_id === 'q1')?.content).toBe('host deployed') },
+        {
+          text: 'deployed',
+          expect: (r) => expect(messagesOf(r).find((m) => m.tool_call_id === 'q1')?.content).toBe('host deployed'),
+        },
       );
       const running = queued.send('deploy the docs');
       let pending: Awaited<ReturnType<Session['pendingExternalTasks']>> = [];
-      await eventually(async () => (pending = await queued.pendingExternalTasks()).length === 1, 'one pending external task');
+      await eventually(
+        async () => (pending = await queued.pendingExternalTasks()).length === 1,
+        'one pending external task',
+      );
       expect(pending[0]).toMatchObject({ command_type: 'bash', payload: { command: 'deploy docs' } });
-      expect(await queued.completeExternalTask(pending[0]!.task_id, { success: true, result: 'host deployed' })).toBe(true);
+      expect(await queued.completeExternalTask(pending[0]!.task_id, { success: true, result: 'host deployed' })).toBe(
+        true,
+      );
       expect((await running).text).toBe('deployed');
       expect(await queued.pendingExternalTasks()).toEqual([]);
       t.fake.assertDone();
@@ -378,15 +509,25 @@ describe("the seed's contract flow through the typed client", () => {
   });
 
   it('MCP: addMcp with the stdio echo server, mcps(), its tools, removeMcp', async () => {
-    const count = await session.addMcp({ name: 'echo', transport: { type: 'stdio', command: process.execPath, args: [ECHO_SERVER, 'example-value'] }, timeoutMs: 30000 });
+    const count = await session.addMcp({
+      name: 'echo',
+      transport: { type: 'stdio', command: process.execPath, args: [ECHO_SERVER, 'example-value'] },
+      timeoutMs: 30000,
+    });
     // The seed: addMcp answers the number of tools the server registered.
     expect(count).toBeTypeOf('number');
     expect(count).toBeGreaterThan(0);
-    expect(await session.mcps()).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'echo', connected: true, toolCount: count })]));
+    expect(await session.mcps()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'echo', connected: true, toolCount: count })]),
+    );
     const mcpTools = (await session.toolNames()).filter((name) => name.startsWith('mcp__echo__'));
     expect(mcpTools).toEqual(expect.arrayContaining(['mcp__echo__echo', 'mcp__echo__get_secret']));
     expect(mcpTools).toHaveLength(count as number);
-    expect(await session.tool('mcp__echo__echo', { message: 'docs mcp ok' })).toMatchObject({ name: 'mcp__echo__echo', output: 'docs mcp ok', exitCode: 0 });
+    expect(await session.tool('mcp__echo__echo', { message: 'docs mcp ok' })).toMatchObject({
+      name: 'mcp__echo__echo',
+      output: 'docs mcp ok',
+      exitCode: 0,
+    });
     expect((await session.tool('mcp__echo__get_secret', {})).output).toBe('example-value');
     expect(await session.removeMcp('echo')).toBe(true);
     expect((await session.mcps()).map((s) => s.name)).not.toContain('echo');

@@ -16,22 +16,34 @@ describe('"allow always" grants survive a takeover (two nodes on Redis)', () => 
     cluster = await startProcessCluster();
     const { a, urlA, urlB, fake, root } = cluster;
     writeFileSync(join(root, 'a.txt'), 'alpha\n');
-    await request(urlA).post('/v1/sessions').send({ sessionId: 'g1', autoSave: true, ...ASK_LS }).expect(201);
+    await request(urlA)
+      .post('/v1/sessions')
+      .send({ sessionId: 'g1', autoSave: true, ...ASK_LS })
+      .expect(201);
     fake.script({ toolCalls: [{ id: 'ls_a', name: 'ls', arguments: {} }] }, { text: 'listed on A' });
     await grantLsAlways(urlA, 'g1');
     a.child.kill('SIGKILL');
     await a.exited;
 
     fake.script({ toolCalls: [{ id: 'ls_b', name: 'ls', arguments: {} }] }, { text: 'listed on B' });
-    const taken = await retry(() => request(urlB).get('/v1/sessions/g1'), (r) => r.status === 200);
+    const taken = await retry(
+      () => request(urlB).get('/v1/sessions/g1'),
+      (r) => r.status === 200,
+    );
     expect(taken.status).toBe(200);
     const run = await request(urlB).post('/v1/sessions/g1/runs').send({ input: 'list on B', wait: true });
     expect(run.status, JSON.stringify(run.body)).toBe(200);
     expect(run.body.result.text).toBe('listed on B');
-    const trace = (await request(urlB).get(`/v1/sessions/g1/runs/${run.body.runId}/events?after=-1&limit=1000`).expect(200)).body.events as { type: string }[];
+    const trace = (
+      await request(urlB).get(`/v1/sessions/g1/runs/${run.body.runId}/events?after=-1&limit=1000`).expect(200)
+    ).body.events as { type: string }[];
     expect(trace.length).toBeGreaterThan(0);
     expect(trace.filter((e) => e.type === 'confirmation_required')).toEqual([]);
-    const messages = (await request(urlB).get('/v1/sessions/g1/history').expect(200)).body.messages as { role: string; tool_call_id?: string; content: string }[];
+    const messages = (await request(urlB).get('/v1/sessions/g1/history').expect(200)).body.messages as {
+      role: string;
+      tool_call_id?: string;
+      content: string;
+    }[];
     expect(messages.find((m) => m.tool_call_id === 'ls_b')?.content).toContain('a.txt');
     fake.assertDone();
   });

@@ -19,7 +19,10 @@ describe('the console through a round-robin nginx in front of two nodes', () => 
   let browser: Browser;
   beforeAll(async () => {
     fake = await startFakeProvider();
-    [a, b] = await startRedisNodes(fake, 'a3s-console-lb', { apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }], workspaceRoots: [tempDir('a3s-console-lb-ws-')] });
+    [a, b] = await startRedisNodes(fake, 'a3s-console-lb', {
+      apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }],
+      workspaceRoots: [tempDir('a3s-console-lb-ws-')],
+    });
     lb = await startNginx([new URL(a.url).host, new URL(b.url).host]);
     browser = await launchBrowser();
   }, 60_000);
@@ -36,12 +39,18 @@ describe('the console through a round-robin nginx in front of two nodes', () => 
     await waitForText(page, '#app', 'Sign in');
     await signIn(page, TOKEN);
     const id = await createInPage(page, 'ask-before-changes');
-    fake.script({ toolCalls: [{ id: 'lb_w1', name: 'write', arguments: { file_path: 'lb.txt', content: 'through nginx\n' } }] }, { text: 'Wrote it through the balancer.', chunks: 3 });
+    fake.script(
+      { toolCalls: [{ id: 'lb_w1', name: 'write', arguments: { file_path: 'lb.txt', content: 'through nginx\n' } }] },
+      { text: 'Wrote it through the balancer.', chunks: 3 },
+    );
     const runId = await prompt(page, 'Write lb.txt', 0);
     await page.waitForSelector('.confirm[data-tool-id="lb_w1"]');
     await page.click('.confirm[data-tool-id="lb_w1"] .btn-primary');
     await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
-    const answers = await evaluate<string[]>(page, `[...document.querySelectorAll('.log .message-assistant .message-text')].map((e) => e.textContent)`);
+    const answers = await evaluate<string[]>(
+      page,
+      `[...document.querySelectorAll('.log .message-assistant .message-text')].map((e) => e.textContent)`,
+    );
     expect(answers).toEqual(['Wrote it through the balancer.']);
     // A reload (new REST calls and a new socket, on whichever node) shows the same session and run.
     await page.reload({ waitUntil: 'load' });

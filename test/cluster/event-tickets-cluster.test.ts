@@ -23,7 +23,8 @@ describe('SSE tickets across nodes: a ticket issued by A opens the stream on B (
   beforeAll(async () => {
     fake = await startFakeProvider();
     [a, b] = await startRedisNodes(fake, 'a3s-ticket', { apiTokens, limits: { eventTicketTtlMs: TTL_MS } });
-    for (const id of ['t1', 't2']) await request(a.url).post('/v1/sessions').set(as(ALICE)).send({ sessionId: id, autoSave: true }).expect(201);
+    for (const id of ['t1', 't2'])
+      await request(a.url).post('/v1/sessions').set(as(ALICE)).send({ sessionId: id, autoSave: true }).expect(201);
   });
   afterAll(async () => {
     await b?.close();
@@ -32,11 +33,17 @@ describe('SSE tickets across nodes: a ticket issued by A opens the stream on B (
   });
 
   const ticketOn = async (url: string, token: string, sessionId: string): Promise<string> =>
-    ((await request(url).post('/v1/auth/ticket').set(as(token)).send({ sessionId }).expect(200)).body as { ticket: string }).ticket;
+    (
+      (await request(url).post('/v1/auth/ticket').set(as(token)).send({ sessionId }).expect(200)).body as {
+        ticket: string;
+      }
+    ).ticket;
 
-  it('opens t1 on B without forwarding, again and again; not t2, not another tenant\'s, not tampered, not after expiry', async () => {
+  it("opens t1 on B without forwarding, again and again; not t2, not another tenant's, not tampered, not after expiry", async () => {
     fake.script({ text: 'over the cluster' });
-    const runId = (await request(a.url).post('/v1/sessions/t1/runs').set(as(ALICE)).send({ input: 'hi', wait: true }).expect(200)).body.runId as string;
+    const runId = (
+      await request(a.url).post('/v1/sessions/t1/runs').set(as(ALICE)).send({ input: 'hi', wait: true }).expect(200)
+    ).body.runId as string;
     const ticket = await ticketOn(a.url, ALICE, 't1');
     for (let i = 0; i < 2; i += 1) {
       const reader = await openSse(`${b.url}/v1/sessions/t1/events?after=0&ticket=${ticket}`, NO_FORWARD);
@@ -46,26 +53,49 @@ describe('SSE tickets across nodes: a ticket issued by A opens the stream on B (
     }
     const other = await openSse(`${b.url}/v1/sessions/t2/events?after=0&ticket=${ticket}`, NO_FORWARD);
     expect(other.status).toBe(401);
-    expect(other.body).toMatchObject({ error: { code: 'UNAUTHORIZED', message: expect.stringContaining('query.ticket') } });
+    expect(other.body).toMatchObject({
+      error: { code: 'UNAUTHORIZED', message: expect.stringContaining('query.ticket') },
+    });
     // Beside another tenant's token: refused; another tenant's ticket names its own (missing) t1.
-    expect((await openSse(`${b.url}/v1/sessions/t1/events?ticket=${ticket}`, { ...NO_FORWARD, ...as(BOB) })).status).toBe(401);
+    expect(
+      (await openSse(`${b.url}/v1/sessions/t1/events?ticket=${ticket}`, { ...NO_FORWARD, ...as(BOB) })).status,
+    ).toBe(401);
     const bobs = await ticketOn(a.url, BOB, 't1');
     const cross = await openSse(`${b.url}/v1/sessions/t1/events?after=0&ticket=${bobs}`, NO_FORWARD);
     expect(cross.status).toBe(404);
     const [body, mac] = ticket.split('.') as [string, string];
     const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const longer = Buffer.from(JSON.stringify({ ...claims, exp: (claims.exp as number) + 3_600_000 })).toString('base64url');
-    expect((await openSse(`${b.url}/v1/sessions/t1/events?after=0&ticket=${longer}.${mac}`, NO_FORWARD)).status).toBe(401);
+    const longer = Buffer.from(JSON.stringify({ ...claims, exp: (claims.exp as number) + 3_600_000 })).toString(
+      'base64url',
+    );
+    expect((await openSse(`${b.url}/v1/sessions/t1/events?after=0&ticket=${longer}.${mac}`, NO_FORWARD)).status).toBe(
+      401,
+    );
     await new Promise((resolve) => setTimeout(resolve, TTL_MS + 100));
     const late = await openSse(`${b.url}/v1/sessions/t1/events?after=0&ticket=${ticket}`, NO_FORWARD);
     expect(late.status).toBe(401);
   });
 
-  it('a key rotation: a node whose previous_secret is the issuer\'s key accepts the ticket; one that no longer has that key refuses it', async () => {
+  it("a key rotation: a node whose previous_secret is the issuer's key accepts the ticket; one that no longer has that key refuses it", async () => {
     const NEXT = 'next-cluster-secret-0123456789abcdefgh';
     const node = (nodeId: string, cluster: Record<string, unknown>) =>
-      startTestServer({ fake, config: { ...redisServerConfig(), redisKeyPrefix: a.config.redisKeyPrefix, nodeId, apiTokens, limits: { eventTicketTtlMs: 60_000 }, cluster: { ...cluster, peerUrls: [] } } });
-    const rotating = await node('node-c', { secret: NEXT, secretId: '2', previousSecret: TEST_CLUSTER_SECRET, previousSecretId: '1' });
+      startTestServer({
+        fake,
+        config: {
+          ...redisServerConfig(),
+          redisKeyPrefix: a.config.redisKeyPrefix,
+          nodeId,
+          apiTokens,
+          limits: { eventTicketTtlMs: 60_000 },
+          cluster: { ...cluster, peerUrls: [] },
+        },
+      });
+    const rotating = await node('node-c', {
+      secret: NEXT,
+      secretId: '2',
+      previousSecret: TEST_CLUSTER_SECRET,
+      previousSecretId: '1',
+    });
     const rotated = await node('node-d', { secret: NEXT, secretId: '2' });
     try {
       const fromA = await ticketOn(a.url, ALICE, 't1');

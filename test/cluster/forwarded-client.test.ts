@@ -21,7 +21,9 @@ async function openAndAsk(url: string, forwarded: string): Promise<{ socket: Soc
       if (match && data.includes('\r\n\r\n')) resolve(Number(match[1]));
     });
     socket.once('error', reject);
-    socket.write(`GET ${PATH} HTTP/1.1\r\nHost: ${new URL(url).host}\r\nAuthorization: Bearer ${TOKEN}\r\nA3S-Forwarded: ${forwarded}\r\nConnection: keep-alive\r\n\r\n`);
+    socket.write(
+      `GET ${PATH} HTTP/1.1\r\nHost: ${new URL(url).host}\r\nAuthorization: Bearer ${TOKEN}\r\nA3S-Forwarded: ${forwarded}\r\nConnection: keep-alive\r\n\r\n`,
+    );
   });
   return { socket, status };
 }
@@ -33,7 +35,12 @@ describe('a forwarded request counts for the client its signature names', () => 
   const sockets: Socket[] = [];
   beforeAll(async () => {
     t = await startTestServer({
-      config: { ...redisServerConfig(), redisKeyPrefix: `a3s-fwd-client-${Math.random().toString(36).slice(2)}:`, apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }], limits: { maxConnectionsPerAddress: 2 } },
+      config: {
+        ...redisServerConfig(),
+        redisKeyPrefix: `a3s-fwd-client-${Math.random().toString(36).slice(2)}:`,
+        apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }],
+        limits: { maxConnectionsPerAddress: 2 },
+      },
     });
   });
   afterAll(async () => {

@@ -12,7 +12,10 @@ import { subscribe } from '../support/ws-client.js';
 
 const TOKEN = 'tenant-a-forwarding-token-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
-const ASK_LS = { permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } };
+const ASK_LS = {
+  permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' },
+  confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 },
+};
 
 async function pendingOn(url: string, sessionId: string): Promise<{ toolId: string }> {
   for (let i = 0; i < 200; i++) {
@@ -31,7 +34,9 @@ describe('any node serves any request: requests for a session another node owns 
   let prefix: string;
   beforeAll(async () => {
     fake = await startFakeProvider();
-    [a, b] = await startRedisNodes(fake, 'a3s-fwd', { apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }] });
+    [a, b] = await startRedisNodes(fake, 'a3s-fwd', {
+      apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }],
+    });
     prefix = a.config.redisKeyPrefix;
   });
   afterAll(async () => {
@@ -45,7 +50,11 @@ describe('any node serves any request: requests for a session another node owns 
     const info = await request(b.url).get('/v1/sessions/plain').set(auth).expect(200);
     expect(info.body).toMatchObject({ session: { id: 'plain' } });
     fake.script({ text: 'hello from A' });
-    const run = await request(b.url).post('/v1/sessions/plain/runs').set(auth).send({ input: 'hi', wait: true }).expect(200);
+    const run = await request(b.url)
+      .post('/v1/sessions/plain/runs')
+      .set(auth)
+      .send({ input: 'hi', wait: true })
+      .expect(200);
     expect(run.body.result.text).toBe('hello from A');
     const history = await request(b.url).get('/v1/sessions/plain/history').set(auth).expect(200);
     expect(JSON.stringify(history.body)).toContain('hello from A');
@@ -53,18 +62,22 @@ describe('any node serves any request: requests for a session another node owns 
     expect(JSON.stringify(runs.body)).toContain(run.body.runId);
     // SSE through B, streamed from A as it comes (its own connection, closed at the end: no idle socket left).
     const text = await new Promise<string>((resolve, reject) => {
-      const req = httpGet(`${b.url}/v1/sessions/plain/events?after=0`, { headers: { ...auth, accept: 'text/event-stream' } }, (res) => {
-        expect(res.statusCode).toBe(200);
-        expect(res.headers['content-type']).toContain('text/event-stream');
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          body += chunk.toString('utf8');
-          if (body.includes('event: agent_end')) {
-            req.destroy();
-            resolve(body);
-          }
-        });
-      });
+      const req = httpGet(
+        `${b.url}/v1/sessions/plain/events?after=0`,
+        { headers: { ...auth, accept: 'text/event-stream' } },
+        (res) => {
+          expect(res.statusCode).toBe(200);
+          expect(res.headers['content-type']).toContain('text/event-stream');
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += chunk.toString('utf8');
+            if (body.includes('event: agent_end')) {
+              req.destroy();
+              resolve(body);
+            }
+          });
+        },
+      );
       req.on('error', (error) => (error.message.includes('socket hang up') ? undefined : reject(error)));
     });
     expect(text).toContain('id: 1\n');
@@ -73,7 +86,11 @@ describe('any node serves any request: requests for a session another node owns 
   });
 
   it('a WebSocket on B is proxied whole to A: confirmations answered over it reach the run on A', async () => {
-    await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'ws-confirm', ...ASK_LS }).expect(201);
+    await request(a.url)
+      .post('/v1/sessions')
+      .set(auth)
+      .send({ sessionId: 'ws-confirm', ...ASK_LS })
+      .expect(201);
     const ws = await subscribe(b.url, 'ws-confirm', { after: 0, token: TOKEN });
     fake.script({ toolCalls: [{ id: 'c1', name: 'ls', arguments: {} }] }, { text: 'listed' });
     const run = request(b.url).post('/v1/sessions/ws-confirm/runs').set(auth).send({ input: 'list', wait: true });
@@ -90,11 +107,23 @@ describe('any node serves any request: requests for a session another node owns 
   });
 
   it('REST confirmations and cancels on B act on the run on A', async () => {
-    await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'rest-confirm', ...ASK_LS }).expect(201);
+    await request(a.url)
+      .post('/v1/sessions')
+      .set(auth)
+      .send({ sessionId: 'rest-confirm', ...ASK_LS })
+      .expect(201);
     fake.script({ toolCalls: [{ id: 'c2', name: 'ls', arguments: {} }] }, { text: 'rejected then done' });
-    const run = request(b.url).post('/v1/sessions/rest-confirm/runs').set(auth).send({ input: 'list', wait: true }).then((res) => res);
+    const run = request(b.url)
+      .post('/v1/sessions/rest-confirm/runs')
+      .set(auth)
+      .send({ input: 'list', wait: true })
+      .then((res) => res);
     const asked = await pendingOn(b.url, 'rest-confirm');
-    await request(b.url).post(`/v1/sessions/rest-confirm/confirmations/${encodeURIComponent(asked.toolId)}`).set(auth).send({ approved: false, reason: 'not now' }).expect(200);
+    await request(b.url)
+      .post(`/v1/sessions/rest-confirm/confirmations/${encodeURIComponent(asked.toolId)}`)
+      .set(auth)
+      .send({ approved: false, reason: 'not now' })
+      .expect(200);
     expect((await run).body.result.text).toBe('rejected then done');
   });
 
@@ -102,20 +131,33 @@ describe('any node serves any request: requests for a session another node owns 
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'browser' }).expect(201);
     const bOrigin = `http://${new URL(b.url).host}`;
     fake.script({ text: 'from a page' });
-    const run = await request(b.url).post('/v1/sessions/browser/runs').set(auth).set('origin', bOrigin).send({ input: 'hi', wait: true }).expect(200);
+    const run = await request(b.url)
+      .post('/v1/sessions/browser/runs')
+      .set(auth)
+      .set('origin', bOrigin)
+      .send({ input: 'hi', wait: true })
+      .expect(200);
     expect(run.body.result.text).toBe('from a page');
     const ws = await subscribe(b.url, 'browser', { after: 0, token: TOKEN, headers: { origin: bOrigin } });
     await ws.waitFor((e) => e.type === 'agent_end');
     ws.close();
     // A foreign page is refused on either side of the hop.
-    const foreign = await request(b.url).post('/v1/sessions/browser/runs').set(auth).set('origin', 'http://evil.example').send({ input: 'x', wait: true }).expect(403);
+    const foreign = await request(b.url)
+      .post('/v1/sessions/browser/runs')
+      .set(auth)
+      .set('origin', 'http://evil.example')
+      .send({ input: 'x', wait: true })
+      .expect(403);
     expect(foreign.body.error.code).toBe('ORIGIN_NOT_ALLOWED');
   });
 
   it('with A3S-Route: no-forward the client gets 421 naming the owner, and nothing else changes', async () => {
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'no-fwd' }).expect(201);
     const res = await request(b.url).get('/v1/sessions/no-fwd').set(auth).set('a3s-route', 'no-forward').expect(421);
-    expect(res.body.error).toMatchObject({ code: 'SESSION_OWNED_ELSEWHERE', details: { ownerNodeId: 'node-a', ownerUrl: a.url } });
+    expect(res.body.error).toMatchObject({
+      code: 'SESSION_OWNED_ELSEWHERE',
+      details: { ownerNodeId: 'node-a', ownerUrl: a.url },
+    });
     // The header never widens what a caller may do: without credentials it is still 401 on either node.
     await request(b.url).get('/v1/sessions/no-fwd').set('a3s-route', 'no-forward').expect(401);
     await request(b.url).get('/v1/sessions/no-fwd').set('a3s-route', 'anything').expect(401);
@@ -129,18 +171,56 @@ describe('any node serves any request: requests for a session another node owns 
     await request(a.url).get(url).set(auth).set('a3s-forwarded', header).expect(404);
     const replay = await request(a.url).get(url).set(auth).set('a3s-forwarded', header).expect(401);
     expect(replay.body.error).toMatchObject({ code: 'FORWARDED_INVALID', details: { reason: 'replayed' } });
-    const forged = new ForwardedHeaders(clusterSecretsOf({ id: '1', secret: 'another-secret-that-is-long-enough-0000' }), 'node-x').sign('GET', url, '10.0.0.1');
-    expect((await request(a.url).get(url).set(auth).set('a3s-forwarded', forged).expect(401)).body.error.details.reason).toBe('bad_signature');
+    const forged = new ForwardedHeaders(
+      clusterSecretsOf({ id: '1', secret: 'another-secret-that-is-long-enough-0000' }),
+      'node-x',
+    ).sign('GET', url, '10.0.0.1');
+    expect(
+      (await request(a.url).get(url).set(auth).set('a3s-forwarded', forged).expect(401)).body.error.details.reason,
+    ).toBe('bad_signature');
     // A signature for another path, method or key id is no signature for this one.
-    expect((await request(a.url).get(url).set(auth).set('a3s-forwarded', good.sign('GET', '/v1/sessions/other', '10.0.0.1')).expect(401)).body.error.details.reason).toBe('bad_signature');
-    expect((await request(a.url).delete(url).set(auth).set('a3s-forwarded', good.sign('GET', url, '10.0.0.1')).expect(401)).body.error.details.reason).toBe('bad_signature');
-    const otherKey = new ForwardedHeaders(clusterSecretsOf({ id: '9', secret: TEST_CLUSTER_SECRET }), 'node-x').sign('GET', url, '10.0.0.1');
-    expect((await request(a.url).get(url).set(auth).set('a3s-forwarded', otherKey).expect(401)).body.error.details.reason).toBe('bad_signature');
-    const old = new ForwardedHeaders(clusterSecretsOf({ id: '1', secret: TEST_CLUSTER_SECRET }), 'node-x', () => Date.now() - 120_000).sign('GET', url, '10.0.0.1');
-    expect((await request(a.url).get(url).set(auth).set('a3s-forwarded', old).expect(401)).body.error.details.reason).toBe('expired');
+    expect(
+      (
+        await request(a.url)
+          .get(url)
+          .set(auth)
+          .set('a3s-forwarded', good.sign('GET', '/v1/sessions/other', '10.0.0.1'))
+          .expect(401)
+      ).body.error.details.reason,
+    ).toBe('bad_signature');
+    expect(
+      (
+        await request(a.url)
+          .delete(url)
+          .set(auth)
+          .set('a3s-forwarded', good.sign('GET', url, '10.0.0.1'))
+          .expect(401)
+      ).body.error.details.reason,
+    ).toBe('bad_signature');
+    const otherKey = new ForwardedHeaders(clusterSecretsOf({ id: '9', secret: TEST_CLUSTER_SECRET }), 'node-x').sign(
+      'GET',
+      url,
+      '10.0.0.1',
+    );
+    expect(
+      (await request(a.url).get(url).set(auth).set('a3s-forwarded', otherKey).expect(401)).body.error.details.reason,
+    ).toBe('bad_signature');
+    const old = new ForwardedHeaders(
+      clusterSecretsOf({ id: '1', secret: TEST_CLUSTER_SECRET }),
+      'node-x',
+      () => Date.now() - 120_000,
+    ).sign('GET', url, '10.0.0.1');
+    expect(
+      (await request(a.url).get(url).set(auth).set('a3s-forwarded', old).expect(401)).body.error.details.reason,
+    ).toBe('expired');
     const twoHops = good.sign('GET', url, '10.0.0.1').replace(';hop=1;', ';hop=2;');
-    expect((await request(a.url).get(url).set(auth).set('a3s-forwarded', twoHops).expect(401)).body.error.details.reason).toBe('bad_signature');
-    expect((await request(a.url).get(url).set(auth).set('a3s-forwarded', 'v1;garbage').expect(401)).body.error.details.reason).toBe('malformed');
+    expect(
+      (await request(a.url).get(url).set(auth).set('a3s-forwarded', twoHops).expect(401)).body.error.details.reason,
+    ).toBe('bad_signature');
+    expect(
+      (await request(a.url).get(url).set(auth).set('a3s-forwarded', 'v1;garbage').expect(401)).body.error.details
+        .reason,
+    ).toBe('malformed');
   });
 
   it('an advertise URL in Redis that matches no peer_urls entry is never contacted: 502 OWNER_UNREACHABLE', async () => {
@@ -178,7 +258,10 @@ describe('a node that is gone: its unsaved sessions answer 410 NODE_LOST, its sa
   beforeAll(async () => {
     fake = await startFakeProvider();
     // Workspaces on storage both nodes mount at the same path, as a cluster needs.
-    [a, b] = await startRedisNodes(fake, 'a3s-lost', { apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }], workspaceRoots: [tempDir('a3s-shared-ws-')] });
+    [a, b] = await startRedisNodes(fake, 'a3s-lost', {
+      apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }],
+      workspaceRoots: [tempDir('a3s-shared-ws-')],
+    });
   });
   afterAll(async () => {
     await b?.close();
@@ -197,7 +280,11 @@ describe('a node that is gone: its unsaved sessions answer 410 NODE_LOST, its sa
       const res = await request(b.url).get(path).set(auth).expect(410);
       expect(res.body.error).toMatchObject({ code: 'NODE_LOST', details: { sessionId: 'gone', nodeId: 'node-a' } });
     }
-    const lostRun = await request(b.url).post('/v1/sessions/gone/runs').set(auth).send({ input: 'x', wait: true }).expect(410);
+    const lostRun = await request(b.url)
+      .post('/v1/sessions/gone/runs')
+      .set(auth)
+      .send({ input: 'x', wait: true })
+      .expect(410);
     expect(lostRun.body.error.code).toBe('NODE_LOST');
     await request(b.url).get('/v1/sessions/kept').set(auth).expect(200);
     // A session that never existed is still 404.

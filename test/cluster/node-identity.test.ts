@@ -24,7 +24,14 @@ describe('NodeRegistry', () => {
   });
 
   function registry(nodeId: string, client: RedisClient = redis, ttlMs = 300): NodeRegistry {
-    const created = new NodeRegistry({ redis: client, keyPrefix, nodeId, advertiseUrl: `http://${nodeId}.test:8080`, ttlMs, now: () => 1_700_000_000_000 });
+    const created = new NodeRegistry({
+      redis: client,
+      keyPrefix,
+      nodeId,
+      advertiseUrl: `http://${nodeId}.test:8080`,
+      ttlMs,
+      now: () => 1_700_000_000_000,
+    });
     registries.push(created);
     return created;
   }
@@ -33,7 +40,12 @@ describe('NodeRegistry', () => {
     const a = registry('node-a');
     await a.start();
     const raw = await redis.get(`${keyPrefix}node:node-a`);
-    expect(JSON.parse(raw ?? 'null')).toEqual({ nodeId: 'node-a', url: 'http://node-a.test:8080', startedAtMs: 1_700_000_000_000, heartbeatMs: 1_700_000_000_000 });
+    expect(JSON.parse(raw ?? 'null')).toEqual({
+      nodeId: 'node-a',
+      url: 'http://node-a.test:8080',
+      startedAtMs: 1_700_000_000_000,
+      heartbeatMs: 1_700_000_000_000,
+    });
     const ttl = await redis.pttl(`${keyPrefix}node:node-a`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(300);
@@ -55,7 +67,14 @@ describe('NodeRegistry', () => {
     const clientA = connectRedisTarget();
     extraClients.push(clientA);
     const errors: unknown[] = [];
-    const a = new NodeRegistry({ redis: clientA, keyPrefix, nodeId: 'node-a', advertiseUrl: 'http://a', ttlMs: 300, onError: (error) => errors.push(error) });
+    const a = new NodeRegistry({
+      redis: clientA,
+      keyPrefix,
+      nodeId: 'node-a',
+      advertiseUrl: 'http://a',
+      ttlMs: 300,
+      onError: (error) => errors.push(error),
+    });
     const observer = registry('observer');
 
     await a.start();

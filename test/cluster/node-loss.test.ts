@@ -24,7 +24,10 @@ describe('a node dies mid-run behind the balancer', () => {
   let lb: NginxBalancer;
   beforeAll(async () => {
     // Short heartbeats and leases, so a dead node is noticed within a few seconds.
-    cluster = await startProcessCluster({ apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }], cluster: { nodeTtlMs: 1500, leaseTtlMs: 3000 } });
+    cluster = await startProcessCluster({
+      apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }],
+      cluster: { nodeTtlMs: 1500, leaseTtlMs: 3000 },
+    });
     ({ fake, a, urlA: aUrl, urlB: bUrl } = cluster);
     lb = await startNginx([new URL(aUrl).host, new URL(bUrl).host]);
   }, 120_000);
@@ -34,33 +37,60 @@ describe('a node dies mid-run behind the balancer', () => {
   });
 
   /** Ask until `done` holds, keeping every answer (nothing may be a 404 or a 421). */
-  const until = async (ask: () => Promise<Answer>, done: (answer: Answer) => boolean, seen: Answer[]): Promise<Answer> => {
-    const answer = await retry(async () => {
-      const got = await ask();
-      seen.push(got);
-      return got;
-    }, done, 20_000);
+  const until = async (
+    ask: () => Promise<Answer>,
+    done: (answer: Answer) => boolean,
+    seen: Answer[],
+  ): Promise<Answer> => {
+    const answer = await retry(
+      async () => {
+        const got = await ask();
+        seen.push(got);
+        return got;
+      },
+      done,
+      20_000,
+    );
     if (!done(answer)) throw new Error(`still ${answer.status} ${JSON.stringify(answer.body)}`);
     return answer;
   };
 
   it('a forward to a hung owner ends when its heartbeat stops; then its saved session resumes on B and its unsaved one is 410 NODE_LOST', async () => {
     const seen: Answer[] = [];
-    await request(aUrl).post('/v1/sessions').set(auth).send({ sessionId: 'saved', autoSave: true, autoResume: true, permissionPolicy: { defaultDecision: 'allow' } }).expect(201);
+    await request(aUrl)
+      .post('/v1/sessions')
+      .set(auth)
+      .send({ sessionId: 'saved', autoSave: true, autoResume: true, permissionPolicy: { defaultDecision: 'allow' } })
+      .expect(201);
     await request(aUrl).post('/v1/sessions').set(auth).send({ sessionId: 'plain' }).expect(201);
 
     // A forwarded wait that outlasts the owner check runs to its end: the hop has no deadline of its own.
     fake.script({ text: 'slow but alive', delayMs: 3000 });
-    const slow = await request(bUrl).post('/v1/sessions/plain/runs').set(auth).send({ input: 'take your time', wait: true }).expect(200);
+    const slow = await request(bUrl)
+      .post('/v1/sessions/plain/runs')
+      .set(auth)
+      .send({ input: 'take your time', wait: true })
+      .expect(200);
     expect(slow.body.result.text).toBe('slow but alive');
 
     // A run on the saved session: one tool round (checkpointed), then the model hangs.
-    fake.script({ toolCalls: [{ id: 'k1', name: 'bash', arguments: { command: 'echo one >> log.txt' } }] }, { hang: true });
-    const started = await request(aUrl).post('/v1/sessions/saved/runs').set(auth).send({ input: 'write the log' }).expect(202);
+    fake.script(
+      { toolCalls: [{ id: 'k1', name: 'bash', arguments: { command: 'echo one >> log.txt' } }] },
+      { hang: true },
+    );
+    const started = await request(aUrl)
+      .post('/v1/sessions/saved/runs')
+      .set(auth)
+      .send({ input: 'write the log' })
+      .expect(202);
     await fake.waitForRequests(3, 20_000);
     // A waited run on the unsaved session, forwarded by B to A, while the model hangs.
     fake.script({ hang: true });
-    const hung = request(bUrl).post('/v1/sessions/plain/runs').set(auth).send({ input: 'hang', wait: true }).then((res) => res);
+    const hung = request(bUrl)
+      .post('/v1/sessions/plain/runs')
+      .set(auth)
+      .send({ input: 'hang', wait: true })
+      .then((res) => res);
     await fake.waitForRequests(4, 20_000);
 
     const frozenAt = Date.now();
@@ -76,13 +106,19 @@ describe('a node dies mid-run behind the balancer', () => {
 
     // The saved session moves to B once A's lease expires; its run resumes from the checkpoint there.
     fake.script({ text: 'resumed after the kill' });
-    await until(async () => request(lb.url).get('/v1/sessions/saved').set(auth), (r) => r.status === 200, seen);
+    await until(
+      async () => request(lb.url).get('/v1/sessions/saved').set(auth),
+      (r) => r.status === 200,
+      seen,
+    );
     const resumed = await until(
       async () => request(lb.url).get('/v1/sessions/saved/runs').set(auth),
       (r) => JSON.stringify(r.body).includes('"completed"') && JSON.stringify(r.body).includes(started.body.runId),
       seen,
     );
-    const runs = (resumed.body as { runs: Array<{ runId: string; status: string; metadata?: Record<string, unknown> }> }).runs;
+    const runs = (
+      resumed.body as { runs: Array<{ runId: string; status: string; metadata?: Record<string, unknown> }> }
+    ).runs;
     const next = runs.find((r) => r.metadata?.resumed_from_run_id === started.body.runId);
     expect(next?.status).toBe('completed');
     // The tool round before the kill ran once: the resumed run sent its result on, and ran no tool again.

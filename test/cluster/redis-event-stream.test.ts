@@ -1,5 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RedisEventStream, streamReaderFor, type RedisEventStreamOptions } from '../../src/cluster/redis-event-stream.js';
+import {
+  RedisEventStream,
+  streamReaderFor,
+  type RedisEventStreamOptions,
+} from '../../src/cluster/redis-event-stream.js';
 import { SessionLeases } from '../../src/cluster/session-lease.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import type { RedisClient } from '../../src/stores/redis-client.js';
@@ -13,7 +17,13 @@ function event(sessionId: string, sessionSequence: number, type = 'text_delta'):
     version: 1,
     type,
     payload: { text: `event ${sessionSequence}` },
-    metadata: { run_id: 'run-1', session_id: sessionId, sequence: sessionSequence - 1, session_sequence: sessionSequence, timestamp_ms: 1_700_000_000_000 + sessionSequence },
+    metadata: {
+      run_id: 'run-1',
+      session_id: sessionId,
+      sequence: sessionSequence - 1,
+      session_sequence: sessionSequence,
+      timestamp_ms: 1_700_000_000_000 + sessionSequence,
+    },
   };
 }
 
@@ -136,7 +146,14 @@ describe('RedisEventStream', () => {
     const follows: Array<Promise<void>> = [];
     for (const sessionId of ['s1', 's2', 's3']) {
       seen.set(sessionId, []);
-      follows.push(consumer.follow(k(sessionId), 0, (e) => seen.get(sessionId)?.push(e.metadata.session_sequence), controller.signal));
+      follows.push(
+        consumer.follow(
+          k(sessionId),
+          0,
+          (e) => seen.get(sessionId)?.push(e.metadata.session_sequence),
+          controller.signal,
+        ),
+      );
       // Let the loop block before the next follower joins: the join must wake it (well under blockMs).
       await sleep(30);
     }
@@ -147,7 +164,10 @@ describe('RedisEventStream', () => {
     for (const n of range(1, 4)) {
       for (const sessionId of ['s1', 's2', 's3']) await producer.append(k(sessionId), event(sessionId, n));
     }
-    await waitUntil('all followers caught up', () => [...seen.values()].every((got) => got.length === 4) && late.length === 2);
+    await waitUntil(
+      'all followers caught up',
+      () => [...seen.values()].every((got) => got.length === 4) && late.length === 2,
+    );
     expect(Date.now() - started).toBeLessThan(4000);
     expect(Object.fromEntries(seen)).toEqual({ s1: [1, 2, 3, 4], s2: [1, 2, 3, 4], s3: [1, 2, 3, 4] });
     expect(late).toEqual([3, 4]);
@@ -211,6 +231,8 @@ describe('RedisEventStream', () => {
       code: 'PERSISTENCE_FAILED',
       message: expect.stringContaining(`stream ${events.streamKey(k('s1'))} entry 1-0 is not an EventEnvelopeV1`),
     });
-    await expect(events.follow(k('s1'), 0, () => undefined, new AbortController().signal)).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+    await expect(events.follow(k('s1'), 0, () => undefined, new AbortController().signal)).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+    });
   });
 });

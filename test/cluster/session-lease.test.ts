@@ -164,15 +164,29 @@ describe('SessionLeases', () => {
   it('fences a RedisSessionStore: the old owner is refused after a takeover, the new owner accepted', async () => {
     const a = node('node-a');
     const b = node('node-b');
-    const storeA = new RedisSessionStore({ redis: extraClients[0]!, keyPrefix, fence: (sessionId) => a.storeFence(sessionId) });
-    const storeB = new RedisSessionStore({ redis: extraClients[1]!, keyPrefix, fence: (sessionId) => b.storeFence(sessionId) });
+    const storeA = new RedisSessionStore({
+      redis: extraClients[0]!,
+      keyPrefix,
+      fence: (sessionId) => a.storeFence(sessionId),
+    });
+    const storeB = new RedisSessionStore({
+      redis: extraClients[1]!,
+      keyPrefix,
+      fence: (sessionId) => b.storeFence(sessionId),
+    });
 
     // Nobody holds the session yet: neither node may write it.
-    await expect(storeA.save(makeSnapshot('s1', 1))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
+    await expect(storeA.save(makeSnapshot('s1', 1))).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      details: { reason: 'fenced' },
+    });
 
     await a.acquire(s1);
     await storeA.save(makeSnapshot('s1', 1));
-    await expect(storeB.save(makeSnapshot('s1', 2))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
+    await expect(storeB.save(makeSnapshot('s1', 2))).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      details: { reason: 'fenced' },
+    });
 
     // A pauses past its lease; B takes over at epoch 2.
     await a.stop();
@@ -187,8 +201,14 @@ describe('SessionLeases', () => {
     // After noticing, A holds nothing; storeFence still refuses (a fenceFor-only wiring would write unfenced).
     await a.renewAll();
     expect(a.fenceFor(s1)).toBeUndefined();
-    await expect(storeA.save(makeSnapshot('s1', 3))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
-    await expect(storeA.delete(s1)).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
+    await expect(storeA.save(makeSnapshot('s1', 3))).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      details: { reason: 'fenced' },
+    });
+    await expect(storeA.delete(s1)).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      details: { reason: 'fenced' },
+    });
 
     await storeB.save(makeSnapshot('s1', 2));
     expect((await storeB.load(s1))?.generation).toBe(2);

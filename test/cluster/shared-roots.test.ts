@@ -10,7 +10,7 @@ import { startTestServer, tempDir } from '../support/test-server.js';
 
 const freshPrefix = () => `a3s-roots-${Math.random().toString(36).slice(2)}:`;
 
-describe('nodes check at startup that their workspace roots are the cluster\'s shared storage', () => {
+describe("nodes check at startup that their workspace roots are the cluster's shared storage", () => {
   let redis: Redis | Cluster;
   let fake: FakeProvider;
   beforeAll(async () => {
@@ -36,7 +36,10 @@ describe('nodes check at startup that their workspace roots are the cluster\'s s
     // A fresh local disk mounted where the shared volume should be: same path, no marker.
     rmSync(join(root, ROOT_MARKER));
     const refused = startTestServer({ fake, config: { ...config, nodeId: 'node-c' } });
-    await expect(refused).rejects.toMatchObject({ code: 'SESSION_INITIALIZATION_ERROR', details: { resource: 'workspaceRoots', root } });
+    await expect(refused).rejects.toMatchObject({
+      code: 'SESSION_INITIALIZATION_ERROR',
+      details: { resource: 'workspaceRoots', root },
+    });
     await expect(refused).rejects.toThrow(/is not the cluster's.*missing here/);
   });
 
@@ -57,11 +60,23 @@ describe('nodes check at startup that their workspace roots are the cluster\'s s
     const marker = join(root, ROOT_MARKER);
     const original = readFileSync(marker, 'utf8');
     const attempts: Array<[string, () => void, RegExp]> = [
-      ['a link to /proc/self/environ', () => symlinkSync('/proc/self/environ', marker), /cannot be opened as a plain file \(ELOOP\)/],
-      ['a link to the data dir', () => symlinkSync(tempDir('a3s-data-'), marker), /cannot be opened as a plain file \(ELOOP\)/],
+      [
+        'a link to /proc/self/environ',
+        () => symlinkSync('/proc/self/environ', marker),
+        /cannot be opened as a plain file \(ELOOP\)/,
+      ],
+      [
+        'a link to the data dir',
+        () => symlinkSync(tempDir('a3s-data-'), marker),
+        /cannot be opened as a plain file \(ELOOP\)/,
+      ],
       ['a FIFO (would block a reader)', () => execFileSync('mkfifo', [marker]), /not a small regular file/],
       ['a large file', () => writeFileSync(marker, 'a3s-root v1 '.padEnd(4096, '0')), /not a small regular file/],
-      ['another token', () => writeFileSync(marker, `a3s-root v1 ${'f'.repeat(32)}\n`), /differs from the one other nodes found there/],
+      [
+        'another token',
+        () => writeFileSync(marker, `a3s-root v1 ${'f'.repeat(32)}\n`),
+        /differs from the one other nodes found there/,
+      ],
       ['garbage', () => writeFileSync(marker, 'PATH=/usr/bin\n'), /not one this server wrote/],
     ];
     for (const [what, plant, expected] of attempts) {

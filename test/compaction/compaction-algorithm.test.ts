@@ -8,7 +8,15 @@ import { createInvocationContext, type GovernanceSnapshot } from '../../src/runt
 import type { HostEnv } from '../../src/runtime/ports/host-env.js';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
-const assistant = (content: string, ...calls: string[]): ChatMessage => ({ role: 'assistant', content, ...(calls.length ? { tool_calls: calls.map((id) => ({ id, type: 'function' as const, function: { name: 'read', arguments: '{}' } })) } : {}) });
+const assistant = (content: string, ...calls: string[]): ChatMessage => ({
+  role: 'assistant',
+  content,
+  ...(calls.length
+    ? {
+        tool_calls: calls.map((id) => ({ id, type: 'function' as const, function: { name: 'read', arguments: '{}' } })),
+      }
+    : {}),
+});
 const tool = (id: string, content = 'ok'): ChatMessage => ({ role: 'tool', tool_call_id: id, content });
 
 describe('the token estimator', () => {
@@ -41,7 +49,16 @@ describe('splitting a transcript for compaction', () => {
 
   it('drops whole turns from the front of the kept part until it fits, never leaving a tool result first', () => {
     const big = 'x'.repeat(4000);
-    const messages = [user('q1'), assistant('a1'), user('q2'), assistant('', 't1'), tool('t1', big), assistant('', 't2'), tool('t2', 'small'), assistant('end')];
+    const messages = [
+      user('q1'),
+      assistant('a1'),
+      user('q2'),
+      assistant('', 't1'),
+      tool('t1', big),
+      assistant('', 't2'),
+      tool('t2', 'small'),
+      assistant('end'),
+    ];
     const { older, kept } = splitForCompaction(messages, 100);
     expect(kept.map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant']);
     expect(older).toHaveLength(5);
@@ -65,20 +82,59 @@ describe('rendering the summarised part', () => {
 });
 
 describe('AutoCompactor', () => {
-  const governance: GovernanceSnapshot = { maxToolRounds: 50, maxParseRetries: 2, toolTimeoutMs: 0, circuitBreakerThreshold: 3, duplicateToolCallThreshold: 3, continuationEnabled: true, maxContinuationTurns: 3, maxExecutionTimeMs: 60_000, toolOutputBytes: 100_000, autoCompact: true, autoCompactThreshold: 0.8, maxContextTokens: 1000, maxTranscriptBytes: 8_388_608, maxTranscriptMessages: 10_000 };
+  const governance: GovernanceSnapshot = {
+    maxToolRounds: 50,
+    maxParseRetries: 2,
+    toolTimeoutMs: 0,
+    circuitBreakerThreshold: 3,
+    duplicateToolCallThreshold: 3,
+    continuationEnabled: true,
+    maxContinuationTurns: 3,
+    maxExecutionTimeMs: 60_000,
+    toolOutputBytes: 100_000,
+    autoCompact: true,
+    autoCompactThreshold: 0.8,
+    maxContextTokens: 1000,
+    maxTranscriptBytes: 8_388_608,
+    maxTranscriptMessages: 10_000,
+  };
   const hostEnv = { now: () => 0, newId: (p: string) => `${p}_1` } as unknown as HostEnv;
   const events: string[] = [];
-  const ctx = createInvocationContext({ runId: 'run_1', sessionId: 's', workspace: '/', signal: new AbortController().signal, emit: (type) => events.push(type), governance, hostEnv });
+  const ctx = createInvocationContext({
+    runId: 'run_1',
+    sessionId: 's',
+    workspace: '/',
+    signal: new AbortController().signal,
+    emit: (type) => events.push(type),
+    governance,
+    hostEnv,
+  });
 
   it('compacts past the threshold; a refusing model is not asked again until the context grew by 10% of the window', async () => {
     const answers = ['', 'the summary'];
     let calls = 0;
-    const compactor = new AutoCompactor({ llm: { complete: async () => ({ text: answers[calls++] ?? 'x', usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } }) }, hooks: () => undefined });
-    const messages: ChatMessage[] = [{ role: 'system', content: 'sys' }, user('q'), assistant('a'), user('q2'), assistant('a2')];
+    const compactor = new AutoCompactor({
+      llm: {
+        complete: async () => ({
+          text: answers[calls++] ?? 'x',
+          usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+        }),
+      },
+      hooks: () => undefined,
+    });
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'sys' },
+      user('q'),
+      assistant('a'),
+      user('q2'),
+      assistant('a2'),
+    ];
     expect(await compactor.compact(messages, { reportedTokens: 100, reportedMessages: 5 }, ctx)).toBeUndefined();
     expect(calls).toBe(0);
     // Over the threshold: the model refuses (empty summary), nothing changes but the call's usage counts and a warning says why.
-    expect(await compactor.compact(messages, { reportedTokens: 850, reportedMessages: 5 }, ctx)).toEqual({ usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } });
+    expect(await compactor.compact(messages, { reportedTokens: 850, reportedMessages: 5 }, ctx)).toEqual({
+      usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+    });
     expect(calls).toBe(1);
     expect(events).toEqual(['run_warning']);
     messages.push(user('q3'));
@@ -95,7 +151,9 @@ describe('AutoCompactor', () => {
     expect(events).toEqual(['run_warning', 'context_compacted']);
     // The provider still counts the compacted prompt over the threshold (tool specs...): no compaction right after.
     const next = [...compacted!, user('q4')];
-    expect(await compactor.compact(next, { reportedTokens: 900, reportedMessages: next.length - 1 }, ctx)).toBeUndefined();
+    expect(
+      await compactor.compact(next, { reportedTokens: 900, reportedMessages: next.length - 1 }, ctx),
+    ).toBeUndefined();
     expect(calls).toBe(2);
   });
 });

@@ -32,17 +32,28 @@ describe('the server process with A3S_CONFIG_TEXT', () => {
 task_scheduler { max_active = 4 }
 project_doc_fallback_filenames = ["CLAUDE.md"]
 `;
-    const proc = startMain({ A3S_CONFIG_TEXT: acl, A3S_PORT: '0', A3S_DATA_DIR: join(dir, 'data'), A3S_WORKSPACE_ROOTS: dir });
+    const proc = startMain({
+      A3S_CONFIG_TEXT: acl,
+      A3S_PORT: '0',
+      A3S_DATA_DIR: join(dir, 'data'),
+      A3S_WORKSPACE_ROOTS: dir,
+    });
     procs.push(proc);
     const url = await listening(proc);
     const warnings = logLines(proc.stdout).filter((line) => line.level === 40);
     expect(warnings.map((w) => [w.configKey, w.msg])).toEqual([
       ['task_scheduler', 'task_scheduler is accepted for compatibility with A3S Code but not used by this server yet'],
-      ['project_doc_fallback_filenames', 'project_doc_fallback_filenames is accepted for compatibility with A3S Code but not used by this server yet'],
+      [
+        'project_doc_fallback_filenames',
+        'project_doc_fallback_filenames is accepted for compatibility with A3S Code but not used by this server yet',
+      ],
     ]);
     fake.script({ text: 'inline ok' });
     const created = await request(url).post('/v1/sessions').send({}).expect(201);
-    const run = await request(url).post(`/v1/sessions/${created.body.session.id as string}/runs`).send({ input: 'hi', wait: true }).expect(200);
+    const run = await request(url)
+      .post(`/v1/sessions/${created.body.session.id as string}/runs`)
+      .send({ input: 'hi', wait: true })
+      .expect(200);
     expect(run.body.result.text).toBe('inline ok');
     fake.assertDone();
     expect(fake.requests[0]?.body.model).toBe('docs-fake');
@@ -52,9 +63,16 @@ project_doc_fallback_filenames = ["CLAUDE.md"]
     const dir = tempDir('a3s-text-proc-');
     const file = join(dir, 'a3s.acl');
     writeFileSync(file, SEED_ACL);
-    const proc = startMain({ A3S_CONFIG_TEXT: SEED_ACL, A3S_CONFIG: file, A3S_PORT: '0', A3S_DATA_DIR: join(dir, 'data') });
+    const proc = startMain({
+      A3S_CONFIG_TEXT: SEED_ACL,
+      A3S_CONFIG: file,
+      A3S_PORT: '0',
+      A3S_DATA_DIR: join(dir, 'data'),
+    });
     procs.push(proc);
     expect(await proc.exited).toBe(2);
-    expect(proc.stderr).toContain('A3S_CONFIG_TEXT: both A3S_CONFIG_TEXT (inline ACL text) and A3S_CONFIG (a config file) are set; set only one of them');
+    expect(proc.stderr).toContain(
+      'A3S_CONFIG_TEXT: both A3S_CONFIG_TEXT (inline ACL text) and A3S_CONFIG (a config file) are set; set only one of them',
+    );
   });
 });

@@ -20,7 +20,11 @@ describe('parseHcl values', () => {
   const cases: [string, string, Record<string, HclValue>][] = [
     ['plain string', 'a = "hello"', { a: 'hello' }],
     ['empty string', 'a = ""', { a: '' }],
-    ['escapes', String.raw`a = "q\" b\\ n\n t\t r\r u\u00e9 U\U0001F600"`, { a: 'q" b\\ n\n t\t r\r u\u00e9 U\u{1F600}' }],
+    [
+      'escapes',
+      String.raw`a = "q\" b\\ n\n t\t r\r u\u00e9 U\U0001F600"`,
+      { a: 'q" b\\ n\n t\t r\r u\u00e9 U\u{1F600}' },
+    ],
     ['literal template escape', 'a = "$${HOME}"', { a: '${HOME}' }],
     ['lone dollar', 'a = "cost $5"', { a: 'cost $5' }],
     ['integer', 'a = 42', { a: 42 }],
@@ -47,7 +51,11 @@ describe('parseHcl values', () => {
     ['env()', 'a = env("FOO")', { a: 'foo-value' }],
     ['env() with unused default', 'a = env("FOO", "fallback")', { a: 'foo-value' }],
     ['env() default', 'a = env("MISSING", "fallback")', { a: 'fallback' }],
-    ['env() inside list and object', 'a = [env("FOO")] b = { k = env("FOO") }', { a: ['foo-value'], b: { k: 'foo-value' } }],
+    [
+      'env() inside list and object',
+      'a = [env("FOO")] b = { k = env("FOO") }',
+      { a: ['foo-value'], b: { k: 'foo-value' } },
+    ],
     ['env() empty value counts as set', 'a = env("EMPTY", "d")', { a: '' }],
     ['heredoc', 'a = <<EOF\nline 1\n  line 2\nEOF\nb = 1', { a: 'line 1\n  line 2\n', b: 1 }],
     ['indented heredoc', 'a = <<-EOT\n    one\n      two\n\n    three\n    EOT\n', { a: 'one\n  two\n\nthree\n' }],
@@ -82,14 +90,34 @@ describe('parseHcl blocks', () => {
     ['empty block', 'limits {}', { limits: {} }],
     ['one label', 'providers "openai" { api_key = "k" }', { providers: { openai: { api_key: 'k' } } }],
     ['two labels', 'x "a" "b" { v = 1 }', { x: { a: { b: { v: 1 } } } }],
-    ['two labels sharing the first', 'x "a" "b" { v = 1 }\nx "a" "c" { v = 2 }', { x: { a: { b: { v: 1 }, c: { v: 2 } } } }],
-    ['several labeled blocks merge', 'mcp "github" { command = "gh" }\nmcp "fs" { command = "fs" }', { mcp: { github: { command: 'gh' }, fs: { command: 'fs' } } }],
-    ['repeated unlabeled blocks become a list', 'api_token { token = "a" }\napi_token { token = "b" }\napi_token { token = "c" }', { api_token: [{ token: 'a' }, { token: 'b' }, { token: 'c' }] }],
+    [
+      'two labels sharing the first',
+      'x "a" "b" { v = 1 }\nx "a" "c" { v = 2 }',
+      { x: { a: { b: { v: 1 }, c: { v: 2 } } } },
+    ],
+    [
+      'several labeled blocks merge',
+      'mcp "github" { command = "gh" }\nmcp "fs" { command = "fs" }',
+      { mcp: { github: { command: 'gh' }, fs: { command: 'fs' } } },
+    ],
+    [
+      'repeated unlabeled blocks become a list',
+      'api_token { token = "a" }\napi_token { token = "b" }\napi_token { token = "c" }',
+      { api_token: [{ token: 'a' }, { token: 'b' }, { token: 'c' }] },
+    ],
     ['identifier label', 'providers openai { x = 1 }', { providers: { openai: { x: 1 } } }],
     [
       'nested labeled blocks on one line',
       'providers "openai" { api_key = env("OPENAI_API_KEY") base_url = "https://api.example/v1" models "gpt-4o" { context_window = 128000 } }',
-      { providers: { openai: { api_key: 'sk-test', base_url: 'https://api.example/v1', models: { 'gpt-4o': { context_window: 128000 } } } } },
+      {
+        providers: {
+          openai: {
+            api_key: 'sk-test',
+            base_url: 'https://api.example/v1',
+            models: { 'gpt-4o': { context_window: 128000 } },
+          },
+        },
+      },
     ],
     ['label with dots', 'models "gpt-4.1" { a = 1 }', { models: { 'gpt-4.1': { a: 1 } } }],
     ['deep nesting', 'a { b { c { d = true } } }', { a: { b: { c: { d: true } } } }],
@@ -128,7 +156,13 @@ describe('parseHcl blocks', () => {
       max_tool_rounds: 40,
       skill_dirs: ['./skills'],
       agent_dirs: ['./agents'],
-      providers: { openai: { api_key: 'sk-seed', base_url: 'https://api.openai.com/v1', models: { 'gpt-4o': { context_window: 128000, max_tokens: 4096 } } } },
+      providers: {
+        openai: {
+          api_key: 'sk-seed',
+          base_url: 'https://api.openai.com/v1',
+          models: { 'gpt-4o': { context_window: 128000, max_tokens: 4096 } },
+        },
+      },
       queue: { max_concurrency: 4 },
     });
     expect(lines.get('default_model')).toBe(1);
@@ -199,11 +233,31 @@ describe('parseHcl errors', () => {
 
   const duplicates: [string, string, number, RegExp][] = [
     ['duplicate attribute', 'a = 1\nb = 2\na = 3', 3, /duplicate attribute "a" at line 3: already defined at line 1/],
-    ['duplicate attribute in a block', 'p "x" {\n  k = 1\n  k = 2\n}', 3, /duplicate attribute "k" at line 3: already defined at line 2/],
+    [
+      'duplicate attribute in a block',
+      'p "x" {\n  k = 1\n  k = 2\n}',
+      3,
+      /duplicate attribute "k" at line 3: already defined at line 2/,
+    ],
     ['duplicate object key', 'a = {\n  x = 1\n  x = 2\n}', 3, /duplicate key "x" at line 3: already defined at line 2/],
-    ['duplicate labeled block', 'providers "openai" {}\n\nproviders "openai" {}', 3, /duplicate block providers "openai" at line 3: already defined at line 1/],
-    ['attribute then block', 'queue = 1\nqueue {}', 2, /block "queue" at line 2 conflicts with the attribute defined at line 1/],
-    ['block then attribute', 'queue {}\nqueue = 1', 2, /attribute "queue" at line 2 conflicts with the block defined at line 1/],
+    [
+      'duplicate labeled block',
+      'providers "openai" {}\n\nproviders "openai" {}',
+      3,
+      /duplicate block providers "openai" at line 3: already defined at line 1/,
+    ],
+    [
+      'attribute then block',
+      'queue = 1\nqueue {}',
+      2,
+      /block "queue" at line 2 conflicts with the attribute defined at line 1/,
+    ],
+    [
+      'block then attribute',
+      'queue {}\nqueue = 1',
+      2,
+      /attribute "queue" at line 2 conflicts with the block defined at line 1/,
+    ],
     ['labeled then unlabeled', 'p "a" {}\np {}', 2, /has no label but the one at line 1 has labels/],
     ['unlabeled then labeled', 'p {}\np "a" {}', 2, /has labels but the one at line 1 has none/],
     ['label count mismatch', 'p "a" {}\np "b" "c" {}', 2, /has 2 label\(s\) but the one at line 1 has 1/],
@@ -217,7 +271,9 @@ describe('parseHcl errors', () => {
 
 describe('parseJsonWithLines', () => {
   it('parses JSON and records lines', () => {
-    const { value, lines } = parseJsonWithLines('{\n  "port": 1,\n  "providers": {\n    "openai": { "apiKey": "k\\u00e9\\/" }\n  },\n  "list": [\n    1.5e2,\n    -0\n  ]\n}');
+    const { value, lines } = parseJsonWithLines(
+      '{\n  "port": 1,\n  "providers": {\n    "openai": { "apiKey": "k\\u00e9\\/" }\n  },\n  "list": [\n    1.5e2,\n    -0\n  ]\n}',
+    );
     expect(value).toEqual({ port: 1, providers: { openai: { apiKey: 'k\u00e9/' } }, list: [150, -0] });
     expect(lines.get('port')).toBe(2);
     expect(lines.get('providers.openai.apiKey')).toBe(4);

@@ -83,7 +83,9 @@ describe('loadConfig from an HCL file', () => {
   it('names the line and variable when env() has no value', async () => {
     const file = write('a3s.hcl', SEED);
     const err = await loadError({ env: {}, cwd: dir, configPath: file });
-    expect(err.message).toContain(`${file}:9:14: env("OPENAI_API_KEY"): environment variable OPENAI_API_KEY is not set`);
+    expect(err.message).toContain(
+      `${file}:9:14: env("OPENAI_API_KEY"): environment variable OPENAI_API_KEY is not set`,
+    );
     expect(err.problems).toHaveLength(1);
   });
 
@@ -218,9 +220,14 @@ describe('loadConfig from an HCL file', () => {
   });
 
   it('requires defaultModel to name a configured provider', async () => {
-    const file = write('model.hcl', 'providers "local" {\n  base_url = "http://127.0.0.1:1/v1"\n}\n\ndefault_model = "openai/gpt-4o"');
+    const file = write(
+      'model.hcl',
+      'providers "local" {\n  base_url = "http://127.0.0.1:1/v1"\n}\n\ndefault_model = "openai/gpt-4o"',
+    );
     const err = await loadError({ env: {}, cwd: dir, configPath: file });
-    expect(err.problems.map(formatConfigProblem)).toEqual([`${file}:5: defaultModel: provider "openai" of "openai/gpt-4o" is not configured (configured: local)`]);
+    expect(err.problems.map(formatConfigProblem)).toEqual([
+      `${file}:5: defaultModel: provider "openai" of "openai/gpt-4o" is not configured (configured: local)`,
+    ]);
     const defaulted = write('model2.hcl', 'providers "local" {}');
     const err2 = await loadError({ env: {}, cwd: dir, configPath: defaulted });
     expect(err2.message).toContain(`${defaulted}: defaultModel: provider "openai"`);
@@ -256,9 +263,14 @@ describe('loadConfig from a JSON file', () => {
   });
 
   it('names lines of schema problems in JSON', async () => {
-    const file = write('lines.json', '{\n  "port": 1,\n  "providers": {\n    "openai": {\n      "baseUrl": "nope"\n    }\n  }\n}');
+    const file = write(
+      'lines.json',
+      '{\n  "port": 1,\n  "providers": {\n    "openai": {\n      "baseUrl": "nope"\n    }\n  }\n}',
+    );
     const err = await loadError({ env: {}, cwd: dir, configPath: file });
-    expect(err.problems.map(formatConfigProblem)).toEqual([`${file}:5: providers.openai.baseUrl: baseUrl must be a URL`]);
+    expect(err.problems.map(formatConfigProblem)).toEqual([
+      `${file}:5: providers.openai.baseUrl: baseUrl must be a URL`,
+    ]);
   });
 
   it('rejects a JSON document that is not an object', async () => {
@@ -299,7 +311,9 @@ describe('loadConfig from the environment', () => {
       A3S_DATA_DIR: 'state',
       A3S_HOST: '0.0.0.0',
       A3S_PORT: '0',
-      A3S_API_TOKENS: JSON.stringify([{ token: TOKEN, principal: 'bot', tenantId: 'acme', scopes: ['sessions', 'host_direct'] }]),
+      A3S_API_TOKENS: JSON.stringify([
+        { token: TOKEN, principal: 'bot', tenantId: 'acme', scopes: ['sessions', 'host_direct'] },
+      ]),
       A3S_WORKSPACE_ROOTS: ' ws1 , /abs/ws2 ,',
       A3S_ALLOWED_HOSTS: 'a3s.example.com, 10.0.0.5:8080',
       A3S_ALLOWED_ORIGINS: 'https://console.example.com',
@@ -308,14 +322,23 @@ describe('loadConfig from the environment', () => {
     };
     const config = await loadConfig({ env, cwd: dir });
     expect(config.providers).toEqual({
-      openai: { apiKey: 'sk-env', baseUrl: 'http://127.0.0.1:4010/v1', chatCompletionsUrl: 'http://127.0.0.1:4010/v1/chat/completions', timeoutMs: 600_000, maxRetries: 2, models: {} },
+      openai: {
+        apiKey: 'sk-env',
+        baseUrl: 'http://127.0.0.1:4010/v1',
+        chatCompletionsUrl: 'http://127.0.0.1:4010/v1/chat/completions',
+        timeoutMs: 600_000,
+        maxRetries: 2,
+        models: {},
+      },
     });
     expect(config.defaultModel).toBe('openai/gpt-4o-mini');
     expect(config.dataDir).toBe(path.join(dir, 'state'));
     expect(config.sessionsDir).toBe(path.join(dir, 'state', 'sessions'));
     expect(config.host).toBe('0.0.0.0');
     expect(config.port).toBe(0);
-    expect(config.apiTokens).toEqual([{ token: TOKEN, principal: 'bot', tenantId: 'acme', scopes: ['sessions', 'host_direct'] }]);
+    expect(config.apiTokens).toEqual([
+      { token: TOKEN, principal: 'bot', tenantId: 'acme', scopes: ['sessions', 'host_direct'] },
+    ]);
     expect(config.workspaceRoots).toEqual([path.join(dir, 'ws1'), '/abs/ws2']);
     expect(config.allowedHosts).toEqual(['a3s.example.com', '10.0.0.5:8080']);
     expect(config.allowedOrigins).toEqual(['https://console.example.com']);
@@ -366,7 +389,9 @@ describe('loadConfig from the environment', () => {
   const badPorts = ['abc', '-1', '65536', '80.5', '1e3'];
   it.each(badPorts)('rejects A3S_PORT=%s naming the variable', async (port) => {
     const err = await loadError({ env: { A3S_PORT: port }, cwd: dir });
-    expect(err.problems.map(formatConfigProblem)).toEqual([`A3S_PORT: port: must be an integer 0-65535, got ${JSON.stringify(port)}`]);
+    expect(err.problems.map(formatConfigProblem)).toEqual([
+      `A3S_PORT: port: must be an integer 0-65535, got ${JSON.stringify(port)}`,
+    ]);
   });
 
   it('accepts A3S_PORT=65535', async () => {
@@ -376,7 +401,9 @@ describe('loadConfig from the environment', () => {
   it('rejects A3S_API_TOKENS that is not JSON', async () => {
     const err = await loadError({ env: { A3S_API_TOKENS: '[{token: nope}' }, cwd: dir });
     expect(err.problems).toHaveLength(1);
-    expect(formatConfigProblem(err.problems[0]!)).toMatch(/^A3S_API_TOKENS: apiTokens: not valid JSON \(.+\); expected a JSON array/);
+    expect(formatConfigProblem(err.problems[0]!)).toMatch(
+      /^A3S_API_TOKENS: apiTokens: not valid JSON \(.+\); expected a JSON array/,
+    );
   });
 
   it('rejects A3S_API_TOKENS that is not an array', async () => {

@@ -41,6 +41,13 @@ describe('README configuration examples', () => {
     expect(config.providers.openai).toMatchObject({ apiKey: 'sk-readme', baseUrl: 'https://api.openai.com/v1' });
     expect(config.providers.openai.models['gpt-4o']).toMatchObject({ contextWindow: 128000, maxTokens: 4096 });
     expect(config.loop.maxToolRounds).toBe(40);
-    expect(config.apiTokens).toEqual([{ tokenSha256: expect.stringMatching(/^[0-9a-f]{64}$/), principal: 'ci-bot', tenantId: 'acme', scopes: ['sessions', 'host_direct'] }]);
+    expect(config.apiTokens).toEqual([
+      {
+        tokenSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        principal: 'ci-bot',
+        tenantId: 'acme',
+        scopes: ['sessions', 'host_direct'],
+      },
+    ]);
   });
 });

@@ -15,9 +15,18 @@ async function problemsOf(options: LoadConfigOptions): Promise<string[]> {
 
 describe('sandbox settings from A3S_SANDBOX_* env variables', () => {
   it('names one variable per sandbox field, in upper snake case', () => {
-    expect(SANDBOX_ENV.map((entry) => entry.name).sort()).toEqual(
-      ['A3S_SANDBOX_ADDRESS_SPACE_MB', 'A3S_SANDBOX_CGROUPS', 'A3S_SANDBOX_CPU_SECONDS', 'A3S_SANDBOX_HOST_DIRECT', 'A3S_SANDBOX_MEMORY_MB', 'A3S_SANDBOX_MODE', 'A3S_SANDBOX_NETWORK', 'A3S_SANDBOX_PIDS_MAX', 'A3S_SANDBOX_READ_ONLY_PATHS', 'A3S_SANDBOX_RUN_AS'],
-    );
+    expect(SANDBOX_ENV.map((entry) => entry.name).sort()).toEqual([
+      'A3S_SANDBOX_ADDRESS_SPACE_MB',
+      'A3S_SANDBOX_CGROUPS',
+      'A3S_SANDBOX_CPU_SECONDS',
+      'A3S_SANDBOX_HOST_DIRECT',
+      'A3S_SANDBOX_MEMORY_MB',
+      'A3S_SANDBOX_MODE',
+      'A3S_SANDBOX_NETWORK',
+      'A3S_SANDBOX_PIDS_MAX',
+      'A3S_SANDBOX_READ_ONLY_PATHS',
+      'A3S_SANDBOX_RUN_AS',
+    ]);
     expect(sandboxEnvName('readOnlyPaths')).toBe('A3S_SANDBOX_READ_ONLY_PATHS');
   });
 
@@ -37,12 +46,28 @@ describe('sandbox settings from A3S_SANDBOX_* env variables', () => {
         A3S_SANDBOX_CGROUPS: 'optional',
       },
     });
-    expect(config.sandbox).toEqual({ mode: 'required', hostDirect: 'none', network: 'allowed', pidsMax: 64, memoryMb: 256, cpuSeconds: 30, addressSpaceMb: 2048, readOnlyPaths: ['/opt/node', '/opt/tools'], runAs: 'nobody', cgroups: 'optional' });
+    expect(config.sandbox).toEqual({
+      mode: 'required',
+      hostDirect: 'none',
+      network: 'allowed',
+      pidsMax: 64,
+      memoryMb: 256,
+      cpuSeconds: 30,
+      addressSpaceMb: 2048,
+      readOnlyPaths: ['/opt/node', '/opt/tools'],
+      runAs: 'nobody',
+      cgroups: 'optional',
+    });
   });
 
   it('wins over the config file field by field; the file keeps the fields no variable sets; empty counts as unset', async () => {
-    const configText = 'sandbox {\n  mode = "auto"\n  network = "allowed"\n  pids_max = 100\n  cgroups = "required"\n}\n';
-    const config = await loadConfig({ cwd: '/', configText, env: { A3S_SANDBOX_MODE: 'required', A3S_SANDBOX_CGROUPS: 'optional', A3S_SANDBOX_NETWORK: '' } });
+    const configText =
+      'sandbox {\n  mode = "auto"\n  network = "allowed"\n  pids_max = 100\n  cgroups = "required"\n}\n';
+    const config = await loadConfig({
+      cwd: '/',
+      configText,
+      env: { A3S_SANDBOX_MODE: 'required', A3S_SANDBOX_CGROUPS: 'optional', A3S_SANDBOX_NETWORK: '' },
+    });
     expect(config.sandbox).toMatchObject({ mode: 'required', network: 'allowed', pidsMax: 100, cgroups: 'optional' });
   });
 
@@ -73,7 +98,13 @@ describe('sandbox settings from A3S_SANDBOX_* env variables', () => {
   });
 
   it('names every bad variable at once', async () => {
-    const problems = await problemsOf({ cwd: '/', env: { A3S_SANDBOX_NETWORK: 'host', A3S_SANDBOX_MEMORY_MB: 'lots' } });
-    expect(problems.map((problem) => problem.split(':')[0]).sort()).toEqual(['A3S_SANDBOX_MEMORY_MB', 'A3S_SANDBOX_NETWORK']);
+    const problems = await problemsOf({
+      cwd: '/',
+      env: { A3S_SANDBOX_NETWORK: 'host', A3S_SANDBOX_MEMORY_MB: 'lots' },
+    });
+    expect(problems.map((problem) => problem.split(':')[0]).sort()).toEqual([
+      'A3S_SANDBOX_MEMORY_MB',
+      'A3S_SANDBOX_NETWORK',
+    ]);
   });
 });

@@ -73,7 +73,9 @@ describe('the seed ACL, key for key', () => {
       'providers.openai.session_id_header',
       'providers.openai.models.docs-fake.base_url',
     ]);
-    expect(configWarnings(config)[3]?.message).toBe('task_scheduler is accepted for compatibility with A3S Code but not used by this server yet');
+    expect(configWarnings(config)[3]?.message).toBe(
+      'task_scheduler is accepted for compatibility with A3S Code but not used by this server yet',
+    );
   });
 
   it('reads every seed model key and keeps unknown model keys as metadata', async () => {
@@ -124,14 +126,25 @@ describe('the seed ACL, key for key', () => {
     expect(err.problems.map(formatConfigProblem)).toEqual([
       `${file}:3: no_such_key: unknown key`,
       `${file}:5: providers.openai.base_uri: unknown key`,
-      expect.stringMatching(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6: providers\\.openai\\.models\\.m\\.temperature: `)),
+      expect.stringMatching(
+        new RegExp(
+          `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6: providers\\.openai\\.models\\.m\\.temperature: `,
+        ),
+      ),
       expect.stringMatching(/:6: providers\.openai\.models\.m\.limit\.output: /),
       `${file}:8: storageBackend: storage_backend must be "file" or "memory" (for an external store set redis_url or REDIS_URL)`,
     ]);
   });
 
   it('takes the seed spellings of mcp_servers blocks and skills', async () => {
-    const { dir, file } = writeAcl(['skills = ["./s"]', 'mcp_servers "echo" {', '  transport = { type = "stdio", command = "node", args = ["x.mjs"] }', '}'].join('\n'));
+    const { dir, file } = writeAcl(
+      [
+        'skills = ["./s"]',
+        'mcp_servers "echo" {',
+        '  transport = { type = "stdio", command = "node", args = ["x.mjs"] }',
+        '}',
+      ].join('\n'),
+    );
     const config = await loadConfig({ env: {}, cwd: dir, configPath: file });
     expect(config.skillDirs).toEqual(['./s']);
     expect(config.mcp).toEqual({ echo: { transport: { type: 'stdio', command: 'node', args: ['x.mjs'] } } });
@@ -140,7 +153,9 @@ describe('the seed ACL, key for key', () => {
   it('refuses project_doc_max_bytes next to limits.agents_md_bytes, and warns that 0 is not supported', async () => {
     const both = writeAcl('project_doc_max_bytes = 1000\nlimits { agents_md_bytes = 2000 }\n');
     const err = await loadError({ env: {}, cwd: both.dir, configPath: both.file });
-    expect(err.problems.map(formatConfigProblem)).toEqual([`${both.file}:1: projectDocMaxBytes: both project_doc_max_bytes and limits.agents_md_bytes are set; set one of them`]);
+    expect(err.problems.map(formatConfigProblem)).toEqual([
+      `${both.file}:1: projectDocMaxBytes: both project_doc_max_bytes and limits.agents_md_bytes are set; set one of them`,
+    ]);
     const zero = writeAcl('project_doc_max_bytes = 0\n');
     const config = await loadConfig({ env: {}, cwd: zero.dir, configPath: zero.file });
     expect(config.limits.agentsMdBytes).toBe(32768);
@@ -151,18 +166,33 @@ describe('the seed ACL, key for key', () => {
 describe('inline ACL text (A3S_CONFIG_TEXT)', () => {
   it('loads ACL text from the environment, relative paths against cwd', async () => {
     const dir = tempDir('a3s-text-');
-    const config = await loadConfig({ env: { A3S_CONFIG_TEXT: readFileSync(join(FIXTURES, 'seed-contract.acl'), 'utf8').replace('/var/lib/a3s/sessions', './s') }, cwd: dir });
+    const config = await loadConfig({
+      env: {
+        A3S_CONFIG_TEXT: readFileSync(join(FIXTURES, 'seed-contract.acl'), 'utf8').replace(
+          '/var/lib/a3s/sessions',
+          './s',
+        ),
+      },
+      cwd: dir,
+    });
     expect(config.defaultModel).toBe('openai/docs-fake');
     expect(config.sessionsDir).toBe(join(dir, 's'));
   });
 
   it('takes configText as an option too, and env overlays still win', async () => {
-    const config = await loadConfig({ env: { A3S_MODEL: 'openai/docs-alt' }, cwd: tempDir(), configText: readFileSync(join(FIXTURES, 'seed-contract.acl'), 'utf8') });
+    const config = await loadConfig({
+      env: { A3S_MODEL: 'openai/docs-alt' },
+      cwd: tempDir(),
+      configText: readFileSync(join(FIXTURES, 'seed-contract.acl'), 'utf8'),
+    });
     expect(config.defaultModel).toBe('openai/docs-alt');
   });
 
   it('reports problems under A3S_CONFIG_TEXT with their line', async () => {
-    const err = await loadError({ env: { A3S_CONFIG_TEXT: 'default_model = "openai/m"\nbogus = 1\n' }, cwd: tempDir() });
+    const err = await loadError({
+      env: { A3S_CONFIG_TEXT: 'default_model = "openai/m"\nbogus = 1\n' },
+      cwd: tempDir(),
+    });
     expect(err.problems.map(formatConfigProblem)).toEqual(['A3S_CONFIG_TEXT:2: bogus: unknown key']);
     const syntax = await loadError({ env: { A3S_CONFIG_TEXT: 'port = \n' }, cwd: tempDir() });
     expect(formatConfigProblem(syntax.problems[0] ?? { source: '', message: '' })).toMatch(/^A3S_CONFIG_TEXT:2:1: /);
@@ -176,7 +206,9 @@ describe('inline ACL text (A3S_CONFIG_TEXT)', () => {
   it('is a startup error together with a config path', async () => {
     const { dir, file } = writeAcl('port = 1\n');
     const viaEnv = await loadError({ env: { A3S_CONFIG_TEXT: 'port = 2\n', A3S_CONFIG: file }, cwd: dir });
-    expect(viaEnv.problems.map(formatConfigProblem)).toEqual(['A3S_CONFIG_TEXT: both A3S_CONFIG_TEXT (inline ACL text) and A3S_CONFIG (a config file) are set; set only one of them']);
+    expect(viaEnv.problems.map(formatConfigProblem)).toEqual([
+      'A3S_CONFIG_TEXT: both A3S_CONFIG_TEXT (inline ACL text) and A3S_CONFIG (a config file) are set; set only one of them',
+    ]);
     const viaFlag = await loadError({ env: { A3S_CONFIG_TEXT: 'port = 2\n' }, cwd: dir, configPath: file });
     expect(viaFlag.message).toContain('both A3S_CONFIG_TEXT (inline ACL text) and --config (a config file) are set');
   });

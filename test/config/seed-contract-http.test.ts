@@ -28,26 +28,47 @@ describe('the seed ACL over HTTP', () => {
   });
 
   /** Loads ACL text as the server process would (A3S_CONFIG_TEXT), on a random port, and starts a real server. */
-  async function serve(acl: (fake: FakeProvider, sessionsDir: string) => string, fakeOptions: FakeProviderOptions = {}, env: (fake: FakeProvider) => Record<string, string> = () => ({})): Promise<Running> {
+  async function serve(
+    acl: (fake: FakeProvider, sessionsDir: string) => string,
+    fakeOptions: FakeProviderOptions = {},
+    env: (fake: FakeProvider) => Record<string, string> = () => ({}),
+  ): Promise<Running> {
     const fake = await startFakeProvider(fakeOptions);
     const cwd = tempDir('a3s-seed-http-');
     const sessionsDir = join(cwd, 'acl-storage');
-    const config = await loadConfig({ env: { A3S_CONFIG_TEXT: acl(fake, sessionsDir), A3S_PORT: '0', A3S_DATA_DIR: join(cwd, 'data'), A3S_LOG_LEVEL: 'silent', ...env(fake) }, cwd });
+    const config = await loadConfig({
+      env: {
+        A3S_CONFIG_TEXT: acl(fake, sessionsDir),
+        A3S_PORT: '0',
+        A3S_DATA_DIR: join(cwd, 'data'),
+        A3S_LOG_LEVEL: 'silent',
+        ...env(fake),
+      },
+      cwd,
+    });
     const server = await startServer(config, { logger: pino({ level: 'silent' }) });
     const running = { server, fake, sessionsDir };
     open.push(running);
     return running;
   }
 
-  async function runOnce(r: Running, session: Record<string, unknown>, text: string): Promise<{ id: string; result: { text: string } }> {
+  async function runOnce(
+    r: Running,
+    session: Record<string, unknown>,
+    text: string,
+  ): Promise<{ id: string; result: { text: string } }> {
     const created = await request(r.server.url).post('/v1/sessions').send(session).expect(201);
     const id = (created.body as { session: { id: string } }).session.id;
-    const run = await request(r.server.url).post(`/v1/sessions/${id}/runs`).send({ input: 'hello', wait: true }).expect(200);
+    const run = await request(r.server.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .send({ input: 'hello', wait: true })
+      .expect(200);
     expect(run.body.result.text).toBe(text);
     return { id, result: run.body.result as { text: string } };
   }
 
-  const seedAcl = (fake: FakeProvider, sessionsDir: string): string => SEED_ACL.replace(SEED_BASE_URL, fake.rootUrl).replace('/var/lib/a3s/sessions', sessionsDir);
+  const seedAcl = (fake: FakeProvider, sessionsDir: string): string =>
+    SEED_ACL.replace(SEED_BASE_URL, fake.rootUrl).replace('/var/lib/a3s/sessions', sessionsDir);
 
   it('reaches <base_url>/v1/chat/completions with the model key, and stores the session under sessions_dir', async () => {
     const r = await serve(seedAcl);
@@ -70,7 +91,9 @@ describe('the seed ACL over HTTP', () => {
   });
 
   it('keeps nothing on disk with storage_backend = "memory"', async () => {
-    const r = await serve((fake, dir) => seedAcl(fake, dir).replace('storage_backend = "file"', 'storage_backend = "memory"'));
+    const r = await serve((fake, dir) =>
+      seedAcl(fake, dir).replace('storage_backend = "file"', 'storage_backend = "memory"'),
+    );
     r.fake.script({ text: 'mem ok' });
     await runOnce(r, { autoSave: true }, 'mem ok');
     r.fake.assertDone();
@@ -86,7 +109,11 @@ describe('the seed ACL over HTTP', () => {
   });
 
   it('uses chat_completions_path in place of /v1/chat/completions', async () => {
-    const acl = (fake: FakeProvider, dir: string): string => seedAcl(fake, dir).replace('providers "openai" {', 'providers "openai" {\n  chat_completions_path = "/chat/completions"');
+    const acl = (fake: FakeProvider, dir: string): string =>
+      seedAcl(fake, dir).replace(
+        'providers "openai" {',
+        'providers "openai" {\n  chat_completions_path = "/chat/completions"',
+      );
     const r = await serve(acl, { chatPath: '/chat/completions' });
     r.fake.script({ text: 'path ok' });
     await runOnce(r, {}, 'path ok');
@@ -96,7 +123,10 @@ describe('the seed ACL over HTTP', () => {
 
   it('fails the run when the provider is called at the wrong path (the fake is strict)', async () => {
     // The fake serves /chat/completions only; the seed base_url sends /v1/chat/completions.
-    const r = await serve((fake, dir) => seedAcl(fake, dir).replace('providers "openai" {', 'providers "openai" {\n  max_retries = 0'), { chatPath: '/chat/completions' });
+    const r = await serve(
+      (fake, dir) => seedAcl(fake, dir).replace('providers "openai" {', 'providers "openai" {\n  max_retries = 0'),
+      { chatPath: '/chat/completions' },
+    );
     const created = await request(r.server.url).post('/v1/sessions').send({}).expect(201);
     const id = (created.body as { session: { id: string } }).session.id;
     const run = await request(r.server.url).post(`/v1/sessions/${id}/runs`).send({ input: 'hello', wait: true });
@@ -109,7 +139,9 @@ describe('the seed ACL over HTTP', () => {
 
   it('gives OPENAI_BASE_URL the openai SDK meaning: it includes the version, only /chat/completions follows', async () => {
     // Under the seed's base_url meaning this root would get /v1/chat/completions; the env variable keeps the SDK's.
-    const r = await serve(seedAcl, { chatPath: '/openai/chat/completions' }, (fake) => ({ OPENAI_BASE_URL: `${fake.rootUrl}/openai` }));
+    const r = await serve(seedAcl, { chatPath: '/openai/chat/completions' }, (fake) => ({
+      OPENAI_BASE_URL: `${fake.rootUrl}/openai`,
+    }));
     r.fake.script({ text: 'sdk ok' });
     await runOnce(r, {}, 'sdk ok');
     r.fake.assertDone();

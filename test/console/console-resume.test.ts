@@ -25,14 +25,31 @@ describe('Resume in the console, after the node running the run was killed', () 
     const dataDir = tempDir('a3s-data-');
     const root = tempDir('a3s-ws-');
     writeFiles(root, { 'notes.md': 'ship on friday\n' });
-    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', A3S_DATA_DIR: dataDir, A3S_WORKSPACE_ROOTS: root };
+    const env = {
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: fake.baseUrl,
+      A3S_MODEL: 'openai/test-model',
+      A3S_PORT: '0',
+      A3S_DATA_DIR: dataDir,
+      A3S_WORKSPACE_ROOTS: root,
+    };
     const first = startMain(env);
     procs.push(first);
     const url = await listening(first);
-    const created = await fetch(`${url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: 'crashy', autoSave: true }) });
+    const created = await fetch(`${url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: 'crashy', autoSave: true }),
+    });
     expect(created.status).toBe(201);
     fake.script({ toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'notes.md' } }] }, { hang: true });
-    const started = (await (await fetch(`${url}/v1/sessions/crashy/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'when do we ship?' }) })).json()) as { runId: string };
+    const started = (await (
+      await fetch(`${url}/v1/sessions/crashy/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'when do we ship?' }),
+      })
+    ).json()) as { runId: string };
     // The checkpoint after the read round is written before the second provider call starts. autoSave saves
     // after a run ends: a save during the run (a bot's POST .../save) is what puts the lost run in the snapshot.
     await fake.waitForRequests(2, 20_000);
@@ -60,7 +77,9 @@ describe('Resume in the console, after the node running the run was killed', () 
     type Runs = { runs: { runId: string; status: string; metadata?: Record<string, unknown> }[] };
     let resumed: Runs['runs'][number] | undefined;
     await eventually(async () => {
-      resumed = ((await (await fetch(`${url2}/v1/sessions/crashy/runs`)).json()) as Runs).runs.find((r) => r.metadata?.resumed_from_run_id === started.runId);
+      resumed = ((await (await fetch(`${url2}/v1/sessions/crashy/runs`)).json()) as Runs).runs.find(
+        (r) => r.metadata?.resumed_from_run_id === started.runId,
+      );
       return resumed?.status === 'completed';
     }, 'the resumed run completed');
     await page.waitForSelector(`.runs-list li[data-run-id="${resumed?.runId}"][data-status="completed"]`);

@@ -7,7 +7,9 @@ const TOKEN = 'console-route-token-0123456789';
 describe('GET /console', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ config: { apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'acme', scopes: ['sessions'] }] } });
+    t = await startTestServer({
+      config: { apiTokens: [{ token: TOKEN, principal: 'alice', tenantId: 'acme', scopes: ['sessions'] }] },
+    });
   });
   afterAll(async () => t.close());
 
@@ -48,7 +50,13 @@ describe('GET /console', () => {
   });
 
   it('answers unknown files, traversal attempts and encoded separators with NOT_FOUND in the error shape', async () => {
-    for (const path of ['/console/nope.js', '/console/..%2fpackage.json', '/console/%2e%2e%2fsrc%2fmain.ts', '/console/.env', '/console/index.html%00.js']) {
+    for (const path of [
+      '/console/nope.js',
+      '/console/..%2fpackage.json',
+      '/console/%2e%2e%2fsrc%2fmain.ts',
+      '/console/.env',
+      '/console/index.html%00.js',
+    ]) {
       const answer = await fetch(`${t.url}${path}`);
       expect(answer.status, path).toBe(404);
       const body = (await answer.json()) as { error: { code: string } };
@@ -66,7 +74,8 @@ describe('GET /console', () => {
       expect(logs.filter((l) => l.startsWith('pageerror'))).toEqual([]);
       const origin = new URL(t.url).origin;
       expect(requests.length).toBeGreaterThan(0);
-      for (const url of requests) expect(new URL(url).origin === origin || url.startsWith(origin.replace('http', 'ws')), url).toBe(true);
+      for (const url of requests)
+        expect(new URL(url).origin === origin || url.startsWith(origin.replace('http', 'ws')), url).toBe(true);
     } finally {
       await browser.close();
     }

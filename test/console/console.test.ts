@@ -14,10 +14,19 @@ const B = 'console-token-tenant-b-000001';
 const XSS = '<img src=x onerror="window.__xss=1">';
 
 /** REST as tenant `token`. */
-async function api<T>(t: TestServer, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function api<T>(
+  t: TestServer,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const answer = await fetch(`${t.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   return { status: answer.status, body: (await answer.json()) as T };
@@ -25,13 +34,21 @@ async function api<T>(t: TestServer, token: string, method: string, path: string
 
 /** Every retained event of a run over REST. */
 async function restEvents(t: TestServer, token: string, sessionId: string, runId: string): Promise<EventEnvelope[]> {
-  const page = await api<{ events: EventEnvelope[] }>(t, token, 'GET', `/v1/sessions/${sessionId}/runs/${runId}/events?after=-1&limit=1000`);
+  const page = await api<{ events: EventEnvelope[] }>(
+    t,
+    token,
+    'GET',
+    `/v1/sessions/${sessionId}/runs/${runId}/events?after=-1&limit=1000`,
+  );
   return page.body.events;
 }
 
 /** The session_sequence numbers the page rendered for a run (every event lands in one element's data-seqs). */
 async function renderedSeqs(page: Page, runId: string): Promise<number[]> {
-  const lists = await evaluate<string[]>(page, `[...document.querySelectorAll('.run[data-run-id=${JSON.stringify(runId)}] [data-seqs]')].map((e) => e.dataset.seqs)`);
+  const lists = await evaluate<string[]>(
+    page,
+    `[...document.querySelectorAll('.run[data-run-id=${JSON.stringify(runId)}] [data-seqs]')].map((e) => e.dataset.seqs)`,
+  );
   return lists.flatMap((list) => list.split(' ').map(Number)).sort((x, y) => x - y);
 }
 
@@ -54,7 +71,10 @@ describe('the console in headless Chromium against a real server', () => {
 
   beforeAll(async () => {
     t = await startTestServer({
-      files: { 'tenant-a/notes.txt': 'the notes say: ship on friday\n', 'tenant-a/page.html': '<script>window.__xss=2</script><b>bold?</b>\n' },
+      files: {
+        'tenant-a/notes.txt': 'the notes say: ship on friday\n',
+        'tenant-a/page.html': '<script>window.__xss=2</script><b>bold?</b>\n',
+      },
       config: {
         apiTokens: [
           { token: A, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] },
@@ -91,11 +111,16 @@ describe('the console in headless Chromium against a real server', () => {
     expect(toolText).toContain('"file_path": "notes.txt"');
     await waitForText(page, '.log .run-end', 'completed');
     // text_delta chunks accumulate into one assistant message.
-    const answers = await evaluate<string[]>(page, `[...document.querySelectorAll('.log .message-assistant .message-text')].map((e) => e.textContent)`);
+    const answers = await evaluate<string[]>(
+      page,
+      `[...document.querySelectorAll('.log .message-assistant .message-text')].map((e) => e.textContent)`,
+    );
     expect(answers).toEqual(['The notes say to ship on Friday.']);
     // The runs panel lists the run with its status and tokens; the list page shows the last run.
     await waitForText(page, `.runs li[data-run-id="${runId}"]`, 'completed');
-    expect(await renderedSeqs(page, runId)).toEqual((await restEvents(t, A, id, runId)).map((e) => e.metadata.session_sequence));
+    expect(await renderedSeqs(page, runId)).toEqual(
+      (await restEvents(t, A, id, runId)).map((e) => e.metadata.session_sequence),
+    );
     // The sessions list shows the session with its last run's status.
     await page.click('.crumbs a');
     await waitForText(page, `tr[data-session-id="${id}"]`, 'completed');
@@ -118,7 +143,14 @@ describe('the console in headless Chromium against a real server', () => {
     await signIn(page, A);
     const id = await createInPage(page, 'ask-before-changes');
 
-    t.fake.script({ toolCalls: [{ id: 'c_w1', name: 'write', arguments: { file_path: 'out.txt', content: 'approved in the console\n' } }] }, { text: 'Wrote out.txt.' });
+    t.fake.script(
+      {
+        toolCalls: [
+          { id: 'c_w1', name: 'write', arguments: { file_path: 'out.txt', content: 'approved in the console\n' } },
+        ],
+      },
+      { text: 'Wrote out.txt.' },
+    );
     const first = await prompt(page, 'Write out.txt', 0);
     await page.waitForSelector('.confirm[data-tool-id="c_w1"]');
     const card = await evaluate<string>(page, `document.querySelector('.confirm[data-tool-id="c_w1"]').textContent`);
@@ -130,11 +162,16 @@ describe('the console in headless Chromium against a real server', () => {
     expect(await evaluate<number>(page, `document.querySelectorAll('.confirm').length`)).toBe(0);
     expect(readFileSync(join(t.root, 'tenant-a', 'out.txt'), 'utf8')).toBe('approved in the console\n');
 
-    t.fake.script({ toolCalls: [{ id: 'c_w2', name: 'write', arguments: { file_path: 'other.txt', content: 'never\n' } }] }, { text: 'Not written.' });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_w2', name: 'write', arguments: { file_path: 'other.txt', content: 'never\n' } }] },
+      { text: 'Not written.' },
+    );
     const second = await prompt(page, 'Write other.txt', 1);
     await page.waitForSelector('.confirm[data-tool-id="c_w2"]');
     // Answered elsewhere (a CI bot, the CLI): the card goes away and the run goes on.
-    expect((await api(t, A, 'POST', `/v1/sessions/${id}/confirmations/c_w2`, { approved: false, reason: 'not now' })).status).toBe(200);
+    expect(
+      (await api(t, A, 'POST', `/v1/sessions/${id}/confirmations/c_w2`, { approved: false, reason: 'not now' })).status,
+    ).toBe(200);
     await page.waitForFunction(`document.querySelector('.confirm[data-tool-id="c_w2"]') === null`, { timeout: 10_000 });
     await waitForText(page, `.run[data-run-id="${second}"] .run-end`, 'completed');
     await waitForText(page, `.run[data-run-id="${second}"]`, 'Rejected');
@@ -179,7 +216,12 @@ describe('the console in headless Chromium against a real server', () => {
       await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed', 15_000);
       const rest = (await restEvents(t, A, id, runId)).map((e) => e.metadata.session_sequence);
       expect(await renderedSeqs(page, runId)).toEqual(rest);
-      expect(await evaluate<string>(page, `document.querySelector('.run[data-run-id="${runId}"] .message-assistant .message-text').textContent`)).toBe(words.join(' '));
+      expect(
+        await evaluate<string>(
+          page,
+          `document.querySelector('.run[data-run-id="${runId}"] .message-assistant .message-text').textContent`,
+        ),
+      ).toBe(words.join(' '));
       await waitForText(page, '.connection', 'reconnected');
       t.fake.assertDone();
     } finally {
@@ -209,7 +251,10 @@ describe('the console in headless Chromium against a real server', () => {
 
     // Resume continues a failed run from its loop checkpoint, which only a run lost with its node keeps (a run
     // that failed on its own deleted it): the page sends the resume and shows the server's answer.
-    t.fake.script({ toolCalls: [{ id: 'c_r1', name: 'read', arguments: { file_path: 'notes.txt' } }] }, { error: { status: 400, message: 'bad request from the fake' } });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_r1', name: 'read', arguments: { file_path: 'notes.txt' } }] },
+      { error: { status: 400, message: 'bad request from the fake' } },
+    );
     const failed = await prompt(page, 'Read then fail', 1);
     await waitForText(page, `.runs li[data-run-id="${failed}"]`, 'PROVIDER_ERROR');
     await page.click(`.runs li[data-run-id="${failed}"] .actions .btn:not(.btn-danger)`);
@@ -218,12 +263,20 @@ describe('the console in headless Chromium against a real server', () => {
   });
 
   it("another tenant's session is not listed, and its URL shows not found", async () => {
-    const other = (await api<{ session: { id: string } }>(t, B, 'POST', '/v1/sessions', { sessionId: 'bobs-private-session' })).body.session.id;
-    const mine = (await api<{ session: { id: string } }>(t, A, 'POST', '/v1/sessions', { sessionId: 'alices-session' })).body.session.id;
+    const other = (
+      await api<{ session: { id: string } }>(t, B, 'POST', '/v1/sessions', { sessionId: 'bobs-private-session' })
+    ).body.session.id;
+    const mine = (await api<{ session: { id: string } }>(t, A, 'POST', '/v1/sessions', { sessionId: 'alices-session' }))
+      .body.session.id;
     const { page } = await open();
     await signIn(page, A);
     await page.waitForSelector(`tr[data-session-id="${mine}"]`);
-    expect(await evaluate<string[]>(page, `[...document.querySelectorAll('tr[data-session-id]')].map((r) => r.dataset.sessionId)`)).not.toContain(other);
+    expect(
+      await evaluate<string[]>(
+        page,
+        `[...document.querySelectorAll('tr[data-session-id]')].map((r) => r.dataset.sessionId)`,
+      ),
+    ).not.toContain(other);
     await page.evaluate(`location.hash = '#/sessions/${other}'`);
     await waitForText(page, '.content', 'Session not found');
   });
@@ -238,11 +291,23 @@ describe('the console in headless Chromium against a real server', () => {
     await page.setViewport({ width: 375, height: 800 });
     await signIn(page, A);
     await createInPage(page, 'read-only');
-    t.fake.script({ toolCalls: [{ id: 'c_html', name: 'read', arguments: { file_path: 'page.html' } }] }, { text: `Here: ${XSS}` });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_html', name: 'read', arguments: { file_path: 'page.html' } }] },
+      { text: `Here: ${XSS}` },
+    );
     const runId = await prompt(page, `Show ${XSS}`, 0);
     await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
-    await eventually(async () => (await evaluate<string>(page, `document.querySelector('.log .message-assistant .message-text')?.textContent ?? ''`)) === `Here: ${XSS}`, 'the answer as text');
-    expect(await evaluate<string>(page, `document.querySelector('[data-tool-id="c_html"] .tool-output').textContent`)).toContain('<script>window.__xss=2</script>');
+    await eventually(
+      async () =>
+        (await evaluate<string>(
+          page,
+          `document.querySelector('.log .message-assistant .message-text')?.textContent ?? ''`,
+        )) === `Here: ${XSS}`,
+      'the answer as text',
+    );
+    expect(
+      await evaluate<string>(page, `document.querySelector('[data-tool-id="c_html"] .tool-output').textContent`),
+    ).toContain('<script>window.__xss=2</script>');
     expect(await evaluate<number>(page, `document.querySelectorAll('.log img, .log script, .log b').length`)).toBe(0);
     expect(await evaluate<unknown>(page, 'window.__xss')).toBeUndefined();
     // Phone width: nothing wider than the screen.

@@ -15,7 +15,9 @@ interface Service {
   mem_limit?: string;
 }
 
-const COMPOSE = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const COMPOSE = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
 const NODES = ['server-a', 'server-b'];
 const NGINX = readFileSync('deploy/nginx.conf', 'utf8');
 
@@ -24,7 +26,11 @@ describe('docker-compose.yml', () => {
     for (const name of NODES) {
       const node = COMPOSE.services[name] as Service;
       expect(node.image).toBe('a3s-code-server');
-      expect(node.security_opt).toEqual(['seccomp=deploy/seccomp-bwrap.json', 'apparmor=unconfined', 'systempaths=unconfined']);
+      expect(node.security_opt).toEqual([
+        'seccomp=deploy/seccomp-bwrap.json',
+        'apparmor=unconfined',
+        'systempaths=unconfined',
+      ]);
       expect(node.privileged).not.toBe(true);
       expect(node.cap_add).toBeUndefined();
       // The container bounds the node as a whole; commands get rlimits (sandbox.cgroups = "optional").
@@ -56,7 +62,19 @@ describe('docker-compose.yml', () => {
 
   it("the nodes' environment loads as a valid configuration (compose's defaults substituted)", async () => {
     const raw = (COMPOSE.services['server-a'] as Service).environment ?? {};
-    const substitute = (text: string): string => text.replace(/\$\{([A-Z0-9_]+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_, name: string, fallback?: string) => ({ A3S_CLUSTER_SECRET: 'c'.repeat(40), A3S_API_TOKENS: JSON.stringify([{ token: 'compose-token-0123456789', principal: 'me', tenantId: 'default', scopes: ['sessions'] }]) })[name] ?? fallback ?? '');
+    const substitute = (text: string): string =>
+      text.replace(
+        /\$\{([A-Z0-9_]+)(?::-([^}]*)|:\?[^}]*)?\}/g,
+        (_, name: string, fallback?: string) =>
+          ({
+            A3S_CLUSTER_SECRET: 'c'.repeat(40),
+            A3S_API_TOKENS: JSON.stringify([
+              { token: 'compose-token-0123456789', principal: 'me', tenantId: 'default', scopes: ['sessions'] },
+            ]),
+          })[name] ??
+          fallback ??
+          '',
+      );
     const env = Object.fromEntries(Object.entries(raw).map(([key, value]) => [key, substitute(String(value))]));
     const config = await loadConfig({ env: { ...env, A3S_HOST: '0.0.0.0', A3S_DATA_DIR: '/data' }, cwd: '/app' });
     expect(config.sandbox).toMatchObject({ mode: 'required', cgroups: 'optional', network: 'none' });
@@ -65,7 +83,9 @@ describe('docker-compose.yml', () => {
   });
 
   it('mounts one shared workspace at the same path on both nodes', () => {
-    const mounts = NODES.map((name) => ((COMPOSE.services[name] as Service).volumes ?? []).find((volume) => volume.endsWith(':/workspace')));
+    const mounts = NODES.map((name) =>
+      ((COMPOSE.services[name] as Service).volumes ?? []).find((volume) => volume.endsWith(':/workspace')),
+    );
     expect(mounts[0]).toBeDefined();
     expect(mounts[1]).toBe(mounts[0]);
   });
@@ -75,7 +95,12 @@ describe('docker-compose.yml', () => {
     expect(lb.image).toMatch(/^nginx:/);
     expect(lb.volumes).toContain('./deploy/nginx.conf:/etc/nginx/nginx.conf:ro');
     const upstream = /upstream a3s \{([^}]*)\}/.exec(NGINX)?.[1] ?? '';
-    expect(upstream.trim().split('\n').map((line) => line.trim())).toEqual(['server server-a:8080;', 'server server-b:8080;']);
+    expect(
+      upstream
+        .trim()
+        .split('\n')
+        .map((line) => line.trim()),
+    ).toEqual(['server server-a:8080;', 'server server-b:8080;']);
     // Round-robin is nginx's default: no other balancing method, no stickiness.
     expect(NGINX).not.toMatch(/\b(ip_hash|hash|least_conn|random|sticky)\b/);
   });

@@ -23,7 +23,14 @@ export interface ContainerConditions {
   readonly gid?: number;
 }
 
-const MASKED_FILES = ['/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug'];
+const MASKED_FILES = [
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+];
 const MASKED_DIRS = ['/proc/acpi', '/proc/scsi'];
 const READ_ONLY = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys'];
 
@@ -35,18 +42,36 @@ function setupScript(conditions: ContainerConditions): string {
     for (const dir of MASKED_DIRS.filter((where) => existsSync(where))) steps.push(`mount -t tmpfs -o ro tmpfs ${dir}`);
   }
   if (conditions.readOnlyProcSys) {
-    for (const dir of READ_ONLY.filter((where) => existsSync(where))) steps.push(`mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir}`);
+    for (const dir of READ_ONLY.filter((where) => existsSync(where)))
+      steps.push(`mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir}`);
   }
   if (conditions.readOnlyCgroups) steps.push('mount -t tmpfs -o ro,mode=755 tmpfs /sys/fs/cgroup');
-  const user = conditions.uid === undefined ? '' : `setpriv --reuid ${conditions.uid} --regid ${conditions.gid ?? conditions.uid} --clear-groups `;
+  const user =
+    conditions.uid === undefined
+      ? ''
+      : `setpriv --reuid ${conditions.uid} --regid ${conditions.gid ?? conditions.uid} --clear-groups `;
   return [...steps, `exec ${user}"$@"`].join(' && ');
 }
 
 /** Start `argv` under the container's conditions with only `env`; output collected as startMain does. */
-export function startContained(argv: readonly string[], env: Record<string, string>, conditions: ContainerConditions, cwd: string = process.cwd()): MainProcess {
+export function startContained(
+  argv: readonly string[],
+  env: Record<string, string>,
+  conditions: ContainerConditions,
+  cwd: string = process.cwd(),
+): MainProcess {
   const pid = conditions.pidNamespace ? ['--pid', '--fork', '--mount-proc'] : [];
-  const child = spawn('unshare', ['--mount', '--propagation', 'private', ...pid, 'sh', '-c', setupScript(conditions), 'container', ...argv], { env, cwd });
-  const proc: MainProcess = { child, stdout: '', stderr: '', exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  const child = spawn(
+    'unshare',
+    ['--mount', '--propagation', 'private', ...pid, 'sh', '-c', setupScript(conditions), 'container', ...argv],
+    { env, cwd },
+  );
+  const proc: MainProcess = {
+    child,
+    stdout: '',
+    stderr: '',
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+  };
   child.stdout.on('data', (data: Buffer) => (proc.stdout += data.toString()));
   child.stderr.on('data', (data: Buffer) => (proc.stderr += data.toString()));
   return proc;

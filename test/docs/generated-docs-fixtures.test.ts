@@ -11,8 +11,17 @@ import { eventDocsWithFixture } from '../support/fixture-event.js';
 import { builtinToolsWithFixture, fixtureEchoTool } from '../support/fixture-tool.js';
 
 interface Document {
-  'x-event-types': { type: string; catalog: string; payload: { properties?: Record<string, { type?: string }>; required?: string[] } }[];
-  'x-builtin-tools': { name: string; readOnly: boolean; description: string; parameters: { properties?: Record<string, { type?: string; description?: string }>; required?: string[] } }[];
+  'x-event-types': {
+    type: string;
+    catalog: string;
+    payload: { properties?: Record<string, { type?: string }>; required?: string[] };
+  }[];
+  'x-builtin-tools': {
+    name: string;
+    readOnly: boolean;
+    description: string;
+    parameters: { properties?: Record<string, { type?: string; description?: string }>; required?: string[] };
+  }[];
 }
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -38,23 +47,38 @@ describe('a fixture tool and a fixture event, added as a newcomer adds them', ()
       name: 'fixture_echo',
       readOnly: true,
       description: readFileSync(new URL('../support/fixture-tool.md', import.meta.url), 'utf8').trim(),
-      parameters: expect.objectContaining({ type: 'object', required: ['text'], properties: { text: expect.objectContaining({ type: 'string', description: 'The text to echo back.' }) } }) as unknown,
+      parameters: expect.objectContaining({
+        type: 'object',
+        required: ['text'],
+        properties: { text: expect.objectContaining({ type: 'string', description: 'The text to echo back.' }) },
+      }) as unknown,
     });
     for (const tool of listed) expect(() => ToolInfoSchema.parse(tool), tool.name).not.toThrow();
   });
 
   it("the tool is in openapi.yaml's x-builtin-tools, after the built-ins, with its parameter schema", () => {
     const tools = doc['x-builtin-tools'];
-    expect(tools.map((tool) => tool.name)).toEqual([...defaultDocRegistries().tools.map((tool) => tool.name), 'fixture_echo']);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      ...defaultDocRegistries().tools.map((tool) => tool.name),
+      'fixture_echo',
+    ]);
     const fixture = tools.at(-1);
-    expect(fixture).toMatchObject({ name: 'fixture_echo', readOnly: true, parameters: { required: ['text'], properties: { text: { type: 'string' } } } });
+    expect(fixture).toMatchObject({
+      name: 'fixture_echo',
+      readOnly: true,
+      parameters: { required: ['text'], properties: { text: { type: 'string' } } },
+    });
     expect(fixture?.description).toContain('Echo a short text back unchanged.');
   });
 
   it("the event is in openapi.yaml's x-event-types, last, as an extension with its payload schema", () => {
     const events = doc['x-event-types'];
     expect(events.map((event) => event.type)).toEqual([...EVENT_TYPES, 'fixture_pinged']);
-    expect(events.at(-1)).toMatchObject({ type: 'fixture_pinged', catalog: 'extension', payload: { required: ['count'], properties: { count: { type: 'integer' }, note: { type: 'string' } } } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'fixture_pinged',
+      catalog: 'extension',
+      payload: { required: ['count'], properties: { count: { type: 'integer' }, note: { type: 'string' } } },
+    });
   });
 
   it("the event is a row of README's event table", () => {
@@ -68,7 +92,10 @@ describe('a fixture tool and a fixture event, added as a newcomer adds them', ()
   it('without the fixtures the same generator gives the committed files', async () => {
     const committed = await renderGeneratedDocs(README);
     expect(committed.readme).toBe(README);
-    expect(committed.openapiYaml === readFileSync(openApiYamlPath(), 'utf8'), 'openapi.yaml is stale: run `npx vite-node scripts/generate-openapi.ts`').toBe(true);
+    expect(
+      committed.openapiYaml === readFileSync(openApiYamlPath(), 'utf8'),
+      'openapi.yaml is stale: run `npx vite-node scripts/generate-openapi.ts`',
+    ).toBe(true);
     expect(committed.openapiYaml).not.toContain('fixture_');
     expect(eventDocs().map((event) => event.type)).toEqual(EVENT_TYPES);
   });

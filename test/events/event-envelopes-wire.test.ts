@@ -11,7 +11,7 @@ describe('event envelopes on the wire: read back as they went out live', () => {
   const start = useTestServers();
 
   for (const [name, options, labelKeys] of [
-    ['the caller\'s labels', {}, ['tenant_id', 'principal']],
+    ["the caller's labels", {}, ['tenant_id', 'principal']],
     ['a correlation id too', { correlationId: 'corr-7' }, ['tenant_id', 'principal', 'correlation_id']],
   ] as const) {
     it(`WebSocket and SSE live, SSE and WebSocket replay, the run's REST pages and the trace carry the same JSON (${name})`, async () => {
@@ -19,7 +19,10 @@ describe('event envelopes on the wire: read back as they went out live', () => {
       const id = await createSession(t, options);
       const ws = await subscribe(t.url, id);
       const sse = await openSse(`${t.url}/v1/sessions/${id}/events`);
-      t.fake.script({ toolCalls: [{ id: 'c1', name: 'read', arguments: { file_path: 'notes.txt' } }] }, { text: 'It says hello.', chunks: 4 });
+      t.fake.script(
+        { toolCalls: [{ id: 'c1', name: 'read', arguments: { file_path: 'notes.txt' } }] },
+        { text: 'It says hello.', chunks: 4 },
+      );
       const { runId } = await runAndWait(t, id, 'What is in notes.txt?');
       await ws.waitFor((e) => e.type === 'agent_end');
       await sse.waitFor((e) => e.type === 'agent_end');
@@ -29,13 +32,22 @@ describe('event envelopes on the wire: read back as they went out live', () => {
       expect(liveSse.filter((text) => (JSON.parse(text) as EventEnvelope).metadata.run_id === runId)).toEqual(live);
 
       const first = JSON.parse(live[0]) as EventEnvelope;
-      expect(Object.keys(first.metadata)).toEqual(['run_id', 'session_id', 'timestamp_ms', ...labelKeys, 'sequence', 'session_sequence']);
+      expect(Object.keys(first.metadata)).toEqual([
+        'run_id',
+        'session_id',
+        'timestamp_ms',
+        ...labelKeys,
+        'sequence',
+        'session_sequence',
+      ]);
 
       const page = await request(t.url).get(`/v1/sessions/${id}/runs/${runId}/events?after=-1&limit=1000`).expect(200);
       expect((page.body as { events: EventEnvelope[] }).events.map((e) => JSON.stringify(e))).toEqual(live);
       const paged: string[] = [];
-      for (let after = -1; ; ) {
-        const res = await request(t.url).get(`/v1/sessions/${id}/runs/${runId}/events?after=${after}&limit=5`).expect(200);
+      for (let after = -1; ;) {
+        const res = await request(t.url)
+          .get(`/v1/sessions/${id}/runs/${runId}/events?after=${after}&limit=5`)
+          .expect(200);
         const body = res.body as { events: EventEnvelope[]; nextAfter: number | null };
         paged.push(...body.events.map((e) => JSON.stringify(e)));
         if (body.nextAfter === null) break;

@@ -43,13 +43,28 @@ const codes = { slowConsumer: 4008, sessionClosed: 4010 };
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 function append(log: SessionEventLog, n: number, runId: string | undefined = 'r1', type = 'text_delta'): void {
-  for (let i = 0; i < n; i += 1) log.append({ version: 1, type, payload: {}, metadata: { ...(runId ? { run_id: runId } : {}), session_id: 's', timestamp_ms: 0 } });
+  for (let i = 0; i < n; i += 1)
+    log.append({
+      version: 1,
+      type,
+      payload: {},
+      metadata: { ...(runId ? { run_id: runId } : {}), session_id: 's', timestamp_ms: 0 },
+    });
 }
 
-function setup(window: number, bytes = 1 << 20, limits = { maxEventsPerRun: 10_000, maxRuns: 10, maxSessionEvents: 10_000 }) {
+function setup(
+  window: number,
+  bytes = 1 << 20,
+  limits = { maxEventsPerRun: 10_000, maxRuns: 10, maxSessionEvents: 10_000 },
+) {
   const log = new SessionEventLog(limits);
   const transport = new RecordingTransport();
-  const subscription = new EventSubscription(log, transport, { maxUnackedFrames: window, maxUnackedBytes: bytes }, codes);
+  const subscription = new EventSubscription(
+    log,
+    transport,
+    { maxUnackedFrames: window, maxUnackedBytes: bytes },
+    codes,
+  );
   /** Acknowledge every request so far, as a reading client's pongs would. */
   const ackAll = () => {
     for (const token of transport.ackRequests.splice(0)) subscription.ack(token);
@@ -135,7 +150,13 @@ describe('EventSubscription', () => {
   it('bounds unacknowledged bytes as well as frames', () => {
     const { log, transport, subscription } = setup(1000, 2000);
     subscription.start(undefined);
-    for (let i = 0; i < 100 && !transport.closedWith; i += 1) log.append({ version: 1, type: 'text_delta', payload: { text: 'x'.repeat(300) }, metadata: { run_id: 'r1', session_id: 's', timestamp_ms: 0 } });
+    for (let i = 0; i < 100 && !transport.closedWith; i += 1)
+      log.append({
+        version: 1,
+        type: 'text_delta',
+        payload: { text: 'x'.repeat(300) },
+        metadata: { run_id: 'r1', session_id: 's', timestamp_ms: 0 },
+      });
     expect(transport.closedWith?.code).toBe(4008);
     expect(transport.closedWith?.reason).toContain('bytes');
     expect(transport.frames.length).toBeLessThan(10);
@@ -163,26 +184,31 @@ describe('EventSubscription', () => {
   });
 
   it('announces every hole with a replay_gap frame before the first event after it', () => {
-    const { log, transport, subscription, ackAll } = setup(100, 1 << 20, { maxEventsPerRun: 3, maxRuns: 10, maxSessionEvents: 10 });
+    const { log, transport, subscription, ackAll } = setup(100, 1 << 20, {
+      maxEventsPerRun: 3,
+      maxRuns: 10,
+      maxSessionEvents: 10,
+    });
     append(log, 5, 'r1'); // retains 3..5
     append(log, 5, 'r2'); // retains 8..10
     subscription.start(0);
     ackAll();
-    expect(transport.frames.map((f) => (f.type === 'replay_gap' ? `gap ${String(f.payload.requested_after)}->${String(f.payload.first_available)}` : f.metadata.session_sequence))).toEqual([
-      'gap 0->3',
-      3,
-      4,
-      5,
-      'gap 5->8',
-      8,
-      9,
-      10,
-    ]);
+    expect(
+      transport.frames.map((f) =>
+        f.type === 'replay_gap'
+          ? `gap ${String(f.payload.requested_after)}->${String(f.payload.first_available)}`
+          : f.metadata.session_sequence,
+      ),
+    ).toEqual(['gap 0->3', 3, 4, 5, 'gap 5->8', 8, 9, 10]);
     expect(subscription.isLive).toBe(true);
   });
 
   it('announces a gap when everything after the cursor was dropped, then follows live events', () => {
-    const { log, transport, subscription } = setup(100, 1 << 20, { maxEventsPerRun: 2, maxRuns: 10, maxSessionEvents: 10 });
+    const { log, transport, subscription } = setup(100, 1 << 20, {
+      maxEventsPerRun: 2,
+      maxRuns: 10,
+      maxSessionEvents: 10,
+    });
     append(log, 4, 'r1');
     log.dropRun('r1');
     subscription.start(1);

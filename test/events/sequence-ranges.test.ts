@@ -21,7 +21,7 @@ describe('SequenceRanges', () => {
 
   it('agrees with an array over a long random mix of pushes and shifts (runs interleaved with other events)', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const list = new SequenceRanges();
     const model: number[] = [];
     let next = 1;

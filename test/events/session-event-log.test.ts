@@ -7,7 +7,14 @@ const roomy: EventLogLimits = { maxEventsPerRun: 1000, maxRuns: 100, maxSessionE
 function append(log: SessionEventLog, runId: string | undefined, type = 'text_delta', n = 1): EventEnvelope[] {
   const out: EventEnvelope[] = [];
   for (let i = 0; i < n; i += 1) {
-    out.push(log.append({ version: 1, type, payload: { i }, metadata: { ...(runId !== undefined ? { run_id: runId } : {}), session_id: 's', timestamp_ms: 1 } }));
+    out.push(
+      log.append({
+        version: 1,
+        type,
+        payload: { i },
+        metadata: { ...(runId !== undefined ? { run_id: runId } : {}), session_id: 's', timestamp_ms: 1 },
+      }),
+    );
   }
   return out;
 }
@@ -168,7 +175,14 @@ describe('SessionEventLog', () => {
     const retained = log.replay(0).events;
     expect(retained).toHaveLength(20);
     expect(log.size).toBe(20);
-    const expected = range(1, 2000).filter((n) => (n - 1) % 7 !== 0).slice(-10).concat(range(1, 2000).filter((n) => (n - 1) % 7 === 0).slice(-10));
+    const expected = range(1, 2000)
+      .filter((n) => (n - 1) % 7 !== 0)
+      .slice(-10)
+      .concat(
+        range(1, 2000)
+          .filter((n) => (n - 1) % 7 === 0)
+          .slice(-10),
+      );
     expect(seqs(retained)).toEqual(expected.sort((a, b) => a - b));
     expect(seqs(log.read(1990, 100))).toEqual(expected.filter((n) => n > 1990));
   });

@@ -10,13 +10,35 @@ import { createSessionEmit, type SessionEmit } from '../../src/runtime/session-k
 import { sessionKey } from '../../src/stores/session-key.js';
 
 const roomy: EventLogLimits = { maxEventsPerRun: 1000, maxRuns: 100, maxSessionEvents: 1000 };
-const FULL_LABELS: SessionLabels = { tenantId: 't1', principal: 'alice', agentTemplateId: 'reviewer', correlationId: 'corr-9' };
+const FULL_LABELS: SessionLabels = {
+  tenantId: 't1',
+  principal: 'alice',
+  agentTemplateId: 'reviewer',
+  correlationId: 'corr-9',
+};
 
 /** A session's emit over a log, with a clock the test moves (big jumps and a step back included). */
-function emitter(log: SessionEventLog, labels: SessionLabels, ownership: SessionOwnership = createLocalOwnership('n1'), abandoned = () => false): { emit: SessionEmit; clock: { t: number } } {
+function emitter(
+  log: SessionEventLog,
+  labels: SessionLabels,
+  ownership: SessionOwnership = createLocalOwnership('n1'),
+  abandoned = () => false,
+): { emit: SessionEmit; clock: { t: number } } {
   const clock = { t: 1_796_168_731_823 };
   const hostEnv = { now: () => clock.t, newId: (prefix: string) => `${prefix}_1` };
-  const emit = createSessionEmit({ sessionId: 's1', sessionKey: sessionKey('t1', 's1'), labels, events: log, hostEnv, ownership, lifecycle: { get abandoned() { return abandoned(); } } });
+  const emit = createSessionEmit({
+    sessionId: 's1',
+    sessionKey: sessionKey('t1', 's1'),
+    labels,
+    events: log,
+    hostEnv,
+    ownership,
+    lifecycle: {
+      get abandoned() {
+        return abandoned();
+      },
+    },
+  });
   return { emit, clock };
 }
 
@@ -62,20 +84,46 @@ describe('SessionEventLog records', () => {
       expect(json(log.retained(2))).toEqual(expected.slice(4));
       expect(json(log.trace(3, 10, 100))).toEqual(expected.slice(3));
       expect(json(log.subscribe(1, () => undefined).replay.events)).toEqual(expected.slice(1));
-      expect(json(log.runPage('r1', -1, 100)?.events ?? [])).toEqual(json(live.filter((e) => e.metadata.run_id === 'r1')));
-      expect(json(log.runPage('r1', 1, 1)?.events ?? [])).toEqual(json(live.filter((e) => e.metadata.run_id === 'r1').slice(2, 3)));
-      expect(json(log.runPage('r2', -1, 100)?.events ?? [])).toEqual(json(live.filter((e) => e.metadata.run_id === 'r2')));
+      expect(json(log.runPage('r1', -1, 100)?.events ?? [])).toEqual(
+        json(live.filter((e) => e.metadata.run_id === 'r1')),
+      );
+      expect(json(log.runPage('r1', 1, 1)?.events ?? [])).toEqual(
+        json(live.filter((e) => e.metadata.run_id === 'r1').slice(2, 3)),
+      );
+      expect(json(log.runPage('r2', -1, 100)?.events ?? [])).toEqual(
+        json(live.filter((e) => e.metadata.run_id === 'r2')),
+      );
 
       // The wire order of the metadata keys, absent labels absent (not undefined).
-      const labelKeys = [['tenantId', 'tenant_id'], ['principal', 'principal'], ['agentTemplateId', 'agent_template_id'], ['correlationId', 'correlation_id']]
+      const labelKeys = [
+        ['tenantId', 'tenant_id'],
+        ['principal', 'principal'],
+        ['agentTemplateId', 'agent_template_id'],
+        ['correlationId', 'correlation_id'],
+      ]
         .filter(([field]) => (labels as Record<string, string | undefined>)[field] !== undefined)
         .map(([, key]) => key);
       const [first, , direct] = log.read(0, 3);
       expect(Object.keys(first)).toEqual(['version', 'type', 'payload', 'metadata']);
-      expect(Object.keys(first.metadata)).toEqual(['run_id', 'session_id', 'timestamp_ms', ...labelKeys, 'sequence', 'session_sequence']);
+      expect(Object.keys(first.metadata)).toEqual([
+        'run_id',
+        'session_id',
+        'timestamp_ms',
+        ...labelKeys,
+        'sequence',
+        'session_sequence',
+      ]);
       expect(Object.keys(direct.metadata)).toEqual(['session_id', 'timestamp_ms', ...labelKeys, 'session_sequence']);
-      expect(first.metadata).toMatchObject({ run_id: 'r1', session_id: 's1', timestamp_ms: 1_796_168_731_823, sequence: 0, session_sequence: 1 });
-      expect(live.map((e) => e.metadata.timestamp_ms)).toEqual([0, 0, 2 ** 33, 2 ** 33, -(2 ** 33), -(2 ** 33) + 1].map((d) => 1_796_168_731_823 + d));
+      expect(first.metadata).toMatchObject({
+        run_id: 'r1',
+        session_id: 's1',
+        timestamp_ms: 1_796_168_731_823,
+        sequence: 0,
+        session_sequence: 1,
+      });
+      expect(live.map((e) => e.metadata.timestamp_ms)).toEqual(
+        [0, 0, 2 ** 33, 2 ** 33, -(2 ** 33), -(2 ** 33) + 1].map((d) => 1_796_168_731_823 + d),
+      );
     });
   }
 
@@ -94,7 +142,13 @@ describe('SessionEventLog records', () => {
     const log = new SessionEventLog(roomy);
     const origin = new EventOrigin('r1', 's1', {});
     expect(log.record(origin, 'text_delta', { text: 'a' }, 5)).toBeUndefined();
-    expect(log.record(origin, 'text_delta', { text: 'b' }, 6, true)?.metadata).toEqual({ run_id: 'r1', session_id: 's1', timestamp_ms: 6, sequence: 1, session_sequence: 2 });
+    expect(log.record(origin, 'text_delta', { text: 'b' }, 6, true)?.metadata).toEqual({
+      run_id: 'r1',
+      session_id: 's1',
+      timestamp_ms: 6,
+      sequence: 1,
+      session_sequence: 2,
+    });
     const seen: EventEnvelope[][] = [[], []];
     log.listen((e) => seen[0].push(e));
     log.listen((e) => seen[1].push(e));
@@ -106,7 +160,11 @@ describe('SessionEventLog records', () => {
 
     // In a cluster the emitter publishes the envelope the listeners got; once abandoned, nothing.
     const published: EventEnvelope[] = [];
-    const clustered: SessionOwnership = { ...createLocalOwnership('n1'), clustered: true, publish: (_key, e) => published.push(e) };
+    const clustered: SessionOwnership = {
+      ...createLocalOwnership('n1'),
+      clustered: true,
+      publish: (_key, e) => published.push(e),
+    };
     let gone = false;
     const quiet = new SessionEventLog(roomy);
     const { emit } = emitter(quiet, FULL_LABELS, clustered, () => gone);
@@ -123,24 +181,56 @@ describe('SessionEventLog records', () => {
 
   it('stamps events appended with metadata in any key order in wire order', () => {
     const log = new SessionEventLog(roomy);
-    const e = log.append({ version: 1, type: 'x', payload: {}, metadata: { correlation_id: 'c', timestamp_ms: 3, session_id: 's', run_id: 'r', tenant_id: 't' } });
-    expect(JSON.stringify(e.metadata)).toBe('{"run_id":"r","session_id":"s","timestamp_ms":3,"tenant_id":"t","correlation_id":"c","sequence":0,"session_sequence":1}');
+    const e = log.append({
+      version: 1,
+      type: 'x',
+      payload: {},
+      metadata: { correlation_id: 'c', timestamp_ms: 3, session_id: 's', run_id: 'r', tenant_id: 't' },
+    });
+    expect(JSON.stringify(e.metadata)).toBe(
+      '{"run_id":"r","session_id":"s","timestamp_ms":3,"tenant_id":"t","correlation_id":"c","sequence":0,"session_sequence":1}',
+    );
     expect(json(log.read(0, 1))).toEqual([JSON.stringify(e)]);
   });
 
   it('keeps timestamps exactly, whatever the clock returns', () => {
     const log = new SessionEventLog(roomy);
     const stamps = [1_796_168_731_823, 0, 1.5, Number.MAX_SAFE_INTEGER, -3, 2 ** 31 + 7, 1e300];
-    for (const t of stamps) log.append({ version: 1, type: 'x', payload: {}, metadata: { run_id: 'r', session_id: 's', timestamp_ms: t } });
+    for (const t of stamps)
+      log.append({ version: 1, type: 'x', payload: {}, metadata: { run_id: 'r', session_id: 's', timestamp_ms: t } });
     expect(log.read(0, 100).map((e) => e.metadata.timestamp_ms)).toEqual(stamps);
     expect(log.read(0, 100).map((e) => e.metadata.sequence)).toEqual(stamps.map((_, i) => i));
   });
 
   it('keeps restored events verbatim: other labels and unknown metadata keys read back as they went in', () => {
     const trace = [
-      { version: 1, type: 'agent_start', payload: { prompt: 'p' }, metadata: { session_sequence: 4, run_id: 'r1', sequence: 3, session_id: 's1', timestamp_ms: 10, tenant_id: 'other', team: 'blue', extra: { nested: [1, 2] } } },
-      { version: 1, type: 'custom_event', payload: { any: true }, metadata: { session_id: 's1', timestamp_ms: 11, session_sequence: 5, node: 'n2' } },
-      { version: 1, type: 'session_closed', payload: {}, metadata: { session_id: 's1', session_sequence: 6, timestamp_ms: 12 } },
+      {
+        version: 1,
+        type: 'agent_start',
+        payload: { prompt: 'p' },
+        metadata: {
+          session_sequence: 4,
+          run_id: 'r1',
+          sequence: 3,
+          session_id: 's1',
+          timestamp_ms: 10,
+          tenant_id: 'other',
+          team: 'blue',
+          extra: { nested: [1, 2] },
+        },
+      },
+      {
+        version: 1,
+        type: 'custom_event',
+        payload: { any: true },
+        metadata: { session_id: 's1', timestamp_ms: 11, session_sequence: 5, node: 'n2' },
+      },
+      {
+        version: 1,
+        type: 'session_closed',
+        payload: {},
+        metadata: { session_id: 's1', session_sequence: 6, timestamp_ms: 12 },
+      },
     ] as EventEnvelope[];
     const texts = json(trace);
     const log = new SessionEventLog(roomy, 6);
@@ -158,12 +248,26 @@ describe('SessionEventLog records', () => {
     emit(undefined, 'session_closed', { reason: 'closed' });
     const [, own] = log.read(6, 10);
     expect(log.ends(own)).toBe(true);
-    expect(log.read(6, 10).map((e) => [e.metadata.sequence, e.metadata.session_sequence])).toEqual([[4, 7], [undefined, 8]]);
+    expect(log.read(6, 10).map((e) => [e.metadata.sequence, e.metadata.session_sequence])).toEqual([
+      [4, 7],
+      [undefined, 8],
+    ]);
     expect(json(log.read(0, 3))).toEqual(texts);
   });
 
   it('keeps a session_sequence a restored trace repeats once', () => {
-    const event = (sessionSequence: number, text: string): EventEnvelope => ({ version: 1, type: 'text_delta', payload: { text }, metadata: { run_id: 'r1', session_id: 's1', timestamp_ms: 1, sequence: sessionSequence - 1, session_sequence: sessionSequence } });
+    const event = (sessionSequence: number, text: string): EventEnvelope => ({
+      version: 1,
+      type: 'text_delta',
+      payload: { text },
+      metadata: {
+        run_id: 'r1',
+        session_id: 's1',
+        timestamp_ms: 1,
+        sequence: sessionSequence - 1,
+        session_sequence: sessionSequence,
+      },
+    });
     const log = new SessionEventLog(roomy, 2);
     log.restore([event(1, 'a'), event(2, 'b'), event(2, 'again')]);
     expect(log.read(0, 10).map((e) => e.payload.text)).toEqual(['a', 'b']);

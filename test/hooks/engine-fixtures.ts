@@ -11,10 +11,20 @@ export function sequentialIds(): (prefix: string) => string {
 }
 
 /** A HookEngine with a fresh registry, the real clock and sequential ids; failures are collected. */
-export function makeEngine(overrides: Partial<HookEngineOptions> = {}): { engine: HookEngine; registry: WebSocketHostRegistry; failures: HookFailure[] } {
+export function makeEngine(overrides: Partial<HookEngineOptions> = {}): {
+  engine: HookEngine;
+  registry: WebSocketHostRegistry;
+  failures: HookFailure[];
+} {
   const failures: HookFailure[] = [];
   const registry = overrides.registry ?? new WebSocketHostRegistry();
-  const engine = new HookEngine({ registry, now: () => Date.now(), newId: sequentialIds(), onError: (f) => failures.push(f), ...overrides });
+  const engine = new HookEngine({
+    registry,
+    now: () => Date.now(),
+    newId: sequentialIds(),
+    onError: (f) => failures.push(f),
+    ...overrides,
+  });
   return { engine, registry, failures };
 }
 

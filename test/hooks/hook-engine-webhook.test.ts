@@ -35,22 +35,48 @@ function webhook(path: string, extra: Partial<HookRegistrationInput> = {}): Hook
 describe('HookEngine gating with webhooks', () => {
   it('continues when no hook matches', async () => {
     const { engine } = makeEngine();
-    await expect(engine.gate('pre_tool_use', toolPayload('bash', { command: 'ls' }), { toolName: 'bash', args: { command: 'ls' }, sessionId: 's1' })).resolves.toEqual({ action: 'continue', executions: [] });
+    await expect(
+      engine.gate('pre_tool_use', toolPayload('bash', { command: 'ls' }), {
+        toolName: 'bash',
+        args: { command: 'ls' },
+        sessionId: 's1',
+      }),
+    ).resolves.toEqual({ action: 'continue', executions: [] });
   });
 
   it('posts {...payload, kind, request_id, hook_id} with the declared headers', async () => {
     const { engine } = makeEngine();
-    engine.register(webhook('/continue', { id: 'audit', endpoint: { type: 'webhook', url: host.url('/continue'), headers: { Authorization: 'Bearer s3cret' } } }));
+    engine.register(
+      webhook('/continue', {
+        id: 'audit',
+        endpoint: { type: 'webhook', url: host.url('/continue'), headers: { Authorization: 'Bearer s3cret' } },
+      }),
+    );
     const before = host.on('/continue').length;
-    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', { command: 'ls' }), { toolName: 'bash', args: { command: 'ls' }, sessionId: 's1' });
+    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', { command: 'ls' }), {
+      toolName: 'bash',
+      args: { command: 'ls' },
+      sessionId: 's1',
+    });
     expect(outcome.action).toBe('continue');
     expect(outcome.executions).toEqual([expect.objectContaining({ hookId: 'audit', action: 'continue' })]);
     const request = host.on('/continue')[before];
-    expect(request.body).toEqual({ session_id: 's1', tool: 'bash', args: { command: 'ls' }, hook_id: 'audit', kind: 'pre_tool_use', request_id: 'hreq-1' });
+    expect(request.body).toEqual({
+      session_id: 's1',
+      tool: 'bash',
+      args: { command: 'ls' },
+      hook_id: 'audit',
+      kind: 'pre_tool_use',
+      request_id: 'hreq-1',
+    });
     expect(request.headers.authorization).toBe('Bearer s3cret');
     expect(request.headers['content-type']).toBe('application/json');
     // Header values are never echoed back.
-    expect(engine.list()[0].endpoint).toEqual({ type: 'webhook', url: host.url('/continue'), headerNames: ['Authorization'] });
+    expect(engine.list()[0].endpoint).toEqual({
+      type: 'webhook',
+      url: host.url('/continue'),
+      headerNames: ['Authorization'],
+    });
   });
 
   it('blocks with the hook id and reason; later hooks do not run', async () => {
@@ -58,7 +84,11 @@ describe('HookEngine gating with webhooks', () => {
     engine.register(webhook('/block', { id: 'guard', priority: 10 }));
     engine.register(webhook('/continue-2', { id: 'later', priority: 20 }));
     const before = host.on('/continue-2').length;
-    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', { command: 'rm x' }), { toolName: 'bash', args: { command: 'rm x' }, sessionId: 's1' });
+    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', { command: 'rm x' }), {
+      toolName: 'bash',
+      args: { command: 'rm x' },
+      sessionId: 's1',
+    });
     expect(outcome).toMatchObject({ action: 'block', reason: 'rm is not allowed', hookId: 'guard' });
     expect(outcome.failed).toBeUndefined();
     expect(host.on('/continue-2').length).toBe(before);
@@ -70,19 +100,46 @@ describe('HookEngine gating with webhooks', () => {
   ])('%s answers %s and stops the chain', async (path, action, reason) => {
     const { engine } = makeEngine();
     engine.register(webhook(path, { id: 'h' }));
-    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', {}), { toolName: 'bash', args: {}, sessionId: 's1' });
+    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', {}), {
+      toolName: 'bash',
+      args: {},
+      sessionId: 's1',
+    });
     expect(outcome).toMatchObject({ action, reason, hookId: 'h' });
   });
 
   it('runs hooks by priority, ties in registration order', async () => {
-    const server = await startWebhookServer({ '/a': { body: { action: 'continue' } }, '/b': { body: { action: 'continue' } }, '/c': { body: { action: 'continue' } } });
+    const server = await startWebhookServer({
+      '/a': { body: { action: 'continue' } },
+      '/b': { body: { action: 'continue' } },
+      '/c': { body: { action: 'continue' } },
+    });
     try {
       const { engine } = makeEngine();
-      engine.register({ id: 'late', event: 'pre_tool_use', priority: 50, endpoint: { type: 'webhook', url: server.url('/a') } });
-      engine.register({ id: 'first-tie', event: 'pre_tool_use', priority: 10, endpoint: { type: 'webhook', url: server.url('/b') } });
-      engine.register({ id: 'second-tie', event: 'pre_tool_use', priority: 10, endpoint: { type: 'webhook', url: server.url('/c') } });
+      engine.register({
+        id: 'late',
+        event: 'pre_tool_use',
+        priority: 50,
+        endpoint: { type: 'webhook', url: server.url('/a') },
+      });
+      engine.register({
+        id: 'first-tie',
+        event: 'pre_tool_use',
+        priority: 10,
+        endpoint: { type: 'webhook', url: server.url('/b') },
+      });
+      engine.register({
+        id: 'second-tie',
+        event: 'pre_tool_use',
+        priority: 10,
+        endpoint: { type: 'webhook', url: server.url('/c') },
+      });
       engine.register({ id: 'default', event: 'pre_tool_use', endpoint: { type: 'webhook', url: server.url('/a') } });
-      const outcome = await engine.gate('pre_tool_use', toolPayload('read', {}), { toolName: 'read', args: {}, sessionId: 's1' });
+      const outcome = await engine.gate('pre_tool_use', toolPayload('read', {}), {
+        toolName: 'read',
+        args: {},
+        sessionId: 's1',
+      });
       expect(outcome.executions.map((e) => e.hookId)).toEqual(['first-tie', 'second-tie', 'late', 'default']);
       expect(server.requests.map((r) => r.body.hook_id)).toEqual(['first-tie', 'second-tie', 'late', 'default']);
       expect(engine.list().map((h) => h.id)).toEqual(['first-tie', 'second-tie', 'late', 'default']);
@@ -97,7 +154,11 @@ describe('HookEngine gating with webhooks', () => {
     // Matches only the rewritten command, not the original one.
     engine.register(webhook('/continue-2', { id: 'rm-watch', priority: 2, matcher: { commandPattern: 'rm -rf /*' } }));
     const before = host.on('/continue-2').length;
-    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', { command: 'ls' }), { toolName: 'bash', args: { command: 'ls' }, sessionId: 's1' });
+    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', { command: 'ls' }), {
+      toolName: 'bash',
+      args: { command: 'ls' },
+      sessionId: 's1',
+    });
     expect(outcome).toMatchObject({ action: 'continue', modifiedArgs: { command: 'rm -rf /tmp/scratch' } });
     expect(outcome.executions.map((e) => e.hookId)).toEqual(['rewriter', 'rm-watch']);
     expect(host.on('/continue-2')[before].body.args).toEqual({ command: 'rm -rf /tmp/scratch' });
@@ -122,7 +183,11 @@ describe('HookEngine gating with webhooks', () => {
     const { engine, failures } = makeEngine();
     engine.register(webhook(path, { id: 'fragile', timeoutMs: 200 }));
     const started = Date.now();
-    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', {}), { toolName: 'bash', args: {}, sessionId: 's1' });
+    const outcome = await engine.gate('pre_tool_use', toolPayload('bash', {}), {
+      toolName: 'bash',
+      args: {},
+      sessionId: 's1',
+    });
     expect(Date.now() - started).toBeLessThan(1500);
     expect(outcome).toMatchObject({ action: 'block', hookId: 'fragile', failed: true });
     expect(outcome.reason).toMatch(/hook fragile \(pre_tool_use\) failed/);
@@ -136,7 +201,11 @@ describe('HookEngine gating with webhooks', () => {
     await server.close();
     const { engine } = makeEngine();
     engine.register({ id: 'gone', event: 'permission_request', endpoint: { type: 'webhook', url } });
-    const outcome = await engine.gate('permission_request', toolPayload('write', {}), { toolName: 'write', args: {}, sessionId: 's1' });
+    const outcome = await engine.gate('permission_request', toolPayload('write', {}), {
+      toolName: 'write',
+      args: {},
+      sessionId: 's1',
+    });
     expect(outcome).toMatchObject({ action: 'block', hookId: 'gone', failed: true });
     expect(outcome.reason).toMatch(/webhook request failed/);
   });
@@ -146,12 +215,29 @@ describe('HookEngine gating with webhooks', () => {
     engine.register(webhook('/slow', { id: 'slow', timeoutMs: 30_000 }));
     const controller = new AbortController();
     const started = Date.now();
-    const aborted = engine.gate('pre_tool_use', toolPayload('bash', {}), { toolName: 'bash', args: {}, sessionId: 's1' }, controller.signal);
+    const aborted = engine.gate(
+      'pre_tool_use',
+      toolPayload('bash', {}),
+      { toolName: 'bash', args: {}, sessionId: 's1' },
+      controller.signal,
+    );
     controller.abort();
-    await expect(aborted).resolves.toMatchObject({ action: 'block', failed: true, reason: expect.stringMatching(/aborted/) });
-    const closing = engine.gate('pre_tool_use', toolPayload('bash', {}), { toolName: 'bash', args: {}, sessionId: 's1' });
+    await expect(aborted).resolves.toMatchObject({
+      action: 'block',
+      failed: true,
+      reason: expect.stringMatching(/aborted/),
+    });
+    const closing = engine.gate('pre_tool_use', toolPayload('bash', {}), {
+      toolName: 'bash',
+      args: {},
+      sessionId: 's1',
+    });
     engine.close();
-    await expect(closing).resolves.toMatchObject({ action: 'block', failed: true, reason: expect.stringMatching(/closed/) });
+    await expect(closing).resolves.toMatchObject({
+      action: 'block',
+      failed: true,
+      reason: expect.stringMatching(/closed/),
+    });
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
@@ -171,7 +257,9 @@ describe('HookEngine gating with webhooks', () => {
 
 describe('HookEngine registrations', () => {
   it('applies config hooks to every engine; they are listed, run first on ties, and cannot be removed', async () => {
-    const configHooks = [{ id: 'corp-audit', event: 'pre_tool_use', endpoint: { type: 'webhook', url: host.url('/continue') } }];
+    const configHooks = [
+      { id: 'corp-audit', event: 'pre_tool_use', endpoint: { type: 'webhook', url: host.url('/continue') } },
+    ];
     const a = makeEngine({ configHooks }).engine;
     const b = makeEngine({ configHooks }).engine;
     b.register(webhook('/continue-2', { id: 'own' }));
@@ -181,13 +269,19 @@ describe('HookEngine registrations', () => {
       ['own', 'session'],
     ]);
     for (const engine of [a, b]) {
-      const outcome = await engine.gate('pre_tool_use', toolPayload('bash', {}, 'other-session'), { toolName: 'bash', args: {}, sessionId: 'other-session' });
+      const outcome = await engine.gate('pre_tool_use', toolPayload('bash', {}, 'other-session'), {
+        toolName: 'bash',
+        args: {},
+        sessionId: 'other-session',
+      });
       expect(outcome.executions[0].hookId).toBe('corp-audit');
     }
     expect(b.remove('corp-audit')).toBe(false);
     expect(b.remove('own')).toBe(true);
     expect(b.remove('own')).toBe(false);
-    expect(() => b.register(webhook('/continue', { id: 'corp-audit' }))).toThrow(/id: a hook "corp-audit" already exists/);
+    expect(() => b.register(webhook('/continue', { id: 'corp-audit' }))).toThrow(
+      /id: a hook "corp-audit" already exists/,
+    );
   });
 
   it('rejects bad config hooks with SESSION_CONFIGURATION_ERROR naming the field', () => {
@@ -211,9 +305,18 @@ describe('HookEngine registrations', () => {
 
   it('validates registrations and bounds their number', () => {
     const { engine } = makeEngine({ maxHooks: 2 });
-    expect(() => engine.register({ event: 'pre_tool_use', endpoint: { type: 'webhook', url: 'ftp://example.com/' } })).toThrow(/endpoint\.url: url must be an absolute http/);
+    expect(() =>
+      engine.register({ event: 'pre_tool_use', endpoint: { type: 'webhook', url: 'ftp://example.com/' } }),
+    ).toThrow(/endpoint\.url: url must be an absolute http/);
     const first = engine.register(webhook('/continue'));
-    expect(first).toMatchObject({ id: 'hook-1', event: 'pre_tool_use', priority: 100, timeoutMs: 5000, source: 'session', matcher: null });
+    expect(first).toMatchObject({
+      id: 'hook-1',
+      event: 'pre_tool_use',
+      priority: 100,
+      timeoutMs: 5000,
+      source: 'session',
+      matcher: null,
+    });
     engine.register(webhook('/continue'));
     expect(() => engine.register(webhook('/continue'))).toThrow(/at most 2 hooks \(maxHooks\)/);
   });

@@ -1,9 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { HookMatcher } from '../../src/protocol/hooks.js';
-import { hookMatches, pathCandidates, wildcardMatches, type HookTarget } from '../../src/runtime/policy/hooks/hook-matcher.js';
+import {
+  hookMatches,
+  pathCandidates,
+  wildcardMatches,
+  type HookTarget,
+} from '../../src/runtime/policy/hooks/hook-matcher.js';
 
 const bash = (command: string, sessionId = 's1'): HookTarget => ({ toolName: 'bash', args: { command }, sessionId });
-const write = (file_path: string, workspace?: string): HookTarget => ({ toolName: 'write', args: { file_path, content: 'x' }, sessionId: 's1', workspace });
+const write = (file_path: string, workspace?: string): HookTarget => ({
+  toolName: 'write',
+  args: { file_path, content: 'x' },
+  sessionId: 's1',
+  workspace,
+});
 
 describe('hook matchers', () => {
   it.each<[string, HookMatcher | undefined, HookTarget, boolean]>([
@@ -18,14 +28,24 @@ describe('hook matchers', () => {
     ['command is anchored', { commandPattern: 'rm *' }, bash('echo rm x'), false],
     ['command ? is one char', { commandPattern: 'l?' }, bash('ls'), true],
     ['command with regex characters', { commandPattern: 'npm test (unit)*' }, bash('npm test (unit) --watch'), true],
-    ['command without a command', { commandPattern: '*' }, { toolName: 'read', args: { file_path: 'a' }, sessionId: 's1' }, false],
+    [
+      'command without a command',
+      { commandPattern: '*' },
+      { toolName: 'read', args: { file_path: 'a' }, sessionId: 's1' },
+      false,
+    ],
     ['path ** glob', { pathPattern: 'src/**/*.ts' }, write('src/a/b.ts'), true],
     ['path * stays in a segment', { pathPattern: 'src/*.ts' }, write('src/a/b.ts'), false],
     ['path ./ prefix ignored', { pathPattern: 'src/**' }, write('./src/a.ts'), true],
     ['path .. resolved', { pathPattern: 'secrets/**' }, write('src/../secrets/key'), true],
     ['absolute path inside the workspace', { pathPattern: 'src/**' }, write('/work/ws/src/a.ts', '/work/ws'), true],
     ['relative path tried absolute', { pathPattern: '/work/ws/src/**' }, write('src/a.ts', '/work/ws'), true],
-    ['path falls back to args.path', { pathPattern: 'src' }, { toolName: 'ls', args: { path: 'src' }, sessionId: 's1' }, true],
+    [
+      'path falls back to args.path',
+      { pathPattern: 'src' },
+      { toolName: 'ls', args: { path: 'src' }, sessionId: 's1' },
+      true,
+    ],
     ['path without a path', { pathPattern: '**' }, bash('ls'), false],
     ['session id', { sessionId: 's2' }, bash('ls', 's2'), true],
     ['other session id', { sessionId: 's2' }, bash('ls', 's1'), false],

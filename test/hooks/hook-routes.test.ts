@@ -24,14 +24,23 @@ const engines = new Map<string, { tenantId: string; engine: HookEngine }>();
 
 function getHooks(sessionId: string, caller: Caller): HookEngine {
   const entry = engines.get(sessionId);
-  if (!entry || entry.tenantId !== caller.tenantId) throw new CodeError('SESSION_NOT_FOUND', `session ${sessionId} not found`);
+  if (!entry || entry.tenantId !== caller.tenantId)
+    throw new CodeError('SESSION_NOT_FOUND', `session ${sessionId} not found`);
   return entry.engine;
 }
 
-async function call(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function call(
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
@@ -43,8 +52,21 @@ beforeAll(async () => {
     { token: GLOBEX, principal: 'other', tenantId: 'globex', scopes: ['sessions'] },
   ]);
   // A stand-in context: sessions here are always live, so hydration (agent.ensureLocal) has nothing to do.
-  const ctx = { authenticator, openapi: new OpenApiRegistry(), agent: { ensureLocal: async () => undefined }, config: { outbound: { allowPrivateNetworks: false } } } as unknown as ServerContext;
-  engines.set('s1', { tenantId: 'acme', engine: makeEngine({ registry, configHooks: [{ id: 'corp', event: 'session_start', endpoint: { type: 'webhook', url: 'https://audit.example.com/' } }] }).engine });
+  const ctx = {
+    authenticator,
+    openapi: new OpenApiRegistry(),
+    agent: { ensureLocal: async () => undefined },
+    config: { outbound: { allowPrivateNetworks: false } },
+  } as unknown as ServerContext;
+  engines.set('s1', {
+    tenantId: 'acme',
+    engine: makeEngine({
+      registry,
+      configHooks: [
+        { id: 'corp', event: 'session_start', endpoint: { type: 'webhook', url: 'https://audit.example.com/' } },
+      ],
+    }).engine,
+  });
   registry.attach('conn-acme', () => undefined, { tenantId: 'acme' });
   registry.attach('conn-globex', () => undefined, { tenantId: 'globex' });
   app = Fastify();
@@ -59,26 +81,61 @@ afterAll(async () => {
 
 describe('hook routes', () => {
   it('registers (201), lists in run order and removes hooks', async () => {
-    const created = await call('POST', '/v1/sessions/s1/hooks', ACME, { id: 'guard', event: 'pre_tool_use', priority: 5, matcher: { tool: 'bash' }, endpoint: { type: 'webhook', url: 'https://hooks.example.com/x', headers: { Authorization: 'Bearer secret' } } });
+    const created = await call('POST', '/v1/sessions/s1/hooks', ACME, {
+      id: 'guard',
+      event: 'pre_tool_use',
+      priority: 5,
+      matcher: { tool: 'bash' },
+      endpoint: { type: 'webhook', url: 'https://hooks.example.com/x', headers: { Authorization: 'Bearer secret' } },
+    });
     expect(created.status).toBe(201);
     const hook = HookInfoSchema.parse(created.json.hook);
-    expect(hook).toMatchObject({ id: 'guard', source: 'session', endpoint: { type: 'webhook', headerNames: ['Authorization'] } });
+    expect(hook).toMatchObject({
+      id: 'guard',
+      source: 'session',
+      endpoint: { type: 'webhook', headerNames: ['Authorization'] },
+    });
     expect(JSON.stringify(created.json)).not.toContain('secret');
-    const ws = await call('POST', '/v1/sessions/s1/hooks', ACME, { event: 'permission_request', endpoint: { type: 'websocket', connectionId: 'conn-acme' } });
+    const ws = await call('POST', '/v1/sessions/s1/hooks', ACME, {
+      event: 'permission_request',
+      endpoint: { type: 'websocket', connectionId: 'conn-acme' },
+    });
     expect(ws.status).toBe(201);
     const listed = await call('GET', '/v1/sessions/s1/hooks', ACME);
-    expect((listed.json.hooks as Array<{ id: string }>).map((h) => h.id)).toEqual(['guard', 'corp', (ws.json.hook as { id: string }).id]);
-    expect(await call('DELETE', '/v1/sessions/s1/hooks/guard', ACME)).toEqual({ status: 200, json: { removed: true, hookId: 'guard' } });
+    expect((listed.json.hooks as Array<{ id: string }>).map((h) => h.id)).toEqual([
+      'guard',
+      'corp',
+      (ws.json.hook as { id: string }).id,
+    ]);
+    expect(await call('DELETE', '/v1/sessions/s1/hooks/guard', ACME)).toEqual({
+      status: 200,
+      json: { removed: true, hookId: 'guard' },
+    });
   });
 
   it('answers 400 naming the field', async () => {
-    const bad = await call('POST', '/v1/sessions/s1/hooks', ACME, { event: 'pre_tool_use', timeoutMs: 999_999, endpoint: { type: 'webhook', url: 'https://x.example/' } });
+    const bad = await call('POST', '/v1/sessions/s1/hooks', ACME, {
+      event: 'pre_tool_use',
+      timeoutMs: 999_999,
+      endpoint: { type: 'webhook', url: 'https://x.example/' },
+    });
     expect(bad.status).toBe(400);
-    expect(bad.json.error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^body\.timeoutMs: /) });
-    const noConnection = await call('POST', '/v1/sessions/s1/hooks', ACME, { event: 'pre_tool_use', endpoint: { type: 'websocket' } });
+    expect(bad.json.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: expect.stringMatching(/^body\.timeoutMs: /),
+    });
+    const noConnection = await call('POST', '/v1/sessions/s1/hooks', ACME, {
+      event: 'pre_tool_use',
+      endpoint: { type: 'websocket' },
+    });
     expect(noConnection.status).toBe(400);
-    expect(noConnection.json.error).toMatchObject({ message: expect.stringMatching(/^endpoint\.connectionId: required/) });
-    const foreign = await call('POST', '/v1/sessions/s1/hooks', ACME, { event: 'pre_tool_use', endpoint: { type: 'websocket', connectionId: 'conn-globex' } });
+    expect(noConnection.json.error).toMatchObject({
+      message: expect.stringMatching(/^endpoint\.connectionId: required/),
+    });
+    const foreign = await call('POST', '/v1/sessions/s1/hooks', ACME, {
+      event: 'pre_tool_use',
+      endpoint: { type: 'websocket', connectionId: 'conn-globex' },
+    });
     expect(foreign.status).toBe(400);
   });
 
@@ -86,6 +143,13 @@ describe('hook routes', () => {
     expect((await call('DELETE', '/v1/sessions/s1/hooks/nope', ACME)).json.error).toMatchObject({ code: 'NOT_FOUND' });
     expect((await call('DELETE', '/v1/sessions/s1/hooks/corp', ACME)).status).toBe(404);
     expect((await call('GET', '/v1/sessions/s1/hooks', GLOBEX)).status).toBe(404);
-    expect((await call('POST', '/v1/sessions/s1/hooks', GLOBEX, { event: 'pre_tool_use', endpoint: { type: 'webhook', url: 'https://x.example/' } })).status).toBe(404);
+    expect(
+      (
+        await call('POST', '/v1/sessions/s1/hooks', GLOBEX, {
+          event: 'pre_tool_use',
+          endpoint: { type: 'webhook', url: 'https://x.example/' },
+        })
+      ).status,
+    ).toBe(404);
   });
 });

@@ -19,9 +19,13 @@ describe('WebSocketHostRegistry', () => {
     const registry = new WebSocketHostRegistry({ newRequestId: counterIds() });
     const frames = attachRecorder(registry, 'c1');
     const answer = registry.request('c1', 'pre_tool_use', { tool: 'bash' }, 1000);
-    expect(frames).toEqual([{ type: 'hook_request', request_id: 'req-1', kind: 'pre_tool_use', payload: { tool: 'bash' } }]);
+    expect(frames).toEqual([
+      { type: 'hook_request', request_id: 'req-1', kind: 'pre_tool_use', payload: { tool: 'bash' } },
+    ]);
     expect(registry.pendingCount('c1')).toBe(1);
-    expect(registry.deliver('c1', { type: 'hook_response', request_id: 'req-1', action: 'block', reason: 'no' })).toBe(true);
+    expect(registry.deliver('c1', { type: 'hook_response', request_id: 'req-1', action: 'block', reason: 'no' })).toBe(
+      true,
+    );
     await expect(answer).resolves.toEqual({ action: 'block', reason: 'no' });
     expect(registry.pendingCount('c1')).toBe(0);
   });
@@ -48,7 +52,10 @@ describe('WebSocketHostRegistry', () => {
     const registry = new WebSocketHostRegistry();
     attachRecorder(registry, 'c1');
     const started = Date.now();
-    const pending = [registry.request('c1', 'pre_tool_use', {}, 30_000), registry.request('c1', 'budget_check', {}, 30_000)];
+    const pending = [
+      registry.request('c1', 'pre_tool_use', {}, 30_000),
+      registry.request('c1', 'budget_check', {}, 30_000),
+    ];
     registry.detach('c1');
     for (const request of pending) expect((await hostFailure(request)).failure).toBe('disconnected');
     expect(Date.now() - started).toBeLessThan(1000);
@@ -73,7 +80,9 @@ describe('WebSocketHostRegistry', () => {
     const pending = registry.request('c1', 'pre_tool_use', {}, 30_000, controller.signal);
     controller.abort();
     expect((await hostFailure(pending)).failure).toBe('aborted');
-    expect((await hostFailure(registry.request('c1', 'pre_tool_use', {}, 30_000, controller.signal))).failure).toBe('aborted');
+    expect((await hostFailure(registry.request('c1', 'pre_tool_use', {}, 30_000, controller.signal))).failure).toBe(
+      'aborted',
+    );
     expect(registry.pendingCount('c1')).toBe(0);
   });
 

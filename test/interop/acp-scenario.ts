@@ -29,7 +29,12 @@ export async function runAcpScenario(t: TestServer, stream: Stream): Promise<Acp
     })
     .onRequest('session/request_permission', ({ params }) => {
       permissionRequests.push({ toolCallId: params.toolCall.toolCallId, options: params.options.map((o) => o.kind) });
-      return { outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_always')?.optionId ?? 'none' } };
+      return {
+        outcome: {
+          outcome: 'selected',
+          optionId: params.options.find((o) => o.kind === 'allow_always')?.optionId ?? 'none',
+        },
+      };
     });
   return app.connectWith(stream, async (ctx) => {
     const init = await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
@@ -38,7 +43,9 @@ export async function runAcpScenario(t: TestServer, stream: Stream): Promise<Acp
 
     const created = await ctx.request('session/new', { cwd: t.root, mcpServers: [] });
     expect(created.modes?.currentModeId).toBe('general');
-    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(expect.arrayContaining(['general', 'explore', 'plan']));
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(
+      expect.arrayContaining(['general', 'explore', 'plan']),
+    );
     const sessionId = created.sessionId;
 
     t.fake.script(
@@ -46,15 +53,25 @@ export async function runAcpScenario(t: TestServer, stream: Stream): Promise<Acp
       { toolCalls: [{ id: 'call_2', name: 'bash', arguments: { command: 'echo acp-one' } }] },
       { text: 'all done', chunks: 2 },
     );
-    const answered = await ctx.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it twice' }] });
+    const answered = await ctx.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'run it twice' }],
+    });
     expect(answered.stopReason).toBe('end_turn');
     // One ask, answered "allow always": the identical second call did not ask.
-    expect(permissionRequests).toEqual([{ toolCallId: 'call_1', options: ['allow_once', 'allow_always', 'reject_once'] }]);
+    expect(permissionRequests).toEqual([
+      { toolCallId: 'call_1', options: ['allow_once', 'allow_always', 'reject_once'] },
+    ]);
     const finished = updates.filter((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed');
     expect(finished.map((u) => (u as { toolCallId: string }).toolCallId)).toEqual(['call_1', 'call_2']);
     expect(JSON.stringify(finished[0])).toContain('acp-one');
-    expect(updates.filter((u) => u.sessionUpdate === 'tool_call').map((u) => (u as { kind?: string }).kind)).toEqual(['execute', 'execute']);
-    const text = updates.flatMap((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? [u.content.text] : [])).join('');
+    expect(updates.filter((u) => u.sessionUpdate === 'tool_call').map((u) => (u as { kind?: string }).kind)).toEqual([
+      'execute',
+      'execute',
+    ]);
+    const text = updates
+      .flatMap((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? [u.content.text] : []))
+      .join('');
     expect(text).toBe('all done');
 
     // Cancel: the model hangs; session/cancel ends the prompt with stopReason "cancelled".
@@ -87,9 +104,15 @@ export async function loadAcpSession(stream: Stream, sessionId: string, cwd: str
 
 /** The replayed history of the scenario's session, as asserted by both transports' tests. */
 export function expectScenarioHistory(updates: SessionUpdate[]): void {
-  const users = updates.flatMap((u) => (u.sessionUpdate === 'user_message_chunk' && u.content.type === 'text' ? [u.content.text] : []));
+  const users = updates.flatMap((u) =>
+    u.sessionUpdate === 'user_message_chunk' && u.content.type === 'text' ? [u.content.text] : [],
+  );
   expect(users[0]).toBe('run it twice');
-  expect(updates.filter((u) => u.sessionUpdate === 'tool_call').map((u) => (u as { toolCallId: string }).toolCallId)).toEqual(['call_1', 'call_2']);
-  const agentText = updates.flatMap((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? [u.content.text] : []));
+  expect(
+    updates.filter((u) => u.sessionUpdate === 'tool_call').map((u) => (u as { toolCallId: string }).toolCallId),
+  ).toEqual(['call_1', 'call_2']);
+  const agentText = updates.flatMap((u) =>
+    u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? [u.content.text] : [],
+  );
   expect(agentText).toContain('all done');
 }

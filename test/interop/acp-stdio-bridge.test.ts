@@ -11,15 +11,27 @@ const TOKEN = 'token-acp-bridge-editor-0001';
 const TOKENS = [{ token: TOKEN, principal: 'editor', tenantId: 'default', scopes: ['sessions', 'host_direct'] }];
 
 /** `a3s acp` as an editor launches it: a child process speaking ndjson JSON-RPC on its stdio. */
-function launchBridge(entry: string, url: string, token: string | undefined): { child: ChildProcessWithoutNullStreams; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [entry, 'acp', '--url', url, ...(token !== undefined ? ['--token', token] : [])], { env: { PATH: process.env.PATH ?? '', HOME: tempDir('a3s-home-') } });
+function launchBridge(
+  entry: string,
+  url: string,
+  token: string | undefined,
+): { child: ChildProcessWithoutNullStreams; stderr: () => string; exited: Promise<number | null> } {
+  const child = spawn(
+    process.execPath,
+    [entry, 'acp', '--url', url, ...(token !== undefined ? ['--token', token] : [])],
+    { env: { PATH: process.env.PATH ?? '', HOME: tempDir('a3s-home-') } },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, stderr: () => stderr, exited };
 }
 
-const streamOf = (child: ChildProcessWithoutNullStreams) => ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+const streamOf = (child: ChildProcessWithoutNullStreams) =>
+  ndJsonStream(
+    Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+  );
 
 describe('`a3s acp`: the stdio bridge to /acp, driven by the ACP SDK client', () => {
   const start = useTestServers();

@@ -11,16 +11,39 @@ import type { PendingConfirmation } from '../../src/runtime/policy/confirmation-
 
 const RUN = 'run_1';
 let seq = 0;
-function ev<T extends EventType>(type: T, payload: RuntimeEventPayloads[T], runId: string | undefined = RUN): KnownEvent<T> {
+function ev<T extends EventType>(
+  type: T,
+  payload: RuntimeEventPayloads[T],
+  runId: string | undefined = RUN,
+): KnownEvent<T> {
   seq += 1;
-  return { version: 1, type, payload, metadata: { ...(runId ? { run_id: runId } : {}), session_id: 's1', session_sequence: seq, timestamp_ms: 1000 + seq } } as KnownEvent<T>;
+  return {
+    version: 1,
+    type,
+    payload,
+    metadata: {
+      ...(runId ? { run_id: runId } : {}),
+      session_id: 's1',
+      session_sequence: seq,
+      timestamp_ms: 1000 + seq,
+    },
+  } as KnownEvent<T>;
 }
 
 const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
-const noVerification = { status: 'skipped', report_count: 0, required_check_count: 0, pending_required_check_count: 0, failed_check_count: 0, residual_risk_count: 0 } as const;
+const noVerification = {
+  status: 'skipped',
+  report_count: 0,
+  required_check_count: 0,
+  pending_required_check_count: 0,
+  failed_check_count: 0,
+  residual_risk_count: 0,
+} as const;
 
 /** A complete agent_end payload (the registry's shape) with what a test sets. */
-function agentEnd(fields: Pick<RuntimeEventPayloads['agent_end'], 'text' | 'status'> & Partial<RuntimeEventPayloads['agent_end']>): RuntimeEventPayloads['agent_end'] {
+function agentEnd(
+  fields: Pick<RuntimeEventPayloads['agent_end'], 'text' | 'status'> & Partial<RuntimeEventPayloads['agent_end']>,
+): RuntimeEventPayloads['agent_end'] {
   return {
     usage,
     verification_summary: noVerification,
@@ -35,7 +58,10 @@ function agentEnd(fields: Pick<RuntimeEventPayloads['agent_end'], 'text' | 'stat
 }
 
 function mapperWith(pending: PendingConfirmation[] = []) {
-  return new AguiEventMapper({ threadId: 's1', runId: 'client-1', a3sRunId: RUN }, { pendingOfRun: () => pending, now: () => 5000 });
+  return new AguiEventMapper(
+    { threadId: 's1', runId: 'client-1', a3sRunId: RUN },
+    { pendingOfRun: () => pending, now: () => 5000 },
+  );
 }
 
 const verified = (events: BaseEvent[]) => lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
@@ -45,7 +71,13 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
     const mapper = mapperWith();
     const out = [...mapper.start()];
     const step: Omit<PlanTask, 'status'> = { id: 'p1', content: 'look', priority: 'medium', dependencies: [] };
-    const plan: ExecutionPlan = { goal: 'g', steps: [{ ...step, status: 'pending' }], complexity: 'Simple', required_tools: [], estimated_steps: 1 };
+    const plan: ExecutionPlan = {
+      goal: 'g',
+      steps: [{ ...step, status: 'pending' }],
+      complexity: 'Simple',
+      required_tools: [],
+      estimated_steps: 1,
+    };
     for (const e of [
       ev('planning_start', { prompt: 'x' }),
       ev('planning_end', { plan, estimated_steps: 1 }),
@@ -57,8 +89,19 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
       ev('task_updated', { session_id: 's1', tasks: [{ ...step, status: 'completed' }] }),
       ev('step_end', { step_id: 'p1', status: 'completed', step_number: 1, total_steps: 1 }),
       ev('agent_end', agentEnd({ text: 'looking', status: 'completed' })),
-    ]) out.push(...mapper.map(e));
-    expect(out.map((e) => e.type)).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'STATE_SNAPSHOT', 'STEP_FINISHED', 'RUN_FINISHED']);
+    ])
+      out.push(...mapper.map(e));
+    expect(out.map((e) => e.type)).toEqual([
+      'RUN_STARTED',
+      'STATE_SNAPSHOT',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STATE_SNAPSHOT',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
     expect(out[1]).toMatchObject({ snapshot: { plan } });
     expect(out[2]).toMatchObject({ stepName: '1. look' });
     expect(out[6]).toMatchObject({ snapshot: { plan, tasks: [{ id: 'p1', status: 'completed' }] } });
@@ -68,7 +111,18 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
   });
 
   it('an interrupt inside a step closes it; a resumed mapper seeded with the run reopens it and sends only what follows', async () => {
-    const pending: PendingConfirmation[] = [{ toolId: 'c1', toolName: 'bash', args: { command: 'ls' }, argsDigest: 'd', runId: RUN, createdAtMs: 0, timeoutMs: 1000, remainingMs: 900 } as PendingConfirmation];
+    const pending: PendingConfirmation[] = [
+      {
+        toolId: 'c1',
+        toolName: 'bash',
+        args: { command: 'ls' },
+        argsDigest: 'd',
+        runId: RUN,
+        createdAtMs: 0,
+        timeoutMs: 1000,
+        remainingMs: 900,
+      } as PendingConfirmation,
+    ];
     const before = [
       ev('step_start', { step_id: 'p1', description: 'run', step_number: 1, total_steps: 1 }),
       ev('turn_start', { turn: 1 }),
@@ -78,8 +132,21 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
     ];
     const first = mapperWith(pending);
     const out1 = [...first.start(), ...before.flatMap((e) => first.map(e))];
-    expect(out1.map((e) => e.type)).toEqual(['RUN_STARTED', 'STEP_STARTED', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'STEP_FINISHED', 'RUN_FINISHED']);
-    expect(out1.at(-1)).toMatchObject({ outcome: { type: 'interrupt', interrupts: [{ id: 'c1', reason: 'tool_call', toolCallId: 'c1', expiresAt: new Date(5900).toISOString() }] } });
+    expect(out1.map((e) => e.type)).toEqual([
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TOOL_CALL_START',
+      'TOOL_CALL_ARGS',
+      'TOOL_CALL_END',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
+    expect(out1.at(-1)).toMatchObject({
+      outcome: {
+        type: 'interrupt',
+        interrupts: [{ id: 'c1', reason: 'tool_call', toolCallId: 'c1', expiresAt: new Date(5900).toISOString() }],
+      },
+    });
     await verified(out1);
 
     pending.length = 0;
@@ -91,9 +158,19 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
       ev('tool_execution_start', { id: 'c1', name: 'bash', args: { command: 'ls' } }),
       ev('tool_end', { id: 'c1', name: 'bash', output: 'a.txt', exit_code: 0, duration_ms: 1, truncated: false }),
       ev('step_end', { step_id: 'p1', status: 'completed', step_number: 1, total_steps: 1 }),
-      ev('agent_end', agentEnd({ text: '', status: 'failed', error: { code: 'MAX_TOOL_ROUNDS', message: 'too many' } })),
-    ]) out2.push(...resumed.map(e));
-    expect(out2.map((e) => e.type)).toEqual(['RUN_STARTED', 'STEP_STARTED', 'TOOL_CALL_RESULT', 'STEP_FINISHED', 'RUN_ERROR']);
+      ev(
+        'agent_end',
+        agentEnd({ text: '', status: 'failed', error: { code: 'MAX_TOOL_ROUNDS', message: 'too many' } }),
+      ),
+    ])
+      out2.push(...resumed.map(e));
+    expect(out2.map((e) => e.type)).toEqual([
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TOOL_CALL_RESULT',
+      'STEP_FINISHED',
+      'RUN_ERROR',
+    ]);
     expect(out2.at(-1)).toMatchObject({ code: 'MAX_TOOL_ROUNDS', message: 'too many' });
     await verified(out2);
   });
@@ -101,7 +178,9 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
   it('a closed session ends the stream with RUN_ERROR', () => {
     const mapper = mapperWith();
     mapper.start();
-    expect(mapper.map(ev('session_closed', { reason: 'closed' }, undefined))).toEqual([expect.objectContaining({ type: 'RUN_ERROR', code: 'SESSION_CLOSED' })]);
+    expect(mapper.map(ev('session_closed', { reason: 'closed' }, undefined))).toEqual([
+      expect.objectContaining({ type: 'RUN_ERROR', code: 'SESSION_CLOSED' }),
+    ]);
     expect(mapper.map(ev('text_delta', { text: 'late' }))).toEqual([]);
   });
 });

@@ -27,7 +27,13 @@ async function run(agent: HttpAgent, params: Parameters<HttpAgent['runAgent']>[0
 function sseEvents(text: string): BaseEvent[] {
   return text
     .split('\n\n')
-    .map((frame) => frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n'))
+    .map((frame) =>
+      frame
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('\n'),
+    )
     .filter((data) => data !== '')
     .map((data) => JSON.parse(data) as BaseEvent);
 }
@@ -49,14 +55,26 @@ describe('AG-UI: HttpAgent against the server', () => {
 
   it('runs a prompt with a tool round; the client verifies the event order and gets our run id', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
-    t.fake.script({ text: 'Let me read it.', toolCalls: [{ id: 'c_read', name: 'read', arguments: { file_path: 'a.txt' } }] }, { text: 'It says hello.', chunks: 3 });
+    t.fake.script(
+      { text: 'Let me read it.', toolCalls: [{ id: 'c_read', name: 'read', arguments: { file_path: 'a.txt' } }] },
+      { text: 'It says hello.', chunks: 3 },
+    );
     const agent = agentFor(id);
     agent.addMessage({ id: 'u1', role: 'user', content: 'What is in a.txt?' });
     const { events, types, result } = await run(agent, { runId: 'client-run-1' });
 
     expect(types[0]).toBe('RUN_STARTED');
     expect(types.at(-1)).toBe('RUN_FINISHED');
-    for (const kind of ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']) expect(types).toContain(kind);
+    for (const kind of [
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'TOOL_CALL_START',
+      'TOOL_CALL_ARGS',
+      'TOOL_CALL_END',
+      'TOOL_CALL_RESULT',
+    ])
+      expect(types).toContain(kind);
     expect(types.indexOf('TOOL_CALL_END')).toBeLessThan(types.indexOf('TOOL_CALL_RESULT'));
     // Every event echoes the client's run id; RUN_STARTED names ours.
     for (const e of events) expect(e.metadata?.runId).toBe('client-run-1');
@@ -68,7 +86,10 @@ describe('AG-UI: HttpAgent against the server', () => {
 
     const start = events.find((e) => e.type === 'TOOL_CALL_START');
     expect(start).toMatchObject({ toolCallId: 'c_read', toolCallName: 'read' });
-    const args = events.filter((e) => e.type === 'TOOL_CALL_ARGS').map((e) => e.delta).join('');
+    const args = events
+      .filter((e) => e.type === 'TOOL_CALL_ARGS')
+      .map((e) => e.delta)
+      .join('');
     expect(JSON.parse(args)).toEqual({ file_path: 'a.txt' });
     expect(events.find((e) => e.type === 'TOOL_CALL_RESULT')?.content).toContain('hello from a');
     const finished = events.at(-1) as RunFinishedEvent;
@@ -79,12 +100,23 @@ describe('AG-UI: HttpAgent against the server', () => {
     // The client's own messages: the assistant's text and tool call, the tool result, the final answer.
     const roles = agent.messages.map((m) => m.role);
     expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
-    expect(agent.messages[1]).toMatchObject({ role: 'assistant', content: 'Let me read it.', toolCalls: [{ id: 'c_read', function: { name: 'read' } }] });
+    expect(agent.messages[1]).toMatchObject({
+      role: 'assistant',
+      content: 'Let me read it.',
+      toolCalls: [{ id: 'c_read', function: { name: 'read' } }],
+    });
     expect(agent.messages[3]).toMatchObject({ content: 'It says hello.' });
     t.fake.assertDone();
 
     // The same events pass the client's verifier again when fed raw (a second, independent check).
-    const raw = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'client-run-1', messages: [{ id: 'u1', role: 'user', content: 'What is in a.txt?' }] }).expect(200);
+    const raw = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'client-run-1',
+        messages: [{ id: 'u1', role: 'user', content: 'What is in a.txt?' }],
+      })
+      .expect(200);
     expect(raw.headers['content-type']).toContain('text/event-stream');
     const replayed = await lastValueFrom(from(sseEvents(raw.text)).pipe(verifyEvents(false), toArray()));
     expect(replayed.map((e) => e.type)).toEqual(types);
@@ -97,7 +129,18 @@ describe('AG-UI: HttpAgent against the server', () => {
     const agent = agentFor(id);
     agent.addMessage({ id: 'u1', role: 'user', content: 'think' });
     const { events, types } = await run(agent, { runId: 'reason-1' });
-    expect(types).toEqual(['RUN_STARTED', 'REASONING_START', 'REASONING_MESSAGE_START', 'REASONING_MESSAGE_CONTENT', 'REASONING_MESSAGE_END', 'REASONING_END', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'RUN_FINISHED']);
+    expect(types).toEqual([
+      'RUN_STARTED',
+      'REASONING_START',
+      'REASONING_MESSAGE_START',
+      'REASONING_MESSAGE_CONTENT',
+      'REASONING_MESSAGE_END',
+      'REASONING_END',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'RUN_FINISHED',
+    ]);
     expect(events.find((e) => e.type === 'REASONING_MESSAGE_CONTENT')?.delta).toBe('Thinking it over.');
     t.fake.assertDone();
   });
@@ -106,13 +149,21 @@ describe('AG-UI: HttpAgent against the server', () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     t.fake.script({ text: 'once', delayMs: 200 });
     const body = { threadId: id, runId: 'retry-me', messages: [{ id: 'u1', role: 'user', content: 'hi' }] };
-    const [a, b] = await Promise.all([request(t.url).post(`/v1/agui/${id}`).send(body).expect(200), request(t.url).post(`/v1/agui/${id}`).send(body).expect(200)]);
+    const [a, b] = await Promise.all([
+      request(t.url).post(`/v1/agui/${id}`).send(body).expect(200),
+      request(t.url).post(`/v1/agui/${id}`).send(body).expect(200),
+    ]);
     const ea = sseEvents(a.text);
     const eb = sseEvents(b.text);
     expect(ea[0]?.metadata?.a3sRunId).toBe(eb[0]?.metadata?.a3sRunId);
     for (const events of [ea, eb]) {
       expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: 'retry-me', outcome: { type: 'success' } });
-      expect(events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('once');
+      expect(
+        events
+          .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+          .map((e) => e.delta)
+          .join(''),
+      ).toBe('once');
     }
     expect(await runCount(t, id)).toBe(1);
     expect(t.fake.requests.filter((r) => (r.body.messages as Msg[]).some((m) => m.content === 'hi'))).toHaveLength(1);
@@ -124,21 +175,46 @@ describe('AG-UI: HttpAgent against the server', () => {
     const noMessages = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'r1' }).expect(400);
     expect(noMessages.body.error).toMatchObject({ code: 'VALIDATION_ERROR' });
     expect(noMessages.body.error.message).toContain('body.messages');
-    const mismatch = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: 'other', runId: 'r1', messages: [{ id: 'u', role: 'user', content: 'x' }] }).expect(400);
+    const mismatch = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({ threadId: 'other', runId: 'r1', messages: [{ id: 'u', role: 'user', content: 'x' }] })
+      .expect(400);
     expect(mismatch.body.error.details.field).toBe('body.threadId');
-    const notUser = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'r1', messages: [{ id: 'a', role: 'assistant', content: 'x' }] }).expect(400);
+    const notUser = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({ threadId: id, runId: 'r1', messages: [{ id: 'a', role: 'assistant', content: 'x' }] })
+      .expect(400);
     expect(notUser.body.error.details.field).toBe('body.messages.0.role');
-    const badRunId = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'has space', messages: [{ id: 'u', role: 'user', content: 'x' }] }).expect(400);
+    const badRunId = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({ threadId: id, runId: 'has space', messages: [{ id: 'u', role: 'user', content: 'x' }] })
+      .expect(400);
     expect(badRunId.body.error.details.field).toBe('body.runId');
-    const badResume = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'r2', messages: [], resume: [{ interruptId: 'x', status: 'resolved', payload: { approved: 'yes' } }] }).expect(400);
+    const badResume = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'r2',
+        messages: [],
+        resume: [{ interruptId: 'x', status: 'resolved', payload: { approved: 'yes' } }],
+      })
+      .expect(400);
     expect(badResume.body.error.details.field).toBe('body.resume.0.payload.approved');
-    await request(t.url).post('/v1/agui/no-such-session').send({ threadId: 'no-such-session', runId: 'r1', messages: [{ id: 'u', role: 'user', content: 'x' }] }).expect(404);
+    await request(t.url)
+      .post('/v1/agui/no-such-session')
+      .send({ threadId: 'no-such-session', runId: 'r1', messages: [{ id: 'u', role: 'user', content: 'x' }] })
+      .expect(404);
     expect(await runCount(t, id)).toBe(0);
   });
 
   it('capabilities describe interrupts, streaming and server-side tools', async () => {
     const caps = (await request(t.url).get('/v1/agui/capabilities').expect(200)).body;
-    expect(caps).toMatchObject({ transport: { streaming: true }, humanInTheLoop: { interrupts: true, approvals: true }, tools: { supported: true, clientProvided: false }, reasoning: { supported: true } });
+    expect(caps).toMatchObject({
+      transport: { streaming: true },
+      humanInTheLoop: { interrupts: true, approvals: true },
+      tools: { supported: true, clientProvided: false },
+      reasoning: { supported: true },
+    });
   });
 });
 
@@ -152,21 +228,47 @@ describe('AG-UI: interrupts from human confirmations', () => {
   });
 
   const askingSession = async () =>
-    (await request(t.url).post('/v1/sessions').send({ permissionPolicy: { allow: ['read'], defaultDecision: 'ask' }, confirmationPolicy: { enabled: true } }).expect(201)).body.session.id as string;
+    (
+      await request(t.url)
+        .post('/v1/sessions')
+        .send({ permissionPolicy: { allow: ['read'], defaultDecision: 'ask' }, confirmationPolicy: { enabled: true } })
+        .expect(201)
+    ).body.session.id as string;
 
   it('resume with payload.always is "allow always": the same write later in the run does not ask again', async () => {
     const id = await askingSession();
     const write = { file_path: 'same.txt', content: 'x' };
-    t.fake.script({ toolCalls: [{ id: 'c_a1', name: 'write', arguments: write }] }, { toolCalls: [{ id: 'c_a2', name: 'write', arguments: write }] }, { text: 'Wrote twice.' });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_a1', name: 'write', arguments: write }] },
+      { toolCalls: [{ id: 'c_a2', name: 'write', arguments: write }] },
+      { text: 'Wrote twice.' },
+    );
     const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
     agent.addMessage({ id: 'u1', role: 'user', content: 'write same.txt twice' });
     const first = await run(agent, { runId: 'always-1' });
-    expect(first.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt', interrupts: [{ id: 'c_a1' }] } });
-    const badAlways = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'always-x', messages: [], resume: [{ interruptId: 'c_a1', status: 'resolved', payload: { approved: true, always: 'yes' } }] }).expect(400);
+    expect(first.events.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: { type: 'interrupt', interrupts: [{ id: 'c_a1' }] },
+    });
+    const badAlways = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'always-x',
+        messages: [],
+        resume: [{ interruptId: 'c_a1', status: 'resolved', payload: { approved: true, always: 'yes' } }],
+      })
+      .expect(400);
     expect(badAlways.body.error.details.field).toBe('body.resume.0.payload.always');
-    const second = await run(agent, { runId: 'always-2', resume: [{ interruptId: 'c_a1', status: 'resolved', payload: { approved: true, always: true } }] });
+    const second = await run(agent, {
+      runId: 'always-2',
+      resume: [{ interruptId: 'c_a1', status: 'resolved', payload: { approved: true, always: true } }],
+    });
     // Both calls ran; the second passed by the session grant, so the stream ends in success, not in a new interrupt.
-    expect(second.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => e.toolCallId)).toEqual(['c_a1', 'c_a2']);
+    expect(second.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => e.toolCallId)).toEqual([
+      'c_a1',
+      'c_a2',
+    ]);
     expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
     expect((await request(t.url).get(`/v1/sessions/${id}/confirmations`).expect(200)).body.confirmations).toEqual([]);
     t.fake.assertDone();
@@ -174,49 +276,100 @@ describe('AG-UI: interrupts from human confirmations', () => {
 
   it('a confirmation ends the stream with an interrupt; resume with approval continues the same run', async () => {
     const id = await askingSession();
-    t.fake.script({ text: 'Writing.', toolCalls: [{ id: 'c_w', name: 'write', arguments: { file_path: 'out.txt', content: 'approved' } }] }, { text: 'Done writing.' });
+    t.fake.script(
+      {
+        text: 'Writing.',
+        toolCalls: [{ id: 'c_w', name: 'write', arguments: { file_path: 'out.txt', content: 'approved' } }],
+      },
+      { text: 'Done writing.' },
+    );
     const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
     agent.addMessage({ id: 'u1', role: 'user', content: 'write out.txt' });
     const first = await run(agent, { runId: 'run-a' });
     const finished = first.events.at(-1) as RunFinishedEvent;
     expect(finished.type).toBe('RUN_FINISHED');
-    expect(finished.outcome).toMatchObject({ type: 'interrupt', interrupts: [{ id: 'c_w', reason: 'tool_call', toolCallId: 'c_w' }] });
-    expect(first.interrupts[0]?.metadata).toMatchObject({ toolName: 'write', args: { file_path: 'out.txt', content: 'approved' } });
+    expect(finished.outcome).toMatchObject({
+      type: 'interrupt',
+      interrupts: [{ id: 'c_w', reason: 'tool_call', toolCallId: 'c_w' }],
+    });
+    expect(first.interrupts[0]?.metadata).toMatchObject({
+      toolName: 'write',
+      args: { file_path: 'out.txt', content: 'approved' },
+    });
     expect(first.types).toContain('TOOL_CALL_END');
     expect(first.types).not.toContain('TOOL_CALL_RESULT');
     expect(agent.pendingInterrupts.map((i) => i.id)).toEqual(['c_w']);
     const ours = String(first.events[0]?.metadata?.a3sRunId);
     // The run still waits on the server.
-    expect((await request(t.url).get(`/v1/sessions/${id}/confirmations`).expect(200)).body.confirmations).toHaveLength(1);
+    expect((await request(t.url).get(`/v1/sessions/${id}/confirmations`).expect(200)).body.confirmations).toHaveLength(
+      1,
+    );
 
-    const second = await run(agent, { runId: 'run-b', resume: [{ interruptId: 'c_w', status: 'resolved', payload: { approved: true } }] });
+    const second = await run(agent, {
+      runId: 'run-b',
+      resume: [{ interruptId: 'c_w', status: 'resolved', payload: { approved: true } }],
+    });
     expect(second.types[0]).toBe('RUN_STARTED');
     expect(second.events[0]?.metadata).toMatchObject({ runId: 'run-b', a3sRunId: ours });
     expect(second.events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: 'c_w' });
     expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: 'run-b', outcome: { type: 'success' } });
-    expect(second.events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('Done writing.');
+    expect(
+      second.events
+        .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Done writing.');
     expect(toolMessage(t, 'c_w')).toContain('Wrote');
     expect((await request(t.url).get(`/v1/sessions/${id}/runs/${ours}`).expect(200)).body.run.status).toBe('completed');
     expect(agent.pendingInterrupts).toEqual([]);
 
     // Answering again the same way is idempotent (the stream replays the rest of the run); another answer is stale.
-    const again = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'run-b', messages: [], resume: [{ interruptId: 'c_w', status: 'resolved', payload: { approved: true } }] }).expect(200);
+    const again = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'run-b',
+        messages: [],
+        resume: [{ interruptId: 'c_w', status: 'resolved', payload: { approved: true } }],
+      })
+      .expect(200);
     expect(sseEvents(again.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-    const stale = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'run-c', messages: [], resume: [{ interruptId: 'c_w', status: 'cancelled' }] }).expect(200);
-    expect(sseEvents(stale.text)).toEqual([expect.objectContaining({ type: 'RUN_ERROR', code: 'CONFIRMATION_SETTLED' })]);
-    const unknown = await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'run-d', messages: [], resume: [{ interruptId: 'nope', status: 'resolved', payload: { approved: true } }] }).expect(200);
-    expect(sseEvents(unknown.text)).toEqual([expect.objectContaining({ type: 'RUN_ERROR', code: 'CONFIRMATION_NOT_FOUND' })]);
+    const stale = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({ threadId: id, runId: 'run-c', messages: [], resume: [{ interruptId: 'c_w', status: 'cancelled' }] })
+      .expect(200);
+    expect(sseEvents(stale.text)).toEqual([
+      expect.objectContaining({ type: 'RUN_ERROR', code: 'CONFIRMATION_SETTLED' }),
+    ]);
+    const unknown = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'run-d',
+        messages: [],
+        resume: [{ interruptId: 'nope', status: 'resolved', payload: { approved: true } }],
+      })
+      .expect(200);
+    expect(sseEvents(unknown.text)).toEqual([
+      expect.objectContaining({ type: 'RUN_ERROR', code: 'CONFIRMATION_NOT_FOUND' }),
+    ]);
     t.fake.assertDone();
   });
 
   it('a rejection (payload.approved false) reaches the model as a rejected call', async () => {
     const id = await askingSession();
-    t.fake.script({ toolCalls: [{ id: 'c_no', name: 'bash', arguments: { command: 'echo no' } }] }, { text: 'Understood.' });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_no', name: 'bash', arguments: { command: 'echo no' } }] },
+      { text: 'Understood.' },
+    );
     const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
     agent.addMessage({ id: 'u1', role: 'user', content: 'run echo' });
     const first = await run(agent, { runId: 'rej-1' });
     expect(first.interrupts.map((i) => i.id)).toEqual(['c_no']);
-    const second = await run(agent, { runId: 'rej-2', resume: [{ interruptId: 'c_no', status: 'resolved', payload: { approved: false, reason: 'not on my machine' } }] });
+    const second = await run(agent, {
+      runId: 'rej-2',
+      resume: [{ interruptId: 'c_no', status: 'resolved', payload: { approved: false, reason: 'not on my machine' } }],
+    });
     expect(second.events.find((e) => e.type === 'TOOL_CALL_RESULT')?.content).toContain('not on my machine');
     expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
     expect(toolMessage(t, 'c_no')).toContain('rejected: not on my machine');
@@ -241,7 +394,9 @@ describe('AG-UI: interrupts from human confirmations', () => {
       { id: 'm0', role: 'user', content: 'hello' },
       { id: 'm1', role: 'assistant', content: 'first answer' },
     ]);
-    expect(events[2]).toMatchObject({ outcome: { type: 'interrupt', interrupts: [{ id: 'c_pend', reason: 'tool_call' }] } });
+    expect(events[2]).toMatchObject({
+      outcome: { type: 'interrupt', interrupts: [{ id: 'c_pend', reason: 'tool_call' }] },
+    });
     await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
     // Cancelling the interrupt rejects the call and ends the run.
     t.fake.script({ text: 'ok, not running it' });
@@ -272,8 +427,13 @@ describe('AG-UI: auth and tenancy', () => {
   });
 
   it("another tenant's HttpAgent gets 404 and nothing runs; no token is 401", async () => {
-    const id = (await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${A}`).send({}).expect(201)).body.session.id as string;
-    const intruder = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id, headers: { authorization: `Bearer ${B}` } });
+    const id = (await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${A}`).send({}).expect(201)).body
+      .session.id as string;
+    const intruder = new HttpAgent({
+      url: `${t.url}/v1/agui/${id}`,
+      threadId: id,
+      headers: { authorization: `Bearer ${B}` },
+    });
     intruder.addMessage({ id: 'u1', role: 'user', content: 'hi' });
     const failure = await intruder.runAgent({ runId: 'x-1' }, { onRunFailed: () => ({}) }).then(
       () => undefined,
@@ -281,16 +441,28 @@ describe('AG-UI: auth and tenancy', () => {
     );
     expect(failure?.status).toBe(404);
     expect(failure?.payload?.error?.code).toBe('SESSION_NOT_FOUND');
-    await request(t.url).post(`/v1/agui/${id}`).send({ threadId: id, runId: 'x-2', messages: [{ id: 'u', role: 'user', content: 'x' }] }).expect(401);
+    await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({ threadId: id, runId: 'x-2', messages: [{ id: 'u', role: 'user', content: 'x' }] })
+      .expect(401);
     await request(t.url).post(`/v1/agui/${id}/connect`).set('authorization', `Bearer ${B}`).send({}).expect(404);
 
     // The owner's agent runs.
     t.fake.script({ text: 'yours' });
-    const owner = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id, headers: { authorization: `Bearer ${A}` } });
+    const owner = new HttpAgent({
+      url: `${t.url}/v1/agui/${id}`,
+      threadId: id,
+      headers: { authorization: `Bearer ${A}` },
+    });
     owner.addMessage({ id: 'u1', role: 'user', content: 'hi' });
     const { types } = await run(owner, { runId: 'a-1' });
     expect(types.at(-1)).toBe('RUN_FINISHED');
-    await eventually(async () => (await request(t.url).get(`/v1/sessions/${id}/runs`).set('authorization', `Bearer ${A}`).expect(200)).body.runs.length === 1, 'one run');
+    await eventually(
+      async () =>
+        (await request(t.url).get(`/v1/sessions/${id}/runs`).set('authorization', `Bearer ${A}`).expect(200)).body.runs
+          .length === 1,
+      'one run',
+    );
     t.fake.assertDone();
   });
 });

@@ -19,7 +19,9 @@ describe('chatCompletionsUrl (the seed meaning of base_url)', () => {
   });
 
   it('prefers a full chatCompletionsUrl, and leaves the SDK default when nothing is set', () => {
-    expect(providerChatUrl({ baseUrl: 'http://a', chatCompletionsUrl: 'http://b/v1/chat/completions' })).toBe('http://b/v1/chat/completions');
+    expect(providerChatUrl({ baseUrl: 'http://a', chatCompletionsUrl: 'http://b/v1/chat/completions' })).toBe(
+      'http://b/v1/chat/completions',
+    );
     expect(providerChatUrl({ baseUrl: 'http://a' })).toBe('http://a/v1/chat/completions');
     expect(providerChatUrl({ chatCompletionsPath: '/x/chat' })).toBe('https://api.openai.com/x/chat');
     expect(providerChatUrl({})).toBeUndefined();

@@ -64,7 +64,13 @@ describe('OpenAiProvider against the strict fake provider', () => {
   it('describes the response first: where the request went and the id, model and object of its first chunk', async () => {
     fake.script({ text: 'hi' });
     const [first] = await everyEvent(provider, request());
-    expect(first).toEqual({ type: 'response', requestUrl: `${fake.baseUrl}/chat/completions`, responseId: expect.stringMatching(/^chatcmpl-fake-/), responseModel: 'gpt-test', responseObject: 'chat.completion.chunk' });
+    expect(first).toEqual({
+      type: 'response',
+      requestUrl: `${fake.baseUrl}/chat/completions`,
+      responseId: expect.stringMatching(/^chatcmpl-fake-/),
+      responseModel: 'gpt-test',
+      responseObject: 'chat.completion.chunk',
+    });
     await fake.waitForRequests(1);
   });
 
@@ -72,23 +78,25 @@ describe('OpenAiProvider against the strict fake provider', () => {
     fake.script({ text: 'ok' });
     await collect(
       provider,
-        request({
-          model: 'qwen3-coder',
-          maxTokens: 256,
-          temperature: 0.2,
-          messages: [
-            { role: 'system', content: 'be terse' },
-            { role: 'user', content: 'read a.txt' },
-            {
-              role: 'assistant',
-              content: null,
-              reasoning: 'private thoughts',
-              tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'read', arguments: '{"file_path":"a.txt"}' } }],
-            },
-            { role: 'tool', content: 'contents', tool_call_id: 'call_9' },
-          ],
-          tools: [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } }],
-        }),
+      request({
+        model: 'qwen3-coder',
+        maxTokens: 256,
+        temperature: 0.2,
+        messages: [
+          { role: 'system', content: 'be terse' },
+          { role: 'user', content: 'read a.txt' },
+          {
+            role: 'assistant',
+            content: null,
+            reasoning: 'private thoughts',
+            tool_calls: [
+              { id: 'call_9', type: 'function', function: { name: 'read', arguments: '{"file_path":"a.txt"}' } },
+            ],
+          },
+          { role: 'tool', content: 'contents', tool_call_id: 'call_9' },
+        ],
+        tools: [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } }],
+      }),
     );
     const [recorded] = fake.requests;
     expect(recorded.headers.authorization).toBe('Bearer test-key');
@@ -98,7 +106,10 @@ describe('OpenAiProvider against the strict fake provider', () => {
     expect(recorded.body.max_tokens).toBe(256);
     expect(recorded.body.temperature).toBe(0.2);
     expect(recorded.body.tools).toEqual([
-      { type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } } },
+      {
+        type: 'function',
+        function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } },
+      },
     ]);
     expect(recorded.body.messages).toEqual([
       { role: 'system', content: 'be terse' },
@@ -106,7 +117,9 @@ describe('OpenAiProvider against the strict fake provider', () => {
       {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'read', arguments: '{"file_path":"a.txt"}' } }],
+        tool_calls: [
+          { id: 'call_9', type: 'function', function: { name: 'read', arguments: '{"file_path":"a.txt"}' } },
+        ],
       },
       { role: 'tool', content: 'contents', tool_call_id: 'call_9' },
     ]);
@@ -114,14 +127,30 @@ describe('OpenAiProvider against the strict fake provider', () => {
   });
 
   it('sends each call the tools it was given, in order, when specs are shared between calls', async () => {
-    const read = { name: 'read', description: 'Read "a" file \u2028 ünïcode', parameters: { type: 'object', properties: { p: { type: 'string' } } } };
+    const read = {
+      name: 'read',
+      description: 'Read "a" file \u2028 ünïcode',
+      parameters: { type: 'object', properties: { p: { type: 'string' } } },
+    };
     const ls = { name: 'ls', description: 'List', parameters: { type: 'object', properties: {} } };
     fake.script({ text: 'one' }, { text: 'two' });
     await collect(provider, request({ tools: [read, ls] }));
     // Multi-byte text before the spliced tool bytes: the body is exact bytes, not characters.
-    await collect(provider, request({ tools: [ls, read], temperature: 0, messages: [{ role: 'user', content: 'h\u00e9llo \u65e5\u672c \u{1f389}' }] }));
-    const names = fake.requests.map((r) => (r.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name));
-    expect(names).toEqual([['read', 'ls'], ['ls', 'read']]);
+    await collect(
+      provider,
+      request({
+        tools: [ls, read],
+        temperature: 0,
+        messages: [{ role: 'user', content: 'h\u00e9llo \u65e5\u672c \u{1f389}' }],
+      }),
+    );
+    const names = fake.requests.map((r) =>
+      (r.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name),
+    );
+    expect(names).toEqual([
+      ['read', 'ls'],
+      ['ls', 'read'],
+    ]);
     expect(fake.requests[1]?.body.tools).toEqual([
       { type: 'function', function: ls },
       { type: 'function', function: read },
@@ -217,8 +246,16 @@ describe('OpenAiProvider against the strict fake provider', () => {
 
   it('maps HTTP 429 to retryable and HTTP 400 to not retryable', async () => {
     fake.script({ error: { status: 429, message: 'slow down' } }, { error: { status: 400, message: 'bad request' } });
-    expect(await failure(provider, request())).toMatchObject({ name: 'LlmProviderError', status: 429, retryable: true });
-    expect(await failure(provider, request())).toMatchObject({ name: 'LlmProviderError', status: 400, retryable: false });
+    expect(await failure(provider, request())).toMatchObject({
+      name: 'LlmProviderError',
+      status: 429,
+      retryable: true,
+    });
+    expect(await failure(provider, request())).toMatchObject({
+      name: 'LlmProviderError',
+      status: 400,
+      retryable: false,
+    });
     fake.assertDone();
   });
 
@@ -230,17 +267,35 @@ describe('OpenAiProvider against the strict fake provider', () => {
       const defaults = new OpenAiProvider({ baseUrl: fake.baseUrl });
       expect(defaults.maxRetries).toBe(2);
       await defaults.close();
-      fake.script({ error: { status: 503, message: 'overloaded', headers: { 'retry-after-ms': '1' } } }, { error: { status: 429, message: 'slow', headers: { 'retry-after': '3' } } }, { text: 'second time lucky' });
-      expect(await failure(retrying, request())).toMatchObject({ name: 'LlmProviderError', status: 503, retryable: true, retryAfterMs: 1 });
+      fake.script(
+        { error: { status: 503, message: 'overloaded', headers: { 'retry-after-ms': '1' } } },
+        { error: { status: 429, message: 'slow', headers: { 'retry-after': '3' } } },
+        { text: 'second time lucky' },
+      );
+      expect(await failure(retrying, request())).toMatchObject({
+        name: 'LlmProviderError',
+        status: 503,
+        retryable: true,
+        retryAfterMs: 1,
+      });
       expect(fake.requests).toHaveLength(1);
       expect(await failure(retrying, request())).toMatchObject({ status: 429, retryable: true, retryAfterMs: 3000 });
       const events = await collect(retrying, request());
       expect(events[0]).toEqual({ type: 'text_delta', text: 'second time lucky' });
       expect(fake.requests).toHaveLength(3);
-      expect(fake.requests[2]?.headers).toMatchObject({ authorization: 'Bearer test-key', 'content-type': 'application/json', 'x-stainless-retry-count': '0' });
+      expect(fake.requests[2]?.headers).toMatchObject({
+        authorization: 'Bearer test-key',
+        'content-type': 'application/json',
+        'x-stainless-retry-count': '0',
+      });
       // x-should-retry: false overrides the status: a 503 the server calls final is not retryable.
       fake.script({ error: { status: 503, message: 'final', headers: { 'x-should-retry': 'false' } } });
-      expect(await failure(retrying, request())).toMatchObject({ name: 'LlmProviderError', status: 503, retryable: false, retryAfterMs: undefined });
+      expect(await failure(retrying, request())).toMatchObject({
+        name: 'LlmProviderError',
+        status: 503,
+        retryable: false,
+        retryAfterMs: undefined,
+      });
       expect(fake.requests).toHaveLength(4);
       fake.assertDone();
     } finally {
@@ -265,7 +320,11 @@ describe('OpenAiProvider against the strict fake provider', () => {
     const gone = await startFakeProvider();
     await gone.close();
     const offline = new OpenAiProvider({ baseUrl: gone.baseUrl, maxRetries: 0 });
-    expect(await failure(offline, request())).toMatchObject({ name: 'LlmProviderError', status: undefined, retryable: true });
+    expect(await failure(offline, request())).toMatchObject({
+      name: 'LlmProviderError',
+      status: undefined,
+      retryable: true,
+    });
   });
 
   it('rejects promptly with AbortError when aborted during a hung request', async () => {
@@ -314,7 +373,9 @@ describe('OpenAiProvider against the strict fake provider', () => {
       );
     expect(error).toBe(thrown);
     expect(seen).toEqual(['response', 'text_delta']);
-    expect((await collect(provider, request())).filter((e) => e.type === 'text_delta')).toEqual([{ type: 'text_delta', text: 'after' }]);
+    expect((await collect(provider, request())).filter((e) => e.type === 'text_delta')).toEqual([
+      { type: 'text_delta', text: 'after' },
+    ]);
     fake.assertDone();
   });
 
@@ -330,7 +391,12 @@ describe('OpenAiProvider against the strict fake provider', () => {
 describe('OpenAiProvider endpoint settings', () => {
   it('posts to chatUrl exactly, with the configured headers, on every request', async () => {
     const custom = await startFakeProvider({ chatPath: '/openai/deployments/d1/chat/completions' });
-    const routed = new OpenAiProvider({ apiKey: 'k', chatUrl: `${custom.rootUrl}/openai/deployments/d1/chat/completions`, headers: { 'X-Team': 'docs' }, maxRetries: 1 });
+    const routed = new OpenAiProvider({
+      apiKey: 'k',
+      chatUrl: `${custom.rootUrl}/openai/deployments/d1/chat/completions`,
+      headers: { 'X-Team': 'docs' },
+      maxRetries: 1,
+    });
     try {
       custom.script({ error: { status: 500, message: 'again' } }, { text: 'routed' });
       expect(await failure(routed, request())).toMatchObject({ status: 500, retryable: true });
@@ -376,7 +442,10 @@ describe('strict fake provider', () => {
     fake.script({ text: 'never used' });
     const other = await fetch(`${fake.baseUrl}/embeddings`, { method: 'POST', body: '{}' });
     const get = await fetch(`${fake.baseUrl}/chat/completions`);
-    const invalid = await fetch(`${fake.baseUrl}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm' }) });
+    const invalid = await fetch(`${fake.baseUrl}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm' }),
+    });
     expect([other.status, get.status, invalid.status]).toEqual([500, 500, 500]);
     expect(await invalid.text()).toContain('no messages');
     expect(fake.failures.map((f) => f.reason)).toEqual([
@@ -388,7 +457,12 @@ describe('strict fake provider', () => {
   });
 
   it('records a failing expect as a failure', async () => {
-    fake.script({ expect: () => { throw new Error('wrong prompt'); }, text: 'x' });
+    fake.script({
+      expect: () => {
+        throw new Error('wrong prompt');
+      },
+      text: 'x',
+    });
     expect(await failure(provider, request())).toMatchObject({ status: 500 });
     expect(() => fake.assertDone()).toThrow(/wrong prompt/);
   });
@@ -418,7 +492,9 @@ describe('strict fake provider', () => {
           message: {
             role: 'assistant',
             content: 'plain',
-            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"file_path":"b.txt"}' } }],
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"file_path":"b.txt"}' } },
+            ],
           },
           finish_reason: 'tool_calls',
         },

@@ -21,9 +21,16 @@ beforeEach(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       if (req.url === '/missing') {
-        res.writeHead(404, { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] }).end('{"error":{"message":"no such thing"}}');
+        res
+          .writeHead(404, { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] })
+          .end('{"error":{"message":"no such thing"}}');
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'req_1' });
@@ -51,15 +58,28 @@ describe('createUndiciFetch (the openai SDK transport)', () => {
     expect(response).toMatchObject({ ok: true, status: 200, url: `${base}/v1/chat/completions` });
     expect(response.headers.get('x-request-id')).toBe('req_1');
     const parts: string[] = [];
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parts.push(Buffer.from(chunk).toString('utf8'));
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
+      parts.push(Buffer.from(chunk).toString('utf8'));
     expect(parts.join('')).toBe('data: one\n\ndata: two\n\n');
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions', body: '{"model":"m"}' });
     expect(seen[0]?.headers).toMatchObject({ 'content-type': 'application/json', authorization: 'Bearer k' });
   });
 
   it('takes headers as a record or as pairs, and bytes as the body', async () => {
-    await (await transport.fetch(`${base}/a`, { method: 'POST', headers: { 'X-One': '1' }, body: new TextEncoder().encode('bytes') })).text();
-    await (await transport.fetch(new URL(`${base}/b`), { method: 'POST', headers: [['X-Two', '2']], body: new TextEncoder().encode('buffer').buffer })).text();
+    await (
+      await transport.fetch(`${base}/a`, {
+        method: 'POST',
+        headers: { 'X-One': '1' },
+        body: new TextEncoder().encode('bytes'),
+      })
+    ).text();
+    await (
+      await transport.fetch(new URL(`${base}/b`), {
+        method: 'POST',
+        headers: [['X-Two', '2']],
+        body: new TextEncoder().encode('buffer').buffer,
+      })
+    ).text();
     expect(seen[0]).toMatchObject({ url: '/a', body: 'bytes' });
     expect(seen[0]?.headers['x-one']).toBe('1');
     expect(seen[1]).toMatchObject({ url: '/b', body: 'buffer' });
@@ -76,13 +96,17 @@ describe('createUndiciFetch (the openai SDK transport)', () => {
   });
 
   it('refuses request bodies it cannot send, naming the limitation', async () => {
-    await expect(transport.fetch(`${base}/x`, { method: 'POST', body: new URLSearchParams({ a: '1' }) })).rejects.toThrow(/only string and byte request bodies/);
+    await expect(
+      transport.fetch(`${base}/x`, { method: 'POST', body: new URLSearchParams({ a: '1' }) }),
+    ).rejects.toThrow(/only string and byte request bodies/);
     expect(seen).toHaveLength(0);
   });
 
   it('rejects with an AbortError when the signal fires before the response', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(transport.fetch(`${base}/x`, { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(transport.fetch(`${base}/x`, { signal: controller.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
   });
 });

@@ -21,7 +21,11 @@ function buildServer(secret: string): McpServer {
   const server = new McpServer({ name: 'a3s-test-http-echo', version: '1.0.0' });
   server.registerTool(
     'echo',
-    { description: 'Echo a message back.', inputSchema: { message: z.string().describe('The text to echo.') }, annotations: { readOnlyHint: true } },
+    {
+      description: 'Echo a message back.',
+      inputSchema: { message: z.string().describe('The text to echo.') },
+      annotations: { readOnlyHint: true },
+    },
     async ({ message }) => ({ content: [{ type: 'text', text: message }] }),
   );
   server.registerTool('get_secret', { description: 'Return the secret the server was started with.' }, async () => ({
@@ -55,7 +59,9 @@ export async function startHttpMcpServer(secret: string, port = 0): Promise<Test
       return;
     }
     if (req.method !== 'POST' || sessionId !== undefined) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
       return;
     }
     const transport = new StreamableHTTPServerTransport({

@@ -36,7 +36,11 @@ describe('layered MCP tools', () => {
     // The sibling session and the global layer are untouched.
     expect(await secretVia([global, sessionB])).toBe('global-secret');
     expect(global.status().map((s) => s.name)).toEqual(['echo', 'other']);
-    expect(layerMcpStatus([global, sessionA]).map((s) => `${s.source}:${s.name}`)).toEqual(['global:echo', 'global:other', 'session:echo']);
+    expect(layerMcpStatus([global, sessionA]).map((s) => `${s.source}:${s.name}`)).toEqual([
+      'global:echo',
+      'global:other',
+      'session:echo',
+    ]);
 
     await sessionA.remove('echo');
     expect(await secretVia([global, sessionA])).toBe('global-secret');

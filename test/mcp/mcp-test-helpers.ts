@@ -11,12 +11,24 @@ export const ECHO_SERVER = fileURLToPath(new URL('../fixtures/mcp-echo-server.mj
 
 /** A stdio config starting the echo fixture with `secret` as its first argument. */
 export function echoServerConfig(name: string, secret = 's3cr3t', timeoutMs?: number): McpServerConfigInput {
-  return { name, transport: { type: 'stdio', command: process.execPath, args: [ECHO_SERVER, secret] }, ...(timeoutMs ? { timeoutMs } : {}) };
+  return {
+    name,
+    transport: { type: 'stdio', command: process.execPath, args: [ECHO_SERVER, secret] },
+    ...(timeoutMs ? { timeoutMs } : {}),
+  };
 }
 
 /** A tool context the way the invoker builds one (no workspace access is needed by MCP tools). */
 export function mcpToolContext(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { workspace: process.cwd(), files: workspaceFilesFor(process.cwd()), signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: () => undefined };
+  return {
+    workspace: process.cwd(),
+    files: workspaceFilesFor(process.cwd()),
+    signal,
+    sessionId: 'session-1',
+    runId: 'run-1',
+    toolCallId: 'call-1',
+    onOutput: () => undefined,
+  };
 }
 
 /** True when the process is gone (a zombie waiting to be reaped counts as gone: it runs nothing). */

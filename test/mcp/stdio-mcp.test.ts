@@ -19,7 +19,13 @@ afterEach(async () => {
 
 function tool(m: McpManager, name: string): AnyToolDefinition {
   const found = m.tools().find((t) => t.name === name);
-  if (!found) throw new Error(`no tool ${name}; have ${m.tools().map((t) => t.name).join(', ')}`);
+  if (!found)
+    throw new Error(
+      `no tool ${name}; have ${m
+        .tools()
+        .map((t) => t.name)
+        .join(', ')}`,
+    );
   return found;
 }
 
@@ -36,8 +42,20 @@ describe('stdio MCP server', () => {
     m.onChange((change) => changes.push(`${change.reason}:${change.server}:${change.toolNames.length}`));
 
     await expect(m.add(echoServerConfig('echo', 'the-secret'))).resolves.toEqual({ toolCount: 6 });
-    expect(m.tools().map((t) => t.name).sort()).toEqual(
-      ['mcp__echo__crash', 'mcp__echo__echo', 'mcp__echo__get_secret', 'mcp__echo__picture', 'mcp__echo__slow', 'mcp__echo__spawn_child'].sort(),
+    expect(
+      m
+        .tools()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(
+      [
+        'mcp__echo__crash',
+        'mcp__echo__echo',
+        'mcp__echo__get_secret',
+        'mcp__echo__picture',
+        'mcp__echo__slow',
+        'mcp__echo__spawn_child',
+      ].sort(),
     );
     const echo = tool(m, 'mcp__echo__echo');
     expect(echo.description).toBe('Echo a message back.');
@@ -50,14 +68,24 @@ describe('stdio MCP server', () => {
     });
     expect(changes).toEqual(['added:echo:6']);
 
-    await expect(call(m, 'mcp__echo__echo', { message: 'hello' })).resolves.toMatchObject({ output: 'hello', exitCode: 0 });
+    await expect(call(m, 'mcp__echo__echo', { message: 'hello' })).resolves.toMatchObject({
+      output: 'hello',
+      exitCode: 0,
+    });
     await expect(call(m, 'mcp__echo__get_secret')).resolves.toMatchObject({ output: 'the-secret', exitCode: 0 });
     const picture = await call(m, 'mcp__echo__picture');
     expect(picture).toMatchObject({ exitCode: 1, metadata: { is_error: true, mcp_server: 'echo' } });
     expect(picture.output).toBe('a picture follows\n[image: image/png, 8 bytes]');
 
     const [status] = m.status();
-    expect(status).toMatchObject({ name: 'echo', transport: 'stdio', connected: true, toolCount: 6, error: null, source: 'session' });
+    expect(status).toMatchObject({
+      name: 'echo',
+      transport: 'stdio',
+      connected: true,
+      toolCount: 6,
+      error: null,
+      source: 'session',
+    });
     expect(logs.some((line) => line.includes('echo server ready'))).toBe(true);
 
     const pgid = m.connection('echo')?.pid;
@@ -81,14 +109,18 @@ describe('stdio MCP server', () => {
     const m = manager();
     await m.add(echoServerConfig('echo'));
     await expect(m.add(echoServerConfig('echo'))).rejects.toThrow(/MCP server named "echo" already exists/);
-    await expect(m.add({ name: 'ghost', transport: { type: 'stdio', command: 'a3s-no-such-command-xyz' } })).rejects.toThrow(
+    await expect(
+      m.add({ name: 'ghost', transport: { type: 'stdio', command: 'a3s-no-such-command-xyz' } }),
+    ).rejects.toThrow(
       'MCP server "ghost" could not connect: command "a3s-no-such-command-xyz" was not found (spawn ENOENT).',
     );
     expect(m.status().map((s) => s.name)).toEqual(['echo']);
-    await expect(m.add({ name: 'bad', transport: { type: 'stdio', command: process.execPath, args: ['-e', 'process.exit(5)'] } })).rejects.toThrow(
-      /MCP server "bad" could not connect: the server process exited \(code 5\)/,
+    await expect(
+      m.add({ name: 'bad', transport: { type: 'stdio', command: process.execPath, args: ['-e', 'process.exit(5)'] } }),
+    ).rejects.toThrow(/MCP server "bad" could not connect: the server process exited \(code 5\)/);
+    await expect(m.add({ name: 'x__y', transport: { type: 'stdio', command: 'node' } })).rejects.toThrow(
+      /mcp\.name: name must not contain "__"/,
     );
-    await expect(m.add({ name: 'x__y', transport: { type: 'stdio', command: 'node' } })).rejects.toThrow(/mcp\.name: name must not contain "__"/);
     expect(m.status().map((s) => s.name)).toEqual(['echo']);
   });
 
@@ -103,7 +135,9 @@ describe('stdio MCP server', () => {
     const elapsed = Date.now() - started;
     expect(elapsed).toBeLessThan(2_000);
     expect(crashed.exitCode).toBe(1);
-    expect(crashed.output).toContain('MCP server "echo": tool crash failed: the server process exited (code 3) before answering.');
+    expect(crashed.output).toContain(
+      'MCP server "echo": tool crash failed: the server process exited (code 3) before answering.',
+    );
     expect(crashed.output).toContain('crash: exiting with code 3');
     expect(crashed.metadata).toMatchObject({ reason: 'connection_lost', mcp_server: 'echo' });
     // Children left in the dead server's group are killed too.
@@ -115,7 +149,10 @@ describe('stdio MCP server', () => {
     expect(status).toMatchObject({ connected: false, toolCount: 6 });
     expect(status?.error).toMatch(/^disconnected: the server process exited \(code 3\)/);
     // The configuration and the tools stay; the next call starts a fresh process.
-    await expect(call(m, 'mcp__echo__echo', { message: 'again' })).resolves.toMatchObject({ output: 'again', exitCode: 0 });
+    await expect(call(m, 'mcp__echo__echo', { message: 'again' })).resolves.toMatchObject({
+      output: 'again',
+      exitCode: 0,
+    });
     expect(m.status()[0]).toMatchObject({ connected: true, error: null });
     expect(m.connection('echo')?.pid).not.toBe(pgid);
   });
@@ -128,12 +165,17 @@ describe('stdio MCP server', () => {
     const script = `import { existsSync } from 'node:fs'; if (!existsSync(${JSON.stringify(marker)})) { console.error('not allowed to start'); process.exit(7); } process.argv[2] = 'gated'; await import(${JSON.stringify(pathToFileURL(ECHO_SERVER).href)});`;
     const m = manager();
     try {
-      await m.add({ name: 'gated', transport: { type: 'stdio', command: process.execPath, args: ['--input-type=module', '-e', script] } });
+      await m.add({
+        name: 'gated',
+        transport: { type: 'stdio', command: process.execPath, args: ['--input-type=module', '-e', script] },
+      });
       await m.disconnectIdle(0, Date.now() + 1);
       rmSync(marker);
       const failed = await call(m, 'mcp__gated__echo', { message: 'x' });
       expect(failed).toMatchObject({ exitCode: 1, metadata: { reason: 'connect_failed', mcp_server: 'gated' } });
-      expect(failed.output).toMatch(/^MCP server "gated": tool echo failed: could not connect: the server process exited \(code 7\) before answering\. Its stderr ends with:\nnot allowed to start/);
+      expect(failed.output).toMatch(
+        /^MCP server "gated": tool echo failed: could not connect: the server process exited \(code 7\) before answering\. Its stderr ends with:\nnot allowed to start/,
+      );
       expect(m.status()[0]).toMatchObject({ connected: false, error: expect.stringMatching(/^could not connect: /) });
       writeFileSync(marker, '');
       await expect(call(m, 'mcp__gated__get_secret')).resolves.toMatchObject({ output: 'gated', exitCode: 0 });
@@ -149,12 +191,17 @@ describe('stdio MCP server', () => {
     // The per-call override stands in for the server's timeoutMs, which a loaded machine may need for startup.
     const timedOut = await connection?.callTool('slow', { ms: 5_000 }, { timeoutMs: 300 });
     expect(timedOut).toMatchObject({ exitCode: 1, metadata: { reason: 'timeout' } });
-    expect(timedOut?.output).toBe('MCP server "echo": tool slow failed: no answer within 300 ms (the timeout of this call).');
+    expect(timedOut?.output).toBe(
+      'MCP server "echo": tool slow failed: no answer within 300 ms (the timeout of this call).',
+    );
 
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const started = Date.now();
-    await expect(call(m, 'mcp__echo__slow', { ms: 5_000 }, controller.signal)).resolves.toMatchObject({ exitCode: 1, metadata: { reason: 'cancelled' } });
+    await expect(call(m, 'mcp__echo__slow', { ms: 5_000 }, controller.signal)).resolves.toMatchObject({
+      exitCode: 1,
+      metadata: { reason: 'cancelled' },
+    });
     expect(Date.now() - started).toBeLessThan(2_000);
     await expect(call(m, 'mcp__echo__echo', { message: 'ok' })).resolves.toMatchObject({ output: 'ok', exitCode: 0 });
     expect(m.status()[0]).toMatchObject({ connected: true, error: null });
@@ -193,10 +240,26 @@ describe('stdio MCP server', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'a3s-mcp-'));
     const m = manager();
     try {
-      const config = { name: 'later', transport: { type: 'stdio' as const, command: process.execPath, args: [ECHO_SERVER, 'late'], cwd: path.join(dir, 'missing') } };
+      const config = {
+        name: 'later',
+        transport: {
+          type: 'stdio' as const,
+          command: process.execPath,
+          args: [ECHO_SERVER, 'late'],
+          cwd: path.join(dir, 'missing'),
+        },
+      };
       const registered = await m.register(config);
-      expect(registered).toEqual({ toolCount: 0, error: `MCP server "later" could not connect: cwd ${path.join(dir, 'missing')} is not a directory.` });
-      expect(m.status()[0]).toMatchObject({ name: 'later', connected: false, toolCount: 0, error: expect.stringMatching(/^could not connect: cwd/) });
+      expect(registered).toEqual({
+        toolCount: 0,
+        error: `MCP server "later" could not connect: cwd ${path.join(dir, 'missing')} is not a directory.`,
+      });
+      expect(m.status()[0]).toMatchObject({
+        name: 'later',
+        connected: false,
+        toolCount: 0,
+        error: expect.stringMatching(/^could not connect: cwd/),
+      });
       await expect(m.register(config)).rejects.toThrow(/already exists/);
       mkdirSync(path.join(dir, 'missing'));
       await expect(m.refresh()).resolves.toEqual([{ server: 'later', toolCount: 6, error: null }]);

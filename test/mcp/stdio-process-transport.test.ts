@@ -4,7 +4,10 @@ import { mcpServerEnv, StdioProcessTransport } from '../../src/runtime/mcp/stdio
 import { groupGone, processGone } from './mcp-test-helpers.js';
 
 /** A transport running a node script. */
-function nodeTransport(script: string, extra: Partial<ConstructorParameters<typeof StdioProcessTransport>[0]> = {}): StdioProcessTransport {
+function nodeTransport(
+  script: string,
+  extra: Partial<ConstructorParameters<typeof StdioProcessTransport>[0]> = {},
+): StdioProcessTransport {
   return new StdioProcessTransport({ command: process.execPath, args: ['-e', script], ...extra });
 }
 
@@ -97,10 +100,13 @@ describe('StdioProcessTransport', () => {
 
   it('keeps a bounded stderr tail and hands complete lines to the log', async () => {
     const lines: string[] = [];
-    const transport = nodeTransport(`for (let i = 0; i < 2000; i++) process.stderr.write('line ' + i + ' ' + 'x'.repeat(100) + '\\n'); process.stderr.write('last');`, {
-      stderrTailBytes: 1024,
-      onStderrLine: (line) => lines.push(line),
-    });
+    const transport = nodeTransport(
+      `for (let i = 0; i < 2000; i++) process.stderr.write('line ' + i + ' ' + 'x'.repeat(100) + '\\n'); process.stderr.write('last');`,
+      {
+        stderrTailBytes: 1024,
+        onStderrLine: (line) => lines.push(line),
+      },
+    );
     const closed = closedPromise(transport);
     await transport.start();
     await closed;
@@ -120,7 +126,9 @@ describe('StdioProcessTransport', () => {
   });
 
   it('builds the minimal environment from PATH, HOME and LANG only', () => {
-    expect(mcpServerEnv({ A: '1' }, { PATH: '/bin', HOME: '/h', LANG: 'C', OPENAI_API_KEY: 'k', BASH_FUNC: '() { :; }' })).toEqual({
+    expect(
+      mcpServerEnv({ A: '1' }, { PATH: '/bin', HOME: '/h', LANG: 'C', OPENAI_API_KEY: 'k', BASH_FUNC: '() { :; }' }),
+    ).toEqual({
       PATH: '/bin',
       HOME: '/h',
       LANG: 'C',

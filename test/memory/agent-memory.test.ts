@@ -16,7 +16,10 @@ const DAY = 86_400_000;
 function clock(start: number) {
   let now = start;
   let n = 0;
-  return { env: { now: () => now, newId: (p: string) => `${p}_${String(++n).padStart(4, '0')}` }, advance: (ms: number) => (now += ms) };
+  return {
+    env: { now: () => now, newId: (p: string) => `${p}_${String(++n).padStart(4, '0')}` },
+    advance: (ms: number) => (now += ms),
+  };
 }
 
 describe('AgentMemory', () => {
@@ -28,11 +31,20 @@ describe('AgentMemory', () => {
   it('bounds the short-term ring (100) and the working tier (10) and ranks recall by relevance', async () => {
     const c = clock(1_000 * DAY);
     const events: string[] = [];
-    const memory = new AgentMemory({ store: new ProcessMemoryItemStore(), scope: { tenantId: 't', namespace: 'n' }, hostEnv: c.env, emit: (type) => events.push(type) });
+    const memory = new AgentMemory({
+      store: new ProcessMemoryItemStore(),
+      scope: { tenantId: 't', namespace: 'n' },
+      hostEnv: c.env,
+      emit: (type) => events.push(type),
+    });
     const old = await memory.rememberSuccess('old thing', [], 'r');
     c.advance(60 * DAY);
     for (let i = 0; i < SHORT_TERM_MAX + 5; i += 1) await memory.rememberSuccess(`task ${i}`, ['read'], 'r');
-    expect(await memory.stats()).toEqual({ longTermCount: SHORT_TERM_MAX + 6, shortTermCount: SHORT_TERM_MAX, workingCount: WORKING_MAX });
+    expect(await memory.stats()).toEqual({
+      longTermCount: SHORT_TERM_MAX + 6,
+      shortTermCount: SHORT_TERM_MAX,
+      workingCount: WORKING_MAX,
+    });
     const newer = await memory.rememberFailure('old thing again', 'boom', []);
     // Both match; the newer failure is more important and more recent.
     expect((await memory.recallSimilar('OLD THING')).map((i) => i.id)).toEqual([newer.id, old.id]);
@@ -42,7 +54,12 @@ describe('AgentMemory', () => {
 
   it('bounds the context section and the recorded text', async () => {
     const c = clock(0);
-    const memory = new AgentMemory({ store: new ProcessMemoryItemStore(), scope: { tenantId: 't', namespace: 'n' }, hostEnv: c.env, emit: () => undefined });
+    const memory = new AgentMemory({
+      store: new ProcessMemoryItemStore(),
+      scope: { tenantId: 't', namespace: 'n' },
+      hostEnv: c.env,
+      emit: () => undefined,
+    });
     for (let i = 0; i < 8; i += 1) await memory.rememberSuccess('big', [], 'x'.repeat(3_000));
     const section = await memoryContextSection(memory, 'big');
     expect(section.split('\n- ').length - 1).toBeLessThanOrEqual(5);
@@ -61,7 +78,16 @@ describe('FileMemoryItemStore', () => {
   it('keeps one directory per tenant and namespace, and reads it back in a new instance', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'a3s-memstore-'));
     const store = new FileMemoryItemStore(dir);
-    const item: MemoryItem = { id: 'mem_1', content: 'c', timestamp: 5, importance: 0.5, tags: [], memory_type: 'semantic', metadata: {}, access_count: 0 };
+    const item: MemoryItem = {
+      id: 'mem_1',
+      content: 'c',
+      timestamp: 5,
+      importance: 0.5,
+      tags: [],
+      memory_type: 'semantic',
+      metadata: {},
+      access_count: 0,
+    };
     await store.put({ tenantId: 'tenant-a', namespace: 'default' }, item);
     await store.put({ tenantId: 'weird/../tenant', namespace: 'default' }, { ...item, id: 'mem_2' });
     expect((await readdir(dir)).sort()).toEqual([tenantDirectoryName('weird/../tenant'), 'tenant-a'].sort());

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOutboundUrl, type OutboundResolver, type ResolvedAddress } from '../../src/runtime/outbound/check-outbound-url.js';
+import {
+  checkOutboundUrl,
+  type OutboundResolver,
+  type ResolvedAddress,
+} from '../../src/runtime/outbound/check-outbound-url.js';
 import { OutboundUrlError } from '../../src/runtime/outbound/outbound-url-error.js';
 import { pinnedLookup } from '../../src/runtime/outbound/pinned-dispatcher.js';
 import { postWebhook } from '../../src/runtime/policy/host-bridge/webhook-client.js';
@@ -60,39 +64,79 @@ describe('checkOutboundUrl', () => {
   it('refuses localhost names without asking DNS, trailing dot and subdomains included', async () => {
     const resolver = scriptedResolver({ 'localhost.': [[v4('8.8.8.8')]] });
     for (const url of ['http://localhost/', 'http://localhost./', 'http://LOCALHOST:9/', 'http://api.localhost/']) {
-      expect((await refusal(checkOutboundUrl(url, { allowPrivate: false, resolve: resolver }))).message).toMatch(/loopback name/);
+      expect((await refusal(checkOutboundUrl(url, { allowPrivate: false, resolve: resolver }))).message).toMatch(
+        /loopback name/,
+      );
     }
     expect(resolver.asked).toEqual([]);
   });
 
   it('refuses a name that resolves to a private address, even when only one of its addresses is', async () => {
-    const resolver = scriptedResolver({ 'inside.test': [[v4('10.0.0.5')]], 'mixed.test': [[v4('93.184.216.34'), v4('127.0.0.1')]], 'v6.test': [[{ address: '::1', family: 6 }]] });
-    expect((await refusal(checkOutboundUrl('http://inside.test/', { allowPrivate: false, resolve: resolver }))).message).toMatch(/inside\.test resolves to 10\.0\.0\.5/);
-    expect((await refusal(checkOutboundUrl('http://mixed.test/', { allowPrivate: false, resolve: resolver }))).message).toMatch(/resolves to 127\.0\.0\.1/);
-    expect((await refusal(checkOutboundUrl('http://v6.test/', { allowPrivate: false, resolve: resolver }))).refusal).toBe('private_address');
+    const resolver = scriptedResolver({
+      'inside.test': [[v4('10.0.0.5')]],
+      'mixed.test': [[v4('93.184.216.34'), v4('127.0.0.1')]],
+      'v6.test': [[{ address: '::1', family: 6 }]],
+    });
+    expect(
+      (await refusal(checkOutboundUrl('http://inside.test/', { allowPrivate: false, resolve: resolver }))).message,
+    ).toMatch(/inside\.test resolves to 10\.0\.0\.5/);
+    expect(
+      (await refusal(checkOutboundUrl('http://mixed.test/', { allowPrivate: false, resolve: resolver }))).message,
+    ).toMatch(/resolves to 127\.0\.0\.1/);
+    expect(
+      (await refusal(checkOutboundUrl('http://v6.test/', { allowPrivate: false, resolve: resolver }))).refusal,
+    ).toBe('private_address');
   });
 
   it('refuses userinfo, other schemes, zone ids and unresolvable names with their own refusal', async () => {
     const resolver = scriptedResolver({});
-    expect((await refusal(checkOutboundUrl('http://evil@127.0.0.1/', { allowPrivate: true, resolve: resolver }))).refusal).toBe('credentials');
-    expect((await refusal(checkOutboundUrl('http://a:b@example.com/', { allowPrivate: false, resolve: resolver }))).refusal).toBe('credentials');
-    expect((await refusal(checkOutboundUrl('file:///etc/passwd', { allowPrivate: true, resolve: resolver }))).refusal).toBe('scheme');
-    expect((await refusal(checkOutboundUrl('gopher://127.0.0.1:6379/', { allowPrivate: true, resolve: resolver }))).refusal).toBe('scheme');
-    expect((await refusal(checkOutboundUrl('http://[fe80::1%25eth0]/', { allowPrivate: true, resolve: resolver }))).refusal).toBe('invalid_url');
-    expect((await refusal(checkOutboundUrl('http://nowhere.test/', { allowPrivate: false, resolve: resolver }))).refusal).toBe('unresolvable');
+    expect(
+      (await refusal(checkOutboundUrl('http://evil@127.0.0.1/', { allowPrivate: true, resolve: resolver }))).refusal,
+    ).toBe('credentials');
+    expect(
+      (await refusal(checkOutboundUrl('http://a:b@example.com/', { allowPrivate: false, resolve: resolver }))).refusal,
+    ).toBe('credentials');
+    expect(
+      (await refusal(checkOutboundUrl('file:///etc/passwd', { allowPrivate: true, resolve: resolver }))).refusal,
+    ).toBe('scheme');
+    expect(
+      (await refusal(checkOutboundUrl('gopher://127.0.0.1:6379/', { allowPrivate: true, resolve: resolver }))).refusal,
+    ).toBe('scheme');
+    expect(
+      (await refusal(checkOutboundUrl('http://[fe80::1%25eth0]/', { allowPrivate: true, resolve: resolver }))).refusal,
+    ).toBe('invalid_url');
+    expect(
+      (await refusal(checkOutboundUrl('http://nowhere.test/', { allowPrivate: false, resolve: resolver }))).refusal,
+    ).toBe('unresolvable');
     const slow: OutboundResolver = () => new Promise(() => undefined);
-    expect((await refusal(checkOutboundUrl('http://slow.test/', { allowPrivate: false, resolve: slow, resolveTimeoutMs: 50 }))).message).toMatch(/no answer within 50 ms/);
+    expect(
+      (
+        await refusal(
+          checkOutboundUrl('http://slow.test/', { allowPrivate: false, resolve: slow, resolveTimeoutMs: 50 }),
+        )
+      ).message,
+    ).toMatch(/no answer within 50 ms/);
   });
 
   it('accepts global addresses and names, and private ones with allowPrivate, answering the addresses to pin', async () => {
-    const resolver = scriptedResolver({ 'hooks.test': [[v4('93.184.216.34'), { address: '2606:4700::1', family: 6 }]], 'lan.test': [[v4('192.168.1.20')]] });
+    const resolver = scriptedResolver({
+      'hooks.test': [[v4('93.184.216.34'), { address: '2606:4700::1', family: 6 }]],
+      'lan.test': [[v4('192.168.1.20')]],
+    });
     const global = await checkOutboundUrl('https://hooks.test/x?y=1', { allowPrivate: false, resolve: resolver });
     expect(global.address).toEqual(v4('93.184.216.34'));
     expect(global.addresses).toHaveLength(2);
     expect(global.url.href).toBe('https://hooks.test/x?y=1');
-    expect((await checkOutboundUrl('http://8.8.8.8/', { allowPrivate: false, resolve: resolver })).address).toEqual(v4('8.8.8.8'));
-    expect((await checkOutboundUrl('http://lan.test/', { allowPrivate: true, resolve: resolver })).address).toEqual(v4('192.168.1.20'));
-    expect((await checkOutboundUrl('http://[::1]:9/', { allowPrivate: true })).address).toEqual({ address: '::1', family: 6 });
+    expect((await checkOutboundUrl('http://8.8.8.8/', { allowPrivate: false, resolve: resolver })).address).toEqual(
+      v4('8.8.8.8'),
+    );
+    expect((await checkOutboundUrl('http://lan.test/', { allowPrivate: true, resolve: resolver })).address).toEqual(
+      v4('192.168.1.20'),
+    );
+    expect((await checkOutboundUrl('http://[::1]:9/', { allowPrivate: true })).address).toEqual({
+      address: '::1',
+      family: 6,
+    });
   });
 });
 
@@ -127,7 +171,11 @@ describe('pinned connections', () => {
     const port = new URL(inside.url('/')).port;
     // First answer public (passes the check), every later answer the loopback server behind the firewall.
     const resolver = scriptedResolver({ 'rebind.test': [[v4('93.184.216.34')], [v4('127.0.0.1')]] });
-    const error = await postWebhook({ kind: 'webhook', url: `http://rebind.test:${port}/hook` }, {}, { timeoutMs: 300, resolve: resolver }).then(
+    const error = await postWebhook(
+      { kind: 'webhook', url: `http://rebind.test:${port}/hook` },
+      {},
+      { timeoutMs: 300, resolve: resolver },
+    ).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -139,7 +187,11 @@ describe('pinned connections', () => {
   it('a name is connected by its checked address, not by a second system lookup (which could not resolve it)', async () => {
     const port = new URL(inside.url('/')).port;
     const resolver = scriptedResolver({ 'hooks.rebind.test': [[v4('127.0.0.1')], [v4('10.9.9.9')]] });
-    const answer = await postWebhook({ kind: 'webhook', url: `http://hooks.rebind.test:${port}/hook`, allowPrivateNetworks: true }, { kind: 'x' }, { timeoutMs: 2000, resolve: resolver });
+    const answer = await postWebhook(
+      { kind: 'webhook', url: `http://hooks.rebind.test:${port}/hook`, allowPrivateNetworks: true },
+      { kind: 'x' },
+      { timeoutMs: 2000, resolve: resolver },
+    );
     expect(answer).toEqual({ action: 'continue' });
     expect(resolver.asked).toEqual(['hooks.rebind.test']);
     // The Host header is still the URL's host: virtual hosting and TLS names are unchanged by the pin.

@@ -71,6 +71,10 @@ describe('outboundFetch: URLs a tenant named (MCP over HTTP)', () => {
     expect(await answer.text()).toBe(`hello mcp.example.test:${port()}`);
     expect(asked).toEqual(['mcp.example.test']);
     // Without the right, the same name resolving to loopback is refused.
-    await expect(outboundFetch({ allowPrivate: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] })(`http://mcp.example.test:${port()}/hello`)).rejects.toThrow(/loopback/);
+    await expect(
+      outboundFetch({ allowPrivate: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] })(
+        `http://mcp.example.test:${port()}/hello`,
+      ),
+    ).rejects.toThrow(/loopback/);
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { BoundedCache } from '../../src/runtime/policy/bounded-cache.js';
-import { globMatches, parseRule, RULE_CACHE_ENTRIES, ruleGlobCacheSize } from '../../src/runtime/policy/permission-policy.js';
+import {
+  globMatches,
+  parseRule,
+  RULE_CACHE_ENTRIES,
+  ruleGlobCacheSize,
+} from '../../src/runtime/policy/permission-policy.js';
 
 describe('BoundedCache', () => {
   it('drops the least recently used entry when full', () => {

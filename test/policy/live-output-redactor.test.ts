@@ -13,7 +13,11 @@ function stream(chunks: readonly string[], flush = true): string[] {
 
 describe('LiveOutputRedactor', () => {
   it('redacts each line like the result and keeps one delta per line', () => {
-    expect(stream([`key ${SECRET}\n`, 'plain\n', 'token=abcdefgh12345678\n'])).toEqual(['key [REDACTED]\n', 'plain\n', 'token=[REDACTED]\n']);
+    expect(stream([`key ${SECRET}\n`, 'plain\n', 'token=abcdefgh12345678\n'])).toEqual([
+      'key [REDACTED]\n',
+      'plain\n',
+      'token=[REDACTED]\n',
+    ]);
   });
 
   it('buffers to line ends, so a secret split across chunks is redacted whole', () => {
@@ -87,7 +91,7 @@ describe('LiveOutputRedactor', () => {
     };
     for (let round = 0; round < 200; round++) {
       const chunks: string[] = [];
-      for (let at = 0; at < text.length; ) {
+      for (let at = 0; at < text.length;) {
         const size = 1 + random(40);
         chunks.push(text.slice(at, at + size));
         at += size;

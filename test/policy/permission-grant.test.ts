@@ -4,13 +4,19 @@ import { permissionGrantKey, permissionGrantRequest } from '../../src/runtime/po
 describe('"allow always" grant keys', () => {
   it('bash is keyed by its parsed simple commands; a hazardous line by its exact text', () => {
     expect(permissionGrantKey('bash', { command: 'echo  a' })).toBe(permissionGrantKey('bash', { command: 'echo a' }));
-    expect(permissionGrantKey('bash', { command: 'echo a' })).not.toBe(permissionGrantKey('bash', { command: 'echo a; rm -rf x' }));
+    expect(permissionGrantKey('bash', { command: 'echo a' })).not.toBe(
+      permissionGrantKey('bash', { command: 'echo a; rm -rf x' }),
+    );
     expect(permissionGrantKey('bash', { command: 'echo $(id)' })).toBe('bash\u0000line\u0000echo $(id)');
   });
 
   it('other tools are keyed by their permission subject', () => {
-    expect(permissionGrantKey('write', { file_path: 'a.txt', content: 'one' })).toBe(permissionGrantKey('Write', { file_path: 'a.txt', content: 'two' }));
-    expect(permissionGrantKey('write', { file_path: 'a.txt' })).not.toBe(permissionGrantKey('write', { file_path: 'b.txt' }));
+    expect(permissionGrantKey('write', { file_path: 'a.txt', content: 'one' })).toBe(
+      permissionGrantKey('Write', { file_path: 'a.txt', content: 'two' }),
+    );
+    expect(permissionGrantKey('write', { file_path: 'a.txt' })).not.toBe(
+      permissionGrantKey('write', { file_path: 'b.txt' }),
+    );
     expect(permissionGrantKey('grep', { pattern: 'x' })).not.toBe(permissionGrantKey('grep', { pattern: 'y' }));
   });
 

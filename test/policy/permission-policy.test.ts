@@ -88,7 +88,12 @@ describe('evaluatePermission with the seed example policy', () => {
   });
 
   it('deny wins over allow, allow over ask', () => {
-    const policy = PermissionPolicySchema.parse({ deny: ['bash(x)'], allow: ['bash(x)', 'bash(y)'], ask: ['bash(y)', 'bash(z)'], defaultDecision: 'deny' });
+    const policy = PermissionPolicySchema.parse({
+      deny: ['bash(x)'],
+      allow: ['bash(x)', 'bash(y)'],
+      ask: ['bash(y)', 'bash(z)'],
+      defaultDecision: 'deny',
+    });
     expect(evaluatePermission(policy, 'bash', { command: 'x' }).decision).toBe('deny');
     expect(evaluatePermission(policy, 'bash', { command: 'y' }).decision).toBe('allow');
     expect(evaluatePermission(policy, 'bash', { command: 'z' }).decision).toBe('ask');
@@ -97,7 +102,10 @@ describe('evaluatePermission with the seed example policy', () => {
 
   it('a disabled policy allows everything', () => {
     const policy = PermissionPolicySchema.parse({ deny: ['bash'], enabled: false });
-    expect(evaluatePermission(policy, 'bash', { command: 'rm -rf /' })).toEqual({ decision: 'allow', rule: 'disabled' });
+    expect(evaluatePermission(policy, 'bash', { command: 'rm -rf /' })).toEqual({
+      decision: 'allow',
+      rule: 'disabled',
+    });
   });
 });
 
@@ -114,23 +122,38 @@ describe('policy helpers', () => {
 
   it('lists malformed rules by field and index', () => {
     const policy = PermissionPolicySchema.parse({ deny: ['ok', 'bad rule here(('], allow: ['(x)'] });
-    expect(policyProblems(policy)).toEqual([expect.stringMatching(/^deny\[1\]: invalid permission rule/), expect.stringMatching(/^allow\[0\]: invalid permission rule/)]);
+    expect(policyProblems(policy)).toEqual([
+      expect.stringMatching(/^deny\[1\]: invalid permission rule/),
+      expect.stringMatching(/^allow\[0\]: invalid permission rule/),
+    ]);
   });
 
   it('the built-in default allows read-only tools and git inspection, asks for the rest', () => {
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'read', { file_path: 'a' }).decision).toBe('allow');
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'glob', { pattern: '*' }).decision).toBe('allow');
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'git', { command: 'status' }).decision).toBe('allow');
-    expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'git', { command: 'diff', args: ['--stat'] }).decision).toBe('allow');
+    expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'git', { command: 'diff', args: ['--stat'] }).decision).toBe(
+      'allow',
+    );
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'bash', { command: 'ls' }).decision).toBe('ask');
     expect(evaluatePermission(BUILTIN_DEFAULT_POLICY, 'write', { file_path: 'a', content: '' }).decision).toBe('ask');
   });
 });
 
 describe('evaluateBoundedPermission: a session policy under the operator floor', () => {
-  const floor = PermissionPolicySchema.parse({ allow: ['read', 'bash(npm test:*)'], ask: ['bash(npm run:*)'], deny: ['write'], defaultDecision: 'deny' });
+  const floor = PermissionPolicySchema.parse({
+    allow: ['read', 'bash(npm test:*)'],
+    ask: ['bash(npm run:*)'],
+    deny: ['write'],
+    defaultDecision: 'deny',
+  });
   const open = PermissionPolicySchema.parse({ enabled: false });
-  const own = PermissionPolicySchema.parse({ allow: ['bash(npm run:*)', 'bash(curl:*)'], deny: ['read(secrets/**)'], ask: ['bash(npm test:*)'], defaultDecision: 'allow' });
+  const own = PermissionPolicySchema.parse({
+    allow: ['bash(npm run:*)', 'bash(curl:*)'],
+    deny: ['read(secrets/**)'],
+    ask: ['bash(npm test:*)'],
+    defaultDecision: 'allow',
+  });
   const cases: Array<[string, unknown, string, string]> = [
     ['read', { file_path: 'a.txt' }, 'allow', 'defaultDecision'],
     ['read', { file_path: 'secrets/key' }, 'deny', 'read(secrets/**)'],
@@ -144,9 +167,17 @@ describe('evaluateBoundedPermission: a session policy under the operator floor',
   });
 
   it('a disabled session policy is bounded all the same; without a floor the session decides alone', () => {
-    expect(evaluateBoundedPermission(open, floor, 'bash', { command: 'ls' })).toEqual({ decision: 'deny', rule: 'operator policy: defaultDecision' });
-    expect(evaluateBoundedPermission(open, floor, 'read', { file_path: 'a' })).toEqual({ decision: 'allow', rule: 'disabled' });
-    expect(evaluateBoundedPermission(open, undefined, 'bash', { command: 'ls' })).toEqual(evaluatePermission(open, 'bash', { command: 'ls' }));
+    expect(evaluateBoundedPermission(open, floor, 'bash', { command: 'ls' })).toEqual({
+      decision: 'deny',
+      rule: 'operator policy: defaultDecision',
+    });
+    expect(evaluateBoundedPermission(open, floor, 'read', { file_path: 'a' })).toEqual({
+      decision: 'allow',
+      rule: 'disabled',
+    });
+    expect(evaluateBoundedPermission(open, undefined, 'bash', { command: 'ls' })).toEqual(
+      evaluatePermission(open, 'bash', { command: 'ls' }),
+    );
   });
 
   it('hides a tool either layer denies for every argument', () => {

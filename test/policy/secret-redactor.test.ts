@@ -12,7 +12,10 @@ describe('SecretRedactor', () => {
     ['password: hunter2hunter2', 'password: [REDACTED]'],
     ['"api_key": "0123456789abcdef"', '"api_key": "[REDACTED]"'],
     ['-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\nafter', '[REDACTED]\nafter'],
-    ['before\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq\nAAAA==\nnot a key line\n', 'before\n[REDACTED]\nnot a key line\n'],
+    [
+      'before\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq\nAAAA==\nnot a key line\n',
+      'before\n[REDACTED]\nnot a key line\n',
+    ],
     ['the configured-provider-key-123 leaked', 'the [REDACTED] leaked'],
     ['tok is too short to be a configured secret', 'tok is too short to be a configured secret'],
     ['nothing secret here: sk-short', 'nothing secret here: sk-short'],

@@ -15,7 +15,10 @@ describe('bash permission rules over HTTP see each command of a compound', () =>
   });
 
   it('allow bash(echo *) runs echo but not "echo hi; touch pwned", which is asked and (confirmation off) refused', async () => {
-    const created = await request(t.url).post('/v1/sessions').send({ permissionPolicy: { allow: ['bash(echo *)'] } }).expect(201);
+    const created = await request(t.url)
+      .post('/v1/sessions')
+      .send({ permissionPolicy: { allow: ['bash(echo *)'] } })
+      .expect(201);
     const id = created.body.session.id as string;
     const workspace = (created.body.session.workspace as string | undefined) ?? t.root;
     t.fake.script(
@@ -45,11 +48,17 @@ describe('bash permission rules over HTTP see each command of a compound', () =>
   it('with confirmation on, the compound waits for a human and a rejection leaves nothing behind', async () => {
     const created = await request(t.url)
       .post('/v1/sessions')
-      .send({ permissionPolicy: { allow: ['bash(echo *)'] }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } })
+      .send({
+        permissionPolicy: { allow: ['bash(echo *)'] },
+        confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 },
+      })
       .expect(201);
     const id = created.body.session.id as string;
     const workspace = (created.body.session.workspace as string | undefined) ?? t.root;
-    t.fake.script({ toolCalls: [{ id: 'c_ask', name: 'bash', arguments: { command: 'echo hi && touch pwned3' } }] }, { text: 'done' });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_ask', name: 'bash', arguments: { command: 'echo hi && touch pwned3' } }] },
+      { text: 'done' },
+    );
     const started = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'go' }).expect(202);
     let pending: { toolId?: string; tool_id?: string }[] = [];
     for (let i = 0; i < 200 && pending.length === 0; i++) {
@@ -57,9 +66,13 @@ describe('bash permission rules over HTTP see each command of a compound', () =>
       if (pending.length === 0) await new Promise((r) => setTimeout(r, 20));
     }
     expect(pending).toHaveLength(1);
-    await request(t.url).post(`/v1/sessions/${id}/confirmations/c_ask`).send({ approved: false, reason: 'no' }).expect(200);
+    await request(t.url)
+      .post(`/v1/sessions/${id}/confirmations/c_ask`)
+      .send({ approved: false, reason: 'no' })
+      .expect(200);
     for (let i = 0; i < 200; i++) {
-      const status = (await request(t.url).get(`/v1/sessions/${id}/runs/${started.body.runId}`).expect(200)).body.run?.status;
+      const status = (await request(t.url).get(`/v1/sessions/${id}/runs/${started.body.runId}`).expect(200)).body.run
+        ?.status;
       if (status === 'completed') break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -75,7 +88,10 @@ describe('bash permission rules over HTTP see each command of a compound', () =>
     const id = created.body.session.id as string;
     const workspace = (created.body.session.workspace as string | undefined) ?? t.root;
     const source = `async function run(ctx) { const ok = await ctx.tool('bash', { command: 'echo inner-ok' }); const bad = await ctx.tool('bash', { command: 'echo hi; touch pwned4' }); return { ok: ok.exitCode, okOut: ok.output, bad: bad.exitCode, badOut: bad.output }; }`;
-    t.fake.script({ toolCalls: [{ id: 'c_prog', name: 'program', arguments: { type: 'script', source } }] }, { text: 'done' });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_prog', name: 'program', arguments: { type: 'script', source } }] },
+      { text: 'done' },
+    );
     await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'go', wait: true }).expect(200);
     const content = toolMessage(t, 'c_prog');
     expect(content).toContain('"ok": 0');

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { PermissionPolicySchema } from '../../src/protocol/governance.js';
-import { evaluateBoundedPermission, evaluatePermission, isToolFullyDenied, type PermissionDecision } from '../../src/runtime/policy/permission-policy.js';
+import {
+  evaluateBoundedPermission,
+  evaluatePermission,
+  isToolFullyDenied,
+  type PermissionDecision,
+} from '../../src/runtime/policy/permission-policy.js';
 import { analyzeShellCommand } from '../../src/runtime/policy/shell/analyze-shell-command.js';
 
 const WORKSPACE = '/srv/ws/project';
@@ -95,9 +100,16 @@ describe('bash permission rules see each simple command', () => {
   });
 
   it('names every allow rule used, and the hazard when an allowed line is only asked', () => {
-    expect(evaluatePermission(policy, 'bash', { command: 'npm run build && cargo test' }, { workspace: WORKSPACE })).toEqual({ decision: 'allow', rule: 'bash(npm run build*), Bash(cargo:*)' });
+    expect(
+      evaluatePermission(policy, 'bash', { command: 'npm run build && cargo test' }, { workspace: WORKSPACE }),
+    ).toEqual({ decision: 'allow', rule: 'bash(npm run build*), Bash(cargo:*)' });
     // Every command (the one inside the substitution too) matches an allow rule, but the substitution is a hazard.
-    const verdict = evaluatePermission(policy, 'bash', { command: 'npm run build $(echo --prod)' }, { workspace: WORKSPACE });
+    const verdict = evaluatePermission(
+      policy,
+      'bash',
+      { command: 'npm run build $(echo --prod)' },
+      { workspace: WORKSPACE },
+    );
     expect(verdict.decision).toBe('ask');
     expect(verdict.rule).toContain('bash(npm run build*)');
     expect(verdict.rule).toContain('command substitution');
@@ -135,13 +147,15 @@ describe('bash permission rules see each simple command', () => {
     expect(evaluatePermission(policy, 'bash', { command: 'echo hi > x' }).decision).toBe('allow');
     const floor = PermissionPolicySchema.parse({ deny: ['bash(touch *)'], allow: ['bash'] });
     const own = PermissionPolicySchema.parse({ allow: ['bash(echo *)'] });
-    expect(evaluateBoundedPermission(own, floor, 'bash', { command: 'echo a; touch b' }, { workspace: WORKSPACE })).toEqual({ decision: 'deny', rule: 'operator policy: bash(touch *)' });
+    expect(
+      evaluateBoundedPermission(own, floor, 'bash', { command: 'echo a; touch b' }, { workspace: WORKSPACE }),
+    ).toEqual({ decision: 'deny', rule: 'operator policy: bash(touch *)' });
   });
 });
 
 describe('analyzeShellCommand', () => {
   it('renders each simple command as its unquoted words, assignments included', () => {
-    const analysis = analyzeShellCommand("FOO='a b' npm run \"build\" | grep -v x; export A=1", WORKSPACE);
+    const analysis = analyzeShellCommand('FOO=\'a b\' npm run "build" | grep -v x; export A=1', WORKSPACE);
     expect(analysis.parsed).toBe(true);
     expect(analysis.hazards).toEqual([]);
     expect(analysis.commands.map((c) => c.subject)).toEqual(['FOO=a b npm run build', 'grep -v x', 'export A=1']);

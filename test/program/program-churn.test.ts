@@ -6,10 +6,20 @@ import { TEST_LIMITS } from './program-test-support.js';
 // Every run frees its VM: a leaked handle makes the runtime's disposal fail, which the outcome reports
 // as a sandbox failure; leaked workers or wasm memories would show as growing memory.
 const SCRIPTS: { source: string; ok: boolean }[] = [
-  { source: 'async function run(ctx) { const big = "x".repeat(4 * 1024 * 1024); const r = await ctx.grep({ pattern: "a" }); return big.length + r.exitCode; }', ok: true },
+  {
+    source:
+      'async function run(ctx) { const big = "x".repeat(4 * 1024 * 1024); const r = await ctx.grep({ pattern: "a" }); return big.length + r.exitCode; }',
+    ok: true,
+  },
   { source: 'async function run(ctx) { console.log("bye"); throw new Error("planned"); }', ok: false },
-  { source: 'async function run(ctx) { ctx.bash({ command: "late" }); return "returned before the call finished"; }', ok: true },
-  { source: 'async function run(ctx) { try { await ctx.tool("program", {}); } catch (e) { return e.message; } }', ok: true },
+  {
+    source: 'async function run(ctx) { ctx.bash({ command: "late" }); return "returned before the call finished"; }',
+    ok: true,
+  },
+  {
+    source: 'async function run(ctx) { try { await ctx.tool("program", {}); } catch (e) { return e.message; } }',
+    ok: true,
+  },
   { source: 'async function run() { await new Promise(() => {}); }', ok: false },
   { source: 'function run( {', ok: false },
 ];
@@ -23,7 +33,9 @@ async function runOne(index: number): Promise<ProgramOutcome> {
     callTool: (name) => new Promise((resolve) => setTimeout(() => resolve({ output: name, exitCode: 0 }), 1)),
     signal: new AbortController().signal,
   });
-  expect(outcome.failure === 'sandbox' ? outcome.error : outcome.ok, `script ${index % SCRIPTS.length}`).toBe(script.ok);
+  expect(outcome.failure === 'sandbox' ? outcome.error : outcome.ok, `script ${index % SCRIPTS.length}`).toBe(
+    script.ok,
+  );
   return outcome;
 }
 

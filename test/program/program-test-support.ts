@@ -23,15 +23,22 @@ export function numbered(lines: readonly string[], first = 1): string {
 export function fakeRead(files: Record<string, string>, pageSize = 2000): CannedTool {
   return (args) => {
     const file = files[String(args.file_path)];
-    if (file === undefined) return { output: `File not found: ${String(args.file_path)}`, exitCode: 1, metadata: { reason: 'not_found' } };
+    if (file === undefined)
+      return { output: `File not found: ${String(args.file_path)}`, exitCode: 1, metadata: { reason: 'not_found' } };
     if (file === '') return { output: '(File is empty.)', exitCode: 0, metadata: { lines: 0 } };
     const all = file.replace(/\n$/, '').split('\n');
     const offset = typeof args.offset === 'number' ? args.offset : 1;
     const page = all.slice(offset - 1, offset - 1 + pageSize);
     const last = offset + page.length - 1;
     const hasMore = last < all.length;
-    const note = hasMore ? `\n\n(Showing lines ${offset}-${last}; the file has more lines. Call read with offset=${last + 1} to continue.)` : '';
-    return { output: numbered(page, offset) + note, exitCode: 0, metadata: { start_line: offset, end_line: last, has_more: hasMore } };
+    const note = hasMore
+      ? `\n\n(Showing lines ${offset}-${last}; the file has more lines. Call read with offset=${last + 1} to continue.)`
+      : '';
+    return {
+      output: numbered(page, offset) + note,
+      exitCode: 0,
+      metadata: { start_line: offset, end_line: last, has_more: hasMore },
+    };
   };
 }
 
@@ -55,7 +62,13 @@ export function fakeTools(tools: Record<string, CannedTool> = {}): {
 /** Run a script with the test limits (overridable), a fake tool caller and a fresh signal. */
 export function run(
   source: string,
-  options: { inputs?: unknown; limits?: Partial<ProgramLimits>; allowedTools?: string[]; tools?: Record<string, CannedTool>; signal?: AbortSignal } = {},
+  options: {
+    inputs?: unknown;
+    limits?: Partial<ProgramLimits>;
+    allowedTools?: string[];
+    tools?: Record<string, CannedTool>;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<ProgramOutcome & { calls: RecordedCall[] }> {
   const fake = fakeTools(options.tools);
   return runProgram({

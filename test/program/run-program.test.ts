@@ -35,7 +35,11 @@ describe('runProgram', () => {
       inputs: { label: 'seed' },
       tools: {
         read: fakeRead({ 'README.md': README }),
-        grep: () => ({ output: 'README.md:1:# A3S Code Server\nREADME.md:4:A3S runs tools.', exitCode: 0, metadata: { matches: 2 } }),
+        grep: () => ({
+          output: 'README.md:1:# A3S Code Server\nREADME.md:4:A3S runs tools.',
+          exitCode: 0,
+          metadata: { matches: 2 },
+        }),
         bash: () => ({ output: 'hi\n', exitCode: 0 }),
         git: () => ({ output: 'On branch main', exitCode: 0 }),
         ls: () => ({ output: 'README.md\nsrc/', exitCode: 0 }),
@@ -79,15 +83,20 @@ describe('runProgram', () => {
   });
 
   it('accepts the seed entry points: export default async function run and export default function run', async () => {
-    expect((await run('export default async function run(ctx, inputs) { return inputs.n; }', { inputs: { n: 3 } })).result).toBe(3);
+    expect(
+      (await run('export default async function run(ctx, inputs) { return inputs.n; }', { inputs: { n: 3 } })).result,
+    ).toBe(3);
     expect((await run('export default function run() { return "sync"; }')).result).toBe('sync');
   });
 
   it('cuts each tool output handed to the script at maxOutputBytes (on a UTF-8 boundary) and records output_bytes', async () => {
-    const outcome = await run('async function run(ctx) { const r = await ctx.tool("bash", { command: "x" }); return [r.output, await ctx.bash("y")]; }', {
-      limits: { maxOutputBytes: 5 },
-      tools: { bash: () => ({ output: 'abcé€xyz', exitCode: 0 }) },
-    });
+    const outcome = await run(
+      'async function run(ctx) { const r = await ctx.tool("bash", { command: "x" }); return [r.output, await ctx.bash("y")]; }',
+      {
+        limits: { maxOutputBytes: 5 },
+        tools: { bash: () => ({ output: 'abcé€xyz', exitCode: 0 }) },
+      },
+    );
     expect(outcome.result).toEqual(['abcé', 'abcé']);
     expect(outcome.toolCalls.map((call) => call.outputBytes)).toEqual([5, 5]);
   });
@@ -96,7 +105,9 @@ describe('runProgram', () => {
     expect((await run('function run(ctx, inputs) { return inputs; }')).result).toBeNull();
     expect((await run('function run(ctx, inputs) { return inputs.n * 2; }', { inputs: { n: 21 } })).result).toBe(42);
     expect((await run('async function run() { return undefined; }')).result).toBeNull();
-    const json = await run('async function run() { return { a: [1, "two", null, true], d: new Date(0), f: () => 1, nan: NaN }; }');
+    const json = await run(
+      'async function run() { return { a: [1, "two", null, true], d: new Date(0), f: () => 1, nan: NaN }; }',
+    );
     expect(json.result).toEqual({ a: [1, 'two', null, true], d: '1970-01-01T00:00:00.000Z', nan: null });
     const arrow = await run('const run = async (ctx, inputs) => inputs.map((x) => x + 1);', { inputs: [1, 2] });
     expect(arrow.result).toEqual([2, 3]);
@@ -116,21 +127,34 @@ describe('runProgram', () => {
 
   it('resolves tool calls with {name, output, text, exitCode, metadata}; a failing tool is a result, not an exception', async () => {
     const outcome = await run('async function run(ctx) { return await ctx.tool("grep", { pattern: "(" }); }', {
-      tools: { grep: () => ({ output: 'Invalid regular expression', exitCode: 1, metadata: { reason: 'invalid_regex' } }) },
+      tools: {
+        grep: () => ({ output: 'Invalid regular expression', exitCode: 1, metadata: { reason: 'invalid_regex' } }),
+      },
     });
-    expect(outcome.result).toEqual({ name: 'grep', output: 'Invalid regular expression', text: null, exitCode: 1, metadata: { reason: 'invalid_regex' } });
+    expect(outcome.result).toEqual({
+      name: 'grep',
+      output: 'Invalid regular expression',
+      text: null,
+      exitCode: 1,
+      metadata: { reason: 'invalid_regex' },
+    });
   });
 
   it('captures console output, one line per call, bounded by maxOutputBytes', async () => {
-    const small = await run('function run() { console.log("a", 1, { b: [2] }); console.error(new Error("bad")); console.info("x"); return 0; }');
+    const small = await run(
+      'function run() { console.log("a", 1, { b: [2] }); console.error(new Error("bad")); console.info("x"); return 0; }',
+    );
     expect(small.logs.split('\n')[0]).toBe('a 1 {"b":[2]}');
     expect(small.logs).toContain('Error: bad');
     expect(small.logs.endsWith('x')).toBe(true);
 
-    const flood = await run('function run() { for (let i = 0; i < 5000; i++) console.log("line " + i + " " + "y".repeat(50)); return "done"; }', {
-      // A generous deadline: 5000 console calls must not race the 300 ms test timeout on a busy machine.
-      limits: { maxOutputBytes: 2048, timeoutMs: 10_000 },
-    });
+    const flood = await run(
+      'function run() { for (let i = 0; i < 5000; i++) console.log("line " + i + " " + "y".repeat(50)); return "done"; }',
+      {
+        // A generous deadline: 5000 console calls must not race the 300 ms test timeout on a busy machine.
+        limits: { maxOutputBytes: 2048, timeoutMs: 10_000 },
+      },
+    );
     expect(flood.result).toBe('done');
     expect(flood.logs.startsWith('line 0 ')).toBe(true);
     expect(flood.logs).toMatch(/\[logs truncated at limits\.maxOutputBytes \(2048 bytes\); \d+ more bytes dropped\]$/);
@@ -149,7 +173,11 @@ describe('runProgram', () => {
       }`,
       { tools: { read: fakeRead({ 'long.txt': long, 'empty.txt': '' }, 10) } },
     );
-    expect(outcome.result).toEqual({ text: long, empty: '', error: 'readFile("missing.txt") failed: File not found: missing.txt' });
+    expect(outcome.result).toEqual({
+      text: long,
+      empty: '',
+      error: 'readFile("missing.txt") failed: File not found: missing.txt',
+    });
     expect(outcome.calls.map((call) => call.args)).toEqual([
       { file_path: 'long.txt' },
       { file_path: 'long.txt', offset: 11 },
@@ -194,7 +222,9 @@ describe('runProgram', () => {
     expect(caught.result).toBe('PTC script exceeded maxToolCalls=2 (limits.maxToolCalls); "grep" was not called');
     expect(caught.calls).toHaveLength(2);
 
-    const uncaught = await run('async function run(ctx) { for (;;) await ctx.ls({}); }', { limits: { maxToolCalls: 3 } });
+    const uncaught = await run('async function run(ctx) { for (;;) await ctx.ls({}); }', {
+      limits: { maxToolCalls: 3 },
+    });
     expect(uncaught.ok).toBe(false);
     expect(uncaught.failure).toBe('tool_calls');
     expect(uncaught.error).toContain('PTC script exceeded maxToolCalls=3');
@@ -216,7 +246,9 @@ describe('runProgram', () => {
   });
 
   it('reports a throwing script with its message and stack (script line numbers), logs kept', async () => {
-    const outcome = await run('async function run(ctx) {\n  console.log("before");\n  helper();\n}\nfunction helper() {\n  throw new TypeError("boom");\n}\n');
+    const outcome = await run(
+      'async function run(ctx) {\n  console.log("before");\n  helper();\n}\nfunction helper() {\n  throw new TypeError("boom");\n}\n',
+    );
     expect(outcome.ok).toBe(false);
     expect(outcome.failure).toBe('script');
     expect(outcome.error?.split('\n')[0]).toBe('TypeError: boom');
@@ -242,25 +274,39 @@ describe('runProgram', () => {
   it('bounds the JSON result by maxOutputBytes', async () => {
     const outcome = await run('function run() { return "x".repeat(5000); }', { limits: { maxOutputBytes: 4096 } });
     expect(outcome).toMatchObject({ ok: false, failure: 'output' });
-    expect(outcome.error).toBe('program result is 5002 bytes of JSON, over limits.maxOutputBytes (4096 bytes); return a smaller value');
+    expect(outcome.error).toBe(
+      'program result is 5002 bytes of JSON, over limits.maxOutputBytes (4096 bytes); return a smaller value',
+    );
   });
 
   it('turns a throwing callTool into an error inside the VM', async () => {
-    const outcome = await run('async function run(ctx) { try { await ctx.grep({}); } catch (e) { return e.message; } }', {
-      tools: {
-        grep: () => {
-          throw new Error('invoker exploded');
+    const outcome = await run(
+      'async function run(ctx) { try { await ctx.grep({}); } catch (e) { return e.message; } }',
+      {
+        tools: {
+          grep: () => {
+            throw new Error('invoker exploded');
+          },
         },
       },
-    });
+    );
     expect(outcome.result).toBe('tool "grep" failed: invoker exploded');
     expect(outcome.toolCalls[0]).toMatchObject({ name: 'grep', exitCode: 1 });
   });
 
   it('rejects invalid limits and inputs that are not JSON', async () => {
-    const base = { source: 'function run() {}', inputs: null, callTool: async () => ({ output: '', exitCode: 0 }), signal: new AbortController().signal };
-    await expect(runProgram({ ...base, limits: { ...TEST_LIMITS, timeoutMs: 0 } })).rejects.toThrow(/limits\.timeoutMs must be an integer from 1 to 600000/);
-    await expect(runProgram({ ...base, limits: { ...TEST_LIMITS, stackBytes: 64 * 1024 * 1024 } })).rejects.toThrow(/limits\.stackBytes/);
+    const base = {
+      source: 'function run() {}',
+      inputs: null,
+      callTool: async () => ({ output: '', exitCode: 0 }),
+      signal: new AbortController().signal,
+    };
+    await expect(runProgram({ ...base, limits: { ...TEST_LIMITS, timeoutMs: 0 } })).rejects.toThrow(
+      /limits\.timeoutMs must be an integer from 1 to 600000/,
+    );
+    await expect(runProgram({ ...base, limits: { ...TEST_LIMITS, stackBytes: 64 * 1024 * 1024 } })).rejects.toThrow(
+      /limits\.stackBytes/,
+    );
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     const outcome = await runProgram({ ...base, inputs: cyclic, limits: TEST_LIMITS });

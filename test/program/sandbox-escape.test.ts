@@ -19,13 +19,30 @@ describe('program sandbox', () => {
     const outcome = await run('function run() { return Object.getOwnPropertyNames(globalThis); }');
     const names = outcome.result as string[];
     expect(names).toEqual(expect.arrayContaining(['Object', 'JSON', 'Promise', 'console']));
-    for (const forbidden of ['process', 'require', 'fetch', 'XMLHttpRequest', 'setTimeout', 'setInterval', 'std', 'os', 'module', 'global', 'Buffer', 'hostCall', 'hostLog', 'run_']) {
+    for (const forbidden of [
+      'process',
+      'require',
+      'fetch',
+      'XMLHttpRequest',
+      'setTimeout',
+      'setInterval',
+      'std',
+      'os',
+      'module',
+      'global',
+      'Buffer',
+      'hostCall',
+      'hostLog',
+      'run_',
+    ]) {
       expect(names, forbidden).not.toContain(forbidden);
     }
   });
 
   it('refuses dynamic import() and static imports', async () => {
-    const dynamic = await run("async function run() { return import('fs').then(() => 'loaded', (e) => 'refused: ' + e.message); }");
+    const dynamic = await run(
+      "async function run() { return import('fs').then(() => 'loaded', (e) => 'refused: ' + e.message); }",
+    );
     expect(dynamic.result).toBe("refused: could not load module 'fs'");
     const uncaught = await run("async function run() { return await import('node:child_process'); }");
     expect(uncaught).toMatchObject({ ok: false, failure: 'script' });
@@ -51,7 +68,14 @@ describe('program sandbox', () => {
       try { 'use strict'; ctx.bash = () => 'hijacked'; ctxWrite = ctx.bash === undefined ? 'gone' : typeof ctx.bash({}).then; } catch (e) { ctxWrite = e.name; }
       return { viaCtx, viaGlobal, protoSet, frozen, ctxWrite, proto: Object.getPrototypeOf(Object.prototype) };
     }`);
-    expect(probes.result).toEqual({ viaCtx: ['undefined', 'undefined'], viaGlobal: false, protoSet: 'TypeError', frozen: true, ctxWrite: 'function', proto: null });
+    expect(probes.result).toEqual({
+      viaCtx: ['undefined', 'undefined'],
+      viaGlobal: false,
+      protoSet: 'TypeError',
+      frozen: true,
+      ctxWrite: 'function',
+      proto: null,
+    });
     // The VM's prototypes are not the host's.
     expect(({} as Record<string, unknown>).pollutedFromSandbox).toBeUndefined();
     expect(([] as unknown as Record<string, unknown>).pollutedFromSandbox).toBeUndefined();
@@ -60,16 +84,26 @@ describe('program sandbox', () => {
   it('stops an infinite loop at limits.timeoutMs', async () => {
     const started = Date.now();
     const outcome = await run('function run() { while (true) {} }');
-    expect(outcome).toMatchObject({ ok: false, failure: 'timeout', error: 'program exceeded limits.timeoutMs (300 ms)' });
+    expect(outcome).toMatchObject({
+      ok: false,
+      failure: 'timeout',
+      error: 'program exceeded limits.timeoutMs (300 ms)',
+    });
     expect(Date.now() - started).toBeLessThan(5000);
-    const caught = await run('function run() { try { while (true) {} } catch (e) { return "escaped the interrupt"; } }');
+    const caught = await run(
+      'function run() { try { while (true) {} } catch (e) { return "escaped the interrupt"; } }',
+    );
     expect(caught).toMatchObject({ ok: false, failure: 'timeout' });
   });
 
   it('stops native work that never yields to the interrupt handler (catastrophic regex) at the deadline', async () => {
     const started = Date.now();
     const outcome = await run('function run() { return /(a+)+$/.test("a".repeat(40) + "b"); }');
-    expect(outcome).toMatchObject({ ok: false, failure: 'timeout', error: 'program exceeded limits.timeoutMs (300 ms)' });
+    expect(outcome).toMatchObject({
+      ok: false,
+      failure: 'timeout',
+      error: 'program exceeded limits.timeoutMs (300 ms)',
+    });
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -83,7 +117,10 @@ describe('program sandbox', () => {
     expect(strings).toMatchObject({ ok: false, failure: 'memory' });
     expect(strings.error).toMatch(/^program exceeded limits\.memoryBytes \(16777216 bytes\)/);
 
-    const arrays = await run('function run() { const arr = []; for (;;) arr.push(Array.from({ length: 1e5 }, (_, i) => i)); }', { limits: { timeoutMs: 5000 } });
+    const arrays = await run(
+      'function run() { const arr = []; for (;;) arr.push(Array.from({ length: 1e5 }, (_, i) => i)); }',
+      { limits: { timeoutMs: 5000 } },
+    );
     expect(arrays).toMatchObject({ ok: false, failure: 'memory' });
   });
 
@@ -93,7 +130,9 @@ describe('program sandbox', () => {
     expect(recursion.error).toMatch(/^program exceeded limits\.stackBytes \(524288 bytes\)/);
     expect(recursion.error!.split('\n').length).toBeLessThan(20);
 
-    const nested = await run('function run() { return eval("(".repeat(100000) + "1" + ")".repeat(100000)); }', { limits: { timeoutMs: 5000 } });
+    const nested = await run('function run() { return eval("(".repeat(100000) + "1" + ")".repeat(100000)); }', {
+      limits: { timeoutMs: 5000 },
+    });
     expect(nested).toMatchObject({ ok: false, failure: 'stack' });
   });
 
@@ -101,7 +140,10 @@ describe('program sandbox', () => {
     const controller = new AbortController();
     const started = Date.now();
     setTimeout(() => controller.abort(), 150);
-    const outcome = await run('function run() { for (;;) {} }', { limits: { timeoutMs: 60_000 }, signal: controller.signal });
+    const outcome = await run('function run() { for (;;) {} }', {
+      limits: { timeoutMs: 60_000 },
+      signal: controller.signal,
+    });
     expect(outcome).toMatchObject({ ok: false, failure: 'cancelled', error: 'program was cancelled' });
     expect(Date.now() - started).toBeLessThan(5000);
 
@@ -118,9 +160,20 @@ describe('program sandbox', () => {
 
     // A tool call that never answers: the deadline ends the program, the call is recorded as unfinished.
     const started = Date.now();
-    const hung = await run('async function run(ctx) { return await ctx.bash({ command: "sleep 1000" }); }', { tools: { bash: () => new Promise(() => undefined) } });
+    const hung = await run('async function run(ctx) { return await ctx.bash({ command: "sleep 1000" }); }', {
+      tools: { bash: () => new Promise(() => undefined) },
+    });
     expect(hung).toMatchObject({ ok: false, failure: 'timeout', error: 'program exceeded limits.timeoutMs (300 ms)' });
-    expect(hung.toolCalls).toEqual([{ name: 'bash', args: { command: 'sleep 1000' }, exitCode: -1, success: false, outputBytes: 0, durationMs: expect.any(Number) }]);
+    expect(hung.toolCalls).toEqual([
+      {
+        name: 'bash',
+        args: { command: 'sleep 1000' },
+        exitCode: -1,
+        success: false,
+        outputBytes: 0,
+        durationMs: expect.any(Number),
+      },
+    ]);
     expect(Date.now() - started).toBeLessThan(5000);
   });
 

@@ -1,6 +1,11 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
-import { readAgentEventEnvelope, type AgentEventEnvelope, type KnownEvent, type UnknownEvent } from '../../src/protocol/agent-event-envelope.js';
+import {
+  readAgentEventEnvelope,
+  type AgentEventEnvelope,
+  type KnownEvent,
+  type UnknownEvent,
+} from '../../src/protocol/agent-event-envelope.js';
 import type { EventType } from '../../src/protocol/event-catalog.js';
 import { EVENT_PAYLOAD_SCHEMAS } from '../../src/protocol/event-registry.js';
 
@@ -14,7 +19,9 @@ function payloadIn<T extends EventType>(event: AgentEventEnvelope, type: T): Kno
 
 describe('AgentEventEnvelope: the event union readers switch on', () => {
   it('is derived from the registry: each case is its schema payload, unknown types stay open (checked by tsc)', () => {
-    expectTypeOf<KnownEvent<'tool_end'>['payload']>().toEqualTypeOf<z.infer<(typeof EVENT_PAYLOAD_SCHEMAS)['tool_end']>>();
+    expectTypeOf<KnownEvent<'tool_end'>['payload']>().toEqualTypeOf<
+      z.infer<(typeof EVENT_PAYLOAD_SCHEMAS)['tool_end']>
+    >();
     expectTypeOf<KnownEvent['type']>().toEqualTypeOf<EventType>();
     expectTypeOf<UnknownEvent['payload']>().toEqualTypeOf<Record<string, unknown>>();
     expectTypeOf<AgentEventEnvelope['type']>().toExtend<string>();
@@ -40,7 +47,12 @@ describe('AgentEventEnvelope: the event union readers switch on', () => {
 
   it('reads a registered event: its payload object is kept as received, fields the schema does not name included', () => {
     const payload = { ...toolEnd, extra_field: 'kept' };
-    const read = readAgentEventEnvelope({ version: 1, type: 'tool_end', payload, metadata: { ...metadata, node: 'n1' } });
+    const read = readAgentEventEnvelope({
+      version: 1,
+      type: 'tool_end',
+      payload,
+      metadata: { ...metadata, node: 'n1' },
+    });
     expect(read.ok).toBe(true);
     if (!read.ok) return;
     expect(read.event.payload).toBe(payload);
@@ -48,10 +60,25 @@ describe('AgentEventEnvelope: the event union readers switch on', () => {
   });
 
   it('names the field of a registered payload that is not its schema', () => {
-    expect(readAgentEventEnvelope({ version: 1, type: 'tool_end', payload: { ...toolEnd, exit_code: '0' }, metadata })).toMatchObject({ ok: false, type: 'tool_end', field: 'payload.exit_code' });
-    expect(readAgentEventEnvelope({ version: 1, type: 'agent_end', payload: { text: 'x' }, metadata })).toMatchObject({ ok: false, type: 'agent_end', field: expect.stringMatching(/^payload\./) });
-    expect(readAgentEventEnvelope({ version: 1, type: 'tool_start', payload: { id: 'c1', name: 'bash' }, metadata: { session_id: 's1' } })).toMatchObject({ ok: false, field: 'metadata.session_sequence' });
-    expect(readAgentEventEnvelope({ version: 2, type: 'tool_start', payload: { id: 'c1', name: 'bash' }, metadata })).toMatchObject({ ok: false, field: 'version' });
+    expect(
+      readAgentEventEnvelope({ version: 1, type: 'tool_end', payload: { ...toolEnd, exit_code: '0' }, metadata }),
+    ).toMatchObject({ ok: false, type: 'tool_end', field: 'payload.exit_code' });
+    expect(readAgentEventEnvelope({ version: 1, type: 'agent_end', payload: { text: 'x' }, metadata })).toMatchObject({
+      ok: false,
+      type: 'agent_end',
+      field: expect.stringMatching(/^payload\./),
+    });
+    expect(
+      readAgentEventEnvelope({
+        version: 1,
+        type: 'tool_start',
+        payload: { id: 'c1', name: 'bash' },
+        metadata: { session_id: 's1' },
+      }),
+    ).toMatchObject({ ok: false, field: 'metadata.session_sequence' });
+    expect(
+      readAgentEventEnvelope({ version: 2, type: 'tool_start', payload: { id: 'c1', name: 'bash' }, metadata }),
+    ).toMatchObject({ ok: false, field: 'version' });
     expect(readAgentEventEnvelope('not an envelope')).toMatchObject({ ok: false, type: '' });
   });
 
@@ -65,11 +92,17 @@ describe('AgentEventEnvelope: the event union readers switch on', () => {
   it('every registry payload reads as it is written (no defaults or transforms), so keeping the received object is sound', () => {
     type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
     type Registry = typeof EVENT_PAYLOAD_SCHEMAS;
-    type Changed = { [K in EventType]: Same<z.input<Registry[K]>, z.output<Registry[K]>> extends true ? never : K }[EventType];
+    type Changed = {
+      [K in EventType]: Same<z.input<Registry[K]>, z.output<Registry[K]>> extends true ? never : K;
+    }[EventType];
     expectTypeOf<Changed>().toEqualTypeOf<never>();
     // At run time too: a default makes a field required only in the output schema, a transform makes the output `{}`
     // (additionalProperties differs by mode alone: output schemas close objects).
-    const shape = (io: 'input' | 'output', type: EventType) => JSON.stringify(EVENT_PAYLOAD_SCHEMAS[type].toJSONSchema({ unrepresentable: 'any', io }), (key, value: unknown) => (key === 'additionalProperties' ? undefined : value));
-    for (const type of Object.keys(EVENT_PAYLOAD_SCHEMAS) as EventType[]) expect(shape('input', type), type).toBe(shape('output', type));
+    const shape = (io: 'input' | 'output', type: EventType) =>
+      JSON.stringify(EVENT_PAYLOAD_SCHEMAS[type].toJSONSchema({ unrepresentable: 'any', io }), (key, value: unknown) =>
+        key === 'additionalProperties' ? undefined : value,
+      );
+    for (const type of Object.keys(EVENT_PAYLOAD_SCHEMAS) as EventType[])
+      expect(shape('input', type), type).toBe(shape('output', type));
   });
 });

@@ -58,7 +58,9 @@ describe('the event catalog', () => {
   it('the registry has exactly one payload schema per type, each documented in OpenAPI as an object', () => {
     expect(Object.keys(EVENT_PAYLOAD_SCHEMAS).sort()).toEqual([...EVENT_TYPES].sort());
     for (const type of EVENT_TYPES) {
-      const json = z.toJSONSchema(EVENT_PAYLOAD_SCHEMAS[type], { unrepresentable: 'any', io: 'output' }) as { type?: string };
+      const json = z.toJSONSchema(EVENT_PAYLOAD_SCHEMAS[type], { unrepresentable: 'any', io: 'output' }) as {
+        type?: string;
+      };
       expect(json.type, type).toBe('object');
     }
   });
@@ -70,7 +72,12 @@ describe('the event catalog', () => {
   });
 
   it('parsers keep unknown event types with their payload and metadata intact', () => {
-    const frame = { version: 1, type: 'future_event_v2', payload: { nested: { a: [1, 2] } }, metadata: { session_id: 's', session_sequence: 3, timestamp_ms: 1, extra_field: 'kept' } };
+    const frame = {
+      version: 1,
+      type: 'future_event_v2',
+      payload: { nested: { a: [1, 2] } },
+      metadata: { session_id: 's', session_sequence: 3, timestamp_ms: 1, extra_field: 'kept' },
+    };
     const parsed = EventEnvelopeSchema.parse(frame);
     expect(parsed).toEqual(frame);
   });

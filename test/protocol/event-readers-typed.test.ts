@@ -9,7 +9,10 @@ const SEED_PAYLOADS = join(root, 'src/protocol/seed-event-payloads.ts');
 /** Two payload fields renamed in the registry, as a commit renaming them would (text exactly as the registry has it). */
 const RENAMES: readonly (readonly [from: string, to: string])[] = [
   ['    exit_code: z.number().int(),', '    exit_status: z.number().int(),'],
-  ['confirmation_required: z.object({ tool_id: z.string(),', 'confirmation_required: z.object({ call_id: z.string(),'],
+  [
+    'confirmation_required: z.object({\n    tool_id: z.string(),',
+    'confirmation_required: z.object({\n    call_id: z.string(),',
+  ],
 ];
 
 /** Every reader of those events, and the old field names `tsc` must then report it reads. */
@@ -32,9 +35,23 @@ const CONSOLE_READERS: Record<string, readonly string[]> = {
  * checkout is not touched); answers each reader's diagnostics, one message a line.
  */
 function diagnosticsWithRenames(tsconfig: string, readers: readonly string[]): Record<string, string> {
-  const config = ts.getParsedCommandLineOfConfigFile(join(root, tsconfig), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')); } });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(root, tsconfig),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
+    },
+  );
   if (!config) throw new Error(`${tsconfig} did not parse`);
-  const options: ts.CompilerOptions = { ...config.options, noEmit: true, incremental: false, tsBuildInfoFile: undefined };
+  const options: ts.CompilerOptions = {
+    ...config.options,
+    noEmit: true,
+    incremental: false,
+    tsBuildInfoFile: undefined,
+  };
   const host = ts.createCompilerHost(options);
   const original = host.getSourceFile.bind(host);
   host.getSourceFile = (fileName, language, ...rest) => {
@@ -46,7 +63,11 @@ function diagnosticsWithRenames(tsconfig: string, readers: readonly string[]): R
     }
     return ts.createSourceFile(fileName, text, language);
   };
-  const program = ts.createProgram(readers.map((file) => join(root, file)), options, host);
+  const program = ts.createProgram(
+    readers.map((file) => join(root, file)),
+    options,
+    host,
+  );
   const out: Record<string, string> = {};
   for (const file of readers) {
     const source = program.getSourceFile(join(root, file));
@@ -61,7 +82,8 @@ function diagnosticsWithRenames(tsconfig: string, readers: readonly string[]): R
 
 function expectEveryReaderFails(found: Record<string, string>, readers: Record<string, readonly string[]>): void {
   for (const [file, fields] of Object.entries(readers)) {
-    for (const field of fields) expect(found[file], `${file} reads ${field}`).toContain(`Property '${field}' does not exist`);
+    for (const field of fields)
+      expect(found[file], `${file} reads ${field}`).toContain(`Property '${field}' does not exist`);
   }
 }
 

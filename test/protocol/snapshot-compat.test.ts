@@ -10,7 +10,11 @@ describe('snapshots stored by earlier versions stay loadable', () => {
   it('reads a run error code outside the run error catalogue as INTERNAL_ERROR, keeping its message', () => {
     const stored = readFrozenSnapshot(V1_PLAIN);
     // An earlier version could store an errno code as a run's error (the run records of the frozen file, one changed).
-    stored.run_records[0] = { ...stored.run_records[0], status: 'failed', error: { code: 'ECONNRESET', message: 'socket hang up' } };
+    stored.run_records[0] = {
+      ...stored.run_records[0],
+      status: 'failed',
+      error: { code: 'ECONNRESET', message: 'socket hang up' },
+    };
     const parsed = parseSnapshot(stored, V1_PLAIN);
     expect(parsed.run_records[0]?.error).toEqual({ code: 'INTERNAL_ERROR', message: 'socket hang up' });
   });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CodeConfigSchema } from '../../src/config/code-config.js';
-import { DEFAULT_MAX_SESSION_BYTES_PER_TENANT, SESSION_OVERHEAD_BYTES, sessionBytesLimit } from '../../src/config/session-bytes-limit.js';
+import {
+  DEFAULT_MAX_SESSION_BYTES_PER_TENANT,
+  SESSION_OVERHEAD_BYTES,
+  sessionBytesLimit,
+} from '../../src/config/session-bytes-limit.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { CodeError } from '../../src/errors.js';
 import { TenantSessionBytes } from '../../src/runtime/quotas/tenant-session-bytes.js';
@@ -24,7 +28,18 @@ describe('TenantSessionBytes', () => {
     bytes.hold(sessionKey('a', 's1'), one, 'a', 500, 100);
     expect(bytes.used('a')).toBe(600);
     const over = refusal(() => bytes.assertRoom('a', 401));
-    expect(over).toMatchObject({ code: 'QUOTA_EXCEEDED', status: 429, details: { quota: 'maxSessionBytesPerTenant', limit: 1000, used: 600, requested: 401, tenantId: 'a', retryAfterSeconds: 1 } });
+    expect(over).toMatchObject({
+      code: 'QUOTA_EXCEEDED',
+      status: 429,
+      details: {
+        quota: 'maxSessionBytesPerTenant',
+        limit: 1000,
+        used: 600,
+        requested: 401,
+        tenantId: 'a',
+        retryAfterSeconds: 1,
+      },
+    });
     expect(over.message).toContain('limits.max_session_bytes_per_tenant');
     bytes.assertRoom('a', 400);
     // Another tenant has its own room.
@@ -61,22 +76,41 @@ describe('limits.max_session_bytes_per_tenant in the config', () => {
     expect(sessionBytesLimit(CodeConfigSchema.parse({}))).toBeUndefined();
     expect(sessionBytesLimit(CodeConfigSchema.parse({ apiTokens: tokens }))).toBe(DEFAULT_MAX_SESSION_BYTES_PER_TENANT);
     expect(DEFAULT_MAX_SESSION_BYTES_PER_TENANT).toBe(64 * 1024 * 1024);
-    expect(sessionBytesLimit(CodeConfigSchema.parse({ defaultTenantQuota: { maxOpenSessions: 5 } }))).toBe(DEFAULT_MAX_SESSION_BYTES_PER_TENANT);
-    expect(sessionBytesLimit(CodeConfigSchema.parse({ limits: { maxSessionBytesPerTenant: 1_000_000 } }))).toBe(1_000_000);
+    expect(sessionBytesLimit(CodeConfigSchema.parse({ defaultTenantQuota: { maxOpenSessions: 5 } }))).toBe(
+      DEFAULT_MAX_SESSION_BYTES_PER_TENANT,
+    );
+    expect(sessionBytesLimit(CodeConfigSchema.parse({ limits: { maxSessionBytesPerTenant: 1_000_000 } }))).toBe(
+      1_000_000,
+    );
   });
 
   it('refuses values that are no positive integer, or too small for one session of the largest options', () => {
-    for (const value of [0, -5, 1.5, 'x']) expect(CodeConfigSchema.safeParse({ limits: { maxSessionBytesPerTenant: value } }).success).toBe(false);
-    const small = CodeConfigSchema.safeParse({ limits: { maxSessionOptionsBytes: 4096, maxSessionBytesPerTenant: 4096 + SESSION_OVERHEAD_BYTES - 1 } });
+    for (const value of [0, -5, 1.5, 'x'])
+      expect(CodeConfigSchema.safeParse({ limits: { maxSessionBytesPerTenant: value } }).success).toBe(false);
+    const small = CodeConfigSchema.safeParse({
+      limits: { maxSessionOptionsBytes: 4096, maxSessionBytesPerTenant: 4096 + SESSION_OVERHEAD_BYTES - 1 },
+    });
     expect(small.success).toBe(false);
     expect(small.error?.issues[0]).toMatchObject({ path: ['limits', 'maxSessionBytesPerTenant'] });
-    expect(CodeConfigSchema.safeParse({ limits: { maxSessionOptionsBytes: 4096, maxSessionBytesPerTenant: 4096 + SESSION_OVERHEAD_BYTES } }).success).toBe(true);
+    expect(
+      CodeConfigSchema.safeParse({
+        limits: { maxSessionOptionsBytes: 4096, maxSessionBytesPerTenant: 4096 + SESSION_OVERHEAD_BYTES },
+      }).success,
+    ).toBe(true);
   });
 
   it('is read from the ACL limits block; a bad value fails at startup naming the key', async () => {
-    const config = await loadConfig({ env: {}, cwd: process.cwd(), configText: 'limits {\n  max_session_bytes_per_tenant = 33554432\n}\n' });
+    const config = await loadConfig({
+      env: {},
+      cwd: process.cwd(),
+      configText: 'limits {\n  max_session_bytes_per_tenant = 33554432\n}\n',
+    });
     expect(config.limits.maxSessionBytesPerTenant).toBe(33_554_432);
-    await expect(loadConfig({ env: {}, cwd: process.cwd(), configText: 'limits {\n  max_session_bytes_per_tenant = 1000\n}\n' })).rejects.toThrow(/max_?[sS]ession_?[bB]ytes_?[pP]er_?[tT]enant/);
-    await expect(loadConfig({ env: {}, cwd: process.cwd(), configText: 'limits {\n  max_session_bytes_per_tenant = "lots"\n}\n' })).rejects.toThrow(/max_?[sS]ession_?[bB]ytes_?[pP]er_?[tT]enant/);
+    await expect(
+      loadConfig({ env: {}, cwd: process.cwd(), configText: 'limits {\n  max_session_bytes_per_tenant = 1000\n}\n' }),
+    ).rejects.toThrow(/max_?[sS]ession_?[bB]ytes_?[pP]er_?[tT]enant/);
+    await expect(
+      loadConfig({ env: {}, cwd: process.cwd(), configText: 'limits {\n  max_session_bytes_per_tenant = "lots"\n}\n' }),
+    ).rejects.toThrow(/max_?[sS]ession_?[bB]ytes_?[pP]er_?[tT]enant/);
   });
 });

@@ -6,30 +6,54 @@ import { tempDir } from '../support/test-server.js';
 import { bwrapWorks } from './sandbox-helpers.js';
 
 const HAVE_BWRAP = bwrapWorks();
-if (!HAVE_BWRAP) console.warn('bwrap limit tests skipped: bubblewrap (bwrap) is not installed or user namespaces are off');
+if (!HAVE_BWRAP)
+  console.warn('bwrap limit tests skipped: bubblewrap (bwrap) is not installed or user namespaces are off');
 
-function run(sandbox: DetectedSandbox, command: string, workspace: string): Promise<{ code: number | null; output: string }> {
+function run(
+  sandbox: DetectedSandbox,
+  command: string,
+  workspace: string,
+): Promise<{ code: number | null; output: string }> {
   const workspaceFd = openSync(workspace, 'r');
-  return sandbox.sandbox.prepare({ argv: ['bash', '-c', command], workspace, workspaceFd, cwd: workspace, tenantId: 'default', sessionId: 'limits', env: {}, network: 'none' }).then(
-    (prepared) =>
-      new Promise((resolve) => {
-        const child = spawn(prepared.file, [...prepared.args], { env: prepared.env, cwd: prepared.cwd, timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds] });
-        let output = '';
-        child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.on('close', (code) => {
-          closeSync(workspaceFd);
-          void prepared.release().then(() => resolve({ code, output }));
-        });
-      }),
-  );
+  return sandbox.sandbox
+    .prepare({
+      argv: ['bash', '-c', command],
+      workspace,
+      workspaceFd,
+      cwd: workspace,
+      tenantId: 'default',
+      sessionId: 'limits',
+      env: {},
+      network: 'none',
+    })
+    .then(
+      (prepared) =>
+        new Promise((resolve) => {
+          const child = spawn(prepared.file, [...prepared.args], {
+            env: prepared.env,
+            cwd: prepared.cwd,
+            timeout: 20_000,
+            stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds],
+          });
+          let output = '';
+          child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.on('close', (code) => {
+            closeSync(workspaceFd);
+            void prepared.release().then(() => resolve({ code, output }));
+          });
+        }),
+    );
 }
 
 describe.skipIf(!HAVE_BWRAP)('bwrap sandbox limits (cgroups when writable, rlimits always)', () => {
   let detected: DetectedSandbox;
   const workspace = tempDir('a3s-limits-ws-');
   beforeAll(async () => {
-    detected = await detectSandbox({ stateDir: tempDir('a3s-limits-state-'), limits: { pidsMax: 32, memoryBytes: 64 * 1024 * 1024, cpuSeconds: 2, addressSpaceBytes: 4096 * 1024 * 1024 } });
+    detected = await detectSandbox({
+      stateDir: tempDir('a3s-limits-state-'),
+      limits: { pidsMax: 32, memoryBytes: 64 * 1024 * 1024, cpuSeconds: 2, addressSpaceBytes: 4096 * 1024 * 1024 },
+    });
   });
   afterAll(async () => {
     await detected?.dispose();
@@ -54,6 +78,7 @@ describe.skipIf(!HAVE_BWRAP)('bwrap sandbox limits (cgroups when writable, rlimi
     expect(small.output).toContain('survived 2000000');
     // Every per-command cgroup was removed after its command.
     const parent = readdirSync('/sys/fs/cgroup/pids').find((name) => name.startsWith(`a3s-sandbox-${process.pid}-`));
-    if (parent) expect(readdirSync(`/sys/fs/cgroup/pids/${parent}`).filter((name) => name.startsWith('cmd-'))).toEqual([]);
+    if (parent)
+      expect(readdirSync(`/sys/fs/cgroup/pids/${parent}`).filter((name) => name.startsWith('cmd-'))).toEqual([]);
   }, 20_000);
 });

@@ -7,7 +7,28 @@ import type { TestServer } from '../support/test-server.js';
 /** True when bubblewrap is installed and runs a trivial sandbox here. */
 export function bwrapWorks(): boolean {
   try {
-    execFileSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--', '/usr/bin/true'], { stdio: 'ignore' });
+    execFileSync(
+      'bwrap',
+      [
+        '--unshare-all',
+        '--die-with-parent',
+        '--ro-bind',
+        '/usr',
+        '/usr',
+        '--symlink',
+        'usr/bin',
+        '/bin',
+        '--symlink',
+        'usr/lib',
+        '/lib',
+        '--symlink',
+        'usr/lib64',
+        '/lib64',
+        '--',
+        '/usr/bin/true',
+      ],
+      { stdio: 'ignore' },
+    );
     return true;
   } catch {
     return false;
@@ -33,13 +54,23 @@ export function hostProcessesWith(marker: string): number[] {
 let counter = 0;
 
 /** Have the (fake) model call bash with `command` in a run of the session; returns what the model saw. */
-export async function modelBash(t: TestServer, sessionId: string, command: string, auth?: string, timeout?: number): Promise<string> {
+export async function modelBash(
+  t: TestServer,
+  sessionId: string,
+  command: string,
+  auth?: string,
+  timeout?: number,
+): Promise<string> {
   counter += 1;
   const id = `c_sbx_${counter}`;
-  t.fake.script({ toolCalls: [{ id, name: 'bash', arguments: { command, ...(timeout ? { timeout } : {}) } }] }, { text: 'done' });
+  t.fake.script(
+    { toolCalls: [{ id, name: 'bash', arguments: { command, ...(timeout ? { timeout } : {}) } }] },
+    { text: 'done' },
+  );
   const req = request(t.url).post(`/v1/sessions/${sessionId}/runs`);
   if (auth) req.set('authorization', `Bearer ${auth}`);
   const run = await req.send({ input: 'run it', wait: true }).expect(200);
-  if (run.body.run.status !== 'completed') throw new Error(`run ${run.body.run.status}: ${JSON.stringify(run.body.run.error)}`);
+  if (run.body.run.status !== 'completed')
+    throw new Error(`run ${run.body.run.status}: ${JSON.stringify(run.body.run.error)}`);
   return toolMessage(t, id);
 }

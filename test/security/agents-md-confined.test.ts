@@ -8,24 +8,53 @@ import { tempDir, writeFiles } from '../support/test-server.js';
 describe('loadAgentsMd reads the chain confined to the confinement root', () => {
   it('a repository above the confinement root: the chain starts at the root, never above it', async () => {
     const top = tempDir('a3s-agentsmd-');
-    writeFiles(top, { '.git/HEAD': 'x', 'AGENTS.md': 'ABOVE', 'home/AGENTS.md': 'HOME', 'home/a/AGENTS.md': 'A', 'home/a/b/AGENTS.md': 'B' });
-    const loaded = await loadAgentsMd({ workspace: join(top, 'home', 'a', 'b'), confinement: join(top, 'home'), maxBytes: 10_000 });
+    writeFiles(top, {
+      '.git/HEAD': 'x',
+      'AGENTS.md': 'ABOVE',
+      'home/AGENTS.md': 'HOME',
+      'home/a/AGENTS.md': 'A',
+      'home/a/b/AGENTS.md': 'B',
+    });
+    const loaded = await loadAgentsMd({
+      workspace: join(top, 'home', 'a', 'b'),
+      confinement: join(top, 'home'),
+      maxBytes: 10_000,
+    });
     expect(loaded.skipped).toEqual([]);
-    expect(loaded.text).toBe(['<agents_md path="../../AGENTS.md">\nHOME\n</agents_md>', '<agents_md path="../AGENTS.md">\nA\n</agents_md>', '<agents_md path="AGENTS.md">\nB\n</agents_md>'].join('\n\n'));
+    expect(loaded.text).toBe(
+      [
+        '<agents_md path="../../AGENTS.md">\nHOME\n</agents_md>',
+        '<agents_md path="../AGENTS.md">\nA\n</agents_md>',
+        '<agents_md path="AGENTS.md">\nB\n</agents_md>',
+      ].join('\n\n'),
+    );
   });
 
   it('a repository inside: from its root down; no repository: the workspace alone', async () => {
     const home = tempDir('a3s-agentsmd-');
-    writeFiles(home, { 'AGENTS.md': 'HOME', 'repo/.git': 'gitdir: elsewhere', 'repo/AGENTS.md': 'REPO', 'repo/x/AGENTS.md': 'X', 'plain/y/AGENTS.md': 'Y', 'plain/AGENTS.md': 'PLAIN' });
-    expect((await loadAgentsMd({ workspace: join(home, 'repo', 'x'), confinement: home, maxBytes: 10_000 })).text).toBe('<agents_md path="../AGENTS.md">\nREPO\n</agents_md>\n\n<agents_md path="AGENTS.md">\nX\n</agents_md>');
-    expect((await loadAgentsMd({ workspace: join(home, 'plain', 'y'), confinement: home, maxBytes: 10_000 })).text).toBe('<agents_md path="AGENTS.md">\nY\n</agents_md>');
+    writeFiles(home, {
+      'AGENTS.md': 'HOME',
+      'repo/.git': 'gitdir: elsewhere',
+      'repo/AGENTS.md': 'REPO',
+      'repo/x/AGENTS.md': 'X',
+      'plain/y/AGENTS.md': 'Y',
+      'plain/AGENTS.md': 'PLAIN',
+    });
+    expect((await loadAgentsMd({ workspace: join(home, 'repo', 'x'), confinement: home, maxBytes: 10_000 })).text).toBe(
+      '<agents_md path="../AGENTS.md">\nREPO\n</agents_md>\n\n<agents_md path="AGENTS.md">\nX\n</agents_md>',
+    );
+    expect(
+      (await loadAgentsMd({ workspace: join(home, 'plain', 'y'), confinement: home, maxBytes: 10_000 })).text,
+    ).toBe('<agents_md path="AGENTS.md">\nY\n</agents_md>');
   });
 
   it('cuts at maxBytes over the whole chain, and skips links climbing out with a reason', async () => {
     const home = tempDir('a3s-agentsmd-');
     writeFiles(home, { '.git/HEAD': 'x', 'AGENTS.md': 'a'.repeat(30), 'w/AGENTS.md': 'b'.repeat(30) });
     const cut = await loadAgentsMd({ workspace: join(home, 'w'), confinement: home, maxBytes: 40 });
-    expect(cut.text).toBe(`<agents_md path="../AGENTS.md">\n${'a'.repeat(30)}\n</agents_md>\n\n<agents_md path="AGENTS.md">\n${'b'.repeat(10)}\n[AGENTS.md cut at 40 bytes]\n</agents_md>`);
+    expect(cut.text).toBe(
+      `<agents_md path="../AGENTS.md">\n${'a'.repeat(30)}\n</agents_md>\n\n<agents_md path="AGENTS.md">\n${'b'.repeat(10)}\n[AGENTS.md cut at 40 bytes]\n</agents_md>`,
+    );
 
     const outside = tempDir('a3s-agentsmd-out-');
     writeFileSync(join(outside, 'secret'), 'SECRET');
@@ -34,12 +63,18 @@ describe('loadAgentsMd reads the chain confined to the confinement root', () => 
     symlinkSync(`../../${outside.split('/').pop()}/secret`, join(confined, 'w', 'AGENTS.md'));
     const skipped = await loadAgentsMd({ workspace: join(confined, 'w'), confinement: confined, maxBytes: 100 });
     expect(skipped.text).toBe('');
-    expect(skipped.skipped).toEqual([{ path: 'AGENTS.md', message: expect.stringContaining('a symbolic link climbs out with ".."') }]);
+    expect(skipped.skipped).toEqual([
+      { path: 'AGENTS.md', message: expect.stringContaining('a symbolic link climbs out with ".."') },
+    ]);
   });
 });
 
 describe('confinementRoot', () => {
-  const layout = (perTenant: boolean): WorkspaceLayout => ({ roots: ['/srv/ws', '/srv/shared'], shared: new Set(['/srv/shared']), perTenant });
+  const layout = (perTenant: boolean): WorkspaceLayout => ({
+    roots: ['/srv/ws', '/srv/shared'],
+    shared: new Set(['/srv/shared']),
+    perTenant,
+  });
   it("is the tenant's directory when tenants are split, the shared root, else the workspace root; never above a root", () => {
     expect(confinementRoot(layout(true), '/srv/ws/tenant-a/proj/sub')).toBe('/srv/ws/tenant-a');
     expect(confinementRoot(layout(true), '/srv/ws/tenant-a')).toBe('/srv/ws/tenant-a');

@@ -17,7 +17,11 @@ describe('the data directory inside a workspace is out of reach', () => {
     await request(t.url).post('/v1/sessions').send({ sessionId: 'attacker' }).expect(201);
     const stored = join('.a3s', 'sessions', 'default', 'victim.json');
     expect(existsSync(join(root, stored))).toBe(true);
-    const call = async (name: string, args: Record<string, unknown>) => (await request(t.url).post(`/v1/sessions/attacker/tools/${name}`).send({ args }).expect(200)).body as { output: string; exitCode: number };
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await request(t.url).post(`/v1/sessions/attacker/tools/${name}`).send({ args }).expect(200)).body as {
+        output: string;
+        exitCode: number;
+      };
 
     for (const [name, args] of [
       ['read', { file_path: stored }],
@@ -35,7 +39,8 @@ describe('the data directory inside a workspace is out of reach', () => {
     expect(existsSync(join(root, '.a3s/sessions/default/planted.json'))).toBe(false);
     // A link planted in the workspace is walked like any path: it ends in the data directory, so it is refused.
     await call('bash', { command: 'ln -s .a3s/sessions/default/victim.json link.json' }).catch(() => undefined);
-    if (existsSync(join(root, 'link.json'))) expect((await call('read', { file_path: 'link.json' })).output).toContain("server's data directory");
+    if (existsSync(join(root, 'link.json')))
+      expect((await call('read', { file_path: 'link.json' })).output).toContain("server's data directory");
     // Walks do not enter it: nothing of it is listed, globbed or grepped from the workspace root.
     for (const [name, args] of [
       ['ls', { path: '.' }],

@@ -9,7 +9,8 @@ import { treeSize } from '../../src/runtime/sandbox/tree-size.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 
 const HAVE_BWRAP = bwrapWorks();
-if (!HAVE_BWRAP) console.warn('disk quota tests skipped: bubblewrap (bwrap) is not installed or user namespaces are off');
+if (!HAVE_BWRAP)
+  console.warn('disk quota tests skipped: bubblewrap (bwrap) is not installed or user namespaces are off');
 
 const MIB = 1024 * 1024;
 /** The session's disk (home + workspace growth) and the largest file one command may write. */
@@ -22,7 +23,8 @@ interface ToolAnswer {
 }
 
 async function bash(t: TestServer, id: string, command: string): Promise<ToolAnswer> {
-  return (await request(t.url).post(`/v1/sessions/${id}/tools/bash`).send({ args: { command } }).expect(200)).body as ToolAnswer;
+  return (await request(t.url).post(`/v1/sessions/${id}/tools/bash`).send({ args: { command } }).expect(200))
+    .body as ToolAnswer;
 }
 
 async function newSession(t: TestServer): Promise<string> {
@@ -31,7 +33,10 @@ async function newSession(t: TestServer): Promise<string> {
 
 async function storedBytes(t: TestServer): Promise<number> {
   const text = (await request(t.url).get('/metrics').expect(200)).text;
-  return [...text.matchAll(/^a3s_tenant_stored_bytes\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+  return [...text.matchAll(/^a3s_tenant_stored_bytes\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  );
 }
 
 describe('the size walk after each command (unit)', () => {
@@ -66,7 +71,11 @@ describe('the size walk after each command (unit)', () => {
     const dir = tempDir('a3s-size-race-');
     mkdirSync(join(dir, 'd'));
     writeFileSync(join(dir, 'd', 'small.bin'), Buffer.alloc(64 * 1024, 1));
-    const swapper = spawn('/bin/sh', ['-c', 'cd "$1" && while :; do mv -T d real && ln -s / d && rm d && mv -T real d; done', 'swapper', dir], { stdio: 'ignore' });
+    const swapper = spawn(
+      '/bin/sh',
+      ['-c', 'cd "$1" && while :; do mv -T d real && ln -s / d && rm d && mv -T real d; done', 'swapper', dir],
+      { stdio: 'ignore' },
+    );
     const fd = openSync(dir, 'r');
     try {
       const until = Date.now() + 2000;
@@ -87,7 +96,13 @@ describe('the size walk after each command (unit)', () => {
 describe.skipIf(!HAVE_BWRAP)('disk used by sandboxed commands is bounded (HTTP, sandbox required)', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ config: { sandbox: { mode: 'required' }, limits: { sandboxHomeBytes: CAP, minFreeDiskBytes: 0 }, defaultTenantQuota: { maxStoredBytes: 1024 * MIB } } });
+    t = await startTestServer({
+      config: {
+        sandbox: { mode: 'required' },
+        limits: { sandboxHomeBytes: CAP, minFreeDiskBytes: 0 },
+        defaultTenantQuota: { maxStoredBytes: 1024 * MIB },
+      },
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -96,7 +111,11 @@ describe.skipIf(!HAVE_BWRAP)('disk used by sandboxed commands is bounded (HTTP, 
   it('a command writing one file over the cap is stopped: File size limit exceeded, in the workspace, $HOME and /tmp alike', async () => {
     const id = await newSession(t);
     for (const where of ['big.bin', '~/big.bin', '/tmp/big.bin']) {
-      const out = await bash(t, id, `head -c ${CAP + MIB} /dev/zero > ${where}; echo "rc=$?"; stat -c %s ${where}; rm -f ${where}`);
+      const out = await bash(
+        t,
+        id,
+        `head -c ${CAP + MIB} /dev/zero > ${where}; echo "rc=$?"; stat -c %s ${where}; rm -f ${where}`,
+      );
       expect(out.output).toContain('File size limit exceeded');
       expect(out.output).toContain('rc=153');
       expect(out.output).toContain(`\n${CAP}\n`);
@@ -113,27 +132,46 @@ describe.skipIf(!HAVE_BWRAP)('disk used by sandboxed commands is bounded (HTTP, 
     expect((await bash(t, id, 'head -c 900000 /dev/zero > ~/cache.bin && echo ok')).output).toContain('ok');
     expect((await bash(t, id, 'head -c 900000 /dev/zero > w1.bin && echo ok')).output).toContain('ok');
     // Measured after each command, in the background: the tenant's stored bytes count the session's disk.
-    await eventually(async () => (await storedBytes(t)) >= before + 1_700_000, 'the home and workspace growth in the stored bytes');
+    await eventually(
+      async () => (await storedBytes(t)) >= before + 1_700_000,
+      'the home and workspace growth in the stored bytes',
+    );
     expect((await bash(t, id, 'head -c 900000 /dev/zero > w2.bin && echo ok')).output).toContain('ok');
     // The measurement after the last command is awaited by the next one: no race lets it through.
     const refused = await bash(t, id, 'echo should-not-run');
     expect(refused.exitCode).not.toBe(0);
     expect(refused.output).not.toContain('should-not-run');
     expect(refused.output).toContain('DISK_QUOTA_EXCEEDED');
-    expect(refused.metadata).toMatchObject({ reason: 'disk_quota_exceeded', code: 'DISK_QUOTA_EXCEEDED', disk: { kind: 'usage', limitBytes: CAP } });
+    expect(refused.metadata).toMatchObject({
+      reason: 'disk_quota_exceeded',
+      code: 'DISK_QUOTA_EXCEEDED',
+      disk: { kind: 'usage', limitBytes: CAP },
+    });
     // The git tool is refused too.
-    const git = (await request(t.url).post(`/v1/sessions/${id}/tools/git`).send({ args: { command: 'status' } }).expect(200)).body as ToolAnswer;
+    const git = (
+      await request(t.url)
+        .post(`/v1/sessions/${id}/tools/git`)
+        .send({ args: { command: 'status' } })
+        .expect(200)
+    ).body as ToolAnswer;
     expect(git.output).toContain('DISK_QUOTA_EXCEEDED');
 
     // A model's bash call gets a tool error and the run goes on to its answer.
-    t.fake.script({ toolCalls: [{ id: 'c_disk_model', name: 'bash', arguments: { command: 'echo model-should-not-run' } }] }, { text: 'noted' });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_disk_model', name: 'bash', arguments: { command: 'echo model-should-not-run' } }] },
+      { text: 'noted' },
+    );
     const run = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'go', wait: true }).expect(200);
     expect(run.body.run.status).toBe('completed');
     expect(run.body.result.text).toBe('noted');
     expect(toolMessage(t, 'c_disk_model')).toContain('DISK_QUOTA_EXCEEDED');
 
     // Emptying the workspace files with the file tools brings the session under its bound: commands run again.
-    for (const file of ['w1.bin', 'w2.bin']) await request(t.url).post(`/v1/sessions/${id}/tools/write`).send({ args: { file_path: file, content: '' } }).expect(200);
+    for (const file of ['w1.bin', 'w2.bin'])
+      await request(t.url)
+        .post(`/v1/sessions/${id}/tools/write`)
+        .send({ args: { file_path: file, content: '' } })
+        .expect(200);
     const again = await bash(t, id, 'echo runs-again');
     expect(again.output).toContain('runs-again');
   });
@@ -148,21 +186,31 @@ describe.skipIf(!HAVE_BWRAP)('disk used by sandboxed commands is bounded (HTTP, 
   });
 });
 
-describe.skipIf(!HAVE_BWRAP)('free disk under limits.min_free_disk_bytes refuses commands (HTTP, sandbox required)', () => {
-  let t: TestServer | undefined;
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-  });
+describe.skipIf(!HAVE_BWRAP)(
+  'free disk under limits.min_free_disk_bytes refuses commands (HTTP, sandbox required)',
+  () => {
+    let t: TestServer | undefined;
+    afterEach(async () => {
+      await t?.close();
+      t = undefined;
+    });
 
-  it('an absurdly high threshold gives DISK_QUOTA_EXCEEDED before anything runs', async () => {
-    t = await startTestServer({ config: { sandbox: { mode: 'required' }, limits: { minFreeDiskBytes: Number.MAX_SAFE_INTEGER } } });
-    const id = await newSession(t);
-    const refused = await bash(t, id, 'touch ran.txt; echo should-not-run');
-    expect(refused.output).toContain('DISK_QUOTA_EXCEEDED');
-    expect(refused.output).not.toContain('should-not-run');
-    expect(refused.metadata).toMatchObject({ reason: 'disk_quota_exceeded', code: 'DISK_QUOTA_EXCEEDED', disk: { kind: 'free_disk', minFreeBytes: Number.MAX_SAFE_INTEGER } });
-    const listing = (await request(t.url).post(`/v1/sessions/${id}/tools/ls`).send({ args: {} }).expect(200)).body as ToolAnswer;
-    expect(listing.output).not.toContain('ran.txt');
-  });
-});
+    it('an absurdly high threshold gives DISK_QUOTA_EXCEEDED before anything runs', async () => {
+      t = await startTestServer({
+        config: { sandbox: { mode: 'required' }, limits: { minFreeDiskBytes: Number.MAX_SAFE_INTEGER } },
+      });
+      const id = await newSession(t);
+      const refused = await bash(t, id, 'touch ran.txt; echo should-not-run');
+      expect(refused.output).toContain('DISK_QUOTA_EXCEEDED');
+      expect(refused.output).not.toContain('should-not-run');
+      expect(refused.metadata).toMatchObject({
+        reason: 'disk_quota_exceeded',
+        code: 'DISK_QUOTA_EXCEEDED',
+        disk: { kind: 'free_disk', minFreeBytes: Number.MAX_SAFE_INTEGER },
+      });
+      const listing = (await request(t.url).post(`/v1/sessions/${id}/tools/ls`).send({ args: {} }).expect(200))
+        .body as ToolAnswer;
+      expect(listing.output).not.toContain('ran.txt');
+    });
+  },
+);

@@ -1,4 +1,16 @@
-import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -43,7 +55,15 @@ describe('red team: paths a hostile model hands the file tools', () => {
     symlinkSync('l2', path.join(ws.root, 'l1'));
     symlinkSync('a/b/../../up', path.join(ws.root, 'l2'));
     symlinkSync(path.join(ws.root, 'a', '..', '..'), path.join(ws.root, 'abs-up'));
-    const attempts = ['up/outside/secret.txt', 'a/b/up2/../outside/secret.txt', 'a/chain/outside/secret.txt', 'l1/outside/secret.txt', 'abs-up/outside/secret.txt', 'a/chain', 'l1'];
+    const attempts = [
+      'up/outside/secret.txt',
+      'a/b/up2/../outside/secret.txt',
+      'a/chain/outside/secret.txt',
+      'l1/outside/secret.txt',
+      'abs-up/outside/secret.txt',
+      'a/chain',
+      'l1',
+    ];
     for (const file_path of attempts) {
       const result = await read(file_path);
       expect(result.exitCode, file_path).not.toBe(0);
@@ -151,7 +171,9 @@ describe('red team: paths a hostile model hands the file tools', () => {
     const paths = ['esc', 'self', 'missing/file.txt', 'dir', '/etc/passwd', 'ok.txt/child', 'esc/x', '../x'];
     for (let round = 0; round < 75; round++) {
       await Promise.all(paths.map((file_path) => read(file_path)));
-      await Promise.all(paths.map((file_path, i) => call(editTool, { file_path, old_string: 'a', new_string: `b${i}` })));
+      await Promise.all(
+        paths.map((file_path, i) => call(editTool, { file_path, old_string: 'a', new_string: `b${i}` })),
+      );
     }
     await Promise.all(paths.map((file_path) => call(patchTool, { file_path, diff: '@@ -1 +1 @@\n-ok\n+ko\n' })));
     // Every context of this workspace shares one WorkspaceDirectory: its descriptor is closed with the last lease.
@@ -205,7 +227,9 @@ describe('red team: races on what write creates and patch rewrites', () => {
       while (Date.now() < end) { try { fs.mkdirSync(p); } catch {} try { fs.rmSync(p, { recursive: true, force: true }); } catch {}
         try { fs.symlinkSync(target, p); n++; } catch {} try { fs.unlinkSync(p); } catch {} }
       console.log(n);`;
-    const child = spawn(process.execPath, ['-e', script, path.join(ws.root, name), target, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', script, path.join(ws.root, name), target, String(ms)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     return new Promise((resolve) => child.on('exit', () => resolve(Number(out.trim()) || 0)));
@@ -217,7 +241,11 @@ describe('red team: races on what write creates and patch rewrites', () => {
     const end = Date.now() + 2500;
     let i = 0;
     while (Date.now() < end) {
-      results.push(...(await Promise.all(Array.from({ length: 40 }, () => call(writeTool, { file_path: `p/q${i++ % 3}/r.txt`, content: 'planted\n' })))));
+      results.push(
+        ...(await Promise.all(
+          Array.from({ length: 40 }, () => call(writeTool, { file_path: `p/q${i++ % 3}/r.txt`, content: 'planted\n' })),
+        )),
+      );
     }
     const swaps = await loop;
     expect(swaps).toBeGreaterThan(0);
@@ -226,7 +254,7 @@ describe('red team: races on what write creates and patch rewrites', () => {
     for (const result of results) expect(JSON.stringify(result)).not.toContain(SECRET);
   });
 
-  it("patch and edit between their read and their write: the file swapped for a link out (mv -T) never changes the outside file", async () => {
+  it('patch and edit between their read and their write: the file swapped for a link out (mv -T) never changes the outside file', async () => {
     const target = path.join(ws.outside, 'secret.txt');
     ws.file('t.txt', 'top secret\n');
     // The same content inside and out: a write through a followed link would show only in the outside file's times.
@@ -242,8 +270,12 @@ describe('red team: races on what write creates and patch rewrites', () => {
     while (Date.now() < end) {
       results.push(
         ...(await Promise.all([
-          ...Array.from({ length: 10 }, () => call(patchTool, { file_path: 't.txt', diff: '@@ -1 +1 @@\n-top secret\n+top secret\n' })),
-          ...Array.from({ length: 10 }, () => call(editTool, { file_path: 't.txt', old_string: 'top secret', new_string: 'top secret' })),
+          ...Array.from({ length: 10 }, () =>
+            call(patchTool, { file_path: 't.txt', diff: '@@ -1 +1 @@\n-top secret\n+top secret\n' }),
+          ),
+          ...Array.from({ length: 10 }, () =>
+            call(editTool, { file_path: 't.txt', old_string: 'top secret', new_string: 'top secret' }),
+          ),
         ])),
       );
     }

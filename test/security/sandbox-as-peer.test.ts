@@ -11,7 +11,14 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 
 /** A raw HTTP request from inside the sandbox (bash's /dev/tcp: no curl needed), printing the status line and body. */
 function rawRequest(port: number, path: string, headers: Record<string, string>): string {
-  const lines = [`GET ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''].join('\\r\\n');
+  const lines = [
+    `GET ${path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    'Connection: close',
+    '',
+    '',
+  ].join('\\r\\n');
   return `exec 3<>/dev/tcp/127.0.0.1/${port} && printf '${lines}' >&3 && { head -c 600 <&3; echo; }`;
 }
 
@@ -40,9 +47,16 @@ describe('a sandboxed command with network allowed cannot pass as a peer node', 
     const port = Number(new URL(b.url).port);
     const path = '/v1/sessions/victim';
     // Signed with a guessed secret; and a well-formed header from a key the attacker does not have.
-    const guessed = new ForwardedHeaders(clusterSecretsOf({ id: '1', secret: 'guessed-secret-guessed-secret-000000' }), 'node-a').sign('GET', path, '127.0.0.1');
+    const guessed = new ForwardedHeaders(
+      clusterSecretsOf({ id: '1', secret: 'guessed-secret-guessed-secret-000000' }),
+      'node-a',
+    ).sign('GET', path, '127.0.0.1');
     // A real signature (as if one leaked through a log): valid once, and it carries no credentials of its own.
-    const leaked = new ForwardedHeaders(clusterSecretsOf({ id: '1', secret: TEST_CLUSTER_SECRET }), 'node-a').sign('GET', path, '127.0.0.1');
+    const leaked = new ForwardedHeaders(clusterSecretsOf({ id: '1', secret: TEST_CLUSTER_SECRET }), 'node-a').sign(
+      'GET',
+      path,
+      '127.0.0.1',
+    );
     const commands = [
       rawRequest(port, path, { 'A3S-Forwarded': guessed }),
       rawRequest(port, path, { 'A3S-Forwarded': 'v1;1;0;1;node-a;127.0.0.1;n;sig' }),
@@ -50,10 +64,19 @@ describe('a sandboxed command with network allowed cannot pass as a peer node', 
       rawRequest(port, path, { 'A3S-Forwarded': leaked }),
       'env; cat /proc/1/environ 2>&1 | tr "\\0" "\\n"; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n" | head -c 20000; echo done-looking',
     ];
-    fake.script(...commands.map((command, i) => ({ toolCalls: [{ id: `peer_${i}`, name: 'bash', arguments: { command } }] })), { text: 'tried' });
-    const run = await request(a.url).post('/v1/sessions/attacker/runs').set(auth).send({ input: 'pretend to be a node', wait: true }).expect(200);
+    fake.script(
+      ...commands.map((command, i) => ({ toolCalls: [{ id: `peer_${i}`, name: 'bash', arguments: { command } }] })),
+      { text: 'tried' },
+    );
+    const run = await request(a.url)
+      .post('/v1/sessions/attacker/runs')
+      .set(auth)
+      .send({ input: 'pretend to be a node', wait: true })
+      .expect(200);
     expect(run.body.result.text).toBe('tried');
-    const outputs = (fake.requests.at(-1)?.body.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+    const outputs = (fake.requests.at(-1)?.body.messages ?? [])
+      .filter((m) => m.role === 'tool')
+      .map((m) => String(m.content));
     expect(outputs).toHaveLength(commands.length);
     const [forged, malformed, unsigned, copied, looked] = outputs;
     expect(forged).toContain('HTTP/1.1 401');

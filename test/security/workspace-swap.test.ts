@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +37,11 @@ function toolTurn(t: TestServer, id: string, name: string, args: Record<string, 
 }
 
 async function run(t: TestServer, token: string, session: string, input: string): Promise<string> {
-  const res = await request(t.url).post(`/v1/sessions/${session}/runs`).set(auth(token)).send({ input, wait: true }).expect(200);
+  const res = await request(t.url)
+    .post(`/v1/sessions/${session}/runs`)
+    .set(auth(token))
+    .send({ input, wait: true })
+    .expect(200);
   return (res.body as { runId: string }).runId;
 }
 
@@ -48,7 +61,9 @@ describe.skipIf(!HAVE_BWRAP)('a workspace swapped by a sibling session (bwrap, t
 
     for (const target of ['/', join(t.root, 'tenant-b'), t.dataDir]) {
       // S2's model (workspace: the tenant's directory) swaps proj for a link.
-      toolTurn(t, `swap-${target.length}`, 'bash', { command: `mv proj proj.old && ln -s ${target} proj && ls -la proj` });
+      toolTurn(t, `swap-${target.length}`, 'bash', {
+        command: `mv proj proj.old && ln -s ${target} proj && ls -la proj`,
+      });
       await run(t, A, 's2', 'swap');
       expect(toolMessage(t, `swap-${target.length}`)).toContain('->');
 
@@ -59,7 +74,9 @@ describe.skipIf(!HAVE_BWRAP)('a workspace swapped by a sibling session (bwrap, t
       expect(output).not.toContain(SECRET);
       expect(existsSync(join(target, 'planted.txt'))).toBe(false);
       // The run went on and completed; the session says why its calls fail; a warning event names the change.
-      const events = (await request(t.url).get(`/v1/sessions/s1/runs/${runId}/events?after=-1&limit=1000`).set(auth(A)).expect(200)).body.events as EventEnvelope[];
+      const events = (
+        await request(t.url).get(`/v1/sessions/s1/runs/${runId}/events?after=-1&limit=1000`).set(auth(A)).expect(200)
+      ).body.events as EventEnvelope[];
       expect(ofType(events, 'agent_end').length).toBe(1);
       expect(ofType(events, 'workspace_warning')[0]?.payload).toMatchObject({ kind: 'changed' });
       const info = (await request(t.url).get('/v1/sessions/s1').set(auth(A)).expect(200)).body.session;
@@ -71,7 +88,9 @@ describe.skipIf(!HAVE_BWRAP)('a workspace swapped by a sibling session (bwrap, t
       toolTurn(t, `own-${target.length}`, 'bash', { command: 'cat own.txt' });
       await run(t, A, 's1', 'read own');
       expect(toolMessage(t, `own-${target.length}`)).toContain('mine');
-      expect((await request(t.url).get('/v1/sessions/s1').set(auth(A)).expect(200)).body.session.workspaceChanged).toBeUndefined();
+      expect(
+        (await request(t.url).get('/v1/sessions/s1').set(auth(A)).expect(200)).body.session.workspaceChanged,
+      ).toBeUndefined();
     }
     // Another directory under the same name (same tenant, same path, other inode) is refused as well.
     renameSync(join(tenantA, 'proj'), join(tenantA, 'proj.real'));
@@ -91,7 +110,11 @@ describe.skipIf(!HAVE_BWRAP)('a workspace swapped by a sibling session (bwrap, t
     await request(t.url).post('/v1/sessions').send({ sessionId: 'race', workspace: proj }).expect(201);
     symlinkSync(outside, join(t.root, 'evil'));
     // Swap proj <-> a link to the outside directory as fast as mv can, for the whole test.
-    const swapper = spawn('sh', ['-c', `cd ${t.root}; while :; do mv -T proj real; mv -T evil proj; mv -T proj evil; mv -T real proj; done`], { stdio: 'ignore' });
+    const swapper = spawn(
+      'sh',
+      ['-c', `cd ${t.root}; while :; do mv -T proj real; mv -T evil proj; mv -T proj evil; mv -T real proj; done`],
+      { stdio: 'ignore' },
+    );
     const outputs: string[] = [];
     try {
       const until = Date.now() + 3000;
@@ -99,7 +122,9 @@ describe.skipIf(!HAVE_BWRAP)('a workspace swapped by a sibling session (bwrap, t
       while (Date.now() < until) {
         const batch = Array.from({ length: 8 }, () => {
           i += 1;
-          return request(t.url).post('/v1/sessions/race/tools/bash').send({ args: { command: `cat marker.txt; echo x > w${i}.txt` } });
+          return request(t.url)
+            .post('/v1/sessions/race/tools/bash')
+            .send({ args: { command: `cat marker.txt; echo x > w${i}.txt` } });
         });
         for (const res of await Promise.all(batch)) outputs.push(String(res.body.output));
       }
@@ -115,9 +140,12 @@ describe.skipIf(!HAVE_BWRAP)('a workspace swapped by a sibling session (bwrap, t
   });
 });
 
-describe.skipIf(!HAVE_BWRAP)('delegated children use the parent\'s pin', () => {
+describe.skipIf(!HAVE_BWRAP)("delegated children use the parent's pin", () => {
   const start = useTestServers();
-  const runPrompt = (r: RecordedRequest) => String((r.body.messages as { role: string; content?: unknown }[]).findLast((m) => m.role === 'user')?.content ?? '');
+  const runPrompt = (r: RecordedRequest) =>
+    String(
+      (r.body.messages as { role: string; content?: unknown }[]).findLast((m) => m.role === 'user')?.content ?? '',
+    );
   const lastRole = (r: RecordedRequest) => (r.body.messages as { role: string }[]).at(-1)?.role;
 
   it('a task child of a session whose workspace was swapped for a link to an outside directory runs nothing there', async () => {
@@ -130,12 +158,27 @@ describe.skipIf(!HAVE_BWRAP)('delegated children use the parent\'s pin', () => {
     renameSync(proj, `${proj}.old`);
     symlinkSync(outside, proj);
     t.fake.script(
-      { when: (r) => runPrompt(r) === 'delegate' && lastRole(r) === 'user', toolCalls: [{ id: 'p_task', name: 'task', arguments: { agent: 'general', description: 'look', prompt: 'child: cat marker' } }] },
-      { when: (r) => runPrompt(r).startsWith('child:') && lastRole(r) === 'user', toolCalls: [{ id: 'c_bash', name: 'bash', arguments: { command: 'cat marker.txt; touch child-was-here' } }] },
+      {
+        when: (r) => runPrompt(r) === 'delegate' && lastRole(r) === 'user',
+        toolCalls: [
+          {
+            id: 'p_task',
+            name: 'task',
+            arguments: { agent: 'general', description: 'look', prompt: 'child: cat marker' },
+          },
+        ],
+      },
+      {
+        when: (r) => runPrompt(r).startsWith('child:') && lastRole(r) === 'user',
+        toolCalls: [{ id: 'c_bash', name: 'bash', arguments: { command: 'cat marker.txt; touch child-was-here' } }],
+      },
       { when: (r) => runPrompt(r).startsWith('child:') && lastRole(r) === 'tool', text: 'child done' },
       { when: (r) => runPrompt(r) === 'delegate' && lastRole(r) === 'tool', text: 'parent done' },
     );
-    const res = await request(t.url).post('/v1/sessions/parent/runs').send({ input: 'delegate', wait: true }).expect(200);
+    const res = await request(t.url)
+      .post('/v1/sessions/parent/runs')
+      .send({ input: 'delegate', wait: true })
+      .expect(200);
     expect(res.body.run.status).toBe('completed');
     expect(toolMessage(t, 'c_bash')).toContain('no longer the directory');
     expect(toolMessage(t, 'c_bash')).not.toContain(SECRET);
@@ -173,10 +216,18 @@ describe('restored sessions are pinned again', () => {
     mkdirSync(join(root, 'recreated'));
     mkdirSync(join(root, 'linked'));
     const first = await start({ root, dataDir });
-    await request(first.url).post('/v1/sessions').send({ sessionId: 'recreated', workspace: join(root, 'recreated'), autoSave: true }).expect(201);
-    await request(first.url).post('/v1/sessions').send({ sessionId: 'linked', workspace: join(root, 'linked'), autoSave: true }).expect(201);
+    await request(first.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'recreated', workspace: join(root, 'recreated'), autoSave: true })
+      .expect(201);
+    await request(first.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'linked', workspace: join(root, 'linked'), autoSave: true })
+      .expect(201);
     await first.close();
-    const stored = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'recreated.json'), 'utf8')) as { session: { workspacePin: { dev: string; ino: string } } };
+    const stored = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'recreated.json'), 'utf8')) as {
+      session: { workspacePin: { dev: string; ino: string } };
+    };
     expect(stored.session.workspacePin.ino).toMatch(/^\d+$/);
 
     // Made while the old one still exists, so it cannot get the old inode number back.
@@ -189,8 +240,13 @@ describe('restored sessions are pinned again', () => {
     const second = await start({ root, dataDir });
     const info = (await request(second.url).get('/v1/sessions/recreated').expect(200)).body.session;
     expect(info.initWarning).toContain('pinned again');
-    const events = (await request(second.url).get('/v1/sessions/recreated/trace').expect(200)).body.events as { type: string; payload: { kind: string } }[];
-    expect(events.filter((event) => event.type === 'workspace_warning').map((event) => event.payload.kind)).toEqual(['repinned']);
+    const events = (await request(second.url).get('/v1/sessions/recreated/trace').expect(200)).body.events as {
+      type: string;
+      payload: { kind: string };
+    }[];
+    expect(events.filter((event) => event.type === 'workspace_warning').map((event) => event.payload.kind)).toEqual([
+      'repinned',
+    ]);
     await request(second.url).post('/v1/sessions/recreated/tools/ls').send({ args: {} }).expect(200);
     const refused = await request(second.url).get('/v1/sessions/linked');
     expect(refused.status).toBe(409);
@@ -198,39 +254,54 @@ describe('restored sessions are pinned again', () => {
   });
 });
 
-describe.skipIf(!HAVE_BWRAP)('on Redis: a session taken over by another node is pinned there, and a swap is refused there too', () => {
-  let fake: FakeProvider;
-  const servers: TestServer[] = [];
-  beforeAll(async () => {
-    fake = await startFakeProvider();
-  });
-  afterAll(async () => {
-    for (const server of servers) await server.close().catch(() => undefined);
-    await fake.close();
-  });
+describe.skipIf(!HAVE_BWRAP)(
+  'on Redis: a session taken over by another node is pinned there, and a swap is refused there too',
+  () => {
+    let fake: FakeProvider;
+    const servers: TestServer[] = [];
+    beforeAll(async () => {
+      fake = await startFakeProvider();
+    });
+    afterAll(async () => {
+      for (const server of servers) await server.close().catch(() => undefined);
+      await fake.close();
+    });
 
-  it('node B restores the session node A created on the shared workspace root, runs its commands there, and refuses them once the name is a link', async () => {
-    // Both nodes mount the workspace root at the same path (shared storage), on one Redis.
-    const root = tempDir('a3s-swap-shared-');
-    const shared = { ...redisServerConfig(), redisKeyPrefix: `ws-swap-${Math.random().toString(36).slice(2)}:` };
-    const a = await startTestServer({ fake, root, config: { ...shared, nodeId: 'node-a' } });
-    servers.push(a);
-    const b = await startTestServer({ fake, root, config: { ...shared, nodeId: 'node-b' } });
-    servers.push(b);
-    const proj = join(root, 'proj');
-    mkdirSync(proj);
-    writeFileSync(join(proj, 'f.txt'), 'on shared storage');
-    await request(a.url).post('/v1/sessions').send({ sessionId: 'redis-pin', workspace: proj, autoSave: true }).expect(201);
-    const first = await request(a.url).post('/v1/sessions/redis-pin/tools/bash').send({ args: { command: 'cat f.txt' } }).expect(200);
-    expect(first.body.output).toContain('on shared storage');
-    // Node A goes away; node B takes the session over from Redis.
-    await a.close();
-    const onB = await request(b.url).post('/v1/sessions/redis-pin/tools/bash').send({ args: { command: 'cat f.txt' } }).expect(200);
-    expect(onB.body.output).toContain('on shared storage');
-    renameSync(proj, `${proj}.old`);
-    symlinkSync('/', proj);
-    const refused = await request(b.url).post('/v1/sessions/redis-pin/tools/bash').send({ args: { command: 'ls etc' } }).expect(200);
-    expect(refused.body.output).toContain('no longer the directory');
-    expect(refused.body.metadata).toMatchObject({ code: 'WORKSPACE_CHANGED' });
-  });
-});
+    it('node B restores the session node A created on the shared workspace root, runs its commands there, and refuses them once the name is a link', async () => {
+      // Both nodes mount the workspace root at the same path (shared storage), on one Redis.
+      const root = tempDir('a3s-swap-shared-');
+      const shared = { ...redisServerConfig(), redisKeyPrefix: `ws-swap-${Math.random().toString(36).slice(2)}:` };
+      const a = await startTestServer({ fake, root, config: { ...shared, nodeId: 'node-a' } });
+      servers.push(a);
+      const b = await startTestServer({ fake, root, config: { ...shared, nodeId: 'node-b' } });
+      servers.push(b);
+      const proj = join(root, 'proj');
+      mkdirSync(proj);
+      writeFileSync(join(proj, 'f.txt'), 'on shared storage');
+      await request(a.url)
+        .post('/v1/sessions')
+        .send({ sessionId: 'redis-pin', workspace: proj, autoSave: true })
+        .expect(201);
+      const first = await request(a.url)
+        .post('/v1/sessions/redis-pin/tools/bash')
+        .send({ args: { command: 'cat f.txt' } })
+        .expect(200);
+      expect(first.body.output).toContain('on shared storage');
+      // Node A goes away; node B takes the session over from Redis.
+      await a.close();
+      const onB = await request(b.url)
+        .post('/v1/sessions/redis-pin/tools/bash')
+        .send({ args: { command: 'cat f.txt' } })
+        .expect(200);
+      expect(onB.body.output).toContain('on shared storage');
+      renameSync(proj, `${proj}.old`);
+      symlinkSync('/', proj);
+      const refused = await request(b.url)
+        .post('/v1/sessions/redis-pin/tools/bash')
+        .send({ args: { command: 'ls etc' } })
+        .expect(200);
+      expect(refused.body.output).toContain('no longer the directory');
+      expect(refused.body.metadata).toMatchObject({ code: 'WORKSPACE_CHANGED' });
+    });
+  },
+);

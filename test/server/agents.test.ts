@@ -7,7 +7,8 @@ import { createSession, ofType, runAndWait, runEvents, toolMessage, useTestServe
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
 
-const systemPromptOf = (t: TestServer, index = -1) => String((t.fake.requests.at(index)?.body.messages as Msg[])[0].content);
+const systemPromptOf = (t: TestServer, index = -1) =>
+  String((t.fake.requests.at(index)?.body.messages as Msg[])[0].content);
 
 const REVIEWER_MD = `---
 name: reviewer2
@@ -30,12 +31,23 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
 
   it('a session for explore: its prompt reaches the provider, read works, write is denied and nothing is written; agent_mode_changed and session info name it', async () => {
     // Even a fully permissive session policy cannot give the read-only agent more.
-    const t = await start({ files: { 'a.txt': 'hello\n' }, config: { defaultPermissionPolicy: { allow: ['read', 'write', 'bash'], defaultDecision: 'allow' } } });
+    const t = await start({
+      files: { 'a.txt': 'hello\n' },
+      config: { defaultPermissionPolicy: { allow: ['read', 'write', 'bash'], defaultDecision: 'allow' } },
+    });
     const created = await request(t.url).post('/v1/sessions').send({ agent: 'explore' }).expect(201);
     expect(created.body.session.agent).toBe('explore');
     const id = created.body.session.id as string;
     expect((await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.agent).toBe('explore');
-    t.fake.script({ toolCalls: [{ id: 'c_read', name: 'read', arguments: { file_path: 'a.txt' } }, { id: 'c_write', name: 'write', arguments: { file_path: 'pwned.txt', content: 'x' } }] }, { text: 'done' });
+    t.fake.script(
+      {
+        toolCalls: [
+          { id: 'c_read', name: 'read', arguments: { file_path: 'a.txt' } },
+          { id: 'c_write', name: 'write', arguments: { file_path: 'pwned.txt', content: 'x' } },
+        ],
+      },
+      { text: 'done' },
+    );
     const run = await runAndWait(t, id, 'look around');
     expect(run.run.status).toBe('completed');
     expect(toolMessage(t, 'c_read')).toContain('hello');
@@ -43,22 +55,37 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
     expect(existsSync(join(t.root, 'pwned.txt'))).toBe(false);
     expect(systemPromptOf(t)).toContain('You are the explore agent');
     // Tools the agent denies for every argument are not offered to the model.
-    const offered = ((t.fake.requests[0].body.tools ?? []) as { function: { name: string } }[]).map((x) => x.function.name);
+    const offered = ((t.fake.requests[0].body.tools ?? []) as { function: { name: string } }[]).map(
+      (x) => x.function.name,
+    );
     expect(offered).toContain('read');
     expect(offered).not.toContain('write');
     expect(offered).not.toContain('bash');
     const events = await runEvents(t, id, run.runId);
-    expect(ofType(events, 'permission_denied')[0]?.payload).toMatchObject({ tool_name: 'write', rule: expect.stringContaining('agent policy: ') });
+    expect(ofType(events, 'permission_denied')[0]?.payload).toMatchObject({
+      tool_name: 'write',
+      rule: expect.stringContaining('agent policy: '),
+    });
     const types = events.map((e) => e.type);
     expect(types.indexOf('agent_mode_changed')).toBe(types.indexOf('agent_start') + 1);
-    expect(ofType(events, 'agent_mode_changed')[0].payload).toEqual({ mode: 'explore', agent: 'explore', description: expect.stringContaining('read-only') });
+    expect(ofType(events, 'agent_mode_changed')[0].payload).toEqual({
+      mode: 'explore',
+      agent: 'explore',
+      description: expect.stringContaining('read-only'),
+    });
     t.fake.assertDone();
   });
 
   it('the agent bound never loosens the operator policy: a session for general keeps the operator deny', async () => {
-    const t = await start({ files: { 'a.txt': 'hello\n' }, config: { defaultPermissionPolicy: { deny: ['write'], allow: ['read'], defaultDecision: 'ask' } } });
+    const t = await start({
+      files: { 'a.txt': 'hello\n' },
+      config: { defaultPermissionPolicy: { deny: ['write'], allow: ['read'], defaultDecision: 'ask' } },
+    });
     const id = await createSession(t, { agent: 'general' });
-    t.fake.script({ toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'b.txt', content: 'x' } }] }, { text: 'ok' });
+    t.fake.script(
+      { toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'b.txt', content: 'x' } }] },
+      { text: 'ok' },
+    );
     await runAndWait(t, id, 'write');
     expect(toolMessage(t, 'w1')).toContain('denied');
     expect(existsSync(join(t.root, 'b.txt'))).toBe(false);
@@ -75,23 +102,71 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
   });
 
   it('agentDirs at creation: a Markdown and a YAML definition, used for sessions (prompt, permissions, max steps, model); listed by GET .../agents', async () => {
-    const t = await start({ files: { 'agents/reviewer2.md': REVIEWER_MD, 'agents/linter.yaml': LINTER_YAML, 'agents/notes.txt': 'ignored', 'docs/x.md': 'doc\n' } });
-    const created = await request(t.url).post('/v1/sessions').send({ agent: 'reviewer2', agentDirs: ['agents'] }).expect(201);
+    const t = await start({
+      files: {
+        'agents/reviewer2.md': REVIEWER_MD,
+        'agents/linter.yaml': LINTER_YAML,
+        'agents/notes.txt': 'ignored',
+        'docs/x.md': 'doc\n',
+      },
+    });
+    const created = await request(t.url)
+      .post('/v1/sessions')
+      .send({ agent: 'reviewer2', agentDirs: ['agents'] })
+      .expect(201);
     const id = created.body.session.id as string;
     expect(created.body.session.agent).toBe('reviewer2');
-    const agents = (await request(t.url).get(`/v1/sessions/${id}/agents`).expect(200)).body.agents as { name: string; source: string; readOnly: boolean; maxSteps: number | null; model: string | null }[];
-    expect(agents.map((a) => a.name)).toEqual(['general', 'explore', 'plan', 'verification', 'review', 'linter', 'reviewer2']);
-    expect(agents.find((a) => a.name === 'reviewer2')).toMatchObject({ source: 'session', readOnly: true, maxSteps: 7, model: null });
-    expect(agents.find((a) => a.name === 'linter')).toMatchObject({ source: 'session', readOnly: false, model: 'openai/lint-model' });
+    const agents = (await request(t.url).get(`/v1/sessions/${id}/agents`).expect(200)).body.agents as {
+      name: string;
+      source: string;
+      readOnly: boolean;
+      maxSteps: number | null;
+      model: string | null;
+    }[];
+    expect(agents.map((a) => a.name)).toEqual([
+      'general',
+      'explore',
+      'plan',
+      'verification',
+      'review',
+      'linter',
+      'reviewer2',
+    ]);
+    expect(agents.find((a) => a.name === 'reviewer2')).toMatchObject({
+      source: 'session',
+      readOnly: true,
+      maxSteps: 7,
+      model: null,
+    });
+    expect(agents.find((a) => a.name === 'linter')).toMatchObject({
+      source: 'session',
+      readOnly: false,
+      model: 'openai/lint-model',
+    });
     expect(agents.find((a) => a.name === 'explore')).toMatchObject({ source: 'builtin', readOnly: true });
-    t.fake.script({ toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'docs/x.md' } }, { id: 'w1', name: 'write', arguments: { file_path: 'docs/y.md', content: 'x' } }] }, { text: 'ok' });
+    t.fake.script(
+      {
+        toolCalls: [
+          { id: 'r1', name: 'read', arguments: { file_path: 'docs/x.md' } },
+          { id: 'w1', name: 'write', arguments: { file_path: 'docs/y.md', content: 'x' } },
+        ],
+      },
+      { text: 'ok' },
+    );
     const run = await runAndWait(t, id, 'review');
     expect(toolMessage(t, 'r1')).toContain('doc');
     expect(toolMessage(t, 'w1')).toContain('agent policy: write');
     expect(existsSync(join(t.root, 'docs/y.md'))).toBe(false);
     expect(systemPromptOf(t)).toContain('You are reviewer2. Only read the docs folder.');
-    expect(ofType(await runEvents(t, id, run.runId), 'agent_mode_changed')[0].payload).toEqual({ mode: 'general', agent: 'reviewer2', description: 'Reviews docs only' });
-    expect(t.server.ctx.agent.getSession(id, { principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never).config.governance.maxToolRounds).toBe(7);
+    expect(ofType(await runEvents(t, id, run.runId), 'agent_mode_changed')[0].payload).toEqual({
+      mode: 'general',
+      agent: 'reviewer2',
+      description: 'Reviews docs only',
+    });
+    expect(
+      t.server.ctx.agent.getSession(id, { principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never)
+        .config.governance.maxToolRounds,
+    ).toBe(7);
 
     const linter = await createSession(t, { agent: 'linter', agentDirs: ['agents'] });
     t.fake.script({ text: 'linted' });
@@ -105,11 +180,21 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
     const t = await start({ files: { 'more/linter.yml': LINTER_YAML, 'more/reviewer2.md': REVIEWER_MD } });
     const id = await createSession(t);
     expect((await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.agent).toBeNull();
-    const before = (await request(t.url).get(`/v1/sessions/${id}/agents`).expect(200)).body.agents as { name: string }[];
+    const before = (await request(t.url).get(`/v1/sessions/${id}/agents`).expect(200)).body.agents as {
+      name: string;
+    }[];
     expect(before.map((a) => a.name)).toEqual(['general', 'explore', 'plan', 'verification', 'review']);
     const res = await request(t.url).post(`/v1/sessions/${id}/agents/dirs`).send({ path: 'more' }).expect(200);
     expect(res.body.registered).toBe(2);
-    expect((res.body.agents as { name: string }[]).map((a) => a.name)).toEqual(['general', 'explore', 'plan', 'verification', 'review', 'linter', 'reviewer2']);
+    expect((res.body.agents as { name: string }[]).map((a) => a.name)).toEqual([
+      'general',
+      'explore',
+      'plan',
+      'verification',
+      'review',
+      'linter',
+      'reviewer2',
+    ]);
     const after = (await request(t.url).get(`/v1/sessions/${id}/agents`).expect(200)).body.agents as { name: string }[];
     expect(after.map((a) => a.name)).toContain('linter');
   });
@@ -145,9 +230,14 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
       expect(res.body.error.details.file, dir).toBe(message.split(':')[0]);
       if (field) expect(res.body.error.details.field, dir).toBe(field);
     }
-    expect(((await request(t.url).get(`/v1/sessions/${id}/agents`).expect(200)).body.agents as unknown[]).length).toBe(5);
+    expect(((await request(t.url).get(`/v1/sessions/${id}/agents`).expect(200)).body.agents as unknown[]).length).toBe(
+      5,
+    );
     // At creation the same file is a 400 naming it, and no session is created.
-    const created = await request(t.url).post('/v1/sessions').send({ agentDirs: ['bad1'] }).expect(400);
+    const created = await request(t.url)
+      .post('/v1/sessions')
+      .send({ agentDirs: ['bad1'] })
+      .expect(400);
     expect(created.body.error.code).toBe('SESSION_CONFIGURATION_ERROR');
     expect(created.body.error.message).toContain('bad1/a.md: permissions.allow.0:');
   });
@@ -163,16 +253,22 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
     const id = await createSession(t, { workspace });
     for (const path of [outside, '../', 'escape']) {
       const res = await request(t.url).post(`/v1/sessions/${id}/agents/dirs`).send({ path }).expect(400);
-      expect(res.body.error.message, path).toContain('outside the session\'s workspace');
+      expect(res.body.error.message, path).toContain("outside the session's workspace");
       expect(res.body.error.details.field).toBe('path');
     }
     const link = await request(t.url).post(`/v1/sessions/${id}/agents/dirs`).send({ path: 'linked' }).expect(400);
     expect(link.body.error.message).toBe('linked/evil.yaml: a symlink leaving the agent directory is refused');
     const missing = await request(t.url).post(`/v1/sessions/${id}/agents/dirs`).send({ path: 'nope' }).expect(400);
     expect(missing.body.error.message).toContain('does not exist');
-    const atCreation = await request(t.url).post('/v1/sessions').send({ workspace, agentDirs: ['agents', outside] }).expect(400);
+    const atCreation = await request(t.url)
+      .post('/v1/sessions')
+      .send({ workspace, agentDirs: ['agents', outside] })
+      .expect(400);
     expect(atCreation.body.error.details.field).toBe('agentDirs[1]');
-    expect((await request(t.url).post(`/v1/sessions/${id}/agents/dirs`).send({ path: 'agents' }).expect(200)).body.registered).toBe(1);
+    expect(
+      (await request(t.url).post(`/v1/sessions/${id}/agents/dirs`).send({ path: 'agents' }).expect(200)).body
+        .registered,
+    ).toBe(1);
   });
 
   it("the operator's agent_dirs are loaded for every session (source config)", async () => {
@@ -181,21 +277,31 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
     const t = await start({ config: { agentDirs: [dir] } });
     const created = await request(t.url).post('/v1/sessions').send({ agent: 'ops' }).expect(201);
     expect(created.body.session.initWarning).toBeNull();
-    const agents = (await request(t.url).get(`/v1/sessions/${created.body.session.id}/agents`).expect(200)).body.agents as { name: string; source: string }[];
+    const agents = (await request(t.url).get(`/v1/sessions/${created.body.session.id}/agents`).expect(200)).body
+      .agents as { name: string; source: string }[];
     expect(agents.find((a) => a.name === 'ops')?.source).toBe('config');
   });
 
   it('a resumed session keeps its agent: prompt, permissions and session info', async () => {
     const first = await start({ files: { 'agents/reviewer2.md': REVIEWER_MD, 'docs/x.md': 'doc\n' } });
-    await request(first.url).post('/v1/sessions').send({ sessionId: 'agent-resume', agent: 'reviewer2', agentDirs: ['agents'], autoSave: true }).expect(201);
+    await request(first.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'agent-resume', agent: 'reviewer2', agentDirs: ['agents'], autoSave: true })
+      .expect(201);
     first.fake.script({ text: 'first' });
     await runAndWait(first, 'agent-resume', 'hi');
     await first.close();
     const t = await start({ dataDir: first.dataDir, root: first.root });
-    const resumed = await request(t.url).post('/v1/sessions').send({ sessionId: 'agent-resume', resume: true }).expect(201);
+    const resumed = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'agent-resume', resume: true })
+      .expect(201);
     expect(resumed.body.session.agent).toBe('reviewer2');
     expect(resumed.body.session.messageCount).toBe(2);
-    t.fake.script({ toolCalls: [{ id: 'w2', name: 'write', arguments: { file_path: 'docs/z.md', content: 'x' } }] }, { text: 'ok' });
+    t.fake.script(
+      { toolCalls: [{ id: 'w2', name: 'write', arguments: { file_path: 'docs/z.md', content: 'x' } }] },
+      { text: 'ok' },
+    );
     const run = await runAndWait(t, 'agent-resume', 'again');
     expect(toolMessage(t, 'w2')).toContain('agent policy: write');
     expect(existsSync(join(t.root, 'docs/z.md'))).toBe(false);

@@ -23,7 +23,12 @@ describe('auth: tokens, scopes and tenant isolation', () => {
           { token: A_HOST, principal: 'alice-ci', tenantId: 'tenant-a', scopes: ['sessions', 'host_direct'] },
           { token: B, principal: 'bob', tenantId: 'tenant-b', scopes: ['sessions'] },
           { token: ADMIN, principal: 'root', tenantId: 'ops', scopes: ['admin'] },
-          { tokenSha256: createHash('sha256').update(HASHED).digest('hex'), principal: 'hashed', tenantId: 'tenant-a', scopes: ['sessions'] },
+          {
+            tokenSha256: createHash('sha256').update(HASHED).digest('hex'),
+            principal: 'hashed',
+            tenantId: 'tenant-a',
+            scopes: ['sessions'],
+          },
         ],
       },
     });
@@ -43,10 +48,18 @@ describe('auth: tokens, scopes and tenant isolation', () => {
   });
 
   it("keeps tenants apart: another tenant's session is not found on every route", async () => {
-    const created = await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${A}`).send({ sessionId: 'a-private' }).expect(201);
+    const created = await request(t.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${A}`)
+      .send({ sessionId: 'a-private' })
+      .expect(201);
     expect(created.body.session.labels).toMatchObject({ tenantId: 'tenant-a', principal: 'alice' });
     t.fake.script({ text: 'hi a' });
-    const run = await request(t.url).post('/v1/sessions/a-private/runs').set('authorization', `Bearer ${A}`).send({ input: 'hello', wait: true }).expect(200);
+    const run = await request(t.url)
+      .post('/v1/sessions/a-private/runs')
+      .set('authorization', `Bearer ${A}`)
+      .send({ input: 'hello', wait: true })
+      .expect(200);
     const runId = run.body.runId;
     const asB = (r: request.Test) => r.set('authorization', `Bearer ${B}`).expect(404);
     await asB(request(t.url).get('/v1/sessions/a-private'));
@@ -59,12 +72,20 @@ describe('auth: tokens, scopes and tenant isolation', () => {
     await asB(request(t.url).post('/v1/sessions/a-private/save'));
     await asB(request(t.url).get('/v1/sessions/a-private/tools'));
     await asB(request(t.url).delete('/v1/sessions/a-private'));
-    const resume = await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${B}`).send({ sessionId: 'a-private', resume: true }).expect(404);
+    const resume = await request(t.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${B}`)
+      .send({ sessionId: 'a-private', resume: true })
+      .expect(404);
     expect(resume.body.error.code).toBe('SESSION_NOT_FOUND');
     const listB = await request(t.url).get('/v1/sessions').set('authorization', `Bearer ${B}`).expect(200);
     expect(listB.body.sessions.map((s: { id: string }) => s.id)).not.toContain('a-private');
     // A label naming another tenant is refused, not a way in.
-    const spoof = await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${B}`).send({ tenantId: 'tenant-a' }).expect(403);
+    const spoof = await request(t.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${B}`)
+      .send({ tenantId: 'tenant-a' })
+      .expect(403);
     expect(spoof.body.error).toMatchObject({ code: 'FORBIDDEN', details: { field: 'tenantId' } });
     // Admin sees every tenant.
     const listAdmin = await request(t.url).get('/v1/sessions').set('authorization', `Bearer ${ADMIN}`).expect(200);
@@ -72,8 +93,12 @@ describe('auth: tokens, scopes and tenant isolation', () => {
     t.fake.assertDone();
   });
 
-  it("does not tell another tenant that a session was closed: 404 on every route, 4004 on the WebSocket", async () => {
-    await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${A}`).send({ sessionId: 'a-closed' }).expect(201);
+  it('does not tell another tenant that a session was closed: 404 on every route, 4004 on the WebSocket', async () => {
+    await request(t.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${A}`)
+      .send({ sessionId: 'a-closed' })
+      .expect(201);
     await request(t.url).delete('/v1/sessions/a-closed').set('authorization', `Bearer ${A}`).expect(200);
     const asB = (r: request.Test) => r.set('authorization', `Bearer ${B}`).expect(404);
     await asB(request(t.url).get('/v1/sessions/a-closed'));
@@ -85,17 +110,36 @@ describe('auth: tokens, scopes and tenant isolation', () => {
     expect((await ws.waitClosed()).code).toBe(4004);
     // The owner's tenant (and admin) still learn it is closed.
     await request(t.url).get('/v1/sessions/a-closed').set('authorization', `Bearer ${A}`).expect(410);
-    await request(t.url).get('/v1/sessions/a-closed?tenantId=tenant-a').set('authorization', `Bearer ${ADMIN}`).expect(410);
+    await request(t.url)
+      .get('/v1/sessions/a-closed?tenantId=tenant-a')
+      .set('authorization', `Bearer ${ADMIN}`)
+      .expect(410);
     await request(t.url).delete('/v1/sessions/a-closed').set('authorization', `Bearer ${A}`).expect(200);
   });
 
   it('needs the host_direct scope for host-direct tool calls', async () => {
-    await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${A}`).send({ sessionId: 'a-tools' }).expect(201);
-    const denied = await request(t.url).post('/v1/sessions/a-tools/tools/bash').set('authorization', `Bearer ${A}`).send({ args: { command: 'echo pwned' } }).expect(403);
+    await request(t.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${A}`)
+      .send({ sessionId: 'a-tools' })
+      .expect(201);
+    const denied = await request(t.url)
+      .post('/v1/sessions/a-tools/tools/bash')
+      .set('authorization', `Bearer ${A}`)
+      .send({ args: { command: 'echo pwned' } })
+      .expect(403);
     expect(denied.body.error).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'host_direct' } });
-    const other = await request(t.url).post('/v1/sessions/a-tools/tools/read').set('authorization', `Bearer ${B}`).send({ args: { file_path: 'a.txt' } }).expect(403);
+    const other = await request(t.url)
+      .post('/v1/sessions/a-tools/tools/read')
+      .set('authorization', `Bearer ${B}`)
+      .send({ args: { file_path: 'a.txt' } })
+      .expect(403);
     expect(other.body.error.code).toBe('FORBIDDEN');
-    const ok = await request(t.url).post('/v1/sessions/a-tools/tools/bash').set('authorization', `Bearer ${A_HOST}`).send({ args: { command: 'echo hello' } }).expect(200);
+    const ok = await request(t.url)
+      .post('/v1/sessions/a-tools/tools/bash')
+      .set('authorization', `Bearer ${A_HOST}`)
+      .send({ args: { command: 'echo hello' } })
+      .expect(200);
     expect(ok.body).toMatchObject({ exitCode: 0 });
     expect(ok.body.output).toContain('hello');
   });
@@ -103,6 +147,13 @@ describe('auth: tokens, scopes and tenant isolation', () => {
   it('refuses to listen beyond loopback without tokens', () => {
     expect(() => assertSafeBind(CodeConfigSchema.parse({ host: '0.0.0.0' }))).toThrow(/without API tokens/);
     expect(() => assertSafeBind(CodeConfigSchema.parse({ host: '127.0.0.1' }))).not.toThrow();
-    expect(() => assertSafeBind(CodeConfigSchema.parse({ host: '0.0.0.0', apiTokens: [{ token: A, principal: 'p', tenantId: 't', scopes: ['sessions'] }] }))).not.toThrow();
+    expect(() =>
+      assertSafeBind(
+        CodeConfigSchema.parse({
+          host: '0.0.0.0',
+          apiTokens: [{ token: A, principal: 'p', tenantId: 't', scopes: ['sessions'] }],
+        }),
+      ),
+    ).not.toThrow();
   });
 });

@@ -12,17 +12,33 @@ interface Answer {
 }
 
 /** One raw HTTP request to the server's port with exactly the headers given (Host included). */
-function send(port: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
+function send(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, agent: false, headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode ?? 0, body: text === '' ? {} : (JSON.parse(text) as Answer['body']) });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({ status: res.statusCode ?? 0, body: text === '' ? {} : (JSON.parse(text) as Answer['body']) });
+        });
+      },
+    );
     req.on('error', reject);
     if (payload !== undefined) req.write(payload);
     req.end();
@@ -59,7 +75,9 @@ function upgrade(port: number, sessionId: string, headers: Record<string, string
     ws.on('unexpected-response', (_req, res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) as Answer['body'] }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) as Answer['body'] }),
+      );
     });
     ws.on('error', (error) => {
       if (!/Unexpected server response/.test(error.message)) reject(error);
@@ -75,7 +93,9 @@ describe('browser guard: Host and Origin checks in tokenless loopback mode', () 
   const newId = () => `guard-${++created}`;
 
   beforeAll(async () => {
-    t = await startTestServer({ config: { allowedOrigins: ['http://localhost:3000'], allowedHosts: ['a3s.test', 'pinned.test:1234'] } });
+    t = await startTestServer({
+      config: { allowedOrigins: ['http://localhost:3000'], allowedHosts: ['a3s.test', 'pinned.test:1234'] },
+    });
     port = t.server.port;
     own = `127.0.0.1:${port}`;
   });
@@ -102,34 +122,63 @@ describe('browser guard: Host and Origin checks in tokenless loopback mode', () 
   });
 
   it('refuses a forged Host on every route, unrouted paths included', async () => {
-    for (const [method, path] of [['GET', '/v1/sessions'], ['GET', '/metrics'], ['GET', '/no/such/route'], ['POST', '/v1/sessions/x/runs']] as const) {
-      const answer = await send(port, method, path, { host: 'evil.example' }, method === 'POST' ? { input: 'hi' } : undefined);
+    for (const [method, path] of [
+      ['GET', '/v1/sessions'],
+      ['GET', '/metrics'],
+      ['GET', '/no/such/route'],
+      ['POST', '/v1/sessions/x/runs'],
+    ] as const) {
+      const answer = await send(
+        port,
+        method,
+        path,
+        { host: 'evil.example' },
+        method === 'POST' ? { input: 'hi' } : undefined,
+      );
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.body.error?.code).toBe('HOST_NOT_ALLOWED');
     }
   });
 
-  it.each([`127.0.0.1:PORT`, 'localhost:PORT', '[::1]:PORT', 'localhost', '127.0.0.1', 'LOCALHOST:PORT', 'a3s.test:PORT', 'pinned.test:1234'])(
-    'serves Host %j',
-    async (pattern) => {
-      const id = newId();
-      const answer = await send(port, 'POST', '/v1/sessions', { host: pattern.replace('PORT', String(port)) }, { sessionId: id });
-      expect(answer.status).toBe(201);
-      expect(await exists(id)).toBe(200);
-    },
-  );
+  it.each([
+    `127.0.0.1:PORT`,
+    'localhost:PORT',
+    '[::1]:PORT',
+    'localhost',
+    '127.0.0.1',
+    'LOCALHOST:PORT',
+    'a3s.test:PORT',
+    'pinned.test:1234',
+  ])('serves Host %j', async (pattern) => {
+    const id = newId();
+    const answer = await send(
+      port,
+      'POST',
+      '/v1/sessions',
+      { host: pattern.replace('PORT', String(port)) },
+      { sessionId: id },
+    );
+    expect(answer.status).toBe(201);
+    expect(await exists(id)).toBe(200);
+  });
 
-  it.each(['http://evil.example', 'null', 'http://127.0.0.1.evil.example', 'http://localhost:PORT', 'http://127.0.0.1:1', 'ftp://127.0.0.1:PORT', 'http://127.0.0.1:PORT/path', 'http://localhost:3000.evil.example'])(
-    'refuses Origin %j with 403 ORIGIN_NOT_ALLOWED and creates no session',
-    async (pattern) => {
-      const origin = pattern.replace('PORT', String(port));
-      const id = newId();
-      const answer = await send(port, 'POST', '/v1/sessions', { host: own, origin }, { sessionId: id });
-      expect(answer.status).toBe(403);
-      expect(answer.body.error).toMatchObject({ code: 'ORIGIN_NOT_ALLOWED', details: { origin } });
-      expect(await exists(id)).toBe(404);
-    },
-  );
+  it.each([
+    'http://evil.example',
+    'null',
+    'http://127.0.0.1.evil.example',
+    'http://localhost:PORT',
+    'http://127.0.0.1:1',
+    'ftp://127.0.0.1:PORT',
+    'http://127.0.0.1:PORT/path',
+    'http://localhost:3000.evil.example',
+  ])('refuses Origin %j with 403 ORIGIN_NOT_ALLOWED and creates no session', async (pattern) => {
+    const origin = pattern.replace('PORT', String(port));
+    const id = newId();
+    const answer = await send(port, 'POST', '/v1/sessions', { host: own, origin }, { sessionId: id });
+    expect(answer.status).toBe(403);
+    expect(answer.body.error).toMatchObject({ code: 'ORIGIN_NOT_ALLOWED', details: { origin } });
+    expect(await exists(id)).toBe(404);
+  });
 
   it('serves the same origin (http, or https behind a TLS proxy), a configured origin and requests without Origin', async () => {
     const cases: Record<string, string>[] = [
@@ -158,7 +207,17 @@ describe('browser guard: Host and Origin checks in tokenless loopback mode', () 
       expect(await exists(id)).toBe(404);
     }
     const id = newId();
-    expect((await send(port, 'POST', '/v1/sessions', { host: own, 'sec-fetch-site': 'cross-site', origin: 'http://localhost:3000' }, { sessionId: id })).status).toBe(201);
+    expect(
+      (
+        await send(
+          port,
+          'POST',
+          '/v1/sessions',
+          { host: own, 'sec-fetch-site': 'cross-site', origin: 'http://localhost:3000' },
+          { sessionId: id },
+        )
+      ).status,
+    ).toBe(201);
   });
 
   it('lets probes call /healthz and /readyz with any Host, but never from a foreign origin', async () => {
@@ -171,19 +230,29 @@ describe('browser guard: Host and Origin checks in tokenless loopback mode', () 
       expect(crossSite.body.error?.code).toBe('ORIGIN_NOT_ALLOWED');
     }
     // The exemption is the route, not a path prefix.
-    expect((await send(port, 'GET', '/healthz/../v1/sessions', { host: '10.1.2.3:8080' })).body.error?.code).toBe('HOST_NOT_ALLOWED');
+    expect((await send(port, 'GET', '/healthz/../v1/sessions', { host: '10.1.2.3:8080' })).body.error?.code).toBe(
+      'HOST_NOT_ALLOWED',
+    );
   });
 
   it('refuses a request without a Host header (HTTP/1.0)', async () => {
-    const answer = await raw(port, 'POST /v1/sessions HTTP/1.0\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+    const answer = await raw(
+      port,
+      'POST /v1/sessions HTTP/1.0\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}',
+    );
     expect(answer.text).toMatch(/^HTTP\/1\.1 403 /);
     expect(answer.text).toContain('"code":"HOST_NOT_ALLOWED"');
-    expect((await send(port, 'GET', '/v1/sessions', { host: own })).body).toMatchObject({ sessions: expect.any(Array) });
+    expect((await send(port, 'GET', '/v1/sessions', { host: own })).body).toMatchObject({
+      sessions: expect.any(Array),
+    });
   });
 
   it('answers a refused upgrade with HTTP 403 and closes the connection, without switching protocols', async () => {
     const key = 'dGhlIHNhbXBsZSBub25jZQ==';
-    const answer = await raw(port, `GET /v1/sessions/x/events HTTP/1.1\r\nHost: ${own}\r\nOrigin: http://evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\n\r\n`);
+    const answer = await raw(
+      port,
+      `GET /v1/sessions/x/events HTTP/1.1\r\nHost: ${own}\r\nOrigin: http://evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\n\r\n`,
+    );
     expect(answer.closedByServer).toBe(true);
     expect(answer.text).toMatch(/^HTTP\/1\.1 403 /);
     expect(answer.text).not.toMatch(/Switching Protocols/);
@@ -227,19 +296,38 @@ describe('browser guard: a node with tokens on a wildcard bind', () => {
   afterAll(async () => t.close());
 
   it("serves the advertised URL's host (any port), the machine's interface addresses and loopback names", async () => {
-    const addresses = Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).filter((e) => e.family === 'IPv4').map((e) => e.address));
+    const addresses = Object.values(networkInterfaces()).flatMap((entries) =>
+      (entries ?? []).filter((e) => e.family === 'IPv4').map((e) => e.address),
+    );
     expect(addresses.length).toBeGreaterThan(0);
-    for (const host of ['node-a.cluster.test:9000', `node-a.cluster.test:${port}`, `localhost:${port}`, ...addresses.map((a) => `${a}:${port}`)]) {
+    for (const host of [
+      'node-a.cluster.test:9000',
+      `node-a.cluster.test:${port}`,
+      `localhost:${port}`,
+      ...addresses.map((a) => `${a}:${port}`),
+    ]) {
       const answer = await send(port, 'POST', '/v1/sessions', { host, ...auth }, {});
       expect(answer.status, host).toBe(201);
     }
   });
 
   it('refuses other names even with a valid token, and a foreign Origin with one', async () => {
-    const refused = await send(port, 'POST', '/v1/sessions', { host: `evil.example:${port}`, ...auth }, { sessionId: 'never' });
+    const refused = await send(
+      port,
+      'POST',
+      '/v1/sessions',
+      { host: `evil.example:${port}`, ...auth },
+      { sessionId: 'never' },
+    );
     expect(refused.status).toBe(403);
     expect(refused.body.error?.code).toBe('HOST_NOT_ALLOWED');
-    const foreign = await send(port, 'POST', '/v1/sessions', { host: `127.0.0.1:${port}`, origin: 'https://evil.example', ...auth }, { sessionId: 'never' });
+    const foreign = await send(
+      port,
+      'POST',
+      '/v1/sessions',
+      { host: `127.0.0.1:${port}`, origin: 'https://evil.example', ...auth },
+      { sessionId: 'never' },
+    );
     expect(foreign.body.error?.code).toBe('ORIGIN_NOT_ALLOWED');
     expect((await send(port, 'GET', '/v1/sessions/never', { host: `127.0.0.1:${port}`, ...auth })).status).toBe(404);
   });
@@ -247,11 +335,23 @@ describe('browser guard: a node with tokens on a wildcard bind', () => {
 
 describe('browser guard: configuration', () => {
   it('names the field of a bad allowed_hosts or allowed_origins entry', () => {
-    for (const [field, value] of [['allowedHosts', 'http://a3s.test'], ['allowedHosts', 'a3s.test/path'], ['allowedHosts', 'user@a3s.test'], ['allowedOrigins', 'null'], ['allowedOrigins', 'https://a3s.test/'], ['allowedOrigins', 'a3s.test']] as const) {
+    for (const [field, value] of [
+      ['allowedHosts', 'http://a3s.test'],
+      ['allowedHosts', 'a3s.test/path'],
+      ['allowedHosts', 'user@a3s.test'],
+      ['allowedOrigins', 'null'],
+      ['allowedOrigins', 'https://a3s.test/'],
+      ['allowedOrigins', 'a3s.test'],
+    ] as const) {
       const result = CodeConfigSchema.safeParse({ [field]: [value] });
       expect(result.success, `${field} ${value}`).toBe(false);
       expect(result.error?.issues[0]?.path).toEqual([field, 0]);
     }
-    expect(CodeConfigSchema.parse({ allowedHosts: ['a3s.test', '[::1]:8080', '10.0.0.5'], allowedOrigins: ['https://console.a3s.test', 'http://localhost:3000'] })).toMatchObject({ allowedHosts: ['a3s.test', '[::1]:8080', '10.0.0.5'] });
+    expect(
+      CodeConfigSchema.parse({
+        allowedHosts: ['a3s.test', '[::1]:8080', '10.0.0.5'],
+        allowedOrigins: ['https://console.a3s.test', 'http://localhost:3000'],
+      }),
+    ).toMatchObject({ allowedHosts: ['a3s.test', '[::1]:8080', '10.0.0.5'] });
   });
 });

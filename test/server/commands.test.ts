@@ -1,7 +1,16 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
-import { createSession, eventually, getRun, history, ofType, runAndWait, runEvents, startRun } from '../support/run-helpers.js';
+import {
+  createSession,
+  eventually,
+  getRun,
+  history,
+  ofType,
+  runAndWait,
+  runEvents,
+  startRun,
+} from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { startWebhookServer, type WebhookServer } from '../support/webhook-server.js';
 import { subscribe } from '../support/ws-client.js';
@@ -13,7 +22,11 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
   beforeAll(async () => {
     fake = await startFakeProvider();
     hooks = await startWebhookServer({
-      '/echo': (body) => ({ body: { text: `webhook saw "${String(body.args)}" in ${String(body.sessionId)} (history ${String(body.historyLen)})` } }),
+      '/echo': (body) => ({
+        body: {
+          text: `webhook saw "${String(body.args)}" in ${String(body.sessionId)} (history ${String(body.historyLen)})`,
+        },
+      }),
       '/slow': { body: { text: 'too late' }, delayMs: 3000 },
       '/bad': { body: { nope: true } },
       '/fail': { status: 500, body: 'boom' },
@@ -21,7 +34,14 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     t = await startTestServer({
       fake,
       config: {
-        providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries: 0, models: { 'test-model': { cost: { input: 2, output: 10 } }, 'other-model': {} } } },
+        providers: {
+          openai: {
+            apiKey: 'sk-test',
+            baseUrl: fake.baseUrl,
+            maxRetries: 0,
+            models: { 'test-model': { cost: { input: 2, output: 10 } }, 'other-model': {} },
+          },
+        },
         commands: [{ name: 'greet', description: 'Say hello', kind: 'template', template: 'hello {{args}}' }],
       },
     });
@@ -41,7 +61,13 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     fake.script({ text: 'hi there' });
     await runAndWait(t, id, 'hello');
     fake.assertDone();
-    await register(id, { name: 'ctx', description: 'show context', kind: 'template', template: 'args=[{{args}}] sid={{sessionId}} ws={{workspace}} model={{model}} len={{historyLen}} tok={{totalTokens}} tools={{toolNames}} mcp=[{{mcpServers}}] keep={{unknown}}' });
+    await register(id, {
+      name: 'ctx',
+      description: 'show context',
+      kind: 'template',
+      template:
+        'args=[{{args}}] sid={{sessionId}} ws={{workspace}} model={{model}} len={{historyLen}} tok={{totalTokens}} tools={{toolNames}} mcp=[{{mcpServers}}] keep={{unknown}}',
+    });
     const done = await runAndWait(t, id, '/ctx  one two ');
     expect(done.run.status).toBe('completed');
     const text = done.result.text;
@@ -56,8 +82,15 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     expect(text).toContain('keep={{unknown}}');
     expect(done.result.totalTokens).toBe(0);
     const events = await runEvents(t, id, done.runId);
-    expect(ofType(events, 'agent_start')[0]?.payload).toMatchObject({ prompt: '/ctx  one two ', model: 'openai/test-model' });
-    expect(ofType(events, 'agent_end')[0]?.payload).toMatchObject({ text, status: 'completed', usage: { total_tokens: 0 } });
+    expect(ofType(events, 'agent_start')[0]?.payload).toMatchObject({
+      prompt: '/ctx  one two ',
+      model: 'openai/test-model',
+    });
+    expect(ofType(events, 'agent_end')[0]?.payload).toMatchObject({
+      text,
+      status: 'completed',
+      usage: { total_tokens: 0 },
+    });
     expect(ofType(events, 'run_status_changed').map((e) => e.payload.to)).toEqual(['executing', 'completed']);
     const messages = await history(t, id);
     expect(messages.slice(-2)).toEqual([
@@ -72,7 +105,11 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     const done = await runAndWait(t, id, '/greet world');
     expect(done.result.text).toBe('hello world');
     await register(id, { name: 'mine', kind: 'template', template: 'x' });
-    const list = (await request(t.url).get(`/v1/sessions/${id}/commands`).expect(200)).body.commands as { name: string; source: string; kind: string }[];
+    const list = (await request(t.url).get(`/v1/sessions/${id}/commands`).expect(200)).body.commands as {
+      name: string;
+      source: string;
+      kind: string;
+    }[];
     expect(list.map((c) => c.name)).toEqual(['help', 'compact', 'model', 'cost', 'clear', 'greet', 'mine']);
     expect(list.find((c) => c.name === 'greet')).toMatchObject({ source: 'config', kind: 'template' });
     expect(list.find((c) => c.name === 'help')).toMatchObject({ source: 'builtin', kind: 'builtin' });
@@ -86,12 +123,28 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
 
   it('a webhook command gets the context as JSON and answers {text}; timeout, HTTP error and bad answers fail the run', async () => {
     const id = await createSession(t);
-    await register(id, { name: 'echo', description: 'webhook', kind: 'webhook', url: hooks.url('/echo'), headers: { 'x-secret': 's3' } });
+    await register(id, {
+      name: 'echo',
+      description: 'webhook',
+      kind: 'webhook',
+      url: hooks.url('/echo'),
+      headers: { 'x-secret': 's3' },
+    });
     const done = await runAndWait(t, id, '/echo some args');
     expect(done.run.status).toBe('completed');
     expect(done.result.text).toBe(`webhook saw "some args" in ${id} (history 0)`);
     const received = hooks.on('/echo').at(-1);
-    expect(received?.body).toMatchObject({ kind: 'command', command: 'echo', args: 'some args', sessionId: id, workspace: t.root, model: 'openai/test-model', historyLen: 0, totalTokens: 0, mcpServers: [] });
+    expect(received?.body).toMatchObject({
+      kind: 'command',
+      command: 'echo',
+      args: 'some args',
+      sessionId: id,
+      workspace: t.root,
+      model: 'openai/test-model',
+      historyLen: 0,
+      totalTokens: 0,
+      mcpServers: [],
+    });
     expect(received?.headers['x-secret']).toBe('s3');
 
     await register(id, { name: 'slow', kind: 'webhook', url: hooks.url('/slow'), timeoutMs: 200 });
@@ -111,7 +164,10 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     const failed = await runAndWait(t, id, '/fail');
     expect(failed.run.error?.message).toContain('HTTP 500');
     const events = await runEvents(t, id, failed.runId);
-    expect(ofType(events, 'agent_end')[0]?.payload).toMatchObject({ status: 'failed', error: { code: 'COMMAND_FAILED' } });
+    expect(ofType(events, 'agent_end')[0]?.payload).toMatchObject({
+      status: 'failed',
+      error: { code: 'COMMAND_FAILED' },
+    });
     // A failed command leaves the transcript as it was: only the echo run is in it.
     expect((await history(t, id)).map((m) => m.content)).toEqual(['/echo some args', done.result.text]);
     fake.assertDone();
@@ -129,7 +185,15 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     for (const name of ['ask', 'askconn']) {
       const runId = await startRun(t, id, `/${name} please`);
       let frame: Record<string, unknown> | undefined;
-      await eventually(() => Boolean((frame = raw.find((f) => f.type === 'command_request' && (f.payload as Record<string, unknown>).command === name))), 'command_request frame');
+      await eventually(
+        () =>
+          Boolean(
+            (frame = raw.find(
+              (f) => f.type === 'command_request' && (f.payload as Record<string, unknown>).command === name,
+            )),
+          ),
+        'command_request frame',
+      );
       expect(frame).toMatchObject({ kind: 'command', payload: { args: 'please', sessionId: id, workspace: t.root } });
       host.send({ type: 'command_response', request_id: frame?.request_id, text: `host answers ${name}` });
       await eventually(async () => (await getRun(t, id, runId)).status === 'completed', 'command run completed');
@@ -151,7 +215,8 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     fake.script({ text: 'answer' });
     await runAndWait(t, id, 'question');
     const help = await runAndWait(t, id, '/help');
-    for (const name of ['/help', '/compact', '/model', '/cost', '/clear', '/greet - Say hello']) expect(help.result.text).toContain(name);
+    for (const name of ['/help', '/compact', '/model', '/cost', '/clear', '/greet - Say hello'])
+      expect(help.result.text).toContain(name);
     // /compact on an empty session answers without a provider call (test/server/compaction.test.ts covers the rest).
     const compact = await runAndWait(t, await createSession(t), '/compact');
     expect(compact.run.status).toBe('completed');
@@ -179,7 +244,11 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     expect(clear.run.status).toBe('completed');
     expect(await history(t, id)).toEqual([]);
     // The session stays: the next run goes to the model with an empty history.
-    fake.script({ text: 'fresh', expect: (req) => expect(req.body.messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'again' }]) });
+    fake.script({
+      text: 'fresh',
+      expect: (req) =>
+        expect(req.body.messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'again' }]),
+    });
     expect((await runAndWait(t, id, 'again')).result.text).toBe('fresh');
     fake.assertDone();
   });
@@ -207,7 +276,9 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     const busy = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'hello' }).expect(409);
     expect(busy.body.error.code).toBe('SESSION_BUSY');
     const started = Date.now();
-    expect((await request(t.url).post(`/v1/sessions/${id}/runs/${runId}/cancel`).expect(200)).body.cancelled).toBe(true);
+    expect((await request(t.url).post(`/v1/sessions/${id}/runs/${runId}/cancel`).expect(200)).body.cancelled).toBe(
+      true,
+    );
     await eventually(async () => (await getRun(t, id, runId)).status === 'cancelled', 'command run cancelled');
     expect(Date.now() - started).toBeLessThan(2000);
     expect((await getRun(t, id, runId)).error?.code).toBe('CANCELLED');
@@ -235,8 +306,14 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     expect(shadow.body.error.message).toContain('override');
     await register(id, { name: 'help', kind: 'template', template: 'my help for {{args}}', override: true });
     expect((await runAndWait(t, id, '/help me')).result.text).toBe('my help for me');
-    const list = (await request(t.url).get(`/v1/sessions/${id}/commands`).expect(200)).body.commands as { name: string; source: string; overridesBuiltin: boolean }[];
-    expect(list.filter((c) => c.name === 'help')).toEqual([expect.objectContaining({ source: 'session', overridesBuiltin: true })]);
+    const list = (await request(t.url).get(`/v1/sessions/${id}/commands`).expect(200)).body.commands as {
+      name: string;
+      source: string;
+      overridesBuiltin: boolean;
+    }[];
+    expect(list.filter((c) => c.name === 'help')).toEqual([
+      expect.objectContaining({ source: 'session', overridesBuiltin: true }),
+    ]);
     fake.assertDone();
   });
 });
@@ -244,9 +321,18 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
 describe('config `commands` in the seed ACL', () => {
   it('accepts snake_case keys and refuses shadowing a built-in without override, naming the field', async () => {
     const { loadConfig } = await import('../../src/config/load-config.js');
-    const text = 'commands = [{ name = "deploy", description = "Deploy", kind = "webhook", url = "https://example.com/hook", timeout_ms = 2500 }]\n';
+    const text =
+      'commands = [{ name = "deploy", description = "Deploy", kind = "webhook", url = "https://example.com/hook", timeout_ms = 2500 }]\n';
     const config = await loadConfig({ env: {}, cwd: process.cwd(), configText: text });
-    expect(config.commands).toEqual([{ name: 'deploy', description: 'Deploy', kind: 'webhook', url: 'https://example.com/hook', timeoutMs: 2500 }]);
-    await expect(loadConfig({ env: {}, cwd: process.cwd(), configText: 'commands = [{ name = "clear", kind = "template", template = "x" }]\n' })).rejects.toThrow(/commands.*name|override/);
+    expect(config.commands).toEqual([
+      { name: 'deploy', description: 'Deploy', kind: 'webhook', url: 'https://example.com/hook', timeoutMs: 2500 },
+    ]);
+    await expect(
+      loadConfig({
+        env: {},
+        cwd: process.cwd(),
+        configText: 'commands = [{ name = "clear", kind = "template", template = "x" }]\n',
+      }),
+    ).rejects.toThrow(/commands.*name|override/);
   });
 });

@@ -24,14 +24,16 @@ function assertPairsIntact(req: RecordedRequest): void {
   const called = new Set<string>();
   for (const m of messages) {
     for (const call of m.tool_calls ?? []) called.add(call.id);
-    if (m.role === 'tool') expect(called.has(String(m.tool_call_id)), `tool result ${String(m.tool_call_id)} without its call`).toBe(true);
+    if (m.role === 'tool')
+      expect(called.has(String(m.tool_call_id)), `tool result ${String(m.tool_call_id)} without its call`).toBe(true);
   }
   const roles = messages.map((m) => m.role);
   expect(roles[0]).toBe('system');
   expect(roles[1]).not.toBe('tool');
 }
 
-const isSummaryRequest = (req: RecordedRequest) => String((req.body.messages[0] as Msg | undefined)?.content).includes('context-compaction engine');
+const isSummaryRequest = (req: RecordedRequest) =>
+  String((req.body.messages[0] as Msg | undefined)?.content).includes('context-compaction engine');
 
 /**
  * The script of a run that compacts before its third turn: read big.txt (turn 1), read a, b and c in one
@@ -40,7 +42,10 @@ const isSummaryRequest = (req: RecordedRequest) => String((req.body.messages[0] 
 function compactingScript(summary: string, ...after: FakeStep[]): FakeStep[] {
   return [
     { toolCalls: [read('c_big', 'big.txt')], usage: { prompt_tokens: 100, completion_tokens: 10 } },
-    { toolCalls: [read('c_a', 'a.txt'), read('c_b', 'b.txt'), read('c_c', 'c.txt')], usage: { prompt_tokens: 1700, completion_tokens: 20 } },
+    {
+      toolCalls: [read('c_a', 'a.txt'), read('c_b', 'b.txt'), read('c_c', 'c.txt')],
+      usage: { prompt_tokens: 1700, completion_tokens: 20 },
+    },
     {
       text: summary,
       expect: (req) => {
@@ -79,7 +84,9 @@ describe('auto-compaction over HTTP', () => {
   it('compacts before a turn past the threshold, keeping tool pairs whole; the next request, history and snapshot hold the compacted transcript', async () => {
     const id = await createSession(t, { ...SMALL_WINDOW, autoSave: true });
     const base = fake.requests.length;
-    fake.script(...compactingScript('SUMMARY: the user asked to read big.txt; it holds big lines.', { text: 'all read' }));
+    fake.script(
+      ...compactingScript('SUMMARY: the user asked to read big.txt; it holds big lines.', { text: 'all read' }),
+    );
     const done = await runAndWait(t, id, 'read the files');
     expect(done.run.status).toBe('completed');
     expect(done.result.text).toBe('all read');
@@ -100,7 +107,12 @@ describe('auto-compaction over HTTP', () => {
     const events = await runEvents(t, id, done.runId);
     const compacted = ofType(events, 'context_compacted');
     expect(compacted).toHaveLength(1);
-    expect(compacted[0]!.payload).toMatchObject({ session_id: id, before_messages: 7, after_messages: 5, summary: 'SUMMARY: the user asked to read big.txt; it holds big lines.' });
+    expect(compacted[0]!.payload).toMatchObject({
+      session_id: id,
+      before_messages: 7,
+      after_messages: 5,
+      summary: 'SUMMARY: the user asked to read big.txt; it holds big lines.',
+    });
     const percent = compacted[0]!.payload.percent_before as number;
     expect(percent).toBeGreaterThanOrEqual(0.8);
     expect(percent).toBeLessThan(1);
@@ -116,25 +128,54 @@ describe('auto-compaction over HTTP', () => {
     expect(snapshot?.session.messages).toEqual(messages);
 
     // The next run starts from the compacted transcript (and does not compact it again).
-    fake.script({ text: 'next', expect: (req) => expect((req.body.messages as Msg[]).map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'assistant', 'user']) });
+    fake.script({
+      text: 'next',
+      expect: (req) =>
+        expect((req.body.messages as Msg[]).map((m) => m.role)).toEqual([
+          'system',
+          'user',
+          'assistant',
+          'tool',
+          'tool',
+          'tool',
+          'assistant',
+          'user',
+        ]),
+    });
     await runAndWait(t, id, 'anything else?');
     fake.assertDone();
   });
 
   it('a blocking pre_compact webhook hook stops the compaction, not the run', async () => {
     const id = await createSession(t, SMALL_WINDOW);
-    const hook = await request(t.url).post(`/v1/sessions/${id}/hooks`).send({ event: 'pre_compact', endpoint: { type: 'webhook', url: hooks.url('/block') } }).expect(201);
+    const hook = await request(t.url)
+      .post(`/v1/sessions/${id}/hooks`)
+      .send({ event: 'pre_compact', endpoint: { type: 'webhook', url: hooks.url('/block') } })
+      .expect(201);
     // Past the 1,600-token threshold, under the 2,000-token window: blocked, the run goes on uncompacted.
-    fake.script({ toolCalls: [read('h_a', 'a.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } }, { text: 'done without compaction', expect: (req) => expect(isSummaryRequest(req)).toBe(false) });
+    fake.script(
+      { toolCalls: [read('h_a', 'a.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } },
+      { text: 'done without compaction', expect: (req) => expect(isSummaryRequest(req)).toBe(false) },
+    );
     const done = await runAndWait(t, id, 'read big');
     expect(done.run.status).toBe('completed');
     expect(done.result.text).toBe('done without compaction');
     fake.assertDone();
     const events = await runEvents(t, id, done.runId);
     expect(ofType(events, 'context_compacted')).toHaveLength(0);
-    expect(ofType(events, 'run_warning')[0]?.payload).toMatchObject({ source: 'compaction', message: expect.stringContaining('hook_blocked') });
+    expect(ofType(events, 'run_warning')[0]?.payload).toMatchObject({
+      source: 'compaction',
+      message: expect.stringContaining('hook_blocked'),
+    });
     const asked = hooks.on('/block').at(-1)?.body;
-    expect(asked).toMatchObject({ kind: 'pre_compact', hook_id: hook.body.hook.id, session_id: id, message_count: 3, max_tokens: 2000, trigger: 'auto' });
+    expect(asked).toMatchObject({
+      kind: 'pre_compact',
+      hook_id: hook.body.hook.id,
+      session_id: id,
+      message_count: 3,
+      max_tokens: 2000,
+      trigger: 'auto',
+    });
     expect(asked?.used_tokens as number).toBeGreaterThanOrEqual(1600);
     expect((await history(t, id)).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
   });
@@ -142,21 +183,31 @@ describe('auto-compaction over HTTP', () => {
   it('a model that answers an empty summary, or a failing summary call, leaves the transcript as it is and the run completes', async () => {
     for (const summaryStep of [{ text: '' }, { error: { status: 400, message: 'context too long' } }] as FakeStep[]) {
       const id = await createSession(t, SMALL_WINDOW);
-      fake.script({ toolCalls: [read('e_a', 'a.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } }, { ...summaryStep, expect: (req) => expect(isSummaryRequest(req)).toBe(true) }, { text: 'finished anyway' });
+      fake.script(
+        { toolCalls: [read('e_a', 'a.txt')], usage: { prompt_tokens: 1700, completion_tokens: 10 } },
+        { ...summaryStep, expect: (req) => expect(isSummaryRequest(req)).toBe(true) },
+        { text: 'finished anyway' },
+      );
       const done = await runAndWait(t, id, 'read big');
       expect(done.run.status).toBe('completed');
       expect(done.result.text).toBe('finished anyway');
       fake.assertDone();
       const events = await runEvents(t, id, done.runId);
       expect(ofType(events, 'context_compacted')).toHaveLength(0);
-      expect(ofType(events, 'run_warning')[0]?.payload).toMatchObject({ source: 'compaction', message: expect.stringMatching(summaryStep.error ? /provider_error/ : /empty_summary/) });
+      expect(ofType(events, 'run_warning')[0]?.payload).toMatchObject({
+        source: 'compaction',
+        message: expect.stringMatching(summaryStep.error ? /provider_error/ : /empty_summary/),
+      });
       expect((await history(t, id)).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     }
   });
 
   it('without autoCompact nothing is compacted; past the window the next request is not sent (CONTEXT_LIMIT_EXCEEDED)', async () => {
     const id = await createSession(t, { maxContextTokens: 2000 });
-    fake.script({ toolCalls: [read('n_a', 'a.txt')], usage: { prompt_tokens: 1900, completion_tokens: 10 } }, { text: 'plain', expect: (req) => expect(isSummaryRequest(req)).toBe(false) });
+    fake.script(
+      { toolCalls: [read('n_a', 'a.txt')], usage: { prompt_tokens: 1900, completion_tokens: 10 } },
+      { text: 'plain', expect: (req) => expect(isSummaryRequest(req)).toBe(false) },
+    );
     const done = await runAndWait(t, id, 'read a');
     expect(done.result.text).toBe('plain');
     const calls = fake.requests.length;
@@ -197,7 +248,13 @@ describe('/compact and POST /v1/sessions/:id/compact', () => {
     const id = await createSession(t);
     const base = fake.requests.length;
     const res = await request(t.url).post(`/v1/sessions/${id}/compact`).send().expect(200);
-    expect(res.body).toMatchObject({ beforeMessages: 0, afterMessages: 0, compacted: false, text: 'Nothing to compact yet.', error: null });
+    expect(res.body).toMatchObject({
+      beforeMessages: 0,
+      afterMessages: 0,
+      compacted: false,
+      text: 'Nothing to compact yet.',
+      error: null,
+    });
     const cmd = await runAndWait(t, id, '/compact');
     expect(cmd.run.status).toBe('completed');
     expect(cmd.result.text).toBe('Nothing to compact yet.');
@@ -218,7 +275,13 @@ describe('/compact and POST /v1/sessions/:id/compact', () => {
     });
     const res = await request(t.url).post(`/v1/sessions/${id}/compact`).send().expect(200);
     // The last 3 of 6 messages stay; the summary replaces the first 3; the command leaves no echo.
-    expect(res.body).toMatchObject({ beforeMessages: 6, afterMessages: 4, compacted: true, summary: 'They asked questions 1 and 2.', error: null });
+    expect(res.body).toMatchObject({
+      beforeMessages: 6,
+      afterMessages: 4,
+      compacted: true,
+      summary: 'They asked questions 1 and 2.',
+      error: null,
+    });
     expect(res.body.text).toContain('6 messages into 4');
     let messages = await history(t, id);
     expect(messages).toHaveLength(4);
@@ -229,7 +292,12 @@ describe('/compact and POST /v1/sessions/:id/compact', () => {
       { role: 'assistant', content: 'answer 3' },
     ]);
     const events = await runEvents(t, id, res.body.runId);
-    expect(ofType(events, 'context_compacted')[0]?.payload).toMatchObject({ session_id: id, before_messages: 6, after_messages: 4, summary: 'They asked questions 1 and 2.' });
+    expect(ofType(events, 'context_compacted')[0]?.payload).toMatchObject({
+      session_id: id,
+      before_messages: 6,
+      after_messages: 4,
+      summary: 'They asked questions 1 and 2.',
+    });
 
     fake.script({ text: 'Questions 1 to 3 were asked.' });
     const again = await runAndWait(t, id, '/compact');
@@ -250,25 +318,44 @@ describe('/compact and POST /v1/sessions/:id/compact', () => {
     await conversation(id, 2);
     fake.script({ hang: true });
     const runId = await startRun(t, id, 'hang please');
-    await eventually(async () => (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.busy === true, 'the run to start');
+    await eventually(
+      async () => (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.busy === true,
+      'the run to start',
+    );
     const busy = await request(t.url).post(`/v1/sessions/${id}/compact`).send().expect(409);
     expect(busy.body.error.code).toBe('SESSION_BUSY');
     await request(t.url).post(`/v1/sessions/${id}/runs/${runId}/cancel`).send().expect(200);
-    await eventually(async () => (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.busy === false, 'the run to end');
+    await eventually(
+      async () => (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.busy === false,
+      'the run to end',
+    );
 
     const before = await history(t, id);
-    await request(t.url).post(`/v1/sessions/${id}/hooks`).send({ event: 'pre_compact', endpoint: { type: 'webhook', url: hooks.url('/block') } }).expect(201);
+    await request(t.url)
+      .post(`/v1/sessions/${id}/hooks`)
+      .send({ event: 'pre_compact', endpoint: { type: 'webhook', url: hooks.url('/block') } })
+      .expect(201);
     const blocked = await request(t.url).post(`/v1/sessions/${id}/compact`).send().expect(200);
-    expect(blocked.body).toMatchObject({ compacted: false, beforeMessages: before.length, afterMessages: before.length, error: { code: 'BLOCKED_BY_HOOK' } });
+    expect(blocked.body).toMatchObject({
+      compacted: false,
+      beforeMessages: before.length,
+      afterMessages: before.length,
+      error: { code: 'BLOCKED_BY_HOOK' },
+    });
     expect(blocked.body.error.message).toContain('not now');
     expect(await history(t, id)).toEqual(before);
-    expect(hooks.on('/block').at(-1)?.body).toMatchObject({ kind: 'pre_compact', trigger: 'manual', message_count: before.length });
+    expect(hooks.on('/block').at(-1)?.body).toMatchObject({
+      kind: 'pre_compact',
+      trigger: 'manual',
+      message_count: before.length,
+    });
   });
 
   it('the summary call goes through the budget guard: its usage counts, and an exhausted budget refuses it', async () => {
     const id = await createSession(t, { budget: { maxTokens: 50_000 } });
     await conversation(id, 2);
-    const calls = async () => (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.llmCalls as number;
+    const calls = async () =>
+      (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.llmCalls as number;
     expect(await calls()).toBe(2);
     fake.script({ text: 'a summary that cost a lot', usage: { prompt_tokens: 49_960, completion_tokens: 20 } });
     const res = await request(t.url).post(`/v1/sessions/${id}/compact`).send().expect(200);
@@ -286,7 +373,13 @@ describe('/compact and POST /v1/sessions/:id/compact', () => {
 
 /** The environment of a server process talking to the fake provider. */
 function nodeEnv(fake: FakeProvider, extra: Record<string, string>): Record<string, string> {
-  return { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', ...extra };
+  return {
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: fake.baseUrl,
+    A3S_MODEL: 'openai/test-model',
+    A3S_PORT: '0',
+    ...extra,
+  };
 }
 
 describe('a compacted run resumed on another server process', () => {
@@ -306,8 +399,13 @@ describe('a compacted run resumed on another server process', () => {
     const first = startMain(env);
     procs.push(first);
     const url = await listening(first);
-    await request(url).post('/v1/sessions').send({ sessionId: 'compacty', autoSave: true, permissionPolicy: { enabled: false }, ...SMALL_WINDOW }).expect(201);
-    fake.script(...compactingScript('SUMMARY before the crash.', { toolCalls: [read('c_after', 'a.txt')] }, { hang: true }));
+    await request(url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'compacty', autoSave: true, permissionPolicy: { enabled: false }, ...SMALL_WINDOW })
+      .expect(201);
+    fake.script(
+      ...compactingScript('SUMMARY before the crash.', { toolCalls: [read('c_after', 'a.txt')] }, { hang: true }),
+    );
     const started = await request(url).post('/v1/sessions/compacty/runs').send({ input: 'read the files' }).expect(202);
     // Request 5 starts after the checkpoint of the round that followed the compaction.
     await fake.waitForRequests(5, 20_000);
@@ -318,16 +416,37 @@ describe('a compacted run resumed on another server process', () => {
     procs.push(second);
     const url2 = await listening(second);
     fake.script({ text: 'resumed after compaction' });
-    const resumed = await request(url2).post(`/v1/sessions/compacty/runs/${started.body.runId}/resume`).send({ wait: true }).expect(200);
+    const resumed = await request(url2)
+      .post(`/v1/sessions/compacty/runs/${started.body.runId}/resume`)
+      .send({ wait: true })
+      .expect(200);
     expect(resumed.body.result.text).toBe('resumed after compaction');
     const req = fake.requests.at(-1)!;
     assertPairsIntact(req);
     const sent = req.body.messages as Msg[];
-    expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'assistant', 'tool']);
+    expect(sent.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'tool',
+      'assistant',
+      'tool',
+    ]);
     expect(String(sent[1]!.content)).toContain('SUMMARY before the crash.');
     expect(JSON.stringify(sent)).not.toContain('big-line');
     const messages = (await request(url2).get('/v1/sessions/compacty/history').expect(200)).body.messages as Msg[];
-    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     fake.assertDone();
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

@@ -22,10 +22,14 @@ interface Pending {
 describe('"allow always" in the confirmation broker, over REST', () => {
   let t: TestServer;
   const as = (token: string) => (r: request.Test) => r.set('authorization', `Bearer ${token}`);
-  const pending = async (session: string): Promise<Pending[]> => (await as(HOST)(request(t.url).get(`/v1/sessions/${session}/confirmations`)).expect(200)).body.confirmations as Pending[];
+  const pending = async (session: string): Promise<Pending[]> =>
+    (await as(HOST)(request(t.url).get(`/v1/sessions/${session}/confirmations`)).expect(200)).body
+      .confirmations as Pending[];
   /** Start a governed call (it waits for a confirmation when the policy asks) and return its answer's promise. */
   const call = (token: string, session: string, tool: string, args: Record<string, unknown>) =>
-    as(token)(request(t.url).post(`/v1/sessions/${session}/tools/${tool}/governed`)).send({ args }).then((res) => res.body as { output: string; exitCode: number });
+    as(token)(request(t.url).post(`/v1/sessions/${session}/tools/${tool}/governed`))
+      .send({ args })
+      .then((res) => res.body as { output: string; exitCode: number });
   const waitPending = async (session: string): Promise<Pending> => {
     let found: Pending | undefined;
     await eventually(async () => {
@@ -35,10 +39,17 @@ describe('"allow always" in the confirmation broker, over REST', () => {
     return found as Pending;
   };
   const answer = async (token: string, session: string, toolId: string, body: Record<string, unknown>) =>
-    (await as(token)(request(t.url).post(`/v1/sessions/${session}/confirmations/${encodeURIComponent(toolId)}`)).send(body).expect(200)).body as { approved: boolean; always?: boolean };
+    (
+      await as(token)(request(t.url).post(`/v1/sessions/${session}/confirmations/${encodeURIComponent(toolId)}`))
+        .send(body)
+        .expect(200)
+    ).body as { approved: boolean; always?: boolean };
 
   beforeAll(async () => {
-    t = await startTestServer({ files: { 'team/a.txt': 'alpha\n' }, config: { apiTokens: TOKENS, defaultPermissionPolicy: OPERATOR_POLICY, defaultConfirmationPolicy: CONFIRM } });
+    t = await startTestServer({
+      files: { 'team/a.txt': 'alpha\n' },
+      config: { apiTokens: TOKENS, defaultPermissionPolicy: OPERATOR_POLICY, defaultConfirmationPolicy: CONFIRM },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -49,30 +60,43 @@ describe('"allow always" in the confirmation broker, over REST', () => {
     const first = call(SESSIONS, 'floor', 'bash', { command: 'echo one' });
     const asked = await waitPending('floor');
     expect(asked).toMatchObject({ toolName: 'bash', alwaysNeedsHostDirect: true });
-    expect(await answer(SESSIONS, 'floor', asked.toolId, { approved: true, always: true })).toEqual(expect.objectContaining({ approved: true, always: false }));
+    expect(await answer(SESSIONS, 'floor', asked.toolId, { approved: true, always: true })).toEqual(
+      expect.objectContaining({ approved: true, always: false }),
+    );
     expect(await first).toMatchObject({ exitCode: 0, output: expect.stringContaining('one') });
 
     // Allow always acted as allow once: the same call asks again.
     const second = call(SESSIONS, 'floor', 'bash', { command: 'echo one' });
     const askedAgain = await waitPending('floor');
-    expect(await answer(HOST, 'floor', askedAgain.toolId, { approved: true, always: true })).toEqual(expect.objectContaining({ approved: true, always: true }));
+    expect(await answer(HOST, 'floor', askedAgain.toolId, { approved: true, always: true })).toEqual(
+      expect.objectContaining({ approved: true, always: true }),
+    );
     expect((await second).exitCode).toBe(0);
 
     // Granted: the same command passes without asking; another command still asks.
-    expect(await call(SESSIONS, 'floor', 'bash', { command: 'echo one' })).toMatchObject({ exitCode: 0, output: expect.stringContaining('one') });
+    expect(await call(SESSIONS, 'floor', 'bash', { command: 'echo one' })).toMatchObject({
+      exitCode: 0,
+      output: expect.stringContaining('one'),
+    });
     expect(await pending('floor')).toEqual([]);
     const other = call(SESSIONS, 'floor', 'bash', { command: 'echo two' });
     const otherAsk = await waitPending('floor');
-    expect(await answer(SESSIONS, 'floor', otherAsk.toolId, { approved: false, reason: 'no' })).toMatchObject({ approved: false });
+    expect(await answer(SESSIONS, 'floor', otherAsk.toolId, { approved: false, reason: 'no' })).toMatchObject({
+      approved: false,
+    });
     expect((await other).output).toContain('rejected: no');
   });
 
   it("where only the session's own policy asks, a token without host_direct may allow always", async () => {
-    await as(SESSIONS)(request(t.url).post('/v1/sessions')).send({ sessionId: 'own', permissionPolicy: { ask: ['ls'], defaultDecision: 'ask' } }).expect(201);
+    await as(SESSIONS)(request(t.url).post('/v1/sessions'))
+      .send({ sessionId: 'own', permissionPolicy: { ask: ['ls'], defaultDecision: 'ask' } })
+      .expect(201);
     const first = call(SESSIONS, 'own', 'ls', {});
     const asked = await waitPending('own');
     expect(asked).toMatchObject({ toolName: 'ls', alwaysNeedsHostDirect: false });
-    expect(await answer(SESSIONS, 'own', asked.toolId, { approved: true, always: true })).toMatchObject({ always: true });
+    expect(await answer(SESSIONS, 'own', asked.toolId, { approved: true, always: true })).toMatchObject({
+      always: true,
+    });
     expect((await first).exitCode).toBe(0);
     expect((await call(SESSIONS, 'own', 'ls', {})).exitCode).toBe(0);
     expect(await pending('own')).toEqual([]);
@@ -82,9 +106,16 @@ describe('"allow always" in the confirmation broker, over REST', () => {
     await as(HOST)(request(t.url).post('/v1/sessions')).send({ sessionId: 'reject' }).expect(201);
     const first = call(HOST, 'reject', 'bash', { command: 'echo three' });
     const asked = await waitPending('reject');
-    const bad = await as(HOST)(request(t.url).post(`/v1/sessions/reject/confirmations/${encodeURIComponent(asked.toolId)}`)).send({ approved: true, always: 'yes' }).expect(400);
+    const bad = await as(HOST)(
+      request(t.url).post(`/v1/sessions/reject/confirmations/${encodeURIComponent(asked.toolId)}`),
+    )
+      .send({ approved: true, always: 'yes' })
+      .expect(400);
     expect(JSON.stringify(bad.body.error)).toContain('always');
-    expect(await answer(HOST, 'reject', asked.toolId, { approved: false, always: true })).toMatchObject({ approved: false, always: false });
+    expect(await answer(HOST, 'reject', asked.toolId, { approved: false, always: true })).toMatchObject({
+      approved: false,
+      always: false,
+    });
     expect((await first).output).toContain('rejected');
     const again = call(HOST, 'reject', 'bash', { command: 'echo three' });
     const askedAgain = await waitPending('reject');

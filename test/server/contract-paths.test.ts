@@ -38,15 +38,21 @@ describe('POST /v1/sessions/:id/runs/:runId/resume without a durable checkpoint 
   const start = useTestServers();
 
   /** A session whose one run did a tool round (a checkpoint was saved) and then completed. */
-  async function ranWithToolRound(t: TestServer, sessionId: string): Promise<{ runId: string; events: EventEnvelope[] }> {
+  async function ranWithToolRound(
+    t: TestServer,
+    sessionId: string,
+  ): Promise<{ runId: string; events: EventEnvelope[] }> {
     await request(t.url).post('/v1/sessions').send({ sessionId }).expect(201);
     t.fake.script({ toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'a.txt' } }] }, { text: 'done' });
-    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'read it', wait: true }).expect(200);
+    const run = await request(t.url)
+      .post(`/v1/sessions/${sessionId}/runs`)
+      .send({ input: 'read it', wait: true })
+      .expect(200);
     const runId = run.body.runId as string;
     return { runId, events: await runEvents(t, sessionId, runId) };
   }
 
-  it("answers 409 SESSION_STORE_REQUIRED when the server keeps checkpoints in memory, and starts no run", async () => {
+  it('answers 409 SESSION_STORE_REQUIRED when the server keeps checkpoints in memory, and starts no run', async () => {
     const t = await start({ files: { 'a.txt': 'alpha\n' }, config: { storageBackend: 'memory' } });
     const { runId, events } = await ranWithToolRound(t, 'mem');
     // The checkpoint went to the memory store: there is nothing another process could resume from.
@@ -86,32 +92,60 @@ describe('readiness and admission while draining', () => {
   it('GET /readyz answers 200 until shutdown begins, then 503; both probes need no token; new sessions, runs and resumes get 503 SHUTTING_DOWN', async () => {
     const t = await start({ config: { apiTokens: TOKENS } });
     const ready = await request(t.url).get('/readyz').expect(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { store: true, admitting: true }, sandbox: expect.any(String) });
+    expect(ready.body).toEqual({
+      status: 'ready',
+      checks: { store: true, admitting: true },
+      sandbox: expect.any(String),
+    });
     await request(t.url).get('/healthz').expect(200);
     await request(t.url).post('/v1/sessions').set(bearer(SESSIONS)).send({ sessionId: 'before' }).expect(201);
 
     t.server.ctx.agent.beginShutdown();
 
     const draining = await request(t.url).get('/readyz').expect(503);
-    expect(draining.body).toEqual({ status: 'not_ready', checks: { store: true, admitting: false }, sandbox: expect.any(String) });
+    expect(draining.body).toEqual({
+      status: 'not_ready',
+      checks: { store: true, admitting: false },
+      sandbox: expect.any(String),
+    });
     // Liveness is not readiness: the process is alive while it drains.
     expect((await request(t.url).get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
 
-    const session = await request(t.url).post('/v1/sessions').set(bearer(SESSIONS)).send({ sessionId: 'during' }).expect(503);
+    const session = await request(t.url)
+      .post('/v1/sessions')
+      .set(bearer(SESSIONS))
+      .send({ sessionId: 'during' })
+      .expect(503);
     expectError(session.body, 'SHUTTING_DOWN');
     const anonymous = await request(t.url).post('/v1/sessions').set(bearer(SESSIONS)).send({}).expect(503);
     expectError(anonymous.body, 'SHUTTING_DOWN');
-    const run = await request(t.url).post('/v1/sessions/before/runs').set(bearer(SESSIONS)).send({ input: 'hello' }).expect(503);
+    const run = await request(t.url)
+      .post('/v1/sessions/before/runs')
+      .set(bearer(SESSIONS))
+      .send({ input: 'hello' })
+      .expect(503);
     expectError(run.body, 'SHUTTING_DOWN');
-    const waited = await request(t.url).post('/v1/sessions/before/runs').set(bearer(SESSIONS)).send({ input: 'hello', wait: true }).expect(503);
+    const waited = await request(t.url)
+      .post('/v1/sessions/before/runs')
+      .set(bearer(SESSIONS))
+      .send({ input: 'hello', wait: true })
+      .expect(503);
     expectError(waited.body, 'SHUTTING_DOWN');
-    const resume = await request(t.url).post('/v1/sessions/before/runs/run_x/resume').set(bearer(SESSIONS)).send({}).expect(503);
+    const resume = await request(t.url)
+      .post('/v1/sessions/before/runs/run_x/resume')
+      .set(bearer(SESSIONS))
+      .send({})
+      .expect(503);
     expectError(resume.body, 'SHUTTING_DOWN');
 
     // Nothing was admitted: no new session, no run, no provider call.
-    const list = (await request(t.url).get('/v1/sessions').set(bearer(SESSIONS)).expect(200)).body.sessions as { id: string }[];
+    const list = (await request(t.url).get('/v1/sessions').set(bearer(SESSIONS)).expect(200)).body.sessions as {
+      id: string;
+    }[];
     expect(list.map((s) => s.id)).toEqual(['before']);
-    expect((await request(t.url).get('/v1/sessions/before/runs').set(bearer(SESSIONS)).expect(200)).body.runs).toEqual([]);
+    expect((await request(t.url).get('/v1/sessions/before/runs').set(bearer(SESSIONS)).expect(200)).body.runs).toEqual(
+      [],
+    );
     expect(await t.server.ctx.store.load(sessionKey('tenant-a', 'during'))).toBeUndefined();
     expect(t.fake.requests).toHaveLength(0);
   });
@@ -120,16 +154,37 @@ describe('readiness and admission while draining', () => {
     const proxy = await startTcpProxy(inject('redisUrl'));
     let started: TestServer | undefined;
     try {
-      const t = await start({ config: { apiTokens: TOKENS, redisUrl: proxy.url, redisKeyPrefix: `a3s-ready-${Math.random().toString(36).slice(2)}:` } });
+      const t = await start({
+        config: {
+          apiTokens: TOKENS,
+          redisUrl: proxy.url,
+          redisKeyPrefix: `a3s-ready-${Math.random().toString(36).slice(2)}:`,
+        },
+      });
       started = t;
-      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({ status: 'ready', checks: { store: true, admitting: true }, sandbox: expect.any(String) });
+      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({
+        status: 'ready',
+        checks: { store: true, admitting: true },
+        sandbox: expect.any(String),
+      });
       proxy.cut();
       const down = await request(t.url).get('/readyz').expect(503);
-      expect(down.body).toEqual({ status: 'not_ready', checks: { store: false, admitting: true }, sandbox: expect.any(String) });
+      expect(down.body).toEqual({
+        status: 'not_ready',
+        checks: { store: false, admitting: true },
+        sandbox: expect.any(String),
+      });
       await request(t.url).get('/healthz').expect(200);
       proxy.restore();
-      await eventually(async () => (await request(t.url).get('/readyz')).status === 200, 'readiness after Redis is reachable again');
-      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({ status: 'ready', checks: { store: true, admitting: true }, sandbox: expect.any(String) });
+      await eventually(
+        async () => (await request(t.url).get('/readyz')).status === 200,
+        'readiness after Redis is reachable again',
+      );
+      expect((await request(t.url).get('/readyz').expect(200)).body).toEqual({
+        status: 'ready',
+        checks: { store: true, admitting: true },
+        sandbox: expect.any(String),
+      });
     } finally {
       // The server closes through the proxy (it deletes its node advertisement), then the proxy goes.
       proxy.restore();
@@ -141,17 +196,27 @@ describe('readiness and admission while draining', () => {
 
 describe('POST /v1/sessions/:id/program needs the host_direct scope', () => {
   const start = useTestServers();
-  const program = (file: string) => ({ source: `async function run(ctx) { const r = await ctx.tool('bash', { command: 'echo ran > ${file}' }); return { exitCode: r.exitCode }; }` });
+  const program = (file: string) => ({
+    source: `async function run(ctx) { const r = await ctx.tool('bash', { command: 'echo ran > ${file}' }); return { exitCode: r.exitCode }; }`,
+  });
 
   it('answers 403 FORBIDDEN (details.scope host_direct) without it and runs nothing; with it the program runs', async () => {
     const t = await start({ config: { apiTokens: TOKENS } });
     await request(t.url).post('/v1/sessions').set(bearer(SESSIONS)).send({ sessionId: 'p1' }).expect(201);
 
-    const denied = await request(t.url).post('/v1/sessions/p1/program').set(bearer(SESSIONS)).send(program('denied.txt')).expect(403);
+    const denied = await request(t.url)
+      .post('/v1/sessions/p1/program')
+      .set(bearer(SESSIONS))
+      .send(program('denied.txt'))
+      .expect(403);
     expectError(denied.body, 'FORBIDDEN', { scope: 'host_direct' });
 
     // The allowed call completes after the denied one: had the denied program run at all, its file would exist by now.
-    const allowed = await request(t.url).post('/v1/sessions/p1/program').set(bearer(HOST)).send(program('allowed.txt')).expect(200);
+    const allowed = await request(t.url)
+      .post('/v1/sessions/p1/program')
+      .set(bearer(HOST))
+      .send(program('allowed.txt'))
+      .expect(200);
     expect(allowed.body.exitCode, allowed.body.output).toBe(0);
     expect(allowed.body.metadata.script_result).toEqual({ exitCode: 0 });
     expect(existsSync(join(t.root, 'allowed.txt'))).toBe(true);
@@ -169,13 +234,17 @@ describe('request bodies over limits.bodyLimitBytes', () => {
   /** POST a JSON body with chunked transfer encoding (no content-length), so the limit is enforced while reading. */
   function postChunked(url: string, path: string, body: unknown): Promise<{ status: number; body: unknown }> {
     return new Promise((resolve, reject) => {
-      const req = httpRequest(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
-        res.on('error', reject);
-      });
+      const req = httpRequest(
+        `${url}${path}`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       const text = JSON.stringify(body);
       for (let i = 0; i < text.length; i += 1000) req.write(text.slice(i, i + 1000));
@@ -196,7 +265,10 @@ describe('request bodies over limits.bodyLimitBytes', () => {
     expect((await request(t.url).get('/v1/sessions').expect(200)).body.sessions).toEqual([]);
     expect(await t.server.ctx.store.load(sessionKey('default', 'too-big'))).toBeUndefined();
     // The same options under the limit are fine.
-    await request(t.url).post('/v1/sessions').send({ ...big, guidelines: 'g'.repeat(100) }).expect(201);
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ ...big, guidelines: 'g'.repeat(100) })
+      .expect(201);
   });
 
   it('POST /v1/sessions/:id/runs answers 413 PAYLOAD_TOO_LARGE with the error envelope and starts no run', async () => {
@@ -215,7 +287,10 @@ describe('request bodies over limits.bodyLimitBytes', () => {
     expect(t.fake.requests).toHaveLength(0);
     // A run under the limit starts normally.
     t.fake.script({ text: 'small ok' });
-    const ok = await request(t.url).post('/v1/sessions/r1/runs').send({ input: 'x'.repeat(100), wait: true }).expect(200);
+    const ok = await request(t.url)
+      .post('/v1/sessions/r1/runs')
+      .send({ input: 'x'.repeat(100), wait: true })
+      .expect(200);
     expect(ok.body.result.text).toBe('small ok');
     t.fake.assertDone();
   });

@@ -10,14 +10,24 @@ describe('an empty JSON body', () => {
   afterAll(async () => t.close());
 
   const post = (path: string, body: string | undefined) =>
-    fetch(`${t.url}${path}`, { method: 'POST', ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body } : {}) });
+    fetch(`${t.url}${path}`, {
+      method: 'POST',
+      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body } : {}),
+    });
   const info = async (res: Response) => ((await res.json()) as { session: Record<string, unknown> }).session;
 
   it('creates the same session as a body-less POST /v1/sessions, and the same as the full parse of {"autoSave":false}', async () => {
     const empty = await info(await post('/v1/sessions', '{}'));
     const none = await info(await post('/v1/sessions', undefined));
     const parsed = await info(await post('/v1/sessions', '{"autoSave":false}'));
-    const comparable = (s: Record<string, unknown>) => ({ ...s, id: undefined, createdAt: undefined, updatedAt: undefined, createdAtMs: undefined, updatedAtMs: undefined });
+    const comparable = (s: Record<string, unknown>) => ({
+      ...s,
+      id: undefined,
+      createdAt: undefined,
+      updatedAt: undefined,
+      createdAtMs: undefined,
+      updatedAtMs: undefined,
+    });
     expect(comparable(empty)).toEqual(comparable(none));
     expect(comparable(empty)).toEqual(comparable(parsed));
     expect(empty.model).toBe(none.model);

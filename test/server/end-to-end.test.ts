@@ -11,16 +11,41 @@ describe('end to end over HTTP and WebSocket', () => {
 
   it('creates a session, runs read then answers, replays events after reconnect, saves, and resumes in a fresh server', async () => {
     const dataDir = tempDir('a3s-data-');
-    const t = await startTestServer({ dataDir, files: { 'notes.txt': 'alpha\nbeta\n', 'AGENTS.md': 'Always answer in haiku.' } });
+    const t = await startTestServer({
+      dataDir,
+      files: { 'notes.txt': 'alpha\nbeta\n', 'AGENTS.md': 'Always answer in haiku.' },
+    });
     servers.push(t);
 
-    const created = await request(t.url).post('/v1/sessions').send({ sessionId: 's-e2e', role: 'You are a careful reviewer.' }).expect(201);
-    expect(created.body.session).toMatchObject({ id: 's-e2e', workspace: t.root, model: 'openai/test-model', busy: false, closed: false });
+    const created = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 's-e2e', role: 'You are a careful reviewer.' })
+      .expect(201);
+    expect(created.body.session).toMatchObject({
+      id: 's-e2e',
+      workspace: t.root,
+      model: 'openai/test-model',
+      busy: false,
+      closed: false,
+    });
 
     const live = await subscribe(t.url, 's-e2e', { after: 0 });
-    t.fake.script({ toolCalls: [{ id: 'call_read', name: 'read', arguments: { file_path: 'notes.txt' } }] }, { text: 'The file says alpha and beta.', chunks: 3 });
-    const run = await request(t.url).post('/v1/sessions/s-e2e/runs').send({ input: 'What is in notes.txt?', wait: true }).expect(200);
-    expect(run.body.result).toMatchObject({ text: 'The file says alpha and beta.', toolCallsCount: 1, promptTokens: 20, completionTokens: 10, totalTokens: 30, verificationStatus: 'skipped' });
+    t.fake.script(
+      { toolCalls: [{ id: 'call_read', name: 'read', arguments: { file_path: 'notes.txt' } }] },
+      { text: 'The file says alpha and beta.', chunks: 3 },
+    );
+    const run = await request(t.url)
+      .post('/v1/sessions/s-e2e/runs')
+      .send({ input: 'What is in notes.txt?', wait: true })
+      .expect(200);
+    expect(run.body.result).toMatchObject({
+      text: 'The file says alpha and beta.',
+      toolCallsCount: 1,
+      promptTokens: 20,
+      completionTokens: 10,
+      totalTokens: 30,
+      verificationStatus: 'skipped',
+    });
     expect(run.body.run.status).toBe('completed');
     t.fake.assertDone();
 
@@ -36,7 +61,18 @@ describe('end to end over HTTP and WebSocket', () => {
 
     const end = await live.waitFor((e) => e.type === 'agent_end');
     const types = live.frames.map((f) => f.type);
-    for (const type of ['agent_start', 'turn_start', 'tool_start', 'tool_input_delta', 'tool_execution_start', 'tool_end', 'turn_end', 'text_delta', 'agent_end']) expect(types).toContain(type);
+    for (const type of [
+      'agent_start',
+      'turn_start',
+      'tool_start',
+      'tool_input_delta',
+      'tool_execution_start',
+      'tool_end',
+      'turn_end',
+      'text_delta',
+      'agent_end',
+    ])
+      expect(types).toContain(type);
     const seqs = live.frames.map((f) => f.metadata.session_sequence);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(end.metadata.run_id).toBe(run.body.runId);
@@ -49,8 +85,12 @@ describe('end to end over HTTP and WebSocket', () => {
     expect(replay.frames.map((f) => f.metadata.session_sequence)).toEqual(seqs.slice(cursor));
     replay.close();
 
-    const page = await request(t.url).get(`/v1/sessions/s-e2e/runs/${run.body.runId}/events?after=-1&limit=5`).expect(200);
-    expect(page.body.events.map((e: { metadata: { sequence: number } }) => e.metadata.sequence)).toEqual([0, 1, 2, 3, 4]);
+    const page = await request(t.url)
+      .get(`/v1/sessions/s-e2e/runs/${run.body.runId}/events?after=-1&limit=5`)
+      .expect(200);
+    expect(page.body.events.map((e: { metadata: { sequence: number } }) => e.metadata.sequence)).toEqual([
+      0, 1, 2, 3, 4,
+    ]);
     expect(page.body.nextAfter).toBe(4);
 
     const saved = await request(t.url).post('/v1/sessions/s-e2e/save').expect(200);

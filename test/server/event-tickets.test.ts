@@ -31,7 +31,11 @@ describe('EventTickets: HMAC tickets any node with the cluster secret accepts', 
     expect(expiresAtMs).toBe(now + 60_000);
     for (let i = 0; i < 2; i += 1) {
       const caller = b.redeem(ticket, keyOf('s1'));
-      expect({ principal: caller.principal, tenantId: caller.tenantId, scopes: [...caller.scopes] }).toEqual({ principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] });
+      expect({ principal: caller.principal, tenantId: caller.tenantId, scopes: [...caller.scopes] }).toEqual({
+        principal: 'alice',
+        tenantId: 'tenant-a',
+        scopes: ['sessions'],
+      });
     }
   });
 
@@ -49,13 +53,28 @@ describe('EventTickets: HMAC tickets any node with the cluster secret accepts', 
     refused(() => k1.redeem(`${body}.${mac.slice(0, -2)}AA`, keyOf('s1')));
     refused(() => k1.redeem(`${body}.${mac}.x`, keyOf('s1')));
     refused(() => k1.redeem('not-a-ticket', keyOf('s1')));
-    refused(() => new EventTickets(clusterSecretsOf({ id: 'k1', secret: `${SECRET}-other` }), 1000, clock).redeem(ticket, keyOf('s1')));
+    refused(() =>
+      new EventTickets(clusterSecretsOf({ id: 'k1', secret: `${SECRET}-other` }), 1000, clock).redeem(
+        ticket,
+        keyOf('s1'),
+      ),
+    );
     // Rotation: k2 signs, k1 is previous_secret (accepted); once k1 is gone, refused.
-    const rotating = new EventTickets(clusterSecretsOf({ id: 'k2', secret: `${SECRET}-k2` }, { id: 'k1', secret: SECRET }), 1000, clock);
+    const rotating = new EventTickets(
+      clusterSecretsOf({ id: 'k2', secret: `${SECRET}-k2` }, { id: 'k1', secret: SECRET }),
+      1000,
+      clock,
+    );
     expect(rotating.redeem(ticket, keyOf('s1')).principal).toBe('alice');
-    const rotated = new EventTickets(clusterSecretsOf({ id: 'k3', secret: `${SECRET}-k3` }, { id: 'k2', secret: `${SECRET}-k2` }), 1000, clock);
+    const rotated = new EventTickets(
+      clusterSecretsOf({ id: 'k3', secret: `${SECRET}-k3` }, { id: 'k2', secret: `${SECRET}-k2` }),
+      1000,
+      clock,
+    );
     refused(() => rotated.redeem(ticket, keyOf('s1')));
-    expect(rotated.redeem(rotating.issue(alice, sessionKey('tenant-a', 's1')).ticket, keyOf('s1')).tenantId).toBe('tenant-a');
+    expect(rotated.redeem(rotating.issue(alice, sessionKey('tenant-a', 's1')).ticket, keyOf('s1')).tenantId).toBe(
+      'tenant-a',
+    );
     // Expired.
     now += 1000;
     refused(() => k1.redeem(ticket, keyOf('s1')));

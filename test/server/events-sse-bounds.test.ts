@@ -11,11 +11,16 @@ describe('SSE: a reader too slow is bounded', () => {
 
   it('a reader that stops reading is ended (`: close 4008`), and resumes from its last id with no gap and no duplicate', async () => {
     // A small window: once the kernel's socket buffers are full, 16 frames wait here, then the reader is ended.
-    const t = await start({ config: { limits: { subscriberBufferEvents: 16, maxTranscriptBytes: 256 * 1024 * 1024 } } });
+    const t = await start({
+      config: { limits: { subscriberBufferEvents: 16, maxTranscriptBytes: 256 * 1024 * 1024 } },
+    });
     await request(t.url).post('/v1/sessions').send({ sessionId: 'slow' }).expect(201);
     const url = new URL(`${t.url}/v1/sessions/slow/events`);
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      get({ host: url.hostname, port: url.port, path: url.pathname, headers: { accept: 'text/event-stream' } }, resolve).on('error', reject);
+      get(
+        { host: url.hostname, port: url.port, path: url.pathname, headers: { accept: 'text/event-stream' } },
+        resolve,
+      ).on('error', reject);
     });
     expect(response.statusCode).toBe(200);
     // Stop reading: nothing is taken from the socket.
@@ -24,7 +29,12 @@ describe('SSE: a reader too slow is bounded', () => {
     let lastRun = '';
     for (let run = 0; run < 8; run += 1) {
       t.fake.script({ text: 'z'.repeat(2 * 1024 * 1024), chunks: 64 });
-      lastRun = (await request(t.url).post('/v1/sessions/slow/runs').send({ input: `run ${run}`, wait: true }).expect(200)).body.runId as string;
+      lastRun = (
+        await request(t.url)
+          .post('/v1/sessions/slow/runs')
+          .send({ input: `run ${run}`, wait: true })
+          .expect(200)
+      ).body.runId as string;
     }
     // Read again: what reached the reader before the end is still there, then the end of the response.
     const chunks: Buffer[] = [];

@@ -27,18 +27,23 @@ describe('SSE on the node that does not own the session (follows the Redis strea
     await fake?.close();
   });
 
-  it('a reader on B, cut mid-run, resumes on B with Last-Event-ID and sees every event of A\'s run once, in order', async () => {
+  it("a reader on B, cut mid-run, resumes on B with Last-Event-ID and sees every event of A's run once, in order", async () => {
     await request(a.url).post('/v1/sessions').set(auth).send({ sessionId: 'c1', autoSave: true }).expect(201);
     fake.script({ text: 'first' });
-    const run1 = (await request(a.url).post('/v1/sessions/c1/runs').set(auth).send({ input: 'one', wait: true }).expect(200)).body.runId as string;
+    const run1 = (
+      await request(a.url).post('/v1/sessions/c1/runs').set(auth).send({ input: 'one', wait: true }).expect(200)
+    ).body.runId as string;
     const first = await openSse(`${b.url}/v1/sessions/c1/events?after=0`, auth);
     expect(first.status).toBe(200);
     await first.waitFor(isEndOf(run1));
 
     const chunks = 50;
     fake.script({ text: 'b'.repeat(chunks), chunks, chunkDelayMs: 20 });
-    const run2 = (await request(a.url).post('/v1/sessions/c1/runs').set(auth).send({ input: 'two' }).expect(202)).body.runId as string;
-    await first.waitFor((e) => e.metadata.run_id === run2 && e.type === 'text_delta' && (e.metadata.sequence ?? 0) >= 8);
+    const run2 = (await request(a.url).post('/v1/sessions/c1/runs').set(auth).send({ input: 'two' }).expect(202)).body
+      .runId as string;
+    await first.waitFor(
+      (e) => e.metadata.run_id === run2 && e.type === 'text_delta' && (e.metadata.sequence ?? 0) >= 8,
+    );
     first.abort();
     await first.ended;
     const cursor = Number(first.lastId());
@@ -52,8 +57,11 @@ describe('SSE on the node that does not own the session (follows the Redis strea
     resumed.abort();
 
     // A ticket issued by B opens the stream on B too.
-    const { ticket } = (await request(b.url).post('/v1/auth/ticket').set(auth).send({ sessionId: 'c1' }).expect(200)).body as { ticket: string };
-    const byTicket = await openSse(`${b.url}/v1/sessions/c1/events?after=${end.metadata.session_sequence - 1}&ticket=${ticket}`);
+    const { ticket } = (await request(b.url).post('/v1/auth/ticket').set(auth).send({ sessionId: 'c1' }).expect(200))
+      .body as { ticket: string };
+    const byTicket = await openSse(
+      `${b.url}/v1/sessions/c1/events?after=${end.metadata.session_sequence - 1}&ticket=${ticket}`,
+    );
     const last = await byTicket.waitFor(isEndOf(run2));
     expect(byTicket.events()).toEqual([last]);
     byTicket.abort();

@@ -15,7 +15,10 @@ const TTL_MS = 1500;
 describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
   let t: TestServer;
   const as = (token: string) => ({ authorization: `Bearer ${token}` });
-  const ticketFor = async (token: string, sessionId: string): Promise<{ ticket: string; expiresAt: string; expiresAtMs: number }> =>
+  const ticketFor = async (
+    token: string,
+    sessionId: string,
+  ): Promise<{ ticket: string; expiresAt: string; expiresAtMs: number }> =>
     (await request(t.url).post('/v1/auth/ticket').set(as(token)).send({ sessionId }).expect(200)).body;
   beforeAll(async () => {
     t = await startTestServer({
@@ -27,13 +30,14 @@ describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
         limits: { eventTicketTtlMs: TTL_MS },
       },
     });
-    for (const id of ['s1', 's2']) await request(t.url).post('/v1/sessions').set(as(ALICE)).send({ sessionId: id }).expect(201);
+    for (const id of ['s1', 's2'])
+      await request(t.url).post('/v1/sessions').set(as(ALICE)).send({ sessionId: id }).expect(201);
   });
   afterAll(async () => {
     await t?.close();
   });
 
-  it('issues a ticket bound to the session; it opens that session\'s stream, again and again, without a header', async () => {
+  it("issues a ticket bound to the session; it opens that session's stream, again and again, without a header", async () => {
     const before = Date.now();
     const issued = await ticketFor(ALICE, 's1');
     expect(issued.ticket).toMatch(/^[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}$/);
@@ -41,7 +45,9 @@ describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
     expect(issued.expiresAtMs).toBeLessThanOrEqual(Date.now() + TTL_MS);
     expect(new Date(issued.expiresAt).getTime()).toBe(issued.expiresAtMs);
     t.fake.script({ text: 'hello' });
-    const runId = (await request(t.url).post('/v1/sessions/s1/runs').set(as(ALICE)).send({ input: 'hi', wait: true }).expect(200)).body.runId as string;
+    const runId = (
+      await request(t.url).post('/v1/sessions/s1/runs').set(as(ALICE)).send({ input: 'hi', wait: true }).expect(200)
+    ).body.runId as string;
     for (let i = 0; i < 2; i += 1) {
       const reader = await openSse(`${t.url}/v1/sessions/s1/events?after=0&ticket=${issued.ticket}`);
       expect(reader.status).toBe(200);
@@ -51,11 +57,13 @@ describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
     }
   });
 
-  it('is refused (401) on another session, on any other route, beside another caller\'s token, and the ticket route needs a token', async () => {
+  it("is refused (401) on another session, on any other route, beside another caller's token, and the ticket route needs a token", async () => {
     const { ticket } = await ticketFor(ALICE, 's1');
     const other = await openSse(`${t.url}/v1/sessions/s2/events?ticket=${ticket}`);
     expect(other.status).toBe(401);
-    expect(other.body).toMatchObject({ error: { code: 'UNAUTHORIZED', message: expect.stringContaining('query.ticket') } });
+    expect(other.body).toMatchObject({
+      error: { code: 'UNAUTHORIZED', message: expect.stringContaining('query.ticket') },
+    });
     for (const path of ['/v1/sessions/s1', '/v1/sessions', '/v1/sessions/s1/runs', '/v1/sessions/s1/history']) {
       const response = await request(t.url).get(`${path}?ticket=${ticket}`);
       expect(response.status).toBe(401);
@@ -73,7 +81,11 @@ describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
     expect(bad.body.error.code).toBe('VALIDATION_ERROR');
     expect(bad.body.error.message).toContain('body');
     // Another tenant naming tenant-a is forbidden; another tenant's ticket for "s1" names its own (missing) s1.
-    await request(t.url).post('/v1/auth/ticket').set(as(BOB)).send({ sessionId: 's1', tenantId: 'tenant-a' }).expect(403);
+    await request(t.url)
+      .post('/v1/auth/ticket')
+      .set(as(BOB))
+      .send({ sessionId: 's1', tenantId: 'tenant-a' })
+      .expect(403);
     const bobs = await ticketFor(BOB, 's1');
     const cross = await openSse(`${t.url}/v1/sessions/s1/events?after=0&ticket=${bobs.ticket}`);
     expect(cross.status).toBe(404);
@@ -91,7 +103,9 @@ describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
     expect(late.status).toBe(401);
     expect(late.body).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
     t.fake.script({ text: 'still here' });
-    const runId = (await request(t.url).post('/v1/sessions/s2/runs').set(as(ALICE)).send({ input: 'hi', wait: true }).expect(200)).body.runId as string;
+    const runId = (
+      await request(t.url).post('/v1/sessions/s2/runs').set(as(ALICE)).send({ input: 'hi', wait: true }).expect(200)
+    ).body.runId as string;
     await open.waitFor((e) => e.type === 'agent_end' && e.metadata.run_id === runId);
     open.abort();
   });
@@ -104,15 +118,19 @@ describe('EventSource (the eventsource package) over SSE', () => {
     for (const server of servers) await server.close();
   });
 
-  it('the eventsource package\'s EventSource, cut mid-run, reconnects with the same ticket URL and Last-Event-ID and sees every event once, in order', async () => {
+  it("the eventsource package's EventSource, cut mid-run, reconnects with the same ticket URL and Last-Event-ID and sees every event once, in order", async () => {
     // EventSource waits 3 s before it reconnects: the default ticket lifetime (60 s) covers that.
-    const t = await startTestServer({ config: { apiTokens: [{ token: ALICE, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }] } });
+    const t = await startTestServer({
+      config: { apiTokens: [{ token: ALICE, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }] },
+    });
     servers.push(t);
     await request(t.url).post('/v1/sessions').set(as(ALICE)).send({ sessionId: 'es-1' }).expect(201);
     const proxy = await startTcpProxy(t.url.replace('http:', 'redis:'));
     const base = proxy.url.replace('redis:', 'http:');
     try {
-      const { ticket } = (await request(t.url).post('/v1/auth/ticket').set(as(ALICE)).send({ sessionId: 'es-1' }).expect(200)).body as { ticket: string };
+      const { ticket } = (
+        await request(t.url).post('/v1/auth/ticket').set(as(ALICE)).send({ sessionId: 'es-1' }).expect(200)
+      ).body as { ticket: string };
       const source = new EventSource(`${base}/v1/sessions/es-1/events?after=0&ticket=${ticket}`);
       const seen: EventEnvelope[] = [];
       let opens = 0;

@@ -22,7 +22,8 @@ describe('SSE on GET /v1/sessions/:id/events', () => {
 
     const chunks = 60;
     t.fake.script({ text: 'a'.repeat(chunks), chunks, chunkDelayMs: 15 });
-    const runId = (await request(t.url).post('/v1/sessions/sse-1/runs').send({ input: 'one' }).expect(202)).body.runId as string;
+    const runId = (await request(t.url).post('/v1/sessions/sse-1/runs').send({ input: 'one' }).expect(202)).body
+      .runId as string;
     await first.waitFor((e) => e.type === 'text_delta' && (e.metadata.sequence ?? 0) >= 10);
     first.abort();
     await first.ended;
@@ -53,7 +54,9 @@ describe('SSE on GET /v1/sessions/:id/events', () => {
     await request(t.url).post('/v1/sessions/sse-live/runs').send({ input: 'one', wait: true }).expect(200);
     const live = await openSse(`${t.url}/v1/sessions/sse-live/events`);
     t.fake.script({ text: 'after' });
-    const run2 = (await request(t.url).post('/v1/sessions/sse-live/runs').send({ input: 'two', wait: true }).expect(200)).body.runId as string;
+    const run2 = (
+      await request(t.url).post('/v1/sessions/sse-live/runs').send({ input: 'two', wait: true }).expect(200)
+    ).body.runId as string;
     await live.waitFor(isEndOf(run2));
     const first = eventsOfTextRun(1) + 1;
     expect(live.events().map((e) => e.metadata.session_sequence)).toEqual(range(first, first + eventsOfTextRun(1) - 1));
@@ -63,17 +66,27 @@ describe('SSE on GET /v1/sessions/:id/events', () => {
 
   it('starts with a replay_gap frame (no id) when retention dropped events', async () => {
     const t = await start();
-    await request(t.url).post('/v1/sessions').send({ sessionId: 'sse-gap', retentionLimits: { maxEventsPerRun: 5 } }).expect(201);
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'sse-gap', retentionLimits: { maxEventsPerRun: 5 } })
+      .expect(201);
     const chunks = 20;
     t.fake.script({ text: 'x'.repeat(chunks), chunks });
-    const runId = (await request(t.url).post('/v1/sessions/sse-gap/runs').send({ input: 'one', wait: true }).expect(200)).body.runId as string;
+    const runId = (
+      await request(t.url).post('/v1/sessions/sse-gap/runs').send({ input: 'one', wait: true }).expect(200)
+    ).body.runId as string;
     const total = eventsOfTextRun(chunks);
     const reader = await openSse(`${t.url}/v1/sessions/sse-gap/events`, { 'last-event-id': '0' });
     await reader.waitFor(isEndOf(runId));
     const [gapFrame, ...rest] = reader.frames.filter((f) => f.data !== undefined);
     expect(gapFrame?.id).toBeUndefined();
     expect(gapFrame?.event).toBe('replay_gap');
-    expect(JSON.parse(gapFrame?.data ?? '')).toEqual({ version: 1, type: 'replay_gap', payload: { requested_after: 0, first_available: total - 4 }, metadata: {} });
+    expect(JSON.parse(gapFrame?.data ?? '')).toEqual({
+      version: 1,
+      type: 'replay_gap',
+      payload: { requested_after: 0, first_available: total - 4 },
+      metadata: {},
+    });
     expect(rest.map((f) => Number(f.id))).toEqual(range(total - 4, total));
     reader.abort();
   });
@@ -94,17 +107,23 @@ describe('SSE on GET /v1/sessions/:id/events', () => {
     await request(t.url).post('/v1/sessions').send({ sessionId: 'sse-err' }).expect(201);
     const badId = await openSse(`${t.url}/v1/sessions/sse-err/events`, { 'last-event-id': 'abc' });
     expect(badId.status).toBe(400);
-    expect(badId.body).toMatchObject({ error: { code: 'VALIDATION_ERROR', message: expect.stringContaining('headers.last-event-id') } });
+    expect(badId.body).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', message: expect.stringContaining('headers.last-event-id') },
+    });
     const badAfter = await openSse(`${t.url}/v1/sessions/sse-err/events?after=-1`);
     expect(badAfter.status).toBe(400);
-    expect(badAfter.body).toMatchObject({ error: { code: 'VALIDATION_ERROR', message: expect.stringContaining('query.after') } });
+    expect(badAfter.body).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', message: expect.stringContaining('query.after') },
+    });
     const token = await openSse(`${t.url}/v1/sessions/sse-err/events?token=secret`);
     expect(token.status).toBe(400);
     expect(token.body).toMatchObject({ error: { code: 'VALIDATION_ERROR' } });
     const missing = await openSse(`${t.url}/v1/sessions/nobody/events`);
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ error: { code: 'SESSION_NOT_FOUND' } });
-    await request(t.url).delete('/v1/sessions/sse-err').expect((r) => expect(r.status).toBeLessThan(300));
+    await request(t.url)
+      .delete('/v1/sessions/sse-err')
+      .expect((r) => expect(r.status).toBeLessThan(300));
     const closed = await openSse(`${t.url}/v1/sessions/sse-err/events`);
     expect([404, 410]).toContain(closed.status);
     // Without the SSE Accept header the route is still the WebSocket's.

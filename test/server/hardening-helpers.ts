@@ -23,7 +23,9 @@ export interface CapturedServer {
 }
 
 /** Start a server on 127.0.0.1 with a fake provider and a logger at `info` that records every line. */
-export async function startCapturedServer(config: Partial<Record<keyof CodeConfig, unknown>> = {}): Promise<CapturedServer> {
+export async function startCapturedServer(
+  config: Partial<Record<keyof CodeConfig, unknown>> = {},
+): Promise<CapturedServer> {
   const lines: LogLine[] = [];
   const destination = { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) };
   const t = await startTestServer({ config, logger: pino({ level: 'info' }, destination) });
@@ -65,7 +67,9 @@ export function parseAnswer(text: string): Pick<RawAnswer, 'status' | 'headers' 
 /** Open a raw TCP connection to the server (optionally from a given local address). */
 export function openSocket(port: number, localAddress?: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, ...(localAddress ? { localAddress } : {}) }, () => resolve(socket));
+    const socket = connect({ host: '127.0.0.1', port, ...(localAddress ? { localAddress } : {}) }, () =>
+      resolve(socket),
+    );
     socket.once('error', reject);
   });
 }
@@ -102,9 +106,20 @@ export async function rawExchange(port: number, bytes: string | Buffer, waitMs =
 }
 
 /** Assert-friendly: the `{error: {code, message, details}}` of a body, or undefined when it is not that shape. */
-export function errorOf(body: unknown): { code: string; message: string; details: Record<string, unknown> } | undefined {
-  const error = (body as { error?: unknown } | null)?.error as { code?: unknown; message?: unknown; details?: unknown } | undefined;
-  if (!error || typeof error.code !== 'string' || typeof error.message !== 'string' || typeof error.details !== 'object' || error.details === null) return undefined;
-  if (Object.keys(body as object).length !== 1 || Object.keys(error).sort().join(',') !== 'code,details,message') return undefined;
+export function errorOf(
+  body: unknown,
+): { code: string; message: string; details: Record<string, unknown> } | undefined {
+  const error = (body as { error?: unknown } | null)?.error as
+    { code?: unknown; message?: unknown; details?: unknown } | undefined;
+  if (
+    !error ||
+    typeof error.code !== 'string' ||
+    typeof error.message !== 'string' ||
+    typeof error.details !== 'object' ||
+    error.details === null
+  )
+    return undefined;
+  if (Object.keys(body as object).length !== 1 || Object.keys(error).sort().join(',') !== 'code,details,message')
+    return undefined;
   return error as { code: string; message: string; details: Record<string, unknown> };
 }

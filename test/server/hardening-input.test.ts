@@ -6,13 +6,23 @@ describe('limits.maxInputBytes bounds a run input before anything runs', () => {
   let sessionId: string;
   beforeAll(async () => {
     t = await startCapturedServer();
-    const res = await fetch(`${t.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${t.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     sessionId = ((await res.json()) as { session: { id: string } }).session.id;
   });
   afterAll(async () => t.close());
 
-  const history = async () => (await (await fetch(`${t.url}/v1/sessions/${sessionId}/history`)).json()) as { messages: unknown[] };
-  const run = (input: string) => fetch(`${t.url}/v1/sessions/${sessionId}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input, wait: true }) });
+  const history = async () =>
+    (await (await fetch(`${t.url}/v1/sessions/${sessionId}/history`)).json()) as { messages: unknown[] };
+  const run = (input: string) =>
+    fetch(`${t.url}/v1/sessions/${sessionId}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input, wait: true }),
+    });
 
   it('a 1 MB input: 413 PAYLOAD_TOO_LARGE naming limits.maxInputBytes and the field, no provider call, transcript unchanged', async () => {
     const before = await history();
@@ -21,7 +31,12 @@ describe('limits.maxInputBytes bounds a run input before anything runs', () => {
     const error = errorOf(await res.json());
     expect(error?.code).toBe('PAYLOAD_TOO_LARGE');
     expect(error?.message).toContain('limits.maxInputBytes');
-    expect(error?.details).toEqual({ field: 'input', limit: 'limits.maxInputBytes', maxBytes: 262_144, bytes: 1_000_000 });
+    expect(error?.details).toEqual({
+      field: 'input',
+      limit: 'limits.maxInputBytes',
+      maxBytes: 262_144,
+      bytes: 1_000_000,
+    });
     expect(t.fake.requests).toHaveLength(0);
     expect(await history()).toEqual(before);
     const runs = (await (await fetch(`${t.url}/v1/sessions/${sessionId}/runs`)).json()) as { runs: unknown[] };

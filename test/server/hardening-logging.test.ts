@@ -19,13 +19,18 @@ describe('client mistakes are logged at info or warn, rate limited; error is for
   let eventsUrl: string;
   beforeAll(async () => {
     t = await startCapturedServer();
-    const res = await fetch(`${t.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${t.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     const { session } = (await res.json()) as { session: { id: string } };
     eventsUrl = `ws://127.0.0.1:${t.port}/v1/sessions/${session.id}/events`;
   });
   afterAll(async () => t.close());
 
-  const faultLines = (kind: string) => t.lines.filter((line) => typeof line.clientFault === 'string' && (line.clientFault as string).startsWith(kind));
+  const faultLines = (kind: string) =>
+    t.lines.filter((line) => typeof line.clientFault === 'string' && (line.clientFault as string).startsWith(kind));
 
   it('500 invalid messages on a socket: each answered with an error frame, a handful of info lines', async () => {
     const ws = await openWs(eventsUrl);
@@ -62,8 +67,18 @@ describe('client mistakes are logged at info or warn, rate limited; error is for
   });
 
   it('200 requests for unknown routes and 100 bad bodies: a handful of info lines per kind', async () => {
-    await Promise.all(Array.from({ length: 200 }, (_, i) => fetch(`${t.url}/nowhere/${i}`).then((res) => res.arrayBuffer())));
-    await Promise.all(Array.from({ length: 100 }, () => fetch(`${t.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }).then((res) => res.arrayBuffer())));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => fetch(`${t.url}/nowhere/${i}`).then((res) => res.arrayBuffer())),
+    );
+    await Promise.all(
+      Array.from({ length: 100 }, () =>
+        fetch(`${t.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{',
+        }).then((res) => res.arrayBuffer()),
+      ),
+    );
     for (const kind of ['http:404:NOT_FOUND', 'http:400:VALIDATION_ERROR']) {
       const lines = faultLines(kind);
       expect(lines.length, kind).toBeGreaterThan(0);
@@ -74,7 +89,9 @@ describe('client mistakes are logged at info or warn, rate limited; error is for
 
   it('a client that goes away mid-request is logged at info as aborted', async () => {
     const socket = await openSocket(t.port);
-    socket.write('POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"wo');
+    socket.write(
+      'POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"wo',
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     socket.destroy();
     await eventually(() => faultLines('http:aborted').length > 0, 'an aborted-request line');

@@ -13,7 +13,8 @@ async function start(limits: Record<string, number>): Promise<CapturedServer> {
   return t;
 }
 
-const BODYLESS_POST = 'POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n';
+const BODYLESS_POST =
+  'POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n';
 
 describe('request timeouts', () => {
   it('a POST whose body never arrives gets 408 REQUEST_TIMEOUT in our shape after limits.bodyTimeoutMs, and its socket is closed', async () => {
@@ -80,7 +81,9 @@ describe('request timeouts', () => {
       expect(res.status).toBe(200);
     }
     const results = await Promise.all(answers);
-    expect(results.filter((r) => r.closed && r.status === 408 && errorOf(r.body)?.code === 'REQUEST_TIMEOUT')).toHaveLength(300);
+    expect(
+      results.filter((r) => r.closed && r.status === 408 && errorOf(r.body)?.code === 'REQUEST_TIMEOUT'),
+    ).toHaveLength(300);
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
     // 300 timeouts are a handful of warn lines (rate limited), none at error level.
     const timeouts = t.lines.filter((line) => line.clientFault === 'http:body-timeout');
@@ -92,7 +95,11 @@ describe('request timeouts', () => {
 
   it('a WebSocket upgrade is not cut by the body or headers timeout', async () => {
     const t = await start({ bodyTimeoutMs: 200, headersTimeoutMs: 200 });
-    const created = await fetch(`${t.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const created = await fetch(`${t.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(created.status).toBe(201);
     const { session } = (await created.json()) as { session: { id: string } };
     const ws = new WebSocket(`ws://127.0.0.1:${t.port}/v1/sessions/${session.id}/events`);

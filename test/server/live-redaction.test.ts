@@ -20,7 +20,10 @@ describe('live tool output is redacted like the result', () => {
   let t: TestServer;
   beforeAll(async () => {
     fake = await startFakeProvider();
-    t = await startTestServer({ fake, config: { providers: { openai: { apiKey: SECRET, baseUrl: fake.baseUrl, maxRetries: 0 } } } });
+    t = await startTestServer({
+      fake,
+      config: { providers: { openai: { apiKey: SECRET, baseUrl: fake.baseUrl, maxRetries: 0 } } },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -56,7 +59,14 @@ describe('live tool output is redacted like the result', () => {
       expect(text).toContain('[REDACTED]\nbetween\n');
       expect(text).toContain('Authorization: Bearer\n[REDACTED]\n');
       expect(text).toContain('live output stopped');
-      for (const fragment of [SECRET, SECRET.slice(0, 6), SECRET.slice(6), 'MIIEowIBAAKCAQEAsecretbody', 'abcdefghijklmnop1234']) expect(text).not.toContain(fragment);
+      for (const fragment of [
+        SECRET,
+        SECRET.slice(0, 6),
+        SECRET.slice(6),
+        'MIIEowIBAAKCAQEAsecretbody',
+        'abcdefghijklmnop1234',
+      ])
+        expect(text).not.toContain(fragment);
       // Live output stopped at the long line; nothing after it was streamed.
       expect(text).not.toContain('after');
     }
@@ -75,7 +85,10 @@ describe('live tool output is redacted like the result', () => {
   it('host-direct calls stream redacted lines to WebSocket subscribers too', async () => {
     const id = await createSession(t);
     const live = await subscribe(t.url, id);
-    const out = await request(t.url).post(`/v1/sessions/${id}/tools/bash`).send({ args: { command: `echo "one ${SECRET}"; echo two` } }).expect(200);
+    const out = await request(t.url)
+      .post(`/v1/sessions/${id}/tools/bash`)
+      .send({ args: { command: `echo "one ${SECRET}"; echo two` } })
+      .expect(200);
     expect(out.body.output).toBe('one [REDACTED]\ntwo\n');
     await live.waitFor((e) => e.type === 'tool_end');
     live.close();

@@ -75,7 +75,10 @@ describe('cancellation over HTTP', () => {
     const id = await createSession(t);
     t.fake.script({ text: 'a slow and steady answer', chunks: 6, chunkDelayMs: 600 });
     const runId = await startRun(t, id, 'hello');
-    await eventually(async () => (await runEvents(t, id, runId)).some((e) => e.type === 'text_delta'), 'the first text delta');
+    await eventually(
+      async () => (await runEvents(t, id, runId)).some((e) => e.type === 'text_delta'),
+      'the first text delta',
+    );
     expect(await cancel(t, id, runId)).toBe(true);
     const run = await settled(t, id, runId);
     expect(run.status).toBe('cancelled');
@@ -123,7 +126,10 @@ describe('closing a session over HTTP', () => {
     const t = await server();
     const id = await createSession(t);
     t.fake.script({ hang: true });
-    const waiting = request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'hello', wait: true }).then((res) => res);
+    const waiting = request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .send({ input: 'hello', wait: true })
+      .then((res) => res);
     await t.fake.waitForRequests(1);
 
     const closed = await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
@@ -150,7 +156,10 @@ describe('closing a session over HTTP', () => {
     const t = await server();
     const id = await createSession(t);
     t.fake.script({ toolCalls: [{ id: 'sleeper', name: 'bash', arguments: { command: SLEEPER } }] });
-    const waiting = request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'sleep', wait: true }).then((res) => res);
+    const waiting = request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .send({ input: 'sleep', wait: true })
+      .then((res) => res);
     const pidFile = join(t.root, 'sleep.pid');
     await eventually(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'the sleeper to start');
     const pid = Number(readFileSync(pidFile, 'utf8'));

@@ -52,7 +52,12 @@ describe('loop limits over HTTP', () => {
     t.fake.script(
       { toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'a.txt' } }] },
       { toolCalls: [{ id: 'r2', name: 'ls', arguments: {} }] },
-      { toolCalls: [{ id: 'r3a', name: 'read', arguments: { file_path: 'a.txt', offset: 1 } }, { id: 'r3b', name: 'ls', arguments: { path: '.' } }] },
+      {
+        toolCalls: [
+          { id: 'r3a', name: 'read', arguments: { file_path: 'a.txt', offset: 1 } },
+          { id: 'r3b', name: 'ls', arguments: { path: '.' } },
+        ],
+      },
     );
     const { run, result, runId } = await runAndWait(t, id, 'loop forever');
     t.fake.assertDone();
@@ -64,7 +69,16 @@ describe('loop limits over HTTP', () => {
 
     const messages = await history(t, id);
     expectValidTranscript(messages);
-    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'tool']);
+    expect(messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'tool',
+    ]);
     for (const m of messages.slice(-2)) expect(m.content).toContain('maxToolRounds');
 
     const events = await runEvents(t, id, runId);
@@ -210,7 +224,11 @@ describe('loop limits over HTTP', () => {
   it('continuation: finishReason length injects a continuation user turn, up to maxContinuationTurns', async () => {
     const t = await server();
     const id = await createSession(t, { continuationEnabled: true, maxContinuationTurns: 2 });
-    t.fake.script({ text: 'Part one, ', finishReason: 'length' }, { text: 'part two, ', finishReason: 'length' }, { text: 'part three', finishReason: 'length' });
+    t.fake.script(
+      { text: 'Part one, ', finishReason: 'length' },
+      { text: 'part two, ', finishReason: 'length' },
+      { text: 'part three', finishReason: 'length' },
+    );
     const { run, result, runId } = await runAndWait(t, id, 'write a long answer');
     t.fake.assertDone();
     expect(run.status).toBe('completed');
@@ -245,20 +263,35 @@ describe('loop limits over HTTP', () => {
     const t = await server({ files: { 'a.txt': 'A\n' } });
     const id = await createSession(t);
     t.fake.script(
-      { toolCalls: [{ id: 'u1', name: 'read', arguments: { file_path: 'a.txt' } }], usage: { prompt_tokens: 100, completion_tokens: 7 } },
-      { toolCalls: [{ id: 'u2', name: 'ls', arguments: {} }], usage: { prompt_tokens: 150, completion_tokens: 9, total_tokens: 160 } },
+      {
+        toolCalls: [{ id: 'u1', name: 'read', arguments: { file_path: 'a.txt' } }],
+        usage: { prompt_tokens: 100, completion_tokens: 7 },
+      },
+      {
+        toolCalls: [{ id: 'u2', name: 'ls', arguments: {} }],
+        usage: { prompt_tokens: 150, completion_tokens: 9, total_tokens: 160 },
+      },
       { text: 'Done.', usage: { prompt_tokens: 200, completion_tokens: 11 } },
     );
     const { result, runId } = await runAndWait(t, id, 'go');
     t.fake.assertDone();
-    expect(result).toMatchObject({ promptTokens: 450, completionTokens: 27, totalTokens: 107 + 160 + 211, toolCallsCount: 2 });
+    expect(result).toMatchObject({
+      promptTokens: 450,
+      completionTokens: 27,
+      totalTokens: 107 + 160 + 211,
+      toolCallsCount: 2,
+    });
     const events = await runEvents(t, id, runId);
     expect(ofType(events, 'turn_end').map((e) => e.payload.usage)).toEqual([
       { prompt_tokens: 100, completion_tokens: 7, total_tokens: 107 },
       { prompt_tokens: 150, completion_tokens: 9, total_tokens: 160 },
       { prompt_tokens: 200, completion_tokens: 11, total_tokens: 211 },
     ]);
-    expect(ofType(events, 'agent_end')[0].payload.usage).toEqual({ prompt_tokens: 450, completion_tokens: 27, total_tokens: 478 });
+    expect(ofType(events, 'agent_end')[0].payload.usage).toEqual({
+      prompt_tokens: 450,
+      completion_tokens: 27,
+      total_tokens: 478,
+    });
     const info = await request(t.url).get(`/v1/sessions/${id}`).expect(200);
     expect(info.body.session.usage).toEqual({ promptTokens: 450, completionTokens: 27, totalTokens: 478 });
   });
@@ -270,16 +303,26 @@ describe('provider failures and the circuit breaker', () => {
   afterEach(async () => {
     for (const fake of fakes.splice(0)) await fake.close();
   });
-  const retrying = (maxRetries: number) => async (options: { files?: Record<string, string> } = {}) => {
-    const fake = await startFakeProvider();
-    fakes.push(fake);
-    return server({ ...options, fake, config: { providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries } } } });
-  };
+  const retrying =
+    (maxRetries: number) =>
+    async (options: { files?: Record<string, string> } = {}) => {
+      const fake = await startFakeProvider();
+      fakes.push(fake);
+      return server({
+        ...options,
+        fake,
+        config: { providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries } } },
+      });
+    };
 
   it('retries 500s up to max_retries and completes when a retry succeeds', async () => {
     const t = await retrying(2)();
     const id = await createSession(t, { circuitBreakerThreshold: 3 });
-    t.fake.script({ error: { status: 500, message: 'boom 1' } }, { error: { status: 503, message: 'boom 2' } }, { text: 'Recovered.' });
+    t.fake.script(
+      { error: { status: 500, message: 'boom 1' } },
+      { error: { status: 503, message: 'boom 2' } },
+      { text: 'Recovered.' },
+    );
     const { run, result, runId } = await runAndWait(t, id, 'hello');
     t.fake.assertDone();
     expect(run.status).toBe('completed');
@@ -308,7 +351,10 @@ describe('provider failures and the circuit breaker', () => {
     const events = await runEvents(t, id, runId);
     expect(ofType(events, 'provider_retry').map((e) => e.payload.attempt)).toEqual([1]);
     expect(ofType(events, 'error').map((e) => e.payload.code)).toEqual(['CIRCUIT_BREAKER_OPEN']);
-    expect(ofType(events, 'agent_end')[0].payload).toMatchObject({ status: 'failed', error: { code: 'CIRCUIT_BREAKER_OPEN' } });
+    expect(ofType(events, 'agent_end')[0].payload).toMatchObject({
+      status: 'failed',
+      error: { code: 'CIRCUIT_BREAKER_OPEN' },
+    });
   });
 
   it('retries are per call: a success in between starts the count again', async () => {
@@ -354,7 +400,10 @@ describe('maxExecutionTimeMs', () => {
     expect(run.error?.code).toBe('MAX_EXECUTION_TIME');
     expect(run.error?.message).toContain('maxExecutionTimeMs (300 ms)');
     const events = await runEvents(t, id, runId);
-    expect(ofType(events, 'agent_end')[0].payload).toMatchObject({ status: 'failed', error: { code: 'MAX_EXECUTION_TIME' } });
+    expect(ofType(events, 'agent_end')[0].payload).toMatchObject({
+      status: 'failed',
+      error: { code: 'MAX_EXECUTION_TIME' },
+    });
     expect(await history(t, id)).toEqual([{ role: 'user', content: 'hello' }]);
   });
 
@@ -370,7 +419,12 @@ describe('maxExecutionTimeMs', () => {
   it('a tool still running at the deadline is stopped; the transcript stays valid', async () => {
     const t = await server();
     const id = await createSession(t, { maxExecutionTimeMs: 1_000 });
-    t.fake.script({ toolCalls: [{ id: 'slow', name: 'bash', arguments: { command: 'sleep 20' } }, { id: 'next', name: 'ls', arguments: {} }] });
+    t.fake.script({
+      toolCalls: [
+        { id: 'slow', name: 'bash', arguments: { command: 'sleep 20' } },
+        { id: 'next', name: 'ls', arguments: {} },
+      ],
+    });
     const started = Date.now();
     const { run, runId } = await runAndWait(t, id, 'run it');
     expect(Date.now() - started).toBeLessThan(10_000);

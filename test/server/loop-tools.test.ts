@@ -4,7 +4,15 @@ import request from 'supertest';
 import { hostProcessesWith } from '../sandbox/sandbox-helpers.js';
 import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../support/fake-provider.js';
-import { createSession, eventually, history, ofType, runAndWait, runEvents, useTestServers } from '../support/run-helpers.js';
+import {
+  createSession,
+  eventually,
+  history,
+  ofType,
+  runAndWait,
+  runEvents,
+  useTestServers,
+} from '../support/run-helpers.js';
 
 const server = useTestServers();
 
@@ -66,7 +74,10 @@ describe('tool invocation over HTTP', () => {
     const id = await createSession(t);
     const line = `${'a'.repeat(99)}\n`;
     const expected = line.repeat(3000);
-    t.fake.script({ toolCalls: [{ id: 'big', name: 'bash', arguments: { command: `yes ${'a'.repeat(99)} | head -n 3000` } }] }, { text: 'That was a lot.' });
+    t.fake.script(
+      { toolCalls: [{ id: 'big', name: 'bash', arguments: { command: `yes ${'a'.repeat(99)} | head -n 3000` } }] },
+      { text: 'That was a lot.' },
+    );
     const { run, runId } = await runAndWait(t, id, 'flood');
     t.fake.assertDone();
     expect(run.status).toBe('completed');
@@ -97,7 +108,9 @@ describe('tool invocation over HTTP', () => {
   it('a large file written then read is cut the same way', async () => {
     const t = await server();
     const id = await createSession(t);
-    const body = Array.from({ length: 1500 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(190)}`).join('\n');
+    const body = Array.from({ length: 1500 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(190)}`).join(
+      '\n',
+    );
     t.fake.script(
       { toolCalls: [{ id: 'w', name: 'write', arguments: { file_path: 'big.txt', content: body } }] },
       { toolCalls: [{ id: 'r', name: 'read', arguments: { file_path: 'big.txt', limit: 2000 } }] },
@@ -121,7 +134,10 @@ describe('tool invocation over HTTP', () => {
   it('bash output lines arrive as tool_output_delta events before tool_end', async () => {
     const t = await server();
     const id = await createSession(t);
-    t.fake.script({ toolCalls: [{ id: 'lines', name: 'bash', arguments: { command: "printf 'one\\ntwo\\n'; echo three >&2" } }] }, { text: 'ok' });
+    t.fake.script(
+      { toolCalls: [{ id: 'lines', name: 'bash', arguments: { command: "printf 'one\\ntwo\\n'; echo three >&2" } }] },
+      { text: 'ok' },
+    );
     const { runId } = await runAndWait(t, id, 'print');
     t.fake.assertDone();
     const events = await runEvents(t, id, runId);
@@ -136,14 +152,28 @@ describe('tool invocation over HTTP', () => {
   it('reasoning deltas reach reasoning_delta events and the transcript, but are not sent back to the provider', async () => {
     const t = await server();
     const id = await createSession(t);
-    t.fake.script({ reasoning: 'Let me think about it.', text: 'Answer one.' }, { reasoning: 'Other field.', reasoningField: 'reasoning', text: 'Answer two.' });
+    t.fake.script(
+      { reasoning: 'Let me think about it.', text: 'Answer one.' },
+      { reasoning: 'Other field.', reasoningField: 'reasoning', text: 'Answer two.' },
+    );
     const first = await runAndWait(t, id, 'q1');
     const second = await runAndWait(t, id, 'q2');
     t.fake.assertDone();
-    expect(ofType(await runEvents(t, id, first.runId), 'reasoning_delta').map((e) => e.payload.text).join('')).toBe('Let me think about it.');
-    expect(ofType(await runEvents(t, id, second.runId), 'reasoning_delta').map((e) => e.payload.text).join('')).toBe('Other field.');
+    expect(
+      ofType(await runEvents(t, id, first.runId), 'reasoning_delta')
+        .map((e) => e.payload.text)
+        .join(''),
+    ).toBe('Let me think about it.');
+    expect(
+      ofType(await runEvents(t, id, second.runId), 'reasoning_delta')
+        .map((e) => e.payload.text)
+        .join(''),
+    ).toBe('Other field.');
     const messages = await history(t, id);
-    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.reasoning)).toEqual(['Let me think about it.', 'Other field.']);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.reasoning)).toEqual([
+      'Let me think about it.',
+      'Other field.',
+    ]);
     const resent = t.fake.requests[1].body.messages.find((m) => m.role === 'assistant');
     expect(resent).toBeDefined();
     expect(resent?.reasoning).toBeUndefined();
@@ -161,10 +191,24 @@ describe('tool invocation over HTTP', () => {
     process.on('warning', onWarning);
     try {
       t.fake.script(
-        { toolCalls: Array.from({ length: 15 }, (_, i) => ({ id: `c${i}`, name: 'read', arguments: { file_path: `f${i}.txt` } })) },
-        { toolCalls: Array.from({ length: 15 }, (_, i) => ({ id: `d${i}`, name: 'bash', arguments: { command: `echo ${i}` } })) },
+        {
+          toolCalls: Array.from({ length: 15 }, (_, i) => ({
+            id: `c${i}`,
+            name: 'read',
+            arguments: { file_path: `f${i}.txt` },
+          })),
+        },
+        {
+          toolCalls: Array.from({ length: 15 }, (_, i) => ({
+            id: `d${i}`,
+            name: 'bash',
+            arguments: { command: `echo ${i}` },
+          })),
+        },
         // Many turns too: every provider call must drop its link to the run's signal when it ends.
-        ...Array.from({ length: 12 }, (_, i) => ({ toolCalls: [{ id: `e${i}`, name: 'ls', arguments: { path: i % 2 === 0 ? '.' : './' } }] })),
+        ...Array.from({ length: 12 }, (_, i) => ({
+          toolCalls: [{ id: `e${i}`, name: 'ls', arguments: { path: i % 2 === 0 ? '.' : './' } }],
+        })),
         { text: 'Read them all.' },
       );
       const { run, result } = await runAndWait(t, id, 'read all');

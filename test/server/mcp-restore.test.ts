@@ -51,16 +51,25 @@ describe('MCP servers come back when a stored session is restored', () => {
     servers.push(t);
     await request(t.url)
       .post('/v1/sessions')
-      .send({ sessionId: 'inh', autoSave: true, mcpServers: [echoServerConfig('inh', 'inherited-secret'), linkedEchoConfig('inhbroken', link)] })
+      .send({
+        sessionId: 'inh',
+        autoSave: true,
+        mcpServers: [echoServerConfig('inh', 'inherited-secret'), linkedEchoConfig('inhbroken', link)],
+      })
       .expect(201);
     await request(t.url).post('/v1/sessions').send({ sessionId: 'own', autoSave: true }).expect(201);
-    await request(t.url).post('/v1/sessions/own/mcp').send({ ...echoServerConfig('own', 'own-secret'), env: { ECHO_TOKEN: ENV_TOKEN } }).expect(201);
+    await request(t.url)
+      .post('/v1/sessions/own/mcp')
+      .send({ ...echoServerConfig('own', 'own-secret'), env: { ECHO_TOKEN: ENV_TOKEN } })
+      .expect(201);
     await request(t.url).post('/v1/sessions/own/mcp').send(linkedEchoConfig('ownbroken', link)).expect(201);
     await request(t.url).post('/v1/sessions/own/mcp').send(echoServerConfig('gone', 'gone-secret')).expect(201);
     await request(t.url).delete('/v1/sessions/own/mcp/gone').expect(200);
 
     // autoSave stored the own servers as soon as they changed (no shutdown needed): the removed one is not there.
-    const stored = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'own.json'), 'utf8')) as { session: { ownMcpServers?: { name: string; env?: Record<string, string> }[] } };
+    const stored = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'own.json'), 'utf8')) as {
+      session: { ownMcpServers?: { name: string; env?: Record<string, string> }[] };
+    };
     expect(stored.session.ownMcpServers?.map((s) => s.name)).toEqual(['own', 'ownbroken']);
     expect(stored.session.ownMcpServers?.[0]?.env).toEqual({ ECHO_TOKEN: ENV_TOKEN });
     await t.close();
@@ -72,15 +81,36 @@ describe('MCP servers come back when a stored session is restored', () => {
     servers.push(t2);
 
     // resume: true by a caller without host_direct: the creator's authorisation stands.
-    const resumed = await request(t2.url).post('/v1/sessions').set(auth(PLAIN)).send({ sessionId: 'own', resume: true }).expect(201);
+    const resumed = await request(t2.url)
+      .post('/v1/sessions')
+      .set(auth(PLAIN))
+      .send({ sessionId: 'own', resume: true })
+      .expect(201);
     expect(resumed.body.resumed).toBe(true);
-    const ownTools = ((await request(t2.url).get('/v1/sessions/own/tools').set(auth(PLAIN)).expect(200)).body.tools as { name: string }[]).map((x) => x.name);
+    const ownTools = (
+      (await request(t2.url).get('/v1/sessions/own/tools').set(auth(PLAIN)).expect(200)).body.tools as {
+        name: string;
+      }[]
+    ).map((x) => x.name);
     expect(ownTools).toEqual(expect.arrayContaining(['mcp__own__echo', 'mcp__own__get_secret']));
     expect(ownTools.some((name) => name.startsWith('mcp__gone__') || name.startsWith('mcp__ownbroken__'))).toBe(false);
-    const hostCall = await request(t2.url).post('/v1/sessions/own/tools/mcp__own__echo').set(auth(HOST)).send({ args: { message: 'back again' } }).expect(200);
+    const hostCall = await request(t2.url)
+      .post('/v1/sessions/own/tools/mcp__own__echo')
+      .set(auth(HOST))
+      .send({ args: { message: 'back again' } })
+      .expect(200);
     expect(hostCall.body.output).toBe('back again');
-    expect((await request(t2.url).post('/v1/sessions/own/tools/mcp__own__get_secret').set(auth(HOST)).send({ args: {} }).expect(200)).body.output).toBe('own-secret');
-    const ownStatus = (await request(t2.url).get('/v1/sessions/own/mcp').set(auth(PLAIN)).expect(200)).body.servers as Status[];
+    expect(
+      (
+        await request(t2.url)
+          .post('/v1/sessions/own/tools/mcp__own__get_secret')
+          .set(auth(HOST))
+          .send({ args: {} })
+          .expect(200)
+      ).body.output,
+    ).toBe('own-secret');
+    const ownStatus = (await request(t2.url).get('/v1/sessions/own/mcp').set(auth(PLAIN)).expect(200)).body
+      .servers as Status[];
     expect(ownStatus.filter((s) => s.source === 'session').map((s) => s.name)).toEqual(['own', 'ownbroken']);
     expect(ownStatus.find((s) => s.name === 'own')).toMatchObject({ connected: true, error: null });
     const broken = ownStatus.find((s) => s.name === 'ownbroken');
@@ -89,13 +119,30 @@ describe('MCP servers come back when a stored session is restored', () => {
 
     // Implicit hydration by a plain GET, again by a caller without host_direct.
     await request(t2.url).get('/v1/sessions/inh').set(auth(PLAIN)).expect(200);
-    const inhTools = ((await request(t2.url).get('/v1/sessions/inh/tools').set(auth(PLAIN)).expect(200)).body.tools as { name: string }[]).map((x) => x.name);
+    const inhTools = (
+      (await request(t2.url).get('/v1/sessions/inh/tools').set(auth(PLAIN)).expect(200)).body.tools as {
+        name: string;
+      }[]
+    ).map((x) => x.name);
     expect(inhTools).toContain('mcp__inh__echo');
-    const governed = await request(t2.url).post('/v1/sessions/inh/tools/mcp__inh__echo/governed').set(auth(PLAIN)).send({ args: { message: 'governed after restore' } }).expect(200);
+    const governed = await request(t2.url)
+      .post('/v1/sessions/inh/tools/mcp__inh__echo/governed')
+      .set(auth(PLAIN))
+      .send({ args: { message: 'governed after restore' } })
+      .expect(200);
     expect(governed.body.output).toBe('governed after restore');
-    const inhStatus = (await request(t2.url).get('/v1/sessions/inh/mcp').set(auth(PLAIN)).expect(200)).body.servers as Status[];
-    expect(inhStatus.find((s) => s.name === 'inh')).toMatchObject({ source: 'inherited', connected: true, error: null });
-    expect(inhStatus.find((s) => s.name === 'inhbroken')).toMatchObject({ source: 'inherited', toolCount: 0, error: expect.stringContaining('not found') });
+    const inhStatus = (await request(t2.url).get('/v1/sessions/inh/mcp').set(auth(PLAIN)).expect(200)).body
+      .servers as Status[];
+    expect(inhStatus.find((s) => s.name === 'inh')).toMatchObject({
+      source: 'inherited',
+      connected: true,
+      error: null,
+    });
+    expect(inhStatus.find((s) => s.name === 'inhbroken')).toMatchObject({
+      source: 'inherited',
+      toolCount: 0,
+      error: expect.stringContaining('not found'),
+    });
     // Inherited servers stay read-only after a restore.
     await request(t2.url).delete('/v1/sessions/inh/mcp/inh').set(auth(HOST)).expect(404);
 
@@ -109,13 +156,24 @@ describe('MCP servers come back when a stored session is restored', () => {
     // A session closed by a client keeps its own servers in the store: resume: true reopens it with them.
     await request(t2.url).delete('/v1/sessions/own').set(auth(HOST)).expect(200);
     await request(t2.url).post('/v1/sessions').set(auth(HOST)).send({ sessionId: 'own', resume: true }).expect(201);
-    const reopened = (await request(t2.url).get('/v1/sessions/own/mcp').set(auth(HOST)).expect(200)).body.servers as Status[];
+    const reopened = (await request(t2.url).get('/v1/sessions/own/mcp').set(auth(HOST)).expect(200)).body
+      .servers as Status[];
     expect(reopened.filter((s) => s.source === 'session').map((s) => s.name)).toEqual(['own', 'ownbroken']);
-    expect((await request(t2.url).post('/v1/sessions/own/tools/mcp__own__echo').set(auth(HOST)).send({ args: { message: 'reopened' } }).expect(200)).body.output).toBe('reopened');
+    expect(
+      (
+        await request(t2.url)
+          .post('/v1/sessions/own/tools/mcp__own__echo')
+          .set(auth(HOST))
+          .send({ args: { message: 'reopened' } })
+          .expect(200)
+      ).body.output,
+    ).toBe('reopened');
 
     // Removing the unstartable server takes it out of the store too.
     await request(t2.url).delete('/v1/sessions/own/mcp/ownbroken').set(auth(HOST)).expect(200);
-    const after = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'own.json'), 'utf8')) as { session: { ownMcpServers?: { name: string }[] } };
+    const after = JSON.parse(readFileSync(join(dataDir, 'sessions', 'default', 'own.json'), 'utf8')) as {
+      session: { ownMcpServers?: { name: string }[] };
+    };
     expect(after.session.ownMcpServers?.map((s) => s.name)).toEqual(['own']);
   });
 
@@ -127,7 +185,9 @@ describe('MCP servers come back when a stored session is restored', () => {
     await t.close();
     servers.splice(0);
     const file = join(dataDir, 'sessions', 'default', 'plain.json');
-    expect((JSON.parse(readFileSync(file, 'utf8')) as { session: Record<string, unknown> }).session).not.toHaveProperty('ownMcpServers');
+    expect((JSON.parse(readFileSync(file, 'utf8')) as { session: Record<string, unknown> }).session).not.toHaveProperty(
+      'ownMcpServers',
+    );
     const t2 = await startTestServer({ dataDir, root: t.root, config: UNSANDBOXED });
     servers.push(t2);
     await request(t2.url).post('/v1/sessions').send({ sessionId: 'plain', resume: true }).expect(201);

@@ -16,11 +16,20 @@ describe('memory on Redis', () => {
       const b = await start({ fake, config: shared });
       const onA = await createSession(a, { memoryStore: { type: 'file', namespace: 'fleet' } });
       const onB = await createSession(b, { memoryStore: { type: 'file', namespace: 'fleet' } });
-      const stored = (await request(a.url).post(`/v1/sessions/${onA}/memory/failure`).send({ task: 'migrate db', error: 'lock timeout', tools: ['bash'] }).expect(201)).body.item as MemoryItem;
-      const recalled = (await request(b.url).get(`/v1/sessions/${onB}/memory/similar?query=LOCK%20TIMEOUT`).expect(200)).body.items as MemoryItem[];
-      expect(recalled.map((i) => [i.id, i.content, i.access_count])).toEqual([[stored.id, 'Failure: migrate db\nError: lock timeout\nAttempted tools: bash', 1]]);
+      const stored = (
+        await request(a.url)
+          .post(`/v1/sessions/${onA}/memory/failure`)
+          .send({ task: 'migrate db', error: 'lock timeout', tools: ['bash'] })
+          .expect(201)
+      ).body.item as MemoryItem;
+      const recalled = (await request(b.url).get(`/v1/sessions/${onB}/memory/similar?query=LOCK%20TIMEOUT`).expect(200))
+        .body.items as MemoryItem[];
+      expect(recalled.map((i) => [i.id, i.content, i.access_count])).toEqual([
+        [stored.id, 'Failure: migrate db\nError: lock timeout\nAttempted tools: bash', 1],
+      ]);
       // The access B recorded is visible on A: one shared store.
-      const onAagain = (await request(a.url).get(`/v1/sessions/${onA}/memory/recent`).expect(200)).body.items as MemoryItem[];
+      const onAagain = (await request(a.url).get(`/v1/sessions/${onA}/memory/recent`).expect(200)).body
+        .items as MemoryItem[];
       expect(onAagain[0]).toMatchObject({ id: stored.id, access_count: 1 });
       // `memory` stays in its process.
       const local = await createSession(b, { memoryStore: { type: 'memory', namespace: 'fleet' } });

@@ -10,7 +10,13 @@ import { tempDir } from '../support/test-server.js';
 
 const start = useTestServers();
 
-async function remember(url: string, id: string, body: Record<string, unknown>, kind = 'success', headers: Record<string, string> = {}): Promise<MemoryItem> {
+async function remember(
+  url: string,
+  id: string,
+  body: Record<string, unknown>,
+  kind = 'success',
+  headers: Record<string, string> = {},
+): Promise<MemoryItem> {
   const res = await request(url).post(`/v1/sessions/${id}/memory/${kind}`).set(headers).send(body).expect(201);
   return (res.body as { item: MemoryItem }).item;
 }
@@ -32,11 +38,33 @@ describe('memory over HTTP', () => {
     const info = await request(t.url).get(`/v1/sessions/${id}`).expect(200);
     expect(info.body.session.hasMemory).toBe(true);
 
-    const success = await remember(t.url, id, { task: 'Build the Release', tools: ['bash', 'read'], result: 'built v1.2' });
-    expect(success).toMatchObject({ content: 'Success: Build the Release\nTools: bash, read\nResult: built v1.2', importance: 0.8, tags: ['success', 'pattern'], memory_type: 'procedural', metadata: { prompt: 'Build the Release', tools: ['bash', 'read'] }, access_count: 0 });
+    const success = await remember(t.url, id, {
+      task: 'Build the Release',
+      tools: ['bash', 'read'],
+      result: 'built v1.2',
+    });
+    expect(success).toMatchObject({
+      content: 'Success: Build the Release\nTools: bash, read\nResult: built v1.2',
+      importance: 0.8,
+      tags: ['success', 'pattern'],
+      memory_type: 'procedural',
+      metadata: { prompt: 'Build the Release', tools: ['bash', 'read'] },
+      access_count: 0,
+    });
     expect(success.id).toMatch(/^mem_/);
-    const failure = await remember(t.url, id, { task: 'deploy to prod', error: 'permission denied', tools: ['bash'] }, 'failure');
-    expect(failure).toMatchObject({ content: 'Failure: deploy to prod\nError: permission denied\nAttempted tools: bash', importance: 0.9, tags: ['failure', 'avoid'], memory_type: 'episodic', metadata: { prompt: 'deploy to prod', error: 'permission denied' } });
+    const failure = await remember(
+      t.url,
+      id,
+      { task: 'deploy to prod', error: 'permission denied', tools: ['bash'] },
+      'failure',
+    );
+    expect(failure).toMatchObject({
+      content: 'Failure: deploy to prod\nError: permission denied\nAttempted tools: bash',
+      importance: 0.9,
+      tags: ['failure', 'avoid'],
+      memory_type: 'episodic',
+      metadata: { prompt: 'deploy to prod', error: 'permission denied' },
+    });
 
     const recent = await items(t.url, `/v1/sessions/${id}/memory/recent?limit=10`);
     expect(recent.map((i) => i.id)).toEqual([failure.id, success.id]);
@@ -87,13 +115,25 @@ describe('memory over HTTP', () => {
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
       expect(res.body.error.message.startsWith(field)).toBe(true);
     }
-    for (const [path, field] of [['recent?limit=0', 'query.limit'], ['recent?limit=abc', 'query.limit'], ['similar?limit=3', 'query.query'], ['tags?tags=,', 'query.tags'], ['recent?limit=101', 'query.limit']]) {
+    for (const [path, field] of [
+      ['recent?limit=0', 'query.limit'],
+      ['recent?limit=abc', 'query.limit'],
+      ['similar?limit=3', 'query.query'],
+      ['tags?tags=,', 'query.tags'],
+      ['recent?limit=101', 'query.limit'],
+    ]) {
       const res = await request(t.url).get(`/v1/sessions/${id}/memory/${path}`).expect(400);
       expect(res.body.error.message.startsWith(field)).toBe(true);
     }
-    const badNamespace = await request(t.url).post('/v1/sessions').send({ memoryStore: { type: 'file', namespace: '../other' } }).expect(400);
+    const badNamespace = await request(t.url)
+      .post('/v1/sessions')
+      .send({ memoryStore: { type: 'file', namespace: '../other' } })
+      .expect(400);
     expect(badNamespace.body.error.message).toContain('memoryStore.namespace');
-    const badType = await request(t.url).post('/v1/sessions').send({ memoryStore: { type: 'sqlite' } }).expect(400);
+    const badType = await request(t.url)
+      .post('/v1/sessions')
+      .send({ memoryStore: { type: 'sqlite' } })
+      .expect(400);
     expect(badType.body.error.message).toContain('memoryStore.type');
 
     const plain = await createSession(t);
@@ -135,7 +175,7 @@ describe('memory over HTTP', () => {
     }
   });
 
-  it('never lets a tenant recall another tenant\'s memory in the same namespace', async () => {
+  it("never lets a tenant recall another tenant's memory in the same namespace", async () => {
     const A = 'token-memory-tenant-a-00001';
     const B = 'token-memory-tenant-b-00001';
     const root = tempDir('a3s-memtenants-');
@@ -143,27 +183,56 @@ describe('memory over HTTP', () => {
     mkdirSync(join(root, 'tenant-b'));
     const t = await start({
       root,
-      config: { apiTokens: [{ token: A, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }, { token: B, principal: 'bob', tenantId: 'tenant-b', scopes: ['sessions'] }] },
+      config: {
+        apiTokens: [
+          { token: A, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] },
+          { token: B, principal: 'bob', tenantId: 'tenant-b', scopes: ['sessions'] },
+        ],
+      },
     });
     const asA = { authorization: `Bearer ${A}` };
     const asB = { authorization: `Bearer ${B}` };
     for (const type of ['file', 'memory']) {
-      const a = (await request(t.url).post('/v1/sessions').set(asA).send({ workspace: join(root, 'tenant-a'), memoryStore: { type, namespace: 'shared' } }).expect(201)).body.session.id as string;
-      const b = (await request(t.url).post('/v1/sessions').set(asB).send({ workspace: join(root, 'tenant-b'), memoryStore: { type, namespace: 'shared' } }).expect(201)).body.session.id as string;
-      await remember(t.url, a, { task: `secret plan of tenant a (${type})`, tools: [], result: 'A-ONLY' }, 'success', asA);
+      const a = (
+        await request(t.url)
+          .post('/v1/sessions')
+          .set(asA)
+          .send({ workspace: join(root, 'tenant-a'), memoryStore: { type, namespace: 'shared' } })
+          .expect(201)
+      ).body.session.id as string;
+      const b = (
+        await request(t.url)
+          .post('/v1/sessions')
+          .set(asB)
+          .send({ workspace: join(root, 'tenant-b'), memoryStore: { type, namespace: 'shared' } })
+          .expect(201)
+      ).body.session.id as string;
+      await remember(
+        t.url,
+        a,
+        { task: `secret plan of tenant a (${type})`, tools: [], result: 'A-ONLY' },
+        'success',
+        asA,
+      );
       expect(await items(t.url, `/v1/sessions/${b}/memory/recent`, asB)).toEqual([]);
       expect(await items(t.url, `/v1/sessions/${b}/memory/similar?query=secret`, asB)).toEqual([]);
       expect(await items(t.url, `/v1/sessions/${b}/memory/tags?tags=success`, asB)).toEqual([]);
       // Another tenant's session is not found, whatever the route.
       await request(t.url).get(`/v1/sessions/${a}/memory/recent`).set(asB).expect(404);
-      expect((await items(t.url, `/v1/sessions/${a}/memory/recent`, asA)).map((i) => i.content)).toEqual([`Success: secret plan of tenant a (${type})\nTools: \nResult: A-ONLY`]);
+      expect((await items(t.url, `/v1/sessions/${a}/memory/recent`, asA)).map((i) => i.content)).toEqual([
+        `Success: secret plan of tenant a (${type})\nTools: \nResult: A-ONLY`,
+      ]);
     }
   });
 
   it('puts recalled memories into the provider request of a run and records each completed run', async () => {
     const t = await start({ files: { 'notes.txt': 'hello' } });
     const id = await createSession(t, { memoryStore: { type: 'file', namespace: 'ctx' } });
-    const earlier = await remember(t.url, id, { task: 'summarise notes.txt', tools: ['read'], result: 'it says hello' });
+    const earlier = await remember(t.url, id, {
+      task: 'summarise notes.txt',
+      tools: ['read'],
+      result: 'it says hello',
+    });
     t.fake.script(
       {
         toolCalls: [{ id: 'c1', name: 'read', arguments: { file_path: 'notes.txt' } }],
@@ -171,7 +240,9 @@ describe('memory over HTTP', () => {
           const system = req.body.messages[0];
           expect(system.role).toBe('system');
           expect(String(system.content)).toContain('## Relevant memory');
-          expect(String(system.content)).toContain('Success: summarise notes.txt | Tools: read | Result: it says hello');
+          expect(String(system.content)).toContain(
+            'Success: summarise notes.txt | Tools: read | Result: it says hello',
+          );
         },
       },
       { text: 'The file says hello.' },
@@ -182,14 +253,29 @@ describe('memory over HTTP', () => {
 
     const recent = await items(t.url, `/v1/sessions/${id}/memory/recent`);
     expect(recent).toHaveLength(2);
-    expect(recent[0]).toMatchObject({ content: 'Success: summarise notes.txt\nTools: read\nResult: The file says hello.', metadata: { prompt: 'summarise notes.txt', tools: ['read'] }, tags: ['success', 'pattern'] });
+    expect(recent[0]).toMatchObject({
+      content: 'Success: summarise notes.txt\nTools: read\nResult: The file says hello.',
+      metadata: { prompt: 'summarise notes.txt', tools: ['read'] },
+      tags: ['success', 'pattern'],
+    });
     const events = await runEvents(t, id, run.runId);
-    expect(ofType(events, 'memory_recalled').map((e) => (e.payload as { memory_id: string }).memory_id)).toEqual([earlier.id]);
-    expect(ofType(events, 'memories_searched')[0].payload).toEqual({ query: 'summarise notes.txt', tags: [], result_count: 1 });
-    expect(ofType(events, 'memory_stored').map((e) => (e.payload as { memory_id: string }).memory_id)).toEqual([recent[0].id]);
+    expect(ofType(events, 'memory_recalled').map((e) => (e.payload as { memory_id: string }).memory_id)).toEqual([
+      earlier.id,
+    ]);
+    expect(ofType(events, 'memories_searched')[0].payload).toEqual({
+      query: 'summarise notes.txt',
+      tags: [],
+      result_count: 1,
+    });
+    expect(ofType(events, 'memory_stored').map((e) => (e.payload as { memory_id: string }).memory_id)).toEqual([
+      recent[0].id,
+    ]);
 
     // Nothing recalled: the system prompt carries no memory section.
-    t.fake.script({ text: 'ok', expect: (req) => expect(String(req.body.messages[0].content)).not.toContain('Relevant memory') });
+    t.fake.script({
+      text: 'ok',
+      expect: (req) => expect(String(req.body.messages[0].content)).not.toContain('Relevant memory'),
+    });
     await runAndWait(t, id, 'unrelated question');
     t.fake.assertDone();
   });

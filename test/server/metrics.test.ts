@@ -22,7 +22,8 @@ function parsePrometheus(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[label[1] as string] = label[2] as string;
+    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[label[1] as string] = label[2] as string;
     samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
   }
   return samples;
@@ -31,7 +32,10 @@ function parsePrometheus(text: string): Sample[] {
 /** The value of the one sample with exactly these labels, or undefined. */
 function value(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
   const keys = Object.keys(labels);
-  const found = samples.filter((s) => s.name === name && Object.keys(s.labels).length === keys.length && keys.every((k) => s.labels[k] === labels[k]));
+  const found = samples.filter(
+    (s) =>
+      s.name === name && Object.keys(s.labels).length === keys.length && keys.every((k) => s.labels[k] === labels[k]),
+  );
   if (found.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${found.length} samples`);
   return found[0]?.value;
 }
@@ -93,18 +97,28 @@ describe('GET /metrics', () => {
       },
       { text: 'Read it.', usage: { prompt_tokens: 120, completion_tokens: 3 } },
     );
-    const run = await asUser(request(t.url).post('/v1/sessions/metrics-a/runs')).send({ input: 'read a.txt', wait: true }).expect(200);
+    const run = await asUser(request(t.url).post('/v1/sessions/metrics-a/runs'))
+      .send({ input: 'read a.txt', wait: true })
+      .expect(200);
     expect(run.body.run.status).toBe('completed');
     t.fake.assertDone();
 
     const { samples } = await scrape(t, ADMIN);
     expect(value(samples, 'a3s_sessions_live')).toBe(2);
-    expect(value(samples, 'a3s_http_requests_total', { method: 'POST', route: '/v1/sessions', status_code: '201' })).toBe(2);
-    expect(value(samples, 'a3s_http_requests_total', { method: 'POST', route: '/v1/sessions/:id/runs', status_code: '200' })).toBe(1);
-    expect(value(samples, 'a3s_http_requests_total', { method: 'GET', route: 'unmatched', status_code: '404' })).toBe(1);
+    expect(
+      value(samples, 'a3s_http_requests_total', { method: 'POST', route: '/v1/sessions', status_code: '201' }),
+    ).toBe(2);
+    expect(
+      value(samples, 'a3s_http_requests_total', { method: 'POST', route: '/v1/sessions/:id/runs', status_code: '200' }),
+    ).toBe(1);
+    expect(value(samples, 'a3s_http_requests_total', { method: 'GET', route: 'unmatched', status_code: '404' })).toBe(
+      1,
+    );
     expect(value(samples, 'a3s_http_requests_total', { method: 'GET', route: '/metrics', status_code: '401' })).toBe(1);
     expect(value(samples, 'a3s_http_requests_total', { method: 'GET', route: '/metrics', status_code: '403' })).toBe(1);
-    expect(value(samples, 'a3s_http_request_duration_seconds_count', { method: 'POST', route: '/v1/sessions' })).toBe(2);
+    expect(value(samples, 'a3s_http_request_duration_seconds_count', { method: 'POST', route: '/v1/sessions' })).toBe(
+      2,
+    );
     // Route patterns, never raw URLs: no label carries a session id.
     expect(samples.filter((s) => Object.values(s.labels).some((v) => v.includes('metrics-a')))).toEqual([]);
 
@@ -147,9 +161,23 @@ describe('metrics registries', () => {
     const metrics = new RuntimeMetrics({ liveSessions: () => 0 });
     try {
       for (let i = 0; i < MAX_TOOL_LABELS + 50; i++) {
-        metrics.observeEvent('tool_end', { id: `c${i}`, name: `mcp__srv__tool${i}`, output: '', exit_code: 0, duration_ms: 1, truncated: false });
+        metrics.observeEvent('tool_end', {
+          id: `c${i}`,
+          name: `mcp__srv__tool${i}`,
+          output: '',
+          exit_code: 0,
+          duration_ms: 1,
+          truncated: false,
+        });
       }
-      metrics.observeEvent('tool_end', { id: 'again', name: 'mcp__srv__tool0', output: '', exit_code: 2, duration_ms: 1, truncated: false });
+      metrics.observeEvent('tool_end', {
+        id: 'again',
+        name: 'mcp__srv__tool0',
+        output: '',
+        exit_code: 2,
+        duration_ms: 1,
+        truncated: false,
+      });
       const samples = parsePrometheus(await metrics.scrape()).filter((s) => s.name === 'a3s_tool_calls_total');
       expect(new Set(samples.map((s) => s.labels.tool)).size).toBe(MAX_TOOL_LABELS + 1);
       expect(value(samples, 'a3s_tool_calls_total', { tool: 'other', outcome: 'ok' })).toBe(50);

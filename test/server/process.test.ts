@@ -9,7 +9,13 @@ import { redisServerEnv } from '../support/redis-target.js';
 
 /** The environment of a server process talking to the fake provider on a random port. */
 function nodeEnv(fake: FakeProvider, extra: Record<string, string>): Record<string, string> {
-  return { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, A3S_MODEL: 'openai/test-model', A3S_PORT: '0', ...extra };
+  return {
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: fake.baseUrl,
+    A3S_MODEL: 'openai/test-model',
+    A3S_PORT: '0',
+    ...extra,
+  };
 }
 
 describe('the server process', () => {
@@ -51,7 +57,10 @@ describe('the server process', () => {
     procs.push(first);
     const url = await listening(first);
     const policy = { enabled: false };
-    await request(url).post('/v1/sessions').send({ sessionId: 'crashy', autoSave: true, permissionPolicy: policy }).expect(201);
+    await request(url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'crashy', autoSave: true, permissionPolicy: policy })
+      .expect(201);
     fake.script(
       { toolCalls: [{ id: 'r1', name: 'bash', arguments: { command: 'echo one >> log.txt' } }] },
       { toolCalls: [{ id: 'r2', name: 'bash', arguments: { command: 'echo two >> log.txt' } }] },
@@ -67,25 +76,50 @@ describe('the server process', () => {
     procs.push(second);
     const url2 = await listening(second);
     fake.script({ text: 'resumed and finished' });
-    const resumed = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).set('Idempotency-Key', 'resume-1').send({ wait: true }).expect(200);
+    const resumed = await request(url2)
+      .post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`)
+      .set('Idempotency-Key', 'resume-1')
+      .send({ wait: true })
+      .expect(200);
     expect(resumed.body.runId).not.toBe(started.body.runId);
     expect(resumed.body.run.metadata).toMatchObject({ resumed_from_run_id: started.body.runId, resumed_from_turn: 2 });
     expect(resumed.body.result.text).toBe('resumed and finished');
     expect(resumed.body.result.toolCallsCount).toBe(2);
-    const log = await request(url2).post('/v1/sessions/crashy/tools/read').send({ args: { file_path: 'log.txt' } }).expect(200);
+    const log = await request(url2)
+      .post('/v1/sessions/crashy/tools/read')
+      .send({ args: { file_path: 'log.txt' } })
+      .expect(200);
     expect(log.body.output).toMatch(/one\n.*two/s);
     expect(log.body.output.match(/one/g)).toHaveLength(1);
     expect(log.body.output.match(/two/g)).toHaveLength(1);
     const resumeRequest = fake.requests.at(-1)?.body.messages ?? [];
     expect(resumeRequest.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['r1', 'r2']);
     const history = (await request(url2).get('/v1/sessions/crashy/history').expect(200)).body.messages;
-    expect(history.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(history.map((m: { role: string }) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     // The checkpoint is gone once the resumed run ended: a second resume finds nothing.
-    const again = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).send({}).expect(404);
+    const again = await request(url2)
+      .post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`)
+      .send({})
+      .expect(404);
     expect(again.body.error.code).toBe('CHECKPOINT_NOT_FOUND');
     // A retried resume with the same Idempotency-Key answers with the run it started, checkpoint or not.
-    const retried = await request(url2).post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`).set('Idempotency-Key', 'resume-1').send({ wait: true }).expect(200);
-    expect(retried.body).toMatchObject({ runId: resumed.body.runId, existing: true, result: { text: 'resumed and finished' } });
+    const retried = await request(url2)
+      .post(`/v1/sessions/crashy/runs/${started.body.runId}/resume`)
+      .set('Idempotency-Key', 'resume-1')
+      .send({ wait: true })
+      .expect(200);
+    expect(retried.body).toMatchObject({
+      runId: resumed.body.runId,
+      existing: true,
+      result: { text: 'resumed and finished' },
+    });
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   });
@@ -96,12 +130,23 @@ describe('the server process', () => {
     const prefix = `a3s-test-${Math.random().toString(36).slice(2)}:`;
     const configFile = join(tempDir('a3s-cfg-'), 'cluster.json');
     writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: 1000, nodeTtlMs: 1000 } }));
-    const shared = nodeEnv(fake, { A3S_WORKSPACE_ROOTS: root, ...redisServerEnv(), A3S_REDIS_KEY_PREFIX: prefix, A3S_CONFIG: configFile });
+    const shared = nodeEnv(fake, {
+      A3S_WORKSPACE_ROOTS: root,
+      ...redisServerEnv(),
+      A3S_REDIS_KEY_PREFIX: prefix,
+      A3S_CONFIG: configFile,
+    });
     const nodeA = startMain({ ...shared, A3S_DATA_DIR: tempDir('a3s-a-') });
     procs.push(nodeA);
     const urlA = await listening(nodeA);
-    await request(urlA).post('/v1/sessions').send({ sessionId: 'shared', autoSave: true, permissionPolicy: { enabled: false } }).expect(201);
-    fake.script({ toolCalls: [{ id: 'x1', name: 'bash', arguments: { command: 'echo round >> rounds.txt' } }] }, { hang: true });
+    await request(urlA)
+      .post('/v1/sessions')
+      .send({ sessionId: 'shared', autoSave: true, permissionPolicy: { enabled: false } })
+      .expect(201);
+    fake.script(
+      { toolCalls: [{ id: 'x1', name: 'bash', arguments: { command: 'echo round >> rounds.txt' } }] },
+      { hang: true },
+    );
     const started = await request(urlA).post('/v1/sessions/shared/runs').send({ input: 'go' }).expect(202);
     await fake.waitForRequests(2, 20_000);
     nodeA.child.kill('SIGKILL');
@@ -112,7 +157,9 @@ describe('the server process', () => {
     const urlB = await listening(nodeB);
     // Until A's lease expires (1 s here), B answers that the session is busy on A (its run was in flight).
     fake.script({ text: 'done on B' });
-    let resumed = await request(urlB).post(`/v1/sessions/shared/runs/${started.body.runId}/resume`).send({ wait: true });
+    let resumed = await request(urlB)
+      .post(`/v1/sessions/shared/runs/${started.body.runId}/resume`)
+      .send({ wait: true });
     for (let i = 0; i < 100 && resumed.status !== 200; i++) {
       expect(resumed.body.error.code).toMatch(/^(SESSION_BUSY|SESSION_OWNED_ELSEWHERE)$/);
       await new Promise((r) => setTimeout(r, 100));
@@ -120,7 +167,10 @@ describe('the server process', () => {
     }
     expect(resumed.status).toBe(200);
     expect(resumed.body.result.text).toBe('done on B');
-    const rounds = await request(urlB).post('/v1/sessions/shared/tools/read').send({ args: { file_path: 'rounds.txt' } }).expect(200);
+    const rounds = await request(urlB)
+      .post('/v1/sessions/shared/tools/read')
+      .send({ args: { file_path: 'rounds.txt' } })
+      .expect(200);
     expect(rounds.body.output.match(/round/g)).toHaveLength(1);
     nodeB.child.kill('SIGTERM');
     expect(await nodeB.exited).toBe(0);

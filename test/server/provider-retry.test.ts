@@ -17,7 +17,10 @@ afterEach(async () => {
 async function server(maxRetries: number): Promise<TestServer> {
   const fake = await startFakeProvider();
   fakes.push(fake);
-  const t = await startTestServer({ fake, config: { providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries } } } });
+  const t = await startTestServer({
+    fake,
+    config: { providers: { openai: { apiKey: 'sk-test', baseUrl: fake.baseUrl, maxRetries } } },
+  });
   servers.push(t);
   return t;
 }
@@ -36,7 +39,14 @@ describe('the one provider retry layer', () => {
     expect(t.fake.requests).toHaveLength(2);
     const events = await runEvents(t, id, runId);
     expect(ofType(events, 'provider_retry').map((e) => e.payload)).toEqual([
-      { turn: 1, attempt: 1, threshold: 2, status: 429, delay_ms: 1000, message: expect.stringContaining('HTTP 429') as unknown },
+      {
+        turn: 1,
+        attempt: 1,
+        threshold: 2,
+        status: 429,
+        delay_ms: 1000,
+        message: expect.stringContaining('HTTP 429') as unknown,
+      },
     ]);
     expect(ofType(events, 'error')).toEqual([]);
   });
@@ -44,7 +54,11 @@ describe('the one provider retry layer', () => {
   it('500 three times fails with PROVIDER_ERROR status 500 after exactly 1 + max_retries requests', async () => {
     const t = await server(2);
     const id = await createSession(t);
-    t.fake.script({ error: { status: 500, message: 'down 1' } }, { error: { status: 500, message: 'down 2' } }, { error: { status: 500, message: 'down 3' } });
+    t.fake.script(
+      { error: { status: 500, message: 'down 1' } },
+      { error: { status: 500, message: 'down 2' } },
+      { error: { status: 500, message: 'down 3' } },
+    );
     const { run, runId } = await runAndWait(t, id, 'hello');
     t.fake.assertDone();
     expect(t.fake.requests).toHaveLength(3);
@@ -53,11 +67,15 @@ describe('the one provider retry layer', () => {
     expect(run.error?.message).toContain('after 3 request(s)');
     const events = await runEvents(t, id, runId);
     // No backoff header: 200 ms, then 400 ms.
-    expect(ofType(events, 'provider_retry').map((e) => [e.payload.attempt, e.payload.status, e.payload.delay_ms])).toEqual([
+    expect(
+      ofType(events, 'provider_retry').map((e) => [e.payload.attempt, e.payload.status, e.payload.delay_ms]),
+    ).toEqual([
       [1, 500, 200],
       [2, 500, 400],
     ]);
-    expect(ofType(events, 'error').map((e) => e.payload)).toEqual([{ code: 'PROVIDER_ERROR', status: 500, message: run.error?.message }]);
+    expect(ofType(events, 'error').map((e) => e.payload)).toEqual([
+      { code: 'PROVIDER_ERROR', status: 500, message: run.error?.message },
+    ]);
   });
 
   it('a 400 is not retried', async () => {
@@ -78,7 +96,8 @@ describe('the one provider retry layer', () => {
     const runId = await startRun(t, id, 'hello');
     let retry: Record<string, unknown> | undefined;
     await eventually(async () => {
-      retry = ofType(await runEvents(t, id, runId), 'provider_retry')[0]?.payload as Record<string, unknown> | undefined;
+      retry = ofType(await runEvents(t, id, runId), 'provider_retry')[0]?.payload as
+        Record<string, unknown> | undefined;
       return retry !== undefined;
     }, 'the provider_retry event');
     expect(retry).toMatchObject({ attempt: 1, status: 503, delay_ms: MAX_RETRY_AFTER_MS });

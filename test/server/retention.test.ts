@@ -52,21 +52,34 @@ describe('retention of closed sessions and DELETE ?purge=true', () => {
     const ownership = createLocalOwnership('sweeper-node');
     // Three stored sessions written through a real server: one closed, one closed later, one open.
     const t = await start({}, dir);
-    for (const id of ['old-closed', 'new-closed', 'open']) await request(t.url).post('/v1/sessions').send({ sessionId: id, autoSave: true }).expect(201);
+    for (const id of ['old-closed', 'new-closed', 'open'])
+      await request(t.url).post('/v1/sessions').send({ sessionId: id, autoSave: true }).expect(201);
     fake.script({ toolCalls: [{ id: 'l1', name: 'ls', arguments: {} }] }, { hang: true });
     const started = await request(t.url).post('/v1/sessions/old-closed/runs').send({ input: 'list' }).expect(202);
     // Wait for the first tool round's checkpoint, so the close below interrupts a run mid-way.
-    for (let i = 0; i < 200 && !(await checkpoints.load(sessionKey('default', 'old-closed'), started.body.runId)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 200 && !(await checkpoints.load(sessionKey('default', 'old-closed'), started.body.runId)); i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     await request(t.url).delete('/v1/sessions/old-closed').expect(200);
     await request(t.url).delete('/v1/sessions/new-closed').expect(200);
     await t.close();
     servers.splice(0);
-    const closedAt = JSON.parse(readFileSync(join(dir, 'sessions', 'default', 'old-closed.json'), 'utf8')).saved_at_ms as number;
+    const closedAt = JSON.parse(readFileSync(join(dir, 'sessions', 'default', 'old-closed.json'), 'utf8'))
+      .saved_at_ms as number;
     // The run the close cancelled kept no checkpoint; plant one as an interrupted run would leave it.
-    await checkpoints.save(sessionKey('default', 'old-closed'), { ...(await checkpointOf(started.body.runId)), run_id: started.body.runId });
+    await checkpoints.save(sessionKey('default', 'old-closed'), {
+      ...(await checkpointOf(started.body.runId)),
+      run_id: started.body.runId,
+    });
 
     let now = closedAt + 2 * DAY;
-    const sweeper = new RetentionSweeper({ store, checkpoints, ownership, closedSessionDays: 3, now: () => now, isLive: () => false });
+    const sweeper = new RetentionSweeper({
+      store,
+      checkpoints,
+      ownership,
+      closedSessionDays: 3,
+      now: () => now,
+      isLive: () => false,
+    });
     expect(await sweeper.sweep()).toEqual({ scanned: 3, purged: 0 });
     now = closedAt + 3 * DAY + 1;
     // Make new-closed younger than old-closed: its last save is a day later.
@@ -78,7 +91,14 @@ describe('retention of closed sessions and DELETE ?purge=true', () => {
     expect(await checkpoints.load(sessionKey('default', 'old-closed'), started.body.runId)).toBeUndefined();
     now = closedAt + 10 * DAY;
     // A session live on this node is never swept, and an open one never is.
-    const live = new RetentionSweeper({ store, checkpoints, ownership, closedSessionDays: 3, now: () => now, isLive: (key) => key === sessionKey('default', 'new-closed') });
+    const live = new RetentionSweeper({
+      store,
+      checkpoints,
+      ownership,
+      closedSessionDays: 3,
+      now: () => now,
+      isLive: (key) => key === sessionKey('default', 'new-closed'),
+    });
     expect(await live.sweep()).toEqual({ scanned: 1, purged: 0 });
     expect(await sweeper.sweep()).toEqual({ scanned: 2, purged: 1 });
     expect(await store.list()).toEqual([sessionKey('default', 'open')]);
@@ -134,15 +154,23 @@ describe('retention of closed sessions and DELETE ?purge=true', () => {
     // Tenant B addressing the same id reaches its own (nonexistent) session.
     await request(t.url).delete('/v1/sessions/gone?purge=true').set(as(B)).expect(404);
     expect(existsSync(join(dir, 'gone.json'))).toBe(true);
-    expect((await request(t.url).delete('/v1/sessions/gone?purge=true').set(as(A)).expect(200)).body).toEqual({ closed: true, purged: true });
+    expect((await request(t.url).delete('/v1/sessions/gone?purge=true').set(as(A)).expect(200)).body).toEqual({
+      closed: true,
+      purged: true,
+    });
     expect(existsSync(join(dir, 'gone.json'))).toBe(false);
     await request(t.url).post('/v1/sessions').set(as(A)).send({ sessionId: 'gone', resume: true }).expect(404);
     // Closed first, purged later: the stored closed snapshot goes.
     await request(t.url).post('/v1/sessions').set(as(A)).send({ sessionId: 'later', autoSave: true }).expect(201);
     await request(t.url).delete('/v1/sessions/later').set(as(A)).expect(200);
-    expect((await request(t.url).delete('/v1/sessions/later?purge=true').set(as(A)).expect(200)).body).toEqual({ closed: false, purged: true });
+    expect((await request(t.url).delete('/v1/sessions/later?purge=true').set(as(A)).expect(200)).body).toEqual({
+      closed: false,
+      purged: true,
+    });
     await request(t.url).delete('/v1/sessions/never?purge=true').set(as(A)).expect(404);
-    expect((await request(t.url).delete('/v1/sessions/later?purge=maybe').set(as(A)).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
+    expect((await request(t.url).delete('/v1/sessions/later?purge=maybe').set(as(A)).expect(400)).body.error.code).toBe(
+      'VALIDATION_ERROR',
+    );
   });
 });
 
@@ -161,7 +189,10 @@ describe('retention on Redis: closed sessions expire by TTL', () => {
   });
 
   it('closing sets the TTL of the snapshot and event keys; reopening clears it', async () => {
-    const t = await startTestServer({ fake, config: { ...redisServerConfig(), redisKeyPrefix: keyPrefix, retention: { closedSessionDays: 2 } } });
+    const t = await startTestServer({
+      fake,
+      config: { ...redisServerConfig(), redisKeyPrefix: keyPrefix, retention: { closedSessionDays: 2 } },
+    });
     try {
       await request(t.url).post('/v1/sessions').send({ sessionId: 'ttl', autoSave: true }).expect(201);
       const snapshotKey = `${keyPrefix}{default/ttl}:snapshot`;
@@ -173,20 +204,35 @@ describe('retention on Redis: closed sessions expire by TTL', () => {
       await request(t.url).post('/v1/sessions').send({ sessionId: 'ttl', resume: true }).expect(201);
       expect(await redis.pttl(snapshotKey)).toBe(-1);
       // Purged under the session's lease (the saves and deletes of a Redis store are fenced by it): open, then closed.
-      expect((await request(t.url).delete('/v1/sessions/ttl?purge=true').expect(200)).body).toEqual({ closed: true, purged: true });
+      expect((await request(t.url).delete('/v1/sessions/ttl?purge=true').expect(200)).body).toEqual({
+        closed: true,
+        purged: true,
+      });
       expect(await redis.exists(snapshotKey)).toBe(0);
       expect(await redis.smembers(`${keyPrefix}tenant:{default}:sessions`)).toEqual([]);
       await request(t.url).post('/v1/sessions').send({ sessionId: 'stored', autoSave: true }).expect(201);
       await request(t.url).delete('/v1/sessions/stored').expect(200);
-      expect((await request(t.url).delete('/v1/sessions/stored?purge=true').expect(200)).body).toEqual({ closed: false, purged: true });
+      expect((await request(t.url).delete('/v1/sessions/stored?purge=true').expect(200)).body).toEqual({
+        closed: false,
+        purged: true,
+      });
       expect(await redis.exists(`${keyPrefix}{default/stored}:snapshot`)).toBe(0);
       // A closed session whose snapshot expired by its TTL leaves an index entry; the sweep takes it out.
       await request(t.url).post('/v1/sessions').send({ sessionId: 'expired', autoSave: true }).expect(201);
       await request(t.url).delete('/v1/sessions/expired').expect(200);
       await redis.del(`${keyPrefix}{default/expired}:snapshot`);
       expect(await redis.smembers(`${keyPrefix}tenant:{default}:sessions`)).toEqual(['expired']);
-      const stores = { store: new RedisSessionStore({ redis, keyPrefix }), checkpoints: new RedisCheckpointStore({ redis, keyPrefix }), ownership: createLocalOwnership('sweeper') };
-      const sweeper = new RetentionSweeper({ ...stores, closedSessionDays: 2, now: () => Date.now(), isLive: () => false });
+      const stores = {
+        store: new RedisSessionStore({ redis, keyPrefix }),
+        checkpoints: new RedisCheckpointStore({ redis, keyPrefix }),
+        ownership: createLocalOwnership('sweeper'),
+      };
+      const sweeper = new RetentionSweeper({
+        ...stores,
+        closedSessionDays: 2,
+        now: () => Date.now(),
+        isLive: () => false,
+      });
       expect(await sweeper.sweep()).toEqual({ scanned: 1, purged: 0 });
       expect(await redis.smembers(`${keyPrefix}tenant:{default}:sessions`)).toEqual([]);
     } finally {

@@ -23,7 +23,10 @@ describe('opening a session happens once per id', () => {
     const dataDir = tempDir('a3s-data-');
     const marker = `hydrate-${Math.random().toString(36).slice(2)}`;
     const first = await startTestServer({ dataDir, config: UNSANDBOXED });
-    await request(first.url).post('/v1/sessions').send({ sessionId: 'shared', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] }).expect(201);
+    await request(first.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'shared', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] })
+      .expect(201);
     await first.close();
     expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
 
@@ -47,7 +50,9 @@ describe('opening a session happens once per id', () => {
     const marker = `failing-${Math.random().toString(36).slice(2)}`;
     const t = await startTestServer({ store: new FailingSaves(), config: UNSANDBOXED });
     servers.push(t);
-    const failed = await request(t.url).post('/v1/sessions').send({ sessionId: 'doomed', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] });
+    const failed = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'doomed', autoSave: true, mcpServers: [echoServerConfig('echo', marker)] });
     expect(failed.status).toBeGreaterThanOrEqual(500);
     expect(failed.body.error.message).not.toContain('    at ');
     expect(await waitFor(async () => (await livePidsWithArgument(marker)).length === 0)).toBe(true);
@@ -84,17 +89,25 @@ describe('opening a session happens once per id', () => {
     const dataDir = tempDir('a3s-data-');
     const config = { defaultPermissionPolicy: { allow: ['read'], defaultDecision: 'deny' } };
     const first = await startTestServer({ dataDir, config });
-    await request(first.url).post('/v1/sessions').send({ sessionId: 'legacy', autoSave: true, permissionPolicy: { enabled: false } }).expect(201);
+    await request(first.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'legacy', autoSave: true, permissionPolicy: { enabled: false } })
+      .expect(201);
     await first.close();
     // Rewrite the stored snapshot as an earlier version wrote it: no policyBounded field.
     const file = join(dataDir, 'sessions', 'default', 'legacy.json');
-    const stored = JSON.parse(readFileSync(file, 'utf8')) as { snapshot?: SessionSnapshotV1 } & Partial<SessionSnapshotV1>;
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as {
+      snapshot?: SessionSnapshotV1;
+    } & Partial<SessionSnapshotV1>;
     const snapshot = (stored.snapshot ?? stored) as SessionSnapshotV1;
     delete snapshot.session.policyBounded;
     writeFileSync(file, JSON.stringify(stored));
     const second = await startTestServer({ dataDir, root: first.root, config });
     servers.push(second);
-    const answer = await request(second.url).post('/v1/sessions/legacy/tools/bash/governed').send({ args: { command: 'echo hi' } }).expect(200);
+    const answer = await request(second.url)
+      .post('/v1/sessions/legacy/tools/bash/governed')
+      .send({ args: { command: 'echo hi' } })
+      .expect(200);
     expect(answer.body.output).toContain('operator policy: defaultDecision');
   });
 });

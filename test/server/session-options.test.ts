@@ -39,15 +39,28 @@ describe("the seed's SessionOptions example", () => {
     });
     expect((await request(t.url).get('/v1/sessions/docs-contract').expect(200)).body.session).toEqual(info);
     // builtinSkills (an empty catalog), skillDirs and inlineSkills of the example are built.
-    const skills = (await request(t.url).get('/v1/sessions/docs-contract/skills').expect(200)).body.skills as { name: string; source: string }[];
+    const skills = (await request(t.url).get('/v1/sessions/docs-contract/skills').expect(200)).body.skills as {
+      name: string;
+      source: string;
+    }[];
     expect(skills.map((skill) => [skill.name, skill.source])).toEqual([
       ['release-notes', 'session'],
       ['strict-release-review', 'inline'],
     ]);
     const stored = await t.server.ctx.store.load(sessionKey('default', 'docs-contract'));
-    expect(stored?.session.options).toMatchObject({ maxToolRounds: 24, planningMode: 'disabled', sessionStore: { type: 'file' } });
+    expect(stored?.session.options).toMatchObject({
+      maxToolRounds: 24,
+      planningMode: 'disabled',
+      sessionStore: { type: 'file' },
+    });
     // The loop options reached the session's governance.
-    expect(t.server.ctx.agent.getSession('docs-contract', { principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never).config.governance).toMatchObject({
+    expect(
+      t.server.ctx.agent.getSession('docs-contract', {
+        principal: 'x',
+        tenantId: 'default',
+        scopes: new Set(['admin']),
+      } as never).config.governance,
+    ).toMatchObject({
       maxToolRounds: 24,
       maxParseRetries: 3,
       toolTimeoutMs: 120000,
@@ -65,7 +78,11 @@ describe("the seed's SessionOptions example", () => {
     const t = await start({ files: SEED_EXAMPLE_FILES });
     const all = { ...seedSessionOptions(t.root), ...SEED_EXAMPLE_PLUS };
     const created = await request(t.url).post('/v1/sessions').send(all).expect(201);
-    expect(created.body.session).toMatchObject({ id: 'docs-contract', labels: { principal: 'principal-example', correlationId: 'trace-example' }, initWarning: null });
+    expect(created.body.session).toMatchObject({
+      id: 'docs-contract',
+      labels: { principal: 'principal-example', correlationId: 'trace-example' },
+      initWarning: null,
+    });
   });
 });
 
@@ -97,7 +114,10 @@ describe('SessionOptions validation', () => {
       expect(res.body.error.message, JSON.stringify(body)).toContain(field);
     }
     // Stores are never client paths.
-    const path = await request(t.url).post('/v1/sessions').send({ sessionStore: { type: 'file', path: '/tmp/elsewhere' } }).expect(400);
+    const path = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionStore: { type: 'file', path: '/tmp/elsewhere' } })
+      .expect(400);
     expect(path.body.error.message).toContain('body.sessionStore');
     expect(path.body.error.message).toContain('path');
     expect((await request(t.url).get('/v1/sessions').expect(200)).body.sessions).toEqual([]);
@@ -139,7 +159,10 @@ describe('SessionOptions validation', () => {
     expect((await runAndWait(t, id, 'hi')).result.text).toBe('plain');
     // The tools and the prompt are those of an ordinary session.
     const plain = await createSession(t);
-    const tools = async (sid: string) => ((await request(t.url).get(`/v1/sessions/${sid}/tools`).expect(200)).body.tools as { name: string }[]).map((x) => x.name);
+    const tools = async (sid: string) =>
+      ((await request(t.url).get(`/v1/sessions/${sid}/tools`).expect(200)).body.tools as { name: string }[]).map(
+        (x) => x.name,
+      );
     expect(await tools(id)).toEqual(await tools(plain));
     t.fake.script({ text: 'plain too' });
     await runAndWait(t, plain, 'hi');
@@ -156,14 +179,23 @@ describe('SessionOptions validation', () => {
       ['trajectoryPath', 'trace.jsonl'],
     ];
     for (const [name, value] of asking) {
-      const res = await request(t.url).post('/v1/sessions').send({ [name]: value }).expect(400);
-      expect(res.body.error, `${name}: ${JSON.stringify(value)}`).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: name, options: [name] } });
+      const res = await request(t.url)
+        .post('/v1/sessions')
+        .send({ [name]: value })
+        .expect(400);
+      expect(res.body.error, `${name}: ${JSON.stringify(value)}`).toMatchObject({
+        code: 'UNSUPPORTED_OPTION',
+        details: { field: name, options: [name] },
+      });
     }
     // The threshold of a compaction nobody asked for is inert (and said so).
     const alone = await request(t.url).post('/v1/sessions').send({ autoCompactThreshold: 0.5 }).expect(201);
     expect(alone.body.session.initWarning).toContain('autoCompactThreshold has no effect');
     // planningMode wins over the legacy flag.
-    const legacy = await request(t.url).post('/v1/sessions').send({ planningMode: 'disabled', planning: true }).expect(201);
+    const legacy = await request(t.url)
+      .post('/v1/sessions')
+      .send({ planningMode: 'disabled', planning: true })
+      .expect(201);
     expect(legacy.body.session.initWarning).toContain('planningMode "disabled" wins');
   });
 });
@@ -179,10 +211,19 @@ describe('retentionLimits: the seed names are aliases, and no name switches a bo
     const runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs as { input: string }[];
     expect(runs.map((r) => r.input)).toEqual(['two', 'three']);
 
-    const conflict = await request(t.url).post('/v1/sessions').send({ retentionLimits: { maxRuns: 5, maxRunsRetained: 6 } }).expect(400);
-    expect(conflict.body.error).toMatchObject({ code: 'SESSION_CONFIGURATION_ERROR', details: { field: 'retentionLimits.maxRunsRetained' } });
+    const conflict = await request(t.url)
+      .post('/v1/sessions')
+      .send({ retentionLimits: { maxRuns: 5, maxRunsRetained: 6 } })
+      .expect(400);
+    expect(conflict.body.error).toMatchObject({
+      code: 'SESSION_CONFIGURATION_ERROR',
+      details: { field: 'retentionLimits.maxRunsRetained' },
+    });
 
-    const unbounded = await request(t.url).post('/v1/sessions').send({ retentionLimits: { unbounded: true, maxTraceEvents: 2, maxEventBytesPerRun: 1024 } }).expect(201);
+    const unbounded = await request(t.url)
+      .post('/v1/sessions')
+      .send({ retentionLimits: { unbounded: true, maxTraceEvents: 2, maxEventBytesPerRun: 1024 } })
+      .expect(201);
     expect(unbounded.body.session.initWarning).toContain('retentionLimits.unbounded');
     expect(unbounded.body.session.initWarning).toContain('maxEventBytesPerRun');
     const uid = unbounded.body.session.id as string;
@@ -191,8 +232,14 @@ describe('retentionLimits: the seed names are aliases, and no name switches a bo
     // maxTraceEvents still holds under unbounded: true.
     expect((await request(t.url).get(`/v1/sessions/${uid}/trace?limit=1000`).expect(200)).body.events).toHaveLength(2);
     // The server's default bounds stay in force too.
-    const session = t.server.ctx.agent.listSessions({ principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never).find((s) => s.id === uid);
-    expect(session?.config.retention).toMatchObject({ maxRuns: t.config.limits.maxRuns, maxEventsPerRun: t.config.limits.maxEventsPerRun, maxTraceEvents: 2 });
+    const session = t.server.ctx.agent
+      .listSessions({ principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never)
+      .find((s) => s.id === uid);
+    expect(session?.config.retention).toMatchObject({
+      maxRuns: t.config.limits.maxRuns,
+      maxEventsPerRun: t.config.limits.maxEventsPerRun,
+      maxTraceEvents: 2,
+    });
     t.fake.assertDone();
   });
 });
@@ -201,9 +248,15 @@ describe('sessionStore', () => {
   it('"memory" keeps the session in this process: never in the durable store, gone after a restart; "file" survives it', async () => {
     // Closed by hand (it is restarted below), so not through `start`.
     const first = await startTestServer();
-    const mem = await request(first.url).post('/v1/sessions').send({ sessionId: 'in-memory', autoSave: true, sessionStore: { type: 'memory' } }).expect(201);
+    const mem = await request(first.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'in-memory', autoSave: true, sessionStore: { type: 'memory' } })
+      .expect(201);
     expect(mem.body.session.sessionStore).toBe('memory');
-    await request(first.url).post('/v1/sessions').send({ sessionId: 'on-disk', autoSave: true, sessionStore: { type: 'file' } }).expect(201);
+    await request(first.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'on-disk', autoSave: true, sessionStore: { type: 'file' } })
+      .expect(201);
     first.fake.script({ toolCalls: [{ id: 'c1', name: 'ls', arguments: { path: '.' } }] }, { text: 'remembered' });
     await runAndWait(first, 'in-memory', 'look');
     await request(first.url).post('/v1/sessions/in-memory/save').expect(200);
@@ -219,35 +272,53 @@ describe('sessionStore', () => {
     // Passivated and hydrated again within the process, it keeps its transcript.
     await first.server.ctx.agent.passivate(sessionKey('default', 'in-memory'), 0);
     expect(first.server.ctx.agent.sessionCount).toBe(1);
-    const back = (await request(first.url).get('/v1/sessions/in-memory/history').expect(200)).body.messages as { content: string }[];
+    const back = (await request(first.url).get('/v1/sessions/in-memory/history').expect(200)).body.messages as {
+      content: string;
+    }[];
     expect(back.at(-1)?.content).toBe('remembered');
     first.fake.assertDone();
     await first.close();
 
     const second = await start({ dataDir: first.dataDir, root: first.root });
-    expect((await request(second.url).get('/v1/sessions/in-memory').expect(404)).body.error.code).toBe('SESSION_NOT_FOUND');
-    expect((await request(second.url).post('/v1/sessions').send({ sessionId: 'in-memory', resume: true }).expect(404)).body.error.code).toBe('SESSION_NOT_FOUND');
+    expect((await request(second.url).get('/v1/sessions/in-memory').expect(404)).body.error.code).toBe(
+      'SESSION_NOT_FOUND',
+    );
+    expect(
+      (await request(second.url).post('/v1/sessions').send({ sessionId: 'in-memory', resume: true }).expect(404)).body
+        .error.code,
+    ).toBe('SESSION_NOT_FOUND');
     expect((await request(second.url).get('/v1/sessions/on-disk').expect(200)).body.session.sessionStore).toBe('file');
   });
 
   it('resuming a run of a memory session answers SESSION_STORE_REQUIRED with the seed message; closing it discards it', async () => {
     const t = await start({ files: { 'a.txt': 'alpha\n' } });
-    await request(t.url).post('/v1/sessions').send({ sessionId: 'm1', sessionStore: { type: 'memory' } }).expect(201);
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'm1', sessionStore: { type: 'memory' } })
+      .expect(201);
     t.fake.script({ toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'a.txt' } }] }, { text: 'done' });
     const { runId } = await runAndWait(t, 'm1', 'read it');
     const resume = await request(t.url).post(`/v1/sessions/m1/runs/${runId}/resume`).send({}).expect(409);
     expect(resume.body.error).toMatchObject({ code: 'SESSION_STORE_REQUIRED', details: { sessionStore: 'memory' } });
     expect(resume.body.error.message).toMatch(/^resume_run requires a session_store/);
     expect(await request(t.url).delete('/v1/sessions/m1').expect(200)).toMatchObject({ body: { closed: true } });
-    expect((await request(t.url).post('/v1/sessions').send({ sessionId: 'm1', resume: true }).expect(404)).body.error.code).toBe('SESSION_NOT_FOUND');
+    expect(
+      (await request(t.url).post('/v1/sessions').send({ sessionId: 'm1', resume: true }).expect(404)).body.error.code,
+    ).toBe('SESSION_NOT_FOUND');
     // The id is free again for a new session.
-    await request(t.url).post('/v1/sessions').send({ sessionId: 'm1', sessionStore: { type: 'memory' } }).expect(201);
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'm1', sessionStore: { type: 'memory' } })
+      .expect(201);
     t.fake.assertDone();
   });
 
   it('"file" on a server that keeps sessions in memory is accepted with a note', async () => {
     const t = await start({ config: { storageBackend: 'memory' } });
-    const res = await request(t.url).post('/v1/sessions').send({ sessionStore: { type: 'file' } }).expect(201);
+    const res = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionStore: { type: 'file' } })
+      .expect(201);
     expect(res.body.session.initWarning).toContain('storage_backend "memory"');
   });
 });
@@ -257,17 +328,39 @@ describe('securityProvider', () => {
 
   it('"default" redacts secrets from tool output; "none" needs host_direct (403 otherwise) and turns redaction off for that session only', async () => {
     const t = await start({ files: { 'env.txt': `key ${SECRET}\n` }, config: { apiTokens: TOKENS } });
-    const denied = await request(t.url).post('/v1/sessions').set(bearer(SESSIONS)).send({ sessionId: 'open', securityProvider: { type: 'none' } }).expect(403);
-    expect(denied.body.error).toMatchObject({ code: 'FORBIDDEN', details: { field: 'securityProvider.type', scope: 'host_direct' } });
+    const denied = await request(t.url)
+      .post('/v1/sessions')
+      .set(bearer(SESSIONS))
+      .send({ sessionId: 'open', securityProvider: { type: 'none' } })
+      .expect(403);
+    expect(denied.body.error).toMatchObject({
+      code: 'FORBIDDEN',
+      details: { field: 'securityProvider.type', scope: 'host_direct' },
+    });
     await request(t.url).get('/v1/sessions/open').set(bearer(SESSIONS)).expect(404);
 
-    const def = await request(t.url).post('/v1/sessions').set(bearer(SESSIONS)).send({ sessionId: 'guarded', securityProvider: { type: 'default' } }).expect(201);
+    const def = await request(t.url)
+      .post('/v1/sessions')
+      .set(bearer(SESSIONS))
+      .send({ sessionId: 'guarded', securityProvider: { type: 'default' } })
+      .expect(201);
     expect(def.body.session).toMatchObject({ securityProvider: 'default', initWarning: null });
-    const none = await request(t.url).post('/v1/sessions').set(bearer(HOST)).send({ sessionId: 'open', securityProvider: { type: 'none' } }).expect(201);
+    const none = await request(t.url)
+      .post('/v1/sessions')
+      .set(bearer(HOST))
+      .send({ sessionId: 'open', securityProvider: { type: 'none' } })
+      .expect(201);
     expect(none.body.session.securityProvider).toBe('none');
     expect(none.body.session.initWarning).toContain('not redacted');
 
-    const read = async (sid: string) => (await request(t.url).post(`/v1/sessions/${sid}/tools/read`).set(bearer(HOST)).send({ args: { file_path: 'env.txt' } }).expect(200)).body;
+    const read = async (sid: string) =>
+      (
+        await request(t.url)
+          .post(`/v1/sessions/${sid}/tools/read`)
+          .set(bearer(HOST))
+          .send({ args: { file_path: 'env.txt' } })
+          .expect(200)
+      ).body;
     const guarded = await read('guarded');
     expect(guarded.output).not.toContain(SECRET);
     expect(guarded.output).toContain('[REDACTED]');
@@ -277,8 +370,13 @@ describe('securityProvider', () => {
     expect(open.metadata.redacted_secrets).toBeUndefined();
     // A model's call in a run of the "none" session sees the same unredacted output.
     t.fake.script({ toolCalls: [{ id: 'r1', name: 'read', arguments: { file_path: 'env.txt' } }] }, { text: 'ok' });
-    const run = await request(t.url).post('/v1/sessions/open/runs').set(bearer(HOST)).send({ input: 'read', wait: true }).expect(200);
-    const toolResult = t.fake.requests.at(-1)?.body.messages.find((m: { role: string }) => m.role === 'tool') as { content: string } | undefined;
+    const run = await request(t.url)
+      .post('/v1/sessions/open/runs')
+      .set(bearer(HOST))
+      .send({ input: 'read', wait: true })
+      .expect(200);
+    const toolResult = t.fake.requests.at(-1)?.body.messages.find((m: { role: string }) => m.role === 'tool') as
+      { content: string } | undefined;
     expect(toolResult?.content).toContain(SECRET);
     expect(run.body.result.text).toBe('ok');
     t.fake.assertDone();
@@ -294,16 +392,30 @@ describe('currentRun, cancel and close answers', () => {
     const runId = await startRun(t, id, 'wait');
     await t.fake.waitForRequests(1);
     const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
-    expect(info.currentRun).toEqual({ id: runId, status: expect.stringMatching(/^(created|planning|executing|verifying)$/) });
+    expect(info.currentRun).toEqual({
+      id: runId,
+      status: expect.stringMatching(/^(created|planning|executing|verifying)$/),
+    });
     expect(info.busy).toBe(true);
     // Another run id is not the active one.
-    expect((await request(t.url).post(`/v1/sessions/${id}/runs/run_other/cancel`).expect(200)).body).toEqual({ cancelled: false });
+    expect((await request(t.url).post(`/v1/sessions/${id}/runs/run_other/cancel`).expect(200)).body).toEqual({
+      cancelled: false,
+    });
     expect((await request(t.url).post(`/v1/sessions/${id}/cancel`).expect(200)).body).toEqual({ cancelled: true });
-    await eventually(async () => (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.currentRun === null, 'the run to end');
-    expect((await request(t.url).get(`/v1/sessions/${id}/runs/${runId}`).expect(200)).body.run.status).toBe('cancelled');
+    await eventually(
+      async () => (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session.currentRun === null,
+      'the run to end',
+    );
+    expect((await request(t.url).get(`/v1/sessions/${id}/runs/${runId}`).expect(200)).body.run.status).toBe(
+      'cancelled',
+    );
     // Finished or unknown runs: 200 {cancelled: false}.
-    expect((await request(t.url).post(`/v1/sessions/${id}/runs/${runId}/cancel`).expect(200)).body).toEqual({ cancelled: false });
-    expect((await request(t.url).post(`/v1/sessions/${id}/runs/run_unknown/cancel`).expect(200)).body).toEqual({ cancelled: false });
+    expect((await request(t.url).post(`/v1/sessions/${id}/runs/${runId}/cancel`).expect(200)).body).toEqual({
+      cancelled: false,
+    });
+    expect((await request(t.url).post(`/v1/sessions/${id}/runs/run_unknown/cancel`).expect(200)).body).toEqual({
+      cancelled: false,
+    });
     expect((await request(t.url).post(`/v1/sessions/${id}/cancel`).expect(200)).body).toEqual({ cancelled: false });
   });
 
@@ -318,7 +430,9 @@ describe('currentRun, cancel and close answers', () => {
     // After a restart the stored session is known closed: still false.
     const again = await start({ dataDir: t.dataDir, root: t.root });
     expect((await request(again.url).delete(`/v1/sessions/${id}`).expect(200)).body).toEqual({ closed: false });
-    expect((await request(again.url).delete('/v1/sessions/never').expect(404)).body.error.code).toBe('SESSION_NOT_FOUND');
+    expect((await request(again.url).delete('/v1/sessions/never').expect(404)).body.error.code).toBe(
+      'SESSION_NOT_FOUND',
+    );
   });
 });
 
@@ -330,19 +444,26 @@ describe('GET /v1/sessions/:id/trace', () => {
     const one = await runAndWait(t, id, 'one');
     t.fake.script({ text: 'second' });
     const two = await runAndWait(t, id, 'two');
-    const trace = (await request(t.url).get(`/v1/sessions/${id}/trace?limit=1000`).expect(200)).body.events as EventEnvelope[];
+    const trace = (await request(t.url).get(`/v1/sessions/${id}/trace?limit=1000`).expect(200)).body
+      .events as EventEnvelope[];
     const sequences = trace.map((e) => e.metadata.session_sequence);
     expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     expect(new Set(sequences).size).toBe(sequences.length);
-    const runEventsOf = async (runId: string) => (await runEvents(t, id, runId)).map((e) => e.metadata.session_sequence);
+    const runEventsOf = async (runId: string) =>
+      (await runEvents(t, id, runId)).map((e) => e.metadata.session_sequence);
     const fromRuns = [...(await runEventsOf(one.runId)), ...(await runEventsOf(two.runId))];
     expect(sequences.filter((s) => fromRuns.includes(s))).toEqual(fromRuns);
     expect(trace.some((e) => e.type === 'tool_end')).toBe(true);
 
     // after and limit page through it.
-    const page1 = (await request(t.url).get(`/v1/sessions/${id}/trace?limit=3`).expect(200)).body.events as EventEnvelope[];
+    const page1 = (await request(t.url).get(`/v1/sessions/${id}/trace?limit=3`).expect(200)).body
+      .events as EventEnvelope[];
     expect(page1).toEqual(trace.slice(0, 3));
-    const page2 = (await request(t.url).get(`/v1/sessions/${id}/trace?after=${page1[2].metadata.session_sequence}&limit=3`).expect(200)).body.events;
+    const page2 = (
+      await request(t.url)
+        .get(`/v1/sessions/${id}/trace?after=${page1[2].metadata.session_sequence}&limit=3`)
+        .expect(200)
+    ).body.events;
     expect(page2).toEqual(trace.slice(3, 6));
 
     await request(t.url).post(`/v1/sessions/${id}/save`).expect(200);
@@ -351,7 +472,9 @@ describe('GET /v1/sessions/:id/trace', () => {
 
     const bad = await request(t.url).get(`/v1/sessions/${id}/trace?limit=0`).expect(400);
     expect(bad.body.error.message).toContain('query.limit');
-    expect((await request(t.url).get(`/v1/sessions/${id}/trace?after=-1`).expect(400)).body.error.message).toContain('query.after');
+    expect((await request(t.url).get(`/v1/sessions/${id}/trace?after=-1`).expect(400)).body.error.message).toContain(
+      'query.after',
+    );
     expect((await request(t.url).get('/v1/sessions/nope/trace').expect(404)).body.error.code).toBe('SESSION_NOT_FOUND');
     t.fake.assertDone();
   });
@@ -363,8 +486,11 @@ describe('GET /v1/sessions/:id/trace', () => {
     const { runId } = await runAndWait(t, id, 'go');
     const all = await runEvents(t, id, runId);
     expect(all.length).toBeGreaterThan(4);
-    const trace = (await request(t.url).get(`/v1/sessions/${id}/trace?limit=1000`).expect(200)).body.events as EventEnvelope[];
-    expect(trace.map((e) => e.metadata.session_sequence)).toEqual(all.slice(-4).map((e) => e.metadata.session_sequence));
+    const trace = (await request(t.url).get(`/v1/sessions/${id}/trace?limit=1000`).expect(200)).body
+      .events as EventEnvelope[];
+    expect(trace.map((e) => e.metadata.session_sequence)).toEqual(
+      all.slice(-4).map((e) => e.metadata.session_sequence),
+    );
     const none = await createSession(t, { retentionLimits: { maxTraceEvents: 0 } });
     expect((await request(t.url).get(`/v1/sessions/${none}/trace`).expect(200)).body.events).toEqual([]);
     t.fake.assertDone();

@@ -19,16 +19,30 @@ describe('sessions: options, workspace confinement, single flight, side question
     expect(unknown.body.error.message).toContain('bogus');
     expect(unknown.body.error.message).toContain('unknown option "bogus"');
     const unsupported = await request(t.url).post('/v1/sessions').send({ outputLanguage: 'fr' }).expect(400);
-    expect(unsupported.body.error).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { field: 'outputLanguage', options: ['outputLanguage'] } });
+    expect(unsupported.body.error).toMatchObject({
+      code: 'UNSUPPORTED_OPTION',
+      details: { field: 'outputLanguage', options: ['outputLanguage'] },
+    });
     // Our old placeholder names are not options: the seed's names are (builtinSkills, memoryStore, queueConfig).
     for (const old of ['skills', 'memory', 'queue']) {
-      expect((await request(t.url).post('/v1/sessions').send({ [old]: true }).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
+      expect(
+        (
+          await request(t.url)
+            .post('/v1/sessions')
+            .send({ [old]: true })
+            .expect(400)
+        ).body.error.code,
+      ).toBe('VALIDATION_ERROR');
     }
     const badType = await request(t.url).post('/v1/sessions').send({ maxToolRounds: -1 }).expect(400);
     expect(badType.body.error.message).toContain('body.maxToolRounds');
     const badModel = await request(t.url).post('/v1/sessions').send({ model: 'nope/x' }).expect(400);
     expect(badModel.body.error).toMatchObject({ code: 'SESSION_CONFIGURATION_ERROR', details: { field: 'model' } });
-    const badJson = await request(t.url).post('/v1/sessions').set('content-type', 'application/json').send('{"a":').expect(400);
+    const badJson = await request(t.url)
+      .post('/v1/sessions')
+      .set('content-type', 'application/json')
+      .send('{"a":')
+      .expect(400);
     expect(badJson.body.error.code).toBe('VALIDATION_ERROR');
     const noStack = JSON.stringify(badJson.body);
     expect(noStack).not.toContain('at ');
@@ -53,7 +67,10 @@ describe('sessions: options, workspace confinement, single flight, side question
     await request(t.url).post('/v1/sessions').send({ sessionId: id }).expect(201);
     await request(t.url).get(`/v1/sessions/${id}`).expect(200);
     await request(t.url).get(`/v1/sessions/${id}/history`).expect(200);
-    const tooLong = await request(t.url).post('/v1/sessions').send({ sessionId: `s${'x'.repeat(128)}` }).expect(400);
+    const tooLong = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: `s${'x'.repeat(128)}` })
+      .expect(400);
     expect(tooLong.body.error.message).toContain('body.sessionId');
   });
 
@@ -72,7 +89,13 @@ describe('sessions: options, workspace confinement, single flight, side question
     expect(created.lastRun).toBeNull();
     const id = created.id;
     t.fake.script({ delayMs: 300, text: 'only one' });
-    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: `q${i}` })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        request(t.url)
+          .post(`/v1/sessions/${id}/runs`)
+          .send({ input: `q${i}` }),
+      ),
+    );
     const admitted = responses.filter((r) => r.status === 202);
     const busy = responses.filter((r) => r.status === 409);
     expect(admitted).toHaveLength(1);
@@ -80,10 +103,16 @@ describe('sessions: options, workspace confinement, single flight, side question
     const runId = admitted[0].body.runId;
     for (const r of busy) expect(r.body.error).toMatchObject({ code: 'SESSION_BUSY', details: { activeRunId: runId } });
     const info = (await request(t.url).get(`/v1/sessions/${id}`).expect(200)).body.session;
-    expect(info).toMatchObject({ busy: true, currentRun: { id: runId }, lastRun: { id: runId, status: info.currentRun.status } });
+    expect(info).toMatchObject({
+      busy: true,
+      currentRun: { id: runId },
+      lastRun: { id: runId, status: info.currentRun.status },
+    });
     await waitForRun(t, id, runId);
     // The list carries the last run's outcome once idle (the console's "last run" column).
-    const listed = (await request(t.url).get('/v1/sessions').expect(200)).body.sessions.find((s: { id: string }) => s.id === id);
+    const listed = (await request(t.url).get('/v1/sessions').expect(200)).body.sessions.find(
+      (s: { id: string }) => s.id === id,
+    );
     expect(listed).toMatchObject({ busy: false, currentRun: null, lastRun: { id: runId, status: 'completed' } });
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
     expect(history).toEqual([
@@ -125,7 +154,14 @@ describe('sessions: options, workspace confinement, single flight, side question
     t.fake.script({ text: 'side answer' });
     const side = await request(t.url)
       .post(`/v1/sessions/${id}/runs`)
-      .send({ input: 'side?', history: [{ role: 'user', content: 'context' }, { role: 'assistant', content: 'ok' }], wait: true })
+      .send({
+        input: 'side?',
+        history: [
+          { role: 'user', content: 'context' },
+          { role: 'assistant', content: 'ok' },
+        ],
+        wait: true,
+      })
       .expect(200);
     expect(side.body.result.text).toBe('side answer');
     expect(side.body.run.sideQuestion).toBe(true);
@@ -133,7 +169,10 @@ describe('sessions: options, workspace confinement, single flight, side question
     expect(sent?.slice(1)).toEqual(['context', 'ok', 'side?']);
     const history = (await request(t.url).get(`/v1/sessions/${id}/history`).expect(200)).body.messages;
     expect(history.map((m: { content: string }) => m.content)).toEqual(['main', 'main answer']);
-    const badHistory = await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'x', history: [{ role: 'wizard', content: 'x' }] }).expect(400);
+    const badHistory = await request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .send({ input: 'x', history: [{ role: 'wizard', content: 'x' }] })
+      .expect(400);
     expect(badHistory.body.error.message).toContain('body.history.0.role');
     t.fake.assertDone();
   });
@@ -141,11 +180,23 @@ describe('sessions: options, workspace confinement, single flight, side question
   it('returns the existing run for a repeated Idempotency-Key', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     t.fake.script({ delayMs: 100, text: 'once' });
-    const first = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it' }).expect(202);
+    const first = await request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .set('Idempotency-Key', 'k-1')
+      .send({ input: 'do it' })
+      .expect(202);
     // Without wait a retry answers like the first request did: 202 with the same run.
-    const again = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it' }).expect(202);
+    const again = await request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .set('Idempotency-Key', 'k-1')
+      .send({ input: 'do it' })
+      .expect(202);
     expect(again.body).toMatchObject({ runId: first.body.runId, existing: true });
-    const retry = await request(t.url).post(`/v1/sessions/${id}/runs`).set('Idempotency-Key', 'k-1').send({ input: 'do it', wait: true }).expect(200);
+    const retry = await request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .set('Idempotency-Key', 'k-1')
+      .send({ input: 'do it', wait: true })
+      .expect(200);
     expect(retry.body.runId).toBe(first.body.runId);
     expect(retry.body.existing).toBe(true);
     expect(retry.body.result.text).toBe('once');
@@ -166,7 +217,9 @@ describe('sessions: options, workspace confinement, single flight, side question
 
   it('close cancels host-direct tool calls in flight', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
-    const call = request(t.url).post(`/v1/sessions/${id}/tools/bash`).send({ args: { command: 'sleep 30' } });
+    const call = request(t.url)
+      .post(`/v1/sessions/${id}/tools/bash`)
+      .send({ args: { command: 'sleep 30' } });
     const pending = call.then((r) => r);
     await new Promise((r) => setTimeout(r, 300));
     await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
@@ -179,8 +232,12 @@ describe('sessions: options, workspace confinement, single flight, side question
   it('answers unknown routes, runs and tools with coded 404s', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     expect((await request(t.url).get('/v1/nothing').expect(404)).body.error.code).toBe('NOT_FOUND');
-    expect((await request(t.url).get(`/v1/sessions/${id}/runs/run_x`).expect(404)).body.error.code).toBe('RUN_NOT_FOUND');
-    expect((await request(t.url).post(`/v1/sessions/${id}/tools/nope`).send({ args: {} }).expect(404)).body.error.code).toBe('TOOL_NOT_FOUND');
+    expect((await request(t.url).get(`/v1/sessions/${id}/runs/run_x`).expect(404)).body.error.code).toBe(
+      'RUN_NOT_FOUND',
+    );
+    expect(
+      (await request(t.url).post(`/v1/sessions/${id}/tools/nope`).send({ args: {} }).expect(404)).body.error.code,
+    ).toBe('TOOL_NOT_FOUND');
     const badEvents = await request(t.url).get(`/v1/sessions/${id}/runs/run_x/events?limit=abc`).expect(400);
     expect(badEvents.body.error.message).toContain('query.limit');
   });
@@ -188,20 +245,75 @@ describe('sessions: options, workspace confinement, single flight, side question
   it('lists tools with JSON-schema definitions and runs host-direct calls', async () => {
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     const tools = (await request(t.url).get(`/v1/sessions/${id}/tools`).expect(200)).body.tools;
-    expect(tools.map((x: { name: string }) => x.name).sort()).toEqual(['bash', 'batch', 'edit', 'git', 'glob', 'grep', 'ls', 'parallel_task', 'patch', 'program', 'read', 'task', 'web_fetch', 'web_search', 'write']);
+    expect(tools.map((x: { name: string }) => x.name).sort()).toEqual([
+      'bash',
+      'batch',
+      'edit',
+      'git',
+      'glob',
+      'grep',
+      'ls',
+      'parallel_task',
+      'patch',
+      'program',
+      'read',
+      'task',
+      'web_fetch',
+      'web_search',
+      'write',
+    ]);
     // A session with skills lists the seed's seventeen tools (its smoke test's toolNames()).
-    const inlineSkills = [{ name: 'release-review', kind: 'instruction', description: 'Separate blockers from nits.', content: 'Separate blockers.' }];
-    const seed = (await request(t.url).post('/v1/sessions').send({ builtinSkills: true, inlineSkills }).expect(201)).body.session.id;
-    const seedTools = (await request(t.url).get(`/v1/sessions/${seed}/tools`).expect(200)).body.tools.map((x: { name: string }) => x.name);
-    expect([...seedTools].sort()).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'task', 'parallel_task', 'search_skills', 'Skill', 'program', 'git', 'batch', 'web_fetch', 'web_search'].sort());
+    const inlineSkills = [
+      {
+        name: 'release-review',
+        kind: 'instruction',
+        description: 'Separate blockers from nits.',
+        content: 'Separate blockers.',
+      },
+    ];
+    const seed = (await request(t.url).post('/v1/sessions').send({ builtinSkills: true, inlineSkills }).expect(201))
+      .body.session.id;
+    const seedTools = (await request(t.url).get(`/v1/sessions/${seed}/tools`).expect(200)).body.tools.map(
+      (x: { name: string }) => x.name,
+    );
+    expect([...seedTools].sort()).toEqual(
+      [
+        'read',
+        'write',
+        'edit',
+        'patch',
+        'grep',
+        'glob',
+        'ls',
+        'bash',
+        'task',
+        'parallel_task',
+        'search_skills',
+        'Skill',
+        'program',
+        'git',
+        'batch',
+        'web_fetch',
+        'web_search',
+      ].sort(),
+    );
     const read = tools.find((x: { name: string }) => x.name === 'read');
     expect(read.parameters).toMatchObject({ type: 'object', properties: { file_path: { type: 'string' } } });
-    const result = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: 'a.txt' } }).expect(200);
+    const result = await request(t.url)
+      .post(`/v1/sessions/${id}/tools/read`)
+      .send({ args: { file_path: 'a.txt' } })
+      .expect(200);
     expect(result.body).toMatchObject({ exitCode: 0, truncated: false });
     expect(result.body.output).toContain('hello');
-    const escape = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { file_path: '../../etc/passwd' } }).expect(200);
+    const escape = await request(t.url)
+      .post(`/v1/sessions/${id}/tools/read`)
+      .send({ args: { file_path: '../../etc/passwd' } })
+      .expect(200);
     expect(escape.body.exitCode).toBe(1);
-    const badArgs = await request(t.url).post(`/v1/sessions/${id}/tools/read`).send({ args: { nope: 1 } }).expect(200);
+    const badArgs = await request(t.url)
+      .post(`/v1/sessions/${id}/tools/read`)
+      .send({ args: { nope: 1 } })
+      .expect(200);
     expect(badArgs.body.exitCode).toBe(1);
     expect(badArgs.body.output).toContain('file_path');
   });

@@ -12,7 +12,9 @@ describe('shutdown completes whatever fails on the way', () => {
   it('closes the HTTP port and resolves even when Redis became unreachable', async () => {
     const proxy = await startTcpProxy(inject('redisUrl'));
     try {
-      const t = await startTestServer({ config: { redisUrl: proxy.url, redisKeyPrefix: `a3s-down-${Math.random().toString(36).slice(2)}:` } });
+      const t = await startTestServer({
+        config: { redisUrl: proxy.url, redisKeyPrefix: `a3s-down-${Math.random().toString(36).slice(2)}:` },
+      });
       await request(t.url).post('/v1/sessions').send({ sessionId: 'kept', autoSave: true }).expect(201);
       proxy.cut('refuse');
       await expect(t.close()).resolves.toBeUndefined();
@@ -34,7 +36,14 @@ describe('shutdown completes whatever fails on the way', () => {
     try {
       const marker = `late-${Math.random().toString(36).slice(2)}`;
       // Admission is checked before the first await; the MCP server then starts while shutdown begins.
-      const opening = t.server.ctx.agent.createSession({ sessionId: 'late', autoSave: true, mcpServers: [McpServerConfigSchema.parse(echoServerConfig('echo', marker))] }, anonymousCaller());
+      const opening = t.server.ctx.agent.createSession(
+        {
+          sessionId: 'late',
+          autoSave: true,
+          mcpServers: [McpServerConfigSchema.parse(echoServerConfig('echo', marker))],
+        },
+        anonymousCaller(),
+      );
       t.server.ctx.agent.beginShutdown();
       await expect(opening).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
       expect(t.server.ctx.agent.sessionCount).toBe(0);

@@ -7,14 +7,19 @@ import { createSession, ofType, runAndWait, runEvents, toolMessage, useTestServe
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
 
-const systemPromptOf = (t: TestServer, index = -1) => String((t.fake.requests.at(index)?.body.messages as Msg[])[0].content);
-const offeredTools = (t: TestServer, index = -1) => ((t.fake.requests.at(index)?.body.tools ?? []) as { function: { name: string } }[]).map((x) => x.function.name);
+const systemPromptOf = (t: TestServer, index = -1) =>
+  String((t.fake.requests.at(index)?.body.messages as Msg[])[0].content);
+const offeredTools = (t: TestServer, index = -1) =>
+  ((t.fake.requests.at(index)?.body.tools ?? []) as { function: { name: string } }[]).map((x) => x.function.name);
 
 const FILES = {
-  'skills/release.md': '---\nname: release-review\ndescription: Review a release branch.\nallowed-tools: read(*), grep(*)\ntags: [git, release]\n---\nCheck the changelog first.\n',
-  'skills/deploy/SKILL.md': '---\ndescription: Deploy the service to staging.\nkind: tool\n---\nRun the deploy script.\n',
+  'skills/release.md':
+    '---\nname: release-review\ndescription: Review a release branch.\nallowed-tools: read(*), grep(*)\ntags: [git, release]\n---\nCheck the changelog first.\n',
+  'skills/deploy/SKILL.md':
+    '---\ndescription: Deploy the service to staging.\nkind: tool\n---\nRun the deploy script.\n',
   'skills/hidden.md': '---\ndescription: Release secrets.\ndisable-model-invocation: true\n---\nNever shown.\n',
-  'skills/pirate.md': '---\nkind: persona\ndescription: Talk like a pirate release captain.\n---\nYou are Captain Skillbeard, a pirate.\n',
+  'skills/pirate.md':
+    '---\nkind: persona\ndescription: Talk like a pirate release captain.\n---\nYou are Captain Skillbeard, a pirate.\n',
 };
 
 describe('skills: sources, search_skills, persona, live add/remove', () => {
@@ -24,7 +29,15 @@ describe('skills: sources, search_skills, persona, live add/remove', () => {
     const t = await start({ files: FILES });
     const id = await createSession(t, {
       skillDirs: ['skills'],
-      inlineSkills: [{ name: 'strict-release-review', kind: 'instruction', description: 'Separate blockers from nits.', content: 'Always separate blockers from nice-to-have improvements.', tags: ['review'] }],
+      inlineSkills: [
+        {
+          name: 'strict-release-review',
+          kind: 'instruction',
+          description: 'Separate blockers from nits.',
+          content: 'Always separate blockers from nice-to-have improvements.',
+          tags: ['review'],
+        },
+      ],
     });
     t.fake.script(
       {
@@ -76,20 +89,43 @@ describe('skills: sources, search_skills, persona, live add/remove', () => {
   it('adds and removes skills over REST; the tool follows; an unknown name is 404 SKILL_NOT_FOUND', async () => {
     const t = await start();
     const id = await createSession(t);
-    const added = await request(t.url).post(`/v1/sessions/${id}/skills`).send({ name: 'lint-fix', kind: 'instruction', description: 'Fix lint errors.', content: 'Run eslint --fix.', allowedTools: ['bash'] }).expect(201);
-    expect(added.body.skill).toMatchObject({ name: 'lint-fix', kind: 'instruction', allowed_tools: ['bash'], source: 'inline' });
-    expect((await request(t.url).get(`/v1/sessions/${id}/skills`).expect(200)).body.skills.map((s: { name: string }) => s.name)).toEqual(['lint-fix']);
+    const added = await request(t.url)
+      .post(`/v1/sessions/${id}/skills`)
+      .send({
+        name: 'lint-fix',
+        kind: 'instruction',
+        description: 'Fix lint errors.',
+        content: 'Run eslint --fix.',
+        allowedTools: ['bash'],
+      })
+      .expect(201);
+    expect(added.body.skill).toMatchObject({
+      name: 'lint-fix',
+      kind: 'instruction',
+      allowed_tools: ['bash'],
+      source: 'inline',
+    });
+    expect(
+      (await request(t.url).get(`/v1/sessions/${id}/skills`).expect(200)).body.skills.map(
+        (s: { name: string }) => s.name,
+      ),
+    ).toEqual(['lint-fix']);
     t.fake.script({ toolCalls: [{ id: 'l1', name: 'search_skills', arguments: { query: 'lint' } }] }, { text: 'ok' });
     await runAndWait(t, id, 'lint');
     expect(toolMessage(t, 'l1')).toContain('- lint-fix (instruction): Fix lint errors. Allowed tools: bash.');
-    expect((await request(t.url).delete(`/v1/sessions/${id}/skills/lint-fix`).expect(200)).body).toEqual({ skills: [] });
+    expect((await request(t.url).delete(`/v1/sessions/${id}/skills/lint-fix`).expect(200)).body).toEqual({
+      skills: [],
+    });
     const missing = await request(t.url).delete(`/v1/sessions/${id}/skills/lint-fix`).expect(404);
     expect(missing.body.error.code).toBe('SKILL_NOT_FOUND');
     expect(missing.body.error.message).toContain('"lint-fix"');
     t.fake.script({ text: 'gone' });
     await runAndWait(t, id, 'again');
     expect(offeredTools(t)).not.toContain('search_skills');
-    const bad = await request(t.url).post(`/v1/sessions/${id}/skills`).send({ name: 'x', kind: 'wizard', content: 'y' }).expect(400);
+    const bad = await request(t.url)
+      .post(`/v1/sessions/${id}/skills`)
+      .send({ name: 'x', kind: 'wizard', content: 'y' })
+      .expect(400);
     expect(JSON.stringify(bad.body.error)).toContain('kind');
   });
 
@@ -99,12 +135,18 @@ describe('skills: sources, search_skills, persona, live add/remove', () => {
     const t = await start({ files: { 'skills/bad.md': '---\ntags: nope\n---\nbody\n' } });
     symlinkSync(outside, join(t.root, 'escape'));
     for (const dir of [outside, '../', 'escape']) {
-      const res = await request(t.url).post('/v1/sessions').send({ skillDirs: [dir] }).expect(400);
+      const res = await request(t.url)
+        .post('/v1/sessions')
+        .send({ skillDirs: [dir] })
+        .expect(400);
       expect(res.body.error.code).toBe('SESSION_CONFIGURATION_ERROR');
       expect(res.body.error.message).toContain('skillDirs[0]');
       expect(res.body.error.message).toContain('outside the session');
     }
-    const bad = await request(t.url).post('/v1/sessions').send({ skillDirs: ['skills'] }).expect(400);
+    const bad = await request(t.url)
+      .post('/v1/sessions')
+      .send({ skillDirs: ['skills'] })
+      .expect(400);
     expect(bad.body.error.message).toContain('skills/bad.md: tags:');
     expect(bad.body.error.details).toMatchObject({ file: 'skills/bad.md', field: 'tags' });
   });
@@ -115,7 +157,16 @@ describe('skills: sources, search_skills, persona, live add/remove', () => {
     const t = await start({ config: { skillDirs: [operator] } });
     const id = await createSession(t);
     expect((await request(t.url).get(`/v1/sessions/${id}/skills`).expect(200)).body.skills).toEqual([
-      { name: 'ops', description: 'Operator runbook.', kind: 'instruction', tags: [], allowed_tools: [], version: null, disable_model_invocation: false, source: 'config' },
+      {
+        name: 'ops',
+        description: 'Operator runbook.',
+        kind: 'instruction',
+        tags: [],
+        allowed_tools: [],
+        version: null,
+        disable_model_invocation: false,
+        source: 'config',
+      },
     ]);
   });
 });

@@ -15,7 +15,12 @@ const as = (token: string) => ({ authorization: `Bearer ${token}` });
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 /** Stored (autoSave) sessions with large options, all of one size. */
-const large = (i: number) => ({ sessionId: `big-${i}`, autoSave: true, guidelines: 'g'.repeat(50_000), extra: 'e'.repeat(50_000) });
+const large = (i: number) => ({
+  sessionId: `big-${i}`,
+  autoSave: true,
+  guidelines: 'g'.repeat(50_000),
+  extra: 'e'.repeat(50_000),
+});
 const PER_SESSION = SESSION_OVERHEAD_BYTES + bytesOf(large(0));
 const FITS = 5;
 
@@ -26,7 +31,12 @@ describe('limits.max_session_bytes_per_tenant on Redis: counted per node, restor
   beforeAll(async () => {
     fake = await startFakeProvider();
     // Two nodes on one Redis (fresh key prefix) and one workspace root, as a cluster shares its volumes.
-    const shared = { ...redisServerConfig(), redisKeyPrefix: `a3s-session-bytes-${Math.random().toString(36).slice(2)}:`, apiTokens, limits: { maxSessionBytesPerTenant: FITS * PER_SESSION + 1000 } };
+    const shared = {
+      ...redisServerConfig(),
+      redisKeyPrefix: `a3s-session-bytes-${Math.random().toString(36).slice(2)}:`,
+      apiTokens,
+      limits: { maxSessionBytesPerTenant: FITS * PER_SESSION + 1000 },
+    };
     a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
     b = await startTestServer({ fake, root: a.root, config: { ...shared, nodeId: 'node-b' } });
   });
@@ -39,14 +49,21 @@ describe('limits.max_session_bytes_per_tenant on Redis: counted per node, restor
   it('fills node-a for tenant-a (429 + Retry-After), tenant-b still creates; a close frees room, and the session resumed on node-b counts there', async () => {
     for (let i = 0; i < FITS; i += 1) await request(a.url).post('/v1/sessions').set(as(A)).send(large(i)).expect(201);
     const over = await request(a.url).post('/v1/sessions').set(as(A)).send(large(FITS)).expect(429);
-    expect(over.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'maxSessionBytesPerTenant', used: FITS * PER_SESSION, tenantId: 'tenant-a' } });
+    expect(over.body.error).toMatchObject({
+      code: 'QUOTA_EXCEEDED',
+      details: { quota: 'maxSessionBytesPerTenant', used: FITS * PER_SESSION, tenantId: 'tenant-a' },
+    });
     expect(over.headers['retry-after']).toBe('1');
     await request(a.url).post('/v1/sessions').set(as(B)).send(large(0)).expect(201);
 
     // Closed on node-a (stored in Redis, closed): its room on node-a is free at once.
     await request(a.url).delete('/v1/sessions/big-0').set(as(A)).expect(200);
     await request(a.url).post('/v1/sessions').set(as(A)).send(large(FITS)).expect(201);
-    await request(a.url).post('/v1/sessions').set(as(A)).send(large(FITS + 1)).expect(429);
+    await request(a.url)
+      .post('/v1/sessions')
+      .set(as(A))
+      .send(large(FITS + 1))
+      .expect(429);
 
     // Resumed on node-b from the shared store: node-b counts it (node-a's count is its own).
     const resumed = await request(b.url).post('/v1/sessions').set(as(A)).send({ sessionId: 'big-0', resume: true });

@@ -46,14 +46,21 @@ describe('tenants own their workspaces (tokens of several tenants)', () => {
       root,
       // The built-in default policy: read-only tools allowed, the rest asks.
       // The MCP echo fixture and its node_modules live in the repository: mounted read-only into the sandbox.
-      config: { apiTokens: TOKENS, workspaceRoots: [root, shared], sharedWorkspaceRoots: [shared], defaultPermissionPolicy: undefined, sandbox: { readOnlyPaths: [process.cwd()] } },
+      config: {
+        apiTokens: TOKENS,
+        workspaceRoots: [root, shared],
+        sharedWorkspaceRoots: [shared],
+        defaultPermissionPolicy: undefined,
+        sandbox: { readOnlyPaths: [process.cwd()] },
+      },
     });
   });
   afterAll(async () => {
     await t.close();
   });
 
-  const create = (token: string, body: Record<string, unknown>) => request(t.url).post('/v1/sessions').set(auth(token)).send(body);
+  const create = (token: string, body: Record<string, unknown>) =>
+    request(t.url).post('/v1/sessions').set(auth(token)).send(body);
 
   it('gives a session without workspace <root>/<tenant>, created on first use with mode 0700', async () => {
     const res = await create(A, {}).expect(201);
@@ -76,7 +83,11 @@ describe('tenants own their workspaces (tokens of several tenants)', () => {
     ];
     for (const [requested, expected] of cases) {
       const res = await create(A, { workspace: requested });
-      expect({ requested, status: res.status, workspace: res.body.session?.workspace }).toEqual({ requested, status: 201, workspace: expected });
+      expect({ requested, status: res.status, workspace: res.body.session?.workspace }).toEqual({
+        requested,
+        status: 201,
+        workspace: expected,
+      });
     }
   });
 
@@ -108,12 +119,24 @@ describe('tenants own their workspaces (tokens of several tenants)', () => {
       'link-to-b/../../tenant-b',
       join(shared, 'to-b'),
     ];
-    const missing = ['does-not-exist', join(root, 'tenant-a', 'nope'), join(root, 'tenant-b', 'nope'), join(root, 'tenant-z')];
-    const reference = masked((await create(A, { workspace: 'does-not-exist' }).expect(404)).body as ErrorBody, 'does-not-exist');
+    const missing = [
+      'does-not-exist',
+      join(root, 'tenant-a', 'nope'),
+      join(root, 'tenant-b', 'nope'),
+      join(root, 'tenant-z'),
+    ];
+    const reference = masked(
+      (await create(A, { workspace: 'does-not-exist' }).expect(404)).body as ErrorBody,
+      'does-not-exist',
+    );
     expect(reference.error).toMatchObject({ code: 'WORKSPACE_NOT_FOUND', details: { field: 'workspace' } });
     for (const requested of [...refused, ...missing]) {
       const res = await create(A, { workspace: requested });
-      expect({ requested, status: res.status, body: masked(res.body as ErrorBody, requested) }).toEqual({ requested, status: 404, body: reference });
+      expect({ requested, status: res.status, body: masked(res.body as ErrorBody, requested) }).toEqual({
+        requested,
+        status: 404,
+        body: reference,
+      });
       // Nothing about the canonical target leaks into the message.
       expect(res.body.error.message).not.toContain('resolves to');
     }
@@ -123,23 +146,36 @@ describe('tenants own their workspaces (tokens of several tenants)', () => {
   });
 
   it('lets an admin name any workspace inside the roots, and only there', async () => {
-    expect((await create(ADMIN, { workspace: join(root, 'tenant-b', 'proj') }).expect(201)).body.session.workspace).toBe(join(root, 'tenant-b', 'proj'));
+    expect(
+      (await create(ADMIN, { workspace: join(root, 'tenant-b', 'proj') }).expect(201)).body.session.workspace,
+    ).toBe(join(root, 'tenant-b', 'proj'));
     expect((await create(ADMIN, { workspace: root }).expect(201)).body.session.workspace).toBe(root);
     // Without a workspace, an admin's session for a tenant lands in that tenant's directory.
-    expect((await create(ADMIN, { tenantId: 'tenant-b' }).expect(201)).body.session.workspace).toBe(join(root, 'tenant-b'));
+    expect((await create(ADMIN, { tenantId: 'tenant-b' }).expect(201)).body.session.workspace).toBe(
+      join(root, 'tenant-b'),
+    );
     expect((await create(ADMIN, {}).expect(201)).body.session.workspace).toBe(join(root, 'ops'));
     expect((await create(ADMIN, { workspace: '/etc' }).expect(400)).body.error.code).toBe('WORKSPACE_OUTSIDE_ROOTS');
-    expect((await create(ADMIN, { tenantId: '../x' }).expect(400)).body.error).toMatchObject({ code: 'SESSION_CONFIGURATION_ERROR', details: { field: 'tenantId' } });
+    expect((await create(ADMIN, { tenantId: '../x' }).expect(400)).body.error).toMatchObject({
+      code: 'SESSION_CONFIGURATION_ERROR',
+      details: { field: 'tenantId' },
+    });
   });
 
   it('lets every tenant use a shared root, but not a symlink in it into another tenant', async () => {
     for (const token of [A, B]) {
       expect((await create(token, { workspace: shared }).expect(201)).body.session.workspace).toBe(shared);
-      expect((await create(token, { workspace: join(shared, 'common') }).expect(201)).body.session.workspace).toBe(join(shared, 'common'));
+      expect((await create(token, { workspace: join(shared, 'common') }).expect(201)).body.session.workspace).toBe(
+        join(shared, 'common'),
+      );
     }
-    expect((await create(A, { workspace: join(shared, 'to-b') }).expect(404)).body.error.code).toBe('WORKSPACE_NOT_FOUND');
+    expect((await create(A, { workspace: join(shared, 'to-b') }).expect(404)).body.error.code).toBe(
+      'WORKSPACE_NOT_FOUND',
+    );
     // B reaches its own directory through it: the canonical directory is what counts.
-    expect((await create(B, { workspace: join(shared, 'to-b') }).expect(201)).body.session.workspace).toBe(join(root, 'tenant-b'));
+    expect((await create(B, { workspace: join(shared, 'to-b') }).expect(201)).body.session.workspace).toBe(
+      join(root, 'tenant-b'),
+    );
   });
 
   it("keeps the default read-only tools out of another tenant's files", async () => {
@@ -160,10 +196,16 @@ describe('tenants own their workspaces (tokens of several tenants)', () => {
       },
       { text: 'done' },
     );
-    await request(t.url).post(`/v1/sessions/${id}/runs`).set(auth(A)).send({ input: 'read everything', wait: true }).expect(200);
+    await request(t.url)
+      .post(`/v1/sessions/${id}/runs`)
+      .set(auth(A))
+      .send({ input: 'read everything', wait: true })
+      .expect(200);
     t.fake.assertDone();
     const messages = t.fake.requests.at(-1)?.body.messages ?? [];
-    const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id as string, JSON.stringify(m.content)]));
+    const results = new Map(
+      messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id as string, JSON.stringify(m.content)]),
+    );
     expect(results.size).toBe(7);
     for (const callId of ['abs', 'rel', 'link', 'up', 'ls', 'grep']) {
       const output = results.get(callId) ?? '';
@@ -181,14 +223,21 @@ describe('tenants own their workspaces (tokens of several tenants)', () => {
       const server = echoServerConfig('echo');
       const body = { ...server, transport: { ...server.transport, cwd } };
       const atCreate = await create(A_HOST, { mcpServers: [body] }).expect(404);
-      expect(atCreate.body.error).toMatchObject({ code: 'WORKSPACE_NOT_FOUND', details: { field: 'mcpServers[0].transport.cwd' } });
+      expect(atCreate.body.error).toMatchObject({
+        code: 'WORKSPACE_NOT_FOUND',
+        details: { field: 'mcpServers[0].transport.cwd' },
+      });
       const id = (await create(A_HOST, {}).expect(201)).body.session.id as string;
       const added = await request(t.url).post(`/v1/sessions/${id}/mcp`).set(auth(A_HOST)).send(body).expect(404);
       expect(added.body.error).toMatchObject({ code: 'WORKSPACE_NOT_FOUND', details: { field: 'transport.cwd' } });
     }
     const id = (await create(A_HOST, {}).expect(201)).body.session.id as string;
     const server = echoServerConfig('echo');
-    await request(t.url).post(`/v1/sessions/${id}/mcp`).set(auth(A_HOST)).send({ ...server, transport: { ...server.transport, cwd: 'tools' } }).expect(201);
+    await request(t.url)
+      .post(`/v1/sessions/${id}/mcp`)
+      .set(auth(A_HOST))
+      .send({ ...server, transport: { ...server.transport, cwd: 'tools' } })
+      .expect(201);
   });
 });
 
@@ -203,7 +252,14 @@ describe('restored sessions keep their workspace, and a swapped path cannot carr
     mkdirSync(join(root, 'tenant-b', 'proj'), { recursive: true });
     const options = { root, dataDir, config: { apiTokens: TOKENS } };
     const first = await start(options);
-    const created = async (token: string, body: Record<string, unknown>) => (await request(first.url).post('/v1/sessions').set(auth(token)).send({ autoSave: true, ...body }).expect(201)).body.session.id as string;
+    const created = async (token: string, body: Record<string, unknown>) =>
+      (
+        await request(first.url)
+          .post('/v1/sessions')
+          .set(auth(token))
+          .send({ autoSave: true, ...body })
+          .expect(201)
+      ).body.session.id as string;
     const kept = await created(A, { workspace: 'kept' });
     const swapped = await created(A, { workspace: 'swapped' });
     const adminChosen = await created(ADMIN, { tenantId: 'tenant-a', workspace: join(root, 'tenant-b', 'proj') });
@@ -214,7 +270,8 @@ describe('restored sessions keep their workspace, and a swapped path cannot carr
     symlinkSync(join(root, 'tenant-b'), join(root, 'tenant-a', 'swapped'));
 
     const second = await start(options);
-    const resume = (id: string) => request(second.url).post('/v1/sessions').set(auth(A)).send({ sessionId: id, resume: true });
+    const resume = (id: string) =>
+      request(second.url).post('/v1/sessions').set(auth(A)).send({ sessionId: id, resume: true });
     expect((await resume(kept).expect(201)).body.session.workspace).toBe(join(root, 'tenant-a', 'kept'));
     expect((await resume(adminChosen).expect(201)).body.session.workspace).toBe(join(root, 'tenant-b', 'proj'));
     const refused = await resume(swapped).expect(409);
@@ -238,7 +295,9 @@ describe('one tenant or no tokens: nothing changes', () => {
       const headers = apiTokens.length ? auth(A) : {};
       const create = (body: Record<string, unknown>) => request(t.url).post('/v1/sessions').set(headers).send(body);
       expect((await create({}).expect(201)).body.session.workspace).toBe(root);
-      expect((await create({ workspace: 'other/proj' }).expect(201)).body.session.workspace).toBe(join(root, 'other', 'proj'));
+      expect((await create({ workspace: 'other/proj' }).expect(201)).body.session.workspace).toBe(
+        join(root, 'other', 'proj'),
+      );
       expect((await create({ workspace: root }).expect(201)).body.session.workspace).toBe(root);
       expect((await create({ workspace: 'missing' }).expect(400)).body.error.code).toBe('SESSION_CONFIGURATION_ERROR');
       expect((await create({ workspace: '/etc' }).expect(400)).body.error.code).toBe('WORKSPACE_OUTSIDE_ROOTS');
@@ -248,7 +307,10 @@ describe('one tenant or no tokens: nothing changes', () => {
 
 describe('tenant ids name directories', () => {
   it('refuses, with tokens of several tenants, a tenantId that is not a safe path segment', async () => {
-    const bad = [...TOKENS, { token: 'token-tenant-bad-000000001', principal: 'eve', tenantId: '../etc', scopes: ['sessions'] }];
+    const bad = [
+      ...TOKENS,
+      { token: 'token-tenant-bad-000000001', principal: 'eve', tenantId: '../etc', scopes: ['sessions'] },
+    ];
     const parsed = CodeConfigSchema.safeParse({ apiTokens: bad });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['apiTokens.4.tenantId']);

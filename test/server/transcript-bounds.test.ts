@@ -3,7 +3,8 @@ import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../s
 import { createSession, history, ofType, runAndWait, runEvents } from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const isSummary = (r: RecordedRequest): boolean => (r.body.tools ?? []).length === 0 && JSON.stringify(r.body.messages[0]).includes('compaction');
+const isSummary = (r: RecordedRequest): boolean =>
+  (r.body.tools ?? []).length === 0 && JSON.stringify(r.body.messages[0]).includes('compaction');
 
 describe('bounded transcripts: limits.maxTranscriptBytes / maxTranscriptMessages and the model context window', () => {
   let fake: FakeProvider;
@@ -25,7 +26,10 @@ describe('bounded transcripts: limits.maxTranscriptBytes / maxTranscriptMessages
     const calls = fake.requests.length;
     const refused = await runAndWait(t, id, 'y'.repeat(3000));
     expect(refused.run.status).toBe('failed');
-    expect(refused.run.error).toMatchObject({ code: 'TRANSCRIPT_TOO_LARGE', message: expect.stringContaining('limits.maxTranscriptBytes (6000)') });
+    expect(refused.run.error).toMatchObject({
+      code: 'TRANSCRIPT_TOO_LARGE',
+      message: expect.stringContaining('limits.maxTranscriptBytes (6000)'),
+    });
     expect(fake.requests.length).toBe(calls);
     expect(await history(t, id)).toEqual(before);
     const events = await runEvents(t, id, refused.runId);
@@ -36,7 +40,12 @@ describe('bounded transcripts: limits.maxTranscriptBytes / maxTranscriptMessages
 
   it('past the message bound the same rule applies', async () => {
     const id = await createSession(t);
-    fake.script({ toolCalls: [{ id: 'l1', name: 'ls', arguments: {} }] }, { toolCalls: [{ id: 'l2', name: 'ls', arguments: {} }] }, { toolCalls: [{ id: 'l3', name: 'ls', arguments: {} }] }, { text: 'listed' });
+    fake.script(
+      { toolCalls: [{ id: 'l1', name: 'ls', arguments: {} }] },
+      { toolCalls: [{ id: 'l2', name: 'ls', arguments: {} }] },
+      { toolCalls: [{ id: 'l3', name: 'ls', arguments: {} }] },
+      { text: 'listed' },
+    );
     await runAndWait(t, id, 'list thrice');
     expect((await history(t, id)).length).toBe(8);
     const refused = await runAndWait(t, id, 'again');
@@ -52,7 +61,10 @@ describe('bounded transcripts: limits.maxTranscriptBytes / maxTranscriptMessages
     fake.script({ text: 'second' });
     await runAndWait(t, id, 'b'.repeat(2500));
     const base = fake.requests.length;
-    fake.script({ text: 'SUMMARY of a and b', expect: (r) => expect(isSummary(r)).toBe(true) }, { text: 'third', expect: (r) => expect(JSON.stringify(r.body.messages)).toContain('SUMMARY of a and b') });
+    fake.script(
+      { text: 'SUMMARY of a and b', expect: (r) => expect(isSummary(r)).toBe(true) },
+      { text: 'third', expect: (r) => expect(JSON.stringify(r.body.messages)).toContain('SUMMARY of a and b') },
+    );
     const done = await runAndWait(t, id, 'c'.repeat(1500));
     expect(done.run.status).toBe('completed');
     expect(fake.requests.length - base).toBe(2);
@@ -71,11 +83,16 @@ describe('bounded transcripts: limits.maxTranscriptBytes / maxTranscriptMessages
       const id = await createSession(wide, { maxContextTokens: 8000 });
       const calls = fake.requests.length;
       const refused = await runAndWait(wide, id, 'z'.repeat(40_000));
-      expect(refused.run.error).toMatchObject({ code: 'CONTEXT_LIMIT_EXCEEDED', message: expect.stringContaining('maxContextTokens 8000') });
+      expect(refused.run.error).toMatchObject({
+        code: 'CONTEXT_LIMIT_EXCEEDED',
+        message: expect.stringContaining('maxContextTokens 8000'),
+      });
       expect(fake.requests.length).toBe(calls);
       expect(await history(wide, id)).toEqual([]);
       // A tool result that overflows the window stops the run before the next request.
-      fake.script({ toolCalls: [{ id: 'r1', name: 'bash', arguments: { command: 'head -c 40000 /dev/zero | tr "\\0" q' } }] });
+      fake.script({
+        toolCalls: [{ id: 'r1', name: 'bash', arguments: { command: 'head -c 40000 /dev/zero | tr "\\0" q' } }],
+      });
       const grown = await runAndWait(wide, id, 'print a lot');
       expect(grown.run.error?.code).toBe('CONTEXT_LIMIT_EXCEEDED');
       expect(fake.requests.length).toBe(calls + 1);

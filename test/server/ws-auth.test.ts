@@ -32,9 +32,17 @@ describe('WebSocket event stream: authentication and tenancy', () => {
         ],
       },
     });
-    await request(t.url).post('/v1/sessions').set('authorization', `Bearer ${TOKEN_A}`).send({ sessionId: 's-a' }).expect(201);
+    await request(t.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${TOKEN_A}`)
+      .send({ sessionId: 's-a' })
+      .expect(201);
     t.fake.script({ text: 'secret of tenant a' });
-    await request(t.url).post('/v1/sessions/s-a/runs').set('authorization', `Bearer ${TOKEN_A}`).send({ input: 'hi', wait: true }).expect(200);
+    await request(t.url)
+      .post('/v1/sessions/s-a/runs')
+      .set('authorization', `Bearer ${TOKEN_A}`)
+      .send({ input: 'hi', wait: true })
+      .expect(200);
   });
   afterAll(async () => {
     await t.close();
@@ -84,7 +92,7 @@ describe('WebSocket event stream: authentication and tenancy', () => {
     expect(sub.events).toEqual([]);
   });
 
-  it('closes with 4004 for another tenant\'s session and never sends its events', async () => {
+  it("closes with 4004 for another tenant's session and never sends its events", async () => {
     const byHeader = await subscribe(t.url, 's-a', { after: 0, token: TOKEN_B });
     expect((await byHeader.waitClosed()).code).toBe(4004);
     expect(byHeader.frames).toEqual([]);
@@ -111,14 +119,18 @@ describe('WebSocket event stream: authentication and tenancy', () => {
     admin.close();
   });
 
-  it(`closes with 4001 when no auth message arrives within ${AUTH_TIMEOUT_MS} ms`, async () => {
-    const started = Date.now();
-    const sub = await subscribe(t.url, 's-a', { after: 0 });
-    const closed = await sub.waitClosed(AUTH_TIMEOUT_MS + 10_000);
-    expect(closed.code).toBe(4001);
-    expect(closed.reason).toContain('no auth message');
-    // Not before the timeout (no upper bound: the machine may be slow).
-    expect(Date.now() - started).toBeGreaterThanOrEqual(AUTH_TIMEOUT_MS - 50);
-    expect(sub.frames).toEqual([]);
-  }, AUTH_TIMEOUT_MS + 20_000);
+  it(
+    `closes with 4001 when no auth message arrives within ${AUTH_TIMEOUT_MS} ms`,
+    async () => {
+      const started = Date.now();
+      const sub = await subscribe(t.url, 's-a', { after: 0 });
+      const closed = await sub.waitClosed(AUTH_TIMEOUT_MS + 10_000);
+      expect(closed.code).toBe(4001);
+      expect(closed.reason).toContain('no auth message');
+      // Not before the timeout (no upper bound: the machine may be slow).
+      expect(Date.now() - started).toBeGreaterThanOrEqual(AUTH_TIMEOUT_MS - 50);
+      expect(sub.frames).toEqual([]);
+    },
+    AUTH_TIMEOUT_MS + 20_000,
+  );
 });

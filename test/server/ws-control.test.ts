@@ -12,7 +12,11 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 const isEnd = (e: EventEnvelope) => e.type === 'agent_end';
 
 /** Resolve with the next control frame of a type that arrives after `seen` of them. */
-async function nextControl(sub: EventSubscriber, type: string, seen = sub.controls.filter((c) => c.type === type).length) {
+async function nextControl(
+  sub: EventSubscriber,
+  type: string,
+  seen = sub.controls.filter((c) => c.type === type).length,
+) {
   await sub.waitFor(() => sub.controls.filter((c) => c.type === type).length > seen);
   const frame = sub.controls.filter((c) => c.type === type)[seen];
   // Every control frame the server sends matches its protocol schema.
@@ -32,7 +36,11 @@ describe('WebSocket event stream: client messages and closing', () => {
     expect(await nextControl(sub, 'pong')).toEqual({ version: 1, type: 'pong', payload: {}, metadata: {} });
 
     sub.sendRaw('{not json');
-    expect((await nextControl(sub, 'error', 0)).payload).toMatchObject({ code: 'VALIDATION_ERROR', field: 'message', message: 'message: invalid JSON' });
+    expect((await nextControl(sub, 'error', 0)).payload).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      field: 'message',
+      message: 'message: invalid JSON',
+    });
 
     sub.send({ type: 'subscribe_everything' });
     const unknown = await nextControl(sub, 'error', 1);
@@ -40,13 +48,19 @@ describe('WebSocket event stream: client messages and closing', () => {
     expect(String(unknown.payload.message)).toMatch(/^message\.type: /);
 
     sub.send({ type: 'cancel' });
-    expect((await nextControl(sub, 'error', 2)).payload).toMatchObject({ code: 'VALIDATION_ERROR', field: 'message.runId' });
+    expect((await nextControl(sub, 'error', 2)).payload).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      field: 'message.runId',
+    });
 
     sub.send({ type: 'ping', extra: true });
     expect((await nextControl(sub, 'error', 3)).payload).toMatchObject({ code: 'VALIDATION_ERROR' });
 
     sub.send({ type: 'confirm', toolId: 't1', approved: true });
-    expect((await nextControl(sub, 'error', 4)).payload).toMatchObject({ code: 'CONFIRMATION_NOT_FOUND', field: 'toolId' });
+    expect((await nextControl(sub, 'error', 4)).payload).toMatchObject({
+      code: 'CONFIRMATION_NOT_FOUND',
+      field: 'toolId',
+    });
 
     sub.send({ type: 'cancel', runId: 'run-that-never-was' });
     expect((await nextControl(sub, 'error', 5)).payload).toMatchObject({ code: 'RUN_NOT_FOUND', field: 'runId' });
@@ -62,7 +76,8 @@ describe('WebSocket event stream: client messages and closing', () => {
     await request(t.url).post('/v1/sessions').send({ sessionId: 's-cancel' }).expect(201);
     const sub = await subscribe(t.url, 's-cancel', { after: 0 });
     t.fake.script({ hang: true });
-    const runId = (await request(t.url).post('/v1/sessions/s-cancel/runs').send({ input: 'wait forever' }).expect(202)).body.runId as string;
+    const runId = (await request(t.url).post('/v1/sessions/s-cancel/runs').send({ input: 'wait forever' }).expect(202))
+      .body.runId as string;
     await t.fake.waitForRequests(1);
     sub.send({ type: 'cancel', runId });
     expect((await nextControl(sub, 'cancel_result')).payload).toEqual({ run_id: runId, cancelled: true });
@@ -72,7 +87,9 @@ describe('WebSocket event stream: client messages and closing', () => {
       if (!(await request(t.url).get('/v1/sessions/s-cancel').expect(200)).body.session.busy) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    expect((await request(t.url).get(`/v1/sessions/s-cancel/runs/${runId}`).expect(200)).body.run.status).toBe('cancelled');
+    expect((await request(t.url).get(`/v1/sessions/s-cancel/runs/${runId}`).expect(200)).body.run.status).toBe(
+      'cancelled',
+    );
     // Cancelling a run that is no longer active answers false.
     sub.send({ type: 'cancel', runId });
     expect((await nextControl(sub, 'cancel_result', 1)).payload).toEqual({ run_id: runId, cancelled: false });
@@ -88,7 +105,9 @@ describe('WebSocket event stream: client messages and closing', () => {
     // Far more events than the window; spaced a little, so a reading client always keeps up.
     const chunks = 300;
     t.fake.script({ text: 'z'.repeat(chunks), chunks, chunkDelayMs: 2 });
-    const runId = (await request(t.url).post('/v1/sessions/s-slow/runs').send({ input: 'flood', wait: true }).expect(200)).body.runId as string;
+    const runId = (
+      await request(t.url).post('/v1/sessions/s-slow/runs').send({ input: 'flood', wait: true }).expect(200)
+    ).body.runId as string;
     const total = chunks + 6;
     await Promise.all(healthy.map((s) => s.waitFor(isEnd)));
     for (const s of healthy) {
@@ -131,30 +150,35 @@ describe('WebSocket event stream: client messages and closing', () => {
     expect(stalled.sequences()).toEqual(range(1, 16));
   });
 
-  it(`gives a subscriber still replaying when its session closes ${SESSION_CLOSED_DRAIN_MS} ms, then closes it with 4010`, async () => {
-    const t = await start({ config: { limits: LimitsSchema.parse({ subscriberBufferEvents: 16 }) } });
-    await request(t.url).post('/v1/sessions').send({ sessionId: 's-drain' }).expect(201);
-    t.fake.script({ text: 'a'.repeat(40), chunks: 40 });
-    await request(t.url).post('/v1/sessions/s-drain/runs').send({ input: 'one', wait: true }).expect(200);
-    const stalled = await subscribe(t.url, 's-drain', { after: 0, pauseOnOpen: true });
-    const reader = await subscribe(t.url, 's-drain', { after: 0 });
-    await reader.waitFor(isEnd);
-    const started = Date.now();
-    await request(t.url).delete('/v1/sessions/s-drain').expect(200);
-    expect((await reader.waitClosed()).code).toBe(4010);
-    expect(reader.frames.at(-1)?.type).toBe('session_closed');
+  it(
+    `gives a subscriber still replaying when its session closes ${SESSION_CLOSED_DRAIN_MS} ms, then closes it with 4010`,
+    async () => {
+      const t = await start({ config: { limits: LimitsSchema.parse({ subscriberBufferEvents: 16 }) } });
+      await request(t.url).post('/v1/sessions').send({ sessionId: 's-drain' }).expect(201);
+      t.fake.script({ text: 'a'.repeat(40), chunks: 40 });
+      await request(t.url).post('/v1/sessions/s-drain/runs').send({ input: 'one', wait: true }).expect(200);
+      const stalled = await subscribe(t.url, 's-drain', { after: 0, pauseOnOpen: true });
+      const reader = await subscribe(t.url, 's-drain', { after: 0 });
+      await reader.waitFor(isEnd);
+      const started = Date.now();
+      await request(t.url).delete('/v1/sessions/s-drain').expect(200);
+      expect((await reader.waitClosed()).code).toBe(4010);
+      expect(reader.frames.at(-1)?.type).toBe('session_closed');
 
-    // The stalled one is still connected well before the drain period ends, and cut off after it.
-    expect(Date.now() - started).toBeLessThan(SESSION_CLOSED_DRAIN_MS);
-    expect(t.server.sockets.size).toBeGreaterThanOrEqual(1);
-    for (let i = 0; i < 300 && t.server.sockets.size > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(t.server.sockets.size).toBe(0);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(SESSION_CLOSED_DRAIN_MS);
-    stalled.resume();
-    const closed = await stalled.waitClosed();
-    expect(closed.code).toBe(4010);
-    expect(stalled.sequences()).toEqual(range(1, 16));
-  }, SESSION_CLOSED_DRAIN_MS + 40_000);
+      // The stalled one is still connected well before the drain period ends, and cut off after it.
+      expect(Date.now() - started).toBeLessThan(SESSION_CLOSED_DRAIN_MS);
+      expect(t.server.sockets.size).toBeGreaterThanOrEqual(1);
+      for (let i = 0; i < 300 && t.server.sockets.size > 0; i += 1)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(t.server.sockets.size).toBe(0);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(SESSION_CLOSED_DRAIN_MS);
+      stalled.resume();
+      const closed = await stalled.waitClosed();
+      expect(closed.code).toBe(4010);
+      expect(stalled.sequences()).toEqual(range(1, 16));
+    },
+    SESSION_CLOSED_DRAIN_MS + 40_000,
+  );
 
   it('closes subscribers with 1001 on shutdown, promptly even when one has stopped reading', async () => {
     const t = await startTestServer();

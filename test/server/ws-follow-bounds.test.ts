@@ -18,13 +18,27 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
  * stalled follower is closed once a window of events is appended after it stopped taking them in, and
  * when exactly it stopped depends on timing. Returns the run ids.
  */
-async function runUntilClosed(fake: FakeProvider, owner: TestServer, sessionId: string, node: TestServer, open: number): Promise<string[]> {
+async function runUntilClosed(
+  fake: FakeProvider,
+  owner: TestServer,
+  sessionId: string,
+  node: TestServer,
+  open: number,
+): Promise<string[]> {
   const runIds: string[] = [];
   for (let run = 0; run < 5 && node.server.sockets.size > open; run += 1) {
     fake.script({ text: 'z'.repeat(40), chunks: 40 });
-    runIds.push((await request(owner.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: `more ${run}`, wait: true }).expect(200)).body.runId as string);
+    runIds.push(
+      (
+        await request(owner.url)
+          .post(`/v1/sessions/${sessionId}/runs`)
+          .send({ input: `more ${run}`, wait: true })
+          .expect(200)
+      ).body.runId as string,
+    );
     // A closed peer that stopped reading cannot answer the closing handshake: it is cut off after CLOSE_GRACE_MS.
-    for (let i = 0; i < 30 && node.server.sockets.size > open; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 30 && node.server.sockets.size > open; i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 100));
   }
   expect(node.server.sockets.size).toBe(open);
   return runIds;
@@ -43,7 +57,11 @@ function useTwoNodes() {
     const fake = await startFakeProvider();
     opened = { fake, nodes: [] };
     // No peer_urls: these nodes forward nothing, so a socket on B follows A's stream (the path measured here).
-    const shared = { ...redisServerConfig(), cluster: { peerUrls: [] }, redisKeyPrefix: `a3s-fbound-${Math.random().toString(36).slice(2)}:` };
+    const shared = {
+      ...redisServerConfig(),
+      cluster: { peerUrls: [] },
+      redisKeyPrefix: `a3s-fbound-${Math.random().toString(36).slice(2)}:`,
+    };
     const a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a', ...configA } });
     opened.nodes.push(a);
     const b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b', ...configB } });
@@ -52,7 +70,7 @@ function useTwoNodes() {
   };
 }
 
-describe('a WebSocket following another node\'s session: retention and bounds', () => {
+describe("a WebSocket following another node's session: retention and bounds", () => {
   const twoNodes = useTwoNodes();
 
   it('a cursor older than the stream retains gets a replay_gap control frame first, then the retained events in order', async () => {
@@ -61,14 +79,20 @@ describe('a WebSocket following another node\'s session: retention and bounds', 
     await request(a.url).post('/v1/sessions').send({ sessionId: 'gap', autoSave: true }).expect(201);
     const chunks = 130;
     fake.script({ text: 'x'.repeat(chunks), chunks });
-    const runId = (await request(a.url).post('/v1/sessions/gap/runs').send({ input: 'long', wait: true }).expect(200)).body.runId as string;
+    const runId = (await request(a.url).post('/v1/sessions/gap/runs').send({ input: 'long', wait: true }).expect(200))
+      .body.runId as string;
     const last = (await runEvents(a, 'gap', runId)).at(-1)?.metadata.session_sequence ?? 0;
     expect(last).toBeGreaterThan(chunks);
 
     const late = await subscribe(b.url, 'gap', { after: 0 });
     await late.waitFor(isEndOf(runId));
     const [gap, ...rest] = late.frames;
-    expect(gap).toEqual({ version: 1, type: 'replay_gap', payload: { requested_after: 0, first_available: expect.any(Number) }, metadata: {} });
+    expect(gap).toEqual({
+      version: 1,
+      type: 'replay_gap',
+      payload: { requested_after: 0, first_available: expect.any(Number) },
+      metadata: {},
+    });
     const first = (gap?.payload as { first_available: number }).first_available;
     expect(first).toBeGreaterThan(1);
     // No further control frames: exactly the retained events, from first_available to the end, in order.
@@ -82,7 +106,8 @@ describe('a WebSocket following another node\'s session: retention and bounds', 
 
     // Live events after the replay continue the numbering, without another gap.
     fake.script({ text: 'more' });
-    const next = (await request(a.url).post('/v1/sessions/gap/runs').send({ input: 'again', wait: true }).expect(200)).body.runId as string;
+    const next = (await request(a.url).post('/v1/sessions/gap/runs').send({ input: 'again', wait: true }).expect(200))
+      .body.runId as string;
     await late.waitFor(isEndOf(next));
     expect(late.controls.map((c) => c.type)).toEqual(['replay_gap']);
     expect(late.sequences()).toEqual(range(first, late.cursor() ?? 0));
@@ -96,7 +121,8 @@ describe('a WebSocket following another node\'s session: retention and bounds', 
     const { fake, a, b } = await twoNodes({}, { limits: { subscriberBufferEvents: 16 } });
     await request(a.url).post('/v1/sessions').send({ sessionId: 'slow', autoSave: true }).expect(201);
     fake.script({ text: 'first' });
-    const first = (await request(a.url).post('/v1/sessions/slow/runs').send({ input: 'one', wait: true }).expect(200)).body.runId as string;
+    const first = (await request(a.url).post('/v1/sessions/slow/runs').send({ input: 'one', wait: true }).expect(200))
+      .body.runId as string;
     const reader = await subscribe(b.url, 'slow', { after: 0 });
     const stalled = await subscribe(b.url, 'slow', { after: 0 });
     // Both are following A's stream once they replayed the first run; then one stops reading.
@@ -106,7 +132,8 @@ describe('a WebSocket following another node\'s session: retention and bounds', 
     stalled.pause();
     const chunks = 200;
     fake.script({ text: 'y'.repeat(chunks), chunks });
-    const runId = (await request(a.url).post('/v1/sessions/slow/runs').send({ input: 'long', wait: true }).expect(200)).body.runId as string;
+    const runId = (await request(a.url).post('/v1/sessions/slow/runs').send({ input: 'long', wait: true }).expect(200))
+      .body.runId as string;
     await reader.waitFor(isEndOf(runId));
 
     // Far more events than the subscriber bound, every one delivered to the reader as A recorded them.

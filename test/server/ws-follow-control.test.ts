@@ -35,7 +35,9 @@ describe('a WebSocket that follows a session another node owns', () => {
     ws.send({ type: 'host_register' });
     await ws.waitFor(() => ws.controls.filter((c) => c.type === 'error').length === 3);
     expect(ws.controls.filter((c) => c.type === 'pong')).toHaveLength(MAX_MESSAGES_BEFORE_AUTH + 1);
-    const [confirm, cancel, host] = ws.controls.filter((c) => c.type === 'error').map((c) => c.payload as { code: string; message: string; field?: string });
+    const [confirm, cancel, host] = ws.controls
+      .filter((c) => c.type === 'error')
+      .map((c) => c.payload as { code: string; message: string; field?: string });
     for (const refusal of [confirm, cancel, host]) {
       expect(refusal?.code).toBe('SESSION_OWNED_ELSEWHERE');
       expect(refusal?.message).toContain('node-a');
@@ -45,7 +47,11 @@ describe('a WebSocket that follows a session another node owns', () => {
     expect(confirm?.message).toMatch(/^confirm: .*POST \/v1\/sessions\/f1\/confirmations\/tool-1/);
     expect(cancel).toMatchObject({ field: 'runId' });
     expect(cancel?.message).toMatch(/^cancel: .*POST \/v1\/sessions\/f1\/runs\/run-1\/cancel/);
-    expect(ws.controls.some((c) => c.type === 'confirm_result' || c.type === 'cancel_result' || c.type === 'host_registered')).toBe(false);
+    expect(
+      ws.controls.some(
+        (c) => c.type === 'confirm_result' || c.type === 'cancel_result' || c.type === 'host_registered',
+      ),
+    ).toBe(false);
 
     fake.script({ text: 'second' });
     const second = await request(a.url).post('/v1/sessions/f1/runs').send({ input: 'two', wait: true }).expect(200);
@@ -114,7 +120,9 @@ describe('messages sent while an authenticated socket is still attaching', () =>
 
   it('a follower answers every ping in order, then refuses the cancel with SESSION_OWNED_ELSEWHERE, and stays open', async () => {
     fake.script({ text: 'first' });
-    const runId = (await request(a.url).post('/v1/sessions/q1/runs').set(auth).send({ input: 'one', wait: true }).expect(200)).body.runId as string;
+    const runId = (
+      await request(a.url).post('/v1/sessions/q1/runs').set(auth).send({ input: 'one', wait: true }).expect(200)
+    ).body.runId as string;
     const ws = await pingsThenCancel(b.url, runId);
     expect(ws.controls.map((c) => c.type)).toEqual([...Array<string>(pings).fill('pong'), 'error']);
     const refusal = ws.controls.at(-1)?.payload as { code: string; message: string; field?: string };
@@ -128,7 +136,9 @@ describe('messages sent while an authenticated socket is still attaching', () =>
 
   it('a local subscriber answers every ping in order, then the cancel, and stays open', async () => {
     fake.script({ text: 'second' });
-    const runId = (await request(a.url).post('/v1/sessions/q1/runs').set(auth).send({ input: 'two', wait: true }).expect(200)).body.runId as string;
+    const runId = (
+      await request(a.url).post('/v1/sessions/q1/runs').set(auth).send({ input: 'two', wait: true }).expect(200)
+    ).body.runId as string;
     const ws = await pingsThenCancel(a.url, runId);
     expect(ws.controls.map((c) => c.type)).toEqual([...Array<string>(pings).fill('pong'), 'cancel_result']);
     expect(ws.controls.at(-1)?.payload).toEqual({ run_id: runId, cancelled: false });

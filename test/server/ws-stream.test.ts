@@ -39,7 +39,8 @@ describe('WebSocket event stream: replay, live, gaps', () => {
     // Run 1 streams 60 chunks slowly, so joiners can attach while it is in flight.
     const chunks1 = 60;
     t.fake.script({ text: 'a'.repeat(chunks1), chunks: chunks1, chunkDelayMs: 20 });
-    const run1 = (await request(t.url).post('/v1/sessions/s-stream/runs').send({ input: 'one' }).expect(202)).body.runId as string;
+    const run1 = (await request(t.url).post('/v1/sessions/s-stream/runs').send({ input: 'one' }).expect(202)).body
+      .runId as string;
     await fromStart.waitFor((e) => e.type === 'text_delta' && (e.metadata.sequence ?? 0) >= 8);
 
     // One subscriber connects while the run is streaming and replays from 0; another is live-only.
@@ -63,7 +64,9 @@ describe('WebSocket event stream: replay, live, gaps', () => {
     // Run 2, watched by the same subscribers.
     const chunks2 = 5;
     t.fake.script({ text: 'b'.repeat(chunks2), chunks: chunks2 });
-    const run2 = (await request(t.url).post('/v1/sessions/s-stream/runs').send({ input: 'two', wait: true }).expect(200)).body.runId as string;
+    const run2 = (
+      await request(t.url).post('/v1/sessions/s-stream/runs').send({ input: 'two', wait: true }).expect(200)
+    ).body.runId as string;
     await Promise.all([fromStart, joiner, liveOnly, resumed].map((s) => s.waitFor(isEndOf(run2))));
     t.fake.assertDone();
 
@@ -83,7 +86,11 @@ describe('WebSocket event stream: replay, live, gaps', () => {
     const run2Events = fromStart.events.filter((e) => e.metadata.run_id === run2);
     expect(run2Events.map((e) => e.metadata.sequence)).toEqual(range(0, eventsOfTextRun(chunks2) - 1));
     expect(run2Events[0].metadata.session_sequence).toBe(eventsOfTextRun(chunks1) + 1);
-    expect(fromStart.events.map((e) => e.type).slice(0, 3)).toEqual(['agent_start', 'run_status_changed', 'turn_start']);
+    expect(fromStart.events.map((e) => e.type).slice(0, 3)).toEqual([
+      'agent_start',
+      'run_status_changed',
+      'turn_start',
+    ]);
   });
 
   it('without `after` the socket is live only', async () => {
@@ -98,7 +105,8 @@ describe('WebSocket event stream: replay, live, gaps', () => {
     expect(live.events).toEqual([]);
 
     t.fake.script({ text: 'second', chunks: 2 });
-    const run2 = (await request(t.url).post('/v1/sessions/s-live/runs').send({ input: 'two', wait: true }).expect(200)).body.runId as string;
+    const run2 = (await request(t.url).post('/v1/sessions/s-live/runs').send({ input: 'two', wait: true }).expect(200))
+      .body.runId as string;
     await live.waitFor(isEndOf(run2));
     const first = eventsOfTextRun(1);
     expect(live.sequences()).toEqual(range(first + 1, first + eventsOfTextRun(2)));
@@ -121,14 +129,20 @@ describe('WebSocket event stream: replay, live, gaps', () => {
       .expect(201);
     const chunks = 20;
     t.fake.script({ text: 'x'.repeat(chunks), chunks });
-    const run1 = (await request(t.url).post('/v1/sessions/s-gap/runs').send({ input: 'one', wait: true }).expect(200)).body.runId as string;
+    const run1 = (await request(t.url).post('/v1/sessions/s-gap/runs').send({ input: 'one', wait: true }).expect(200))
+      .body.runId as string;
     await waitIdle(t.url, 's-gap');
     const total1 = eventsOfTextRun(chunks);
 
     const sub = await subscribe(t.url, 's-gap', { after: 0 });
     await sub.waitFor(isEndOf(run1));
     const [gap, ...rest] = sub.frames;
-    expect(gap).toEqual({ version: 1, type: 'replay_gap', payload: { requested_after: 0, first_available: total1 - 4 }, metadata: {} });
+    expect(gap).toEqual({
+      version: 1,
+      type: 'replay_gap',
+      payload: { requested_after: 0, first_available: total1 - 4 },
+      metadata: {},
+    });
     expect(rest.map((f) => f.metadata.session_sequence)).toEqual(range(total1 - 4, total1));
 
     // A cursor inside the retained window: no gap.
@@ -141,7 +155,9 @@ describe('WebSocket event stream: replay, live, gaps', () => {
     expect(page.retentionGap).toEqual({ firstAvailableSequence: total1 - 5 });
     expect(page.events.map((e: EventEnvelope) => e.metadata.sequence)).toEqual([total1 - 5, total1 - 4, total1 - 3]);
     expect(page.nextAfter).toBe(total1 - 3);
-    const next = (await request(t.url).get(`/v1/sessions/s-gap/runs/${run1}/events?after=${page.nextAfter}&limit=3`).expect(200)).body;
+    const next = (
+      await request(t.url).get(`/v1/sessions/s-gap/runs/${run1}/events?after=${page.nextAfter}&limit=3`).expect(200)
+    ).body;
     expect(next.retentionGap).toBeNull();
     expect(next.events.map((e: EventEnvelope) => e.metadata.sequence)).toEqual([total1 - 2, total1 - 1]);
     expect(next.nextAfter).toBeNull();
@@ -150,13 +166,23 @@ describe('WebSocket event stream: replay, live, gaps', () => {
 
     // A second run: the hole inside the replay (run 2's dropped head) is announced where it occurs.
     t.fake.script({ text: 'y'.repeat(chunks), chunks });
-    const run2 = (await request(t.url).post('/v1/sessions/s-gap/runs').send({ input: 'two', wait: true }).expect(200)).body.runId as string;
+    const run2 = (await request(t.url).post('/v1/sessions/s-gap/runs').send({ input: 'two', wait: true }).expect(200))
+      .body.runId as string;
     await sub.waitFor(isEndOf(run2));
     const total2 = total1 + eventsOfTextRun(chunks);
     const replay = await subscribe(t.url, 's-gap', { after: 0 });
     await replay.waitFor(isEndOf(run2));
-    const shape = replay.frames.map((f) => (f.type === 'replay_gap' ? `gap ${String(f.payload.requested_after)}->${String(f.payload.first_available)}` : f.metadata.session_sequence));
-    expect(shape).toEqual([`gap 0->${total1 - 4}`, ...range(total1 - 4, total1), `gap ${total1}->${total2 - 4}`, ...range(total2 - 4, total2)]);
+    const shape = replay.frames.map((f) =>
+      f.type === 'replay_gap'
+        ? `gap ${String(f.payload.requested_after)}->${String(f.payload.first_available)}`
+        : f.metadata.session_sequence,
+    );
+    expect(shape).toEqual([
+      `gap 0->${total1 - 4}`,
+      ...range(total1 - 4, total1),
+      `gap ${total1}->${total2 - 4}`,
+      ...range(total2 - 4, total2),
+    ]);
     // The live subscriber saw run 2 whole: retention drops stored events, never live delivery.
     expect(sub.sequences()).toEqual([...range(total1 - 4, total1), ...range(total1 + 1, total2)]);
   });

@@ -45,12 +45,17 @@ describe('heap per session', () => {
   });
 
   const post = async (path: string, body: unknown, status: number): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${t.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const parsed = (await res.json()) as Record<string, unknown>;
     if (res.status !== status) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(parsed)}`);
     return parsed;
   };
-  const createSession = async (): Promise<string> => ((await post('/v1/sessions', {}, 201)).session as { id: string }).id;
+  const createSession = async (): Promise<string> =>
+    ((await post('/v1/sessions', {}, 201)).session as { id: string }).id;
   const sessionWithRun = async (): Promise<void> => {
     const id = await createSession();
     const finished = await post(`/v1/sessions/${id}/runs`, { input: 'hello', wait: true }, 200);

@@ -36,7 +36,13 @@ describe('SessionArtifacts bounds', () => {
   });
 
   it('trims restored artifacts (a snapshot from before the bounds) to the bounds, keeping the newest', () => {
-    const restored = ['a', 'b', 'c'].map((content, i) => ({ id: `art_${i}`, toolCallId: `c${i}`, toolName: 'bash', createdAtMs: i, content }));
+    const restored = ['a', 'b', 'c'].map((content, i) => ({
+      id: `art_${i}`,
+      toolCallId: `c${i}`,
+      toolName: 'bash',
+      createdAtMs: i,
+      content,
+    }));
     const artifacts = new SessionArtifacts(hostEnv(), { maxArtifacts: 2, maxBytes: 100 }, restored);
     expect(artifacts.list().map((a) => a.id)).toEqual(['art_1', 'art_2']);
     expect(artifacts.evictedBy('art_0')).toBe('limits.maxArtifactsPerSession');

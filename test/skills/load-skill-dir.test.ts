@@ -6,7 +6,10 @@ import { loadSkillDir, MAX_SKILL_FILE_BYTES } from '../../src/runtime/skills/loa
 import { openHeldDirectory, withHeldDirectory } from '../../src/runtime/workspace/held-directory.js';
 import { tempDir, writeFiles } from '../support/test-server.js';
 
-const load = (dir: string) => withHeldDirectory(openHeldDirectory(realpathSync(dir)), (root) => loadSkillDir({ root, label: 'skills', source: 'session', errorCode: 'VALIDATION_ERROR' }));
+const load = (dir: string) =>
+  withHeldDirectory(openHeldDirectory(realpathSync(dir)), (root) =>
+    loadSkillDir({ root, label: 'skills', source: 'session', errorCode: 'VALIDATION_ERROR' }),
+  );
 
 async function failure(promise: Promise<unknown>): Promise<CodeError> {
   const error = await promise.then(
@@ -22,14 +25,22 @@ describe('loadSkillDir', () => {
     const dir = tempDir('skills-');
     writeFiles(dir, {
       'a.md': '---\ndescription: A skill\nallowed-tools: read(*), grep(*)\ntags: [x, y]\nversion: 1.2\n---\nBody A\n',
-      'nested/deeper/b.md': '---\nname: bee\nkind: tool\nallowed-tools: [bash, read]\ndisable-model-invocation: true\n---\nBody B',
+      'nested/deeper/b.md':
+        '---\nname: bee\nkind: tool\nallowed-tools: [bash, read]\ndisable-model-invocation: true\n---\nBody B',
       'pack/SKILL.md': '---\nkind: persona\n---\nYou are a pirate.',
       'pack/notes.md': 'resources of the pack are not skills',
       'plain.md': 'No front matter at all.',
     });
     const skills = await load(dir);
     expect(skills.map((skill) => skill.name)).toEqual(['a', 'bee', 'pack', 'plain']);
-    expect(skills[0]).toMatchObject({ description: 'A skill', allowedTools: ['read(*)', 'grep(*)'], tags: ['x', 'y'], version: '1.2', kind: 'instruction', content: 'Body A' });
+    expect(skills[0]).toMatchObject({
+      description: 'A skill',
+      allowedTools: ['read(*)', 'grep(*)'],
+      tags: ['x', 'y'],
+      version: '1.2',
+      kind: 'instruction',
+      content: 'Body A',
+    });
     expect(skills[1]).toMatchObject({ kind: 'tool', allowedTools: ['bash', 'read'], disableModelInvocation: true });
     expect(skills[2]).toMatchObject({ kind: 'persona', content: 'You are a pirate.' });
     expect(skills[3]).toMatchObject({ content: 'No front matter at all.', kind: 'instruction' });
@@ -56,7 +67,9 @@ describe('loadSkillDir', () => {
     writeFileSync(join(outside, 'secret.md'), '---\nname: secret\n---\nx');
     const dir = tempDir('skills-');
     symlinkSync(join(outside, 'secret.md'), join(dir, 'link.md'));
-    expect((await failure(load(dir))).message).toContain('skills/link.md: a symlink leaving the skill directory is refused');
+    expect((await failure(load(dir))).message).toContain(
+      'skills/link.md: a symlink leaving the skill directory is refused',
+    );
 
     const inside = tempDir('skills-');
     mkdirSync(join(inside, 'real'));

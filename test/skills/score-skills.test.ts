@@ -4,11 +4,26 @@ import { scoreSkill, scoreSkills } from '../../src/runtime/skills/score-skills.j
 import type { SkillDefinition } from '../../src/runtime/skills/skill-definition.js';
 
 function skill(name: string, fields: Partial<SkillDefinition> = {}): SkillDefinition {
-  return { name, description: '', kind: 'instruction', tags: [], allowedTools: [], version: undefined, disableModelInvocation: false, content: '', source: 'inline', ...fields };
+  return {
+    name,
+    description: '',
+    kind: 'instruction',
+    tags: [],
+    allowedTools: [],
+    version: undefined,
+    disableModelInvocation: false,
+    content: '',
+    source: 'inline',
+    ...fields,
+  };
 }
 
 describe('search_skills scoring (seed §9)', () => {
-  const release = skill('release-review', { description: 'Review a release branch', tags: ['git', 'release'], content: 'Check the changelog and tags.' });
+  const release = skill('release-review', {
+    description: 'Review a release branch',
+    tags: ['git', 'release'],
+    content: 'Check the changelog and tags.',
+  });
 
   it.each([
     // full name +100, the query contains the tag "release" +80; token "release-review": name +20 (no tag, description or body contains it)
@@ -40,7 +55,12 @@ describe('search_skills scoring (seed §9)', () => {
   });
 
   it('drops score 0, sorts by score then name, clamps the limit to 1..20', () => {
-    const skills = [skill('zeta', { description: 'deploy' }), skill('alpha', { description: 'deploy' }), skill('deploy'), skill('other')];
+    const skills = [
+      skill('zeta', { description: 'deploy' }),
+      skill('alpha', { description: 'deploy' }),
+      skill('deploy'),
+      skill('other'),
+    ];
     expect(scoreSkills(skills, 'deploy').map((entry) => entry.skill.name)).toEqual(['deploy', 'alpha', 'zeta']);
     expect(scoreSkills(skills, 'deploy', 0).map((entry) => entry.skill.name)).toEqual(['deploy']);
     const many = Array.from({ length: 30 }, (_, index) => skill(`s${String(index).padStart(2, '0')}`));
@@ -55,7 +75,10 @@ describe('allowed-tools', () => {
     ['read grep', ['read', 'grep']],
     ['bash(git status), read', ['bash(git status)', 'read']],
     ['bash(git status) read', ['bash(git status)', 'read']],
-    [['read', ' ls '], ['read', 'ls']],
+    [
+      ['read', ' ls '],
+      ['read', 'ls'],
+    ],
     [undefined, []],
   ] as const)('%j -> %j', (input, expected) => {
     expect(parseAllowedTools(input)).toEqual(expected);

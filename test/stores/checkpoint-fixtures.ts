@@ -24,14 +24,26 @@ export function makeCheckpoint(runId: string, turn: number, options: MakeCheckpo
       {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: `call-${turn}`, type: 'function', function: { name: 'read', arguments: '{"path":"README.md"}' } }],
+        tool_calls: [
+          { id: `call-${turn}`, type: 'function', function: { name: 'read', arguments: '{"path":"README.md"}' } },
+        ],
       },
-      { role: 'tool', content: padding > 0 ? 'x'.repeat(padding) : `round ${turn} output`, tool_call_id: `call-${turn}` },
+      {
+        role: 'tool',
+        content: padding > 0 ? 'x'.repeat(padding) : `round ${turn} output`,
+        tool_call_id: `call-${turn}`,
+      },
     ],
     total_usage: { prompt_tokens: 10 * turn, completion_tokens: 5 * turn, total_tokens: 15 * turn },
     tool_calls_count: turn,
     verification_reports: [],
-    convergence: { tool_rounds: turn, parse_failures: 0, continuations: 0, last_call_key: 'read:README.md', same_call_count: 1 },
+    convergence: {
+      tool_rounds: turn,
+      parse_failures: 0,
+      continuations: 0,
+      last_call_key: 'read:README.md',
+      same_call_count: 1,
+    },
     checkpoint_ms: 1_700_000_000_000 + turn * 1000,
   };
 }

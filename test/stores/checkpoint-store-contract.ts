@@ -29,7 +29,11 @@ export function runCheckpointStoreContract(
   options: CheckpointStoreContractOptions,
 ): void {
   describe(`CheckpointStore contract: ${name}`, () => {
-    const subject = useStoreSubject(makeSubject, (text, runId) => parseCheckpoint(JSON.parse(text), `raw checkpoint of ${runId}`), (store, id) => store.load(S, id));
+    const subject = useStoreSubject(
+      makeSubject,
+      (text, runId) => parseCheckpoint(JSON.parse(text), `raw checkpoint of ${runId}`),
+      (store, id) => store.load(S, id),
+    );
     const { expectInvalid } = subject;
     let store: CheckpointStore;
 
@@ -82,7 +86,9 @@ export function runCheckpointStoreContract(
 
     it('rejects an invalid checkpoint on save and keeps the previous one', async () => {
       await store.save(S, makeCheckpoint('run_1', 1));
-      await expect(store.save(S, { ...makeCheckpoint('run_1', 2), turn: -1 })).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+      await expect(store.save(S, { ...makeCheckpoint('run_1', 2), turn: -1 })).rejects.toMatchObject({
+        code: 'SNAPSHOT_INVALID',
+      });
       const extra = { ...makeCheckpoint('run_1', 3), unexpected: true } as unknown as LoopCheckpoint;
       await expect(store.save(S, extra)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /unexpected/ });
       expect((await store.load(S, 'run_1'))?.turn).toBe(1);
@@ -90,7 +96,11 @@ export function runCheckpointStoreContract(
 
     it('rejects another schema_version', async () => {
       const future = JSON.stringify({ ...makeCheckpoint('run_1', 1), schema_version: 2 });
-      await expectInvalid('run_1', future, /unsupported checkpoint schema_version 2 in .+; this server reads version 1/);
+      await expectInvalid(
+        'run_1',
+        future,
+        /unsupported checkpoint schema_version 2 in .+; this server reads version 1/,
+      );
       const text = JSON.stringify({ ...makeCheckpoint('run_1', 1), schema_version: '1' });
       await expectInvalid('run_1', text, /unsupported checkpoint schema_version "1"/);
     });
@@ -110,12 +120,20 @@ export function runCheckpointStoreContract(
       const nested = base.replace('"convergence":{', '"convergence":{"__proto__":{"polluted":true},');
       await expectInvalid('run_1', nested, /forbidden key "__proto__" at convergence\.__proto__/);
       await expectInvalid('run_1', `{"__proto__":{"polluted":true},${base.slice(1)}`, /forbidden key "__proto__"/);
-      await expectInvalid('run_1', base.replace('"total_usage":{', '"total_usage":{"constructor":{},'), /forbidden key "constructor"/);
+      await expectInvalid(
+        'run_1',
+        base.replace('"total_usage":{', '"total_usage":{"constructor":{},'),
+        /forbidden key "constructor"/,
+      );
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
 
     it.skipIf(!options.storesText)('rejects stored data holding another run', async () => {
-      await expectInvalid('run_2', JSON.stringify(makeCheckpoint('run_1', 1)), /holds run "(s1~)?run_1", not "(s1~)?run_2"/);
+      await expectInvalid(
+        'run_2',
+        JSON.stringify(makeCheckpoint('run_1', 1)),
+        /holds run "(s1~)?run_1", not "(s1~)?run_2"/,
+      );
     });
 
     it("keeps runs of the same session id in two tenants apart, and a run out of another session's reach", async () => {
@@ -137,4 +155,3 @@ export function runCheckpointStoreContract(
     });
   });
 }
-

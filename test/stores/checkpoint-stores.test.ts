@@ -17,7 +17,11 @@ import { deleteKeysWithPrefix, randomKeyPrefix } from './redis-test-client.js';
 /** The key of the fixtures' session. */
 const S = sessionKey('tenant-a', 's1');
 
-runCheckpointStoreContract('memory', async () => ({ store: new MemoryCheckpointStore() }), { kind: 'memory', shared: false, storesText: false });
+runCheckpointStoreContract('memory', async () => ({ store: new MemoryCheckpointStore() }), {
+  kind: 'memory',
+  shared: false,
+  storesText: false,
+});
 
 runCheckpointStoreContract(
   'file',
@@ -63,7 +67,9 @@ describe('parseCheckpoint', () => {
     expect(() => parseCheckpoint({ schema_version: 3 }, 'redis key k')).toThrow(
       'unsupported checkpoint schema_version 3 in redis key k; this server reads version 1',
     );
-    expect(() => parseCheckpoint({ schema_version: 1 }, 'test')).toThrow(/^invalid checkpoint in test: run_id: .+ \(and \d+ more\)$/);
+    expect(() => parseCheckpoint({ schema_version: 1 }, 'test')).toThrow(
+      /^invalid checkpoint in test: run_id: .+ \(and \d+ more\)$/,
+    );
     expect(() => parseCheckpoint(null, 'test')).toThrow(/\(root\)/);
   });
 
@@ -148,7 +154,9 @@ describe('RedisCheckpointStore', () => {
     const other = connectRedisTarget();
     try {
       await new RedisCheckpointStore({ redis, keyPrefix }).save(S, makeCheckpoint('run_1', 4));
-      expect(await new RedisCheckpointStore({ redis: other, keyPrefix }).load(S, 'run_1')).toEqual(makeCheckpoint('run_1', 4));
+      expect(await new RedisCheckpointStore({ redis: other, keyPrefix }).load(S, 'run_1')).toEqual(
+        makeCheckpoint('run_1', 4),
+      );
     } finally {
       await other.quit();
     }
@@ -163,7 +171,8 @@ describe('RedisCheckpointStore', () => {
     // No lease at all: nobody owns the session, so nobody may checkpoint its runs.
     await expect(store.save(S, makeCheckpoint('run_1', 1))).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
-      message: "refused to save the checkpoint of run run_1: this node's ownership epoch 3 of session s1 is no longer current, no lease holds the session (fenced)",
+      message:
+        "refused to save the checkpoint of run run_1: this node's ownership epoch 3 of session s1 is no longer current, no lease holds the session (fenced)",
       details: { runId: 'run_1', sessionId: 's1', reason: 'fenced', epoch: 3, currentEpoch: null },
     });
     expect(await store.load(S, 'run_1')).toBeUndefined();

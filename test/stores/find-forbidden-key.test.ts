@@ -3,9 +3,15 @@ import { findForbiddenKey, formatFieldPath } from '../../src/stores/find-forbidd
 
 describe('findForbiddenKey', () => {
   it('finds __proto__, constructor and prototype keys at any depth and names their path', () => {
-    expect(findForbiddenKey(JSON.parse('{"a":[{"b":{}},{"c":{"__proto__":{}}}]}'))).toEqual({ key: '__proto__', path: 'a[1].c.__proto__' });
+    expect(findForbiddenKey(JSON.parse('{"a":[{"b":{}},{"c":{"__proto__":{}}}]}'))).toEqual({
+      key: '__proto__',
+      path: 'a[1].c.__proto__',
+    });
     expect(findForbiddenKey(JSON.parse('{"constructor":1}'))).toEqual({ key: 'constructor', path: 'constructor' });
-    expect(findForbiddenKey({ runs: [[{ x: { prototype: null } }]] })).toEqual({ key: 'prototype', path: 'runs[0][0].x.prototype' });
+    expect(findForbiddenKey({ runs: [[{ x: { prototype: null } }]] })).toEqual({
+      key: 'prototype',
+      path: 'runs[0][0].x.prototype',
+    });
   });
 
   it('passes clean documents, primitives and arrays whose items are named like forbidden keys', () => {

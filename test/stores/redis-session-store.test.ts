@@ -46,7 +46,9 @@ describe('RedisSessionStore', () => {
     // No global set and no old-layout key is written.
     expect(await countExisting(redis, `${keyPrefix}sessions`, `${keyPrefix}session:s1`)).toBe(0);
     await store.delete(k('s1'));
-    expect(await countExisting(redis, `${keyPrefix}{tenant-a/s1}:snapshot`, `${keyPrefix}tenant:{tenant-a}:sessions`)).toBe(0);
+    expect(
+      await countExisting(redis, `${keyPrefix}{tenant-a/s1}:snapshot`, `${keyPrefix}tenant:{tenant-a}:sessions`),
+    ).toBe(0);
     expect(await store.list()).toEqual([sessionKey('tenant-b', 's1')]);
   });
 
@@ -73,13 +75,15 @@ describe('RedisSessionStore', () => {
     // The session's own epoch key: a fenced script touches keys of the session's hash slot only.
     const ownerKey = redisSessionKey(keyPrefix, k('s1'), 'epoch');
     let epoch = 3;
-    const fence = (session: SessionKey): SessionFence | undefined => (session === k('s1') ? { ownerKey, epoch } : undefined);
+    const fence = (session: SessionKey): SessionFence | undefined =>
+      session === k('s1') ? { ownerKey, epoch } : undefined;
     const store = new RedisSessionStore({ redis, keyPrefix, fence });
 
     // No lease at all: nobody owns the session, so nobody may write it.
     await expect(store.save(makeSnapshot('s1', 1))).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
-      message: "refused to save generation 1 of session s1: this node's ownership epoch 3 is no longer current, no lease holds the session (fenced)",
+      message:
+        "refused to save generation 1 of session s1: this node's ownership epoch 3 is no longer current, no lease holds the session (fenced)",
       details: { sessionId: 's1', reason: 'fenced', epoch: 3, currentEpoch: null },
     });
     await redis.set(ownerKey, '3');
@@ -89,10 +93,15 @@ describe('RedisSessionStore', () => {
     await redis.set(ownerKey, '4');
     await expect(store.save(makeSnapshot('s1', 2))).rejects.toMatchObject({
       code: 'PERSISTENCE_FAILED',
-      message: expect.stringMatching(/^refused to save generation 2 of session s1: .*the lease is now at epoch 4 \(fenced\)$/),
+      message: expect.stringMatching(
+        /^refused to save generation 2 of session s1: .*the lease is now at epoch 4 \(fenced\)$/,
+      ),
       details: { sessionId: 's1', reason: 'fenced', epoch: 3, currentEpoch: '4' },
     });
-    await expect(store.delete(k('s1'))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'fenced' } });
+    await expect(store.delete(k('s1'))).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      details: { reason: 'fenced' },
+    });
     expect((await store.load(k('s1')))?.generation).toBe(1);
 
     // The new owner (epoch 4) writes; a session without a fence is unaffected.
@@ -123,14 +132,20 @@ describe('RedisSessionStore', () => {
   });
 
   it('ends with the highest generation when two clients save increasing generations concurrently', async () => {
-    const stores = [new RedisSessionStore({ redis, keyPrefix }), new RedisSessionStore({ redis: otherClient(), keyPrefix })];
+    const stores = [
+      new RedisSessionStore({ redis, keyPrefix }),
+      new RedisSessionStore({ redis: otherClient(), keyPrefix }),
+    ];
     const generations = Array.from({ length: 60 }, (_, index) => index + 1);
     const results = await Promise.allSettled(
-      generations.map((generation) => stores[generation % 2]!.save(makeSnapshot('shared', generation, { paddingBytes: 4096 }))),
+      generations.map((generation) =>
+        stores[generation % 2]!.save(makeSnapshot('shared', generation, { paddingBytes: 4096 })),
+      ),
     );
     expect(results.at(-1)?.status).toBe('fulfilled');
     for (const result of results) {
-      if (result.status === 'rejected') expect(result.reason).toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'stale_generation' } });
+      if (result.status === 'rejected')
+        expect(result.reason).toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'stale_generation' } });
     }
     expect(await stores[0]!.load(k('shared'))).toEqual(makeSnapshot('shared', 60, { paddingBytes: 4096 }));
   });
@@ -138,69 +153,88 @@ describe('RedisSessionStore', () => {
   it.each([
     ['compressed', 64 * 1024],
     ['uncompressed', Number.POSITIVE_INFINITY],
-  ])('never shows a partial snapshot to a reader while a writer saves large ones (%s)', { timeout: 60_000 }, async (_label, compressAboveBytes) => {
-    const paddingBytes = 768 * 1024;
-    const writer = new RedisSessionStore({ redis, keyPrefix, compressAboveBytes });
-    const reader = new RedisSessionStore({ redis: otherClient(), keyPrefix });
-    const expected = new Map<number, unknown>();
-    const wantedReads = 40;
-    let reads = 0;
-    let lastGeneration = 0;
-    let writing = true;
-    let stop = false;
-    // The writer keeps replacing the snapshot until the reader has seen enough of it.
-    const writes = (async () => {
+  ])(
+    'never shows a partial snapshot to a reader while a writer saves large ones (%s)',
+    { timeout: 60_000 },
+    async (_label, compressAboveBytes) => {
+      const paddingBytes = 768 * 1024;
+      const writer = new RedisSessionStore({ redis, keyPrefix, compressAboveBytes });
+      const reader = new RedisSessionStore({ redis: otherClient(), keyPrefix });
+      const expected = new Map<number, unknown>();
+      const wantedReads = 40;
+      let reads = 0;
+      let lastGeneration = 0;
+      let writing = true;
+      let stop = false;
+      // The writer keeps replacing the snapshot until the reader has seen enough of it.
+      const writes = (async () => {
+        try {
+          while (!stop && (reads < wantedReads || lastGeneration < 10)) {
+            await writer.save(makeSnapshot('s1', lastGeneration + 1, { paddingBytes }));
+            lastGeneration += 1;
+          }
+        } finally {
+          writing = false;
+        }
+      })();
+      let previous = 0;
       try {
-        while (!stop && (reads < wantedReads || lastGeneration < 10)) {
-          await writer.save(makeSnapshot('s1', lastGeneration + 1, { paddingBytes }));
-          lastGeneration += 1;
+        while (writing) {
+          const loaded = await reader.load(k('s1'));
+          if (loaded === undefined) {
+            // Once a generation was visible, the session never disappears in the middle of a replacement.
+            expect(previous).toBe(0);
+            continue;
+          }
+          // A complete generation: exactly what the writer saved for it, never older than the last read.
+          expect(loaded.generation).toBeGreaterThanOrEqual(previous);
+          previous = loaded.generation;
+          if (!expected.has(loaded.generation)) {
+            expected.set(
+              loaded.generation,
+              parseSnapshot(makeSnapshot('s1', loaded.generation, { paddingBytes }), 'expected'),
+            );
+          }
+          expect(loaded).toEqual(expected.get(loaded.generation));
+          reads += 1;
         }
-      } finally {
-        writing = false;
+      } catch (error) {
+        // Stop the writer before failing, so its next save does not outlive the test.
+        stop = true;
+        await writes.catch(() => undefined);
+        throw error;
       }
-    })();
-    let previous = 0;
-    try {
-      while (writing) {
-        const loaded = await reader.load(k('s1'));
-        if (loaded === undefined) {
-          // Once a generation was visible, the session never disappears in the middle of a replacement.
-          expect(previous).toBe(0);
-          continue;
-        }
-        // A complete generation: exactly what the writer saved for it, never older than the last read.
-        expect(loaded.generation).toBeGreaterThanOrEqual(previous);
-        previous = loaded.generation;
-        if (!expected.has(loaded.generation)) {
-          expected.set(loaded.generation, parseSnapshot(makeSnapshot('s1', loaded.generation, { paddingBytes }), 'expected'));
-        }
-        expect(loaded).toEqual(expected.get(loaded.generation));
-        reads += 1;
-      }
-    } catch (error) {
-      // Stop the writer before failing, so its next save does not outlive the test.
-      stop = true;
-      await writes.catch(() => undefined);
-      throw error;
-    }
-    await writes;
-    expect(reads).toBeGreaterThanOrEqual(wantedReads);
-    expect(expected.size).toBeGreaterThan(1);
-    expect((await reader.load(k('s1')))?.generation).toBe(lastGeneration);
-  });
+      await writes;
+      expect(reads).toBeGreaterThanOrEqual(wantedReads);
+      expect(expected.size).toBeGreaterThan(1);
+      expect((await reader.load(k('s1')))?.generation).toBe(lastGeneration);
+    },
+  );
 
   it('rejects stored data that does not match its key or fields', async () => {
     const store = new RedisSessionStore({ redis, keyPrefix });
     const key = (id: string): string => store.sessionKey(k(id));
     const text = JSON.stringify(makeSnapshot('s1', 2));
     await redis.hset(key('other'), 'gen', '2', 'enc', 'json', 'data', text);
-    await expect(store.load(k('other'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds session "s1" of tenant "tenant-a", not "other"/ });
+    await expect(store.load(k('other'))).rejects.toMatchObject({
+      code: 'SNAPSHOT_INVALID',
+      message: /holds session "s1" of tenant "tenant-a", not "other"/,
+    });
     await redis.hset(key('s1'), 'gen', '1', 'enc', 'json', 'data', text);
-    await expect(store.load(k('s1'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds generation 2 but its gen field is "1"/ });
+    await expect(store.load(k('s1'))).rejects.toMatchObject({
+      code: 'SNAPSHOT_INVALID',
+      message: /holds generation 2 but its gen field is "1"/,
+    });
     await redis.hset(key('s1'), 'gen', '2', 'enc', 'brotli');
-    await expect(store.load(k('s1'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /unknown \("brotli"\) encoding marker/ });
+    await expect(store.load(k('s1'))).rejects.toMatchObject({
+      code: 'SNAPSHOT_INVALID',
+      message: /unknown \("brotli"\) encoding marker/,
+    });
     await redis.hset(key('s1'), 'enc', 'gzip');
-    await expect(store.load(k('s1'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /is not valid gzip data/ });
+    await expect(store.load(k('s1'))).rejects.toMatchObject({
+      code: 'SNAPSHOT_INVALID',
+      message: /is not valid gzip data/,
+    });
     await redis.hset(key('s1'), 'data', gzipSync(Buffer.from(text)));
     expect(await store.load(k('s1'))).toEqual(makeSnapshot('s1', 2));
     await redis.hdel(key('s1'), 'data');

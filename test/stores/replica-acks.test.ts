@@ -32,21 +32,40 @@ describe('replica acknowledgement of fenced writes (WAIT)', () => {
     const detected = await new ReplicaAcks({ client: redis, configured: undefined, timeoutMs: 500 }).required();
     expect(detected).toEqual(REPLICAS === 0 ? undefined : { replicas: 1, timeoutMs: 500 });
     expect(await new ReplicaAcks({ client: redis, configured: 0, timeoutMs: 500 }).required()).toBeUndefined();
-    expect(await new ReplicaAcks({ client: redis, configured: 2, timeoutMs: 80 }).required()).toEqual({ replicas: 2, timeoutMs: 80 });
+    expect(await new ReplicaAcks({ client: redis, configured: 2, timeoutMs: 80 }).required()).toEqual({
+      replicas: 2,
+      timeoutMs: 80,
+    });
   });
 
   it('a save acknowledged by the replicas there are counts; one that needs a replica more fails with reason replica_ack', async () => {
-    const acked = new RedisSessionStore({ redis, keyPrefix, legacyLayout: false, replicaAcks: new ReplicaAcks({ client: redis, configured: undefined, timeoutMs: 1000 }) });
+    const acked = new RedisSessionStore({
+      redis,
+      keyPrefix,
+      legacyLayout: false,
+      replicaAcks: new ReplicaAcks({ client: redis, configured: undefined, timeoutMs: 1000 }),
+    });
     await acked.save(makeSnapshot('s1', 1));
     expect((await acked.load(sessionKey('tenant-a', 's1')))?.generation).toBe(1);
 
     const started = Date.now();
-    const unmet = new RedisSessionStore({ redis, keyPrefix, legacyLayout: false, replicaAcks: new ReplicaAcks({ client: redis, configured: REPLICAS + 1, timeoutMs: 150 }) });
+    const unmet = new RedisSessionStore({
+      redis,
+      keyPrefix,
+      legacyLayout: false,
+      replicaAcks: new ReplicaAcks({ client: redis, configured: REPLICAS + 1, timeoutMs: 150 }),
+    });
     const error = await unmet.save(makeSnapshot('s1', 2)).catch((thrown: unknown) => thrown);
     expect(isCodeError(error)).toBe(true);
     expect(error).toMatchObject({
       code: 'PERSISTENCE_FAILED',
-      details: { sessionId: 's1', generation: 2, reason: 'replica_ack', replicasRequired: REPLICAS + 1, replicasAcknowledged: REPLICAS },
+      details: {
+        sessionId: 's1',
+        generation: 2,
+        reason: 'replica_ack',
+        replicasRequired: REPLICAS + 1,
+        replicasAcknowledged: REPLICAS,
+      },
     });
     expect((error as Error).message).toContain(`not acknowledged by ${REPLICAS + 1} replica`);
     // WAIT waited out its timeout before the save was refused.
@@ -57,11 +76,17 @@ describe('replica acknowledgement of fenced writes (WAIT)', () => {
     const acks = new ReplicaAcks({ client: redis, configured: REPLICAS + 1, timeoutMs: 100 });
     const key = sessionKey('tenant-a', 's1');
     const checkpoints = new RedisCheckpointStore({ redis, keyPrefix, replicaAcks: acks });
-    await expect(checkpoints.save(key, makeCheckpoint('run_1', 1))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { runId: 'run_1', reason: 'replica_ack' } });
+    await expect(checkpoints.save(key, makeCheckpoint('run_1', 1))).rejects.toMatchObject({
+      code: 'PERSISTENCE_FAILED',
+      details: { runId: 'run_1', reason: 'replica_ack' },
+    });
 
     const leases = new SessionLeases({ redis, keyPrefix, nodeId: 'node-a', ttlMs: 5000, replicaAcks: acks });
     try {
-      await expect(leases.acquire(key)).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED', details: { reason: 'replica_ack' } });
+      await expect(leases.acquire(key)).rejects.toMatchObject({
+        code: 'PERSISTENCE_FAILED',
+        details: { reason: 'replica_ack' },
+      });
       // The same writes with the replicas there are go through.
       const met = new ReplicaAcks({ client: redis, configured: REPLICAS, timeoutMs: 1000 });
       await new RedisCheckpointStore({ redis, keyPrefix, replicaAcks: met }).save(key, makeCheckpoint('run_1', 1));

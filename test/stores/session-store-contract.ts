@@ -26,7 +26,11 @@ export function runSessionStoreContract(
   options: SessionStoreContractOptions,
 ): void {
   describe(`SessionStore contract: ${name}`, () => {
-    const subject = useStoreSubject(makeSubject, (text, sessionId) => parseSnapshot(JSON.parse(text), `raw snapshot of ${sessionId}`), (store, id) => store.load(key(id)));
+    const subject = useStoreSubject(
+      makeSubject,
+      (text, sessionId) => parseSnapshot(JSON.parse(text), `raw snapshot of ${sessionId}`),
+      (store, id) => store.load(key(id)),
+    );
     const { expectInvalid } = subject;
     let store: SessionStore;
 
@@ -93,9 +97,14 @@ export function runSessionStoreContract(
     });
 
     it('stores tenant and session ids of any characters under safely encoded keys', async () => {
-      const odd = [{ tenantId: 'a/b {x}', id: '../escape' }, { tenantId: '..', id: '.hidden' }, { tenantId: 'ünï', id: '%41' }];
+      const odd = [
+        { tenantId: 'a/b {x}', id: '../escape' },
+        { tenantId: '..', id: '.hidden' },
+        { tenantId: 'ünï', id: '%41' },
+      ];
       for (const { tenantId, id } of odd) await store.save(makeOddIdSnapshot(id, 1, tenantId));
-      for (const { tenantId, id } of odd) expect((await store.load(sessionKey(tenantId, id)))?.session).toMatchObject({ id, ownerTenantId: tenantId });
+      for (const { tenantId, id } of odd)
+        expect((await store.load(sessionKey(tenantId, id)))?.session).toMatchObject({ id, ownerTenantId: tenantId });
       expect((await store.list()).length).toBe(3);
       expect(await store.load(sessionKey('a', 'b {x}/../escape'))).toBeUndefined();
     });
@@ -156,7 +165,11 @@ export function runSessionStoreContract(
 
     it('rejects constructor and prototype keys', async () => {
       const base = JSON.stringify(makeSnapshot('s1', 1));
-      await expectInvalid('s1', base.replace('"payload":{', '"payload":{"constructor":{"prototype":{}},'), /forbidden key "constructor"/);
+      await expectInvalid(
+        's1',
+        base.replace('"payload":{', '"payload":{"constructor":{"prototype":{}},'),
+        /forbidden key "constructor"/,
+      );
       await expectInvalid('s1', base.replace('"payload":{', '"payload":{"prototype":1,'), /forbidden key "prototype"/);
     });
   });

@@ -48,7 +48,15 @@ runSessionStoreContract(
       writeRaw: async (sessionId, text) => {
         // Hand-written data: the gen field mirrors the text's generation when it has one.
         const generation = /"generation":\s*(\d+)/.exec(text)?.[1] ?? '0';
-        await redis.hset(store.sessionKey(sessionKey('tenant-a', sessionId)), 'gen', generation, 'enc', 'json', 'data', text);
+        await redis.hset(
+          store.sessionKey(sessionKey('tenant-a', sessionId)),
+          'gen',
+          generation,
+          'enc',
+          'json',
+          'data',
+          text,
+        );
         await redis.sadd(store.tenantIndexKey('tenant-a'), sessionId);
       },
       dispose: async () => {
@@ -138,7 +146,9 @@ describe('FileSessionStore', () => {
     expect(existsSync(path.join(root, 'escape.json'))).toBe(false);
     expect(existsSync(path.join(root, 'up'))).toBe(false);
     expect(await readdir(dir)).toEqual(['%2E.%2Fup']);
-    expect((await readdir(path.join(dir, '%2E.%2Fup'))).sort()).toEqual(['%25.json', '%2E..json', '%2E.%2Fescape.json', '%2Ehidden.json', 'a%2Fb.json', `${'x'.repeat(129)}.json`].sort());
+    expect((await readdir(path.join(dir, '%2E.%2Fup'))).sort()).toEqual(
+      ['%25.json', '%2E..json', '%2E.%2Fescape.json', '%2Ehidden.json', 'a%2Fb.json', `${'x'.repeat(129)}.json`].sort(),
+    );
     for (const id of ['../escape', '%']) await store.delete(sessionKey('../up', id));
     expect(await store.list('../up')).toHaveLength(4);
     await store.close();
@@ -150,26 +160,35 @@ describe('FileSessionStore', () => {
     await mkdir(path.join(dir, 'tenant-a'));
     await mkdir(path.join(dir, 'tenant-b'));
     await writeFile(path.join(dir, 'tenant-a', 's2.json'), JSON.stringify(makeSnapshot('s1', 1)));
-    await expect(store.load(sessionKey('tenant-a', 's2'))).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID', message: /holds session "s1"/ });
+    await expect(store.load(sessionKey('tenant-a', 's2'))).rejects.toMatchObject({
+      code: 'SNAPSHOT_INVALID',
+      message: /holds session "s1"/,
+    });
     await writeFile(path.join(dir, 'tenant-b', 's1.json'), JSON.stringify(makeSnapshot('s1', 1)));
     expect(await store.load(sessionKey('tenant-b', 's1'))).toBeUndefined();
     await store.close();
   });
 
-  it.skipIf(process.getuid?.() === 0)('reports write failures as PERSISTENCE_FAILED naming the session, without internals', async () => {
-    const store = new FileSessionStore({ dir });
-    await store.save(makeSnapshot('s1', 1));
-    await chmod(path.join(dir, 'tenant-a'), 0o500);
-    const error = await store.save(makeSnapshot('s1', 2)).then(
-      () => undefined,
-      (thrown: unknown) => thrown as Error & { code: string },
-    );
-    expect(error).toMatchObject({ code: 'PERSISTENCE_FAILED', message: 'failed to save the snapshot of session s1 (EACCES)' });
-    expect(error?.message).not.toContain(dir);
-    await chmod(path.join(dir, 'tenant-a'), 0o700);
-    expect((await store.load(sessionKey('tenant-a', 's1')))?.generation).toBe(1);
-    await store.close();
-  });
+  it.skipIf(process.getuid?.() === 0)(
+    'reports write failures as PERSISTENCE_FAILED naming the session, without internals',
+    async () => {
+      const store = new FileSessionStore({ dir });
+      await store.save(makeSnapshot('s1', 1));
+      await chmod(path.join(dir, 'tenant-a'), 0o500);
+      const error = await store.save(makeSnapshot('s1', 2)).then(
+        () => undefined,
+        (thrown: unknown) => thrown as Error & { code: string },
+      );
+      expect(error).toMatchObject({
+        code: 'PERSISTENCE_FAILED',
+        message: 'failed to save the snapshot of session s1 (EACCES)',
+      });
+      expect(error?.message).not.toContain(dir);
+      await chmod(path.join(dir, 'tenant-a'), 0o700);
+      expect((await store.load(sessionKey('tenant-a', 's1')))?.generation).toBe(1);
+      await store.close();
+    },
+  );
 
   it('fails a save whose rename is refused, keeping no temp file', async () => {
     const store = new FileSessionStore({ dir });
@@ -206,68 +225,86 @@ describe.skipIf(!existsSync(viteNode))('FileSessionStore crash safety', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('keeps a complete generation, at least the last one reported, across SIGKILLs mid-write', { timeout: 180_000 }, async () => {
-    const sessionId = 'crash-1';
-    const target = path.join(dir, 'tenant-a', `${sessionId}.json`);
-    const tenantDir = path.join(dir, 'tenant-a');
-    let nextGeneration = 1;
-    let tempFilesSeenAfterKill = 0;
-    let completeReads = 0;
+  it(
+    'keeps a complete generation, at least the last one reported, across SIGKILLs mid-write',
+    { timeout: 180_000 },
+    async () => {
+      const sessionId = 'crash-1';
+      const target = path.join(dir, 'tenant-a', `${sessionId}.json`);
+      const tenantDir = path.join(dir, 'tenant-a');
+      let nextGeneration = 1;
+      let tempFilesSeenAfterKill = 0;
+      let completeReads = 0;
 
-    for (let round = 0; round < 6; round += 1) {
-      const child = spawn(
-        process.execPath,
-        [viteNode, path.join(repoRoot, 'test', 'fixtures', 'crash-writer.ts'), dir, sessionId, String(nextGeneration), String(4 * 1024 * 1024)],
-        { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
-      let childExited = false;
-      void exited.then(() => (childExited = true));
+      for (let round = 0; round < 6; round += 1) {
+        const child = spawn(
+          process.execPath,
+          [
+            viteNode,
+            path.join(repoRoot, 'test', 'fixtures', 'crash-writer.ts'),
+            dir,
+            sessionId,
+            String(nextGeneration),
+            String(4 * 1024 * 1024),
+          ],
+          { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+          child.on('close', (_code, signal) => resolve(signal)),
+        );
+        let childExited = false;
+        void exited.then(() => (childExited = true));
 
-      // Wait for a few completed generations, reading the target all the while: every read must be
-      // a complete snapshot, never a partially written file.
-      const wanted = 2 + Math.floor(Math.random() * 3);
-      while (reportedGenerations(stdout).length < wanted) {
-        if (childExited) throw new Error(`crash writer exited early: ${stderr}`);
-        completeReads += await readTargetIfPresent(target, sessionId);
-      }
-      if (round % 2 === 0) {
-        await sleep(Math.random() * 40);
-      } else {
-        // Aim inside the write window: kill as soon as the next temp file shows up.
-        while (!(await readdir(tenantDir).catch(() => [] as string[])).some((name) => name.endsWith('.tmp'))) {
+        // Wait for a few completed generations, reading the target all the while: every read must be
+        // a complete snapshot, never a partially written file.
+        const wanted = 2 + Math.floor(Math.random() * 3);
+        while (reportedGenerations(stdout).length < wanted) {
           if (childExited) throw new Error(`crash writer exited early: ${stderr}`);
+          completeReads += await readTargetIfPresent(target, sessionId);
         }
+        if (round % 2 === 0) {
+          await sleep(Math.random() * 40);
+        } else {
+          // Aim inside the write window: kill as soon as the next temp file shows up.
+          while (!(await readdir(tenantDir).catch(() => [] as string[])).some((name) => name.endsWith('.tmp'))) {
+            if (childExited) throw new Error(`crash writer exited early: ${stderr}`);
+          }
+        }
+        child.kill('SIGKILL');
+        expect(await exited).toBe('SIGKILL');
+
+        const reported = reportedGenerations(stdout);
+        const lastReported = reported.at(-1) as number;
+        expect(lastReported).toBeGreaterThanOrEqual(nextGeneration);
+        tempFilesSeenAfterKill += (await readdir(tenantDir)).filter((name) => name.endsWith('.tmp')).length;
+
+        const store = new FileSessionStore({ dir });
+        await store.init();
+        expect((await readdir(tenantDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+        expect(await store.list()).toEqual([sessionKey('tenant-a', sessionId)]);
+        const loaded = await store.load(sessionKey('tenant-a', sessionId));
+        // The child saves one generation at a time, so at most the one after the last report is on disk.
+        expect(loaded?.generation).toBeGreaterThanOrEqual(lastReported);
+        expect(loaded?.generation).toBeLessThanOrEqual(lastReported + 1);
+        expect(loaded).toEqual(
+          parseSnapshot(
+            makeSnapshot(sessionId, loaded?.generation ?? -1, { paddingBytes: 4 * 1024 * 1024 }),
+            'expected',
+          ),
+        );
+        await store.close();
+        nextGeneration = (loaded?.generation ?? 0) + 1;
       }
-      child.kill('SIGKILL');
-      expect(await exited).toBe('SIGKILL');
 
-      const reported = reportedGenerations(stdout);
-      const lastReported = reported.at(-1) as number;
-      expect(lastReported).toBeGreaterThanOrEqual(nextGeneration);
-      tempFilesSeenAfterKill += (await readdir(tenantDir)).filter((name) => name.endsWith('.tmp')).length;
-
-      const store = new FileSessionStore({ dir });
-      await store.init();
-      expect((await readdir(tenantDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
-      expect(await store.list()).toEqual([sessionKey('tenant-a', sessionId)]);
-      const loaded = await store.load(sessionKey('tenant-a', sessionId));
-      // The child saves one generation at a time, so at most the one after the last report is on disk.
-      expect(loaded?.generation).toBeGreaterThanOrEqual(lastReported);
-      expect(loaded?.generation).toBeLessThanOrEqual(lastReported + 1);
-      expect(loaded).toEqual(parseSnapshot(makeSnapshot(sessionId, loaded?.generation ?? -1, { paddingBytes: 4 * 1024 * 1024 }), 'expected'));
-      await store.close();
-      nextGeneration = (loaded?.generation ?? 0) + 1;
-    }
-
-    expect(completeReads).toBeGreaterThan(0);
-    // The aimed kills must have interrupted at least one write, or the test proved nothing about it.
-    expect(tempFilesSeenAfterKill).toBeGreaterThan(0);
-  });
+      expect(completeReads).toBeGreaterThan(0);
+      // The aimed kills must have interrupted at least one write, or the test proved nothing about it.
+      expect(tempFilesSeenAfterKill).toBeGreaterThan(0);
+    },
+  );
 });
 
 function reportedGenerations(stdout: string): number[] {

@@ -26,9 +26,13 @@ const V1_RUN_STATUS = 'v1-2026-12-02-run-status';
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
   const files: string[] = [];
-  for (const folder of readdirSync(SNAPSHOTS, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()) {
+  for (const folder of readdirSync(SNAPSHOTS, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()) {
     for (const tenant of readdirSync(join(SNAPSHOTS, folder), { withFileTypes: true }).filter((e) => e.isDirectory())) {
-      for (const file of readdirSync(join(SNAPSHOTS, folder, tenant.name)).sort()) if (file.endsWith('.json')) files.push(join(folder, tenant.name, file));
+      for (const file of readdirSync(join(SNAPSHOTS, folder, tenant.name)).sort())
+        if (file.endsWith('.json')) files.push(join(folder, tenant.name, file));
     }
   }
   return files;
@@ -115,30 +119,55 @@ describe(`the ${V1} fixtures restore on a real server`, () => {
     const t = await start({ dataDir, root });
 
     const info = (await request(t.url).get('/v1/sessions/plain-tool-run').expect(200)).body.session;
-    expect(info).toMatchObject({ id: 'plain-tool-run', workspace, model: 'openai/test-model', labels: { tenantId: 'default', principal: 'anonymous' }, messageCount: 4, autoSave: true, closed: false, busy: false });
+    expect(info).toMatchObject({
+      id: 'plain-tool-run',
+      workspace,
+      model: 'openai/test-model',
+      labels: { tenantId: 'default', principal: 'anonymous' },
+      messageCount: 4,
+      autoSave: true,
+      closed: false,
+      busy: false,
+    });
     const messages = await history(t, 'plain-tool-run');
     expect(messages).toEqual(plain.session.messages);
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(messages[2]).toMatchObject({ tool_call_id: 'call_read_notes', content: '     1\talpha\n     2\tbeta' });
     const runs = (await request(t.url).get('/v1/sessions/plain-tool-run/runs').expect(200)).body.runs;
-    expect(runs).toEqual([expect.objectContaining({ runId: plain.run_records[0]!.runId, status: 'completed', input: 'What is in notes.txt?', result: expect.objectContaining({ text: 'notes.txt lists alpha and beta.' }) })]);
+    expect(runs).toEqual([
+      expect.objectContaining({
+        runId: plain.run_records[0]!.runId,
+        status: 'completed',
+        input: 'What is in notes.txt?',
+        result: expect.objectContaining({ text: 'notes.txt lists alpha and beta.' }),
+      }),
+    ]);
     const trace = (await request(t.url).get('/v1/sessions/plain-tool-run/trace?limit=1000').expect(200)).body.events;
     expect(trace).toEqual(plain.trace_events);
 
     // The model is sent the restored transcript, and the session's numbering continues after it.
     t.fake.script({
-      expect: (r) => expect(r.body.messages.map((m) => m.content)).toEqual(expect.arrayContaining(['What is in notes.txt?', 'notes.txt lists alpha and beta.', 'And now?'])),
+      expect: (r) =>
+        expect(r.body.messages.map((m) => m.content)).toEqual(
+          expect.arrayContaining(['What is in notes.txt?', 'notes.txt lists alpha and beta.', 'And now?']),
+        ),
       text: 'Still alpha and beta.',
     });
     const run = await runAndWait(t, 'plain-tool-run', 'And now?');
     expect(run.run.status).toBe('completed');
     expect(run.result.text).toBe('Still alpha and beta.');
     t.fake.assertDone();
-    await eventually(() => storedFile(dataDir, 'default', 'plain-tool-run').generation > plain.generation, 'the run to be saved');
+    await eventually(
+      () => storedFile(dataDir, 'default', 'plain-tool-run').generation > plain.generation,
+      'the run to be saved',
+    );
     const saved = storedFile(dataDir, 'default', 'plain-tool-run');
     expect(saved.generation).toBe(plain.generation + 1);
     expect(saved.session.messages.slice(0, 4)).toEqual(plain.session.messages);
-    expect(saved.session.messages.slice(4)).toEqual([{ role: 'user', content: 'And now?' }, { role: 'assistant', content: 'Still alpha and beta.' }]);
+    expect(saved.session.messages.slice(4)).toEqual([
+      { role: 'user', content: 'And now?' },
+      { role: 'assistant', content: 'Still alpha and beta.' },
+    ]);
     expect(saved.run_records.map((r) => r.runId)).toEqual([plain.run_records[0]!.runId, run.runId]);
     expect(saved.session.sessionSequence).toBeGreaterThan(plain.session.sessionSequence);
     expect(saved.trace_events[0]).toEqual(plain.trace_events[0]);
@@ -146,17 +175,29 @@ describe(`the ${V1} fixtures restore on a real server`, () => {
 
     // The artifact, the delegated task and the verification report come back as they were stored.
     const artifact = tasks.artifacts[0]!;
-    expect((await request(t.url).get(`/v1/sessions/artifacts-tasks/artifacts/${artifact.id}`).expect(200)).body.artifact).toMatchObject({ id: artifact.id, content: artifact.content });
+    expect(
+      (await request(t.url).get(`/v1/sessions/artifacts-tasks/artifacts/${artifact.id}`).expect(200)).body.artifact,
+    ).toMatchObject({ id: artifact.id, content: artifact.content });
     expect(artifact.content).toContain('line 60 ');
     expect(String(tasks.session.messages[2]!.content)).toContain(`full output stored as artifact ${artifact.id}`);
     const taskList = (await request(t.url).get('/v1/sessions/artifacts-tasks/tasks').expect(200)).body.tasks;
-    expect(taskList).toEqual([expect.objectContaining({ task_id: tasks.subagent_tasks[0]!.task_id, agent: 'explore', status: 'completed', output: 'a.txt holds alpha', success: true })]);
+    expect(taskList).toEqual([
+      expect.objectContaining({
+        task_id: tasks.subagent_tasks[0]!.task_id,
+        agent: 'explore',
+        status: 'completed',
+        output: 'a.txt holds alpha',
+        success: true,
+      }),
+    ]);
     const reports = (await request(t.url).get('/v1/sessions/artifacts-tasks/verifications').expect(200)).body.reports;
-    expect(reports).toEqual([expect.objectContaining({ id: tasks.verification_reports[0]!.id, subject: 'docs smoke', status: 'passed' })]);
+    expect(reports).toEqual([
+      expect.objectContaining({ id: tasks.verification_reports[0]!.id, subject: 'docs smoke', status: 'passed' }),
+    ]);
     expect(lastText(await history(t, 'artifacts-tasks'))).toBe('The explorer says a.txt holds alpha.');
   });
 
-  it("acme-closed: stays closed until resume: true, then keeps its tenant, labels, policy and replay ids", async () => {
+  it('acme-closed: stays closed until resume: true, then keeps its tenant, labels, policy and replay ids', async () => {
     const root = tempDir('a3s-ws-');
     const dataDir = tempDir('a3s-data-');
     const workspace = join(root, 'project');
@@ -165,13 +206,27 @@ describe(`the ${V1} fixtures restore on a real server`, () => {
     const t = await start({ dataDir, root, config: { apiTokens: [ACME_TOKEN] } });
     const auth = { authorization: `Bearer ${ACME_TOKEN.token}` };
 
-    expect((await request(t.url).get('/v1/sessions/acme-closed').set(auth).expect(410)).body.error.code).toBe('SESSION_CLOSED');
-    const resumed = (await request(t.url).post('/v1/sessions').set(auth).send({ sessionId: 'acme-closed', resume: true }).expect(201)).body;
+    expect((await request(t.url).get('/v1/sessions/acme-closed').set(auth).expect(410)).body.error.code).toBe(
+      'SESSION_CLOSED',
+    );
+    const resumed = (
+      await request(t.url).post('/v1/sessions').set(auth).send({ sessionId: 'acme-closed', resume: true }).expect(201)
+    ).body;
     expect(resumed.resumed).toBe(true);
-    expect(resumed.session).toMatchObject({ id: 'acme-closed', workspace, closed: false, messageCount: 5, labels: { tenantId: 'acme', principal: 'alice', correlationId: 'ticket-4711' } });
-    const messages = (await request(t.url).get('/v1/sessions/acme-closed/history').set(auth).expect(200)).body.messages as ChatMessage[];
+    expect(resumed.session).toMatchObject({
+      id: 'acme-closed',
+      workspace,
+      closed: false,
+      messageCount: 5,
+      labels: { tenantId: 'acme', principal: 'alice', correlationId: 'ticket-4711' },
+    });
+    const messages = (await request(t.url).get('/v1/sessions/acme-closed/history').set(auth).expect(200)).body
+      .messages as ChatMessage[];
     expect(messages).toEqual(closed.session.messages);
-    expect(messages[3]).toMatchObject({ tool_call_id: 'call_bash', content: 'Tool bash was denied by permission rule "bash" (permissionPolicy).' });
+    expect(messages[3]).toMatchObject({
+      tool_call_id: 'call_bash',
+      content: 'Tool bash was denied by permission rule "bash" (permissionPolicy).',
+    });
     // Reopening is stored at once: the next generation, no longer closed.
     const reopened = storedFile(dataDir, 'acme', 'acme-closed');
     expect(reopened.generation).toBe(closed.generation + 1);
@@ -179,21 +234,42 @@ describe(`the ${V1} fixtures restore on a real server`, () => {
     expect(reopened.session.messages).toEqual(closed.session.messages);
 
     // The stored permission policy still denies bash; the replay HostEnv continues its ids after idCounter.
-    t.fake.script({ toolCalls: [{ id: 'call_bash_again', name: 'bash', arguments: { command: 'ls' } }] }, { text: 'Bash is still denied.' });
-    const run = (await request(t.url).post('/v1/sessions/acme-closed/runs').set(auth).send({ input: 'Try bash once more.', wait: true }).expect(200)).body;
+    t.fake.script(
+      { toolCalls: [{ id: 'call_bash_again', name: 'bash', arguments: { command: 'ls' } }] },
+      { text: 'Bash is still denied.' },
+    );
+    const run = (
+      await request(t.url)
+        .post('/v1/sessions/acme-closed/runs')
+        .set(auth)
+        .send({ input: 'Try bash once more.', wait: true })
+        .expect(200)
+    ).body;
     expect(run.run.status).toBe('completed');
     expect(run.result.text).toBe('Bash is still denied.');
     expect(run.runId).toBe('fx-run-2');
-    expect(toolMessage(t, 'call_bash_again')).toBe('Tool bash was denied by permission rule "bash" (permissionPolicy).');
+    expect(toolMessage(t, 'call_bash_again')).toBe(
+      'Tool bash was denied by permission rule "bash" (permissionPolicy).',
+    );
     t.fake.assertDone();
 
     await eventually(() => storedFile(dataDir, 'acme', 'acme-closed').run_records.length === 2, 'the run to be saved');
     const saved = storedFile(dataDir, 'acme', 'acme-closed');
     expect(saved.generation).toBe(closed.generation + 2);
     expect(saved.session.closed).toBeUndefined();
-    expect(saved.session).toMatchObject({ ownerTenantId: 'acme', policyBounded: true, idCounter: 2, createdAtMs: closed.session.createdAtMs, labels: closed.session.labels });
+    expect(saved.session).toMatchObject({
+      ownerTenantId: 'acme',
+      policyBounded: true,
+      idCounter: 2,
+      createdAtMs: closed.session.createdAtMs,
+      labels: closed.session.labels,
+    });
     expect(saved.session.options.permissionPolicy).toEqual(closed.session.options.permissionPolicy);
-    expect(saved.session.options.confirmationPolicy).toEqual({ enabled: true, defaultTimeoutMs: 5000, timeoutAction: 'reject' });
+    expect(saved.session.options.confirmationPolicy).toEqual({
+      enabled: true,
+      defaultTimeoutMs: 5000,
+      timeoutAction: 'reject',
+    });
     expect(lastText(saved.session.messages)).toBe('Bash is still denied.');
     expect(saved.session.messages).toHaveLength(closed.session.messages.length + 4);
   });
@@ -208,16 +284,28 @@ describe(`the ${V1_PIN} fixtures: a pin of another machine`, () => {
     const workspace = join(root, 'project');
     writeFiles(workspace, { 'notes.txt': 'alpha\nbeta\n' });
     const plain = stage(`${V1_PIN}/default/plain-tool-run.json`, dataDir, workspace);
-    expect(plain.session.workspacePin).toEqual({ dev: expect.stringMatching(/^\d+$/), ino: expect.stringMatching(/^\d+$/) });
+    expect(plain.session.workspacePin).toEqual({
+      dev: expect.stringMatching(/^\d+$/),
+      ino: expect.stringMatching(/^\d+$/),
+    });
     const t = await start({ dataDir, root });
     const info = (await request(t.url).get('/v1/sessions/plain-tool-run').expect(200)).body.session;
     expect(info.initWarning).toContain(`workspace ${workspace} was pinned again`);
-    const trace = (await request(t.url).get('/v1/sessions/plain-tool-run/trace?limit=1000').expect(200)).body.events as { type: string; payload: Record<string, unknown> }[];
+    const trace = (await request(t.url).get('/v1/sessions/plain-tool-run/trace?limit=1000').expect(200)).body
+      .events as { type: string; payload: Record<string, unknown> }[];
     expect(trace.slice(0, plain.trace_events.length)).toEqual(plain.trace_events);
-    expect(trace.slice(plain.trace_events.length)).toEqual([expect.objectContaining({ type: 'workspace_warning', payload: expect.objectContaining({ kind: 'repinned', workspace }) })]);
+    expect(trace.slice(plain.trace_events.length)).toEqual([
+      expect.objectContaining({
+        type: 'workspace_warning',
+        payload: expect.objectContaining({ kind: 'repinned', workspace }),
+      }),
+    ]);
     t.fake.script({ text: 'Still here.' });
     expect((await runAndWait(t, 'plain-tool-run', 'Again?')).result.text).toBe('Still here.');
-    await eventually(() => storedFile(dataDir, 'default', 'plain-tool-run').generation > plain.generation, 'the run to be saved');
+    await eventually(
+      () => storedFile(dataDir, 'default', 'plain-tool-run').generation > plain.generation,
+      'the run to be saved',
+    );
     const saved = storedFile(dataDir, 'default', 'plain-tool-run').session.workspacePin;
     expect(saved).toBeDefined();
     expect(saved).not.toEqual(plain.session.workspacePin);
@@ -237,16 +325,26 @@ describe(`the ${V1_GRANTS} fixtures: an "allow always" grant restored`, () => {
     expect(stage(`${V1}/default/plain-tool-run.json`, dataDir, workspace).session.permissionGrants).toBeUndefined();
     const t = await start({ dataDir, root });
     t.fake.script({ toolCalls: [{ id: 'call_ls_again', name: 'ls', arguments: {} }] }, { text: 'Still a.txt.' });
-    const run = (await request(t.url).post('/v1/sessions/allow-always/runs').send({ input: 'List again', wait: true }).expect(200)).body as { runId: string; result: { text: string } };
+    const run = (
+      await request(t.url).post('/v1/sessions/allow-always/runs').send({ input: 'List again', wait: true }).expect(200)
+    ).body as { runId: string; result: { text: string } };
     expect(run.result.text).toBe('Still a.txt.');
     expect(toolMessage(t, 'call_ls_again')).toContain('a.txt');
-    expect((await request(t.url).get('/v1/sessions/allow-always/confirmations').expect(200)).body.confirmations).toEqual([]);
-    await eventually(() => storedFile(dataDir, 'default', 'allow-always').generation > granted.generation, 'the run to be saved');
+    expect(
+      (await request(t.url).get('/v1/sessions/allow-always/confirmations').expect(200)).body.confirmations,
+    ).toEqual([]);
+    await eventually(
+      () => storedFile(dataDir, 'default', 'allow-always').generation > granted.generation,
+      'the run to be saved',
+    );
     expect(storedFile(dataDir, 'default', 'allow-always').session.permissionGrants).toEqual(['ls\u0000']);
     // The older fixture loads without grants and is saved without them.
     t.fake.script({ text: 'Plain.' });
     expect((await runAndWait(t, 'plain-tool-run', 'Again?')).result.text).toBe('Plain.');
-    await eventually(() => storedFile(dataDir, 'default', 'plain-tool-run').run_records.length === 2, 'the run to be saved');
+    await eventually(
+      () => storedFile(dataDir, 'default', 'plain-tool-run').run_records.length === 2,
+      'the run to be saved',
+    );
     expect(storedFile(dataDir, 'default', 'plain-tool-run').session.permissionGrants).toBeUndefined();
     t.fake.assertDone();
   });
@@ -255,7 +353,7 @@ describe(`the ${V1_GRANTS} fixtures: an "allow always" grant restored`, () => {
 describe(`the ${V1_RUN_STATUS} fixtures: a failed run's status restored`, () => {
   const start = useTestServers();
 
-  it("provider-failed: the run is served with PROVIDER_ERROR and status 500, and saved with it again", async () => {
+  it('provider-failed: the run is served with PROVIDER_ERROR and status 500, and saved with it again', async () => {
     const root = tempDir('a3s-ws-');
     const dataDir = tempDir('a3s-data-');
     const workspace = join(root, 'project');
@@ -267,8 +365,13 @@ describe(`the ${V1_RUN_STATUS} fixtures: a failed run's status restored`, () => 
     expect(runs).toEqual([expect.objectContaining({ status: 'failed', error: failed.run_records[0]!.error })]);
     t.fake.script({ text: 'Hello.' });
     expect((await runAndWait(t, 'provider-failed', 'Again?')).result.text).toBe('Hello.');
-    await eventually(() => storedFile(dataDir, 'default', 'provider-failed').run_records.length === 2, 'the run to be saved');
-    expect(storedFile(dataDir, 'default', 'provider-failed').run_records[0]?.error).toEqual(failed.run_records[0]!.error);
+    await eventually(
+      () => storedFile(dataDir, 'default', 'provider-failed').run_records.length === 2,
+      'the run to be saved',
+    );
+    expect(storedFile(dataDir, 'default', 'provider-failed').run_records[0]?.error).toEqual(
+      failed.run_records[0]!.error,
+    );
     t.fake.assertDone();
   });
 });

@@ -3,9 +3,14 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
 /** Where Debian's headless Chromium is: $CHROMIUM_PATH, chromium-headless-shell, or chromium. */
 export function chromiumPath(): string {
-  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].filter((p): p is string => p !== undefined && p !== '');
+  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].filter(
+    (p): p is string => p !== undefined && p !== '',
+  );
   const found = candidates.find((p) => existsSync(p));
-  if (found === undefined) throw new Error('no Chromium: install Debian\'s chromium-headless-shell (scripts/install-test-deps.sh does) or set CHROMIUM_PATH');
+  if (found === undefined)
+    throw new Error(
+      "no Chromium: install Debian's chromium-headless-shell (scripts/install-test-deps.sh does) or set CHROMIUM_PATH",
+    );
   return found;
 }
 
@@ -15,7 +20,16 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: chromiumPath(),
     headless: true,
     // Root in CI containers: Chromium's own sandbox needs user namespaces it may not get there.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-default-apps', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-default-apps',
+      '--disable-sync',
+    ],
   });
 }
 

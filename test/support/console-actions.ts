@@ -30,6 +30,8 @@ export async function prompt(page: Page, text: string, runsBefore: number): Prom
   await waitForText(page, '.connection', 'Live');
   await page.type('#prompt', text);
   await page.keyboard.press('Enter');
-  await page.waitForFunction(`document.querySelectorAll('.log .run[data-run-id]').length > ${runsBefore}`, { timeout: 10_000 });
+  await page.waitForFunction(`document.querySelectorAll('.log .run[data-run-id]').length > ${runsBefore}`, {
+    timeout: 10_000,
+  });
   return evaluate<string>(page, `[...document.querySelectorAll('.log .run[data-run-id]')].at(-1).dataset.runId`);
 }

@@ -246,14 +246,22 @@ function parseBody(raw: string): FakeRequestBody | string {
   if (value.tools !== undefined && !Array.isArray(value.tools)) return 'tools is not an array';
   const format = value.response_format;
   if (format !== undefined) {
-    if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.json_schema)) return 'response_format is not {type: "json_schema", json_schema: {...}}';
-    if (typeof format.json_schema.name !== 'string' || !isRecord(format.json_schema.schema)) return 'response_format.json_schema needs a name and a schema object';
+    if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.json_schema))
+      return 'response_format is not {type: "json_schema", json_schema: {...}}';
+    if (typeof format.json_schema.name !== 'string' || !isRecord(format.json_schema.schema))
+      return 'response_format.json_schema needs a name and a schema object';
   }
   return value as FakeRequestBody;
 }
 
 /** Writes the SSE stream of one step; stops quietly when the client goes away. */
-async function streamStep(res: ServerResponse, step: FakeStep, id: string, body: FakeRequestBody, closed: AbortSignal): Promise<void> {
+async function streamStep(
+  res: ServerResponse,
+  step: FakeStep,
+  id: string,
+  body: FakeRequestBody,
+  closed: AbortSignal,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const includeUsage = body.stream_options?.include_usage === true;
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): Record<string, unknown> => ({
@@ -325,7 +333,11 @@ function finishReason(step: FakeStep): string {
 function usageOf(step: FakeStep): Required<FakeUsage> {
   if (!step.usage) return DEFAULT_USAGE;
   const { prompt_tokens, completion_tokens } = step.usage;
-  return { prompt_tokens, completion_tokens, total_tokens: step.usage.total_tokens ?? prompt_tokens + completion_tokens };
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: step.usage.total_tokens ?? prompt_tokens + completion_tokens,
+  };
 }
 
 function toolCallId(call: FakeToolCall, index: number): string {
@@ -342,7 +354,8 @@ function split(text: string, parts: number): string[] {
   if (chars.length === 0) return [];
   const size = chars.length / parts;
   const pieces: string[] = [];
-  for (let i = 0; i < parts; i += 1) pieces.push(chars.slice(Math.round(i * size), Math.round((i + 1) * size)).join(''));
+  for (let i = 0; i < parts; i += 1)
+    pieces.push(chars.slice(Math.round(i * size), Math.round((i + 1) * size)).join(''));
   return pieces;
 }
 

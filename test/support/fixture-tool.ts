@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { createBuiltinTools } from '../../src/runtime/tools/builtin-tools.js';
-import { defineTool, loadPrompt, type AnyToolDefinition, type ToolResult } from '../../src/runtime/tools/define-tool.js';
+import {
+  defineTool,
+  loadPrompt,
+  type AnyToolDefinition,
+  type ToolResult,
+} from '../../src/runtime/tools/define-tool.js';
 
 const parameters = z.object({ text: z.string().min(1).max(200).describe('The text to echo back.') }).strict();
 

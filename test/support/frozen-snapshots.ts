@@ -10,6 +10,11 @@ export const FROZEN_SNAPSHOTS = join(import.meta.dirname, '..', 'fixtures', 'sna
  * raw JSON a store reads, its workspace placeholder replaced by `workspace`: what an earlier version wrote,
  * never a snapshot built by today's code.
  */
-export function readFrozenSnapshot(file: string, workspace = '/workspaces/compat'): Record<string, unknown> & { session: Record<string, unknown>; run_records: Array<Record<string, unknown>> } {
-  return JSON.parse(readFileSync(join(FROZEN_SNAPSHOTS, file), 'utf8').split(WORKSPACE_TOKEN).join(workspace)) as ReturnType<typeof readFrozenSnapshot>;
+export function readFrozenSnapshot(
+  file: string,
+  workspace = '/workspaces/compat',
+): Record<string, unknown> & { session: Record<string, unknown>; run_records: Array<Record<string, unknown>> } {
+  return JSON.parse(
+    readFileSync(join(FROZEN_SNAPSHOTS, file), 'utf8').split(WORKSPACE_TOKEN).join(workspace),
+  ) as ReturnType<typeof readFrozenSnapshot>;
 }

@@ -23,7 +23,10 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   await buildWeb();
   const wantsCluster = project.vitest.projects.some((candidate) => candidate.name === 'redis-cluster');
   // Started side by side: the cluster (about 2 s) does not add to the single server's start.
-  const [server, cluster] = await Promise.allSettled([startRedisServer(), wantsCluster ? startRedisCluster() : Promise.resolve(undefined)]);
+  const [server, cluster] = await Promise.allSettled([
+    startRedisServer(),
+    wantsCluster ? startRedisCluster() : Promise.resolve(undefined),
+  ]);
   const started: { stop(): Promise<void> }[] = [];
   if (server.status === 'fulfilled') started.push(server.value);
   if (cluster.status === 'fulfilled' && cluster.value !== undefined) started.push(cluster.value);

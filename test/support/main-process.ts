@@ -14,8 +14,16 @@ export interface MainProcess {
 
 /** Start `src/main.ts` in a child process with only the given environment (plus PATH and HOME). */
 export function startMain(env: Record<string, string>): MainProcess {
-  const child = spawn(process.execPath, [VITE_NODE, MAIN], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', A3S_LOG_LEVEL: 'info', ...env }, cwd: process.cwd() });
-  const proc: MainProcess = { child, stdout: '', stderr: '', exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  const child = spawn(process.execPath, [VITE_NODE, MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', A3S_LOG_LEVEL: 'info', ...env },
+    cwd: process.cwd(),
+  });
+  const proc: MainProcess = {
+    child,
+    stdout: '',
+    stderr: '',
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+  };
   child.stdout.on('data', (d: Buffer) => (proc.stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (proc.stderr += d.toString()));
   return proc;

@@ -34,11 +34,17 @@ export async function startNginx(upstreams: readonly string[]): Promise<NginxBal
   const conf = shipped
     .replace(/ {4}server server-a:8080;\n {4}server server-b:8080;/, servers)
     .replace('listen 8080;', `listen 127.0.0.1:${port};`)
-    .replace('events {}', `pid ${join(prefix, 'nginx.pid')};\nerror_log ${join(prefix, 'logs', 'error.log')} warn;\nevents {}`);
-  if (!conf.includes(servers) || !conf.includes(`listen 127.0.0.1:${port};`)) throw new Error('deploy/nginx.conf no longer has the upstream and listen lines the test templates');
+    .replace(
+      'events {}',
+      `pid ${join(prefix, 'nginx.pid')};\nerror_log ${join(prefix, 'logs', 'error.log')} warn;\nevents {}`,
+    );
+  if (!conf.includes(servers) || !conf.includes(`listen 127.0.0.1:${port};`))
+    throw new Error('deploy/nginx.conf no longer has the upstream and listen lines the test templates');
   const file = join(prefix, 'nginx.conf');
   writeFileSync(file, conf);
-  const child: ChildProcess = spawn(nginxBinary(), ['-p', prefix, '-c', file, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(nginxBinary(), ['-p', prefix, '-c', file, '-g', 'daemon off;'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const deadline = Date.now() + 10_000;

@@ -22,7 +22,14 @@ export async function startProcessCluster(config: Record<string, unknown> = {}):
   const fake = await startFakeProvider();
   const root = tempDir('a3s-ws-');
   const configFile = join(tempDir('a3s-cfg-'), 'cluster.json');
-  writeFileSync(configFile, JSON.stringify({ cluster: { leaseTtlMs: 1200, nodeTtlMs: 1200 }, defaultPermissionPolicy: { enabled: false }, ...config }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      cluster: { leaseTtlMs: 1200, nodeTtlMs: 1200 },
+      defaultPermissionPolicy: { enabled: false },
+      ...config,
+    }),
+  );
   const env = {
     OPENAI_API_KEY: 'sk-test',
     OPENAI_BASE_URL: fake.baseUrl,

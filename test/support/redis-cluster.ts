@@ -51,7 +51,8 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   const replicas = options.replicasPerMaster ?? 1;
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 1000;
   const password = options.password;
-  const command = (port: number, args: readonly [string, ...(string | number)[]]): Promise<unknown> => redisCommand(port, args, password);
+  const command = (port: number, args: readonly [string, ...(string | number)[]]): Promise<unknown> =>
+    redisCommand(port, args, password);
   if (masters < 3) throw new Error('startRedisCluster: a Redis Cluster needs at least 3 masters');
   const dir = await mkdtemp(path.join(tmpdir(), 'a3s-redis-cluster-'));
   const children = new Map<number, ChildProcess>();
@@ -69,9 +70,15 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const ports = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => launchClusterNode(dir, nodeTimeoutMs, children, password)));
+    const ports = await Promise.all(
+      Array.from({ length: masters * (1 + replicas) }, () => launchClusterNode(dir, nodeTimeoutMs, children, password)),
+    );
     await createCluster(ports, replicas, password);
-    await waitFor(() => clusterReady(ports, replicas, command), STARTUP_TIMEOUT_MS, 'the cluster to join (cluster_state:ok, replicas in sync)');
+    await waitFor(
+      () => clusterReady(ports, replicas, command),
+      STARTUP_TIMEOUT_MS,
+      'the cluster to join (cluster_state:ok, replicas in sync)',
+    );
     const nodes = ports.map((port) => `127.0.0.1:${port}`);
     const live = (): number[] => [...children.keys()];
     return {
@@ -88,7 +95,9 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
         const lines = await clusterNodes(firstLive(live()), command);
         const master = lines.find((line) => line.port === masterPort);
         if (master === undefined) return undefined;
-        return lines.find((line) => line.masterId === master.id && !line.flags.includes('fail') && children.has(line.port))?.port;
+        return lines.find(
+          (line) => line.masterId === master.id && !line.flags.includes('fail') && children.has(line.port),
+        )?.port;
       },
       async kill(port) {
         const child = children.get(port);
@@ -96,7 +105,12 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
         children.delete(port);
         await killRedisNode(child);
       },
-      waitHealthy: (timeoutMs = 20_000) => waitFor(() => clusterHealthy(live(), command), timeoutMs, 'the cluster to be healthy (every slot on a live master)'),
+      waitHealthy: (timeoutMs = 20_000) =>
+        waitFor(
+          () => clusterHealthy(live(), command),
+          timeoutMs,
+          'the cluster to be healthy (every slot on a live master)',
+        ),
       connect: () => connectTestCluster(nodes.join(','), password),
       stop,
     };
@@ -112,20 +126,46 @@ export function connectTestCluster(seeds: string, password?: string): Cluster {
     const [host = '127.0.0.1', port = '6379'] = seed.trim().split(':');
     return { host, port: Number(port) };
   });
-  const cluster = new Cluster(startup, { redisOptions: { maxRetriesPerRequest: 3, ...(password === undefined ? {} : { password }) }, clusterRetryStrategy: (times) => Math.min(100 * times, 1000) });
+  const cluster = new Cluster(startup, {
+    redisOptions: { maxRetriesPerRequest: 3, ...(password === undefined ? {} : { password }) },
+    clusterRetryStrategy: (times) => Math.min(100 * times, 1000),
+  });
   cluster.on('error', () => undefined);
   return cluster;
 }
 
 // One node on a free port with its own directory; a port found free can be taken before redis binds it, so retry.
-async function launchClusterNode(dir: string, nodeTimeoutMs: number, children: Map<number, ChildProcess>, password: string | undefined): Promise<number> {
+async function launchClusterNode(
+  dir: string,
+  nodeTimeoutMs: number,
+  children: Map<number, ChildProcess>,
+  password: string | undefined,
+): Promise<number> {
   for (let attempt = 1; ; attempt += 1) {
     // The cluster bus port is set explicitly: the default (port + 10000) can fall outside the port range.
     const [port, busPort] = await findFreePorts(2);
     const nodeDir = path.join(dir, String(port));
     await mkdir(nodeDir, { recursive: true });
-    const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', path.join(nodeDir, `nodes-${port}.conf`)];
-    args.push('--cluster-node-timeout', String(nodeTimeoutMs), '--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0', '--dir', nodeDir);
+    const args = [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(busPort),
+      '--cluster-config-file',
+      path.join(nodeDir, `nodes-${port}.conf`),
+    ];
+    args.push(
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--repl-diskless-sync-delay',
+      '0',
+      '--dir',
+      nodeDir,
+    );
     if (password !== undefined) args.push('--requirepass', password, '--masterauth', password);
     try {
       children.set(port, await launchRedisNode(port, args, password));
@@ -137,14 +177,23 @@ async function launchClusterNode(dir: string, nodeTimeoutMs: number, children: M
 }
 
 async function createCluster(ports: number[], replicas: number, password: string | undefined): Promise<void> {
-  const args = ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes'];
+  const args = [
+    '--cluster',
+    'create',
+    ...ports.map((port) => `127.0.0.1:${port}`),
+    '--cluster-replicas',
+    String(replicas),
+    '--cluster-yes',
+  ];
   if (password !== undefined) args.push('-a', password, '--no-auth-warning');
   const child = spawn('redis-cli', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? new Error(REDIS_NOT_INSTALLED) : error));
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' ? new Error(REDIS_NOT_INSTALLED) : error),
+    );
     child.once('close', resolve);
   });
   if (code !== 0) throw new Error(`redis-cli --cluster create failed (exit ${code}):\n${output}`);
@@ -159,7 +208,12 @@ interface SlotRange {
 type NodeCommand = (port: number, args: readonly [string, ...(string | number)[]]) => Promise<unknown>;
 
 async function clusterSlots(port: number, command: NodeCommand): Promise<SlotRange[]> {
-  const reply = (await command(port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+  const reply = (await command(port, ['CLUSTER', 'SLOTS'])) as [
+    number,
+    number,
+    [string, number, ...unknown[]],
+    ...unknown[],
+  ][];
   return reply.map(([start, end, master]) => ({ start, end, master: Number(master[1]) }));
 }
 
@@ -181,7 +235,12 @@ async function clusterNodes(port: number, command: NodeCommand): Promise<NodeLin
     });
 }
 
-async function infoField(port: number, section: string, field: string, command: NodeCommand): Promise<string | undefined> {
+async function infoField(
+  port: number,
+  section: string,
+  field: string,
+  command: NodeCommand,
+): Promise<string | undefined> {
   const text = String(await command(port, ['INFO', section]));
   return new RegExp(`^${field}:(.*)$`, 'm').exec(text)?.[1]?.trim();
 }
@@ -191,8 +250,14 @@ async function clusterReady(ports: number[], replicas: number, command: NodeComm
   if (!(await clusterHealthy(ports, command))) return false;
   for (const port of ports) {
     const role = await infoField(port, 'replication', 'role', command);
-    if (role === 'master' && Number(await infoField(port, 'replication', 'connected_slaves', command)) < replicas) return false;
-    if (role === 'slave' && ((await infoField(port, 'replication', 'master_link_status', command)) !== 'up' || (await infoField(port, 'replication', 'master_sync_in_progress', command)) !== '0')) return false;
+    if (role === 'master' && Number(await infoField(port, 'replication', 'connected_slaves', command)) < replicas)
+      return false;
+    if (
+      role === 'slave' &&
+      ((await infoField(port, 'replication', 'master_link_status', command)) !== 'up' ||
+        (await infoField(port, 'replication', 'master_sync_in_progress', command)) !== '0')
+    )
+      return false;
   }
   return true;
 }
@@ -223,7 +288,10 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`,
+      );
     await sleep(50);
   }
 }

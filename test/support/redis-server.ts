@@ -80,7 +80,20 @@ export async function startRedisServer(options: StartRedisServerOptions = {}): P
 async function launch(binary: string, port: number, dir: string): Promise<ChildProcess> {
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--protected-mode',
+      'no',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -95,7 +108,9 @@ async function launch(binary: string, port: number, dir: string): Promise<ChildP
   });
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? new Error(NOT_INSTALLED) : error));
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' ? new Error(NOT_INSTALLED) : error),
+    );
   });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (!(await answersPing(port))) {
@@ -120,7 +135,6 @@ async function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<v
   await exited;
   clearTimeout(timer);
 }
-
 
 // A raw RESP PING over a socket: no client library, no reconnect logic to get in the way.
 function answersPing(port: number): Promise<boolean> {

@@ -15,12 +15,16 @@ export function redisTestMode(): 'single' | 'cluster' {
 /** The environment a server process needs for the target: REDIS_URL (single) or REDIS_CLUSTER_NODES (cluster seeds). */
 export function redisServerEnv(): Record<string, string> {
   const cluster = { A3S_CLUSTER_SECRET: TEST_CLUSTER_SECRET, A3S_CLUSTER_PEER_URLS: 'http://127.0.0.1:*' };
-  return redisTestMode() === 'cluster' ? { REDIS_CLUSTER_NODES: clusterSeeds(), ...cluster } : { REDIS_URL: inject('redisUrl'), ...cluster };
+  return redisTestMode() === 'cluster'
+    ? { REDIS_CLUSTER_NODES: clusterSeeds(), ...cluster }
+    : { REDIS_URL: inject('redisUrl'), ...cluster };
 }
 
 /** The config fields an in-process test server needs for the target: `redisUrl` (single) or `redis.cluster` seeds (cluster). */
 export function redisServerConfig(): { redisUrl: string } | { redis: { cluster: string[] } } {
-  return redisTestMode() === 'cluster' ? { redis: { cluster: clusterSeeds().split(',') } } : { redisUrl: inject('redisUrl') };
+  return redisTestMode() === 'cluster'
+    ? { redis: { cluster: clusterSeeds().split(',') } }
+    : { redisUrl: inject('redisUrl') };
 }
 
 /** A fresh test client for the target (a Cluster client in cluster mode), quiet about connection errors; the caller quits it. */
@@ -32,8 +36,16 @@ export function connectRedisTarget(): Redis | Cluster {
  * Two in-process nodes, `node-a` and `node-b`, on the target Redis under a fresh key prefix (`<prefix>-<random>:`),
  * sharing one fake provider and `config`; the caller closes both.
  */
-export async function startRedisNodes(fake: FakeProvider, prefix: string, config: Record<string, unknown> = {}): Promise<[TestServer, TestServer]> {
-  const shared = { ...redisServerConfig(), redisKeyPrefix: `${prefix}-${Math.random().toString(36).slice(2)}:`, ...config };
+export async function startRedisNodes(
+  fake: FakeProvider,
+  prefix: string,
+  config: Record<string, unknown> = {},
+): Promise<[TestServer, TestServer]> {
+  const shared = {
+    ...redisServerConfig(),
+    redisKeyPrefix: `${prefix}-${Math.random().toString(36).slice(2)}:`,
+    ...config,
+  };
   const a = await startTestServer({ fake, config: { ...shared, nodeId: 'node-a' } });
   const b = await startTestServer({ fake, config: { ...shared, nodeId: 'node-b' } });
   return [a, b];
@@ -41,7 +53,10 @@ export async function startRedisNodes(fake: FakeProvider, prefix: string, config
 
 function clusterSeeds(): string {
   const seeds = inject('redisClusterSeeds');
-  if (seeds === '') throw new Error('A3S_TEST_REDIS=cluster but this run started no Redis Cluster: run the "redis-cluster" project (npx vitest run --project redis-cluster)');
+  if (seeds === '')
+    throw new Error(
+      'A3S_TEST_REDIS=cluster but this run started no Redis Cluster: run the "redis-cluster" project (npx vitest run --project redis-cluster)',
+    );
   return seeds;
 }
 
@@ -50,5 +65,7 @@ export const SESSION_BACKENDS = ['embedded', 'redis'] as const;
 
 /** Server config for a backend of SESSION_BACKENDS (Redis: the run's target under a fresh key prefix). */
 export function backendConfig(backend: (typeof SESSION_BACKENDS)[number], prefix: string): Record<string, unknown> {
-  return backend === 'redis' ? { ...redisServerConfig(), redisKeyPrefix: `${prefix}-${Math.random().toString(36).slice(2)}:` } : {};
+  return backend === 'redis'
+    ? { ...redisServerConfig(), redisKeyPrefix: `${prefix}-${Math.random().toString(36).slice(2)}:` }
+    : {};
 }

@@ -56,8 +56,10 @@ export async function getRun(t: TestServer, sessionId: string, runId: string): P
 /** Every retained event of a run, page after page. */
 export async function runEvents(t: TestServer, sessionId: string, runId: string): Promise<EventEnvelope[]> {
   const all: EventEnvelope[] = [];
-  for (let after = -1; ; ) {
-    const res = await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}/events?after=${after}&limit=1000`).expect(200);
+  for (let after = -1; ;) {
+    const res = await request(t.url)
+      .get(`/v1/sessions/${sessionId}/runs/${runId}/events?after=${after}&limit=1000`)
+      .expect(200);
     const page = res.body as { events: EventEnvelope[]; nextAfter: number | null };
     all.push(...page.events);
     if (page.events.length === 0 || page.nextAfter === null) return all;
@@ -86,7 +88,11 @@ export function ofType(events: EventEnvelope[], type: string): EventEnvelope[] {
 }
 
 /** Poll `check` (sync or async) every 25 ms until it returns true, failing after `timeoutMs`. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

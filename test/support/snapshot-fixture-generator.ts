@@ -9,10 +9,18 @@ import { startTestServer, type TestServer, type TestServerOptions } from './test
 export const WORKSPACE_TOKEN = '__WORKSPACE__';
 
 /** The API token fixture "acme-closed" is created with (one tenant only: workspaces are not split per tenant). */
-export const ACME_TOKEN = { token: 'token-acme-fixture-0001', principal: 'alice', tenantId: 'acme', scopes: ['sessions'] };
+export const ACME_TOKEN = {
+  token: 'token-acme-fixture-0001',
+  principal: 'alice',
+  tenantId: 'acme',
+  scopes: ['sessions'],
+};
 
 /** The seed's verification example (API.md "Verification"). */
-const VERIFICATION = { subject: 'docs smoke', commands: [{ id: 'echo', kind: 'command', description: 'echo works', command: 'printf verify', required: true }] };
+const VERIFICATION = {
+  subject: 'docs smoke',
+  commands: [{ id: 'echo', kind: 'command', description: 'echo works', command: 'printf verify', required: true }],
+};
 
 /** The store-relative file of a session: `<tenant>/<session id>.json`, both parts encoded as the file store does. */
 export function fixtureFile(tenantId: string, sessionId: string): string {
@@ -22,7 +30,8 @@ export function fixtureFile(tenantId: string, sessionId: string): string {
 /** A saved snapshot's text with its workspace path replaced by WORKSPACE_TOKEN; throws if another temp path is left in it. */
 export function freeze(text: string, workspace: string, tempDirs: readonly string[]): string {
   const frozen = text.split(workspace).join(WORKSPACE_TOKEN);
-  for (const dir of tempDirs) if (frozen.includes(dir)) throw new Error(`the snapshot still names ${dir}: add a placeholder for it`);
+  for (const dir of tempDirs)
+    if (frozen.includes(dir)) throw new Error(`the snapshot still names ${dir}: add a placeholder for it`);
   return frozen;
 }
 
@@ -31,7 +40,13 @@ export function freeze(text: string, workspace: string, tempDirs: readonly strin
  * verbatim), into `outDir/<tenant>/<id>.json`; returns the files written (relative to outDir).
  */
 export async function generateSnapshotFixtures(outDir: string): Promise<string[]> {
-  return [await plainToolRun(outDir), await acmeClosed(outDir), await artifactsTasksVerification(outDir), await allowAlways(outDir), await providerFailed(outDir)];
+  return [
+    await plainToolRun(outDir),
+    await acmeClosed(outDir),
+    await artifactsTasksVerification(outDir),
+    await allowAlways(outDir),
+    await providerFailed(outDir),
+  ];
 }
 
 interface Produced {
@@ -42,7 +57,13 @@ interface Produced {
 }
 
 /** Run `body` on a fresh server, close it (its shutdown save included), then freeze the session's file into outDir. */
-async function produce(outDir: string, tenantId: string, sessionId: string, options: TestServerOptions, body: (p: Produced) => Promise<void>): Promise<string> {
+async function produce(
+  outDir: string,
+  tenantId: string,
+  sessionId: string,
+  options: TestServerOptions,
+  body: (p: Produced) => Promise<void>,
+): Promise<string> {
   const t = await startTestServer(options);
   const workspace = join(t.root, 'project');
   try {
@@ -62,12 +83,24 @@ async function produce(outDir: string, tenantId: string, sessionId: string, opti
 
 /** (a) A plain autoSave session after one run with a read tool call. */
 function plainToolRun(outDir: string): Promise<string> {
-  return produce(outDir, 'default', 'plain-tool-run', { files: { 'project/notes.txt': 'alpha\nbeta\n' } }, async ({ t, workspace, sessionId }) => {
-    await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
-    t.fake.script({ toolCalls: [{ id: 'call_read_notes', name: 'read', arguments: { file_path: 'notes.txt' } }] }, { text: 'notes.txt lists alpha and beta.' });
-    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'What is in notes.txt?', wait: true }).expect(200);
-    if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
-  });
+  return produce(
+    outDir,
+    'default',
+    'plain-tool-run',
+    { files: { 'project/notes.txt': 'alpha\nbeta\n' } },
+    async ({ t, workspace, sessionId }) => {
+      await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
+      t.fake.script(
+        { toolCalls: [{ id: 'call_read_notes', name: 'read', arguments: { file_path: 'notes.txt' } }] },
+        { text: 'notes.txt lists alpha and beta.' },
+      );
+      const run = await request(t.url)
+        .post(`/v1/sessions/${sessionId}/runs`)
+        .send({ input: 'What is in notes.txt?', wait: true })
+        .expect(200);
+      if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
+    },
+  );
 }
 
 /** (b) A tenant's session with its own permission and confirmation policies, replay ids, a denied call, closed by its client. */
@@ -89,10 +122,19 @@ function acmeClosed(outDir: string): Promise<string> {
       })
       .expect(201);
     t.fake.script(
-      { toolCalls: [{ id: 'call_readme', name: 'read', arguments: { file_path: 'README.md' } }, { id: 'call_bash', name: 'bash', arguments: { command: 'rm -rf /' } }] },
+      {
+        toolCalls: [
+          { id: 'call_readme', name: 'read', arguments: { file_path: 'README.md' } },
+          { id: 'call_bash', name: 'bash', arguments: { command: 'rm -rf /' } },
+        ],
+      },
       { text: 'The README is a heading; bash is denied here.' },
     );
-    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).set(auth).send({ input: 'Read README.md, then clean up.', wait: true }).expect(200);
+    const run = await request(t.url)
+      .post(`/v1/sessions/${sessionId}/runs`)
+      .set(auth)
+      .send({ input: 'Read README.md, then clean up.', wait: true })
+      .expect(200);
     if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
     await request(t.url).delete(`/v1/sessions/${sessionId}`).set(auth).expect(200);
   });
@@ -103,21 +145,46 @@ function artifactsTasksVerification(outDir: string): Promise<string> {
   const big = Array.from({ length: 60 }, (_, i) => `line ${i + 1} ${'z'.repeat(40)}`).join('\n');
   const options = {
     files: { 'project/big.txt': `${big}\n`, 'project/a.txt': 'alpha\n' },
-    config: { limits: LimitsSchema.parse({ toolOutputBytes: 1024 }), defaultPermissionPolicy: { allow: ['read', 'task'], defaultDecision: 'deny' } },
+    config: {
+      limits: LimitsSchema.parse({ toolOutputBytes: 1024 }),
+      defaultPermissionPolicy: { allow: ['read', 'task'], defaultDecision: 'deny' },
+    },
   };
   return produce(outDir, 'default', 'artifacts-tasks', options, async ({ t, workspace, sessionId }) => {
     await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
-    t.fake.script({ toolCalls: [{ id: 'call_big', name: 'read', arguments: { file_path: 'big.txt' } }] }, { text: 'big.txt is long.' });
+    t.fake.script(
+      { toolCalls: [{ id: 'call_big', name: 'read', arguments: { file_path: 'big.txt' } }] },
+      { text: 'big.txt is long.' },
+    );
     await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Read big.txt', wait: true }).expect(200);
     const last = (r: { body: { messages: Array<{ role: string; content?: unknown }> } }) => r.body.messages.at(-1);
-    const prompt = (r: { body: { messages: Array<{ role: string; content?: unknown }> } }) => String(r.body.messages.findLast((m) => m.role === 'user')?.content ?? '');
+    const prompt = (r: { body: { messages: Array<{ role: string; content?: unknown }> } }) =>
+      String(r.body.messages.findLast((m) => m.role === 'user')?.content ?? '');
     t.fake.script(
-      { when: (r) => prompt(r).startsWith('Delegate') && last(r)?.role === 'user', toolCalls: [{ id: 'call_task', name: 'task', arguments: { agent: 'explore', description: 'read a.txt', prompt: 'Read a.txt and say what it holds' } }] },
-      { when: (r) => prompt(r).startsWith('Read a.txt') && last(r)?.role === 'user', toolCalls: [{ id: 'child_read', name: 'read', arguments: { file_path: 'a.txt' } }] },
+      {
+        when: (r) => prompt(r).startsWith('Delegate') && last(r)?.role === 'user',
+        toolCalls: [
+          {
+            id: 'call_task',
+            name: 'task',
+            arguments: { agent: 'explore', description: 'read a.txt', prompt: 'Read a.txt and say what it holds' },
+          },
+        ],
+      },
+      {
+        when: (r) => prompt(r).startsWith('Read a.txt') && last(r)?.role === 'user',
+        toolCalls: [{ id: 'child_read', name: 'read', arguments: { file_path: 'a.txt' } }],
+      },
       { when: (r) => prompt(r).startsWith('Read a.txt') && last(r)?.role === 'tool', text: 'a.txt holds alpha' },
-      { when: (r) => prompt(r).startsWith('Delegate') && last(r)?.role === 'tool', text: 'The explorer says a.txt holds alpha.' },
+      {
+        when: (r) => prompt(r).startsWith('Delegate') && last(r)?.role === 'tool',
+        text: 'The explorer says a.txt holds alpha.',
+      },
     );
-    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Delegate reading a.txt', wait: true }).expect(200);
+    const run = await request(t.url)
+      .post(`/v1/sessions/${sessionId}/runs`)
+      .send({ input: 'Delegate reading a.txt', wait: true })
+      .expect(200);
     if (run.body.run.status !== 'completed') throw new Error(`run ended ${run.body.run.status}`);
     await request(t.url).post(`/v1/sessions/${sessionId}/verifications`).send(VERIFICATION).expect(201);
     await request(t.url).post(`/v1/sessions/${sessionId}/save`).expect(200);
@@ -126,35 +193,71 @@ function artifactsTasksVerification(outDir: string): Promise<string> {
 
 /** (d) An "allow always" answer: the session's own policy asks for ls, the answer grants it (session.permissionGrants). */
 function allowAlways(outDir: string): Promise<string> {
-  return produce(outDir, 'default', 'allow-always', { files: { 'project/a.txt': 'alpha\n' } }, async ({ t, workspace, sessionId }) => {
-    const policy = { permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' }, confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000, timeoutAction: 'reject' } };
-    await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true, ...policy }).expect(201);
-    t.fake.script({ toolCalls: [{ id: 'call_ls', name: 'ls', arguments: {} }] }, { text: 'The workspace holds a.txt.' });
-    const runId = (await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'List the workspace' }).expect(202)).body.runId as string;
-    let toolId: string | undefined;
-    for (let i = 0; i < 500 && toolId === undefined; i += 1) {
-      toolId = ((await request(t.url).get(`/v1/sessions/${sessionId}/confirmations`).expect(200)).body.confirmations as { toolId: string }[])[0]?.toolId;
-      if (toolId === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    if (toolId === undefined) throw new Error('the ls call asked for no confirmation');
-    const answer = await request(t.url).post(`/v1/sessions/${sessionId}/confirmations/${toolId}`).send({ approved: true, always: true }).expect(200);
-    if (answer.body.always !== true) throw new Error('allow always was not granted');
-    for (let i = 0; i < 500; i += 1) {
-      const run = (await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}`).expect(200)).body.run as { status: string };
-      if (run.status === 'completed') return;
-      if (run.status === 'failed' || run.status === 'cancelled') throw new Error(`run ended ${run.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('the run did not finish');
-  });
+  return produce(
+    outDir,
+    'default',
+    'allow-always',
+    { files: { 'project/a.txt': 'alpha\n' } },
+    async ({ t, workspace, sessionId }) => {
+      const policy = {
+        permissionPolicy: { ask: ['ls'], defaultDecision: 'allow' },
+        confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000, timeoutAction: 'reject' },
+      };
+      await request(t.url)
+        .post('/v1/sessions')
+        .send({ sessionId, workspace, autoSave: true, ...policy })
+        .expect(201);
+      t.fake.script(
+        { toolCalls: [{ id: 'call_ls', name: 'ls', arguments: {} }] },
+        { text: 'The workspace holds a.txt.' },
+      );
+      const runId = (
+        await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'List the workspace' }).expect(202)
+      ).body.runId as string;
+      let toolId: string | undefined;
+      for (let i = 0; i < 500 && toolId === undefined; i += 1) {
+        toolId = (
+          (await request(t.url).get(`/v1/sessions/${sessionId}/confirmations`).expect(200)).body.confirmations as {
+            toolId: string;
+          }[]
+        )[0]?.toolId;
+        if (toolId === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      if (toolId === undefined) throw new Error('the ls call asked for no confirmation');
+      const answer = await request(t.url)
+        .post(`/v1/sessions/${sessionId}/confirmations/${toolId}`)
+        .send({ approved: true, always: true })
+        .expect(200);
+      if (answer.body.always !== true) throw new Error('allow always was not granted');
+      for (let i = 0; i < 500; i += 1) {
+        const run = (await request(t.url).get(`/v1/sessions/${sessionId}/runs/${runId}`).expect(200)).body.run as {
+          status: string;
+        };
+        if (run.status === 'completed') return;
+        if (run.status === 'failed' || run.status === 'cancelled') throw new Error(`run ended ${run.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('the run did not finish');
+    },
+  );
 }
 
 /** (e) A run the provider failed (HTTP 500, no retries configured): its run record's error carries the status. */
 function providerFailed(outDir: string): Promise<string> {
-  return produce(outDir, 'default', 'provider-failed', { files: { 'project/hello.txt': 'hello\n' } }, async ({ t, workspace, sessionId }) => {
-    await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
-    t.fake.script({ error: { status: 500, message: 'the provider is down' } });
-    const run = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Say hello', wait: true }).expect(200);
-    if (run.body.run.status !== 'failed' || run.body.run.error?.status !== 500) throw new Error(`run ended ${run.body.run.status} ${JSON.stringify(run.body.run.error)}`);
-  });
+  return produce(
+    outDir,
+    'default',
+    'provider-failed',
+    { files: { 'project/hello.txt': 'hello\n' } },
+    async ({ t, workspace, sessionId }) => {
+      await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
+      t.fake.script({ error: { status: 500, message: 'the provider is down' } });
+      const run = await request(t.url)
+        .post(`/v1/sessions/${sessionId}/runs`)
+        .send({ input: 'Say hello', wait: true })
+        .expect(200);
+      if (run.body.run.status !== 'failed' || run.body.run.error?.status !== 500)
+        throw new Error(`run ended ${run.body.run.status} ${JSON.stringify(run.body.run.error)}`);
+    },
+  );
 }

@@ -19,7 +19,11 @@ export function makeOddIdSnapshot(sessionId: string, generation: number, tenantI
 }
 
 /** A complete, schema-valid SessionSnapshotV1 for `sessionId` at `generation`, deterministic for equal inputs. */
-export function makeSnapshot(sessionId: string, generation: number, options: MakeSnapshotOptions = {}): SessionSnapshotV1 {
+export function makeSnapshot(
+  sessionId: string,
+  generation: number,
+  options: MakeSnapshotOptions = {},
+): SessionSnapshotV1 {
   const createdAtMs = 1_700_000_000_000;
   const updatedAtMs = createdAtMs + generation * 1000;
   const padding = options.paddingBytes ?? 0;
@@ -41,7 +45,9 @@ export function makeSnapshot(sessionId: string, generation: number, options: Mak
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call-1', type: 'function', function: { name: 'read', arguments: '{"path":"README.md"}' } }],
+          tool_calls: [
+            { id: 'call-1', type: 'function', function: { name: 'read', arguments: '{"path":"README.md"}' } },
+          ],
         },
         { role: 'tool', content: padding > 0 ? 'x'.repeat(padding) : 'file contents', tool_call_id: 'call-1' },
         { role: 'assistant', content: `done with generation ${generation}` },
@@ -57,7 +63,13 @@ export function makeSnapshot(sessionId: string, generation: number, options: Mak
         version: 1,
         type: 'agent_start',
         payload: { prompt: `generation ${generation}` },
-        metadata: { run_id: 'run-1', session_id: sessionId, sequence: 0, session_sequence: 1, timestamp_ms: createdAtMs },
+        metadata: {
+          run_id: 'run-1',
+          session_id: sessionId,
+          sequence: 0,
+          session_sequence: 1,
+          timestamp_ms: createdAtMs,
+        },
       },
     ],
     run_records: [

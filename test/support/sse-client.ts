@@ -54,7 +54,10 @@ export interface SseReader {
 /** Open `GET url` as an SSE stream with fetch. */
 export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseReader> {
   const controller = new AbortController();
-  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const response = await fetch(url, {
+    headers: { accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
   const frames: SseFrame[] = [];
   const envelopes: EventEnvelope[] = [];
   const waiters = new Set<() => void>();
@@ -71,7 +74,8 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     comments: () => frames.flatMap((f) => (f.comment !== undefined ? [f.comment] : [])),
     lastId: () => frames.filter((f) => f.id !== undefined).at(-1)?.id,
     waitFor: (predicate, timeoutMs = 15_000) => waitUntil(() => envelopes.find(predicate), timeoutMs, 'event'),
-    waitForComment: (predicate, timeoutMs = 15_000) => waitUntil(() => reader.comments().find(predicate), timeoutMs, 'comment'),
+    waitForComment: (predicate, timeoutMs = 15_000) =>
+      waitUntil(() => reader.comments().find(predicate), timeoutMs, 'comment'),
     ended: Promise.resolve(),
     abort: () => controller.abort(),
   };

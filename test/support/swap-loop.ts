@@ -14,7 +14,11 @@ export interface SwapLoop {
  */
 export function startSwapLoop(cwd: string, body: string, env: Record<string, string> = {}, maxSeconds = 20): SwapLoop {
   const script = `n=0; trap 'echo $n; exit 0' TERM; end=$((SECONDS+${maxSeconds})); while [ $SECONDS -lt $end ]; do { ${body}; } 2>/dev/null; n=$((n+1)); done; echo $n`;
-  const child = spawn('bash', ['-c', script], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn('bash', ['-c', script], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
   const exited = new Promise<number>((resolve) => child.on('exit', () => resolve(Number(out.trim()) || 0)));
@@ -33,8 +37,12 @@ export function startSwapLoop(cwd: string, body: string, env: Record<string, str
  * one `mv`, then the real file for `pauseSeconds` and more.
  */
 export function fileSwapBody(name: string, links: readonly string[], pauseSeconds = 0.02): string {
-  const swap = (make: string): string => `${make}; ln -f .keep-${name} .real-${name}; mv -T .bad-${name} ${name}; mv -T .real-${name} ${name}; sleep ${pauseSeconds}`;
-  return [...links.map((target) => swap(`ln -sfn '${target}' .bad-${name}`)), swap(`rm -f .bad-${name}; mkfifo .bad-${name}`)].join('; ');
+  const swap = (make: string): string =>
+    `${make}; ln -f .keep-${name} .real-${name}; mv -T .bad-${name} ${name}; mv -T .real-${name} ${name}; sleep ${pauseSeconds}`;
+  return [
+    ...links.map((target) => swap(`ln -sfn '${target}' .bad-${name}`)),
+    swap(`rm -f .bad-${name}; mkfifo .bad-${name}`),
+  ].join('; ');
 }
 
 /**

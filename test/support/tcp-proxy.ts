@@ -25,7 +25,10 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       return;
     }
     const upstream = connect({ host: hostname, port: Number(port) });
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       open.add(a);
       a.on('error', () => b.destroy());
       a.on('close', () => (open.delete(a), b.destroy()));

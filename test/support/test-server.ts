@@ -74,9 +74,20 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     defaultPermissionPolicy: { enabled: false },
     ...options.config,
     // Redis needs the cluster's shared secret; tests that do not name one share TEST_CLUSTER_SECRET.
-    ...(options.config?.redisUrl !== undefined || options.config?.redis !== undefined ? { cluster: { secret: TEST_CLUSTER_SECRET, peerUrls: ['http://127.0.0.1:*'], ...(options.config.cluster as object | undefined) } } : {}),
+    ...(options.config?.redisUrl !== undefined || options.config?.redis !== undefined
+      ? {
+          cluster: {
+            secret: TEST_CLUSTER_SECRET,
+            peerUrls: ['http://127.0.0.1:*'],
+            ...(options.config.cluster as object | undefined),
+          },
+        }
+      : {}),
   });
-  const server = await startServer(config, { logger: options.logger ?? pino({ level: 'silent' }), ...(options.store ? { store: options.store } : {}) });
+  const server = await startServer(config, {
+    logger: options.logger ?? pino({ level: 'silent' }),
+    ...(options.store ? { store: options.store } : {}),
+  });
   return {
     server,
     url: server.url,

@@ -40,7 +40,12 @@ export async function startPageServer(routes: Record<string, PageHandler>): Prom
 }
 
 /** A handler answering `body` with a content type and status. */
-export function send(body: string | Buffer, contentType: string, status = 200, headers: Record<string, string> = {}): PageHandler {
+export function send(
+  body: string | Buffer,
+  contentType: string,
+  status = 200,
+  headers: Record<string, string> = {},
+): PageHandler {
   return (_req, res) => {
     res.writeHead(status, { 'content-type': contentType, ...headers });
     res.end(body);

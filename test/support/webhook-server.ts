@@ -27,7 +27,9 @@ export interface WebhookServer {
 }
 
 /** Start a webhook host whose routes answer by path; an unknown path answers 404. */
-export async function startWebhookServer(routes: Record<string, WebhookReply | ((body: Record<string, unknown>) => WebhookReply)>): Promise<WebhookServer> {
+export async function startWebhookServer(
+  routes: Record<string, WebhookReply | ((body: Record<string, unknown>) => WebhookReply)>,
+): Promise<WebhookServer> {
   const requests: ReceivedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
@@ -43,7 +45,12 @@ export async function startWebhookServer(routes: Record<string, WebhookReply | (
       }
       requests.push({ path, body, headers: req.headers });
       const route = routes[path];
-      const reply: WebhookReply = route === undefined ? { status: 404, body: { error: 'no route' } } : typeof route === 'function' ? route(body) : route;
+      const reply: WebhookReply =
+        route === undefined
+          ? { status: 404, body: { error: 'no route' } }
+          : typeof route === 'function'
+            ? route(body)
+            : route;
       const send = () => {
         if (res.destroyed) return;
         const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});

@@ -17,7 +17,9 @@ writeSnapshotFixtures(process.argv[2]).then(
     process.exit(0);
   },
   (error: unknown) => {
-    process.stderr.write(`write-snapshot-fixtures failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `write-snapshot-fixtures failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -56,11 +56,24 @@ export interface SubscribeOptions {
 }
 
 /** Open GET /v1/sessions/:id/events as a WebSocket. */
-export async function subscribe(baseUrl: string, sessionId: string, options: SubscribeOptions = {}): Promise<EventSubscriber> {
-  const params = [...(options.after !== undefined ? [`after=${options.after}`] : []), ...(options.tenantId !== undefined ? [`tenantId=${encodeURIComponent(options.tenantId)}`] : [])];
+export async function subscribe(
+  baseUrl: string,
+  sessionId: string,
+  options: SubscribeOptions = {},
+): Promise<EventSubscriber> {
+  const params = [
+    ...(options.after !== undefined ? [`after=${options.after}`] : []),
+    ...(options.tenantId !== undefined ? [`tenantId=${encodeURIComponent(options.tenantId)}`] : []),
+  ];
   const query = params.length > 0 ? `?${params.join('&')}` : '';
-  const headers = { ...(options.headers ?? {}), ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) };
-  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/sessions/${encodeURIComponent(sessionId)}/events${query}`, { headers });
+  const headers = {
+    ...(options.headers ?? {}),
+    ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+  };
+  const socket = new WebSocket(
+    `${baseUrl.replace(/^http/, 'ws')}/v1/sessions/${encodeURIComponent(sessionId)}/events${query}`,
+    { headers },
+  );
   // Registered first, so it runs before anything else reacts to 'open' and before the first read.
   if (options.pauseOnOpen) socket.once('open', () => socket.pause());
   const frames: EventEnvelope[] = [];
@@ -77,7 +90,9 @@ export async function subscribe(baseUrl: string, sessionId: string, options: Sub
   });
   // A refused upgrade or a reset connection ends as a close too; the error itself is not the test's subject.
   socket.on('error', () => undefined);
-  const closed = new Promise<CloseInfo>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<CloseInfo>((resolve) =>
+    socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   if (options.waitOpen !== false) {
     await new Promise<void>((resolve) => {
       socket.once('open', () => resolve());
@@ -105,13 +120,20 @@ export async function subscribe(baseUrl: string, sessionId: string, options: Sub
       const found = frames.find(predicate);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for a frame; got ${frames.map((f) => f.type).join(', ')}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`timed out waiting for a frame; got ${frames.map((f) => f.type).join(', ')}`)),
+          timeoutMs,
+        );
         waiters.push({ predicate, resolve: (e) => (clearTimeout(timer), resolve(e)) });
       });
     },
     waitClosed(timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`socket not closed within ${timeoutMs} ms; got ${frames.map((f) => f.type).join(', ')}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`socket not closed within ${timeoutMs} ms; got ${frames.map((f) => f.type).join(', ')}`)),
+          timeoutMs,
+        );
         void closed.then((info) => {
           clearTimeout(timer);
           resolve(info);

@@ -42,7 +42,11 @@ function firstPid(output: string): number {
 
 describe('bash', () => {
   it('runs in the workspace, streams lines through onOutput and returns combined output', async () => {
-    const result = await runTool(bashTool, { command: 'pwd; echo out1; echo err1 >&2; sleep 0.1; printf "no-newline"' }, ws.context());
+    const result = await runTool(
+      bashTool,
+      { command: 'pwd; echo out1; echo err1 >&2; sleep 0.1; printf "no-newline"' },
+      ws.context(),
+    );
     expect(result.exitCode).toBe(0);
     expect(result.metadata).toMatchObject({ exit_code: 0, timed_out: false, cancelled: false });
     expect(result.output.split('\n').sort()).toEqual([ws.root, 'err1', 'no-newline', 'out1'].sort());
@@ -57,7 +61,11 @@ describe('bash', () => {
 
   it('kills the whole process group on timeout', async () => {
     const started = Date.now();
-    const result = await runTool(bashTool, { command: 'sleep 30 & echo PID=$!; sleep 30', timeout: 1_000 }, ws.context());
+    const result = await runTool(
+      bashTool,
+      { command: 'sleep 30 & echo PID=$!; sleep 30', timeout: 1_000 },
+      ws.context(),
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(result.exitCode).not.toBe(0);
     expect(result.metadata).toMatchObject({ timed_out: true, cancelled: false });
@@ -68,7 +76,11 @@ describe('bash', () => {
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
     const started = Date.now();
-    const result = await runTool(bashTool, { command: "trap '' TERM; sleep 30 & echo PID=$!; sleep 30", timeout: 1_000 }, ws.context());
+    const result = await runTool(
+      bashTool,
+      { command: "trap '' TERM; sleep 30 & echo PID=$!; sleep 30", timeout: 1_000 },
+      ws.context(),
+    );
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(3_000);
     expect(elapsed).toBeLessThan(10_000);
@@ -106,7 +118,11 @@ describe('bash', () => {
   });
 
   it('keeps at most 10 MiB of output', async () => {
-    const result = await runTool(bashTool, { command: "head -c 12000000 /dev/zero | tr '\\0' a; echo; echo END" }, ws.context());
+    const result = await runTool(
+      bashTool,
+      { command: "head -c 12000000 /dev/zero | tr '\\0' a; echo; echo END" },
+      ws.context(),
+    );
     expect(result.exitCode).toBe(0);
     expect(result.output.length).toBeLessThanOrEqual(10 * 1024 * 1024 + 100);
     expect(result.output).toMatch(/characters of output omitted/);
@@ -119,7 +135,11 @@ describe('bash', () => {
     process.env.A3S_TEST_API_KEY = 'should-not-leak';
     process.env.DATABASE_URL = 'postgres://u:secret@db/app';
     try {
-      const result = await runTool(bashTool, { command: 'echo "key=${A3S_TEST_API_KEY:-unset} db=${DATABASE_URL:-unset}"' }, ws.context());
+      const result = await runTool(
+        bashTool,
+        { command: 'echo "key=${A3S_TEST_API_KEY:-unset} db=${DATABASE_URL:-unset}"' },
+        ws.context(),
+      );
       expect(result.output).toBe('key=unset db=unset\n');
     } finally {
       delete process.env.A3S_TEST_API_KEY;

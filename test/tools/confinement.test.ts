@@ -31,18 +31,43 @@ const dotdot: Case[] = [
   ['grep glob ..', grepTool, () => ({ pattern: 'secret', glob: '../outside/*' })],
   ['glob path ..', globTool, () => ({ pattern: '*', path: '../outside' })],
   ['glob pattern ..', globTool, () => ({ pattern: '../outside/*' })],
-  ['patch header ..', patchTool, () => ({ file_path: '../outside/secret.txt', diff: '--- a/../outside/secret.txt\n+++ b/../outside/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n' })],
-  ['patch create ..', patchTool, () => ({ file_path: '../outside/pwned.txt', diff: '--- /dev/null\n+++ b/../outside/pwned.txt\n@@ -0,0 +1 @@\n+pwned\n' })],
+  [
+    'patch header ..',
+    patchTool,
+    () => ({
+      file_path: '../outside/secret.txt',
+      diff: '--- a/../outside/secret.txt\n+++ b/../outside/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n',
+    }),
+  ],
+  [
+    'patch create ..',
+    patchTool,
+    () => ({
+      file_path: '../outside/pwned.txt',
+      diff: '--- /dev/null\n+++ b/../outside/pwned.txt\n@@ -0,0 +1 @@\n+pwned\n',
+    }),
+  ],
 ];
 
 const absolute: Case[] = [
   ['read absolute', readTool, (w) => ({ file_path: path.join(w.outside, 'secret.txt') })],
   ['write absolute', writeTool, (w) => ({ file_path: path.join(w.outside, 'pwned.txt'), content: 'x' })],
-  ['edit absolute', editTool, (w) => ({ file_path: path.join(w.outside, 'secret.txt'), old_string: 'top', new_string: 'pwned' })],
+  [
+    'edit absolute',
+    editTool,
+    (w) => ({ file_path: path.join(w.outside, 'secret.txt'), old_string: 'top', new_string: 'pwned' }),
+  ],
   ['ls absolute', lsTool, (w) => ({ path: w.outside })],
   ['grep absolute', grepTool, (w) => ({ pattern: 'secret', path: w.outside })],
   ['glob absolute', globTool, (w) => ({ pattern: '*', path: w.outside })],
-  ['patch absolute', patchTool, (w) => ({ file_path: `${w.outside}/secret.txt`, diff: `--- ${w.outside}/secret.txt\n+++ ${w.outside}/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n` })],
+  [
+    'patch absolute',
+    patchTool,
+    (w) => ({
+      file_path: `${w.outside}/secret.txt`,
+      diff: `--- ${w.outside}/secret.txt\n+++ ${w.outside}/secret.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n`,
+    }),
+  ],
 ];
 
 const symlinked: Case[] = [
@@ -53,7 +78,14 @@ const symlinked: Case[] = [
   ['ls symlinked dir', lsTool, () => ({ path: 'outside-dir' })],
   ['grep symlinked dir', grepTool, () => ({ pattern: 'secret', path: 'outside-dir' })],
   ['glob symlinked dir', globTool, () => ({ pattern: '*', path: 'outside-dir' })],
-  ['patch symlink', patchTool, () => ({ file_path: 'secret-link.txt', diff: '--- a/secret-link.txt\n+++ b/secret-link.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n' })],
+  [
+    'patch symlink',
+    patchTool,
+    () => ({
+      file_path: 'secret-link.txt',
+      diff: '--- a/secret-link.txt\n+++ b/secret-link.txt\n@@ -1 +1 @@\n-top secret\n+pwned\n',
+    }),
+  ],
 ];
 
 describe('file tools stay inside the workspace', () => {

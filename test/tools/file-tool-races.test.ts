@@ -1,6 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AnyToolDefinition, ToolResult } from '../../src/runtime/tools/define-tool.js';
@@ -34,7 +45,10 @@ beforeEach(() => {
   ws = createTestWorkspace();
   // ws.outside stands for another tenant's workspace next to this one.
   writeFileSync(path.join(ws.outside, 'target.txt'), OUTSIDE_CONTENT);
-  writeFileSync(path.join(ws.outside, 'script.js'), `export async function run() { return ${JSON.stringify(SECRET)}; }\n`);
+  writeFileSync(
+    path.join(ws.outside, 'script.js'),
+    `export async function run() { return ${JSON.stringify(SECRET)}; }\n`,
+  );
   ws.file('target.txt', INSIDE_CONTENT);
   linkSync(path.join(ws.root, 'target.txt'), path.join(ws.root, '.keep-target.txt'));
   ws.file('sub/target.txt', INSIDE_CONTENT);
@@ -52,7 +66,10 @@ async function call(tool: AnyToolDefinition, args: Record<string, unknown>): Pro
 }
 
 /** Waves of WAVE concurrent calls for `ms` while both swap loops run; answers every result. */
-async function underSwaps(ms: number, make: (i: number) => [AnyToolDefinition, Record<string, unknown>]): Promise<{ results: ToolResult[]; rounds: number }> {
+async function underSwaps(
+  ms: number,
+  make: (i: number) => [AnyToolDefinition, Record<string, unknown>],
+): Promise<{ results: ToolResult[]; rounds: number }> {
   const links = [path.join(ws.outside, 'target.txt'), '/proc/self/environ', '/'];
   const files = startSwapLoop(ws.root, fileSwapBody('target.txt', links));
   const dirs = startSwapLoop(ws.root, directorySwapBody('sub', ws.outside));
@@ -79,7 +96,8 @@ function restoreSub(): void {
   const real = path.join(ws.root, '.real-sub');
   const sub = path.join(ws.root, 'sub');
   if (existsSync(real)) {
-    if (lstatSync(sub, { throwIfNoEntry: false })?.isDirectory()) renameSync(sub, path.join(ws.root, `.stray-sub-${randomUUID()}`));
+    if (lstatSync(sub, { throwIfNoEntry: false })?.isDirectory())
+      renameSync(sub, path.join(ws.root, `.stray-sub-${randomUUID()}`));
     else rmSync(sub, { force: true });
     renameSync(real, sub);
   }
@@ -101,12 +119,16 @@ function assertNothingLeaked(results: ToolResult[]): void {
   }
 }
 
-const share = (results: ToolResult[], ok: (result: ToolResult) => boolean): number => results.filter(ok).length / results.length;
+const share = (results: ToolResult[], ok: (result: ToolResult) => boolean): number =>
+  results.filter(ok).length / results.length;
 
 describe('file tools under swap races (a name swapped for a symlink out, a FIFO, an intermediate directory for a link out)', () => {
   it('read never returns what lies outside, and reads the real file most of the time', async () => {
     const before = treeSnapshot(ws.outside);
-    const { results, rounds } = await underSwaps(RACE_MS, (i) => [readTool, { file_path: i % 2 === 0 ? 'target.txt' : 'sub/target.txt' }]);
+    const { results, rounds } = await underSwaps(RACE_MS, (i) => [
+      readTool,
+      { file_path: i % 2 === 0 ? 'target.txt' : 'sub/target.txt' },
+    ]);
     expect(rounds).toBeGreaterThanOrEqual(4);
     expect(results.length).toBeGreaterThanOrEqual(WAVE);
     assertNothingLeaked(results);
@@ -115,20 +137,32 @@ describe('file tools under swap races (a name swapped for a symlink out, a FIFO,
     // The real file is there most of the time: those reads succeed (refusals are the swapped moments).
     expect(share(onFile, (r) => r.exitCode === 0 && r.output.includes('inside'))).toBeGreaterThan(0.5);
     expect(share(results, (r) => r.exitCode === 0)).toBeGreaterThan(0.3);
-    for (const result of results) if (result.exitCode !== 0) expect(result.metadata?.reason).toMatch(/^(workspace_escape|not_a_file|not_found|is_directory|symlink_loop)$/);
+    for (const result of results)
+      if (result.exitCode !== 0)
+        expect(result.metadata?.reason).toMatch(/^(workspace_escape|not_a_file|not_found|is_directory|symlink_loop)$/);
   });
 
   it('write never creates or changes anything outside, and writes the real file most of the time', async () => {
     const before = treeSnapshot(ws.outside);
     const { results, rounds } = await underSwaps(RACE_MS, (i) => {
       const target = ['target.txt', 'sub/target.txt', `sub/new-${i}.txt`][i % 3] as string;
-      return [writeTool, i % 6 === 4 ? { file_path: target, content: `LEGIT appended ${i}\n`, mode: 'append' } : { file_path: target, content: `LEGIT\ninside ${i}\n` }];
+      return [
+        writeTool,
+        i % 6 === 4
+          ? { file_path: target, content: `LEGIT appended ${i}\n`, mode: 'append' }
+          : { file_path: target, content: `LEGIT\ninside ${i}\n` },
+      ];
     });
     expect(rounds).toBeGreaterThanOrEqual(4);
     assertNothingLeaked(results);
     expect(treeSnapshot(ws.outside)).toEqual(before);
     expect(readdirSync(ws.outside).filter((name) => name.startsWith('new-'))).toEqual([]);
-    expect(share(results.filter((_, i) => i % 3 === 0), (r) => r.exitCode === 0)).toBeGreaterThan(0.5);
+    expect(
+      share(
+        results.filter((_, i) => i % 3 === 0),
+        (r) => r.exitCode === 0,
+      ),
+    ).toBeGreaterThan(0.5);
     // The files created through sub/ are inside the workspace.
     expect(filesNamed('new-').length).toBeGreaterThan(0);
   });
@@ -136,24 +170,41 @@ describe('file tools under swap races (a name swapped for a symlink out, a FIFO,
   it('edit never reads or changes what lies outside, and edits the real file most of the time', async () => {
     const before = treeSnapshot(ws.outside);
     // 'LEGIT' stays in the file ('LEGIT!', 'LEGIT!!', ...): every edit of the real file finds it once.
-    const { results, rounds } = await underSwaps(RACE_MS, (i) => [editTool, { file_path: i % 2 === 0 ? 'target.txt' : 'sub/target.txt', old_string: 'LEGIT', new_string: 'LEGIT!' }]);
+    const { results, rounds } = await underSwaps(RACE_MS, (i) => [
+      editTool,
+      { file_path: i % 2 === 0 ? 'target.txt' : 'sub/target.txt', old_string: 'LEGIT', new_string: 'LEGIT!' },
+    ]);
     expect(rounds).toBeGreaterThanOrEqual(4);
     assertNothingLeaked(results);
     expect(treeSnapshot(ws.outside)).toEqual(before);
     // Concurrent edits of one file also refuse one another (version_conflict): both are edits of the real file.
-    const legit = (r: ToolResult): boolean => r.exitCode === 0 || r.metadata?.reason === 'version_conflict' || r.metadata?.reason === 'not_found_in_file';
-    expect(share(results.filter((_, i) => i % 2 === 0), legit)).toBeGreaterThan(0.5);
+    const legit = (r: ToolResult): boolean =>
+      r.exitCode === 0 || r.metadata?.reason === 'version_conflict' || r.metadata?.reason === 'not_found_in_file';
+    expect(
+      share(
+        results.filter((_, i) => i % 2 === 0),
+        legit,
+      ),
+    ).toBeGreaterThan(0.5);
     expect(readFileSync(path.join(ws.root, 'target.txt'), 'utf8')).toMatch(/^LEGIT!/);
   });
 
   it('patch never reads or changes what lies outside, and patches the real file most of the time', async () => {
     const before = treeSnapshot(ws.outside);
-    const { results, rounds } = await underSwaps(RACE_MS, (i) => [patchTool, { file_path: i % 2 === 0 ? 'target.txt' : 'sub/target.txt', diff: '@@ -1 +1,2 @@\n LEGIT\n+patched\n' }]);
+    const { results, rounds } = await underSwaps(RACE_MS, (i) => [
+      patchTool,
+      { file_path: i % 2 === 0 ? 'target.txt' : 'sub/target.txt', diff: '@@ -1 +1,2 @@\n LEGIT\n+patched\n' },
+    ]);
     expect(rounds).toBeGreaterThanOrEqual(4);
     assertNothingLeaked(results);
     expect(treeSnapshot(ws.outside)).toEqual(before);
     const legit = (r: ToolResult): boolean => r.exitCode === 0 || r.metadata?.reason === 'hunk_failed';
-    expect(share(results.filter((_, i) => i % 2 === 0), legit)).toBeGreaterThan(0.5);
+    expect(
+      share(
+        results.filter((_, i) => i % 2 === 0),
+        legit,
+      ),
+    ).toBeGreaterThan(0.5);
     expect(share(results, (r) => r.exitCode === 0)).toBeGreaterThan(0.2);
     expect(readFileSync(path.join(ws.root, 'target.txt'), 'utf8')).toMatch(/^LEGIT\npatched\n/);
   });
@@ -164,7 +215,11 @@ describe('file tools and links to /, /proc/self/environ, FIFOs, and links that s
     ['read /', readTool, { file_path: 'root-link/etc/passwd' }],
     ['write /', writeTool, { file_path: 'root-link/tmp/pwned-by-race-test.txt', content: 'x' }],
     ['edit /', editTool, { file_path: 'root-link/etc/passwd', old_string: 'root', new_string: 'pwned' }],
-    ['patch /', patchTool, { file_path: 'root-link/tmp/pwned-by-race-test.txt', diff: '--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+pwned\n' }],
+    [
+      'patch /',
+      patchTool,
+      { file_path: 'root-link/tmp/pwned-by-race-test.txt', diff: '--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+pwned\n' },
+    ],
     ['read environ', readTool, { file_path: 'environ.txt' }],
     ['write environ', writeTool, { file_path: 'environ.txt', content: 'x' }],
     ['edit environ', editTool, { file_path: 'environ.txt', old_string: ENV_NAME, new_string: 'x' }],
@@ -180,7 +235,13 @@ describe('file tools and links to /, /proc/self/environ, FIFOs, and links that s
     symlinkSync('/proc/self/environ', path.join(ws.root, 'environ.txt'));
     symlinkSync('/proc/self/environ', path.join(ws.root, 'environ.js'));
     symlinkSync(ws.outside, path.join(ws.root, 'other'));
-    const ctx = { ...ws.context(), nested: { call: async () => ({ id: 'x', name: 'x', output: '', exitCode: 0, truncated: false }), describe: () => undefined } };
+    const ctx = {
+      ...ws.context(),
+      nested: {
+        call: async () => ({ id: 'x', name: 'x', output: '', exitCode: 0, truncated: false }),
+        describe: () => undefined,
+      },
+    };
     const result = await runTool(tool, args, ctx);
     ctx.files.release();
     expect(result.exitCode).toBe(1);
@@ -192,7 +253,13 @@ describe('file tools and links to /, /proc/self/environ, FIFOs, and links that s
   it('a FIFO is refused at once by every tool, never waited on', async () => {
     execFileSync('mkfifo', [path.join(ws.root, 'pipe.txt')]);
     execFileSync('mkfifo', [path.join(ws.root, 'pipe.js')]);
-    const ctx = { ...ws.context(), nested: { call: async () => ({ id: 'x', name: 'x', output: '', exitCode: 0, truncated: false }), describe: () => undefined } };
+    const ctx = {
+      ...ws.context(),
+      nested: {
+        call: async () => ({ id: 'x', name: 'x', output: '', exitCode: 0, truncated: false }),
+        describe: () => undefined,
+      },
+    };
     const started = Date.now();
     const results = await Promise.all([
       runTool(readTool, { file_path: 'pipe.txt' }, ctx),
@@ -225,13 +292,28 @@ describe('file tools and links to /, /proc/self/environ, FIFOs, and links that s
     symlinkSync(path.join(ws.root, 'sub/made-through-link.txt'), path.join(ws.root, 'dangling.txt'));
     for (const file_path of ['rel-link.txt', 'abs-link.txt', 'deep/er/up-dir/target.txt', 'chain.txt']) {
       const read = await call(readTool, { file_path });
-      expect(read, file_path).toMatchObject({ exitCode: 0, output: '     1\tLEGIT\n     2\tinside', metadata: { source_anchors: ['sub/target.txt'] } });
+      expect(read, file_path).toMatchObject({
+        exitCode: 0,
+        output: '     1\tLEGIT\n     2\tinside',
+        metadata: { source_anchors: ['sub/target.txt'] },
+      });
     }
-    expect(await call(editTool, { file_path: 'abs-link.txt', old_string: 'inside', new_string: 'edited' })).toMatchObject({ exitCode: 0, output: 'Replaced 1 occurrence(s) in sub/target.txt' });
-    expect(await call(patchTool, { file_path: 'deep/er/up-dir/target.txt', diff: '@@ -2 +2 @@\n-edited\n+patched\n' })).toMatchObject({ exitCode: 0, output: 'Applied 1 hunk(s) to sub/target.txt' });
-    expect(await call(writeTool, { file_path: 'chain.txt', content: 'more\n', mode: 'append' })).toMatchObject({ exitCode: 0, output: 'Wrote 5 bytes (1 lines) to sub/target.txt' });
+    expect(
+      await call(editTool, { file_path: 'abs-link.txt', old_string: 'inside', new_string: 'edited' }),
+    ).toMatchObject({ exitCode: 0, output: 'Replaced 1 occurrence(s) in sub/target.txt' });
+    expect(
+      await call(patchTool, { file_path: 'deep/er/up-dir/target.txt', diff: '@@ -2 +2 @@\n-edited\n+patched\n' }),
+    ).toMatchObject({ exitCode: 0, output: 'Applied 1 hunk(s) to sub/target.txt' });
+    expect(await call(writeTool, { file_path: 'chain.txt', content: 'more\n', mode: 'append' })).toMatchObject({
+      exitCode: 0,
+      output: 'Wrote 5 bytes (1 lines) to sub/target.txt',
+    });
     expect(readFileSync(path.join(ws.root, 'sub/target.txt'), 'utf8')).toBe('LEGIT\npatched\nmore\n');
-    expect(await call(writeTool, { file_path: 'dangling.txt', content: 'made\n' })).toMatchObject({ exitCode: 0, output: 'Wrote 5 bytes (1 lines) to sub/made-through-link.txt', metadata: { created: true } });
+    expect(await call(writeTool, { file_path: 'dangling.txt', content: 'made\n' })).toMatchObject({
+      exitCode: 0,
+      output: 'Wrote 5 bytes (1 lines) to sub/made-through-link.txt',
+      metadata: { created: true },
+    });
     expect(readFileSync(path.join(ws.root, 'sub/made-through-link.txt'), 'utf8')).toBe('made\n');
   });
 });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { argumentString, BUILTIN_DEFAULT_POLICY, evaluatePermission } from '../../src/runtime/policy/permission-policy.js';
+import {
+  argumentString,
+  BUILTIN_DEFAULT_POLICY,
+  evaluatePermission,
+} from '../../src/runtime/policy/permission-policy.js';
 import { gitTool } from '../../src/runtime/tools/builtin/git.js';
 import { isGitReadOnly } from '../../src/runtime/tools/builtin/git-params.js';
 import { isReadOnlyCall } from '../../src/runtime/tools/define-tool.js';

@@ -27,8 +27,13 @@ describe('git: read-only commands', () => {
   it('status prints the seed block and metadata', async () => {
     const clean = await run({ command: 'status' });
     const head = git('rev-parse', '--short=7', 'HEAD').trim();
-    expect(clean).toMatchObject({ exitCode: 0, metadata: { branch: 'main', is_worktree: false, dirty_count: 0, is_dirty: false } });
-    expect(clean.output).toBe(`Workspace: ${ws.root}\nBranch:    main\nCommit:    ${head}\nStatus:    clean\nWorktree:  no (main)`);
+    expect(clean).toMatchObject({
+      exitCode: 0,
+      metadata: { branch: 'main', is_worktree: false, dirty_count: 0, is_dirty: false },
+    });
+    expect(clean.output).toBe(
+      `Workspace: ${ws.root}\nBranch:    main\nCommit:    ${head}\nStatus:    clean\nWorktree:  no (main)`,
+    );
     ws.file('a.txt', 'changed\n');
     ws.file('new.txt', 'n\n');
     const dirty = await run({ command: 'status' });
@@ -38,8 +43,13 @@ describe('git: read-only commands', () => {
 
   it('log pages with limit and cursor; max_count is an alias of limit', async () => {
     const first = await run({ command: 'log', limit: 1 });
-    expect(first.output).toMatch(/^Commit log \(1 entries from offset 0\):\n\n[0-9a-f]{7} - Test \(.+\)\n {2}second commit\n\nMore commits available; continue with cursor=1$/);
-    expect(first.metadata).toMatchObject({ count: 1, page: { offset: 0, applied_limit: 1, next_cursor: '1', truncated: true } });
+    expect(first.output).toMatch(
+      /^Commit log \(1 entries from offset 0\):\n\n[0-9a-f]{7} - Test \(.+\)\n {2}second commit\n\nMore commits available; continue with cursor=1$/,
+    );
+    expect(first.metadata).toMatchObject({
+      count: 1,
+      page: { offset: 0, applied_limit: 1, next_cursor: '1', truncated: true },
+    });
     const second = await run({ command: 'log', limit: 1, cursor: '1' });
     expect(second.output).toContain('first commit');
     expect(second.output).not.toContain('More commits');
@@ -55,7 +65,11 @@ describe('git: read-only commands', () => {
     const paged = await run({ command: 'branch', limit: 1 });
     expect(paged.output).toBe('Branches:\n  feature\nMore branches available; continue with cursor=1');
     const created = await run({ command: 'branch', name: 'topic', base: 'HEAD~1' });
-    expect(created).toMatchObject({ exitCode: 0, output: 'Created branch: topic (based on HEAD~1)', metadata: { branch: 'topic', base: 'HEAD~1' } });
+    expect(created).toMatchObject({
+      exitCode: 0,
+      output: 'Created branch: topic (based on HEAD~1)',
+      metadata: { branch: 'topic', base: 'HEAD~1' },
+    });
     expect(git('rev-parse', 'topic')).toBe(git('rev-parse', 'HEAD~1'));
     expect((await run({ command: 'branch', name: 'bad..name' })).output).toMatch(/Invalid branch name/);
   });
@@ -82,7 +96,9 @@ describe('git: read-only commands', () => {
     expect((await run({ command: 'remote' })).output).toBe('No remotes configured.');
     git('remote', 'add', 'origin', 'https://user:secret@example.com/repo.git?token=abc');
     const listed = await run({ command: 'remote' });
-    expect(listed.output).toBe('Remotes:\norigin\thttps://example.com/repo.git (fetch)\norigin\thttps://example.com/repo.git (push)');
+    expect(listed.output).toBe(
+      'Remotes:\norigin\thttps://example.com/repo.git (fetch)\norigin\thttps://example.com/repo.git (push)',
+    );
     expect(listed.output).not.toContain('secret');
   });
 });
@@ -115,12 +131,23 @@ describe('git: commands that change the repository', () => {
     const listed = await run({ command: 'worktree' });
     expect(listed.output).toBe(`Worktrees (1 of 1):\n  ${ws.root} [main]`);
     const created = await run({ command: 'worktree', subcommand: 'create', name: 'wt-branch' });
-    expect(created).toMatchObject({ exitCode: 0, output: 'Created worktree at: .worktrees/wt-branch\nBranch: wt-branch' });
+    expect(created).toMatchObject({
+      exitCode: 0,
+      output: 'Created worktree at: .worktrees/wt-branch\nBranch: wt-branch',
+    });
     expect(readFileSync(path.join(ws.root, '.worktrees/wt-branch/a.txt'), 'utf8')).toBe('one\ntwo\n');
-    const inWorktree = await runTool(gitTool, { command: 'status' }, { ...ws.context(), workspace: path.join(ws.root, '.worktrees/wt-branch') });
+    const inWorktree = await runTool(
+      gitTool,
+      { command: 'status' },
+      { ...ws.context(), workspace: path.join(ws.root, '.worktrees/wt-branch') },
+    );
     expect(inWorktree.metadata).toMatchObject({ branch: 'wt-branch', is_worktree: true });
-    expect((await run({ command: 'worktree', subcommand: 'remove', path: 'a.txt' })).output).toMatch(/not a linked worktree/);
-    expect((await run({ command: 'worktree', subcommand: 'remove', path: '.worktrees/wt-branch' })).output).toBe('Removed worktree at: .worktrees/wt-branch');
+    expect((await run({ command: 'worktree', subcommand: 'remove', path: 'a.txt' })).output).toMatch(
+      /not a linked worktree/,
+    );
+    expect((await run({ command: 'worktree', subcommand: 'remove', path: '.worktrees/wt-branch' })).output).toBe(
+      'Removed worktree at: .worktrees/wt-branch',
+    );
     expect(existsSync(path.join(ws.root, '.worktrees/wt-branch'))).toBe(false);
   });
 });
@@ -143,7 +170,10 @@ describe('git: argument injection and confinement', () => {
       { command: 'diff', ref: 'HEAD' },
     ];
     for (const args of cases) expect(gitTool.parameters.safeParse(args).success, JSON.stringify(args)).toBe(false);
-    expect(gitTool.parameters.safeParse({ command: 'branch', name: '-D' }).error?.issues[0]).toMatchObject({ path: ['name'], message: 'name must not start with "-"' });
+    expect(gitTool.parameters.safeParse({ command: 'branch', name: '-D' }).error?.issues[0]).toMatchObject({
+      path: ['name'],
+      message: 'name must not start with "-"',
+    });
   });
 
   it('a ref that is a path or an option after --end-of-options does not change anything', async () => {
@@ -161,7 +191,9 @@ describe('git: argument injection and confinement', () => {
       expect(result.output).toMatch(/outside the workspace/);
     }
     expect(git('branch', '--list', 'esc')).toBe('');
-    expect((await run({ command: 'worktree', subcommand: 'remove', path: '..' })).output).toMatch(/outside the workspace/);
+    expect((await run({ command: 'worktree', subcommand: 'remove', path: '..' })).output).toMatch(
+      /outside the workspace/,
+    );
   });
 
   it('does not run repository-configured programs (hooks, filters, external diff, fsmonitor)', async () => {
@@ -209,7 +241,9 @@ describe('git: repository discovery and cancellation', () => {
     mkdirSync(fresh);
     execFileSync('git', ['init', '-q', '-b', 'trunk'], { cwd: fresh });
     const ctx = { ...ws.context(), workspace: fresh };
-    expect((await runTool(gitTool, { command: 'status' }, ctx)).output).toContain('Branch:    trunk\nCommit:    (none)');
+    expect((await runTool(gitTool, { command: 'status' }, ctx)).output).toContain(
+      'Branch:    trunk\nCommit:    (none)',
+    );
     expect((await runTool(gitTool, { command: 'log' }, ctx)).output).toBe('No commits found.');
     expect((await runTool(gitTool, { command: 'branch' }, ctx)).output).toBe('No branches found.');
   });

@@ -133,7 +133,16 @@ afterAll(() => ws.cleanup());
 
 async function fastGlob(base: string, pattern: string, options: (typeof CONFIGS)[number][1]): Promise<string[]> {
   const cwd = path.join(ws.root, base);
-  const entries = await fg(pattern, { cwd, absolute: true, dot: true, onlyFiles: true, followSymbolicLinks: false, baseNameMatch: options.baseNameMatch, ignore: [...options.ignore], suppressErrors: true });
+  const entries = await fg(pattern, {
+    cwd,
+    absolute: true,
+    dot: true,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+    baseNameMatch: options.baseNameMatch,
+    ignore: [...options.ignore],
+    suppressErrors: true,
+  });
   return entries.map((entry) => relativeToWorkspace(ws.root, entry)).sort();
 }
 
@@ -141,7 +150,11 @@ async function confined(base: string, pattern: string, options: (typeof CONFIGS)
   const files = ws.context().files;
   const dir = files.openDirectory(base);
   try {
-    const listing = await globWorkspace(files, dir, pattern, { ...options, maxFiles: 100_000, signal: new AbortController().signal });
+    const listing = await globWorkspace(files, dir, pattern, {
+      ...options,
+      maxFiles: 100_000,
+      signal: new AbortController().signal,
+    });
     listing.close();
     return listing.files.map((file) => file.path).sort();
   } finally {

@@ -8,7 +8,23 @@ describe('built-in tools', () => {
   const tools = createBuiltinTools();
 
   it('are the built-ins with unique names, prose descriptions and strict schemas', () => {
-    expect(tools.map((tool) => tool.name)).toEqual(['read', 'write', 'edit', 'patch', 'grep', 'glob', 'ls', 'bash', 'git', 'batch', 'program', 'task', 'parallel_task', 'web_fetch', 'web_search']);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'read',
+      'write',
+      'edit',
+      'patch',
+      'grep',
+      'glob',
+      'ls',
+      'bash',
+      'git',
+      'batch',
+      'program',
+      'task',
+      'parallel_task',
+      'web_fetch',
+      'web_search',
+    ]);
     for (const tool of tools) {
       expect(tool.description.length, tool.name).toBeGreaterThan(50);
       expect(() => tool.parameters.parse({ unexpected_field: true }), tool.name).toThrow();
@@ -18,10 +34,13 @@ describe('built-in tools', () => {
     expect(tools.filter((tool) => tool.readOnlyFor !== undefined).map((tool) => tool.name)).toEqual(['edit', 'git']);
   });
 
-  it.each(createBuiltinTools().map((tool) => [tool.name, tool] as const))('%s parameter schema is unchanged', (_name, tool) => {
-    // Same conversion as the tool registry uses for provider requests.
-    const schema = z.toJSONSchema(tool.parameters, { target: 'draft-7', io: 'input' });
-    expect(schema).toMatchSnapshot();
-    expect(JSON.stringify(schema)).not.toContain('"description":""');
-  });
+  it.each(createBuiltinTools().map((tool) => [tool.name, tool] as const))(
+    '%s parameter schema is unchanged',
+    (_name, tool) => {
+      // Same conversion as the tool registry uses for provider requests.
+      const schema = z.toJSONSchema(tool.parameters, { target: 'draft-7', io: 'input' });
+      expect(schema).toMatchSnapshot();
+      expect(JSON.stringify(schema)).not.toContain('"description":""');
+    },
+  );
 });

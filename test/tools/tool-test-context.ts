@@ -41,7 +41,15 @@ export function createTestWorkspace(): TestWorkspace {
     outside,
     deltas,
     context(signal = new AbortController().signal) {
-      return { workspace: root, files: new WorkspaceFiles(directory), signal, sessionId: 'session-1', runId: 'run-1', toolCallId: 'call-1', onOutput: (delta) => deltas.push(delta) };
+      return {
+        workspace: root,
+        files: new WorkspaceFiles(directory),
+        signal,
+        sessionId: 'session-1',
+        runId: 'run-1',
+        toolCallId: 'call-1',
+        onOutput: (delta) => deltas.push(delta),
+      };
     },
     file(relPath, content) {
       const abs = path.join(root, relPath);

@@ -49,7 +49,8 @@ const CALLS: Call[] = [
 /** What a call showed, less the names it was asked about (messages echo the path or pattern given). */
 function shown(result: ToolResult, args: Record<string, unknown>): string {
   let text = `${result.output}\n${JSON.stringify(result.metadata ?? {})}`;
-  for (const value of Object.values(args)) if (typeof value === 'string' && value.length > 1) text = text.split(value).join('<arg>');
+  for (const value of Object.values(args))
+    if (typeof value === 'string' && value.length > 1) text = text.split(value).join('<arg>');
   return text;
 }
 
@@ -62,13 +63,18 @@ describe('ls, grep and glob while a directory is swapped for a symlink to anothe
     // The first call takes the workspace lease (one descriptor, held on): count after it.
     await runTool(lsTool, {}, ws.context());
     const fdsBefore = fdCount();
-    const swappers = [startDirectorySwapper(path.join(ws.root, 'sub'), ws.outside, 'mv'), startDirectorySwapper(path.join(ws.root, 'nest/sub2'), ws.outside, 'rename')];
+    const swappers = [
+      startDirectorySwapper(path.join(ws.root, 'sub'), ws.outside, 'mv'),
+      startDirectorySwapper(path.join(ws.root, 'nest/sub2'), ws.outside, 'rename'),
+    ];
     const seen: string[] = [];
     const deadline = Date.now() + RACE_MS;
     try {
       while (Date.now() < deadline) {
         // 30 calls at once per round (each call twice), on the swapped directories and around them.
-        const round = [...CALLS, ...CALLS].map(async ([tool, args]) => shown(await runTool(tool, args, ws.context()), args));
+        const round = [...CALLS, ...CALLS].map(async ([tool, args]) =>
+          shown(await runTool(tool, args, ws.context()), args),
+        );
         seen.push(...(await Promise.all(round)));
       }
     } finally {
@@ -112,22 +118,25 @@ describe('symlinks met by ls, grep and glob', () => {
 
   it('walks do not follow links: nothing of /, /proc/self, the parent or another tenant is listed or read', async () => {
     // A variable of the server's own environment, as /proc/self/environ would give it.
-    const environ = readFileSync('/proc/self/environ', 'utf8').split('\0').find((entry) => entry.startsWith('PATH=')) ?? 'PATH=';
+    const environ =
+      readFileSync('/proc/self/environ', 'utf8')
+        .split('\0')
+        .find((entry) => entry.startsWith('PATH=')) ?? 'PATH=';
     const calls: [AnyToolDefinition, Record<string, unknown>][] = [
       [grepTool, { pattern: 'PATH=|root:|needle|SECRET', output_mode: 'files_with_matches' }],
       [grepTool, { pattern: 'PATH=|root:|needle|SECRET' }],
-        [grepTool, { pattern: 'PATH=', glob: 'proc-link/environ' }],
-        [grepTool, { pattern: 'PATH=', glob: 'environ-link' }],
-        [grepTool, { pattern: 'root:', glob: 'root-link/etc/passwd' }],
-        [grepTool, { pattern: 'root:', glob: '{/etc,x}/passwd' }],
-        [grepTool, { pattern: '.', glob: `tenant-link/${SECRET_NAME}` }],
-        [grepTool, { pattern: '.', glob: `parent-link/outside/${SECRET_NAME}` }],
-        [globTool, { pattern: '**/*' }],
-        [globTool, { pattern: 'root-link/etc/*' }],
-        [globTool, { pattern: 'proc-link/*' }],
-        [globTool, { pattern: 'tenant-link/*' }],
-        [globTool, { pattern: `parent-link/outside/${SECRET_NAME}` }],
-        [globTool, { pattern: 'loop-a/**' }],
+      [grepTool, { pattern: 'PATH=', glob: 'proc-link/environ' }],
+      [grepTool, { pattern: 'PATH=', glob: 'environ-link' }],
+      [grepTool, { pattern: 'root:', glob: 'root-link/etc/passwd' }],
+      [grepTool, { pattern: 'root:', glob: '{/etc,x}/passwd' }],
+      [grepTool, { pattern: '.', glob: `tenant-link/${SECRET_NAME}` }],
+      [grepTool, { pattern: '.', glob: `parent-link/outside/${SECRET_NAME}` }],
+      [globTool, { pattern: '**/*' }],
+      [globTool, { pattern: 'root-link/etc/*' }],
+      [globTool, { pattern: 'proc-link/*' }],
+      [globTool, { pattern: 'tenant-link/*' }],
+      [globTool, { pattern: `parent-link/outside/${SECRET_NAME}` }],
+      [globTool, { pattern: 'loop-a/**' }],
     ];
     const outputs = await Promise.all(calls.map(([tool, args]) => runTool(tool, args, ws.context())));
     outputs.forEach((result, index) => {
@@ -173,18 +182,39 @@ describe('symlinks met by ls, grep and glob', () => {
   it('links that stay inside keep working', async () => {
     const listing = await runTool(lsTool, {}, ws.context());
     // Links are listed as names (not as directories), as before.
-    expect(listing.output.split('\n')).toEqual(expect.arrayContaining(['alias', 'abs-alias', 'kept-link.txt', 'root-link', 'real/', 'sub/']));
-    expect(await runTool(lsTool, { path: 'alias' }, ws.context())).toMatchObject({ exitCode: 0, output: 'kept.txt', metadata: { path: 'real' } });
-    expect(await runTool(lsTool, { path: 'abs-alias' }, ws.context())).toMatchObject({ exitCode: 0, output: 'kept.txt' });
+    expect(listing.output.split('\n')).toEqual(
+      expect.arrayContaining(['alias', 'abs-alias', 'kept-link.txt', 'root-link', 'real/', 'sub/']),
+    );
+    expect(await runTool(lsTool, { path: 'alias' }, ws.context())).toMatchObject({
+      exitCode: 0,
+      output: 'kept.txt',
+      metadata: { path: 'real' },
+    });
+    expect(await runTool(lsTool, { path: 'abs-alias' }, ws.context())).toMatchObject({
+      exitCode: 0,
+      output: 'kept.txt',
+    });
     expect((await runTool(lsTool, { path: 'self-link' }, ws.context())).output).toContain('real/');
     // A search path through a link searches its target, shown by its real path.
-    expect((await runTool(grepTool, { pattern: 'needle', path: 'alias' }, ws.context())).output).toBe('real/kept.txt:1:needle kept\n\n1 match(es) in 1 file(s)');
-    expect((await runTool(grepTool, { pattern: 'needle', path: 'kept-link.txt' }, ws.context())).output).toBe('real/kept.txt:1:needle kept\n\n1 match(es) in 1 file(s)');
-    expect((await runTool(globTool, { pattern: '*', path: 'abs-alias' }, ws.context())).output).toBe('real/kept.txt\n\n1 of 1 file(s) shown');
+    expect((await runTool(grepTool, { pattern: 'needle', path: 'alias' }, ws.context())).output).toBe(
+      'real/kept.txt:1:needle kept\n\n1 match(es) in 1 file(s)',
+    );
+    expect((await runTool(grepTool, { pattern: 'needle', path: 'kept-link.txt' }, ws.context())).output).toBe(
+      'real/kept.txt:1:needle kept\n\n1 match(es) in 1 file(s)',
+    );
+    expect((await runTool(globTool, { pattern: '*', path: 'abs-alias' }, ws.context())).output).toBe(
+      'real/kept.txt\n\n1 of 1 file(s) shown',
+    );
     // A pattern's literal base through a link is followed (confined), shown by the name given.
-    expect((await runTool(globTool, { pattern: 'alias/*.txt' }, ws.context())).output).toBe('alias/kept.txt\n\n1 of 1 file(s) shown');
-    expect((await runTool(globTool, { pattern: 'alias/kept.txt' }, ws.context())).output).toBe('alias/kept.txt\n\n1 of 1 file(s) shown');
-    expect((await runTool(grepTool, { pattern: 'needle', glob: 'alias/*' }, ws.context())).output).toBe('alias/kept.txt:1:needle kept\n\n1 match(es) in 1 file(s)');
+    expect((await runTool(globTool, { pattern: 'alias/*.txt' }, ws.context())).output).toBe(
+      'alias/kept.txt\n\n1 of 1 file(s) shown',
+    );
+    expect((await runTool(globTool, { pattern: 'alias/kept.txt' }, ws.context())).output).toBe(
+      'alias/kept.txt\n\n1 of 1 file(s) shown',
+    );
+    expect((await runTool(grepTool, { pattern: 'needle', glob: 'alias/*' }, ws.context())).output).toBe(
+      'alias/kept.txt:1:needle kept\n\n1 match(es) in 1 file(s)',
+    );
   });
 
   it('cancellation stops a walk and releases what it opened', async () => {
@@ -193,8 +223,14 @@ describe('symlinks met by ls, grep and glob', () => {
     const fdsBefore = fdCount();
     const controller = new AbortController();
     controller.abort();
-    expect(await runTool(grepTool, { pattern: 'needle' }, ws.context(controller.signal))).toMatchObject({ exitCode: 1, output: 'grep was cancelled.' });
-    expect(await runTool(globTool, { pattern: '**/*' }, ws.context(controller.signal))).toMatchObject({ exitCode: 1, output: 'glob was cancelled.' });
+    expect(await runTool(grepTool, { pattern: 'needle' }, ws.context(controller.signal))).toMatchObject({
+      exitCode: 1,
+      output: 'grep was cancelled.',
+    });
+    expect(await runTool(globTool, { pattern: '**/*' }, ws.context(controller.signal))).toMatchObject({
+      exitCode: 1,
+      output: 'glob was cancelled.',
+    });
     const late = new AbortController();
     const pending = runTool(grepTool, { pattern: 'needle', output_mode: 'count' }, ws.context(late.signal));
     setImmediate(() => late.abort());

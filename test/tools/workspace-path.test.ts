@@ -1,7 +1,11 @@
 import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assertConfinedGlob, relativeToWorkspace, WorkspaceEscapeError } from '../../src/runtime/tools/workspace-path.js';
+import {
+  assertConfinedGlob,
+  relativeToWorkspace,
+  WorkspaceEscapeError,
+} from '../../src/runtime/tools/workspace-path.js';
 import { createTestWorkspace, workspaceFilesFor, type TestWorkspace } from './tool-test-context.js';
 
 // The confined walk (locate) replaced resolveInWorkspace: the same cases, walked from the held workspace.
@@ -12,7 +16,10 @@ describe('locate: user paths walked from the held workspace', () => {
   });
   afterEach(() => ws.cleanup());
 
-  const where = (userPath: string, options: { createParents?: boolean } = {}): { absolute: string; exists: boolean } => {
+  const where = (
+    userPath: string,
+    options: { createParents?: boolean } = {},
+  ): { absolute: string; exists: boolean } => {
     const files = workspaceFilesFor(ws.root);
     try {
       const location = files.locate(userPath, options);
@@ -33,7 +40,10 @@ describe('locate: user paths walked from the held workspace', () => {
 
   it('gives paths that do not exist yet (their parents created only when asked)', () => {
     expect(() => where('new/dir/file.txt')).toThrow(/ENOENT/);
-    expect(where('new/dir/file.txt', { createParents: true })).toEqual({ absolute: path.join(ws.root, 'new/dir/file.txt'), exists: false });
+    expect(where('new/dir/file.txt', { createParents: true })).toEqual({
+      absolute: path.join(ws.root, 'new/dir/file.txt'),
+      exists: false,
+    });
     expect(where('missing.txt').exists).toBe(false);
   });
 

@@ -1,6 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VerificationReportSchema, VerificationRequestSchema, type VerificationRequestInput } from '../../src/protocol/verification.js';
-import { artifactUris, outputTail, reportStatus, runVerification } from '../../src/runtime/verification/run-verification.js';
+import {
+  VerificationReportSchema,
+  VerificationRequestSchema,
+  type VerificationRequestInput,
+} from '../../src/protocol/verification.js';
+import {
+  artifactUris,
+  outputTail,
+  reportStatus,
+  runVerification,
+} from '../../src/runtime/verification/run-verification.js';
 import { bashRunner, tempWorkspace, testDeps, type TempWorkspace } from './verification-fixtures.js';
 
 let ws: TempWorkspace;
@@ -25,13 +34,30 @@ describe('runVerification', () => {
         { id: 'build', kind: 'build', command: 'cat hello.txt' },
       ],
     });
-    expect(report).toMatchObject({ schema: 'a3s.verification_report.v1', id: 'verif_1', session_id: 'sess_1', run_id: null, subject: 'auth refactor', status: 'failed' });
+    expect(report).toMatchObject({
+      schema: 'a3s.verification_report.v1',
+      id: 'verif_1',
+      session_id: 'sess_1',
+      run_id: null,
+      subject: 'auth refactor',
+      status: 'failed',
+    });
     expect(report.checks.map((c) => [c.id, c.status, c.exit_code])).toEqual([
       ['unit', 'failed', 1],
       ['build', 'passed', 0],
     ]);
-    expect(report.checks[0]).toMatchObject({ kind: 'test', required: true, expect_exit: 0, description: 'test check unit', output_tail: 'running tests\n', suggested_tools: ['bash'], timed_out: false });
-    expect(report.checks[0].residual_risk).toBe('verification command exited with code 1, expected 0: echo running tests; exit 1');
+    expect(report.checks[0]).toMatchObject({
+      kind: 'test',
+      required: true,
+      expect_exit: 0,
+      description: 'test check unit',
+      output_tail: 'running tests\n',
+      suggested_tools: ['bash'],
+      timed_out: false,
+    });
+    expect(report.checks[0].residual_risk).toBe(
+      'verification command exited with code 1, expected 0: echo running tests; exit 1',
+    );
     expect(report.checks[1].residual_risk).toBeUndefined();
     expect(report.checks[1].output_tail).toBe('hello\n');
     expect(report.summary).toEqual({ total: 2, passed: 1, failed: 1, skipped: 0, required_failed: 1 });
@@ -67,7 +93,9 @@ describe('runVerification', () => {
     });
     expect(report.status).toBe('failed');
     expect(report.checks[1]).toMatchObject({ status: 'failed', exit_code: 3, required: false, output_tail: 'diff\n' });
-    expect(report.checks[1].residual_risk).toBe('verification command exited with code 3, expected 0: echo diff >&2; exit 3');
+    expect(report.checks[1].residual_risk).toBe(
+      'verification command exited with code 3, expected 0: echo diff >&2; exit 3',
+    );
     expect(report.residual_risks).toEqual([]);
     expect(report.summary).toEqual({ total: 2, passed: 1, failed: 1, skipped: 0, required_failed: 0 });
   });
@@ -89,7 +117,10 @@ describe('runVerification', () => {
 
   it('fails a command that outlives its timeout, marking it timed_out', async () => {
     const started = Date.now();
-    const report = await verify({ subject: 'slow', commands: [{ id: 'hang', kind: 'test', command: 'echo started; sleep 30', timeout_ms: 300, required: true }] });
+    const report = await verify({
+      subject: 'slow',
+      commands: [{ id: 'hang', kind: 'test', command: 'echo started; sleep 30', timeout_ms: 300, required: true }],
+    });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(report.status).toBe('failed');
     expect(report.checks[0]).toMatchObject({ status: 'failed', timed_out: true, output_tail: 'started\n' });
@@ -117,17 +148,25 @@ describe('runVerification', () => {
 
   it('names truncated output as the check residual risk (no report-level "no test" risk)', async () => {
     const report = await verify(
-      { subject: 'build only', commands: [{ id: 'build', kind: 'build', command: 'for i in $(seq 1 2000); do echo "line $i"; done' }] },
+      {
+        subject: 'build only',
+        commands: [{ id: 'build', kind: 'build', command: 'for i in $(seq 1 2000); do echo "line $i"; done' }],
+      },
       { runCommand: bashRunner(ws.root, 1000) },
     );
     expect(report.status).toBe('passed');
     expect(report.residual_risks).toEqual([]);
-    expect(report.checks[0].residual_risk).toBe('output of check build was truncated by the runner; its tail may not be the end of the output');
+    expect(report.checks[0].residual_risk).toBe(
+      'output of check build was truncated by the runner; its tail may not be the end of the output',
+    );
     expect(report.checks[0].output_tail.length).toBeLessThanOrEqual(1000);
   });
 
   it('keeps only the last ~4 KiB of long output, cut on a character boundary', async () => {
-    const report = await verify({ subject: 'noisy', commands: [{ id: 'test', kind: 'test', command: 'for i in $(seq 1 3000); do echo "row $i é"; done' }] });
+    const report = await verify({
+      subject: 'noisy',
+      commands: [{ id: 'test', kind: 'test', command: 'for i in $(seq 1 3000); do echo "row $i é"; done' }],
+    });
     const tail = report.checks[0].output_tail;
     expect(tail).toMatch(/^\[\.\.\. \d+ bytes omitted\]\n/);
     expect(tail.endsWith('row 3000 é\n')).toBe(true);
@@ -159,32 +198,52 @@ describe('runVerification', () => {
     expect(report.checks.map((c) => c.status)).toEqual(['passed', 'skipped']);
     expect(report.checks[1]).toMatchObject({ exit_code: null, duration_ms: 0, output_tail: '' });
     expect(report.status).toBe('needs_review');
-    expect(report.checks[1].residual_risk).toBe('verification command could not run: the verification was cancelled before it started');
+    expect(report.checks[1].residual_risk).toBe(
+      'verification command could not run: the verification was cancelled before it started',
+    );
   });
 
   it("applies the seed's report rules and collects evidence URIs from metadata", () => {
     expect(reportStatus([])).toBe('skipped');
     expect(reportStatus([{ status: 'passed', required: true }])).toBe('passed');
     expect(reportStatus([{ status: 'passed', required: true }], ['integration tests not run'])).toBe('needs_review');
-    expect(reportStatus([{ status: 'skipped', required: false }, { status: 'passed', required: true }])).toBe('passed');
-    expect(reportStatus([{ status: 'needs_review', required: true }, { status: 'failed', required: false }])).toBe('failed');
-    expect(artifactUris({ artifact: { artifact_uri: 'a3s://tool-output/bash/b' }, nested: [{ artifact_uri: 'a3s://tool-output/bash/a' }, { artifact_uri: 'a3s://tool-output/bash/b' }] })).toEqual([
-      'a3s://tool-output/bash/a',
-      'a3s://tool-output/bash/b',
-    ]);
+    expect(
+      reportStatus([
+        { status: 'skipped', required: false },
+        { status: 'passed', required: true },
+      ]),
+    ).toBe('passed');
+    expect(
+      reportStatus([
+        { status: 'needs_review', required: true },
+        { status: 'failed', required: false },
+      ]),
+    ).toBe('failed');
+    expect(
+      artifactUris({
+        artifact: { artifact_uri: 'a3s://tool-output/bash/b' },
+        nested: [{ artifact_uri: 'a3s://tool-output/bash/a' }, { artifact_uri: 'a3s://tool-output/bash/b' }],
+      }),
+    ).toEqual(['a3s://tool-output/bash/a', 'a3s://tool-output/bash/b']);
   });
 
   it('needs review when a required check never ran (cancelled before it started)', async () => {
     const controller = new AbortController();
     controller.abort();
-    const report = await verify({ subject: 'nothing', commands: [{ id: 'test', kind: 'test', command: 'true', required: true }] }, { signal: controller.signal });
+    const report = await verify(
+      { subject: 'nothing', commands: [{ id: 'test', kind: 'test', command: 'true', required: true }] },
+      { signal: controller.signal },
+    );
     expect(report.status).toBe('needs_review');
     expect(report.summary).toEqual({ total: 1, passed: 0, failed: 0, skipped: 1, required_failed: 0 });
   });
 
   it('propagates a runner fault (e.g. a closed session) instead of inventing a verdict', async () => {
     await expect(
-      verify({ subject: 'x', commands: [{ id: 'test', command: 'true' }] }, { runCommand: () => Promise.reject(new Error('session closed')) }),
+      verify(
+        { subject: 'x', commands: [{ id: 'test', command: 'true' }] },
+        { runCommand: () => Promise.reject(new Error('session closed')) },
+      ),
     ).rejects.toThrow('session closed');
   });
 });

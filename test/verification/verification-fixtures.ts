@@ -29,7 +29,10 @@ export function tempWorkspace(files: Record<string, string> = {}): TempWorkspace
  * A real command runner: `bash -c` in `cwd` as the leader of its own process group, killed as a group
  * on timeout; output beyond `maxOutputChars` is dropped and reported as truncated (like the invoker's cap).
  */
-export function bashRunner(cwd: string, maxOutputChars = 100 * 1024): (command: string, timeoutMs: number) => Promise<VerificationCommandResult> {
+export function bashRunner(
+  cwd: string,
+  maxOutputChars = 100 * 1024,
+): (command: string, timeoutMs: number) => Promise<VerificationCommandResult> {
   return (command, timeoutMs) =>
     new Promise((resolve, reject) => {
       const child = spawn('bash', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -66,7 +69,13 @@ export function bashRunner(cwd: string, maxOutputChars = 100 * 1024): (command: 
 /** Deterministic clock and ids for a verification run over a real runner. */
 export function testDeps(cwd: string, extra: Partial<VerificationDeps> = {}): VerificationDeps {
   let id = 0;
-  return { runCommand: bashRunner(cwd), now: () => Date.now(), newId: (prefix) => `${prefix}_${++id}`, sessionId: 'sess_1', ...extra };
+  return {
+    runCommand: bashRunner(cwd),
+    now: () => Date.now(),
+    newId: (prefix) => `${prefix}_${++id}`,
+    sessionId: 'sess_1',
+    ...extra,
+  };
 }
 
 /** A hand-made report for summary tests: checks given as [id, kind, required, status, exit]. */
@@ -74,7 +83,16 @@ export function fakeReport(
   subject: string,
   createdAtMs: number,
   status: VerificationReport['status'],
-  checks: Array<[string, VerificationReport['checks'][number]['kind'], boolean, VerificationReport['checks'][number]['status'], number | null, string?]>,
+  checks: Array<
+    [
+      string,
+      VerificationReport['checks'][number]['kind'],
+      boolean,
+      VerificationReport['checks'][number]['status'],
+      number | null,
+      string?,
+    ]
+  >,
   residualRisks: string[] = [],
 ): VerificationReport {
   const built = checks.map(([checkId, kind, required, checkStatus, exit, command]) => ({

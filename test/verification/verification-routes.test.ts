@@ -2,7 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VerificationReportSchema, VerificationSummarySchema, type VerificationReport, type VerificationRequest } from '../../src/protocol/verification.js';
+import {
+  VerificationReportSchema,
+  VerificationSummarySchema,
+  type VerificationReport,
+  type VerificationRequest,
+} from '../../src/protocol/verification.js';
 import { registerVerificationRoutes, type VerificationSessionPort } from '../../src/routes/verifications.js';
 import { CodeError } from '../../src/errors.js';
 import type { Caller } from '../../src/runtime/ports/caller.js';
@@ -25,7 +30,10 @@ class TestSession implements VerificationSessionPort {
   private readonly reports: VerificationReport[] = [];
   private ids = 0;
   readonly config: { readonly workspaceDir: WorkspaceDirectory };
-  readonly verifications = { run: (request: VerificationRequest) => this.runVerification(request), list: () => this.listVerifications() };
+  readonly verifications = {
+    run: (request: VerificationRequest) => this.runVerification(request),
+    list: () => this.listVerifications(),
+  };
 
   constructor(
     readonly workspace: string,
@@ -35,7 +43,13 @@ class TestSession implements VerificationSessionPort {
   }
 
   async runVerification(request: VerificationRequest): Promise<VerificationReport> {
-    const report = await runVerification(request, { runCommand: bashRunner(this.workspace), now: () => Date.now(), newId: (p) => `${p}_${++this.ids}`, sessionId: this.id, maxTimeoutMs: 600_000 });
+    const report = await runVerification(request, {
+      runCommand: bashRunner(this.workspace),
+      now: () => Date.now(),
+      newId: (p) => `${p}_${++this.ids}`,
+      sessionId: this.id,
+      maxTimeoutMs: 600_000,
+    });
     this.reports.push(report);
     return report;
   }
@@ -51,7 +65,10 @@ let url: string;
 let openapi: OpenApiRegistry;
 
 beforeAll(async () => {
-  ws = tempWorkspace({ 'package.json': JSON.stringify({ scripts: { test: 'node --test', build: 'tsc', lint: 'eslint .' } }), 'pnpm-lock.yaml': '' });
+  ws = tempWorkspace({
+    'package.json': JSON.stringify({ scripts: { test: 'node --test', build: 'tsc', lint: 'eslint .' } }),
+    'pnpm-lock.yaml': '',
+  });
   const session = new TestSession(ws.root, 'acme');
   openapi = new OpenApiRegistry();
   const authenticator = new Authenticator([
@@ -65,7 +82,8 @@ beforeAll(async () => {
   installErrorHandler(app);
   registerVerificationRoutes(app, ctx, {
     getSession(id: string, caller: Caller) {
-      if (id !== session.id || caller.tenantId !== session.tenantId) throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
+      if (id !== session.id || caller.tenantId !== session.tenantId)
+        throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
       return session;
     },
   });
@@ -77,10 +95,18 @@ afterAll(async () => {
   ws.cleanup();
 });
 
-async function call(method: 'GET' | 'POST', path: string, token: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function call(
+  method: 'GET' | 'POST',
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const response = await fetch(`${url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
@@ -88,7 +114,10 @@ async function call(method: 'GET' | 'POST', path: string, token: string, body?: 
 
 describe('verification routes over HTTP', () => {
   it('needs the host_direct scope to run commands', async () => {
-    const { status, json } = await call('POST', '/v1/sessions/sess_v/verifications', SESSIONS_TOKEN, { subject: 's', commands: [{ id: 'a', command: 'touch should-not-exist' }] });
+    const { status, json } = await call('POST', '/v1/sessions/sess_v/verifications', SESSIONS_TOKEN, {
+      subject: 's',
+      commands: [{ id: 'a', command: 'touch should-not-exist' }],
+    });
     expect(status).toBe(403);
     expect(json).toMatchObject({ error: { code: 'FORBIDDEN' } });
     expect(existsSync(join(ws.root, 'should-not-exist'))).toBe(false);
@@ -101,9 +130,20 @@ describe('verification routes over HTTP', () => {
   });
 
   it('answers 400 naming the field for duplicate ids', async () => {
-    const { status, json } = await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, { subject: 's', commands: [{ id: 'a', command: 'true' }, { id: 'a', command: 'true' }] });
+    const { status, json } = await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, {
+      subject: 's',
+      commands: [
+        { id: 'a', command: 'true' },
+        { id: 'a', command: 'true' },
+      ],
+    });
     expect(status).toBe(400);
-    expect(json).toMatchObject({ error: { code: 'VALIDATION_ERROR', message: 'body.commands.1.id: duplicate id "a" (already used by commands.0.id)' } });
+    expect(json).toMatchObject({
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: 'body.commands.1.id: duplicate id "a" (already used by commands.0.id)',
+      },
+    });
   });
 
   it('runs a failing and a passing report, then lists and summarises them', async () => {
@@ -116,9 +156,16 @@ describe('verification routes over HTTP', () => {
     });
     expect(failing.status).toBe(201);
     const failed = VerificationReportSchema.parse(failing.json);
-    expect(failed).toMatchObject({ status: 'failed', subject: 'backend', summary: { total: 2, passed: 1, failed: 1, skipped: 0, required_failed: 1 } });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      subject: 'backend',
+      summary: { total: 2, passed: 1, failed: 1, skipped: 0, required_failed: 1 },
+    });
 
-    const passing = await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, { subject: 'frontend', commands: [{ id: 'test', kind: 'test', command: 'test -f package.json', required: true }] });
+    const passing = await call('POST', '/v1/sessions/sess_v/verifications', HOST_TOKEN, {
+      subject: 'frontend',
+      commands: [{ id: 'test', kind: 'test', command: 'test -f package.json', required: true }],
+    });
     expect(passing.status).toBe(201);
     expect(VerificationReportSchema.parse(passing.json).status).toBe('passed');
 
@@ -131,11 +178,28 @@ describe('verification routes over HTTP', () => {
 
     const summary = await call('GET', '/v1/sessions/sess_v/verifications/summary', SESSIONS_TOKEN);
     expect(summary.status).toBe(200);
-    expect(summary.json).toMatchObject({ verificationStatus: 'failed', pendingVerificationCount: 0, failedVerificationCount: 1, verificationReportCount: 2 });
-    const text = 'Verification failed: 1 failed check across subjects: backend. 2 reports, 2 required checks. Residual risks: 1.';
-    expect(summary.json).toMatchObject({ status: 'failed', report_count: 2, required_check_count: 2, failed_check_count: 1, residual_risk_count: 1, failed_subjects: ['backend'], text });
+    expect(summary.json).toMatchObject({
+      verificationStatus: 'failed',
+      pendingVerificationCount: 0,
+      failedVerificationCount: 1,
+      verificationReportCount: 2,
+    });
+    const text =
+      'Verification failed: 1 failed check across subjects: backend. 2 reports, 2 required checks. Residual risks: 1.';
+    expect(summary.json).toMatchObject({
+      status: 'failed',
+      report_count: 2,
+      required_check_count: 2,
+      failed_check_count: 1,
+      residual_risk_count: 1,
+      failed_subjects: ['backend'],
+      text,
+    });
     expect(summary.json.verificationSummaryText).toBe(text);
-    expect(VerificationSummarySchema.parse(JSON.parse(String(summary.json.verificationSummaryJson)))).toMatchObject({ status: 'failed', report_count: 2 });
+    expect(VerificationSummarySchema.parse(JSON.parse(String(summary.json.verificationSummaryJson)))).toMatchObject({
+      status: 'failed',
+      report_count: 2,
+    });
   });
 
   it('lists the presets detected for the Node workspace', async () => {
@@ -147,17 +211,39 @@ describe('verification routes over HTTP', () => {
         project_kind: 'node',
         description: 'Node.js package verification',
         commands: [
-          { id: 'node:test', kind: 'test', description: 'Run JavaScript tests', command: 'pnpm test', required: true, expect_exit: 0 },
-          { id: 'node:lint', kind: 'lint', description: 'Run JavaScript lint checks', command: 'pnpm lint', required: false, expect_exit: 0 },
+          {
+            id: 'node:test',
+            kind: 'test',
+            description: 'Run JavaScript tests',
+            command: 'pnpm test',
+            required: true,
+            expect_exit: 0,
+          },
+          {
+            id: 'node:lint',
+            kind: 'lint',
+            description: 'Run JavaScript lint checks',
+            command: 'pnpm lint',
+            required: false,
+            expect_exit: 0,
+          },
         ],
       },
     ]);
   });
 
   it('documents the four operations in OpenAPI with shared components', () => {
-    const document = buildOpenApiDocument(openapi, { title: 't', version: '0' }) as { paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
-    expect(Object.keys(document.paths).sort()).toEqual(['/v1/sessions/{id}/verifications', '/v1/sessions/{id}/verifications/presets', '/v1/sessions/{id}/verifications/summary']);
+    const document = buildOpenApiDocument(openapi, { title: 't', version: '0' }) as {
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/v1/sessions/{id}/verifications',
+      '/v1/sessions/{id}/verifications/presets',
+      '/v1/sessions/{id}/verifications/summary',
+    ]);
     expect(Object.keys(document.paths['/v1/sessions/{id}/verifications']).sort()).toEqual(['get', 'post']);
-    for (const id of ['VerificationRequest', 'VerificationReport', 'VerificationSummaryResponse', 'VerificationPreset']) expect(Object.keys(document.components.schemas)).toContain(id);
+    for (const id of ['VerificationRequest', 'VerificationReport', 'VerificationSummaryResponse', 'VerificationPreset'])
+      expect(Object.keys(document.components.schemas)).toContain(id);
   });
 });

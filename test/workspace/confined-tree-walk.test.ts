@@ -27,21 +27,31 @@ const fds = (): number => readdirSync('/proc/self/fd').length;
 
 function collect(overrides: Partial<TreeWalkVisitor> = {}): { visitor: TreeWalkVisitor; entries: string[] } {
   const entries: string[] = [];
-  return { entries, visitor: { descend: () => true, entry: (_dir, dirent, p) => void entries.push(`${p}${dirent.isSymbolicLink() ? '@' : ''}`), ...overrides } };
+  return {
+    entries,
+    visitor: {
+      descend: () => true,
+      entry: (_dir, dirent, p) => void entries.push(`${p}${dirent.isSymbolicLink() ? '@' : ''}`),
+      ...overrides,
+    },
+  };
 }
 
 describe('walkConfinedTree', () => {
-  it.each([1, 3, 8])('lists every entry once at concurrency %i, symlinks as entries (not followed), and closes what it opened', async (concurrency) => {
-    const before = fds();
-    const start = files.openDirectory('t');
-    const { visitor, entries } = collect();
-    await walkConfinedTree(files, start, visitor, { concurrency, prefix: 't' });
-    start.close();
-    expect(entries.length).toBe(63);
-    expect(entries).toEqual(expect.arrayContaining(['t/top.txt', 't/out-link@', 't/in-link@', 't/d5/e2/f59.txt']));
-    expect(new Set(entries).size).toBe(63);
-    expect(fds()).toBe(before);
-  });
+  it.each([1, 3, 8])(
+    'lists every entry once at concurrency %i, symlinks as entries (not followed), and closes what it opened',
+    async (concurrency) => {
+      const before = fds();
+      const start = files.openDirectory('t');
+      const { visitor, entries } = collect();
+      await walkConfinedTree(files, start, visitor, { concurrency, prefix: 't' });
+      start.close();
+      expect(entries.length).toBe(63);
+      expect(entries).toEqual(expect.arrayContaining(['t/top.txt', 't/out-link@', 't/in-link@', 't/d5/e2/f59.txt']));
+      expect(new Set(entries).size).toBe(63);
+      expect(fds()).toBe(before);
+    },
+  );
 
   it('prunes directories descend() refuses, stops when entry() returns false, and on the signal', async () => {
     const before = fds();
@@ -57,7 +67,12 @@ describe('walkConfinedTree', () => {
     expect(seen).toBe(5);
     const controller = new AbortController();
     let after = 0;
-    await walkConfinedTree(files, start, { descend: () => true, entry: () => void (++after === 3 && controller.abort()) }, { signal: controller.signal });
+    await walkConfinedTree(
+      files,
+      start,
+      { descend: () => true, entry: () => void (++after === 3 && controller.abort()) },
+      { signal: controller.signal },
+    );
     expect(after).toBeLessThan(63);
     start.close();
     expect(fds()).toBe(before);
@@ -104,7 +119,9 @@ describe('DirectoryReopener', () => {
     renameSync(path.join(ws.root, 't/d4'), path.join(ws.root, 't/d4.real'));
     symlinkSync(ws.outside, path.join(ws.root, 't/d4'));
     writeFileSync(path.join(ws.outside, 'f4.txt'), 'other tenant\n');
-    await expect(reopener.openFile('d4', 'f4.txt')).rejects.toMatchObject({ code: expect.stringMatching(/^(ELOOP|ENOTDIR)$/) });
+    await expect(reopener.openFile('d4', 'f4.txt')).rejects.toMatchObject({
+      code: expect.stringMatching(/^(ELOOP|ENOTDIR)$/),
+    });
     await expect(reopener.openFile('', 'out-link')).rejects.toMatchObject({ code: 'ELOOP' });
     reopener.close();
     expect(fds()).toBe(before);

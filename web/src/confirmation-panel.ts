@@ -19,7 +19,15 @@ export interface PendingCall {
 
 /** A pending confirmation of the list as a PendingCall. */
 export function fromPending(view: PendingConfirmationView): PendingCall {
-  return { toolId: view.toolId, toolName: view.toolName, args: view.args, argsDigest: view.argsDigest, runId: view.runId, deadlineMs: Date.now() + view.remainingMs, alwaysNeedsHostDirect: view.alwaysNeedsHostDirect };
+  return {
+    toolId: view.toolId,
+    toolName: view.toolName,
+    args: view.args,
+    argsDigest: view.argsDigest,
+    runId: view.runId,
+    deadlineMs: Date.now() + view.remainingMs,
+    alwaysNeedsHostDirect: view.alwaysNeedsHostDirect,
+  };
 }
 
 /**
@@ -38,7 +46,12 @@ export class ConfirmationPanel {
     private readonly session: Session,
   ) {
     this.list = el('div', { class: 'confirm-list' });
-    this.element = el('section', { class: 'confirmations', 'aria-label': 'Pending confirmations', hidden: true }, el('h2', {}, 'Waiting for your approval'), this.list);
+    this.element = el(
+      'section',
+      { class: 'confirmations', 'aria-label': 'Pending confirmations', hidden: true },
+      el('h2', {}, 'Waiting for your approval'),
+      this.list,
+    );
   }
 
   /** Load the pending list (on opening the session) and keep it in step every few seconds while cards show. */
@@ -71,7 +84,10 @@ export class ConfirmationPanel {
       for (const button of buttons) button.disabled = true;
       status.textContent = approved ? 'Approving…' : 'Rejecting…';
       try {
-        await this.session.confirmToolUse(call.toolId, approved, undefined, { always, ...(call.argsDigest ? { argsDigest: call.argsDigest } : {}) });
+        await this.session.confirmToolUse(call.toolId, approved, undefined, {
+          always,
+          ...(call.argsDigest ? { argsDigest: call.argsDigest } : {}),
+        });
         this.remove(call.toolId);
         this.ctx.announce(`${approved ? 'Approved' : 'Rejected'} ${call.toolName}`);
       } catch (error) {
@@ -87,11 +103,26 @@ export class ConfirmationPanel {
         for (const button of buttons) button.disabled = false;
       }
     };
-    const approve = el('button', { type: 'button', class: 'btn btn-primary', onclick: () => void answer(true) }, 'Approve');
-    const reject = el('button', { type: 'button', class: 'btn btn-danger', onclick: () => void answer(false) }, 'Reject');
+    const approve = el(
+      'button',
+      { type: 'button', class: 'btn btn-primary', onclick: () => void answer(true) },
+      'Approve',
+    );
+    const reject = el(
+      'button',
+      { type: 'button', class: 'btn btn-danger', onclick: () => void answer(false) },
+      'Reject',
+    );
     const always = el(
       'button',
-      { type: 'button', class: 'btn', title: call.alwaysNeedsHostDirect ? 'The operator asks for host_direct for "always": without it this approves once' : 'Approve this call and later calls of the same tool with the same subject in this session', onclick: () => void answer(true, true) },
+      {
+        type: 'button',
+        class: 'btn',
+        title: call.alwaysNeedsHostDirect
+          ? 'The operator asks for host_direct for "always": without it this approves once'
+          : 'Approve this call and later calls of the same tool with the same subject in this session',
+        onclick: () => void answer(true, true),
+      },
       'Always for this session',
     );
     buttons.push(approve, reject, always);
@@ -99,7 +130,17 @@ export class ConfirmationPanel {
     const card = el(
       'article',
       { class: 'confirm', 'data-tool-id': call.toolId, 'aria-label': `Confirmation for ${call.toolName}` },
-      el('header', {}, el('strong', { class: 'confirm-tool' }, call.toolName), ' ', el('code', { class: 'muted' }, call.toolId), call.runId ? el('span', { class: 'muted' }, ` · run ${call.runId}`) : null, call.rule ? el('span', { class: 'muted' }, ` · rule ${call.rule}`) : null, ' ', remaining),
+      el(
+        'header',
+        {},
+        el('strong', { class: 'confirm-tool' }, call.toolName),
+        ' ',
+        el('code', { class: 'muted' }, call.toolId),
+        call.runId ? el('span', { class: 'muted' }, ` · run ${call.runId}`) : null,
+        call.rule ? el('span', { class: 'muted' }, ` · rule ${call.rule}`) : null,
+        ' ',
+        remaining,
+      ),
       el('pre', { class: 'confirm-args', 'aria-label': 'Arguments' }, formatJson(call.args)),
       el('div', { class: 'actions' }, approve, reject, always),
       status,

@@ -43,7 +43,22 @@ export class ConsoleApp {
     this.nav = el('nav', { class: 'topnav', 'aria-label': 'Console' });
     this.main = el('main', { id: 'content', class: 'content', tabindex: '-1' });
     this.toast = el('div', { class: 'toast', role: 'status', 'aria-live': 'polite' });
-    replaceChildren(root, el('header', { class: 'topbar' }, el('a', { class: 'brand', href: '#/sessions' }, el('span', { class: 'brand-mark', 'aria-hidden': 'true' }, 'A3S'), ' Code console'), this.nav), this.main, this.toast);
+    replaceChildren(
+      root,
+      el(
+        'header',
+        { class: 'topbar' },
+        el(
+          'a',
+          { class: 'brand', href: '#/sessions' },
+          el('span', { class: 'brand-mark', 'aria-hidden': 'true' }, 'A3S'),
+          ' Code console',
+        ),
+        this.nav,
+      ),
+      this.main,
+      this.toast,
+    );
     window.addEventListener('hashchange', () => this.route());
   }
 
@@ -60,7 +75,16 @@ export class ConsoleApp {
       this.showSignIn(token !== undefined ? 'The stored token was refused (401). Sign in again.' : undefined, false);
       return;
     }
-    replaceChildren(this.main, el('div', { class: 'panel' }, el('h1', {}, 'The server could not be reached'), el('p', { class: 'notice notice-error', role: 'alert' }, outcome), el('button', { type: 'button', class: 'btn', onclick: () => void this.start() }, 'Try again')));
+    replaceChildren(
+      this.main,
+      el(
+        'div',
+        { class: 'panel' },
+        el('h1', {}, 'The server could not be reached'),
+        el('p', { class: 'notice notice-error', role: 'alert' }, outcome),
+        el('button', { type: 'button', class: 'btn', onclick: () => void this.start() }, 'Try again'),
+      ),
+    );
   }
 
   /** 'ok', 'unauthorized', or the failure's text. */
@@ -131,7 +155,8 @@ export class ConsoleApp {
     if (!this.ctx) return;
     this.view?.dispose();
     const route = parseRoute(location.hash);
-    const view: ConsoleView = route.view === 'session' ? new SessionView(this.ctx, route.id) : new SessionsView(this.ctx);
+    const view: ConsoleView =
+      route.view === 'session' ? new SessionView(this.ctx, route.id) : new SessionsView(this.ctx);
     this.view = view;
     replaceChildren(this.main, view.element);
     document.title = route.view === 'session' ? `${route.id} · A3S Code console` : 'Sessions · A3S Code console';

@@ -8,7 +8,11 @@ export type Props = Record<string, string | number | boolean | null | undefined 
  * Create an element safely: text children become text nodes and attribute values are set with
  * setAttribute, so untrusted strings (model text, tool output, arguments) are never parsed as HTML.
  */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(props)) {
     if (value === null || value === undefined || value === false) continue;
@@ -27,7 +31,9 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props =
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    parent.appendChild(
+      typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child,
+    );
   }
 }
 

@@ -19,7 +19,11 @@ export class EventLog {
 
   constructor() {
     this.empty = el('p', { class: 'muted log-empty' }, 'No activity yet. Runs started here or elsewhere appear live.');
-    this.element = el('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-label': 'Live events' }, this.empty);
+    this.element = el(
+      'div',
+      { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-label': 'Live events' },
+      this.empty,
+    );
   }
 
   /** True once an event with this sequence was shown. */
@@ -84,7 +88,10 @@ export class EventLog {
     const after = payload.requested_after;
     const first = payload.first_available;
     const lost = first - after - 1;
-    const node = this.note('warn', `Replay gap: ${lost > 0 ? lost : 'some'} event(s) (sequence ${after + 1}–${first - 1}) were dropped by the server's retention before this page could read them.`);
+    const node = this.note(
+      'warn',
+      `Replay gap: ${lost > 0 ? lost : 'some'} event(s) (sequence ${after + 1}–${first - 1}) were dropped by the server's retention before this page could read them.`,
+    );
     node.classList.add('replay-gap');
   }
 }

@@ -16,7 +16,12 @@ export const CONSOLE_CONFIRMATION_TIMEOUT_MS = 600_000;
 
 /** The console's policy presets, in the order the form lists them. */
 export const POLICY_PRESETS: readonly PolicyPreset[] = [
-  { id: 'server-default', label: 'Server default', description: "The operator's default policy (no permissionPolicy sent).", options: {} },
+  {
+    id: 'server-default',
+    label: 'Server default',
+    description: "The operator's default policy (no permissionPolicy sent).",
+    options: {},
+  },
   {
     id: 'ask-before-changes',
     label: 'Ask before changes',
@@ -30,7 +35,9 @@ export const POLICY_PRESETS: readonly PolicyPreset[] = [
     id: 'read-only',
     label: 'Read only',
     description: 'Reads run; write, edit, patch, bash and anything else are denied.',
-    options: { permissionPolicy: { allow: READS, ask: [], deny: ['write', 'edit', 'patch', 'bash'], defaultDecision: 'deny' } },
+    options: {
+      permissionPolicy: { allow: READS, ask: [], deny: ['write', 'edit', 'patch', 'bash'], defaultDecision: 'deny' },
+    },
   },
 ];
 

@@ -32,10 +32,29 @@ export class RunBlock {
   constructor(readonly runId: string | undefined) {
     this.header =
       runId !== undefined
-        ? el('header', { class: 'run-head' }, el('span', { class: 'run-title' }, 'Run ', el('code', {}, runId)), statusChip('executing'))
-        : el('header', { class: 'run-head' }, el('span', { class: 'run-title' }, 'Outside a run (host-direct calls, verifications)'));
+        ? el(
+            'header',
+            { class: 'run-head' },
+            el('span', { class: 'run-title' }, 'Run ', el('code', {}, runId)),
+            statusChip('executing'),
+          )
+        : el(
+            'header',
+            { class: 'run-head' },
+            el('span', { class: 'run-title' }, 'Outside a run (host-direct calls, verifications)'),
+          );
     this.body = el('div', { class: 'run-body' });
-    this.element = el('article', { class: runId !== undefined ? 'run' : 'run run-outside', 'data-run-id': runId, 'aria-label': runId !== undefined ? `Run ${runId}` : 'Outside a run' }, this.header, this.body, this.technical.element);
+    this.element = el(
+      'article',
+      {
+        class: runId !== undefined ? 'run' : 'run run-outside',
+        'data-run-id': runId,
+        'aria-label': runId !== undefined ? `Run ${runId}` : 'Outside a run',
+      },
+      this.header,
+      this.body,
+      this.technical.element,
+    );
   }
 
   private setStatus(status: string): void {
@@ -55,7 +74,8 @@ export class RunBlock {
   /** A notice line (info, warn, error) for one event. */
   private notice(kind: RunNotice['kind'], sequence: number | undefined, text: string, detail?: unknown): HTMLElement {
     const node = this.block(`notice notice-${kind}`, sequence, el('span', { class: 'notice-text' }, text));
-    if (detail !== undefined) node.appendChild(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, formatJson(detail))));
+    if (detail !== undefined)
+      node.appendChild(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, formatJson(detail))));
     return node;
   }
 
@@ -95,13 +115,24 @@ export class RunBlock {
       case 'agent_start': {
         const p = event.payload;
         this.startedMs = at;
-        this.block('message message-user', seq, el('span', { class: 'role' }, p.side_question === true ? 'Side question' : 'Prompt'), el('p', { class: 'message-text' }, p.prompt), p.model ? el('span', { class: 'muted' }, p.model) : null);
+        this.block(
+          'message message-user',
+          seq,
+          el('span', { class: 'role' }, p.side_question === true ? 'Side question' : 'Prompt'),
+          el('p', { class: 'message-text' }, p.prompt),
+          p.model ? el('span', { class: 'muted' }, p.model) : null,
+        );
         return;
       }
       case 'text_delta': {
         if (!this.text) {
           const content = el('p', { class: 'message-text' });
-          const element = this.block('message message-assistant', undefined, el('span', { class: 'role' }, 'Assistant'), content);
+          const element = this.block(
+            'message message-assistant',
+            undefined,
+            el('span', { class: 'role' }, 'Assistant'),
+            content,
+          );
           this.text = { element, content, value: '' };
         }
         this.text.value += event.payload.text;
@@ -113,7 +144,11 @@ export class RunBlock {
       case 'reasoning_delta': {
         if (!this.reasoning) {
           const content = el('pre', { class: 'reasoning-text' });
-          const element = this.block('reasoning', undefined, el('details', {}, el('summary', {}, 'Reasoning'), content));
+          const element = this.block(
+            'reasoning',
+            undefined,
+            el('details', {}, el('summary', {}, 'Reasoning'), content),
+          );
           this.reasoning = { element, content, value: '' };
         }
         this.reasoning.value += event.payload.text;
@@ -150,12 +185,22 @@ export class RunBlock {
       }
       case 'confirmation_required':
         this.tools.get(event.payload.tool_id)?.awaiting();
-        this.notice('warn', seq, `Waiting for approval: ${event.payload.tool_name} ${preview(event.payload.args, 100)}`);
+        this.notice(
+          'warn',
+          seq,
+          `Waiting for approval: ${event.payload.tool_name} ${preview(event.payload.args, 100)}`,
+        );
         return;
       case 'confirmation_received': {
         const p = event.payload;
-        this.tools.get(p.tool_id)?.setState(p.approved ? 'approved' : 'rejected', p.approved ? 'chip-running' : 'chip-fail');
-        this.notice(p.approved ? 'ok' : 'warn', seq, `${p.approved ? 'Approved' : 'Rejected'}: ${p.tool_name || p.tool_id}${p.reason ? ` (${p.reason})` : ''}`);
+        this.tools
+          .get(p.tool_id)
+          ?.setState(p.approved ? 'approved' : 'rejected', p.approved ? 'chip-running' : 'chip-fail');
+        this.notice(
+          p.approved ? 'ok' : 'warn',
+          seq,
+          `${p.approved ? 'Approved' : 'Rejected'}: ${p.tool_name || p.tool_id}${p.reason ? ` (${p.reason})` : ''}`,
+        );
         return;
       }
       case 'permission_denied':
@@ -170,7 +215,13 @@ export class RunBlock {
         return;
       case 'subagent_end': {
         const p = event.payload;
-        if (!this.subagents.end(p, seq)) this.notice(p.success ? 'ok' : 'error', seq, `Subagent ${p.agent} ${p.success ? 'finished' : 'failed'}`, p.output);
+        if (!this.subagents.end(p, seq))
+          this.notice(
+            p.success ? 'ok' : 'error',
+            seq,
+            `Subagent ${p.agent} ${p.success ? 'finished' : 'failed'}`,
+            p.output,
+          );
         return;
       }
       case 'planning_end':
@@ -181,11 +232,26 @@ export class RunBlock {
         this.step(event, seq);
         return;
       case 'task_updated':
-        this.block('tasks', seq, el('p', { class: 'role' }, 'Tasks'), el('ul', {}, ...event.payload.tasks.map((task) => el('li', { class: `task task-${task.status}` }, statusChip(task.status), ' ', task.content))));
+        this.block(
+          'tasks',
+          seq,
+          el('p', { class: 'role' }, 'Tasks'),
+          el(
+            'ul',
+            {},
+            ...event.payload.tasks.map((task) =>
+              el('li', { class: `task task-${task.status}` }, statusChip(task.status), ' ', task.content),
+            ),
+          ),
+        );
         return;
       case 'verification_completed': {
         const p = event.payload;
-        this.notice(p.status === 'passed' ? 'ok' : p.status === 'failed' ? 'error' : 'warn', seq, `Verification of ${p.subject}: ${p.status}`).dataset.reportId = p.report_id;
+        this.notice(
+          p.status === 'passed' ? 'ok' : p.status === 'failed' ? 'error' : 'warn',
+          seq,
+          `Verification of ${p.subject}: ${p.status}`,
+        ).dataset.reportId = p.report_id;
         return;
       }
       case 'agent_end':
@@ -204,7 +270,13 @@ export class RunBlock {
       steps.set(step.id, item);
       return item;
     });
-    const element = this.block('plan', seq, el('p', { class: 'role' }, 'Plan'), el('p', {}, plan.goal), el('ol', { class: 'steps' }, ...items));
+    const element = this.block(
+      'plan',
+      seq,
+      el('p', { class: 'role' }, 'Plan'),
+      el('p', {}, plan.goal),
+      el('ol', { class: 'steps' }, ...items),
+    );
     this.plan = { element, steps };
   }
 
@@ -212,7 +284,13 @@ export class RunBlock {
     const p = event.payload;
     const item = this.plan?.steps.get(p.step_id);
     if (!item || !this.plan) {
-      this.notice('info', seq, event.type === 'step_start' ? `Step ${p.step_number}/${p.total_steps}: ${event.payload.description}` : `Step ${p.step_number}/${p.total_steps} ${event.payload.status}`);
+      this.notice(
+        'info',
+        seq,
+        event.type === 'step_start'
+          ? `Step ${p.step_number}/${p.total_steps}: ${event.payload.description}`
+          : `Step ${p.step_number}/${p.total_steps} ${event.payload.status}`,
+      );
       return;
     }
     const chip = item.querySelector('.chip');
@@ -223,13 +301,25 @@ export class RunBlock {
   private end(event: KnownEvent<'agent_end'>, seq: number | undefined, at: number | undefined): void {
     const p = event.payload;
     const status = p.status;
-    if (!this.sawText && p.text) this.block('message message-assistant', undefined, el('span', { class: 'role' }, 'Assistant'), el('p', { class: 'message-text' }, p.text));
+    if (!this.sawText && p.text)
+      this.block(
+        'message message-assistant',
+        undefined,
+        el('span', { class: 'role' }, 'Assistant'),
+        el('p', { class: 'message-text' }, p.text),
+      );
     const duration = at !== undefined && this.startedMs !== undefined ? at - this.startedMs : undefined;
     const error = p.error;
     const footer = this.block(
       `run-end run-end-${status}`,
       seq,
-      el('p', {}, statusChip(status), ` ${formatDuration(duration)} · ${p.usage.total_tokens} tokens · ${p.tool_calls_count} tool call(s)`, error ? ` · ${error.code}: ${error.message}` : ''),
+      el(
+        'p',
+        {},
+        statusChip(status),
+        ` ${formatDuration(duration)} · ${p.usage.total_tokens} tokens · ${p.tool_calls_count} tool call(s)`,
+        error ? ` · ${error.code}: ${error.message}` : '',
+      ),
       verificationSummaryView(p.verification_summary, p.verification_summary_text),
     );
     footer.setAttribute('role', 'status');

@@ -16,28 +16,44 @@ function line(kind: RunNotice['kind'], text: string, detail?: unknown): RunNotic
 export function runNotice(event: AgentEvent): RunNotice | undefined {
   switch (event.type) {
     case 'confirmation_timeout':
-      return line('warn', `No answer in time for ${event.payload.tool_name || event.payload.tool_id}: ${event.payload.action_taken.replace('_', ' ')}`);
+      return line(
+        'warn',
+        `No answer in time for ${event.payload.tool_name || event.payload.tool_id}: ${event.payload.action_taken.replace('_', ' ')}`,
+      );
     case 'hook_blocked':
-      return line('error', `Blocked by hook ${event.payload.hook_id ?? ''}: ${event.payload.tool_name} — ${event.payload.reason}`);
+      return line(
+        'error',
+        `Blocked by hook ${event.payload.hook_id ?? ''}: ${event.payload.tool_name} — ${event.payload.reason}`,
+      );
     case 'user_question':
       return line('warn', `Question: ${event.payload.question}`, event.payload.options);
     case 'external_task_pending':
       return line('info', `External task ${event.payload.task_id} (${event.payload.command_type}) waits for the host`);
     case 'external_task_completed':
-      return line(event.payload.success ? 'ok' : 'error', `External task ${event.payload.task_id} ${event.payload.success ? 'completed' : 'failed'}`);
+      return line(
+        event.payload.success ? 'ok' : 'error',
+        `External task ${event.payload.task_id} ${event.payload.success ? 'completed' : 'failed'}`,
+      );
     case 'planning_start':
       return line('info', 'Planning…');
     case 'goal_extracted':
       return line('info', `Goal: ${event.payload.goal.description}`);
     case 'goal_progress': {
       const p = event.payload;
-      return line('info', `Goal progress ${Math.round(p.progress * 100)}% (${p.completed_steps}/${p.total_steps} steps)`);
+      return line(
+        'info',
+        `Goal progress ${Math.round(p.progress * 100)}% (${p.completed_steps}/${p.total_steps} steps)`,
+      );
     }
     case 'goal_achieved':
       return line('ok', `Goal achieved: ${event.payload.goal} in ${formatDuration(event.payload.duration_ms)}`);
     case 'context_compacted': {
       const p = event.payload;
-      return line('info', `Context compacted: ${p.before_messages} → ${p.after_messages} messages (was ${Math.round(p.percent_before)}% full)`, p.summary);
+      return line(
+        'info',
+        `Context compacted: ${p.before_messages} → ${p.after_messages} messages (was ${Math.round(p.percent_before)}% full)`,
+        p.summary,
+      );
     }
     case 'budget_threshold_hit':
     case 'budget_exhausted': {
@@ -47,9 +63,15 @@ export function runNotice(event: AgentEvent): RunNotice | undefined {
       return line('warn', `Budget ${p.kind} threshold: ${what}`);
     }
     case 'run_warning':
-      return line('warn', `Warning (${event.payload.source}): ${event.payload.message}${event.payload.fallback ? ` — ${event.payload.fallback}` : ''}`);
+      return line(
+        'warn',
+        `Warning (${event.payload.source}): ${event.payload.message}${event.payload.fallback ? ` — ${event.payload.fallback}` : ''}`,
+      );
     case 'provider_retry':
-      return line('warn', `Provider retry ${event.payload.attempt}/${event.payload.threshold}: ${event.payload.message}`);
+      return line(
+        'warn',
+        `Provider retry ${event.payload.attempt}/${event.payload.threshold}: ${event.payload.message}`,
+      );
     case 'continuation_injected':
       return line('info', `The model looked unfinished: continuation ${event.payload.continuation} injected`);
     case 'run_resumed':

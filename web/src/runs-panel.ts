@@ -66,16 +66,57 @@ export class RunsPanel {
     const end = run.endedAtMs ?? (ACTIVE.has(run.status) ? Date.now() : undefined);
     const result = run.result;
     const verification = result
-      ? el('span', {}, 'verification ', statusChip(result.verificationStatus), result.verificationReportCount > 0 ? ` ${result.verificationReportCount} report(s), ${result.failedVerificationCount} failed` : '')
+      ? el(
+          'span',
+          {},
+          'verification ',
+          statusChip(result.verificationStatus),
+          result.verificationReportCount > 0
+            ? ` ${result.verificationReportCount} report(s), ${result.failedVerificationCount} failed`
+            : '',
+        )
       : el('span', {}, 'verification —');
     const actions = el('span', { class: 'actions' });
-    if (ACTIVE.has(run.status)) actions.appendChild(el('button', { type: 'button', class: 'btn btn-small btn-danger', onclick: () => void this.act(() => this.session.cancelRun(run.runId), `Cancel requested for ${run.runId}`) }, 'Cancel'));
-    if (run.status === 'failed') actions.appendChild(el('button', { type: 'button', class: 'btn btn-small', title: 'Continue from the run’s loop checkpoint (kept for a run lost with its node)', onclick: () => void this.act(() => this.session.resumeRun(run.runId), `Resumed ${run.runId} from its checkpoint`) }, 'Resume'));
-    const title = [run.input.slice(0, 200), run.error ? `${run.error.code}: ${run.error.message}` : ''].filter(Boolean).join('\n');
+    if (ACTIVE.has(run.status))
+      actions.appendChild(
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'btn btn-small btn-danger',
+            onclick: () => void this.act(() => this.session.cancelRun(run.runId), `Cancel requested for ${run.runId}`),
+          },
+          'Cancel',
+        ),
+      );
+    if (run.status === 'failed')
+      actions.appendChild(
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'btn btn-small',
+            title: 'Continue from the run’s loop checkpoint (kept for a run lost with its node)',
+            onclick: () =>
+              void this.act(() => this.session.resumeRun(run.runId), `Resumed ${run.runId} from its checkpoint`),
+          },
+          'Resume',
+        ),
+      );
+    const title = [run.input.slice(0, 200), run.error ? `${run.error.code}: ${run.error.message}` : '']
+      .filter(Boolean)
+      .join('\n');
     return el(
       'li',
       { class: 'run-item', 'data-run-id': run.runId, 'data-status': run.status },
-      el('div', { class: 'run-item-head' }, el('code', { title: run.runId }, shortId(run.runId)), statusChip(run.status), run.sideQuestion ? el('span', { class: 'muted' }, 'side question') : null, actions),
+      el(
+        'div',
+        { class: 'run-item-head' },
+        el('code', { title: run.runId }, shortId(run.runId)),
+        statusChip(run.status),
+        run.sideQuestion ? el('span', { class: 'muted' }, 'side question') : null,
+        actions,
+      ),
       el('p', { class: 'run-item-input', title }, run.input),
       el(
         'p',

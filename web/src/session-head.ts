@@ -10,7 +10,9 @@ export interface SessionHeadActions {
 
 /** The session page's head: its id, its facts (agent, model, workspace, tokens, labels) and its Refresh / Close buttons. */
 export function sessionHead(info: SessionInfo, actions: SessionHeadActions): HTMLElement[] {
-  const labels = Object.entries(info.labels).filter(([, value]) => value !== undefined && value !== null && value !== '');
+  const labels = Object.entries(info.labels).filter(
+    ([, value]) => value !== undefined && value !== null && value !== '',
+  );
   return [
     el('h1', {}, 'Session ', el('code', {}, info.id)),
     el(
@@ -24,15 +26,32 @@ export function sessionHead(info: SessionInfo, actions: SessionHeadActions): HTM
       el('dd', {}, el('code', {}, info.workspace)),
       el('dt', {}, 'Tokens'),
       el('dd', {}, String(info.usage.totalTokens)),
-      ...(labels.length > 0 ? [el('dt', {}, 'Labels'), el('dd', {}, ...labels.map(([key, value]) => el('span', { class: 'label' }, `${key}=${String(value)}`)))] : []),
+      ...(labels.length > 0
+        ? [
+            el('dt', {}, 'Labels'),
+            el('dd', {}, ...labels.map(([key, value]) => el('span', { class: 'label' }, `${key}=${String(value)}`))),
+          ]
+        : []),
     ),
-    el('div', { class: 'actions' }, el('button', { type: 'button', class: 'btn', onclick: () => actions.refresh() }, 'Refresh'), el('button', { type: 'button', class: 'btn btn-danger', onclick: () => actions.close() }, 'Close session')),
+    el(
+      'div',
+      { class: 'actions' },
+      el('button', { type: 'button', class: 'btn', onclick: () => actions.refresh() }, 'Refresh'),
+      el('button', { type: 'button', class: 'btn btn-danger', onclick: () => actions.close() }, 'Close session'),
+    ),
   ];
 }
 
 /** Show in `busy` which run holds the session (a new prompt waits for it), or that it is idle. */
 export function renderBusy(busy: HTMLElement, info: SessionInfo): void {
-  if (info.currentRun) replaceChildren(busy, statusChip('busy'), ' Run ', el('code', {}, info.currentRun.id), ` holds this session (${info.currentRun.status}); a new prompt waits until it ends.`);
+  if (info.currentRun)
+    replaceChildren(
+      busy,
+      statusChip('busy'),
+      ' Run ',
+      el('code', {}, info.currentRun.id),
+      ` holds this session (${info.currentRun.status}); a new prompt waits until it ends.`,
+    );
   else replaceChildren(busy, statusChip('idle'), ' Idle: a prompt starts a run.');
   busy.classList.toggle('is-busy', info.currentRun !== null);
 }

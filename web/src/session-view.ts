@@ -1,4 +1,10 @@
-import { SessionBusyError, type AgentEvent, type EventStream, type Session, type SessionInfo } from '../../src/client/index.js';
+import {
+  SessionBusyError,
+  type AgentEvent,
+  type EventStream,
+  type Session,
+  type SessionInfo,
+} from '../../src/client/index.js';
 import type { ConsoleContext, ConsoleView } from './console-context.js';
 import { ConfirmationPanel, type PendingCall } from './confirmation-panel.js';
 import { el, replaceChildren } from './el.js';
@@ -48,10 +54,21 @@ export class SessionView implements ConsoleView {
     this.connection = el('p', { class: 'connection muted', role: 'status' });
     this.transcript = el('div', { class: 'transcript-body' }, el('p', { class: 'muted' }, 'Loading…'));
     this.transcriptTitle = el('h2', {}, 'Transcript');
-    this.transcriptPanel = el('details', { class: 'panel transcript' }, el('summary', {}, this.transcriptTitle), this.transcript);
+    this.transcriptPanel = el(
+      'details',
+      { class: 'panel transcript' },
+      el('summary', {}, this.transcriptTitle),
+      this.transcript,
+    );
     this.side = el('aside', { class: 'session-side' });
     this.confirmSlot = el('div', {});
-    this.prompt = el('textarea', { id: 'prompt', name: 'prompt', rows: 3, required: true, placeholder: 'Ask the agent… (Enter runs, Shift+Enter for a new line)' });
+    this.prompt = el('textarea', {
+      id: 'prompt',
+      name: 'prompt',
+      rows: 3,
+      required: true,
+      placeholder: 'Ask the agent… (Enter runs, Shift+Enter for a new line)',
+    });
     this.prompt.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
@@ -64,7 +81,12 @@ export class SessionView implements ConsoleView {
       { class: 'prompt-form', 'aria-label': 'Start a run' },
       el('label', { for: 'prompt' }, 'Prompt'),
       this.prompt,
-      el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'btn btn-primary' }, 'Run'), el('button', { type: 'button', class: 'btn btn-danger', onclick: () => void this.cancel() }, 'Stop active run')),
+      el(
+        'div',
+        { class: 'actions' },
+        el('button', { type: 'submit', class: 'btn btn-primary' }, 'Run'),
+        el('button', { type: 'button', class: 'btn btn-danger', onclick: () => void this.cancel() }, 'Stop active run'),
+      ),
       this.formStatus,
     );
     this.form.addEventListener('submit', (event) => {
@@ -85,7 +107,13 @@ export class SessionView implements ConsoleView {
           { class: 'session-main' },
           this.confirmSlot,
           this.transcriptPanel,
-          el('section', { class: 'panel activity', 'aria-labelledby': 'activity-title' }, el('h2', { id: 'activity-title' }, 'Live activity'), this.connection, this.log.element),
+          el(
+            'section',
+            { class: 'panel activity', 'aria-labelledby': 'activity-title' },
+            el('h2', { id: 'activity-title' }, 'Live activity'),
+            this.connection,
+            this.log.element,
+          ),
           el('section', { class: 'panel' }, this.form),
         ),
         this.side,
@@ -110,7 +138,12 @@ export class SessionView implements ConsoleView {
     replaceChildren(this.confirmSlot, this.confirmations.element);
     this.verifications = new VerificationPanel(this.ctx, session);
     replaceChildren(this.side, el('div', { class: 'side-stack' }, this.runs.element, this.verifications.element));
-    await Promise.all([this.loadTranscript(), this.runs.refresh(), this.verifications.refresh(), this.confirmations.start().catch((error: unknown) => this.ctx.unauthorized(error))]);
+    await Promise.all([
+      this.loadTranscript(),
+      this.runs.refresh(),
+      this.verifications.refresh(),
+      this.confirmations.start().catch((error: unknown) => this.ctx.unauthorized(error)),
+    ]);
     if (this.disposed) return;
     await this.follow(session);
     this.prompt.focus();
@@ -142,12 +175,16 @@ export class SessionView implements ConsoleView {
       this.transcriptPanel.open = messages.length > 0;
       this.transcriptPanel.hidden = messages.length === 0;
     } catch (error) {
-      if (!this.ctx.unauthorized(error)) replaceChildren(this.transcript, el('p', { class: 'notice notice-error' }, errorText(error)));
+      if (!this.ctx.unauthorized(error))
+        replaceChildren(this.transcript, el('p', { class: 'notice notice-error' }, errorText(error)));
     }
   }
 
   private renderInfo(info: SessionInfo): void {
-    replaceChildren(this.head, ...sessionHead(info, { refresh: () => void this.refreshInfo(), close: () => void this.closeSession() }));
+    replaceChildren(
+      this.head,
+      ...sessionHead(info, { refresh: () => void this.refreshInfo(), close: () => void this.closeSession() }),
+    );
     renderBusy(this.busy, info);
   }
 
@@ -223,7 +260,10 @@ export class SessionView implements ConsoleView {
     } catch (error) {
       if (this.disposed || this.ctx.unauthorized(error)) return;
       this.connection.textContent = '';
-      this.connection.append(`Not following events: ${errorText(error)} `, el('button', { type: 'button', class: 'btn btn-small', onclick: () => void this.restart() }, 'Reconnect'));
+      this.connection.append(
+        `Not following events: ${errorText(error)} `,
+        el('button', { type: 'button', class: 'btn btn-small', onclick: () => void this.restart() }, 'Reconnect'),
+      );
     }
   }
 

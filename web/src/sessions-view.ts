@@ -6,9 +6,30 @@ import { POLICY_PRESETS, presetById } from './policy-presets.js';
 import { statusChip } from './verification-rows.js';
 
 /** A labelled text input. */
-function field(id: string, label: string, hint: string, props: Record<string, string> = {}): { wrap: HTMLElement; input: HTMLInputElement } {
-  const input = el('input', { id, name: id, type: 'text', autocomplete: 'off', 'aria-describedby': `${id}-hint`, ...props });
-  return { input, wrap: el('div', { class: 'field' }, el('label', { for: id }, label), input, el('small', { id: `${id}-hint`, class: 'muted' }, hint)) };
+function field(
+  id: string,
+  label: string,
+  hint: string,
+  props: Record<string, string> = {},
+): { wrap: HTMLElement; input: HTMLInputElement } {
+  const input = el('input', {
+    id,
+    name: id,
+    type: 'text',
+    autocomplete: 'off',
+    'aria-describedby': `${id}-hint`,
+    ...props,
+  });
+  return {
+    input,
+    wrap: el(
+      'div',
+      { class: 'field' },
+      el('label', { for: id }, label),
+      input,
+      el('small', { id: `${id}-hint`, class: 'muted' }, hint),
+    ),
+  };
 }
 
 /** The tenant's sessions: the list (id, agent, model, busy, last run, labels), create, close and resume. */
@@ -31,11 +52,31 @@ export class SessionsView implements ConsoleView {
       el(
         'section',
         { class: 'panel', 'aria-labelledby': 'list-title' },
-        el('div', { class: 'panel-head' }, el('h2', { id: 'list-title' }, 'Open sessions'), el('button', { type: 'button', class: 'btn btn-small', onclick: () => void this.load() }, 'Refresh')),
+        el(
+          'div',
+          { class: 'panel-head' },
+          el('h2', { id: 'list-title' }, 'Open sessions'),
+          el('button', { type: 'button', class: 'btn btn-small', onclick: () => void this.load() }, 'Refresh'),
+        ),
         el(
           'div',
           { class: 'table-wrap' },
-          el('table', { class: 'sessions-table' }, el('thead', {}, el('tr', {}, ...['Session', 'Agent', 'Model', 'State', 'Last run', 'Labels', ''].map((h) => el('th', { scope: 'col' }, h)))), this.body),
+          el(
+            'table',
+            { class: 'sessions-table' },
+            el(
+              'thead',
+              {},
+              el(
+                'tr',
+                {},
+                ...['Session', 'Agent', 'Model', 'State', 'Last run', 'Labels', ''].map((h) =>
+                  el('th', { scope: 'col' }, h),
+                ),
+              ),
+            ),
+            this.body,
+          ),
         ),
         this.listStatus,
       ),
@@ -61,23 +102,66 @@ export class SessionsView implements ConsoleView {
     }
     sessions.sort((a, b) => b.createdAtMs - a.createdAtMs);
     replaceChildren(this.body, ...sessions.map((info) => this.row(info)));
-    this.listStatus.textContent = sessions.length === 0 ? 'No open sessions. Create one below, or resume a stored one by id.' : `${sessions.length} open session(s).`;
+    this.listStatus.textContent =
+      sessions.length === 0
+        ? 'No open sessions. Create one below, or resume a stored one by id.'
+        : `${sessions.length} open session(s).`;
   }
 
   private row(info: SessionInfo): HTMLElement {
     const last = info.lastRun;
-    const labels = Object.entries(info.labels).filter(([, value]) => value !== undefined && value !== null && value !== '');
+    const labels = Object.entries(info.labels).filter(
+      ([, value]) => value !== undefined && value !== null && value !== '',
+    );
     const href = `#/sessions/${encodeURIComponent(info.id)}`;
     return el(
       'tr',
       { 'data-session-id': info.id },
-      el('td', {}, el('a', { href }, el('code', {}, info.id)), el('br', {}), el('small', { class: 'muted' }, formatTime(info.createdAtMs))),
+      el(
+        'td',
+        {},
+        el('a', { href }, el('code', {}, info.id)),
+        el('br', {}),
+        el('small', { class: 'muted' }, formatTime(info.createdAtMs)),
+      ),
       el('td', {}, info.agent ?? 'default'),
       el('td', {}, info.model),
-      el('td', {}, info.currentRun ? el('span', {}, statusChip('busy'), ' ', el('code', { title: info.currentRun.status }, info.currentRun.id)) : statusChip('idle')),
-      el('td', {}, last ? el('span', {}, statusChip(last.status), ' ', el('code', { class: 'muted' }, last.id.length > 14 ? `${last.id.slice(0, 12)}…` : last.id)) : el('span', { class: 'muted' }, 'none')),
+      el(
+        'td',
+        {},
+        info.currentRun
+          ? el('span', {}, statusChip('busy'), ' ', el('code', { title: info.currentRun.status }, info.currentRun.id))
+          : statusChip('idle'),
+      ),
+      el(
+        'td',
+        {},
+        last
+          ? el(
+              'span',
+              {},
+              statusChip(last.status),
+              ' ',
+              el('code', { class: 'muted' }, last.id.length > 14 ? `${last.id.slice(0, 12)}…` : last.id),
+            )
+          : el('span', { class: 'muted' }, 'none'),
+      ),
       el('td', {}, ...labels.map(([key, value]) => el('span', { class: 'label' }, `${key}=${String(value)}`))),
-      el('td', { class: 'actions' }, el('a', { class: 'btn btn-small', href }, 'Open'), el('button', { type: 'button', class: 'btn btn-small btn-danger', 'aria-label': `Close session ${info.id}`, onclick: () => void this.close(info.id) }, 'Close')),
+      el(
+        'td',
+        { class: 'actions' },
+        el('a', { class: 'btn btn-small', href }, 'Open'),
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'btn btn-small btn-danger',
+            'aria-label': `Close session ${info.id}`,
+            onclick: () => void this.close(info.id),
+          },
+          'Close',
+        ),
+      ),
     );
   }
 
@@ -92,10 +176,18 @@ export class SessionsView implements ConsoleView {
   }
 
   private createForm(): HTMLElement {
-    const workspace = field('new-workspace', 'Workspace', 'A directory inside the server’s workspace roots; empty: the server default.');
+    const workspace = field(
+      'new-workspace',
+      'Workspace',
+      'A directory inside the server’s workspace roots; empty: the server default.',
+    );
     const model = field('new-model', 'Model', 'provider/model, e.g. openai/gpt-4.1; empty: the server default.');
     const agent = field('new-agent', 'Agent', 'A built-in or registered agent; empty: the ordinary agent.');
-    const preset = el('select', { id: 'new-policy', name: 'policy', 'aria-describedby': 'new-policy-hint' }, ...POLICY_PRESETS.map((p) => el('option', { value: p.id }, p.label)));
+    const preset = el(
+      'select',
+      { id: 'new-policy', name: 'policy', 'aria-describedby': 'new-policy-hint' },
+      ...POLICY_PRESETS.map((p) => el('option', { value: p.id }, p.label)),
+    );
     const presetHint = el('small', { id: 'new-policy-hint', class: 'muted' }, POLICY_PRESETS[0].description);
     preset.addEventListener('change', () => (presetHint.textContent = presetById(preset.value).description));
     const form = el(
@@ -118,10 +210,16 @@ export class SessionsView implements ConsoleView {
     return form;
   }
 
-  private async create(workspace: string | undefined, agent: string | undefined, options: SessionOptionsInput): Promise<void> {
+  private async create(
+    workspace: string | undefined,
+    agent: string | undefined,
+    options: SessionOptionsInput,
+  ): Promise<void> {
     this.createStatus.textContent = 'Creating…';
     try {
-      const session = agent ? await this.ctx.client.sessionForAgent(workspace, agent, options) : await this.ctx.client.session(workspace, options);
+      const session = agent
+        ? await this.ctx.client.sessionForAgent(workspace, agent, options)
+        : await this.ctx.client.session(workspace, options);
       this.createStatus.textContent = '';
       this.ctx.announce(`Created session ${session.sessionId}`);
       this.ctx.navigate(`#/sessions/${encodeURIComponent(session.sessionId)}`);
@@ -131,8 +229,17 @@ export class SessionsView implements ConsoleView {
   }
 
   private resumeForm(): HTMLElement {
-    const id = field('resume-id', 'Session id', 'A stored session of yours (closed, or kept by the server’s store).', { required: '' });
-    const form = el('form', { class: 'panel form', 'aria-labelledby': 'resume-title' }, el('h2', { id: 'resume-title' }, 'Resume a session'), id.wrap, el('button', { type: 'submit', class: 'btn' }, 'Resume'), this.resumeStatus);
+    const id = field('resume-id', 'Session id', 'A stored session of yours (closed, or kept by the server’s store).', {
+      required: '',
+    });
+    const form = el(
+      'form',
+      { class: 'panel form', 'aria-labelledby': 'resume-title' },
+      el('h2', { id: 'resume-title' }, 'Resume a session'),
+      id.wrap,
+      el('button', { type: 'submit', class: 'btn' }, 'Resume'),
+      this.resumeStatus,
+    );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       void this.resume(id.input.value.trim());
@@ -146,7 +253,9 @@ export class SessionsView implements ConsoleView {
     try {
       const session = await this.ctx.client.resumeSession(id);
       this.resumeStatus.textContent = '';
-      this.ctx.announce(session.resumed ? `Resumed session ${session.sessionId}` : `Opened session ${session.sessionId}`);
+      this.ctx.announce(
+        session.resumed ? `Resumed session ${session.sessionId}` : `Opened session ${session.sessionId}`,
+      );
       this.ctx.navigate(`#/sessions/${encodeURIComponent(session.sessionId)}`);
     } catch (error) {
       if (!this.ctx.unauthorized(error)) this.resumeStatus.textContent = errorText(error);

@@ -11,7 +11,20 @@ export class SubagentRows {
   start(p: KnownEvent<'subagent_start'>['payload'], seq: number | undefined, parent: HTMLElement): void {
     const status = statusChip('running');
     const output = el('pre', { class: 'subagent-output' });
-    const element = el('div', { class: 'subagent', 'data-task-id': p.task_id }, el('p', { class: 'subagent-head' }, el('span', { class: 'role' }, `Subagent ${p.agent}`), ' ', p.description, ' ', status), output);
+    const element = el(
+      'div',
+      { class: 'subagent', 'data-task-id': p.task_id },
+      el(
+        'p',
+        { class: 'subagent-head' },
+        el('span', { class: 'role' }, `Subagent ${p.agent}`),
+        ' ',
+        p.description,
+        ' ',
+        status,
+      ),
+      output,
+    );
     markSeq(element, seq);
     parent.appendChild(element);
     this.rows.set(p.task_id, { element, status, output });

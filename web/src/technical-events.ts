@@ -47,7 +47,13 @@ export class TechnicalEvents {
     this.count += 1;
     this.element.removeAttribute('hidden');
     this.summary.textContent = `Technical events (${this.count})`;
-    const item = el('li', {}, el('code', {}, event.type), ' ', el('span', { class: 'muted' }, preview(event.payload, 100)));
+    const item = el(
+      'li',
+      {},
+      el('code', {}, event.type),
+      ' ',
+      el('span', { class: 'muted' }, preview(event.payload, 100)),
+    );
     markSeq(item, sequence);
     this.list.appendChild(item);
   }

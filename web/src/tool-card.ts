@@ -29,8 +29,23 @@ export class ToolCard {
     this.element = el(
       'details',
       { class: 'tool', 'data-tool-id': id, 'data-tool-name': name },
-      el('summary', {}, el('span', { class: 'tool-icon', 'aria-hidden': 'true' }, '⚙'), el('span', { class: 'tool-name' }, name), this.argsPreview, this.state),
-      el('div', { class: 'tool-body' }, el('h4', {}, 'Arguments'), this.args, el('h4', {}, 'Output'), this.output, this.meta),
+      el(
+        'summary',
+        {},
+        el('span', { class: 'tool-icon', 'aria-hidden': 'true' }, '⚙'),
+        el('span', { class: 'tool-name' }, name),
+        this.argsPreview,
+        this.state,
+      ),
+      el(
+        'div',
+        { class: 'tool-body' },
+        el('h4', {}, 'Arguments'),
+        this.args,
+        el('h4', {}, 'Output'),
+        this.output,
+        this.meta,
+      ),
       this.children,
     );
   }
@@ -83,5 +98,4 @@ export class ToolCard {
     if (payload.error_kind !== undefined) parts.push(`error: ${preview(payload.error_kind, 120)}`);
     replaceChildren(this.meta, parts.join(' · '));
   }
-
 }

@@ -5,7 +5,14 @@ import { formatJson, preview } from './format.js';
 /** The text of a message's content (a string, or text parts). */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+  if (Array.isArray(content))
+    return content
+      .map((part) =>
+        typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string'
+          ? (part as { text: string }).text
+          : '',
+      )
+      .join('');
   return content === null || content === undefined ? '' : formatJson(content);
 }
 
@@ -13,15 +20,46 @@ function contentText(content: unknown): string {
 export function transcriptView(messages: readonly ChatMessage[]): HTMLElement {
   if (messages.length === 0) return el('p', { class: 'muted' }, 'The transcript is empty.');
   const items = messages.map((message) => {
-    const m = message as unknown as { role: string; content?: unknown; tool_calls?: { id?: string; function?: { name?: string; arguments?: unknown } }[]; tool_call_id?: string; name?: string };
+    const m = message as unknown as {
+      role: string;
+      content?: unknown;
+      tool_calls?: { id?: string; function?: { name?: string; arguments?: unknown } }[];
+      tool_call_id?: string;
+      name?: string;
+    };
     const text = contentText(m.content);
     if (m.role === 'tool') {
-      return el('li', { class: 'message message-tool' }, el('details', {}, el('summary', {}, `Tool result ${m.name ?? ''} `, el('span', { class: 'muted' }, preview(text, 60))), el('pre', {}, text)));
+      return el(
+        'li',
+        { class: 'message message-tool' },
+        el(
+          'details',
+          {},
+          el('summary', {}, `Tool result ${m.name ?? ''} `, el('span', { class: 'muted' }, preview(text, 60))),
+          el('pre', {}, text),
+        ),
+      );
     }
     const calls = (m.tool_calls ?? []).map((call) =>
-      el('details', { class: 'tool' }, el('summary', {}, el('span', { class: 'tool-name' }, call.function?.name ?? 'tool'), el('span', { class: 'tool-preview' }, preview(call.function?.arguments ?? '', 70))), el('pre', { class: 'tool-args' }, formatJson(call.function?.arguments))),
+      el(
+        'details',
+        { class: 'tool' },
+        el(
+          'summary',
+          {},
+          el('span', { class: 'tool-name' }, call.function?.name ?? 'tool'),
+          el('span', { class: 'tool-preview' }, preview(call.function?.arguments ?? '', 70)),
+        ),
+        el('pre', { class: 'tool-args' }, formatJson(call.function?.arguments)),
+      ),
     );
-    return el('li', { class: `message message-${m.role === 'user' ? 'user' : m.role === 'assistant' ? 'assistant' : 'system'}` }, el('span', { class: 'role' }, m.role), text ? el('p', { class: 'message-text' }, text) : null, ...calls);
+    return el(
+      'li',
+      { class: `message message-${m.role === 'user' ? 'user' : m.role === 'assistant' ? 'assistant' : 'system'}` },
+      el('span', { class: 'role' }, m.role),
+      text ? el('p', { class: 'message-text' }, text) : null,
+      ...calls,
+    );
   });
   return el('ol', { class: 'transcript-list' }, ...items);
 }

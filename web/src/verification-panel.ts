@@ -17,17 +17,29 @@ export class VerificationPanel {
     private readonly session: Session,
   ) {
     this.body = el('div', { class: 'verification-list' });
-    this.element = el('section', { class: 'panel verifications', 'aria-labelledby': 'verifications-title', hidden: true }, el('h2', { id: 'verifications-title' }, 'Verification'), this.body);
+    this.element = el(
+      'section',
+      { class: 'panel verifications', 'aria-labelledby': 'verifications-title', hidden: true },
+      el('h2', { id: 'verifications-title' }, 'Verification'),
+      this.body,
+    );
   }
 
   /** Reload the reports. */
   async refresh(): Promise<void> {
     try {
       const reports = await this.session.verificationReports();
-      replaceChildren(this.body, ...reports.slice(-SHOWN).reverse().map((report) => verificationReportView(report)));
+      replaceChildren(
+        this.body,
+        ...reports
+          .slice(-SHOWN)
+          .reverse()
+          .map((report) => verificationReportView(report)),
+      );
       this.element.hidden = reports.length === 0;
     } catch (error) {
-      if (!this.ctx.unauthorized(error)) replaceChildren(this.body, el('p', { class: 'notice notice-error' }, errorText(error)));
+      if (!this.ctx.unauthorized(error))
+        replaceChildren(this.body, el('p', { class: 'notice notice-error' }, errorText(error)));
     }
   }
 }

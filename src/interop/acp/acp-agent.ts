@@ -26,11 +26,18 @@ function modeState(session: AgentSession): SessionModeState {
 
 /** session/new params as SessionOptions, parsed by their schema: a bad field is VALIDATION_ERROR naming it (`cwd` for the workspace). */
 function newSessionOptions(cwd: string, servers: ReturnType<typeof acpMcpServers>): SessionOptions {
-  const parsed = SessionOptionsSchema.safeParse({ workspace: cwd, ...(servers.length > 0 ? { mcpServers: servers } : {}) });
+  const parsed = SessionOptionsSchema.safeParse({
+    workspace: cwd,
+    ...(servers.length > 0 ? { mcpServers: servers } : {}),
+  });
   if (parsed.success) return parsed.data;
   // The workspace is ACP's `cwd`.
-  const issues = parsed.error.issues.map((issue) => (issue.path[0] === 'workspace' ? { ...issue, path: ['cwd', ...issue.path.slice(1)] } : issue));
-  throw new CodeError('VALIDATION_ERROR', formatZodIssues(issues), { field: zodFieldIssues(issues, undefined, 1)[0]?.path ?? '(root)' });
+  const issues = parsed.error.issues.map((issue) =>
+    issue.path[0] === 'workspace' ? { ...issue, path: ['cwd', ...issue.path.slice(1)] } : issue,
+  );
+  throw new CodeError('VALIDATION_ERROR', formatZodIssues(issues), {
+    field: zodFieldIssues(issues, undefined, 1)[0]?.path ?? '(root)',
+  });
 }
 
 /** Run a handler, turning our errors into JSON-RPC errors that carry our error shape. */
@@ -80,15 +87,19 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
         const found = await relay.locate(() => open(params.sessionId, false));
         if ('origin' in found) return relay.request(found.origin, client, 'session/load', params);
         const session = found.local;
-        for (const update of acpHistoryUpdates(session.transcript.history())) await client.notify('session/update', { sessionId: session.id, update });
+        for (const update of acpHistoryUpdates(session.transcript.history()))
+          await client.notify('session/update', { sessionId: session.id, update });
         return { modes: modeState(session) };
       }),
     )
     .onRequest('session/list', ({ params }) =>
       guarded(async () => {
         const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
-        if (!Number.isSafeInteger(offset) || offset < 0) throw new CodeError('VALIDATION_ERROR', 'cursor: not a cursor of session/list', { field: 'cursor' });
-        const all = sessions.listSessions(caller).filter((s) => !s.lifecycle.isClosed && (params.cwd == null || s.workspace === params.cwd));
+        if (!Number.isSafeInteger(offset) || offset < 0)
+          throw new CodeError('VALIDATION_ERROR', 'cursor: not a cursor of session/list', { field: 'cursor' });
+        const all = sessions
+          .listSessions(caller)
+          .filter((s) => !s.lifecycle.isClosed && (params.cwd == null || s.workspace === params.cwd));
         const page = all.slice(offset, offset + ACP_LIST_PAGE);
         return {
           sessions: page.map((s) => ({ sessionId: s.id, cwd: s.workspace })),
@@ -98,7 +109,8 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
     )
     .onRequest('session/prompt', ({ params, client, signal }) =>
       guarded(async () => {
-        if (!sessions.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
+        if (!sessions.admitting)
+          throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
         const input = acpPromptInput(params.prompt, ctx.config.limits.maxInputBytes);
         const found = await relay.locate(() => open(params.sessionId, true));
         if ('origin' in found) return relay.request(found.origin, client, 'session/prompt', params, signal);
@@ -122,18 +134,37 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
         const current = modeState(session);
         if (current.currentModeId === params.modeId) return {};
         if (!current.availableModes.some((m) => m.id === params.modeId)) {
-          throw new CodeError('VALIDATION_ERROR', `modeId: no agent "${params.modeId}" (available: ${current.availableModes.map((m) => m.id).join(', ')})`, { field: 'modeId' });
+          throw new CodeError(
+            'VALIDATION_ERROR',
+            `modeId: no agent "${params.modeId}" (available: ${current.availableModes.map((m) => m.id).join(', ')})`,
+            { field: 'modeId' },
+          );
         }
         // An agent is part of a session's resolved configuration: it can change only before the first run.
         if (session.transcript.messages.length > 0 || session.runs.activeRunId !== undefined) {
-          throw new RequestError(-32602, `modeId: the mode (agent) of session ${session.id} is fixed once it has run; start a new session for mode "${params.modeId}"`, {
-            error: { code: 'SESSION_CONFIGURATION_ERROR', message: 'the agent of a session is fixed once it has run', details: { field: 'modeId' } },
-          });
+          throw new RequestError(
+            -32602,
+            `modeId: the mode (agent) of session ${session.id} is fixed once it has run; start a new session for mode "${params.modeId}"`,
+            {
+              error: {
+                code: 'SESSION_CONFIGURATION_ERROR',
+                message: 'the agent of a session is fixed once it has run',
+                details: { field: 'modeId' },
+              },
+            },
+          );
         }
         const { agent: _previous, ...options } = session.config.options;
         await sessions.purgeSession(session.id, caller);
-        const replaced = await create({ ...options, sessionId: session.id, ...(params.modeId === 'general' ? {} : { agent: params.modeId }) });
-        await client.notify('session/update', { sessionId: replaced.id, update: { sessionUpdate: 'current_mode_update', currentModeId: params.modeId } });
+        const replaced = await create({
+          ...options,
+          sessionId: session.id,
+          ...(params.modeId === 'general' ? {} : { agent: params.modeId }),
+        });
+        await client.notify('session/update', {
+          sessionId: replaced.id,
+          update: { sessionUpdate: 'current_mode_update', currentModeId: params.modeId },
+        });
         return {};
       }),
     );

@@ -12,10 +12,13 @@ export function acpHistoryUpdates(messages: readonly ChatMessage[]): SessionUpda
   const updates: SessionUpdate[] = [];
   for (const message of messages) {
     const content = message.content ?? '';
-    if (message.role === 'user' && content !== '') updates.push({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: content } });
+    if (message.role === 'user' && content !== '')
+      updates.push({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: content } });
     if (message.role === 'assistant') {
-      if (message.reasoning) updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: message.reasoning } });
-      if (content !== '') updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: content } });
+      if (message.reasoning)
+        updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: message.reasoning } });
+      if (content !== '')
+        updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: content } });
       for (const call of message.tool_calls ?? []) {
         let rawInput: unknown = call.function.arguments;
         try {
@@ -23,11 +26,24 @@ export function acpHistoryUpdates(messages: readonly ChatMessage[]): SessionUpda
         } catch {
           // Keep the text the model wrote.
         }
-        updates.push({ sessionUpdate: 'tool_call', toolCallId: call.id, title: call.function.name, name: call.function.name, kind: acpToolKind(call.function.name), status: 'pending', rawInput });
+        updates.push({
+          sessionUpdate: 'tool_call',
+          toolCallId: call.id,
+          title: call.function.name,
+          name: call.function.name,
+          kind: acpToolKind(call.function.name),
+          status: 'pending',
+          rawInput,
+        });
       }
     }
     if (message.role === 'tool' && message.tool_call_id !== undefined) {
-      updates.push({ sessionUpdate: 'tool_call_update', toolCallId: message.tool_call_id, status: 'completed', content: [{ type: 'content', content: { type: 'text', text: content } }] });
+      updates.push({
+        sessionUpdate: 'tool_call_update',
+        toolCallId: message.tool_call_id,
+        status: 'completed',
+        content: [{ type: 'content', content: { type: 'text', text: content } }],
+      });
     }
   }
   return updates;

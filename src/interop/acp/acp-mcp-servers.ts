@@ -10,10 +10,17 @@ export function acpMcpServers(servers: readonly McpServer[]): McpServerConfigInp
   return servers.map((server) => {
     if ('type' in server && (server.type === 'http' || server.type === 'sse')) {
       const headers = Object.fromEntries(server.headers.map((h) => [h.name, h.value]));
-      return { name: server.name, transport: { type: server.type, url: server.url, ...(server.headers.length > 0 ? { headers } : {}) } };
+      return {
+        name: server.name,
+        transport: { type: server.type, url: server.url, ...(server.headers.length > 0 ? { headers } : {}) },
+      };
     }
     const stdio = server as Extract<McpServer, { command: string }>;
     const env = Object.fromEntries(stdio.env.map((e) => [e.name, e.value]));
-    return { name: stdio.name, transport: { type: 'stdio', command: stdio.command, ...(stdio.args.length > 0 ? { args: stdio.args } : {}) }, ...(stdio.env.length > 0 ? { env } : {}) };
+    return {
+      name: stdio.name,
+      transport: { type: 'stdio', command: stdio.command, ...(stdio.args.length > 0 ? { args: stdio.args } : {}) },
+      ...(stdio.env.length > 0 ? { env } : {}),
+    };
   });
 }

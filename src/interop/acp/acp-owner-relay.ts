@@ -53,10 +53,20 @@ export class AcpOwnerRelay {
   }
 
   /** Send a session-scoped request to the owner at `origin`; its answer comes after the updates it relayed. */
-  async request<T>(origin: string, editor: AgentContext, method: RelayedRequest, params: object, signal?: AbortSignal): Promise<T> {
+  async request<T>(
+    origin: string,
+    editor: AgentContext,
+    method: RelayedRequest,
+    params: object,
+    signal?: AbortSignal,
+  ): Promise<T> {
     this.editor = editor;
     const owner = await this.connection(origin);
-    const answer = (await owner.agent.request(method, params as never, signal ? { cancellationSignal: signal } : undefined)) as T;
+    const answer = (await owner.agent.request(
+      method,
+      params as never,
+      signal ? { cancellationSignal: signal } : undefined,
+    )) as T;
     await this.relayed;
     return answer;
   }
@@ -70,12 +80,19 @@ export class AcpOwnerRelay {
   /** Close every connection to an owner (the editor's connection closed). */
   close(): void {
     this.closed = true;
-    for (const pending of this.owners.values()) void pending.then((owner) => owner.close(), () => undefined);
+    for (const pending of this.owners.values())
+      void pending.then(
+        (owner) => owner.close(),
+        () => undefined,
+      );
     this.owners.clear();
   }
 
   private connection(origin: string): Promise<ClientConnection> {
-    if (this.closed) return Promise.reject(new CodeError('OWNER_UNREACHABLE', 'the ACP connection is closing', { retryAfterSeconds: 1 }));
+    if (this.closed)
+      return Promise.reject(
+        new CodeError('OWNER_UNREACHABLE', 'the ACP connection is closing', { retryAfterSeconds: 1 }),
+      );
     let pending = this.owners.get(origin);
     if (!pending) {
       pending = this.open(origin);
@@ -89,20 +106,40 @@ export class AcpOwnerRelay {
   }
 
   private async open(origin: string): Promise<ClientConnection> {
-    const socket = new WebSocket(`${origin.replace(/^http/, 'ws')}/acp`, { headers: this.route.headers(), handshakeTimeout: CONNECT_TIMEOUT_MS });
+    const socket = new WebSocket(`${origin.replace(/^http/, 'ws')}/acp`, {
+      headers: this.route.headers(),
+      handshakeTimeout: CONNECT_TIMEOUT_MS,
+    });
     await new Promise<void>((resolve, reject) => {
       socket.once('open', resolve);
-      socket.once('error', (error) => reject(new CodeError('OWNER_UNREACHABLE', `the session's owner ${origin} did not take the ACP connection (${error.message}); retry shortly`, { retryAfterSeconds: 1 })));
+      socket.once('error', (error) =>
+        reject(
+          new CodeError(
+            'OWNER_UNREACHABLE',
+            `the session's owner ${origin} did not take the ACP connection (${error.message}); retry shortly`,
+            { retryAfterSeconds: 1 },
+          ),
+        ),
+      );
       socket.once('unexpected-response', (_request, response) => {
         response.resume();
-        reject(new CodeError('OWNER_UNREACHABLE', `the session's owner ${origin} refused the ACP connection (HTTP ${response.statusCode}); retry shortly`, { retryAfterSeconds: 1 }));
+        reject(
+          new CodeError(
+            'OWNER_UNREACHABLE',
+            `the session's owner ${origin} refused the ACP connection (HTTP ${response.statusCode}); retry shortly`,
+            { retryAfterSeconds: 1 },
+          ),
+        );
       });
     });
-    const stream = websocketAcpStream(socket, { maxBufferedBytes: UPSTREAM_BUFFERED_BYTES }, () => socket.close(1011, 'slow editor'));
+    const stream = websocketAcpStream(socket, { maxBufferedBytes: UPSTREAM_BUFFERED_BYTES }, () =>
+      socket.close(1011, 'slow editor'),
+    );
     const app = client({ name: 'a3s-code-server-relay' })
       .onNotification('session/update', ({ params }) => {
         const editor = this.editor;
-        if (editor) this.relayed = this.relayed.then(() => editor.notify('session/update', params)).catch(() => undefined);
+        if (editor)
+          this.relayed = this.relayed.then(() => editor.notify('session/update', params)).catch(() => undefined);
       })
       .onRequest('session/request_permission', async ({ params, signal }) => {
         const editor = this.editor;

@@ -26,7 +26,12 @@ export function permissionOptions(alwaysActsOnce: boolean): PermissionOption[] {
  * caller's rights), or reject; a cancelled request rejects. The request is withdrawn ($/cancel_request) when
  * the confirmation is settled elsewhere first (another client, its timeout, a cancel); an error answer rejects. Never throws.
  */
-export async function askPermission(client: AgentContext, session: AgentSession, caller: Caller, event: KnownEvent<'confirmation_required'>): Promise<void> {
+export async function askPermission(
+  client: AgentContext,
+  session: AgentSession,
+  caller: Caller,
+  event: KnownEvent<'confirmation_required'>,
+): Promise<void> {
   const { tool_id: toolId, tool_name: toolName, rule } = event.payload;
   const pending = session.governance.pendingConfirmations().find((p) => p.toolId === toolId);
   if (!pending) return;
@@ -34,7 +39,11 @@ export async function askPermission(client: AgentContext, session: AgentSession,
   const withdraw = new AbortController();
   const unwatch = session.events.listen((envelope) => {
     const later = asAgentEventEnvelope(envelope);
-    if ((later.type === 'confirmation_received' || later.type === 'confirmation_timeout') && later.payload.tool_id === toolId) withdraw.abort();
+    if (
+      (later.type === 'confirmation_received' || later.type === 'confirmation_timeout') &&
+      later.payload.tool_id === toolId
+    )
+      withdraw.abort();
   });
   const settle = (answer: Parameters<AgentSession['governance']['answerConfirmation']>[1]) => {
     try {
@@ -49,9 +58,20 @@ export async function askPermission(client: AgentContext, session: AgentSession,
         'session/request_permission',
         {
           sessionId: session.id,
-          toolCall: { toolCallId: toolId, title: toolName, name: toolName, kind: acpToolKind(toolName), status: 'pending', rawInput: pending.args },
+          toolCall: {
+            toolCallId: toolId,
+            title: toolName,
+            name: toolName,
+            kind: acpToolKind(toolName),
+            status: 'pending',
+            rawInput: pending.args,
+          },
           options: permissionOptions(pending.alwaysNeedsHostDirect !== false && !mayPassFloor),
-          _meta: { argsDigest: pending.argsDigest, timeoutMs: pending.timeoutMs, ...(rule !== undefined ? { rule } : {}) },
+          _meta: {
+            argsDigest: pending.argsDigest,
+            timeoutMs: pending.timeoutMs,
+            ...(rule !== undefined ? { rule } : {}),
+          },
         },
         { cancellationSignal: withdraw.signal, stopWaitingOnCancel: true },
       )
@@ -63,7 +83,16 @@ export async function askPermission(client: AgentContext, session: AgentSession,
       approved,
       argsDigest: pending.argsDigest,
       ...(chosen === 'allow_always' ? { always: true, mayPassFloor } : {}),
-      ...(approved ? {} : { reason: answer === undefined ? 'the editor answered the permission request with an error' : chosen === undefined ? 'the editor cancelled the permission request' : 'rejected in the editor' }),
+      ...(approved
+        ? {}
+        : {
+            reason:
+              answer === undefined
+                ? 'the editor answered the permission request with an error'
+                : chosen === undefined
+                  ? 'the editor cancelled the permission request'
+                  : 'rejected in the editor',
+          }),
     });
   } finally {
     unwatch();

@@ -15,14 +15,28 @@ export function acpPromptInput(blocks: readonly ContentBlock[], maxInputBytes: n
         return `[${block.name}](${block.uri})`;
       case 'resource':
         if ('text' in block.resource) return `${block.resource.uri}:\n${block.resource.text}`;
-        throw new CodeError('VALIDATION_ERROR', `prompt[${index}]: binary resources are not supported (promptCapabilities advertises embedded text only)`, { field: `prompt.${index}` });
+        throw new CodeError(
+          'VALIDATION_ERROR',
+          `prompt[${index}]: binary resources are not supported (promptCapabilities advertises embedded text only)`,
+          { field: `prompt.${index}` },
+        );
       default:
-        throw new CodeError('VALIDATION_ERROR', `prompt[${index}]: ${block.type} content is not supported (promptCapabilities: text and embedded text resources)`, { field: `prompt.${index}` });
+        throw new CodeError(
+          'VALIDATION_ERROR',
+          `prompt[${index}]: ${block.type} content is not supported (promptCapabilities: text and embedded text resources)`,
+          { field: `prompt.${index}` },
+        );
     }
   });
   const input = parts.join('\n\n');
-  if (input.trim() === '') throw new CodeError('VALIDATION_ERROR', 'prompt: the prompt has no text', { field: 'prompt' });
+  if (input.trim() === '')
+    throw new CodeError('VALIDATION_ERROR', 'prompt: the prompt has no text', { field: 'prompt' });
   const bytes = Buffer.byteLength(input, 'utf8');
-  if (bytes > maxInputBytes) throw new CodeError('PAYLOAD_TOO_LARGE', `prompt: ${bytes} bytes exceed limits.maxInputBytes (${maxInputBytes} UTF-8 bytes)`, { field: 'prompt', limit: 'limits.maxInputBytes', maxBytes: maxInputBytes, bytes });
+  if (bytes > maxInputBytes)
+    throw new CodeError(
+      'PAYLOAD_TOO_LARGE',
+      `prompt: ${bytes} bytes exceed limits.maxInputBytes (${maxInputBytes} UTF-8 bytes)`,
+      { field: 'prompt', limit: 'limits.maxInputBytes', maxBytes: maxInputBytes, bytes },
+    );
   return input;
 }

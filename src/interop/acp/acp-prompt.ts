@@ -13,7 +13,11 @@ export function acpStopReason(record: RunRecord): StopReason {
   if (record.status === 'failed') {
     const code = record.error?.code;
     if (code === 'MAX_TOOL_ROUNDS' || code === 'MAX_EXECUTION_TIME') return 'max_turn_requests';
-    throw new CodeError('INTERNAL_ERROR', `the run failed: ${code ?? 'INTERNAL_ERROR'}: ${record.error?.message ?? 'no message'}`, { runId: record.runId, code: code ?? 'INTERNAL_ERROR' });
+    throw new CodeError(
+      'INTERNAL_ERROR',
+      `the run failed: ${code ?? 'INTERNAL_ERROR'}: ${record.error?.message ?? 'no message'}`,
+      { runId: record.runId, code: code ?? 'INTERNAL_ERROR' },
+    );
   }
   return 'end_turn';
 }
@@ -24,7 +28,13 @@ export function acpStopReason(record: RunRecord): StopReason {
  * sent. A confirmation becomes a session/request_permission (askPermission); the editor's own cancel of the
  * request cancels the run.
  */
-export async function runAcpPrompt(client: AgentContext, session: AgentSession, caller: Caller, input: string, signal: AbortSignal): Promise<PromptResponse> {
+export async function runAcpPrompt(
+  client: AgentContext,
+  session: AgentSession,
+  caller: Caller,
+  input: string,
+  signal: AbortSignal,
+): Promise<PromptResponse> {
   const updates = new AcpRunUpdates();
   let runId: string | undefined;
   const early: AgentEventEnvelope[] = [];
@@ -34,7 +44,8 @@ export async function runAcpPrompt(client: AgentContext, session: AgentSession, 
       sent = sent.then(() => client.notify('session/update', { sessionId: session.id, update })).catch(() => undefined);
     }
     // Asked once the updates before it (the tool call) are out; not awaited: other updates keep flowing.
-    if (event.type === 'confirmation_required') sent = sent.then(() => void askPermission(client, session, caller, event));
+    if (event.type === 'confirmation_required')
+      sent = sent.then(() => void askPermission(client, session, caller, event));
   };
   const unlisten = session.events.listen((envelope) => {
     const event = asAgentEventEnvelope(envelope);

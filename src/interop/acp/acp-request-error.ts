@@ -7,7 +7,10 @@ import { CodeError, ERROR_CATALOGUE } from '../../errors.js';
  */
 export function acpRequestError(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
-  if (!(error instanceof CodeError)) return new RequestError(-32603, 'Internal error', { error: { code: 'INTERNAL_ERROR', message: 'an unexpected server fault', details: {} } });
+  if (!(error instanceof CodeError))
+    return new RequestError(-32603, 'Internal error', {
+      error: { code: 'INTERNAL_ERROR', message: 'an unexpected server fault', details: {} },
+    });
   const data = { error: { code: error.code, message: error.message, details: error.details } };
   const status = ERROR_CATALOGUE[error.code]?.status ?? 500;
   if (error.code === 'SESSION_NOT_FOUND') return new RequestError(-32002, error.message, data);

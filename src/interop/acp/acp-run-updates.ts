@@ -29,9 +29,13 @@ export class AcpRunUpdates {
   map(event: AgentEventEnvelope): SessionUpdate[] {
     switch (event.type) {
       case 'text_delta':
-        return event.payload.text === '' ? [] : [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.payload.text } }];
+        return event.payload.text === ''
+          ? []
+          : [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.payload.text } }];
       case 'reasoning_delta':
-        return event.payload.text === '' ? [] : [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: event.payload.text } }];
+        return event.payload.text === ''
+          ? []
+          : [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: event.payload.text } }];
       case 'tool_start':
         return this.announce(event.payload.id, event.payload.name, undefined);
       case 'tool_execution_start': {
@@ -47,7 +51,12 @@ export class AcpRunUpdates {
           toolCallId: p.id,
           status: failed ? 'failed' : 'completed',
           content: [{ type: 'content', content: { type: 'text', text: p.output } }],
-          rawOutput: { output: p.output, exit_code: p.exit_code, ...(p.error_kind !== undefined ? { error_kind: p.error_kind } : {}), truncated: p.truncated },
+          rawOutput: {
+            output: p.output,
+            exit_code: p.exit_code,
+            ...(p.error_kind !== undefined ? { error_kind: p.error_kind } : {}),
+            truncated: p.truncated,
+          },
         };
         return [...(this.announced.has(p.id) ? [] : this.announce(p.id, p.name, undefined)), update];
       }
@@ -64,14 +73,32 @@ export class AcpRunUpdates {
     }
   }
 
-  private announce(id: string, name: string, args: unknown, status: 'pending' | 'in_progress' = 'pending'): SessionUpdate[] {
+  private announce(
+    id: string,
+    name: string,
+    args: unknown,
+    status: 'pending' | 'in_progress' = 'pending',
+  ): SessionUpdate[] {
     if (id === '' || this.announced.has(id)) return [];
     this.announced.add(id);
-    return [{ sessionUpdate: 'tool_call', toolCallId: id, title: name, name, kind: acpToolKind(name), status, ...(args !== undefined ? { rawInput: args } : {}) }];
+    return [
+      {
+        sessionUpdate: 'tool_call',
+        toolCallId: id,
+        title: name,
+        name,
+        kind: acpToolKind(name),
+        status,
+        ...(args !== undefined ? { rawInput: args } : {}),
+      },
+    ];
   }
 
   private setPlan(steps: readonly PlanTask[]): SessionUpdate[] {
-    this.plan = steps.map((step) => ({ id: step.id, entry: { content: step.content, priority: step.priority, status: entryStatus(step.status) } }));
+    this.plan = steps.map((step) => ({
+      id: step.id,
+      entry: { content: step.content, priority: step.priority, status: entryStatus(step.status) },
+    }));
     return [this.planUpdate()];
   }
 

@@ -25,7 +25,11 @@ export function websocketAcpStream(socket: WebSocket, limits: AcpStreamLimits, o
           parsed = undefined;
         }
         if (parsed === null || typeof parsed !== 'object') {
-          send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: every frame must be one JSON-RPC message (a JSON object)' } });
+          send({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32700, message: 'Parse error: every frame must be one JSON-RPC message (a JSON object)' },
+          });
           return;
         }
         controller.enqueue(parsed as AnyMessage);

@@ -64,7 +64,10 @@ export class AguiEventMapper {
     this.out = [];
     this.sequence = undefined;
     this.timestamp = this.confirmations.now();
-    this.push({ type: EventType.RUN_STARTED, threadId: this.ids.threadId, runId: this.ids.runId, protocolVersion: '1.0' }, extra);
+    this.push(
+      { type: EventType.RUN_STARTED, threadId: this.ids.threadId, runId: this.ids.runId, protocolVersion: '1.0' },
+      extra,
+    );
     for (const name of this.steps.values()) this.push({ type: EventType.STEP_STARTED, stepName: name });
     if (Object.keys(this.state).length > 0) this.push({ type: EventType.STATE_SNAPSHOT, snapshot: { ...this.state } });
     return this.take();
@@ -111,7 +114,11 @@ export class AguiEventMapper {
   }
 
   /** The terminal events for a run that ended without this mapper seeing its agent_end (retention dropped it). */
-  ended(status: 'completed' | 'failed' | 'cancelled', text: string, error: { code: string; message: string } | undefined): AguiEvent[] {
+  ended(
+    status: 'completed' | 'failed' | 'cancelled',
+    text: string,
+    error: { code: string; message: string } | undefined,
+  ): AguiEvent[] {
     if (this.finished) return [];
     this.out = [];
     this.sequence = undefined;
@@ -173,7 +180,13 @@ export class AguiEventMapper {
         this.snapshot({ goal: event.payload.goal });
         return;
       case 'goal_progress':
-        this.snapshot({ goalProgress: { progress: event.payload.progress, completedSteps: event.payload.completed_steps, totalSteps: event.payload.total_steps } });
+        this.snapshot({
+          goalProgress: {
+            progress: event.payload.progress,
+            completedSteps: event.payload.completed_steps,
+            totalSteps: event.payload.total_steps,
+          },
+        });
         return;
       case 'goal_achieved':
         this.snapshot({ goalAchieved: true });
@@ -227,7 +240,8 @@ export class AguiEventMapper {
 
   private closeTool(id: string, args?: unknown): void {
     if (!this.openTools.has(id)) return;
-    if (!this.argsSeen.has(id) && args !== undefined) this.push({ type: EventType.TOOL_CALL_ARGS, toolCallId: id, delta: JSON.stringify(args) });
+    if (!this.argsSeen.has(id) && args !== undefined)
+      this.push({ type: EventType.TOOL_CALL_ARGS, toolCallId: id, delta: JSON.stringify(args) });
     this.openTools.delete(id);
     this.argsSeen.delete(id);
     this.push({ type: EventType.TOOL_CALL_END, toolCallId: id });
@@ -240,7 +254,10 @@ export class AguiEventMapper {
   private onToolEnd(id: string, output: string, exitCode: number): void {
     this.closeTool(id);
     if (!this.awaitingResult.delete(id)) return;
-    this.push({ type: EventType.TOOL_CALL_RESULT, messageId: `${id}.result`, toolCallId: id, role: 'tool', content: output }, { exitCode });
+    this.push(
+      { type: EventType.TOOL_CALL_RESULT, messageId: `${id}.result`, toolCallId: id, role: 'tool', content: output },
+      { exitCode },
+    );
   }
 
   private closeText(): void {
@@ -302,7 +319,12 @@ export class AguiEventMapper {
       expiresAt: new Date(now + c.remainingMs).toISOString(),
       metadata: { toolName: c.toolName, args: c.args, argsDigest: c.argsDigest },
     }));
-    this.push({ type: EventType.RUN_FINISHED, threadId: this.ids.threadId, runId: this.ids.runId, outcome: { type: 'interrupt', interrupts } });
+    this.push({
+      type: EventType.RUN_FINISHED,
+      threadId: this.ids.threadId,
+      runId: this.ids.runId,
+      outcome: { type: 'interrupt', interrupts },
+    });
     this.finished = true;
   }
 
@@ -314,10 +336,20 @@ export class AguiEventMapper {
       outputTokens: p.usage.completion_tokens,
       totalTokens: p.usage.total_tokens,
     };
-    this.end(p.status, { text: p.text, toolCallsCount: p.tool_calls_count, verificationStatus: p.verification_status }, p.error ? { code: p.error.code || 'INTERNAL_ERROR', message: p.error.message } : undefined, tokens);
+    this.end(
+      p.status,
+      { text: p.text, toolCallsCount: p.tool_calls_count, verificationStatus: p.verification_status },
+      p.error ? { code: p.error.code || 'INTERNAL_ERROR', message: p.error.message } : undefined,
+      tokens,
+    );
   }
 
-  private end(status: 'completed' | 'failed' | 'cancelled', result: Record<string, unknown>, error: { code: string; message: string } | undefined, usage: TokenUsage | undefined): void {
+  private end(
+    status: 'completed' | 'failed' | 'cancelled',
+    result: Record<string, unknown>,
+    error: { code: string; message: string } | undefined,
+    usage: TokenUsage | undefined,
+  ): void {
     if (status === 'failed') {
       this.fail(error?.message || 'the run failed', error?.code || 'INTERNAL_ERROR', usage);
       return;
@@ -343,7 +375,11 @@ export class AguiEventMapper {
   private push(event: AguiEvent, extra: Record<string, unknown> = {}): void {
     const metadata: Record<string, unknown> = { runId: this.ids.runId, a3sRunId: this.ids.a3sRunId, ...extra };
     if (this.sequence !== undefined) metadata.a3sSequence = this.sequence;
-    this.out.push({ ...event, ...(this.timestamp !== undefined ? { timestamp: this.timestamp } : {}), metadata } as AguiEvent);
+    this.out.push({
+      ...event,
+      ...(this.timestamp !== undefined ? { timestamp: this.timestamp } : {}),
+      metadata,
+    } as AguiEvent);
   }
 
   private take(): AguiEvent[] {

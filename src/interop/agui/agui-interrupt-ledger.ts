@@ -34,11 +34,17 @@ export class AguiInterruptLedger {
    * operator's floor) and say where the stream continues; a stale or unknown entry is returned as its
    * CodeError (anything unexpected as INTERNAL_ERROR, without internals), which the stream reports as RUN_ERROR.
    */
-  resume(session: AgentSession, decisions: readonly AguiDecision[], mayPassFloor: boolean): AguiResumePoint | CodeError {
+  resume(
+    session: AgentSession,
+    decisions: readonly AguiDecision[],
+    mayPassFloor: boolean,
+  ): AguiResumePoint | CodeError {
     try {
       return this.answer(session, decisions, mayPassFloor);
     } catch (error) {
-      return error instanceof CodeError ? error : new CodeError('INTERNAL_ERROR', 'the interrupts could not be answered');
+      return error instanceof CodeError
+        ? error
+        : new CodeError('INTERNAL_ERROR', 'the interrupts could not be answered');
     }
   }
 
@@ -52,25 +58,60 @@ export class AguiInterruptLedger {
       const open = pending.get(id);
       let owner: string | undefined;
       if (open) {
-        if (open.runId === undefined) throw new CodeError('CONFIRMATION_SETTLED', `interrupt "${id}" belongs to no run; answer it with POST /v1/sessions/:id/confirmations/${id}`, { interruptId: id, field: `${decision.field}.interruptId` });
+        if (open.runId === undefined)
+          throw new CodeError(
+            'CONFIRMATION_SETTLED',
+            `interrupt "${id}" belongs to no run; answer it with POST /v1/sessions/:id/confirmations/${id}`,
+            { interruptId: id, field: `${decision.field}.interruptId` },
+          );
         owner = open.runId;
         toAnswer.push(decision);
       } else {
         const earlier = this.answered.get(this.key(session, id));
         if (earlier && earlier.approved === decision.approved) owner = earlier.runId;
-        else if (earlier) throw new CodeError('CONFIRMATION_SETTLED', `interrupt "${id}" was already answered with approved=${earlier.approved}`, { interruptId: id, field: `${decision.field}.interruptId` });
-        else if (this.confirmationEvent(session, id)) throw new CodeError('CONFIRMATION_SETTLED', `interrupt "${id}" is no longer pending (answered, timed out or cancelled)`, { interruptId: id, field: `${decision.field}.interruptId` });
-        else throw new CodeError('CONFIRMATION_NOT_FOUND', `no interrupt "${id}" in this session`, { interruptId: id, field: `${decision.field}.interruptId` });
+        else if (earlier)
+          throw new CodeError(
+            'CONFIRMATION_SETTLED',
+            `interrupt "${id}" was already answered with approved=${earlier.approved}`,
+            { interruptId: id, field: `${decision.field}.interruptId` },
+          );
+        else if (this.confirmationEvent(session, id))
+          throw new CodeError(
+            'CONFIRMATION_SETTLED',
+            `interrupt "${id}" is no longer pending (answered, timed out or cancelled)`,
+            { interruptId: id, field: `${decision.field}.interruptId` },
+          );
+        else
+          throw new CodeError('CONFIRMATION_NOT_FOUND', `no interrupt "${id}" in this session`, {
+            interruptId: id,
+            field: `${decision.field}.interruptId`,
+          });
       }
-      if (runId !== undefined && owner !== runId) throw new CodeError('VALIDATION_ERROR', `${decision.field}.interruptId: interrupt "${id}" belongs to another run than the entries before it`, { field: `${decision.field}.interruptId` });
+      if (runId !== undefined && owner !== runId)
+        throw new CodeError(
+          'VALIDATION_ERROR',
+          `${decision.field}.interruptId: interrupt "${id}" belongs to another run than the entries before it`,
+          { field: `${decision.field}.interruptId` },
+        );
       runId = owner;
     }
-    if (runId === undefined) throw new CodeError('VALIDATION_ERROR', 'body.resume: must answer at least one interrupt', { field: 'body.resume' });
+    if (runId === undefined)
+      throw new CodeError('VALIDATION_ERROR', 'body.resume: must answer at least one interrupt', {
+        field: 'body.resume',
+      });
     for (const decision of toAnswer) {
-      session.governance.answerConfirmation(decision.interruptId, { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}), ...(decision.always ? { always: true, mayPassFloor } : {}) });
+      session.governance.answerConfirmation(decision.interruptId, {
+        approved: decision.approved,
+        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+        ...(decision.always ? { always: true, mayPassFloor } : {}),
+      });
       this.remember(session, decision.interruptId, { approved: decision.approved, runId });
     }
-    return this.resumePoint(session, runId, decisions.map((d) => d.interruptId));
+    return this.resumePoint(
+      session,
+      runId,
+      decisions.map((d) => d.interruptId),
+    );
   }
 
   /** The earliest confirmation event among the answered ones, and the run's events up to it. */

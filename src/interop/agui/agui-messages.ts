@@ -11,14 +11,23 @@ export function toAguiMessages(history: readonly ChatMessage[]): Message[] {
   history.forEach((m, index) => {
     const id = `m${index}`;
     if (m.role === 'user') messages.push({ id, role: 'user', content: m.content ?? '' });
-    else if (m.role === 'tool') messages.push({ id, role: 'tool', content: m.content ?? '', toolCallId: m.tool_call_id ?? '' });
+    else if (m.role === 'tool')
+      messages.push({ id, role: 'tool', content: m.content ?? '', toolCallId: m.tool_call_id ?? '' });
     else if (m.role === 'assistant') {
       if (m.reasoning) messages.push({ id: `${id}.reasoning`, role: 'reasoning', content: m.reasoning });
       messages.push({
         id,
         role: 'assistant',
         ...(m.content ? { content: m.content } : {}),
-        ...(m.tool_calls && m.tool_calls.length > 0 ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } })) } : {}),
+        ...(m.tool_calls && m.tool_calls.length > 0
+          ? {
+              toolCalls: m.tool_calls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.function.name, arguments: c.function.arguments },
+              })),
+            }
+          : {}),
       });
     }
   });

@@ -21,7 +21,10 @@ export interface AguiDecision {
 function schemaError(issues: ZodIssues): CodeError {
   const listed = zodFieldIssues(issues, 'body', 10);
   const first = listed[0];
-  return new CodeError('VALIDATION_ERROR', formatZodIssues(issues, { where: 'body' }), { ...(first ? { field: first.path } : {}), issues: listed });
+  return new CodeError('VALIDATION_ERROR', formatZodIssues(issues, { where: 'body' }), {
+    ...(first ? { field: first.path } : {}),
+    issues: listed,
+  });
 }
 
 function invalid(field: string, message: string): CodeError {
@@ -30,12 +33,15 @@ function invalid(field: string, message: string): CodeError {
 
 /** Validate a RunAgentInput body with @ag-ui/core's schema (optional nulls dropped first, as AG-UI specifies). */
 export function parseRunAgentInput(body: unknown, sessionId: string): RunAgentInput {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be an AG-UI RunAgentInput object');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw invalid('body', 'must be an AG-UI RunAgentInput object');
   const result = RunAgentInputSchema.safeParse(omitOptionalNulls(body, 'RunAgentInput'));
   if (!result.success) throw schemaError(result.error);
   const input = result.data as RunAgentInput;
-  if (input.threadId !== sessionId) throw invalid('body.threadId', `must be the session id of the URL ("${sessionId}"): an AG-UI thread is a session`);
-  if (!RUN_ID.test(input.runId)) throw invalid('body.runId', 'must be 1-200 visible ASCII characters (it is the run\'s Idempotency-Key)');
+  if (input.threadId !== sessionId)
+    throw invalid('body.threadId', `must be the session id of the URL ("${sessionId}"): an AG-UI thread is a session`);
+  if (!RUN_ID.test(input.runId))
+    throw invalid('body.runId', "must be 1-200 visible ASCII characters (it is the run's Idempotency-Key)");
   return input;
 }
 
@@ -44,7 +50,11 @@ export function lastUserText(input: RunAgentInput): { text: string; field: strin
   const index = input.messages.length - 1;
   const last = input.messages[index];
   if (!last) throw invalid('body.messages', 'must end with a user message: it becomes the run input');
-  if (last.role !== 'user') throw invalid(`body.messages.${index}.role`, `the last message must be a user message (got "${last.role}"); answer interrupts with body.resume`);
+  if (last.role !== 'user')
+    throw invalid(
+      `body.messages.${index}.role`,
+      `the last message must be a user message (got "${last.role}"); answer interrupts with body.resume`,
+    );
   const field = `body.messages.${index}.content`;
   if (typeof last.content === 'string') {
     if (last.content.trim() === '') throw invalid(field, 'must not be empty');
@@ -65,15 +75,29 @@ export function resumeDecisions(input: RunAgentInput): AguiDecision[] {
   const seen = new Set<string>();
   return entries.map((entry, i) => {
     const field = `body.resume.${i}`;
-    if (seen.has(entry.interruptId)) throw invalid(`${field}.interruptId`, `answers interrupt "${entry.interruptId}" twice`);
+    if (seen.has(entry.interruptId))
+      throw invalid(`${field}.interruptId`, `answers interrupt "${entry.interruptId}" twice`);
     seen.add(entry.interruptId);
-    if (entry.status === 'cancelled') return { interruptId: entry.interruptId, approved: false, reason: 'cancelled by the AG-UI client', always: false, field };
+    if (entry.status === 'cancelled')
+      return {
+        interruptId: entry.interruptId,
+        approved: false,
+        reason: 'cancelled by the AG-UI client',
+        always: false,
+        field,
+      };
     const payload: unknown = entry.payload;
-    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw invalid(`${field}.payload`, 'must be an object {approved: boolean, reason?: string, always?: boolean} when status is "resolved"');
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+      throw invalid(
+        `${field}.payload`,
+        'must be an object {approved: boolean, reason?: string, always?: boolean} when status is "resolved"',
+      );
     const { approved, reason, always } = payload as { approved?: unknown; reason?: unknown; always?: unknown };
     if (typeof approved !== 'boolean') throw invalid(`${field}.payload.approved`, 'must be a boolean');
-    if (always !== undefined && typeof always !== 'boolean') throw invalid(`${field}.payload.always`, 'must be a boolean');
-    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 2000)) throw invalid(`${field}.payload.reason`, 'must be a string of at most 2000 characters');
+    if (always !== undefined && typeof always !== 'boolean')
+      throw invalid(`${field}.payload.always`, 'must be a boolean');
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 2000))
+      throw invalid(`${field}.payload.reason`, 'must be a string of at most 2000 characters');
     return { interruptId: entry.interruptId, approved, reason, always: always === true, field };
   });
 }

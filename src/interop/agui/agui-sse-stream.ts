@@ -67,7 +67,13 @@ export class AguiSseStream {
   private writeRaw(text: string): boolean {
     if (this.closed) return false;
     if (this.body.writableLength + this.body.readableLength > AGUI_MAX_BUFFERED_BYTES) {
-      this.body.write(this.encoder.encodeSSE({ type: 'RUN_ERROR', message: `slow consumer: more than ${AGUI_MAX_BUFFERED_BYTES} bytes unsent; retry the POST with the same runId to replay the run`, code: 'SLOW_CONSUMER' } as AguiEvent));
+      this.body.write(
+        this.encoder.encodeSSE({
+          type: 'RUN_ERROR',
+          message: `slow consumer: more than ${AGUI_MAX_BUFFERED_BYTES} bytes unsent; retry the POST with the same runId to replay the run`,
+          code: 'SLOW_CONSUMER',
+        } as AguiEvent),
+      );
       this.close();
       return false;
     }

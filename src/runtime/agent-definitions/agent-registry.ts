@@ -12,7 +12,9 @@ export const MAX_SESSION_AGENTS = 1024;
  * the earlier one. The `task` tool looks its agents up here.
  */
 /** The built-ins by name, shared by every session (most sessions never add an agent). */
-const BUILTIN_BY_NAME: ReadonlyMap<string, AgentDefinition> = new Map(BUILTIN_AGENTS.map((agent) => [agent.name, agent]));
+const BUILTIN_BY_NAME: ReadonlyMap<string, AgentDefinition> = new Map(
+  BUILTIN_AGENTS.map((agent) => [agent.name, agent]),
+);
 
 export class AgentRegistry {
   /** Built-ins plus added definitions, created on the first add (copy on write of the shared built-ins). */
@@ -26,7 +28,12 @@ export class AgentRegistry {
   /** The agent of that name, or AGENT_NOT_FOUND naming it and the known names. */
   require(name: string, field = 'agent'): AgentDefinition {
     const agent = this.agents.get(name);
-    if (!agent) throw new CodeError('AGENT_NOT_FOUND', `${field}: no agent named "${name}" (known: ${[...this.agents.keys()].join(', ')})`, { field, agent: name });
+    if (!agent)
+      throw new CodeError(
+        'AGENT_NOT_FOUND',
+        `${field}: no agent named "${name}" (known: ${[...this.agents.keys()].join(', ')})`,
+        { field, agent: name },
+      );
     return agent;
   }
 
@@ -34,7 +41,10 @@ export class AgentRegistry {
   add(definitions: readonly AgentDefinition[]): void {
     if (definitions.length === 0) return;
     const fresh = definitions.filter((agent) => !this.agents.has(agent.name)).length;
-    if (this.agents.size + fresh > MAX_SESSION_AGENTS) throw new CodeError('VALIDATION_ERROR', `a session knows at most ${MAX_SESSION_AGENTS} agents`, { limit: MAX_SESSION_AGENTS });
+    if (this.agents.size + fresh > MAX_SESSION_AGENTS)
+      throw new CodeError('VALIDATION_ERROR', `a session knows at most ${MAX_SESSION_AGENTS} agents`, {
+        limit: MAX_SESSION_AGENTS,
+      });
     const agents = new Map(this.agents);
     for (const agent of definitions) agents.set(agent.name, agent);
     this.agents = agents;
@@ -48,5 +58,13 @@ export class AgentRegistry {
 
 /** An agent in wire form. */
 export function agentInfo(agent: AgentDefinition): AgentInfo {
-  return { name: agent.name, description: agent.description, source: agent.source, mode: agent.mode, readOnly: agent.readOnly, model: agent.model ?? null, maxSteps: agent.maxSteps ?? null };
+  return {
+    name: agent.name,
+    description: agent.description,
+    source: agent.source,
+    mode: agent.mode,
+    readOnly: agent.readOnly,
+    model: agent.model ?? null,
+    maxSteps: agent.maxSteps ?? null,
+  };
 }

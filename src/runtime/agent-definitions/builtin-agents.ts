@@ -6,10 +6,18 @@ const prompt = (name: string) => readFileSync(new URL(`./prompts/${name}.md`, im
 
 /** The seed's built-in agents: general and verification keep the session's policy; explore, plan and review are read-only. */
 export const BUILTIN_AGENTS: readonly AgentDefinition[] = [
-  { name: 'general', description: 'General-purpose agent for multi-step coding tasks: investigates, changes and checks code.', mode: 'general', prompt: prompt('general'), source: 'builtin', readOnly: false },
+  {
+    name: 'general',
+    description: 'General-purpose agent for multi-step coding tasks: investigates, changes and checks code.',
+    mode: 'general',
+    prompt: prompt('general'),
+    source: 'builtin',
+    readOnly: false,
+  },
   {
     name: 'explore',
-    description: 'Fast read-only agent for exploring a codebase: finds files, searches code and answers questions about it.',
+    description:
+      'Fast read-only agent for exploring a codebase: finds files, searches code and answers questions about it.',
     mode: 'explore',
     prompt: prompt('explore'),
     permissions: READ_ONLY_AGENT_POLICY,

@@ -35,13 +35,23 @@ async function readDefinition(name: string, shown: string, request: AgentDirRequ
   try {
     opened = await openConfinedFile(request.root, name);
   } catch (error) {
-    if (error instanceof WorkspaceEscapeError) throw new CodeError(request.errorCode, `${shown}: a symlink leaving the agent directory is refused`, { file: shown });
+    if (error instanceof WorkspaceEscapeError)
+      throw new CodeError(request.errorCode, `${shown}: a symlink leaving the agent directory is refused`, {
+        file: shown,
+      });
     if (error instanceof NotRegularFileError || errnoCode(error) === 'ENOENT') return undefined;
-    throw new CodeError(request.errorCode, `${shown}: cannot be read (${errnoCode(error) ?? String(error)})`, { file: shown });
+    throw new CodeError(request.errorCode, `${shown}: cannot be read (${errnoCode(error) ?? String(error)})`, {
+      file: shown,
+    });
   }
   try {
     const { bytes, truncated } = await readBounded(opened.handle, MAX_AGENT_FILE_BYTES);
-    if (truncated) throw new CodeError(request.errorCode, `${shown}: larger than ${MAX_AGENT_FILE_BYTES} bytes (the bound of one agent definition)`, { file: shown });
+    if (truncated)
+      throw new CodeError(
+        request.errorCode,
+        `${shown}: larger than ${MAX_AGENT_FILE_BYTES} bytes (the bound of one agent definition)`,
+        { file: shown },
+      );
     return bytes.toString('utf8');
   } finally {
     await opened.handle.close();
@@ -55,9 +65,15 @@ async function readDefinition(name: string, shown: string, request: AgentDirRequ
  * naming it; two files defining one name are refused.
  */
 export async function loadAgentDir(request: AgentDirRequest): Promise<AgentDefinition[]> {
-  const entries = (await readdir(fdPath(request.root.fd), { withFileTypes: true })).filter((entry) => DEFINITION.test(entry.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const entries = (await readdir(fdPath(request.root.fd), { withFileTypes: true }))
+    .filter((entry) => DEFINITION.test(entry.name))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
   if (entries.length > MAX_AGENT_FILES) {
-    throw new CodeError(request.errorCode, `${request.label}: ${entries.length} definition files, more than ${MAX_AGENT_FILES} (the bound of one agent directory)`, { file: request.label });
+    throw new CodeError(
+      request.errorCode,
+      `${request.label}: ${entries.length} definition files, more than ${MAX_AGENT_FILES} (the bound of one agent directory)`,
+      { file: request.label },
+    );
   }
   const agents: AgentDefinition[] = [];
   const seen = new Map<string, string>();
@@ -67,7 +83,11 @@ export async function loadAgentDir(request: AgentDirRequest): Promise<AgentDefin
     if (text === undefined) continue;
     const agent = parseAgentFile(text, { file: shown, source: request.source, errorCode: request.errorCode });
     const earlier = seen.get(agent.name);
-    if (earlier) throw new CodeError(request.errorCode, `${shown}: name: "${agent.name}" is already defined by ${earlier}`, { file: shown, field: 'name' });
+    if (earlier)
+      throw new CodeError(request.errorCode, `${shown}: name: "${agent.name}" is already defined by ${earlier}`, {
+        file: shown,
+        field: 'name',
+      });
     seen.set(agent.name, shown);
     agents.push(agent);
   }

@@ -17,7 +17,10 @@ export interface AgentFileContext {
 }
 
 function fail(context: AgentFileContext, field: string, message: string): CodeError {
-  return new CodeError(context.errorCode, `${context.file}: ${field ? `${field}: ` : ''}${message}`, { file: context.file, ...(field ? { field } : {}) });
+  return new CodeError(context.errorCode, `${context.file}: ${field ? `${field}: ` : ''}${message}`, {
+    file: context.file,
+    ...(field ? { field } : {}),
+  });
 }
 
 /**
@@ -35,7 +38,8 @@ export function parseAgentFile(text: string, context: AgentFileContext): AgentDe
     } catch (error) {
       throw fail(context, '', error instanceof Error ? error.message : String(error));
     }
-    if (parts.frontMatter === undefined) throw fail(context, '', 'a Markdown agent definition starts with YAML front matter between "---" lines');
+    if (parts.frontMatter === undefined)
+      throw fail(context, '', 'a Markdown agent definition starts with YAML front matter between "---" lines');
     yamlText = parts.frontMatter;
     body = parts.body.trim();
   } else yamlText = text;
@@ -45,11 +49,21 @@ export function parseAgentFile(text: string, context: AgentFileContext): AgentDe
   } catch (error) {
     throw fail(context, '', `invalid YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw fail(context, '', 'the definition must be a YAML mapping of name, description, max_steps, permissions, model, prompt');
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw fail(
+      context,
+      '',
+      'the definition must be a YAML mapping of name, description, max_steps, permissions, model, prompt',
+    );
   const parsed = AgentDefinitionFileSchema.safeParse(data);
-  if (!parsed.success) throw new CodeError(context.errorCode, `${context.file}: ${formatZodIssues(parsed.error)}`, { file: context.file, field: zodFieldIssues(parsed.error, undefined, 1)[0]?.path ?? '(root)' });
+  if (!parsed.success)
+    throw new CodeError(context.errorCode, `${context.file}: ${formatZodIssues(parsed.error)}`, {
+      file: context.file,
+      field: zodFieldIssues(parsed.error, undefined, 1)[0]?.path ?? '(root)',
+    });
   const file = parsed.data;
-  if (isBuiltinAgent(file.name)) throw fail(context, 'name', `"${file.name}" is a built-in agent and cannot be redefined; choose another name`);
+  if (isBuiltinAgent(file.name))
+    throw fail(context, 'name', `"${file.name}" is a built-in agent and cannot be redefined; choose another name`);
   for (const list of ['allow', 'deny'] as const) {
     for (const [index, source] of (file.permissions?.[list] ?? []).entries()) {
       try {
@@ -63,7 +77,16 @@ export function parseAgentFile(text: string, context: AgentFileContext): AgentDe
   if (!prompt) throw fail(context, 'prompt', 'an agent needs a prompt (the `prompt` field, or the Markdown body)');
   const allow = file.permissions?.allow ?? [];
   const deny = file.permissions?.deny ?? [];
-  const permissions = allow.length > 0 || deny.length > 0 ? { allow, deny, ask: [], defaultDecision: allow.length > 0 ? ('deny' as const) : ('allow' as const), enabled: true } : undefined;
+  const permissions =
+    allow.length > 0 || deny.length > 0
+      ? {
+          allow,
+          deny,
+          ask: [],
+          defaultDecision: allow.length > 0 ? ('deny' as const) : ('allow' as const),
+          enabled: true,
+        }
+      : undefined;
   return {
     name: file.name,
     description: file.description,

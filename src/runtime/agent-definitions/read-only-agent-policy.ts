@@ -7,7 +7,20 @@ import { BUILTIN_DEFAULT_POLICY } from '../policy/permission-policy.js';
  * commands or reach the network are denied by name, and every other tool (MCP tools included) by default.
  */
 export const READ_ONLY_AGENT_POLICY: PermissionPolicy = {
-  deny: ['bash', 'write', 'edit', 'patch', 'web_fetch', 'web_search', 'search', 'download', 'program', 'batch', 'task', 'parallel_task'],
+  deny: [
+    'bash',
+    'write',
+    'edit',
+    'patch',
+    'web_fetch',
+    'web_search',
+    'search',
+    'download',
+    'program',
+    'batch',
+    'task',
+    'parallel_task',
+  ],
   ask: [],
   allow: [...BUILTIN_DEFAULT_POLICY.allow],
   defaultDecision: 'deny',

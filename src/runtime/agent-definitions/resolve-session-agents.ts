@@ -38,12 +38,19 @@ export async function resolveSessionAgents(request: SessionAgentsRequest): Promi
       warnings.push(`agent_dirs: "${dir}" does not exist`);
       continue;
     }
-    registry.add(await withHeldDirectory(held, (root) => loadAgentDir({ root, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' })));
+    registry.add(
+      await withHeldDirectory(held, (root) =>
+        loadAgentDir({ root, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' }),
+      ),
+    );
   }
   for (const [index, dir] of request.sessionDirs.entries()) {
     const held = resolveWorkspaceAgentDir(request.workspace, dir, `agentDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
-    registry.add(await withHeldDirectory(held, (root) => loadAgentDir({ root, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' })));
+    registry.add(
+      await withHeldDirectory(held, (root) =>
+        loadAgentDir({ root, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' }),
+      ),
+    );
   }
   return { registry, agent: request.agent === undefined ? undefined : registry.require(request.agent), warnings };
 }
-

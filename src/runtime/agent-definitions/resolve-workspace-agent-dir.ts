@@ -14,19 +14,30 @@ function errnoCode(error: unknown): string | undefined {
  * only while they stay inside it. The caller reads the files below the returned held directory (see
  * `openConfinedFile`) and closes it.
  */
-export function resolveWorkspaceAgentDir(workspace: WorkspaceAccess, requested: string, field: string, errorCode: ErrorCode): HeldDirectory {
+export function resolveWorkspaceAgentDir(
+  workspace: WorkspaceAccess,
+  requested: string,
+  field: string,
+  errorCode: ErrorCode,
+): HeldDirectory {
   const files = new WorkspaceFiles(workspace);
   try {
     const opened = files.openDirectory(requested);
     return heldDirectory(opened.fd, opened.absolute);
   } catch (error) {
     if (error instanceof WorkspaceEscapeError) {
-      throw new CodeError(errorCode, `${field}: "${requested}" resolves outside the session's workspace; directories a session names (agentDirs, skillDirs) must be inside it`, { field });
+      throw new CodeError(
+        errorCode,
+        `${field}: "${requested}" resolves outside the session's workspace; directories a session names (agentDirs, skillDirs) must be inside it`,
+        { field },
+      );
     }
-    if (error instanceof WorkspaceChangedError) throw new CodeError('WORKSPACE_CHANGED', `${field}: ${error.message}`, { field });
+    if (error instanceof WorkspaceChangedError)
+      throw new CodeError('WORKSPACE_CHANGED', `${field}: ${error.message}`, { field });
     const code = errnoCode(error);
     if (code === 'ENOTDIR') throw new CodeError(errorCode, `${field}: "${requested}" is not a directory`, { field });
-    if (code === 'ENOENT') throw new CodeError(errorCode, `${field}: "${requested}" does not exist in the session's workspace`, { field });
+    if (code === 'ENOENT')
+      throw new CodeError(errorCode, `${field}: "${requested}" does not exist in the session's workspace`, { field });
     throw new CodeError(errorCode, `${field}: "${requested}" cannot be opened (${code ?? String(error)})`, { field });
   } finally {
     files.release();

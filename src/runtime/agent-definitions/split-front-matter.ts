@@ -14,7 +14,8 @@ export function splitFrontMatter(text: string): FrontMatterParts {
   if (lines[0]?.trimEnd() !== '---') return { frontMatter: undefined, body: source };
   for (let i = 1; i < lines.length; i += 1) {
     const line = lines[i].trimEnd();
-    if (line === '---' || line === '...') return { frontMatter: lines.slice(1, i).join('\n'), body: lines.slice(i + 1).join('\n') };
+    if (line === '---' || line === '...')
+      return { frontMatter: lines.slice(1, i).join('\n'), body: lines.slice(i + 1).join('\n') };
   }
   throw new Error('the front matter opened by "---" on line 1 is never closed by a "---" line');
 }

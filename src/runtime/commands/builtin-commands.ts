@@ -7,8 +7,14 @@ import { CommandFailure } from './command-failure.js';
 /** The built-in slash commands and what /help says of them. */
 export const BUILTIN_COMMANDS: readonly { readonly name: string; readonly description: string }[] = [
   { name: 'help', description: 'List the commands of this session.' },
-  { name: 'compact', description: 'Compact the conversation now: older messages become a summary, the recent ones stay.' },
-  { name: 'model', description: "Show the session's model and the configured ones, or switch it: /model [provider/model]." },
+  {
+    name: 'compact',
+    description: 'Compact the conversation now: older messages become a summary, the recent ones stay.',
+  },
+  {
+    name: 'model',
+    description: "Show the session's model and the configured ones, or switch it: /model [provider/model].",
+  },
   { name: 'cost', description: 'Tokens used by the conversation and the estimated cost.' },
   { name: 'clear', description: 'Clear the conversation; the session stays.' },
 ];
@@ -40,12 +46,21 @@ export interface BuiltinOutcome {
 }
 
 /** Run a built-in command; a refusal (an unconfigured model for /model, a blocked /compact) throws CommandFailure. */
-export function runBuiltinCommand(name: string, args: string, host: BuiltinCommandHost): BuiltinOutcome | Promise<BuiltinOutcome> {
+export function runBuiltinCommand(
+  name: string,
+  args: string,
+  host: BuiltinCommandHost,
+): BuiltinOutcome | Promise<BuiltinOutcome> {
   switch (name) {
     case 'help':
-      return { text: ['Commands:', ...host.list().map((c) => `/${c.name}${c.description ? ` - ${c.description}` : ''}`)].join('\n') };
+      return {
+        text: ['Commands:', ...host.list().map((c) => `/${c.name}${c.description ? ` - ${c.description}` : ''}`)].join(
+          '\n',
+        ),
+      };
     case 'compact':
-      if (!host.compact) throw new CommandFailure('COMMAND_FAILED', '/compact: this session cannot compact its conversation');
+      if (!host.compact)
+        throw new CommandFailure('COMMAND_FAILED', '/compact: this session cannot compact its conversation');
       return host.compact();
     case 'model':
       return modelCommand(args, host);
@@ -59,7 +74,9 @@ export function runBuiltinCommand(name: string, args: string, host: BuiltinComma
 }
 
 function configuredModels(catalog: CommandCatalog): string[] {
-  return Object.entries(catalog.providers).flatMap(([provider, settings]) => Object.keys(settings.models).map((model) => `${provider}/${model}`));
+  return Object.entries(catalog.providers).flatMap(([provider, settings]) =>
+    Object.keys(settings.models).map((model) => `${provider}/${model}`),
+  );
 }
 
 function modelCommand(args: string, host: BuiltinCommandHost): BuiltinOutcome {
@@ -71,12 +88,17 @@ function modelCommand(args: string, host: BuiltinCommandHost): BuiltinOutcome {
   const slash = args.indexOf('/');
   const provider = slash > 0 ? args.slice(0, slash) : '';
   const providers = Object.keys(host.catalog.providers);
-  if (slash <= 0 || slash === args.length - 1 || /\s/.test(args)) throw new CommandFailure('COMMAND_FAILED', `/model: "${args}" is not "provider/model"`);
+  if (slash <= 0 || slash === args.length - 1 || /\s/.test(args))
+    throw new CommandFailure('COMMAND_FAILED', `/model: "${args}" is not "provider/model"`);
   if (!Object.hasOwn(host.catalog.providers, provider)) {
-    throw new CommandFailure('COMMAND_FAILED', `/model: provider "${provider}" is not configured; configured providers: ${providers.length > 0 ? providers.join(', ') : '(none)'}`);
+    throw new CommandFailure(
+      'COMMAND_FAILED',
+      `/model: provider "${provider}" is not configured; configured providers: ${providers.length > 0 ? providers.join(', ') : '(none)'}`,
+    );
   }
   // Any model of a configured provider, as at session creation (a model block only adds request defaults).
-  if (!host.switchModel) throw new CommandFailure('COMMAND_FAILED', `/model: this session cannot switch models; it keeps ${current}`);
+  if (!host.switchModel)
+    throw new CommandFailure('COMMAND_FAILED', `/model: this session cannot switch models; it keeps ${current}`);
   try {
     const switched = host.switchModel(args);
     return { text: `Model: ${switched.id} (was ${current}); the next runs use it.` };
@@ -96,7 +118,8 @@ function costText(host: BuiltinCommandHost): string {
   const cost = host.catalog.providers[host.model.providerName]?.models[host.model.modelName]?.cost;
   const input = perMillion(cost, 'input');
   const output = perMillion(cost, 'output');
-  if (input === undefined || output === undefined) return `${tokens}\nEstimated cost: unknown (the model block of ${host.model.id} has no cost {input, output})`;
+  if (input === undefined || output === undefined)
+    return `${tokens}\nEstimated cost: unknown (the model block of ${host.model.id} has no cost {input, output})`;
   const dollars = (usage.promptTokens * input + usage.completionTokens * output) / 1_000_000;
   return `${tokens}\nEstimated cost: $${dollars.toFixed(6)} (${input} input, ${output} output per million tokens)`;
 }

@@ -11,10 +11,18 @@ import { CommandFailure } from './command-failure.js';
  * "Nothing to compact yet." (the transcript is left exactly as it was). A blocking hook, an empty summary or a failing summary call fail the command
  * run (the transcript stays as it was); a cancel is left to the command run.
  */
-export async function runCompactCommand(messages: readonly ChatMessage[], deps: CompactionDeps, ctx: InvocationContext): Promise<BuiltinOutcome> {
+export async function runCompactCommand(
+  messages: readonly ChatMessage[],
+  deps: CompactionDeps,
+  ctx: InvocationContext,
+): Promise<BuiltinOutcome> {
   const outcome = await compactTranscript(messages, estimateMessageTokens(messages), 'manual', deps, ctx);
   if (outcome.kind === 'compacted') {
-    return { text: `Compacted the conversation: ${outcome.beforeMessages} messages into ${outcome.afterMessages} (a summary and ${outcome.afterMessages - 1} recent messages).`, replace: outcome.messages, usage: outcome.usage };
+    return {
+      text: `Compacted the conversation: ${outcome.beforeMessages} messages into ${outcome.afterMessages} (a summary and ${outcome.afterMessages - 1} recent messages).`,
+      replace: outcome.messages,
+      usage: outcome.usage,
+    };
   }
   switch (outcome.reason) {
     case 'nothing_to_compact':

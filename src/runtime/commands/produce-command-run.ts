@@ -42,14 +42,41 @@ interface Ended {
 }
 
 async function settle(execute: () => Promise<CommandExecution>, signal: AbortSignal): Promise<Ended> {
-  const cancelled = (): Ended => ({ status: 'cancelled', text: '', clear: false, usage: ZERO, error: { code: 'CANCELLED', message: 'the run was cancelled' } });
+  const cancelled = (): Ended => ({
+    status: 'cancelled',
+    text: '',
+    clear: false,
+    usage: ZERO,
+    error: { code: 'CANCELLED', message: 'the run was cancelled' },
+  });
   try {
     const done = await execute();
-    return signal.aborted ? cancelled() : { status: 'completed', text: done.text, clear: done.clear === true, usage: done.usage ?? ZERO, ...(done.replace ? { replace: done.replace } : {}) };
+    return signal.aborted
+      ? cancelled()
+      : {
+          status: 'completed',
+          text: done.text,
+          clear: done.clear === true,
+          usage: done.usage ?? ZERO,
+          ...(done.replace ? { replace: done.replace } : {}),
+        };
   } catch (error) {
     if (signal.aborted) return cancelled();
-    if (error instanceof CommandFailure) return { status: 'failed', text: '', clear: false, usage: ZERO, error: { code: error.code, message: error.message } };
-    return { status: 'failed', text: '', clear: false, usage: ZERO, error: { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) } };
+    if (error instanceof CommandFailure)
+      return {
+        status: 'failed',
+        text: '',
+        clear: false,
+        usage: ZERO,
+        error: { code: error.code, message: error.message },
+      };
+    return {
+      status: 'failed',
+      text: '',
+      clear: false,
+      usage: ZERO,
+      error: { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) },
+    };
   }
 }
 
@@ -60,19 +87,41 @@ async function settle(execute: () => Promise<CommandExecution>, signal: AbortSig
  * usage (zero but for /compact's summary call), status, agent_end and the autosave.
  * Never throws: a failing command becomes a failed run.
  */
-export async function produceCommandRun(host: CommandRunHost, record: RunRecord, input: string, execute: () => Promise<CommandExecution>, signal: AbortSignal): Promise<RunRecord> {
+export async function produceCommandRun(
+  host: CommandRunHost,
+  record: RunRecord,
+  input: string,
+  execute: () => Promise<CommandExecution>,
+  signal: AbortSignal,
+): Promise<RunRecord> {
   const { emit, runs } = host;
   emit(record.runId, 'agent_start', { prompt: input, model: host.model, side_question: record.sideQuestion });
   runs.setStatus(record, 'executing');
   const ended = await settle(execute, signal);
   if (ended.status === 'completed' && !record.sideQuestion) {
-    const messages: ChatMessage[] = ended.clear ? [] : (ended.replace ?? [...host.transcript.messages, { role: 'user', content: input }, { role: 'assistant', content: ended.text }]);
+    const messages: ChatMessage[] = ended.clear
+      ? []
+      : (ended.replace ?? [
+          ...host.transcript.messages,
+          { role: 'user', content: input },
+          { role: 'assistant', content: ended.text },
+        ]);
     host.transcript.commitRun(messages, ended.usage, host.hostEnv.now());
   }
   const { usage } = ended;
   // A command run has no verification reports.
   const verificationSummary = buildVerificationSummary([]);
-  const result = toAgentResult({ status: ended.status, text: ended.text, toolCallsCount: 0, usage, added: [], ...(ended.error ? { error: ended.error } : {}) }, verificationSummary);
+  const result = toAgentResult(
+    {
+      status: ended.status,
+      text: ended.text,
+      toolCallsCount: 0,
+      usage,
+      added: [],
+      ...(ended.error ? { error: ended.error } : {}),
+    },
+    verificationSummary,
+  );
   record.result = result;
   if (ended.error) {
     record.error = ended.error;
@@ -82,7 +131,11 @@ export async function produceCommandRun(host: CommandRunHost, record: RunRecord,
   runs.setStatus(record, ended.status);
   emit(record.runId, 'agent_end', {
     text: result.text,
-    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens },
+    usage: {
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      total_tokens: usage.totalTokens,
+    },
     verification_summary: verificationSummary,
     status: ended.status,
     tool_calls_count: 0,

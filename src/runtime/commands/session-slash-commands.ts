@@ -1,9 +1,19 @@
 import { CodeError } from '../../errors.js';
-import { BUILTIN_COMMAND_NAMES, type CommandContext, type CommandInfo, type CommandRegistration } from '../../protocol/commands.js';
+import {
+  BUILTIN_COMMAND_NAMES,
+  type CommandContext,
+  type CommandInfo,
+  type CommandRegistration,
+} from '../../protocol/commands.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { WebSocketHostRegistry } from '../policy/host-bridge/websocket-host-registry.js';
 import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-config.js';
-import { BUILTIN_COMMANDS, runBuiltinCommand, type BuiltinCommandHost, type BuiltinOutcome } from './builtin-commands.js';
+import {
+  BUILTIN_COMMANDS,
+  runBuiltinCommand,
+  type BuiltinCommandHost,
+  type BuiltinOutcome,
+} from './builtin-commands.js';
 import type { CommandCatalog } from './command-catalog.js';
 import { CommandFailure } from './command-failure.js';
 import { parseCommandInput } from './parse-command-input.js';
@@ -53,7 +63,13 @@ export class SessionSlashCommands {
 
   /** Every command: built-ins (unless replaced), then config commands, then the session's own. */
   list(): CommandInfo[] {
-    const builtins: CommandInfo[] = BUILTIN_COMMANDS.filter((c) => !this.registered(c.name)).map((c) => ({ ...c, kind: 'builtin', source: 'builtin', timeoutMs: null, overridesBuiltin: false }));
+    const builtins: CommandInfo[] = BUILTIN_COMMANDS.filter((c) => !this.registered(c.name)).map((c) => ({
+      ...c,
+      kind: 'builtin',
+      source: 'builtin',
+      timeoutMs: null,
+      overridesBuiltin: false,
+    }));
     const config = [...this.fromConfig.values()].filter((c) => !this.own.has(c.name));
     return [...builtins, ...[...config, ...this.own.values()].map((c) => commandInfo(c, isBuiltin(c.name)))];
   }
@@ -66,7 +82,11 @@ export class SessionSlashCommands {
     if (registration.kind === 'websocket' && registration.connectionId !== undefined) {
       const binding = this.deps.hostRegistry.bindingOf(registration.connectionId);
       if (!binding || binding.tenantId !== this.deps.config.ownerTenantId) {
-        throw new CodeError('VALIDATION_ERROR', 'body.connectionId: no host connection of this tenant has this id; send {"type":"host_register"} on an events WebSocket first', { field: 'connectionId' });
+        throw new CodeError(
+          'VALIDATION_ERROR',
+          'body.connectionId: no host connection of this tenant has this id; send {"type":"host_register"} on an events WebSocket first',
+          { field: 'connectionId' },
+        );
       }
     }
     const command = slashCommand(registration, 'session', allowPrivateNetworks);
@@ -77,8 +97,16 @@ export class SessionSlashCommands {
   /** Remove a session command (COMMAND_NOT_FOUND naming it when the session registered none of that name). */
   remove(name: string): void {
     if (this.own.delete(name)) return;
-    const other = isBuiltin(name) ? ' (built-in commands cannot be removed)' : this.fromConfig.has(name) ? ' (config commands cannot be removed)' : '';
-    throw new CodeError('COMMAND_NOT_FOUND', `command "${name}" is not a registered command of session ${this.deps.config.sessionId}${other}`, { name });
+    const other = isBuiltin(name)
+      ? ' (built-in commands cannot be removed)'
+      : this.fromConfig.has(name)
+        ? ' (config commands cannot be removed)'
+        : '';
+    throw new CodeError(
+      'COMMAND_NOT_FOUND',
+      `command "${name}" is not a registered command of session ${this.deps.config.sessionId}${other}`,
+      { name },
+    );
   }
 
   /**
@@ -89,14 +117,22 @@ export class SessionSlashCommands {
   produce(record: RunRecord, input: string, signal: AbortSignal): Promise<RunRecord> | undefined {
     const parsed = parseCommandInput(input);
     if (!parsed) return undefined;
-    return produceCommandRun(this.deps.runHost(), record, input, () => this.execute(parsed.name, parsed.args, record.runId, signal), signal);
+    return produceCommandRun(
+      this.deps.runHost(),
+      record,
+      input,
+      () => this.execute(parsed.name, parsed.args, record.runId, signal),
+      signal,
+    );
   }
 
   private async execute(name: string, args: string, runId: string, signal: AbortSignal): Promise<CommandExecution> {
     const command = this.registered(name);
     if (command) return { text: await this.runRegistered(command, args, signal) };
     if (isBuiltin(name)) return runBuiltinCommand(name, args, this.builtinHost(runId, signal));
-    const known = this.list().map((c) => `/${c.name}`).join(', ');
+    const known = this.list()
+      .map((c) => `/${c.name}`)
+      .join(', ');
     throw new CommandFailure('UNKNOWN_COMMAND', `unknown command /${name}; known commands: ${known}`);
   }
 
@@ -104,7 +140,12 @@ export class SessionSlashCommands {
     const ctx = this.context(command.name, args);
     if (command.kind === 'template') return renderCommandTemplate(command.template ?? '', ctx);
     const { config, hostRegistry } = this.deps;
-    return runRemoteCommand(command, ctx, { registry: hostRegistry, tenantId: config.ownerTenantId, sessionId: config.sessionId }, signal);
+    return runRemoteCommand(
+      command,
+      ctx,
+      { registry: hostRegistry, tenantId: config.ownerTenantId, sessionId: config.sessionId },
+      signal,
+    );
   }
 
   private context(name: string, args: string): CommandContext {

@@ -17,7 +17,11 @@ export interface SlashCommand {
 }
 
 /** A slash command from its registration. */
-export function slashCommand(registration: CommandRegistration, source: 'config' | 'session', allowPrivateNetworks: boolean): SlashCommand {
+export function slashCommand(
+  registration: CommandRegistration,
+  source: 'config' | 'session',
+  allowPrivateNetworks: boolean,
+): SlashCommand {
   return {
     name: registration.name,
     description: registration.description,
@@ -35,5 +39,12 @@ export function slashCommand(registration: CommandRegistration, source: 'config'
 
 /** A command in wire form (headers are never echoed). */
 export function commandInfo(command: SlashCommand, overridesBuiltin: boolean): CommandInfo {
-  return { name: command.name, description: command.description, kind: command.kind, source: command.source, timeoutMs: command.timeoutMs ?? null, overridesBuiltin };
+  return {
+    name: command.name,
+    description: command.description,
+    kind: command.kind,
+    source: command.source,
+    timeoutMs: command.timeoutMs ?? null,
+    overridesBuiltin,
+  };
 }

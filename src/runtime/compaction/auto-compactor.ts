@@ -33,7 +33,12 @@ export class AutoCompactor {
    * Answer the compacted transcript and the summary call's usage, or undefined when no compaction is due. A
    * compaction that was due but refused or failed answers no messages and emits `run_warning` (the run goes on).
    */
-  async compact(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext, force = false): Promise<CompactionAttempt | undefined> {
+  async compact(
+    messages: readonly ChatMessage[],
+    reading: ContextReading,
+    ctx: InvocationContext,
+    force = false,
+  ): Promise<CompactionAttempt | undefined> {
     const g = ctx.governance;
     const threshold = g.autoCompactThreshold * g.maxContextTokens;
     const used = contextTokens(messages, reading);
@@ -51,11 +56,20 @@ export class AutoCompactor {
     const outcome = await compactTranscript(messages, used, 'auto', this.deps, ctx);
     if (outcome.kind === 'compacted') {
       const after = estimateMessageTokens(outcome.messages);
-      this.runs.set(ctx, { length: outcome.messages.length, nextAtTokens: after >= threshold ? after + growth : threshold, compacted: true });
+      this.runs.set(ctx, {
+        length: outcome.messages.length,
+        nextAtTokens: after >= threshold ? after + growth : threshold,
+        compacted: true,
+      });
       return { messages: outcome.messages, usage: outcome.usage };
     }
     this.runs.set(ctx, { length: messages.length, nextAtTokens: used + growth, compacted: false });
-    if (outcome.reason !== 'nothing_to_compact' && outcome.reason !== 'cancelled') ctx.emit('run_warning', { source: 'compaction', message: `compaction not done (${outcome.reason}): ${outcome.message}`, fallback: 'the transcript as it was' });
+    if (outcome.reason !== 'nothing_to_compact' && outcome.reason !== 'cancelled')
+      ctx.emit('run_warning', {
+        source: 'compaction',
+        message: `compaction not done (${outcome.reason}): ${outcome.message}`,
+        fallback: 'the transcript as it was',
+      });
     return { usage: outcome.usage };
   }
 }

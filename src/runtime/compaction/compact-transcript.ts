@@ -29,23 +29,43 @@ export interface CompactionDeps {
 export type CompactionTrigger = 'auto' | 'manual';
 
 /** Why a compaction left the transcript as it was. */
-export type CompactionSkipReason = 'nothing_to_compact' | 'hook_blocked' | 'empty_summary' | 'provider_error' | 'budget_exhausted' | 'cancelled';
+export type CompactionSkipReason =
+  'nothing_to_compact' | 'hook_blocked' | 'empty_summary' | 'provider_error' | 'budget_exhausted' | 'cancelled';
 
 /** What a compaction did. Counts are of the messages after the system message (what the session's history shows). */
 export type CompactionOutcome =
-  | { readonly kind: 'compacted'; readonly messages: ChatMessage[]; readonly beforeMessages: number; readonly afterMessages: number; readonly percentBefore: number; readonly summary: string; readonly usage: Usage }
-  | { readonly kind: 'skipped'; readonly reason: CompactionSkipReason; readonly message: string; readonly usage: Usage };
+  | {
+      readonly kind: 'compacted';
+      readonly messages: ChatMessage[];
+      readonly beforeMessages: number;
+      readonly afterMessages: number;
+      readonly percentBefore: number;
+      readonly summary: string;
+      readonly usage: Usage;
+    }
+  | {
+      readonly kind: 'skipped';
+      readonly reason: CompactionSkipReason;
+      readonly message: string;
+      readonly usage: Usage;
+    };
 
 const NO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
 /** True for the summary message an earlier compaction put first. */
 export function isSummaryMessage(message: ChatMessage | undefined): boolean {
-  return message?.role === 'user' && typeof message.content === 'string' && message.content.startsWith(compactionPrompts().summaryPrefix);
+  return (
+    message?.role === 'user' &&
+    typeof message.content === 'string' &&
+    message.content.startsWith(compactionPrompts().summaryPrefix)
+  );
 }
 
 /** The summary an earlier compaction put first, without its prefix; undefined for any other message. */
 export function summaryOf(message: ChatMessage | undefined): string | undefined {
-  return isSummaryMessage(message) ? message!.content!.slice(compactionPrompts().summaryPrefix.length).trim() : undefined;
+  return isSummaryMessage(message)
+    ? message!.content!.slice(compactionPrompts().summaryPrefix.length).trim()
+    : undefined;
 }
 
 /**
@@ -55,8 +75,19 @@ export function summaryOf(message: ChatMessage | undefined): string | undefined 
  * refuse it; `context_compacted` is emitted and `post_compact` told when it happened. Never throws: a
  * refusal, an empty summary, a provider or budget failure or a cancel answer `skipped` with the reason.
  */
-export async function compactTranscript(messages: readonly ChatMessage[], usedTokens: number, trigger: CompactionTrigger, deps: CompactionDeps, ctx: InvocationContext): Promise<CompactionOutcome> {
-  const skipped = (reason: CompactionSkipReason, message: string, usage: Usage = NO_USAGE): CompactionOutcome => ({ kind: 'skipped', reason, message, usage });
+export async function compactTranscript(
+  messages: readonly ChatMessage[],
+  usedTokens: number,
+  trigger: CompactionTrigger,
+  deps: CompactionDeps,
+  ctx: InvocationContext,
+): Promise<CompactionOutcome> {
+  const skipped = (reason: CompactionSkipReason, message: string, usage: Usage = NO_USAGE): CompactionOutcome => ({
+    kind: 'skipped',
+    reason,
+    message,
+    usage,
+  });
   const system = messages[0]?.role === 'system' ? messages[0] : undefined;
   const body = system ? messages.slice(1) : [...messages];
   if (body.length < 2) return skipped('nothing_to_compact', 'Nothing to compact yet.');
@@ -64,21 +95,42 @@ export async function compactTranscript(messages: readonly ChatMessage[], usedTo
   const watermark = g.autoCompactThreshold * g.maxContextTokens;
   const { older, kept } = splitForCompaction(body, Math.floor(KEEP_SHARE_OF_WATERMARK * watermark));
   // Nothing older than the kept part, or only the summary of the last compaction: a new one would change nothing.
-  if (older.length === 0 || (older.length === 1 && isSummaryMessage(older[0]))) return skipped('nothing_to_compact', 'Nothing to compact yet.');
+  if (older.length === 0 || (older.length === 1 && isSummaryMessage(older[0])))
+    return skipped('nothing_to_compact', 'Nothing to compact yet.');
   const percentBefore = Math.round((usedTokens / g.maxContextTokens) * 10_000) / 10_000;
   const match = { sessionId: ctx.sessionId };
   const hooks = deps.hooks();
   if (hooks) {
-    const gate = await hooks.gate('pre_compact', { session_id: ctx.sessionId, run_id: ctx.runId, message_count: body.length, used_tokens: usedTokens, max_tokens: g.maxContextTokens, trigger }, match, ctx.signal);
+    const gate = await hooks.gate(
+      'pre_compact',
+      {
+        session_id: ctx.sessionId,
+        run_id: ctx.runId,
+        message_count: body.length,
+        used_tokens: usedTokens,
+        max_tokens: g.maxContextTokens,
+        trigger,
+      },
+      match,
+      ctx.signal,
+    );
     if (ctx.signal.aborted) return skipped('cancelled', 'the run was cancelled');
     if (gate.action !== 'continue') {
-      return skipped('hook_blocked', `compaction was ${gate.action === 'skip' ? 'skipped' : 'blocked'} by pre_compact hook${gate.hookId ? ` ${gate.hookId}` : ''}${gate.reason ? `: ${gate.reason}` : ''}`);
+      return skipped(
+        'hook_blocked',
+        `compaction was ${gate.action === 'skip' ? 'skipped' : 'blocked'} by pre_compact hook${gate.hookId ? ` ${gate.hookId}` : ''}${gate.reason ? `: ${gate.reason}` : ''}`,
+      );
     }
   }
   const summaryTokens = Math.min(MAX_SUMMARY_TOKENS, Math.max(64, Math.floor(g.maxContextTokens * 0.2)));
-  const inputChars = Math.max(MIN_REQUEST_CHARS, (g.maxContextTokens - summaryTokens - REQUEST_OVERHEAD_TOKENS) * BYTES_PER_TOKEN);
+  const inputChars = Math.max(
+    MIN_REQUEST_CHARS,
+    (g.maxContextTokens - summaryTokens - REQUEST_OVERHEAD_TOKENS) * BYTES_PER_TOKEN,
+  );
   const prompts = compactionPrompts();
-  const request = prompts.request.replace('{{maxWords}}', String(Math.floor(summaryTokens * 0.75))).replace('{{transcript}}', () => renderTranscript(older, inputChars));
+  const request = prompts.request
+    .replace('{{maxWords}}', String(Math.floor(summaryTokens * 0.75)))
+    .replace('{{transcript}}', () => renderTranscript(older, inputChars));
   let completion: LlmCompletion;
   try {
     completion = await deps.llm.complete(
@@ -91,7 +143,8 @@ export async function compactTranscript(messages: readonly ChatMessage[], usedTo
   } catch (error) {
     if (ctx.signal.aborted) return skipped('cancelled', 'the run was cancelled');
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof GovernedCallError && error.code === 'BUDGET_EXHAUSTED') return skipped('budget_exhausted', `the summary call was refused: ${message}`);
+    if (error instanceof GovernedCallError && error.code === 'BUDGET_EXHAUSTED')
+      return skipped('budget_exhausted', `the summary call was refused: ${message}`);
     return skipped('provider_error', `the summary call failed: ${message}`);
   }
   if (ctx.signal.aborted) return skipped('cancelled', 'the run was cancelled', completion.usage);
@@ -99,9 +152,38 @@ export async function compactTranscript(messages: readonly ChatMessage[], usedTo
   if (summary === '') return skipped('empty_summary', 'the model answered an empty summary', completion.usage);
   const maxChars = summaryTokens * BYTES_PER_TOKEN;
   if (summary.length > maxChars) summary = `${summary.slice(0, maxChars)}\n[summary truncated]`;
-  const compacted: ChatMessage[] = [...(system ? [system] : []), { role: 'user', content: `${prompts.summaryPrefix}\n\n${summary}` }, ...kept];
+  const compacted: ChatMessage[] = [
+    ...(system ? [system] : []),
+    { role: 'user', content: `${prompts.summaryPrefix}\n\n${summary}` },
+    ...kept,
+  ];
   const afterMessages = 1 + kept.length;
-  ctx.emit('context_compacted', { session_id: ctx.sessionId, before_messages: body.length, after_messages: afterMessages, percent_before: percentBefore, summary });
-  hooks?.observe('post_compact', { session_id: ctx.sessionId, run_id: ctx.runId, message_count_before: body.length, message_count_after: afterMessages, summary_generated: true, trigger }, match);
-  return { kind: 'compacted', messages: compacted, beforeMessages: body.length, afterMessages, percentBefore, summary, usage: completion.usage };
+  ctx.emit('context_compacted', {
+    session_id: ctx.sessionId,
+    before_messages: body.length,
+    after_messages: afterMessages,
+    percent_before: percentBefore,
+    summary,
+  });
+  hooks?.observe(
+    'post_compact',
+    {
+      session_id: ctx.sessionId,
+      run_id: ctx.runId,
+      message_count_before: body.length,
+      message_count_after: afterMessages,
+      summary_generated: true,
+      trigger,
+    },
+    match,
+  );
+  return {
+    kind: 'compacted',
+    messages: compacted,
+    beforeMessages: body.length,
+    afterMessages,
+    percentBefore,
+    summary,
+    usage: completion.usage,
+  };
 }

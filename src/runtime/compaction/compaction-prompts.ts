@@ -16,6 +16,10 @@ const read = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url
 
 /** The compaction prompts (read once per process, when the first compaction needs them). */
 export function compactionPrompts(): CompactionPrompts {
-  prompts ??= { system: read('compaction-system.md'), request: read('compaction-request.md'), summaryPrefix: read('summary-prefix.md') };
+  prompts ??= {
+    system: read('compaction-system.md'),
+    request: read('compaction-request.md'),
+    summaryPrefix: read('summary-prefix.md'),
+  };
   return prompts;
 }

@@ -10,7 +10,8 @@ export function messageBytes(messages: readonly ChatMessage[]): number {
   for (const m of messages) {
     if (m.content) bytes += Buffer.byteLength(m.content, 'utf8');
     if (m.reasoning) bytes += Buffer.byteLength(m.reasoning, 'utf8');
-    for (const call of m.tool_calls ?? []) bytes += Buffer.byteLength(call.function.name, 'utf8') + Buffer.byteLength(call.function.arguments, 'utf8');
+    for (const call of m.tool_calls ?? [])
+      bytes += Buffer.byteLength(call.function.name, 'utf8') + Buffer.byteLength(call.function.arguments, 'utf8');
   }
   return bytes;
 }
@@ -25,6 +26,7 @@ export function estimateMessageTokens(messages: readonly ChatMessage[]): number 
  * turn covered, plus the estimate of the messages after them; the estimate of all when nothing was reported.
  */
 export function contextTokens(messages: readonly ChatMessage[], reading: ContextReading | undefined): number {
-  if (!reading || reading.reportedTokens <= 0 || reading.reportedMessages > messages.length) return estimateMessageTokens(messages);
+  if (!reading || reading.reportedTokens <= 0 || reading.reportedMessages > messages.length)
+    return estimateMessageTokens(messages);
   return reading.reportedTokens + estimateMessageTokens(messages.slice(reading.reportedMessages));
 }

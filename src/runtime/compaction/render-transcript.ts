@@ -10,10 +10,14 @@ function elideMiddle(text: string, maxChars: number): string {
 }
 
 function renderMessage(m: ChatMessage, index: number): string {
-  const head = m.role === 'tool' ? `### ${index + 1}. tool result (${m.tool_call_id ?? 'unknown call'})` : `### ${index + 1}. ${m.role}`;
+  const head =
+    m.role === 'tool'
+      ? `### ${index + 1}. tool result (${m.tool_call_id ?? 'unknown call'})`
+      : `### ${index + 1}. ${m.role}`;
   const parts = [head];
   if (m.content) parts.push(m.content);
-  for (const call of m.tool_calls ?? []) parts.push(`[tool call ${call.id}: ${call.function.name} ${call.function.arguments}]`);
+  for (const call of m.tool_calls ?? [])
+    parts.push(`[tool call ${call.id}: ${call.function.name} ${call.function.arguments}]`);
   return parts.join('\n');
 }
 
@@ -43,5 +47,9 @@ export function renderTranscript(messages: readonly ChatMessage[], maxChars: num
     used += blocks[last]!.length + 2;
   }
   const elided = last - first + 1;
-  return [...head, `[... ${elided} message${elided === 1 ? '' : 's'} of the middle of the conversation elided ...]`, ...tail].join('\n\n');
+  return [
+    ...head,
+    `[... ${elided} message${elided === 1 ? '' : 's'} of the middle of the conversation elided ...]`,
+    ...tail,
+  ].join('\n\n');
 }

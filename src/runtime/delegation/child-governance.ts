@@ -30,14 +30,20 @@ export class ChildBudgetGuard implements SessionBudgetGuard {
   }
 
   setHost(): void {
-    throw new CodeError('CHILD_SESSION', 'a child session spends its parent\'s budget: set the budget host on the parent session');
+    throw new CodeError(
+      'CHILD_SESSION',
+      "a child session spends its parent's budget: set the budget host on the parent session",
+    );
   }
 }
 
 /** The active-skill restriction of a `Skill` child: a tool no allowed-tools rule names may not run (the seed's message). */
 function skillRestriction(skill: SkillDefinition): (toolName: string) => string | undefined {
   const rules = skill.allowedTools.map(parseRule);
-  return (toolName) => (rules.some((rule) => ruleCoversTool(rule, toolName)) ? undefined : `Tool '${toolName}' is not allowed by any active skill.`);
+  return (toolName) =>
+    rules.some((rule) => ruleCoversTool(rule, toolName))
+      ? undefined
+      : `Tool '${toolName}' is not allowed by any active skill.`;
 }
 
 /**
@@ -45,14 +51,21 @@ function skillRestriction(skill: SkillDefinition): (toolName: string) => string 
  * budget; the child's agent bounds; and per `inheritance` the parent's confirmation broker (a child's ask is
  * answered on the parent's confirmations route), a denial, or an approval without asking.
  */
-export function childGovernance(parent: SessionGovernanceParts, bounds: readonly PermissionPolicy[], inheritance: ConfirmationInheritance, skill?: SkillDefinition): SessionGovernanceParts {
+export function childGovernance(
+  parent: SessionGovernanceParts,
+  bounds: readonly PermissionPolicy[],
+  inheritance: ConfirmationInheritance,
+  skill?: SkillDefinition,
+): SessionGovernanceParts {
   const budget = new ChildBudgetGuard(parent.budget);
   const { restrictTool: _parentRestriction, ...inherited } = parent.governance;
   // inherit_parent answers the way the parent does (a parent that denies or approves asks keeps doing so).
-  const onAsk = inheritance === 'deny_on_ask' ? 'deny' : inheritance === 'auto_approve' ? 'approve' : parent.governance.onAsk;
+  const onAsk =
+    inheritance === 'deny_on_ask' ? 'deny' : inheritance === 'auto_approve' ? 'approve' : parent.governance.onAsk;
   const parentRestriction = parent.governance.restrictTool;
   const own = skill ? skillRestriction(skill) : undefined;
-  const restrictTool = own && parentRestriction ? (name: string) => parentRestriction(name) ?? own(name) : (own ?? parentRestriction);
+  const restrictTool =
+    own && parentRestriction ? (name: string) => parentRestriction(name) ?? own(name) : (own ?? parentRestriction);
   return {
     governance: {
       ...inherited,

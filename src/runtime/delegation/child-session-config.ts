@@ -14,7 +14,9 @@ export function skillPolicy(allowedTools: readonly string[]): PermissionPolicy {
 function skillRole(spec: ChildSpec): string | undefined {
   const skill = spec.skill;
   if (!skill) return spec.agent.prompt;
-  return [`You are executing the '${skill.name}' skill.`, skill.description, skill.content].filter((part) => part.trim()).join('\n\n');
+  return [`You are executing the '${skill.name}' skill.`, skill.description, skill.content]
+    .filter((part) => part.trim())
+    .join('\n\n');
 }
 
 /**
@@ -22,7 +24,12 @@ function skillRole(spec: ChildSpec): string | undefined {
  * floor, sandbox and retention; the parent's agent bounds plus the delegated agent's permissions (or the
  * skill's allowed-tools); the agent's prompt and model; kept in this process only and never saved on its own.
  */
-export function childSessionConfig(parent: ResolvedSessionConfig, spec: ChildSpec, sessionId: string, model: ResolvedModel): ResolvedSessionConfig {
+export function childSessionConfig(
+  parent: ResolvedSessionConfig,
+  spec: ChildSpec,
+  sessionId: string,
+  model: ResolvedModel,
+): ResolvedSessionConfig {
   const { agent, skill } = spec;
   const bounds: PermissionPolicy[] = [...parent.permissionBounds];
   if (agent.permissions) bounds.push(agent.permissions);
@@ -34,7 +41,10 @@ export function childSessionConfig(parent: ResolvedSessionConfig, spec: ChildSpe
     ...parent,
     sessionId,
     model,
-    governance: { ...parent.governance, maxToolRounds: spec.maxSteps ?? agent.maxSteps ?? parent.governance.maxToolRounds },
+    governance: {
+      ...parent.governance,
+      maxToolRounds: spec.maxSteps ?? agent.maxSteps ?? parent.governance.maxToolRounds,
+    },
     // A child runs its one delegated task: it neither plans nor tracks a goal (the parent does).
     planningMode: 'disabled',
     goalTracking: false,
@@ -59,6 +69,12 @@ export function childSessionConfig(parent: ResolvedSessionConfig, spec: ChildSpe
     parentSessionId: parent.sessionId,
     delegationDepth: parent.delegationDepth + 1,
     // What session info shows; the child is rebuilt from nothing (it is never saved on its own).
-    options: { workspace: options.workspace, agent: agent.name, model: model.id, autoSave: false, sessionStore: { type: 'memory' } },
+    options: {
+      workspace: options.workspace,
+      agent: agent.name,
+      model: model.id,
+      autoSave: false,
+      sessionStore: { type: 'memory' },
+    },
   };
 }

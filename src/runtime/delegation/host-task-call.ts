@@ -1,8 +1,24 @@
-import type { ConfirmationInheritance, ParallelTaskParams, TaskParams, TaskRequest } from '../../protocol/subagent-task.js';
+import type {
+  ConfirmationInheritance,
+  ParallelTaskParams,
+  TaskParams,
+  TaskRequest,
+} from '../../protocol/subagent-task.js';
 
 /** A host task request (camelCase, the seed's SDK names) as the tool call it becomes. */
-export function hostTaskCall(request: TaskRequest): { name: 'task' | 'parallel_task'; args: TaskParams | ParallelTaskParams; inheritance: ConfirmationInheritance | undefined } {
-  const item = (task: { agent: string; description: string; prompt: string; background?: boolean | undefined; maxSteps?: number | undefined; outputSchema?: Record<string, unknown> | undefined }): TaskParams => ({
+export function hostTaskCall(request: TaskRequest): {
+  name: 'task' | 'parallel_task';
+  args: TaskParams | ParallelTaskParams;
+  inheritance: ConfirmationInheritance | undefined;
+} {
+  const item = (task: {
+    agent: string;
+    description: string;
+    prompt: string;
+    background?: boolean | undefined;
+    maxSteps?: number | undefined;
+    outputSchema?: Record<string, unknown> | undefined;
+  }): TaskParams => ({
     agent: task.agent,
     description: task.description,
     prompt: task.prompt,

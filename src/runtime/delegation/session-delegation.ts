@@ -1,5 +1,11 @@
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
-import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, SubagentTaskSnapshot, TaskParams } from '../../protocol/subagent-task.js';
+import type {
+  ConfirmationInheritance,
+  ParallelTaskParams,
+  SkillCallParams,
+  SubagentTaskSnapshot,
+  TaskParams,
+} from '../../protocol/subagent-task.js';
 import type { AgentDefinition } from '../agent-definitions/agent-definition.js';
 import type { AgentRegistry } from '../agent-definitions/agent-registry.js';
 import type { HostEnv } from '../ports/host-env.js';
@@ -91,7 +97,13 @@ export class SessionDelegation implements Delegation {
     }
     const controller = new AbortController();
     const unlink = linkAbort(call.signal, controller);
-    const timer = params.timeout_ms === undefined ? undefined : setTimeout(() => controller.abort(new Error(`parallel_task timeout_ms ${params.timeout_ms} elapsed`)), params.timeout_ms);
+    const timer =
+      params.timeout_ms === undefined
+        ? undefined
+        : setTimeout(
+            () => controller.abort(new Error(`parallel_task timeout_ms ${params.timeout_ms} elapsed`)),
+            params.timeout_ms,
+          );
     let results: SubagentTaskSnapshot[];
     try {
       results = await this.pool(jobs, (job) => this.runChild(job, controller.signal, call));
@@ -108,22 +120,38 @@ export class SessionDelegation implements Delegation {
     const skill = this.deps.skills.get(params.skill_name);
     if (!skill) {
       const known = this.deps.skills.discoverable().map((s) => s.name);
-      return taskFailure(`skill_name: this session has no skill named "${params.skill_name}"${known.length ? ` (known: ${known.join(', ')})` : ''}; find one with search_skills`, { code: 'SKILL_NOT_FOUND' });
+      return taskFailure(
+        `skill_name: this session has no skill named "${params.skill_name}"${known.length ? ` (known: ${known.join(', ')})` : ''}; find one with search_skills`,
+        { code: 'SKILL_NOT_FOUND' },
+      );
     }
     const why = skillRefusal(skill);
     if (why) return taskFailure(`skill_name: skill "${skill.name}" ${why}`, { code: 'SKILL_NOT_INVOCABLE' });
     const general = this.deps.agents.require('general');
     const prompt = params.prompt?.trim() ? params.prompt : `Apply the '${skill.name}' skill to the task at hand.`;
-    const task = await this.runChild({ spec: { kind: 'skill', agent: general, skill, inheritance: call.inheritance ?? this.deps.inheritance }, description: `skill ${skill.name}`, prompt, background: false }, call.signal, call);
+    const task = await this.runChild(
+      {
+        spec: { kind: 'skill', agent: general, skill, inheritance: call.inheritance ?? this.deps.inheritance },
+        description: `skill ${skill.name}`,
+        prompt,
+        background: false,
+      },
+      call.signal,
+      call,
+    );
     return taskResult(task, 'Skill', call.toolCallId, this.deps);
   }
 
   /** Why this session may not delegate now, as a tool error; undefined when it may. */
   private refusal(): ToolResult | undefined {
-    if (!this.deps.spawner) return taskFailure('delegation is not available in this session (no child sessions can be built here)');
+    if (!this.deps.spawner)
+      return taskFailure('delegation is not available in this session (no child sessions can be built here)');
     const { depth, limits } = this.deps;
     if (depth >= limits.maxDepth) {
-      return taskFailure(`delegation depth limit reached: this session is a child at depth ${depth}, and delegation.max_depth is ${limits.maxDepth}; do the work yourself instead of delegating it`, { code: 'DELEGATION_DEPTH', depth, max_depth: limits.maxDepth });
+      return taskFailure(
+        `delegation depth limit reached: this session is a child at depth ${depth}, and delegation.max_depth is ${limits.maxDepth}; do the work yourself instead of delegating it`,
+        { code: 'DELEGATION_DEPTH', depth, max_depth: limits.maxDepth },
+      );
     }
     return undefined;
   }
@@ -131,12 +159,23 @@ export class SessionDelegation implements Delegation {
   private agent(name: string, field: string): AgentDefinition | ToolResult {
     const agent = this.deps.agents.get(name);
     if (agent) return agent;
-    return taskFailure(`${field}: no agent named "${name}" (known: ${this.deps.agents.list().map((a) => a.name).join(', ')})`, { code: 'AGENT_NOT_FOUND', agent: name });
+    return taskFailure(
+      `${field}: no agent named "${name}" (known: ${this.deps.agents
+        .list()
+        .map((a) => a.name)
+        .join(', ')})`,
+      { code: 'AGENT_NOT_FOUND', agent: name },
+    );
   }
 
   private job(params: TaskParams, agent: AgentDefinition, inheritance: ConfirmationInheritance | undefined): ChildJob {
     return {
-      spec: { kind: 'task', agent, ...(params.max_steps !== undefined ? { maxSteps: params.max_steps } : {}), inheritance: inheritance ?? this.deps.inheritance },
+      spec: {
+        kind: 'task',
+        agent,
+        ...(params.max_steps !== undefined ? { maxSteps: params.max_steps } : {}),
+        inheritance: inheritance ?? this.deps.inheritance,
+      },
       description: params.description,
       prompt: params.prompt,
       outputSchema: params.output_schema,
@@ -147,17 +186,34 @@ export class SessionDelegation implements Delegation {
   /** Start a task in the background: the call returns its id at once; the run's cancel or the session's close stops it. */
   private async background(job: ChildJob, call: DelegationCall): Promise<ToolResult> {
     // Resolves when the child's run started (or, when it could not start, with the failed task).
-    const task = await new Promise<SubagentTaskSnapshot>((resolve) => void this.runChild(job, call.runSignal, call, resolve).then(resolve));
+    const task = await new Promise<SubagentTaskSnapshot>(
+      (resolve) => void this.runChild(job, call.runSignal, call, resolve).then(resolve),
+    );
     if (task.status !== 'running') return taskResult(task, 'task', call.toolCallId, this.deps);
     const output = `Task ${task.task_id} started in the background (agent ${task.agent}, child session ${task.session_id}). Its result comes as a subagent_end event and from GET /v1/sessions/${this.deps.sessionId}/tasks/${task.task_id}.`;
-    return { output, exitCode: 0, metadata: { task_id: task.task_id, session_id: task.session_id, agent: task.agent, background: true, status: 'running' } };
+    return {
+      output,
+      exitCode: 0,
+      metadata: {
+        task_id: task.task_id,
+        session_id: task.session_id,
+        agent: task.agent,
+        background: true,
+        status: 'running',
+      },
+    };
   }
 
   /**
    * Run one child to its end: build the child session, start its run linked to `signal`, report it on the
    * parent's stream and record its task. Never throws: a child that cannot be built is a failed task.
    */
-  private async runChild(job: ChildJob, signal: AbortSignal, call: DelegationCall, onStarted?: (task: SubagentTaskSnapshot) => void): Promise<SubagentTaskSnapshot> {
+  private async runChild(
+    job: ChildJob,
+    signal: AbortSignal,
+    call: DelegationCall,
+    onStarted?: (task: SubagentTaskSnapshot) => void,
+  ): Promise<SubagentTaskSnapshot> {
     const { hostEnv, tasks } = this.deps;
     const taskId = hostEnv.newId('task');
     // A host-direct call's context carries its call id as runId: only an active run of the parent is a parent run.
@@ -185,26 +241,54 @@ export class SessionDelegation implements Delegation {
     };
     tasks.add(base, controller);
     try {
-      const child = await this.deps.spawner!.spawn(this.deps.parent, { ...job.spec, observe: this.observer(taskId, parentRunId) });
+      const child = await this.deps.spawner!.spawn(this.deps.parent, {
+        ...job.spec,
+        observe: this.observer(taskId, parentRunId),
+      });
       if (controller.signal.aborted) {
         await child.close();
-        return this.end(taskId, job, { status: 'cancelled', output: null, error: { code: 'CANCELLED', message: 'the task was cancelled before its child started' } });
+        return this.end(taskId, job, {
+          status: 'cancelled',
+          output: null,
+          error: { code: 'CANCELLED', message: 'the task was cancelled before its child started' },
+        });
       }
-      const run = child.run(job.outputSchema ? `${job.prompt}\n\n${structuredPrompt(job.outputSchema)}` : job.prompt, controller.signal);
+      const run = child.run(
+        job.outputSchema ? `${job.prompt}\n\n${structuredPrompt(job.outputSchema)}` : job.prompt,
+        controller.signal,
+      );
       tasks.attach(taskId, child, run.runId);
-      this.emitFor(parentRunId, 'subagent_start', { task_id: taskId, session_id: child.id, parent_session_id: this.deps.sessionId, agent: base.agent, description: job.description, started_ms: base.started_ms });
+      this.emitFor(parentRunId, 'subagent_start', {
+        task_id: taskId,
+        session_id: child.id,
+        parent_session_id: this.deps.sessionId,
+        agent: base.agent,
+        description: job.description,
+        started_ms: base.started_ms,
+      });
       onStarted?.(tasks.require(taskId));
       const record = await run.done;
       return this.end(taskId, job, outcomeOf(record, job.outputSchema));
     } catch (error) {
-      return this.end(taskId, job, { status: 'failed', output: null, error: { code: 'INTERNAL_ERROR', message: `the child session could not be started: ${error instanceof Error ? error.message : String(error)}` } });
+      return this.end(taskId, job, {
+        status: 'failed',
+        output: null,
+        error: {
+          code: 'INTERNAL_ERROR',
+          message: `the child session could not be started: ${error instanceof Error ? error.message : String(error)}`,
+        },
+      });
     } finally {
       unlink();
     }
   }
 
   /** Emit on the parent's stream, in the delegating run while it is still active (else on the session). */
-  private emitFor<T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]): void {
+  private emitFor<T extends RuntimeEventType>(
+    runId: string | undefined,
+    type: T,
+    payload: RuntimeEventPayloads[T],
+  ): void {
     this.deps.emit(runId !== undefined && runId === this.deps.activeRunId() ? runId : undefined, type, payload);
   }
 
@@ -213,7 +297,14 @@ export class SessionDelegation implements Delegation {
     const task = this.deps.tasks.finish(taskId, outcome) ?? this.deps.tasks.require(taskId);
     if (task.run_id === null) return task;
     const output = task.output ?? task.error?.message ?? '';
-    this.emitFor(task.parent_run_id ?? undefined, 'subagent_end', { task_id: taskId, session_id: task.session_id, agent: job.spec.agent.name, output: cutTaskOutput(output).text, success: task.success === true, finished_ms: task.finished_ms ?? this.deps.hostEnv.now() });
+    this.emitFor(task.parent_run_id ?? undefined, 'subagent_end', {
+      task_id: taskId,
+      session_id: task.session_id,
+      agent: job.spec.agent.name,
+      output: cutTaskOutput(output).text,
+      success: task.success === true,
+      finished_ms: task.finished_ms ?? this.deps.hostEnv.now(),
+    });
     return task;
   }
 
@@ -225,8 +316,17 @@ export class SessionDelegation implements Delegation {
         toolCalls += 1;
         const end = payload as { name: string; exit_code: number };
         const task = this.deps.tasks.require(taskId);
-        this.emitFor(parentRunId, 'subagent_progress', { task_id: taskId, session_id: task.session_id, status: 'running', metadata: { tool_name: end.name, exit_code: end.exit_code, tool_calls: toolCalls } });
-      } else if (type === 'confirmation_required' || type === 'confirmation_received' || type === 'confirmation_timeout') {
+        this.emitFor(parentRunId, 'subagent_progress', {
+          task_id: taskId,
+          session_id: task.session_id,
+          status: 'running',
+          metadata: { tool_name: end.name, exit_code: end.exit_code, tool_calls: toolCalls },
+        });
+      } else if (
+        type === 'confirmation_required' ||
+        type === 'confirmation_received' ||
+        type === 'confirmation_timeout'
+      ) {
         // The child asks through the parent's broker: the parent's subscribers see the ask and answer it there.
         this.emitFor(parentRunId, type, payload as never);
       }
@@ -247,7 +347,6 @@ export class SessionDelegation implements Delegation {
     await Promise.all(Array.from({ length: Math.min(this.deps.limits.maxParallel, jobs.length) }, worker));
     return results;
   }
-
 }
 
 /** Why a skill may not be run with `Skill`, or undefined when it may. */

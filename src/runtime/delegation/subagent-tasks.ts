@@ -35,7 +35,16 @@ export class SubagentTasks {
       const interrupted = snapshot.status === 'running';
       this.tasks.set(snapshot.task_id, {
         snapshot: interrupted
-          ? { ...snapshot, status: 'failed', success: false, finished_ms: snapshot.finished_ms ?? now(), error: { code: 'NODE_LOST', message: 'the task was running when its session was saved; its child did not survive the restore' } }
+          ? {
+              ...snapshot,
+              status: 'failed',
+              success: false,
+              finished_ms: snapshot.finished_ms ?? now(),
+              error: {
+                code: 'NODE_LOST',
+                message: 'the task was running when its session was saved; its child did not survive the restore',
+              },
+            }
           : snapshot,
       });
     }
@@ -56,7 +65,16 @@ export class SubagentTasks {
   }
 
   /** Record how a task ended (from its child's run record, or a failure before it ran) and apply retention. */
-  finish(taskId: string, outcome: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: SubagentTaskSnapshot['error']; structured?: unknown; usage?: RunRecord['result'] }): SubagentTaskSnapshot | undefined {
+  finish(
+    taskId: string,
+    outcome: {
+      status: 'completed' | 'failed' | 'cancelled';
+      output: string | null;
+      error: SubagentTaskSnapshot['error'];
+      structured?: unknown;
+      usage?: RunRecord['result'];
+    },
+  ): SubagentTaskSnapshot | undefined {
     const task = this.tasks.get(taskId);
     if (!task) return undefined;
     const usage = outcome.usage;
@@ -67,7 +85,13 @@ export class SubagentTasks {
       output: outcome.output,
       error: outcome.error,
       finished_ms: this.now(),
-      usage: usage ? { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens } : null,
+      usage: usage
+        ? {
+            prompt_tokens: usage.promptTokens,
+            completion_tokens: usage.completionTokens,
+            total_tokens: usage.totalTokens,
+          }
+        : null,
       ...(outcome.structured !== undefined ? { structured: outcome.structured } : {}),
     };
     delete task.controller;

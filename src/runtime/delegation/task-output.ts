@@ -6,7 +6,10 @@ export const TASK_OUTPUT_TAIL_CHARS = 800;
 export function cutTaskOutput(text: string): { text: string; truncated: boolean } {
   if (text.length <= TASK_OUTPUT_HEAD_CHARS + TASK_OUTPUT_TAIL_CHARS) return { text, truncated: false };
   const cut = text.length - TASK_OUTPUT_HEAD_CHARS - TASK_OUTPUT_TAIL_CHARS;
-  return { text: `${text.slice(0, TASK_OUTPUT_HEAD_CHARS)}\n[... ${cut} characters of the child's output cut ...]\n${text.slice(-TASK_OUTPUT_TAIL_CHARS)}`, truncated: true };
+  return {
+    text: `${text.slice(0, TASK_OUTPUT_HEAD_CHARS)}\n[... ${cut} characters of the child's output cut ...]\n${text.slice(-TASK_OUTPUT_TAIL_CHARS)}`,
+    truncated: true,
+  };
 }
 
 /** The instruction added to a task's prompt when it names an output_schema. */

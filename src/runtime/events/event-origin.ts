@@ -72,12 +72,27 @@ export class EventOrigin {
     return (
       other.runId === this.runId &&
       other.sessionId === this.sessionId &&
-      (a === b || (a.tenantId === b.tenantId && a.principal === b.principal && a.agentTemplateId === b.agentTemplateId && a.correlationId === b.correlationId))
+      (a === b ||
+        (a.tenantId === b.tenantId &&
+          a.principal === b.principal &&
+          a.agentTemplateId === b.agentTemplateId &&
+          a.correlationId === b.correlationId))
     );
   }
 
   /** A fresh envelope of one event of this origin (`sequence` is ignored for a run-less origin). */
-  envelope(type: string, payload: Record<string, unknown>, timestampMs: number, sequence: number, sessionSequence: number): EventEnvelope {
-    return { version: 1, type, payload, metadata: new EventMetadataRecord(this, timestampMs, sequence, sessionSequence) };
+  envelope(
+    type: string,
+    payload: Record<string, unknown>,
+    timestampMs: number,
+    sequence: number,
+    sessionSequence: number,
+  ): EventEnvelope {
+    return {
+      version: 1,
+      type,
+      payload,
+      metadata: new EventMetadataRecord(this, timestampMs, sequence, sessionSequence),
+    };
   }
 }

@@ -55,7 +55,14 @@ export class EventRecords {
    * Add an event of `origin` after every record; false (nothing added) when its timestamp does not survive
    * being kept as an offset exactly (not a safe integer), which a caller then keeps verbatim.
    */
-  push(origin: EventOrigin, type: string, payload: Record<string, unknown>, timestampMs: number, sequence: number, sessionSequence: number): boolean {
+  push(
+    origin: EventOrigin,
+    type: string,
+    payload: Record<string, unknown>,
+    timestampMs: number,
+    sequence: number,
+    sessionSequence: number,
+  ): boolean {
     const base = this.baseTime ?? timestampMs;
     const offset = timestampMs - base;
     if (!Number.isSafeInteger(timestampMs) || base + offset !== timestampMs) return false;
@@ -77,7 +84,13 @@ export class EventRecords {
     const origin = chunk[at + ORIGIN] as EventOrigin | VerbatimEvent;
     if (origin instanceof VerbatimEvent) return origin.envelope;
     const time = (this.baseTime ?? 0) + (chunk[at + TIME] as number);
-    return origin.envelope(chunk[at + TYPE] as string, chunk[at + PAYLOAD] as Record<string, unknown>, time, chunk[at + SEQUENCE] as number, chunk[at + SESSION_SEQUENCE] as number);
+    return origin.envelope(
+      chunk[at + TYPE] as string,
+      chunk[at + PAYLOAD] as Record<string, unknown>,
+      time,
+      chunk[at + SEQUENCE] as number,
+      chunk[at + SESSION_SEQUENCE] as number,
+    );
   }
 
   /** The session_sequence of record `index`. */
@@ -172,7 +185,14 @@ export class EventRecords {
     for (const record of records) this.write(...(record as [number, number, number, string, unknown, unknown]));
   }
 
-  private write(sessionSequence: number, sequence: number, offset: number, type: string, payload: unknown, origin: unknown): void {
+  private write(
+    sessionSequence: number,
+    sequence: number,
+    offset: number,
+    type: string,
+    payload: unknown,
+    origin: unknown,
+  ): void {
     const index = this.count;
     if ((index & CHUNK_MASK) === 0) this.chunks.push(new Array<unknown>(CHUNK * STRIDE));
     const chunk = this.chunks[index >>> CHUNK_SHIFT];

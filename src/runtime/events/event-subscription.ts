@@ -188,7 +188,10 @@ export class EventSubscription {
   sendControl(frame: WsControl): void {
     if (this.stopped) return;
     const text = controlFrameText(frame);
-    if (this.unackedFrames >= 2 * this.limits.maxUnackedFrames || this.unackedBytes() >= 2 * this.limits.maxUnackedBytes) {
+    if (
+      this.unackedFrames >= 2 * this.limits.maxUnackedFrames ||
+      this.unackedBytes() >= 2 * this.limits.maxUnackedBytes
+    ) {
       this.slowConsumer();
       return;
     }
@@ -207,7 +210,10 @@ export class EventSubscription {
   }
 
   private windowFull(): boolean {
-    return this.unackedFrames >= this.limits.maxUnackedFrames || Math.max(this.unackedBytes(), this.transport.queuedBytes()) >= this.limits.maxUnackedBytes;
+    return (
+      this.unackedFrames >= this.limits.maxUnackedFrames ||
+      Math.max(this.unackedBytes(), this.transport.queuedBytes()) >= this.limits.maxUnackedBytes
+    );
   }
 
   /** Catch up from the log while the window has room; go live once nothing is left to read. */
@@ -275,11 +281,15 @@ export class EventSubscription {
     const { text, bytes } = serialize(event);
     this.cursor = sequence;
     this.write(text, bytes, event);
-    if (this.log.ends ? this.log.ends(event) : event.type === 'session_closed') this.end(this.codes.sessionClosed, 'session closed');
+    if (this.log.ends ? this.log.ends(event) : event.type === 'session_closed')
+      this.end(this.codes.sessionClosed, 'session closed');
   }
 
   private announceGap(after: number, firstAvailable: number, cursorAfter: number): void {
-    const text = controlFrameText({ type: 'replay_gap', payload: { requested_after: after, first_available: firstAvailable } });
+    const text = controlFrameText({
+      type: 'replay_gap',
+      payload: { requested_after: after, first_available: firstAvailable },
+    });
     this.cursor = cursorAfter;
     this.write(text, Buffer.byteLength(text));
   }
@@ -307,9 +317,10 @@ export class EventSubscription {
   private slowConsumer(): void {
     // Close reasons are capped at 123 bytes: name the bound that was reached.
     const pendingBytes = Math.max(this.unackedBytes(), this.transport.queuedBytes());
-    const detail = pendingBytes >= this.limits.maxUnackedBytes
-      ? `${pendingBytes} bytes unacknowledged (max ${this.limits.maxUnackedBytes})`
-      : `${this.unackedFrames} frames unacknowledged (limits.subscriberBufferEvents)`;
+    const detail =
+      pendingBytes >= this.limits.maxUnackedBytes
+        ? `${pendingBytes} bytes unacknowledged (max ${this.limits.maxUnackedBytes})`
+        : `${this.unackedFrames} frames unacknowledged (limits.subscriberBufferEvents)`;
     this.end(this.codes.slowConsumer, `slow consumer: ${detail}; resume from your last session_sequence`);
   }
 

@@ -27,7 +27,8 @@ export class SequenceRanges {
   push(sequence: number): void {
     const ranges = this.ranges;
     const last = ranges.length - WIDTH;
-    if (last >= this.head * WIDTH && ranges[last + FIRST] + ranges[last + COUNT] === sequence) ranges[last + COUNT] += 1;
+    if (last >= this.head * WIDTH && ranges[last + FIRST] + ranges[last + COUNT] === sequence)
+      ranges[last + COUNT] += 1;
     // A literal has room for exactly one range: most lists never need a second.
     else if (ranges.length === 0) this.ranges = [sequence, 1, this.pushed];
     else ranges.push(sequence, 1, this.pushed);

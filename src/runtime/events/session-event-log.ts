@@ -109,9 +109,27 @@ export class SessionEventLog {
    * Append an event of `origin` (the emitter's path: no envelope or metadata object is built for it unless
    * a live listener needs one or `envelope` asks for it). Returns the envelope when one was built.
    */
-  record(origin: EventOrigin, type: string, payload: Record<string, unknown>, timestampMs: number, envelope: true): EventEnvelope;
-  record(origin: EventOrigin, type: string, payload: Record<string, unknown>, timestampMs: number, envelope?: boolean): EventEnvelope | undefined;
-  record(origin: EventOrigin, type: string, payload: Record<string, unknown>, timestampMs: number, envelope = false): EventEnvelope | undefined {
+  record(
+    origin: EventOrigin,
+    type: string,
+    payload: Record<string, unknown>,
+    timestampMs: number,
+    envelope: true,
+  ): EventEnvelope;
+  record(
+    origin: EventOrigin,
+    type: string,
+    payload: Record<string, unknown>,
+    timestampMs: number,
+    envelope?: boolean,
+  ): EventEnvelope | undefined;
+  record(
+    origin: EventOrigin,
+    type: string,
+    payload: Record<string, unknown>,
+    timestampMs: number,
+    envelope = false,
+  ): EventEnvelope | undefined {
     this.sessionSequence += 1;
     const sessionSequence = this.sessionSequence;
     const runId = origin.runId;
@@ -135,7 +153,8 @@ export class SessionEventLog {
       records.pushVerbatim(shared.envelope(type, payload, timestampMs, sequence, sessionSequence));
     }
     const listeners = this.listeners;
-    const stamped = envelope || (listeners !== undefined && listeners.size > 0) ? records.envelopeAt(records.length - 1) : undefined;
+    const stamped =
+      envelope || (listeners !== undefined && listeners.size > 0) ? records.envelopeAt(records.length - 1) : undefined;
     if (bucket !== undefined) this.trimBucket(bucket);
     else this.trimRunless();
     this.records.compact();
@@ -247,7 +266,8 @@ export class SessionEventLog {
    */
   restore(events: readonly EventEnvelope[]): void {
     const held = new Set<number>();
-    for (let i = 0; i < this.records.length; i += 1) if (!this.records.isDropped(i)) held.add(this.records.sessionSequenceAt(i));
+    for (let i = 0; i < this.records.length; i += 1)
+      if (!this.records.isDropped(i)) held.add(this.records.sessionSequenceAt(i));
     for (const e of events) {
       const sessionSequence = e.metadata.session_sequence;
       if (held.has(sessionSequence)) continue;
@@ -286,7 +306,7 @@ export class SessionEventLog {
   trace(after: number, limit: number, max: number): EventEnvelope[] {
     const records = this.records;
     let start = records.length;
-    for (let kept = 0; start > 0 && kept < max; ) {
+    for (let kept = 0; start > 0 && kept < max;) {
       start -= 1;
       if (!records.isDropped(start)) kept += 1;
     }

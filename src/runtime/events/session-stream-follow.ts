@@ -86,7 +86,10 @@ export class SessionStreamFollow implements SubscriptionSource {
       send: (frame, event) => {
         const queued = transport.queuedBytes();
         if (queued > this.maxQueuedBytes) {
-          transport.close(WS_CLOSE.slowConsumer, `slow consumer: ${queued} bytes unsent (max ${this.maxQueuedBytes}); resume from your last session_sequence`);
+          transport.close(
+            WS_CLOSE.slowConsumer,
+            `slow consumer: ${queued} bytes unsent (max ${this.maxQueuedBytes}); resume from your last session_sequence`,
+          );
           return;
         }
         transport.send(frame, event);
@@ -95,7 +98,10 @@ export class SessionStreamFollow implements SubscriptionSource {
       close: (code, reason) => transport.close(code, reason),
       queuedBytes: () => transport.queuedBytes(),
     };
-    this.subscription = new EventSubscription(this, guarded, options.limits, { slowConsumer: WS_CLOSE.slowConsumer, sessionClosed: WS_CLOSE.sessionClosed });
+    this.subscription = new EventSubscription(this, guarded, options.limits, {
+      slowConsumer: WS_CLOSE.slowConsumer,
+      sessionClosed: WS_CLOSE.sessionClosed,
+    });
   }
 
   /** Start writing (replay from the cursor, or live-only) and reading the stream. */
@@ -161,9 +167,14 @@ export class SessionStreamFollow implements SubscriptionSource {
     const controller = new AbortController();
     this.reading = controller;
     this.stream
-      .follow(this.sessionId, after, (event) => {
-        if (this.reading === controller) this.onRead(event);
-      }, controller.signal)
+      .follow(
+        this.sessionId,
+        after,
+        (event) => {
+          if (this.reading === controller) this.onRead(event);
+        },
+        controller.signal,
+      )
       .catch(() => this.fail());
   }
 
@@ -193,12 +204,17 @@ export class SessionStreamFollow implements SubscriptionSource {
         const controller = new AbortController();
         this.watching = controller;
         this.stream
-          .follow(this.sessionId, Math.max(head ?? 0, this.end), (event) => {
-            if (this.watching !== controller) return;
-            if (endsFollow(event)) this.startDrain();
-            // Counted by the subscription: a window of these without an acknowledgement closes it with 4008.
-            this.listener?.(event);
-          }, controller.signal)
+          .follow(
+            this.sessionId,
+            Math.max(head ?? 0, this.end),
+            (event) => {
+              if (this.watching !== controller) return;
+              if (endsFollow(event)) this.startDrain();
+              // Counted by the subscription: a window of these without an acknowledgement closes it with 4008.
+              this.listener?.(event);
+            },
+            controller.signal,
+          )
           .catch(() => this.fail());
       },
       () => {
@@ -238,12 +254,16 @@ export class SessionStreamFollow implements SubscriptionSource {
 
   private startDrain(): void {
     if (this.drainTimer !== undefined || this.stopped) return;
-    this.drainTimer = setTimeout(() => this.transport.close(WS_CLOSE.sessionClosed, 'session closed'), this.options.closedDrainMs);
+    this.drainTimer = setTimeout(
+      () => this.transport.close(WS_CLOSE.sessionClosed, 'session closed'),
+      this.options.closedDrainMs,
+    );
     this.drainTimer.unref();
   }
 
   private fail(): void {
-    if (!this.stopped) this.transport.close(WS_CLOSE.goingAway, 'event stream unavailable; reconnect with your last session_sequence');
+    if (!this.stopped)
+      this.transport.close(WS_CLOSE.goingAway, 'event stream unavailable; reconnect with your last session_sequence');
   }
 }
 

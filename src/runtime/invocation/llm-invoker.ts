@@ -1,5 +1,12 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
-import { LlmProviderError, type LlmEventSink, type LlmProvider, type LlmRequest, type LlmResponseFormat, type LlmToolSpec } from '../llm/llm-provider.js';
+import {
+  LlmProviderError,
+  type LlmEventSink,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmResponseFormat,
+  type LlmToolSpec,
+} from '../llm/llm-provider.js';
 import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import { budgetEventPayload } from '../policy/budget/budget-event.js';
@@ -86,7 +93,13 @@ export class LlmInvoker {
    * SDKs may add abort listeners they never remove (the openai SDK does), and the link is dropped when the
    * call ends, so a long run does not collect one listener per turn.
    */
-  async stream(messages: ChatMessage[], tools: readonly LlmToolSpec[], ctx: InvocationContext, onEvent: LlmEventSink, options: LlmCallOptions = {}): Promise<void> {
+  async stream(
+    messages: ChatMessage[],
+    tools: readonly LlmToolSpec[],
+    ctx: InvocationContext,
+    onEvent: LlmEventSink,
+    options: LlmCallOptions = {},
+  ): Promise<void> {
     const governance = this.governance.session;
     const match = { sessionId: ctx.sessionId };
     if (governance.budget) {
@@ -95,7 +108,11 @@ export class LlmInvoker {
       try {
         decision = await governance.budget.beforeLlmCall(estimate, ctx.signal);
       } catch (error) {
-        decision = { kind: 'deny' as const, resource: 'llm_tokens', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
+        decision = {
+          kind: 'deny' as const,
+          resource: 'llm_tokens',
+          reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}`,
+        };
       }
       if (decision.kind !== 'allow') {
         const payload = budgetEventPayload(decision);
@@ -113,7 +130,17 @@ export class LlmInvoker {
     else signal.addEventListener('abort', onAbort, { once: true });
     const model = this.model;
     const last = messages.at(-1);
-    governance.hooks?.observe('generate_start', { session_id: ctx.sessionId, run_id: ctx.runId, model: model.id, prompt: last?.content ?? '', message_count: messages.length }, match);
+    governance.hooks?.observe(
+      'generate_start',
+      {
+        session_id: ctx.sessionId,
+        run_id: ctx.runId,
+        model: model.id,
+        prompt: last?.content ?? '',
+        message_count: messages.length,
+      },
+      match,
+    );
     let totalTokens = 0;
     let responseText = '';
     const hooked = governance.hooks !== undefined;
@@ -132,20 +159,42 @@ export class LlmInvoker {
       onEvent(event);
     };
     try {
-      await this.withRetries(model.provider, ctx, options.turn, () => streamed, async () => {
-        this.calls += 1;
-        await model.provider.stream(request, sink);
-      });
+      await this.withRetries(
+        model.provider,
+        ctx,
+        options.turn,
+        () => streamed,
+        async () => {
+          this.calls += 1;
+          await model.provider.stream(request, sink);
+        },
+      );
     } finally {
       signal.removeEventListener('abort', onAbort);
       // Streaming terminal usage is recorded even when the stream broke after reporting it.
       governance.budget?.recordUsage(totalTokens);
-      governance.hooks?.observe('generate_end', { session_id: ctx.sessionId, run_id: ctx.runId, model: model.id, response_text: responseText, total_tokens: totalTokens }, match);
+      governance.hooks?.observe(
+        'generate_end',
+        {
+          session_id: ctx.sessionId,
+          run_id: ctx.runId,
+          model: model.id,
+          response_text: responseText,
+          total_tokens: totalTokens,
+        },
+        match,
+      );
     }
   }
 
   /** Makes the requests of one call: the first, and a retry per retryable failure, within max_retries and the breaker. */
-  private async withRetries(provider: LlmProvider, ctx: InvocationContext, turn: number | undefined, streamed: () => boolean, send: () => Promise<void>): Promise<void> {
+  private async withRetries(
+    provider: LlmProvider,
+    ctx: InvocationContext,
+    turn: number | undefined,
+    streamed: () => boolean,
+    send: () => Promise<void>,
+  ): Promise<void> {
     const threshold = ctx.governance.circuitBreakerThreshold;
     // An open breaker (threshold failed calls in a row) lets one probe request through, without retries.
     const probing = this.failedCalls >= threshold;
@@ -159,13 +208,29 @@ export class LlmInvoker {
         // Cancellation, and what the consumer threw, pass unchanged (and are no provider failure).
         if (ctx.signal.aborted || !(error instanceof LlmProviderError)) throw error;
         const requests = attempt + 1;
-        if (!error.retryable || streamed()) throw new ProviderCallError('PROVIDER_ERROR', `provider call failed${statusText(error.status)}: ${error.message}`, error.status, requests);
+        if (!error.retryable || streamed())
+          throw new ProviderCallError(
+            'PROVIDER_ERROR',
+            `provider call failed${statusText(error.status)}: ${error.message}`,
+            error.status,
+            requests,
+          );
         if (attempt >= maxRetries) {
           this.failedCalls += 1;
           if (this.failedCalls >= threshold) {
-            throw new ProviderCallError('CIRCUIT_BREAKER_OPEN', `${this.failedCalls} provider calls in a row failed (circuitBreakerThreshold ${threshold}); last${statusText(error.status)} after ${requests} request(s): ${error.message}`, error.status, requests);
+            throw new ProviderCallError(
+              'CIRCUIT_BREAKER_OPEN',
+              `${this.failedCalls} provider calls in a row failed (circuitBreakerThreshold ${threshold}); last${statusText(error.status)} after ${requests} request(s): ${error.message}`,
+              error.status,
+              requests,
+            );
           }
-          throw new ProviderCallError('PROVIDER_ERROR', `provider call failed${statusText(error.status)} after ${requests} request(s) (max_retries ${maxRetries}): ${error.message}`, error.status, requests);
+          throw new ProviderCallError(
+            'PROVIDER_ERROR',
+            `provider call failed${statusText(error.status)} after ${requests} request(s) (max_retries ${maxRetries}): ${error.message}`,
+            error.status,
+            requests,
+          );
         }
         const retry = attempt + 1;
         const delay = retryDelayMs(error, retry);
@@ -188,7 +253,11 @@ export class LlmInvoker {
    * compaction): the same budget check, usage record, hooks and cancellation as a turn, answered as the
    * whole text and the usage the provider reported.
    */
-  async complete(messages: ChatMessage[], ctx: InvocationContext, responseFormat?: LlmResponseFormat): Promise<LlmCompletion> {
+  async complete(
+    messages: ChatMessage[],
+    ctx: InvocationContext,
+    responseFormat?: LlmResponseFormat,
+  ): Promise<LlmCompletion> {
     let text = '';
     const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
     await this.stream(

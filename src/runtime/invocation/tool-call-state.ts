@@ -38,7 +38,13 @@ export interface ToolInvokerDeps {
   /** Keeps a cut result's full output; undefined when it is larger than the session's artifact byte bound. */
   storeArtifact(content: string, toolCallId: string, toolName: string): string | undefined;
   /** Told about every executed call (after sanitisation), e.g. to attach a verification report to a preset command. */
-  afterExecute?(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void;
+  afterExecute?(
+    call: ToolCallRequest,
+    args: unknown,
+    result: ToolResult,
+    startedAtMs: number,
+    ctx: InvocationContext,
+  ): void;
   /** The session's pinned workspace: each call's `ctx.files` takes a lease of it (and returns it when the call settles). */
   workspace: WorkspaceAccess;
   /** Owner of files and directories the file tools create (sandbox.run_as when the server runs as root). */
@@ -77,6 +83,15 @@ export type ToolStage = (state: ToolCallState) => Promise<StageVerdict>;
 export const CONTINUE: StageVerdict = { kind: 'continue' };
 
 /** Shorthand for stopping the call with an error result (exit code 1) the model sees. */
-export function stopWith(output: string, metadata?: Record<string, unknown>, malformedArgs = false, errorKind?: ToolErrorKind): StageVerdict {
-  return { kind: 'stop', result: { output, exitCode: 1, ...(metadata ? { metadata } : {}), ...(errorKind ? { errorKind } : {}) }, malformedArgs };
+export function stopWith(
+  output: string,
+  metadata?: Record<string, unknown>,
+  malformedArgs = false,
+  errorKind?: ToolErrorKind,
+): StageVerdict {
+  return {
+    kind: 'stop',
+    result: { output, exitCode: 1, ...(metadata ? { metadata } : {}), ...(errorKind ? { errorKind } : {}) },
+    malformedArgs,
+  };
 }

@@ -15,7 +15,6 @@ import { validateArgs } from './stages/validate-args.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ToolCallRequest, ToolCallState, ToolInvokerDeps, ToolOrigin, ToolStage } from './tool-call-state.js';
 
-
 /** The outcome of a tool call as the model (or host) sees it. */
 export interface ToolCallOutcome {
   output: string;
@@ -50,12 +49,26 @@ export class ToolInvoker {
   /** Run one tool call; never throws for tool faults (they become error results). */
   async invoke(call: ToolCallRequest, ctx: InvocationContext): Promise<ToolCallOutcome> {
     const started = ctx.hostEnv.now();
-    const state: ToolCallState = { call, ctx, deps: this.deps, registry: this.registry(), tool: undefined, args: undefined };
+    const state: ToolCallState = {
+      call,
+      ctx,
+      deps: this.deps,
+      registry: this.registry(),
+      tool: undefined,
+      args: undefined,
+    };
     for (const stage of GATES) {
       const verdict = await stage(state);
       if (verdict.kind === 'stop') return this.finish(state, started, verdict.result, verdict.malformedArgs ?? false);
     }
-    const announce = (): void => ctx.emit('tool_execution_start', { id: call.id, name: state.tool?.name ?? call.name, args: state.args, origin: call.origin, ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}) });
+    const announce = (): void =>
+      ctx.emit('tool_execution_start', {
+        id: call.id,
+        name: state.tool?.name ?? call.name,
+        args: state.args,
+        origin: call.origin,
+        ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}),
+      });
     const raw = await laneAdmission(state, announce, (bound) => execute(state, this.nestedInvoker(state), bound));
     const result = sanitizeOutput(state, raw);
     postToolHooks(state, result);
@@ -76,7 +89,10 @@ export class ToolInvoker {
       call: async (name: string, args: unknown, id?: string): Promise<NestedCallResult> => {
         seq += 1;
         const childId = `${call.id}.${id ?? seq}`;
-        const outcome = await this.invoke({ id: childId, name, args, origin: childOrigin, chain, parentToolId: call.id }, ctx);
+        const outcome = await this.invoke(
+          { id: childId, name, args, origin: childOrigin, chain, parentToolId: call.id },
+          ctx,
+        );
         return {
           id: childId,
           name,
@@ -118,6 +134,15 @@ export class ToolInvoker {
       truncated: capped.truncated,
       ...(artifactId ? { artifact_id: artifactId } : {}),
     });
-    return { output, exitCode: result.exitCode, truncated: capped.truncated, artifactId, durationMs, malformedArgs, metadata: result.metadata, ...(result.errorKind ? { errorKind: result.errorKind } : {}) };
+    return {
+      output,
+      exitCode: result.exitCode,
+      truncated: capped.truncated,
+      artifactId,
+      durationMs,
+      malformedArgs,
+      metadata: result.metadata,
+      ...(result.errorKind ? { errorKind: result.errorKind } : {}),
+    };
   }
 }

@@ -29,7 +29,10 @@ export class AgentChildSpawner implements ChildSpawner {
   async spawn(parent: ChildParent, spec: ChildSpec): Promise<ChildSession> {
     const sessionId = parent.hostEnv.newId('sess');
     const agentModel = spec.agent.model;
-    const model = agentModel !== undefined && agentModel !== parent.config.model.id ? this.host.resolveModel(agentModel, `agent "${spec.agent.name}".model`, parent.config.options.temperature) : parent.config.model;
+    const model =
+      agentModel !== undefined && agentModel !== parent.config.model.id
+        ? this.host.resolveModel(agentModel, `agent "${spec.agent.name}".model`, parent.config.options.temperature)
+        : parent.config.model;
     const config = childSessionConfig(parent.config, spec, sessionId, model);
     const link: ChildLink = {
       governance: childGovernance(parent.governanceParts(), config.permissionBounds, spec.inheritance, spec.skill),

@@ -48,10 +48,20 @@ export class Agent {
       close: (session) => sessions.closeChild(session),
     });
     this.factory = new SessionFactory(deps, () => this.mcpVersion, children);
-    this.hydration = new SessionHydration({ deps, live: sessions, opening: this.opening, factory: this.factory, resumeRun: (key, runId, caller) => this.resumer.resume(key, runId, caller) });
+    this.hydration = new SessionHydration({
+      deps,
+      live: sessions,
+      opening: this.opening,
+      factory: this.factory,
+      resumeRun: (key, runId, caller) => this.resumer.resume(key, runId, caller),
+    });
     this.passivation = new SessionPassivation(deps, sessions, this.opening);
     this.opener = new SessionOpener({ deps, live: sessions, factory: this.factory, hydration: this.hydration });
-    this.resumer = new RunResumer({ deps, live: sessions, reopen: (options, caller) => this.createSession(options, caller) });
+    this.resumer = new RunResumer({
+      deps,
+      live: sessions,
+      reopen: (options, caller) => this.createSession(options, caller),
+    });
     deps.ownership.onLost((key) => void this.abandon(key));
     deps.mcp.onChange(() => {
       this.mcpVersion += 1;
@@ -60,7 +70,10 @@ export class Agent {
     if (idleSessionMs !== undefined) this.passivation.startReaper(idleSessionMs);
     const idle = deps.config.mcpIdleDisconnect;
     if (idle) {
-      this.idleTimer = setInterval(() => void this.disconnectIdleMcp(idle.thresholdMs).catch(() => undefined), idle.intervalMs);
+      this.idleTimer = setInterval(
+        () => void this.disconnectIdleMcp(idle.thresholdMs).catch(() => undefined),
+        idle.intervalMs,
+      );
       this.idleTimer.unref();
     }
   }
@@ -79,7 +92,8 @@ export class Agent {
   async disconnectIdleMcp(thresholdMs: number): Promise<string[]> {
     const names = await this.deps.mcp.disconnectIdle(thresholdMs);
     for (const session of this.sessions.values()) {
-      for (const layer of session.mcp.layers().slice(1)) names.push(...(await layer.disconnectIdle(thresholdMs)).map((n) => `${session.id}/${n}`));
+      for (const layer of session.mcp.layers().slice(1))
+        names.push(...(await layer.disconnectIdle(thresholdMs)).map((n) => `${session.id}/${n}`));
     }
     return names;
   }
@@ -98,14 +112,22 @@ export class Agent {
    * Create a session from SessionOptions (or resume a stored one with `resume: true`). `field` names where the
    * options came from in errors about them as a whole (`body` of POST /v1/sessions, `params` of ACP session/new).
    */
-  async createSession(options: SessionOptions, caller: Caller, field = 'body'): Promise<{ session: AgentSession; resumed: boolean }> {
+  async createSession(
+    options: SessionOptions,
+    caller: Caller,
+    field = 'body',
+  ): Promise<{ session: AgentSession; resumed: boolean }> {
     this.sessions.assertAdmitting();
     // Before anything is looked up: options over their byte bound, or naming another tenant or principal, are refused
     // whether or not the session exists.
     const optionsBytes = assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, field);
     assertOwnIdentity(options, caller);
     if (options.resume && options.sessionId === undefined) {
-      throw new CodeError('SESSION_CONFIGURATION_ERROR', 'sessionId: resume: true needs the sessionId of the session to resume', { field: 'sessionId' });
+      throw new CodeError(
+        'SESSION_CONFIGURATION_ERROR',
+        'sessionId: resume: true needs the sessionId of the session to resume',
+        { field: 'sessionId' },
+      );
     }
     const requestedId = options.sessionId;
     if (requestedId === undefined) return this.opener.open(options, caller, undefined, optionsBytes);
@@ -120,7 +142,12 @@ export class Agent {
    * and counters. SESSION_STORE_REQUIRED without a durable checkpoint store; CHECKPOINT_NOT_FOUND when the
    * run has no checkpoint (it finished, never completed a tool round, or was lost).
    */
-  async resumeRun(sessionId: string, runId: string, caller: Caller, idempotencyKey?: string): Promise<{ session: AgentSession; handle: RunHandle }> {
+  async resumeRun(
+    sessionId: string,
+    runId: string,
+    caller: Caller,
+    idempotencyKey?: string,
+  ): Promise<{ session: AgentSession; handle: RunHandle }> {
     return this.resumer.resume(sessionKey(caller.tenantId, sessionId), runId, caller, idempotencyKey);
   }
 
@@ -144,7 +171,9 @@ export class Agent {
   listSessions(caller: Caller, tenantId?: string): AgentSession[] {
     const admin = hasScope(caller, 'admin');
     const tenant = tenantId ?? (admin ? undefined : caller.tenantId);
-    return [...this.sessions.values()].filter((s) => (tenant === undefined || s.config.ownerTenantId === tenant) && this.sessions.visible(s, caller));
+    return [...this.sessions.values()].filter(
+      (s) => (tenant === undefined || s.config.ownerTenantId === tenant) && this.sessions.visible(s, caller),
+    );
   }
 
   /** True when the session of this key is live on this node. */
@@ -161,8 +190,12 @@ export class Agent {
     const key = sessionKey(caller.tenantId, id);
     return this.opening.run(key, async () => {
       const closed = this.sessions.has(key) ? await this.closeLive(key, id, caller) : false;
-      const purged = await purgeStoredSession({ ...this.factory.storesFor('file'), ownership: this.deps.ownership }, key);
-      if (!closed && !purged && !this.sessions.closed.visibleTo(key, caller)) throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
+      const purged = await purgeStoredSession(
+        { ...this.factory.storesFor('file'), ownership: this.deps.ownership },
+        key,
+      );
+      if (!closed && !purged && !this.sessions.closed.visibleTo(key, caller))
+        throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
       this.deps.quotas?.recordStored(tenantIdOf(key), id, 0);
       // A stored session that was not live here still has its commands' $HOME: it goes with the session.
       await removeSandboxHome(this.deps.sandbox, this.deps.quotas, key);
@@ -214,12 +247,15 @@ export class Agent {
     // SHUTTING_DOWN, discards its session and MCP servers.
     await this.opening.drain();
     // Drain: stop each session's run (keeping its checkpoint), save one final generation, then release leases.
-    await Promise.all([...this.sessions.values()].map(async (s) => {
-      await s.close('shutdown');
-      // Only sessions the store should hold (autoSave, or saved before) and that changed since: bounded work.
-      if ((s.config.autoSave || s.persistence.saved) && s.persistence.dirty) await s.persistence.save().catch((error: unknown) => this.deps.logger.persistenceFailed(s.id, error));
-      this.sessions.forget(s);
-    }));
+    await Promise.all(
+      [...this.sessions.values()].map(async (s) => {
+        await s.close('shutdown');
+        // Only sessions the store should hold (autoSave, or saved before) and that changed since: bounded work.
+        if ((s.config.autoSave || s.persistence.saved) && s.persistence.dirty)
+          await s.persistence.save().catch((error: unknown) => this.deps.logger.persistenceFailed(s.id, error));
+        this.sessions.forget(s);
+      }),
+    );
     clearInterval(this.idleTimer);
     this.passivation.stopReaper();
     // Each part is closed even when an earlier one fails (Redis unreachable, say); the first failure is reported at the end.

@@ -41,6 +41,9 @@ export class ClosedSessions {
   /** SESSION_CLOSED when the caller may know the session was closed. */
   assertNotClosed(key: SessionKey, caller: Caller): void {
     const id = sessionIdOf(key);
-    if (this.visibleTo(key, caller)) throw new CodeError('SESSION_CLOSED', `session ${id} is closed; create it with resume: true to reopen it`, { sessionId: id });
+    if (this.visibleTo(key, caller))
+      throw new CodeError('SESSION_CLOSED', `session ${id} is closed; create it with resume: true to reopen it`, {
+        sessionId: id,
+      });
   }
 }

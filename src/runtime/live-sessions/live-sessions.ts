@@ -83,7 +83,11 @@ export class LiveSessions {
    */
   assertCapacity(tenantId?: string, optionsBytes = 0): void {
     if (this.sessions.size >= this.limits.maxSessions) {
-      throw new CodeError('SESSION_INITIALIZATION_ERROR', `limits.maxSessions (${this.limits.maxSessions}) live sessions reached`, { resource: 'limits.maxSessions' });
+      throw new CodeError(
+        'SESSION_INITIALIZATION_ERROR',
+        `limits.maxSessions (${this.limits.maxSessions}) live sessions reached`,
+        { resource: 'limits.maxSessions' },
+      );
     }
     if (tenantId === undefined) return;
     this.quotas?.assertSessionRoom(tenantId);
@@ -99,7 +103,11 @@ export class LiveSessions {
     // In a cluster: the tenant's counts on the other nodes, as of now (one Redis round trip).
     await this.quotas?.refresh(session.config.ownerTenantId);
     if (this.closing) {
-      throw new CodeError('SHUTTING_DOWN', `the server began shutting down while session ${session.id} was being opened`, { sessionId: session.id });
+      throw new CodeError(
+        'SHUTTING_DOWN',
+        `the server began shutting down while session ${session.id} was being opened`,
+        { sessionId: session.id },
+      );
     }
     if (this.sessions.get(session.key) === session) return;
     const tenantId = session.config.ownerTenantId;
@@ -132,7 +140,8 @@ export class LiveSessions {
 
   /** SESSION_NOT_FOUND when the caller may not see the session. */
   assertVisible(session: AgentSession, caller: Caller): void {
-    if (!this.visible(session, caller)) throw new CodeError('SESSION_NOT_FOUND', `session ${session.id} not found`, { sessionId: session.id });
+    if (!this.visible(session, caller))
+      throw new CodeError('SESSION_NOT_FOUND', `session ${session.id} not found`, { sessionId: session.id });
   }
 
   /**

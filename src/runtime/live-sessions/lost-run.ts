@@ -19,8 +19,17 @@ const STREAM_READ_MS = 2000;
  * checkpoint (after a completed tool round) or the agent_start event its node published to the shared
  * stream after the snapshot `afterSequence` was saved. Never throws: what cannot be read stays unknown.
  */
-export async function lostRunFacts(ownership: SessionOwnership, checkpoints: CheckpointStore, key: SessionKey, runId: string, afterSequence: number): Promise<LostRunFacts> {
-  const [checkpoint, started] = await Promise.all([checkpoints.load(key, runId).catch(() => undefined), runStart(ownership, key, runId, afterSequence)]);
+export async function lostRunFacts(
+  ownership: SessionOwnership,
+  checkpoints: CheckpointStore,
+  key: SessionKey,
+  runId: string,
+  afterSequence: number,
+): Promise<LostRunFacts> {
+  const [checkpoint, started] = await Promise.all([
+    checkpoints.load(key, runId).catch(() => undefined),
+    runStart(ownership, key, runId, afterSequence),
+  ]);
   const prompt = started?.payload.prompt;
   return {
     input: checkpoint?.input ?? (typeof prompt === 'string' ? prompt : ''),
@@ -29,7 +38,12 @@ export async function lostRunFacts(ownership: SessionOwnership, checkpoints: Che
 }
 
 /** The run's agent_start event among those published after `after`, read up to the stream's last one. */
-async function runStart(ownership: SessionOwnership, key: SessionKey, runId: string, after: number): Promise<EventEnvelope | undefined> {
+async function runStart(
+  ownership: SessionOwnership,
+  key: SessionKey,
+  runId: string,
+  after: number,
+): Promise<EventEnvelope | undefined> {
   const stream = ownership.stream;
   if (!stream) return undefined;
   try {

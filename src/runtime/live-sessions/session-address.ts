@@ -14,9 +14,15 @@ export function addressedCaller(caller: Caller, tenantId: unknown, where = 'quer
   if (tenantId === undefined) return caller;
   if (typeof tenantId !== 'string' || tenantId.length < 1 || tenantId.length > MAX_TENANT_ID) {
     const message = `${where}.tenantId: must be one tenant id of 1-${MAX_TENANT_ID} characters`;
-    throw new CodeError('VALIDATION_ERROR', message, { issues: [{ path: `${where}.tenantId`, message: `must be one tenant id of 1-${MAX_TENANT_ID} characters` }] });
+    throw new CodeError('VALIDATION_ERROR', message, {
+      issues: [{ path: `${where}.tenantId`, message: `must be one tenant id of 1-${MAX_TENANT_ID} characters` }],
+    });
   }
   if (tenantId === caller.tenantId) return caller;
-  if (!hasScope(caller, 'admin')) throw new CodeError('FORBIDDEN', `${where}.tenantId: only admin tokens may address another tenant's sessions`, { scope: 'admin', field: `${where}.tenantId` });
+  if (!hasScope(caller, 'admin'))
+    throw new CodeError('FORBIDDEN', `${where}.tenantId: only admin tokens may address another tenant's sessions`, {
+      scope: 'admin',
+      field: `${where}.tenantId`,
+    });
   return { ...caller, tenantId };
 }

@@ -45,7 +45,9 @@ export class SessionFactory {
     children?: ChildSpawner,
   ) {
     this.memoryStores = deps.memoryStores ?? processMemoryStores();
-    this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () => deps.hostEnv.now());
+    this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () =>
+      deps.hostEnv.now(),
+    );
     const catalog: CommandCatalog = commandCatalog(deps.config);
     this.agentServices = {
       services: deps,
@@ -55,7 +57,10 @@ export class SessionFactory {
       children,
       resolveModel: (modelId, field, temperature) => this.resolveModel(modelId, field, temperature),
       delegation: {
-        limits: { maxDepth: deps.config.delegation.maxDepth, maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS },
+        limits: {
+          maxDepth: deps.config.delegation.maxDepth,
+          maxParallel: deps.config.maxParallelTasks ?? DEFAULT_MAX_PARALLEL_TASKS,
+        },
         inheritance: deps.config.delegation.confirmationInheritance,
         keepFinishedChildren: deps.config.delegation.keepFinishedChildren,
       },
@@ -88,16 +93,34 @@ export class SessionFactory {
    * A stored session built again (not live yet): its configuration resolved anew, its state restored;
    * `published` is the last session sequence the previous owner published (numbering continues after it).
    */
-  async rebuild(snapshot: SessionSnapshotV1, caller: Caller, relabel: Partial<SessionOptions>, published: number): Promise<AgentSession> {
+  async rebuild(
+    snapshot: SessionSnapshotV1,
+    caller: Caller,
+    relabel: Partial<SessionOptions>,
+    published: number,
+  ): Promise<AgentSession> {
     const stored = snapshot.session;
     const hostEnv = this.hostEnvFor(stored.options.hostEnv, stored.idCounter);
     const config = await buildSessionConfig(
       // Resume options may relabel (principal, agentTemplateId, correlationId); the tenant never changes.
-      { ...stored.options, sessionId: stored.id, workspace: stored.workspace, model: stored.model, tenantId: stored.ownerTenantId, ...labelOptions(stored.labels), ...relabel },
+      {
+        ...stored.options,
+        sessionId: stored.id,
+        workspace: stored.workspace,
+        model: stored.model,
+        tenantId: stored.ownerTenantId,
+        ...labelOptions(stored.labels),
+        ...relabel,
+      },
       { ...caller, tenantId: stored.ownerTenantId },
       this.builderDeps(hostEnv),
       // Stored before the bound was recorded: a session with its own policy is bounded (the safe reading).
-      { policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined, outboundPrivate: stored.outboundPrivate === true, hostCommands: stored.hostCommands === true, ...(stored.workspacePin ? { workspacePin: stored.workspacePin } : {}) },
+      {
+        policyBounded: stored.policyBounded ?? stored.options.permissionPolicy !== undefined,
+        outboundPrivate: stored.outboundPrivate === true,
+        hostCommands: stored.hostCommands === true,
+        ...(stored.workspacePin ? { workspacePin: stored.workspacePin } : {}),
+      },
     );
     return new AgentSession(config, this.scopeOf(hostEnv, config.sessionStore), {
       messages: stored.messages,
@@ -117,7 +140,9 @@ export class SessionFactory {
 
   /** The stores a session saves to: the server's durable ones, or this process's for `sessionStore: {type: 'memory'}`. */
   storesFor(kind: 'file' | 'memory'): { store: SessionStore; checkpoints: CheckpointStore } {
-    return kind === 'memory' ? { store: this.processStore, checkpoints: this.processCheckpoints } : { store: this.deps.store, checkpoints: this.deps.checkpoints };
+    return kind === 'memory'
+      ? { store: this.processStore, checkpoints: this.processCheckpoints }
+      : { store: this.deps.store, checkpoints: this.deps.checkpoints };
   }
 
   /** A stored session: from the durable store, else from this process's memory sessions. */
@@ -131,7 +156,12 @@ export class SessionFactory {
   }
 
   private builderDeps(hostEnv: HostEnv) {
-    return { config: this.deps.config, hostEnv, providerFor: this.deps.providerFor, workspaceContext: this.workspaceContext };
+    return {
+      config: this.deps.config,
+      hostEnv,
+      providerFor: this.deps.providerFor,
+      workspaceContext: this.workspaceContext,
+    };
   }
 
   /** Where a session lives: shared by the sessions on the agent's HostEnv, a new one for a replay HostEnv. */
@@ -146,7 +176,11 @@ export class SessionFactory {
 }
 
 /** The identity labels of SessionOptions from a stored session's labels. */
-export function labelOptions(labels: { principal?: string; agentTemplateId?: string; correlationId?: string }): Partial<SessionOptions> {
+export function labelOptions(labels: {
+  principal?: string;
+  agentTemplateId?: string;
+  correlationId?: string;
+}): Partial<SessionOptions> {
   return {
     ...(labels.principal !== undefined ? { principal: labels.principal } : {}),
     ...(labels.agentTemplateId !== undefined ? { agentTemplateId: labels.agentTemplateId } : {}),

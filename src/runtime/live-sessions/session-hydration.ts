@@ -15,7 +15,11 @@ import { ownedElsewhere, releasingLeaseOnFailure, takeLease } from './session-le
 /** NODE_LOST (410): the session lived only in the memory of `nodeId`, which is gone. */
 function nodeLost(key: SessionKey, nodeId: string): CodeError {
   const sessionId = sessionIdOf(key);
-  return new CodeError('NODE_LOST', `session ${sessionId} was not saved (no autoSave) and its node ${nodeId} is gone; create a new session`, { sessionId, nodeId });
+  return new CodeError(
+    'NODE_LOST',
+    `session ${sessionId} was not saved (no autoSave) and its node ${nodeId} is gone; create a new session`,
+    { sessionId, nodeId },
+  );
 }
 
 /** What hydration needs from the agent. */
@@ -62,7 +66,8 @@ export class SessionHydration {
     const { ownership } = deps;
     // Another live node has it (leased, or an unsaved session's home): the request goes there, nothing is loaded here.
     const where = ownership.clustered ? await ownership.locate(key) : undefined;
-    if (where && where.nodeId !== ownership.nodeId && where.alive) throw ownedElsewhere(key, { ok: false, ownerNodeId: where.nodeId, ownerUrl: where.url });
+    if (where && where.nodeId !== ownership.nodeId && where.alive)
+      throw ownedElsewhere(key, { ok: false, ownerNodeId: where.nodeId, ownerUrl: where.url });
     const snapshot = await this.host.factory.loadStored(key);
     if (!snapshot) {
       // Created without autoSave on a node that is gone (or restarted here): nothing of it was saved.
@@ -79,33 +84,51 @@ export class SessionHydration {
     const lease = await ownership.acquire(key);
     if (!lease.ok) {
       const busy = startsRun ? await ownership.activeRun(key) : undefined;
-      if (busy) throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${busy} on node ${lease.ownerNodeId}`, { activeRunId: busy, ownerNodeId: lease.ownerNodeId });
+      if (busy)
+        throw new CodeError(
+          'SESSION_BUSY',
+          `session ${sessionId} is busy with run ${busy} on node ${lease.ownerNodeId}`,
+          { activeRunId: busy, ownerNodeId: lease.ownerNodeId },
+        );
       throw ownedElsewhere(key, lease);
     }
     // A run the previous owner left in flight is marked lost before the session goes live, so no request
     // sees (or starts a run on) the session in between.
     const lost = await releasingLeaseOnFailure(ownership, key, () => ownership.activeRun(key));
     // Listed with what survived of it (its input, its start): the runs list shows the lost run, not only its checkpoint.
-    const facts = lost !== undefined ? await lostRunFacts(ownership, deps.checkpoints, key, lost, snapshot.session.sessionSequence) : undefined;
+    const facts =
+      lost !== undefined
+        ? await lostRunFacts(ownership, deps.checkpoints, key, lost, snapshot.session.sessionSequence)
+        : undefined;
     await this.restore(snapshot, caller, true, {}, (session) => {
       if (lost !== undefined) session.runs.markLost(lost, facts?.input ?? '', facts?.createdAtMs);
     });
     if (lost !== undefined) {
       ownership.setActiveRun(key, undefined);
       if (snapshot.session.options.autoResume) {
-        void this.host.resumeRun(key, lost, caller).catch((error: unknown) => deps.logger.persistenceFailed(sessionId, error));
+        void this.host
+          .resumeRun(key, lost, caller)
+          .catch((error: unknown) => deps.logger.persistenceFailed(sessionId, error));
       }
     }
   }
 
   /** Restore a stored session and make it live: its lease (unless `leased`), rebuilt parts, MCP layers re-attached, `beforeLive`, registered. */
-  async restore(snapshot: SessionSnapshotV1, caller: Caller, leased = false, relabel: Partial<SessionOptions> = {}, beforeLive?: (session: AgentSession) => void): Promise<AgentSession> {
+  async restore(
+    snapshot: SessionSnapshotV1,
+    caller: Caller,
+    leased = false,
+    relabel: Partial<SessionOptions> = {},
+    beforeLive?: (session: AgentSession) => void,
+  ): Promise<AgentSession> {
     const { live, deps, factory } = this.host;
     const stored = snapshot.session;
     const key = sessionKeyOf(snapshot);
     if (!leased) await takeLease(deps.ownership, key);
     // Continue numbering after whatever the previous owner already published.
-    const session = await releasingLeaseOnFailure(deps.ownership, key, async () => factory.rebuild(snapshot, caller, relabel, await deps.ownership.lastSequence(key)));
+    const session = await releasingLeaseOnFailure(deps.ownership, key, async () =>
+      factory.rebuild(snapshot, caller, relabel, await deps.ownership.lastSequence(key)),
+    );
     await live.unlessFailing(session, async () => {
       await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], deps);
       beforeLive?.(session);

@@ -12,15 +12,23 @@ import { hasScope, type Caller } from '../ports/caller.js';
 export function assertOwnIdentity(options: Pick<SessionOptions, 'tenantId' | 'principal'>, caller: Caller): void {
   if (hasScope(caller, 'admin')) return;
   if (options.tenantId !== undefined && options.tenantId !== caller.tenantId) {
-    throw new CodeError('FORBIDDEN', `tenantId: "${options.tenantId}" is not the caller's tenant "${caller.tenantId}"; only admin tokens may name another tenant (leave tenantId out, or send the token's own)`, {
-      field: 'tenantId',
-      scope: 'admin',
-    });
+    throw new CodeError(
+      'FORBIDDEN',
+      `tenantId: "${options.tenantId}" is not the caller's tenant "${caller.tenantId}"; only admin tokens may name another tenant (leave tenantId out, or send the token's own)`,
+      {
+        field: 'tenantId',
+        scope: 'admin',
+      },
+    );
   }
   if (options.principal !== undefined && options.principal !== caller.principal) {
-    throw new CodeError('FORBIDDEN', `principal: "${options.principal}" is not the caller's principal "${caller.principal}"; only admin tokens may name another principal (leave principal out, or send the token's own)`, {
-      field: 'principal',
-      scope: 'admin',
-    });
+    throw new CodeError(
+      'FORBIDDEN',
+      `principal: "${options.principal}" is not the caller's principal "${caller.principal}"; only admin tokens may name another principal (leave principal out, or send the token's own)`,
+      {
+        field: 'principal',
+        scope: 'admin',
+      },
+    );
   }
 }

@@ -34,9 +34,18 @@ function inheritedManager(session: AgentSession, deps: SessionMcpDeps): McpManag
 }
 
 /** Connect host-supplied MCP servers as the session's inherited layer; stdio servers run host code, so they need host_direct. */
-export async function attachInheritedMcp(session: AgentSession, servers: readonly McpServerConfig[], caller: Caller, deps: SessionMcpDeps): Promise<void> {
+export async function attachInheritedMcp(
+  session: AgentSession,
+  servers: readonly McpServerConfig[],
+  caller: Caller,
+  deps: SessionMcpDeps,
+): Promise<void> {
   if (servers.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct')) {
-    throw new CodeError('FORBIDDEN', 'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope', { scope: 'host_direct', field: 'mcpServers' });
+    throw new CodeError(
+      'FORBIDDEN',
+      'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope',
+      { scope: 'host_direct', field: 'mcpServers' },
+    );
   }
   await assertMcpCwdsInTenantSpace(session, servers, caller, deps, (i) => `mcpServers[${i}].transport.cwd`);
   await assertMcpUrlsOutbound(session, servers, caller, deps.config, (i) => `mcpServers[${i}].transport.url`);
@@ -56,7 +65,13 @@ export async function attachInheritedMcp(session: AgentSession, servers: readonl
  * outbound.allow_private_networks); the session's right decides every connection later, which checks and
  * pins the address again. 400 naming the field.
  */
-export async function assertMcpUrlsOutbound(session: AgentSession, servers: readonly McpServerConfig[], caller: Caller, config: Pick<CodeConfig, 'outbound'>, field: (index: number) => string): Promise<void> {
+export async function assertMcpUrlsOutbound(
+  session: AgentSession,
+  servers: readonly McpServerConfig[],
+  caller: Caller,
+  config: Pick<CodeConfig, 'outbound'>,
+  field: (index: number) => string,
+): Promise<void> {
   const allowPrivate = session.config.outboundAllowPrivate && privateOutboundAllowed(caller, config);
   for (const [i, server] of servers.entries()) {
     if (server.transport.type === 'stdio') continue;
@@ -99,7 +114,12 @@ export async function assertMcpCwdsInTenantSpace(
  * Servers connect concurrently; one that cannot start does not fail the restore: it stays registered with
  * its error (GET .../mcp shows it), as a global server does at start.
  */
-export async function reattachMcp(session: AgentSession, inherited: readonly McpServerConfig[], own: readonly McpServerConfig[], deps: SessionMcpDeps): Promise<void> {
+export async function reattachMcp(
+  session: AgentSession,
+  inherited: readonly McpServerConfig[],
+  own: readonly McpServerConfig[],
+  deps: SessionMcpDeps,
+): Promise<void> {
   const reattachInherited = async (): Promise<void> => {
     if (inherited.length === 0) return;
     const manager = inheritedManager(session, deps);

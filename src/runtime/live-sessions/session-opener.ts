@@ -27,7 +27,12 @@ export class SessionOpener {
   constructor(private readonly host: SessionOpenerHost) {}
 
   /** Open the session of these (already bounded and identity-checked) options; `key` is absent for a generated id. */
-  async open(options: SessionOptions, caller: Caller, key: SessionKey | undefined, optionsBytes: number): Promise<{ session: AgentSession; resumed: boolean }> {
+  async open(
+    options: SessionOptions,
+    caller: Caller,
+    key: SessionKey | undefined,
+    optionsBytes: number,
+  ): Promise<{ session: AgentSession; resumed: boolean }> {
     const { deps, live, factory, hydration } = this.host;
     const requestedId = options.sessionId;
     if (options.resume && key !== undefined) {
@@ -39,7 +44,8 @@ export class SessionOpener {
     }
     live.assertCapacity(options.tenantId ?? caller.tenantId, optionsBytes);
     // Only the caller's own tenant is searched: another tenant's session of this id is never an obstacle (nor revealed).
-    if (key !== undefined && live.has(key)) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
+    if (key !== undefined && live.has(key))
+      throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists`, { sessionId: requestedId });
     let snapshot: SessionSnapshotV1 | undefined;
     if (key !== undefined) snapshot = await factory.loadStored(key);
     if (options.resume) {
@@ -48,14 +54,23 @@ export class SessionOpener {
       }
       const session = await hydration.restore(snapshot, caller, false, labelOptions(options));
       // Reopening a closed session is stored at once: the store is what other nodes (and restarts) go by.
-      if (snapshot.session.closed) await session.persistence.save().catch((error: unknown) => deps.logger.persistenceFailed(session.id, error));
+      if (snapshot.session.closed)
+        await session.persistence.save().catch((error: unknown) => deps.logger.persistenceFailed(session.id, error));
       return { session, resumed: true };
     }
-    if (snapshot) throw new CodeError('SESSION_EXISTS', `session ${requestedId} already exists in the store; pass resume: true to resume it`, { sessionId: requestedId });
+    if (snapshot)
+      throw new CodeError(
+        'SESSION_EXISTS',
+        `session ${requestedId} already exists in the store; pass resume: true to resume it`,
+        { sessionId: requestedId },
+      );
     const { config, hostEnv } = await factory.resolve(options, caller);
     const newKey = sessionKey(config.ownerTenantId, config.sessionId);
     // A generated id is new by construction; a requested one was checked above, under this key's lock.
-    if (key === undefined && live.has(newKey)) throw new CodeError('SESSION_EXISTS', `session ${config.sessionId} already exists`, { sessionId: config.sessionId });
+    if (key === undefined && live.has(newKey))
+      throw new CodeError('SESSION_EXISTS', `session ${config.sessionId} already exists`, {
+        sessionId: config.sessionId,
+      });
     await takeLease(deps.ownership, newKey);
     const session = await releasingLeaseOnFailure(deps.ownership, newKey, async () => factory.create(config, hostEnv));
     let stored = false;
@@ -74,7 +89,11 @@ export class SessionOpener {
       },
       // A session that never opened leaves nothing in the store to come back on the next hydration.
       async () => {
-        if (stored) await factory.storesFor(config.sessionStore).store.delete(session.key).catch((error: unknown) => deps.logger.persistenceFailed(session.id, error));
+        if (stored)
+          await factory
+            .storesFor(config.sessionStore)
+            .store.delete(session.key)
+            .catch((error: unknown) => deps.logger.persistenceFailed(session.id, error));
       },
     );
     session.governance.notifyStart();

@@ -13,12 +13,16 @@ export function sessionOptionsBytes(options: object): number {
 export function assertSessionOptionsBound(options: object, maxBytes: number, field: string): number {
   const bytes = sessionOptionsBytes(options);
   if (bytes > maxBytes) {
-    throw new CodeError('PAYLOAD_TOO_LARGE', `${field}: session options of ${bytes} bytes (compact JSON) exceed limits.maxSessionOptionsBytes (config limits.max_session_options_bytes, ${maxBytes} bytes)`, {
-      field,
-      limit: 'limits.maxSessionOptionsBytes',
-      maxBytes,
-      bytes,
-    });
+    throw new CodeError(
+      'PAYLOAD_TOO_LARGE',
+      `${field}: session options of ${bytes} bytes (compact JSON) exceed limits.maxSessionOptionsBytes (config limits.max_session_options_bytes, ${maxBytes} bytes)`,
+      {
+        field,
+        limit: 'limits.maxSessionOptionsBytes',
+        maxBytes,
+        bytes,
+      },
+    );
   }
   return bytes;
 }

@@ -20,7 +20,10 @@ export class SessionPassivation {
 
   /** Start the idle reaper: every so often passivate sessions idle longer than `idleSessionMs`. */
   startReaper(idleSessionMs: number): void {
-    this.reaperTimer = setInterval(() => void this.reapIdleSessions(idleSessionMs), Math.min(Math.max(idleSessionMs / 2, 500), 30_000));
+    this.reaperTimer = setInterval(
+      () => void this.reapIdleSessions(idleSessionMs),
+      Math.min(Math.max(idleSessionMs / 2, 500), 30_000),
+    );
     this.reaperTimer.unref();
   }
 
@@ -53,7 +56,13 @@ export class SessionPassivation {
     // Child sessions live and end with their parent (they are never saved on their own). A session holding
     // what cannot move with it stays where it is: a pending confirmation, a stdio MCP server it started, or a
     // WebSocket host (hooks, commands, budget guard) attached to it on this node.
-    const idle = [...this.live.values()].filter((s) => s.config.parentSessionId === null && s.runs.activeRunId === undefined && now - s.lastActivityMs > idleMs && this.movable(s));
+    const idle = [...this.live.values()].filter(
+      (s) =>
+        s.config.parentSessionId === null &&
+        s.runs.activeRunId === undefined &&
+        now - s.lastActivityMs > idleMs &&
+        this.movable(s),
+    );
     for (const session of idle) {
       session.injectClusterEvent('passivation_requested', { reason: 'idle_reaper', deadline_ms: now });
       await this.passivate(session.key, 0);
@@ -64,7 +73,13 @@ export class SessionPassivation {
   private movable(session: AgentSession): boolean {
     if (session.governance.pendingConfirmations().length > 0) return false;
     // Its own and its inherited (SessionOptions.mcpServers) servers; the global layer is every node's.
-    if (session.mcp.layers().slice(1).some((layer) => layer.configs().some((config) => config.transport.type === 'stdio'))) return false;
+    if (
+      session.mcp
+        .layers()
+        .slice(1)
+        .some((layer) => layer.configs().some((config) => config.transport.type === 'stdio'))
+    )
+      return false;
     return this.deps.governance.hostRegistry.hostsOf(tenantIdOf(session.key), session.id).length === 0;
   }
 }

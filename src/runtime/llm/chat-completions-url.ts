@@ -11,7 +11,8 @@ export function chatCompletionsUrl(baseUrl: string, path: string = DEFAULT_CHAT_
   const base = baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '').replace(/\/+$/, '');
   if (base.endsWith('/chat/completions')) return base;
   let suffix = path.startsWith('/') ? path : `/${path}`;
-  if (suffix.startsWith('/v1/') && (/\/v[2-9]$/.test(base) || new URL(base).pathname.includes('/api/'))) suffix = suffix.slice(3);
+  if (suffix.startsWith('/v1/') && (/\/v[2-9]$/.test(base) || new URL(base).pathname.includes('/api/')))
+    suffix = suffix.slice(3);
   return `${base}${suffix}`;
 }
 
@@ -30,6 +31,7 @@ export interface ProviderEndpointSettings {
 export function providerChatUrl(settings: ProviderEndpointSettings): string | undefined {
   if (settings.chatCompletionsUrl !== undefined) return settings.chatCompletionsUrl;
   if (settings.baseUrl !== undefined) return chatCompletionsUrl(settings.baseUrl, settings.chatCompletionsPath);
-  if (settings.chatCompletionsPath !== undefined) return chatCompletionsUrl('https://api.openai.com', settings.chatCompletionsPath);
+  if (settings.chatCompletionsPath !== undefined)
+    return chatCompletionsUrl('https://api.openai.com', settings.chatCompletionsPath);
   return undefined;
 }

@@ -87,14 +87,25 @@ export class OpenAiProvider implements LlmProvider {
     if (request.temperature !== undefined) params.temperature = request.temperature;
     if (request.responseFormat) {
       const { name, schema, description } = request.responseFormat;
-      params.response_format = { type: 'json_schema', json_schema: { name, schema, ...(description ? { description } : {}) } };
+      params.response_format = {
+        type: 'json_schema',
+        json_schema: { name, schema, ...(description ? { description } : {}) },
+      };
     }
-    const reader = new ChunkReader(this.chatUrl ?? `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`, onEvent);
+    const reader = new ChunkReader(
+      this.chatUrl ?? `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`,
+      onEvent,
+    );
     try {
       // An absolute `path` replaces the SDK's `<baseURL>/chat/completions`.
       const target = this.chatUrl !== undefined ? { path: this.chatUrl } : {};
       const response = await this.client.chat.completions
-        .create(params, { signal, body: encodeBody(params, request.tools), headers: { 'content-type': 'application/json' }, ...target })
+        .create(params, {
+          signal,
+          body: encodeBody(params, request.tools),
+          headers: { 'content-type': 'application/json' },
+          ...target,
+        })
         .asResponse();
       await reader.read(response, signal);
     } catch (error) {
@@ -154,7 +165,8 @@ class ChunkReader {
         throw new LlmProviderError(`provider streamed tool call ${index} without a function name`, undefined, false);
       }
       this.deliver({ type: 'tool_call_start', index, id: pending.id ?? `call_${index}`, name: pending.name });
-      if (pending.bufferedArguments) this.deliver({ type: 'tool_call_delta', index, argumentsDelta: pending.bufferedArguments });
+      if (pending.bufferedArguments)
+        this.deliver({ type: 'tool_call_delta', index, argumentsDelta: pending.bufferedArguments });
     }
     if (this.usage) this.deliver(this.usage);
     if (this.finishReason === undefined) {
@@ -171,14 +183,21 @@ class ChunkReader {
     }
     // A malformed chunk throws SyntaxError (not retryable); an error object in the stream is an APIError, as the SDK has it.
     const data = JSON.parse(message.data) as ChatCompletionChunk & { error?: unknown };
-    if (data?.error) throw new APIError(undefined, data.error as Record<string, unknown>, undefined, this.headers ?? new Headers());
+    if (data?.error)
+      throw new APIError(undefined, data.error as Record<string, unknown>, undefined, this.headers ?? new Headers());
     this.chunk(data);
   }
 
   private chunk(chunk: ChatCompletionChunk): void {
     if (!this.described) {
       this.described = true;
-      this.deliver({ type: 'response', requestUrl: this.requestUrl, responseId: chunk.id, responseModel: chunk.model, responseObject: chunk.object });
+      this.deliver({
+        type: 'response',
+        requestUrl: this.requestUrl,
+        responseId: chunk.id,
+        responseModel: chunk.model,
+        responseObject: chunk.object,
+      });
     }
     if (chunk.usage) {
       this.usage = {
@@ -208,11 +227,15 @@ class ChunkReader {
 const NO_EVENTS: readonly LlmStreamEvent[] = [];
 
 /** Text, reasoning and tool-call events carried by one chunk delta. */
-function deltaEvents(delta: ChunkDelta | undefined, toolCalls: Map<number, PendingToolCall>): readonly LlmStreamEvent[] {
+function deltaEvents(
+  delta: ChunkDelta | undefined,
+  toolCalls: Map<number, PendingToolCall>,
+): readonly LlmStreamEvent[] {
   if (!delta) return NO_EVENTS;
   const reasoning = reasoningText(delta);
   // The common chunk: text and nothing else.
-  if (!reasoning && delta.tool_calls === undefined) return delta.content ? [{ type: 'text_delta', text: delta.content }] : NO_EVENTS;
+  if (!reasoning && delta.tool_calls === undefined)
+    return delta.content ? [{ type: 'text_delta', text: delta.content }] : NO_EVENTS;
   const events: LlmStreamEvent[] = [];
   if (reasoning) events.push({ type: 'reasoning_delta', text: reasoning });
   if (delta.content) events.push({ type: 'text_delta', text: delta.content });
@@ -352,11 +375,18 @@ function toProviderError(error: unknown, signal: AbortSignal): Error {
     const status = error.status;
     // The provider's `x-should-retry` overrides the status, as the SDK had it.
     const should = error.headers?.get('x-should-retry');
-    const retryable = should === 'true' || (should !== 'false' && status !== undefined && (status === 429 || status >= 500));
-    return new LlmProviderError(error.message, status, retryable, retryable ? retryAfterMs(error.headers, Date.now()) : undefined);
+    const retryable =
+      should === 'true' || (should !== 'false' && status !== undefined && (status === 429 || status >= 500));
+    return new LlmProviderError(
+      error.message,
+      status,
+      retryable,
+      retryable ? retryAfterMs(error.headers, Date.now()) : undefined,
+    );
   }
   // A malformed chunk will not get better on retry; a dropped socket mid-stream may.
-  if (error instanceof SyntaxError) return new LlmProviderError(`malformed provider stream: ${error.message}`, undefined, false);
+  if (error instanceof SyntaxError)
+    return new LlmProviderError(`malformed provider stream: ${error.message}`, undefined, false);
   const message = error instanceof Error ? error.message : String(error);
   return new LlmProviderError(`provider stream failed: ${message}`, undefined, true);
 }

@@ -2,7 +2,10 @@
  * A provider's Retry-After (delta seconds or an HTTP date) in milliseconds from `nowMs`, when it is readable;
  * `retry-after-ms` (OpenAI's and Azure's milliseconds) wins when present. Past dates read as 0.
  */
-export function retryAfterMs(headers: { get(name: string): string | null } | undefined, nowMs: number): number | undefined {
+export function retryAfterMs(
+  headers: { get(name: string): string | null } | undefined,
+  nowMs: number,
+): number | undefined {
   const ms = headers?.get('retry-after-ms');
   if (ms !== null && ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
   const value = headers?.get('retry-after')?.trim();

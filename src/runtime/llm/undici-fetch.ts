@@ -90,7 +90,8 @@ function headerRecord(headers: RequestInit['headers']): Record<string, string> {
   }
   const pairs = Array.isArray(headers) ? headers : Object.entries(headers);
   for (const [name, value] of pairs) {
-    if (name !== undefined && value !== undefined) record[name.toLowerCase()] = typeof value === 'string' ? value : value.join(', ');
+    if (name !== undefined && value !== undefined)
+      record[name.toLowerCase()] = typeof value === 'string' ? value : value.join(', ');
   }
   return record;
 }

@@ -3,7 +3,10 @@ import type { PlanProgress } from '../../protocol/planning.js';
 import type { LoopState } from './run-loop.js';
 
 /** The wire checkpoint of a loop state. */
-export function toCheckpoint(state: LoopState, meta: { runId: string; sessionId: string; input: string; sideQuestion: boolean; now: number; plan?: PlanProgress }): LoopCheckpoint {
+export function toCheckpoint(
+  state: LoopState,
+  meta: { runId: string; sessionId: string; input: string; sideQuestion: boolean; now: number; plan?: PlanProgress },
+): LoopCheckpoint {
   return {
     schema_version: 1,
     run_id: meta.runId,
@@ -12,7 +15,11 @@ export function toCheckpoint(state: LoopState, meta: { runId: string; sessionId:
     input: meta.input,
     side_question: meta.sideQuestion,
     messages: state.messages,
-    total_usage: { prompt_tokens: state.usage.promptTokens, completion_tokens: state.usage.completionTokens, total_tokens: state.usage.totalTokens },
+    total_usage: {
+      prompt_tokens: state.usage.promptTokens,
+      completion_tokens: state.usage.completionTokens,
+      total_tokens: state.usage.totalTokens,
+    },
     tool_calls_count: state.toolCallsCount,
     verification_reports: [],
     convergence: {
@@ -32,7 +39,11 @@ export function fromCheckpoint(checkpoint: LoopCheckpoint): LoopState {
   return {
     turn: checkpoint.turn,
     messages: checkpoint.messages,
-    usage: { promptTokens: checkpoint.total_usage.prompt_tokens, completionTokens: checkpoint.total_usage.completion_tokens, totalTokens: checkpoint.total_usage.total_tokens },
+    usage: {
+      promptTokens: checkpoint.total_usage.prompt_tokens,
+      completionTokens: checkpoint.total_usage.completion_tokens,
+      totalTokens: checkpoint.total_usage.total_tokens,
+    },
     toolCallsCount: checkpoint.tool_calls_count,
     toolRounds: checkpoint.convergence.tool_rounds,
     parseFailures: checkpoint.convergence.parse_failures,

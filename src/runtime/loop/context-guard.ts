@@ -6,7 +6,12 @@ import type { CompactionAttempt, ContextReading } from './context-reading.js';
 
 /** What the guard needs of the loop's services. */
 export interface ContextGuardDeps {
-  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext, force: boolean): Promise<CompactionAttempt | undefined>;
+  compact?(
+    messages: readonly ChatMessage[],
+    reading: ContextReading,
+    ctx: InvocationContext,
+    force: boolean,
+  ): Promise<CompactionAttempt | undefined>;
 }
 
 /** The guard's verdict before a turn: the transcript to send (compacted or not), usage spent on it, or why the turn must not happen. */
@@ -23,9 +28,15 @@ export interface ContextVerdict {
  * (CONTEXT_LIMIT_EXCEEDED: the provider's reported usage plus the UTF-8 bytes / 4 estimate of newer messages,
  * or the estimate of all messages when nothing was reported).
  */
-export async function guardContext(deps: ContextGuardDeps, ctx: InvocationContext, messages: ChatMessage[], reading: ContextReading): Promise<ContextVerdict> {
+export async function guardContext(
+  deps: ContextGuardDeps,
+  ctx: InvocationContext,
+  messages: ChatMessage[],
+  reading: ContextReading,
+): Promise<ContextVerdict> {
   const g = ctx.governance;
-  const over = (list: readonly ChatMessage[]): boolean => list.length > g.maxTranscriptMessages || messageBytes(list) > g.maxTranscriptBytes;
+  const over = (list: readonly ChatMessage[]): boolean =>
+    list.length > g.maxTranscriptMessages || messageBytes(list) > g.maxTranscriptBytes;
   let current = messages;
   let usage: Usage | undefined;
   let compacted = false;

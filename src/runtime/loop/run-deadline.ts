@@ -24,7 +24,10 @@ export function withDeadline(ctx: InvocationContext, deadlineMs: number): Deadli
   // setTimeout overflows past 2^31-1 ms (about 24.8 days) and would fire at once; re-arm instead.
   const arm = (): void => {
     const remaining = Math.max(0, deadlineMs - ctx.hostEnv.now());
-    timer = remaining > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(() => controller.abort(new RunDeadlineError(limitMs)), remaining);
+    timer =
+      remaining > MAX_TIMER_MS
+        ? setTimeout(arm, MAX_TIMER_MS)
+        : setTimeout(() => controller.abort(new RunDeadlineError(limitMs)), remaining);
   };
   arm();
   return {

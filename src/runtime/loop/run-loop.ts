@@ -38,7 +38,12 @@ export interface LoopDeps extends TurnDeps {
    * usage of its summary call (counted in the run's); undefined when no compaction was due. Never throws for
    * a failed compaction.
    */
-  compact?(messages: readonly ChatMessage[], reading: ContextReading, ctx: InvocationContext, force: boolean): Promise<CompactionAttempt | undefined>;
+  compact?(
+    messages: readonly ChatMessage[],
+    reading: ContextReading,
+    ctx: InvocationContext,
+    force: boolean,
+  ): Promise<CompactionAttempt | undefined>;
 }
 
 /** Why a run ended other than normally. */
@@ -74,7 +79,12 @@ export interface LoopOutcome extends RunOutcome {
  * repeat until the model answers without tools, honouring every limit in the governance snapshot.
  * `maxExecutionTimeMs` is a hard deadline: it aborts the in-flight provider call or tool too.
  */
-export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], resume?: LoopState): Promise<LoopOutcome> {
+export async function runLoop(
+  deps: LoopDeps,
+  ctx: InvocationContext,
+  transcript: ChatMessage[],
+  resume?: LoopState,
+): Promise<LoopOutcome> {
   const deadline = ctx.hostEnv.now() + ctx.governance.maxExecutionTimeMs;
   const scope = withDeadline(ctx, deadline);
   try {
@@ -88,11 +98,23 @@ export async function runLoop(deps: LoopDeps, ctx: InvocationContext, transcript
  * The loop on a context that already carries the run's deadline (withDeadline): a planned run runs one
  * loop per step under one deadline. `resume` (a checkpoint's, or the previous step's state) replaces `transcript`.
  */
-export function runLoopWithin(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], deadline: number, resume?: LoopState): Promise<LoopOutcome> {
+export function runLoopWithin(
+  deps: LoopDeps,
+  ctx: InvocationContext,
+  transcript: ChatMessage[],
+  deadline: number,
+  resume?: LoopState,
+): Promise<LoopOutcome> {
   return loop(deps, ctx, resume ? resume.messages : transcript, deadline, resume);
 }
 
-async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMessage[], deadline: number, resume: LoopState | undefined): Promise<LoopOutcome> {
+async function loop(
+  deps: LoopDeps,
+  ctx: InvocationContext,
+  transcript: ChatMessage[],
+  deadline: number,
+  resume: LoopState | undefined,
+): Promise<LoopOutcome> {
   const g = ctx.governance;
   let messages = [...transcript];
   // Provider-reported context size for the compaction check (none yet: everything is estimated).
@@ -117,10 +139,27 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
   };
   // A call the loop answers without running it: the transcript stays valid and tool_start gets its tool_end.
   const skip = (call: ToolCall, output: string) => {
-    ctx.emit('tool_end', { id: call.id, name: call.function.name, output, exit_code: 1, duration_ms: 0, truncated: false });
+    ctx.emit('tool_end', {
+      id: call.id,
+      name: call.function.name,
+      output,
+      exit_code: 1,
+      duration_ms: 0,
+      truncated: false,
+    });
     push({ role: 'tool', tool_call_id: call.id, content: output });
   };
-  const state = (copy: boolean): LoopState => ({ turn, messages: copy ? [...messages] : messages, usage: { ...usage }, toolCallsCount, toolRounds, parseFailures, continuations, lastCallKey, sameCallCount });
+  const state = (copy: boolean): LoopState => ({
+    turn,
+    messages: copy ? [...messages] : messages,
+    usage: { ...usage },
+    toolCallsCount,
+    toolRounds,
+    parseFailures,
+    continuations,
+    lastCallKey,
+    sameCallCount,
+  });
   const end = (status: LoopOutcome['status'], error?: LoopError): LoopOutcome => ({
     status,
     text,
@@ -132,10 +171,17 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
     ...(error ? { error } : {}),
     ...(meta ? { meta } : {}),
   });
-  const deadlineError = (): LoopError => ({ code: 'MAX_EXECUTION_TIME', message: `the run exceeded maxExecutionTimeMs (${g.maxExecutionTimeMs} ms)` });
+  const deadlineError = (): LoopError => ({
+    code: 'MAX_EXECUTION_TIME',
+    message: `the run exceeded maxExecutionTimeMs (${g.maxExecutionTimeMs} ms)`,
+  });
   // The signal fires for a cancel (or session close) and for the deadline; the reason tells them apart.
-  const stopped = () => (deadlineReason(ctx.signal) ? end('failed', deadlineError()) : end('cancelled', { code: 'CANCELLED', message: 'the run was cancelled' }));
-  const notRunReason = () => (deadlineReason(ctx.signal) ? `Not run: ${deadlineError().message}.` : 'Not run: the run was cancelled.');
+  const stopped = () =>
+    deadlineReason(ctx.signal)
+      ? end('failed', deadlineError())
+      : end('cancelled', { code: 'CANCELLED', message: 'the run was cancelled' });
+  const notRunReason = () =>
+    deadlineReason(ctx.signal) ? `Not run: ${deadlineError().message}.` : 'Not run: the run was cancelled.';
 
   for (;;) {
     if (ctx.signal.aborted) return stopped();
@@ -162,13 +208,21 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
       const message = error instanceof Error ? error.message : String(error);
       // streamTurn throws TurnError with the failure's code; anything else is a fault of ours.
       if (!(error instanceof TurnError)) return end('failed', { code: 'INTERNAL_ERROR', message });
-      return end('failed', { code: error.code, message, ...(error.status !== undefined ? { status: error.status } : {}) });
+      return end('failed', {
+        code: error.code,
+        message,
+        ...(error.status !== undefined ? { status: error.status } : {}),
+      });
     }
     if (result.meta) meta = result.meta;
     addUsage(usage, result.usage);
     ctx.emit('turn_end', {
       turn,
-      usage: { prompt_tokens: result.usage.promptTokens, completion_tokens: result.usage.completionTokens, total_tokens: result.usage.totalTokens },
+      usage: {
+        prompt_tokens: result.usage.promptTokens,
+        completion_tokens: result.usage.completionTokens,
+        total_tokens: result.usage.totalTokens,
+      },
       finish_reason: result.finishReason,
     });
 
@@ -212,16 +266,26 @@ async function loop(deps: LoopDeps, ctx: InvocationContext, transcript: ChatMess
       lastCallKey = key;
       toolCallsCount += 1;
       if (sameCallCount > g.duplicateToolCallThreshold) {
-        skip(call, `Not run: this exact ${call.function.name} call was repeated ${sameCallCount} times in a row (duplicateToolCallThreshold ${g.duplicateToolCallThreshold}). Try something different.`);
+        skip(
+          call,
+          `Not run: this exact ${call.function.name} call was repeated ${sameCallCount} times in a row (duplicateToolCallThreshold ${g.duplicateToolCallThreshold}). Try something different.`,
+        );
         continue;
       }
-      const outcome = await deps.tools.invoke({ id: call.id, name: call.function.name, args: call.function.arguments, origin: 'model' }, ctx);
+      const outcome = await deps.tools.invoke(
+        { id: call.id, name: call.function.name, args: call.function.arguments, origin: 'model' },
+        ctx,
+      );
       push({ role: 'tool', tool_call_id: call.id, content: outcome.output });
       if (outcome.malformedArgs) {
         parseFailures += 1;
         if (parseFailures > g.maxParseRetries) {
-          for (const rest of result.toolCalls.slice(index + 1)) skip(rest, 'Not run: the run stopped after too many malformed tool calls.');
-          return end('failed', { code: 'MAX_PARSE_RETRIES', message: `the model sent malformed tool arguments more than maxParseRetries (${g.maxParseRetries}) times` });
+          for (const rest of result.toolCalls.slice(index + 1))
+            skip(rest, 'Not run: the run stopped after too many malformed tool calls.');
+          return end('failed', {
+            code: 'MAX_PARSE_RETRIES',
+            message: `the model sent malformed tool arguments more than maxParseRetries (${g.maxParseRetries}) times`,
+          });
         }
       }
     }

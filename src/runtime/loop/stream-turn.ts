@@ -41,7 +41,6 @@ export class TurnError extends Error {
   }
 }
 
-
 /** What one streamed turn needs of the loop's services: the LLM invoker and the tool specs the model sees. */
 export interface TurnDeps {
   llm: LlmInvoker;
@@ -52,7 +51,12 @@ export interface TurnDeps {
  * Stream one provider response, emitting text, reasoning and tool-call deltas as they arrive. The LLM invoker
  * retries (provider.max_retries) and keeps the circuit breaker; what it cannot mend ends the run.
  */
-export async function streamTurn(deps: TurnDeps, ctx: InvocationContext, messages: ChatMessage[], turn: number): Promise<TurnResult> {
+export async function streamTurn(
+  deps: TurnDeps,
+  ctx: InvocationContext,
+  messages: ChatMessage[],
+  turn: number,
+): Promise<TurnResult> {
   try {
     return await attempt(deps, ctx, messages, turn);
   } catch (error) {
@@ -64,7 +68,12 @@ export async function streamTurn(deps: TurnDeps, ctx: InvocationContext, message
   }
 }
 
-async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMessage[], turn: number): Promise<TurnResult> {
+async function attempt(
+  deps: TurnDeps,
+  ctx: InvocationContext,
+  messages: ChatMessage[],
+  turn: number,
+): Promise<TurnResult> {
   let text = '';
   let reasoning = '';
   let finishReason = 'stop';
@@ -74,7 +83,11 @@ async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMes
   let meta: TurnMeta | undefined;
   let firstToken: number | undefined;
   const onEvent = (event: LlmStreamEvent): void => {
-    if (firstToken === undefined && (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start')) firstToken = ctx.hostEnv.now() - started;
+    if (
+      firstToken === undefined &&
+      (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start')
+    )
+      firstToken = ctx.hostEnv.now() - started;
     switch (event.type) {
       case 'response':
         meta = { request_url: event.requestUrl, duration_ms: 0 };
@@ -119,7 +132,14 @@ async function attempt(deps: TurnDeps, ctx: InvocationContext, messages: ChatMes
   } catch (error) {
     // Calls announced with tool_start will never run: close them so subscribers do not wait forever.
     for (const call of calls.values()) {
-      ctx.emit('tool_end', { id: call.id, name: call.name, output: 'Not run: the provider response ended before the call was complete.', exit_code: 1, duration_ms: 0, truncated: false });
+      ctx.emit('tool_end', {
+        id: call.id,
+        name: call.name,
+        output: 'Not run: the provider response ended before the call was complete.',
+        exit_code: 1,
+        duration_ms: 0,
+        truncated: false,
+      });
     }
     throw error;
   }

@@ -90,7 +90,9 @@ export class McpConnection {
     let cursor: string | undefined;
     try {
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-        const result = await live.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.config.timeoutMs });
+        const result = await live.client.listTools(cursor === undefined ? undefined : { cursor }, {
+          timeout: this.config.timeoutMs,
+        });
         tools.push(...result.tools);
         cursor = result.nextCursor;
         if (cursor === undefined) break;
@@ -120,10 +122,15 @@ export class McpConnection {
       try {
         live = await this.ensureLive();
       } catch (error) {
-        return failure(error instanceof McpConnectionError ? error.detail : messageOf(error), { reason: 'connect_failed' });
+        return failure(error instanceof McpConnectionError ? error.detail : messageOf(error), {
+          reason: 'connect_failed',
+        });
       }
       try {
-        const result = await live.client.callTool({ name: tool, arguments: args }, undefined, { signal: options.signal, timeout: timeoutMs });
+        const result = await live.client.callTool({ name: tool, arguments: args }, undefined, {
+          signal: options.signal,
+          timeout: timeoutMs,
+        });
         this.lastActivity = this.options.now();
         return mapCallToolResult(this.name, tool, result);
       } catch (error) {
@@ -199,7 +206,10 @@ export class McpConnection {
 
   private async open(): Promise<Live> {
     const transport = await this.createTransport();
-    const client = new Client({ name: this.options.clientName ?? 'a3s-code-server', version: this.options.clientVersion ?? '0.1.0' }, { capabilities: {} });
+    const client = new Client(
+      { name: this.options.clientName ?? 'a3s-code-server', version: this.options.clientVersion ?? '0.1.0' },
+      { capabilities: {} },
+    );
     let established = false;
     client.onclose = () => {
       if (!established || this.live?.client !== client) return;
@@ -241,9 +251,13 @@ export class McpConnection {
     const { transport, env } = this.config;
     if (transport.type === 'stdio') {
       const base = this.options.defaultCwd;
-      const cwd = transport.cwd === undefined ? base : base === undefined ? transport.cwd : path.resolve(base, transport.cwd);
+      const cwd =
+        transport.cwd === undefined ? base : base === undefined ? transport.cwd : path.resolve(base, transport.cwd);
       if (cwd !== undefined) {
-        const isDir = await stat(cwd).then((s) => s.isDirectory(), () => false);
+        const isDir = await stat(cwd).then(
+          (s) => s.isDirectory(),
+          () => false,
+        );
         if (!isDir) {
           this.lastError = `could not connect: cwd ${cwd} is not a directory`;
           throw new McpConnectionError(this.name, `could not connect: cwd ${cwd} is not a directory.`);
@@ -267,7 +281,9 @@ export class McpConnection {
 
   /** The server dropped on its own: kill what is left of a stdio group and record why. */
   private async onLost(transport: Transport): Promise<void> {
-    const reason = await this.describeFailure(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), { transport });
+    const reason = await this.describeFailure(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), {
+      transport,
+    });
     await transport.close().catch(() => undefined);
     this.lastError = `disconnected: ${reason}`;
     this.log(this.lastError);
@@ -296,7 +312,9 @@ export class McpConnection {
   private async describeFailure(error: unknown, live: Partial<Live> | undefined = this.live): Promise<string> {
     const transport = live?.transport;
     if (!(transport instanceof StdioProcessTransport)) {
-      return error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? 'the connection to the server was closed.' : messageOf(error);
+      return error instanceof McpError && error.code === ErrorCode.ConnectionClosed
+        ? 'the connection to the server was closed.'
+        : messageOf(error);
     }
     const spawnError = error as NodeJS.ErrnoException;
     if (spawnError.code === 'ENOENT' && transport.pid === undefined) {

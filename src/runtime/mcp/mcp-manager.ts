@@ -1,7 +1,13 @@
 import type { OutboundFetchOptions } from '../outbound/outbound-fetch.js';
 import { CodeError } from '../../errors.js';
 import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
-import { McpServerConfigSchema, type McpServerConfig, type McpServerConfigInput, type McpServerSource, type McpServerStatus } from '../../protocol/mcp.js';
+import {
+  McpServerConfigSchema,
+  type McpServerConfig,
+  type McpServerConfigInput,
+  type McpServerSource,
+  type McpServerStatus,
+} from '../../protocol/mcp.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { McpConnection } from './mcp-connection.js';
 import { adaptMcpTools } from './mcp-tool-adapter.js';
@@ -93,12 +99,15 @@ export class McpManager {
     const settled = await Promise.allSettled(inputs.map((input) => this.insert(input, true)));
     // Completion order is arbitrary: restore the given one, so status, tool order and snapshots stay stable.
     const order = new Map(inputs.map((input, index) => [input.name, index]));
-    const sorted = [...this.entries].sort(([a], [b]) => (order.get(a) ?? inputs.length) - (order.get(b) ?? inputs.length));
+    const sorted = [...this.entries].sort(
+      ([a], [b]) => (order.get(a) ?? inputs.length) - (order.get(b) ?? inputs.length),
+    );
     this.entries.clear();
     for (const [name, entry] of sorted) this.entries.set(name, entry);
     return inputs.map((input, index): McpRefreshResult => {
       const outcome = settled[index];
-      if (outcome?.status === 'fulfilled') return { server: input.name, toolCount: outcome.value.toolCount, error: outcome.value.error };
+      if (outcome?.status === 'fulfilled')
+        return { server: input.name, toolCount: outcome.value.toolCount, error: outcome.value.error };
       const reason: unknown = outcome?.reason;
       const error = reason instanceof Error ? reason.message : String(reason);
       this.options.onLog?.(input.name, `[a3s] not registered: ${error}`);
@@ -106,19 +115,29 @@ export class McpManager {
     });
   }
 
-  private async insert(input: McpServerConfigInput, keepOnFailure: boolean): Promise<{ toolCount: number; error: string | null }> {
+  private async insert(
+    input: McpServerConfigInput,
+    keepOnFailure: boolean,
+  ): Promise<{ toolCount: number; error: string | null }> {
     const parsed = McpServerConfigSchema.safeParse(input);
     if (!parsed.success) {
-      throw new CodeError('VALIDATION_ERROR', formatZodIssues(parsed.error, { where: 'mcp' }), { issues: zodFieldIssues(parsed.error, 'mcp', 10) });
+      throw new CodeError('VALIDATION_ERROR', formatZodIssues(parsed.error, { where: 'mcp' }), {
+        issues: zodFieldIssues(parsed.error, 'mcp', 10),
+      });
     }
     const config = parsed.data;
     const name = config.name;
-    if (this.closed) throw new CodeError('SESSION_CLOSED', `MCP servers of this ${this.source} layer were closed`, { server: name });
+    if (this.closed)
+      throw new CodeError('SESSION_CLOSED', `MCP servers of this ${this.source} layer were closed`, { server: name });
     if (this.entries.has(name) || this.adding.has(name)) {
-      throw new CodeError('SESSION_CONFIGURATION_ERROR', `an MCP server named "${name}" already exists in this ${this.source} layer`, {
-        server: name,
-        reason: 'duplicate',
-      });
+      throw new CodeError(
+        'SESSION_CONFIGURATION_ERROR',
+        `an MCP server named "${name}" already exists in this ${this.source} layer`,
+        {
+          server: name,
+          reason: 'duplicate',
+        },
+      );
     }
     this.adding.add(name);
     const connection = new McpConnection(config, {
@@ -139,13 +158,17 @@ export class McpManager {
         error = failure instanceof Error ? failure.message : String(failure);
         this.options.onLog?.(name, `[a3s] registered without tools: ${error}`);
       }
-      if (this.closed) throw new Error(`MCP server "${name}": the ${this.source} layer was closed while the server connected`);
+      if (this.closed)
+        throw new Error(`MCP server "${name}": the ${this.source} layer was closed while the server connected`);
       this.entries.set(name, entry);
       this.emitTools({ server: name, reason: 'added', toolNames: entry.tools.map((t) => t.name) });
       return { toolCount: entry.tools.length, error };
     } catch (error) {
       await connection.close();
-      throw new CodeError('SESSION_INITIALIZATION_ERROR', error instanceof Error ? error.message : String(error), { server: name, reason: 'connect_failed' });
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', error instanceof Error ? error.message : String(error), {
+        server: name,
+        reason: 'connect_failed',
+      });
     } finally {
       this.adding.delete(name);
     }
@@ -183,7 +206,11 @@ export class McpManager {
 
   /** The state of every server of this layer. */
   status(): McpServerStatus[] {
-    return [...this.entries.values()].map((entry) => ({ ...entry.connection.status(), toolCount: entry.tools.length, source: this.source }));
+    return [...this.entries.values()].map((entry) => ({
+      ...entry.connection.status(),
+      toolCount: entry.tools.length,
+      source: this.source,
+    }));
   }
 
   /** Every server's tools, adapted; disconnected servers keep theirs (the next call reconnects). */
@@ -198,7 +225,10 @@ export class McpManager {
   async disconnectIdle(thresholdMs: number, now: number = this.now()): Promise<string[]> {
     const idle = [...this.entries.values()]
       .map((entry) => entry.connection)
-      .filter((c) => c.connected && c.pendingCalls === 0 && now - (c.lastActivityMs ?? Number.NEGATIVE_INFINITY) >= thresholdMs);
+      .filter(
+        (c) =>
+          c.connected && c.pendingCalls === 0 && now - (c.lastActivityMs ?? Number.NEGATIVE_INFINITY) >= thresholdMs,
+      );
     await Promise.all(idle.map((c) => c.disconnect('idle')));
     return idle.map((c) => c.name);
   }
@@ -217,7 +247,11 @@ export class McpManager {
           if (after.join('\n') !== before) this.emitTools({ server: name, reason: 'refreshed', toolNames: after });
           return { server: name, toolCount: after.length, error: null };
         } catch (error) {
-          return { server: name, toolCount: entry.tools.length, error: error instanceof Error ? error.message : String(error) };
+          return {
+            server: name,
+            toolCount: entry.tools.length,
+            error: error instanceof Error ? error.message : String(error),
+          };
         }
       }),
     );

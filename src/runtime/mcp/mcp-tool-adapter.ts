@@ -43,7 +43,11 @@ export function adaptMcpTools(connection: McpConnection, listed: readonly Tool[]
 }
 
 /** One MCP tool as a tool definition: its schema is the server's, shown to the model as given. */
-export function adaptMcpTool(connection: McpConnection, tool: Tool, name = mcpToolName(connection.name, tool.name)): AnyToolDefinition {
+export function adaptMcpTool(
+  connection: McpConnection,
+  tool: Tool,
+  name = mcpToolName(connection.name, tool.name),
+): AnyToolDefinition {
   const remoteName = tool.name;
   return {
     name,

@@ -56,7 +56,10 @@ export interface StdioProcessExit {
 }
 
 /** The minimal environment of a stdio MCP server: PATH, HOME and LANG of ours, plus its configured env. */
-export function mcpServerEnv(extra: Readonly<Record<string, string>> = {}, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function mcpServerEnv(
+  extra: Readonly<Record<string, string>> = {},
+  base: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of MCP_INHERITED_ENV) {
     const value = base[name];
@@ -155,9 +158,19 @@ export class StdioProcessTransport implements Transport {
     const { command, args = [], cwd, env, launcher } = this.options;
     let spawnArgs: SpawnSpec = { file: command, args, cwd, env: mcpServerEnv(env), inheritFds: [] };
     if (launcher) {
-      this.prepared = await launcher.prepare([command, ...args], { ...(cwd !== undefined ? { cwd } : {}), ...(env ? { env } : {}) });
+      this.prepared = await launcher.prepare([command, ...args], {
+        ...(cwd !== undefined ? { cwd } : {}),
+        ...(env ? { env } : {}),
+      });
       const { uid, gid } = this.prepared;
-      spawnArgs = { file: this.prepared.file, args: this.prepared.args, cwd: this.prepared.cwd, env: this.prepared.env, inheritFds: this.prepared.inheritFds, ...(uid !== undefined ? { uid, gid } : {}) };
+      spawnArgs = {
+        file: this.prepared.file,
+        args: this.prepared.args,
+        cwd: this.prepared.cwd,
+        env: this.prepared.env,
+        inheritFds: this.prepared.inheritFds,
+        ...(uid !== undefined ? { uid, gid } : {}),
+      };
     }
     try {
       await this.spawnChild(spawnArgs);
@@ -171,7 +184,14 @@ export class StdioProcessTransport implements Transport {
     return new Promise((resolve, reject) => {
       let spawned = false;
       // detached: the server leads its own process group, so the group can be killed as a whole.
-      const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', ...spec.inheritFds], shell: false, ...(spec.uid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}) }) as ChildProcessWithoutNullStreams;
+      const child = spawn(spec.file, [...spec.args], {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe', ...spec.inheritFds],
+        shell: false,
+        ...(spec.uid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}),
+      }) as ChildProcessWithoutNullStreams;
       this.child = child;
       child.once('spawn', () => {
         spawned = true;
@@ -207,7 +227,8 @@ export class StdioProcessTransport implements Transport {
   /** Write one newline-delimited JSON-RPC message to the server's stdin. */
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (this.closed || !stdin || !stdin.writable) return Promise.reject(new Error('Not connected: the MCP server process is not running'));
+    if (this.closed || !stdin || !stdin.writable)
+      return Promise.reject(new Error('Not connected: the MCP server process is not running'));
     return new Promise((resolve, reject) => {
       stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
     });

@@ -39,12 +39,24 @@ export class AgentMemory {
 
   /** Remember a successful task (importance 0.8, tags success/pattern, procedural). */
   rememberSuccess(task: string, tools: readonly string[], result: string): Promise<MemoryItem> {
-    return this.remember(`Success: ${task}\nTools: ${tools.join(', ')}\nResult: ${result}`, 0.8, ['success', 'pattern'], 'procedural', { prompt: task, tools: [...tools] });
+    return this.remember(
+      `Success: ${task}\nTools: ${tools.join(', ')}\nResult: ${result}`,
+      0.8,
+      ['success', 'pattern'],
+      'procedural',
+      { prompt: task, tools: [...tools] },
+    );
   }
 
   /** Remember a failed task (importance 0.9, tags failure/avoid, episodic). */
   rememberFailure(task: string, error: string, tools: readonly string[]): Promise<MemoryItem> {
-    return this.remember(`Failure: ${task}\nError: ${error}\nAttempted tools: ${tools.join(', ')}`, 0.9, ['failure', 'avoid'], 'episodic', { prompt: task, error });
+    return this.remember(
+      `Failure: ${task}\nError: ${error}\nAttempted tools: ${tools.join(', ')}`,
+      0.9,
+      ['failure', 'avoid'],
+      'episodic',
+      { prompt: task, error },
+    );
   }
 
   /** Items whose content contains `query` (case-insensitive), most relevant first. */
@@ -75,14 +87,34 @@ export class AgentMemory {
     return { longTermCount: longTerm.length, shortTermCount: this.shortTerm.length, workingCount: this.working.length };
   }
 
-  private async remember(content: string, importance: number, tags: string[], memoryType: MemoryType, metadata: Record<string, unknown>): Promise<MemoryItem> {
+  private async remember(
+    content: string,
+    importance: number,
+    tags: string[],
+    memoryType: MemoryType,
+    metadata: Record<string, unknown>,
+  ): Promise<MemoryItem> {
     const { hostEnv, store, scope, emit } = this.deps;
-    const item: MemoryItem = { id: hostEnv.newId('mem'), content, timestamp: hostEnv.now(), importance, tags, memory_type: memoryType, metadata, access_count: 0 };
+    const item: MemoryItem = {
+      id: hostEnv.newId('mem'),
+      content,
+      timestamp: hostEnv.now(),
+      importance,
+      tags,
+      memory_type: memoryType,
+      metadata,
+      access_count: 0,
+    };
     await store.put(scope, item);
     this.shortTerm.push(item);
     if (this.shortTerm.length > SHORT_TERM_MAX) this.shortTerm.splice(0, this.shortTerm.length - SHORT_TERM_MAX);
     this.addWorking(item);
-    emit('memory_stored', { memory_id: item.id, memory_type: item.memory_type, importance: item.importance, tags: [...item.tags] });
+    emit('memory_stored', {
+      memory_id: item.id,
+      memory_type: item.memory_type,
+      importance: item.importance,
+      tags: [...item.tags],
+    });
     return item;
   }
 
@@ -109,6 +141,8 @@ export class AgentMemory {
     this.working.push(item);
     if (this.working.length <= WORKING_MAX) return;
     const now = this.deps.hostEnv.now();
-    this.working = [...this.working].sort((a, b) => memoryRelevance(b, now) - memoryRelevance(a, now) || b.timestamp - a.timestamp).slice(0, WORKING_MAX);
+    this.working = [...this.working]
+      .sort((a, b) => memoryRelevance(b, now) - memoryRelevance(a, now) || b.timestamp - a.timestamp)
+      .slice(0, WORKING_MAX);
   }
 }

@@ -8,7 +8,8 @@ export const MEMORY_CONTEXT_CHARS = 8_000;
 /** Characters of the prompt and of the response a completed run records. */
 export const MEMORY_RECORD_CHARS = 4_000;
 
-const HEADER = '## Relevant memory\nThese notes were recalled from earlier runs of this memory namespace; use them when they help, and ignore them when they do not apply.';
+const HEADER =
+  '## Relevant memory\nThese notes were recalled from earlier runs of this memory namespace; use them when they help, and ignore them when they do not apply.';
 
 /**
  * The memory context provider's read side: a system-prompt section with up to five items recalled by
@@ -36,7 +37,14 @@ export function boundText(text: string, max = MEMORY_RECORD_CHARS): string {
 }
 
 /** The memory context provider's write side: a completed run recorded via rememberSuccess(prompt, tools used, response), each bounded. */
-export async function recordCompletedRun(memory: AgentMemory, input: string, added: readonly ChatMessage[], response: string): Promise<void> {
-  const tools = [...new Set(added.flatMap((message) => (message.tool_calls ?? []).map((call) => call.function.name)))].slice(0, 64);
+export async function recordCompletedRun(
+  memory: AgentMemory,
+  input: string,
+  added: readonly ChatMessage[],
+  response: string,
+): Promise<void> {
+  const tools = [
+    ...new Set(added.flatMap((message) => (message.tool_calls ?? []).map((call) => call.function.name))),
+  ].slice(0, 64);
   await memory.rememberSuccess(boundText(input), tools, boundText(response));
 }

@@ -16,13 +16,25 @@ export function privateOutboundAllowed(caller: Caller, config: Pick<CodeConfig, 
  * allowPrivate. A name that does not resolve now is accepted: DNS may be down or not set up yet, and the
  * same check runs again at every call (a failure there fails the hook or budget check closed).
  */
-export async function assertOutboundUrl(url: string, field: string, allowPrivate: boolean, resolve?: OutboundResolver): Promise<void> {
+export async function assertOutboundUrl(
+  url: string,
+  field: string,
+  allowPrivate: boolean,
+  resolve?: OutboundResolver,
+): Promise<void> {
   try {
     await checkOutboundUrl(url, { allowPrivate, ...(resolve ? { resolve } : {}) });
   } catch (error) {
     if (!(error instanceof OutboundUrlError)) throw error;
     if (error.refusal === 'unresolvable') return;
-    const hint = error.refusal === 'private_address' ? ' (a host_direct token, or config outbound.allow_private_networks = true, may name private addresses)' : '';
-    throw new CodeError('VALIDATION_ERROR', `${field}: ${error.message}${hint}`, { field, refusal: error.refusal, issues: [{ path: field, message: error.message }] });
+    const hint =
+      error.refusal === 'private_address'
+        ? ' (a host_direct token, or config outbound.allow_private_networks = true, may name private addresses)'
+        : '';
+    throw new CodeError('VALIDATION_ERROR', `${field}: ${error.message}${hint}`, {
+      field,
+      refusal: error.refusal,
+      issues: [{ path: field, message: error.message }],
+    });
   }
 }

@@ -25,10 +25,17 @@ export interface OutboundCheckOptions {
 /** Default bound on one name resolution of checkOutboundUrl. */
 export const DEFAULT_RESOLVE_TIMEOUT_MS = 5000;
 
-async function resolveBounded(resolver: OutboundResolver, hostname: string, timeoutMs: number): Promise<ResolvedAddress[]> {
+async function resolveBounded(
+  resolver: OutboundResolver,
+  hostname: string,
+  timeoutMs: number,
+): Promise<ResolvedAddress[]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error('resolution timed out'), { code: `no answer within ${timeoutMs} ms` })), timeoutMs);
+    timer = setTimeout(
+      () => reject(Object.assign(new Error('resolution timed out'), { code: `no answer within ${timeoutMs} ms` })),
+      timeoutMs,
+    );
   });
   try {
     return await Promise.race([resolver(hostname), timeout]);
@@ -62,7 +69,10 @@ function refuseAddress(url: URL, address: string, hostname: string): OutboundUrl
   const range = nonGlobalRange(address);
   if (range === undefined) return undefined;
   const via = address === hostname ? '' : ` (${hostname} resolves to ${address})`;
-  return new OutboundUrlError('private_address', `${url.host} is in the ${range} range${via}: the server does not call private, loopback or link-local addresses for callers without the host_direct scope`);
+  return new OutboundUrlError(
+    'private_address',
+    `${url.host} is in the ${range} range${via}: the server does not call private, loopback or link-local addresses for callers without the host_direct scope`,
+  );
 }
 
 /**
@@ -73,15 +83,23 @@ function refuseAddress(url: URL, address: string, hostname: string): OutboundUrl
  * The answer names the addresses to connect to: connect only there (pinnedDispatcher), never look the name up again.
  * Throws OutboundUrlError.
  */
-export async function checkOutboundUrl(value: string | URL, options: OutboundCheckOptions): Promise<CheckedOutboundUrl> {
+export async function checkOutboundUrl(
+  value: string | URL,
+  options: OutboundCheckOptions,
+): Promise<CheckedOutboundUrl> {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw new OutboundUrlError('invalid_url', 'not an absolute URL (IPv6 zone ids such as %25eth0 are not accepted)');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundUrlError('scheme', `scheme ${url.protocol} is not allowed: use http:// or https://`);
-  if (url.username !== '' || url.password !== '') throw new OutboundUrlError('credentials', 'user information (user@ or user:password@) is not allowed in the URL: send credentials in headers');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundUrlError('scheme', `scheme ${url.protocol} is not allowed: use http:// or https://`);
+  if (url.username !== '' || url.password !== '')
+    throw new OutboundUrlError(
+      'credentials',
+      'user information (user@ or user:password@) is not allowed in the URL: send credentials in headers',
+    );
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (hostname === '') throw new OutboundUrlError('invalid_url', 'the URL has no host');
   const family = isIP(hostname);
@@ -92,19 +110,33 @@ export async function checkOutboundUrl(value: string | URL, options: OutboundChe
     return { url, address, addresses: [address] };
   }
   if (!options.allowPrivate && isLocalhostName(hostname)) {
-    throw new OutboundUrlError('private_address', `${url.host} is a loopback name (localhost): the server does not call private, loopback or link-local addresses for callers without the host_direct scope`);
+    throw new OutboundUrlError(
+      'private_address',
+      `${url.host} is a loopback name (localhost): the server does not call private, loopback or link-local addresses for callers without the host_direct scope`,
+    );
   }
   let answers: ResolvedAddress[];
   try {
-    answers = await resolveBounded(options.resolve ?? systemResolver, hostname, options.resolveTimeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS);
+    answers = await resolveBounded(
+      options.resolve ?? systemResolver,
+      hostname,
+      options.resolveTimeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS,
+    );
   } catch (error) {
-    const code = typeof error === 'object' && error !== null && 'code' in error ? ` (${String((error as { code: unknown }).code)})` : '';
+    const code =
+      typeof error === 'object' && error !== null && 'code' in error
+        ? ` (${String((error as { code: unknown }).code)})`
+        : '';
     throw new OutboundUrlError('unresolvable', `${hostname} does not resolve${code}`);
   }
   const addresses = answers.map((entry): ResolvedAddress => {
     const entryFamily = isIP(entry.address);
     // A resolver answer that is not an IP address would make the connection look a name up again.
-    if (entryFamily === 0) throw new OutboundUrlError('unresolvable', `${hostname} resolved to "${entry.address}", which is not an IP address`);
+    if (entryFamily === 0)
+      throw new OutboundUrlError(
+        'unresolvable',
+        `${hostname} resolved to "${entry.address}", which is not an IP address`,
+      );
     // Every address must pass, not only the first: a mixed answer is how rebinding attacks start.
     const refused = options.allowPrivate ? undefined : refuseAddress(url, entry.address, hostname);
     if (refused) throw refused;

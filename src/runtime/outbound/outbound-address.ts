@@ -59,7 +59,11 @@ function blockListOf(ranges: readonly Range[], type: 'ipv4' | 'ipv6'): Array<{ l
 // IPv4 rules cover the mapped forms; NAT64 (64:ff9b::/96) embeds an IPv4 address too and gets its own rules.
 const V4_LISTS = blockListOf(V4_RANGES, 'ipv4');
 const NAT64_LISTS = blockListOf(
-  V4_RANGES.map((range) => ({ prefix: `64:ff9b::${range.prefix}`, bits: 96 + range.bits, name: `NAT64 of ${range.name}` })),
+  V4_RANGES.map((range) => ({
+    prefix: `64:ff9b::${range.prefix}`,
+    bits: 96 + range.bits,
+    name: `NAT64 of ${range.name}`,
+  })),
   'ipv6',
 );
 const V6_LISTS = blockListOf(V6_RANGES, 'ipv6');

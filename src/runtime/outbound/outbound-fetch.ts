@@ -19,14 +19,23 @@ export interface OutboundFetchOptions {
 export function outboundFetch(options: OutboundFetchOptions): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const checked = await checkOutboundUrl(url, { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) });
+    const checked = await checkOutboundUrl(url, {
+      allowPrivate: options.allowPrivate,
+      ...(options.resolve ? { resolve: options.resolve } : {}),
+    });
     const dispatcher = pinnedDispatcher(checked);
     try {
       // The standard RequestInit and undici's differ only in type details; the runtime shapes are the same.
-      const response = await undiciFetch(checked.url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher, redirect: 'manual' });
+      const response = await undiciFetch(checked.url, {
+        ...(init as Parameters<typeof undiciFetch>[1]),
+        dispatcher,
+        redirect: 'manual',
+      });
       if (response.status >= 300 && response.status < 400) {
         await response.body?.cancel().catch(() => undefined);
-        throw new Error(`${url} answered a redirect (HTTP ${response.status}${response.headers.get('location') ? ` to ${response.headers.get('location')}` : ''}); redirects are not followed`);
+        throw new Error(
+          `${url} answered a redirect (HTTP ${response.status}${response.headers.get('location') ? ` to ${response.headers.get('location')}` : ''}); redirects are not followed`,
+        );
       }
       return response as unknown as Response;
     } finally {

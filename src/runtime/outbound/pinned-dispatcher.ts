@@ -5,18 +5,29 @@ import type { CheckedOutboundUrl, ResolvedAddress } from './check-outbound-url.j
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A `net.connect` lookup that answers only the checked addresses of one host, never asking DNS. */
-export function pinnedLookup(hostname: string, addresses: readonly ResolvedAddress[]): (host: string, options: LookupOptions, callback: LookupCallback) => void {
+export function pinnedLookup(
+  hostname: string,
+  addresses: readonly ResolvedAddress[],
+): (host: string, options: LookupOptions, callback: LookupCallback) => void {
   const expected = hostname.toLowerCase();
   return (host, options, callback) => {
     if (host.toLowerCase() !== expected) {
-      const error: NodeJS.ErrnoException = new Error(`connection to ${host} refused: this connection is pinned to the checked address of ${hostname}`);
+      const error: NodeJS.ErrnoException = new Error(
+        `connection to ${host} refused: this connection is pinned to the checked address of ${hostname}`,
+      );
       error.code = 'ENOTFOUND';
       callback(error, '');
       return;
     }
-    const wanted = options.family === 4 || options.family === 6 ? addresses.filter((entry) => entry.family === options.family) : [...addresses];
+    const wanted =
+      options.family === 4 || options.family === 6
+        ? addresses.filter((entry) => entry.family === options.family)
+        : [...addresses];
     if (options.all) {
-      callback(null, wanted.map((entry) => ({ address: entry.address, family: entry.family })));
+      callback(
+        null,
+        wanted.map((entry) => ({ address: entry.address, family: entry.family })),
+      );
       return;
     }
     const first = wanted[0];

@@ -18,7 +18,10 @@ export function stepPrompt(plan: ExecutionPlan, step: PlanTask, stepNumber: numb
 /** The next step to run: the one a resumed checkpoint was in, else the first pending step whose dependencies completed. */
 function nextStep(plan: ExecutionPlan): PlanTask | undefined {
   const done = new Set(plan.steps.filter((s) => s.status === 'completed').map((s) => s.id));
-  return plan.steps.find((s) => s.status === 'in_progress') ?? plan.steps.find((s) => s.status === 'pending' && s.dependencies.every((d) => done.has(d)));
+  return (
+    plan.steps.find((s) => s.status === 'in_progress') ??
+    plan.steps.find((s) => s.status === 'pending' && s.dependencies.every((d) => done.has(d)))
+  );
 }
 
 /** A planned run's result: the last step's loop outcome over the whole run, and the plan with its final statuses. */
@@ -35,10 +38,17 @@ export interface PlanExecution {
  * ends the run: the remaining steps are skipped (failure) or cancelled (cancel). Steps whose dependencies
  * never completed are skipped.
  */
-export async function executePlan(deps: LoopDeps, ctx: InvocationContext, start: LoopState, progress: PlanProgress, deadline: number): Promise<PlanExecution> {
+export async function executePlan(
+  deps: LoopDeps,
+  ctx: InvocationContext,
+  start: LoopState,
+  progress: PlanProgress,
+  deadline: number,
+): Promise<PlanExecution> {
   const plan: ExecutionPlan = structuredClone(progress.plan);
   const total = plan.steps.length;
-  const emitTasks = (): void => ctx.emit('task_updated', { session_id: ctx.sessionId, tasks: plan.steps.map((s) => ({ ...s })) });
+  const emitTasks = (): void =>
+    ctx.emit('task_updated', { session_id: ctx.sessionId, tasks: plan.steps.map((s) => ({ ...s })) });
   let state = start;
   let outcome: LoopOutcome | undefined;
   let text = '';
@@ -50,26 +60,43 @@ export async function executePlan(deps: LoopDeps, ctx: InvocationContext, start:
     if (current.status !== 'in_progress') {
       current.status = 'in_progress';
       emitTasks();
-      ctx.emit('step_start', { step_id: current.id, description: current.content, step_number: number, total_steps: total });
+      ctx.emit('step_start', {
+        step_id: current.id,
+        description: current.content,
+        step_number: number,
+        total_steps: total,
+      });
       const instruction: ChatMessage = { role: 'user', content: stepPrompt(plan, current, number) };
       state = { ...state, messages: [...state.messages, instruction] };
     }
-    const stepDeps: LoopDeps = { ...deps, checkpoint: (loopState) => deps.checkpoint?.(loopState, { ...progress, plan: structuredClone(plan), current_step_id: current.id }) ?? Promise.resolve() };
+    const stepDeps: LoopDeps = {
+      ...deps,
+      checkpoint: (loopState) =>
+        deps.checkpoint?.(loopState, { ...progress, plan: structuredClone(plan), current_step_id: current.id }) ??
+        Promise.resolve(),
+    };
     outcome = await runLoopWithin(stepDeps, ctx, state.messages, deadline, state);
     state = outcome.state;
     if (outcome.text) text = outcome.text;
-    const status: TaskStatus = outcome.status === 'completed' ? 'completed' : outcome.status === 'cancelled' ? 'cancelled' : 'failed';
+    const status: TaskStatus =
+      outcome.status === 'completed' ? 'completed' : outcome.status === 'cancelled' ? 'cancelled' : 'failed';
     current.status = status;
     ctx.emit('step_end', { step_id: current.id, status, step_number: number, total_steps: total });
     if (status !== 'completed') {
-      for (const rest of plan.steps) if (rest.status === 'pending') rest.status = status === 'cancelled' ? 'cancelled' : 'skipped';
+      for (const rest of plan.steps)
+        if (rest.status === 'pending') rest.status = status === 'cancelled' ? 'cancelled' : 'skipped';
       emitTasks();
       break;
     }
     emitTasks();
     if (progress.goal) {
       const completed = plan.steps.filter((s) => s.status === 'completed').length;
-      ctx.emit('goal_progress', { goal: progress.goal.description, progress: total > 0 ? completed / total : 1, completed_steps: completed, total_steps: total });
+      ctx.emit('goal_progress', {
+        goal: progress.goal.description,
+        progress: total > 0 ? completed / total : 1,
+        completed_steps: completed,
+        total_steps: total,
+      });
     }
   }
   const blocked = plan.steps.filter((s) => s.status === 'pending');

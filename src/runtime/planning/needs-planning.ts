@@ -1,5 +1,6 @@
 // Explicit cues that a request is multi-step work: asking for a plan, or ordered steps.
-const PLAN_CUES = /\b(plan|step[- ]by[- ]step|steps|phases?|roadmap|break (?:it|this) down|first\b[\s\S]{1,200}\bthen|refactor|migrate|implement)\b/i;
+const PLAN_CUES =
+  /\b(plan|step[- ]by[- ]step|steps|phases?|roadmap|break (?:it|this) down|first\b[\s\S]{1,200}\bthen|refactor|migrate|implement)\b/i;
 const NUMBERED_LINE = /^\s*(?:\d+[.)]|[-*])\s+\S/gm;
 
 /**

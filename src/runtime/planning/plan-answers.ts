@@ -21,12 +21,18 @@ const GoalAnswerSchema = z.object({
 function stepProblems(steps: readonly z.infer<typeof StepAnswerSchema>[], ctx: z.RefinementCtx): void {
   const ids = new Set<string>();
   for (const [index, step] of steps.entries()) {
-    if (ids.has(step.id)) ctx.addIssue({ code: 'custom', path: ['steps', index, 'id'], message: `step id "${step.id}" is duplicated` });
+    if (ids.has(step.id))
+      ctx.addIssue({ code: 'custom', path: ['steps', index, 'id'], message: `step id "${step.id}" is duplicated` });
     ids.add(step.id);
   }
   for (const [index, step] of steps.entries()) {
     for (const dep of step.dependencies ?? []) {
-      if (!ids.has(dep) || dep === step.id) ctx.addIssue({ code: 'custom', path: ['steps', index, 'dependencies'], message: `"${dep}" is not another step's id` });
+      if (!ids.has(dep) || dep === step.id)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', index, 'dependencies'],
+          message: `"${dep}" is not another step's id`,
+        });
     }
   }
 }
@@ -87,10 +93,22 @@ export function planOf(answer: PreAnalysisAnswer, fallbackGoal: string): Executi
 /** The seed's fallback plan: the request itself as the one honest step. */
 export function fallbackPlan(prompt: string): ExecutionPlan {
   const content = prompt.trim() || 'Complete the requested task';
-  return { goal: content, steps: [{ id: 'step-1', content, status: 'pending', priority: 'medium', dependencies: [] }], complexity: 'Simple', required_tools: [], estimated_steps: 1 };
+  return {
+    goal: content,
+    steps: [{ id: 'step-1', content, status: 'pending', priority: 'medium', dependencies: [] }],
+    complexity: 'Simple',
+    required_tools: [],
+    estimated_steps: 1,
+  };
 }
 
 /** A goal as the seed's AgentGoal (created_at in epoch seconds). */
 export function goalOf(description: string, criteria: readonly string[], nowMs: number): AgentGoal {
-  return { description, success_criteria: [...criteria], progress: 0, achieved: false, created_at: Math.floor(nowMs / 1000) };
+  return {
+    description,
+    success_criteria: [...criteria],
+    progress: 0,
+    achieved: false,
+    created_at: Math.floor(nowMs / 1000),
+  };
 }

@@ -41,23 +41,44 @@ export async function planRun(deps: PlanningDeps, ctx: InvocationContext, input:
   let goal: AgentGoal | undefined;
   if (deps.planningMode !== 'disabled') {
     deps.setStatus('planning');
-    const answer = await generateStructured(deps.llm, ctx, { name: 'pre_analysis', description: 'Intent, goal, plan, and optimized input for an agent turn', system: PRE_ANALYSIS_SYSTEM, prompt: `Analyze this user request.\n\nUser request:\n${input}`, schema: PreAnalysisAnswerSchema });
+    const answer = await generateStructured(deps.llm, ctx, {
+      name: 'pre_analysis',
+      description: 'Intent, goal, plan, and optimized input for an agent turn',
+      system: PRE_ANALYSIS_SYSTEM,
+      prompt: `Analyze this user request.\n\nUser request:\n${input}`,
+      schema: PreAnalysisAnswerSchema,
+    });
     addUsage(usage, answer.usage);
     if (answer.ok) {
-      if (deps.planningMode === 'enabled' || answer.value.requires_planning) plan = answer.value.execution_plan.steps.length > 0 ? planOf(answer.value, input) : fallbackPlan(input);
+      if (deps.planningMode === 'enabled' || answer.value.requires_planning)
+        plan = answer.value.execution_plan.steps.length > 0 ? planOf(answer.value, input) : fallbackPlan(input);
       if (deps.goalTracking) goal = goalOf(answer.value.goal.description, answer.value.goal.success_criteria, now);
     } else {
       const keyword = deps.planningMode === 'auto' && needsPlanning(input);
       if (keyword) plan = fallbackPlan(input);
-      ctx.emit('run_warning', { source: 'planning', message: `planning failed: ${answer.error}`, fallback: keyword ? 'single_step_plan' : 'unplanned' });
+      ctx.emit('run_warning', {
+        source: 'planning',
+        message: `planning failed: ${answer.error}`,
+        fallback: keyword ? 'single_step_plan' : 'unplanned',
+      });
       if (deps.goalTracking) goal = goalOf(input, [], now);
     }
   } else if (deps.goalTracking) {
-    const answer = await generateStructured(deps.llm, ctx, { name: 'goal', description: 'The goal of the task and its success criteria', system: GOAL_EXTRACT_SYSTEM, prompt: `Extract the goal of this request.\n\nUser request:\n${input}`, schema: GoalAnswerOnlySchema });
+    const answer = await generateStructured(deps.llm, ctx, {
+      name: 'goal',
+      description: 'The goal of the task and its success criteria',
+      system: GOAL_EXTRACT_SYSTEM,
+      prompt: `Extract the goal of this request.\n\nUser request:\n${input}`,
+      schema: GoalAnswerOnlySchema,
+    });
     addUsage(usage, answer.usage);
     if (answer.ok) goal = goalOf(answer.value.description, answer.value.success_criteria, now);
     else {
-      ctx.emit('run_warning', { source: 'goal', message: `goal extraction failed: ${answer.error}`, fallback: 'the request as the goal' });
+      ctx.emit('run_warning', {
+        source: 'goal',
+        message: `goal extraction failed: ${answer.error}`,
+        fallback: 'the request as the goal',
+      });
       goal = goalOf(input, [], now);
     }
   }

@@ -24,7 +24,17 @@ export interface PlannedResume {
   plan?: PlanProgress;
 }
 
-const emptyState = (messages: ChatMessage[], usage: Usage): LoopState => ({ turn: 0, messages, usage, toolCallsCount: 0, toolRounds: 0, parseFailures: 0, continuations: 0, lastCallKey: '', sameCallCount: 0 });
+const emptyState = (messages: ChatMessage[], usage: Usage): LoopState => ({
+  turn: 0,
+  messages,
+  usage,
+  toolCallsCount: 0,
+  toolRounds: 0,
+  parseFailures: 0,
+  continuations: 0,
+  lastCallKey: '',
+  sameCallCount: 0,
+});
 
 /**
  * A run of a session with `planningMode` other than disabled, or `goalTracking`: planning (planRun), then the
@@ -32,7 +42,13 @@ const emptyState = (messages: ChatMessage[], usage: Usage): LoopState => ({ turn
  * under the run's one deadline, every provider call through the run's LLM invoker. Planning usage counts in
  * the run's usage from the first checkpoint on. A resumed run continues its checkpoint without planning again.
  */
-export async function runWithPlanning(deps: PlannedRunDeps, ctx: InvocationContext, transcript: ChatMessage[], input: string, resume?: PlannedResume): Promise<LoopOutcome> {
+export async function runWithPlanning(
+  deps: PlannedRunDeps,
+  ctx: InvocationContext,
+  transcript: ChatMessage[],
+  input: string,
+  resume?: PlannedResume,
+): Promise<LoopOutcome> {
   const deadline = ctx.hostEnv.now() + ctx.governance.maxExecutionTimeMs;
   const scope = withDeadline(ctx, deadline);
   const run = scope.ctx;
@@ -49,7 +65,13 @@ export async function runWithPlanning(deps: PlannedRunDeps, ctx: InvocationConte
       }
       state = emptyState(transcript, planning.usage);
       const first = planning.plan?.steps[0];
-      if (planning.plan && first) progress = { plan: planning.plan, current_step_id: first.id, ...(planning.goal ? { goal: planning.goal } : {}), started_ms: run.hostEnv.now() };
+      if (planning.plan && first)
+        progress = {
+          plan: planning.plan,
+          current_step_id: first.id,
+          ...(planning.goal ? { goal: planning.goal } : {}),
+          started_ms: run.hostEnv.now(),
+        };
       goal = planning.goal;
     }
     const startedMs = progress?.started_ms ?? run.hostEnv.now();
@@ -61,15 +83,30 @@ export async function runWithPlanning(deps: PlannedRunDeps, ctx: InvocationConte
       totalSteps = execution.plan.steps.length;
     } else {
       outcome = await runLoopWithin(deps.loop, run, state.messages, deadline, state);
-      if (goal) run.emit('goal_progress', { goal: goal.description, progress: outcome.status === 'completed' ? 1 : 0, completed_steps: outcome.status === 'completed' ? 1 : 0, total_steps: 1 });
+      if (goal)
+        run.emit('goal_progress', {
+          goal: goal.description,
+          progress: outcome.status === 'completed' ? 1 : 0,
+          completed_steps: outcome.status === 'completed' ? 1 : 0,
+          total_steps: 1,
+        });
     }
     if (goal && outcome.status === 'completed') {
       try {
-        const used = await settleGoal(deps.llm, run, goal, { text: outcome.text, reports: await deps.runReports(), totalSteps, startedMs });
+        const used = await settleGoal(deps.llm, run, goal, {
+          text: outcome.text,
+          reports: await deps.runReports(),
+          totalSteps,
+          startedMs,
+        });
         outcome.usage = addUsage({ ...outcome.usage }, used);
       } catch (error) {
         // The work is done; a goal check the budget refused or a cancel interrupted leaves the goal open.
-        run.emit('run_warning', { source: 'goal', message: `goal check not made: ${error instanceof Error ? error.message : String(error)}`, fallback: 'not achieved' });
+        run.emit('run_warning', {
+          source: 'goal',
+          message: `goal check not made: ${error instanceof Error ? error.message : String(error)}`,
+          fallback: 'not achieved',
+        });
       }
     }
     return outcome;
@@ -83,11 +120,24 @@ function stopped(ctx: InvocationContext, transcript: ChatMessage[], error: unkno
   let status: LoopOutcome['status'] = 'failed';
   let failure: LoopError;
   if (error instanceof GovernedCallError) failure = { code: error.code, message: error.message };
-  else if (deadlineReason(ctx.signal)) failure = { code: 'MAX_EXECUTION_TIME', message: `the run exceeded maxExecutionTimeMs (${ctx.governance.maxExecutionTimeMs} ms)` };
+  else if (deadlineReason(ctx.signal))
+    failure = {
+      code: 'MAX_EXECUTION_TIME',
+      message: `the run exceeded maxExecutionTimeMs (${ctx.governance.maxExecutionTimeMs} ms)`,
+    };
   else if (ctx.signal.aborted) {
     status = 'cancelled';
     failure = { code: 'CANCELLED', message: 'the run was cancelled' };
   } else throw error;
   const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  return { status, text: '', toolCallsCount: 0, usage, added: [], error: failure, messages: transcript, state: emptyState(transcript, usage) };
+  return {
+    status,
+    text: '',
+    toolCallsCount: 0,
+    usage,
+    added: [],
+    error: failure,
+    messages: transcript,
+    state: emptyState(transcript, usage),
+  };
 }

@@ -24,7 +24,8 @@ export interface StructuredRequest<T> {
 }
 
 /** The answer: the parsed value, or why no valid answer came; `calls` and `usage` count every attempt. */
-export type StructuredResult<T> = { ok: true; value: T; calls: number; usage: Usage } | { ok: false; error: string; calls: number; usage: Usage };
+export type StructuredResult<T> =
+  { ok: true; value: T; calls: number; usage: Usage } | { ok: false; error: string; calls: number; usage: Usage };
 
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 
@@ -59,11 +60,18 @@ export function parseLenientJson(text: string): unknown {
  * invalid answer is sent back with its problems for at most `maxRepairAttempts` repair calls. A refused
  * call (budget, blocking hook) or a cancelled run throws; a provider failure is an answer that did not come.
  */
-export async function generateStructured<T>(llm: LlmInvoker, ctx: InvocationContext, request: StructuredRequest<T>): Promise<StructuredResult<T>> {
+export async function generateStructured<T>(
+  llm: LlmInvoker,
+  ctx: InvocationContext,
+  request: StructuredRequest<T>,
+): Promise<StructuredResult<T>> {
   const schema = jsonSchemaOf(request.schema);
   const format = { name: request.name, description: request.description, schema };
   const messages: ChatMessage[] = [
-    { role: 'system', content: `${request.system}\n\nAnswer with one JSON object and nothing else. Its JSON schema:\n${JSON.stringify(schema)}` },
+    {
+      role: 'system',
+      content: `${request.system}\n\nAnswer with one JSON object and nothing else. Its JSON schema:\n${JSON.stringify(schema)}`,
+    },
     { role: 'user', content: request.prompt },
   ];
   const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -88,7 +96,10 @@ export async function generateStructured<T>(llm: LlmInvoker, ctx: InvocationCont
     } catch (failure) {
       error = failure instanceof Error ? failure.message : String(failure);
     }
-    messages.push({ role: 'assistant', content: text }, { role: 'user', content: REPAIR_PROMPT.replace('{problems}', error) });
+    messages.push(
+      { role: 'assistant', content: text },
+      { role: 'user', content: REPAIR_PROMPT.replace('{problems}', error) },
+    );
   }
   return { ok: false, error: `no valid ${request.name} after ${calls} calls: ${error}`, calls, usage };
 }

@@ -6,7 +6,8 @@ export class BoundedCache<K, V> {
   private readonly entries = new Map<K, V>();
 
   constructor(readonly maxEntries: number) {
-    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new Error(`BoundedCache needs at least one entry, got ${maxEntries}`);
+    if (!Number.isInteger(maxEntries) || maxEntries < 1)
+      throw new Error(`BoundedCache needs at least one entry, got ${maxEntries}`);
   }
 
   /** The cached value (now the most recently used), or undefined. */

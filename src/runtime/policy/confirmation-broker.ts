@@ -69,7 +69,9 @@ export const MAX_PERMISSION_GRANTS = 1000;
 
 /** A stable digest of tool arguments, binding an approval to the exact call. */
 export function argsDigest(toolName: string, args: unknown): string {
-  return createHash('sha256').update(`${toolName}\u0000${JSON.stringify(args ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${toolName}\u0000${JSON.stringify(args ?? null)}`)
+    .digest('hex');
 }
 
 /**
@@ -91,7 +93,11 @@ export class ConfirmationBroker {
   request(request: ConfirmationRequest): Promise<ConfirmationOutcome> {
     const pending = (this.pending ??= new Map());
     if (pending.has(request.toolId) || this.settled?.has(request.toolId)) {
-      return Promise.resolve({ approved: false, reason: `tool id ${request.toolId} was already used for a confirmation`, timedOut: false });
+      return Promise.resolve({
+        approved: false,
+        reason: `tool id ${request.toolId} was already used for a confirmation`,
+        timedOut: false,
+      });
     }
     if (request.signal.aborted) return Promise.resolve({ approved: false, reason: 'cancelled', timedOut: false });
     return new Promise<ConfirmationOutcome>((resolve) => {
@@ -114,7 +120,15 @@ export class ConfirmationBroker {
         request.signal.removeEventListener('abort', onAbort);
         resolve(outcome);
       };
-      const timer = setTimeout(() => finish({ approved: request.timeoutAction === 'auto_approve', reason: `no answer within ${request.timeoutMs} ms`, timedOut: true }), request.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          finish({
+            approved: request.timeoutAction === 'auto_approve',
+            reason: `no answer within ${request.timeoutMs} ms`,
+            timedOut: true,
+          }),
+        request.timeoutMs,
+      );
       const onAbort = () => finish({ approved: false, reason: 'cancelled', timedOut: false });
       request.signal.addEventListener('abort', onAbort, { once: true });
       pending.set(request.toolId, { pending: call, grant: request.grant, settle: finish });
@@ -126,16 +140,28 @@ export class ConfirmationBroker {
   answer(toolId: string, answer: ConfirmationAnswer): AnsweredConfirmation {
     const entry = this.pending?.get(toolId);
     if (!entry) {
-      if (this.settled?.has(toolId)) throw new CodeError('CONFIRMATION_SETTLED', `confirmation ${toolId} was already settled`, { toolId });
+      if (this.settled?.has(toolId))
+        throw new CodeError('CONFIRMATION_SETTLED', `confirmation ${toolId} was already settled`, { toolId });
       throw new CodeError('CONFIRMATION_NOT_FOUND', `no pending confirmation ${toolId}`, { toolId });
     }
     if (answer.argsDigest !== undefined && answer.argsDigest !== entry.pending.argsDigest) {
-      throw new CodeError('CONFIRMATION_MISMATCH', `argsDigest does not match the pending call ${toolId}`, { toolId, field: 'argsDigest' });
+      throw new CodeError('CONFIRMATION_MISMATCH', `argsDigest does not match the pending call ${toolId}`, {
+        toolId,
+        field: 'argsDigest',
+      });
     }
     const listed = this.view(entry);
-    entry.settle({ approved: answer.approved, ...(answer.reason !== undefined ? { reason: answer.reason } : {}), timedOut: false });
+    entry.settle({
+      approved: answer.approved,
+      ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+      timedOut: false,
+    });
     const grant = entry.grant;
-    const alwaysGranted = answer.approved && answer.always === true && grant !== undefined && (!grant.floorAsks || answer.mayPassFloor === true);
+    const alwaysGranted =
+      answer.approved &&
+      answer.always === true &&
+      grant !== undefined &&
+      (!grant.floorAsks || answer.mayPassFloor === true);
     if (alwaysGranted) this.addGrant(grant.key);
     return { ...listed, alwaysGranted };
   }

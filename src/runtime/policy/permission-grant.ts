@@ -21,12 +21,18 @@ export function permissionGrantKey(toolName: string, args: unknown, context: Per
   const subject = argumentString(toolName, args);
   if (tool !== 'bash') return `${tool}\u0000${subject}`;
   const analysis = analyzeShellCommand(subject, context.workspace);
-  if (!analysis.parsed || analysis.hazards.length > 0 || analysis.commands.length === 0) return `bash\u0000line\u0000${subject}`;
+  if (!analysis.parsed || analysis.hazards.length > 0 || analysis.commands.length === 0)
+    return `bash\u0000line\u0000${subject}`;
   return `bash\u0000commands\u0000${JSON.stringify(analysis.commands.map((c) => c.subject))}`;
 }
 
 /** The grant an "allow always" answer to this call would add; `floor` is the operator's policy the session runs under, if any. */
-export function permissionGrantRequest(toolName: string, args: unknown, floor: PermissionPolicy | undefined, context: PermissionContext = {}): PermissionGrantRequest {
+export function permissionGrantRequest(
+  toolName: string,
+  args: unknown,
+  floor: PermissionPolicy | undefined,
+  context: PermissionContext = {},
+): PermissionGrantRequest {
   const floorAsks = floor !== undefined && evaluatePermission(floor, toolName, args, context).decision !== 'allow';
   return { key: permissionGrantKey(toolName, args, context), floorAsks };
 }

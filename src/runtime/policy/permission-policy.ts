@@ -130,7 +130,8 @@ function evaluateBash(policy: PermissionPolicy, command: string, context: Permis
   const analysis = analyzeShellCommand(command, context.workspace);
   const subjects = [command, ...analysis.commands.map((c) => c.subject)];
   const rulesOf = (list: readonly string[]) => list.map(parseRule).filter((rule) => ruleCoversTool(rule, 'bash'));
-  const hits = (rule: PermissionRule, values: readonly string[]) => coversAnyArgs(rule) || values.some((value) => globMatches(rule.pattern as string, value));
+  const hits = (rule: PermissionRule, values: readonly string[]) =>
+    coversAnyArgs(rule) || values.some((value) => globMatches(rule.pattern as string, value));
   for (const rule of rulesOf(policy.deny)) if (hits(rule, subjects)) return { decision: 'deny', rule: rule.source };
   const allow = rulesOf(policy.allow);
   const wildcard = allow.find(coversAnyArgs);
@@ -147,7 +148,8 @@ function evaluateBash(policy: PermissionPolicy, command: string, context: Permis
   if (allAllowed && hazard === '') return { decision: 'allow', rule: used.join(', ') };
   for (const rule of rulesOf(policy.ask)) if (hits(rule, subjects)) return { decision: 'ask', rule: rule.source };
   if (allAllowed) return { decision: 'ask', rule: `${used.join(', ')} (not auto-allowed: ${hazard})` };
-  if (policy.defaultDecision === 'allow' && hazard !== '') return { decision: 'ask', rule: `defaultDecision (not auto-allowed: ${hazard})` };
+  if (policy.defaultDecision === 'allow' && hazard !== '')
+    return { decision: 'ask', rule: `defaultDecision (not auto-allowed: ${hazard})` };
   return { decision: policy.defaultDecision, rule: 'defaultDecision' };
 }
 
@@ -155,7 +157,12 @@ function evaluateBash(policy: PermissionPolicy, command: string, context: Permis
  * Evaluate one call: disabled -> allow; then deny, allow, ask rules in that order; then the default. Pure.
  * For bash the rules see each simple command of the line (see evaluateBash); `context` gives the workspace.
  */
-export function evaluatePermission(policy: PermissionPolicy, toolName: string, args: unknown, context: PermissionContext = {}): PermissionVerdict {
+export function evaluatePermission(
+  policy: PermissionPolicy,
+  toolName: string,
+  args: unknown,
+  context: PermissionContext = {},
+): PermissionVerdict {
   if (!policy.enabled) return { decision: 'allow', rule: 'disabled' };
   if (toolName.toLowerCase() === 'bash') return evaluateBash(policy, argumentString(toolName, args), context);
   for (const [list, decision] of [
@@ -189,7 +196,8 @@ export function evaluateBoundedPermission(
 ): PermissionVerdict {
   const own = evaluatePermission(policy, toolName, args, context);
   if (own.decision === 'deny') return own;
-  let bounded = floor === undefined ? own : stricter(own, evaluatePermission(floor, toolName, args, context), OPERATOR_RULE_PREFIX);
+  let bounded =
+    floor === undefined ? own : stricter(own, evaluatePermission(floor, toolName, args, context), OPERATOR_RULE_PREFIX);
   for (const agent of agents) {
     if (bounded.decision === 'deny') break;
     bounded = stricter(bounded, evaluatePermission(agent, toolName, args, context), AGENT_RULE_PREFIX);
@@ -201,12 +209,23 @@ export function evaluateBoundedPermission(
 export const AGENT_RULE_PREFIX = 'agent policy: ';
 
 function stricter(own: PermissionVerdict, bound: PermissionVerdict, prefix: string): PermissionVerdict {
-  return STRICTNESS[bound.decision] > STRICTNESS[own.decision] ? { decision: bound.decision, rule: `${prefix}${bound.rule}` } : own;
+  return STRICTNESS[bound.decision] > STRICTNESS[own.decision]
+    ? { decision: bound.decision, rule: `${prefix}${bound.rule}` }
+    : own;
 }
 
 /** True when the session's policy, the operator's floor or one of the agent bounds deny the tool for every argument. */
-export function isToolFullyDeniedBounded(policy: PermissionPolicy, floor: PermissionPolicy | undefined, toolName: string, agents: readonly PermissionPolicy[] = []): boolean {
-  return isToolFullyDenied(policy, toolName) || (floor !== undefined && isToolFullyDenied(floor, toolName)) || agents.some((agent) => isToolFullyDenied(agent, toolName));
+export function isToolFullyDeniedBounded(
+  policy: PermissionPolicy,
+  floor: PermissionPolicy | undefined,
+  toolName: string,
+  agents: readonly PermissionPolicy[] = [],
+): boolean {
+  return (
+    isToolFullyDenied(policy, toolName) ||
+    (floor !== undefined && isToolFullyDenied(floor, toolName)) ||
+    agents.some((agent) => isToolFullyDenied(agent, toolName))
+  );
 }
 
 /** True when a deny rule covers the tool for every argument (such tools are hidden from the model). */

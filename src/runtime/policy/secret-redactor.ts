@@ -4,7 +4,8 @@ const MASK = '[REDACTED]';
  * A private key block: BEGIN to the next END, or, when no END follows (output cut short), BEGIN and the
  * whole base64 lines right after it.
  */
-const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----|(?:\r?\n[A-Za-z0-9+/=]+(?=\r?\n|$))*)/g;
+const PRIVATE_KEY =
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----|(?:\r?\n[A-Za-z0-9+/=]+(?=\r?\n|$))*)/g;
 
 /** Secret formats and how each is masked (a kept prefix stays readable, e.g. "Bearer [REDACTED]"). */
 const PATTERNS: readonly (readonly [RegExp, string])[] = [
@@ -23,7 +24,8 @@ const PATTERNS: readonly (readonly [RegExp, string])[] = [
 // "Bearer" or around the ":"/"=" of a key assignment. Live output holds lines back while one may be open.
 const KEY_BEGIN = /-----BEGIN [A-Z ]*PRIVATE KEY-----/g;
 const KEY_END = /-----END [A-Z ]*PRIVATE KEY-----/g;
-const OPEN_ASSIGNMENT = /(?:\bBearer|\b(?:api[_-]?key|secret|password|passwd|token|access[_-]?key)["']?)\s*(?:[:=]\s*["']?)?$/i;
+const OPEN_ASSIGNMENT =
+  /(?:\bBearer|\b(?:api[_-]?key|secret|password|passwd|token|access[_-]?key)["']?)\s*(?:[:=]\s*["']?)?$/i;
 
 /**
  * How much live output may be held back: a line longer than this, or a possible secret (an unclosed
@@ -72,7 +74,7 @@ function lineStart(text: string, index: number): number {
 
 /** The start of the first line longer than LIVE_HOLD_CHARS (the last one may be unterminated), or -1. */
 function longLineStart(text: string): number {
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const newline = text.indexOf('\n', start);
     const end = newline < 0 ? text.length : newline;
     if (end - start > LIVE_HOLD_CHARS) return start;
@@ -123,7 +125,9 @@ export class LiveOutputRedactor {
     if (long >= 0 || this.held.length > LIVE_HOLD_CHARS) {
       this.stopped = true;
       this.held = '';
-      lines.push(`[live output stopped: a line or a possible secret longer than ${LIVE_HOLD_CHARS} characters; the full, redacted output comes with the result]\n`);
+      lines.push(
+        `[live output stopped: a line or a possible secret longer than ${LIVE_HOLD_CHARS} characters; the full, redacted output comes with the result]\n`,
+      );
     }
     return lines;
   }

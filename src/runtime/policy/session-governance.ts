@@ -21,12 +21,19 @@ export interface HookMatch {
 
 /** The hook engine as the invokers see it. */
 export interface GovernanceHooks {
-  gate(event: string, payload: Record<string, unknown>, match: HookMatch, signal?: AbortSignal): Promise<HookGateOutcome>;
+  gate(
+    event: string,
+    payload: Record<string, unknown>,
+    match: HookMatch,
+    signal?: AbortSignal,
+  ): Promise<HookGateOutcome>;
   observe(event: string, payload: Record<string, unknown>, match: HookMatch): void;
 }
 
 /** A budget decision (deny is never turned into an ungoverned fallback). */
-export type GovernanceBudgetDecision = { kind: 'allow' } | { kind: 'soft' | 'deny'; resource: string; reason: string; used?: number; limit?: number; scope?: string };
+export type GovernanceBudgetDecision =
+  | { kind: 'allow' }
+  | { kind: 'soft' | 'deny'; resource: string; reason: string; used?: number; limit?: number; scope?: string };
 
 /** The budget guard as the invokers see it. */
 export interface GovernanceBudget {

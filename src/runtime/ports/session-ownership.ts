@@ -4,7 +4,12 @@ import type { SessionKey } from '../../stores/session-key.js';
 /** A session's shared event stream, for subscribers on nodes that do not own the session. */
 export interface SharedEventStream {
   /** Deliver, in order, every event with session_sequence > after, then live ones, until the signal aborts. */
-  follow(session: SessionKey, after: number, onEvent: (event: EventEnvelope) => void, signal: AbortSignal): Promise<void>;
+  follow(
+    session: SessionKey,
+    after: number,
+    onEvent: (event: EventEnvelope) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   /** The oldest retained session_sequence (undefined when the stream is empty). */
   firstAvailable(session: SessionKey): Promise<number | undefined>;
   /** The newest published session_sequence (undefined when the stream is empty). */

@@ -50,7 +50,15 @@ export class ProgramToolGate {
   /** Check, record and run one call; refusals throw `ProgramCallRefusedError`, tool faults are results. */
   async call(name: string, args: unknown): Promise<ProgramToolResult> {
     this.admit(name, args);
-    const record: LiveRecord = { name, args, startedAt: this.options.now(), exitCode: -1, outputBytes: 0, metadata: undefined, durationMs: undefined };
+    const record: LiveRecord = {
+      name,
+      args,
+      startedAt: this.options.now(),
+      exitCode: -1,
+      outputBytes: 0,
+      metadata: undefined,
+      durationMs: undefined,
+    };
     this.records.push(record);
     try {
       const result = await this.options.callTool(name, args, this.options.signal);
@@ -83,17 +91,24 @@ export class ProgramToolGate {
 
   private admit(name: string, args: unknown): void {
     if (name === 'program') throw new ProgramCallRefusedError(RECURSIVE_PROGRAM_ERROR);
-    if (NEVER_IN_SCRIPTS.has(name)) throw new ProgramCallRefusedError(`tool '${name}' is not allowed for this PTC script; scripts never call ${name}`);
+    if (NEVER_IN_SCRIPTS.has(name))
+      throw new ProgramCallRefusedError(
+        `tool '${name}' is not allowed for this PTC script; scripts never call ${name}`,
+      );
     const tasks = (args as { tasks?: unknown } | null)?.tasks;
     if (name === 'task' && Array.isArray(tasks) && tasks.length > 1) {
-      throw new ProgramCallRefusedError(`tool 'task' is not allowed for this PTC script with ${tasks.length} tasks; call task once per task`);
+      throw new ProgramCallRefusedError(
+        `tool 'task' is not allowed for this PTC script with ${tasks.length} tasks; call task once per task`,
+      );
     }
     if (this.allowed && !this.allowed.has(name)) {
       const list = this.allowed.size > 0 ? [...this.allowed].join(', ') : '(none)';
       throw new ProgramCallRefusedError(`tool '${name}' is not allowed for this PTC script; allowed tools: ${list}`);
     }
     if (this.records.length >= this.options.maxToolCalls) {
-      throw new ProgramCallRefusedError(`PTC script exceeded maxToolCalls=${this.options.maxToolCalls} (limits.maxToolCalls); "${name}" was not called`);
+      throw new ProgramCallRefusedError(
+        `PTC script exceeded maxToolCalls=${this.options.maxToolCalls} (limits.maxToolCalls); "${name}" was not called`,
+      );
     }
   }
 }

@@ -60,7 +60,8 @@ export interface ProgramToolCallRecord {
 }
 
 /** Why a program failed, for callers that branch on it (the message is in `error`). */
-export type ProgramFailure = 'script' | 'timeout' | 'memory' | 'stack' | 'tool_calls' | 'output' | 'cancelled' | 'stalled' | 'sandbox';
+export type ProgramFailure =
+  'script' | 'timeout' | 'memory' | 'stack' | 'tool_calls' | 'output' | 'cancelled' | 'stalled' | 'sandbox';
 
 /** The result of one program run. */
 export interface ProgramOutcome {

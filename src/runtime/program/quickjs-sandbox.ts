@@ -49,7 +49,10 @@ function checkLimits(limits: ProgramLimits): ProgramLimits {
 
 /** Keep the message and the script's own frames: drop prelude frames and cut long traces. */
 function trimError(text: string): string {
-  const lines = text.replace(/\s+$/, '').split('\n').filter((line) => !line.includes('sandbox-prelude.js'));
+  const lines = text
+    .replace(/\s+$/, '')
+    .split('\n')
+    .filter((line) => !line.includes('sandbox-prelude.js'));
   const kept = lines.slice(0, MAX_ERROR_LINES);
   if (lines.length > kept.length) kept.push(`    ... ${lines.length - kept.length} more frames`);
   const joined = kept.join('\n');
@@ -103,7 +106,12 @@ function resultFailure(result: Extract<SandboxResult, { ok: false }>, limits: Pr
 
 /** What a tool call resolves with inside the VM: the seed's `{name, output, text, exitCode, metadata}`. */
 function toolResultJson(name: string, args: unknown, result: ProgramToolResult): string {
-  const base = { name: result.name ?? name, output: result.output, text: name === 'read' ? readResultText(result, args) : null, exitCode: result.exitCode };
+  const base = {
+    name: result.name ?? name,
+    output: result.output,
+    text: name === 'read' ? readResultText(result, args) : null,
+    exitCode: result.exitCode,
+  };
   try {
     return JSON.stringify({ ...base, metadata: result.metadata ?? null });
   } catch {
@@ -116,8 +124,10 @@ function toolResultJson(name: string, args: unknown, result: ProgramToolResult):
  * becomes a plain declaration, since the script is evaluated as a classic script, not a module.
  */
 export function withHostEntryPoint(source: string): string {
-  if (source.includes('export default async function run')) return source.replace('export default async function run', 'async function run');
-  if (source.includes('export default function run')) return source.replace('export default function run', 'function run');
+  if (source.includes('export default async function run'))
+    return source.replace('export default async function run', 'async function run');
+  if (source.includes('export default function run'))
+    return source.replace('export default function run', 'function run');
   return source;
 }
 
@@ -129,7 +139,10 @@ export function withHostEntryPoint(source: string): string {
 export async function runProgram(options: RunProgramOptions): Promise<ProgramOutcome> {
   const requested = checkLimits(options.limits);
   // The console log and the JSON result keep at least MIN_PROGRAM_LOG_BYTES, however small the per-call cut.
-  const limits: ProgramLimits = { ...requested, maxOutputBytes: Math.max(MIN_PROGRAM_LOG_BYTES, requested.maxOutputBytes) };
+  const limits: ProgramLimits = {
+    ...requested,
+    maxOutputBytes: Math.max(MIN_PROGRAM_LOG_BYTES, requested.maxOutputBytes),
+  };
   const now = options.now ?? Date.now;
   const log = new ProgramLog(limits.maxOutputBytes);
   const ended = new AbortController();
@@ -144,15 +157,21 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramOut
   const outcome = (end: { ok: true; result: unknown } | Failure): ProgramOutcome => {
     ended.abort();
     const base = { logs: log.text(), toolCalls: gate.snapshot() };
-    return 'failure' in end ? { ok: false, error: end.error, failure: end.failure, ...base } : { ok: true, result: end.result, ...base };
+    return 'failure' in end
+      ? { ok: false, error: end.error, failure: end.failure, ...base }
+      : { ok: true, result: end.result, ...base };
   };
 
-  if (options.signal.aborted) return outcome({ failure: 'cancelled', error: 'program was cancelled before it started' });
+  if (options.signal.aborted)
+    return outcome({ failure: 'cancelled', error: 'program was cancelled before it started' });
   let inputsJson: string;
   try {
     inputsJson = JSON.stringify(options.inputs ?? null) ?? 'null';
   } catch (error) {
-    return outcome({ failure: 'script', error: `inputs cannot be converted to JSON: ${error instanceof Error ? error.message : String(error)}` });
+    return outcome({
+      failure: 'script',
+      error: `inputs cannot be converted to JSON: ${error instanceof Error ? error.message : String(error)}`,
+    });
   }
 
   const workerData: SandboxWorkerData = {
@@ -182,7 +201,8 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramOut
     let settled = false;
     let deadlineTimer: NodeJS.Timeout | undefined;
     const startupTimer = setTimeout(
-      () => settle({ failure: 'sandbox', error: `program sandbox did not start within ${SANDBOX_STARTUP_TIMEOUT_MS} ms` }),
+      () =>
+        settle({ failure: 'sandbox', error: `program sandbox did not start within ${SANDBOX_STARTUP_TIMEOUT_MS} ms` }),
       SANDBOX_STARTUP_TIMEOUT_MS,
     );
     const onAbort = (): void => settle({ failure: 'cancelled', error: 'program was cancelled' });
@@ -206,13 +226,27 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramOut
         const args: unknown = JSON.parse(message.argsJson);
         if (message.method === 'readFile') {
           const { path, options: readOptions } = args as { path: string; options: Record<string, unknown> | null };
-          const text = await readFileViaTool((name, callArgs) => gate.call(name, callArgs), path, readOptions ?? undefined);
+          const text = await readFileViaTool(
+            (name, callArgs) => gate.call(name, callArgs),
+            path,
+            readOptions ?? undefined,
+          );
           reply({ type: 'result', id: message.id, ok: true, value: text });
         } else {
-          reply({ type: 'result', id: message.id, ok: true, value: toolResultJson(message.name, args, await gate.call(message.name, args)) });
+          reply({
+            type: 'result',
+            id: message.id,
+            ok: true,
+            value: toolResultJson(message.name, args, await gate.call(message.name, args)),
+          });
         }
       } catch (error) {
-        reply({ type: 'result', id: message.id, ok: false, error: error instanceof Error ? error.message : String(error) });
+        reply({
+          type: 'result',
+          id: message.id,
+          ok: false,
+          error: error instanceof Error ? error.message : String(error),
+        });
       }
     };
 
@@ -224,7 +258,10 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramOut
         try {
           settle({ ok: true, result: JSON.parse(message.result.json) as unknown });
         } catch (error) {
-          settle({ failure: 'output', error: `program result is not valid JSON: ${error instanceof Error ? error.message : String(error)}` });
+          settle({
+            failure: 'output',
+            error: `program result is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+          });
         }
       } else {
         settle(resultFailure(message.result, limits));
@@ -256,7 +293,9 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramOut
       if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') settle(limitFailure('memory', limits));
       else settle(sandboxFailure(error.message, limits));
     });
-    worker.on('exit', (code) => settle({ failure: 'sandbox', error: `program sandbox exited unexpectedly (exit code ${code})` }));
+    worker.on('exit', (code) =>
+      settle({ failure: 'sandbox', error: `program sandbox exited unexpectedly (exit code ${code})` }),
+    );
     options.signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -49,14 +49,21 @@ function hasMore(result: ProgramToolResult, page: Page): boolean {
  * With `options` (the read tool's `offset`/`limit`) it makes one call and returns those lines.
  * Throws when the read fails.
  */
-export async function readFileViaTool(call: ReadToolCall, path: string, options?: Record<string, unknown>): Promise<string> {
+export async function readFileViaTool(
+  call: ReadToolCall,
+  path: string,
+  options?: Record<string, unknown>,
+): Promise<string> {
   if (options && Object.keys(options).length > 0) {
     // Explicit read options (offset, limit): one read call, its lines as text.
     const args = { ...options, file_path: path };
     const result = await call('read', args);
     if (result.exitCode !== 0) throw new Error(`readFile(${JSON.stringify(path)}) failed: ${result.output}`);
     const text = readResultText(result, args);
-    if (text === null) throw new Error(`readFile(${JSON.stringify(path)}): the read tool answered in an unexpected form; use ctx.read instead`);
+    if (text === null)
+      throw new Error(
+        `readFile(${JSON.stringify(path)}): the read tool answered in an unexpected form; use ctx.read instead`,
+      );
     return text;
   }
   const collected: string[] = [];
@@ -67,11 +74,16 @@ export async function readFileViaTool(call: ReadToolCall, path: string, options?
     const page = parsePage(result.output, offset);
     if (page.lines.length === 0) {
       if (offset === 1 && (result.metadata?.lines === 0 || result.output.trim() === '(File is empty.)')) return '';
-      throw new Error(`readFile(${JSON.stringify(path)}): the read tool answered in an unexpected form; use ctx.read instead`);
+      throw new Error(
+        `readFile(${JSON.stringify(path)}): the read tool answered in an unexpected form; use ctx.read instead`,
+      );
     }
     if (result.truncated) {
       // The invoker cut this page: its last line may be partial, so read on from that line.
-      if (page.lines.length < 2) throw new Error(`readFile(${JSON.stringify(path)}): line ${offset} is too long to page through; use ctx.read instead`);
+      if (page.lines.length < 2)
+        throw new Error(
+          `readFile(${JSON.stringify(path)}): line ${offset} is too long to page through; use ctx.read instead`,
+        );
       page.lines.pop();
       collected.push(...page.lines);
       offset += page.lines.length;

@@ -29,9 +29,20 @@ export type WorkerToHost =
   /** One console line, sent only while the worker's log budget lasts. */
   | { readonly type: 'log'; readonly text: string }
   /** A tool call from the script: `tool` resolves with the result JSON, `readFile` with the file text. */
-  | { readonly type: 'call'; readonly id: number; readonly method: 'tool' | 'readFile'; readonly name: string; readonly argsJson: string }
+  | {
+      readonly type: 'call';
+      readonly id: number;
+      readonly method: 'tool' | 'readFile';
+      readonly name: string;
+      readonly argsJson: string;
+    }
   /** The program ended; `disposeError` reports a handle leak found when the runtime was freed. */
-  | { readonly type: 'done'; readonly result: SandboxResult; readonly droppedLogBytes: number; readonly disposeError?: string }
+  | {
+      readonly type: 'done';
+      readonly result: SandboxResult;
+      readonly droppedLogBytes: number;
+      readonly disposeError?: string;
+    }
   /** The sandbox itself broke (for example the native stack ran out); the worker must be thrown away. */
   | { readonly type: 'fault'; readonly message: string };
 

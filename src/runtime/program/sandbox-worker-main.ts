@@ -1,4 +1,10 @@
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
+import type {
+  QuickJSContext,
+  QuickJSDeferredPromise,
+  QuickJSHandle,
+  QuickJSRuntime,
+  QuickJSWASMModule,
+} from 'quickjs-emscripten';
 import type { HostToWorker, SandboxResult, SandboxWorkerData, WorkerToHost } from './sandbox-protocol.js';
 
 /**
@@ -25,7 +31,8 @@ export function sandboxWorkerMain(nodeRequire: NodeJS.Require): void {
   let logBytes = 0;
   let droppedLogBytes = 0;
 
-  const errorText = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+  const errorText = (error: unknown): string =>
+    error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
   // Once the sandbox itself has failed, its memory may be inconsistent: report and touch nothing more.
   const fault = (error: unknown): void => {
@@ -103,13 +110,20 @@ export function sandboxWorkerMain(nodeRequire: NodeJS.Require): void {
     if (state.type === 'pending') {
       // No timers exist in the VM: with no tool call in flight, nothing can ever settle the promise.
       if (pending.size === 0) {
-        finish({ ok: false, kind: 'stalled', error: 'run() is waiting on a promise that can never settle (no tool call is in flight)' });
+        finish({
+          ok: false,
+          kind: 'stalled',
+          error: 'run() is waiting on a promise that can never settle (no tool call is in flight)',
+        });
       }
       return;
     }
     if (state.type === 'fulfilled') {
       if (state.notAPromise) return finish(scriptError('the program did not start as expected'));
-      const envelope = context.typeof(state.value) === 'string' ? context.getString(state.value) : 'Erun() did not settle with a result';
+      const envelope =
+        context.typeof(state.value) === 'string'
+          ? context.getString(state.value)
+          : 'Erun() did not settle with a result';
       state.value.dispose();
       finish(decodeEnvelope(envelope));
       return;
@@ -119,13 +133,20 @@ export function sandboxWorkerMain(nodeRequire: NodeJS.Require): void {
     finish(scriptError(text));
   };
 
-  const onHostCall = (context: QuickJSContext, methodHandle: QuickJSHandle, nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle => {
+  const onHostCall = (
+    context: QuickJSContext,
+    methodHandle: QuickJSHandle,
+    nameHandle: QuickJSHandle,
+    argsHandle: QuickJSHandle,
+  ): QuickJSHandle => {
     const deferred = context.newPromise();
     const method = context.getString(methodHandle) === 'readFile' ? 'readFile' : 'tool';
     const name = context.getString(nameHandle);
     const argsJson = context.getString(argsHandle);
     if (argsJson.length > data.maxArgsChars) {
-      const error = context.newError(`arguments of tool "${name}" are too large (${argsJson.length} characters; at most ${data.maxArgsChars})`);
+      const error = context.newError(
+        `arguments of tool "${name}" are too large (${argsJson.length} characters; at most ${data.maxArgsChars})`,
+      );
       deferred.reject(error);
       error.dispose();
       return deferred.handle;
@@ -181,11 +202,15 @@ export function sandboxWorkerMain(nodeRequire: NodeJS.Require): void {
     const context = rt.newContext();
     vm = context;
 
-    const factory = context.unwrapResult(context.evalCode(data.prelude, 'sandbox-prelude.js', { type: 'global', strict: true }));
+    const factory = context.unwrapResult(
+      context.evalCode(data.prelude, 'sandbox-prelude.js', { type: 'global', strict: true }),
+    );
     const hostCall = context.newFunction('hostCall', (method, name, args) => onHostCall(context, method, name, args));
     const hostLog = context.newFunction('hostLog', (text) => onHostLog(context, text));
     const maxLogChars = context.newNumber(data.limits.maxOutputBytes);
-    const start = context.unwrapResult(context.callFunction(factory, context.undefined, hostCall, hostLog, maxLogChars));
+    const start = context.unwrapResult(
+      context.callFunction(factory, context.undefined, hostCall, hostLog, maxLogChars),
+    );
     for (const handle of [factory, hostCall, hostLog, maxLogChars]) handle.dispose();
 
     deadline = Date.now() + data.limits.timeoutMs;
@@ -221,7 +246,9 @@ export function sandboxWorkerMain(nodeRequire: NodeJS.Require): void {
   const initialPages = data.wasmInitialBytes / 65536;
   const pages = Math.max(initialPages, Math.ceil((data.limits.memoryBytes + data.wasmOverheadBytes) / 65536));
   // The project's lib settings declare WebAssembly's types but not its global value.
-  const wasm = (globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => object } }).WebAssembly;
+  const wasm = (
+    globalThis as unknown as { WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => object } }
+  ).WebAssembly;
   const wasmMemory = new wasm.Memory({ initial: initialPages, maximum: pages });
   quickjs.newQuickJSWASMModuleFromVariant(quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmMemory })).then(
     (module) => {

@@ -51,7 +51,13 @@ function hasGit(root: HeldDirectory, dir: string): boolean {
 /** True when a directory above the confinement root (the operator's, never read) holds `.git`. */
 async function gitAbove(confinement: string): Promise<boolean> {
   for (let dir = path.dirname(confinement); ; dir = path.dirname(dir)) {
-    if (await lstat(path.join(dir, '.git')).then(() => true, () => false)) return true;
+    if (
+      await lstat(path.join(dir, '.git')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
     if (path.dirname(dir) === dir) return false;
   }
 }
@@ -74,7 +80,8 @@ function errnoCode(error: unknown): string | undefined {
 
 /** Why a file was not read, or undefined when it is simply not there (no warning). */
 function skipReason(error: unknown, confinement: string): string | undefined {
-  if (error instanceof WorkspaceEscapeError) return `${error.reason}, outside ${confinement} (the directory this session's instruction files are read from)`;
+  if (error instanceof WorkspaceEscapeError)
+    return `${error.reason}, outside ${confinement} (the directory this session's instruction files are read from)`;
   if (error instanceof NotRegularFileError) return `it is ${error.description}, not a regular file`;
   const code = errnoCode(error);
   if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
@@ -83,7 +90,11 @@ function skipReason(error: unknown, confinement: string): string | undefined {
 }
 
 /** One AGENTS.md, read confined: its text (at most `maxBytes`) or why it was skipped. */
-async function readOne(root: HeldDirectory, file: string, maxBytes: number): Promise<{ text: string; bytes: number; truncated: boolean } | { skipped: string | undefined }> {
+async function readOne(
+  root: HeldDirectory,
+  file: string,
+  maxBytes: number,
+): Promise<{ text: string; bytes: number; truncated: boolean } | { skipped: string | undefined }> {
   let opened;
   try {
     opened = await openConfinedFile(root, file);
@@ -122,7 +133,8 @@ export async function loadAgentsMd(request: AgentsMdRequest): Promise<AgentsMd> 
       const label = path.relative(workspace, path.join(confinement, file)).split(path.sep).join('/');
       const read = await readOne(root, file, remaining);
       if ('skipped' in read) {
-        if (read.skipped !== undefined) skipped.push({ path: label, message: `AGENTS.md "${label}" was skipped: ${read.skipped}` });
+        if (read.skipped !== undefined)
+          skipped.push({ path: label, message: `AGENTS.md "${label}" was skipped: ${read.skipped}` });
         continue;
       }
       used += read.bytes;

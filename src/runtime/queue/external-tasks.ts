@@ -70,7 +70,14 @@ export class ExternalTasks {
   ) {
     this.interrupted = restore.interrupted ?? (() => false);
     for (const task of restore.lostTasks ?? []) {
-      this.remember({ taskId: task.task_id, outcome: 'failed', success: false, settledAtMs: hostEnv.now(), error: 'run_lost: the run that waited for this task did not survive its node (restart or move)', reason: 'run_lost' });
+      this.remember({
+        taskId: task.task_id,
+        outcome: 'failed',
+        success: false,
+        settledAtMs: hostEnv.now(),
+        error: 'run_lost: the run that waited for this task did not survive its node (restart or move)',
+        reason: 'run_lost',
+      });
     }
   }
 
@@ -131,8 +138,18 @@ export class ExternalTasks {
     }
     const settled = this.settled.get(taskId);
     if (settled) {
-      const how = settled.outcome === 'internal' ? 'runs inside the server (a hybrid lane only notifies the host)' : `was already settled (${settled.outcome.replace('_', ' ')}${settled.reason !== undefined ? `: ${settled.reason}` : ''})`;
-      throw new CodeError('EXTERNAL_TASK_SETTLED', `external task ${taskId} ${how}; the answer was not used`, { taskId, outcome: settled.outcome, success: settled.success, settledAtMs: settled.settledAtMs, ...(settled.error !== undefined ? { error: settled.error } : {}), ...(settled.reason !== undefined ? { reason: settled.reason } : {}) });
+      const how =
+        settled.outcome === 'internal'
+          ? 'runs inside the server (a hybrid lane only notifies the host)'
+          : `was already settled (${settled.outcome.replace('_', ' ')}${settled.reason !== undefined ? `: ${settled.reason}` : ''})`;
+      throw new CodeError('EXTERNAL_TASK_SETTLED', `external task ${taskId} ${how}; the answer was not used`, {
+        taskId,
+        outcome: settled.outcome,
+        success: settled.success,
+        settledAtMs: settled.settledAtMs,
+        ...(settled.error !== undefined ? { error: settled.error } : {}),
+        ...(settled.reason !== undefined ? { reason: settled.reason } : {}),
+      });
     }
     throw new CodeError('EXTERNAL_TASK_NOT_FOUND', `no external task ${taskId} in this session`, { taskId });
   }
@@ -141,7 +158,13 @@ export class ExternalTasks {
 function recordOf(taskId: string, settlement: Settlement, now: number): SettledTask {
   if (settlement.kind === 'answered') {
     const { success, error } = settlement.answer;
-    return { taskId, outcome: success ? 'completed' : 'failed', success, settledAtMs: now, ...(error !== undefined ? { error } : {}) };
+    return {
+      taskId,
+      outcome: success ? 'completed' : 'failed',
+      success,
+      settledAtMs: now,
+      ...(error !== undefined ? { error } : {}),
+    };
   }
   return { taskId, outcome: settlement.kind, success: false, settledAtMs: now };
 }

@@ -25,7 +25,11 @@ export class QueueAlerts {
     }
     if (pending < bound) return;
     this.deep.add(lane);
-    emit('queue_alert', { level: 'warning', alert_type: 'queue_depth', message: `the ${lane} lane has ${pending} calls waiting for a slot (bound ${bound}: ${QUEUE_DEPTH_ALERT_PER_SLOT} × its concurrency ${maxConcurrency})` });
+    emit('queue_alert', {
+      level: 'warning',
+      alert_type: 'queue_depth',
+      message: `the ${lane} lane has ${pending} calls waiting for a slot (bound ${bound}: ${QUEUE_DEPTH_ALERT_PER_SLOT} × its concurrency ${maxConcurrency})`,
+    });
   }
 
   /** Check how long a call waited for its slot (ms) against half its lane's handler timeout. */
@@ -37,6 +41,10 @@ export class QueueAlerts {
     }
     if (this.slow.has(lane)) return;
     this.slow.add(lane);
-    emit('queue_alert', { level: 'warning', alert_type: 'queue_latency', message: `a call waited ${Math.round(waitedMs)} ms for a slot of the ${lane} lane (bound ${bound} ms: half its timeout ${laneTimeoutMs} ms)` });
+    emit('queue_alert', {
+      level: 'warning',
+      alert_type: 'queue_latency',
+      message: `a call waited ${Math.round(waitedMs)} ms for a slot of the ${lane} lane (bound ${bound} ms: half its timeout ${laneTimeoutMs} ms)`,
+    });
   }
 }

@@ -1,5 +1,10 @@
 import type { Lane } from '../../protocol/queue.js';
-import { QUEUE_LATENCY_WINDOW, type LaneCounters, type LatencySummary, type QueueMetrics } from '../../protocol/queue-metrics.js';
+import {
+  QUEUE_LATENCY_WINDOW,
+  type LaneCounters,
+  type LatencySummary,
+  type QueueMetrics,
+} from '../../protocol/queue-metrics.js';
 import type { ToolResult } from '../tools/define-tool.js';
 import { LANES } from './lane-map.js';
 
@@ -21,8 +26,15 @@ class Window {
 
   summary(): LatencySummary {
     const sorted = [...this.samples].sort((a, b) => a - b);
-    const at = (q: number): number => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0));
-    return { count: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted.length === 0 ? 0 : (sorted[sorted.length - 1] ?? 0) };
+    const at = (q: number): number =>
+      sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
+    return {
+      count: sorted.length,
+      p50: at(0.5),
+      p90: at(0.9),
+      p99: at(0.99),
+      max: sorted.length === 0 ? 0 : (sorted[sorted.length - 1] ?? 0),
+    };
   }
 }
 
@@ -52,7 +64,14 @@ export class QueueMetricsRecorder {
 
   constructor(window = QUEUE_LATENCY_WINDOW) {
     this.lanes = Object.fromEntries(
-      LANES.map((lane) => [lane, { counters: { submitted: 0, completed: 0, failed: 0, timed_out: 0, cancelled: 0, retried: 0, dead_lettered: 0 }, wait: new Window(window), run: new Window(window) }]),
+      LANES.map((lane) => [
+        lane,
+        {
+          counters: { submitted: 0, completed: 0, failed: 0, timed_out: 0, cancelled: 0, retried: 0, dead_lettered: 0 },
+          wait: new Window(window),
+          run: new Window(window),
+        },
+      ]),
     ) as Record<Lane, LaneRecord>;
   }
 
@@ -73,16 +92,23 @@ export class QueueMetricsRecorder {
 
   /** The counters of every lane (copies). */
   counters(): Record<Lane, LaneCounters> {
-    return Object.fromEntries(LANES.map((lane) => [lane, { ...this.lanes[lane].counters }])) as Record<Lane, LaneCounters>;
+    return Object.fromEntries(LANES.map((lane) => [lane, { ...this.lanes[lane].counters }])) as Record<
+      Lane,
+      LaneCounters
+    >;
   }
 
   /** The seed's `{counters, gauges, histograms}`, with the gauges read by `gauges`. */
   snapshot(gauges: (lane: Lane) => LaneGauges): QueueMetrics {
-    const byLane = <T>(read: (lane: Lane) => T): Record<Lane, T> => Object.fromEntries(LANES.map((lane) => [lane, read(lane)])) as Record<Lane, T>;
+    const byLane = <T>(read: (lane: Lane) => T): Record<Lane, T> =>
+      Object.fromEntries(LANES.map((lane) => [lane, read(lane)])) as Record<Lane, T>;
     return {
       counters: this.counters(),
       gauges: byLane(gauges),
-      histograms: byLane((lane) => ({ wait_ms: this.lanes[lane].wait.summary(), run_ms: this.lanes[lane].run.summary() })),
+      histograms: byLane((lane) => ({
+        wait_ms: this.lanes[lane].wait.summary(),
+        run_ms: this.lanes[lane].run.summary(),
+      })),
     };
   }
 }

@@ -57,12 +57,26 @@ export function resolveQueueSettings(config: QueueConfig): QueueSettings {
   const lanes = Object.fromEntries(
     LANES.map((lane) => {
       const handler = config.laneHandlers?.[lane];
-      return [lane, { maxConcurrency: concurrency[lane], mode: handler?.mode ?? 'internal', ...laneTimeout(lane, handler?.timeoutMs, config.timeoutMs) }];
+      return [
+        lane,
+        {
+          maxConcurrency: concurrency[lane],
+          mode: handler?.mode ?? 'internal',
+          ...laneTimeout(lane, handler?.timeoutMs, config.timeoutMs),
+        },
+      ];
     }),
   ) as Record<Lane, LaneSettings>;
   const policy = config.retryPolicy;
   const initialDelayMs = policy?.initialDelayMs ?? 100;
-  const retry: RetrySettings = policy ? { strategy: policy.strategy, maxRetries: policy.strategy === 'none' ? 0 : (policy.maxRetries ?? 3), initialDelayMs, fixedDelayMs: policy.fixedDelayMs ?? initialDelayMs } : { strategy: 'none', maxRetries: 0, initialDelayMs, fixedDelayMs: initialDelayMs };
+  const retry: RetrySettings = policy
+    ? {
+        strategy: policy.strategy,
+        maxRetries: policy.strategy === 'none' ? 0 : (policy.maxRetries ?? 3),
+        initialDelayMs,
+        fixedDelayMs: policy.fixedDelayMs ?? initialDelayMs,
+      }
+    : { strategy: 'none', maxRetries: 0, initialDelayMs, fixedDelayMs: initialDelayMs };
   // enableAllFeatures is the seed's with_lane_features(): DLQ, metrics, alerts and timeoutMs 60000 (explicit values win).
   const all = config.enableAllFeatures === true;
   const timeoutMs = config.timeoutMs ?? (all ? DEFAULT_LANE_TIMEOUT_MS : undefined);
@@ -78,8 +92,16 @@ export function resolveQueueSettings(config: QueueConfig): QueueSettings {
 }
 
 /** A lane handler's timeout and the option it came from. */
-export function laneTimeout(lane: Lane, handlerMs: number | undefined, queueMs: number | undefined, handlerSource = `queueConfig.laneHandlers.${lane}.timeoutMs`): { timeoutMs: number; timeoutSource: string } {
+export function laneTimeout(
+  lane: Lane,
+  handlerMs: number | undefined,
+  queueMs: number | undefined,
+  handlerSource = `queueConfig.laneHandlers.${lane}.timeoutMs`,
+): { timeoutMs: number; timeoutSource: string } {
   if (handlerMs !== undefined) return { timeoutMs: handlerMs, timeoutSource: handlerSource };
   if (queueMs !== undefined) return { timeoutMs: queueMs, timeoutSource: 'queueConfig.timeoutMs' };
-  return { timeoutMs: DEFAULT_LANE_TIMEOUT_MS, timeoutSource: `the default lane handler timeout ${DEFAULT_LANE_TIMEOUT_MS} ms` };
+  return {
+    timeoutMs: DEFAULT_LANE_TIMEOUT_MS,
+    timeoutSource: `the default lane handler timeout ${DEFAULT_LANE_TIMEOUT_MS} ms`,
+  };
 }

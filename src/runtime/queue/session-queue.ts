@@ -4,7 +4,13 @@ import type { QueueMetrics } from '../../protocol/queue-metrics.js';
 import type { EventSink } from '../invocation/invocation-context.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { ToolResult } from '../tools/define-tool.js';
-import { ExternalTasks, type ExternalTask, type ExternalTasksRestore, type HostAnswer, type Settlement } from './external-tasks.js';
+import {
+  ExternalTasks,
+  type ExternalTask,
+  type ExternalTasksRestore,
+  type HostAnswer,
+  type Settlement,
+} from './external-tasks.js';
 import { LANE_PRIORITY, LANES, laneForTool, seedLaneName } from './lane-map.js';
 import { LaneSlots } from './lane-slots.js';
 import { QueueAlerts } from './queue-alerts.js';
@@ -62,7 +68,12 @@ export class SessionQueue {
     /** The restored session's lost external tasks, and when cancelled tasks are kept for the snapshot (see ExternalTasksRestore). */
     restore: ExternalTasksRestore = {},
   ) {
-    this.lanes = Object.fromEntries(LANES.map((lane) => [lane, { ...settings.lanes[lane], slots: new LaneSlots(settings.lanes[lane].maxConcurrency) }])) as Record<Lane, LaneState>;
+    this.lanes = Object.fromEntries(
+      LANES.map((lane) => [
+        lane,
+        { ...settings.lanes[lane], slots: new LaneSlots(settings.lanes[lane].maxConcurrency) },
+      ]),
+    ) as Record<Lane, LaneState>;
     this.external = new ExternalTasks(hostEnv, restore);
     this.recorder = settings.metrics ? new QueueMetricsRecorder() : undefined;
     this.alerts = settings.alerts ? new QueueAlerts() : undefined;
@@ -72,7 +83,11 @@ export class SessionQueue {
   metrics(): QueueMetrics | null {
     if (!this.recorder) return null;
     const external = this.external.list();
-    return this.recorder.snapshot((lane) => ({ pending: this.lanes[lane].slots.pending, active: this.lanes[lane].slots.active, external_pending: external.filter((task) => task.lane === seedLaneName(lane)).length }));
+    return this.recorder.snapshot((lane) => ({
+      pending: this.lanes[lane].slots.pending,
+      active: this.lanes[lane].slots.active,
+      external_pending: external.filter((task) => task.lane === seedLaneName(lane)).length,
+    }));
   }
 
   /** The counters per lane (for /metrics), or undefined without enableMetrics. */
@@ -99,10 +114,13 @@ export class SessionQueue {
   private async submitCall(command: LaneCommand): Promise<ToolResult> {
     const lane = laneForTool(command.commandType);
     let admitted = false;
-    const once: LaneCommand = { ...command, admitted: () => {
-      if (!admitted) command.admitted();
-      admitted = true;
-    } };
+    const once: LaneCommand = {
+      ...command,
+      admitted: () => {
+        if (!admitted) command.admitted();
+        admitted = true;
+      },
+    };
     const { retry } = this.settings;
     for (let attempt = 1; ; attempt += 1) {
       const result = await this.attempt(lane, once);
@@ -113,8 +131,15 @@ export class SessionQueue {
       }
       const delayMs = retryDelayMs(retry, attempt);
       this.recorder?.count(lane, 'retried');
-      command.emit('command_retry', { command_id: command.id, command_type: command.commandType, lane, attempt: attempt + 1, delay_ms: delayMs });
-      if (!(await abortableDelay(delayMs, command.signal))) return command.stopped(`while waiting to retry (attempt ${attempt + 1})`);
+      command.emit('command_retry', {
+        command_id: command.id,
+        command_type: command.commandType,
+        lane,
+        attempt: attempt + 1,
+        delay_ms: delayMs,
+      });
+      if (!(await abortableDelay(delayMs, command.signal)))
+        return command.stopped(`while waiting to retry (attempt ${attempt + 1})`);
     }
   }
 
@@ -126,10 +151,25 @@ export class SessionQueue {
   private deadLetter(lane: Lane, command: LaneCommand, result: ToolResult, attempts: number): void {
     const max = this.settings.dlqMaxSize;
     if (max === undefined) return;
-    this.dead.push({ command_id: command.id, command_type: command.commandType, lane, error: result.output, attempts, payload: command.payload, dead_lettered_at_ms: this.hostEnv.now(), ...(command.runId !== undefined ? { run_id: command.runId } : {}) });
+    this.dead.push({
+      command_id: command.id,
+      command_type: command.commandType,
+      lane,
+      error: result.output,
+      attempts,
+      payload: command.payload,
+      dead_lettered_at_ms: this.hostEnv.now(),
+      ...(command.runId !== undefined ? { run_id: command.runId } : {}),
+    });
     if (this.dead.length > max) this.dead.splice(0, this.dead.length - max);
     this.recorder?.count(lane, 'dead_lettered');
-    command.emit('command_dead_lettered', { command_id: command.id, command_type: command.commandType, lane, error: result.output, attempts });
+    command.emit('command_dead_lettered', {
+      command_id: command.id,
+      command_type: command.commandType,
+      lane,
+      error: result.output,
+      attempts,
+    });
   }
 
   /** One attempt: the lane's slot, then the handler. */
@@ -167,7 +207,11 @@ export class SessionQueue {
   /** Set a lane's handler mode and timeout (the seed's setLaneHandler); an omitted timeout is the lane default. */
   setLaneHandler(lane: Lane, mode: LaneHandlerMode, timeoutMs: number | undefined): QueueStats['lanes'][number] {
     const state = this.lanes[lane];
-    this.lanes[lane] = { ...state, mode, ...laneTimeout(lane, timeoutMs, this.settings.timeoutMs, `the timeoutMs of PUT .../queue/lanes/${lane}`) };
+    this.lanes[lane] = {
+      ...state,
+      mode,
+      ...laneTimeout(lane, timeoutMs, this.settings.timeoutMs, `the timeoutMs of PUT .../queue/lanes/${lane}`),
+    };
     return this.laneStats(lane);
   }
 
@@ -199,11 +243,21 @@ export class SessionQueue {
 
   private laneStats(lane: Lane): QueueStats['lanes'][number] {
     const state = this.lanes[lane];
-    return { lane, pending: state.slots.pending, active: state.slots.active, maxConcurrency: state.maxConcurrency, handlerMode: state.mode, priority: LANE_PRIORITY[lane], timeoutMs: state.timeoutMs };
+    return {
+      lane,
+      pending: state.slots.pending,
+      active: state.slots.active,
+      maxConcurrency: state.maxConcurrency,
+      handlerMode: state.mode,
+      priority: LANE_PRIORITY[lane],
+      timeoutMs: state.timeoutMs,
+    };
   }
 
   private bound(): ExecutionBound | undefined {
-    return this.settings.timeoutMs !== undefined ? { ms: this.settings.timeoutMs, source: 'queueConfig.timeoutMs' } : undefined;
+    return this.settings.timeoutMs !== undefined
+      ? { ms: this.settings.timeoutMs, source: 'queueConfig.timeoutMs' }
+      : undefined;
   }
 
   private task(lane: Lane, state: LaneState, command: LaneCommand): ExternalTask {
@@ -219,7 +273,14 @@ export class SessionQueue {
       created_at_ms: this.hostEnv.now(),
       ...(command.runId !== undefined ? { run_id: command.runId } : {}),
     };
-    command.emit('external_task_pending', { task_id: taskId, session_id: this.sessionId, lane: task.lane, command_type: task.command_type, payload: task.payload, timeout_ms: task.timeout_ms });
+    command.emit('external_task_pending', {
+      task_id: taskId,
+      session_id: this.sessionId,
+      lane: task.lane,
+      command_type: task.command_type,
+      payload: task.payload,
+      timeout_ms: task.timeout_ms,
+    });
     return task;
   }
 
@@ -227,14 +288,23 @@ export class SessionQueue {
   private async handOut(lane: Lane, state: LaneState, command: LaneCommand): Promise<ToolResult> {
     const task = this.task(lane, state, command);
     const settlement = await this.external.wait(task, command.signal);
-    command.emit('external_task_completed', { task_id: task.task_id, session_id: this.sessionId, success: settlement.kind === 'answered' && settlement.answer.success });
+    command.emit('external_task_completed', {
+      task_id: task.task_id,
+      session_id: this.sessionId,
+      success: settlement.kind === 'answered' && settlement.answer.success,
+    });
     return resultOf(task, settlement, state, command);
   }
 
   /** Hybrid: run here and notify the host with external_task_pending / external_task_completed. */
   private async hybrid(lane: Lane, state: LaneState, command: LaneCommand): Promise<ToolResult> {
     const task = this.task(lane, state, command);
-    this.external.remember({ taskId: task.task_id, outcome: 'internal', success: false, settledAtMs: this.hostEnv.now() });
+    this.external.remember({
+      taskId: task.task_id,
+      outcome: 'internal',
+      success: false,
+      settledAtMs: this.hostEnv.now(),
+    });
     const result = await command.internal(this.bound());
     const success = result.exitCode === 0;
     this.external.remember({ taskId: task.task_id, outcome: 'internal', success, settledAtMs: this.hostEnv.now() });
@@ -260,7 +330,12 @@ function resultOf(task: ExternalTask, settlement: Settlement, state: LaneState, 
   }
   const { success, result, error } = settlement.answer;
   if (success) return { output: textOf(result), exitCode: 0, metadata };
-  return { output: error ?? (result !== undefined ? textOf(result) : `the host reported external task ${task.task_id} as failed`), exitCode: 1, metadata: { ...metadata, external_failed: true } };
+  return {
+    output:
+      error ?? (result !== undefined ? textOf(result) : `the host reported external task ${task.task_id} as failed`),
+    exitCode: 1,
+    metadata: { ...metadata, external_failed: true },
+  };
 }
 
 /** A host result as tool output: a string as is, anything else as JSON (nothing: empty). */
@@ -275,4 +350,3 @@ function retryable(result: ToolResult): boolean {
   if (meta.cancelled === true || meta.limit === 'maxExecutionTimeMs') return false;
   return meta.timed_out === true || meta.external_failed === true;
 }
-

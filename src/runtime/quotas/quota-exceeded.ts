@@ -18,12 +18,16 @@ export interface QuotaExcess {
 /** The one QUOTA_EXCEEDED (429) shape every per-tenant bound answers with: `details {quota, limit, used, tenantId, retryAfterSeconds?}`. */
 export function quotaExceeded(excess: QuotaExcess): CodeError {
   const { tenantId, quota, limit, used, configKey, retryAfterSeconds } = excess;
-  return new CodeError('QUOTA_EXCEEDED', `tenant ${tenantId} is over its quota ${quota} (${used} of ${limit}; config ${configKey})${retryAfterSeconds !== undefined ? `; retry after ${retryAfterSeconds} s` : ''}`, {
-    quota,
-    limit,
-    used,
-    tenantId,
-    ...excess.extra,
-    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
-  });
+  return new CodeError(
+    'QUOTA_EXCEEDED',
+    `tenant ${tenantId} is over its quota ${quota} (${used} of ${limit}; config ${configKey})${retryAfterSeconds !== undefined ? `; retry after ${retryAfterSeconds} s` : ''}`,
+    {
+      quota,
+      limit,
+      used,
+      tenantId,
+      ...excess.extra,
+      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+    },
+  );
 }

@@ -35,9 +35,22 @@ export interface TenantQuotasDeps {
   now(): number;
 }
 
-function exceeded(tenantId: string, quota: keyof TenantQuota, limit: number, used: number, retryAfterSeconds?: number): CodeError {
+function exceeded(
+  tenantId: string,
+  quota: keyof TenantQuota,
+  limit: number,
+  used: number,
+  retryAfterSeconds?: number,
+): CodeError {
   const key = `tenant_quotas.${tenantId}.${quota.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
-  return quotaExceeded({ tenantId, quota, limit, used, configKey: `${key} or default_tenant_quota`, retryAfterSeconds });
+  return quotaExceeded({
+    tenantId,
+    quota,
+    limit,
+    used,
+    configKey: `${key} or default_tenant_quota`,
+    retryAfterSeconds,
+  });
 }
 
 /**
@@ -63,8 +76,11 @@ export class TenantQuotas {
     const usage = this.tenants.get(tenantId);
     if (!usage) return undefined;
     const bucket = Math.floor(this.deps.now() / BUCKET_MS);
-    const starts = usage.starts.filter((e) => e && e.bucket > bucket - WINDOW_BUCKETS).map((e): [number, number] => [e.bucket, e.count]);
-    if (usage.openSessions === 0 && usage.runningRuns === 0 && usage.storedBytes === 0 && starts.length === 0) return undefined;
+    const starts = usage.starts
+      .filter((e) => e && e.bucket > bucket - WINDOW_BUCKETS)
+      .map((e): [number, number] => [e.bucket, e.count]);
+    if (usage.openSessions === 0 && usage.runningRuns === 0 && usage.storedBytes === 0 && starts.length === 0)
+      return undefined;
     return { openSessions: usage.openSessions, runningRuns: usage.runningRuns, storedBytes: usage.storedBytes, starts };
   }
 
@@ -86,7 +102,11 @@ export class TenantQuotas {
   quotaOf(tenantId: string): TenantQuota {
     let quota = this.resolved.get(tenantId);
     if (!quota) {
-      quota = { ...DEFAULT_TENANT_QUOTA, ...definedOf(this.deps.defaultQuota), ...definedOf(this.deps.quotas[tenantId] ?? {}) };
+      quota = {
+        ...DEFAULT_TENANT_QUOTA,
+        ...definedOf(this.deps.defaultQuota),
+        ...definedOf(this.deps.quotas[tenantId] ?? {}),
+      };
       this.resolved.set(tenantId, quota);
     }
     return quota;
@@ -160,11 +180,19 @@ export class TenantQuotas {
     const usage = this.usage(tenantId);
     const others = this.cluster?.others(tenantId);
     const running = usage.runningRuns + (others?.runningRuns ?? 0);
-    if (running >= quota.maxConcurrentRuns) throw exceeded(tenantId, 'maxConcurrentRuns', quota.maxConcurrentRuns, running, 1);
+    if (running >= quota.maxConcurrentRuns)
+      throw exceeded(tenantId, 'maxConcurrentRuns', quota.maxConcurrentRuns, running, 1);
     const bucket = Math.floor(this.deps.now() / BUCKET_MS);
     const elsewhere = others?.starts.map(([b, count]) => ({ bucket: b, count })) ?? [];
     const recent = this.startsSince(usage.starts, bucket) + this.startsSince(elsewhere, bucket);
-    if (recent >= quota.maxRunsPerMinute) throw exceeded(tenantId, 'maxRunsPerMinute', quota.maxRunsPerMinute, recent, this.secondsUntilFree([...usage.starts, ...elsewhere], bucket));
+    if (recent >= quota.maxRunsPerMinute)
+      throw exceeded(
+        tenantId,
+        'maxRunsPerMinute',
+        quota.maxRunsPerMinute,
+        recent,
+        this.secondsUntilFree([...usage.starts, ...elsewhere], bucket),
+      );
     const slot = bucket % WINDOW_BUCKETS;
     const entry = usage.starts[slot];
     if (entry && entry.bucket === bucket) entry.count += 1;
@@ -214,7 +242,8 @@ export class TenantQuotas {
   /** Seconds until the oldest counted bucket leaves the window. */
   private secondsUntilFree(starts: readonly { bucket: number; count: number }[], bucket: number): number {
     let oldest = bucket;
-    for (const entry of starts) if (entry && entry.bucket > bucket - WINDOW_BUCKETS && entry.bucket < oldest) oldest = entry.bucket;
+    for (const entry of starts)
+      if (entry && entry.bucket > bucket - WINDOW_BUCKETS && entry.bucket < oldest) oldest = entry.bucket;
     return Math.max(1, oldest + WINDOW_BUCKETS - bucket);
   }
 }

@@ -19,7 +19,11 @@ export interface StoredSessionStores {
  * when the run was interrupted, and every such run is in the records), then its snapshot, which holds its
  * transcript, artifacts, reports and task snapshots. Answers false when nothing was stored under the key.
  */
-export async function purgeStoredSession(stores: StoredSessionStores, key: SessionKey, known?: SessionSnapshotV1): Promise<boolean> {
+export async function purgeStoredSession(
+  stores: StoredSessionStores,
+  key: SessionKey,
+  known?: SessionSnapshotV1,
+): Promise<boolean> {
   await takeLease(stores.ownership, key);
   try {
     const snapshot = known ?? (await stores.store.load(key));

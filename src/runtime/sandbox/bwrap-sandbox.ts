@@ -14,7 +14,28 @@ const SANDBOX_HOME = '/home/sandbox';
 const TMP_BYTES = 512 * 1024 * 1024;
 
 /** Read-only pieces of /etc a toolchain needs (DNS, TLS roots, loader cache, time zone, git's system config). */
-const ETC_PIECES = ['resolv.conf', 'hosts', 'nsswitch.conf', 'host.conf', 'ssl', 'ca-certificates', 'ca-certificates.conf', 'alternatives', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'localtime', 'timezone', 'gitconfig', 'mime.types', 'protocols', 'services', 'bash.bashrc', 'profile', 'inputrc'];
+const ETC_PIECES = [
+  'resolv.conf',
+  'hosts',
+  'nsswitch.conf',
+  'host.conf',
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'alternatives',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'localtime',
+  'timezone',
+  'gitconfig',
+  'mime.types',
+  'protocols',
+  'services',
+  'bash.bashrc',
+  'profile',
+  'inputrc',
+];
 
 const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_HOME}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 const GROUP = `root:x:0:\nsandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
@@ -26,7 +47,8 @@ const GROUP = `root:x:0:\nsandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
  * CPU, address-space and file-size rlimits, then execs bwrap: everything the command starts is bounded from its
  * first instruction.
  */
-const WRAPPER = 'n=$1; [ "$n" -lt 1 ] || echo $$ >&4 || exit 125; [ "$n" -lt 2 ] || echo $$ >&5 || exit 125; exec 4>&- 5>&-; [ "$2" = - ] || ! [ -O "$2" ] || exit 126; ulimit -t "$3" && ulimit -v "$4" && ulimit -f "$5" || exit 125; shift 5; exec "$@"';
+const WRAPPER =
+  'n=$1; [ "$n" -lt 1 ] || echo $$ >&4 || exit 125; [ "$n" -lt 2 ] || echo $$ >&5 || exit 125; exec 4>&- 5>&-; [ "$2" = - ] || ! [ -O "$2" ] || exit 126; ulimit -t "$3" && ulimit -v "$4" && ulimit -f "$5" || exit 125; shift 5; exec "$@"';
 
 /** Where the bubblewrap sandbox keeps what it mounts: generated passwd/group and per-session homes. */
 export interface BwrapSandboxOptions {
@@ -53,7 +75,11 @@ export interface BwrapSandboxOptions {
  * in git's command-line scope (GIT_CONFIG_COUNT; commandEnv can never set GIT_*). Writing still needs the files to be
  * run_as's (docs/security.md).
  */
-const TRUST_WORKSPACE_REPOSITORIES = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' };
+const TRUST_WORKSPACE_REPOSITORIES = {
+  GIT_CONFIG_COUNT: '1',
+  GIT_CONFIG_KEY_0: 'safe.directory',
+  GIT_CONFIG_VALUE_0: '*',
+};
 
 /**
  * Bubblewrap: new user, PID, IPC, UTS, cgroup (and network unless granted) namespaces; the workspace
@@ -88,21 +114,41 @@ export class BwrapSandbox implements Sandbox {
       ...(options.disableUserns === false ? [] : ['--disable-userns']),
       '--die-with-parent',
       '--new-session',
-      '--cap-drop', 'ALL',
-      '--uid', String(SANDBOX_UID),
-      '--gid', String(SANDBOX_UID),
-      '--hostname', 'sandbox',
-      '--ro-bind', '/usr', '/usr',
-      '--symlink', 'usr/bin', '/bin',
-      '--symlink', 'usr/sbin', '/sbin',
-      '--symlink', 'usr/lib', '/lib',
-      '--symlink', 'usr/lib64', '/lib64',
-      '--symlink', 'usr/lib32', '/lib32',
+      '--cap-drop',
+      'ALL',
+      '--uid',
+      String(SANDBOX_UID),
+      '--gid',
+      String(SANDBOX_UID),
+      '--hostname',
+      'sandbox',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--symlink',
+      'usr/sbin',
+      '/sbin',
+      '--symlink',
+      'usr/lib',
+      '/lib',
+      '--symlink',
+      'usr/lib64',
+      '/lib64',
+      '--symlink',
+      'usr/lib32',
+      '/lib32',
       // A procfs of the sandbox's own PID namespace, never a bind of the host's (host-proc-guard.ts). Left out only by
       // detection's first probes, which check the namespaces apart from the container's /proc.
       ...(options.freshProc === false ? [] : ['--proc', '/proc']),
-      '--dev', '/dev',
-      '--size', String(TMP_BYTES), '--tmpfs', '/tmp',
+      '--dev',
+      '/dev',
+      '--size',
+      String(TMP_BYTES),
+      '--tmpfs',
+      '/tmp',
     ];
   }
 
@@ -116,17 +162,26 @@ export class BwrapSandbox implements Sandbox {
       ...BwrapSandbox.baseArgs(),
       ...(spec.network === 'allowed' ? ['--share-net'] : []),
       ...etc,
-      '--ro-bind', path.join(stateDir, 'etc', 'passwd'), '/etc/passwd',
-      '--ro-bind', path.join(stateDir, 'etc', 'group'), '/etc/group',
-      '--bind', home, SANDBOX_HOME,
+      '--ro-bind',
+      path.join(stateDir, 'etc', 'passwd'),
+      '/etc/passwd',
+      '--ro-bind',
+      path.join(stateDir, 'etc', 'group'),
+      '/etc/group',
+      '--bind',
+      home,
+      SANDBOX_HOME,
       ...(this.options.readOnlyPaths ?? []).flatMap((where) => ['--ro-bind-try', where, where]),
       // The held descriptor of the pinned workspace (the child's fd 3), never its name: a name swapped for a symlink
       // meanwhile cannot change what is mounted.
-      '--bind-fd', '3', spec.workspace,
+      '--bind-fd',
+      '3',
+      spec.workspace,
       // The server's data directory, when it lies in the workspace (the default ./.a3s), is covered: nothing of it is
       // readable, writable or linkable inside.
       ...(spec.hidden ?? []).flatMap((dir) => ['--perms', '0555', '--size', '4096', '--tmpfs', dir]),
-      '--chdir', spec.cwd,
+      '--chdir',
+      spec.cwd,
       '--',
       ...spec.argv,
     ];
@@ -145,11 +200,20 @@ export class BwrapSandbox implements Sandbox {
       kind: 'bwrap',
       file: '/bin/sh',
       args: [
-        '-c', WRAPPER, 'sandbox-wrapper', String(joins.length), runAs ? path.join(stateDir, 'etc', 'passwd') : '-',
-        String(limits.cpuSeconds), String(Math.floor(limits.addressSpaceBytes / 1024)), String(Math.max(1, Math.floor(this.options.maxFileBytes / this.options.fileBlockBytes))),
-        bwrap, ...args,
+        '-c',
+        WRAPPER,
+        'sandbox-wrapper',
+        String(joins.length),
+        runAs ? path.join(stateDir, 'etc', 'passwd') : '-',
+        String(limits.cpuSeconds),
+        String(Math.floor(limits.addressSpaceBytes / 1024)),
+        String(Math.max(1, Math.floor(this.options.maxFileBytes / this.options.fileBlockBytes))),
+        bwrap,
+        ...args,
       ],
-      env: runAs ? { ...commandEnvironment(SANDBOX_HOME, '/tmp', spec.env), ...TRUST_WORKSPACE_REPOSITORIES } : commandEnvironment(SANDBOX_HOME, '/tmp', spec.env),
+      env: runAs
+        ? { ...commandEnvironment(SANDBOX_HOME, '/tmp', spec.env), ...TRUST_WORKSPACE_REPOSITORIES }
+        : commandEnvironment(SANDBOX_HOME, '/tmp', spec.env),
       // The wrapper starts at / (it must not leak the data directory's path as $PWD); the command's cwd is set inside (--chdir).
       cwd: '/',
       inheritFds: [spec.workspaceFd, ...joins.map((handle) => handle.fd)],

@@ -38,7 +38,10 @@ async function killMembers(dir: string): Promise<void> {
   const deadline = Date.now() + DRAIN_WAIT_MS;
   for (;;) {
     const text = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
-    const pids = text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
+    const pids = text
+      .split('\n')
+      .filter((line) => /^\d+$/.test(line))
+      .map(Number);
     if (pids.length === 0 || Date.now() > deadline) return;
     for (const pid of pids) {
       try {
@@ -110,7 +113,8 @@ async function removeDir(dir: string): Promise<void> {
 
 /** A directory made in a cgroup file system has its controllers' files; one elsewhere (not a cgroup) has none. */
 function expectFile(file: string): void {
-  if (!existsSync(file)) throw new Error(`${file} is missing: ${path.dirname(file)} is not in a cgroup file system with that controller`);
+  if (!existsSync(file))
+    throw new Error(`${file} is missing: ${path.dirname(file)} is not in a cgroup file system with that controller`);
 }
 
 async function expectControllers(dir: string, wanted: readonly string[]): Promise<void> {

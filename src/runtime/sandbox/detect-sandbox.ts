@@ -40,9 +40,19 @@ async function findProgram(name: string, searchPath: string): Promise<string | u
   return undefined;
 }
 
-function run(file: string, args: readonly string[], user?: RunAsUser): Promise<{ error?: Error; stdout: string; stderr: string }> {
+function run(
+  file: string,
+  args: readonly string[],
+  user?: RunAsUser,
+): Promise<{ error?: Error; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(file, [...args], { env: { PATH: '/usr/bin:/bin' }, timeout: PROBE_TIMEOUT_MS, ...(user ? { uid: user.uid, gid: user.gid } : {}) }, (error, stdout, stderr) => resolve({ ...(error ? { error } : {}), stdout: String(stdout), stderr: String(stderr) }));
+    execFile(
+      file,
+      [...args],
+      { env: { PATH: '/usr/bin:/bin' }, timeout: PROBE_TIMEOUT_MS, ...(user ? { uid: user.uid, gid: user.gid } : {}) },
+      (error, stdout, stderr) =>
+        resolve({ ...(error ? { error } : {}), stdout: String(stdout), stderr: String(stderr) }),
+    );
   });
 }
 
@@ -56,12 +66,28 @@ export type SandboxProblemPart = 'bwrap' | 'namespaces' | 'proc' | 'run_as';
  * Kubernetes' default procMount), and the kernel then refuses a new procfs ("mount too revealing": bwrap says "Can't
  * mount proc on /newroot/proc: Operation not permitted"), even when seccomp allows the mount.
  */
-async function probe(bwrap: string, user: RunAsUser | undefined): Promise<{ problem: string; part: SandboxProblemPart } | undefined> {
-  const unmask = 'a container masks parts of /proc and makes /proc/sys read-only: run it with systempaths=unconfined, or procMount: Unmasked in Kubernetes; the host\'s /proc is never bound instead';
+async function probe(
+  bwrap: string,
+  user: RunAsUser | undefined,
+): Promise<{ problem: string; part: SandboxProblemPart } | undefined> {
+  const unmask =
+    "a container masks parts of /proc and makes /proc/sys read-only: run it with systempaths=unconfined, or procMount: Unmasked in Kubernetes; the host's /proc is never bound instead";
   const steps = [
-    { part: 'namespaces', args: BwrapSandbox.baseArgs({ freshProc: false, disableUserns: false }), says: 'bwrap cannot create its namespaces (user namespaces off, or blocked by seccomp: in a container use deploy/seccomp-bwrap.json)' },
-    { part: 'proc', args: BwrapSandbox.baseArgs({ freshProc: false }), says: `bwrap cannot forbid nested user namespaces in the sandbox (it writes /proc/sys/user/max_user_namespaces; ${unmask})` },
-    { part: 'proc', args: BwrapSandbox.baseArgs(), says: `bwrap cannot mount a fresh /proc for the sandbox (${unmask})` },
+    {
+      part: 'namespaces',
+      args: BwrapSandbox.baseArgs({ freshProc: false, disableUserns: false }),
+      says: 'bwrap cannot create its namespaces (user namespaces off, or blocked by seccomp: in a container use deploy/seccomp-bwrap.json)',
+    },
+    {
+      part: 'proc',
+      args: BwrapSandbox.baseArgs({ freshProc: false }),
+      says: `bwrap cannot forbid nested user namespaces in the sandbox (it writes /proc/sys/user/max_user_namespaces; ${unmask})`,
+    },
+    {
+      part: 'proc',
+      args: BwrapSandbox.baseArgs(),
+      says: `bwrap cannot mount a fresh /proc for the sandbox (${unmask})`,
+    },
   ] as const;
   for (const step of steps) {
     const { error, stderr } = await run(bwrap, [...step.args, '--', '/usr/bin/true'], user);
@@ -81,13 +107,21 @@ async function joinsAs(cgroups: CgroupLimits, limits: SandboxLimits, user: RunAs
   try {
     const script = handles.map((_, index) => `echo $$ >&${index + 3}`).join(' && ');
     const failed = await new Promise<string | undefined>((resolve) => {
-      const child = spawn('/bin/sh', ['-c', script], { env: { PATH: '/usr/bin:/bin' }, uid: user.uid, gid: user.gid, stdio: ['ignore', 'ignore', 'pipe', ...handles.map((handle) => handle.fd)] });
+      const child = spawn('/bin/sh', ['-c', script], {
+        env: { PATH: '/usr/bin:/bin' },
+        uid: user.uid,
+        gid: user.gid,
+        stdio: ['ignore', 'ignore', 'pipe', ...handles.map((handle) => handle.fd)],
+      });
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       child.on('error', (error) => resolve(error.message));
       child.on('close', (code) => resolve(code === 0 ? undefined : stderr.trim() || `exit ${code}`));
     });
-    return failed && `a process of sandbox.run_as "${user.name}" cannot join its cgroup through the server's descriptor (kernel older than 5.16?): ${failed}`;
+    return (
+      failed &&
+      `a process of sandbox.run_as "${user.name}" cannot join its cgroup through the server's descriptor (kernel older than 5.16?): ${failed}`
+    );
   } finally {
     await Promise.all(handles.map((handle) => handle.close()));
     await cgroup.release();
@@ -115,11 +149,16 @@ async function reachableStateDir(stateDir: string, user: RunAsUser): Promise<{ n
     const stats = await lstat(dataDir);
     if (stats.isDirectory() && stats.uid === process.getuid?.() && (stats.mode & 0o001) === 0) {
       await chmod(dataDir, (stats.mode & 0o7777) | 0o001);
-      notes.push(`data directory ${dataDir}: search permission for others added (mode ${((stats.mode & 0o7777) | 0o001).toString(8)}) so sandbox.run_as "${user.name}" reaches its homes in ${stateDir}`);
+      notes.push(
+        `data directory ${dataDir}: search permission for others added (mode ${((stats.mode & 0o7777) | 0o001).toString(8)}) so sandbox.run_as "${user.name}" reaches its homes in ${stateDir}`,
+      );
     }
   }
   if (!(await searchableBy(stateDir, user))) {
-    return { notes, problem: `sandbox.run_as "${user.name}" (uid ${user.uid}) cannot reach ${stateDir}: a directory above it lacks search permission for that user` };
+    return {
+      notes,
+      problem: `sandbox.run_as "${user.name}" (uid ${user.uid}) cannot reach ${stateDir}: a directory above it lacks search permission for that user`,
+    };
   }
   return { notes };
 }
@@ -153,7 +192,13 @@ export async function detectSandbox(options: DetectOptions): Promise<DetectedSan
     if (reached.problem) return { ...none, problem: reached.problem, problemPart: 'run_as', notes };
   }
   const failed = await probe(bwrap, runAs);
-  if (failed) return { ...none, problem: runAs ? `${failed.problem} (as sandbox.run_as "${runAs.name}")` : failed.problem, problemPart: failed.part, notes };
+  if (failed)
+    return {
+      ...none,
+      problem: runAs ? `${failed.problem} (as sandbox.run_as "${runAs.name}")` : failed.problem,
+      problemPart: failed.part,
+      notes,
+    };
   const detected = await CgroupLimits.detect();
   let { limits: cgroups } = detected;
   let cgroupProblem = detected.problem;

@@ -75,7 +75,10 @@ export class SessionDiskGuard {
     }
     const { minFreeBytes, dataDir } = this.bounds;
     if (minFreeBytes === 0) return;
-    const [dataFree, workspaceFree] = await Promise.all([freeBytes(dataDir), freeBytes(`/proc/self/fd/${workspaceFd}`)]);
+    const [dataFree, workspaceFree] = await Promise.all([
+      freeBytes(dataDir),
+      freeBytes(`/proc/self/fd/${workspaceFd}`),
+    ]);
     const [free, where] = dataFree <= workspaceFree ? [dataFree, 'data directory'] : [workspaceFree, 'workspace'];
     if (free < minFreeBytes) {
       throw new DiskQuotaExceededError(

@@ -62,7 +62,8 @@ function normalized(where: string): string {
  */
 export function lexicalHostProcProblem(where: string): string | undefined {
   const at = normalized(where);
-  if (overlaps(at, '/proc')) return `${JSON.stringify(where)} would show the host's /proc (the server's environment) inside the sandbox; it is never bound`;
+  if (overlaps(at, '/proc'))
+    return `${JSON.stringify(where)} would show the host's /proc (the server's environment) inside the sandbox; it is never bound`;
   return undefined;
 }
 
@@ -100,7 +101,11 @@ export function assertNoHostProc(paths: readonly string[], procMounts: readonly 
  * paths behind `--bind-fd`/`--ro-bind-fd` descriptors: `fdPaths` maps the child's descriptor number to the server's
  * own descriptor). Arguments after `--` are the command's and not looked at.
  */
-export function assertBwrapBindsSafe(args: readonly string[], fdPaths: ReadonlyMap<string, number>, procMounts: readonly string[] = procMountPoints()): void {
+export function assertBwrapBindsSafe(
+  args: readonly string[],
+  fdPaths: ReadonlyMap<string, number>,
+  procMounts: readonly string[] = procMountPoints(),
+): void {
   const sources: string[] = [];
   for (let index = 0; index < args.length; index++) {
     const arg = args[index] as string;

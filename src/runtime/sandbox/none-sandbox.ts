@@ -17,9 +17,15 @@ export class NoneSandbox implements Sandbox {
       kind: 'none',
       file,
       args,
-      env: commandEnvironment(process.env.HOME ?? '/tmp', process.env.TMPDIR ?? '/tmp', spec.env, process.env.PATH ?? undefined),
+      env: commandEnvironment(
+        process.env.HOME ?? '/tmp',
+        process.env.TMPDIR ?? '/tmp',
+        spec.env,
+        process.env.PATH ?? undefined,
+      ),
       // Entered through the held descriptor (the child gets it as fd 3 before it changes directory), not by name.
-      cwd: spec.cwd === spec.workspace ? '/proc/self/fd/3' : `/proc/self/fd/3/${path.relative(spec.workspace, spec.cwd)}`,
+      cwd:
+        spec.cwd === spec.workspace ? '/proc/self/fd/3' : `/proc/self/fd/3/${path.relative(spec.workspace, spec.cwd)}`,
       inheritFds: [spec.workspaceFd],
       release: () => Promise.resolve(),
     });

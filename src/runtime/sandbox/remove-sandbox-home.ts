@@ -11,7 +11,11 @@ export interface SandboxUsageRecorder {
  * Remove the $HOME of a session that was purged (DELETE ...?purge=true, or the retention sweep) and uncount its disk.
  * A failure is not the purge's: the home is left for the operator (it is under `<data_dir>/sandbox/homes`).
  */
-export async function removeSandboxHome(sandbox: ServerSandbox | undefined, quotas: SandboxUsageRecorder | undefined, key: SessionKey): Promise<void> {
+export async function removeSandboxHome(
+  sandbox: ServerSandbox | undefined,
+  quotas: SandboxUsageRecorder | undefined,
+  key: SessionKey,
+): Promise<void> {
   const tenantId = tenantIdOf(key);
   const sessionId = sessionIdOf(key);
   await sandbox?.sandbox.removeHome?.(tenantId, sessionId).catch(() => undefined);

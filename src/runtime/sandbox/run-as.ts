@@ -13,14 +13,17 @@ export interface RunAsUser extends FileOwner {
 }
 
 /** What resolving sandbox.run_as found: the user, or why there is none (`explicit`: the operator named it). */
-export type RunAsResolution = { readonly user: RunAsUser } | { readonly user?: undefined; readonly problem?: string; readonly explicit: boolean };
+export type RunAsResolution =
+  { readonly user: RunAsUser } | { readonly user?: undefined; readonly problem?: string; readonly explicit: boolean };
 
 /** Resolutions per config object: the server's file owner is read by parts built from the same config (tenant directories). */
 const resolutions = new WeakMap<object, RunAsUser>();
 
 function getentPasswd(name: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile('getent', ['passwd', name], { env: { PATH: '/usr/bin:/bin' }, timeout: 5000 }, (error, stdout) => resolve(error ? undefined : String(stdout).split('\n')[0]));
+    execFile('getent', ['passwd', name], { env: { PATH: '/usr/bin:/bin' }, timeout: 5000 }, (error, stdout) =>
+      resolve(error ? undefined : String(stdout).split('\n')[0]),
+    );
   });
 }
 
@@ -29,19 +32,27 @@ function getentPasswd(name: string): Promise<string | undefined> {
  * (`getuid() === 0`); nothing otherwise: a non-root server's commands already run as an unprivileged user.
  * Names go through NSS (`getent passwd`); a bare number without a passwd entry is used as uid and gid.
  */
-export async function resolveRunAs(configured: string | undefined, uid: number | undefined = process.getuid?.()): Promise<RunAsResolution> {
+export async function resolveRunAs(
+  configured: string | undefined,
+  uid: number | undefined = process.getuid?.(),
+): Promise<RunAsResolution> {
   const explicit = configured !== undefined;
   if (uid !== 0) return { explicit };
   const name = configured ?? DEFAULT_RUN_AS;
   const entry = await getentPasswd(name);
   const fields = entry?.split(':');
   let user: RunAsUser | undefined;
-  if (fields && fields.length >= 4 && /^\d+$/.test(fields[2] ?? '') && /^\d+$/.test(fields[3] ?? '')) user = { name, uid: Number(fields[2]), gid: Number(fields[3]) };
+  if (fields && fields.length >= 4 && /^\d+$/.test(fields[2] ?? '') && /^\d+$/.test(fields[3] ?? ''))
+    user = { name, uid: Number(fields[2]), gid: Number(fields[3]) };
   else if (/^\d+$/.test(name)) user = { name, uid: Number(name), gid: Number(name) };
   if (!user) {
-    return { explicit, problem: `sandbox.run_as: the user "${name}" does not exist (create it, e.g. useradd --system --no-create-home --shell /usr/sbin/nologin ${name}, as scripts/install-test-deps.sh does, or name another unprivileged user)` };
+    return {
+      explicit,
+      problem: `sandbox.run_as: the user "${name}" does not exist (create it, e.g. useradd --system --no-create-home --shell /usr/sbin/nologin ${name}, as scripts/install-test-deps.sh does, or name another unprivileged user)`,
+    };
   }
-  if (user.uid === 0 || user.gid === 0) return { explicit, problem: `sandbox.run_as: "${name}" is root (uid or gid 0); name an unprivileged user` };
+  if (user.uid === 0 || user.gid === 0)
+    return { explicit, problem: `sandbox.run_as: "${name}" is root (uid or gid 0); name an unprivileged user` };
   return { user };
 }
 

@@ -13,7 +13,9 @@ const PASS_THROUGH_MODE = 0o711;
  * of the two), so two tenants that both name a session `ci` never share one, whatever characters the ids hold.
  */
 export function homeName(tenantId: string, sessionId: string): string {
-  return createHash('sha256').update(JSON.stringify([tenantId, sessionId])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([tenantId, sessionId]))
+    .digest('hex');
 }
 
 function errnoCode(error: unknown): string | undefined {

@@ -79,7 +79,10 @@ export interface Sandbox {
 /** What a tool gets to start a model-chosen command: the session's sandbox decision for this call's origin. */
 export interface CommandLauncher {
   /** Prepare `argv` to run in `cwd` (default: the workspace); rejects with CommandRefusedError when commands are refused. */
-  prepare(argv: readonly string[], options?: { cwd?: string; env?: Readonly<Record<string, string>> }): Promise<PreparedCommand>;
+  prepare(
+    argv: readonly string[],
+    options?: { cwd?: string; env?: Readonly<Record<string, string>> },
+  ): Promise<PreparedCommand>;
 }
 
 /** The session may not run commands here (no working sandbox and a creator without host_direct). */

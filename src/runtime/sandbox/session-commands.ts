@@ -5,7 +5,13 @@ import type { ToolOrigin } from '../invocation/tool-call-state.js';
 import { SessionDiskGuard, type DiskBounds } from './disk-guard.js';
 import { NoneSandbox } from './none-sandbox.js';
 import type { RunAsUser } from './run-as.js';
-import { CommandRefusedError, type CommandLauncher, type PreparedCommand, type Sandbox, type SandboxNetwork } from './sandbox.js';
+import {
+  CommandRefusedError,
+  type CommandLauncher,
+  type PreparedCommand,
+  type Sandbox,
+  type SandboxNetwork,
+} from './sandbox.js';
 
 const fstatAsync = promisify(fstat);
 const fchownAsync = promisify(fchown);
@@ -83,12 +89,18 @@ export class SessionCommands {
     return { prepare: (argv, options) => this.prepare(origin, argv, options) };
   }
 
-  private async prepare(origin: ToolOrigin, argv: readonly string[], options: { cwd?: string; env?: Readonly<Record<string, string>> } = {}): Promise<PreparedCommand> {
+  private async prepare(
+    origin: ToolOrigin,
+    argv: readonly string[],
+    options: { cwd?: string; env?: Readonly<Record<string, string>> } = {},
+  ): Promise<PreparedCommand> {
     const { settings, server } = this;
     let sandbox: Sandbox = server.sandbox;
     if (origin === 'host_direct' && server.hostDirect === 'none') sandbox = NONE;
     else if (sandbox.kind === 'none' && !settings.hostCommands && origin !== 'host_direct') {
-      throw new CommandRefusedError('Commands are refused in this session: this server has no working sandbox (bubblewrap) and the session was created without the host_direct scope.');
+      throw new CommandRefusedError(
+        'Commands are refused in this session: this server has no working sandbox (bubblewrap) and the session was created without the host_direct scope.',
+      );
     }
     // Throws WorkspaceChangedError when the pinned directory is gone from its place: nothing starts.
     const lease = settings.workspace.acquire();
@@ -127,7 +139,11 @@ export class SessionCommands {
     const { disk } = this.server;
     if (!disk || !sandbox.homeOf) return undefined;
     const { tenantId, sessionId, workspace, onStored } = this.settings;
-    this.guard ??= new SessionDiskGuard(disk, { workspace, home: sandbox.homeOf(tenantId, sessionId), ...(onStored ? { onMeasured: onStored } : {}) });
+    this.guard ??= new SessionDiskGuard(disk, {
+      workspace,
+      home: sandbox.homeOf(tenantId, sessionId),
+      ...(onStored ? { onMeasured: onStored } : {}),
+    });
     return this.guard;
   }
 
@@ -147,7 +163,16 @@ export const UNCONTAINED_LAUNCHER: CommandLauncher = {
   prepare: async (argv, options) => {
     const cwd = options?.cwd ?? process.cwd();
     const lease = new WorkspaceDirectory(pinDirectory(cwd)).acquire();
-    const prepared = await NONE.prepare({ argv, workspace: cwd, workspaceFd: lease.fd, cwd, tenantId: 'none', sessionId: 'none', env: options?.env ?? {}, network: 'allowed' });
+    const prepared = await NONE.prepare({
+      argv,
+      workspace: cwd,
+      workspaceFd: lease.fd,
+      cwd,
+      tenantId: 'none',
+      sessionId: 'none',
+      env: options?.env ?? {},
+      network: 'allowed',
+    });
     return { ...prepared, release: () => prepared.release().finally(() => lease.release()) };
   },
 };

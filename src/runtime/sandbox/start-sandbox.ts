@@ -23,7 +23,12 @@ const MB = 1024 * 1024;
 /** The per-command limits of config `sandbox`. */
 export function sandboxLimits(config: CodeConfig): SandboxLimits {
   const s = config.sandbox;
-  return { pidsMax: s.pidsMax, memoryBytes: s.memoryMb * MB, cpuSeconds: s.cpuSeconds, addressSpaceBytes: s.addressSpaceMb * MB };
+  return {
+    pidsMax: s.pidsMax,
+    memoryBytes: s.memoryMb * MB,
+    cpuSeconds: s.cpuSeconds,
+    addressSpaceBytes: s.addressSpaceMb * MB,
+  };
 }
 
 /** The effective mode: configured, else `required` whenever API tokens are configured, `auto` otherwise. */
@@ -41,17 +46,33 @@ function refuseHostProc(config: CodeConfig): void {
   const mounts = procMountPoints();
   for (const where of config.sandbox.readOnlyPaths) {
     const problem = hostProcProblem(where, mounts);
-    if (problem !== undefined) throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.read_only_paths: ${problem}`, { resource: 'sandbox', field: 'sandbox.read_only_paths' });
+    if (problem !== undefined)
+      throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.read_only_paths: ${problem}`, {
+        resource: 'sandbox',
+        field: 'sandbox.read_only_paths',
+      });
   }
 }
 
 /** The run_as user of a root server, or the refusal to start: an explicit sandbox.run_as, or any in required mode, must exist. */
-async function runAsUser(config: CodeConfig, mode: 'required' | 'auto', logger: Logger): Promise<RunAsUser | undefined> {
+async function runAsUser(
+  config: CodeConfig,
+  mode: 'required' | 'auto',
+  logger: Logger,
+): Promise<RunAsUser | undefined> {
   const resolution = await resolveRunAs(config.sandbox.runAs);
   if (resolution.user) return resolution.user;
   if (resolution.problem === undefined) return undefined;
-  if (mode === 'required' || resolution.explicit) throw new CodeError('SESSION_INITIALIZATION_ERROR', `${resolution.problem}; the server runs as root, and contained commands must not`, { resource: 'sandbox', field: 'sandbox.run_as' });
-  logger.warn({ reason: resolution.problem }, 'sandbox: the server runs as root and sandbox.run_as is missing: contained commands run as root (files they leave are root\'s)');
+  if (mode === 'required' || resolution.explicit)
+    throw new CodeError(
+      'SESSION_INITIALIZATION_ERROR',
+      `${resolution.problem}; the server runs as root, and contained commands must not`,
+      { resource: 'sandbox', field: 'sandbox.run_as' },
+    );
+  logger.warn(
+    { reason: resolution.problem },
+    "sandbox: the server runs as root and sandbox.run_as is missing: contained commands run as root (files they leave are root's)",
+  );
   return undefined;
 }
 
@@ -77,18 +98,44 @@ export async function startSandbox(config: CodeConfig, logger: Logger): Promise<
   for (const note of detected.notes ?? []) logger.info({ sandbox: 'bwrap' }, note);
   if (detected.sandbox.kind === 'none') {
     if (mode === 'required') {
-      const fix = detected.problemPart === 'proc' ? 'give the server an unmasked /proc (docs/deployment.md)' : 'install bubblewrap and enable user namespaces (docs/deployment.md for containers)';
-      throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.mode is "required" (the default when API tokens are configured) but no sandbox works: ${detected.problem ?? 'unknown'}; ${fix}, or set sandbox.mode = "auto"`, { resource: 'sandbox', ...(detected.problemPart === 'proc' ? { part: 'proc' } : {}) });
+      const fix =
+        detected.problemPart === 'proc'
+          ? 'give the server an unmasked /proc (docs/deployment.md)'
+          : 'install bubblewrap and enable user namespaces (docs/deployment.md for containers)';
+      throw new CodeError(
+        'SESSION_INITIALIZATION_ERROR',
+        `sandbox.mode is "required" (the default when API tokens are configured) but no sandbox works: ${detected.problem ?? 'unknown'}; ${fix}, or set sandbox.mode = "auto"`,
+        { resource: 'sandbox', ...(detected.problemPart === 'proc' ? { part: 'proc' } : {}) },
+      );
     }
-    logger.warn({ sandbox: 'none', reason: detected.problem }, 'sandbox: none — model-chosen commands run on the host, and only in sessions created with host_direct');
+    logger.warn(
+      { sandbox: 'none', reason: detected.problem },
+      'sandbox: none — model-chosen commands run on the host, and only in sessions created with host_direct',
+    );
   } else {
-    logger.info({ sandbox: 'bwrap', cgroups: detected.cgroups, network: config.sandbox.network, hostDirect: config.sandbox.hostDirect, ...(runAs ? { runAs: runAs.name, uid: runAs.uid } : {}) }, 'sandbox: bwrap — model-chosen commands are contained');
+    logger.info(
+      {
+        sandbox: 'bwrap',
+        cgroups: detected.cgroups,
+        network: config.sandbox.network,
+        hostDirect: config.sandbox.hostDirect,
+        ...(runAs ? { runAs: runAs.name, uid: runAs.uid } : {}),
+      },
+      'sandbox: bwrap — model-chosen commands are contained',
+    );
     if (detected.cgroupProblem !== undefined || detected.cgroups === 'none') {
       if (cgroupsWanted === 'required') {
         await detected.dispose();
-        throw new CodeError('SESSION_INITIALIZATION_ERROR', `sandbox.cgroups is "required" (the default when sandbox.mode is "required") but no writable cgroup bounds commands' processes and memory: ${detected.cgroupProblem ?? 'no cgroup hierarchy'}; delegate a cgroup to the server, or set sandbox.cgroups = "optional" (A3S_SANDBOX_CGROUPS=optional) to accept rlimits only`, { resource: 'sandbox', field: 'sandbox.cgroups' });
+        throw new CodeError(
+          'SESSION_INITIALIZATION_ERROR',
+          `sandbox.cgroups is "required" (the default when sandbox.mode is "required") but no writable cgroup bounds commands' processes and memory: ${detected.cgroupProblem ?? 'no cgroup hierarchy'}; delegate a cgroup to the server, or set sandbox.cgroups = "optional" (A3S_SANDBOX_CGROUPS=optional) to accept rlimits only`,
+          { resource: 'sandbox', field: 'sandbox.cgroups' },
+        );
       }
-      logger.warn({ reason: detected.cgroupProblem, cgroups: 'optional' }, 'sandbox: cgroups are not writable; commands get CPU, address-space and file-size rlimits but no process or memory bound (sandbox.cgroups = "optional")');
+      logger.warn(
+        { reason: detected.cgroupProblem, cgroups: 'optional' },
+        'sandbox: cgroups are not writable; commands get CPU, address-space and file-size rlimits but no process or memory bound (sandbox.cgroups = "optional")',
+      );
     }
     if (runAs) await warnUnreachableRoots(config, runAs, logger);
   }
@@ -100,7 +147,11 @@ export async function startSandbox(config: CodeConfig, logger: Logger): Promise<
     kind: detected.sandbox.kind,
     mode,
     network: config.sandbox.network,
-    disk: { maxBytes: config.limits.sandboxHomeBytes, minFreeBytes: config.limits.minFreeDiskBytes, dataDir: path.resolve(config.dataDir) },
+    disk: {
+      maxBytes: config.limits.sandboxHomeBytes,
+      minFreeBytes: config.limits.minFreeDiskBytes,
+      dataDir: path.resolve(config.dataDir),
+    },
     ...(runAs ? { runAs } : {}),
     dispose: detected.dispose,
   };
@@ -114,17 +165,34 @@ async function warnUnreachableRoots(config: CodeConfig, runAs: RunAsUser, logger
   const fix = `give it search permission (e.g. chmod o+x, or chgrp ${runAs.name} and chmod g+x)`;
   for (const root of [...(config.workspaceRoots ?? [process.cwd()]), ...config.sharedWorkspaceRoots]) {
     if (await searchableBy(root, runAs)) continue;
-    logger.warn({ root, runAs: runAs.name }, `sandbox: sandbox.run_as "${runAs.name}" cannot search workspace root ${root} (or a directory above it): commands in workspaces below it fail; ${fix}`);
+    logger.warn(
+      { root, runAs: runAs.name },
+      `sandbox: sandbox.run_as "${runAs.name}" cannot search workspace root ${root} (or a directory above it): commands in workspaces below it fail; ${fix}`,
+    );
   }
   for (const where of config.sandbox.readOnlyPaths) {
     // A missing entry is skipped by bwrap (--ro-bind-try); an unreachable one stops it.
     if ((await lstat(where).catch(() => null)) === null || (await searchableBy(path.dirname(where), runAs))) continue;
-    logger.warn({ path: where, runAs: runAs.name }, `sandbox: sandbox.run_as "${runAs.name}" cannot reach sandbox.read_only_paths entry ${where}: every command fails while it is configured; ${fix}`);
+    logger.warn(
+      { path: where, runAs: runAs.name },
+      `sandbox: sandbox.run_as "${runAs.name}" cannot reach sandbox.read_only_paths entry ${where}: every command fails while it is configured; ${fix}`,
+    );
   }
 }
 
 /** A started sandbox with no containment (tests of the no-sandbox path, and benchmarks' baselines). */
 export async function noSandbox(config: CodeConfig): Promise<StartedSandbox> {
-  const detected = await detectSandbox({ stateDir: path.join(config.dataDir, 'sandbox'), limits: sandboxLimits(config), disabled: true });
-  return { sandbox: detected.sandbox, hostDirect: config.sandbox.hostDirect, kind: 'none', mode: sandboxMode(config), network: config.sandbox.network, dispose: detected.dispose };
+  const detected = await detectSandbox({
+    stateDir: path.join(config.dataDir, 'sandbox'),
+    limits: sandboxLimits(config),
+    disabled: true,
+  });
+  return {
+    sandbox: detected.sandbox,
+    hostDirect: config.sandbox.hostDirect,
+    kind: 'none',
+    mode: sandboxMode(config),
+    network: config.sandbox.network,
+    dispose: detected.dispose,
+  };
 }

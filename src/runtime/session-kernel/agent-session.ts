@@ -125,10 +125,17 @@ export class AgentSession implements SessionKernel {
   }
 
   /** Inject a host-supplied cluster event: subscribers see it and hooks observe it. */
-  injectClusterEvent(type: 'budget_threshold_hit' | 'passivation_requested' | 'peer_invocation', payload: Record<string, unknown>): void {
+  injectClusterEvent(
+    type: 'budget_threshold_hit' | 'passivation_requested' | 'peer_invocation',
+    payload: Record<string, unknown>,
+  ): void {
     this.lifecycle.assertOpen();
     this.emit(this.runs.activeRunId, type, payload as never);
-    this.governance.hooks.observe(type, { session_id: this.id, ...payload, labels: this.config.labels }, { sessionId: this.id });
+    this.governance.hooks.observe(
+      type,
+      { session_id: this.id, ...payload, labels: this.config.labels },
+      { sessionId: this.id },
+    );
   }
 
   /** Give the session up after another node took it over: stop work, save and publish nothing more. */

@@ -8,7 +8,11 @@ import type { SessionKernel } from './session-kernel.js';
  * engine once queued observations finish.
  * Idempotent: false when the session was already closed.
  */
-export async function closeSessionParts(parts: SessionKernel, config: ResolvedSessionConfig, reason: string): Promise<boolean> {
+export async function closeSessionParts(
+  parts: SessionKernel,
+  config: ResolvedSessionConfig,
+  reason: string,
+): Promise<boolean> {
   if (!parts.lifecycle.close(reason)) return false;
   const sessionId = config.sessionId;
   const closed = new Error('session closed');

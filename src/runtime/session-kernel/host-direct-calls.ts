@@ -32,7 +32,12 @@ export class HostDirectCalls {
    * Run one tool call from the host; events carry no run id. `host_direct` skips the permission and
    * confirmation decisions; `governed_direct` applies them in full.
    */
-  async invoke(name: string, args: unknown, origin: 'host_direct' | 'governed_direct' = 'host_direct', confirmationInheritance?: ConfirmationInheritance): Promise<ToolCallOutcome> {
+  async invoke(
+    name: string,
+    args: unknown,
+    origin: 'host_direct' | 'governed_direct' = 'host_direct',
+    confirmationInheritance?: ConfirmationInheritance,
+  ): Promise<ToolCallOutcome> {
     const { deps } = this;
     deps.lifecycle.assertOpen();
     if (!deps.tools.has(name)) throw new CodeError('TOOL_NOT_FOUND', `tool ${name} not found`, { tool: name });
@@ -41,7 +46,10 @@ export class HostDirectCalls {
     this.inFlight.add(controller);
     try {
       const ctx = sessionInvocationContext(deps, callId, controller.signal, undefined);
-      return await deps.tools.invoker.invoke({ id: callId, name, args, origin, ...(confirmationInheritance ? { confirmationInheritance } : {}) }, ctx);
+      return await deps.tools.invoker.invoke(
+        { id: callId, name, args, origin, ...(confirmationInheritance ? { confirmationInheritance } : {}) },
+        ctx,
+      );
     } finally {
       this.inFlight.delete(controller);
     }

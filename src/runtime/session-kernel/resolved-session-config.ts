@@ -81,7 +81,11 @@ export interface ResolvedSessionConfig {
    * How the session's commands run: `hostCommands` = the creator had host_direct (without a working sandbox
    * only such sessions run commands, on the host; kept in snapshots), the network granted, SessionOptions.commandEnv.
    */
-  readonly commands: { readonly hostCommands: boolean; readonly network: 'none' | 'allowed'; readonly env: Readonly<Record<string, string>> };
+  readonly commands: {
+    readonly hostCommands: boolean;
+    readonly network: 'none' | 'allowed';
+    readonly env: Readonly<Record<string, string>>;
+  };
   /** Long-term memory (SessionOptions.memoryStore): which store and namespace, inside the owner's tenant; null without one. */
   readonly memory: { readonly type: 'file' | 'memory'; readonly namespace: string } | null;
   /** The built-in or registered agent the session runs as (SessionOptions.agent); null for an ordinary session. */

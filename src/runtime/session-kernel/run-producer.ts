@@ -57,7 +57,13 @@ export interface RunProducerHost {
  * checkpoint), checkpoint cleanup, the run's preset reports, then transcript, usage, result, status,
  * agent_end and the autosave. Never throws: a loop failure becomes a failed run.
  */
-export async function produceRun(host: RunProducerHost, record: RunRecord, request: ProducedRunRequest, ctx: InvocationContext, signal: AbortSignal): Promise<RunRecord> {
+export async function produceRun(
+  host: RunProducerHost,
+  record: RunRecord,
+  request: ProducedRunRequest,
+  ctx: InvocationContext,
+  signal: AbortSignal,
+): Promise<RunRecord> {
   // The run holds the workspace descriptor from start to end: its calls work on the pinned directory even if the
   // name is swapped meanwhile. A workspace already changed is not held; each call then reports WORKSPACE_CHANGED.
   let lease: WorkspaceLease | undefined;
@@ -73,12 +79,27 @@ export async function produceRun(host: RunProducerHost, record: RunRecord, reque
   }
 }
 
-async function produceHeldRun(host: RunProducerHost, record: RunRecord, request: ProducedRunRequest, ctx: InvocationContext, signal: AbortSignal): Promise<RunRecord> {
+async function produceHeldRun(
+  host: RunProducerHost,
+  record: RunRecord,
+  request: ProducedRunRequest,
+  ctx: InvocationContext,
+  signal: AbortSignal,
+): Promise<RunRecord> {
   const { config, emit } = host;
   const sessionId = config.sessionId;
-  emit(record.runId, 'agent_start', { prompt: request.input, model: config.model.id, side_question: record.sideQuestion });
+  emit(record.runId, 'agent_start', {
+    prompt: request.input,
+    model: config.model.id,
+    side_question: record.sideQuestion,
+  });
   // A session run as an agent announces it at every run start (agent_start -> agent_mode_changed, the seed's order).
-  if (config.agentDefinition) emit(record.runId, 'agent_mode_changed', { mode: config.agentDefinition.mode, agent: config.agentDefinition.name, description: config.agentDefinition.description });
+  if (config.agentDefinition)
+    emit(record.runId, 'agent_mode_changed', {
+      mode: config.agentDefinition.mode,
+      agent: config.agentDefinition.name,
+      description: config.agentDefinition.description,
+    });
   host.runs.setStatus(record, 'executing');
   const { governance, budget } = host.governance();
   budget.startClock?.();
@@ -87,9 +108,17 @@ async function produceHeldRun(host: RunProducerHost, record: RunRecord, request:
   // The loop's working transcript at its end (system message first): what the session keeps, compacted or not.
   let working: ChatMessage[] | undefined;
   // pre_prompt hooks may block the run or rewrite the input (fail closed, like every gating hook).
-  const gate = await governance.hooks?.gate('pre_prompt', { session_id: sessionId, run_id: record.runId, prompt: input, labels: config.labels }, { sessionId }, signal);
+  const gate = await governance.hooks?.gate(
+    'pre_prompt',
+    { session_id: sessionId, run_id: record.runId, prompt: input, labels: config.labels },
+    { sessionId },
+    signal,
+  );
   if (gate && gate.action !== 'continue') {
-    outcome = failedOutcome('BLOCKED_BY_HOOK', `the prompt was ${gate.action === 'block' ? 'blocked' : 'skipped'} by pre_prompt hook${gate.hookId ? ` ${gate.hookId}` : ''}${gate.reason ? `: ${gate.reason}` : ''}`);
+    outcome = failedOutcome(
+      'BLOCKED_BY_HOOK',
+      `the prompt was ${gate.action === 'block' ? 'blocked' : 'skipped'} by pre_prompt hook${gate.hookId ? ` ${gate.hookId}` : ''}${gate.reason ? `: ${gate.reason}` : ''}`,
+    );
   } else if (gate?.modifiedPayload && typeof gate.modifiedPayload.prompt === 'string') {
     input = gate.modifiedPayload.prompt;
   }
@@ -101,18 +130,33 @@ async function produceHeldRun(host: RunProducerHost, record: RunRecord, request:
     if (resume) emit(record.runId, 'run_resumed', { from_run_id: resume.run_id, turn: resume.turn });
     // The memory context provider: items recalled by the input join the system prompt (a store failure recalls nothing).
     const recalled = host.memory ? await memoryContextSection(host.memory, input).catch(() => '') : '';
-    const transcript: ChatMessage[] = [{ role: 'system', content: recalled ? `${config.systemPrompt}\n\n${recalled}` : config.systemPrompt }, ...before];
-    const deps: LoopDeps = { ...host.loopDeps(), checkpoint: (state: LoopState, plan?: PlanProgress) => saveCheckpoint(host, record, input, state, plan) };
+    const transcript: ChatMessage[] = [
+      { role: 'system', content: recalled ? `${config.systemPrompt}\n\n${recalled}` : config.systemPrompt },
+      ...before,
+    ];
+    const deps: LoopDeps = {
+      ...host.loopDeps(),
+      checkpoint: (state: LoopState, plan?: PlanProgress) => saveCheckpoint(host, record, input, state, plan),
+    };
     // Planning and goal tracking are for the session's own runs (a side question answers plainly).
     const planned = !record.sideQuestion && (config.planningMode !== 'disabled' || config.goalTracking);
     try {
       const ended =
         planned || resume?.plan
-          ? await runWithPlanning(plannedRunDeps(host, record, deps), ctx, transcript, input, resume ? { state: fromCheckpoint(resume), ...(resume.plan ? { plan: resume.plan } : {}) } : undefined)
+          ? await runWithPlanning(
+              plannedRunDeps(host, record, deps),
+              ctx,
+              transcript,
+              input,
+              resume ? { state: fromCheckpoint(resume), ...(resume.plan ? { plan: resume.plan } : {}) } : undefined,
+            )
           : await runLoop(deps, ctx, transcript, resume ? fromCheckpoint(resume) : undefined);
       outcome = ended;
       // A run refused by the transcript or context bound before its first turn leaves the transcript as it was.
-      const refused = (ended.error?.code === 'TRANSCRIPT_TOO_LARGE' || ended.error?.code === 'CONTEXT_LIMIT_EXCEEDED') && ended.added.length === 0 && ended.messages.length === transcript.length;
+      const refused =
+        (ended.error?.code === 'TRANSCRIPT_TOO_LARGE' || ended.error?.code === 'CONTEXT_LIMIT_EXCEEDED') &&
+        ended.added.length === 0 &&
+        ended.messages.length === transcript.length;
       working = refused ? [transcript[0]!, ...host.transcript.messages] : ended.messages;
     } catch (error) {
       outcome = failedOutcome('INTERNAL_ERROR', error instanceof Error ? error.message : String(error));
@@ -127,9 +171,20 @@ async function produceHeldRun(host: RunProducerHost, record: RunRecord, request:
   budget.stopClock?.();
   await host.verifications.settleRun();
   if (outcome.status === 'failed' && outcome.error) {
-    governance.hooks?.observe('on_error', { session_id: sessionId, run_id: record.runId, error_type: outcome.error.code, error_message: outcome.error.message, labels: config.labels }, { sessionId });
+    governance.hooks?.observe(
+      'on_error',
+      {
+        session_id: sessionId,
+        run_id: record.runId,
+        error_type: outcome.error.code,
+        error_message: outcome.error.message,
+        labels: config.labels,
+      },
+      { sessionId },
+    );
   }
-  if (host.memory && outcome.status === 'completed') await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);
+  if (host.memory && outcome.status === 'completed')
+    await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);
   const messages = record.sideQuestion ? undefined : working ? working.slice(1) : [...before, ...outcome.added];
   host.transcript.commitRun(messages, outcome.usage, host.hostEnv.now());
   const verificationSummary = buildVerificationSummary(host.verifications.forRun(record.runId));
@@ -143,9 +198,15 @@ async function produceHeldRun(host: RunProducerHost, record: RunRecord, request:
   host.runs.setStatus(record, outcome.status);
   emit(record.runId, 'agent_end', {
     text: result.text,
-    usage: { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.totalTokens },
+    usage: {
+      prompt_tokens: result.promptTokens,
+      completion_tokens: result.completionTokens,
+      total_tokens: result.totalTokens,
+    },
     verification_summary: verificationSummary,
-    ...(outcome.meta ? { meta: { provider: config.model.providerName, request_model: config.model.modelName, ...outcome.meta } } : {}),
+    ...(outcome.meta
+      ? { meta: { provider: config.model.providerName, request_model: config.model.modelName, ...outcome.meta } }
+      : {}),
     status: outcome.status,
     tool_calls_count: result.toolCallsCount,
     verification_status: result.verificationStatus,
@@ -175,16 +236,41 @@ function plannedRunDeps(host: RunProducerHost, record: RunRecord, loop: LoopDeps
 }
 
 /** Save the loop state after a completed tool round; a failure is reported, never fatal to the run. */
-async function saveCheckpoint(host: RunProducerHost, record: RunRecord, input: string, state: LoopState, plan?: PlanProgress): Promise<void> {
-  const checkpoint = toCheckpoint(state, { runId: record.runId, sessionId: host.config.sessionId, input, sideQuestion: record.sideQuestion, now: host.hostEnv.now(), ...(plan ? { plan } : {}) });
+async function saveCheckpoint(
+  host: RunProducerHost,
+  record: RunRecord,
+  input: string,
+  state: LoopState,
+  plan?: PlanProgress,
+): Promise<void> {
+  const checkpoint = toCheckpoint(state, {
+    runId: record.runId,
+    sessionId: host.config.sessionId,
+    input,
+    sideQuestion: record.sideQuestion,
+    now: host.hostEnv.now(),
+    ...(plan ? { plan } : {}),
+  });
   try {
     await host.checkpoints.save(checkpoint);
     host.emit(record.runId, 'checkpoint_saved', { turn: state.turn, store: host.checkpoints.kind });
   } catch (error) {
-    host.emit(record.runId, 'persistence_failed', { session_id: host.config.sessionId, operation: 'checkpoint', error: `checkpoint of run ${record.runId}: ${error instanceof Error ? error.message : String(error)}`, code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED' });
+    host.emit(record.runId, 'persistence_failed', {
+      session_id: host.config.sessionId,
+      operation: 'checkpoint',
+      error: `checkpoint of run ${record.runId}: ${error instanceof Error ? error.message : String(error)}`,
+      code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED',
+    });
   }
 }
 
 function failedOutcome(code: RunErrorCode, message: string): RunOutcome {
-  return { status: 'failed', text: '', toolCallsCount: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, added: [], error: { code, message } };
+  return {
+    status: 'failed',
+    text: '',
+    toolCallsCount: 0,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    added: [],
+    error: { code, message },
+  };
 }

@@ -1,6 +1,10 @@
 import { pinSessionWorkspace } from '../workspace/pin-session-workspace.js';
 import { usesRedis, type CodeConfig } from '../../config/code-config.js';
-import { DEFAULT_CONTEXT_TOKENS, modelContextTokens, modelRequestDefaults } from '../../config/model-request-defaults.js';
+import {
+  DEFAULT_CONTEXT_TOKENS,
+  modelContextTokens,
+  modelRequestDefaults,
+} from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
 import { ConfirmationPolicySchema } from '../../protocol/governance.js';
 import { unsupportedOptions, type SessionOptions } from '../../protocol/session-options.js';
@@ -44,23 +48,49 @@ function chooseModel(config: CodeConfig, modelId: string, field: string, tempera
   const providerConfig = config.providers[providerName];
   if (!providerConfig) {
     const known = Object.keys(config.providers);
-    throw configError(field, `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`);
+    throw configError(
+      field,
+      `provider "${providerName}" is not configured (configured: ${known.length ? known.join(', ') : 'none'})`,
+    );
   }
   const modelConfig = providerConfig.models[modelName];
-  return { modelId, providerName, modelName, requestDefaults: modelRequestDefaults(modelConfig, temperature), contextTokens: modelContextTokens(modelConfig) };
+  return {
+    modelId,
+    providerName,
+    modelName,
+    requestDefaults: modelRequestDefaults(modelConfig, temperature),
+    contextTokens: modelContextTokens(modelConfig),
+  };
 }
 
 /** A `provider/model` id as the model a session (or a child of one) runs on, with its provider client. */
-export function resolveModel(config: CodeConfig, modelId: string, field: string, temperature: number | undefined, providerFor: (name: string) => LlmProvider): ResolvedModel {
+export function resolveModel(
+  config: CodeConfig,
+  modelId: string,
+  field: string,
+  temperature: number | undefined,
+  providerFor: (name: string) => LlmProvider,
+): ResolvedModel {
   const { providerName, modelName, requestDefaults, contextTokens } = chooseModel(config, modelId, field, temperature);
   let provider: LlmProvider;
   try {
     provider = providerFor(providerName);
   } catch (error) {
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `provider ${providerName}: ${error instanceof Error ? error.message : String(error)}`, { resource: `provider:${providerName}` });
+    throw new CodeError(
+      'SESSION_INITIALIZATION_ERROR',
+      `provider ${providerName}: ${error instanceof Error ? error.message : String(error)}`,
+      { resource: `provider:${providerName}` },
+    );
   }
   // The provider is called with the model key; a model block's `name` is a display name only.
-  return { id: modelId, providerName, modelName, provider, ...requestDefaults, ...(contextTokens !== undefined ? { contextTokens } : {}) };
+  return {
+    id: modelId,
+    providerName,
+    modelName,
+    provider,
+    ...requestDefaults,
+    ...(contextTokens !== undefined ? { contextTokens } : {}),
+  };
 }
 
 /** What a restored session keeps from its creation, whoever restores it. */
@@ -79,91 +109,164 @@ export interface RestoredGovernance {
  * Merge SessionOptions with CodeConfig, reject unsupported options and conflicts, initialise async
  * resources (workspace, AGENTS.md, provider) and yield one ResolvedSessionConfig.
  */
-export async function buildSessionConfig(options: SessionOptions, caller: Caller, deps: SessionBuilderDeps, restored?: RestoredGovernance): Promise<ResolvedSessionConfig> {
+export async function buildSessionConfig(
+  options: SessionOptions,
+  caller: Caller,
+  deps: SessionBuilderDeps,
+  restored?: RestoredGovernance,
+): Promise<ResolvedSessionConfig> {
   const unsupported = unsupportedOptions(options);
   if (unsupported.length > 0) {
     const list = unsupported.map((name) => `"${name}"`).join(', ');
-    throw new CodeError('UNSUPPORTED_OPTION', `${unsupported.join(', ')}: ${unsupported.length === 1 ? 'this option asks' : 'these options ask'} for a capability this server does not implement yet; remove ${list} from the request (or give a value that asks for nothing, such as false, "disabled" or [])`, {
-      field: unsupported[0],
-      options: unsupported,
-    });
+    throw new CodeError(
+      'UNSUPPORTED_OPTION',
+      `${unsupported.join(', ')}: ${unsupported.length === 1 ? 'this option asks' : 'these options ask'} for a capability this server does not implement yet; remove ${list} from the request (or give a value that asks for nothing, such as false, "disabled" or [])`,
+      {
+        field: unsupported[0],
+        options: unsupported,
+      },
+    );
   }
   // Agent.createSession refuses a spoofed tenantId (and principal) first; this holds for every other builder of a session.
   if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
-    throw new CodeError('FORBIDDEN', `tenantId: "${options.tenantId}" is not the caller's tenant "${caller.tenantId}"; only admin tokens may create sessions for another tenant`, { field: 'tenantId', scope: 'admin' });
+    throw new CodeError(
+      'FORBIDDEN',
+      `tenantId: "${options.tenantId}" is not the caller's tenant "${caller.tenantId}"; only admin tokens may create sessions for another tenant`,
+      { field: 'tenantId', scope: 'admin' },
+    );
   }
 
   const { config } = deps;
-  let chosen = chooseModel(config, options.model ?? config.defaultModel, options.model ? 'model' : 'defaultModel', options.temperature);
+  let chosen = chooseModel(
+    config,
+    options.model ?? config.defaultModel,
+    options.model ? 'model' : 'defaultModel',
+    options.temperature,
+  );
 
   const operatorPolicy = config.defaultPermissionPolicy ?? BUILTIN_DEFAULT_POLICY;
   const permissionPolicy = options.permissionPolicy ?? operatorPolicy;
   // Only host_direct callers (which may run anything on the host anyway) replace the operator's policy;
   // anyone else's own policy is bounded by it. A restored session keeps the bound it was created with.
-  const bounded = restored ? restored.policyBounded : options.permissionPolicy !== undefined && !hasScope(caller, 'host_direct');
+  const bounded = restored
+    ? restored.policyBounded
+    : options.permissionPolicy !== undefined && !hasScope(caller, 'host_direct');
   const problems = policyProblems(permissionPolicy);
   if (problems.length > 0) {
     const field = options.permissionPolicy ? 'permissionPolicy' : 'defaultPermissionPolicy';
-    throw new CodeError('SESSION_CONFIGURATION_ERROR', `${field}.${problems[0]}`, { field: `${field}.${problems[0].split(':')[0]}`, problems });
-  }
-  const confirmationPolicy = options.confirmationPolicy ?? config.defaultConfirmationPolicy ?? DEFAULT_CONFIRMATION_POLICY;
-  // auto_approve turns every "ask" into "allow" after a timeout: a weakening only host_direct callers choose.
-  if (!restored && options.confirmationPolicy?.timeoutAction === 'auto_approve' && config.defaultConfirmationPolicy?.timeoutAction !== 'auto_approve' && !hasScope(caller, 'host_direct')) {
-    throw new CodeError('FORBIDDEN', 'confirmationPolicy.timeoutAction "auto_approve" needs the host_direct scope (it lets calls run without a human); use "reject", or a host_direct token', {
-      field: 'confirmationPolicy.timeoutAction',
-      scope: 'host_direct',
+    throw new CodeError('SESSION_CONFIGURATION_ERROR', `${field}.${problems[0]}`, {
+      field: `${field}.${problems[0].split(':')[0]}`,
+      problems,
     });
+  }
+  const confirmationPolicy =
+    options.confirmationPolicy ?? config.defaultConfirmationPolicy ?? DEFAULT_CONFIRMATION_POLICY;
+  // auto_approve turns every "ask" into "allow" after a timeout: a weakening only host_direct callers choose.
+  if (
+    !restored &&
+    options.confirmationPolicy?.timeoutAction === 'auto_approve' &&
+    config.defaultConfirmationPolicy?.timeoutAction !== 'auto_approve' &&
+    !hasScope(caller, 'host_direct')
+  ) {
+    throw new CodeError(
+      'FORBIDDEN',
+      'confirmationPolicy.timeoutAction "auto_approve" needs the host_direct scope (it lets calls run without a human); use "reject", or a host_direct token',
+      {
+        field: 'confirmationPolicy.timeoutAction',
+        scope: 'host_direct',
+      },
+    );
   }
 
   // Turning secret redaction off lets tool output show secrets to the model and to every event subscriber.
   if (!restored && options.securityProvider?.type === 'none' && !hasScope(caller, 'host_direct')) {
-    throw new CodeError('FORBIDDEN', 'securityProvider.type "none" needs the host_direct scope (it turns secret redaction of tool output off); use "default", or a host_direct token', {
-      field: 'securityProvider.type',
-      scope: 'host_direct',
-    });
+    throw new CodeError(
+      'FORBIDDEN',
+      'securityProvider.type "none" needs the host_direct scope (it turns secret redaction of tool output off); use "default", or a host_direct token',
+      {
+        field: 'securityProvider.type',
+        scope: 'host_direct',
+      },
+    );
   }
   // Webhook URLs in the options are server-side requests a tenant chooses: private addresses only for host_direct
   // creators (kept when restored) or with config outbound.allow_private_networks. Checked here and at every call.
   const outboundPrivateGrant = restored ? restored.outboundPrivate === true : hasScope(caller, 'host_direct');
   const outboundAllowPrivate = outboundPrivateGrant || config.outbound.allowPrivateNetworks;
   if (!restored) {
-    for (const [index, hook] of (options.hooks ?? []).entries()) await assertOutboundUrl(hook.endpoint.url, `hooks.${index}.endpoint.url`, outboundAllowPrivate);
+    for (const [index, hook] of (options.hooks ?? []).entries())
+      await assertOutboundUrl(hook.endpoint.url, `hooks.${index}.endpoint.url`, outboundAllowPrivate);
     if (options.budgetHost) await assertOutboundUrl(options.budgetHost.url, 'budgetHost.url', outboundAllowPrivate);
   }
   // Network for contained commands: the operator's config, or a host_direct creator; never a tenant alone.
-  if (!restored && options.sandboxNetwork === 'allowed' && config.sandbox.network !== 'allowed' && !hasScope(caller, 'host_direct')) {
-    throw new CodeError('FORBIDDEN', 'sandboxNetwork "allowed" needs the host_direct scope (it shares the host\'s network, loopback services included, with every command); use "none", or a host_direct token', {
-      field: 'sandboxNetwork',
-      scope: 'host_direct',
-    });
+  if (
+    !restored &&
+    options.sandboxNetwork === 'allowed' &&
+    config.sandbox.network !== 'allowed' &&
+    !hasScope(caller, 'host_direct')
+  ) {
+    throw new CodeError(
+      'FORBIDDEN',
+      'sandboxNetwork "allowed" needs the host_direct scope (it shares the host\'s network, loopback services included, with every command); use "none", or a host_direct token',
+      {
+        field: 'sandboxNetwork',
+        scope: 'host_direct',
+      },
+    );
   }
   assertCommandEnv(options.commandEnv);
   const hostCommands = restored ? restored.hostCommands === true : hasScope(caller, 'host_direct');
   const warnings: string[] = [];
-  if (options.planning === true && options.planningMode === 'disabled') warnings.push('planning: true is ignored; planningMode "disabled" wins over the legacy planning flag');
-  if (options.autoCompactThreshold !== undefined && options.autoCompact !== true) warnings.push('autoCompactThreshold has no effect without autoCompact: true');
+  if (options.planning === true && options.planningMode === 'disabled')
+    warnings.push('planning: true is ignored; planningMode "disabled" wins over the legacy planning flag');
+  if (options.autoCompactThreshold !== undefined && options.autoCompact !== true)
+    warnings.push('autoCompactThreshold has no effect without autoCompact: true');
   if (options.sessionStore?.type === 'file' && config.storageBackend === 'memory' && !usesRedis(config)) {
-    warnings.push('sessionStore "file": this server keeps sessions in memory (storage_backend "memory"), so the session does not survive a restart');
+    warnings.push(
+      'sessionStore "file": this server keeps sessions in memory (storage_backend "memory"), so the session does not survive a restart',
+    );
   }
-  if (options.securityProvider?.type === 'none') warnings.push('securityProvider "none": secrets in tool output are not redacted in this session');
+  if (options.securityProvider?.type === 'none')
+    warnings.push('securityProvider "none": secrets in tool output are not redacted in this session');
 
   // With tokens of several tenants a workspace must be in the owner's own space (admins: anywhere in the roots);
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
   const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
-  const { workspace, agentsMd, skipped } = await deps.workspaceContext.get({ requested: options.workspace, claim, restored: restored !== undefined }, config);
-  const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined, [config.dataDir, ...(config.sessionsDir !== undefined ? [config.sessionsDir] : [])]);
+  const { workspace, agentsMd, skipped } = await deps.workspaceContext.get(
+    { requested: options.workspace, claim, restored: restored !== undefined },
+    config,
+  );
+  const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined, [
+    config.dataDir,
+    ...(config.sessionsDir !== undefined ? [config.sessionsDir] : []),
+  ]);
   if (pinned.repinned) warnings.push(pinned.repinned);
   // AGENTS.md files leading outside the confinement root were not read: each is a warning and an event.
   warnings.push(...skipped.map((file) => file.message));
   // sessionForAgent: the agent's prompt takes the role slot, its permissions bound every call, its model and
   // max steps apply unless the options name their own. A restored session rebuilds it from its stored options.
-  const agents = await resolveSessionAgents({ configDirs: config.agentDirs, sessionDirs: options.agentDirs ?? [], workspace: pinned.directory, agent: options.agent });
+  const agents = await resolveSessionAgents({
+    configDirs: config.agentDirs,
+    sessionDirs: options.agentDirs ?? [],
+    workspace: pinned.directory,
+    agent: options.agent,
+  });
   const agent = agents.agent;
   warnings.push(...agents.warnings);
-  const skills = await resolveSessionSkills({ configDirs: config.skillDirs, sessionDirs: options.skillDirs ?? [], inline: options.inlineSkills ?? [], builtin: options.builtinSkills === true, workspace: pinned.directory });
+  const skills = await resolveSessionSkills({
+    configDirs: config.skillDirs,
+    sessionDirs: options.skillDirs ?? [],
+    inline: options.inlineSkills ?? [],
+    builtin: options.builtinSkills === true,
+    workspace: pinned.directory,
+  });
   warnings.push(...skills.warnings);
-  const personas = skills.registry.list().filter((skill) => skill.kind === 'persona').map((skill) => skill.content);
-  if (agent?.model !== undefined && options.model === undefined) chosen = chooseModel(config, agent.model, `agent "${agent.name}".model`, options.temperature);
+  const personas = skills.registry
+    .list()
+    .filter((skill) => skill.kind === 'persona')
+    .map((skill) => skill.content);
+  if (agent?.model !== undefined && options.model === undefined)
+    chosen = chooseModel(config, agent.model, `agent "${agent.name}".model`, options.temperature);
   const model = resolveModel(config, chosen.modelId, 'model', options.temperature, deps.providerFor);
 
   const loop = config.loop;
@@ -212,7 +315,14 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     agentsMd,
     parentSessionId: null,
     delegationDepth: 0,
-    systemPrompt: buildSystemPrompt({ role: [options.role, agent?.prompt, ...personas].filter((text) => text?.trim()).join('\n\n') || undefined, skillsCatalog: skills.registry.discoverable().length > 0, guidelines: options.guidelines, responseStyle: options.responseStyle, extra: options.extra, agentsMd }),
+    systemPrompt: buildSystemPrompt({
+      role: [options.role, agent?.prompt, ...personas].filter((text) => text?.trim()).join('\n\n') || undefined,
+      skillsCatalog: skills.registry.discoverable().length > 0,
+      guidelines: options.guidelines,
+      responseStyle: options.responseStyle,
+      extra: options.extra,
+      agentsMd,
+    }),
     autoSave: options.autoSave ?? false,
     retention,
     sessionStore: options.sessionStore?.type ?? 'file',
@@ -220,8 +330,14 @@ export async function buildSessionConfig(options: SessionOptions, caller: Caller
     outboundPrivateGrant,
     outboundAllowPrivate,
     web: config.web,
-    memory: options.memoryStore ? { type: options.memoryStore.type, namespace: options.memoryStore.namespace ?? 'default' } : null,
-    commands: { hostCommands, network: options.sandboxNetwork ?? config.sandbox.network, env: options.commandEnv ?? {} },
+    memory: options.memoryStore
+      ? { type: options.memoryStore.type, namespace: options.memoryStore.namespace ?? 'default' }
+      : null,
+    commands: {
+      hostCommands,
+      network: options.sandboxNetwork ?? config.sandbox.network,
+      env: options.commandEnv ?? {},
+    },
     agent: agent?.name ?? null,
     ...(agent ? { agentDefinition: agent } : {}),
     agents: agents.registry,

@@ -31,11 +31,19 @@ export interface SessionDelegationParts {
 }
 
 /** Build a session's subagent tasks and delegation (task, parallel_task, Skill, POST .../tasks) with the agent's bounds; the delegation is wired on first use. */
-export function buildSessionDelegation(wiring: SessionDelegationWiring, restoredTasks: readonly SubagentTaskSnapshot[] | undefined): SessionDelegationParts {
+export function buildSessionDelegation(
+  wiring: SessionDelegationWiring,
+  restoredTasks: readonly SubagentTaskSnapshot[] | undefined,
+): SessionDelegationParts {
   const { config, scope } = wiring;
   const { hostEnv, agent } = scope;
   const bounds = agent.delegation;
-  const tasks = new SubagentTasks(config.retention.maxTerminalSubagentTasks, bounds.keepFinishedChildren, () => hostEnv.now(), restoredTasks);
+  const tasks = new SubagentTasks(
+    config.retention.maxTerminalSubagentTasks,
+    bounds.keepFinishedChildren,
+    () => hostEnv.now(),
+    restoredTasks,
+  );
   // Wired on first delegation: a session that never delegates keeps none of it.
   const delegation = new SessionDelegation(() => {
     const { emit, flight, governance, mcp, artifacts } = wiring;

@@ -7,7 +7,11 @@ import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { SessionKey } from '../../stores/session-key.js';
 
 /** Emit one typed runtime event of the session, tied to a run when `runId` is given. */
-export type SessionEmit = <T extends RuntimeEventType>(runId: string | undefined, type: T, payload: RuntimeEventPayloads[T]) => void;
+export type SessionEmit = <T extends RuntimeEventType>(
+  runId: string | undefined,
+  type: T,
+  payload: RuntimeEventPayloads[T],
+) => void;
 
 /** Sees every event a session emits (metrics); it runs on the emit path, so it must be cheap and never throw. */
 export type SessionEventObserver = <T extends RuntimeEventType>(type: T, payload: RuntimeEventPayloads[T]) => void;
@@ -45,7 +49,8 @@ export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
   return (runId, type, payload) => {
     const clustered = deps.ownership.clustered;
     const envelope = deps.events.record(originOf(runId), type, payload, deps.hostEnv.now(), clustered);
-    if (envelope !== undefined && clustered && !deps.lifecycle.abandoned) deps.ownership.publish(deps.sessionKey, envelope);
+    if (envelope !== undefined && clustered && !deps.lifecycle.abandoned)
+      deps.ownership.publish(deps.sessionKey, envelope);
     deps.onEvent?.(type, payload);
   };
 }

@@ -82,16 +82,26 @@ export class SessionGovernanceAccess {
     if (endpoint?.type === 'websocket') {
       const binding = this.shared.hostRegistry.bindingOf(endpoint.connectionId);
       if (!binding || binding.tenantId !== this.config.ownerTenantId) {
-        throw new CodeError('VALIDATION_ERROR', 'body.connectionId: no host connection of this tenant has this id; send {"type":"host_register"} on an events WebSocket first', { field: 'connectionId' });
+        throw new CodeError(
+          'VALIDATION_ERROR',
+          'body.connectionId: no host connection of this tenant has this id; send {"type":"host_register"} on an events WebSocket first',
+          { field: 'connectionId' },
+        );
       }
     }
-    this.parts().budget.setHost(endpoint ? budgetHostGuard(endpoint, this.config, this.hostEnv, this.shared, allowPrivateNetworks) : undefined);
+    this.parts().budget.setHost(
+      endpoint ? budgetHostGuard(endpoint, this.config, this.hostEnv, this.shared, allowPrivateNetworks) : undefined,
+    );
   }
 
   /** Tell session_start hooks; only sessions with hooks build their engine for it (idle sessions stay small). */
   notifyStart(): void {
     const { config } = this;
     if (this.shared.configHooks.length === 0 && !config.options.hooks?.length) return;
-    this.parts().hooks.observe('session_start', { session_id: config.sessionId, workspace: config.workspace, model: config.model.id, labels: config.labels }, { sessionId: config.sessionId });
+    this.parts().hooks.observe(
+      'session_start',
+      { session_id: config.sessionId, workspace: config.workspace, model: config.model.id, labels: config.labels },
+      { sessionId: config.sessionId },
+    );
   }
 }

@@ -28,7 +28,11 @@ export interface SessionGovernanceParts {
  * budget guard (built-in limits, combined with the budget host when the session or the agent names one),
  * its confirmation broker, and the policies and redactor it runs with.
  */
-export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: HostEnv, shared: SharedGovernance): SessionGovernanceParts {
+export function buildSessionGovernance(
+  config: ResolvedSessionConfig,
+  hostEnv: HostEnv,
+  shared: SharedGovernance,
+): SessionGovernanceParts {
   const sessionId = config.sessionId;
   const hooks = new HookEngine({
     registry: shared.hostRegistry,
@@ -48,7 +52,10 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
   });
   const host = config.options.budgetHost ?? shared.budgetHost;
   const hostMayCallPrivate = config.options.budgetHost === undefined || config.outboundAllowPrivate;
-  const budget = new SwitchableBudgetGuard(builtin, host ? budgetHostGuard({ type: 'webhook', ...host }, config, hostEnv, shared, hostMayCallPrivate) : undefined);
+  const budget = new SwitchableBudgetGuard(
+    builtin,
+    host ? budgetHostGuard({ type: 'webhook', ...host }, config, hostEnv, shared, hostMayCallPrivate) : undefined,
+  );
   const governance: SessionGovernance = {
     permission: config.permissionPolicy,
     ...(config.permissionFloor ? { permissionFloor: config.permissionFloor } : {}),
@@ -67,18 +74,31 @@ export function buildSessionGovernance(config: ResolvedSessionConfig, hostEnv: H
 
 /** The operator's policy that bounds "allow always" grants of answerers without host_direct (SessionGovernance.grantFloor). */
 function grantFloorOf(config: ResolvedSessionConfig): ResolvedSessionConfig['permissionPolicy'] | undefined {
-  return config.permissionFloor ?? (config.options.permissionPolicy === undefined ? config.permissionPolicy : undefined);
+  return (
+    config.permissionFloor ?? (config.options.permissionPolicy === undefined ? config.permissionPolicy : undefined)
+  );
 }
 
 /**
  * A guard asking an external budget host (a webhook, or a WebSocket host registered on an events socket);
  * a webhook may call private addresses only with `allowPrivateNetworks` (checked again at every call).
  */
-export function budgetHostGuard(endpoint: BudgetHostEndpoint, config: ResolvedSessionConfig, hostEnv: HostEnv, shared: SharedGovernance, allowPrivateNetworks = false): BudgetGuard {
+export function budgetHostGuard(
+  endpoint: BudgetHostEndpoint,
+  config: ResolvedSessionConfig,
+  hostEnv: HostEnv,
+  shared: SharedGovernance,
+  allowPrivateNetworks = false,
+): BudgetGuard {
   return new HostBudgetGuard({
     endpoint:
       endpoint.type === 'webhook'
-        ? { kind: 'webhook', url: endpoint.url, ...(endpoint.headers ? { headers: endpoint.headers } : {}), allowPrivateNetworks }
+        ? {
+            kind: 'webhook',
+            url: endpoint.url,
+            ...(endpoint.headers ? { headers: endpoint.headers } : {}),
+            allowPrivateNetworks,
+          }
         : { kind: 'websocket', connectionId: endpoint.connectionId },
     sessionId: config.sessionId,
     tenantId: config.ownerTenantId,

@@ -11,7 +11,20 @@ export interface InvocationContextSource {
 }
 
 /** An invocation context of the session; its events belong to `runId` (none for a host-direct call). */
-export function sessionInvocationContext(source: InvocationContextSource, invocationId: string, signal: AbortSignal, runId: string | undefined): InvocationContext {
+export function sessionInvocationContext(
+  source: InvocationContextSource,
+  invocationId: string,
+  signal: AbortSignal,
+  runId: string | undefined,
+): InvocationContext {
   const { config, hostEnv, emit } = source;
-  return createInvocationContext({ runId: invocationId, sessionId: config.sessionId, workspace: config.workspace, signal, emit: (type, payload) => emit(runId, type, payload), governance: config.governance, hostEnv });
+  return createInvocationContext({
+    runId: invocationId,
+    sessionId: config.sessionId,
+    workspace: config.workspace,
+    signal,
+    emit: (type, payload) => emit(runId, type, payload),
+    governance: config.governance,
+    hostEnv,
+  });
 }

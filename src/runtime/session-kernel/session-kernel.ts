@@ -71,7 +71,12 @@ export interface SessionKernelHost {
  * verifications and run control. Each part's deps are written out field by field, never spread from a shared
  * object: V8 gives an object spread from one a hidden class of its own, so every session would pay for more maps.
  */
-export function buildSessionKernel(config: ResolvedSessionConfig, scope: SessionScope, restored: RestoredState | undefined, host: SessionKernelHost): SessionKernel {
+export function buildSessionKernel(
+  config: ResolvedSessionConfig,
+  scope: SessionScope,
+  restored: RestoredState | undefined,
+  host: SessionKernelHost,
+): SessionKernel {
   const { hostEnv, agent, childOf } = scope;
   const { services } = agent;
   const sessionId = config.sessionId;
@@ -84,26 +89,87 @@ export function buildSessionKernel(config: ResolvedSessionConfig, scope: Session
   const lifecycle = new SessionLifecycle(sessionId);
   const flight = new SingleFlight();
   const transcript = new SessionTranscript(host.createdAtMs, restored?.messages, restored?.usage);
-  const events = new SessionEventLog({ maxEventsPerRun: retention.maxEventsPerRun, maxRuns: retention.maxRuns, maxSessionEvents: retention.maxEventsPerRun }, restored?.sessionSequence ?? 0);
+  const events = new SessionEventLog(
+    {
+      maxEventsPerRun: retention.maxEventsPerRun,
+      maxRuns: retention.maxRuns,
+      maxSessionEvents: retention.maxEventsPerRun,
+    },
+    restored?.sessionSequence ?? 0,
+  );
   // A restored session starts as saved at the sequence it was read at: what it emits from here on (a workspace warning) makes it dirty.
   const readAtSequence = events.lastSequence;
   // A child's events are also seen by its parent's delegation (progress, forwarded asks).
   const onEvent = childOf ? childObserver(services.onSessionEvent, childOf.observe) : services.onSessionEvent;
-  const emit = createSessionEmit({ sessionId, hostEnv, sessionKey, labels: config.labels, events, ownership: services.ownership, lifecycle, onEvent });
+  const emit = createSessionEmit({
+    sessionId,
+    hostEnv,
+    sessionKey,
+    labels: config.labels,
+    events,
+    ownership: services.ownership,
+    lifecycle,
+    onEvent,
+  });
 
-  const records = new SessionRuns({ sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit }, (restored?.runs ?? []).map(restoredRun));
-  const artifacts = new SessionArtifacts(hostEnv, { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes }, restored?.artifacts);
-  const reports = new VerificationReports({ sessionId, workspace: config.workspaceDir, hostEnv, emit, flight }, restored?.verifications);
-  const governance = new SessionGovernanceAccess(config, hostEnv, services.governance, childOf?.governance, restored?.permissionGrants ?? [], lifecycle);
+  const records = new SessionRuns(
+    { sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit },
+    (restored?.runs ?? []).map(restoredRun),
+  );
+  const artifacts = new SessionArtifacts(
+    hostEnv,
+    { maxArtifacts: retention.maxArtifacts, maxBytes: retention.maxArtifactBytes },
+    restored?.artifacts,
+  );
+  const reports = new VerificationReports(
+    { sessionId, workspace: config.workspaceDir, hostEnv, emit, flight },
+    restored?.verifications,
+  );
+  const governance = new SessionGovernanceAccess(
+    config,
+    hostEnv,
+    services.governance,
+    childOf?.governance,
+    restored?.permissionGrants ?? [],
+    lifecycle,
+  );
 
   const sandbox = services.sandbox ?? UNSANDBOXED;
   // The session's $HOME is keyed by tenant and session; the disk its commands use counts in the tenant's stored bytes.
-  const commands = new SessionCommands(sandbox, { tenantId, sessionId, ...config.commands, workspace: config.workspaceDir, ...(quotas ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sandboxUsageKey(sessionId), bytes) } : {}) });
-  const mcp = new SessionMcp({ sessionId, workspace, hostEnv, globalMcp: services.mcp, globalMcpVersion: agent.mcpVersion, logger: services.logger, emit, flight, lifecycle, launcher: commands.forOrigin('host_direct'), allowPrivate: config.outboundAllowPrivate });
+  const commands = new SessionCommands(sandbox, {
+    tenantId,
+    sessionId,
+    ...config.commands,
+    workspace: config.workspaceDir,
+    ...(quotas
+      ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sandboxUsageKey(sessionId), bytes) }
+      : {}),
+  });
+  const mcp = new SessionMcp({
+    sessionId,
+    workspace,
+    hostEnv,
+    globalMcp: services.mcp,
+    globalMcpVersion: agent.mcpVersion,
+    logger: services.logger,
+    emit,
+    flight,
+    lifecycle,
+    launcher: commands.forOrigin('host_direct'),
+    allowPrivate: config.outboundAllowPrivate,
+  });
   for (const manager of childOf?.borrowedMcp ?? []) mcp.borrow(manager);
-  const { tasks, delegation } = buildSessionDelegation({ config, scope, emit, flight, governance, mcp, artifacts }, restored?.subagentTasks);
+  const { tasks, delegation } = buildSessionDelegation(
+    { config, scope, emit, flight, governance, mcp, artifacts },
+    restored?.subagentTasks,
+  );
   const queueConfig = config.options.queueConfig;
-  const queue = queueConfig ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, { lostTasks: restored?.externalTasks ?? [], interrupted: () => lifecycle.keepsCheckpoints() }) : undefined;
+  const queue = queueConfig
+    ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, {
+        lostTasks: restored?.externalTasks ?? [],
+        interrupted: () => lifecycle.keepsCheckpoints(),
+      })
+    : undefined;
 
   const tools = new SessionTools({
     permissionPolicy: config.permissionPolicy,
@@ -117,14 +183,82 @@ export function buildSessionKernel(config: ResolvedSessionConfig, scope: Session
   const directCalls = new HostDirectCalls({ config, hostEnv, emit, lifecycle, tools });
   const llm = new LlmInvoker(config, governance);
   // Memory events belong to the active run when there is one (the context provider), else to the session.
-  const memory = openAgentMemory(config.memory, tenantId, agent.memoryStores, hostEnv, (type, payload) => emit(flight.runId, type, payload));
+  const memory = openAgentMemory(config.memory, tenantId, agent.memoryStores, hostEnv, (type, payload) =>
+    emit(flight.runId, type, payload),
+  );
 
   if (restored) events.restore(restored.trace);
-  if (config.workspaceRepinned) emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });
-  for (const file of config.workspaceSkipped ?? []) emit(undefined, 'workspace_warning', { kind: 'skipped', workspace, message: file.message, path: file.path });
+  if (config.workspaceRepinned)
+    emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });
+  for (const file of config.workspaceSkipped ?? [])
+    emit(undefined, 'workspace_warning', { kind: 'skipped', workspace, message: file.message, path: file.path });
 
-  const persistence = new SessionSaves({ config, sessionKey, createdAtMs: host.createdAtMs, scope, emit, events, lifecycle, transcript, artifacts, records, reports, tasks, mcp, governance, queue }, restored ? { generation: restored.generation, readAtSequence } : undefined);
-  const verifications = new SessionVerifications({ sessionId, hostEnv, emit, lifecycle, reports, directCalls, artifacts, persistence });
-  const runs = new SessionRunControl({ config, sessionKey, scope, emit, records, transcript, reports, memory, governance, tools, mcp, llm, lifecycle, persistence, flight, activity: host, quotas });
-  return { lifecycle, events, transcript, emit, artifacts, governance, mcp, tasks, sandbox: commands, tools, directCalls, llm, memory, queue, persistence, verifications, runs };
+  const persistence = new SessionSaves(
+    {
+      config,
+      sessionKey,
+      createdAtMs: host.createdAtMs,
+      scope,
+      emit,
+      events,
+      lifecycle,
+      transcript,
+      artifacts,
+      records,
+      reports,
+      tasks,
+      mcp,
+      governance,
+      queue,
+    },
+    restored ? { generation: restored.generation, readAtSequence } : undefined,
+  );
+  const verifications = new SessionVerifications({
+    sessionId,
+    hostEnv,
+    emit,
+    lifecycle,
+    reports,
+    directCalls,
+    artifacts,
+    persistence,
+  });
+  const runs = new SessionRunControl({
+    config,
+    sessionKey,
+    scope,
+    emit,
+    records,
+    transcript,
+    reports,
+    memory,
+    governance,
+    tools,
+    mcp,
+    llm,
+    lifecycle,
+    persistence,
+    flight,
+    activity: host,
+    quotas,
+  });
+  return {
+    lifecycle,
+    events,
+    transcript,
+    emit,
+    artifacts,
+    governance,
+    mcp,
+    tasks,
+    sandbox: commands,
+    tools,
+    directCalls,
+    llm,
+    memory,
+    queue,
+    persistence,
+    verifications,
+    runs,
+  };
 }

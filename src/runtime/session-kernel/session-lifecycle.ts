@@ -51,6 +51,8 @@ export class SessionLifecycle {
 
   /** A run that ended is saved unless the session was abandoned, or closed other than for shutdown or passivation. */
   savesAfterRun(): boolean {
-    return !this.abandonedFlag && (!this.closed || this.closeReason === 'shutdown' || this.closeReason === 'passivated');
+    return (
+      !this.abandonedFlag && (!this.closed || this.closeReason === 'shutdown' || this.closeReason === 'passivated')
+    );
   }
 }

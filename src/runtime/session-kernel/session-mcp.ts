@@ -137,7 +137,11 @@ export class SessionMcp {
     const { emit, flight } = this.deps;
     manager.onChange((change) => {
       this.ownVersion += 1;
-      emit(flight.runId, 'mcp_tools_changed', { server: change.server, reason: change.reason, tools: change.toolNames });
+      emit(flight.runId, 'mcp_tools_changed', {
+        server: change.server,
+        reason: change.reason,
+        tools: change.toolNames,
+      });
     });
     manager.onConnectionChange((change) => {
       if (change.connected) emit(flight.runId, 'mcp_server_connected', { server: change.server });

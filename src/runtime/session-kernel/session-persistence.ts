@@ -29,13 +29,21 @@ export async function saveSnapshot(deps: SnapshotSaveDeps, snapshot: SessionSnap
       bytes = await store.save(snapshot);
     } catch (error) {
       // Refused by the lease fence: retry once if the lease could be renewed or safely retaken.
-      if (!(error instanceof CodeError && error.details.reason === 'fenced' && (await ownership.fenced(sessionKey)))) throw error;
+      if (!(error instanceof CodeError && error.details.reason === 'fenced' && (await ownership.fenced(sessionKey))))
+        throw error;
       bytes = await store.save(snapshot);
     }
     deps.onStored?.(bytes);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    deps.emit(undefined, 'persistence_failed', { session_id: sessionId, operation: 'save', error: message, code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED' });
-    throw error instanceof CodeError ? error : new CodeError('PERSISTENCE_FAILED', `saving session ${sessionId} failed`, { sessionId });
+    deps.emit(undefined, 'persistence_failed', {
+      session_id: sessionId,
+      operation: 'save',
+      error: message,
+      code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED',
+    });
+    throw error instanceof CodeError
+      ? error
+      : new CodeError('PERSISTENCE_FAILED', `saving session ${sessionId} failed`, { sessionId });
   }
 }

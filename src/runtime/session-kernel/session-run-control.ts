@@ -104,8 +104,12 @@ export class SessionRunControl {
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
     const host = this.host;
     // One startsWith for ordinary runs: only an input starting with "/" can be a slash command (resumes never are).
-    const command = request.input.startsWith('/') && !request.resumeFrom ? host.commands().produce(record, request.input, signal) : undefined;
-    const produced = command ?? produceRun(host, record, request, sessionInvocationContext(host, runId, signal, runId), signal);
+    const command =
+      request.input.startsWith('/') && !request.resumeFrom
+        ? host.commands().produce(record, request.input, signal)
+        : undefined;
+    const produced =
+      command ?? produceRun(host, record, request, sessionInvocationContext(host, runId, signal, runId), signal);
     const done = flight.track(active, produced, () => {
       quotas?.releaseRun(tenantId);
       unlink?.();

@@ -129,9 +129,11 @@ export class SessionRunHost implements RunProducerHost, CommandRunHost {
       toolNames: () => tools.modelSpecs().map((spec) => spec.name),
       mcpServers: () => mcp.layers().flatMap((layer) => layer.names()),
       // `/model provider/model`: later runs (and the snapshot) use the new model; it runs under the lease, so no run is in flight.
-      switchModel: (modelId: string) => (config.model = agent.resolveModel(modelId, 'model', config.options.temperature)),
+      switchModel: (modelId: string) =>
+        (config.model = agent.resolveModel(modelId, 'model', config.options.temperature)),
       // `/compact`: under the lease of its command run, whose id its events and summary call carry.
-      compact: (runId: string, signal: AbortSignal) => runCompactCommand(transcript.messages, this.compaction(), sessionInvocationContext(this, runId, signal, runId)),
+      compact: (runId: string, signal: AbortSignal) =>
+        runCompactCommand(transcript.messages, this.compaction(), sessionInvocationContext(this, runId, signal, runId)),
     });
     return this.slashCommands;
   }

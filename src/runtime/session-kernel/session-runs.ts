@@ -58,7 +58,8 @@ export class SessionRuns {
   /** A copy of one run record with its event counts (RUN_NOT_FOUND when unknown). */
   require(runId: string): RunRecord {
     const run = this.runs.get(runId);
-    if (!run) throw new CodeError('RUN_NOT_FOUND', `run ${runId} not found in session ${this.deps.sessionId}`, { runId });
+    if (!run)
+      throw new CodeError('RUN_NOT_FOUND', `run ${runId} not found in session ${this.deps.sessionId}`, { runId });
     return this.withCounts(run);
   }
 
@@ -77,7 +78,11 @@ export class SessionRuns {
   /** A copy of a record with its current event counts. */
   withCounts(record: RunRecord): RunRecord {
     const counts = this.deps.events.runCounts(record.runId);
-    return { ...record, eventCount: Math.max(record.eventCount, counts.total), firstRetainedSequence: counts.firstRetained };
+    return {
+      ...record,
+      eventCount: Math.max(record.eventCount, counts.total),
+      firstRetainedSequence: counts.firstRetained,
+    };
   }
 
   /** Record a newly admitted run (status created); terminal runs beyond retention are dropped. */
@@ -92,7 +97,9 @@ export class SessionRuns {
       eventCount: 0,
       firstRetainedSequence: 0,
       ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
-      ...(request.resumeFrom ? { metadata: { resumed_from_run_id: request.resumeFrom.run_id, resumed_from_turn: request.resumeFrom.turn } } : {}),
+      ...(request.resumeFrom
+        ? { metadata: { resumed_from_run_id: request.resumeFrom.run_id, resumed_from_turn: request.resumeFrom.turn } }
+        : {}),
     };
     this.runs.set(runId, record);
     if (request.idempotencyKey !== undefined) (this.idempotency ??= new Map()).set(request.idempotencyKey, runId);
@@ -113,7 +120,16 @@ export class SessionRuns {
     const { hostEnv, sessionId } = this.deps;
     const existing = this.runs.get(runId);
     if (existing && isTerminal(existing.status)) return;
-    const record: RunRecord = existing ?? { runId, sessionId, status: 'executing', input, sideQuestion: false, createdAtMs: createdAtMs ?? hostEnv.now(), eventCount: 0, firstRetainedSequence: 0 };
+    const record: RunRecord = existing ?? {
+      runId,
+      sessionId,
+      status: 'executing',
+      input,
+      sideQuestion: false,
+      createdAtMs: createdAtMs ?? hostEnv.now(),
+      eventCount: 0,
+      firstRetainedSequence: 0,
+    };
     this.runs.set(runId, record);
     record.error = { code: 'NODE_LOST', message: 'the node running this run was lost' };
     record.endedAtMs = hostEnv.now();

@@ -74,20 +74,49 @@ export class SessionSaves {
   /** Save one complete snapshot generation through the store; emits persistence_failed on failure. */
   async save(): Promise<number> {
     const { config, sessionKey, scope, emit } = this.deps;
-    if (config.parentSessionId !== null) throw new CodeError('CHILD_SESSION', `session ${config.sessionId} is a child of session ${config.parentSessionId}: its task is saved with the parent`, { parentSessionId: config.parentSessionId });
+    if (config.parentSessionId !== null)
+      throw new CodeError(
+        'CHILD_SESSION',
+        `session ${config.sessionId} is a child of session ${config.parentSessionId}: its task is saved with the parent`,
+        { parentSessionId: config.parentSessionId },
+      );
     this.generationValue += 1;
     const sequence = this.deps.events.lastSequence;
     const sessionId = config.sessionId;
     const { ownership, quotas } = scope.agent.services;
     const tenantId = config.ownerTenantId;
-    await saveSnapshot({ sessionId, sessionKey, store: scope.store, ownership, emit, ...(quotas ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sessionId, bytes) } : {}) }, this.snapshot(this.generationValue));
+    await saveSnapshot(
+      {
+        sessionId,
+        sessionKey,
+        store: scope.store,
+        ownership,
+        emit,
+        ...(quotas ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sessionId, bytes) } : {}),
+      },
+      this.snapshot(this.generationValue),
+    );
     this.savedAtSequence = sequence;
     return this.generationValue;
   }
 
   /** The session as one SessionSnapshotV1 generation. */
   snapshot(generation = this.generationValue): SessionSnapshotV1 {
-    const { config, scope, transcript, createdAtMs, events, artifacts, records, reports, tasks, mcp, governance, lifecycle, queue } = this.deps;
+    const {
+      config,
+      scope,
+      transcript,
+      createdAtMs,
+      events,
+      artifacts,
+      records,
+      reports,
+      tasks,
+      mcp,
+      governance,
+      lifecycle,
+      queue,
+    } = this.deps;
     return toSessionSnapshot({
       generation,
       config,
@@ -113,7 +142,8 @@ export class SessionSaves {
 
   /** The save after a run ends: autoSave sessions still this node's (not abandoned, closed only for shutdown or passivation). */
   async saveAfterRun(): Promise<void> {
-    if (this.deps.config.autoSave && this.deps.lifecycle.savesAfterRun()) await this.save().catch((error: unknown) => this.reportError(error));
+    if (this.deps.config.autoSave && this.deps.lifecycle.savesAfterRun())
+      await this.save().catch((error: unknown) => this.reportError(error));
   }
 
   private reportError(error: unknown): void {

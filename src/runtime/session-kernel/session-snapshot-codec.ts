@@ -72,5 +72,11 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
 
 /** A stored run record as a restored session keeps it: a run in flight when the snapshot was taken did not finish on that node (NODE_LOST). */
 export function restoredRun(stored: RunRecord): RunRecord {
-  return isTerminal(stored.status) ? stored : { ...stored, status: 'failed', error: { code: 'NODE_LOST', message: 'the run was in flight when the session was last saved' } };
+  return isTerminal(stored.status)
+    ? stored
+    : {
+        ...stored,
+        status: 'failed',
+        error: { code: 'NODE_LOST', message: 'the run was in flight when the session was last saved' },
+      };
 }

@@ -93,7 +93,8 @@ export class SessionTools {
     if (!this.registryCache || this.registryVersion !== version) {
       const skillTools = skills && skills.size > 0 ? (this.skillToolsCache ??= createSkillTools(skills)) : [];
       const added = [...skillTools, ...layerMcpTools(mcp.toolLayers())];
-      this.registryCache = added.length === 0 ? builtinRegistry(this.deps.builtins) : new ToolRegistry([...this.deps.builtins, ...added]);
+      this.registryCache =
+        added.length === 0 ? builtinRegistry(this.deps.builtins) : new ToolRegistry([...this.deps.builtins, ...added]);
       this.registryVersion = version;
       this.specsCache = undefined;
     }
@@ -111,7 +112,15 @@ export class SessionTools {
     const registry = this.registry;
     if (this.specsCache === undefined) {
       const tools = registry.list();
-      const visible = tools.filter((tool) => !isToolFullyDeniedBounded(this.deps.permissionPolicy, this.deps.permissionFloor, tool.name, this.deps.agentPermissions));
+      const visible = tools.filter(
+        (tool) =>
+          !isToolFullyDeniedBounded(
+            this.deps.permissionPolicy,
+            this.deps.permissionFloor,
+            tool.name,
+            this.deps.agentPermissions,
+          ),
+      );
       // Sessions that see every tool of a shared registry share its spec list too (and so its request JSON).
       this.specsCache = visible.length === tools.length ? allSpecs(registry) : visible.map(toolSpec);
     }
@@ -131,7 +140,8 @@ function invokerDeps(source: ToolInvokerSource): ToolInvokerDeps {
   return {
     governance: source.governance.parts().governance,
     storeArtifact: (content, toolCallId, toolName) => artifacts.store(content, toolCallId, toolName),
-    afterExecute: (call, args, result, startedAtMs, ctx) => reports.attachPresetReport(call, args, result, startedAtMs, ctx),
+    afterExecute: (call, args, result, startedAtMs, ctx) =>
+      reports.attachPresetReport(call, args, result, startedAtMs, ctx),
     commands: source.commands,
     workspace: config.workspaceDir,
     ...(fileOwner ? { fileOwner } : {}),

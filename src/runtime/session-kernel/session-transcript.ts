@@ -7,7 +7,11 @@ export class SessionTranscript {
   usage: Usage;
   updatedAtMs: number;
 
-  constructor(createdAtMs: number, messages: ChatMessage[] = [], usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }) {
+  constructor(
+    createdAtMs: number,
+    messages: ChatMessage[] = [],
+    usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+  ) {
     this.messages = messages;
     this.usage = usage;
     this.updatedAtMs = createdAtMs;

@@ -26,7 +26,9 @@ export class SingleFlight {
   /** Throw SESSION_BUSY (naming the active run) while a run holds the lease. */
   assertFree(sessionId: string): void {
     if (this.active) {
-      throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${this.active.runId}`, { activeRunId: this.active.runId });
+      throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${this.active.runId}`, {
+        activeRunId: this.active.runId,
+      });
     }
   }
 
@@ -66,7 +68,10 @@ export class SingleFlight {
     const active = this.active;
     if (!active) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([active.done.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await Promise.race([
+      active.done.catch(() => undefined),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
     clearTimeout(timer);
   }
 }

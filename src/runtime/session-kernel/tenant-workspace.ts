@@ -68,8 +68,16 @@ export function workspaceLayout(config: LayoutConfig, roots?: readonly string[])
 }
 
 async function buildLayout(config: LayoutConfig, given: readonly string[] | undefined): Promise<WorkspaceLayout> {
-  const roots = given ? [...given] : await Promise.all((config.workspaceRoots ?? [process.cwd()]).map((root) => canonicalRoot(root, 'workspaceRoots')));
-  const shared = new Set(await Promise.all(config.sharedWorkspaceRoots.map((root) => canonicalRoot(path.resolve(root), 'sharedWorkspaceRoots'))));
+  const roots = given
+    ? [...given]
+    : await Promise.all(
+        (config.workspaceRoots ?? [process.cwd()]).map((root) => canonicalRoot(root, 'workspaceRoots')),
+      );
+  const shared = new Set(
+    await Promise.all(
+      config.sharedWorkspaceRoots.map((root) => canonicalRoot(path.resolve(root), 'sharedWorkspaceRoots')),
+    ),
+  );
   for (const root of shared) if (!roots.includes(root)) roots.push(root);
   const owner = runAsOf(config);
   return { roots, shared, perTenant: isPerTenant(config), ...(owner ? { owner } : {}) };
@@ -77,7 +85,11 @@ async function buildLayout(config: LayoutConfig, given: readonly string[] | unde
 
 /** The one answer a confined caller gets for a missing directory, another tenant's, the root itself or anything outside. */
 function notFound(field: string, requested: string): CodeError {
-  return new CodeError('WORKSPACE_NOT_FOUND', `${field}: "${requested}" is not a directory in this tenant's workspace space`, { field });
+  return new CodeError(
+    'WORKSPACE_NOT_FOUND',
+    `${field}: "${requested}" is not a directory in this tenant's workspace space`,
+    { field },
+  );
 }
 
 function configError(field: string, message: string): CodeError {
@@ -86,7 +98,8 @@ function configError(field: string, message: string): CodeError {
 
 /** The tenant's own directory under each non-shared root (lexical: a symlink planted there resolves elsewhere and is refused). */
 function tenantHomes(layout: WorkspaceLayout, tenantId: string): string[] {
-  if (!SAFE_TENANT_ID.test(tenantId)) throw configError('tenantId', `"${tenantId}" cannot name a workspace directory (${SAFE_TENANT_ID_RULE})`);
+  if (!SAFE_TENANT_ID.test(tenantId))
+    throw configError('tenantId', `"${tenantId}" cannot name a workspace directory (${SAFE_TENANT_ID_RULE})`);
   return layout.roots.filter((root) => !layout.shared.has(root)).map((root) => path.join(root, tenantId));
 }
 
@@ -98,7 +111,8 @@ async function ensureHome(home: string, owner: FileOwner | undefined): Promise<v
   const existing = await lstat(home).catch(() => null);
   if (existing) {
     // Never through a symlink (lchown), and only the server's own directory, not one an operator gave to someone else.
-    if (owner && existing.isDirectory() && existing.uid === 0) await lchown(home, owner.uid, owner.gid).catch(() => undefined);
+    if (owner && existing.isDirectory() && existing.uid === 0)
+      await lchown(home, owner.uid, owner.gid).catch(() => undefined);
     return;
   }
   try {
@@ -107,14 +121,19 @@ async function ensureHome(home: string, owner: FileOwner | undefined): Promise<v
     await chmod(home, TENANT_DIR_MODE);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
-    throw new CodeError('SESSION_INITIALIZATION_ERROR', `workspace: the tenant's directory could not be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { resource: 'workspace' });
+    throw new CodeError(
+      'SESSION_INITIALIZATION_ERROR',
+      `workspace: the tenant's directory could not be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      { resource: 'workspace' },
+    );
   }
 }
 
 /** The deepest root holding a canonical path (the most specific root decides whether it is shared). */
 function rootOf(layout: WorkspaceLayout, canonical: string): string | undefined {
   let best: string | undefined;
-  for (const root of layout.roots) if (isInside(root, canonical) && (best === undefined || root.length > best.length)) best = root;
+  for (const root of layout.roots)
+    if (isInside(root, canonical) && (best === undefined || root.length > best.length)) best = root;
   return best;
 }
 
@@ -147,10 +166,18 @@ export async function defaultWorkspace(layout: WorkspaceLayout, tenantId: string
  * every root, reached by `..` or a symlink) is one WORKSPACE_NOT_FOUND answer, so no existence is revealed.
  * Admins, and every caller of a single-tenant server, may name any directory inside the roots.
  */
-export async function resolveTenantDirectory(layout: WorkspaceLayout, requested: string, claim: DirectoryClaim, options: ResolveDirectoryOptions): Promise<string> {
+export async function resolveTenantDirectory(
+  layout: WorkspaceLayout,
+  requested: string,
+  claim: DirectoryClaim,
+  options: ResolveDirectoryOptions,
+): Promise<string> {
   const { field } = options;
   // An admin may create a session for any tenant id; one that cannot name a directory just has no home to resolve against.
-  const homes = layout.perTenant && (!claim.admin || SAFE_TENANT_ID.test(claim.tenantId)) ? tenantHomes(layout, claim.tenantId) : [];
+  const homes =
+    layout.perTenant && (!claim.admin || SAFE_TENANT_ID.test(claim.tenantId))
+      ? tenantHomes(layout, claim.tenantId)
+      : [];
   const lexical = path.resolve(options.base ?? homes[0] ?? layout.roots[0], requested);
   if (layout.perTenant && !claim.admin) {
     for (const home of homes) if (isInside(home, lexical)) await ensureHome(home, layout.owner);
@@ -171,7 +198,11 @@ export async function resolveTenantDirectory(layout: WorkspaceLayout, requested:
     throw configError(field, `"${requested}" does not exist`);
   }
   if (rootOf(layout, canonical) === undefined) {
-    throw new CodeError('WORKSPACE_OUTSIDE_ROOTS', `${field}: "${requested}" resolves to ${canonical}, outside the configured workspace roots`, { field });
+    throw new CodeError(
+      'WORKSPACE_OUTSIDE_ROOTS',
+      `${field}: "${requested}" resolves to ${canonical}, outside the configured workspace roots`,
+      { field },
+    );
   }
   if (!(await stat(canonical)).isDirectory()) throw configError(field, `"${requested}" is not a directory`);
   return canonical;
@@ -185,7 +216,12 @@ export async function resolveTenantDirectory(layout: WorkspaceLayout, requested:
  */
 export async function restoredWorkspace(layout: WorkspaceLayout, stored: string): Promise<string> {
   if (!layout.perTenant) {
-    const canonical = await resolveTenantDirectory(layout, stored, { tenantId: '', admin: true }, { field: 'workspace', base: layout.roots[0] });
+    const canonical = await resolveTenantDirectory(
+      layout,
+      stored,
+      { tenantId: '', admin: true },
+      { field: 'workspace', base: layout.roots[0] },
+    );
     if (canonical !== path.resolve(stored)) throw workspaceChanged(stored);
     return canonical;
   }
@@ -195,13 +231,22 @@ export async function restoredWorkspace(layout: WorkspaceLayout, stored: string)
   } catch {
     throw notFound('workspace', stored);
   }
-  if (canonical !== path.resolve(stored) || rootOf(layout, canonical) === undefined || !(await stat(canonical)).isDirectory()) throw workspaceChanged(stored);
+  if (
+    canonical !== path.resolve(stored) ||
+    rootOf(layout, canonical) === undefined ||
+    !(await stat(canonical)).isDirectory()
+  )
+    throw workspaceChanged(stored);
   return canonical;
 }
 
 /** A restored session whose stored workspace path now leads elsewhere (a directory on the way swapped for a symlink). */
 function workspaceChanged(stored: string): CodeError {
-  return new CodeError('WORKSPACE_CHANGED', `workspace: the stored session's workspace "${stored}" no longer resolves to the directory it was created with`, { field: 'workspace' });
+  return new CodeError(
+    'WORKSPACE_CHANGED',
+    `workspace: the stored session's workspace "${stored}" no longer resolves to the directory it was created with`,
+    { field: 'workspace' },
+  );
 }
 
 /**

@@ -53,11 +53,27 @@ export class VerificationReports {
   }
 
   /** A model's bash call that covers a command of the workspace's verification presets attaches a report (subject `shell:<id>`) to the run. */
-  attachPresetReport(call: ToolCallRequest, args: unknown, result: ToolResult, startedAtMs: number, ctx: InvocationContext): void {
+  attachPresetReport(
+    call: ToolCallRequest,
+    args: unknown,
+    result: ToolResult,
+    startedAtMs: number,
+    ctx: InvocationContext,
+  ): void {
     const activeRunId = this.host.flight.runId;
-    if (call.origin === 'host_direct' || call.name.toLowerCase() !== 'bash' || activeRunId === undefined || activeRunId !== ctx.runId) return;
-    const command = typeof (args as { command?: unknown }).command === 'string' ? (args as { command: string }).command : '';
-    const timeoutMs = typeof (args as { timeout?: unknown }).timeout === 'number' ? (args as { timeout: number }).timeout : BASH_DEFAULT_TIMEOUT_MS;
+    if (
+      call.origin === 'host_direct' ||
+      call.name.toLowerCase() !== 'bash' ||
+      activeRunId === undefined ||
+      activeRunId !== ctx.runId
+    )
+      return;
+    const command =
+      typeof (args as { command?: unknown }).command === 'string' ? (args as { command: string }).command : '';
+    const timeoutMs =
+      typeof (args as { timeout?: unknown }).timeout === 'number'
+        ? (args as { timeout: number }).timeout
+        : BASH_DEFAULT_TIMEOUT_MS;
     this.presets ??= detectPresets(this.host.workspace).catch(() => []);
     const runId = ctx.runId;
     const pending = this.presets.then((presets) => {
@@ -93,7 +109,13 @@ export class VerificationReports {
   /** Keep a report (the oldest beyond the bound go) and emit verification_completed. */
   add(report: VerificationReport): void {
     this.reports.push(report);
-    if (this.reports.length > MAX_VERIFICATION_REPORTS) this.reports.splice(0, this.reports.length - MAX_VERIFICATION_REPORTS);
-    this.host.emit(report.run_id ?? undefined, 'verification_completed', { report_id: report.id, subject: report.subject, status: report.status, failed_required: report.summary.required_failed });
+    if (this.reports.length > MAX_VERIFICATION_REPORTS)
+      this.reports.splice(0, this.reports.length - MAX_VERIFICATION_REPORTS);
+    this.host.emit(report.run_id ?? undefined, 'verification_completed', {
+      report_id: report.id,
+      subject: report.subject,
+      status: report.status,
+      failed_required: report.summary.required_failed,
+    });
   }
 }

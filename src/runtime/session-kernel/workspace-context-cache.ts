@@ -1,6 +1,14 @@
 import { CodeError } from '../../errors.js';
 import { loadAgentsMd, type SkippedFile } from '../prompt/agents-md.js';
-import { confinementRoot, defaultWorkspace, resolveTenantDirectory, restoredWorkspace, workspaceLayout, type DirectoryClaim, type WorkspaceLayout } from './tenant-workspace.js';
+import {
+  confinementRoot,
+  defaultWorkspace,
+  resolveTenantDirectory,
+  restoredWorkspace,
+  workspaceLayout,
+  type DirectoryClaim,
+  type WorkspaceLayout,
+} from './tenant-workspace.js';
 import type { CodeConfig } from '../../config/code-config.js';
 
 /** A resolved workspace, the AGENTS.md text that applies to it and the instruction files skipped (they lead outside its confinement). */
@@ -73,10 +81,18 @@ export class WorkspaceContextCache {
     const layout = await workspaceLayout(config, this.roots);
     const workspace = await resolveRequested(layout, request);
     try {
-      const loaded = await loadAgentsMd({ workspace, confinement: confinementRoot(layout, workspace), maxBytes: this.agentsMdBytes });
+      const loaded = await loadAgentsMd({
+        workspace,
+        confinement: confinementRoot(layout, workspace),
+        maxBytes: this.agentsMdBytes,
+      });
       return { workspace, agentsMd: loaded.text, skipped: loaded.skipped };
     } catch (error) {
-      throw new CodeError('SESSION_INITIALIZATION_ERROR', `AGENTS.md: could not be read (${error instanceof Error ? error.message : String(error)})`, { resource: 'AGENTS.md' });
+      throw new CodeError(
+        'SESSION_INITIALIZATION_ERROR',
+        `AGENTS.md: could not be read (${error instanceof Error ? error.message : String(error)})`,
+        { resource: 'AGENTS.md' },
+      );
     }
   }
 }

@@ -38,14 +38,24 @@ function errnoCode(error: unknown): string | undefined {
 
 /** The error for a path below the directory that fails for another reason than leading outside it or being gone. */
 function readError(error: unknown, shown: string, request: SkillDirRequest): CodeError {
-  if (error instanceof WorkspaceEscapeError) return new CodeError(request.errorCode, `${shown}: a symlink leaving the skill directory is refused`, { file: shown });
-  return new CodeError(request.errorCode, `${shown}: cannot be read (${errnoCode(error) ?? String(error)})`, { file: shown });
+  if (error instanceof WorkspaceEscapeError)
+    return new CodeError(request.errorCode, `${shown}: a symlink leaving the skill directory is refused`, {
+      file: shown,
+    });
+  return new CodeError(request.errorCode, `${shown}: cannot be read (${errnoCode(error) ?? String(error)})`, {
+    file: shown,
+  });
 }
 
-const gone = (error: unknown): boolean => error instanceof NotRegularFileError || errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR';
+const gone = (error: unknown): boolean =>
+  error instanceof NotRegularFileError || errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR';
 
 /** Where an entry leads below the held directory (a symlink followed only inside it), or undefined when it is gone. */
-function entryAt(relative: string, shown: string, request: SkillDirRequest): { relative: string; stats: Stats } | undefined {
+function entryAt(
+  relative: string,
+  shown: string,
+  request: SkillDirRequest,
+): { relative: string; stats: Stats } | undefined {
   let location;
   try {
     location = locate(request.root, relative);
@@ -67,7 +77,12 @@ async function readBoundedFile(file: Found, request: SkillDirRequest): Promise<s
   }
   try {
     const { bytes, truncated } = await readBounded(opened.handle, MAX_SKILL_FILE_BYTES);
-    if (truncated) throw new CodeError(request.errorCode, `${file.shown}: larger than ${MAX_SKILL_FILE_BYTES} bytes (the bound of one skill file)`, { file: file.shown });
+    if (truncated)
+      throw new CodeError(
+        request.errorCode,
+        `${file.shown}: larger than ${MAX_SKILL_FILE_BYTES} bytes (the bound of one skill file)`,
+        { file: file.shown },
+      );
     return bytes.toString('utf8');
   } finally {
     await opened.handle.close();
@@ -88,11 +103,21 @@ function folderName(relative: string, request: SkillDirRequest): string {
   return relative === '.' ? path.basename(request.root.path) : path.posix.basename(relative);
 }
 
-async function walk(dir: string, shownDir: string, depth: number, request: SkillDirRequest, out: Found[]): Promise<void> {
+async function walk(
+  dir: string,
+  shownDir: string,
+  depth: number,
+  request: SkillDirRequest,
+  out: Found[],
+): Promise<void> {
   const entries = await list(dir, shownDir, request);
   // A folder with SKILL.md is one skill named by the folder; its other files are the skill's resources.
   if (depth > 0 && entries.some((entry) => entry.name === 'SKILL.md')) {
-    out.push({ relative: path.posix.join(dir, 'SKILL.md'), shown: path.posix.join(shownDir, 'SKILL.md'), defaultName: folderName(dir, request) });
+    out.push({
+      relative: path.posix.join(dir, 'SKILL.md'),
+      shown: path.posix.join(shownDir, 'SKILL.md'),
+      defaultName: folderName(dir, request),
+    });
     return;
   }
   for (const entry of entries) {
@@ -101,12 +126,26 @@ async function walk(dir: string, shownDir: string, depth: number, request: Skill
     const found = entryAt(path.posix.join(dir, entry.name), shown, request);
     if (found === undefined) continue;
     if (found.stats.isDirectory()) {
-      if (depth + 1 > MAX_SKILL_DEPTH) throw new CodeError(request.errorCode, `${shown}: nested deeper than ${MAX_SKILL_DEPTH} levels (the bound of one skill directory)`, { file: shown });
+      if (depth + 1 > MAX_SKILL_DEPTH)
+        throw new CodeError(
+          request.errorCode,
+          `${shown}: nested deeper than ${MAX_SKILL_DEPTH} levels (the bound of one skill directory)`,
+          { file: shown },
+        );
       await walk(found.relative, shown, depth + 1, request, out);
     } else if (found.stats.isFile() && /\.md$/i.test(entry.name)) {
-      out.push({ relative: found.relative, shown, defaultName: entry.name === 'SKILL.md' ? folderName('.', request) : entry.name.replace(/\.md$/i, '') });
+      out.push({
+        relative: found.relative,
+        shown,
+        defaultName: entry.name === 'SKILL.md' ? folderName('.', request) : entry.name.replace(/\.md$/i, ''),
+      });
     }
-    if (out.length > MAX_SKILL_FILES) throw new CodeError(request.errorCode, `${request.label}: more than ${MAX_SKILL_FILES} skill files (the bound of one skill directory)`, { file: request.label });
+    if (out.length > MAX_SKILL_FILES)
+      throw new CodeError(
+        request.errorCode,
+        `${request.label}: more than ${MAX_SKILL_FILES} skill files (the bound of one skill directory)`,
+        { file: request.label },
+      );
   }
 }
 
@@ -124,9 +163,18 @@ export async function loadSkillDir(request: SkillDirRequest): Promise<SkillDefin
   for (const file of found) {
     const text = await readBoundedFile(file, request);
     if (text === undefined) continue;
-    const skill = parseSkillFile(text, { file: file.shown, defaultName: file.defaultName, source: request.source, errorCode: request.errorCode });
+    const skill = parseSkillFile(text, {
+      file: file.shown,
+      defaultName: file.defaultName,
+      source: request.source,
+      errorCode: request.errorCode,
+    });
     const earlier = seen.get(skill.name);
-    if (earlier) throw new CodeError(request.errorCode, `${file.shown}: name: "${skill.name}" is already defined by ${earlier}`, { file: file.shown, field: 'name' });
+    if (earlier)
+      throw new CodeError(request.errorCode, `${file.shown}: name: "${skill.name}" is already defined by ${earlier}`, {
+        file: file.shown,
+        field: 'name',
+      });
     seen.set(skill.name, file.shown);
     skills.push(skill);
   }

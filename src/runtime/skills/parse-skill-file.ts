@@ -17,7 +17,10 @@ export interface SkillFileContext {
 }
 
 function fail(context: SkillFileContext, field: string, message: string): CodeError {
-  return new CodeError(context.errorCode, `${context.file}: ${field ? `${field}: ` : ''}${message}`, { file: context.file, ...(field ? { field } : {}) });
+  return new CodeError(context.errorCode, `${context.file}: ${field ? `${field}: ` : ''}${message}`, {
+    file: context.file,
+    ...(field ? { field } : {}),
+  });
 }
 
 /**
@@ -36,12 +39,25 @@ export function parseSkillFile(text: string, context: SkillFileContext): SkillDe
     try {
       data = parseYaml(parts.frontMatter, { maxAliasCount: 50 });
     } catch (error) {
-      throw fail(context, '', `invalid YAML front matter: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      throw fail(
+        context,
+        '',
+        `invalid YAML front matter: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      );
     }
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw fail(context, '', 'the front matter must be a YAML mapping (name, description, allowed-tools, kind, tags, version, disable-model-invocation)');
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw fail(
+      context,
+      '',
+      'the front matter must be a YAML mapping (name, description, allowed-tools, kind, tags, version, disable-model-invocation)',
+    );
   const parsed = SkillFrontMatterSchema.safeParse(data);
-  if (!parsed.success) throw new CodeError(context.errorCode, `${context.file}: ${formatZodIssues(parsed.error)}`, { file: context.file, field: zodFieldIssues(parsed.error, undefined, 1)[0]?.path ?? '(root)' });
+  if (!parsed.success)
+    throw new CodeError(context.errorCode, `${context.file}: ${formatZodIssues(parsed.error)}`, {
+      file: context.file,
+      field: zodFieldIssues(parsed.error, undefined, 1)[0]?.path ?? '(root)',
+    });
   const meta = parsed.data;
   const name = (meta.name ?? context.defaultName).trim();
   if (!name || /\s/.test(name)) throw fail(context, 'name', `"${name}" is not a skill name (non-empty, no whitespace)`);

@@ -40,11 +40,19 @@ export async function resolveSessionSkills(request: SessionSkillsRequest): Promi
       warnings.push(`skill_dirs: "${dir}" does not exist`);
       continue;
     }
-    registry.add(await withHeldDirectory(held, (root) => loadSkillDir({ root, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' })));
+    registry.add(
+      await withHeldDirectory(held, (root) =>
+        loadSkillDir({ root, label: dir, source: 'config', errorCode: 'SESSION_INITIALIZATION_ERROR' }),
+      ),
+    );
   }
   for (const [index, dir] of request.sessionDirs.entries()) {
     const held = resolveWorkspaceAgentDir(request.workspace, dir, `skillDirs[${index}]`, 'SESSION_CONFIGURATION_ERROR');
-    registry.add(await withHeldDirectory(held, (root) => loadSkillDir({ root, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' })));
+    registry.add(
+      await withHeldDirectory(held, (root) =>
+        loadSkillDir({ root, label: dir, source: 'session', errorCode: 'SESSION_CONFIGURATION_ERROR' }),
+      ),
+    );
   }
   registry.add(request.inline.map(inlineSkill));
   return { registry, warnings };

@@ -38,7 +38,11 @@ export function scoreSkill(skill: SkillDefinition, query: string): number {
 }
 
 /** Rank skills as the seed does: drop score 0, score descending then name ascending, `limit` clamped to 1..20. */
-export function scoreSkills(skills: readonly SkillDefinition[], query: string, limit: number = DEFAULT_SKILL_SEARCH_LIMIT): ScoredSkill[] {
+export function scoreSkills(
+  skills: readonly SkillDefinition[],
+  query: string,
+  limit: number = DEFAULT_SKILL_SEARCH_LIMIT,
+): ScoredSkill[] {
   const lowered = query.toLowerCase();
   const take = Math.min(MAX_SKILL_SEARCH_LIMIT, Math.max(1, Math.trunc(limit)));
   return skills

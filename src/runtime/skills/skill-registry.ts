@@ -17,7 +17,8 @@ export class SkillRegistry {
 
   /** Remove one skill; an unknown name is SKILL_NOT_FOUND. */
   remove(name: string): void {
-    if (!this.byName?.delete(name)) throw new CodeError('SKILL_NOT_FOUND', `no skill named "${name}" in this session`, { resource: `skill:${name}` });
+    if (!this.byName?.delete(name))
+      throw new CodeError('SKILL_NOT_FOUND', `no skill named "${name}" in this session`, { resource: `skill:${name}` });
     this.changes += 1;
   }
 

@@ -20,7 +20,23 @@ import { writeTool } from './builtin/write.js';
 
 /** The built-in tools (file reading and editing, search, shell, git, the batch and program orchestrators, delegation and the web tools), in a stable order. */
 export function createBuiltinTools(): AnyToolDefinition[] {
-  return [readTool, writeTool, editTool, patchTool, grepTool, globTool, lsTool, bashTool, gitTool, batchTool, programTool, taskTool, parallelTaskTool, webFetchTool, webSearchTool];
+  return [
+    readTool,
+    writeTool,
+    editTool,
+    patchTool,
+    grepTool,
+    globTool,
+    lsTool,
+    bashTool,
+    gitTool,
+    batchTool,
+    programTool,
+    taskTool,
+    parallelTaskTool,
+    webFetchTool,
+    webSearchTool,
+  ];
 }
 
 /** The skill tools of a session that has skills: `search_skills` over them and the `Skill` runner. */

@@ -1,5 +1,10 @@
 import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
-import type { ConfirmationInheritance, ParallelTaskParams, SkillCallParams, TaskParams } from '../../protocol/subagent-task.js';
+import type {
+  ConfirmationInheritance,
+  ParallelTaskParams,
+  SkillCallParams,
+  TaskParams,
+} from '../../protocol/subagent-task.js';
 import { readFileSync } from 'node:fs';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { WorkspaceFiles } from '../workspace/workspace-files.js';

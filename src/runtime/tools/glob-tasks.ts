@@ -25,7 +25,13 @@ function hasBraceExpansion(pattern: string): boolean {
 export function isDynamicPattern(pattern: string): boolean {
   if (pattern === '') return false;
   if (pattern.includes('\\')) return true;
-  return COMMON_GLOB_SYMBOLS.test(pattern) || CHARACTER_CLASS.test(pattern) || REGEX_GROUP.test(pattern) || GLOB_EXTENSION.test(pattern) || hasBraceExpansion(pattern);
+  return (
+    COMMON_GLOB_SYMBOLS.test(pattern) ||
+    CHARACTER_CLASS.test(pattern) ||
+    REGEX_GROUP.test(pattern) ||
+    GLOB_EXTENSION.test(pattern) ||
+    hasBraceExpansion(pattern)
+  );
 }
 
 function isNegative(pattern: string): boolean {
@@ -60,7 +66,9 @@ function partialPattern(pattern: string): PartialPattern {
   if (parts.length === 0) parts = [pattern];
   // A trailing slash does not make a segment (as with the picomatch fast-glob uses).
   if (parts.length > 1 && parts[parts.length - 1] === '') parts = parts.slice(0, -1);
-  const segments = parts.map((part): Segment => (isDynamicPattern(part) ? { literal: null, re: makeRe(part) } : { literal: part, re: null }));
+  const segments = parts.map((part): Segment =>
+    isDynamicPattern(part) ? { literal: null, re: makeRe(part) } : { literal: part, re: null },
+  );
   const globstar = parts.findIndex((part) => isDynamicPattern(part) && part.includes('**'));
   const sections = parts.filter((part) => isDynamicPattern(part) && part.includes('**')).length + 1;
   return { segments, firstSection: globstar === -1 ? parts.length : globstar, complete: sections <= 1 };
@@ -86,7 +94,9 @@ export interface GlobOptions {
 
 function processPatterns(input: readonly string[], baseNameMatch: boolean): string[] {
   const expanded = input.flatMap(expandBraces);
-  const based = baseNameMatch ? expanded.map((pattern) => (pattern.includes('/') ? pattern : `**/${pattern}`)) : expanded;
+  const based = baseNameMatch
+    ? expanded.map((pattern) => (pattern.includes('/') ? pattern : `**/${pattern}`))
+    : expanded;
   return based.map((pattern) => pattern.replace(DOUBLE_SLASH, '/'));
 }
 
@@ -125,7 +135,9 @@ export function globTasks(pattern: string, options: GlobOptions): GlobTask[] {
   const negative = [...patterns.filter(isNegative).map((item) => item.slice(1)), ...ignore];
   const negativeRes = negative.map(makeRe);
   // Only ignore patterns that end in `/**` or in a literal name stop the walk at a directory.
-  const pruneRes = negative.filter((item) => item.endsWith('/**') || !isDynamicPattern(path.posix.basename(item))).map(makeRe);
+  const pruneRes = negative
+    .filter((item) => item.endsWith('/**') || !isDynamicPattern(path.posix.basename(item)))
+    .map(makeRe);
   const tasks: GlobTask[] = [];
   for (const dynamic of [false, true]) {
     const own = positive.filter((item) => isDynamicPattern(item) === dynamic);
@@ -137,7 +149,8 @@ export function globTasks(pattern: string, options: GlobOptions): GlobTask[] {
         dynamic,
         patterns: group,
         matches: (entry) => positiveRes.some((re) => re.test(entry)) && !negativeRes.some((re) => re.test(entry)),
-        descend: (entry) => (options.baseNameMatch || partialMatch(partials, entry)) && !pruneRes.some((re) => re.test(entry)),
+        descend: (entry) =>
+          (options.baseNameMatch || partialMatch(partials, entry)) && !pruneRes.some((re) => re.test(entry)),
       });
     }
   }

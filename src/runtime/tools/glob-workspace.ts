@@ -39,7 +39,10 @@ export function openGlobFile(file: GlobFile): Promise<FileHandle> {
 
 /** A base that is missing, not a directory, or leads out of the workspace matches nothing (WORKSPACE_CHANGED still fails). */
 function isMissingBase(error: unknown): boolean {
-  return error instanceof WorkspaceEscapeError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string');
+  return (
+    error instanceof WorkspaceEscapeError ||
+    (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string')
+  );
 }
 
 /**
@@ -50,7 +53,12 @@ function isMissingBase(error: unknown): boolean {
  * `walkConfinedTree`; a literal pattern path is looked up in its opened parent without following its last
  * name. Throws WorkspaceEscapeError for a pattern that climbs out (`..`, absolute, also in a brace alternative).
  */
-export async function globWorkspace(files: WorkspaceFiles, base: OpenedDirectory, pattern: string, options: GlobWorkspaceOptions): Promise<GlobListing> {
+export async function globWorkspace(
+  files: WorkspaceFiles,
+  base: OpenedDirectory,
+  pattern: string,
+  options: GlobWorkspaceOptions,
+): Promise<GlobListing> {
   const tasks = globTasks(pattern, options);
   const baseRel = base.relative === '.' ? '' : base.relative;
   const display = (entry: string): string => (baseRel === '' ? entry : `${baseRel}/${entry}`);
@@ -72,7 +80,10 @@ export async function globWorkspace(files: WorkspaceFiles, base: OpenedDirectory
     if (sources.has(rel)) return sources.get(rel) ?? null;
     let source: DirectoryReopener | null = null;
     try {
-      source = rel === '.' ? new DirectoryReopener(files, base, false) : new DirectoryReopener(files, files.openDirectory(path.posix.join(baseRel || '.', rel)), true);
+      source =
+        rel === '.'
+          ? new DirectoryReopener(files, base, false)
+          : new DirectoryReopener(files, files.openDirectory(path.posix.join(baseRel || '.', rel)), true);
     } catch (error) {
       if (!isMissingBase(error)) throw error;
     }
@@ -105,7 +116,15 @@ export async function globWorkspace(files: WorkspaceFiles, base: OpenedDirectory
 type Add = (entry: string, file: GlobFile) => boolean;
 type Open = (rel: string) => DirectoryReopener | null;
 
-async function walkTask(task: GlobTask, open: Open, display: (entry: string) => string, seen: Set<string>, add: Add, files: WorkspaceFiles, signal: AbortSignal): Promise<void> {
+async function walkTask(
+  task: GlobTask,
+  open: Open,
+  display: (entry: string) => string,
+  seen: Set<string>,
+  add: Add,
+  files: WorkspaceFiles,
+  signal: AbortSignal,
+): Promise<void> {
   const source = open(task.base);
   if (!source) return;
   const prefix = task.base === '.' ? '' : task.base;
@@ -126,7 +145,14 @@ async function walkTask(task: GlobTask, open: Open, display: (entry: string) => 
   );
 }
 
-async function statTask(task: GlobTask, open: Open, display: (entry: string) => string, seen: Set<string>, add: Add, signal: AbortSignal): Promise<void> {
+async function statTask(
+  task: GlobTask,
+  open: Open,
+  display: (entry: string) => string,
+  seen: Set<string>,
+  add: Add,
+  signal: AbortSignal,
+): Promise<void> {
   for (const pattern of task.patterns) {
     if (signal.aborted) return;
     const entry = withoutLeadingDot(pattern);

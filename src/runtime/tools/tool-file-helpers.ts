@@ -1,6 +1,10 @@
 import { toolError, type ToolResult } from './define-tool.js';
 import { NotRegularFileError } from '../workspace/not-regular-file-error.js';
-import { WorkspaceChangedError, WorkspaceEscapeError, WorkspacePathNotFoundError } from '../workspace/workspace-errors.js';
+import {
+  WorkspaceChangedError,
+  WorkspaceEscapeError,
+  WorkspacePathNotFoundError,
+} from '../workspace/workspace-errors.js';
 
 /** Lines longer than this many characters are cut in tool output (read, grep). */
 export const MAX_LINE_CHARS = 2000;
@@ -27,19 +31,33 @@ export function errnoCode(error: unknown): string | undefined {
 
 /** The tool error of a call whose session workspace is no longer the pinned directory (the run goes on). */
 export function workspaceChangedResult(error: WorkspaceChangedError): ToolResult {
-  return { ...toolError(error.message, { reason: 'workspace_changed', code: 'WORKSPACE_CHANGED' }), errorKind: { type: 'invalid_argument', message: error.message } };
+  return {
+    ...toolError(error.message, { reason: 'workspace_changed', code: 'WORKSPACE_CHANGED' }),
+    errorKind: { type: 'invalid_argument', message: error.message },
+  };
 }
 
 /** Turn a path-resolution or file-system failure into a tool error result the model can act on. */
-export function pathErrorResult(error: unknown, userPath: string, noun: 'File' | 'Directory' | 'Path' = 'File'): ToolResult {
+export function pathErrorResult(
+  error: unknown,
+  userPath: string,
+  noun: 'File' | 'Directory' | 'Path' = 'File',
+): ToolResult {
   if (error instanceof WorkspaceChangedError) return workspaceChangedResult(error);
   if (error instanceof WorkspaceEscapeError) {
-    return { ...toolError(error.message, { reason: 'workspace_escape' }), errorKind: { type: 'invalid_argument', message: error.message } };
+    return {
+      ...toolError(error.message, { reason: 'workspace_escape' }),
+      errorKind: { type: 'invalid_argument', message: error.message },
+    };
   }
   if (error instanceof WorkspacePathNotFoundError || errnoCode(error) === 'ENOENT') {
-    return { ...toolError(`${noun} not found: ${userPath}`, { reason: 'not_found' }), errorKind: { type: 'not_found', path: userPath } };
+    return {
+      ...toolError(`${noun} not found: ${userPath}`, { reason: 'not_found' }),
+      errorKind: { type: 'not_found', path: userPath },
+    };
   }
-  if (error instanceof NotRegularFileError) return toolError(error.message, { reason: error.kind === 'directory' ? 'is_directory' : 'not_a_file' });
+  if (error instanceof NotRegularFileError)
+    return toolError(error.message, { reason: error.kind === 'directory' ? 'is_directory' : 'not_a_file' });
   switch (errnoCode(error)) {
     case 'EISDIR':
       return toolError(`${userPath} is a directory, not a file.`, { reason: 'is_directory' });
@@ -59,8 +77,16 @@ export function pathErrorResult(error: unknown, userPath: string, noun: 'File' |
  * `pathErrorResult` for a path that must exist: a parent that is not a directory means the file is not there
  * (as a missing parent does), not a separate fault.
  */
-export function existingPathErrorResult(error: unknown, userPath: string, noun: 'File' | 'Directory' | 'Path' = 'File'): ToolResult {
-  return pathErrorResult(errnoCode(error) === 'ENOTDIR' ? new WorkspacePathNotFoundError(userPath) : error, userPath, noun);
+export function existingPathErrorResult(
+  error: unknown,
+  userPath: string,
+  noun: 'File' | 'Directory' | 'Path' = 'File',
+): ToolResult {
+  return pathErrorResult(
+    errnoCode(error) === 'ENOTDIR' ? new WorkspacePathNotFoundError(userPath) : error,
+    userPath,
+    noun,
+  );
 }
 
 /** Most UTF-8 bytes of file content a `before`/`after` metadata field carries (the rest is cut, and flagged). */
@@ -71,7 +97,11 @@ export const MAX_CONTENT_METADATA_BYTES = 256 * 1024;
  * a character boundary) with `<key>_truncated: true`, so a huge file cannot flood events. `totalBytes`
  * is the full content's size when `text` is already only its head.
  */
-export function contentMetadata(key: 'before' | 'after', text: string, totalBytes = Buffer.byteLength(text, 'utf8')): Record<string, unknown> {
+export function contentMetadata(
+  key: 'before' | 'after',
+  text: string,
+  totalBytes = Buffer.byteLength(text, 'utf8'),
+): Record<string, unknown> {
   if (totalBytes <= MAX_CONTENT_METADATA_BYTES) return { [key]: text };
   let cut = Buffer.from(text, 'utf8').subarray(0, MAX_CONTENT_METADATA_BYTES).toString('utf8');
   if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
@@ -89,7 +119,8 @@ export function countLines(text: string): number {
 /** The offset a listing cursor stands for (cursors are the decimal offsets we hand out), or an error message naming the tool. */
 export function parseCursor(cursor: string | undefined, tool: string): number | string {
   if (cursor === undefined) return 0;
-  if (!/^\d{1,9}$/.test(cursor)) return `Invalid cursor ${JSON.stringify(cursor)}; pass the cursor value from a previous ${tool} call.`;
+  if (!/^\d{1,9}$/.test(cursor))
+    return `Invalid cursor ${JSON.stringify(cursor)}; pass the cursor value from a previous ${tool} call.`;
   return Number(cursor);
 }
 
@@ -101,7 +132,12 @@ export interface ListPageRequest {
 }
 
 /** The seed's page metadata for `returned` entries of `total` (null when unknown), as git's lists report it too. */
-export function listPageMetadata(request: ListPageRequest, returned: number, nextCursor: string | null, total: number | null): Record<string, unknown> {
+export function listPageMetadata(
+  request: ListPageRequest,
+  returned: number,
+  nextCursor: string | null,
+  total: number | null,
+): Record<string, unknown> {
   return {
     offset: request.offset,
     requested_limit: request.requestedLimit,

@@ -8,7 +8,9 @@ const specCache = new WeakMap<AnyToolDefinition, LlmToolSpec>();
 export function toolSpec(tool: AnyToolDefinition): LlmToolSpec {
   let spec = specCache.get(tool);
   if (!spec) {
-    const full = tool.jsonSchema ?? (z.toJSONSchema(tool.parameters, { target: 'draft-7', io: 'input' }) as Record<string, unknown>);
+    const full =
+      tool.jsonSchema ??
+      (z.toJSONSchema(tool.parameters, { target: 'draft-7', io: 'input' }) as Record<string, unknown>);
     const { $schema: _dialect, ...parameters } = full;
     spec = { name: tool.name, description: tool.description, parameters };
     specCache.set(tool, spec);

@@ -48,7 +48,13 @@ class WorkspaceTop {
   }
 }
 
-function command(id: string, kind: string, description: string, text: string, required: boolean): VerificationPresetCommand {
+function command(
+  id: string,
+  kind: string,
+  description: string,
+  text: string,
+  required: boolean,
+): VerificationPresetCommand {
   return { id, kind, description, command: text, required, expect_exit: 0 };
 }
 
@@ -70,7 +76,9 @@ async function rustPreset(top: WorkspaceTop): Promise<VerificationPreset | undef
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -104,10 +112,13 @@ async function nodePreset(top: WorkspaceTop): Promise<VerificationPreset | undef
   const scripts = pkg?.scripts;
   if (!pkg || typeof scripts !== 'object' || scripts === null || Array.isArray(scripts)) return undefined;
   const manager = await packageManager(top, pkg);
-  const commands = NODE_SCRIPTS.filter(({ script }) => Object.hasOwn(scripts, script)).map(({ script, kind, description, required }) =>
-    command(`node:${script}`, kind, description, scriptCommand(manager, script), required),
+  const commands = NODE_SCRIPTS.filter(({ script }) => Object.hasOwn(scripts, script)).map(
+    ({ script, kind, description, required }) =>
+      command(`node:${script}`, kind, description, scriptCommand(manager, script), required),
   );
-  return commands.length > 0 ? { id: 'node-default', project_kind: 'node', description: 'Node.js package verification', commands } : undefined;
+  return commands.length > 0
+    ? { id: 'node-default', project_kind: 'node', description: 'Node.js package verification', commands }
+    : undefined;
 }
 
 async function pythonPreset(top: WorkspaceTop): Promise<VerificationPreset | undefined> {
@@ -118,13 +129,23 @@ async function pythonPreset(top: WorkspaceTop): Promise<VerificationPreset | und
   if ((await top.exists('tests', 'dir')) || pyproject.includes('[tool.pytest') || pytestIni) {
     commands.push(command('python:test', 'test', 'Run Python tests', 'python -m pytest', true));
   }
-  if ((await top.exists('ruff.toml', 'file')) || (await top.exists('.ruff.toml', 'file')) || pyproject.includes('[tool.ruff')) {
+  if (
+    (await top.exists('ruff.toml', 'file')) ||
+    (await top.exists('.ruff.toml', 'file')) ||
+    pyproject.includes('[tool.ruff')
+  ) {
     commands.push(command('python:ruff', 'lint', 'Run Ruff lint checks', 'python -m ruff check .', false));
   }
-  if ((await top.exists('mypy.ini', 'file')) || (await top.exists('.mypy.ini', 'file')) || pyproject.includes('[tool.mypy')) {
+  if (
+    (await top.exists('mypy.ini', 'file')) ||
+    (await top.exists('.mypy.ini', 'file')) ||
+    pyproject.includes('[tool.mypy')
+  ) {
     commands.push(command('python:mypy', 'type_check', 'Run mypy type checking', 'python -m mypy .', false));
   }
-  return commands.length > 0 ? { id: 'python-default', project_kind: 'python', description: 'Python project verification', commands } : undefined;
+  return commands.length > 0
+    ? { id: 'python-default', project_kind: 'python', description: 'Python project verification', commands }
+    : undefined;
 }
 
 async function goPreset(top: WorkspaceTop): Promise<VerificationPreset | undefined> {
@@ -133,7 +154,10 @@ async function goPreset(top: WorkspaceTop): Promise<VerificationPreset | undefin
     id: 'go-default',
     project_kind: 'go',
     description: 'Go module verification',
-    commands: [command('go:test', 'test', 'Run Go tests', 'go test ./...', true), command('go:vet', 'lint', 'Run go vet', 'go vet ./...', false)],
+    commands: [
+      command('go:test', 'test', 'Run Go tests', 'go test ./...', true),
+      command('go:vet', 'lint', 'Run go vet', 'go vet ./...', false),
+    ],
   };
 }
 
@@ -172,6 +196,11 @@ export function commandCoversPreset(command: string, preset: string): boolean {
 }
 
 /** The first preset command a shell command covers (how a bash call running a preset is recognised). */
-export function matchPresetCommand(command: string, presets: readonly VerificationPreset[]): VerificationPresetCommand | undefined {
-  return presets.flatMap((preset) => preset.commands).find((candidate) => commandCoversPreset(command, candidate.command));
+export function matchPresetCommand(
+  command: string,
+  presets: readonly VerificationPreset[],
+): VerificationPresetCommand | undefined {
+  return presets
+    .flatMap((preset) => preset.commands)
+    .find((candidate) => commandCoversPreset(command, candidate.command));
 }

@@ -1,5 +1,10 @@
 import type { VerificationPresetCommand, VerificationReport } from '../../protocol/verification.js';
-import { buildReport, checkFromResult, type ReportContext, type VerificationCommandResult } from './run-verification.js';
+import {
+  buildReport,
+  checkFromResult,
+  type ReportContext,
+  type VerificationCommandResult,
+} from './run-verification.js';
 
 /** A bash call that already ran: its outcome, when it started and how long it took. */
 export interface CompletedCommand extends VerificationCommandResult {
@@ -18,9 +23,21 @@ export function presetSubject(command: Pick<VerificationPresetCommand, 'id'>): s
  * A one-check report for a bash call that covered a preset command, built from the call's outcome
  * without running anything again (the check keeps the preset command's `required` and `expect_exit`).
  */
-export function reportForPresetRun(command: VerificationPresetCommand, completed: CompletedCommand, ctx: ReportContext): VerificationReport {
+export function reportForPresetRun(
+  command: VerificationPresetCommand,
+  completed: CompletedCommand,
+  ctx: ReportContext,
+): VerificationReport {
   const check = checkFromResult(
-    { id: command.id, kind: command.kind, description: command.description, command: command.command, required: command.required, timeoutMs: completed.timeoutMs, expectExit: command.expect_exit },
+    {
+      id: command.id,
+      kind: command.kind,
+      description: command.description,
+      command: command.command,
+      required: command.required,
+      timeoutMs: completed.timeoutMs,
+      expectExit: command.expect_exit,
+    },
     completed,
     completed.durationMs,
     completed.timeoutMs,

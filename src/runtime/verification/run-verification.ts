@@ -65,7 +65,15 @@ function describeCommand(command: VerificationCommand): string {
 
 /** The fields of a check that come from its command (command checks suggest bash, as in the seed). */
 function checkOf(command: VerificationCommand) {
-  return { id: command.id, kind: command.kind, description: describeCommand(command), required: command.required, suggested_tools: ['bash'], command: command.command, expect_exit: command.expectExit };
+  return {
+    id: command.id,
+    kind: command.kind,
+    description: describeCommand(command),
+    required: command.required,
+    suggested_tools: ['bash'],
+    command: command.command,
+    expect_exit: command.expectExit,
+  };
 }
 
 function skippedCheck(command: VerificationCommand): VerificationCheck {
@@ -81,13 +89,23 @@ function skippedCheck(command: VerificationCommand): VerificationCheck {
 }
 
 /** Turn one command's outcome into a check: passed iff it ran to the end and exited with `expectExit`. */
-export function checkFromResult(command: VerificationCommand, result: VerificationCommandResult, durationMs: number, timeoutMs: number, extraRisks: readonly string[] = []): VerificationCheck {
+export function checkFromResult(
+  command: VerificationCommand,
+  result: VerificationCommandResult,
+  durationMs: number,
+  timeoutMs: number,
+  extraRisks: readonly string[] = [],
+): VerificationCheck {
   const passed = !result.timedOut && result.exitCode === command.expectExit;
   const risks: string[] = [];
   if (result.timedOut) risks.push(`verification command timed out after ${timeoutMs} ms: ${command.command}`);
-  else if (!passed) risks.push(`verification command exited with code ${result.exitCode}, expected ${command.expectExit}: ${command.command}`);
+  else if (!passed)
+    risks.push(
+      `verification command exited with code ${result.exitCode}, expected ${command.expectExit}: ${command.command}`,
+    );
   risks.push(...extraRisks);
-  if (result.truncated) risks.push(`output of check ${command.id} was truncated by the runner; its tail may not be the end of the output`);
+  if (result.truncated)
+    risks.push(`output of check ${command.id} was truncated by the runner; its tail may not be the end of the output`);
   const evidence = result.evidenceUris ?? [];
   return {
     ...checkOf(command),
@@ -128,7 +146,10 @@ export function countChecks(checks: readonly VerificationCheck[]): VerificationC
  * The seed's report verdict: any failed check -> failed; a required check that needs review or was
  * skipped, or any report-level residual risk -> needs_review; no checks -> skipped; otherwise passed.
  */
-export function reportStatus(checks: readonly Pick<VerificationCheck, 'status' | 'required'>[], residualRisks: readonly string[] = []): VerificationStatus {
+export function reportStatus(
+  checks: readonly Pick<VerificationCheck, 'status' | 'required'>[],
+  residualRisks: readonly string[] = [],
+): VerificationStatus {
   if (checks.some((c) => c.status === 'failed')) return 'failed';
   if (checks.some((c) => c.required && (c.status === 'needs_review' || c.status === 'skipped'))) return 'needs_review';
   if (residualRisks.length > 0) return 'needs_review';
@@ -143,7 +164,14 @@ export interface ReportContext {
 }
 
 /** Assemble a report from checks already run: verdict and counts; `residualRisks` are the report's own. */
-export function buildReport(subject: string, checks: VerificationCheck[], createdAtMs: number, durationMs: number, ctx: ReportContext, residualRisks: string[] = []): VerificationReport {
+export function buildReport(
+  subject: string,
+  checks: VerificationCheck[],
+  createdAtMs: number,
+  durationMs: number,
+  ctx: ReportContext,
+  residualRisks: string[] = [],
+): VerificationReport {
   return {
     schema: VERIFICATION_REPORT_SCHEMA,
     subject,
@@ -160,7 +188,10 @@ export function buildReport(subject: string, checks: VerificationCheck[], create
 }
 
 /** Run a verification request's commands one after another and build its report (see reportStatus for the verdict). */
-export async function runVerification(request: VerificationRequest, deps: VerificationDeps): Promise<VerificationReport> {
+export async function runVerification(
+  request: VerificationRequest,
+  deps: VerificationDeps,
+): Promise<VerificationReport> {
   const createdAt = deps.now();
   const checks: VerificationCheck[] = [];
   for (const command of request.commands) {

@@ -29,7 +29,10 @@ export interface CheckedResponse {
 }
 
 function refusal(url: string, error: OutboundUrlError, redirected: boolean): WebRequestError {
-  const hint = error.refusal === 'private_address' ? ' (config web.allow_private_networks = true lets the web tools reach private addresses)' : '';
+  const hint =
+    error.refusal === 'private_address'
+      ? ' (config web.allow_private_networks = true lets the web tools reach private addresses)'
+      : '';
   const what = redirected ? `redirect target ${url}` : url;
   return new WebRequestError('refused', `${what} is refused: ${error.message}${hint}`);
 }
@@ -41,14 +44,21 @@ function refusal(url: string, error: OutboundUrlError, redirected: boolean): Web
  * its own pinned dispatcher (no second DNS lookup, so no DNS rebinding). Redirects are followed by hand, at
  * most `maxRedirects`. Throws WebRequestError; an abort of `signal` rejects with the signal's reason.
  */
-export async function checkedRequest(access: WebAccess, url: string, init: CheckedRequestInit): Promise<CheckedResponse> {
+export async function checkedRequest(
+  access: WebAccess,
+  url: string,
+  init: CheckedRequestInit,
+): Promise<CheckedResponse> {
   const allowPrivate = access.settings.allowPrivateNetworks;
   const redirects: string[] = [];
   let current = url;
   for (;;) {
     let checked;
     try {
-      checked = await checkOutboundUrl(current, { allowPrivate, ...(access.resolve ? { resolve: access.resolve } : {}) });
+      checked = await checkOutboundUrl(current, {
+        allowPrivate,
+        ...(access.resolve ? { resolve: access.resolve } : {}),
+      });
     } catch (error) {
       if (error instanceof OutboundUrlError) throw refusal(current, error, redirects.length > 0);
       throw error;
@@ -69,16 +79,33 @@ export async function checkedRequest(access: WebAccess, url: string, init: Check
     } catch (error) {
       release();
       if (init.signal.aborted) throw init.signal.reason;
-      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : error instanceof Error ? `: ${error.message}` : '';
+      const cause =
+        error instanceof Error && error.cause instanceof Error
+          ? `: ${error.cause.message}`
+          : error instanceof Error
+            ? `: ${error.message}`
+            : '';
       throw new WebRequestError('network', `request to ${checked.url.href} failed${cause}`);
     }
     if (!REDIRECTS.has(response.status)) return { response, finalUrl: checked.url.href, redirects, release };
     const location = response.headers.get('location');
     await response.body?.cancel().catch(() => undefined);
     release();
-    if (init.maxRedirects === 0) throw new WebRequestError('redirect', `${checked.url.href} answered a redirect (HTTP ${response.status}${location ? ` to ${location}` : ''}); redirects are not followed here`);
-    if (!location) throw new WebRequestError('redirect', `${checked.url.href} answered HTTP ${response.status} without a Location header`);
-    if (redirects.length >= init.maxRedirects) throw new WebRequestError('too_many_redirects', `too many redirects: more than ${init.maxRedirects} (last ${checked.url.href} -> ${location})`);
+    if (init.maxRedirects === 0)
+      throw new WebRequestError(
+        'redirect',
+        `${checked.url.href} answered a redirect (HTTP ${response.status}${location ? ` to ${location}` : ''}); redirects are not followed here`,
+      );
+    if (!location)
+      throw new WebRequestError(
+        'redirect',
+        `${checked.url.href} answered HTTP ${response.status} without a Location header`,
+      );
+    if (redirects.length >= init.maxRedirects)
+      throw new WebRequestError(
+        'too_many_redirects',
+        `too many redirects: more than ${init.maxRedirects} (last ${checked.url.href} -> ${location})`,
+      );
     let next: URL;
     try {
       next = new URL(location, checked.url);

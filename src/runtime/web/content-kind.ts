@@ -2,8 +2,19 @@
 export type ContentKind = 'html' | 'text' | 'binary';
 
 const TEXT_APPLICATION: ReadonlySet<string> = new Set([
-  'application/json', 'application/ld+json', 'application/xml', 'application/javascript', 'application/ecmascript', 'application/x-javascript',
-  'application/x-yaml', 'application/yaml', 'application/toml', 'application/x-ndjson', 'application/graphql', 'application/sql', 'application/x-sh',
+  'application/json',
+  'application/ld+json',
+  'application/xml',
+  'application/javascript',
+  'application/ecmascript',
+  'application/x-javascript',
+  'application/x-yaml',
+  'application/yaml',
+  'application/toml',
+  'application/x-ndjson',
+  'application/graphql',
+  'application/sql',
+  'application/x-sh',
 ]);
 
 /** The media type of a Content-Type header, lower-cased without parameters ('' when absent). */

@@ -27,8 +27,39 @@ const domino = createRequire(import.meta.url)('@mixmark-io/domino') as Domino;
 /** Elements that are never page content. */
 const NOT_CONTENT = ['script', 'style', 'noscript', 'template'] as const;
 const BLOCKS: ReadonlySet<string> = new Set([
-  'ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM',
-  'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'TABLE', 'TR', 'UL', 'TITLE',
+  'ADDRESS',
+  'ARTICLE',
+  'ASIDE',
+  'BLOCKQUOTE',
+  'BR',
+  'DD',
+  'DIV',
+  'DL',
+  'DT',
+  'FIELDSET',
+  'FIGCAPTION',
+  'FIGURE',
+  'FOOTER',
+  'FORM',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'HR',
+  'LI',
+  'MAIN',
+  'NAV',
+  'OL',
+  'P',
+  'PRE',
+  'SECTION',
+  'TABLE',
+  'TR',
+  'UL',
+  'TITLE',
 ]);
 
 let turndownCache: TurndownService | undefined;
@@ -78,7 +109,10 @@ export function convertHtml(html: string, format: 'markdown' | 'text' | 'html', 
   }
   const root = bodyOnly ? (document.body ?? document.documentElement) : document.documentElement;
   if (format === 'html') return root.innerHTML.trim();
-  if (format === 'markdown') return turndown().turndown(root as unknown as TurndownService.Node).trim();
+  if (format === 'markdown')
+    return turndown()
+      .turndown(root as unknown as TurndownService.Node)
+      .trim();
   const out: string[] = [];
   plainText(root, out);
   return tidyText(out.join(''));

@@ -36,6 +36,15 @@ export function pageOf(content: string, offset: number, requested: number, maxLi
   const eof = end >= total;
   return {
     text,
-    range: { offset, requested_max_chars: requested, applied_max_chars: applied, returned_chars: text.length, total_chars: total, next_offset: eof ? null : end, eof, limit_clamped: applied < requested },
+    range: {
+      offset,
+      requested_max_chars: requested,
+      applied_max_chars: applied,
+      returned_chars: text.length,
+      total_chars: total,
+      next_offset: eof ? null : end,
+      eof,
+      limit_clamped: applied < requested,
+    },
   };
 }

@@ -27,7 +27,11 @@ export function canonicalName(files: WorkspaceFiles, userPath: string): Canonica
       const location = files.locate(at);
       location.close();
       const parts = [...(location.relative === '.' ? [] : [location.relative]), ...rest];
-      return { relative: parts.length === 0 ? '.' : parts.join('/'), absolute: path.join(location.absolute, ...rest), exists: rest.length === 0 && location.stats !== null };
+      return {
+        relative: parts.length === 0 ? '.' : parts.join('/'),
+        absolute: path.join(location.absolute, ...rest),
+        exists: rest.length === 0 && location.stats !== null,
+      };
     } catch (error) {
       // A missing directory on the way: its parent names the path (the walk refused anything outside already).
       if (errnoCode(error) !== 'ENOENT' || path.dirname(at) === at) throw error;

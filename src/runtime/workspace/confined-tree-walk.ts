@@ -49,7 +49,9 @@ function release(held: Held): void {
  * (fast-glob's): a directory costs noticeably less CPU than through fs/promises, and a walk lists many.
  */
 function listOpened(dir: OpenedDirectory): Promise<Dirent[]> {
-  return new Promise((resolve, reject) => readdir(fdPath(dir.fd), { withFileTypes: true }, (error, entries) => (error ? reject(error) : resolve(entries))));
+  return new Promise((resolve, reject) =>
+    readdir(fdPath(dir.fd), { withFileTypes: true }, (error, entries) => (error ? reject(error) : resolve(entries))),
+  );
 }
 
 function isErrno(error: unknown): boolean {
@@ -65,7 +67,12 @@ function isErrno(error: unknown): boolean {
  * first, so the descriptors held stay about depth × concurrency. Resolves once every directory it opened is
  * closed (after a stop or the signal too).
  */
-export function walkConfinedTree(files: WorkspaceFiles, start: OpenedDirectory, visitor: TreeWalkVisitor, options: TreeWalkOptions = {}): Promise<void> {
+export function walkConfinedTree(
+  files: WorkspaceFiles,
+  start: OpenedDirectory,
+  visitor: TreeWalkVisitor,
+  options: TreeWalkOptions = {},
+): Promise<void> {
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
   const join = (base: string, name: string): string => (base === '' ? name : `${base}/${name}`);
   const pending: Pending[] = [];

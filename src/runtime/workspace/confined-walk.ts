@@ -110,7 +110,10 @@ function pushComponents(pending: string[], relative: string): void {
 function initialComponents(root: ConfinedRoot, userPath: string): string[] {
   const lexical = path.isAbsolute(userPath) ? path.resolve(userPath) : path.resolve(root.path, userPath);
   if (!isInside(root.path, lexical)) {
-    throw new WorkspaceEscapeError(userPath, path.isAbsolute(userPath) ? 'absolute path outside the workspace' : 'it climbs out with ".."');
+    throw new WorkspaceEscapeError(
+      userPath,
+      path.isAbsolute(userPath) ? 'absolute path outside the workspace' : 'it climbs out with ".."',
+    );
   }
   const pending: string[] = [];
   pushComponents(pending, path.relative(root.path, lexical));
@@ -171,7 +174,8 @@ export function locate(root: ConfinedRoot, userPath: string, options: LocateOpti
           continue;
         }
         const parts = [...stack.map((entry) => entry.name), name];
-        if (root.hidden && isHidden(root, path.join(root.path, ...parts))) throw new WorkspaceEscapeError(userPath, "it lies in the server's data directory");
+        if (root.hidden && isHidden(root, path.join(root.path, ...parts)))
+          throw new WorkspaceEscapeError(userPath, "it lies in the server's data directory");
         stack.pop();
         for (const entry of stack) closeSync(entry.fd);
         done = true;
@@ -203,7 +207,8 @@ export function locate(root: ConfinedRoot, userPath: string, options: LocateOpti
     // The path ended at a directory (the root, or one reached by `..`): the entry is that directory itself.
     const last = stack[stack.length - 1];
     const parts = stack.map((entry) => entry.name);
-    if (root.hidden && isHidden(root, path.join(root.path, ...parts))) throw new WorkspaceEscapeError(userPath, "it lies in the server's data directory");
+    if (root.hidden && isHidden(root, path.join(root.path, ...parts)))
+      throw new WorkspaceEscapeError(userPath, "it lies in the server's data directory");
     for (const entry of stack.slice(0, -1)) closeSync(entry.fd);
     done = true;
     const dir = last?.fd ?? root.fd;

@@ -66,7 +66,10 @@ export class DirectoryReopener {
     const slash = dir.lastIndexOf('/');
     const parent = slash === -1 ? undefined : this.directory(dir.slice(0, slash));
     // Synchronous: the parent cannot be closed between its lookup and this open.
-    const opened: Cached = { dir: this.files.openDirectoryAt(parent?.dir ?? this.start, dir.slice(slash + 1)), pins: 0 };
+    const opened: Cached = {
+      dir: this.files.openDirectoryAt(parent?.dir ?? this.start, dir.slice(slash + 1)),
+      pins: 0,
+    };
     this.cache.set(dir, opened);
     return opened;
   }

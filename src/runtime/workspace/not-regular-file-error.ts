@@ -3,7 +3,13 @@ import type { Stats } from 'node:fs';
 /** What a path led to instead of a regular file. */
 export type NotRegularKind = 'directory' | 'fifo' | 'socket' | 'device' | 'other';
 
-const WORDS: Readonly<Record<NotRegularKind, string>> = { directory: 'a directory', fifo: 'a FIFO', socket: 'a socket', device: 'a device', other: 'a special file' };
+const WORDS: Readonly<Record<NotRegularKind, string>> = {
+  directory: 'a directory',
+  fifo: 'a FIFO',
+  socket: 'a socket',
+  device: 'a device',
+  other: 'a special file',
+};
 
 /** The kind of a non-regular file from the fstat of what was opened. */
 export function notRegularKindOf(stats: Stats): NotRegularKind {

@@ -17,19 +17,35 @@ export interface PinnedSessionWorkspace {
  * directory recreated under the same name), with a note for a warning event; one that cannot be opened where it
  * was checked answers WORKSPACE_CHANGED.
  */
-export function pinSessionWorkspace(canonical: string, stored: { readonly dev: string; readonly ino: string } | undefined, restored: boolean, serverDirs: readonly string[] = []): PinnedSessionWorkspace {
+export function pinSessionWorkspace(
+  canonical: string,
+  stored: { readonly dev: string; readonly ino: string } | undefined,
+  restored: boolean,
+  serverDirs: readonly string[] = [],
+): PinnedSessionWorkspace {
   // The server's own directories are no workspace, nor is any directory in them (checkpoints, sandbox homes of
   // other sessions, session records): hiding them only works from a workspace above them.
   const inServerDir = canonicalServerDirs(serverDirs).find((dir) => isInside(dir, canonical));
   if (inServerDir !== undefined) {
-    throw new CodeError('WORKSPACE_NOT_FOUND', `workspace: ${canonical} lies in the server's own directory ${inServerDir}; it cannot be a workspace`, { field: 'workspace' });
+    throw new CodeError(
+      'WORKSPACE_NOT_FOUND',
+      `workspace: ${canonical} lies in the server's own directory ${inServerDir}; it cannot be a workspace`,
+      { field: 'workspace' },
+    );
   }
   let pin;
   try {
     pin = pinDirectory(canonical);
   } catch (error) {
-    const reason = error instanceof WorkspaceChangedError ? error.reason : `it cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
-    throw new CodeError('WORKSPACE_CHANGED', `workspace: ${canonical} is no longer the directory that was checked (${reason})`, { field: 'workspace' });
+    const reason =
+      error instanceof WorkspaceChangedError
+        ? error.reason
+        : `it cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+    throw new CodeError(
+      'WORKSPACE_CHANGED',
+      `workspace: ${canonical} is no longer the directory that was checked (${reason})`,
+      { field: 'workspace' },
+    );
   }
   const directory = new WorkspaceDirectory(pin, hiddenInside(canonical, serverDirs));
   // A snapshot older than pins has nothing to compare with: its workspace was just checked like any restore's.

@@ -20,7 +20,6 @@ function errnoCode(error: unknown): string | undefined {
   return error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
 }
 
-
 /**
  * Opens for reading the file `userPath` leads to below the held directory `root`, confined by what was opened
  * (see `locate`): every component is walked from `root` without following a symlink out of it, a last symlink
@@ -56,7 +55,10 @@ export async function openConfinedFile(root: ConfinedRoot, userPath: string): Pr
 }
 
 /** At most `maxBytes` of an opened file from its start, and whether it holds more. */
-export async function readBounded(handle: FileHandle, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+export async function readBounded(
+  handle: FileHandle,
+  maxBytes: number,
+): Promise<{ bytes: Buffer; truncated: boolean }> {
   // One byte past the bound tells a file that holds more.
   const bytes = await readAt(handle, 0, maxBytes + 1);
   return { bytes: bytes.subarray(0, Math.min(bytes.length, maxBytes)), truncated: bytes.length > maxBytes };

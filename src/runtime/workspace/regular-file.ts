@@ -26,7 +26,12 @@ function errnoCode(error: unknown): string | undefined {
  * handle: anything but a regular file is closed again and refused with NotRegularFileError. Nothing is read
  * or written before that check, so a name swapped meanwhile can only lead to another file inside.
  */
-export async function openRegularFile(files: WorkspaceFiles, userPath: string, flags: number, options: { createParents?: boolean } = {}): Promise<OpenedRegularFile> {
+export async function openRegularFile(
+  files: WorkspaceFiles,
+  userPath: string,
+  flags: number,
+  options: { createParents?: boolean } = {},
+): Promise<OpenedRegularFile> {
   let opened: OpenedFile;
   try {
     opened = await files.open(userPath, flags, options);
@@ -55,7 +60,11 @@ export async function openRegularFile(files: WorkspaceFiles, userPath: string, f
  * confined walk leads (missing parents created through the walk): a file is never created outside first, and
  * `created` says truly whether this call made it.
  */
-export async function openOrCreateRegularFile(files: WorkspaceFiles, userPath: string, flags: number): Promise<OpenedOrCreatedFile> {
+export async function openOrCreateRegularFile(
+  files: WorkspaceFiles,
+  userPath: string,
+  flags: number,
+): Promise<OpenedOrCreatedFile> {
   for (let attempt = 1; ; attempt++) {
     try {
       return { ...(await openRegularFile(files, userPath, flags)), created: false };
@@ -63,7 +72,12 @@ export async function openOrCreateRegularFile(files: WorkspaceFiles, userPath: s
       if (errnoCode(error) !== 'ENOENT') throw error;
     }
     try {
-      return { ...(await openRegularFile(files, userPath, flags | constants.O_CREAT | constants.O_EXCL, { createParents: true })), created: true };
+      return {
+        ...(await openRegularFile(files, userPath, flags | constants.O_CREAT | constants.O_EXCL, {
+          createParents: true,
+        })),
+        created: true,
+      };
     } catch (error) {
       // The name appeared since (another writer, or a symlink put there): open what is there now, confined.
       if (errnoCode(error) !== 'EEXIST' || attempt >= MAX_CREATE_ATTEMPTS) throw error;
@@ -88,7 +102,12 @@ export async function readAt(handle: FileHandle, position: number, length: numbe
 export async function writeAll(handle: FileHandle, data: Buffer, position: number | null): Promise<void> {
   let written = 0;
   while (written < data.length) {
-    const { bytesWritten } = await handle.write(data, written, data.length - written, position === null ? null : position + written);
+    const { bytesWritten } = await handle.write(
+      data,
+      written,
+      data.length - written,
+      position === null ? null : position + written,
+    );
     written += bytesWritten;
   }
 }

@@ -32,6 +32,8 @@ export class WorkspaceChangedError extends Error {
     readonly workspace: string,
     readonly reason: string,
   ) {
-    super(`The session's workspace ${workspace} is no longer the directory the session was created with (${reason}); no file was touched and no command ran.`);
+    super(
+      `The session's workspace ${workspace} is no longer the directory the session was created with (${reason}); no file was touched and no command ran.`,
+    );
   }
 }

@@ -1,6 +1,14 @@
 import { closeSync, constants, lchownSync, openSync, type Dirent, type Stats } from 'node:fs';
 import { open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
-import { fdPath, isHidden, locate, MAX_LINK_HOPS, type ConfinedRoot, type Location, type LocateOptions } from './confined-walk.js';
+import {
+  fdPath,
+  isHidden,
+  locate,
+  MAX_LINK_HOPS,
+  type ConfinedRoot,
+  type Location,
+  type LocateOptions,
+} from './confined-walk.js';
 import type { WorkspaceAccess, WorkspaceLease } from './workspace-directory.js';
 
 /** The uid/gid files and directories the file tools create are given (sandbox.run_as when the server is root). */
@@ -96,7 +104,11 @@ export class WorkspaceFiles {
    * Opens the file the path leads to with `flags` (O_NOFOLLOW and O_NONBLOCK are added; check the handle's
    * stat before using it). With O_CREAT, missing parents are created first when `createParents` is set.
    */
-  async open(userPath: string, flags: number, options: { mode?: number; createParents?: boolean } = {}): Promise<OpenedFile> {
+  async open(
+    userPath: string,
+    flags: number,
+    options: { mode?: number; createParents?: boolean } = {},
+  ): Promise<OpenedFile> {
     for (let attempt = 0; ; attempt++) {
       const location = this.locate(userPath, { createParents: options.createParents });
       try {
@@ -131,7 +143,8 @@ export class WorkspaceFiles {
     const relative = dir.relative === '.' ? name : `${dir.relative}/${name}`;
     const absolute = `${dir.absolute}/${name}`;
     // The server's data directory inside the workspace is not walked into (walks skip what they cannot open).
-    if (isHidden(this.root(), absolute)) throw Object.assign(new Error(`EACCES: ${relative} is the server's data directory`), { code: 'EACCES' });
+    if (isHidden(this.root(), absolute))
+      throw Object.assign(new Error(`EACCES: ${relative} is the server's data directory`), { code: 'EACCES' });
     const fd = openSync(fdPath(dir.fd, name), DIR_FLAGS);
     return openedDirectory(fd, relative, absolute);
   }

@@ -11,7 +11,11 @@ export async function budget(state: ToolCallState): Promise<StageVerdict> {
     decision = await guard.beforeToolCall(name, state.ctx.signal);
   } catch (error) {
     // A guard that fails denies: budgets fail closed.
-    decision = { kind: 'deny' as const, resource: 'tool_calls', reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}` };
+    decision = {
+      kind: 'deny' as const,
+      resource: 'tool_calls',
+      reason: `budget guard failed: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   if (decision.kind === 'allow') return CONTINUE;
   const payload = budgetEventPayload(decision, { id: state.call.id, name });
@@ -20,5 +24,7 @@ export async function budget(state: ToolCallState): Promise<StageVerdict> {
     return CONTINUE;
   }
   state.ctx.emit('budget_exhausted', payload);
-  return stopWith(`BUDGET_EXHAUSTED: ${decision.resource}: ${decision.reason}`, { budget_exhausted: { resource: decision.resource, reason: decision.reason } });
+  return stopWith(`BUDGET_EXHAUSTED: ${decision.resource}: ${decision.reason}`, {
+    budget_exhausted: { resource: decision.resource, reason: decision.reason },
+  });
 }

@@ -14,7 +14,12 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
   const { ctx, call } = state;
   const name = state.tool?.name ?? call.name;
   if (governance.hooks) {
-    const outcome = await governance.hooks.gate('permission_request', { session_id: ctx.sessionId, tool: name, args: state.args, rule, labels: governance.labels ?? {} }, { toolName: name, args: state.args, sessionId: ctx.sessionId }, ctx.signal);
+    const outcome = await governance.hooks.gate(
+      'permission_request',
+      { session_id: ctx.sessionId, tool: name, args: state.args, rule, labels: governance.labels ?? {} },
+      { toolName: name, args: state.args, sessionId: ctx.sessionId },
+      ctx.signal,
+    );
     if (outcome.action === 'block' || outcome.action === 'skip') {
       const reason = `denied by permission_request hook${outcome.hookId ? ` ${outcome.hookId}` : ''}${outcome.reason ? `: ${outcome.reason}` : ''}`;
       ctx.emit('permission_denied', { tool_id: call.id, tool_name: name, args: state.args, reason, rule });
@@ -39,11 +44,32 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
     timeoutAction: policy.timeoutAction,
     signal: ctx.signal,
     grant: permissionGrantRequest(name, state.args, governance.grantFloor, { workspace: ctx.workspace }),
-    onRequested: (pending) => ctx.emit('confirmation_required', { tool_id: call.id, tool_name: name, args: state.args, timeout_ms: pending.timeoutMs, args_digest: pending.argsDigest, rule }),
+    onRequested: (pending) =>
+      ctx.emit('confirmation_required', {
+        tool_id: call.id,
+        tool_name: name,
+        args: state.args,
+        timeout_ms: pending.timeoutMs,
+        args_digest: pending.argsDigest,
+        rule,
+      }),
   });
-  if (outcome.timedOut) ctx.emit('confirmation_timeout', { tool_id: call.id, tool_name: name, action_taken: outcome.approved ? 'auto_approved' : 'rejected' });
-  else ctx.emit('confirmation_received', { tool_id: call.id, approved: outcome.approved, reason: outcome.reason ?? null, tool_name: name });
+  if (outcome.timedOut)
+    ctx.emit('confirmation_timeout', {
+      tool_id: call.id,
+      tool_name: name,
+      action_taken: outcome.approved ? 'auto_approved' : 'rejected',
+    });
+  else
+    ctx.emit('confirmation_received', {
+      tool_id: call.id,
+      approved: outcome.approved,
+      reason: outcome.reason ?? null,
+      tool_name: name,
+    });
   if (outcome.approved) return CONTINUE;
-  const why = outcome.timedOut ? `no confirmation within ${policy.defaultTimeoutMs} ms (timeoutAction reject)` : `rejected${outcome.reason ? `: ${outcome.reason}` : ''}`;
+  const why = outcome.timedOut
+    ? `no confirmation within ${policy.defaultTimeoutMs} ms (timeoutAction reject)`
+    : `rejected${outcome.reason ? `: ${outcome.reason}` : ''}`;
   return stopWith(`Tool ${name} was not run: ${why}.`, { rejected: true });
 }

@@ -9,8 +9,19 @@ import type { ExecutionBound } from '../../queue/session-queue.js';
 /** The result of a call stopped by the run's signal: the deadline names its limit, anything else is a cancel. */
 export function stoppedResult(toolName: string, signal: AbortSignal, when: string): ToolResult {
   const deadline = deadlineReason(signal);
-  if (deadline) return { output: `Tool ${toolName} was stopped ${when}: ${deadline.message}.`, exitCode: 1, metadata: { timed_out: true, limit: 'maxExecutionTimeMs' }, errorKind: { type: 'cancelled', op: toolName } };
-  return { output: `Tool ${toolName} was cancelled ${when}.`, exitCode: 1, metadata: { cancelled: true }, errorKind: { type: 'cancelled', op: toolName } };
+  if (deadline)
+    return {
+      output: `Tool ${toolName} was stopped ${when}: ${deadline.message}.`,
+      exitCode: 1,
+      metadata: { timed_out: true, limit: 'maxExecutionTimeMs' },
+      errorKind: { type: 'cancelled', op: toolName },
+    };
+  return {
+    output: `Tool ${toolName} was cancelled ${when}.`,
+    exitCode: 1,
+    metadata: { cancelled: true },
+    errorKind: { type: 'cancelled', op: toolName },
+  };
 }
 
 /**
@@ -19,7 +30,11 @@ export function stoppedResult(toolName: string, signal: AbortSignal, when: strin
  * (a tool winding down) is dropped, live output is redacted like the result (in whole lines), and it
  * stops at the output cap. A lane `bound` (queueConfig.timeoutMs) shortens the timer when it is the smaller one.
  */
-export async function execute(state: ToolCallState, nested: NestedInvoker | undefined, bound?: ExecutionBound): Promise<ToolResult> {
+export async function execute(
+  state: ToolCallState,
+  nested: NestedInvoker | undefined,
+  bound?: ExecutionBound,
+): Promise<ToolResult> {
   const { ctx, call } = state;
   const tool = state.tool;
   if (!tool) return { output: `Unknown tool "${call.name}"`, exitCode: 1 };
@@ -40,10 +55,17 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
   const laneBound = bound !== undefined && bound.ms < ctx.governance.toolTimeoutMs ? bound : undefined;
   const timeoutMs = laneBound?.ms ?? ctx.governance.toolTimeoutMs;
   const limit = laneBound?.source ?? 'toolTimeoutMs';
-  const timer = tool.delegates ? undefined : setTimeout(() => {
-    controller.abort(new Error(`tool timeout (${limit} ${timeoutMs})`));
-    stop({ output: `Tool ${tool.name} timed out after ${timeoutMs} ms (${limit}).`, exitCode: 1, metadata: { timed_out: true }, errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs } });
-  }, timeoutMs);
+  const timer = tool.delegates
+    ? undefined
+    : setTimeout(() => {
+        controller.abort(new Error(`tool timeout (${limit} ${timeoutMs})`));
+        stop({
+          output: `Tool ${tool.name} timed out after ${timeoutMs} ms (${limit}).`,
+          exitCode: 1,
+          metadata: { timed_out: true },
+          errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs },
+        });
+      }, timeoutMs);
   let ended = false;
   let streamed = 0;
   const cap = ctx.governance.toolOutputBytes;
@@ -53,7 +75,12 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     if (streamed >= cap) return;
     streamed += Buffer.byteLength(delta);
     ctx.emit('tool_output_delta', { id: call.id, name: tool.name, delta });
-    if (streamed >= cap) ctx.emit('tool_output_delta', { id: call.id, name: tool.name, delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n` });
+    if (streamed >= cap)
+      ctx.emit('tool_output_delta', {
+        id: call.id,
+        name: tool.name,
+        delta: `[live output stopped at ${cap} bytes; the full output comes with the result]\n`,
+      });
   };
   // The call's confined file access: a lease of the workspace descriptor taken on first use, returned once the
   // tool's own promise settles (not when a timeout stops the call: a tool still winding down keeps a valid root).
@@ -73,13 +100,25 @@ export async function execute(state: ToolCallState, nested: NestedInvoker | unde
     ...(state.deps.commands ? { commands: state.deps.commands.forOrigin(call.origin) } : {}),
     ...(state.deps.web ? { web: state.deps.web } : {}),
     ...(tool.delegates && state.deps.delegation ? { delegation: state.deps.delegation, runSignal: ctx.signal } : {}),
-    ...(tool.delegates && call.origin === 'host_direct' && call.confirmationInheritance ? { confirmationInheritance: call.confirmationInheritance } : {}),
+    ...(tool.delegates && call.origin === 'host_direct' && call.confirmationInheritance
+      ? { confirmationInheritance: call.confirmationInheritance }
+      : {}),
   };
   const execution = (async () => tool.execute(state.args, toolContext))()
-    .catch((error: unknown): ToolResult => (error instanceof WorkspaceChangedError ? workspaceChangedResult(error) : { output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, exitCode: 1 }))
+    .catch((error: unknown): ToolResult =>
+      error instanceof WorkspaceChangedError
+        ? workspaceChangedResult(error)
+        : {
+            output: `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+            exitCode: 1,
+          },
+    )
     .finally(() => files.release());
   try {
-    const outcome = await Promise.race([execution.then((result) => ({ result, finished: true })), stopped.then((result) => ({ result, finished: false }))]);
+    const outcome = await Promise.race([
+      execution.then((result) => ({ result, finished: true })),
+      stopped.then((result) => ({ result, finished: false })),
+    ]);
     // Lines held back as a possible secret are shown, redacted, only when the tool finished by itself.
     if (outcome.finished) for (const line of live.flush()) show(line);
     if (outcome.result.metadata?.reason === 'workspace_changed') {

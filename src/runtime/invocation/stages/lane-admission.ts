@@ -9,7 +9,11 @@ import { stoppedResult } from './execute.js';
  * delegating tools whose own children pass through the lanes, go straight to `run` (so a batch never holds
  * the slot its children wait for). `admitted` is called right before the call runs, wherever it runs.
  */
-export function laneAdmission(state: ToolCallState, admitted: () => void, run: (bound?: ExecutionBound) => Promise<ToolResult>): Promise<ToolResult> {
+export function laneAdmission(
+  state: ToolCallState,
+  admitted: () => void,
+  run: (bound?: ExecutionBound) => Promise<ToolResult>,
+): Promise<ToolResult> {
   const { call, ctx, tool } = state;
   const queue = state.deps.queue;
   if (!queue || !tool || call.origin === 'host_direct' || tool.orchestrator || tool.delegates) {

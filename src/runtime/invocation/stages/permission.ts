@@ -12,20 +12,43 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (isTrustedOrigin(state.call.origin)) return CONTINUE;
   const { governance } = state.deps;
   const name = state.tool?.name ?? state.call.name;
-  const verdict = evaluateBoundedPermission(governance.permission, governance.permissionFloor, name, state.args, { workspace: state.ctx.workspace }, governance.agentPermissions);
+  const verdict = evaluateBoundedPermission(
+    governance.permission,
+    governance.permissionFloor,
+    name,
+    state.args,
+    { workspace: state.ctx.workspace },
+    governance.agentPermissions,
+  );
   if (verdict.decision === 'allow') return CONTINUE;
   if (verdict.decision === 'deny') {
     const reason = `denied by permission rule "${verdict.rule}"`;
-    state.ctx.emit('permission_denied', { tool_id: state.call.id, tool_name: name, args: state.args, reason, rule: verdict.rule });
+    state.ctx.emit('permission_denied', {
+      tool_id: state.call.id,
+      tool_name: name,
+      args: state.args,
+      reason,
+      rule: verdict.rule,
+    });
     return stopWith(`Tool ${name} was ${reason} (permissionPolicy).`, { denied_by: verdict.rule });
   }
   // An earlier "allow always" for the same tool and permission subject answers the ask (see ConfirmationBroker).
-  if (governance.broker.grantCount > 0 && governance.broker.isGranted(permissionGrantKey(name, state.args, { workspace: state.ctx.workspace }))) return CONTINUE;
+  if (
+    governance.broker.grantCount > 0 &&
+    governance.broker.isGranted(permissionGrantKey(name, state.args, { workspace: state.ctx.workspace }))
+  )
+    return CONTINUE;
   // A child run under confirmationInheritance deny_on_ask / auto_approve answers the ask itself.
   if (governance.onAsk === 'approve') return CONTINUE;
   if (governance.onAsk === 'deny') {
     const reason = `needs confirmation (permission rule "${verdict.rule}"), and this child run denies what it would ask (confirmationInheritance deny_on_ask)`;
-    state.ctx.emit('permission_denied', { tool_id: state.call.id, tool_name: name, args: state.args, reason, rule: verdict.rule });
+    state.ctx.emit('permission_denied', {
+      tool_id: state.call.id,
+      tool_name: name,
+      args: state.args,
+      reason,
+      rule: verdict.rule,
+    });
     return stopWith(`Tool ${name} was denied: it ${reason}.`, { denied_by: verdict.rule });
   }
   state.askRule = verdict.rule;

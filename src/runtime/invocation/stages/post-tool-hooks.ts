@@ -5,5 +5,15 @@ import type { ToolCallState } from '../tool-call-state.js';
 export function postToolHooks(state: ToolCallState, result: ToolResult): void {
   const hooks = state.deps.governance.hooks;
   const name = state.tool?.name ?? state.call.name;
-  hooks?.observe('post_tool_use', { session_id: state.ctx.sessionId, tool: name, args: state.args, result: { output: result.output, exit_code: result.exitCode }, labels: state.deps.governance.labels ?? {} }, { toolName: name, args: state.args, sessionId: state.ctx.sessionId });
+  hooks?.observe(
+    'post_tool_use',
+    {
+      session_id: state.ctx.sessionId,
+      tool: name,
+      args: state.args,
+      result: { output: result.output, exit_code: result.exitCode },
+      labels: state.deps.governance.labels ?? {},
+    },
+    { toolName: name, args: state.args, sessionId: state.ctx.sessionId },
+  );
 }

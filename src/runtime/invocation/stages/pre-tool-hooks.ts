@@ -16,23 +16,64 @@ export async function preToolHooks(state: ToolCallState): Promise<StageVerdict> 
   const tool = state.tool;
   if (!hooks || !tool) return CONTINUE;
   const ask = (attempt: number) =>
-    hooks.gate('pre_tool_use', { session_id: state.ctx.sessionId, tool: tool.name, args: state.args, origin: state.call.origin, attempt, labels: state.deps.governance.labels ?? {} }, { toolName: tool.name, args: state.args, sessionId: state.ctx.sessionId }, state.ctx.signal);
+    hooks.gate(
+      'pre_tool_use',
+      {
+        session_id: state.ctx.sessionId,
+        tool: tool.name,
+        args: state.args,
+        origin: state.call.origin,
+        attempt,
+        labels: state.deps.governance.labels ?? {},
+      },
+      { toolName: tool.name, args: state.args, sessionId: state.ctx.sessionId },
+      state.ctx.signal,
+    );
   let outcome = await ask(0);
-  for (let attempt = 1; outcome.action === 'retry' && attempt <= MAX_HOOK_RETRIES; attempt++) outcome = await ask(attempt);
+  for (let attempt = 1; outcome.action === 'retry' && attempt <= MAX_HOOK_RETRIES; attempt++)
+    outcome = await ask(attempt);
   const retriesSpent = outcome.action === 'retry';
-  if (retriesSpent) outcome = { ...outcome, action: 'block', reason: `hook asked to retry more than ${MAX_HOOK_RETRIES} times${outcome.reason ? `: ${outcome.reason}` : ''}` };
+  if (retriesSpent)
+    outcome = {
+      ...outcome,
+      action: 'block',
+      reason: `hook asked to retry more than ${MAX_HOOK_RETRIES} times${outcome.reason ? `: ${outcome.reason}` : ''}`,
+    };
   const by = outcome.hookId ? ` by hook ${outcome.hookId}` : '';
   if (outcome.action === 'block') {
-    state.ctx.emit('hook_blocked', { tool_id: state.call.id, tool_name: tool.name, hook_id: outcome.hookId ?? null, reason: outcome.reason ?? '' });
-    const errorKind = { type: 'hook_denied' as const, reason: outcome.reason ?? '', retryable: retriesSpent, ...(retriesSpent ? { retry_after_ms: HOOK_RETRY_AFTER_MS } : {}) };
-    return stopWith(`Tool ${tool.name} was blocked${by}${outcome.reason ? `: ${outcome.reason}` : ''}`, { blocked_by: outcome.hookId ?? 'hook' }, false, errorKind);
+    state.ctx.emit('hook_blocked', {
+      tool_id: state.call.id,
+      tool_name: tool.name,
+      hook_id: outcome.hookId ?? null,
+      reason: outcome.reason ?? '',
+    });
+    const errorKind = {
+      type: 'hook_denied' as const,
+      reason: outcome.reason ?? '',
+      retryable: retriesSpent,
+      ...(retriesSpent ? { retry_after_ms: HOOK_RETRY_AFTER_MS } : {}),
+    };
+    return stopWith(
+      `Tool ${tool.name} was blocked${by}${outcome.reason ? `: ${outcome.reason}` : ''}`,
+      { blocked_by: outcome.hookId ?? 'hook' },
+      false,
+      errorKind,
+    );
   }
   if (outcome.action === 'skip') {
-    return { kind: 'stop', result: { output: `Tool ${tool.name} was skipped${by}${outcome.reason ? `: ${outcome.reason}` : ''}`, exitCode: 0, metadata: { skipped_by: outcome.hookId ?? 'hook' } } };
+    return {
+      kind: 'stop',
+      result: {
+        output: `Tool ${tool.name} was skipped${by}${outcome.reason ? `: ${outcome.reason}` : ''}`,
+        exitCode: 0,
+        metadata: { skipped_by: outcome.hookId ?? 'hook' },
+      },
+    };
   }
   if (outcome.modifiedArgs !== undefined) {
     const parsed = parseToolArgs(outcome.modifiedArgs, tool.parameters);
-    if (!parsed.ok) return stopWith(`Hook${by} modified the arguments of ${tool.name} into invalid ones: ${parsed.error}`);
+    if (!parsed.ok)
+      return stopWith(`Hook${by} modified the arguments of ${tool.name} into invalid ones: ${parsed.error}`);
     state.args = parsed.value;
   }
   return CONTINUE;

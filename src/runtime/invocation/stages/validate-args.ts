@@ -14,7 +14,10 @@ export function parseToolArgs(raw: string | unknown, schema: z.ZodType): Parsed 
     try {
       value = raw.trim() === '' ? {} : JSON.parse(raw);
     } catch (error) {
-      return { ok: false, error: `arguments are not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+      return {
+        ok: false,
+        error: `arguments are not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      };
     }
   }
   const result = schema.safeParse(value);
@@ -26,14 +29,29 @@ export function parseToolArgs(raw: string | unknown, schema: z.ZodType): Parsed 
 export async function validateArgs(state: ToolCallState): Promise<StageVerdict> {
   const { call } = state;
   const tool = state.registry.get(call.name);
-  if (!tool) return stopWith(`Unknown tool "${call.name}". Available tools: ${state.registry.list().map((t) => t.name).join(', ')}`);
+  if (!tool)
+    return stopWith(
+      `Unknown tool "${call.name}". Available tools: ${state.registry
+        .list()
+        .map((t) => t.name)
+        .join(', ')}`,
+    );
   state.tool = tool;
   const chain = call.chain ?? [];
-  if (tool.orchestrator === 'program' && chain.includes('program')) return stopWith('recursive program calls are not allowed');
-  if (tool.orchestrator === 'batch' && chain.includes('batch')) return stopWith('recursive batch calls are not allowed');
-  if (chain.length >= MAX_NESTING_DEPTH) return stopWith(`nesting depth ${chain.length + 1} exceeds the limit of ${MAX_NESTING_DEPTH} nested orchestrator calls`);
+  if (tool.orchestrator === 'program' && chain.includes('program'))
+    return stopWith('recursive program calls are not allowed');
+  if (tool.orchestrator === 'batch' && chain.includes('batch'))
+    return stopWith('recursive batch calls are not allowed');
+  if (chain.length >= MAX_NESTING_DEPTH)
+    return stopWith(
+      `nesting depth ${chain.length + 1} exceeds the limit of ${MAX_NESTING_DEPTH} nested orchestrator calls`,
+    );
   const parsed = parseToolArgs(call.args, tool.parameters);
-  if (!parsed.ok) return stopWith(`Invalid arguments for ${tool.name}: ${parsed.error}`, undefined, true, { type: 'invalid_argument', message: parsed.error });
+  if (!parsed.ok)
+    return stopWith(`Invalid arguments for ${tool.name}: ${parsed.error}`, undefined, true, {
+      type: 'invalid_argument',
+      message: parsed.error,
+    });
   state.args = parsed.value;
   return CONTINUE;
 }

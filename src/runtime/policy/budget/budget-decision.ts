@@ -10,8 +10,22 @@ export type BudgetScope = 'session' | 'tenant' | 'host';
  */
 export type BudgetDecision =
   | { kind: 'allow' }
-  | { kind: 'soft' | 'deny'; resource: BudgetResource; reason: string; used: number; limit: number; scope: 'session' | 'tenant' }
-  | { kind: 'soft' | 'deny'; resource: BudgetResource | string; reason: string; used: number; limit?: number; scope: 'host' };
+  | {
+      kind: 'soft' | 'deny';
+      resource: BudgetResource;
+      reason: string;
+      used: number;
+      limit: number;
+      scope: 'session' | 'tenant';
+    }
+  | {
+      kind: 'soft' | 'deny';
+      resource: BudgetResource | string;
+      reason: string;
+      used: number;
+      limit?: number;
+      scope: 'host';
+    };
 
 /**
  * What the invokers call. Guards in this module never throw: failures deny. `releaseToolCall` undoes the
@@ -56,39 +70,79 @@ export function sanitizeCount(value: number): number {
  * Tokens before a provider call: deny when the budget is already spent (`used >= limit`) or the estimate
  * would overrun it (`used + estimate > limit`); soft when `used + estimate >= softRatio * limit`.
  */
-export function checkTokens(used: number, estimate: number, limits: BudgetOptions | undefined, scope: 'session' | 'tenant'): BudgetDecision {
+export function checkTokens(
+  used: number,
+  estimate: number,
+  limits: BudgetOptions | undefined,
+  scope: 'session' | 'tenant',
+): BudgetDecision {
   const limit = limits?.maxTokens;
   if (limit === undefined || limits === undefined) return ALLOW;
   const next = used + sanitizeCount(estimate);
   const base = { resource: 'llm_tokens' as const, used, limit, scope };
   if (used >= limit || next > limit) {
-    return { kind: 'deny', ...base, reason: `${SCOPE_LABEL[scope]} token budget exhausted: ${used} used + ${sanitizeCount(estimate)} estimated > ${limit} (maxTokens)` };
+    return {
+      kind: 'deny',
+      ...base,
+      reason: `${SCOPE_LABEL[scope]} token budget exhausted: ${used} used + ${sanitizeCount(estimate)} estimated > ${limit} (maxTokens)`,
+    };
   }
   if (next >= ratioOf(limits) * limit) {
-    return { kind: 'soft', ...base, reason: `${SCOPE_LABEL[scope]} token budget at ${percent(next, limit)}: ${used} used + ${sanitizeCount(estimate)} estimated of ${limit} (maxTokens)` };
+    return {
+      kind: 'soft',
+      ...base,
+      reason: `${SCOPE_LABEL[scope]} token budget at ${percent(next, limit)}: ${used} used + ${sanitizeCount(estimate)} estimated of ${limit} (maxTokens)`,
+    };
   }
   return ALLOW;
 }
 
 /** Tool calls before a call: deny when `used >= limit` (this call would exceed it); soft when `used + 1 >= softRatio * limit`. */
-export function checkToolCalls(used: number, limits: BudgetOptions | undefined, scope: 'session' | 'tenant'): BudgetDecision {
+export function checkToolCalls(
+  used: number,
+  limits: BudgetOptions | undefined,
+  scope: 'session' | 'tenant',
+): BudgetDecision {
   const limit = limits?.maxToolCalls;
   if (limit === undefined || limits === undefined) return ALLOW;
   const base = { resource: 'tool_calls' as const, used, limit, scope };
-  if (used >= limit) return { kind: 'deny', ...base, reason: `${SCOPE_LABEL[scope]} tool call budget exhausted: ${used} of ${limit} calls made (maxToolCalls)` };
+  if (used >= limit)
+    return {
+      kind: 'deny',
+      ...base,
+      reason: `${SCOPE_LABEL[scope]} tool call budget exhausted: ${used} of ${limit} calls made (maxToolCalls)`,
+    };
   if (used + 1 >= ratioOf(limits) * limit) {
-    return { kind: 'soft', ...base, reason: `${SCOPE_LABEL[scope]} tool call budget at ${percent(used + 1, limit)}: call ${used + 1} of ${limit} (maxToolCalls)` };
+    return {
+      kind: 'soft',
+      ...base,
+      reason: `${SCOPE_LABEL[scope]} tool call budget at ${percent(used + 1, limit)}: call ${used + 1} of ${limit} (maxToolCalls)`,
+    };
   }
   return ALLOW;
 }
 
 /** Active wall time: deny when `used >= limit`; soft when `used >= softRatio * limit`. */
-export function checkWallTime(used: number, limits: BudgetOptions | undefined, scope: 'session' | 'tenant'): BudgetDecision {
+export function checkWallTime(
+  used: number,
+  limits: BudgetOptions | undefined,
+  scope: 'session' | 'tenant',
+): BudgetDecision {
   const limit = limits?.maxWallTimeMs;
   if (limit === undefined || limits === undefined) return ALLOW;
   const base = { resource: 'wall_time' as const, used, limit, scope };
-  if (used >= limit) return { kind: 'deny', ...base, reason: `${SCOPE_LABEL[scope]} wall time budget exhausted: ${used} ms of ${limit} ms active (maxWallTimeMs)` };
-  if (used >= ratioOf(limits) * limit) return { kind: 'soft', ...base, reason: `${SCOPE_LABEL[scope]} wall time budget at ${percent(used, limit)}: ${used} ms of ${limit} ms active (maxWallTimeMs)` };
+  if (used >= limit)
+    return {
+      kind: 'deny',
+      ...base,
+      reason: `${SCOPE_LABEL[scope]} wall time budget exhausted: ${used} ms of ${limit} ms active (maxWallTimeMs)`,
+    };
+  if (used >= ratioOf(limits) * limit)
+    return {
+      kind: 'soft',
+      ...base,
+      reason: `${SCOPE_LABEL[scope]} wall time budget at ${percent(used, limit)}: ${used} ms of ${limit} ms active (maxWallTimeMs)`,
+    };
   return ALLOW;
 }
 

@@ -2,7 +2,10 @@ import type { BudgetEventPayload } from '../../../protocol/runtime-event.js';
 import type { GovernanceBudgetDecision } from '../session-governance.js';
 
 /** The `budget_threshold_hit` / `budget_exhausted` payload of a soft or deny decision (the seed's fields, then ours). */
-export function budgetEventPayload(decision: Exclude<GovernanceBudgetDecision, { kind: 'allow' }>, tool?: { id: string; name: string }): BudgetEventPayload {
+export function budgetEventPayload(
+  decision: Exclude<GovernanceBudgetDecision, { kind: 'allow' }>,
+  tool?: { id: string; name: string },
+): BudgetEventPayload {
   return {
     resource: decision.resource,
     kind: decision.kind === 'deny' ? 'hard' : 'soft',

@@ -1,5 +1,14 @@
 import type { BudgetOptions, BudgetOptionsInput } from '../../../protocol/budget.js';
-import { checkTokens, checkToolCalls, checkWallTime, sanitizeCount, strongestDecision, type BudgetDecision, type BudgetGuard, type BudgetUsage } from './budget-decision.js';
+import {
+  checkTokens,
+  checkToolCalls,
+  checkWallTime,
+  sanitizeCount,
+  strongestDecision,
+  type BudgetDecision,
+  type BudgetGuard,
+  type BudgetUsage,
+} from './budget-decision.js';
 import { parseBudgetOptions } from './parse-budget-options.js';
 import type { TenantBudgetLedger } from './tenant-budget-ledger.js';
 import { UsageMeter } from './usage-meter.js';
@@ -38,7 +47,12 @@ export class BuiltinBudgetGuard implements BudgetGuard {
     return strongestDecision([
       checkTokens(session.tokens, estimatedTokens, this.limits, 'session'),
       checkWallTime(session.wallTimeMs, this.limits, 'session'),
-      ...(tenant ? [checkTokens(tenant.usage.tokens, estimatedTokens, tenant.limits, 'tenant'), checkWallTime(tenant.usage.wallTimeMs, tenant.limits, 'tenant')] : []),
+      ...(tenant
+        ? [
+            checkTokens(tenant.usage.tokens, estimatedTokens, tenant.limits, 'tenant'),
+            checkWallTime(tenant.usage.wallTimeMs, tenant.limits, 'tenant'),
+          ]
+        : []),
     ]);
   }
 
@@ -46,7 +60,8 @@ export class BuiltinBudgetGuard implements BudgetGuard {
   recordUsage(totalTokens: number): void {
     const tokens = sanitizeCount(totalTokens);
     this.meter.addTokens(tokens);
-    if (this.options.tenantLedger && this.options.tenantId !== undefined) this.options.tenantLedger.addTokens(this.options.tenantId, tokens);
+    if (this.options.tenantLedger && this.options.tenantId !== undefined)
+      this.options.tenantLedger.addTokens(this.options.tenantId, tokens);
   }
 
   /** Check tool calls and wall time (session, then tenant); an admitted call is counted at once. */
@@ -56,7 +71,12 @@ export class BuiltinBudgetGuard implements BudgetGuard {
     const decision = strongestDecision([
       checkToolCalls(session.toolCalls, this.limits, 'session'),
       checkWallTime(session.wallTimeMs, this.limits, 'session'),
-      ...(tenant ? [checkToolCalls(tenant.usage.toolCalls, tenant.limits, 'tenant'), checkWallTime(tenant.usage.wallTimeMs, tenant.limits, 'tenant')] : []),
+      ...(tenant
+        ? [
+            checkToolCalls(tenant.usage.toolCalls, tenant.limits, 'tenant'),
+            checkWallTime(tenant.usage.wallTimeMs, tenant.limits, 'tenant'),
+          ]
+        : []),
     ]);
     if (decision.kind !== 'deny') this.countToolCalls(1);
     return decision;
@@ -71,7 +91,8 @@ export class BuiltinBudgetGuard implements BudgetGuard {
   startClock(): void {
     if (this.meter.running) return;
     this.meter.startClock();
-    if (this.options.tenantLedger && this.options.tenantId !== undefined) this.stopTenantClock = this.options.tenantLedger.startClock(this.options.tenantId);
+    if (this.options.tenantLedger && this.options.tenantId !== undefined)
+      this.stopTenantClock = this.options.tenantLedger.startClock(this.options.tenantId);
   }
 
   /** Stop counting active wall time; no-op when stopped. */
@@ -88,7 +109,8 @@ export class BuiltinBudgetGuard implements BudgetGuard {
 
   private countToolCalls(delta: number): void {
     this.meter.addToolCalls(delta);
-    if (this.options.tenantLedger && this.options.tenantId !== undefined) this.options.tenantLedger.addToolCalls(this.options.tenantId, delta);
+    if (this.options.tenantLedger && this.options.tenantId !== undefined)
+      this.options.tenantLedger.addToolCalls(this.options.tenantId, delta);
   }
 
   private tenant() {

@@ -72,7 +72,11 @@ export class HostBudgetGuard implements BudgetGuard {
     return this.meter.usage();
   }
 
-  private async ask(phase: 'llm' | 'tool', extra: Pick<BudgetCheckPayload, 'tool' | 'estimated_tokens'>, signal?: AbortSignal): Promise<BudgetDecision> {
+  private async ask(
+    phase: 'llm' | 'tool',
+    extra: Pick<BudgetCheckPayload, 'tool' | 'estimated_tokens'>,
+    signal?: AbortSignal,
+  ): Promise<BudgetDecision> {
     const usage = this.meter.usage();
     const fallback: BudgetResource = phase === 'llm' ? 'llm_tokens' : 'tool_calls';
     const payload: BudgetCheckPayload = {
@@ -80,10 +84,27 @@ export class HostBudgetGuard implements BudgetGuard {
       tenant_id: this.options.tenantId,
       phase,
       ...extra,
-      used: { tokens: Math.round(usage.tokens), tool_calls: usage.toolCalls, wall_time_ms: Math.round(usage.wallTimeMs) },
+      used: {
+        tokens: Math.round(usage.tokens),
+        tool_calls: usage.toolCalls,
+        wall_time_ms: Math.round(usage.wallTimeMs),
+      },
     };
-    const usedOf = (resource: string): number => (resource === 'llm_tokens' ? usage.tokens : resource === 'tool_calls' ? usage.toolCalls : resource === 'wall_time' ? usage.wallTimeMs : 0);
-    const deny = (reason: string): BudgetDecision => ({ kind: 'deny', resource: fallback, reason, used: usedOf(fallback), scope: 'host' });
+    const usedOf = (resource: string): number =>
+      resource === 'llm_tokens'
+        ? usage.tokens
+        : resource === 'tool_calls'
+          ? usage.toolCalls
+          : resource === 'wall_time'
+            ? usage.wallTimeMs
+            : 0;
+    const deny = (reason: string): BudgetDecision => ({
+      kind: 'deny',
+      resource: fallback,
+      reason,
+      used: usedOf(fallback),
+      scope: 'host',
+    });
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_BUDGET_HOST_TIMEOUT_MS;
     const newId = this.options.newId;
     let answer: unknown;

@@ -7,5 +7,7 @@ export function parseBudgetOptions(input: BudgetOptionsInput | undefined, where 
   if (input === undefined) return undefined;
   const result = BudgetOptionsSchema.safeParse(input);
   if (result.success) return result.data;
-  throw new CodeError('SESSION_CONFIGURATION_ERROR', formatZodIssues(result.error, { where }), { issues: zodFieldIssues(result.error, where, 10) });
+  throw new CodeError('SESSION_CONFIGURATION_ERROR', formatZodIssues(result.error, { where }), {
+    issues: zodFieldIssues(result.error, where, 10),
+  });
 }

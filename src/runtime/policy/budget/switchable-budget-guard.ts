@@ -9,7 +9,10 @@ export class SwitchableBudgetGuard implements BudgetGuard {
   private combined: BudgetGuard;
   private host: BudgetGuard | undefined;
 
-  constructor(private readonly builtin: BudgetGuard, host?: BudgetGuard) {
+  constructor(
+    private readonly builtin: BudgetGuard,
+    host?: BudgetGuard,
+  ) {
     this.host = host;
     this.combined = host ? combineGuards(builtin, host) : builtin;
   }

@@ -18,7 +18,14 @@ import { linkSignals } from '../host-bridge/linked-signal.js';
 import type { WebSocketHostRegistry } from '../host-bridge/websocket-host-registry.js';
 import { BoundedTaskQueue } from './bounded-task-queue.js';
 import { hookMatches } from './hook-matcher.js';
-import { hookInfo, resolveConfigHooks, resolveSessionHook, runOrder, type HookOwner, type StoredHook } from './hook-registrations.js';
+import {
+  hookInfo,
+  resolveConfigHooks,
+  resolveSessionHook,
+  runOrder,
+  type HookOwner,
+  type StoredHook,
+} from './hook-registrations.js';
 
 /** Default bound on hooks one session may register (config hooks not counted). */
 export const DEFAULT_MAX_SESSION_HOOKS = 64;
@@ -124,13 +131,25 @@ export class HookEngine {
   register(input: HookRegistrationInput, owner?: HookOwner): HookInfo {
     const max = this.options.maxHooks ?? DEFAULT_MAX_SESSION_HOOKS;
     const sessionHooks = (this.sessionHooks ??= new Map());
-    const requested = typeof input === 'object' && input !== null && typeof input.id === 'string' ? input.id : undefined;
+    const requested =
+      typeof input === 'object' && input !== null && typeof input.id === 'string' ? input.id : undefined;
     const existing = requested === undefined ? undefined : sessionHooks.get(requested);
-    const duplicate = () => new CodeError('VALIDATION_ERROR', `id: a hook "${requested}" already exists in this session`, { issues: [{ path: 'id', message: 'duplicate hook id' }] });
+    const duplicate = () =>
+      new CodeError('VALIDATION_ERROR', `id: a hook "${requested}" already exists in this session`, {
+        issues: [{ path: 'id', message: 'duplicate hook id' }],
+      });
     if (requested !== undefined && this.configHooks.some((hook) => hook.id === requested)) throw duplicate();
     if (existing !== undefined && existing.endpoint.kind !== 'websocket') throw duplicate();
-    if (existing === undefined && sessionHooks.size >= max) throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
-    const hook = resolveSessionHook(input, owner, this.options.registry, () => this.options.newId('hook'), existing?.seq ?? this.nextSeq, this.options.now());
+    if (existing === undefined && sessionHooks.size >= max)
+      throw new CodeError('VALIDATION_ERROR', `a session holds at most ${max} hooks (maxHooks)`, { limit: max });
+    const hook = resolveSessionHook(
+      input,
+      owner,
+      this.options.registry,
+      () => this.options.newId('hook'),
+      existing?.seq ?? this.nextSeq,
+      this.options.now(),
+    );
     if (existing !== undefined && !this.replaceable(existing, hook)) throw duplicate();
     if (existing === undefined) this.nextSeq += 1;
     sessionHooks.set(hook.id, hook);
@@ -144,7 +163,12 @@ export class HookEngine {
     if (!registry.has(existing.endpoint.connectionId)) return true;
     const before = registry.bindingOf(existing.endpoint.connectionId);
     const after = registry.bindingOf(next.endpoint.connectionId);
-    return before !== undefined && after !== undefined && before.tenantId === after.tenantId && before.principal === after.principal;
+    return (
+      before !== undefined &&
+      after !== undefined &&
+      before.tenantId === after.tenantId &&
+      before.principal === after.principal
+    );
   }
 
   /** Every hook of the session (config hooks included), in the order they run. */
@@ -162,7 +186,12 @@ export class HookEngine {
    * wins. `modified` answers carry forward to later hooks (and their matchers) and to the caller. A hook
    * that fails, times out or answers invalid JSON blocks, with a reason naming the hook and the failure.
    */
-  async gate(event: GatingHookEvent, payload: Record<string, unknown>, match: HookMatchInput, signal?: AbortSignal): Promise<HookOutcome> {
+  async gate(
+    event: GatingHookEvent,
+    payload: Record<string, unknown>,
+    match: HookMatchInput,
+    signal?: AbortSignal,
+  ): Promise<HookOutcome> {
     // Callers typed against plain strings (GovernanceHooks) can still pass anything: refuse loudly.
     if (!isGatingHookEvent(event)) throw new TypeError(`"${event}" is not a gating hook event`);
     // No hook can match: nothing to run, so no linked signal either (the common case, on every run and tool call).
@@ -175,25 +204,46 @@ export class HookEngine {
     }
   }
 
-  private async runGate(event: GatingHookEvent, payload: Record<string, unknown>, match: HookMatchInput, signal: AbortSignal): Promise<HookOutcome> {
+  private async runGate(
+    event: GatingHookEvent,
+    payload: Record<string, unknown>,
+    match: HookMatchInput,
+    signal: AbortSignal,
+  ): Promise<HookOutcome> {
     const executions: HookExecution[] = [];
     let current = { ...payload };
     let args = match.args;
     let argsModified = false;
     let payloadModified = false;
     for (const hook of this.all()) {
-      if (hook.event !== event || !hookMatches(hook.matcher, { toolName: match.toolName, args, sessionId: match.sessionId, workspace: this.options.workspace })) continue;
+      if (
+        hook.event !== event ||
+        !hookMatches(hook.matcher, {
+          toolName: match.toolName,
+          args,
+          sessionId: match.sessionId,
+          workspace: this.options.workspace,
+        })
+      )
+        continue;
       const started = this.options.now();
       const result = await this.ask(hook, current, signal);
       const durationMs = Math.max(0, this.options.now() - started);
       if (!result.ok) {
         executions.push({ hookId: hook.id, action: 'failed', durationMs, reason: result.message });
         this.report({ hookId: hook.id, event, failure: result.failure, message: result.message });
-        return { action: 'block', reason: `hook ${hook.id} (${event}) failed, so the operation is blocked: ${result.message}`, hookId: hook.id, failed: true, executions };
+        return {
+          action: 'block',
+          reason: `hook ${hook.id} (${event}) failed, so the operation is blocked: ${result.message}`,
+          hookId: hook.id,
+          failed: true,
+          executions,
+        };
       }
       const { action, reason, modified } = result.response;
       executions.push({ hookId: hook.id, action, durationMs, ...(reason !== undefined ? { reason } : {}) });
-      if (action !== 'continue') return { action, ...(reason !== undefined ? { reason } : {}), hookId: hook.id, executions };
+      if (action !== 'continue')
+        return { action, ...(reason !== undefined ? { reason } : {}), hookId: hook.id, executions };
       if (modified === undefined) continue;
       if (ARGS_EVENTS.has(event)) {
         args = modified;
@@ -220,14 +270,28 @@ export class HookEngine {
     if (!isObservingHookEvent(event)) throw new TypeError(`"${event}" is not an observing hook event`);
     if (this.closed || !this.hasHooks()) return;
     for (const hook of this.all()) {
-      if (hook.event !== event || !hookMatches(hook.matcher, { toolName: match.toolName, args: match.args, sessionId: match.sessionId, workspace: this.options.workspace })) continue;
+      if (
+        hook.event !== event ||
+        !hookMatches(hook.matcher, {
+          toolName: match.toolName,
+          args: match.args,
+          sessionId: match.sessionId,
+          workspace: this.options.workspace,
+        })
+      )
+        continue;
       const accepted = this.queue.push(async () => {
         const result = await this.ask(hook, payload, this.closingSignal(), false);
         if (!result.ok) this.report({ hookId: hook.id, event, failure: result.failure, message: result.message });
       });
       if (!accepted) {
         const limit = this.options.maxQueuedObservations ?? DEFAULT_MAX_QUEUED_OBSERVATIONS;
-        this.report({ hookId: hook.id, event, failure: 'dropped', message: `observation dropped: ${limit} observations already waiting (maxQueuedObservations)` });
+        this.report({
+          hookId: hook.id,
+          event,
+          failure: 'dropped',
+          message: `observation dropped: ${limit} observations already waiting (maxQueuedObservations)`,
+        });
       }
     }
   }
@@ -261,19 +325,33 @@ export class HookEngine {
     return [...this.configHooks, ...(this.sessionHooks?.values() ?? [])].sort(runOrder);
   }
 
-  private async ask(hook: StoredHook, payload: Record<string, unknown>, signal: AbortSignal, parse = true): Promise<AskResult> {
+  private async ask(
+    hook: StoredHook,
+    payload: Record<string, unknown>,
+    signal: AbortSignal,
+    parse = true,
+  ): Promise<AskResult> {
     let answer: unknown;
     try {
-      answer = await askHost(hook.endpoint, hook.event, { ...payload, hook_id: hook.id }, {
-        timeoutMs: hook.timeoutMs,
-        signal,
-        registry: this.options.registry,
-        newRequestId: () => this.options.newId('hreq'),
-        fetch: this.options.fetch,
-      });
+      answer = await askHost(
+        hook.endpoint,
+        hook.event,
+        { ...payload, hook_id: hook.id },
+        {
+          timeoutMs: hook.timeoutMs,
+          signal,
+          registry: this.options.registry,
+          newRequestId: () => this.options.newId('hreq'),
+          fetch: this.options.fetch,
+        },
+      );
     } catch (error) {
       const { failure, message } = describeHostFailure(error);
-      return { ok: false, failure, message: failure === 'aborted' && this.closed ? 'the hook engine was closed' : message };
+      return {
+        ok: false,
+        failure,
+        message: failure === 'aborted' && this.closed ? 'the hook engine was closed' : message,
+      };
     }
     if (!parse) return { ok: true, response: { action: 'continue' } };
     const parsed = HookResponseSchema.safeParse(answer);

@@ -18,7 +18,9 @@ const wildcardCache = new BoundedCache<string, RegExp>(RULE_CACHE_ENTRIES);
 export function wildcardMatches(pattern: string, value: string, ignoreCase = false): boolean {
   const key = `${ignoreCase ? 'i' : 's'}:${pattern}`;
   const re = wildcardCache.getOrCompute(key, () => {
-    const source = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
+    const source = [...pattern]
+      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
+      .join('');
     return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's');
   });
   return re.test(value);
@@ -52,7 +54,11 @@ export function pathCandidates(path: string, workspace?: string): string[] {
 export function hookMatches(matcher: HookMatcher | undefined, target: HookTarget): boolean {
   if (!matcher) return true;
   if (matcher.sessionId !== undefined && matcher.sessionId !== target.sessionId) return false;
-  if (matcher.tool !== undefined && (target.toolName === undefined || !wildcardMatches(matcher.tool, target.toolName, true))) return false;
+  if (
+    matcher.tool !== undefined &&
+    (target.toolName === undefined || !wildcardMatches(matcher.tool, target.toolName, true))
+  )
+    return false;
   if (matcher.pathPattern !== undefined) {
     const path = stringArg(target.args, 'file_path') ?? stringArg(target.args, 'path');
     if (path === undefined) return false;

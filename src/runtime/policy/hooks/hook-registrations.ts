@@ -38,14 +38,25 @@ export interface HookOwner {
   allowPrivateNetworks?: boolean;
 }
 
-function issueError(code: 'VALIDATION_ERROR' | 'SESSION_CONFIGURATION_ERROR', path: string, message: string): CodeError {
+function issueError(
+  code: 'VALIDATION_ERROR' | 'SESSION_CONFIGURATION_ERROR',
+  path: string,
+  message: string,
+): CodeError {
   return new CodeError(code, `${path}: ${message}`, { issues: [{ path, message }] });
 }
 
-function validationOrThrow<T extends z.ZodType>(schema: T, value: unknown, code: 'VALIDATION_ERROR' | 'SESSION_CONFIGURATION_ERROR', prefix: string): z.infer<T> {
+function validationOrThrow<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  code: 'VALIDATION_ERROR' | 'SESSION_CONFIGURATION_ERROR',
+  prefix: string,
+): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new CodeError(code, formatZodIssues(result.error, { where: prefix }), { issues: zodFieldIssues(result.error, prefix, 10) });
+  throw new CodeError(code, formatZodIssues(result.error, { where: prefix }), {
+    issues: zodFieldIssues(result.error, prefix, 10),
+  });
 }
 
 /**
@@ -56,24 +67,56 @@ function validationOrThrow<T extends z.ZodType>(schema: T, value: unknown, code:
  * only when the owner may (`allowPrivateNetworks`); an ownerless registration is an in-process one and trusted.
  * The URL's address is checked when it is called (the route checks it at registration too).
  */
-export function resolveSessionHook(input: HookRegistrationInput, owner: HookOwner | undefined, registry: WebSocketHostRegistry, newId: () => string, seq: number, now: number): StoredHook {
+export function resolveSessionHook(
+  input: HookRegistrationInput,
+  owner: HookOwner | undefined,
+  registry: WebSocketHostRegistry,
+  newId: () => string,
+  seq: number,
+  now: number,
+): StoredHook {
   const reg = validationOrThrow(HookRegistrationSchema, input, 'VALIDATION_ERROR', '');
   let endpoint: HostEndpoint;
   if (reg.endpoint.type === 'webhook') {
     const allowPrivateNetworks = owner === undefined || owner.allowPrivateNetworks === true;
-    endpoint = { kind: 'webhook', url: reg.endpoint.url, ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}), allowPrivateNetworks };
+    endpoint = {
+      kind: 'webhook',
+      url: reg.endpoint.url,
+      ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}),
+      allowPrivateNetworks,
+    };
   } else {
     const connectionId = reg.endpoint.connectionId ?? owner?.connectionId;
     if (connectionId === undefined) {
-      throw issueError('VALIDATION_ERROR', 'endpoint.connectionId', 'required for a websocket hook registered over REST: send {"type":"host_register"} on your events WebSocket and pass the connection_id of the "host_registered" frame it answers with');
+      throw issueError(
+        'VALIDATION_ERROR',
+        'endpoint.connectionId',
+        'required for a websocket hook registered over REST: send {"type":"host_register"} on your events WebSocket and pass the connection_id of the "host_registered" frame it answers with',
+      );
     }
     const binding = registry.bindingOf(connectionId);
-    const sameTenant = owner === undefined ? registry.has(connectionId) : binding !== undefined && binding.tenantId === owner.tenantId;
-    if (!sameTenant) throw issueError('VALIDATION_ERROR', 'endpoint.connectionId', 'no open events WebSocket with this connection id for your tenant');
+    const sameTenant =
+      owner === undefined ? registry.has(connectionId) : binding !== undefined && binding.tenantId === owner.tenantId;
+    if (!sameTenant)
+      throw issueError(
+        'VALIDATION_ERROR',
+        'endpoint.connectionId',
+        'no open events WebSocket with this connection id for your tenant',
+      );
     endpoint = { kind: 'websocket', connectionId };
   }
   // The id is drawn only for a valid registration, so refused ones do not consume ids.
-  return { id: reg.id ?? newId(), event: reg.event, matcher: reg.matcher, priority: reg.priority, timeoutMs: reg.timeoutMs, endpoint, source: 'session', createdAtMs: now, seq };
+  return {
+    id: reg.id ?? newId(),
+    event: reg.event,
+    matcher: reg.matcher,
+    priority: reg.priority,
+    timeoutMs: reg.timeoutMs,
+    endpoint,
+    source: 'session',
+    createdAtMs: now,
+    seq,
+  };
 }
 
 /**
@@ -81,15 +124,34 @@ export function resolveSessionHook(input: HookRegistrationInput, owner: HookOwne
  * `mayCallPrivate(index)` says whether hook `index` may call private addresses: the operator's hooks may, hooks
  * from a session's options only when their creator had host_direct (or config outbound.allow_private_networks).
  */
-export function resolveConfigHooks(inputs: readonly unknown[], now: number, mayCallPrivate: (index: number) => boolean = () => true): StoredHook[] {
+export function resolveConfigHooks(
+  inputs: readonly unknown[],
+  now: number,
+  mayCallPrivate: (index: number) => boolean = () => true,
+): StoredHook[] {
   const seen = new Set<string>();
   return inputs.map((input, index) => {
     const reg = validationOrThrow(ConfigHookRegistrationSchema, input, 'SESSION_CONFIGURATION_ERROR', `hooks.${index}`);
     const id = reg.id ?? `config-${index}`;
     if (seen.has(id)) throw issueError('SESSION_CONFIGURATION_ERROR', `hooks.${index}.id`, `duplicate hook id "${id}"`);
     seen.add(id);
-    const endpoint: HostEndpoint = { kind: 'webhook', url: reg.endpoint.url, ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}), allowPrivateNetworks: mayCallPrivate(index) };
-    return { id, event: reg.event, matcher: reg.matcher, priority: reg.priority, timeoutMs: reg.timeoutMs, endpoint, source: 'config' as const, createdAtMs: now, seq: index };
+    const endpoint: HostEndpoint = {
+      kind: 'webhook',
+      url: reg.endpoint.url,
+      ...(reg.endpoint.headers ? { headers: reg.endpoint.headers } : {}),
+      allowPrivateNetworks: mayCallPrivate(index),
+    };
+    return {
+      id,
+      event: reg.event,
+      matcher: reg.matcher,
+      priority: reg.priority,
+      timeoutMs: reg.timeoutMs,
+      endpoint,
+      source: 'config' as const,
+      createdAtMs: now,
+      seq: index,
+    };
   });
 }
 
@@ -98,8 +160,21 @@ export function hookInfo(hook: StoredHook, registry: WebSocketHostRegistry): Hoo
   const endpoint: HookInfo['endpoint'] =
     hook.endpoint.kind === 'webhook'
       ? { type: 'webhook', url: hook.endpoint.url, headerNames: Object.keys(hook.endpoint.headers ?? {}) }
-      : { type: 'websocket', connectionId: hook.endpoint.connectionId, connected: registry.has(hook.endpoint.connectionId) };
-  return { id: hook.id, event: hook.event, matcher: hook.matcher ?? null, priority: hook.priority, timeoutMs: hook.timeoutMs, source: hook.source, createdAtMs: hook.createdAtMs, endpoint };
+      : {
+          type: 'websocket',
+          connectionId: hook.endpoint.connectionId,
+          connected: registry.has(hook.endpoint.connectionId),
+        };
+  return {
+    id: hook.id,
+    event: hook.event,
+    matcher: hook.matcher ?? null,
+    priority: hook.priority,
+    timeoutMs: hook.timeoutMs,
+    source: hook.source,
+    createdAtMs: hook.createdAtMs,
+    endpoint,
+  };
 }
 
 /** Hooks in the order they run: priority ascending, then registration order (config hooks first). */

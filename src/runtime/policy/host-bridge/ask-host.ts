@@ -36,17 +36,37 @@ export interface AskHostOptions {
  * addresses refused unless the endpoint allows them) and a refusal is a failure like any other, so gating
  * hooks and budget hosts fail closed. Every failure rejects with HostBridgeError.
  */
-export async function askHost(endpoint: HostEndpoint, kind: string, payload: Record<string, unknown>, options: AskHostOptions): Promise<unknown> {
+export async function askHost(
+  endpoint: HostEndpoint,
+  kind: string,
+  payload: Record<string, unknown>,
+  options: AskHostOptions,
+): Promise<unknown> {
   if (endpoint.kind === 'webhook') {
     const requestId = (options.newRequestId ?? randomUUID)();
     // kind and request_id come last so a payload field can never impersonate them.
-    return postWebhook(endpoint, { ...payload, kind, request_id: requestId }, {
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
-      fetch: options.fetch,
-      ...(options.resolve ? { resolve: options.resolve } : {}),
-    });
+    return postWebhook(
+      endpoint,
+      { ...payload, kind, request_id: requestId },
+      {
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        fetch: options.fetch,
+        ...(options.resolve ? { resolve: options.resolve } : {}),
+      },
+    );
   }
-  if (!options.registry) throw new HostBridgeError('unknown_connection', `no WebSocket host registry to reach connection ${endpoint.connectionId}`);
-  return options.registry.request(endpoint.connectionId, kind, payload, options.timeoutMs, options.signal, options.frame);
+  if (!options.registry)
+    throw new HostBridgeError(
+      'unknown_connection',
+      `no WebSocket host registry to reach connection ${endpoint.connectionId}`,
+    );
+  return options.registry.request(
+    endpoint.connectionId,
+    kind,
+    payload,
+    options.timeoutMs,
+    options.signal,
+    options.frame,
+  );
 }

@@ -22,7 +22,8 @@ export function linkSignals(sources: ReadonlyArray<AbortSignal | undefined>): Li
       break;
     }
   }
-  if (!controller.signal.aborted) for (const source of linked) source.addEventListener('abort', onAbort, { once: true });
+  if (!controller.signal.aborted)
+    for (const source of linked) source.addEventListener('abort', onAbort, { once: true });
   return {
     signal: controller.signal,
     abort: (reason) => controller.abort(reason),

@@ -46,7 +46,10 @@ async function readBounded(body: AsyncIterable<Uint8Array>): Promise<string> {
   for await (const value of body) {
     size += value.byteLength;
     if (size > MAX_WEBHOOK_RESPONSE_BYTES) {
-      throw new HostBridgeError('bad_response', `webhook answer is larger than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes (MAX_WEBHOOK_RESPONSE_BYTES)`);
+      throw new HostBridgeError(
+        'bad_response',
+        `webhook answer is larger than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes (MAX_WEBHOOK_RESPONSE_BYTES)`,
+      );
     }
     chunks.push(value);
   }
@@ -59,19 +62,47 @@ interface WebhookAnswer {
   body: AsyncIterable<Uint8Array> & { destroy?(): void };
 }
 
-async function send(checked: CheckedOutboundUrl, dispatcher: Dispatcher, headers: Headers, body: string, signal: AbortSignal, fetchImpl: typeof fetch | undefined): Promise<WebhookAnswer> {
+async function send(
+  checked: CheckedOutboundUrl,
+  dispatcher: Dispatcher,
+  headers: Headers,
+  body: string,
+  signal: AbortSignal,
+  fetchImpl: typeof fetch | undefined,
+): Promise<WebhookAnswer> {
   if (fetchImpl) {
-    const init: RequestInit & { dispatcher: Dispatcher } = { method: 'POST', headers, body, signal, redirect: 'manual', dispatcher };
+    const init: RequestInit & { dispatcher: Dispatcher } = {
+      method: 'POST',
+      headers,
+      body,
+      signal,
+      redirect: 'manual',
+      dispatcher,
+    };
     const response = await fetchImpl(checked.url, init);
     const stream = response.body ?? (async function* () {})();
-    return { status: response.status, location: response.headers.get('location') ?? undefined, body: stream as AsyncIterable<Uint8Array> };
+    return {
+      status: response.status,
+      location: response.headers.get('location') ?? undefined,
+      body: stream as AsyncIterable<Uint8Array>,
+    };
   }
   // undici's request follows no redirects: a 3xx comes back as it is.
-  const response = await request(checked.url, { dispatcher, method: 'POST', headers: Object.fromEntries(headers), body, signal });
+  const response = await request(checked.url, {
+    dispatcher,
+    method: 'POST',
+    headers: Object.fromEntries(headers),
+    body,
+    signal,
+  });
   const location = response.headers.location;
   // An unread body is destroyed when the request ends; its abort error then has nobody else to reach.
   response.body.on('error', () => undefined);
-  return { status: response.statusCode, location: Array.isArray(location) ? location[0] : location, body: response.body };
+  return {
+    status: response.statusCode,
+    location: Array.isArray(location) ? location[0] : location,
+    body: response.body,
+  };
 }
 
 /**
@@ -79,8 +110,16 @@ async function send(checked: CheckedOutboundUrl, dispatcher: Dispatcher, headers
  * resolution, every address checked) and the connection is pinned to the checked address; a refused URL,
  * a redirect, non-2xx, bad JSON, timeout and abort reject with HostBridgeError.
  */
-export async function postWebhook(endpoint: WebhookHostEndpoint, body: Record<string, unknown>, options: WebhookRequestOptions): Promise<unknown> {
-  if (!isWebhookUrl(endpoint.url)) throw new HostBridgeError('invalid_endpoint', 'webhook url must be an absolute http:// or https:// URL without credentials');
+export async function postWebhook(
+  endpoint: WebhookHostEndpoint,
+  body: Record<string, unknown>,
+  options: WebhookRequestOptions,
+): Promise<unknown> {
+  if (!isWebhookUrl(endpoint.url))
+    throw new HostBridgeError(
+      'invalid_endpoint',
+      'webhook url must be an absolute http:// or https:// URL without credentials',
+    );
   const link = linkSignals([options.signal]);
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -93,9 +132,13 @@ export async function postWebhook(endpoint: WebhookHostEndpoint, body: Record<st
   try {
     let checked: CheckedOutboundUrl;
     try {
-      checked = await checkOutboundUrl(endpoint.url, { allowPrivate: endpoint.allowPrivateNetworks === true, ...(options.resolve ? { resolve: options.resolve } : {}) });
+      checked = await checkOutboundUrl(endpoint.url, {
+        allowPrivate: endpoint.allowPrivateNetworks === true,
+        ...(options.resolve ? { resolve: options.resolve } : {}),
+      });
     } catch (error) {
-      if (error instanceof OutboundUrlError) throw new HostBridgeError('invalid_endpoint', `webhook url refused: ${error.message}`);
+      if (error instanceof OutboundUrlError)
+        throw new HostBridgeError('invalid_endpoint', `webhook url refused: ${error.message}`);
       throw error;
     }
     dispatcher = pinnedDispatcher(checked);
@@ -106,9 +149,13 @@ export async function postWebhook(endpoint: WebhookHostEndpoint, body: Record<st
     answerBody = answer.body;
     if (answer.status >= 300 && answer.status <= 399) {
       const target = answer.location ? ` to ${answer.location}` : '';
-      throw new HostBridgeError('http_status', `webhook answered a redirect (HTTP ${answer.status}${target}); redirects are not followed`);
+      throw new HostBridgeError(
+        'http_status',
+        `webhook answered a redirect (HTTP ${answer.status}${target}); redirects are not followed`,
+      );
     }
-    if (answer.status < 200 || answer.status > 299) throw new HostBridgeError('http_status', `webhook answered HTTP ${answer.status}`);
+    if (answer.status < 200 || answer.status > 299)
+      throw new HostBridgeError('http_status', `webhook answered HTTP ${answer.status}`);
     const text = await readBounded(answer.body);
     try {
       return JSON.parse(text) as unknown;
@@ -120,7 +167,10 @@ export async function postWebhook(endpoint: WebhookHostEndpoint, body: Record<st
     if (timedOut) throw new HostBridgeError('timeout', `webhook gave no answer within ${options.timeoutMs} ms`);
     if (error instanceof HostBridgeError) throw error;
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    throw new HostBridgeError('network', `webhook request failed${error instanceof Error ? `: ${error.message}` : ''}${cause}`);
+    throw new HostBridgeError(
+      'network',
+      `webhook request failed${error instanceof Error ? `: ${error.message}` : ''}${cause}`,
+    );
   } finally {
     clearTimeout(timer);
     link.dispose();

@@ -64,7 +64,9 @@ export class WebSocketHostRegistry {
     if (!connection) return;
     this.connections.delete(connectionId);
     for (const pending of [...connection.pending.values()]) {
-      pending.reject(new HostBridgeError('disconnected', `WebSocket host connection ${connectionId} closed before answering`));
+      pending.reject(
+        new HostBridgeError('disconnected', `WebSocket host connection ${connectionId} closed before answering`),
+      );
     }
   }
 
@@ -80,7 +82,9 @@ export class WebSocketHostRegistry {
 
   /** Ids of the attached connections registered on an events socket of this session by its tenant, newest last. */
   hostsOf(tenantId: string, sessionId: string): string[] {
-    return [...this.connections].filter(([, c]) => c.binding?.tenantId === tenantId && c.binding.sessionId === sessionId).map(([id]) => id);
+    return [...this.connections]
+      .filter(([, c]) => c.binding?.tenantId === tenantId && c.binding.sessionId === sessionId)
+      .map(([id]) => id);
   }
 
   /** Number of unanswered requests on a connection. */
@@ -109,13 +113,26 @@ export class WebSocketHostRegistry {
    * (without `type` and `request_id`); rejects with HostBridgeError on timeout, abort, detach, an unknown
    * connection, a full pending table or a failing `send`.
    */
-  request(connectionId: string, kind: string, payload: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, frame: HostRequestFrameType = 'hook_request'): Promise<unknown> {
+  request(
+    connectionId: string,
+    kind: string,
+    payload: Record<string, unknown>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    frame: HostRequestFrameType = 'hook_request',
+  ): Promise<unknown> {
     const answer = frame === 'hook_request' ? 'hook_response' : 'command_response';
     const connection = this.connections.get(connectionId);
-    if (!connection) return Promise.reject(new HostBridgeError('unknown_connection', `no WebSocket host connection ${connectionId}`));
+    if (!connection)
+      return Promise.reject(new HostBridgeError('unknown_connection', `no WebSocket host connection ${connectionId}`));
     if (signal?.aborted) return Promise.reject(new HostBridgeError('aborted', 'request aborted by the caller'));
     if (connection.pending.size >= this.maxPending) {
-      return Promise.reject(new HostBridgeError('overloaded', `WebSocket host connection ${connectionId} already has ${this.maxPending} unanswered requests (maxPendingPerConnection)`));
+      return Promise.reject(
+        new HostBridgeError(
+          'overloaded',
+          `WebSocket host connection ${connectionId} already has ${this.maxPending} unanswered requests (maxPendingPerConnection)`,
+        ),
+      );
     }
     let requestId = this.newRequestId();
     while (connection.pending.has(requestId)) requestId = this.newRequestId();
@@ -137,13 +154,21 @@ export class WebSocketHostRegistry {
         },
       };
       const onAbort = () => entry.reject(new HostBridgeError('aborted', 'request aborted by the caller'));
-      const timer = setTimeout(() => entry.reject(new HostBridgeError('timeout', `WebSocket host gave no ${answer} within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => entry.reject(new HostBridgeError('timeout', `WebSocket host gave no ${answer} within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
       connection.pending.set(requestId, entry);
       try {
         connection.send({ type: frame, request_id: requestId, kind, payload });
       } catch (error) {
-        entry.reject(new HostBridgeError('send_failed', `could not send to WebSocket host connection ${connectionId}: ${error instanceof Error ? error.message : String(error)}`));
+        entry.reject(
+          new HostBridgeError(
+            'send_failed',
+            `could not send to WebSocket host connection ${connectionId}: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
       }
     });
   }

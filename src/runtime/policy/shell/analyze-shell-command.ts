@@ -3,29 +3,122 @@ import { withBashTree, type BashNode } from './bash-syntax.js';
 import type { ShellAnalysis, SimpleCommand } from './shell-analysis.js';
 
 /** Statements that are not a `command` node but still run (or change state): each is one simple command. */
-const STATEMENTS = new Set(['declaration_command', 'unset_command', 'test_command', 'variable_assignment', 'variable_assignments']);
+const STATEMENTS = new Set([
+  'declaration_command',
+  'unset_command',
+  'test_command',
+  'variable_assignment',
+  'variable_assignments',
+]);
 
 /** Every other node type of tree-sitter-bash; anything outside this set (and STATEMENTS) makes the line unparseable. */
 const KNOWN = new Set([
-  'program', 'list', 'pipeline', 'subshell', 'compound_statement', 'redirected_statement', 'if_statement', 'elif_clause',
-  'else_clause', 'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'case_item', 'do_group',
-  'function_definition', 'negated_command', 'heredoc_redirect', 'heredoc_body', 'herestring_redirect', 'file_redirect',
-  'command', 'command_name', 'command_substitution', 'process_substitution', 'word', 'string', 'raw_string', 'ansi_c_string',
-  'translated_string', 'number', 'concatenation', 'simple_expansion', 'expansion', 'arithmetic_expansion', 'brace_expression',
-  'array', 'subscript', 'variable_name', 'special_variable_name', 'string_content', 'heredoc_content', 'heredoc_start',
-  'heredoc_end', 'comment', 'extglob_pattern', 'regex', 'test_operator', 'file_descriptor', 'binary_expression',
-  'unary_expression', 'ternary_expression', 'postfix_expression', 'parenthesized_expression', 'ERROR',
+  'program',
+  'list',
+  'pipeline',
+  'subshell',
+  'compound_statement',
+  'redirected_statement',
+  'if_statement',
+  'elif_clause',
+  'else_clause',
+  'while_statement',
+  'for_statement',
+  'c_style_for_statement',
+  'case_statement',
+  'case_item',
+  'do_group',
+  'function_definition',
+  'negated_command',
+  'heredoc_redirect',
+  'heredoc_body',
+  'herestring_redirect',
+  'file_redirect',
+  'command',
+  'command_name',
+  'command_substitution',
+  'process_substitution',
+  'word',
+  'string',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'number',
+  'concatenation',
+  'simple_expansion',
+  'expansion',
+  'arithmetic_expansion',
+  'brace_expression',
+  'array',
+  'subscript',
+  'variable_name',
+  'special_variable_name',
+  'string_content',
+  'heredoc_content',
+  'heredoc_start',
+  'heredoc_end',
+  'comment',
+  'extglob_pattern',
+  'regex',
+  'test_operator',
+  'file_descriptor',
+  'binary_expression',
+  'unary_expression',
+  'ternary_expression',
+  'postfix_expression',
+  'parenthesized_expression',
+  'ERROR',
 ]);
 
 /** Builtins that run a string or a file as shell code, or replace the shell. */
 const CODE_RUNNERS = new Set(['eval', 'source', '.', 'exec']);
 /** Programs that are shells: with `-c` they run a string, with no script operand they run their standard input. */
-const SHELLS = new Set(['sh', 'bash', 'rbash', 'dash', 'zsh', 'ksh', 'mksh', 'pdksh', 'ash', 'yash', 'fish', 'csh', 'tcsh']);
+const SHELLS = new Set([
+  'sh',
+  'bash',
+  'rbash',
+  'dash',
+  'zsh',
+  'ksh',
+  'mksh',
+  'pdksh',
+  'ash',
+  'yash',
+  'fish',
+  'csh',
+  'tcsh',
+]);
 /** Programs that run their arguments as another command: a shell or `eval` after them is looked at too. */
 const WRAPPERS = new Set([
-  'env', 'command', 'builtin', 'nohup', 'nice', 'time', 'timeout', 'xargs', 'sudo', 'doas', 'setsid', 'stdbuf', 'ionice',
-  'chrt', 'taskset', 'flock', 'strace', 'ltrace', 'busybox', 'chroot', 'unshare', 'nsenter', 'fakeroot', 'find', 'parallel',
-  'su', 'runuser', 'script', 'coproc',
+  'env',
+  'command',
+  'builtin',
+  'nohup',
+  'nice',
+  'time',
+  'timeout',
+  'xargs',
+  'sudo',
+  'doas',
+  'setsid',
+  'stdbuf',
+  'ionice',
+  'chrt',
+  'taskset',
+  'flock',
+  'strace',
+  'ltrace',
+  'busybox',
+  'chroot',
+  'unshare',
+  'nsenter',
+  'fakeroot',
+  'find',
+  'parallel',
+  'su',
+  'runuser',
+  'script',
+  'coproc',
 ]);
 /** Programs that pass their arguments to `sh -c` themselves. */
 const STRING_RUNNERS = new Set(['watch']);
@@ -40,16 +133,34 @@ interface Literal {
   glob: boolean;
 }
 
-const ANSI_C: Readonly<Record<string, string>> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const ANSI_C: Readonly<Record<string, string>> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
 
 function decodeAnsiC(body: string): string {
-  return body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (whole, esc: string) => {
-    const kind = esc[0];
-    if (kind === 'x' || kind === 'u' || kind === 'U') return String.fromCodePoint(Math.min(parseInt(esc.slice(1), 16), 0x10ffff));
-    if (/[0-7]/.test(kind)) return String.fromCharCode(parseInt(esc, 8) & 0xff);
-    if (kind === 'c') return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
-    return ANSI_C[esc] ?? whole;
-  });
+  return body.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (whole, esc: string) => {
+      const kind = esc[0];
+      if (kind === 'x' || kind === 'u' || kind === 'U')
+        return String.fromCodePoint(Math.min(parseInt(esc.slice(1), 16), 0x10ffff));
+      if (/[0-7]/.test(kind)) return String.fromCharCode(parseInt(esc, 8) & 0xff);
+      if (kind === 'c') return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+      return ANSI_C[esc] ?? whole;
+    },
+  );
 }
 
 /** Quote removal for one word-like node (expansions are kept as their source text and mark the word dynamic). */
@@ -57,7 +168,11 @@ function literal(node: BashNode): Literal {
   switch (node.type) {
     case 'word': {
       const raw = node.text;
-      return { text: raw.replace(/\\(\r?\n|[\s\S])/g, (_m, c: string) => (c.includes('\n') ? '' : c)), dynamic: false, glob: /(^|[^\\])[*?[{]/.test(raw) };
+      return {
+        text: raw.replace(/\\(\r?\n|[\s\S])/g, (_m, c: string) => (c.includes('\n') ? '' : c)),
+        dynamic: false,
+        glob: /(^|[^\\])[*?[{]/.test(raw),
+      };
     }
     case 'number':
     case 'variable_name':
@@ -68,7 +183,11 @@ function literal(node: BashNode): Literal {
     case 'translated_string': {
       const quoted = node.type === 'string' ? node.text : node.text.slice(1);
       const dynamic = node.namedChildren.some((child) => child !== null && child.type !== 'string_content');
-      return { text: quoted.slice(1, -1).replace(/\\([\\"$`]|\r?\n)/g, (_m, c: string) => (c.includes('\n') ? '' : c)), dynamic, glob: false };
+      return {
+        text: quoted.slice(1, -1).replace(/\\([\\"$`]|\r?\n)/g, (_m, c: string) => (c.includes('\n') ? '' : c)),
+        dynamic,
+        glob: false,
+      };
     }
     case 'ansi_c_string':
       return { text: decodeAnsiC(node.text.slice(2, -1)), dynamic: false, glob: false };
@@ -76,7 +195,11 @@ function literal(node: BashNode): Literal {
     case 'command_name': {
       const parts = node.namedChildren.filter((child): child is BashNode => child !== null).map(literal);
       if (parts.length === 0) return { text: node.text, dynamic: false, glob: false };
-      return { text: parts.map((p) => p.text).join(''), dynamic: parts.some((p) => p.dynamic), glob: parts.some((p) => p.glob) };
+      return {
+        text: parts.map((p) => p.text).join(''),
+        dynamic: parts.some((p) => p.dynamic),
+        glob: parts.some((p) => p.glob),
+      };
     }
     default:
       return { text: node.text, dynamic: true, glob: false };
@@ -105,7 +228,11 @@ class ShellWalker {
     if (type === 'command') return this.command(node);
     if (type === 'file_redirect') return this.redirect(node);
     if (type === 'command_substitution' || type === 'process_substitution') {
-      this.hazards.add(type === 'command_substitution' ? 'command substitution ($(...) or backticks)' : 'process substitution (<(...) or >(...))');
+      this.hazards.add(
+        type === 'command_substitution'
+          ? 'command substitution ($(...) or backticks)'
+          : 'process substitution (<(...) or >(...))',
+      );
       return this.children(node, true);
     }
     if (STATEMENTS.has(type)) {
@@ -132,7 +259,13 @@ class ShellWalker {
     if (node.type === 'variable_assignment') return [this.assignment(node)];
     return node.children
       .filter((child): child is BashNode => child !== null && child.type !== 'comment')
-      .map((child) => (child.type === 'variable_assignment' ? this.assignment(child) : child.isNamed ? literal(child).text : child.text));
+      .map((child) =>
+        child.type === 'variable_assignment'
+          ? this.assignment(child)
+          : child.isNamed
+            ? literal(child).text
+            : child.text,
+      );
   }
 
   private assignment(node: BashNode): string {
@@ -165,7 +298,8 @@ class ShellWalker {
     this.record(node.text, words);
     const argv = words.slice(assignments);
     if (argv.length === 0) return;
-    if (nameLiteral && (nameLiteral.dynamic || nameLiteral.glob)) this.hazards.add('a command name that is not a literal word');
+    if (nameLiteral && (nameLiteral.dynamic || nameLiteral.glob))
+      this.hazards.add('a command name that is not a literal word');
     this.program(argv, 0);
   }
 
@@ -180,7 +314,10 @@ class ShellWalker {
         const inner = baseName(argv[i]);
         if (CODE_RUNNERS.has(inner) || SHELLS.has(inner) || STRING_RUNNERS.has(inner)) this.program(argv, i);
       }
-      if ((name === 'su' || name === 'runuser' || name === 'script') && argv.slice(1).some((w) => /^-[A-Za-z]*c[A-Za-z]*$/.test(w) || w === '--command')) {
+      if (
+        (name === 'su' || name === 'runuser' || name === 'script') &&
+        argv.slice(1).some((w) => /^-[A-Za-z]*c[A-Za-z]*$/.test(w) || w === '--command')
+      ) {
         this.hazards.add(`${name} -c (runs a string as shell code)`);
       }
     }

@@ -41,7 +41,8 @@ export function bindRefs(args: unknown, currentStep: number, sources: ReadonlyMa
     if (isRef(value)) return resolveRef(value.$ref, currentStep, sources, jsonCache);
     if (Array.isArray(value)) return value.map((entry) => walk(entry, depth + 1));
     // fromEntries defines own properties, so a "__proto__" key stays data and never becomes a prototype.
-    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, walk(entry, depth + 1)]));
+    if (isPlainObject(value))
+      return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, walk(entry, depth + 1)]));
     return value;
   };
   try {
@@ -52,27 +53,37 @@ export function bindRefs(args: unknown, currentStep: number, sources: ReadonlyMa
   }
 }
 
-function resolveRef(ref: string, currentStep: number, sources: ReadonlyMap<string, RefSource>, jsonCache: Map<string, unknown>): unknown {
+function resolveRef(
+  ref: string,
+  currentStep: number,
+  sources: ReadonlyMap<string, RefSource>,
+  jsonCache: Map<string, unknown>,
+): unknown {
   const fail = (detail: string): never => {
     throw new RefError(`$ref ${JSON.stringify(ref)}: ${detail}`);
   };
   const [id, field, ...rest] = ref.split('.');
   if (field === undefined) return fail(`expected "<id>.<field>", e.g. "${id || 'a'}.output"`);
-  if (field === '' || rest.some((segment) => segment === '')) return fail('the path has an empty segment (two dots in a row, or a trailing dot)');
+  if (field === '' || rest.some((segment) => segment === ''))
+    return fail('the path has an empty segment (two dots in a row, or a trailing dot)');
 
   const source = sources.get(id);
   if (!source) return fail(`no invocation has the id "${id}"`);
   if (source.step >= currentStep) {
-    return fail(`"${id}" is in step ${source.step}, which does not finish before this step (${currentStep}); only results of earlier steps can be referenced`);
+    return fail(
+      `"${id}" is in step ${source.step}, which does not finish before this step (${currentStep}); only results of earlier steps can be referenced`,
+    );
   }
   const result = source.result;
   if (!result) return fail(`"${id}" has no result`);
   if (result.status === 'skipped') return fail(`"${id}" was skipped, so it has no result`);
-  if (result.status !== 'ok') return fail(`"${id}" failed (exit code ${result.exitCode ?? 'none'}), so its result cannot be used`);
+  if (result.status !== 'ok')
+    return fail(`"${id}" failed (exit code ${result.exitCode ?? 'none'}), so its result cannot be used`);
 
   switch (field) {
     case 'output':
-      if (rest.length > 0) return fail(`output is a string and has no fields; use "${id}.json.${rest.join('.')}" to read JSON output`);
+      if (rest.length > 0)
+        return fail(`output is a string and has no fields; use "${id}.json.${rest.join('.')}" to read JSON output`);
       return result.output;
     case 'output_lines':
       return walkPath(outputLines(result.output), rest, 'output_lines', fail);
@@ -110,7 +121,12 @@ function parseOutput(result: RefResult, id: string, fail: (detail: string) => ne
   }
 }
 
-function walkPath(root: unknown, segments: readonly string[], rootName: string, fail: (detail: string) => never): unknown {
+function walkPath(
+  root: unknown,
+  segments: readonly string[],
+  rootName: string,
+  fail: (detail: string) => never,
+): unknown {
   let current = root;
   let at = rootName;
   for (const segment of segments) {

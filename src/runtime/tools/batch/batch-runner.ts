@@ -67,7 +67,11 @@ export async function runBatch(invocations: readonly PlannedInvocation[], option
     const bound = new Map(members.map((item) => [item.index, bindRefs(item.args, item.step, sources)] as const));
     const readOnly = members.every((item) => {
       const args = bound.get(item.index);
-      return args?.ok === true && item.tool !== options.selfName && options.nested.describe(item.tool, args.value)?.readOnly === true;
+      return (
+        args?.ok === true &&
+        item.tool !== options.selfName &&
+        options.nested.describe(item.tool, args.value)?.readOnly === true
+      );
     });
     const limit = readOnly ? Math.max(1, Math.min(options.maxConcurrency, members.length)) : 1;
     appliedConcurrency = Math.max(appliedConcurrency, limit);
@@ -87,8 +91,13 @@ export async function runBatch(invocations: readonly PlannedInvocation[], option
   };
 }
 
-async function runOne(item: PlannedInvocation, bound: BindResult, options: BatchRunOptions): Promise<InvocationOutcome> {
-  if (item.tool === options.selfName) return failed(item, RECURSIVE_BATCH_ERROR, { type: 'unsupported', message: RECURSIVE_BATCH_ERROR });
+async function runOne(
+  item: PlannedInvocation,
+  bound: BindResult,
+  options: BatchRunOptions,
+): Promise<InvocationOutcome> {
+  if (item.tool === options.selfName)
+    return failed(item, RECURSIVE_BATCH_ERROR, { type: 'unsupported', message: RECURSIVE_BATCH_ERROR });
   if (!bound.ok) {
     const message = `${bound.error}. The item was not run.`;
     return { ...failed(item, message, { type: 'invalid_argument', message: bound.error }), bindingError: bound.error };
@@ -116,7 +125,14 @@ function identity(item: PlannedInvocation): Pick<InvocationOutcome, 'index' | 'i
 }
 
 function failed(item: PlannedInvocation, message: string, errorKind?: ToolErrorKind): InvocationOutcome {
-  return { ...identity(item), status: 'error', exitCode: 1, output: message, truncated: false, ...(errorKind ? { errorKind } : {}) };
+  return {
+    ...identity(item),
+    status: 'error',
+    exitCode: 1,
+    output: message,
+    truncated: false,
+    ...(errorKind ? { errorKind } : {}),
+  };
 }
 
 function skipped(item: PlannedInvocation): InvocationOutcome {

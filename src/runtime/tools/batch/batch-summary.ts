@@ -41,7 +41,10 @@ export interface BatchBindingError {
 
 /** The byte budget of each item's output in a summary of `count` items. */
 export function itemSummaryBytes(count: number): number {
-  return Math.min(MAX_ITEM_SUMMARY_BYTES, Math.max(MIN_ITEM_SUMMARY_BYTES, Math.floor(SUMMARY_OUTPUT_BUDGET / Math.max(1, count))));
+  return Math.min(
+    MAX_ITEM_SUMMARY_BYTES,
+    Math.max(MIN_ITEM_SUMMARY_BYTES, Math.floor(SUMMARY_OUTPUT_BUDGET / Math.max(1, count))),
+  );
 }
 
 /**
@@ -59,14 +62,18 @@ export function summarizeBatch(run: BatchRun, requestedConcurrency: number): Too
     const shown = capBytes(outcome.output, budget);
     results.push(report(outcome, shown.truncated));
     const name = outcome.id === undefined ? outcome.tool : `${outcome.tool} · ${outcome.id}`;
-    const body = shown.truncated ? `${shown.text}\n[output cut at ${budget} bytes of ${shown.totalBytes} in this summary]` : shown.text;
+    const body = shown.truncated
+      ? `${shown.text}\n[output cut at ${budget} bytes of ${shown.totalBytes} in this summary]`
+      : shown.text;
     const text = outcome.status === 'ok' ? (body === '' ? '(no output)' : body) : `ERROR: ${body}`;
     return `--- [${outcome.index} / step ${outcome.step}: ${name}] ---\n${text}`;
   });
   const notes: string[] = [];
   if (run.cancelled) notes.push('The batch was cancelled; invocations that had not started were skipped.');
   if (status === 'partial_failure') {
-    notes.push(`${failures} of ${total} invocation(s) failed (failed_indices: ${failedIndices.join(', ')}); the other results are valid, so retry only failed indices.`);
+    notes.push(
+      `${failures} of ${total} invocation(s) failed (failed_indices: ${failedIndices.join(', ')}); the other results are valid, so retry only failed indices.`,
+    );
   } else if (status === 'failed') {
     notes.push(`All ${total} invocation(s) failed.`);
   }
@@ -88,7 +95,8 @@ export function summarizeBatch(run: BatchRun, requestedConcurrency: number): Too
     results,
   };
   const output = [...blocks, ...(notes.length > 0 ? [notes.join('\n')] : [])].join('\n\n');
-  if (status === 'failed') return { output, exitCode: 1, metadata, errorKind: { type: 'partial_failure', failed: failures, total } };
+  if (status === 'failed')
+    return { output, exitCode: 1, metadata, errorKind: { type: 'partial_failure', failed: failures, total } };
   return { output, exitCode: 0, metadata };
 }
 

@@ -85,13 +85,27 @@ export const bashTool = defineTool({
     if (ctx.signal.aborted) return cancelledBeforeStart();
     let prepared: PreparedCommand;
     try {
-      prepared = await (ctx.commands ?? UNCONTAINED_LAUNCHER).prepare(['bash', '-c', args.command], { cwd: ctx.workspace });
+      prepared = await (ctx.commands ?? UNCONTAINED_LAUNCHER).prepare(['bash', '-c', args.command], {
+        cwd: ctx.workspace,
+      });
     } catch (error) {
       if (error instanceof WorkspaceChangedError) return workspaceChangedResult(error);
       // The session's disk bound: a tool error the model can act on (remove files), the run goes on.
-      if (error instanceof DiskQuotaExceededError) return toolError(error.message, { exit_code: null, timed_out: false, cancelled: false, refused: true, reason: 'disk_quota_exceeded', code: error.code, disk: error.details });
+      if (error instanceof DiskQuotaExceededError)
+        return toolError(error.message, {
+          exit_code: null,
+          timed_out: false,
+          cancelled: false,
+          refused: true,
+          reason: 'disk_quota_exceeded',
+          code: error.code,
+          disk: error.details,
+        });
       const refused = error instanceof CommandRefusedError;
-      return toolError(refused ? error.message : `Could not start bash: ${error instanceof Error ? error.message : String(error)}`, { exit_code: null, timed_out: false, cancelled: false, ...(refused ? { refused: true } : {}) });
+      return toolError(
+        refused ? error.message : `Could not start bash: ${error instanceof Error ? error.message : String(error)}`,
+        { exit_code: null, timed_out: false, cancelled: false, ...(refused ? { refused: true } : {}) },
+      );
     }
     try {
       if (ctx.signal.aborted) return cancelledBeforeStart();
@@ -176,7 +190,9 @@ function runPrepared(prepared: PreparedCommand, timeoutMs: number, ctx: ToolCont
     child.stdout.on('data', (chunk: Buffer) => stdoutLines.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => stderrLines.push(chunk));
     child.on('error', (error) => {
-      finish(toolError(`Could not start bash: ${error.message}`, { exit_code: null, timed_out: false, cancelled: false }));
+      finish(
+        toolError(`Could not start bash: ${error.message}`, { exit_code: null, timed_out: false, cancelled: false }),
+      );
     });
     child.on('exit', (code, signal) => {
       exit = { code, signal };
@@ -195,12 +211,17 @@ function runPrepared(prepared: PreparedCommand, timeoutMs: number, ctx: ToolCont
       const status = exitStatus(exit?.code ?? null, exit?.signal ?? null);
       let output = collected.toString();
       if (timedOut) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command timed out after ${timeoutMs}ms]`;
-      else if (cancelled) output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command was cancelled; its process group was killed.]`;
+      else if (cancelled)
+        output += `${output && !output.endsWith('\n') ? '\n' : ''}[Command was cancelled; its process group was killed.]`;
       const failed = timedOut || cancelled;
       finish({
         output,
         exitCode: failed && status === 0 ? 1 : status,
-        ...(timedOut ? { errorKind: { type: 'timeout' as const, op: 'bash', duration_ms: timeoutMs } } : cancelled ? { errorKind: { type: 'cancelled' as const, op: 'bash' } } : {}),
+        ...(timedOut
+          ? { errorKind: { type: 'timeout' as const, op: 'bash', duration_ms: timeoutMs } }
+          : cancelled
+            ? { errorKind: { type: 'cancelled' as const, op: 'bash' } }
+            : {}),
         metadata: {
           ...(prepared.kind === 'bwrap' ? { sandbox: 'bwrap' } : {}),
           exit_code: exit?.code ?? null,

@@ -18,18 +18,24 @@ const invocation = z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'id must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"')
       .optional()
-      .describe('Optional unique name of this invocation (1-64 of A-Z a-z 0-9 _ -); later steps reference its result as {"$ref": "<id>.output"}.'),
+      .describe(
+        'Optional unique name of this invocation (1-64 of A-Z a-z 0-9 _ -); later steps reference its result as {"$ref": "<id>.output"}.',
+      ),
     tool: z.string().min(1).describe('Required. Name of the tool to call, e.g. "read" or "grep".'),
     args: z
       .record(z.string(), z.unknown())
-      .describe('Required. Arguments for the tool (an object); any value may be {"$ref": "<id>.<path>"} to use a result of an earlier step.'),
+      .describe(
+        'Required. Arguments for the tool (an object); any value may be {"$ref": "<id>.<path>"} to use a result of an earlier step.',
+      ),
     step: z
       .number()
       .int()
       .min(1)
       .max(MAX_BATCH_STEP)
       .optional()
-      .describe(`Step number 1-${MAX_BATCH_STEP} (default 1). Steps run in ascending order; invocations of one step run together.`),
+      .describe(
+        `Step number 1-${MAX_BATCH_STEP} (default 1). Steps run in ascending order; invocations of one step run together.`,
+      ),
   })
   .strict();
 
@@ -43,7 +49,12 @@ const parameters = z
         const seen = new Set<string>();
         items.forEach((item, index) => {
           if (item.id === undefined) return;
-          if (seen.has(item.id)) ctx.addIssue({ code: 'custom', message: `duplicate id "${item.id}"; every invocation needs its own id`, path: [index, 'id'] });
+          if (seen.has(item.id))
+            ctx.addIssue({
+              code: 'custom',
+              message: `duplicate id "${item.id}"; every invocation needs its own id`,
+              path: [index, 'id'],
+            });
           seen.add(item.id);
         });
       })
@@ -54,7 +65,9 @@ const parameters = z
       .min(1)
       .max(MAX_BATCH_CONCURRENCY)
       .optional()
-      .describe(`Most invocations of one read-only step running at once (1-${MAX_BATCH_CONCURRENCY}, default ${DEFAULT_BATCH_CONCURRENCY}).`),
+      .describe(
+        `Most invocations of one read-only step running at once (1-${MAX_BATCH_CONCURRENCY}, default ${DEFAULT_BATCH_CONCURRENCY}).`,
+      ),
   })
   .strict();
 
@@ -78,7 +91,12 @@ export const batchTool = defineTool({
       step: item.step ?? 1,
     }));
     const requested = args.max_concurrency ?? DEFAULT_BATCH_CONCURRENCY;
-    const run = await runBatch(planned, { nested: ctx.nested, signal: ctx.signal, maxConcurrency: requested, selfName: 'batch' });
+    const run = await runBatch(planned, {
+      nested: ctx.nested,
+      signal: ctx.signal,
+      maxConcurrency: requested,
+      selfName: 'batch',
+    });
     return summarizeBatch(run, requested);
   },
 });

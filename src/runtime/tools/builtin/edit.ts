@@ -8,18 +8,36 @@ import { contentMetadata, existingPathErrorResult } from '../tool-file-helpers.j
 
 const parameters = z
   .object({
-    file_path: z.string().min(1).describe('Required. Path of the file to edit, relative to the workspace (or absolute inside it).'),
-    old_string: z.string().min(1).describe('Required, non-empty. The exact text to replace (must match the file, including whitespace).'),
-    new_string: z.string().describe('Required. The text to put in its place (must differ from old_string; empty deletes).'),
-    replace_all: z.boolean().optional().describe('Replace every occurrence of old_string instead of requiring exactly one (default false).'),
+    file_path: z
+      .string()
+      .min(1)
+      .describe('Required. Path of the file to edit, relative to the workspace (or absolute inside it).'),
+    old_string: z
+      .string()
+      .min(1)
+      .describe('Required, non-empty. The exact text to replace (must match the file, including whitespace).'),
+    new_string: z
+      .string()
+      .describe('Required. The text to put in its place (must differ from old_string; empty deletes).'),
+    replace_all: z
+      .boolean()
+      .optional()
+      .describe('Replace every occurrence of old_string instead of requiring exactly one (default false).'),
     dry_run: z.boolean().optional().describe('Only count what would be replaced; nothing is written (default false).'),
-    max_replacements: z.number().int().min(1).optional().describe('Refuse the edit when it would replace more occurrences than this.'),
+    max_replacements: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Refuse the edit when it would replace more occurrences than this.'),
     expected_replacements: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe('The number of occurrences you expect; the edit is refused unless old_string occurs exactly this often (all are then replaced).'),
+      .describe(
+        'The number of occurrences you expect; the edit is refused unless old_string occurs exactly this often (all are then replaced).',
+      ),
   })
   .strict();
 
@@ -37,9 +55,16 @@ function sha256(text: string): string {
 
 /** Why the edit cannot be made with `count` occurrences, or undefined when it can. */
 function refusal(args: Args, count: number, shown: string): ToolResult | undefined {
-  const details = { occurrences: count, expected_replacements: args.expected_replacements ?? null, max_replacements: args.max_replacements ?? null };
+  const details = {
+    occurrences: count,
+    expected_replacements: args.expected_replacements ?? null,
+    max_replacements: args.max_replacements ?? null,
+  };
   if (count === 0) {
-    return toolError(`old_string not found in ${shown}. Read the file again and copy the text exactly, including whitespace.`, { reason: 'not_found_in_file', ...details });
+    return toolError(
+      `old_string not found in ${shown}. Read the file again and copy the text exactly, including whitespace.`,
+      { reason: 'not_found_in_file', ...details },
+    );
   }
   if (args.expected_replacements !== undefined && count !== args.expected_replacements) {
     return toolError(
@@ -55,10 +80,13 @@ function refusal(args: Args, count: number, shown: string): ToolResult | undefin
     );
   }
   if (args.max_replacements !== undefined && count > args.max_replacements) {
-    return toolError(`old_string found ${count} times in ${shown}, more than max_replacements (${args.max_replacements}); nothing was written.`, {
-      reason: 'too_many_replacements',
-      ...details,
-    });
+    return toolError(
+      `old_string found ${count} times in ${shown}, more than max_replacements (${args.max_replacements}); nothing was written.`,
+      {
+        reason: 'too_many_replacements',
+        ...details,
+      },
+    );
   }
   return undefined;
 }
@@ -67,7 +95,11 @@ function refusal(args: Args, count: number, shown: string): ToolResult | undefin
  * What the path holds now, read through a fresh confined open (what another writer, in place or by replacing
  * the file, left there since `file` was read), and whether it is still the same file.
  */
-async function currentContent(files: WorkspaceFiles, userPath: string, file: OpenedRegularFile): Promise<{ text: string; same: boolean }> {
+async function currentContent(
+  files: WorkspaceFiles,
+  userPath: string,
+  file: OpenedRegularFile,
+): Promise<{ text: string; same: boolean }> {
   const now = await openRegularFile(files, userPath, constants.O_RDONLY);
   try {
     const same = now.stats.ino === file.stats.ino && now.stats.dev === file.stats.dev;
@@ -84,7 +116,8 @@ export const editTool = defineTool({
   parameters,
   readOnly: false,
   // A dry run only reads the file.
-  readOnlyFor: (args) => typeof args === 'object' && args !== null && (args as Record<string, unknown>).dry_run === true,
+  readOnlyFor: (args) =>
+    typeof args === 'object' && args !== null && (args as Record<string, unknown>).dry_run === true,
   async execute(args, ctx): Promise<ToolResult> {
     if (args.old_string === args.new_string) {
       return toolError('old_string and new_string are identical; there is nothing to change.', { reason: 'no_change' });
@@ -106,14 +139,23 @@ export const editTool = defineTool({
         const current = await currentContent(ctx.files, args.file_path, file);
         if (current.text !== before || !current.same) {
           return {
-            ...toolError(`${shown} changed while it was being edited; read it again and retry. Nothing was written.`, { reason: 'version_conflict' }),
-            errorKind: { type: 'version_conflict', path: shown, expected: sha256(before), actual: sha256(current.text) },
+            ...toolError(`${shown} changed while it was being edited; read it again and retry. Nothing was written.`, {
+              reason: 'version_conflict',
+            }),
+            errorKind: {
+              type: 'version_conflict',
+              path: shown,
+              expected: sha256(before),
+              actual: sha256(current.text),
+            },
           };
         }
         await replaceContent(file.handle, after);
       }
       return {
-        output: dryRun ? `Dry run: would replace ${count} occurrence(s) in ${shown}; nothing was written` : `Replaced ${count} occurrence(s) in ${shown}`,
+        output: dryRun
+          ? `Dry run: would replace ${count} occurrence(s) in ${shown}; nothing was written`
+          : `Replaced ${count} occurrence(s) in ${shown}`,
         exitCode: 0,
         metadata: {
           file_path: shown,

@@ -11,7 +11,8 @@ import { failureText, type GitProcess } from './git-process.js';
 /** Most commits a log cursor may skip (the seed's bound on history scans). */
 export const MAX_GIT_LOG_SCAN = 5000;
 
-const ok = (output: string, metadata?: Record<string, unknown>): ToolResult => (metadata ? { output, exitCode: 0, metadata } : { output, exitCode: 0 });
+const ok = (output: string, metadata?: Record<string, unknown>): ToolResult =>
+  metadata ? { output, exitCode: 0, metadata } : { output, exitCode: 0 };
 
 async function lines(git: GitProcess, args: string[], what: string): Promise<string[] | ToolResult> {
   const run = await git.run(args);
@@ -21,12 +22,16 @@ async function lines(git: GitProcess, args: string[], what: string): Promise<str
 
 async function verifyRef(git: GitProcess, ref: string, what: string): Promise<ToolResult | undefined> {
   const run = await git.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]);
-  return run.code === 0 ? undefined : toolError(`Failed to ${what}: unknown revision ${JSON.stringify(ref)}`, { reason: 'unknown_ref' });
+  return run.code === 0
+    ? undefined
+    : toolError(`Failed to ${what}: unknown revision ${JSON.stringify(ref)}`, { reason: 'unknown_ref' });
 }
 
 async function validBranchName(git: GitProcess, name: string): Promise<ToolResult | undefined> {
   const run = await git.run(['check-ref-format', '--branch', name]);
-  return run.code === 0 ? undefined : toolError(`Invalid branch name ${JSON.stringify(name)}.`, { reason: 'invalid_branch_name' });
+  return run.code === 0
+    ? undefined
+    : toolError(`Invalid branch name ${JSON.stringify(name)}.`, { reason: 'invalid_branch_name' });
 }
 
 /** `git status`: the seed's Workspace/Branch/Commit/Status/Worktree block. */
@@ -40,7 +45,8 @@ export async function gitStatus(git: GitProcess): Promise<ToolResult> {
   for (let i = 0; i < records.length; i++) {
     const record = records[i];
     if (record.startsWith('# branch.head ')) branch = record.slice(14);
-    else if (record.startsWith('# branch.oid ')) commit = record.slice(13) === '(initial)' ? '(none)' : record.slice(13, 20);
+    else if (record.startsWith('# branch.oid '))
+      commit = record.slice(13) === '(initial)' ? '(none)' : record.slice(13, 20);
     else if (record.length > 0 && !record.startsWith('#')) {
       dirty++;
       // A rename or copy record is followed by its original path.
@@ -51,7 +57,13 @@ export async function gitStatus(git: GitProcess): Promise<ToolResult> {
   const [gitDir, commonDir] = dirs.stdout.trim().split('\n');
   const isWorktree = dirs.code === 0 && gitDir !== commonDir;
   const status = dirty > 0 ? `${dirty} uncommitted change(s)` : 'clean';
-  const output = [`Workspace: ${git.workspace}`, `Branch:    ${branch}`, `Commit:    ${commit}`, `Status:    ${status}`, `Worktree:  ${isWorktree ? 'yes (linked)' : 'no (main)'}`].join('\n');
+  const output = [
+    `Workspace: ${git.workspace}`,
+    `Branch:    ${branch}`,
+    `Commit:    ${commit}`,
+    `Status:    ${status}`,
+    `Worktree:  ${isWorktree ? 'yes (linked)' : 'no (main)'}`,
+  ].join('\n');
   return ok(output, { branch, is_worktree: isWorktree, dirty_count: dirty, is_dirty: dirty > 0 });
 }
 
@@ -59,16 +71,37 @@ export async function gitStatus(git: GitProcess): Promise<ToolResult> {
 export async function gitLog(git: GitProcess, args: GitArgs): Promise<ToolResult> {
   const request = pageRequest(args, DEFAULT_GIT_LOG_LIMIT);
   if (typeof request === 'string') return toolError(request, { reason: 'invalid_cursor' });
-  if (request.offset > MAX_GIT_LOG_SCAN) return toolError(`cursor exceeds the maximum log scan of ${MAX_GIT_LOG_SCAN} entries`, { reason: 'invalid_cursor' });
+  if (request.offset > MAX_GIT_LOG_SCAN)
+    return toolError(`cursor exceeds the maximum log scan of ${MAX_GIT_LOG_SCAN} entries`, {
+      reason: 'invalid_cursor',
+    });
   const head = await git.run(['rev-parse', '--verify', '--quiet', 'HEAD']);
   if (head.code !== 0) return ok('No commits found.');
-  const listed = await lines(git, ['log', '--no-decorate', '--no-ext-diff', '--no-textconv', '--date=iso-strict', '--format=%H%x1f%an%x1f%ad%x1f%s', `--skip=${request.offset}`, `--max-count=${request.limit + 1}`, 'HEAD', '--'], 'get log');
+  const listed = await lines(
+    git,
+    [
+      'log',
+      '--no-decorate',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--date=iso-strict',
+      '--format=%H%x1f%an%x1f%ad%x1f%s',
+      `--skip=${request.offset}`,
+      `--max-count=${request.limit + 1}`,
+      'HEAD',
+      '--',
+    ],
+    'get log',
+  );
   if (!Array.isArray(listed)) return listed;
-  if (listed.length === 0 && request.offset > 0) return toolError(`cursor offset ${request.offset} exceeds available commit history`, { reason: 'invalid_cursor' });
+  if (listed.length === 0 && request.offset > 0)
+    return toolError(`cursor offset ${request.offset} exceeds available commit history`, { reason: 'invalid_cursor' });
   const hasMore = listed.length > request.limit;
   const commits = listed.slice(0, request.limit).map((line) => line.split('\x1f'));
   const end = request.offset + commits.length;
-  const entries = commits.map(([id, author, date, subject]) => `${id.slice(0, 7)} - ${author} (${date})\n  ${subject ?? ''}`);
+  const entries = commits.map(
+    ([id, author, date, subject]) => `${id.slice(0, 7)} - ${author} (${date})\n  ${subject ?? ''}`,
+  );
   const more = hasMore ? `\n\nMore commits available; continue with cursor=${end}` : '';
   return ok(`Commit log (${commits.length} entries from offset ${request.offset}):\n\n${entries.join('\n\n')}${more}`, {
     count: commits.length,
@@ -76,7 +109,13 @@ export async function gitLog(git: GitProcess, args: GitArgs): Promise<ToolResult
   });
 }
 
-function listPage<T>(all: readonly T[], request: PageRequest, title: string, noun: string, format: (item: T) => string): ToolResult {
+function listPage<T>(
+  all: readonly T[],
+  request: PageRequest,
+  title: string,
+  noun: string,
+  format: (item: T) => string,
+): ToolResult {
   const page = pageOf(all, request);
   if (typeof page === 'string') return toolError(page, { reason: 'invalid_cursor' });
   const more = page.nextCursor === null ? '' : `\nMore ${noun} available; continue with cursor=${page.nextCursor}`;
@@ -95,11 +134,21 @@ export async function gitBranch(git: GitProcess, args: GitArgs): Promise<ToolRes
   }
   const request = pageRequest(args, DEFAULT_GIT_LIST_LIMIT);
   if (typeof request === 'string') return toolError(request, { reason: 'invalid_cursor' });
-  const listed = await lines(git, ['for-each-ref', '--sort=refname', '--format=%(HEAD)%00%(refname:short)', 'refs/heads'], 'list branches');
+  const listed = await lines(
+    git,
+    ['for-each-ref', '--sort=refname', '--format=%(HEAD)%00%(refname:short)', 'refs/heads'],
+    'list branches',
+  );
   if (!Array.isArray(listed)) return listed;
   if (listed.length === 0) return ok('No branches found.');
   const branches = listed.map((line) => ({ current: line.startsWith('*'), name: line.slice(line.indexOf('\0') + 1) }));
-  return listPage(branches, request, 'Branches:', 'branches', (branch) => `${branch.current ? '* ' : '  '}${branch.name}`);
+  return listPage(
+    branches,
+    request,
+    'Branches:',
+    'branches',
+    (branch) => `${branch.current ? '* ' : '  '}${branch.name}`,
+  );
 }
 
 /** `git checkout <ref>`: switch to a branch or detach at a commit (`force` discards local changes). */
@@ -119,7 +168,14 @@ export async function gitDiff(git: GitProcess, args: GitArgs): Promise<ToolResul
     const refused = await verifyRef(git, args.target, 'get diff');
     if (refused) return refused;
   }
-  const run = await git.run(['diff', '--no-ext-diff', '--no-textconv', '--no-color', ...(args.target !== undefined ? [args.target] : []), '--']);
+  const run = await git.run([
+    'diff',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--no-color',
+    ...(args.target !== undefined ? [args.target] : []),
+    '--',
+  ]);
   if (run.code !== 0) return toolError(`Failed to get diff: ${failureText(run)}`);
   if (run.stdout.trim() === '') return ok('No changes.');
   const page = diffPage(run.stdout, args);
@@ -132,10 +188,16 @@ export async function gitStash(git: GitProcess, args: GitArgs): Promise<ToolResu
   if (args.message !== undefined || args.include_untracked === true) {
     const before = await stashes();
     if (!Array.isArray(before)) return before;
-    const run = await git.run(['stash', 'push', ...(args.include_untracked ? ['--include-untracked'] : []), ...(args.message !== undefined ? [`--message=${args.message}`] : [])]);
+    const run = await git.run([
+      'stash',
+      'push',
+      ...(args.include_untracked ? ['--include-untracked'] : []),
+      ...(args.message !== undefined ? [`--message=${args.message}`] : []),
+    ]);
     if (run.code !== 0) return toolError(`Failed to stash: ${failureText(run)}`);
     const after = await stashes();
-    if (Array.isArray(after) && after.length === before.length) return ok('No local changes to save.', { created: false });
+    if (Array.isArray(after) && after.length === before.length)
+      return ok('No local changes to save.', { created: false });
     return ok('Created stash', { created: true });
   }
   const request = pageRequest(args, DEFAULT_GIT_LIST_LIMIT);
@@ -154,7 +216,10 @@ export async function gitRemote(git: GitProcess, args: GitArgs): Promise<ToolRes
   if (!Array.isArray(listed)) return listed;
   const remotes = listed
     .map((line) => /^(\S+)\t(.*?)(?: \((fetch|push)\))?$/.exec(line))
-    .filter((match): match is RegExpExecArray => match !== null && (args.remote_name === undefined || match[1] === args.remote_name))
+    .filter(
+      (match): match is RegExpExecArray =>
+        match !== null && (args.remote_name === undefined || match[1] === args.remote_name),
+    )
     .map((match) => `${match[1]}\t${sanitizeRemoteUrl(match[2])}${match[3] ? ` (${match[3]})` : ''}`);
   if (remotes.length === 0) return ok('No remotes configured.');
   return listPage(remotes, request, 'Remotes:', 'remotes', (line) => line);
@@ -172,7 +237,8 @@ async function listWorktrees(git: GitProcess): Promise<Worktree[] | ToolResult> 
   if (run.code !== 0) return toolError(`Failed to list worktrees: ${failureText(run)}`);
   const worktrees: Worktree[] = [];
   for (const field of run.stdout.split('\0')) {
-    if (field.startsWith('worktree ')) worktrees.push({ path: field.slice(9), branch: '', bare: false, detached: false });
+    if (field.startsWith('worktree '))
+      worktrees.push({ path: field.slice(9), branch: '', bare: false, detached: false });
     const current = worktrees[worktrees.length - 1];
     if (!current) continue;
     if (field.startsWith('branch ')) current.branch = field.slice(7).replace(/^refs\/heads\//, '');
@@ -197,9 +263,13 @@ export async function gitWorktree(git: GitProcess, args: GitArgs, files: Workspa
     if (all.length === 0) return ok('No worktrees found.');
     const page = pageOf(all, request);
     if (typeof page === 'string') return toolError(page, { reason: 'invalid_cursor' });
-    const entries = page.items.map((wt) => `  ${wt.path}${wt.bare ? ' (bare)' : wt.detached ? ' (detached)' : ` [${wt.branch}]`}`);
+    const entries = page.items.map(
+      (wt) => `  ${wt.path}${wt.bare ? ' (bare)' : wt.detached ? ' (detached)' : ` [${wt.branch}]`}`,
+    );
     const more = page.nextCursor === null ? '' : `\nMore worktrees available; continue with cursor=${page.nextCursor}`;
-    return ok(`Worktrees (${page.items.length} of ${all.length}):\n${entries.join('\n')}${more}`, { page: page.metadata });
+    return ok(`Worktrees (${page.items.length} of ${all.length}):\n${entries.join('\n')}${more}`, {
+      page: page.metadata,
+    });
   }
   const userPath = args.path ?? path.join('.worktrees', (args.name as string).replace(/[^A-Za-z0-9._-]+/g, '-'));
   let resolved: CanonicalName;
@@ -207,14 +277,20 @@ export async function gitWorktree(git: GitProcess, args: GitArgs, files: Workspa
     resolved = canonicalName(files, userPath);
     if (subcommand === 'remove' && !resolved.exists) throw new WorkspacePathNotFoundError(userPath);
   } catch (error) {
-    return subcommand === 'remove' ? existingPathErrorResult(error, userPath, 'Path') : pathErrorResult(error, userPath, 'Path');
+    return subcommand === 'remove'
+      ? existingPathErrorResult(error, userPath, 'Path')
+      : pathErrorResult(error, userPath, 'Path');
   }
-  if (resolved.relative === '.') return toolError('The workspace itself is not a removable or creatable worktree path.', { reason: 'invalid_worktree_path' });
+  if (resolved.relative === '.')
+    return toolError('The workspace itself is not a removable or creatable worktree path.', {
+      reason: 'invalid_worktree_path',
+    });
   const shown = resolved.relative;
   if (subcommand === 'remove') {
     const all = await listWorktrees(git);
     if (!Array.isArray(all)) return all;
-    if (!all.slice(1).some((wt) => wt.path === resolved.absolute)) return toolError(`${shown} is not a linked worktree of this repository.`, { reason: 'not_a_worktree' });
+    if (!all.slice(1).some((wt) => wt.path === resolved.absolute))
+      return toolError(`${shown} is not a linked worktree of this repository.`, { reason: 'not_a_worktree' });
     const run = await git.run(['worktree', 'remove', ...(args.force ? ['--force'] : []), resolved.absolute]);
     if (run.code !== 0) return toolError(`Failed to remove worktree: ${failureText(run)}`);
     return ok(`Removed worktree at: ${shown}`, { path: shown });
@@ -222,7 +298,8 @@ export async function gitWorktree(git: GitProcess, args: GitArgs, files: Workspa
   const name = args.name as string;
   const newBranch = args.new_branch ?? true;
   const base = args.base ?? 'HEAD';
-  const refused = (await validBranchName(git, name)) ?? (await verifyRef(git, newBranch ? base : name, 'create worktree'));
+  const refused =
+    (await validBranchName(git, name)) ?? (await verifyRef(git, newBranch ? base : name, 'create worktree'));
   if (refused) return refused;
   let target: string;
   try {

@@ -35,7 +35,8 @@ export function diffPage(diff: string, args: GitArgs): { output: string; metadat
   const offset = args.byte_offset ?? 0;
   const maxBytes = args.max_bytes ?? DEFAULT_DIFF_BYTES;
   const boundary = (at: number) => at === bytes.length || (bytes[at] & 0xc0) !== 0x80;
-  if (offset > bytes.length || !boundary(offset)) return `byte_offset ${offset} is outside the diff or not on a UTF-8 boundary`;
+  if (offset > bytes.length || !boundary(offset))
+    return `byte_offset ${offset} is outside the diff or not on a UTF-8 boundary`;
   let end = Math.min(bytes.length, offset + maxBytes);
   while (end > offset && !boundary(end)) end--;
   const next = end < bytes.length ? end : null;

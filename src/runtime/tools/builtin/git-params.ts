@@ -20,7 +20,9 @@ const noOption = (what: string) =>
     .min(1)
     .max(1024)
     .refine((value) => !value.startsWith('-'), { message: `${what} must not start with "-"` })
-    .refine((value) => ![...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f), { message: `${what} must not contain control characters` });
+    .refine((value) => ![...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f), {
+      message: `${what} must not contain control characters`,
+    });
 
 /*
  * Key order matters: parsed arguments keep it, and the permission subject of git is their compact JSON.
@@ -30,22 +32,46 @@ const noOption = (what: string) =>
 const shape = {
   command: z.enum(GIT_COMMANDS).describe('Required. Git command to execute.'),
   subcommand: z.enum(['list', 'create', 'remove']).optional().describe('Worktree subcommand (default list).'),
-  name: noOption('name').optional().describe('Branch name: creates a branch with command=branch; the branch of a new worktree with worktree create.'),
+  name: noOption('name')
+    .optional()
+    .describe('Branch name: creates a branch with command=branch; the branch of a new worktree with worktree create.'),
   message: z.string().max(4096).optional().describe('Message for stash; giving it creates a stash.'),
-  include_untracked: z.boolean().optional().describe('Include untracked files in a new stash (default false); true creates a stash.'),
-  path: z.string().min(1).max(4096).optional().describe('Worktree path inside the workspace (create: default .worktrees/<name>; remove: required).'),
+  include_untracked: z
+    .boolean()
+    .optional()
+    .describe('Include untracked files in a new stash (default false); true creates a stash.'),
+  path: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe('Worktree path inside the workspace (create: default .worktrees/<name>; remove: required).'),
   ref: noOption('ref').optional().describe('Reference (branch, tag, commit) for checkout.'),
   force: z.boolean().optional().describe('Force checkout or worktree remove even if it loses changes (default false).'),
-  target: noOption('target').optional().describe('Target ref for diff (e.g. HEAD~1, main). If omitted, diffs the working tree against the index.'),
-  max_count: z.number().int().min(1).max(MAX_GIT_PAGE_LIMIT).optional().describe('Deprecated alias for limit when command=log.'),
+  target: noOption('target')
+    .optional()
+    .describe('Target ref for diff (e.g. HEAD~1, main). If omitted, diffs the working tree against the index.'),
+  max_count: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_GIT_PAGE_LIMIT)
+    .optional()
+    .describe('Deprecated alias for limit when command=log.'),
   limit: z
     .number()
     .int()
     .min(1)
     .max(MAX_GIT_PAGE_LIMIT)
     .optional()
-    .describe(`Maximum list or log entries to return. Defaults to ${DEFAULT_GIT_LOG_LIMIT} for log and ${DEFAULT_GIT_LIST_LIMIT} for other list commands; maximum ${MAX_GIT_PAGE_LIMIT}.`),
-  cursor: z.string().max(32).optional().describe('Opaque continuation cursor returned by a previous log, branch, stash, remote or worktree list call.'),
+    .describe(
+      `Maximum list or log entries to return. Defaults to ${DEFAULT_GIT_LOG_LIMIT} for log and ${DEFAULT_GIT_LIST_LIMIT} for other list commands; maximum ${MAX_GIT_PAGE_LIMIT}.`,
+    ),
+  cursor: z
+    .string()
+    .max(32)
+    .optional()
+    .describe('Opaque continuation cursor returned by a previous log, branch, stash, remote or worktree list call.'),
   byte_offset: z.number().int().min(0).optional().describe('Byte offset for continuing a diff response (default 0).'),
   max_bytes: z
     .number()
@@ -84,10 +110,15 @@ export const gitParameters = z
     const allowed = USES[form];
     for (const key of Object.keys(args) as Key[]) {
       if (key === 'command' || args[key] === undefined || allowed.includes(key)) continue;
-      ctx.addIssue({ code: 'custom', path: [key], message: `${key} is not used by git ${form} (it takes: ${allowed.join(', ') || 'no other arguments'})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `${key} is not used by git ${form} (it takes: ${allowed.join(', ') || 'no other arguments'})`,
+      });
     }
     const require = (key: Key) => {
-      if (args[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} is required for git ${form}` });
+      if (args[key] === undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: `${key} is required for git ${form}` });
     };
     if (form === 'checkout') require('ref');
     if (form === 'worktree create') require('name');
@@ -96,10 +127,18 @@ export const gitParameters = z
       ctx.addIssue({ code: 'custom', path: ['base'], message: 'base is only used together with name (branch create)' });
     }
     if (form === 'branch' && args.name !== undefined && (args.limit !== undefined || args.cursor !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['name'], message: 'name creates a branch; limit and cursor only page the branch list' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['name'],
+        message: 'name creates a branch; limit and cursor only page the branch list',
+      });
     }
     if (args.limit !== undefined && args.max_count !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['max_count'], message: 'give limit or its deprecated alias max_count, not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_count'],
+        message: 'give limit or its deprecated alias max_count, not both',
+      });
     }
   });
 

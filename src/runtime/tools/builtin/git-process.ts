@@ -22,18 +22,30 @@ export interface GitRun {
 const HARDENING = [
   '--no-pager',
   '--no-optional-locks',
-  '-c', 'core.quotepath=off',
-  '-c', 'color.ui=never',
-  '-c', 'core.fsmonitor=false',
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'core.pager=cat',
-  '-c', 'core.editor=true',
-  '-c', 'core.askPass=',
-  '-c', 'credential.helper=',
-  '-c', 'diff.external=',
-  '-c', 'submodule.recurse=false',
-  '-c', 'protocol.allow=never',
-  '-c', 'advice.detachedHead=false',
+  '-c',
+  'core.quotepath=off',
+  '-c',
+  'color.ui=never',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'core.editor=true',
+  '-c',
+  'core.askPass=',
+  '-c',
+  'credential.helper=',
+  '-c',
+  'diff.external=',
+  '-c',
+  'submodule.recurse=false',
+  '-c',
+  'protocol.allow=never',
+  '-c',
+  'advice.detachedHead=false',
 ];
 
 /**
@@ -44,12 +56,20 @@ function gitEnv(workspace: string): Record<string, string> {
   return { GIT_CEILING_DIRECTORIES: path.dirname(workspace), GIT_OPTIONAL_LOCKS: '0' };
 }
 
-async function spawnGit(argv: readonly string[], workspace: string, signal: AbortSignal, launcher: CommandLauncher): Promise<GitRun> {
+async function spawnGit(
+  argv: readonly string[],
+  workspace: string,
+  signal: AbortSignal,
+  launcher: CommandLauncher,
+): Promise<GitRun> {
   let prepared;
   try {
     prepared = await launcher.prepare(['git', ...argv], { cwd: workspace, env: gitEnv(workspace) });
   } catch (error) {
-    const message = error instanceof CommandRefusedError ? error.message : `could not start git: ${error instanceof Error ? error.message : String(error)}`;
+    const message =
+      error instanceof CommandRefusedError
+        ? error.message
+        : `could not start git: ${error instanceof Error ? error.message : String(error)}`;
     return { code: null, stdout: '', stderr: '', cancelled: false, spawnError: message };
   }
   try {
@@ -64,7 +84,13 @@ function runGit(prepared: PreparedCommand, signal: AbortSignal): Promise<GitRun>
   return new Promise((resolve) => {
     const stdout = new OutputCollector();
     const stderr = new OutputCollector(1024 * 1024);
-    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds], signal, ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}) }) as ChildProcessByStdio<null, Readable, Readable>;
+    const child = spawn(file, [...args], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', ...prepared.inheritFds],
+      signal,
+      ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}),
+    }) as ChildProcessByStdio<null, Readable, Readable>;
     child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.append(text));
     child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.append(text));
     let spawnError: string | undefined;
@@ -100,17 +126,26 @@ export class GitProcess {
    */
   private async filters(): Promise<string[]> {
     if (this.filterOverrides) return this.filterOverrides;
-    const listed = await spawnGit([...HARDENING, 'config', '--null', '--name-only', '--get-regexp', '^filter\\.'], this.workspace, this.signal, this.launcher);
+    const listed = await spawnGit(
+      [...HARDENING, 'config', '--null', '--name-only', '--get-regexp', '^filter\\.'],
+      this.workspace,
+      this.signal,
+      this.launcher,
+    );
     const drivers = new Set<string>();
     for (const key of listed.code === 0 ? listed.stdout.split('\0') : []) {
       const match = /^filter\.(.+)\.[^.]+$/s.exec(key);
       if (match) drivers.add(match[1]);
     }
     this.filterOverrides = [...drivers].flatMap((driver) => [
-      '-c', `filter.${driver}.clean=`,
-      '-c', `filter.${driver}.smudge=`,
-      '-c', `filter.${driver}.process=`,
-      '-c', `filter.${driver}.required=false`,
+      '-c',
+      `filter.${driver}.clean=`,
+      '-c',
+      `filter.${driver}.smudge=`,
+      '-c',
+      `filter.${driver}.process=`,
+      '-c',
+      `filter.${driver}.required=false`,
     ]);
     return this.filterOverrides;
   }

@@ -1,6 +1,15 @@
 import type { WorkspaceFiles } from '../../workspace/workspace-files.js';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
-import { gitBranch, gitCheckout, gitDiff, gitLog, gitRemote, gitStash, gitStatus, gitWorktree } from './git-commands.js';
+import {
+  gitBranch,
+  gitCheckout,
+  gitDiff,
+  gitLog,
+  gitRemote,
+  gitStash,
+  gitStatus,
+  gitWorktree,
+} from './git-commands.js';
 import { gitParameters, isGitReadOnly, type GitArgs } from './git-params.js';
 import { GitProcess } from './git-process.js';
 
@@ -41,7 +50,8 @@ export const gitTool = defineTool({
     const probe = await git.run(['rev-parse', '--is-inside-work-tree']);
     if (probe.cancelled) return toolError('git was cancelled.', { reason: 'cancelled' });
     if (probe.spawnError) return toolError(`Could not run git: ${probe.spawnError}`, { reason: 'spawn_failed' });
-    if (probe.code !== 0 || probe.stdout.trim() !== 'true') return toolError(`Not a git repository: ${ctx.workspace}`, { reason: 'not_a_repository' });
+    if (probe.code !== 0 || probe.stdout.trim() !== 'true')
+      return toolError(`Not a git repository: ${ctx.workspace}`, { reason: 'not_a_repository' });
     const result = await dispatch(git, args, ctx.files);
     return ctx.signal.aborted ? toolError('git was cancelled.', { reason: 'cancelled' }) : result;
   },

@@ -13,14 +13,32 @@ const IGNORED_DIRS = ['**/node_modules/**', '**/.git/**'];
 
 const parameters = z
   .object({
-    pattern: z.string().min(1).describe('Required. Glob pattern relative to path, e.g. "**/*.ts" or "src/**/*.{ts,tsx}".'),
-    path: z.string().min(1).optional().describe('Base directory to search in, relative to the workspace (default: the workspace).'),
-    limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`Maximum number of paths per page (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
-    cursor: z.string().optional().describe('The cursor from a previous glob call with the same pattern, to get the next page.'),
+    pattern: z
+      .string()
+      .min(1)
+      .describe('Required. Glob pattern relative to path, e.g. "**/*.ts" or "src/**/*.{ts,tsx}".'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Base directory to search in, relative to the workspace (default: the workspace).'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_LIMIT)
+      .optional()
+      .describe(`Maximum number of paths per page (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
+    cursor: z
+      .string()
+      .optional()
+      .describe('The cursor from a previous glob call with the same pattern, to get the next page.'),
     sort: z
       .enum(['backend', 'path'])
       .optional()
-      .describe('"backend" (default): walk order, each directory\'s files before its subdirectories; "path": sorted by full path.'),
+      .describe(
+        '"backend" (default): walk order, each directory\'s files before its subdirectories; "path": sorted by full path.',
+      ),
   })
   .strict();
 
@@ -53,7 +71,11 @@ export const globTool = defineTool({
     const limit = args.limit ?? DEFAULT_LIMIT;
     const sort = args.sort ?? 'backend';
     const offset = parseCursor(args.cursor, 'glob');
-    if (typeof offset === 'string') return { ...toolError(offset, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message: offset } };
+    if (typeof offset === 'string')
+      return {
+        ...toolError(offset, { reason: 'invalid_cursor' }),
+        errorKind: { type: 'invalid_argument', message: offset },
+      };
     const userPath = args.path ?? '.';
     let paths: string[];
     let capped: boolean;
@@ -63,7 +85,12 @@ export const globTool = defineTool({
       if (base.kind !== 'directory') return toolError(`${userPath} is not a directory.`, { reason: 'not_a_directory' });
       try {
         // Walked from the opened directory, confined: symlinks are neither followed nor listed.
-        const listing = await globWorkspace(ctx.files, base.dir, args.pattern, { ignore: IGNORED_DIRS, baseNameMatch: false, maxFiles: MAX_ENTRIES, signal: ctx.signal });
+        const listing = await globWorkspace(ctx.files, base.dir, args.pattern, {
+          ignore: IGNORED_DIRS,
+          baseNameMatch: false,
+          maxFiles: MAX_ENTRIES,
+          signal: ctx.signal,
+        });
         listing.close();
         paths = listing.files.map((file) => file.path);
         capped = listing.capped;
@@ -73,7 +100,11 @@ export const globTool = defineTool({
     } catch (error) {
       return pathErrorResult(error, userPath, 'Directory');
     }
-    if (ctx.signal.aborted) return { ...toolError('glob was cancelled.', { reason: 'cancelled' }), errorKind: { type: 'cancelled', op: 'glob' } };
+    if (ctx.signal.aborted)
+      return {
+        ...toolError('glob was cancelled.', { reason: 'cancelled' }),
+        errorKind: { type: 'cancelled', op: 'glob' },
+      };
 
     // The walk's order depends on directory reading; "backend" sorts each directory's entries so pages
     // stay stable between calls, "path" sorts the whole list.
@@ -81,7 +112,11 @@ export const globTool = defineTool({
     else paths = sortByDirectory(paths);
     if (paths.length === 0) {
       const request = { offset, limit, requestedLimit: limit };
-      return { output: `No files found matching pattern: ${args.pattern}`, exitCode: 0, metadata: { page: listPageMetadata(request, 0, null, 0), sort, capped } };
+      return {
+        output: `No files found matching pattern: ${args.pattern}`,
+        exitCode: 0,
+        metadata: { page: listPageMetadata(request, 0, null, 0), sort, capped },
+      };
     }
     if (offset > paths.length) {
       const message = `cursor offset ${offset} exceeds the ${paths.length} matching file(s)`;
@@ -96,7 +131,11 @@ export const globTool = defineTool({
     return {
       output: lines.join('\n'),
       exitCode: 0,
-      metadata: { page: listPageMetadata({ offset, limit, requestedLimit: limit }, page.length, next, paths.length), sort, capped },
+      metadata: {
+        page: listPageMetadata({ offset, limit, requestedLimit: limit }, page.length, next, paths.length),
+        sort,
+        capped,
+      },
     };
   },
 });

@@ -22,28 +22,52 @@ const PAGED_MODES = ['files_with_matches', 'count', 'summary'] as const;
 
 const parameters = z
   .object({
-    pattern: z.string().min(1).describe('Required. JavaScript regular expression to search for, matched against each line.'),
-    path: z.string().min(1).optional().describe('File or directory to search, relative to the workspace (default: the workspace).'),
+    pattern: z
+      .string()
+      .min(1)
+      .describe('Required. JavaScript regular expression to search for, matched against each line.'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('File or directory to search, relative to the workspace (default: the workspace).'),
     glob: z.string().min(1).optional().describe('Only search files matching this glob, e.g. "*.ts" or "*.{ts,tsx}".'),
-    context: z.number().int().min(0).max(MAX_CONTEXT).optional().describe(`Lines of context before and after each match (content mode only, 0-${MAX_CONTEXT}).`),
+    context: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_CONTEXT)
+      .optional()
+      .describe(`Lines of context before and after each match (content mode only, 0-${MAX_CONTEXT}).`),
     '-i': z.boolean().optional().describe('Case-insensitive search (default false).'),
     output_mode: z
       .enum(['content', ...PAGED_MODES])
       .optional()
-      .describe('"content" (default): matching lines; "files_with_matches": file paths; "count": matches per file; "summary": per file its match count and first match.'),
+      .describe(
+        '"content" (default): matching lines; "files_with_matches": file paths; "count": matches per file; "summary": per file its match count and first match.',
+      ),
     limit: z
       .number()
       .int()
       .min(1)
       .max(MAX_LIMIT)
       .optional()
-      .describe(`Files per page in the paged modes; matching lines shown in content mode (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
-    cursor: z.string().optional().describe('Paged modes only: the cursor from a previous grep call with the same arguments, for the next page.'),
+      .describe(
+        `Files per page in the paged modes; matching lines shown in content mode (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`,
+      ),
+    cursor: z
+      .string()
+      .optional()
+      .describe('Paged modes only: the cursor from a previous grep call with the same arguments, for the next page.'),
   })
   .strict()
   .superRefine((args, ctx) => {
     if (args.cursor !== undefined && (args.output_mode ?? 'content') === 'content') {
-      ctx.addIssue({ code: 'custom', path: ['cursor'], message: 'cursor is only for output_mode files_with_matches, count or summary' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cursor'],
+        message: 'cursor is only for output_mode files_with_matches, count or summary',
+      });
     }
   });
 
@@ -63,7 +87,12 @@ interface FileList {
   close(): void;
 }
 
-async function listFiles(files: WorkspaceFiles, userPath: string, glob: string | undefined, signal: AbortSignal): Promise<FileList> {
+async function listFiles(
+  files: WorkspaceFiles,
+  userPath: string,
+  glob: string | undefined,
+  signal: AbortSignal,
+): Promise<FileList> {
   const base = openSearchBase(files, userPath);
   if (base.kind === 'file') {
     const { relative } = base;
@@ -75,7 +104,12 @@ async function listFiles(files: WorkspaceFiles, userPath: string, glob: string |
   try {
     // Symlinks are not followed (nor listed), and every directory is opened from the one that listed it, so
     // the walk cannot leave the workspace, not even when a directory is swapped for a symlink meanwhile.
-    const listing = await globWorkspace(files, base.dir, glob ?? '**/*', { ignore: IGNORED_DIRS, baseNameMatch: true, maxFiles: MAX_FILES_WALKED, signal });
+    const listing = await globWorkspace(files, base.dir, glob ?? '**/*', {
+      ignore: IGNORED_DIRS,
+      baseNameMatch: true,
+      maxFiles: MAX_FILES_WALKED,
+      signal,
+    });
     const found = listing.files.map((file) => ({ shown: file.path, open: () => openGlobFile(file) }));
     found.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
     return {
@@ -160,7 +194,12 @@ async function load(target: SearchTarget): Promise<Loaded> {
   }
 }
 
-async function scanFiles(files: readonly SearchTarget[], regex: RegExp, args: Args, signal: AbortSignal): Promise<Scan> {
+async function scanFiles(
+  files: readonly SearchTarget[],
+  regex: RegExp,
+  args: Args,
+  signal: AbortSignal,
+): Promise<Scan> {
   const content = (args.output_mode ?? 'content') === 'content';
   const limit = args.limit ?? DEFAULT_LIMIT;
   const context = args.context ?? 0;
@@ -211,7 +250,8 @@ async function scanFiles(files: readonly SearchTarget[], regex: RegExp, args: Ar
 
 function pagedLine(mode: Exclude<Args['output_mode'], 'content' | undefined>, hit: FileHits): string {
   if (mode === 'count') return `${hit.shown}:${hit.count}`;
-  if (mode === 'summary') return `${hit.shown}: ${hit.count} match(es); first at line ${hit.firstLine}: ${hit.firstText}`;
+  if (mode === 'summary')
+    return `${hit.shown}: ${hit.count} match(es); first at line ${hit.firstLine}: ${hit.firstText}`;
   return hit.shown;
 }
 
@@ -233,7 +273,11 @@ export const grepTool = defineTool({
     const mode = args.output_mode ?? 'content';
     const limit = args.limit ?? DEFAULT_LIMIT;
     const offset = parseCursor(args.cursor, 'grep');
-    if (typeof offset === 'string') return { ...toolError(offset, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message: offset } };
+    if (typeof offset === 'string')
+      return {
+        ...toolError(offset, { reason: 'invalid_cursor' }),
+        errorKind: { type: 'invalid_argument', message: offset },
+      };
     const userPath = args.path ?? '.';
     let listing: FileList;
     try {
@@ -249,12 +293,21 @@ export const grepTool = defineTool({
     } finally {
       listing.close();
     }
-    if (ctx.signal.aborted) return { ...toolError('grep was cancelled.', { reason: 'cancelled' }), errorKind: { type: 'cancelled', op: 'grep' } };
+    if (ctx.signal.aborted)
+      return {
+        ...toolError('grep was cancelled.', { reason: 'cancelled' }),
+        errorKind: { type: 'cancelled', op: 'grep' },
+      };
     const notes: string[] = [];
-    if (listing.walkCapped) notes.push(`(Only the first ${MAX_FILES_WALKED} files were searched; narrow path or glob.)`);
+    if (listing.walkCapped)
+      notes.push(`(Only the first ${MAX_FILES_WALKED} files were searched; narrow path or glob.)`);
     if (scan.skippedLarge > 0) notes.push(`(${scan.skippedLarge} files larger than 10 MiB were skipped.)`);
     const request = { offset, limit, requestedLimit: limit };
-    const search = { matching_lines: scan.matches, matching_files: scan.matchedFiles, truncated: scan.hitLimit || listing.walkCapped };
+    const search = {
+      matching_lines: scan.matches,
+      matching_files: scan.matchedFiles,
+      truncated: scan.hitLimit || listing.walkCapped,
+    };
     const searched = relativeToWorkspace(ctx.workspace, path.resolve(ctx.workspace, userPath));
     const result = (body: string[], anchors: string[], page: Record<string, unknown>): ToolResult => ({
       output: [...body, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n'),
@@ -262,11 +315,19 @@ export const grepTool = defineTool({
       metadata: { source_anchors: anchors, output_mode: mode, page, search, path: searched },
     });
 
-    if (scan.matches === 0) return result([`No matches found for pattern: ${args.pattern}`], [], listPageMetadata(request, 0, null, 0));
+    if (scan.matches === 0)
+      return result([`No matches found for pattern: ${args.pattern}`], [], listPageMetadata(request, 0, null, 0));
     if (mode === 'content') {
       const footer = `${scan.matches} match(es) in ${scan.matchedFiles} file(s)`;
-      const stop = scan.hitLimit ? [`(Stopped after ${limit} matching lines; there may be more. Narrow the pattern, path or glob, or raise limit.)`] : [];
-      const page = { ...listPageMetadata(request, scan.matches, null, scan.hitLimit ? null : scan.matches), truncated: scan.hitLimit };
+      const stop = scan.hitLimit
+        ? [
+            `(Stopped after ${limit} matching lines; there may be more. Narrow the pattern, path or glob, or raise limit.)`,
+          ]
+        : [];
+      const page = {
+        ...listPageMetadata(request, scan.matches, null, scan.hitLimit ? null : scan.matches),
+        truncated: scan.hitLimit,
+      };
       return result([...scan.out, '', footer, ...stop], scan.anchors, page);
     }
     if (offset > scan.hits.length) {
@@ -276,7 +337,14 @@ export const grepTool = defineTool({
     const end = Math.min(scan.hits.length, offset + limit);
     const next = end < scan.hits.length ? String(end) : null;
     const shown = scan.hits.slice(offset, end);
-    const footer = [`${end - offset} of ${scan.hits.length} matching file(s) shown`, ...(next !== null ? [`More files available; continue with cursor=${next}`] : [])];
-    return result([...shown.map((hit) => pagedLine(mode, hit)), '', ...footer], shown.map((hit) => hit.shown), listPageMetadata(request, shown.length, next, scan.hits.length));
+    const footer = [
+      `${end - offset} of ${scan.hits.length} matching file(s) shown`,
+      ...(next !== null ? [`More files available; continue with cursor=${next}`] : []),
+    ];
+    return result(
+      [...shown.map((hit) => pagedLine(mode, hit)), '', ...footer],
+      shown.map((hit) => hit.shown),
+      listPageMetadata(request, shown.length, next, scan.hits.length),
+    );
   },
 });

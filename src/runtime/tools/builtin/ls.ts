@@ -9,9 +9,22 @@ const MAX_LIMIT = 1000;
 
 const parameters = z
   .object({
-    path: z.string().min(1).optional().describe('Directory to list, relative to the workspace (default ".", the workspace).'),
-    limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`Maximum number of entries per page (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
-    cursor: z.string().optional().describe('The cursor from a previous ls call of the same directory, to get the next page.'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Directory to list, relative to the workspace (default ".", the workspace).'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_LIMIT)
+      .optional()
+      .describe(`Maximum number of entries per page (1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
+    cursor: z
+      .string()
+      .optional()
+      .describe('The cursor from a previous ls call of the same directory, to get the next page.'),
   })
   .strict();
 
@@ -25,11 +38,16 @@ export const lsTool = defineTool({
     const userPath = args.path ?? '.';
     const limit = args.limit ?? DEFAULT_LIMIT;
     const offset = parseCursor(args.cursor, 'ls');
-    if (typeof offset === 'string') return { ...toolError(offset, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message: offset } };
+    if (typeof offset === 'string')
+      return {
+        ...toolError(offset, { reason: 'invalid_cursor' }),
+        errorKind: { type: 'invalid_argument', message: offset },
+      };
     try {
       // The directory is opened confined and listed through its descriptor: what is listed is what was opened.
       const base = openSearchBase(ctx.files, userPath);
-      if (base.kind !== 'directory') return toolError(`${userPath} is not a directory; use read to see a file.`, { reason: 'not_a_directory' });
+      if (base.kind !== 'directory')
+        return toolError(`${userPath} is not a directory; use read to see a file.`, { reason: 'not_a_directory' });
       let entries: Dirent[];
       try {
         entries = await base.dir.list();
@@ -39,7 +57,10 @@ export const lsTool = defineTool({
       const names = entries.map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name)).sort();
       if (offset > names.length) {
         const message = `cursor offset ${offset} exceeds the ${names.length} entries of ${userPath}`;
-        return { ...toolError(message, { reason: 'invalid_cursor' }), errorKind: { type: 'invalid_argument', message } };
+        return {
+          ...toolError(message, { reason: 'invalid_cursor' }),
+          errorKind: { type: 'invalid_argument', message },
+        };
       }
       const end = Math.min(names.length, offset + limit);
       const next = end < names.length ? String(end) : null;

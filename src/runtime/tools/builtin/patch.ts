@@ -11,7 +11,10 @@ const DEV_NULL = '/dev/null';
 
 const parameters = z
   .object({
-    file_path: z.string().min(1).describe('Required. Path of the file to patch, relative to the workspace (or absolute inside it).'),
+    file_path: z
+      .string()
+      .min(1)
+      .describe('Required. Path of the file to patch, relative to the workspace (or absolute inside it).'),
     diff: z.string().min(1).describe('Required. Unified diff content with @@ hunk headers (---/+++ headers optional).'),
   })
   .strict();
@@ -115,7 +118,11 @@ function planChange(entry: StructuredPatch, target: PatchTarget): PlannedChange 
   }
   const after = applyHunks(before ?? '', entry, shown);
   if (deleting) {
-    if (after !== '') throw new PatchFailure(`The patch deletes ${shown} but does not remove all of its lines. No files were changed.`, 'hunk_failed');
+    if (after !== '')
+      throw new PatchFailure(
+        `The patch deletes ${shown} but does not remove all of its lines. No files were changed.`,
+        'hunk_failed',
+      );
     return { action: 'D', content: '' };
   }
   return { action: before === null ? 'A' : 'M', content: after };
@@ -126,7 +133,12 @@ function planChange(entry: StructuredPatch, target: PatchTarget): PlannedChange 
  * now), a new file is created with O_CREAT|O_EXCL where the walk leads, a deleted one is unlinked in the
  * directory the walk holds. If a write fails midway, what was there is put back. Answers the file's name.
  */
-async function commit(files: WorkspaceFiles, userPath: string, target: PatchTarget, change: PlannedChange): Promise<string> {
+async function commit(
+  files: WorkspaceFiles,
+  userPath: string,
+  target: PatchTarget,
+  change: PlannedChange,
+): Promise<string> {
   const { file } = target;
   if (change.action === 'D') {
     if (!file) return target.shown;
@@ -145,9 +157,15 @@ async function commit(files: WorkspaceFiles, userPath: string, target: PatchTarg
   }
   let created: OpenedRegularFile;
   try {
-    created = await openRegularFile(files, userPath, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, { createParents: true });
+    created = await openRegularFile(files, userPath, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, {
+      createParents: true,
+    });
   } catch (error) {
-    if (errnoCode(error) === 'EEXIST') throw new PatchFailure(`${target.shown} already exists, but the patch creates it (--- /dev/null).`, 'already_exists');
+    if (errnoCode(error) === 'EEXIST')
+      throw new PatchFailure(
+        `${target.shown} already exists, but the patch creates it (--- /dev/null).`,
+        'already_exists',
+      );
     throw error;
   }
   try {
@@ -172,11 +190,17 @@ export const patchTool = defineTool({
     try {
       entries = parsePatch(args.diff).filter((entry) => entry.hunks.length > 0);
     } catch (error) {
-      return toolError(`Could not parse the patch: ${error instanceof Error ? error.message : String(error)}`, { reason: 'parse_error' });
+      return toolError(`Could not parse the patch: ${error instanceof Error ? error.message : String(error)}`, {
+        reason: 'parse_error',
+      });
     }
-    if (entries.length === 0) return toolError('The patch contains no hunks (lines starting with @@).', { reason: 'parse_error' });
+    if (entries.length === 0)
+      return toolError('The patch contains no hunks (lines starting with @@).', { reason: 'parse_error' });
     if (entries.length > 1) {
-      return toolError(`The diff changes ${entries.length} files; patch applies to one file (file_path). Call patch once per file.`, { reason: 'many_files' });
+      return toolError(
+        `The diff changes ${entries.length} files; patch applies to one file (file_path). Call patch once per file.`,
+        { reason: 'many_files' },
+      );
     }
     let target: PatchTarget | undefined;
     let change: PlannedChange;
@@ -195,7 +219,12 @@ export const patchTool = defineTool({
     return {
       output: `Applied ${hunks} hunk(s) to ${shown}`,
       exitCode: 0,
-      metadata: { file_path: shown, ...contentMetadata('before', target.before ?? ''), ...contentMetadata('after', change.content), action: change.action },
+      metadata: {
+        file_path: shown,
+        ...contentMetadata('before', target.before ?? ''),
+        ...contentMetadata('after', change.content),
+        action: change.action,
+      },
     };
   },
 });

@@ -1,7 +1,11 @@
 import { constants } from 'node:fs';
 import { MAX_PROGRAM_SOURCE_BYTES, ProgramArgsSchema, type ProgramArgs } from '../../../protocol/program-args.js';
 import { cutToBytes } from '../../program/program-log.js';
-import { DEFAULT_PROGRAM_LIMITS, DELEGATING_PROGRAM_TIMEOUT_MS, type ProgramLimits } from '../../../protocol/program-limits.js';
+import {
+  DEFAULT_PROGRAM_LIMITS,
+  DELEGATING_PROGRAM_TIMEOUT_MS,
+  type ProgramLimits,
+} from '../../../protocol/program-limits.js';
 import { MIN_PROGRAM_LOG_BYTES, type ProgramOutcome, type ProgramToolCaller } from '../../program/program-types.js';
 import { runProgram } from '../../program/quickjs-sandbox.js';
 import { defineTool, loadPrompt, toolError, type NestedInvoker, type ToolResult } from '../define-tool.js';
@@ -15,19 +19,25 @@ const LISTED_CALLS = 50;
 
 /** The script's source, read through one handle of the confined walk that fstat said is a regular file of bounded size. */
 async function loadScript(files: WorkspaceFiles, userPath: string): Promise<string | ToolResult> {
-  if (!/\.m?js$/.test(userPath)) return toolError('program script path must point to a .js or .mjs file', { reason: 'not_a_script' });
+  if (!/\.m?js$/.test(userPath))
+    return toolError('program script path must point to a .js or .mjs file', { reason: 'not_a_script' });
   let file: OpenedRegularFile | undefined;
   try {
     file = await openRegularFile(files, userPath, constants.O_RDONLY);
     const { size } = file.stats;
     // One byte past the bound: a file that grew since fstat is still refused.
-    const source = size > MAX_PROGRAM_SOURCE_BYTES ? undefined : await readAt(file.handle, 0, MAX_PROGRAM_SOURCE_BYTES + 1);
+    const source =
+      size > MAX_PROGRAM_SOURCE_BYTES ? undefined : await readAt(file.handle, 0, MAX_PROGRAM_SOURCE_BYTES + 1);
     if (source === undefined || source.length > MAX_PROGRAM_SOURCE_BYTES) {
-      return toolError(`script source is too large: ${Math.max(size, source?.length ?? 0)} bytes exceeds ${MAX_PROGRAM_SOURCE_BYTES} bytes`, { reason: 'too_large' });
+      return toolError(
+        `script source is too large: ${Math.max(size, source?.length ?? 0)} bytes exceeds ${MAX_PROGRAM_SOURCE_BYTES} bytes`,
+        { reason: 'too_large' },
+      );
     }
     return source.toString('utf8');
   } catch (error) {
-    if (error instanceof NotRegularFileError) return toolError(`${userPath} is not a regular file; path must name a script file.`, { reason: 'not_a_file' });
+    if (error instanceof NotRegularFileError)
+      return toolError(`${userPath} is not a regular file; path must name a script file.`, { reason: 'not_a_file' });
     return existingPathErrorResult(error, userPath);
   } finally {
     await file?.handle.close().catch(() => undefined);
@@ -43,8 +53,12 @@ function prettyResult(value: unknown, maxBytes: number): string {
 function callList(outcome: ProgramOutcome): string {
   const lines = outcome.toolCalls
     .slice(0, LISTED_CALLS)
-    .map((call, i) => `${i + 1}. ${call.name} (${call.success ? 'ok' : 'failed'}, exit_code=${call.exitCode}, output_bytes=${call.outputBytes})`);
-  if (outcome.toolCalls.length > LISTED_CALLS) lines.push(`... and ${outcome.toolCalls.length - LISTED_CALLS} more (see metadata.program.tool_calls)`);
+    .map(
+      (call, i) =>
+        `${i + 1}. ${call.name} (${call.success ? 'ok' : 'failed'}, exit_code=${call.exitCode}, output_bytes=${call.outputBytes})`,
+    );
+  if (outcome.toolCalls.length > LISTED_CALLS)
+    lines.push(`... and ${outcome.toolCalls.length - LISTED_CALLS} more (see metadata.program.tool_calls)`);
   return [`Tool calls: ${outcome.toolCalls.length}`, ...lines].join('\n');
 }
 
@@ -68,8 +82,13 @@ function describeOutcome(outcome: ProgramOutcome, limits: ProgramLimits): string
   const parts: string[] = [];
   if (outcome.ok) {
     const result = outcome.result as { summary?: unknown } | null;
-    const summary = result !== null && typeof result === 'object' && typeof result.summary === 'string' ? `\n${result.summary}` : '';
-    parts.push(`Program script completed.${summary}`, callList(outcome), `Result:\n${prettyResult(outcome.result, Math.max(MIN_PROGRAM_LOG_BYTES, limits.maxOutputBytes))}`);
+    const summary =
+      result !== null && typeof result === 'object' && typeof result.summary === 'string' ? `\n${result.summary}` : '';
+    parts.push(
+      `Program script completed.${summary}`,
+      callList(outcome),
+      `Result:\n${prettyResult(outcome.result, Math.max(MIN_PROGRAM_LOG_BYTES, limits.maxOutputBytes))}`,
+    );
   } else {
     parts.push(failureHead(outcome, limits));
     if (outcome.toolCalls.length > 0) parts.push(callList(outcome));
@@ -102,7 +121,13 @@ function programMetadata(outcome: ProgramOutcome): Record<string, unknown> {
 function callThrough(nested: NestedInvoker): ProgramToolCaller {
   return async (name, args) => {
     const result = await nested.call(name, args);
-    return { name: result.name, output: result.output, exitCode: result.exitCode, truncated: result.truncated, ...(result.metadata ? { metadata: result.metadata } : {}) };
+    return {
+      name: result.name,
+      output: result.output,
+      exitCode: result.exitCode,
+      truncated: result.truncated,
+      ...(result.metadata ? { metadata: result.metadata } : {}),
+    };
   };
 }
 
@@ -111,7 +136,8 @@ function effectiveLimits(args: ProgramArgs, nested: NestedInvoker): ProgramLimit
   const delegating = args.allowed_tools ? args.allowed_tools.includes('task') : nested.describe('task') !== undefined;
   return {
     ...DEFAULT_PROGRAM_LIMITS,
-    timeoutMs: args.limits?.timeoutMs ?? (delegating ? DELEGATING_PROGRAM_TIMEOUT_MS : DEFAULT_PROGRAM_LIMITS.timeoutMs),
+    timeoutMs:
+      args.limits?.timeoutMs ?? (delegating ? DELEGATING_PROGRAM_TIMEOUT_MS : DEFAULT_PROGRAM_LIMITS.timeoutMs),
     ...(args.limits?.maxToolCalls !== undefined ? { maxToolCalls: args.limits.maxToolCalls } : {}),
     ...(args.limits?.maxOutputBytes !== undefined ? { maxOutputBytes: args.limits.maxOutputBytes } : {}),
   };
@@ -150,6 +176,10 @@ export const programTool = defineTool({
       callTool: callThrough(ctx.nested),
       signal: ctx.signal,
     });
-    return { output: describeOutcome(outcome, effective), exitCode: outcome.ok ? 0 : 1, metadata: programMetadata(outcome) };
+    return {
+      output: describeOutcome(outcome, effective),
+      exitCode: outcome.ok ? 0 : 1,
+      metadata: programMetadata(outcome),
+    };
   },
 });

@@ -13,8 +13,16 @@ const CHUNK_BYTES = 64 * 1024;
 
 const parameters = z
   .object({
-    file_path: z.string().min(1).describe('Path of the file to read, relative to the workspace (or absolute inside it).'),
-    offset: z.number().int().min(0).optional().describe('0-based line to start reading at (default 0); the footer of a partial read gives the next offset.'),
+    file_path: z
+      .string()
+      .min(1)
+      .describe('Path of the file to read, relative to the workspace (or absolute inside it).'),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('0-based line to start reading at (default 0); the footer of a partial read gives the next offset.'),
     limit: z
       .number()
       .int()
@@ -51,7 +59,8 @@ class LineWindow {
       const end = newline === -1 ? chunk.length : newline;
       const piece = chunk.slice(index, end);
       // Lines before the window are only counted; window lines keep one char past the cap to detect cutting.
-      if (this.linesSeen + 1 >= this.start && this.current.length <= MAX_LINE_CHARS) this.current += piece.slice(0, MAX_LINE_CHARS + 1 - this.current.length);
+      if (this.linesSeen + 1 >= this.start && this.current.length <= MAX_LINE_CHARS)
+        this.current += piece.slice(0, MAX_LINE_CHARS + 1 - this.current.length);
       this.currentLength += piece.length;
       if (newline === -1) break;
       this.finishLine();
@@ -71,7 +80,8 @@ class LineWindow {
     if (this.linesSeen >= this.start) {
       const current = this.current;
       let text = current.endsWith('\r') && this.currentLength === current.length ? current.slice(0, -1) : current;
-      if (this.currentLength > MAX_LINE_CHARS) text = `${text.slice(0, MAX_LINE_CHARS)}... [line truncated, ${this.currentLength - MAX_LINE_CHARS} more chars]`;
+      if (this.currentLength > MAX_LINE_CHARS)
+        text = `${text.slice(0, MAX_LINE_CHARS)}... [line truncated, ${this.currentLength - MAX_LINE_CHARS} more chars]`;
       this.lines.push(text);
     }
     this.current = '';
@@ -83,7 +93,14 @@ class LineWindow {
  * Decodes the file from its first chunk on (already read into `buffer`) into the window, reading more
  * only while the window wants lines; the same buffer is reused for every read.
  */
-async function fillWindow(handle: FileHandle, buffer: Buffer, firstBytes: number, size: number, window: LineWindow, signal: AbortSignal): Promise<void> {
+async function fillWindow(
+  handle: FileHandle,
+  buffer: Buffer,
+  firstBytes: number,
+  size: number,
+  window: LineWindow,
+  signal: AbortSignal,
+): Promise<void> {
   const decoder = new StringDecoder('utf8');
   let bytes = firstBytes;
   let consumed = 0;
@@ -100,7 +117,16 @@ async function fillWindow(handle: FileHandle, buffer: Buffer, firstBytes: number
 }
 
 /** The seed's read metadata: the file as source anchor and the line range returned. */
-function readMetadata(relPath: string, offset: number, requested: number | undefined, applied: number, returned: number, eof: boolean, total: number | null, output: string): Record<string, unknown> {
+function readMetadata(
+  relPath: string,
+  offset: number,
+  requested: number | undefined,
+  applied: number,
+  returned: number,
+  eof: boolean,
+  total: number | null,
+  output: string,
+): Record<string, unknown> {
   return {
     source_anchors: [relPath],
     range: {
@@ -138,19 +164,28 @@ export const readTool = defineTool({
       const { stats } = opened;
       relPath = opened.relative;
       if (stats.size === 0) {
-        if (offset > 0) return toolError(`Offset ${offset} exceeds file length (0 lines)`, { reason: 'offset_out_of_range' });
-        return { output: '(File is empty.)', exitCode: 0, metadata: readMetadata(relPath, offset, args.limit, limit, 0, true, 0, '') };
+        if (offset > 0)
+          return toolError(`Offset ${offset} exceeds file length (0 lines)`, { reason: 'offset_out_of_range' });
+        return {
+          output: '(File is empty.)',
+          exitCode: 0,
+          metadata: readMetadata(relPath, offset, args.limit, limit, 0, true, 0, ''),
+        };
       }
       const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(BINARY_SNIFF_BYTES, stats.size)));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (looksBinary(buffer.subarray(0, bytesRead))) {
-        return toolError(`${args.file_path} is a binary file (${stats.size} bytes); it cannot be shown as text.`, { reason: 'binary' });
+        return toolError(`${args.file_path} is a binary file (${stats.size} bytes); it cannot be shown as text.`, {
+          reason: 'binary',
+        });
       }
       await fillWindow(handle, buffer, bytesRead, stats.size, window, ctx.signal);
     } catch (error) {
       if (error instanceof NotRegularFileError) {
         return error.kind === 'directory'
-          ? toolError(`${args.file_path} is a directory, not a file; use ls or glob to list it.`, { reason: 'is_directory' })
+          ? toolError(`${args.file_path} is a directory, not a file; use ls or glob to list it.`, {
+              reason: 'is_directory',
+            })
           : toolError(`${args.file_path} is not a regular file.`, { reason: 'not_a_file' });
       }
       return existingPathErrorResult(error, args.file_path);
@@ -159,12 +194,18 @@ export const readTool = defineTool({
       handle?.close().catch(() => undefined);
     }
     if (window.lines.length === 0) {
-      return toolError(`Offset ${offset} exceeds file length (${window.linesSeen} lines)`, { reason: 'offset_out_of_range' });
+      return toolError(`Offset ${offset} exceeds file length (${window.linesSeen} lines)`, {
+        reason: 'offset_out_of_range',
+      });
     }
     const next = offset + window.lines.length;
     let output = window.lines.map((line, i) => `${String(offset + i + 1).padStart(6)}\t${line}`).join('\n');
     if (window.hasMore) output += `\n\n... (more lines available; continue with offset=${next})`;
     const total = window.hasMore ? null : window.linesSeen;
-    return { output, exitCode: 0, metadata: readMetadata(relPath, offset, args.limit, limit, window.lines.length, !window.hasMore, total, output) };
+    return {
+      output,
+      exitCode: 0,
+      metadata: readMetadata(relPath, offset, args.limit, limit, window.lines.length, !window.hasMore, total, output),
+    };
   },
 });

@@ -6,7 +6,13 @@ import { defineTool, loadPrompt, type AnyToolDefinition, type ToolResult } from 
 const object = z
   .object({
     query: z.string().max(10_000).describe('What the task is about, in a few words.'),
-    limit: z.number().int().min(1).max(MAX_SKILL_SEARCH_LIMIT).optional().describe(`How many skills at most (1-${MAX_SKILL_SEARCH_LIMIT}, default ${DEFAULT_SKILL_SEARCH_LIMIT}).`),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SKILL_SEARCH_LIMIT)
+      .optional()
+      .describe(`How many skills at most (1-${MAX_SKILL_SEARCH_LIMIT}, default ${DEFAULT_SKILL_SEARCH_LIMIT}).`),
   })
   .strict();
 
@@ -29,15 +35,28 @@ export function createSearchSkillsTool(skills: SkillRegistry): AnyToolDefinition
     jsonSchema: z.toJSONSchema(object, { target: 'draft-7', io: 'input' }) as Record<string, unknown>,
     readOnly: true,
     execute(args): Promise<ToolResult> {
-      const found = scoreSkills(skills.discoverable(), args.query, args.limit ?? DEFAULT_SKILL_SEARCH_LIMIT).map((entry) => entry.skill);
+      const found = scoreSkills(skills.discoverable(), args.query, args.limit ?? DEFAULT_SKILL_SEARCH_LIMIT).map(
+        (entry) => entry.skill,
+      );
       const output =
         found.length === 0
           ? 'No matching skills found. Continue with the core tools.'
           : [
               `Found ${found.length} matching skill(s). Invoke one with Skill using its skill_name.`,
-              ...found.map((skill) => `- ${skill.name} (${skill.kind}): ${skill.description} Allowed tools: ${skill.allowedTools.length > 0 ? skill.allowedTools.join(', ') : 'none'}.`),
+              ...found.map(
+                (skill) =>
+                  `- ${skill.name} (${skill.kind}): ${skill.description} Allowed tools: ${skill.allowedTools.length > 0 ? skill.allowedTools.join(', ') : 'none'}.`,
+              ),
             ].join('\n');
-      const metadata = { skills: found.map((skill) => ({ name: skill.name, description: skill.description, kind: skill.kind, tags: [...skill.tags], allowed_tools: [...skill.allowedTools] })) };
+      const metadata = {
+        skills: found.map((skill) => ({
+          name: skill.name,
+          description: skill.description,
+          kind: skill.kind,
+          tags: [...skill.tags],
+          allowed_tools: [...skill.allowedTools],
+        })),
+      };
       return Promise.resolve({ output, exitCode: 0, metadata });
     },
   });

@@ -13,7 +13,10 @@ export const webFetchTool = defineTool({
   parameters: WebFetchParamsSchema,
   readOnly: false,
   async execute(args, ctx): Promise<ToolResult> {
-    if (!ctx.web) return toolError('web_fetch is not available in this context (no web access was given to the call).', { reason: 'no_web_access' });
+    if (!ctx.web)
+      return toolError('web_fetch is not available in this context (no web access was given to the call).', {
+        reason: 'no_web_access',
+      });
     return fetchWebPage(ctx.web, args, ctx.signal);
   },
 });

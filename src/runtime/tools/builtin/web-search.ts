@@ -12,7 +12,10 @@ export const webSearchTool = defineTool({
   parameters: WebSearchParamsSchema,
   readOnly: false,
   async execute(args, ctx): Promise<ToolResult> {
-    if (!ctx.web) return toolError('web_search is not available in this context (no web access was given to the call).', { reason: 'no_web_access' });
+    if (!ctx.web)
+      return toolError('web_search is not available in this context (no web access was given to the call).', {
+        reason: 'no_web_access',
+      });
     return runWebSearch(ctx.web, args, ctx.signal);
   },
 });

@@ -1,26 +1,52 @@
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { openOrCreateRegularFile, readAt, replaceContent, writeAll, type OpenedOrCreatedFile } from '../../workspace/regular-file.js';
+import {
+  openOrCreateRegularFile,
+  readAt,
+  replaceContent,
+  writeAll,
+  type OpenedOrCreatedFile,
+} from '../../workspace/regular-file.js';
 import { NotRegularFileError } from '../../workspace/not-regular-file-error.js';
 import { defineTool, loadPrompt, toolError, type ToolResult } from '../define-tool.js';
 import { contentMetadata, countLines, MAX_CONTENT_METADATA_BYTES, pathErrorResult } from '../tool-file-helpers.js';
 const parameters = z
   .object({
-    file_path: z.string().min(1).describe('Required. Path of the file to write, relative to the workspace (or absolute inside it); parent directories are created.'),
-    content: z.string().describe('Required. The content to write (the whole file with "overwrite", the chunk to add with "append").'),
-    mode: z.enum(['overwrite', 'append']).optional().describe('"overwrite" (default) replaces the file; "append" adds content at its end.'),
+    file_path: z
+      .string()
+      .min(1)
+      .describe(
+        'Required. Path of the file to write, relative to the workspace (or absolute inside it); parent directories are created.',
+      ),
+    content: z
+      .string()
+      .describe('Required. The content to write (the whole file with "overwrite", the chunk to add with "append").'),
+    mode: z
+      .enum(['overwrite', 'append'])
+      .optional()
+      .describe('"overwrite" (default) replaces the file; "append" adds content at its end.'),
     expected_offset: z
       .number()
       .int()
       .min(0)
       .optional()
-      .describe('Append only: the byte size the file must have before this chunk; a retry of a chunk already in place is not written twice. 0 is tolerated with overwrite.'),
+      .describe(
+        'Append only: the byte size the file must have before this chunk; a retry of a chunk already in place is not written twice. 0 is tolerated with overwrite.',
+      ),
   })
   .strict()
   .superRefine((args, ctx) => {
-    if ((args.mode ?? 'overwrite') === 'overwrite' && args.expected_offset !== undefined && args.expected_offset !== 0) {
-      ctx.addIssue({ code: 'custom', path: ['expected_offset'], message: 'expected_offset is only valid with mode "append" (0 is tolerated with overwrite)' });
+    if (
+      (args.mode ?? 'overwrite') === 'overwrite' &&
+      args.expected_offset !== undefined &&
+      args.expected_offset !== 0
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['expected_offset'],
+        message: 'expected_offset is only valid with mode "append" (0 is tolerated with overwrite)',
+      });
     }
   });
 
@@ -67,7 +93,10 @@ async function append(handle: FileHandle, shown: string, args: Args, before: Exi
   const expected = args.expected_offset;
   // A retry of a chunk that already landed: the file is exactly expected_offset + chunk and ends with it.
   const alreadyApplied =
-    expected !== undefined && expected !== size && size === expected + chunk.length && (await readAt(handle, expected, chunk.length)).equals(chunk);
+    expected !== undefined &&
+    expected !== size &&
+    size === expected + chunk.length &&
+    (await readAt(handle, expected, chunk.length)).equals(chunk);
   if (expected !== undefined && expected !== size && !alreadyApplied) {
     return {
       ...toolError(
@@ -111,9 +140,15 @@ export const writeTool = defineTool({
     let file: OpenedOrCreatedFile | undefined;
     try {
       // Read and write through one handle of the confined walk: the head for metadata, then the new content.
-      file = await openOrCreateRegularFile(ctx.files, args.file_path, constants.O_RDWR | (appending ? constants.O_APPEND : 0));
+      file = await openOrCreateRegularFile(
+        ctx.files,
+        args.file_path,
+        constants.O_RDWR | (appending ? constants.O_APPEND : 0),
+      );
       const before = await existing(file);
-      return appending ? await append(file.handle, file.relative, args, before) : await overwrite(file.handle, file.relative, args, before);
+      return appending
+        ? await append(file.handle, file.relative, args, before)
+        : await overwrite(file.handle, file.relative, args, before);
     } catch (error) {
       if (error instanceof NotRegularFileError && error.kind === 'directory') {
         return toolError(`${args.file_path} is a directory; give the path of a file.`, { reason: 'is_directory' });
