@@ -101,6 +101,38 @@ describe('maxParallelTasks bounds the parallel_task children of a session runnin
     t.fake.assertDone();
   });
 
+  it("the slots are the session's: a host tasks request waits behind the model's parallel_task", async () => {
+    const t = await start({ config: { defaultPermissionPolicy: OPEN_POLICY } });
+    const id = await createSession(t, { maxParallelTasks: 2 });
+    const modelArrivals: number[] = [];
+    const hostArrivals: number[] = [];
+    t.fake.script(
+      ...fanOut('share', 2, modelArrivals),
+      ...[1, 2].map((n): FakeStep => ({
+        when: childStart(`host ${n}`),
+        expect: () => void hostArrivals.push(Date.now()),
+        text: `host done ${n}`,
+      })),
+    );
+    const runId = await startRun(t, id, 'go share');
+    await eventually(() => childRequests(t, 'share') === 2, 'the model children asked');
+    const host = request(t.url)
+      .post(`/v1/sessions/${id}/tasks`)
+      .send({
+        tasks: [1, 2].map((n) => ({ agent: 'general', description: `host ${n}`, prompt: `host ${n}` })),
+      })
+      .then((res) => res);
+    await eventually(async () => (await statuses(t, id)).join() === 'running,running,queued,queued', 'host queued');
+    const answered = await host;
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({ name: 'parallel_task', exitCode: 0, metadata: { succeeded: 2, total: 2 } });
+    // The host's children asked only once the model's had been answered.
+    expect(Math.min(...hostArrivals)).toBeGreaterThanOrEqual(Math.min(...modelArrivals) + CHILD_MS - 20);
+    await waitRun(t, id, runId, 'completed');
+    expect(await statuses(t, id)).toEqual(Array(4).fill('completed'));
+    t.fake.assertDone();
+  });
+
   it('cancelling the run releases queued children at once: they end cancelled without a provider request', async () => {
     const t = await start({ config: { defaultPermissionPolicy: OPEN_POLICY } });
     const id = await createSession(t, { maxParallelTasks: 1 });
