@@ -51,6 +51,9 @@ export const SecurityProviderOptionSchema = storeRef(['default', 'none'] as cons
 
 const loose = z.record(z.string(), z.unknown());
 const nonNegativeInt = (max: number) => z.number().int().nonnegative().max(max);
+/** The most maxParallelTasks a session may ask for (two full parallel_task calls of 32 at once). */
+export const MAX_PARALLEL_TASKS_OPTION = 64;
+
 const positiveInt = (max: number) => z.number().int().positive().max(max);
 const paths = z.array(z.string().min(1).max(4096)).max(256);
 
@@ -159,10 +162,16 @@ const SESSION_OPTIONS_SHAPE = {
   hooks: z.array(ConfigHookRegistrationSchema).max(64).optional(),
   /** MCP servers the host supplies for this session: a read-only inherited layer (stdio needs host_direct). */
   mcpServers: z.array(McpServerConfigSchema).max(32).optional(),
-  // Accepted, inert here: no task scheduler (every session is admitted at once), no skills to restrict, no tasks to bound.
+  // Accepted, inert here: no task scheduler (every session is admitted at once), no skills to restrict.
   taskPriority: z.enum(['urgent', 'interactive', 'foreground', 'background', 'maintenance']).optional(),
   enforceActiveSkillToolRestrictions: z.boolean().optional(),
-  maxParallelTasks: positiveInt(1000).optional(),
+  /** parallel_task children of this session running at once, across all its calls (default: config max_parallel_tasks, 8); the rest wait queued. */
+  maxParallelTasks: z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_PARALLEL_TASKS_OPTION, `maxParallelTasks is at most ${MAX_PARALLEL_TASKS_OPTION}`)
+    .optional(),
   // Capabilities of later issues: UNSUPPORTED_OPTION when the value asks for something (see UNSUPPORTED_SESSION_OPTIONS).
   /** The built-in or registered agent the session runs as (sessionForAgent): its prompt, permission bound, model and max steps. */
   agent: z.string().min(1).max(200).optional(),

@@ -145,9 +145,9 @@ export const TaskRequestSchema = z
 /** A parsed task request. */
 export type TaskRequest = z.infer<typeof TaskRequestSchema>;
 
-/** Status of a subagent task. */
+/** Status of a subagent task (`queued`: a parallel_task child waiting for one of the session's maxParallelTasks slots). */
 export const SubagentTaskStatusSchema = z
-  .enum(['running', 'completed', 'failed', 'cancelled'])
+  .enum(['queued', 'running', 'completed', 'failed', 'cancelled'])
   .meta({ id: 'SubagentTaskStatus' });
 
 /** One delegated task as the parent session keeps it (SessionSnapshotV1.subagent_tasks, GET .../tasks). */

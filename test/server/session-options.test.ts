@@ -150,7 +150,6 @@ describe('SessionOptions validation', () => {
       trajectoryIncludeMessages: false,
       taskPriority: 'background',
       enforceActiveSkillToolRestrictions: true,
-      maxParallelTasks: 4,
     };
     const created = await request(t.url).post('/v1/sessions').send(inert).expect(201);
     expect(created.body.session).toMatchObject({ initWarning: null, hasMemory: false, hasQueue: false, agent: null });

@@ -19,12 +19,13 @@ import { linkAbort } from '../signals/link-abort.js';
 import { cutTaskOutput, structuredPrompt } from './task-output.js';
 import { outcomeOf, parallelResult, taskFailure, taskResult } from './task-result.js';
 import type { SubagentTasks } from './subagent-tasks.js';
+import type { ReleaseSlot, TaskSlots } from './task-slots.js';
 
 /** Delegation bounds (config `delegation`). */
 export interface DelegationLimits {
   /** Nesting depth a child may reach (a task inside a task inside ...); deeper ones are refused. */
   readonly maxDepth: number;
-  /** Children one parallel_task runs at once. */
+  /** A session's parallel_task children running at once when its options set no maxParallelTasks (config max_parallel_tasks, default 8). */
   readonly maxParallel: number;
 }
 
@@ -42,6 +43,8 @@ export interface SessionDelegationDeps {
   readonly agents: AgentRegistry;
   readonly skills: SkillRegistry;
   readonly tasks: SubagentTasks;
+  /** The session's maxParallelTasks slots, shared by the children of all its parallel_task calls and host `tasks` requests. */
+  readonly slots: TaskSlots;
   readonly parent: ChildParent;
   /** Builds child sessions; absent in a session built without an agent (embedders): delegation answers that it is off. */
   readonly spawner: ChildSpawner | undefined;
@@ -106,7 +109,10 @@ export class SessionDelegation implements Delegation {
           );
     let results: SubagentTaskSnapshot[];
     try {
-      results = await this.pool(jobs, (job) => this.runChild(job, controller.signal, call));
+      // Every child asks for a slot now, in item order; those beyond the session's bound wait queued.
+      results = await Promise.all(
+        jobs.map((job) => this.runChild(job, controller.signal, call, undefined, this.deps.slots)),
+      );
     } finally {
       clearTimeout(timer);
       unlink();
@@ -205,14 +211,16 @@ export class SessionDelegation implements Delegation {
   }
 
   /**
-   * Run one child to its end: build the child session, start its run linked to `signal`, report it on the
-   * parent's stream and record its task. Never throws: a child that cannot be built is a failed task.
+   * Run one child to its end: wait for one of `slots` when given (the task is `queued` meanwhile), build the
+   * child session, start its run linked to `signal`, report it on the parent's stream and record its task.
+   * Never throws: a child that cannot be built is a failed task, one cancelled while queued a cancelled one.
    */
   private async runChild(
     job: ChildJob,
     signal: AbortSignal,
     call: DelegationCall,
     onStarted?: (task: SubagentTaskSnapshot) => void,
+    slots?: TaskSlots,
   ): Promise<SubagentTaskSnapshot> {
     const { hostEnv, tasks } = this.deps;
     const taskId = hostEnv.newId('task');
@@ -229,7 +237,7 @@ export class SessionDelegation implements Delegation {
       prompt: job.prompt,
       kind: job.spec.kind,
       background: job.background,
-      status: 'running',
+      status: slots !== undefined && !slots.free ? 'queued' : 'running',
       parent_run_id: parentRunId ?? null,
       run_id: null,
       started_ms: hostEnv.now(),
@@ -240,7 +248,22 @@ export class SessionDelegation implements Delegation {
       usage: null,
     };
     tasks.add(base, controller);
+    let release: ReleaseSlot | undefined;
     try {
+      if (slots) {
+        release = await slots.acquire(controller.signal).catch(() => undefined);
+        if (!release) {
+          return this.end(taskId, job, {
+            status: 'cancelled',
+            output: null,
+            error: {
+              code: 'CANCELLED',
+              message: 'the task was cancelled while it waited for a slot (maxParallelTasks)',
+            },
+          });
+        }
+        tasks.start(taskId);
+      }
       const child = await this.deps.spawner!.spawn(this.deps.parent, {
         ...job.spec,
         observe: this.observer(taskId, parentRunId),
@@ -264,7 +287,7 @@ export class SessionDelegation implements Delegation {
         parent_session_id: this.deps.sessionId,
         agent: base.agent,
         description: job.description,
-        started_ms: base.started_ms,
+        started_ms: tasks.require(taskId).started_ms,
       });
       onStarted?.(tasks.require(taskId));
       const record = await run.done;
@@ -279,6 +302,7 @@ export class SessionDelegation implements Delegation {
         },
       });
     } finally {
+      release?.();
       unlink();
     }
   }
@@ -331,21 +355,6 @@ export class SessionDelegation implements Delegation {
         this.emitFor(parentRunId, type, payload as never);
       }
     };
-  }
-
-  /** Run `jobs` with at most limits.maxParallel at once; results in job order. */
-  private async pool<T>(jobs: readonly ChildJob[], run: (job: ChildJob) => Promise<T>): Promise<T[]> {
-    const results = new Array<T>(jobs.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < jobs.length) {
-        const index = next;
-        next += 1;
-        results[index] = await run(jobs[index]!);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.deps.limits.maxParallel, jobs.length) }, worker));
-    return results;
   }
 }
 

@@ -11,9 +11,9 @@ interface LiveTask {
 }
 
 /**
- * A session's subagent tasks, oldest first: running ones with their children, terminal ones bounded by
- * `maxTerminal` (the oldest terminal task is dropped first; a running task is never dropped). Only the
- * newest `keepFinishedChildren` finished children stay live sessions. Restored tasks that were running when saved are marked failed: their children did not survive.
+ * A session's subagent tasks, oldest first: queued and running ones (with their children), terminal ones bounded
+ * by `maxTerminal` (the oldest terminal task is dropped first; a queued or running task is never dropped). Only the
+ * newest `keepFinishedChildren` finished children stay live sessions. Restored tasks that were queued or running when saved are marked failed: their children did not survive.
  */
 export class SubagentTasks {
   /** Created on the first task: most sessions never delegate. */
@@ -32,7 +32,7 @@ export class SubagentTasks {
     restored: readonly SubagentTaskSnapshot[] = [],
   ) {
     for (const snapshot of restored) {
-      const interrupted = snapshot.status === 'running';
+      const interrupted = !isTerminal(snapshot.status);
       this.tasks.set(snapshot.task_id, {
         snapshot: interrupted
           ? {
@@ -42,7 +42,7 @@ export class SubagentTasks {
               finished_ms: snapshot.finished_ms ?? now(),
               error: {
                 code: 'NODE_LOST',
-                message: 'the task was running when its session was saved; its child did not survive the restore',
+                message: `the task was ${snapshot.status} when its session was saved; its child did not survive the restore`,
               },
             }
           : snapshot,
@@ -50,9 +50,16 @@ export class SubagentTasks {
     }
   }
 
-  /** Record a task that starts now. */
+  /** Record a task that starts now, or (status `queued`) waits for a slot. */
   add(snapshot: SubagentTaskSnapshot, controller: AbortController): void {
     this.tasks.set(snapshot.task_id, { snapshot, controller });
+  }
+
+  /** A queued task got its slot: it runs from now. */
+  start(taskId: string): void {
+    const task = this.tasks.get(taskId);
+    if (!task || task.snapshot.status !== 'queued') return;
+    task.snapshot = { ...task.snapshot, status: 'running', started_ms: this.now() };
   }
 
   /** Attach the task's child session once it exists. */
@@ -111,7 +118,7 @@ export class SubagentTasks {
     return this.byId ? [...this.byId.values()].map((task) => ({ ...task.snapshot })) : [];
   }
 
-  /** Cancel every running task (the parent closes or its run was cancelled). */
+  /** Cancel every running or queued task (the parent closes or its run was cancelled). */
   cancelAll(reason: Error): void {
     for (const task of this.byId?.values() ?? []) task.controller?.abort(reason);
   }
@@ -128,19 +135,24 @@ export class SubagentTasks {
     // The newest finished children stay live; the task snapshots of older ones outlive their sessions.
     let kept = 0;
     for (const task of [...this.tasks.values()].reverse()) {
-      if (task.snapshot.status === 'running' || !task.child) continue;
+      if (!isTerminal(task.snapshot.status) || !task.child) continue;
       kept += 1;
       if (kept <= this.keepFinishedChildren) continue;
       void task.child.close().catch(() => undefined);
       delete task.child;
     }
-    let terminal = [...this.tasks.values()].filter((task) => task.snapshot.status !== 'running').length;
+    let terminal = [...this.tasks.values()].filter((task) => isTerminal(task.snapshot.status)).length;
     for (const [taskId, task] of this.tasks) {
       if (terminal <= this.maxTerminal) break;
-      if (task.snapshot.status === 'running') continue;
+      if (!isTerminal(task.snapshot.status)) continue;
       this.tasks.delete(taskId);
       terminal -= 1;
       void task.child?.close().catch(() => undefined);
     }
   }
+}
+
+/** Whether a task has ended (a queued or running one has not). */
+function isTerminal(status: SubagentTaskSnapshot['status']): boolean {
+  return status !== 'queued' && status !== 'running';
 }

@@ -1,6 +1,7 @@
 import type { SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
 import { SessionDelegation } from '../delegation/session-delegation.js';
 import { SubagentTasks } from '../delegation/subagent-tasks.js';
+import { TaskSlots } from '../delegation/task-slots.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { SessionArtifacts } from './session-artifacts.js';
 import type { SessionEmit } from './session-emitter.js';
@@ -58,6 +59,8 @@ export function buildSessionDelegation(
       agents: config.agents,
       skills: config.skills,
       tasks,
+      // Per session, across every parallel_task and host `tasks` request: the option, else config max_parallel_tasks.
+      slots: new TaskSlots(config.options.maxParallelTasks ?? bounds.limits.maxParallel),
       parent: { config, hostEnv, governanceParts: () => governance.parts(), mcpLayers: () => mcp.layers() },
       spawner: agent.children,
       storeArtifact: (content, toolCallId, toolName) => artifacts.store(content, toolCallId, toolName),
