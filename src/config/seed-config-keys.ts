@@ -31,7 +31,7 @@ export const SeedConfigFields = {
     .optional(),
   /** Instruction file names tried after AGENTS.override.md and AGENTS.md in each directory. */
   projectDocFallbackFilenames: z.array(z.string().min(1)).optional(),
-  /** Children of one parallel_task running at once (seed default 8). */
+  /** A session's parallel_task children running at once: the default of SessionOptions.maxParallelTasks (seed 8). */
   maxParallelTasks: z
     .number()
     .int()
