@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { zodFieldProblems } from '../protocol/format-zod-issues.js';
 import { CodeConfigSchema, type CodeConfig } from './code-config.js';
+import { defaultPolicyProblems } from './check-default-policy.js';
 import { HclParseError } from './hcl-parse-error.js';
 import { formatPath, parseHcl, parseJsonWithLines, setOwn, type HclValue } from './hcl-parser.js';
 import { normalizeConfigKeys } from './normalize-keys.js';
@@ -109,7 +110,7 @@ function applyProjectDocMaxBytes(data: Record<string, unknown>, prov: Provenance
   setOwn(limits, 'agentsMdBytes', bytes);
 }
 
-/** If providers are configured, defaultModel must name one of them. */
+/** If providers are configured, defaultModel must name one of them, and one of its model blocks when it declares any. */
 function checkDefaultModel(data: Record<string, unknown>, prov: Provenance): ConfigProblem | undefined {
   const model =
     data.defaultModel === undefined ? CodeConfigSchema.shape.defaultModel.parse(undefined) : data.defaultModel;
@@ -118,10 +119,23 @@ function checkDefaultModel(data: Record<string, unknown>, prov: Provenance): Con
   const slash = model.indexOf('/');
   if (names.length === 0 || slash <= 0) return undefined;
   const provider = model.slice(0, slash);
-  if (names.includes(provider)) return undefined;
+  if (!names.includes(provider))
+    return prov.problem(
+      ['defaultModel'],
+      `provider "${provider}" of "${model}" is not configured (configured: ${names.join(', ')})`,
+    );
+  // A provider that declares model blocks serves those; one that declares none takes any model id.
+  const models = (data.providers[provider] as Record<string, unknown> | undefined)?.models;
+  if (!isPlainObject(models) || Object.keys(models).length === 0 || Object.hasOwn(models, model.slice(slash + 1)))
+    return undefined;
+  const declared = Object.entries(data.providers).flatMap(([name, settings]) =>
+    isPlainObject(settings) && isPlainObject(settings.models)
+      ? Object.keys(settings.models).map((id) => `${name}/${id}`)
+      : [],
+  );
   return prov.problem(
     ['defaultModel'],
-    `provider "${provider}" of "${model}" is not configured (configured: ${names.join(', ')})`,
+    `"${model}" names no declared model block of provider "${provider}" (declared: ${declared.join(', ')})`,
   );
 }
 
@@ -189,6 +203,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CodeConfig
     for (const { segments, message } of zodFieldProblems(result.error)) problems.push(prov.problem(segments, message));
   const modelProblem = checkDefaultModel(data, prov);
   if (modelProblem !== undefined) problems.push(modelProblem);
+  if (result.success) problems.push(...defaultPolicyProblems(result.data, prov));
   if (problems.length > 0 || !result.success) {
     // File problems first, in line order, then env and default problems; the sort is stable.
     const rank = (p: ConfigProblem): number =>

@@ -66,6 +66,18 @@ describe('parseAgentFile', () => {
     expect(problem('# no front matter\n', 'y.md')).toContain(
       'y.md: a Markdown agent definition starts with YAML front matter',
     );
-    expect(problem('name: a\ndescription: d\nprompt: "   "\n')).toContain('x.yaml: prompt: an agent needs a prompt');
+  });
+  it('takes a file without prompt or body, its description as the prompt', () => {
+    const text = 'name: docs-dynamic\ndescription: Answers from docs\nmax_steps: 4\npermissions:\n  allow: [read]\n';
+    expect(parseAgentFile(text, ctx('agents/docs-dynamic.yaml'))).toMatchObject({
+      name: 'docs-dynamic',
+      description: 'Answers from docs',
+      prompt: 'Answers from docs',
+      maxSteps: 4,
+      readOnly: true,
+    });
+    // A blank prompt, or a Markdown file with an empty body, is the same.
+    expect(parseAgentFile('name: a\ndescription: d\nprompt: "   "\n', ctx('x.yaml')).prompt).toBe('d');
+    expect(parseAgentFile('---\nname: b\ndescription: e\n---\n\n', ctx('b.md')).prompt).toBe('e');
   });
 });

@@ -159,7 +159,8 @@ describe('the seed ACL, key for key', () => {
     const zero = writeAcl('project_doc_max_bytes = 0\n');
     const config = await loadConfig({ env: {}, cwd: zero.dir, configPath: zero.file });
     expect(config.limits.agentsMdBytes).toBe(32768);
-    expect(configWarnings(config).map((w) => w.key)).toEqual(['project_doc_max_bytes']);
+    // No provider is configured either, which is named after the seed keys.
+    expect(configWarnings(config).map((w) => w.key)).toEqual(['project_doc_max_bytes', 'providers']);
   });
 });
 

@@ -9,7 +9,7 @@ export interface AgentDefinition {
   readonly description: string;
   /** The prompt style (agent_mode_changed.mode): general, planning, explore, verification, code_review. */
   readonly mode: string;
-  /** Text for the system prompt's role slot. */
+  /** Text for the system prompt's role slot (a file's `prompt` or Markdown body, else its description). */
   readonly prompt: string;
   /** The agent's own bound on tool calls (intersected with the session's policy: the stricter verdict wins); none: no extra bound. */
   readonly permissions?: PermissionPolicy;

@@ -25,7 +25,7 @@ function fail(context: AgentFileContext, field: string, message: string): CodeEr
 
 /**
  * Parse one agent definition: `*.md` (YAML front matter; the body is the prompt unless `prompt` is given) or
- * `*.yaml`/`*.yml`. Every problem is a CodeError naming the file and the field; built-in names are refused.
+ * `*.yaml`/`*.yml`; with neither `prompt` nor a body the description is the prompt. Every problem is a CodeError naming the file and the field; built-in names are refused.
  * Permissions: `deny` rules deny; a non-empty `allow` list makes the agent an allow-list (anything else denied).
  */
 export function parseAgentFile(text: string, context: AgentFileContext): AgentDefinition {
@@ -73,8 +73,9 @@ export function parseAgentFile(text: string, context: AgentFileContext): AgentDe
       }
     }
   }
-  const prompt = (file.prompt ?? body).trim();
-  if (!prompt) throw fail(context, 'prompt', 'an agent needs a prompt (the `prompt` field, or the Markdown body)');
+  // No `prompt` and no Markdown body is valid (the seed's own smoke registers such a file): the description,
+  // which says what the agent is for, is then its instructions in the system prompt's role slot.
+  const prompt = (file.prompt ?? body).trim() || file.description.trim();
   const allow = file.permissions?.allow ?? [];
   const deny = file.permissions?.deny ?? [];
   const permissions =
