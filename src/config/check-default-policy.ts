@@ -1,7 +1,7 @@
 import type { CodeConfig } from './code-config.js';
 import type { ConfigProblem } from './config-error.js';
 import type { Provenance } from './provenance.js';
-import { parseRule } from '../runtime/policy/permission-policy.js';
+import { ruleProblems } from '../runtime/policy/permission-policy.js';
 
 /**
  * Every rule of `default_permission_policy` that the sessions' rule parser refuses, as a problem at its file
@@ -10,16 +10,7 @@ import { parseRule } from '../runtime/policy/permission-policy.js';
 export function defaultPolicyProblems(config: CodeConfig, prov: Provenance): ConfigProblem[] {
   const policy = config.defaultPermissionPolicy;
   if (policy === undefined) return [];
-  const problems: ConfigProblem[] = [];
-  for (const field of ['deny', 'ask', 'allow'] as const) {
-    policy[field].forEach((rule, index) => {
-      try {
-        parseRule(rule);
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        problems.push(prov.problem(['defaultPermissionPolicy', field, index], message));
-      }
-    });
-  }
-  return problems;
+  return ruleProblems(policy).map(({ field, index, message }) =>
+    prov.problem(['defaultPermissionPolicy', field, index], message),
+  );
 }

@@ -237,19 +237,31 @@ export function isToolFullyDenied(policy: PermissionPolicy, toolName: string): b
   });
 }
 
-/** Every malformed rule in a policy, as `field[index]: message` (for SESSION_CONFIGURATION_ERROR). */
-export function policyProblems(policy: PermissionPolicy): string[] {
-  const problems: string[] = [];
+/** One malformed rule of a policy: its list, its index there and why the parser refused it. */
+export interface RuleProblem {
+  readonly field: 'deny' | 'ask' | 'allow';
+  readonly index: number;
+  readonly message: string;
+}
+
+/** Every malformed rule in a policy's lists (the sessions' check and the config's startup check share it). */
+export function ruleProblems(policy: Pick<PermissionPolicy, 'deny' | 'ask' | 'allow'>): RuleProblem[] {
+  const problems: RuleProblem[] = [];
   for (const field of ['deny', 'ask', 'allow'] as const) {
     policy[field].forEach((source, index) => {
       try {
         parseRule(source);
       } catch (error) {
-        problems.push(`${field}[${index}]: ${error instanceof Error ? error.message : String(error)}`);
+        problems.push({ field, index, message: error instanceof Error ? error.message : String(error) });
       }
     });
   }
   return problems;
+}
+
+/** Every malformed rule in a policy, as `field[index]: message` (for SESSION_CONFIGURATION_ERROR). */
+export function policyProblems(policy: PermissionPolicy): string[] {
+  return ruleProblems(policy).map(({ field, index, message }) => `${field}[${index}]: ${message}`);
 }
 
 /** The server's built-in default: read-only tools allowed, everything else asks. */
