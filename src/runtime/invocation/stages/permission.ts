@@ -23,14 +23,7 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (verdict.decision === 'allow') return CONTINUE;
   if (verdict.decision === 'deny') {
     const reason = `denied by permission rule "${verdict.rule}"`;
-    state.ctx.emit('permission_denied', {
-      tool_id: state.call.id,
-      tool_name: name,
-      args: state.args,
-      reason,
-      rule: verdict.rule,
-    });
-    return stopWith(`Tool ${name} was ${reason} (permissionPolicy).`, { denied_by: verdict.rule });
+    return denied(state, name, verdict.rule, reason, `Tool ${name} was ${reason} (permissionPolicy).`);
   }
   // An earlier "allow always" for the same tool and permission subject answers the ask (see ConfirmationBroker).
   if (
@@ -42,15 +35,14 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (governance.onAsk === 'approve') return CONTINUE;
   if (governance.onAsk === 'deny') {
     const reason = `needs confirmation (permission rule "${verdict.rule}"), and this child run denies what it would ask (confirmationInheritance deny_on_ask)`;
-    state.ctx.emit('permission_denied', {
-      tool_id: state.call.id,
-      tool_name: name,
-      args: state.args,
-      reason,
-      rule: verdict.rule,
-    });
-    return stopWith(`Tool ${name} was denied: it ${reason}.`, { denied_by: verdict.rule });
+    return denied(state, name, verdict.rule, reason, `Tool ${name} was denied: it ${reason}.`);
   }
   state.askRule = verdict.rule;
   return CONTINUE;
+}
+
+/** A denied call: the permission_denied event, then the error result the model sees. */
+function denied(state: ToolCallState, name: string, rule: string, reason: string, result: string): StageVerdict {
+  state.ctx.emit('permission_denied', { tool_id: state.call.id, tool_name: name, args: state.args, reason, rule });
+  return stopWith(result, { denied_by: rule });
 }
