@@ -162,7 +162,7 @@ const SESSION_OPTIONS_SHAPE = {
   hooks: z.array(ConfigHookRegistrationSchema).max(64).optional(),
   /** MCP servers the host supplies for this session: a read-only inherited layer (stdio needs host_direct). */
   mcpServers: z.array(McpServerConfigSchema).max(32).optional(),
-  // Accepted, inert here: no task scheduler (every session is admitted at once), no skills to restrict.
+  /** Refused (UNSUPPORTED_OPTION) when given: no Agent-wide task scheduler here (see UNSUPPORTED_OPTION_REASONS). */
   taskPriority: z.enum(['urgent', 'interactive', 'foreground', 'background', 'maintenance']).optional(),
   enforceActiveSkillToolRestrictions: z.boolean().optional(),
   /** parallel_task children of this session running at once, across all its calls (default: config max_parallel_tasks, 8); the rest wait queued. */
@@ -346,6 +346,13 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<
   planRun: (v) => v !== null && v !== false,
   readOnlySession: (v) => v === true,
   verifierEnabled: (v) => v === true,
+  taskPriority: () => true,
+};
+
+/** Why an unsupported option is refused, where there is more to say than "not built yet". */
+export const UNSUPPORTED_OPTION_REASONS: Readonly<Record<string, string>> = {
+  taskPriority:
+    'this server has no Agent-wide task scheduler: every session is admitted at once, so a priority would change nothing',
 };
 
 /** Each unsupported option's path ("queueConfig.enableDlq" names a field of an option), split once. */

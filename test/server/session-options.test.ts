@@ -148,7 +148,6 @@ describe('SessionOptions validation', () => {
       readOnlySession: false,
       verifierEnabled: false,
       trajectoryIncludeMessages: false,
-      taskPriority: 'background',
       enforceActiveSkillToolRestrictions: true,
     };
     const created = await request(t.url).post('/v1/sessions').send(inert).expect(201);
@@ -176,6 +175,7 @@ describe('SessionOptions validation', () => {
       ['readOnlySession', true],
       ['verifierEnabled', true],
       ['trajectoryPath', 'trace.jsonl'],
+      ['taskPriority', 'background'],
     ];
     for (const [name, value] of asking) {
       const res = await request(t.url)
@@ -187,6 +187,10 @@ describe('SessionOptions validation', () => {
         details: { field: name, options: [name] },
       });
     }
+    // taskPriority says why: there is no Agent-wide scheduler to give a priority to.
+    const priority = await request(t.url).post('/v1/sessions').send({ taskPriority: 'urgent' }).expect(400);
+    expect(priority.body.error.details.reasons.taskPriority).toContain('no Agent-wide task scheduler');
+    expect(priority.body.error.message).toContain('taskPriority: this server has no Agent-wide task scheduler');
     // The threshold of a compaction nobody asked for is inert (and said so).
     const alone = await request(t.url).post('/v1/sessions').send({ autoCompactThreshold: 0.5 }).expect(201);
     expect(alone.body.session.initWarning).toContain('autoCompactThreshold has no effect');

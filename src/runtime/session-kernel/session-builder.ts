@@ -7,7 +7,7 @@ import {
 } from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
 import { ConfirmationPolicySchema } from '../../protocol/governance.js';
-import { unsupportedOptions, type SessionOptions } from '../../protocol/session-options.js';
+import { UNSUPPORTED_OPTION_REASONS, unsupportedOptions, type SessionOptions } from '../../protocol/session-options.js';
 import { BUILTIN_DEFAULT_POLICY, policyProblems } from '../policy/permission-policy.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { HostEnv } from '../ports/host-env.js';
@@ -118,12 +118,21 @@ export async function buildSessionConfig(
   const unsupported = unsupportedOptions(options);
   if (unsupported.length > 0) {
     const list = unsupported.map((name) => `"${name}"`).join(', ');
+    const reasons = Object.fromEntries(
+      unsupported.flatMap((name) =>
+        UNSUPPORTED_OPTION_REASONS[name] ? [[name, UNSUPPORTED_OPTION_REASONS[name]]] : [],
+      ),
+    );
+    const why = Object.entries(reasons)
+      .map(([name, reason]) => `; ${name}: ${reason}`)
+      .join('');
     throw new CodeError(
       'UNSUPPORTED_OPTION',
-      `${unsupported.join(', ')}: ${unsupported.length === 1 ? 'this option asks' : 'these options ask'} for a capability this server does not implement yet; remove ${list} from the request (or give a value that asks for nothing, such as false, "disabled" or [])`,
+      `${unsupported.join(', ')}: ${unsupported.length === 1 ? 'this option asks' : 'these options ask'} for a capability this server does not implement yet; remove ${list} from the request (or give a value that asks for nothing, such as false, "disabled" or [])${why}`,
       {
         field: unsupported[0],
         options: unsupported,
+        ...(Object.keys(reasons).length > 0 ? { reasons } : {}),
       },
     );
   }
