@@ -316,13 +316,33 @@ describe('sessionStore', () => {
     t.fake.assertDone();
   });
 
-  it('"file" on a server that keeps sessions in memory is accepted with a note', async () => {
+  it('"file" on a server that keeps sessions in memory is refused naming the field; omitting it works', async () => {
     const t = await start({ config: { storageBackend: 'memory' } });
     const res = await request(t.url)
       .post('/v1/sessions')
       .send({ sessionStore: { type: 'file' } })
+      .expect(400);
+    expect(res.body.error).toMatchObject({
+      code: 'UNSUPPORTED_OPTION',
+      details: { field: 'sessionStore.type', storageBackend: 'memory' },
+    });
+    expect(res.body.error.message).toContain('storage_backend "memory"');
+    const plain = await request(t.url).post('/v1/sessions').send({}).expect(201);
+    expect(plain.body.session.sessionStore).toBe('file');
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionStore: { type: 'memory' } })
       .expect(201);
-    expect(res.body.session.initWarning).toContain('storage_backend "memory"');
+  });
+
+  it('"file" on the file store is accepted without a note and saves there', async () => {
+    const t = await start();
+    const res = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'durable', sessionStore: { type: 'file' } })
+      .expect(201);
+    expect(res.body.session).toMatchObject({ sessionStore: 'file', initWarning: null });
+    await request(t.url).post('/v1/sessions/durable/save').expect(200);
   });
 });
 

@@ -136,6 +136,20 @@ export async function buildSessionConfig(
       },
     );
   }
+  // The seed never substitutes a store: "file" on a server without a durable one is refused, not downgraded.
+  // A session restored within this process (passivated) was admitted when it was created.
+  if (
+    restored === undefined &&
+    options.sessionStore?.type === 'file' &&
+    deps.config.storageBackend === 'memory' &&
+    !usesRedis(deps.config)
+  ) {
+    throw new CodeError(
+      'UNSUPPORTED_OPTION',
+      'sessionStore.type: "file" asks for a durable session store, and this server keeps sessions in memory (storage_backend "memory", no Redis); omit sessionStore or send {type: "memory"}',
+      { field: 'sessionStore.type', options: ['sessionStore'], storageBackend: 'memory' },
+    );
+  }
   // Agent.createSession refuses a spoofed tenantId (and principal) first; this holds for every other builder of a session.
   if (options.tenantId !== undefined && options.tenantId !== caller.tenantId && !hasScope(caller, 'admin')) {
     throw new CodeError(
@@ -230,11 +244,6 @@ export async function buildSessionConfig(
     warnings.push('planning: true is ignored; planningMode "disabled" wins over the legacy planning flag');
   if (options.autoCompactThreshold !== undefined && options.autoCompact !== true)
     warnings.push('autoCompactThreshold has no effect without autoCompact: true');
-  if (options.sessionStore?.type === 'file' && config.storageBackend === 'memory' && !usesRedis(config)) {
-    warnings.push(
-      'sessionStore "file": this server keeps sessions in memory (storage_backend "memory"), so the session does not survive a restart',
-    );
-  }
   if (options.securityProvider?.type === 'none')
     warnings.push('securityProvider "none": secrets in tool output are not redacted in this session');
 
