@@ -1,13 +1,18 @@
-import { constants, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, read, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { NotRegularFileError, notRegularKindOf } from './not-regular-file-error.js';
-import type { OpenedFile, WorkspaceFiles } from './workspace-files.js';
+import type { OpenedDescriptor, OpenedFile, WorkspaceFiles } from './workspace-files.js';
 
 /** How often a create that lost a race (the name appeared meanwhile) is tried again before giving up. */
 const MAX_CREATE_ATTEMPTS = 8;
 
 /** A regular file opened inside the workspace, and the fstat of its handle. */
 export interface OpenedRegularFile extends OpenedFile {
+  readonly stats: Stats;
+}
+
+/** A regular file opened inside the workspace as a raw descriptor, and its fstat. */
+export interface OpenedRegularDescriptor extends OpenedDescriptor {
   readonly stats: Stats;
 }
 
@@ -52,6 +57,46 @@ export async function openRegularFile(
     throw new NotRegularFileError(userPath, notRegularKindOf(stats));
   }
   return { ...opened, stats };
+}
+
+/**
+ * `openRegularFile` for reading on the run path: the confined walk's last open and the fstat check done
+ * synchronously on a raw descriptor (no FileHandle), anything but a regular file closed and refused with
+ * NotRegularFileError. Read it with `readDescriptor` (asynchronous) and close it with closeSync.
+ */
+export function openRegularDescriptor(files: WorkspaceFiles, userPath: string, flags: number): OpenedRegularDescriptor {
+  let opened: OpenedDescriptor;
+  try {
+    opened = files.openDescriptor(userPath, flags);
+  } catch (error) {
+    if (errnoCode(error) === 'EISDIR') throw new NotRegularFileError(userPath, 'directory');
+    throw error;
+  }
+  let stats: Stats;
+  try {
+    stats = fstatSync(opened.fd);
+  } catch (error) {
+    closeSync(opened.fd);
+    throw error;
+  }
+  if (!stats.isFile()) {
+    closeSync(opened.fd);
+    throw new NotRegularFileError(userPath, notRegularKindOf(stats));
+  }
+  return { ...opened, stats };
+}
+
+/** Reads up to `length` bytes into `buffer` at `offset` from the descriptor's position (null) or `position`. */
+export function readDescriptor(
+  fd: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number | null,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
+  });
 }
 
 /**

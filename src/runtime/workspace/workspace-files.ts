@@ -25,6 +25,13 @@ export interface OpenedFile {
   readonly absolute: string;
 }
 
+/** A file opened inside the workspace as a raw descriptor (close it with closeSync), and where it is. */
+export interface OpenedDescriptor {
+  readonly fd: number;
+  readonly relative: string;
+  readonly absolute: string;
+}
+
 /** A directory opened inside the workspace: list it with `list()`, open children with `openDirectoryAt`/`openFileAt`. */
 export interface OpenedDirectory {
   readonly fd: number;
@@ -117,6 +124,30 @@ export class WorkspaceFiles {
         return { handle, relative: location.relative, absolute: location.absolute };
       } catch (error) {
         // The last name became a symlink after the walk looked at it: walk again (the link is followed, confined).
+        if (errnoCode(error) !== 'ELOOP' || attempt >= MAX_LINK_HOPS) throw error;
+      } finally {
+        location.close();
+      }
+    }
+  }
+
+  /**
+   * Opens the existing file the path leads to, synchronously, as a raw descriptor (O_NOFOLLOW and O_NONBLOCK
+   * added: the last step of the confined walk, which never blocks on a FIFO); `flags` must not create. The
+   * caller fstats it before use and closes it with closeSync. Cheaper than `open` (no FileHandle, no thread-pool
+   * hop for the open), for the reads on the run path; content I/O on it stays asynchronous.
+   */
+  openDescriptor(userPath: string, flags: number): OpenedDescriptor {
+    if ((flags & constants.O_CREAT) !== 0) throw new Error('openDescriptor never creates: use open');
+    for (let attempt = 0; ; attempt++) {
+      const location = this.locate(userPath);
+      try {
+        return {
+          fd: openSync(location.via, flags | FILE_FLAGS),
+          relative: location.relative,
+          absolute: location.absolute,
+        };
+      } catch (error) {
         if (errnoCode(error) !== 'ELOOP' || attempt >= MAX_LINK_HOPS) throw error;
       } finally {
         location.close();

@@ -1,8 +1,7 @@
-import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { closeSync, constants } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
-import { openRegularFile } from '../../workspace/regular-file.js';
+import { openRegularDescriptor, readDescriptor } from '../../workspace/regular-file.js';
 import { NotRegularFileError } from '../../workspace/not-regular-file-error.js';
 import { defineTool, loadPrompt, toolError } from '../define-tool.js';
 import { BINARY_SNIFF_BYTES, existingPathErrorResult, looksBinary, MAX_LINE_CHARS } from '../tool-file-helpers.js';
@@ -94,7 +93,7 @@ class LineWindow {
  * only while the window wants lines; the same buffer is reused for every read.
  */
 async function fillWindow(
-  handle: FileHandle,
+  fd: number,
   buffer: Buffer,
   firstBytes: number,
   size: number,
@@ -110,7 +109,7 @@ async function fillWindow(
     // A short read that reached the size fstat gave is the end; no extra read to see zero bytes.
     if (bytes < buffer.length && consumed >= size) break;
     signal.throwIfAborted();
-    ({ bytesRead: bytes } = await handle.read(buffer, 0, buffer.length, null));
+    bytes = await readDescriptor(fd, buffer, 0, buffer.length, null);
   }
   window.feed(decoder.end());
   window.end();
@@ -155,12 +154,13 @@ export const readTool = defineTool({
     // The window counts lines from 1; the offset counts them from 0.
     const window = new LineWindow(offset + 1, limit);
     let relPath: string;
-    let handle: FileHandle | undefined;
+    let fd: number | undefined;
     // One descriptor, opened by the confined walk (O_NOFOLLOW, O_NONBLOCK: a FIFO never blocks), for the checks
-    // and the lines: what fstat approved is what is read, whatever happens to the names meanwhile.
+    // and the lines: what fstat approved is what is read, whatever happens to the names meanwhile. The open and
+    // fstat are synchronous (the walk's last step); the content is read asynchronously.
     try {
-      const opened = await openRegularFile(ctx.files, args.file_path, constants.O_RDONLY);
-      ({ handle } = opened);
+      const opened = openRegularDescriptor(ctx.files, args.file_path, constants.O_RDONLY);
+      ({ fd } = opened);
       const { stats } = opened;
       relPath = opened.relative;
       if (stats.size === 0) {
@@ -173,13 +173,13 @@ export const readTool = defineTool({
         };
       }
       const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(BINARY_SNIFF_BYTES, stats.size)));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      const bytesRead = await readDescriptor(fd, buffer, 0, buffer.length, null);
       if (looksBinary(buffer.subarray(0, bytesRead))) {
         return toolError(`${args.file_path} is a binary file (${stats.size} bytes); it cannot be shown as text.`, {
           reason: 'binary',
         });
       }
-      await fillWindow(handle, buffer, bytesRead, stats.size, window, ctx.signal);
+      await fillWindow(fd, buffer, bytesRead, stats.size, window, ctx.signal);
     } catch (error) {
       if (error instanceof NotRegularFileError) {
         return error.kind === 'directory'
@@ -190,8 +190,7 @@ export const readTool = defineTool({
       }
       return existingPathErrorResult(error, args.file_path);
     } finally {
-      // Not awaited: the descriptor is closed right away, the result need not wait for it.
-      handle?.close().catch(() => undefined);
+      if (fd !== undefined) closeSync(fd);
     }
     if (window.lines.length === 0) {
       return toolError(`Offset ${offset} exceeds file length (${window.linesSeen} lines)`, {
