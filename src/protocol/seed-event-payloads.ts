@@ -64,7 +64,74 @@ export const LlmResponseMetaSchema = z
 
 const toolCallIds = { id: z.string(), name: z.string() };
 const anyObject = z.record(z.string(), z.unknown());
-const snapshot = { snapshot: anyObject };
+
+const digest = z
+  .string()
+  .regex(/^sha256:[0-9a-f]{64}$/)
+  .describe('sha256 of the bytes, as sha256:<hex>');
+const count = z.number().int().nonnegative();
+
+/**
+ * The evidence-binding snapshots (the seed's events 8 and 24-27; the seed names their fields loosely, these
+ * are ours, documented in README's event section). Digests are sha256 of exactly what was bound: the tools as
+ * presented (their JSON), the provider request body as sent, the validated arguments of a tool call.
+ */
+export const RunCapabilitySnapshotSchema = z
+  .object({
+    model: z.string(),
+    tools: z.array(z.string()).describe('the tool names the run offers the model, in presentation order'),
+    tools_digest: digest,
+    max_tool_rounds: count,
+    max_execution_time_ms: count,
+    max_parse_retries: count,
+    duplicate_tool_call_threshold: count,
+    tool_timeout_ms: count,
+  })
+  .meta({ id: 'RunCapabilitySnapshot' });
+
+/** Which tool definitions one model call was given. */
+export const ModelPresentationSnapshotSchema = z
+  .object({
+    call_sequence: z.number().int().positive().describe("the run's model turn this call is (1-based)"),
+    tool_count: count,
+    tools: z.array(z.string()),
+    tools_digest: digest,
+  })
+  .meta({ id: 'ModelPresentationSnapshot' });
+
+/** What one provider request of a model call carried (each retry is one more). */
+export const ModelInputSnapshotSchema = z
+  .object({
+    call_sequence: z.number().int().positive(),
+    model: z.string(),
+    message_count: count,
+    input_bytes: count,
+    input_digest: digest,
+  })
+  .meta({ id: 'ModelInputSnapshot' });
+
+/** What the provider reported for one model call, and the tool results its input held. */
+export const ModelUsageSnapshotSchema = z
+  .object({
+    call_sequence: z.number().int().positive(),
+    reported_prompt_tokens: count,
+    reported_completion_tokens: count,
+    reported_total_tokens: count,
+    reported_cache_read_tokens: count.nullable(),
+    reported_cache_write_tokens: count.nullable(),
+    tool_results: z.object({ total_count: count, unique_count: count }),
+  })
+  .meta({ id: 'ModelUsageSnapshot' });
+
+/** The seed's ToolRequestSnapshotV1: a tool call as bound after validation, before the gates that follow. */
+export const ToolRequestSnapshotSchema = z
+  .object({
+    version: z.literal(1),
+    origin: z.string(),
+    args_bytes: count,
+    args_digest: digest.describe('sha256 of the JSON of the validated arguments'),
+  })
+  .meta({ id: 'ToolRequestSnapshot' });
 
 /** The seed's budget event fields (`budget_threshold_hit`; the `budget_exhausted` extension has the same shape). */
 export const BudgetEventFields = {
@@ -91,7 +158,7 @@ export const SEED_EVENT_PAYLOADS = {
   reasoning_delta: z.object({ text: z.string() }),
   tool_start: z.object(toolCallIds),
   tool_input_delta: z.object({ id: z.string(), delta: z.string() }),
-  tool_request_bound: z.object({ tool_id: z.string(), tool_name: z.string(), ...snapshot }),
+  tool_request_bound: z.object({ tool_id: z.string(), tool_name: z.string(), snapshot: ToolRequestSnapshotSchema }),
   tool_execution_start: z.object({
     ...toolCallIds,
     args: z.unknown(),
@@ -179,10 +246,13 @@ export const SEED_EVENT_PAYLOADS = {
     total_items: z.number().int().nonnegative(),
     total_tokens: z.number().int().nonnegative(),
   }),
-  run_capability_bound: z.object({ call_sequence: z.number().int().nonnegative(), ...snapshot }),
-  model_presentation_bound: z.object(snapshot),
-  model_input_bound: z.object(snapshot),
-  model_usage_bound: z.object(snapshot),
+  run_capability_bound: z.object({
+    call_sequence: z.number().int().nonnegative(),
+    snapshot: RunCapabilitySnapshotSchema,
+  }),
+  model_presentation_bound: z.object({ snapshot: ModelPresentationSnapshotSchema }),
+  model_input_bound: z.object({ snapshot: ModelInputSnapshotSchema }),
+  model_usage_bound: z.object({ snapshot: ModelUsageSnapshotSchema }),
   cognitive_context_bound: z.object({ binding: anyObject }),
   command_dead_lettered: z.object({
     command_id: z.string(),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LlmProviderError } from '../../src/runtime/llm/llm-provider.js';
 import type { LlmRequest, LlmStreamEvent } from '../../src/runtime/llm/llm-provider.js';
@@ -35,9 +36,9 @@ async function everyEvent(from: OpenAiProvider, req: LlmRequest): Promise<LlmStr
   return out;
 }
 
-/** Every event of a stream but the `response` description (checked by its own test). */
+/** Every event of a stream but the `request` and `response` descriptions (checked by their own tests). */
 async function collect(from: OpenAiProvider, req: LlmRequest): Promise<LlmStreamEvent[]> {
-  return (await everyEvent(from, req)).filter((event) => event.type !== 'response');
+  return (await everyEvent(from, req)).filter((event) => event.type !== 'response' && event.type !== 'request');
 }
 
 async function failure(from: OpenAiProvider, req: LlmRequest): Promise<unknown> {
@@ -61,9 +62,20 @@ describe('OpenAiProvider against the strict fake provider', () => {
     fake.assertDone();
   });
 
-  it('describes the response first: where the request went and the id, model and object of its first chunk', async () => {
+  it('describes the request as sent first: its body size and the sha256 of exactly the bytes received', async () => {
     fake.script({ text: 'hi' });
     const [first] = await everyEvent(provider, request());
+    const [received] = await fake.waitForRequests(1);
+    expect(first).toEqual({
+      type: 'request',
+      bodyBytes: Buffer.byteLength(received.raw),
+      bodyDigest: `sha256:${createHash('sha256').update(received.raw, 'utf8').digest('hex')}`,
+    });
+  });
+
+  it('describes the response next: where the request went and the id, model and object of its first chunk', async () => {
+    fake.script({ text: 'hi' });
+    const [, first] = await everyEvent(provider, request());
     expect(first).toEqual({
       type: 'response',
       requestUrl: `${fake.baseUrl}/chat/completions`,
@@ -346,7 +358,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
     const seen: LlmStreamEvent[] = [];
     const error = await provider
       .stream(request({ signal: controller.signal }), (event) => {
-        if (event.type !== 'response') seen.push(event);
+        if (event.type !== 'response' && event.type !== 'request') seen.push(event);
         if (event.type === 'text_delta') controller.abort();
       })
       .then(
@@ -372,7 +384,7 @@ describe('OpenAiProvider against the strict fake provider', () => {
         (rejected: unknown) => rejected,
       );
     expect(error).toBe(thrown);
-    expect(seen).toEqual(['response', 'text_delta']);
+    expect(seen).toEqual(['request', 'response', 'text_delta']);
     expect((await collect(provider, request())).filter((e) => e.type === 'text_delta')).toEqual([
       { type: 'text_delta', text: 'after' },
     ]);

@@ -56,6 +56,8 @@ export interface FakeRequestBody {
 /** A valid chat-completions request the fake received. */
 export interface RecordedRequest {
   body: FakeRequestBody;
+  /** The body's text as received (UTF-8). */
+  raw: string;
   headers: IncomingHttpHeaders;
   /** Set when the client went away before the response ended (a cancelled run aborts its request). */
   abortedAtMs?: number;
@@ -125,7 +127,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (raw === undefined) return fail(req, res, `request body exceeds ${MAX_BODY_BYTES} bytes`);
     const parsed = parseBody(raw);
     if (typeof parsed === 'string') return fail(req, res, parsed);
-    const recorded: RecordedRequest = { body: parsed, headers: req.headers };
+    const recorded: RecordedRequest = { body: parsed, raw, headers: req.headers };
     seen.request = recorded;
     requests.push(recorded);
     for (const wake of [...waiters]) wake();

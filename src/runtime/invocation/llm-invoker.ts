@@ -83,6 +83,11 @@ export class LlmInvoker {
     return this.config.model;
   }
 
+  /** The session's current model ("provider/model"). */
+  get modelId(): string {
+    return this.model.id;
+  }
+
   /** Provider requests made through this invoker (each retry is one). */
   get callCount(): number {
     return this.calls;

@@ -34,6 +34,8 @@ export type LlmStreamEvent =
   | { type: 'tool_call_delta'; index: number; argumentsDelta: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number; totalTokens: number }
   | { type: 'finish'; finishReason: string }
+  /** The request as sent, before its response (each retry sends one): body size and `sha256:<hex>` digest. */
+  | { type: 'request'; bodyBytes: number; bodyDigest: string }
   /** What the response said about itself (from its first chunk), and where the request went. */
   | { type: 'response'; requestUrl: string; responseId?: string; responseModel?: string; responseObject?: string };
 

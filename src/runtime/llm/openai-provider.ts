@@ -12,6 +12,7 @@ import { LlmProviderError } from './llm-provider.js';
 import type { LlmEventSink, LlmProvider, LlmRequest, LlmStreamEvent, LlmToolSpec } from './llm-provider.js';
 import { createUndiciFetch, type UndiciFetch } from './undici-fetch.js';
 import { retryAfterMs } from './retry-after.js';
+import { sha256Digest } from '../evidence/evidence-binding.js';
 
 /** Connection settings for an OpenAI-compatible chat-completions endpoint. */
 export interface OpenAiProviderOptions {
@@ -92,6 +93,8 @@ export class OpenAiProvider implements LlmProvider {
         json_schema: { name, schema, ...(description ? { description } : {}) },
       };
     }
+    const body = encodeBody(params, request.tools);
+    onEvent({ type: 'request', bodyBytes: body.length, bodyDigest: sha256Digest(body) });
     const reader = new ChunkReader(
       this.chatUrl ?? `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`,
       onEvent,
@@ -102,7 +105,7 @@ export class OpenAiProvider implements LlmProvider {
       const response = await this.client.chat.completions
         .create(params, {
           signal,
-          body: encodeBody(params, request.tools),
+          body,
           headers: { 'content-type': 'application/json' },
           ...target,
         })

@@ -6,6 +6,7 @@ import { GovernedCallError } from '../invocation/governed-call-error.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
 import { ProviderCallError } from '../invocation/provider-retry.js';
 import type { LlmStreamEvent, LlmToolSpec } from '../llm/llm-provider.js';
+import { modelInputBound, modelPresentationBound, modelUsageBound } from '../evidence/evidence-binding.js';
 
 /** One assistant turn, fully streamed. */
 export interface TurnResult {
@@ -89,6 +90,12 @@ async function attempt(
     )
       firstToken = ctx.hostEnv.now() - started;
     switch (event.type) {
+      case 'request':
+        ctx.emit(
+          'model_input_bound',
+          modelInputBound(turn, deps.llm.modelId, messages.length, event.bodyBytes, event.bodyDigest),
+        );
+        break;
       case 'response':
         meta = { request_url: event.requestUrl, duration_ms: 0 };
         if (event.responseId) meta.response_id = event.responseId;
@@ -127,8 +134,10 @@ async function attempt(
         break;
     }
   };
+  const tools = deps.toolSpecs();
+  ctx.emit('model_presentation_bound', modelPresentationBound(turn, tools));
   try {
-    await deps.llm.stream(messages, deps.toolSpecs(), ctx, onEvent, { turn });
+    await deps.llm.stream(messages, tools, ctx, onEvent, { turn });
   } catch (error) {
     // Calls announced with tool_start will never run: close them so subscribers do not wait forever.
     for (const call of calls.values()) {
@@ -143,6 +152,7 @@ async function attempt(
     }
     throw error;
   }
+  ctx.emit('model_usage_bound', modelUsageBound(turn, usage, messages));
   const toolCalls: ToolCall[] = [...calls.entries()]
     .sort(([a], [b]) => a - b)
     .map(([, c]) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));

@@ -20,6 +20,7 @@ import type { SessionGovernanceParts } from './session-governance-factory.js';
 import type { SessionRuns } from './session-runs.js';
 import type { SessionTranscript } from './session-transcript.js';
 import type { VerificationReports } from './verification-reports.js';
+import { runCapabilityBound } from '../evidence/evidence-binding.js';
 
 /** The parts of a run request the producer reads. */
 export interface ProducedRunRequest {
@@ -138,6 +139,11 @@ async function produceHeldRun(
       ...host.loopDeps(),
       checkpoint: (state: LoopState, plan?: PlanProgress) => saveCheckpoint(host, record, input, state, plan),
     };
+    emit(
+      record.runId,
+      'run_capability_bound',
+      runCapabilityBound(config.model.id, deps.toolSpecs(), ctx.governance, resume?.turn ?? 0),
+    );
     // Planning and goal tracking are for the session's own runs (a side question answers plainly).
     const planned = !record.sideQuestion && (config.planningMode !== 'disabled' || config.goalTracking);
     try {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { formatZodIssues } from '../../../protocol/format-zod-issues.js';
+import { toolRequestBound } from '../../evidence/evidence-binding.js';
 import { CONTINUE, stopWith, type ToolCallState, type StageVerdict } from '../tool-call-state.js';
 
 /** Bounded orchestrator nesting (batch inside program, and so on). */
@@ -53,5 +54,6 @@ export async function validateArgs(state: ToolCallState): Promise<StageVerdict> 
       message: parsed.error,
     });
   state.args = parsed.value;
+  state.ctx.emit('tool_request_bound', toolRequestBound(call.id, tool.name, call.origin, parsed.value));
   return CONTINUE;
 }
