@@ -6,6 +6,7 @@ import { McpServerConfigSchema } from './mcp.js';
 import { MemoryStoreOptionSchema } from './memory.js';
 import { LANE_TIMEOUT_MAX_MS, LaneHandlerConfigSchema, RetryPolicySchema } from './queue.js';
 import { InlineSkillSchema } from './skills.js';
+import { InstructionFileNamesSchema } from './instruction-file-names.js';
 
 const RUNS_CAP = 100_000;
 const EVENTS_CAP = 1_000_000;
@@ -183,6 +184,8 @@ const SESSION_OPTIONS_SHAPE = {
   inlineSkills: z.array(InlineSkillSchema).max(256).optional(),
   /** Directories of agent definitions (*.md with front matter, *.yaml, *.yml), each inside the session's workspace. */
   agentDirs: paths.optional(),
+  /** Ours: instruction file names tried after AGENTS.override.md and AGENTS.md, in place of the operator's project_doc_fallback_filenames. */
+  projectDocFallbackFilenames: InstructionFileNamesSchema.optional(),
   workerAgents: z.array(WorkerAgentSchema).max(256).optional(),
   /** Long-term memory: `file` = the server's durable backend (files, or Redis with REDIS_URL), `memory` = this process; `namespace` (default "default") inside the caller's tenant. */
   memoryStore: MemoryStoreOptionSchema.optional(),

@@ -25,7 +25,18 @@ export interface AgentsMdRequest {
   readonly workspace: string;
   /** Its confinement root: the tenant's own directory (tenants split), else the workspace root holding it. */
   readonly confinement: string;
+  /** The combined budget in bytes; 0 disables the chain (nothing is opened). */
   readonly maxBytes: number;
+  /** File names tried in each directory after AGENTS.override.md and AGENTS.md (project_doc_fallback_filenames). */
+  readonly fallbackNames?: readonly string[];
+}
+
+/** The seed's (and Codex's) names tried first in each directory: the override wins over AGENTS.md. */
+export const AGENTS_MD_NAMES = ['AGENTS.override.md', 'AGENTS.md'] as const;
+
+/** The names tried in each directory, in order: AGENTS.override.md, AGENTS.md, then the fallbacks (each once). */
+export function instructionFileNames(fallbackNames: readonly string[] = []): string[] {
+  return [...new Set([...AGENTS_MD_NAMES, ...fallbackNames])];
 }
 
 /** The directories (relative to the confinement root) from `dir` up to the root itself: `a/b`, `a`, ``. */
@@ -89,12 +100,24 @@ function skipReason(error: unknown, confinement: string): string | undefined {
   return `it could not be read (${code ?? (error instanceof Error ? error.message : String(error))})`;
 }
 
-/** One AGENTS.md, read confined: its text (at most `maxBytes`) or why it was skipped. */
-async function readOne(
-  root: HeldDirectory,
-  file: string,
-  maxBytes: number,
-): Promise<{ text: string; bytes: number; truncated: boolean } | { skipped: string | undefined }> {
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text of bytes that must be UTF-8, or undefined; a cut may split the last character, which is dropped then. */
+function decodeUtf8(bytes: Buffer, truncated: boolean): string | undefined {
+  for (let drop = 0; drop <= (truncated ? 3 : 0) && drop < bytes.length; drop++) {
+    try {
+      return UTF8.decode(bytes.subarray(0, bytes.length - drop));
+    } catch {
+      // try one byte shorter (a cut character)
+    }
+  }
+  return bytes.length === 0 ? '' : undefined;
+}
+
+type ReadResult = { text: string; bytes: number; truncated: boolean } | { skipped: string | undefined };
+
+/** One instruction file, read confined: its text (at most `maxBytes`) or why it was skipped. */
+async function readOne(root: HeldDirectory, file: string, maxBytes: number): Promise<ReadResult> {
   let opened;
   try {
     opened = await openConfinedFile(root, file);
@@ -103,7 +126,9 @@ async function readOne(
   }
   try {
     const { bytes, truncated } = await readBounded(opened.handle, maxBytes);
-    return { text: bytes.toString('utf8'), bytes: bytes.length, truncated };
+    const text = decodeUtf8(bytes, truncated);
+    if (text === undefined) return { skipped: 'it is not valid UTF-8' };
+    return { text, bytes: Buffer.byteLength(text), truncated };
   } catch (error) {
     return { skipped: skipReason(error, root.path) };
   } finally {
@@ -112,14 +137,17 @@ async function readOne(
 }
 
 /**
- * The AGENTS.md instructions that apply to a workspace: every AGENTS.md from the git root down to the
- * workspace, outermost first, within `maxBytes` in all (the rest is cut with a note). Each is read through the
- * confinement root held open (see `openConfinedFile`): never above it, a symlink followed only while it stays
- * inside it, only regular files. One leading elsewhere (`/proc/self/environ`, another tenant's file, the data
- * directory) is skipped and named in `skipped`.
+ * The instructions that apply to a workspace: in each directory from the git root down to the workspace
+ * (outermost first) the first non-empty of AGENTS.override.md, AGENTS.md and the fallback names, within
+ * `maxBytes` in all (the rest is cut with a note; 0 reads nothing). Each is read through the confinement root
+ * held open (see `openConfinedFile`): never above it, a symlink followed only while it stays inside it, only
+ * regular UTF-8 files. One leading elsewhere (`/proc/self/environ`, another tenant's file, the data directory)
+ * is skipped, named in `skipped`, and the next name of that directory is tried.
  */
 export async function loadAgentsMd(request: AgentsMdRequest): Promise<AgentsMd> {
   const { workspace, maxBytes } = request;
+  if (maxBytes <= 0) return { text: '', skipped: [] };
+  const names = instructionFileNames(request.fallbackNames);
   const confinement = isInside(request.confinement, workspace) ? request.confinement : workspace;
   const root = openHeldDirectory(confinement);
   try {
@@ -127,19 +155,23 @@ export async function loadAgentsMd(request: AgentsMdRequest): Promise<AgentsMd> 
     const skipped: SkippedFile[] = [];
     let used = 0;
     for (const dir of await agentsMdChain(root, path.relative(confinement, workspace))) {
-      const remaining = maxBytes - used;
-      if (remaining <= 0) break;
-      const file = path.join(dir, 'AGENTS.md');
-      const label = path.relative(workspace, path.join(confinement, file)).split(path.sep).join('/');
-      const read = await readOne(root, file, remaining);
-      if ('skipped' in read) {
-        if (read.skipped !== undefined)
-          skipped.push({ path: label, message: `AGENTS.md "${label}" was skipped: ${read.skipped}` });
-        continue;
+      if (maxBytes - used <= 0) break;
+      for (const name of names) {
+        const file = path.join(dir, name);
+        const label = path.relative(workspace, path.join(confinement, file)).split(path.sep).join('/');
+        const read = await readOne(root, file, maxBytes - used);
+        if ('skipped' in read) {
+          if (read.skipped !== undefined)
+            skipped.push({ path: label, message: `AGENTS.md "${label}" was skipped: ${read.skipped}` });
+          continue;
+        }
+        // An empty file does not count: the next name of the directory is tried.
+        if (read.text.trim() === '') continue;
+        used += read.bytes;
+        const body = read.truncated ? `${read.text}\n[AGENTS.md cut at ${maxBytes} bytes]` : read.text;
+        parts.push(`<agents_md path="${label}">\n${body.trim()}\n</agents_md>`);
+        break;
       }
-      used += read.bytes;
-      const body = read.truncated ? `${read.text}\n[AGENTS.md cut at ${maxBytes} bytes]` : read.text;
-      parts.push(`<agents_md path="${label}">\n${body.trim()}\n</agents_md>`);
     }
     return { text: parts.join('\n\n'), skipped };
   } finally {

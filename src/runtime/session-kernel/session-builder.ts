@@ -251,7 +251,12 @@ export async function buildSessionConfig(
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
   const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
   const { workspace, agentsMd, skipped } = await deps.workspaceContext.get(
-    { requested: options.workspace, claim, restored: restored !== undefined },
+    {
+      requested: options.workspace,
+      claim,
+      restored: restored !== undefined,
+      fallbackNames: options.projectDocFallbackFilenames,
+    },
     config,
   );
   const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined, [
