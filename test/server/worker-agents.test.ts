@@ -1,6 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { client as acpClient } from '@agentclientprotocol/sdk';
+import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import request from 'supertest';
+import { WebSocket } from 'ws';
 import { describe, expect, it } from 'vitest';
 import { A3sClient } from '../../src/client/index.js';
 import type { RecordedRequest } from '../support/fake-provider.js';
@@ -188,6 +191,32 @@ describe('worker agents: the seed kinds, registration and sessionForWorker', () 
     // A host_direct caller may choose it (as on POST .../tasks); the stricter modes need no scope.
     expect((await create(t, { workerAgents: [spec] }, HOST)).status).toBe(201);
     expect((await create(t, { workerAgents: [{ ...spec, confirmationInheritance: 'deny_on_ask' }] })).status).toBe(201);
+  });
+});
+
+describe('hidden workers over ACP', () => {
+  const start = useTestServers();
+
+  it("session/load offers the session's visible workers as modes, never a hidden one", async () => {
+    const t = await start();
+    const res = await request(t.url)
+      .post('/v1/sessions')
+      .send({
+        workerAgents: [
+          { name: 'shown', description: 'visible worker', kind: 'read_only' },
+          { name: 'unseen', description: 'hidden worker', kind: 'read_only', hidden: true },
+        ],
+      })
+      .expect(201);
+    const sessionId = res.body.session.id as string;
+    const stream = createWebSocketStream(`${t.url.replace(/^http/, 'ws')}/acp`, { WebSocket });
+    const modes = await acpClient({ name: 'test-editor' }).connectWith(stream, async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      const loaded = await ctx.request('session/load', { sessionId, cwd: t.root, mcpServers: [] });
+      return loaded?.modes?.availableModes.map((m) => m.id) ?? [];
+    });
+    expect(modes).toEqual(expect.arrayContaining(['general', 'explore', 'shown']));
+    expect(modes).not.toContain('unseen');
   });
 });
 
