@@ -27,6 +27,10 @@ export const AgentDefinitionFileSchema = z
       .max(200)
       .optional(),
     prompt: z.string().max(100_000).optional(),
+    /** The seed's worker form: a file with `kind` is a WorkerAgentSpec (its permissions narrow the kind's bound). */
+    kind: z.enum(WORKER_AGENT_KINDS).optional(),
+    /** With `kind`: left out of the agents offered to editors. */
+    hidden: z.boolean().optional(),
   })
   .strict()
   .meta({ id: 'AgentDefinitionFile' });

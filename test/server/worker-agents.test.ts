@@ -426,4 +426,45 @@ describe('worker bounds never widen the session (attacker-style)', () => {
     expect(String(messagesOf(t.fake.requests.at(-2)!)[0]!.content)).toContain('You are keeper.');
     t.fake.assertDone();
   });
+
+  it('an agent file with `kind` is a worker (the seed form): its kind bound holds; it cannot carry confirmationInheritance', async () => {
+    const t = await start({
+      files: {
+        'a.txt': 'alpha\n',
+        'agents/cow.yaml':
+          'name: cow\ndescription: file worker\nkind: read_only\nhidden: true\npermissions:\n  allow: [read, write]\n',
+        'bad/yolo.yaml': 'name: yolo\ndescription: x\nkind: implementer\nconfirmation_inheritance: auto_approve\n',
+        'bad2/h.yaml': 'name: h\ndescription: x\nhidden: true\n',
+      },
+      config: { apiTokens: TOKENS, defaultPermissionPolicy: WIDE_OPEN },
+    });
+    const res = await create(t, { agentDirs: ['agents'] });
+    expect(res.status, res.text).toBe(201);
+    const id = res.body.session.id as string;
+    const agents = (await request(t.url).get(`/v1/sessions/${id}/agents`).set(auth())).body.agents as Record<
+      string,
+      unknown
+    >[];
+    expect(agents.find((a) => a.name === 'cow')).toMatchObject({
+      kind: 'read_only',
+      readOnly: true,
+      hidden: true,
+      maxSteps: 20,
+    });
+    for (const [dir, field] of [
+      ['bad', 'confirmation_inheritance'],
+      ['bad2', 'hidden'],
+    ]) {
+      const refused = await request(t.url).post(`/v1/sessions/${id}/agents/dirs`).set(auth()).send({ path: dir });
+      expect({ dir, status: refused.status }).toEqual({ dir, status: 400 });
+      expect(refused.text, dir).toContain(field);
+    }
+    scriptDelegation(t, 'go cow', 'cow', 'Cow writes', [
+      { id: 'cow_write', name: 'write', arguments: { file_path: 'pwned.txt', content: 'x' } },
+    ]);
+    await run(t, id, 'go cow');
+    expect(toolMessage(t, 'cow_write')).toContain('agent policy: ');
+    expect(existsSync(join(t.root, 'pwned.txt'))).toBe(false);
+    t.fake.assertDone();
+  });
 });
