@@ -21,7 +21,7 @@ export const SeedConfigFields = {
   search: freeBlock.optional(),
   /** Document context extraction (`document_parser {}`). */
   documentParser: freeBlock.optional(),
-  /** Directory of personal instructions (`~/.a3s` when unset). */
+  /** Directory of the operator's personal instructions (AGENTS.override.md, else AGENTS.md), read before each chain; none when unset. */
   userInstructionsDir: z.string().min(1).optional(),
   /** Combined AGENTS.md budget in bytes (seed default 32 KiB, max 1 MiB, 0 disables). */
   projectDocMaxBytes: z
@@ -73,7 +73,6 @@ export const UNUSED_SEED_KEYS: readonly (readonly [string, string])[] = [
   ['taskScheduler', 'task_scheduler'],
   ['search', 'search'],
   ['documentParser', 'document_parser'],
-  ['userInstructionsDir', 'user_instructions_dir'],
   ['autoParallel', 'auto_parallel'],
   ['autoDelegation', 'auto_delegation'],
   ['thinkingBudget', 'thinking_budget'],

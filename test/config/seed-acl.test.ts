@@ -63,7 +63,6 @@ describe('the seed ACL, key for key', () => {
       'task_scheduler',
       'search',
       'document_parser',
-      'user_instructions_dir',
       'auto_parallel',
       'auto_delegation',
       'thinking_budget',

@@ -120,6 +120,41 @@ describe('loadAgentsMd: the names of each directory, UTF-8 and the budget', () =
   });
 });
 
+describe('loadAgentsMd: the personal directory (user_instructions_dir)', () => {
+  it('is read first (override, else AGENTS.md; no fallbacks), held open: a link out of it is skipped', async () => {
+    const personal = tempDir('a3s-personal-');
+    const home = tempDir('a3s-agentsmd-');
+    writeFiles(personal, { 'AGENTS.md': 'PERSONAL', 'CLAUDE.md': 'NOT A PERSONAL NAME' });
+    writeFiles(home, { 'w/AGENTS.md': 'WORKSPACE', 'secret.md': 'SECRET' });
+    const load = () =>
+      loadAgentsMd({
+        workspace: join(home, 'w'),
+        confinement: home,
+        maxBytes: 1000,
+        fallbackNames: ['CLAUDE.md'],
+        personalDir: personal,
+      });
+    expect((await load()).text).toBe(
+      `<agents_md path="${join(personal, 'AGENTS.md')}">\nPERSONAL\n</agents_md>\n\n<agents_md path="AGENTS.md">\nWORKSPACE\n</agents_md>`,
+    );
+    symlinkSync(join(home, 'secret.md'), join(personal, 'AGENTS.override.md'));
+    const linked = await load();
+    expect(linked.text).not.toContain('SECRET');
+    expect(linked.text).toContain('PERSONAL');
+    expect(linked.skipped).toEqual([
+      { path: join(personal, 'AGENTS.override.md'), message: expect.stringContaining('was skipped') },
+    ]);
+    // A personal directory that does not exist reads nothing from it.
+    const none = await loadAgentsMd({
+      workspace: join(home, 'w'),
+      confinement: home,
+      maxBytes: 1000,
+      personalDir: join(personal, 'missing'),
+    });
+    expect(none.text).toBe('<agents_md path="AGENTS.md">\nWORKSPACE\n</agents_md>');
+  });
+});
+
 describe('confinementRoot', () => {
   const layout = (perTenant: boolean): WorkspaceLayout => ({
     roots: ['/srv/ws', '/srv/shared'],

@@ -221,6 +221,29 @@ describe('AGENTS.override.md and fallback names (tenants split, operator fallbac
   });
 });
 
+describe("user_instructions_dir: the operator's personal instructions come first", () => {
+  let h: Awaited<ReturnType<typeof harness>>;
+  let personal: string;
+  beforeAll(async () => {
+    personal = tempDir('a3s-override-personal-');
+    writeFileSync(join(personal, 'AGENTS.override.md'), 'OPERATOR PERSONAL RULES');
+    writeFileSync(join(personal, 'AGENTS.md'), 'SHADOWED BY THE OVERRIDE');
+    h = await harness({ userInstructionsDir: personal });
+  });
+  afterAll(async () => h.close());
+
+  it("every tenant's session gets them before its own chain", async () => {
+    writeFiles(h.home, { 'p/AGENTS.md': 'TENANT RULES' });
+    const created = await h.create({ workspace: 'p' });
+    expect(created.status, created.text).toBe(201);
+    const prompt = await h.systemPrompt(created.id);
+    expect(prompt).toContain(
+      `<agents_md path="${join(personal, 'AGENTS.override.md')}">\nOPERATOR PERSONAL RULES\n</agents_md>\n\n<agents_md path="AGENTS.md">\nTENANT RULES\n</agents_md>`,
+    );
+    expect(prompt).not.toContain('SHADOWED BY THE OVERRIDE');
+  });
+});
+
 describe('project_doc_max_bytes = 0 disables the chain', () => {
   let h: Awaited<ReturnType<typeof harness>>;
   beforeAll(async () => {

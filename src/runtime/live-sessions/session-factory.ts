@@ -49,6 +49,7 @@ export class SessionFactory {
     const agentsMd = {
       maxBytes: deps.config.projectDocMaxBytes === 0 ? 0 : deps.config.limits.agentsMdBytes,
       fallbackNames: deps.config.projectDocFallbackFilenames ?? [],
+      ...(deps.config.userInstructionsDir !== undefined ? { personalDir: deps.config.userInstructionsDir } : {}),
     };
     this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, agentsMd, () => deps.hostEnv.now());
     const catalog: CommandCatalog = commandCatalog(deps.config);

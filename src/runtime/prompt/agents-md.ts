@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside, locate } from '../workspace/confined-walk.js';
-import { openHeldDirectory, type HeldDirectory } from '../workspace/held-directory.js';
+import { openConfiguredDirectory, openHeldDirectory, type HeldDirectory } from '../workspace/held-directory.js';
 import { openConfinedFile, readBounded } from '../workspace/read-confined-file.js';
 import { NotRegularFileError } from '../workspace/not-regular-file-error.js';
 import { WorkspaceEscapeError } from '../workspace/workspace-errors.js';
@@ -29,6 +29,8 @@ export interface AgentsMdRequest {
   readonly maxBytes: number;
   /** File names tried in each directory after AGENTS.override.md and AGENTS.md (project_doc_fallback_filenames). */
   readonly fallbackNames?: readonly string[];
+  /** The operator's personal instructions directory (user_instructions_dir): read first, when set. */
+  readonly personalDir?: string;
 }
 
 /** The seed's (and Codex's) names tried first in each directory: the override wins over AGENTS.md. */
@@ -137,7 +139,8 @@ async function readOne(root: HeldDirectory, file: string, maxBytes: number): Pro
 }
 
 /**
- * The instructions that apply to a workspace: in each directory from the git root down to the workspace
+ * The instructions that apply to a workspace: the operator's personal directory first (AGENTS.override.md, else
+ * AGENTS.md), then in each directory from the git root down to the workspace
  * (outermost first) the first non-empty of AGENTS.override.md, AGENTS.md and the fallback names, within
  * `maxBytes` in all (the rest is cut with a note; 0 reads nothing). Each is read through the confinement root
  * held open (see `openConfinedFile`): never above it, a symlink followed only while it stays inside it, only
@@ -147,34 +150,73 @@ async function readOne(root: HeldDirectory, file: string, maxBytes: number): Pro
 export async function loadAgentsMd(request: AgentsMdRequest): Promise<AgentsMd> {
   const { workspace, maxBytes } = request;
   if (maxBytes <= 0) return { text: '', skipped: [] };
+  const chain = new ChainReader(maxBytes);
+  if (request.personalDir !== undefined) {
+    // The operator's own directory (trusted config), held open like a workspace: links stay inside it.
+    const personal = await openConfiguredDirectory(request.personalDir);
+    if (personal !== undefined) {
+      try {
+        await chain.directory(personal, '', AGENTS_MD_NAMES, (file) => path.join(personal.path, file));
+      } finally {
+        personal.close();
+      }
+    }
+  }
   const names = instructionFileNames(request.fallbackNames);
   const confinement = isInside(request.confinement, workspace) ? request.confinement : workspace;
   const root = openHeldDirectory(confinement);
   try {
-    const parts: string[] = [];
-    const skipped: SkippedFile[] = [];
-    let used = 0;
     for (const dir of await agentsMdChain(root, path.relative(confinement, workspace))) {
-      if (maxBytes - used <= 0) break;
-      for (const name of names) {
-        const file = path.join(dir, name);
-        const label = path.relative(workspace, path.join(confinement, file)).split(path.sep).join('/');
-        const read = await readOne(root, file, maxBytes - used);
-        if ('skipped' in read) {
-          if (read.skipped !== undefined)
-            skipped.push({ path: label, message: `AGENTS.md "${label}" was skipped: ${read.skipped}` });
-          continue;
-        }
-        // An empty file does not count: the next name of the directory is tried.
-        if (read.text.trim() === '') continue;
-        used += read.bytes;
-        const body = read.truncated ? `${read.text}\n[AGENTS.md cut at ${maxBytes} bytes]` : read.text;
-        parts.push(`<agents_md path="${label}">\n${body.trim()}\n</agents_md>`);
-        break;
-      }
+      if (chain.full) break;
+      await chain.directory(root, dir, names, (file) =>
+        path.relative(workspace, path.join(confinement, file)).split(path.sep).join('/'),
+      );
     }
-    return { text: parts.join('\n\n'), skipped };
+    return chain.result();
   } finally {
     root.close();
+  }
+}
+
+/** Reads the chain's directories in order within one budget, collecting the parts and the skipped files. */
+class ChainReader {
+  private readonly parts: string[] = [];
+  private readonly skipped: SkippedFile[] = [];
+  private used = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get full(): boolean {
+    return this.maxBytes - this.used <= 0;
+  }
+
+  /** The first non-empty of `names` in `dir` below `root` (a skipped one passes to the next name). */
+  async directory(
+    root: HeldDirectory,
+    dir: string,
+    names: readonly string[],
+    labelOf: (file: string) => string,
+  ): Promise<void> {
+    for (const name of names) {
+      if (this.full) return;
+      const file = path.join(dir, name);
+      const label = labelOf(file);
+      const read = await readOne(root, file, this.maxBytes - this.used);
+      if ('skipped' in read) {
+        if (read.skipped !== undefined)
+          this.skipped.push({ path: label, message: `AGENTS.md "${label}" was skipped: ${read.skipped}` });
+        continue;
+      }
+      // An empty file does not count: the next name of the directory is tried.
+      if (read.text.trim() === '') continue;
+      this.used += read.bytes;
+      const body = read.truncated ? `${read.text}\n[AGENTS.md cut at ${this.maxBytes} bytes]` : read.text;
+      this.parts.push(`<agents_md path="${label}">\n${body.trim()}\n</agents_md>`);
+      return;
+    }
+  }
+
+  result(): AgentsMd {
+    return { text: this.parts.join('\n\n'), skipped: this.skipped };
   }
 }

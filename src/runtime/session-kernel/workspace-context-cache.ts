@@ -34,6 +34,8 @@ export interface WorkspaceRequest {
 export interface AgentsMdSettings {
   readonly maxBytes: number;
   readonly fallbackNames: readonly string[];
+  /** The operator's user_instructions_dir, read before the workspace's chain. */
+  readonly personalDir?: string;
 }
 
 /** The configuration keys that decide where workspaces may be. */
@@ -99,6 +101,7 @@ export class WorkspaceContextCache {
         confinement: confinementRoot(layout, workspace),
         maxBytes: this.agentsMd.maxBytes,
         fallbackNames: request.fallbackNames ?? this.agentsMd.fallbackNames,
+        ...(this.agentsMd.personalDir !== undefined ? { personalDir: this.agentsMd.personalDir } : {}),
       });
       return { workspace, agentsMd: loaded.text, skipped: loaded.skipped };
     } catch (error) {
