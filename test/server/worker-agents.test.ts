@@ -335,6 +335,31 @@ describe('worker bounds never widen the session (attacker-style)', () => {
     expect(existsSync(join(t.root, 'pwned.txt'))).toBe(false);
   });
 
+  it("a delegated implementer keeps its parent worker's bound: the child cannot write what the parent may not", async () => {
+    const t = await wide();
+    const client = new A3sClient({ baseUrl: t.url, token: USER });
+    // The session runs as a custom worker that may only read and delegate; its child is an implementer.
+    const parent = await client.sessionForWorker(
+      t.root,
+      {
+        name: 'lead',
+        description: 'reads and delegates',
+        kind: 'custom',
+        permissions: { allow: ['read', 'task'], defaultDecision: 'deny' },
+      },
+      { workerAgents: [{ name: 'hands', description: 'implements', kind: 'implementer' }] },
+    );
+    scriptDelegation(t, 'lead it', 'hands', 'Hands write', [
+      { id: 'hands_write', name: 'write', arguments: { file_path: 'pwned.txt', content: 'x' } },
+      { id: 'hands_read', name: 'read', arguments: { file_path: 'a.txt' } },
+    ]);
+    expect((await run(t, parent.sessionId, 'lead it')).run.result?.text).toBe('parent done');
+    expect(toolMessage(t, 'hands_write')).toContain('agent policy: ');
+    expect(toolMessage(t, 'hands_read')).toContain('alpha');
+    expect(existsSync(join(t.root, 'pwned.txt'))).toBe(false);
+    t.fake.assertDone();
+  });
+
   it("sessionForWorker: a read_only worker as the session's actor; hidden workers are delegated to, never advertised", async () => {
     const t = await wide();
     const client = new A3sClient({ baseUrl: t.url, token: USER });
