@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { HealthResponseSchema } from '../protocol/http.js';
 import type { SessionOptionsSchema } from '../protocol/session-options.js';
-import { toA3sError } from './a3s-error.js';
+import type { WorkerAgentSpecInput } from '../protocol/worker-agents.js';
 import { falseOn } from './session-context.js';
 import type { HostReconnectOptions } from './host-reconnect.js';
 import { HttpTransport, seg, type RouteOption } from './http-transport.js';
@@ -79,29 +79,34 @@ export class A3sClient {
   }
 
   /**
-   * Create a session that runs as a built-in or registered agent: the seed's `sessionForAgent(workspace,
-   * agent, workers, options)` (worker agents are not supported: the list must be empty) or
+   * Create a session that runs as a built-in, registered or worker agent: the seed's `sessionForAgent(workspace,
+   * agent, workers, options)` (the workers are registered first, so `agent` may name one of them) or
    * `sessionForAgent(workspace, agent, options)`.
    */
   sessionForAgent(
     workspace: string | undefined,
     agent: string,
-    workersOrOptions: readonly unknown[] | SessionOptionsInput = {},
+    workersOrOptions: readonly WorkerAgentSpecInput[] | SessionOptionsInput = {},
     maybeOptions: SessionOptionsInput = {},
   ): Promise<Session> {
-    const workers = Array.isArray(workersOrOptions) ? workersOrOptions : [];
+    const workers = Array.isArray(workersOrOptions) ? (workersOrOptions as readonly WorkerAgentSpecInput[]) : [];
     const options = Array.isArray(workersOrOptions) ? maybeOptions : (workersOrOptions as SessionOptionsInput);
-    if (workers.length > 0) {
-      return Promise.reject(
-        toA3sError(
-          'UNSUPPORTED_OPTION',
-          'sessionForAgent: worker agents (the third argument) are not supported by this server; pass []',
-          400,
-          { option: 'workers' },
-        ),
-      );
-    }
-    return this.create({ ...options, ...(workspace !== undefined ? { workspace } : {}), agent });
+    const workerAgents = [...(options.workerAgents ?? []), ...workers];
+    return this.create({
+      ...options,
+      ...(workspace !== undefined ? { workspace } : {}),
+      ...(workerAgents.length > 0 ? { workerAgents } : {}),
+      agent,
+    });
+  }
+
+  /** Create a session whose top-level actor is a worker (the seed's `sessionForWorker(workspace, spec, options)`). */
+  sessionForWorker(
+    workspace: string | undefined,
+    worker: WorkerAgentSpecInput,
+    options: SessionOptionsInput = {},
+  ): Promise<Session> {
+    return this.sessionForAgent(workspace, worker.name, [worker], options);
   }
 
   /** A live session by id (SessionNotFoundError when there is none for this tenant). */

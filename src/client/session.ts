@@ -10,6 +10,7 @@ import { seg } from './http-transport.js';
 import { falseOn, sessionPath, type SessionContext } from './session-context.js';
 import { SessionHost } from './session-host.js';
 import { SessionMemory } from './session-memory.js';
+import { SessionWorkers } from './session-workers.js';
 import { SessionQueue } from './session-queue.js';
 import {
   SessionRuns,
@@ -257,6 +258,12 @@ export class Session {
   skills: SessionMemory['skills'] = () => this.memory.skills();
   /** Register an agent directory. */
   registerAgentDir: SessionMemory['registerAgentDir'] = (path) => this.memory.registerAgentDir(path);
+  /** Register a worker agent: the AgentDefinition it compiled to. */
+  registerWorkerAgent: SessionWorkers['registerWorkerAgent'] = (spec) =>
+    new SessionWorkers(this.ctx).registerWorkerAgent(spec);
+  /** Register worker agents (all or none): their AgentDefinitions in order. */
+  registerWorkerAgents: SessionWorkers['registerWorkerAgents'] = (specs) =>
+    new SessionWorkers(this.ctx).registerWorkerAgents(specs);
   /** Agents. */
   agents: SessionMemory['agents'] = () => this.memory.agents();
   /** Add an MCP server (tool count). */

@@ -80,12 +80,6 @@ export function configWarnings(config: CodeConfig): ConfigWarning[] {
         message: `${key} is accepted for compatibility with A3S Code but not used by this server yet`,
       });
   }
-  if (config.projectDocMaxBytes === 0) {
-    warnings.push({
-      key: 'project_doc_max_bytes',
-      message: 'project_doc_max_bytes = 0 (no AGENTS.md) is not supported yet; limits.agents_md_bytes applies',
-    });
-  }
   warnings.push(...providerKeyWarnings(config));
   for (const [name, provider] of Object.entries(config.providers)) {
     if (provider.sessionIdHeader !== undefined) {

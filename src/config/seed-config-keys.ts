@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InstructionFileNamesSchema } from '../protocol/instruction-file-names.js';
 
 // Top-level keys of the seed's ACL (A3S Code `CodeConfig::from_acl`) that this server accepts so a seed
 // config file loads unchanged. Free-form blocks are kept as written (keys camelCased); the ones the
@@ -20,7 +21,7 @@ export const SeedConfigFields = {
   search: freeBlock.optional(),
   /** Document context extraction (`document_parser {}`). */
   documentParser: freeBlock.optional(),
-  /** Directory of personal instructions (`~/.a3s` when unset). */
+  /** Directory of the operator's personal instructions (AGENTS.override.md, else AGENTS.md), read before each chain; none when unset. */
   userInstructionsDir: z.string().min(1).optional(),
   /** Combined AGENTS.md budget in bytes (seed default 32 KiB, max 1 MiB, 0 disables). */
   projectDocMaxBytes: z
@@ -30,7 +31,7 @@ export const SeedConfigFields = {
     .max(1_048_576, 'project_doc_max_bytes is at most 1048576 (1 MiB)')
     .optional(),
   /** Instruction file names tried after AGENTS.override.md and AGENTS.md in each directory. */
-  projectDocFallbackFilenames: z.array(z.string().min(1)).optional(),
+  projectDocFallbackFilenames: InstructionFileNamesSchema.optional(),
   /** A session's parallel_task children running at once: the default of SessionOptions.maxParallelTasks (seed 8). */
   maxParallelTasks: z
     .number()
@@ -72,8 +73,6 @@ export const UNUSED_SEED_KEYS: readonly (readonly [string, string])[] = [
   ['taskScheduler', 'task_scheduler'],
   ['search', 'search'],
   ['documentParser', 'document_parser'],
-  ['userInstructionsDir', 'user_instructions_dir'],
-  ['projectDocFallbackFilenames', 'project_doc_fallback_filenames'],
   ['autoParallel', 'auto_parallel'],
   ['autoDelegation', 'auto_delegation'],
   ['thinkingBudget', 'thinking_budget'],

@@ -5,6 +5,12 @@ export const AGENT_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 const rule = z.string().min(1).max(1000);
 
+/** The seed's worker kinds (WorkerAgentKind): each a preset of permissions, prompt and step budget. */
+export const WORKER_AGENT_KINDS = ['read_only', 'planner', 'implementer', 'verifier', 'reviewer', 'custom'] as const;
+
+/** A worker kind. */
+export type WorkerAgentKind = (typeof WORKER_AGENT_KINDS)[number];
+
 /** The fields of an agent definition file (YAML, or the front matter of a Markdown file whose body is the prompt). */
 export const AgentDefinitionFileSchema = z
   .object({
@@ -21,6 +27,10 @@ export const AgentDefinitionFileSchema = z
       .max(200)
       .optional(),
     prompt: z.string().max(100_000).optional(),
+    /** The seed's worker form: a file with `kind` is a WorkerAgentSpec (its permissions narrow the kind's bound). */
+    kind: z.enum(WORKER_AGENT_KINDS).optional(),
+    /** With `kind`: left out of the agents offered to editors. */
+    hidden: z.boolean().optional(),
   })
   .strict()
   .meta({ id: 'AgentDefinitionFile' });
@@ -41,6 +51,10 @@ export const AgentInfoSchema = z
     readOnly: z.boolean(),
     model: z.string().nullable(),
     maxSteps: z.number().int().nullable(),
+    /** The worker kind of an agent registered as a worker (workerAgents, registerWorkerAgent), else null. */
+    kind: z.enum(WORKER_AGENT_KINDS).nullable(),
+    /** True for a worker registered with `hidden: true`: listed here, kept out of the agents offered to editors. */
+    hidden: z.boolean(),
   })
   .meta({ id: 'AgentInfo' });
 

@@ -6,6 +6,8 @@ import { McpServerConfigSchema } from './mcp.js';
 import { MemoryStoreOptionSchema } from './memory.js';
 import { LANE_TIMEOUT_MAX_MS, LaneHandlerConfigSchema, RetryPolicySchema } from './queue.js';
 import { InlineSkillSchema } from './skills.js';
+import { InstructionFileNamesSchema } from './instruction-file-names.js';
+import { WorkerAgentSpecSchema } from './worker-agents.js';
 
 const RUNS_CAP = 100_000;
 const EVENTS_CAP = 1_000_000;
@@ -56,21 +58,6 @@ export const MAX_PARALLEL_TASKS_OPTION = 64;
 
 const positiveInt = (max: number) => z.number().int().positive().max(max);
 const paths = z.array(z.string().min(1).max(4096)).max(256);
-
-/** A seed worker agent definition (workerAgents). */
-const WorkerAgentSchema = z
-  .object({
-    name: z.string().min(1).max(200),
-    description: z.string().max(20_000).optional(),
-    kind: z.enum(['read_only', 'planner', 'implementer', 'verifier', 'reviewer', 'custom']).optional(),
-    hidden: z.boolean().optional(),
-    permissions: loose.optional(),
-    model: z.string().optional(),
-    prompt: z.string().max(200_000).optional(),
-    maxSteps: positiveInt(10_000).optional(),
-    confirmationInheritance: z.string().optional(),
-  })
-  .strict();
 
 /** The seed's lane-queue options (queueConfig). */
 const QueueConfigSchema = z
@@ -183,7 +170,10 @@ const SESSION_OPTIONS_SHAPE = {
   inlineSkills: z.array(InlineSkillSchema).max(256).optional(),
   /** Directories of agent definitions (*.md with front matter, *.yaml, *.yml), each inside the session's workspace. */
   agentDirs: paths.optional(),
-  workerAgents: z.array(WorkerAgentSchema).max(256).optional(),
+  /** Ours: instruction file names tried after AGENTS.override.md and AGENTS.md, in place of the operator's project_doc_fallback_filenames. */
+  projectDocFallbackFilenames: InstructionFileNamesSchema.optional(),
+  /** The seed's worker agents: each compiled into an agent the task tool (or `agent`, sessionForWorker) runs as. */
+  workerAgents: z.array(WorkerAgentSpecSchema).max(256).optional(),
   /** Long-term memory: `file` = the server's durable backend (files, or Redis with REDIS_URL), `memory` = this process; `namespace` (default "default") inside the caller's tenant. */
   memoryStore: MemoryStoreOptionSchema.optional(),
   queueConfig: QueueConfigSchema.optional(),
@@ -318,7 +308,6 @@ const empty = (value: unknown): boolean =>
 export const UNSUPPORTED_SESSION_OPTIONS: Readonly<
   Record<string, (value: unknown, options: SessionOptions) => boolean>
 > = {
-  workerAgents: (v) => !empty(v),
   searchConfig: (v) => !empty(v),
   llmApiTimeoutMs: () => true,
   toolResultTransformPolicy: () => true,

@@ -171,9 +171,12 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     expect((unreachable as Error).message).toBe(
       `GET http://127.0.0.1:${closedPort}/healthz: the server could not be reached (ECONNREFUSED)`,
     );
-    // The seed's sessionForAgent(workspace, agent, workers, options): worker agents are refused by name.
-    const workers = await client.sessionForAgent(t.root, 'explore', ['worker-a']).catch((error: unknown) => error);
-    expect(workers).toMatchObject({ code: 'UNSUPPORTED_OPTION', details: { option: 'workers' } });
+    // The seed's sessionForAgent(workspace, agent, workers, options): the workers are specs (worker-agents.test.ts).
+    const workers = await client
+      .sessionForAgent(t.root, 'explore', ['worker-a' as never])
+      .catch((error: unknown) => error);
+    expect(workers).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect((workers as Error).message).toContain('body.workerAgents.0');
     expect((await client.sessionInfos()).map((info) => info.id)).toContain(session.sessionId);
     expect((await client.health()).status).toBe('ok');
     t.fake.assertDone();

@@ -63,8 +63,6 @@ describe('the seed ACL, key for key', () => {
       'task_scheduler',
       'search',
       'document_parser',
-      'user_instructions_dir',
-      'project_doc_fallback_filenames',
       'auto_parallel',
       'auto_delegation',
       'thinking_budget',
@@ -150,7 +148,7 @@ describe('the seed ACL, key for key', () => {
     expect(config.mcp).toEqual({ echo: { transport: { type: 'stdio', command: 'node', args: ['x.mjs'] } } });
   });
 
-  it('refuses project_doc_max_bytes next to limits.agents_md_bytes, and warns that 0 is not supported', async () => {
+  it('refuses project_doc_max_bytes next to limits.agents_md_bytes; 0 (the chain off) loads without a warning', async () => {
     const both = writeAcl('project_doc_max_bytes = 1000\nlimits { agents_md_bytes = 2000 }\n');
     const err = await loadError({ env: {}, cwd: both.dir, configPath: both.file });
     expect(err.problems.map(formatConfigProblem)).toEqual([
@@ -158,9 +156,12 @@ describe('the seed ACL, key for key', () => {
     ]);
     const zero = writeAcl('project_doc_max_bytes = 0\n');
     const config = await loadConfig({ env: {}, cwd: zero.dir, configPath: zero.file });
-    expect(config.limits.agentsMdBytes).toBe(32768);
-    // No provider is configured either, which is named after the seed keys.
-    expect(configWarnings(config).map((w) => w.key)).toEqual(['project_doc_max_bytes', 'providers']);
+    expect(config.projectDocMaxBytes).toBe(0);
+    // Only the missing provider is named: 0 is acted on (no AGENTS.md is read; see agents-md-chain.test.ts).
+    expect(configWarnings(config).map((w) => w.key)).toEqual(['providers']);
+    const path = writeAcl('project_doc_fallback_filenames = ["../x.md"]\n');
+    const bad = await loadError({ env: {}, cwd: path.dir, configPath: path.file });
+    expect(bad.problems.map(formatConfigProblem).join('\n')).toContain('must be a file name, not a path');
   });
 });
 

@@ -69,6 +69,92 @@ describe('loadAgentsMd reads the chain confined to the confinement root', () => 
   });
 });
 
+describe('loadAgentsMd: the names of each directory, UTF-8 and the budget', () => {
+  it('AGENTS.override.md before AGENTS.md before the fallbacks; an empty or skipped one passes to the next name', async () => {
+    const home = tempDir('a3s-agentsmd-');
+    writeFiles(home, {
+      'a/AGENTS.override.md': 'OVERRIDE A',
+      'a/AGENTS.md': 'AGENTS A',
+      'b/AGENTS.override.md': '',
+      'b/AGENTS.md': 'AGENTS B',
+      'c/RULES.md': 'RULES C',
+      'c/CLAUDE.md': 'CLAUDE C',
+      'd/AGENTS.md': 'AGENTS D',
+    });
+    symlinkSync('/proc/self/environ', join(home, 'd', 'AGENTS.override.md'));
+    const load = (dir: string, fallbackNames?: string[]) =>
+      loadAgentsMd({ workspace: join(home, dir), confinement: home, maxBytes: 1000, fallbackNames });
+    expect((await load('a')).text).toBe('<agents_md path="AGENTS.override.md">\nOVERRIDE A\n</agents_md>');
+    expect((await load('b')).text).toBe('<agents_md path="AGENTS.md">\nAGENTS B\n</agents_md>');
+    expect((await load('c')).text).toBe('');
+    expect((await load('c', ['CLAUDE.md', 'RULES.md', 'AGENTS.md'])).text).toBe(
+      '<agents_md path="CLAUDE.md">\nCLAUDE C\n</agents_md>',
+    );
+    const d = await load('d');
+    expect(d.text).toBe('<agents_md path="AGENTS.md">\nAGENTS D\n</agents_md>');
+    expect(d.skipped).toEqual([
+      { path: 'AGENTS.override.md', message: expect.stringContaining('AGENTS.md "AGENTS.override.md" was skipped') },
+    ]);
+  });
+
+  it('invalid UTF-8 is skipped; a cut inside a character drops that character; 0 bytes opens nothing', async () => {
+    const home = tempDir('a3s-agentsmd-');
+    mkdirSync(join(home, 'bad'));
+    writeFileSync(join(home, 'bad', 'AGENTS.override.md'), Buffer.from([0x41, 0xff, 0xfe, 0x42]));
+    writeFileSync(join(home, 'bad', 'AGENTS.md'), 'GOOD');
+    const bad = await loadAgentsMd({ workspace: join(home, 'bad'), confinement: home, maxBytes: 1000 });
+    expect(bad.text).toBe('<agents_md path="AGENTS.md">\nGOOD\n</agents_md>');
+    expect(bad.skipped.map((s) => s.message)).toEqual([expect.stringContaining('not valid UTF-8')]);
+
+    writeFiles(home, { 'cut/AGENTS.md': 'ab\u00e9cd' });
+    const cut = await loadAgentsMd({ workspace: join(home, 'cut'), confinement: home, maxBytes: 3 });
+    expect(cut.skipped).toEqual([]);
+    expect(cut.text).toBe('<agents_md path="AGENTS.md">\nab\n[AGENTS.md cut at 3 bytes]\n</agents_md>');
+
+    mkdirSync(join(home, 'off'));
+    symlinkSync('/proc/self/environ', join(home, 'off', 'AGENTS.md'));
+    expect(await loadAgentsMd({ workspace: join(home, 'off'), confinement: home, maxBytes: 0 })).toEqual({
+      text: '',
+      skipped: [],
+    });
+  });
+});
+
+describe('loadAgentsMd: the personal directory (user_instructions_dir)', () => {
+  it('is read first (override, else AGENTS.md; no fallbacks), held open: a link out of it is skipped', async () => {
+    const personal = tempDir('a3s-personal-');
+    const home = tempDir('a3s-agentsmd-');
+    writeFiles(personal, { 'AGENTS.md': 'PERSONAL', 'CLAUDE.md': 'NOT A PERSONAL NAME' });
+    writeFiles(home, { 'w/AGENTS.md': 'WORKSPACE', 'secret.md': 'SECRET' });
+    const load = () =>
+      loadAgentsMd({
+        workspace: join(home, 'w'),
+        confinement: home,
+        maxBytes: 1000,
+        fallbackNames: ['CLAUDE.md'],
+        personalDir: personal,
+      });
+    expect((await load()).text).toBe(
+      `<agents_md path="${join(personal, 'AGENTS.md')}">\nPERSONAL\n</agents_md>\n\n<agents_md path="AGENTS.md">\nWORKSPACE\n</agents_md>`,
+    );
+    symlinkSync(join(home, 'secret.md'), join(personal, 'AGENTS.override.md'));
+    const linked = await load();
+    expect(linked.text).not.toContain('SECRET');
+    expect(linked.text).toContain('PERSONAL');
+    expect(linked.skipped).toEqual([
+      { path: join(personal, 'AGENTS.override.md'), message: expect.stringContaining('was skipped') },
+    ]);
+    // A personal directory that does not exist reads nothing from it.
+    const none = await loadAgentsMd({
+      workspace: join(home, 'w'),
+      confinement: home,
+      maxBytes: 1000,
+      personalDir: join(personal, 'missing'),
+    });
+    expect(none.text).toBe('<agents_md path="AGENTS.md">\nWORKSPACE\n</agents_md>');
+  });
+});
+
 describe('confinementRoot', () => {
   const layout = (perTenant: boolean): WorkspaceLayout => ({
     roots: ['/srv/ws', '/srv/shared'],

@@ -229,6 +229,8 @@ describe('agents: built-ins, definitions from directories, sessions for an agent
       readOnly: true,
       model: null,
       maxSteps: 4,
+      kind: null,
+      hidden: false,
     });
     const forAgent = await createSession(t, { agent: 'docs-dynamic', agentDirs: ['agents'] });
     t.fake.script({ text: 'answered' });

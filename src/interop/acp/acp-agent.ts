@@ -18,9 +18,12 @@ export const ACP_LIST_PAGE = 100;
 
 /** The mode (agent) a session runs as: its agent's name, or `general` for a session without one. */
 function modeState(session: AgentSession): SessionModeState {
+  const current = session.config.agentDefinition?.name ?? 'general';
+  // Hidden workers are not offered to the editor (the session's own agent stays listed).
+  const offered = session.config.agents.list().filter((a) => a.hidden !== true || a.name === current);
   return {
-    currentModeId: session.config.agentDefinition?.name ?? 'general',
-    availableModes: session.config.agents.list().map((a) => ({ id: a.name, name: a.name, description: a.description })),
+    currentModeId: current,
+    availableModes: offered.map((a) => ({ id: a.name, name: a.name, description: a.description })),
   };
 }
 

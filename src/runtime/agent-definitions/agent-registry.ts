@@ -66,5 +66,7 @@ export function agentInfo(agent: AgentDefinition): AgentInfo {
     readOnly: agent.readOnly,
     model: agent.model ?? null,
     maxSteps: agent.maxSteps ?? null,
+    kind: agent.kind ?? null,
+    hidden: agent.hidden === true,
   };
 }

@@ -7,6 +7,7 @@ import type { AgentDefinition, AgentSource } from './agent-definition.js';
 import { isBuiltinAgent } from './builtin-agents.js';
 import { isReadOnlyPolicy } from './read-only-agent-policy.js';
 import { splitFrontMatter } from './split-front-matter.js';
+import { compileWorkerAgent } from './worker-agent.js';
 
 /** How a definition file is read: the name shown in errors, where it came from and the code its errors carry. */
 export interface AgentFileContext {
@@ -88,6 +89,22 @@ export function parseAgentFile(text: string, context: AgentFileContext): AgentDe
           enabled: true,
         }
       : undefined;
+  if (file.kind !== undefined) {
+    // The seed's worker file: compiled like workerAgents, except that a file (which the model can write)
+    // never chooses confirmationInheritance (the field is not in the file schema).
+    const worker = compileWorkerAgent({
+      name: file.name,
+      description: file.description,
+      kind: file.kind,
+      ...(file.hidden !== undefined ? { hidden: file.hidden } : {}),
+      ...(permissions ? { permissions } : {}),
+      ...(file.model !== undefined ? { model: file.model } : {}),
+      ...((file.prompt ?? body).trim() ? { prompt: (file.prompt ?? body).trim() } : {}),
+      ...(file.max_steps !== undefined ? { maxSteps: file.max_steps } : {}),
+    });
+    return { ...worker, source: context.source };
+  }
+  if (file.hidden !== undefined) throw fail(context, 'hidden', 'is a worker field: give `kind` too');
   return {
     name: file.name,
     description: file.description,

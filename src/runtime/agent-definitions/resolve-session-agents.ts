@@ -1,9 +1,11 @@
 import { openConfiguredDirectory, withHeldDirectory } from '../workspace/held-directory.js';
 import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
+import type { WorkerAgentSpec } from '../../protocol/worker-agents.js';
 import type { AgentDefinition } from './agent-definition.js';
 import { AgentRegistry } from './agent-registry.js';
 import { loadAgentDir } from './load-agent-dir.js';
 import { resolveWorkspaceAgentDir } from './resolve-workspace-agent-dir.js';
+import { compileWorkerAgents } from './worker-agent.js';
 
 /** What a session's agents are resolved from. */
 export interface SessionAgentsRequest {
@@ -13,7 +15,11 @@ export interface SessionAgentsRequest {
   readonly sessionDirs: readonly string[];
   /** The session's pinned workspace (session directories are opened from it). */
   readonly workspace: WorkspaceAccess;
-  /** The agent the session runs as (SessionOptions.agent), if any. */
+  /** The session's workerAgents (registered after the directories: a worker replaces a file's agent of its name). */
+  readonly workers: readonly WorkerAgentSpec[];
+  /** The creator may give a worker confirmationInheritance "auto_approve" (see mayAutoApprove). */
+  readonly workersMayAutoApprove: boolean;
+  /** The agent the session runs as (SessionOptions.agent), if any: a built-in, a file's agent or a worker. */
   readonly agent: string | undefined;
 }
 
@@ -27,7 +33,8 @@ export interface SessionAgents {
 /**
  * Build a session's registry: the built-ins, every definition of the operator's agent_dirs (a bad file is
  * SESSION_INITIALIZATION_ERROR naming it), then of the session's agentDirs (SESSION_CONFIGURATION_ERROR
- * naming `agentDirs[i]` or the file and field); then look up the session's agent (AGENT_NOT_FOUND).
+ * naming `agentDirs[i]` or the file and field), then its workerAgents (compileWorkerAgents); then look up the
+ * session's agent (AGENT_NOT_FOUND).
  */
 export async function resolveSessionAgents(request: SessionAgentsRequest): Promise<SessionAgents> {
   const registry = new AgentRegistry();
@@ -52,5 +59,12 @@ export async function resolveSessionAgents(request: SessionAgentsRequest): Promi
       ),
     );
   }
+  registry.add(
+    compileWorkerAgents(request.workers, {
+      mayAutoApprove: request.workersMayAutoApprove,
+      field: 'body.workerAgents',
+      errorCode: 'SESSION_CONFIGURATION_ERROR',
+    }),
+  );
   return { registry, agent: request.agent === undefined ? undefined : registry.require(request.agent), warnings };
 }

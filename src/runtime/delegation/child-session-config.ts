@@ -1,4 +1,5 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
+import { agentBounds } from '../agent-definitions/agent-definition.js';
 import type { ResolvedModel } from '../invocation/llm-invoker.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
 import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-config.js';
@@ -32,7 +33,7 @@ export function childSessionConfig(
 ): ResolvedSessionConfig {
   const { agent, skill } = spec;
   const bounds: PermissionPolicy[] = [...parent.permissionBounds];
-  if (agent.permissions) bounds.push(agent.permissions);
+  bounds.push(...agentBounds(agent));
   if (skill) bounds.push(skillPolicy(skill.allowedTools));
   const { options } = parent;
   // A skill child runs that skill only: it searches and runs no others.

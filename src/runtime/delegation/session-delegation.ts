@@ -165,9 +165,11 @@ export class SessionDelegation implements Delegation {
   private agent(name: string, field: string): AgentDefinition | ToolResult {
     const agent = this.deps.agents.get(name);
     if (agent) return agent;
+    // Hidden workers are delegated to by name, never advertised.
     return taskFailure(
       `${field}: no agent named "${name}" (known: ${this.deps.agents
         .list()
+        .filter((a) => a.hidden !== true)
         .map((a) => a.name)
         .join(', ')})`,
       { code: 'AGENT_NOT_FOUND', agent: name },
@@ -180,7 +182,8 @@ export class SessionDelegation implements Delegation {
         kind: 'task',
         agent,
         ...(params.max_steps !== undefined ? { maxSteps: params.max_steps } : {}),
-        inheritance: inheritance ?? this.deps.inheritance,
+        // A host call's own choice, else the worker's, else the operator's default.
+        inheritance: inheritance ?? agent.confirmationInheritance ?? this.deps.inheritance,
       },
       description: params.description,
       prompt: params.prompt,

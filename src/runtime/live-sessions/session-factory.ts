@@ -45,9 +45,13 @@ export class SessionFactory {
     children?: ChildSpawner,
   ) {
     this.memoryStores = deps.memoryStores ?? processMemoryStores();
-    this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, deps.config.limits.agentsMdBytes, () =>
-      deps.hostEnv.now(),
-    );
+    // project_doc_max_bytes = 0 disables the chain; otherwise it is limits.agents_md_bytes (see load-config).
+    const agentsMd = {
+      maxBytes: deps.config.projectDocMaxBytes === 0 ? 0 : deps.config.limits.agentsMdBytes,
+      fallbackNames: deps.config.projectDocFallbackFilenames ?? [],
+      ...(deps.config.userInstructionsDir !== undefined ? { personalDir: deps.config.userInstructionsDir } : {}),
+    };
+    this.workspaceContext = new WorkspaceContextCache(deps.workspaceRoots, agentsMd, () => deps.hostEnv.now());
     const catalog: CommandCatalog = commandCatalog(deps.config);
     this.agentServices = {
       services: deps,

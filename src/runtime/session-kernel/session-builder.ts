@@ -16,7 +16,9 @@ import type { ResolvedModel } from '../invocation/llm-invoker.js';
 import { assertOutboundUrl } from '../outbound/assert-outbound-url.js';
 import { assertCommandEnv } from '../sandbox/command-env.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
+import { agentBounds } from '../agent-definitions/agent-definition.js';
 import { resolveSessionAgents } from '../agent-definitions/resolve-session-agents.js';
+import { mayAutoApprove } from '../agent-definitions/worker-agent.js';
 import { resolveSessionSkills } from '../skills/resolve-session-skills.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import { resolveRetention } from './resolve-retention.js';
@@ -251,7 +253,12 @@ export async function buildSessionConfig(
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
   const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
   const { workspace, agentsMd, skipped } = await deps.workspaceContext.get(
-    { requested: options.workspace, claim, restored: restored !== undefined },
+    {
+      requested: options.workspace,
+      claim,
+      restored: restored !== undefined,
+      fallbackNames: options.projectDocFallbackFilenames,
+    },
     config,
   );
   const pinned = pinSessionWorkspace(workspace, restored?.workspacePin, restored !== undefined, [
@@ -267,6 +274,11 @@ export async function buildSessionConfig(
     configDirs: config.agentDirs,
     sessionDirs: options.agentDirs ?? [],
     workspace: pinned.directory,
+    workers: options.workerAgents ?? [],
+    // A restored session's workers were checked when it was created.
+    workersMayAutoApprove:
+      restored !== undefined ||
+      mayAutoApprove(hasScope(caller, 'host_direct'), config.delegation.confirmationInheritance),
     agent: options.agent,
   });
   const agent = agents.agent;
@@ -328,7 +340,7 @@ export async function buildSessionConfig(
     goalTracking: options.goalTracking ?? false,
     permissionPolicy,
     ...(bounded ? { permissionFloor: operatorPolicy } : {}),
-    permissionBounds: agent?.permissions ? [agent.permissions] : [],
+    permissionBounds: agent ? agentBounds(agent) : [],
     confirmationPolicy,
     agentsMd,
     parentSessionId: null,

@@ -26,6 +26,16 @@ export interface WorkspaceRequest {
   readonly claim: DirectoryClaim;
   /** A stored session is being restored: `requested` is its stored canonical workspace (never cached). */
   readonly restored?: boolean;
+  /** The session's own instruction file fallbacks (SessionOptions.projectDocFallbackFilenames): replace the operator's. */
+  readonly fallbackNames?: readonly string[];
+}
+
+/** How the AGENTS.md chain is read: the combined budget (0: not read) and the operator's fallback file names. */
+export interface AgentsMdSettings {
+  readonly maxBytes: number;
+  readonly fallbackNames: readonly string[];
+  /** The operator's user_instructions_dir, read before the workspace's chain. */
+  readonly personalDir?: string;
 }
 
 /** The configuration keys that decide where workspaces may be. */
@@ -44,7 +54,7 @@ const MAX_ENTRIES = 1024;
  * Resolves a requested workspace (realpath, confinement to the roots and, with tenants split, to the tenant's
  * own space) and loads its AGENTS.md chain, reusing the answer for WORKSPACE_CONTEXT_TTL_MS so bursts of
  * session creation on one workspace touch the file system once; concurrent lookups share one promise.
- * Answers are keyed by tenant and admin-ness, so one tenant never reuses another's. Failures are not cached.
+ * Answers are keyed by tenant, admin-ness and fallback names, so one tenant never reuses another's. Failures are not cached.
  * AGENTS.md edits reach new sessions within the TTL. The chain is read confined to the workspace's
  * confinement root (see confinementRoot and loadAgentsMd).
  */
@@ -53,14 +63,19 @@ export class WorkspaceContextCache {
 
   constructor(
     private readonly roots: readonly string[],
-    private readonly agentsMdBytes: number,
+    private readonly agentsMd: AgentsMdSettings,
     private readonly now: () => number,
   ) {}
 
   /** The context for a workspace request under a configuration's layout. */
   get(request: WorkspaceRequest, config: WorkspaceConfig): Promise<WorkspaceContext> {
     if (request.restored) return this.load(request, config);
-    const key = JSON.stringify([request.requested ?? null, request.claim.tenantId, request.claim.admin]);
+    const key = JSON.stringify([
+      request.requested ?? null,
+      request.claim.tenantId,
+      request.claim.admin,
+      request.fallbackNames ?? null,
+    ]);
     const at = this.now();
     const hit = this.entries.get(key);
     if (hit && hit.expiresAt > at) return hit.value;
@@ -84,7 +99,9 @@ export class WorkspaceContextCache {
       const loaded = await loadAgentsMd({
         workspace,
         confinement: confinementRoot(layout, workspace),
-        maxBytes: this.agentsMdBytes,
+        maxBytes: this.agentsMd.maxBytes,
+        fallbackNames: request.fallbackNames ?? this.agentsMd.fallbackNames,
+        ...(this.agentsMd.personalDir !== undefined ? { personalDir: this.agentsMd.personalDir } : {}),
       });
       return { workspace, agentsMd: loaded.text, skipped: loaded.skipped };
     } catch (error) {
