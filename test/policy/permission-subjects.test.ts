@@ -113,6 +113,9 @@ describe('a deny on src/secret/** cannot be dodged by spelling', () => {
     expect(decide({ allow: ['read(docs/**)'] }, 'read', { file_path: 'docs/readme.md' })).toBe('ask');
     expect(decide({ allow: ['read(docs/**)', 'read(src/**)'] }, 'read', { file_path: 'docs/readme.md' })).toBe('allow');
     expect(decide({ allow: ['read(src/**)'] }, 'read', { file_path: 'src/../docs/readme.md' })).toBe('ask');
+    // On Linux `src\\x` is one name at the top, not a file in src: a src/** allow does not cover it.
+    expect(decide({ allow: ['read(src/**)'] }, 'read', { file_path: 'src\\a.ts' })).toBe('ask');
+    expect(decide({ allow: ['read(src/**)'] }, 'read', { file_path: 'src/a.ts' })).toBe('allow');
     expect(decide({ allow: ['write(src/**)'] }, 'write', { file_path: 'src/../../outside.txt', content: '' })).toBe(
       'ask',
     );

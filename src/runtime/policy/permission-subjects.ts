@@ -70,23 +70,32 @@ export function pathSubject(
   resolve?: PathResolver,
   tree = false,
 ): PathSubject {
-  const spelled = toSlashes(given);
-  const normal = path.posix.normalize(spelled === '' ? '.' : spelled);
-  const groups: string[][] = [];
-  if (!workspace) groups.push(placeForms(undefined, normal, tree));
-  else {
-    const absolute = path.posix.isAbsolute(normal) ? normal : path.posix.join(workspace, normal);
-    const rel = path.posix.relative(workspace, absolute);
-    const inside =
-      rel === '' ? '.' : rel !== '..' && !rel.startsWith('../') && !path.posix.isAbsolute(rel) ? rel : undefined;
-    const resolved = inside === undefined ? undefined : resolve?.(inside);
-    const lexical = placeForms(inside, absolute, tree);
-    if (resolved && resolved.relative !== inside) groups.push(placeForms(resolved.relative, resolved.absolute, tree));
-    groups.push(lexical);
-  }
-  const spellings = new Set<string>([given, spelled, normal]);
+  // Allow rules see the path as the tool will walk it; a `\` is an ordinary character of a name there.
+  const groups = places(given, workspace, resolve, tree);
+  const spellings = new Set<string>([given, path.posix.normalize(given === '' ? '.' : given)]);
   for (const group of groups) for (const form of group) spellings.add(form);
+  // Deny and ask rules also see it with `\` read as `/`, as the seed normalizes it.
+  const spelled = toSlashes(given);
+  if (spelled !== given) {
+    spellings.add(spelled);
+    for (const group of places(spelled, workspace, resolve, tree)) for (const form of group) spellings.add(form);
+  }
   return { given, tree, allowGroups: groups, spellings: [...spellings] };
+}
+
+/** The places one spelling of a path reaches: where it leads (symlinks resolved), then its lexical place. */
+function places(given: string, workspace: string | undefined, resolve: PathResolver | undefined, tree: boolean) {
+  const normal = path.posix.normalize(given === '' ? '.' : given);
+  if (!workspace) return [placeForms(undefined, normal, tree)];
+  const absolute = path.posix.isAbsolute(normal) ? normal : path.posix.join(workspace, normal);
+  const rel = path.posix.relative(workspace, absolute);
+  const inside =
+    rel === '' ? '.' : rel !== '..' && !rel.startsWith('../') && !path.posix.isAbsolute(rel) ? rel : undefined;
+  const resolved = inside === undefined ? undefined : resolve?.(inside);
+  const lexical = placeForms(inside, absolute, tree);
+  if (resolved && resolved.relative !== inside)
+    return [placeForms(resolved.relative, resolved.absolute, tree), lexical];
+  return [lexical];
 }
 
 /**

@@ -12,6 +12,9 @@ export function isTrustedOrigin(origin: ToolCallState['call']['origin']): boolea
 export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (isTrustedOrigin(state.call.origin)) return CONTINUE;
   const { governance } = state.deps;
+  // Nothing to evaluate (a disabled policy with no bound allows every call): no subjects are made.
+  if (!governance.permission.enabled && !governance.permissionFloor && !governance.agentPermissions?.length)
+    return CONTINUE;
   const name = state.tool?.name ?? state.call.name;
   const context = { workspace: state.ctx.workspace, subjects: callSubjects(state) };
   const verdict = evaluateBoundedPermission(
