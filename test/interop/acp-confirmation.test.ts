@@ -106,3 +106,41 @@ describe('ACP sessions ask the editor: confirmation is on, the editor answers', 
     t.fake.assertDone();
   });
 });
+
+describe('ACP promptCapabilities say what works', () => {
+  const start = useTestServers();
+
+  it('text, embedded text resources and resource links reach the model; an image (not advertised) is refused', async () => {
+    const t = await start();
+    const app = client({ name: 'test-editor' }).onNotification('session/update', () => undefined);
+    await app.connectWith(createWebSocketStream(wsUrl(t.url), { WebSocket }), async (ctx) => {
+      const init = await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      expect(init.agentCapabilities?.promptCapabilities).toEqual({ image: false, audio: false, embeddedContext: true });
+      const { sessionId } = await ctx.request('session/new', { cwd: t.root, mcpServers: [] });
+      t.fake.script({ text: 'seen' });
+      const answered = await ctx.request('session/prompt', {
+        sessionId,
+        prompt: [
+          { type: 'text', text: 'look at' },
+          { type: 'resource', resource: { uri: 'file:///w/a.ts', text: 'export const a = 1;' } },
+          { type: 'resource_link', name: 'b.ts', uri: 'file:///w/b.ts' },
+        ],
+      });
+      expect(answered.stopReason).toBe('end_turn');
+      const user = (t.fake.requests[0]?.body.messages as { role: string; content: string }[]).find(
+        (m) => m.role === 'user',
+      );
+      expect(user?.content).toBe('look at\n\nfile:///w/a.ts:\nexport const a = 1;\n\n[b.ts](file:///w/b.ts)');
+      await expect(
+        ctx.request('session/prompt', {
+          sessionId,
+          prompt: [
+            { type: 'text', text: 'and this' },
+            { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+          ],
+        }),
+      ).rejects.toMatchObject({ data: { error: { code: 'VALIDATION_ERROR', details: { field: 'prompt.1' } } } });
+    });
+    t.fake.assertDone();
+  });
+});
