@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
@@ -111,5 +111,53 @@ describe('permission rules match the paths tools declare, normalized, over HTTP'
     expect(unlisted.output).toContain('defaultDecision');
     expect((await call('mcp__files__stat', { file_path: `${ws}/docs/x.md` })).output).toBe(`stat ${ws}/docs/x.md`);
     expect((await call('mcp__files__stat', { file_path: 'innocent/key.txt' })).exitCode).toBe(1);
+  });
+});
+
+describe('a symlink swapped while a confirmation waits does not carry the call elsewhere', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({
+      files: { 'src/secret/x.md': 'TOP-SECRET\n', 'docs/x.md': 'public\n' },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('read of link/x.md is asked while link -> docs; approved after link -> src/secret, it is refused', async () => {
+    symlinkSync('docs', join(t.root, 'link'));
+    const created = await request(t.url)
+      .post('/v1/sessions')
+      .send({
+        workspace: t.root,
+        permissionPolicy: { deny: ['read(src/secret/**)'], defaultDecision: 'ask' },
+        confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 },
+      })
+      .expect(201);
+    const id = created.body.session.id as string;
+    const pendingCall = request(t.url)
+      .post(`/v1/sessions/${id}/tools/read/governed`)
+      .send({ args: { file_path: 'link/x.md' } })
+      .then((res) => res.body as { output: string; exitCode: number });
+    let pending: { toolId: string }[] = [];
+    for (let i = 0; i < 200 && pending.length === 0; i++) {
+      pending = (await request(t.url).get(`/v1/sessions/${id}/confirmations`).expect(200)).body.confirmations;
+      if (pending.length === 0) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(pending).toHaveLength(1);
+    // The attacker's swap: the name now leads into the denied directory.
+    unlinkSync(join(t.root, 'link'));
+    symlinkSync('src/secret', join(t.root, 'link'));
+    await request(t.url)
+      .post(`/v1/sessions/${id}/confirmations/${pending[0]!.toolId}`)
+      .send({ approved: true })
+      .expect(200);
+    const result = await pendingCall;
+    expect(result.exitCode).toBe(1);
+    expect(result.output).toContain(
+      'it led to docs/x.md when its permission was checked and leads to src/secret/x.md now',
+    );
+    expect(result.output).not.toContain('TOP-SECRET');
   });
 });

@@ -1,7 +1,8 @@
 import { CallSubjects, type PathResolver } from '../policy/permission-subjects.js';
 import { canonicalName } from '../workspace/canonical-name.js';
 import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
-import { WorkspaceFiles } from '../workspace/workspace-files.js';
+import { WorkspaceEscapeError } from '../workspace/workspace-errors.js';
+import { WorkspaceFiles, type OpenGuard } from '../workspace/workspace-files.js';
 import type { ToolCallState } from './tool-call-state.js';
 
 /**
@@ -36,4 +37,24 @@ export function callSubjects(state: ToolCallState): CallSubjects {
     );
   }
   return state.subjects;
+}
+
+/**
+ * The execute stage's open guard for a call whose permission looked at its paths: opening one of them (by its
+ * spelling or its decided place) must reach the place the rules were checked on, else the call is refused
+ * (a symlink swapped between the check and the open, e.g. while a confirmation waited). Undefined otherwise.
+ */
+export function openGuardOf(state: ToolCallState): OpenGuard | undefined {
+  const subjects = state.subjects;
+  if (subjects === undefined || !subjects.pathsResolved) return undefined;
+  const places = subjects.decidedPlaces();
+  if (places.size === 0) return undefined;
+  return (userPath, location) => {
+    const decided = places.get(userPath);
+    if (decided === undefined || decided === location.relative) return;
+    throw new WorkspaceEscapeError(
+      userPath,
+      `it led to ${decided} when its permission was checked and leads to ${location.relative} now`,
+    );
+  };
 }

@@ -131,6 +131,26 @@ export class CallSubjects {
     return this.paths.length > 0;
   }
 
+  /** True when a rule looked at the declared paths (they were resolved): then their places are held to at open. */
+  get pathsResolved(): boolean {
+    return this.pathValues !== undefined && this.pathValues.length > 0;
+  }
+
+  /**
+   * The place each declared path was decided on, by its spelling and by that place's own name (workspace-
+   * relative); only paths inside the workspace. The execute stage refuses to open one that leads elsewhere now.
+   */
+  decidedPlaces(): ReadonlyMap<string, string> {
+    const places = new Map<string, string>();
+    for (const subject of this.paths) {
+      const place = subject.allowGroups[0]?.[0];
+      if (place === undefined || path.posix.isAbsolute(place)) continue;
+      places.set(subject.given, place);
+      places.set(place, place);
+    }
+    return places;
+  }
+
   /** The declared paths of this call in all their forms (empty for a tool that declares none). */
   get paths(): readonly PathSubject[] {
     if (this.pathValues === undefined) {
