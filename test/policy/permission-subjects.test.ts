@@ -48,6 +48,8 @@ describe('old rules keep their meaning on new calls (the seed forms of SEED-REFE
     [{ deny: ['read(src/secret/**)'] }, 'read', { file_path: 'src/a.ts' }, 'ask'],
     [{ deny: ['write(**/.env*)'] }, 'write', { file_path: 'config/.env.local', content: '' }, 'deny'],
     [{ deny: ['write(./src/**)'] }, 'write', { file_path: './src/a.ts', content: '' }, 'deny'],
+    [{ deny: ['write(./src/**)'] }, 'write', { file_path: 'src/a.ts', content: '' }, 'deny'],
+    [{ allow: ['read(./src/**)'] }, 'read', { file_path: 'src/a.ts' }, 'allow'],
     [{ deny: [`read(${ws}/src/secret/**)`] }, 'read', { file_path: 'src/secret/key.txt' }, 'deny'],
     [{ deny: [`read(${ws}/src/secret/**)`] }, 'read', { file_path: `${ws}/src/secret/key.txt` }, 'deny'],
     [{ deny: ['read(/etc/**)'] }, 'read', { file_path: '/etc/passwd' }, 'deny'],

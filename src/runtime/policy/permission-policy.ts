@@ -106,7 +106,15 @@ export function reachesBelow(pattern: string, dir: string): boolean {
   return patternParts.length > dirParts.length;
 }
 
-function pathRestricted(pattern: string, subject: PathSubject): boolean {
+/** A pattern as matched against path forms: a leading `./` says nothing (the forms are normalized). */
+function asPathPattern(pattern: string): string {
+  let stripped = pattern;
+  while (stripped.startsWith('./') && stripped.length > 2) stripped = stripped.slice(2);
+  return stripped;
+}
+
+function pathRestricted(rulePattern: string, subject: PathSubject): boolean {
+  const pattern = asPathPattern(rulePattern);
   if (subject.spellings.some((form) => globMatches(pattern, form))) return true;
   return subject.tree && subject.allowGroups.some((group) => group.some((form) => reachesBelow(pattern, form)));
 }
@@ -147,7 +155,10 @@ function allowedBy(sources: readonly string[], toolName: string, subjects: CallS
   const used: string[] = [];
   for (const subject of subjects.paths) {
     for (const group of subject.allowGroups) {
-      const rule = covering.find((candidate) => group.some((form) => globMatches(candidate.pattern as string, form)));
+      const rule = covering.find((candidate) => {
+        const pattern = asPathPattern(candidate.pattern as string);
+        return group.some((form) => globMatches(pattern, form));
+      });
       if (!rule) return undefined;
       if (!used.includes(rule.source)) used.push(rule.source);
     }
