@@ -59,6 +59,20 @@ export const CodeConfigSchema = z
     /** Policy for sessions that give none; the built-in default allows read-only tools and asks for the rest. */
     defaultPermissionPolicy: PermissionPolicySchema.optional(),
     defaultConfirmationPolicy: ConfirmationPolicySchema.optional(),
+    /**
+     * The confirmation policy of sessions an editor creates with ACP `session/new` (the editor answers each ask
+     * with `session/request_permission`). Absent: `defaultConfirmationPolicy` (or the built-in one) with
+     * `enabled: true`. `enabled: false` makes asks denials again. `timeout_action` is `reject` only: an editor
+     * is there to answer, and auto-approving would let calls run without anyone.
+     */
+    acpConfirmationPolicy: ConfirmationPolicySchema.extend({
+      enabled: z.boolean().default(true),
+      timeoutAction: z
+        .literal('reject', { error: 'acp_confirmation_policy.timeout_action must be "reject" (an editor answers)' })
+        .default('reject'),
+    })
+      .strict()
+      .optional(),
     /** Slash commands every session has (the shape of POST /v1/sessions/:id/commands); their webhooks may name private addresses. */
     commands: z
       .array(CommandRegistrationSchema)

@@ -58,6 +58,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   queue: FREE,
   defaultPermissionPolicy: FREE,
   defaultConfirmationPolicy: FREE,
+  acpConfirmationPolicy: FREE,
   defaultBudget: FREE,
   hooks: { kind: 'list', item: FREE },
   commands: {

@@ -3,6 +3,7 @@ import { packageVersion } from '../../package-version.js';
 import type { RuntimeContext } from '../../context.js';
 import { CodeError } from '../../errors.js';
 import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
+import { ConfirmationPolicySchema, type ConfirmationPolicy } from '../../protocol/governance.js';
 import { SessionOptionsSchema, type SessionOptions } from '../../protocol/session-options.js';
 import type { Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
@@ -27,11 +28,25 @@ function modeState(session: AgentSession): SessionModeState {
   };
 }
 
+/**
+ * The confirmation policy of an ACP session (the editor answers its asks): the operator's
+ * `acp_confirmation_policy`, else the default confirmation policy with confirmation on.
+ */
+export function acpConfirmationPolicy(config: RuntimeContext['config']): ConfirmationPolicy {
+  if (config.acpConfirmationPolicy) return config.acpConfirmationPolicy;
+  return { ...(config.defaultConfirmationPolicy ?? ConfirmationPolicySchema.parse({})), enabled: true };
+}
+
 /** session/new params as SessionOptions, parsed by their schema: a bad field is VALIDATION_ERROR naming it (`cwd` for the workspace). */
-function newSessionOptions(cwd: string, servers: ReturnType<typeof acpMcpServers>): SessionOptions {
+function newSessionOptions(
+  cwd: string,
+  servers: ReturnType<typeof acpMcpServers>,
+  confirmationPolicy: ConfirmationPolicy,
+): SessionOptions {
   const parsed = SessionOptionsSchema.safeParse({
     workspace: cwd,
     ...(servers.length > 0 ? { mcpServers: servers } : {}),
+    confirmationPolicy,
   });
   if (parsed.success) return parsed.data;
   // The workspace is ACP's `cwd`.
@@ -81,7 +96,9 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
     }))
     .onRequest('session/new', ({ params }) =>
       guarded(async () => {
-        const session = await create(newSessionOptions(params.cwd, acpMcpServers(params.mcpServers)));
+        const session = await create(
+          newSessionOptions(params.cwd, acpMcpServers(params.mcpServers), acpConfirmationPolicy(ctx.config)),
+        );
         return { sessionId: session.id, modes: modeState(session) };
       }),
     )

@@ -65,7 +65,9 @@ export function childGovernance(
   const parentRestriction = parent.governance.restrictTool;
   const own = skill ? skillRestriction(skill) : undefined;
   const restrictTool =
-    own && parentRestriction ? (name: string) => parentRestriction(name) ?? own(name) : (own ?? parentRestriction);
+    own && parentRestriction
+      ? (name: string, origin?: string) => parentRestriction(name, origin) ?? own(name)
+      : (own ?? parentRestriction);
   return {
     governance: {
       ...inherited,

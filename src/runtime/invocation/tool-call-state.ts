@@ -10,6 +10,7 @@ import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { WebAccess } from '../web/web-access.js';
 import type { Delegation } from '../tools/define-tool.js';
 import type { SessionQueue } from '../queue/session-queue.js';
+import type { CallSubjects } from '../policy/permission-subjects.js';
 
 /**
  * Where a tool call came from. `model`: the LLM. `nested`: inside a model-owned batch/program (governed
@@ -71,6 +72,8 @@ export interface ToolCallState {
   args: unknown;
   /** Set by the permission stage when the call needs human confirmation: the rule that asked. */
   askRule?: string;
+  /** The call's permission subjects, made once by the permission stage (callSubjects) and reused after it. */
+  subjects?: CallSubjects;
 }
 
 /** A stage either lets the call go on or stops it with the result the caller sees. */

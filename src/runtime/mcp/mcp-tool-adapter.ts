@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import type { McpConnection } from './mcp-connection.js';
+import { mcpCallPaths, mcpPathArguments } from './mcp-path-arguments.js';
 
 /** Longest tool name providers accept for a function (OpenAI: 64). */
 export const MAX_TOOL_NAME_CHARS = 64;
@@ -49,12 +50,16 @@ export function adaptMcpTool(
   name = mcpToolName(connection.name, tool.name),
 ): AnyToolDefinition {
   const remoteName = tool.name;
+  const pathArguments = mcpPathArguments(tool.inputSchema);
   return {
     name,
     description: tool.description ?? tool.title ?? `Tool ${remoteName} of the MCP server ${connection.name}.`,
     parameters: anyObject,
     jsonSchema: structuredClone(tool.inputSchema) as Record<string, unknown>,
     readOnly: tool.annotations?.readOnlyHint === true,
+    ...(pathArguments.length > 0
+      ? { permissionPaths: (args: Record<string, unknown>) => mcpCallPaths(pathArguments, args) }
+      : {}),
     execute: (args: Record<string, unknown>, ctx) => connection.callTool(remoteName, args, { signal: ctx.signal }),
   };
 }

@@ -19,7 +19,12 @@ export interface PermissionGrantRequest {
 export function permissionGrantKey(toolName: string, args: unknown, context: PermissionContext = {}): string {
   const tool = toolName.toLowerCase();
   const subject = argumentString(toolName, args);
-  if (tool !== 'bash') return `${tool}\u0000${subject}`;
+  if (tool !== 'bash') {
+    // A path tool's grant is for the places it reaches (so `./a` and `a` are one grant); a JSON-form tool's for its exact arguments.
+    const subjects = context.subjects;
+    if (subjects === undefined || subjects.json || !subjects.hasPaths) return `${tool}\u0000${subject}`;
+    return `${tool}\u0000paths\u0000${JSON.stringify(subjects.paths.map((path) => path.allowGroups[0][0]))}`;
+  }
   const analysis = analyzeShellCommand(subject, context.workspace);
   if (!analysis.parsed || analysis.hazards.length > 0 || analysis.commands.length === 0)
     return `bash\u0000line\u0000${subject}`;

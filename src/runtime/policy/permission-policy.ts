@@ -1,5 +1,6 @@
 import type { PermissionPolicy } from '../../protocol/governance.js';
 import { BoundedCache } from './bounded-cache.js';
+import { argumentString, CallSubjects, type PathSubject } from './permission-subjects.js';
 import { analyzeShellCommand } from './shell/analyze-shell-command.js';
 
 /** A permission decision. */
@@ -36,26 +37,8 @@ export function parseRule(source: string): PermissionRule {
   });
 }
 
-/**
- * The string a rule's pattern is matched against (the seed's table): bash -> command, read/write/edit ->
- * file_path, ls -> path, every other tool (patch, grep, glob, git, batch, MCP...) -> compact JSON of its args.
- */
-export function argumentString(toolName: string, args: unknown): string {
-  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
-  const pick = (key: string) => (typeof record[key] === 'string' ? (record[key] as string) : '');
-  switch (toolName.toLowerCase()) {
-    case 'bash':
-      return pick('command');
-    case 'read':
-    case 'write':
-    case 'edit':
-      return pick('file_path');
-    case 'ls':
-      return pick('path');
-    default:
-      return JSON.stringify(args ?? {});
-  }
-}
+/** The seed's argument string of a call (SEED-REFERENCE §3.2); rules also see the paths tools declare (CallSubjects). */
+export { argumentString };
 
 const globCache = new BoundedCache<string, RegExp>(RULE_CACHE_ENTRIES);
 
@@ -103,15 +86,95 @@ export function ruleCoversTool(rule: PermissionRule, toolName: string): boolean 
   return rule.tool.startsWith('mcp__') && !rule.tool.slice(5).includes('__') && name.startsWith(`${rule.tool}__`);
 }
 
-function matches(rule: PermissionRule, toolName: string, args: unknown): boolean {
+/** True when a pattern could match a path strictly below `dir` (a search based at `dir` would reach it). */
+export function reachesBelow(pattern: string, dir: string): boolean {
+  if (pattern.startsWith('/') !== dir.startsWith('/')) return false;
+  if (pattern.endsWith(':*')) {
+    const prefix = pattern.slice(0, -2);
+    const base = dir === '.' ? '' : `${dir.replace(/\/$/, '')}/`;
+    return prefix.startsWith(base) || base.startsWith(prefix);
+  }
+  const dirParts = dir === '.' ? [] : dir.split('/').filter((part) => part !== '');
+  const patternParts = pattern.split('/');
+  if (pattern.startsWith('/')) patternParts.shift();
+  for (let i = 0; i < dirParts.length; i++) {
+    const segment = patternParts[i];
+    if (segment === undefined) return false;
+    if (segment.includes('**')) return true;
+    if (!globMatches(segment, dirParts[i])) return false;
+  }
+  return patternParts.length > dirParts.length;
+}
+
+/** A pattern as matched against path forms: a leading `./` says nothing (the forms are normalized). */
+function asPathPattern(pattern: string): string {
+  let stripped = pattern;
+  while (stripped.startsWith('./') && stripped.length > 2) stripped = stripped.slice(2);
+  return stripped;
+}
+
+function pathRestricted(rulePattern: string, subject: PathSubject): boolean {
+  const pattern = asPathPattern(rulePattern);
+  if (subject.spellings.some((form) => globMatches(pattern, form))) return true;
+  return subject.tree && subject.allowGroups.some((group) => group.some((form) => reachesBelow(pattern, form)));
+}
+
+/**
+ * A deny or ask rule's hold on a call: it covers the tool, and its pattern (if any) matches the seed's
+ * argument string, or any spelling of a path the tool declares, or (for a search base) a path below it.
+ */
+function restricts(rule: PermissionRule, toolName: string, subjects: CallSubjects): boolean {
   if (!ruleCoversTool(rule, toolName)) return false;
-  return rule.pattern === undefined || globMatches(rule.pattern, argumentString(toolName, args));
+  if (coversAnyArgs(rule)) return true;
+  const pattern = rule.pattern as string;
+  if (globMatches(pattern, subjects.argument)) return true;
+  // A compact-JSON pattern (the seed's form for most tools) is about the arguments, not a path.
+  if (pattern.startsWith('{') || !subjects.hasPaths) return false;
+  return subjects.paths.some((subject) => pathRestricted(pattern, subject));
+}
+
+/**
+ * The allow rules' say on a call: the rule text(s) that allow it, or undefined. A rule covering every
+ * argument allows it; a tool without declared paths (or whose seed form is compact JSON, matched by a JSON
+ * pattern) is allowed by a rule matching its argument string; otherwise every place of every declared path
+ * must be matched by an allow rule in its canonical forms (so one path not allowed leaves the call unallowed).
+ */
+function allowedBy(sources: readonly string[], toolName: string, subjects: CallSubjects): string | undefined {
+  const covering: PermissionRule[] = [];
+  for (const source of sources) {
+    const rule = parseRule(source);
+    if (!ruleCoversTool(rule, toolName)) continue;
+    if (coversAnyArgs(rule)) return source;
+    covering.push(rule);
+  }
+  if (covering.length === 0) return undefined;
+  if (!subjects.hasPaths || subjects.json) {
+    const hit = covering.find((rule) => globMatches(rule.pattern as string, subjects.argument));
+    if (hit || !subjects.hasPaths) return hit?.source;
+  }
+  const used: string[] = [];
+  for (const subject of subjects.paths) {
+    for (const group of subject.allowGroups) {
+      const rule = covering.find((candidate) => {
+        const pattern = asPathPattern(candidate.pattern as string);
+        return group.some((form) => globMatches(pattern, form));
+      });
+      if (!rule) return undefined;
+      if (!used.includes(rule.source)) used.push(rule.source);
+    }
+  }
+  return used.join(', ');
 }
 
 /** Where a call runs, for rules whose outcome depends on it (a bash redirect target inside or outside the workspace). */
 export interface PermissionContext {
   /** The session's workspace (the directory bash runs in); without it every absolute redirect target counts as outside. */
   readonly workspace?: string;
+  /**
+   * The call's permission subjects (the argument string and the paths its tool declares), computed once per
+   * call by the permission stage; without them the rules see the seed's argument string only.
+   */
+  readonly subjects?: CallSubjects;
 }
 
 /** True when a rule covers every argument of its tool (bare `Tool`, `Tool(*)`, `Tool(**)`). */
@@ -165,13 +228,15 @@ export function evaluatePermission(
 ): PermissionVerdict {
   if (!policy.enabled) return { decision: 'allow', rule: 'disabled' };
   if (toolName.toLowerCase() === 'bash') return evaluateBash(policy, argumentString(toolName, args), context);
-  for (const [list, decision] of [
-    [policy.deny, 'deny'],
-    [policy.allow, 'allow'],
-    [policy.ask, 'ask'],
-  ] as const) {
-    for (const source of list) if (matches(parseRule(source), toolName, args)) return { decision, rule: source };
+  const subjects = context.subjects ?? new CallSubjects(toolName, args, undefined, context.workspace);
+  for (const source of policy.deny)
+    if (restricts(parseRule(source), toolName, subjects)) return { decision: 'deny', rule: source };
+  if (policy.allow.length > 0) {
+    const rule = allowedBy(policy.allow, toolName, subjects);
+    if (rule !== undefined) return { decision: 'allow', rule };
   }
+  for (const source of policy.ask)
+    if (restricts(parseRule(source), toolName, subjects)) return { decision: 'ask', rule: source };
   return { decision: policy.defaultDecision, rule: 'defaultDecision' };
 }
 

@@ -67,6 +67,6 @@ export interface SessionGovernance {
   readonly budget?: GovernanceBudget;
   /** The session's identity labels, carried into hook payloads. */
   readonly labels?: Readonly<Record<string, string | undefined>>;
-  /** Hook point for active-skill restrictions: a reason when the tool may not run now. */
-  restrictTool?(toolName: string): string | undefined;
+  /** Hook point for active-skill restrictions: a reason when the tool may not run now (given the call's origin). */
+  restrictTool?(toolName: string, origin?: string): string | undefined;
 }

@@ -8,6 +8,7 @@ import { ConfirmationBroker } from '../policy/confirmation-broker.js';
 import { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
+import { activeSkillRestriction } from '../skills/active-skill-restriction.js';
 import { PASSTHROUGH_REDACTOR } from './passthrough-redactor.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 
@@ -68,6 +69,10 @@ export function buildSessionGovernance(
     hooks,
     budget,
     labels: config.labels,
+    // enforceActiveSkillToolRestrictions: the session's own calls are bound to the active skills' allowed-tools.
+    ...(config.options.enforceActiveSkillToolRestrictions === true
+      ? { restrictTool: activeSkillRestriction(config.skills) }
+      : {}),
   };
   return { governance, hooks, budget };
 }

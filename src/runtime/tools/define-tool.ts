@@ -10,6 +10,7 @@ import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { WorkspaceFiles } from '../workspace/workspace-files.js';
 import type { WebAccess } from '../web/web-access.js';
 import type { z } from 'zod';
+import type { PermissionPath } from '../policy/permission-subjects.js';
 
 /** What a tool gets from the tool invoker: confinement root, cancellation and an output sink. */
 export interface ToolContext {
@@ -84,6 +85,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * read-only, checkout is not). Gets unvalidated arguments and must answer false when unsure.
    */
   readonly readOnlyFor?: (args: unknown) => boolean;
+  /**
+   * The workspace paths a call reads or changes, as its (validated) arguments give them: permission rules
+   * match them normalized (see CallSubjects). Absent: rules see only the seed's argument string.
+   */
+  readonly permissionPaths?: (args: z.infer<S>) => readonly PermissionPath[];
   /**
    * The JSON schema shown to the model when it is not derived from `parameters` (MCP tools present their
    * servers' schemas as given; their `parameters` accept any object and the server validates).

@@ -11,6 +11,12 @@ import {
 } from './confined-walk.js';
 import type { WorkspaceAccess, WorkspaceLease } from './workspace-directory.js';
 
+/**
+ * Refuses to open a path whose place changed since the call's permission was decided on it (a symlink swapped
+ * in between): called with the user path and where the walk leads now; throws to refuse.
+ */
+export type OpenGuard = (userPath: string, location: Location) => void;
+
 /** The uid/gid files and directories the file tools create are given (sandbox.run_as when the server is root). */
 export interface FileOwner {
   readonly uid: number;
@@ -77,6 +83,8 @@ export class WorkspaceFiles {
   constructor(
     private readonly access: WorkspaceAccess,
     private readonly owner?: FileOwner,
+    /** Checked before a path is opened by name (`open`, `openDirectory`): throws to refuse it (see OpenGuard). */
+    private readonly guard?: OpenGuard,
   ) {}
 
   /** The workspace's canonical path (display, and the path commands see). */
@@ -119,6 +127,7 @@ export class WorkspaceFiles {
     for (let attempt = 0; ; attempt++) {
       const location = this.locate(userPath, { createParents: options.createParents });
       try {
+        this.guard?.(userPath, location);
         const handle = await open(location.via, flags | FILE_FLAGS, options.mode ?? 0o666);
         if (this.owner && (flags & constants.O_CREAT) !== 0) await this.chownHandle(handle);
         return { handle, relative: location.relative, absolute: location.absolute };
@@ -160,6 +169,7 @@ export class WorkspaceFiles {
     for (let attempt = 0; ; attempt++) {
       const location = this.locate(userPath);
       try {
+        this.guard?.(userPath, location);
         return openedDirectory(openSync(location.via, DIR_FLAGS), location.relative, location.absolute);
       } catch (error) {
         if (errnoCode(error) !== 'ELOOP' || attempt >= MAX_LINK_HOPS) throw error;

@@ -1,5 +1,6 @@
 import { permissionGrantRequest } from '../../policy/permission-grant.js';
 import { OPERATOR_RULE_PREFIX } from '../../policy/permission-policy.js';
+import { callSubjects } from '../call-subjects.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 
 /**
@@ -43,7 +44,10 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
     timeoutMs: policy.defaultTimeoutMs,
     timeoutAction: policy.timeoutAction,
     signal: ctx.signal,
-    grant: permissionGrantRequest(name, state.args, governance.grantFloor, { workspace: ctx.workspace }),
+    grant: permissionGrantRequest(name, state.args, governance.grantFloor, {
+      workspace: ctx.workspace,
+      subjects: callSubjects(state),
+    }),
     onRequested: (pending) =>
       ctx.emit('confirmation_required', {
         tool_id: call.id,

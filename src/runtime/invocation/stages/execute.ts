@@ -1,5 +1,6 @@
 import { WorkspaceChangedError } from '../../workspace/workspace-errors.js';
 import { WorkspaceFiles } from '../../workspace/workspace-files.js';
+import { openGuardOf } from '../call-subjects.js';
 import { workspaceChangedResult } from '../../tools/tool-file-helpers.js';
 import type { NestedInvoker, ToolContext, ToolResult } from '../../tools/define-tool.js';
 import { deadlineReason } from '../run-deadline-error.js';
@@ -84,7 +85,8 @@ export async function execute(
   };
   // The call's confined file access: a lease of the workspace descriptor taken on first use, returned once the
   // tool's own promise settles (not when a timeout stops the call: a tool still winding down keeps a valid root).
-  const files = new WorkspaceFiles(state.deps.workspace, state.deps.fileOwner);
+  // A call whose permission looked at its paths opens them only where they led then (openGuardOf).
+  const files = new WorkspaceFiles(state.deps.workspace, state.deps.fileOwner, openGuardOf(state));
   const toolContext: ToolContext = {
     workspace: ctx.workspace,
     files,

@@ -1,5 +1,6 @@
 import { permissionGrantKey } from '../../policy/permission-grant.js';
 import { evaluateBoundedPermission } from '../../policy/permission-policy.js';
+import { callSubjects } from '../call-subjects.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
 
 /** Origins whose calls skip the model-facing permission and confirmation decisions. */
@@ -11,13 +12,17 @@ export function isTrustedOrigin(origin: ToolCallState['call']['origin']): boolea
 export async function permission(state: ToolCallState): Promise<StageVerdict> {
   if (isTrustedOrigin(state.call.origin)) return CONTINUE;
   const { governance } = state.deps;
+  // Nothing to evaluate (a disabled policy with no bound allows every call): no subjects are made.
+  if (!governance.permission.enabled && !governance.permissionFloor && !governance.agentPermissions?.length)
+    return CONTINUE;
   const name = state.tool?.name ?? state.call.name;
+  const context = { workspace: state.ctx.workspace, subjects: callSubjects(state) };
   const verdict = evaluateBoundedPermission(
     governance.permission,
     governance.permissionFloor,
     name,
     state.args,
-    { workspace: state.ctx.workspace },
+    context,
     governance.agentPermissions,
   );
   if (verdict.decision === 'allow') return CONTINUE;
@@ -26,10 +31,7 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
     return denied(state, name, verdict.rule, reason, `Tool ${name} was ${reason} (permissionPolicy).`);
   }
   // An earlier "allow always" for the same tool and permission subject answers the ask (see ConfirmationBroker).
-  if (
-    governance.broker.grantCount > 0 &&
-    governance.broker.isGranted(permissionGrantKey(name, state.args, { workspace: state.ctx.workspace }))
-  )
+  if (governance.broker.grantCount > 0 && governance.broker.isGranted(permissionGrantKey(name, state.args, context)))
     return CONTINUE;
   // A child run under confirmationInheritance deny_on_ask / auto_approve answers the ask itself.
   if (governance.onAsk === 'approve') return CONTINUE;

@@ -112,6 +112,7 @@ async function currentContent(
 /** The `edit` tool: exact string replacement in a workspace file, refusing ambiguous matches. */
 export const editTool = defineTool({
   name: 'edit',
+  permissionPaths: (args) => [{ path: args.file_path }],
   description: loadPrompt(import.meta.url, 'edit.md'),
   parameters,
   readOnly: false,

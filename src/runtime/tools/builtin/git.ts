@@ -34,12 +34,20 @@ function dispatch(git: GitProcess, args: GitArgs, files: WorkspaceFiles): Promis
   }
 }
 
+/** The worktree path a git call creates or removes (its default included), for permission rules; other calls name none. */
+function gitPermissionPaths(args: GitArgs): { path: string }[] {
+  if (args.command !== 'worktree' || (args.subcommand ?? 'list') === 'list') return [];
+  if (args.path !== undefined) return [{ path: args.path }];
+  return args.name === undefined ? [] : [{ path: `.worktrees/${args.name.replace(/[^A-Za-z0-9._-]+/g, '-')}` }];
+}
+
 /**
  * The `git` tool: the seed's status, log, branch, checkout, diff, stash, remote and worktree with typed
  * arguments (no free-form flags, no shell). Read-only per call: see `isGitReadOnly`.
  */
 export const gitTool = defineTool({
   name: 'git',
+  permissionPaths: gitPermissionPaths,
   description: loadPrompt(import.meta.url, 'git.md'),
   parameters: gitParameters,
   readOnly: false,

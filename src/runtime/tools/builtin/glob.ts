@@ -61,9 +61,24 @@ function sortByDirectory(paths: readonly string[]): string[] {
   return keyed.map((item) => item.entry);
 }
 
+/**
+ * Where a glob call reaches, for permission rules: its base joined with the pattern's leading literal
+ * directories (`path: "src", pattern: "secret/**"` reaches `src/secret`).
+ */
+export function globSearchBase(base: string | undefined, pattern: string): string {
+  const parts = pattern.split(/[\\/]/);
+  const literal: string[] = [];
+  for (const part of parts.slice(0, -1)) {
+    if (/[*?[\]{}]/.test(part)) break;
+    literal.push(part);
+  }
+  return [base ?? '.', ...literal].join('/');
+}
+
 /** The `glob` tool: paged file paths (walk order or sorted) under a workspace directory that match a pattern. */
 export const globTool = defineTool({
   name: 'glob',
+  permissionPaths: (args) => [{ path: globSearchBase(args.path, args.pattern), tree: true }],
   description: loadPrompt(import.meta.url, 'glob.md'),
   parameters,
   readOnly: true,

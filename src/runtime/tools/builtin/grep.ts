@@ -258,6 +258,7 @@ function pagedLine(mode: Exclude<Args['output_mode'], 'content' | undefined>, hi
 /** The `grep` tool: regular-expression search over workspace files, content capped, file lists paged. */
 export const grepTool = defineTool({
   name: 'grep',
+  permissionPaths: (args) => [{ path: args.path ?? '.', tree: true }],
   description: loadPrompt(import.meta.url, 'grep.md'),
   parameters,
   readOnly: true,

@@ -31,6 +31,7 @@ const parameters = z
 /** The `ls` tool: sorted, paged entries of one workspace directory, directories suffixed with `/`. */
 export const lsTool = defineTool({
   name: 'ls',
+  permissionPaths: (args) => [{ path: args.path ?? '.' }],
   description: loadPrompt(import.meta.url, 'ls.md'),
   parameters,
   readOnly: true,

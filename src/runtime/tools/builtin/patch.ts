@@ -182,6 +182,7 @@ async function commit(
 /** The `patch` tool: apply a unified diff to one file (`file_path`), all or nothing. */
 export const patchTool = defineTool({
   name: 'patch',
+  permissionPaths: (args) => [{ path: args.file_path }],
   description: loadPrompt(import.meta.url, 'patch.md'),
   parameters,
   readOnly: false,

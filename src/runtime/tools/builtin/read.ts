@@ -145,6 +145,7 @@ function readMetadata(
 /** The `read` tool: numbered lines of a workspace text file, windowed by offset and limit. */
 export const readTool = defineTool({
   name: 'read',
+  permissionPaths: (args) => [{ path: args.file_path }],
   description: loadPrompt(import.meta.url, 'read.md'),
   parameters,
   readOnly: true,

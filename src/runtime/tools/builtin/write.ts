@@ -132,6 +132,7 @@ async function append(handle: FileHandle, shown: string, args: Args, before: Exi
 /** The `write` tool: create, overwrite or append to a workspace file, creating parent directories. */
 export const writeTool = defineTool({
   name: 'write',
+  permissionPaths: (args) => [{ path: args.file_path }],
   description: loadPrompt(import.meta.url, 'write.md'),
   parameters,
   readOnly: false,
