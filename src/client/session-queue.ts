@@ -79,6 +79,11 @@ export class SessionQueue {
       .confirmations;
   }
 
+  /** Reject every pending confirmation (the seed's cancelConfirmations): the number cancelled, 0 when none. */
+  async cancelConfirmations(): Promise<number> {
+    return (await this.ctx.transport.delete<{ cancelled: number }>(this.path('/confirmations'))).cancelled;
+  }
+
   /**
    * Answer a pending confirmation: true when this answer settled it. Beside the seed's three arguments,
    * `options.always` (with approved: true) is "allow always" for the rest of the session, and

@@ -45,9 +45,12 @@ export class SessionTools {
     return (await this.toolDefinitions()).map((tool) => tool.name);
   }
 
-  /** Read a file of the workspace (the `read` tool; output has line numbers as the tool gives them). */
-  readFile(path: string, options: { offset?: number; limit?: number } = {}): Promise<ToolResult> {
-    return this.tool('read', { file_path: path, ...options });
+  /**
+   * Read a file of the workspace (the `read` tool): its output, line numbers as the tool gives them (the seed's
+   * `readFile` answers the string). A failed read rejects with ToolError (details.result is the ToolResult).
+   */
+  async readFile(path: string, options: { offset?: number; limit?: number } = {}): Promise<string> {
+    return outputOf(await this.tool('read', { file_path: path, ...options }));
   }
 
   /** Write a file of the workspace (the `write` tool). */
@@ -97,14 +100,21 @@ export class SessionTools {
     return paths;
   }
 
-  /** Search file contents (the `grep` tool; options are the tool's: path, glob, context, `-i`, output_mode, ...). */
-  grep(pattern: string, options: ToolArgs = {}): Promise<ToolResult> {
-    return this.tool('grep', { pattern, ...options });
+  /**
+   * Search file contents (the `grep` tool; options are the tool's: path, glob, context, `-i`, output_mode, ...): its
+   * output (the seed answers the string). A failed search rejects with ToolError.
+   */
+  async grep(pattern: string, options: ToolArgs = {}): Promise<string> {
+    return outputOf(await this.tool('grep', { pattern, ...options }));
   }
 
-  /** Run a shell command in the workspace (the `bash` tool; options: timeout, ...). */
-  bash(command: string, options: ToolArgs = {}): Promise<ToolResult> {
-    return this.tool('bash', { command, ...options });
+  /**
+   * Run a shell command in the workspace (the `bash` tool; options: timeout, ...): its output (the seed answers the
+   * string). A non-zero exit rejects with ToolError (details.exitCode; details.result has the output); use
+   * `tool('bash', {command})` for the result whatever the exit code.
+   */
+  async bash(command: string, options: ToolArgs = {}): Promise<string> {
+    return outputOf(await this.tool('bash', { command, ...options }));
   }
 
   /**
@@ -144,12 +154,22 @@ export class SessionTools {
   }
 }
 
-/** A tool result with a non-zero exit code, as a typed error (for helpers whose answer is not a ToolResult). */
+/** The output of a successful result; a failed one (exitCode not 0) rejects with ToolError. */
+function outputOf(result: ToolResult): string {
+  if (result.exitCode !== 0) throw toolFailure(result);
+  return result.output;
+}
+
+/**
+ * A tool result with a non-zero exit code as the seed's CodeError::Tool ("Tool error: {tool}: {message}"), code
+ * TOOL_ERROR, for helpers whose answer is not a ToolResult; details keep the whole result.
+ */
 function toolFailure(result: ToolResult): A3sError {
-  return toA3sError('VALIDATION_ERROR', `${result.name}: ${result.output}`, 0, {
+  const text = result.output.length > 500 ? `${result.output.slice(0, 500)}...` : result.output;
+  return toA3sError('TOOL_ERROR', `Tool error: ${result.name}: ${text}`, 0, {
     tool: result.name,
     exitCode: result.exitCode,
-    metadata: result.metadata,
+    result,
     ...(result.errorKind ? { errorKind: result.errorKind } : {}),
   });
 }

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
-import { A3sClient, type AgentEvent, type HostReconnectInfo } from '../../src/client/index.js';
+import { A3sClient, ToolError, type AgentEvent, type HostReconnectInfo } from '../../src/client/index.js';
 import { useTestServers } from '../support/run-helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
@@ -135,7 +135,11 @@ describe('after its socket reconnects the client registers its hooks, commands a
       expect(await direct.hooks()).toEqual([
         expect.objectContaining({ id: 'reads', endpoint: { type: 'websocket', connectionId, connected: true } }),
       ]);
-      expect((await direct.readFile('a.txt')).output).toContain('no reads');
+      // A blocked read is a failed result: readFile rejects with ToolError carrying the whole result.
+      await expect(direct.readFile('a.txt')).rejects.toMatchObject({
+        code: 'TOOL_ERROR',
+        details: { tool: 'read', exitCode: 1, result: { output: expect.stringContaining('no reads') } },
+      });
       expect(asked).toEqual(['read']);
       session.disconnectHost();
     } finally {
@@ -155,12 +159,12 @@ describe('after its socket reconnects the client registers its hooks, commands a
     await session.registerHook('reads', 'pre_tool_use', { tool: 'read' }, { timeoutMs: 2000 }, () => ({
       action: 'continue',
     }));
-    expect((await session.readFile('a.txt')).exitCode).toBe(0);
+    expect(await session.readFile('a.txt')).toContain('alpha');
     session.disconnectHost();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(watch.infos).toEqual([]);
     expect((await session.hooks())[0]).toMatchObject({ endpoint: { connected: false } });
-    expect((await session.readFile('a.txt')).exitCode).toBe(1);
+    await expect(session.readFile('a.txt')).rejects.toBeInstanceOf(ToolError);
   });
 
   it('a session that is gone ends the reconnects with one final report', async () => {

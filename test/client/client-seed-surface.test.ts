@@ -1,0 +1,190 @@
+// The seed's Session surface of issue 30 through the typed client, against a real server on 127.0.0.1: string
+// tool helpers (and ToolError for a failed result), the seed's MCP names, isClosed/initWarning/hasMemory,
+// cancelConfirmations, pendingSubagentTasks/cancelSubagentTask, runEventPage's seed fields, the memory tiers
+// with memory_cleared, and the send/stream aliases.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import {
+  A3sClient,
+  MemoryNotConfiguredError,
+  NotFoundError,
+  ToolError,
+  UnsupportedOptionError,
+  ValidationError,
+} from '../../src/client/index.js';
+import type { RecordedRequest } from '../support/fake-provider.js';
+import { ECHO_SERVER, echoServerConfig } from '../mcp/mcp-test-helpers.js';
+import { eventually } from '../support/run-helpers.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+const HOST = 'token-client-seed-surface-01';
+
+type Msg = { role: string; content?: unknown };
+const lastUser = (r: RecordedRequest) =>
+  String((r.body.messages as Msg[]).findLast((m) => m.role === 'user')?.content ?? '');
+
+describe("the seed's Session surface through the client", () => {
+  let t: TestServer;
+  let client: A3sClient;
+
+  beforeAll(async () => {
+    t = await startTestServer({
+      files: { 'a.txt': 'alpha\nbeta\n' },
+      config: {
+        // The stdio MCP fixture lives outside the workspace: host-direct calls run unsandboxed here.
+        sandbox: { hostDirect: 'none' },
+        apiTokens: [{ token: HOST, principal: 'me', tenantId: 'default', scopes: ['sessions', 'host_direct'] }],
+        defaultPermissionPolicy: { allow: ['read', 'task'], defaultDecision: 'ask' },
+      },
+    });
+    client = new A3sClient({
+      baseUrl: t.url,
+      token: HOST,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
+  });
+  afterAll(async () => t?.close());
+
+  it('readFile, grep and bash resolve to the output string; a failed result rejects with ToolError', async () => {
+    const session = await client.session(t.root);
+    const text = await session.readFile('a.txt');
+    expect(text).toBeTypeOf('string');
+    expect(text).toContain('alpha');
+    expect(await session.grep('beta')).toContain('a.txt');
+    expect(await session.bash('printf seed-bash')).toBe('seed-bash');
+    expect(await session.glob('*.txt')).toEqual(['a.txt']);
+
+    const missing = await session.readFile('missing.txt').catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(ToolError);
+    expect(missing).toMatchObject({ code: 'TOOL_ERROR', details: { tool: 'read', result: { name: 'read' } } });
+    expect((missing as ToolError).message).toMatch(/^Tool error: read: /);
+    expect((missing as ToolError).details.exitCode).not.toBe(0);
+    const failed = await session.bash('printf partial; exit 3').catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(ToolError);
+    expect(failed).toMatchObject({ details: { tool: 'bash', exitCode: 3 } });
+    // The full ToolResult stays available through tool().
+    expect(await session.tool('bash', { command: 'exit 3' })).toMatchObject({ name: 'bash', exitCode: 3 });
+    await session.close();
+  });
+
+  it('initWarning and hasMemory are properties, isClosed() answers at once; the memory tiers emit memory_cleared', async () => {
+    const plain = await client.session(t.root);
+    expect(plain.initWarning).toBeNull();
+    expect(plain.hasMemory).toBe(false);
+    await expect(plain.getWorking()).rejects.toBeInstanceOf(MemoryNotConfiguredError);
+    expect(plain.isClosed()).toBe(false);
+    expect(await plain.close()).toBe(true);
+    expect(plain.isClosed()).toBe(true);
+
+    const session = await client.session(t.root, { memoryStore: { type: 'memory' } });
+    expect(session.hasMemory).toBe(true);
+    const one = await session.rememberSuccess('tier one', ['read'], 'ok');
+    const two = await session.rememberFailure('tier two', 'boom', []);
+    expect((await session.getWorking()).map((item) => item.id)).toEqual([one.id, two.id]);
+    expect((await session.getShortTerm()).map((item) => item.id)).toEqual([one.id, two.id]);
+
+    expect(await session.clearWorking()).toBeUndefined();
+    expect(await session.getWorking()).toEqual([]);
+    expect(await session.memoryStats()).toEqual({ longTermCount: 2, shortTermCount: 2, workingCount: 0 });
+    await session.clearShortTerm();
+    expect(await session.getShortTerm()).toEqual([]);
+    expect(await session.memoryStats()).toEqual({ longTermCount: 2, shortTermCount: 0, workingCount: 0 });
+    // Clearing again clears nothing: count 0.
+    await session.clearWorking();
+    const cleared = (await session.traceEvents({ after: 0, limit: 1000 })).filter((e) => e.type === 'memory_cleared');
+    expect(cleared.map((e) => e.payload)).toEqual([
+      { tier: 'working', count: 2 },
+      { tier: 'short_term', count: 2 },
+      { tier: 'working', count: 0 },
+    ]);
+    await session.close();
+  });
+
+  it("the seed's MCP names: addMcpServer (positional), addMcpServerConfig, mcpStatus, removeMcpServer", async () => {
+    const session = await client.session(t.root);
+    const count = await session.addMcpServer('echo', 'stdio', process.execPath, [ECHO_SERVER, 'seed-value']);
+    expect(count).toBeGreaterThan(0);
+    expect(await session.addMcpServerConfig(echoServerConfig('echo2'))).toBe(count);
+    const status = await session.mcpStatus();
+    expect(status).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'echo', connected: true, toolCount: count }),
+        expect.objectContaining({ name: 'echo2', connected: true, toolCount: count }),
+      ]),
+    );
+    expect(await session.tool('mcp__echo__get_secret', {})).toMatchObject({ output: 'seed-value', exitCode: 0 });
+    expect(await session.removeMcpServer('echo')).toBeUndefined();
+    await expect(session.removeMcpServer('echo')).rejects.toBeInstanceOf(NotFoundError);
+    expect((await session.mcpStatus()).map((s) => s.name)).toEqual(['echo2']);
+    expect(await session.removeMcp('echo2')).toBe(true);
+    await expect(session.addMcpServer('bad', 'stdio')).rejects.toBeInstanceOf(ValidationError);
+    await expect(session.addMcpServer('bad', 'http')).rejects.toMatchObject({ details: { field: 'url' } });
+    await session.close();
+  });
+
+  it('cancelConfirmations rejects every pending confirmation and answers how many', async () => {
+    const session = await client.session(t.root, { confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } });
+    expect(await session.cancelConfirmations()).toBe(0);
+    const first = session.governedTool('bash', { command: 'echo one' });
+    const second = session.governedTool('bash', { command: 'echo two' });
+    await eventually(async () => (await session.pendingConfirmations()).length === 2, 'two pending confirmations');
+    expect(await session.cancelConfirmations()).toBe(2);
+    expect((await first).exitCode).not.toBe(0);
+    expect((await second).exitCode).not.toBe(0);
+    expect(await session.pendingConfirmations()).toEqual([]);
+    expect(await session.cancelConfirmations()).toBe(0);
+    const received = (await session.traceEvents({ after: 0, limit: 1000 })).filter(
+      (e) => e.type === 'confirmation_received',
+    );
+    expect(received.map((e) => (e.payload as { approved: boolean }).approved)).toEqual([false, false]);
+    await session.close();
+  });
+
+  it('pendingSubagentTasks lists a running task; cancelSubagentTask cancels it once (false after, and for unknown ids)', async () => {
+    const session = await client.session(t.root);
+    t.fake.script({ when: (r) => lastUser(r).startsWith('slow kid'), delayMs: 20_000, text: 'never seen' });
+    const started = await session.task({ agent: 'general', description: 'slow', prompt: 'slow kid', background: true });
+    const taskId = String(started.metadata.task_id);
+    expect(taskId).not.toBe('undefined');
+    await eventually(
+      async () => (await session.pendingSubagentTasks()).some((task) => task.task_id === taskId),
+      'the task is pending',
+    );
+    expect(await session.cancelSubagentTask(taskId)).toBe(true);
+    await eventually(async () => (await session.subagentTask(taskId)).status === 'cancelled', 'the task is cancelled');
+    expect(await session.pendingSubagentTasks()).toEqual([]);
+    expect(await session.cancelSubagentTask(taskId)).toBe(false);
+    expect(await session.cancelSubagentTask('task-unknown')).toBe(false);
+    await session.close();
+  });
+
+  it("runEventPage carries the seed's hasMore and latestSequenceExclusive (positional and object forms); run and sendRequest are send", async () => {
+    const session = await client.session(t.root);
+    t.fake.script({ text: 'paged answer', chunks: 3 });
+    expect((await session.run('page me')).text).toBe('paged answer');
+    const [record] = await session.runs();
+    const all = await session.runEventPage(record.runId);
+    const total = all.events.length;
+    expect(total).toBeGreaterThan(3);
+    expect(all).toMatchObject({
+      hasMore: false,
+      latestSequenceExclusive: total,
+      firstAvailableSequence: 0,
+      nextAfterSequence: null,
+    });
+    const first = await session.runEventPage(record.runId, -1, 2);
+    expect(first.events.map((e) => e.metadata.sequence)).toEqual([0, 1]);
+    expect(first).toMatchObject({ hasMore: true, latestSequenceExclusive: total, nextAfterSequence: 1, nextAfter: 1 });
+    const last = await session.runEventPage(record.runId, { after: total - 2, limit: 5 });
+    expect(last.events.map((e) => e.metadata.sequence)).toEqual([total - 1]);
+    expect(last).toMatchObject({ hasMore: false, nextAfterSequence: null });
+
+    t.fake.script({ text: 'by request' });
+    expect((await session.sendRequest({ prompt: 'object form' })).text).toBe('by request');
+    await expect(session.sendRequest({ prompt: 'x', attachments: [{ data: 'AA==' }] })).rejects.toBeInstanceOf(
+      UnsupportedOptionError,
+    );
+    t.fake.assertDone();
+    await session.close();
+  });
+});
