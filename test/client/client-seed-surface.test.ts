@@ -187,4 +187,27 @@ describe("the seed's Session surface through the client", () => {
     t.fake.assertDone();
     await session.close();
   });
+
+  it('the thin seed aliases: streamRequest, cancelAsync, closeAsync, delegateTask, gitCommand, webSearch, getArtifact', async () => {
+    const session = await client.session(t.root);
+    t.fake.script({ text: 'streamed by request' });
+    const events = await (await session.streamRequest({ prompt: 'stream object form' })).collect();
+    expect(events.at(-1)).toMatchObject({ type: 'agent_end', text: 'streamed by request' });
+    expect(await session.cancelAsync()).toBe(false);
+    t.fake.script({ when: (r) => lastUser(r).startsWith('delegated'), text: 'child answer' });
+    expect(await session.delegateTask({ agent: 'general', description: 'alias', prompt: 'delegated' })).toMatchObject({
+      name: 'task',
+      exitCode: 0,
+    });
+    // gitCommand is the git tool with an object (the workspace is no repository: a failed result, not a rejection).
+    expect(await session.gitCommand({ command: 'status' })).toMatchObject({ name: 'git' });
+    // webSearch is the web_search tool host-direct; without a configured backend it is a tool error naming the config.
+    const searched = await session.webSearch({ query: 'seed' });
+    expect(searched).toMatchObject({ name: 'web_search' });
+    expect(searched.exitCode).not.toBe(0);
+    expect(await session.getArtifact('no-such-artifact')).toBeNull();
+    t.fake.assertDone();
+    expect(await session.closeAsync()).toBe(true);
+    expect(session.isClosed()).toBe(true);
+  });
 });
