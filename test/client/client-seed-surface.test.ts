@@ -210,4 +210,23 @@ describe("the seed's Session surface through the client", () => {
     expect(await session.closeAsync()).toBe(true);
     expect(session.isClosed()).toBe(true);
   });
+
+  it('writeFile, editFile and patchFile answer the ToolResult, as the seed; resumeRun reaches the resume route', async () => {
+    const session = await client.session(t.root);
+    expect(await session.writeFile('w.txt', 'one\ntwo\n')).toMatchObject({ name: 'write', exitCode: 0 });
+    expect(await session.editFile('w.txt', 'two', 'deux')).toMatchObject({ name: 'edit', exitCode: 0 });
+    expect(await session.patchFile('w.txt', '@@ -1,2 +1,2 @@\n-one\n+un\n deux\n')).toMatchObject({
+      name: 'patch',
+      exitCode: 0,
+    });
+    expect(await session.readFile('w.txt')).toMatch(/un[\s\S]*deux/);
+    // A finished run without a loop checkpoint: the seed's two distinguishable refusals, typed.
+    t.fake.script({ text: 'no tools' });
+    await session.send('nothing to resume');
+    const [record] = await session.runs();
+    const refused = await session.resumeRun(record.runId).catch((error: unknown) => error);
+    expect(['CHECKPOINT_NOT_FOUND', 'SESSION_STORE_REQUIRED']).toContain((refused as { code?: string }).code);
+    t.fake.assertDone();
+    await session.close();
+  });
 });
