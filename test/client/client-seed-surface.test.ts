@@ -117,6 +117,13 @@ describe("the seed's Session surface through the client", () => {
     await expect(session.removeMcpServer('echo')).rejects.toBeInstanceOf(NotFoundError);
     expect((await session.mcpStatus()).map((s) => s.name)).toEqual(['echo2']);
     expect(await session.removeMcp('echo2')).toBe(true);
+    // The extension events of the session's own MCP layer, on its trace.
+    const mcpEvents = (await session.traceEvents({ after: 0, limit: 1000 }))
+      .map((e) => e.type)
+      .filter((type) => type.startsWith('mcp_'));
+    expect(mcpEvents).toEqual(
+      expect.arrayContaining(['mcp_server_connected', 'mcp_tools_changed', 'mcp_server_disconnected']),
+    );
     await expect(session.addMcpServer('bad', 'stdio')).rejects.toBeInstanceOf(ValidationError);
     await expect(session.addMcpServer('bad', 'http')).rejects.toMatchObject({ details: { field: 'url' } });
     await session.close();
@@ -209,6 +216,14 @@ describe("the seed's Session surface through the client", () => {
     t.fake.assertDone();
     expect(await session.closeAsync()).toBe(true);
     expect(session.isClosed()).toBe(true);
+    // The agent's async twins create and resume the same way.
+    const twin = await client.sessionAsync(t.root, { sessionId: 'seed-twin', autoSave: true });
+    expect(twin.sessionId).toBe('seed-twin');
+    await twin.save();
+    await twin.close();
+    const resumed = await client.resumeSessionAsync('seed-twin');
+    expect(resumed.resumed).toBe(true);
+    await resumed.close();
   });
 
   it('writeFile, editFile and patchFile answer the ToolResult, as the seed; resumeRun reaches the resume route', async () => {
