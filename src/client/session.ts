@@ -142,6 +142,21 @@ export class Session {
     return this.cancel();
   }
 
+  /**
+   * Cancel the active run and wait until the session is idle again (the seed's cancelAndSettle): true once it
+   * settled, false when nothing ran or it was still busy after `graceMs + abortGraceMs` (the server's run stops at
+   * its next safe point; the client cannot abort it harder).
+   */
+  async cancelAndSettle(graceMs = 2000, abortGraceMs = 1000): Promise<boolean> {
+    if (!(await this.cancel())) return false;
+    const deadline = Date.now() + graceMs + abortGraceMs;
+    for (;;) {
+      if ((await this.currentRun()) === null) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Cancel a run if it is the active one: false when it is not. */
   async cancelRun(runId: string): Promise<boolean> {
     return (await this.ctx.transport.post<{ cancelled: boolean }>(this.path(`/runs/${seg(runId)}/cancel`))).cancelled;

@@ -195,12 +195,19 @@ describe("the seed's Session surface through the client", () => {
     await session.close();
   });
 
-  it('the thin seed aliases: streamRequest, cancelAsync, closeAsync, delegateTask, gitCommand, webSearch, getArtifact', async () => {
+  it('the thin seed aliases: streamRequest, cancelAsync, cancelAndSettle, closeAsync, delegateTask, gitCommand, webSearch, getArtifact', async () => {
     const session = await client.session(t.root);
     t.fake.script({ text: 'streamed by request' });
     const events = await (await session.streamRequest({ prompt: 'stream object form' })).collect();
     expect(events.at(-1)).toMatchObject({ type: 'agent_end', text: 'streamed by request' });
     expect(await session.cancelAsync()).toBe(false);
+    expect(await session.cancelAndSettle()).toBe(false);
+    t.fake.script({ text: 'slow words to cancel', chunks: 10, chunkDelayMs: 100 });
+    const slow = await session.stream('slow one');
+    expect((await slow.nextEvent())?.type).toBe('agent_start');
+    expect(await session.cancelAndSettle()).toBe(true);
+    expect(await session.currentRun()).toBeNull();
+    expect((await slow.collect()).at(-1)).toMatchObject({ type: 'agent_end', payload: { status: 'cancelled' } });
     t.fake.script({ when: (r) => lastUser(r).startsWith('delegated'), text: 'child answer' });
     expect(await session.delegateTask({ agent: 'general', description: 'alias', prompt: 'delegated' })).toMatchObject({
       name: 'task',
