@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { ToolListResponseSchema, ToolResultResponseSchema } from '../protocol/http.js';
 import type { ProgramBody } from '../protocol/program-args.js';
-import type { TaskRequest } from '../protocol/subagent-task.js';
+import type { SubagentTaskSnapshot, TaskRequest } from '../protocol/subagent-task.js';
 import { toA3sError, type A3sError } from './a3s-error.js';
 import { seg } from './http-transport.js';
-import { sessionPath, type SessionContext } from './session-context.js';
+import { falseOn, sessionPath, type SessionContext } from './session-context.js';
 
 /** The seed SDK's ToolResult `{name, output, exitCode, metadata}`, with the server's extras. */
 export type ToolResult = z.infer<typeof ToolResultResponseSchema>;
@@ -151,6 +151,37 @@ export class SessionTools {
   tasks(specs: TaskSpec[] | ({ tasks: TaskSpec[] } & TasksOptions), options: TasksOptions = {}): Promise<ToolResult> {
     const body = Array.isArray(specs) ? { tasks: specs, ...options } : { ...specs, ...options };
     return this.ctx.transport.post<ToolResult>(sessionPath(this.ctx, '/tasks'), body);
+  }
+
+  /** The full output of a truncated tool result, null when the session does not hold it (any more). */
+  async getArtifact(artifactId: string): Promise<unknown> {
+    const answer = await falseOn(['NOT_FOUND'], () =>
+      this.ctx.transport.get<{ artifact: unknown }>(sessionPath(this.ctx, `/artifacts/${seg(artifactId)}`)),
+    );
+    return answer === false ? null : answer.artifact;
+  }
+
+  /** The session's subagent task snapshots, oldest first. */
+  async subagentTasks(): Promise<SubagentTaskSnapshot[]> {
+    return (await this.ctx.transport.get<{ tasks: SubagentTaskSnapshot[] }>(sessionPath(this.ctx, '/tasks'))).tasks;
+  }
+
+  /** One subagent task snapshot (TaskNotFoundError for an unknown id). */
+  subagentTask(taskId: string): Promise<SubagentTaskSnapshot> {
+    return this.ctx.transport.get<SubagentTaskSnapshot>(sessionPath(this.ctx, `/tasks/${seg(taskId)}`));
+  }
+
+  /** The subagent tasks still queued or running (the seed's pendingSubagentTasks), oldest first. */
+  async pendingSubagentTasks(): Promise<SubagentTaskSnapshot[]> {
+    return (await this.subagentTasks()).filter((task) => task.status === 'queued' || task.status === 'running');
+  }
+
+  /** Cancel a queued or running subagent task: false when it already finished or is unknown (the seed's answer). */
+  async cancelSubagentTask(taskId: string): Promise<boolean> {
+    const answer = await falseOn(['TASK_NOT_FOUND'], () =>
+      this.ctx.transport.post<{ cancelled: boolean }>(sessionPath(this.ctx, `/tasks/${seg(taskId)}/cancel`)),
+    );
+    return answer !== false && answer.cancelled;
   }
 }
 

@@ -4,8 +4,6 @@ import type { CompactResponse } from '../protocol/compaction.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
 import type { SessionInfoSchema } from '../protocol/http.js';
 import type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';
-import type { SubagentTaskSnapshot } from '../protocol/subagent-task.js';
-import { toA3sError } from './a3s-error.js';
 import type { EventStream } from './event-stream.js';
 import { seg } from './http-transport.js';
 import { falseOn, sessionPath, type SessionContext } from './session-context.js';
@@ -19,6 +17,7 @@ import {
   type RunFinished,
   type RunOptions,
   type RunStarted,
+  type SessionRequest,
   type StreamOptions,
 } from './session-runs.js';
 import { SessionTools, type ToolArgs, type ToolResult } from './session-tools.js';
@@ -96,13 +95,13 @@ export class Session {
   }
 
   /** The seed's object form of send: `{prompt, history?}` (attachments are refused: the server takes none). */
-  async sendRequest(request: SessionRequest, options: RunOptions = {}): Promise<AgentResult> {
-    return this.runCalls.send(requestPrompt(request), request.history ?? undefined, options);
+  sendRequest(request: SessionRequest, options: RunOptions = {}): Promise<AgentResult> {
+    return this.runCalls.sendRequest(request, options);
   }
 
   /** The seed's object form of stream: `{prompt, history?}`. */
-  async streamRequest(request: SessionRequest, options: StreamOptions = {}): Promise<EventStream> {
-    return this.runCalls.stream(requestPrompt(request), request.history ?? undefined, options);
+  streamRequest(request: SessionRequest, options: StreamOptions = {}): Promise<EventStream> {
+    return this.runCalls.streamRequest(request, options);
   }
 
   /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
@@ -147,14 +146,8 @@ export class Session {
    * settled, false when nothing ran or it was still busy after `graceMs + abortGraceMs` (the server's run stops at
    * its next safe point; the client cannot abort it harder).
    */
-  async cancelAndSettle(graceMs = 2000, abortGraceMs = 1000): Promise<boolean> {
-    if (!(await this.cancel())) return false;
-    const deadline = Date.now() + graceMs + abortGraceMs;
-    for (;;) {
-      if ((await this.currentRun()) === null) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+  cancelAndSettle(graceMs = 2000, abortGraceMs = 1000): Promise<boolean> {
+    return this.runCalls.cancelAndSettle(graceMs, abortGraceMs);
   }
 
   /** Cancel a run if it is the active one: false when it is not. */
@@ -182,11 +175,7 @@ export class Session {
     afterOrOptions: number | null | { after?: number; limit?: number } = {},
     limit?: number,
   ): Promise<RunEventsPage> {
-    const options =
-      typeof afterOrOptions === 'object' && afterOrOptions !== null
-        ? afterOrOptions
-        : { ...(afterOrOptions !== null ? { after: afterOrOptions } : {}), ...(limit !== undefined ? { limit } : {}) };
-    return this.runCalls.runEventPage(runId, options);
+    return this.runCalls.runEventPage(runId, afterOrOptions, limit);
   }
 
   /** Every retained event of a run, page after page (`limit` bounds the total). */
@@ -296,35 +285,15 @@ export class Session {
   webSearch = (params: { query: string } & ToolArgs): Promise<ToolResult> => this.tools.tool('web_search', params);
 
   /** The full output of a truncated tool result, null when the session does not hold it (any more). */
-  async getArtifact(artifactId: string): Promise<unknown> {
-    const answer = await falseOn(['NOT_FOUND'], () =>
-      this.ctx.transport.get<{ artifact: unknown }>(this.path(`/artifacts/${seg(artifactId)}`)),
-    );
-    return answer === false ? null : answer.artifact;
-  }
-
+  getArtifact: SessionTools['getArtifact'] = (artifactId) => this.tools.getArtifact(artifactId);
   /** The session's subagent task snapshots. */
-  async subagentTasks(): Promise<SubagentTaskSnapshot[]> {
-    return (await this.ctx.transport.get<{ tasks: SubagentTaskSnapshot[] }>(this.path('/tasks'))).tasks;
-  }
-
+  subagentTasks: SessionTools['subagentTasks'] = () => this.tools.subagentTasks();
   /** One subagent task snapshot (TaskNotFoundError for an unknown id). */
-  subagentTask(taskId: string): Promise<SubagentTaskSnapshot> {
-    return this.ctx.transport.get<SubagentTaskSnapshot>(this.path(`/tasks/${seg(taskId)}`));
-  }
-
-  /** The subagent tasks still queued or running (the seed's pendingSubagentTasks), oldest first. */
-  async pendingSubagentTasks(): Promise<SubagentTaskSnapshot[]> {
-    return (await this.subagentTasks()).filter((task) => task.status === 'queued' || task.status === 'running');
-  }
-
-  /** Cancel a queued or running subagent task: false when it already finished or is unknown (the seed's answer). */
-  async cancelSubagentTask(taskId: string): Promise<boolean> {
-    const answer = await falseOn(['TASK_NOT_FOUND'], () =>
-      this.ctx.transport.post<{ cancelled: boolean }>(this.path(`/tasks/${seg(taskId)}/cancel`)),
-    );
-    return answer !== false && answer.cancelled;
-  }
+  subagentTask: SessionTools['subagentTask'] = (taskId) => this.tools.subagentTask(taskId);
+  /** The subagent tasks still queued or running. */
+  pendingSubagentTasks: SessionTools['pendingSubagentTasks'] = () => this.tools.pendingSubagentTasks();
+  /** Cancel a queued or running subagent task (boolean). */
+  cancelSubagentTask: SessionTools['cancelSubagentTask'] = (taskId) => this.tools.cancelSubagentTask(taskId);
 
   // Memory, skills, agents, MCP (SessionMemory)
 
@@ -435,19 +404,4 @@ export class Session {
   setBudgetGuard: SessionHost['setBudgetGuard'] = (guard) => this.host.setBudgetGuard(guard);
   /** Close this client's host socket (registrations naming it then fail closed on the server). */
   disconnectHost = (): void => this.host.disconnect();
-}
-
-/** The seed's SessionRequestOptions: a prompt and an optional history (attachments are refused). */
-export interface SessionRequest {
-  prompt: string;
-  history?: ChatMessage[] | null;
-  attachments?: unknown[] | null;
-}
-
-function requestPrompt(request: SessionRequest): string {
-  if (request.attachments && request.attachments.length > 0)
-    throw toA3sError('UNSUPPORTED_OPTION', 'attachments: the server takes no attachments (text prompts only)', 400, {
-      field: 'attachments',
-    });
-  return request.prompt;
 }
