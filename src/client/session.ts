@@ -375,6 +375,9 @@ export class Session {
     this.queue.verifyCommands(subjectOrRequest, commands);
   /** Verification reports. */
   verificationReports: SessionQueue['verificationReports'] = () => this.queue.verificationReports();
+  /** Keep reports produced elsewhere (void). */
+  recordVerificationReports: SessionQueue['recordVerificationReports'] = (reports) =>
+    this.queue.recordVerificationReports(reports);
   /** Verification summary. */
   verificationSummary: SessionQueue['verificationSummary'] = () => this.queue.verificationSummary();
   /** Verification summary text. */

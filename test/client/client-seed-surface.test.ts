@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
   A3sClient,
+  ForbiddenError,
   MemoryNotConfiguredError,
   NotFoundError,
   ToolError,
@@ -18,6 +19,7 @@ import { eventually } from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const HOST = 'token-client-seed-surface-01';
+const SESSIONS_ONLY = 'token-client-seed-surface-02';
 
 type Msg = { role: string; content?: unknown };
 const lastUser = (r: RecordedRequest) =>
@@ -33,7 +35,10 @@ describe("the seed's Session surface through the client", () => {
       config: {
         // The stdio MCP fixture lives outside the workspace: host-direct calls run unsandboxed here.
         sandbox: { hostDirect: 'none' },
-        apiTokens: [{ token: HOST, principal: 'me', tenantId: 'default', scopes: ['sessions', 'host_direct'] }],
+        apiTokens: [
+          { token: HOST, principal: 'me', tenantId: 'default', scopes: ['sessions', 'host_direct'] },
+          { token: SESSIONS_ONLY, principal: 'me', tenantId: 'default', scopes: ['sessions'] },
+        ],
         defaultPermissionPolicy: { allow: ['read', 'task'], defaultDecision: 'ask' },
       },
     });
@@ -249,6 +254,49 @@ describe("the seed's Session surface through the client", () => {
     const refused = await session.resumeRun(record.runId).catch((error: unknown) => error);
     expect(['CHECKPOINT_NOT_FOUND', 'SESSION_STORE_REQUIRED']).toContain((refused as { code?: string }).code);
     t.fake.assertDone();
+    await session.close();
+  });
+
+  it('recordVerificationReports keeps reports made elsewhere; they count in the summary', async () => {
+    const session = await client.session(t.root);
+    expect(
+      await session.recordVerificationReports([
+        {
+          subject: 'ci pipeline',
+          status: 'failed',
+          checks: [
+            { id: 'unit', kind: 'command', description: 'unit tests', status: 'passed', required: true },
+            { id: 'lint', kind: 'command', description: 'lint', status: 'failed', required: true },
+          ],
+        },
+      ]),
+    ).toBeUndefined();
+    const [report] = await session.verificationReports();
+    expect(report).toMatchObject({
+      schema: 'a3s.verification_report.v1',
+      subject: 'ci pipeline',
+      status: 'failed',
+      session_id: session.sessionId,
+      run_id: null,
+      summary: { total: 2, passed: 1, failed: 1, required_failed: 1 },
+    });
+    expect((await session.verificationSummary()).status).toBe('failed');
+    const completed = (await session.traceEvents({ after: 0, limit: 100 })).filter(
+      (e) => e.type === 'verification_completed',
+    );
+    expect(completed.map((e) => e.payload)).toEqual([
+      expect.objectContaining({ report_id: report.id, subject: 'ci pipeline', status: 'failed' }),
+    ]);
+    // Bad input is a 400 naming the field; a sessions-only caller may not add evidence.
+    await expect(
+      session.recordVerificationReports([{ subject: '', status: 'passed', checks: [] }]),
+    ).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('body.reports.0.subject') });
+    const sessionsOnly = new A3sClient({ baseUrl: t.url, token: SESSIONS_ONLY });
+    const viewer = await sessionsOnly.getSession(session.sessionId);
+    await expect(
+      viewer.recordVerificationReports([{ subject: 'forged', status: 'passed', checks: [] }]),
+    ).rejects.toBeInstanceOf(ForbiddenError);
+    expect(await session.verificationReports()).toHaveLength(1);
     await session.close();
   });
 });
