@@ -78,6 +78,16 @@ export class A3sClient {
     return this.create({ ...options, sessionId, resume: true });
   }
 
+  /** The seed's async twin of session (the same call here: every call is asynchronous). */
+  sessionAsync(workspace?: string, options: SessionOptionsInput = {}): Promise<Session> {
+    return this.session(workspace, options);
+  }
+
+  /** The seed's async twin of resumeSession. */
+  resumeSessionAsync(sessionId: string, options: SessionOptionsInput = {}): Promise<Session> {
+    return this.resumeSession(sessionId, options);
+  }
+
   /**
    * Create a session that runs as a built-in, registered or worker agent: the seed's `sessionForAgent(workspace,
    * agent, workers, options)` (the workers are registered first, so `agent` may name one of them) or

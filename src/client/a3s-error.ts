@@ -3,11 +3,13 @@ import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE, type ErrorCode, type RunErrorCode
 /**
  * Codes the client itself fails with, beside the server's catalogue: NETWORK_ERROR (fetch failed, or an
  * event stream could not reconnect within its attempts), PROTOCOL_ERROR (the server answered something
- * that is not our wire shape).
+ * that is not our wire shape), TOOL_ERROR (a string-answering tool helper got a failed result).
  */
 export const CLIENT_ERROR_CATALOGUE = {
   NETWORK_ERROR: 'The server could not be reached (fetch failed, or an event stream gave up reconnecting).',
   PROTOCOL_ERROR: 'The server answered with something that is not the documented wire shape.',
+  TOOL_ERROR:
+    "A helper that answers the tool's output (readFile, grep, bash, glob) got a failed result (exitCode not 0); details.result is the full ToolResult (the seed's CodeError::Tool code).",
 } as const;
 
 /** A code the client itself fails with. */

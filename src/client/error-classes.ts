@@ -251,6 +251,10 @@ export type NetworkError = InstanceType<typeof NetworkError>;
 export const ProtocolError = ERROR_CLASSES.PROTOCOL_ERROR;
 /** An error of code PROTOCOL_ERROR. */
 export type ProtocolError = InstanceType<typeof ProtocolError>;
+/** The error of code TOOL_ERROR. */
+export const ToolError = ERROR_CLASSES.TOOL_ERROR;
+/** An error of code TOOL_ERROR. */
+export type ToolError = InstanceType<typeof ToolError>;
 /** The error of code FORWARDED_INVALID. */
 export const ForwardedInvalidError = ERROR_CLASSES.FORWARDED_INVALID;
 /** An error of code FORWARDED_INVALID. */

@@ -7,6 +7,7 @@ export type {
   RunFinished,
   RunOptions,
   RunStarted,
+  SessionRequest,
   StreamOptions,
 } from './session-runs.js';
 export { EventStream } from './event-stream.js';

@@ -4,6 +4,7 @@ import type { DeadLetter, ExternalTaskSnapshot, LaneHandlerMode, QueueStats } fr
 import type { LaneHandlerResponseSchema, QueueInfoResponseSchema } from '../protocol/queue.js';
 import type { QueueMetrics } from '../protocol/queue-metrics.js';
 import type {
+  ExternalVerificationReport,
   VerificationPreset,
   VerificationReport,
   VerificationRequestInput,
@@ -79,6 +80,11 @@ export class SessionQueue {
       .confirmations;
   }
 
+  /** Reject every pending confirmation (the seed's cancelConfirmations): the number cancelled, 0 when none. */
+  async cancelConfirmations(): Promise<number> {
+    return (await this.ctx.transport.delete<{ cancelled: number }>(this.path('/confirmations'))).cancelled;
+  }
+
   /**
    * Answer a pending confirmation: true when this answer settled it. Beside the seed's three arguments,
    * `options.always` (with approved: true) is "allow always" for the rest of the session, and
@@ -113,6 +119,14 @@ export class SessionQueue {
   /** The session's verification reports, oldest first. */
   async verificationReports(): Promise<VerificationReport[]> {
     return (await this.ctx.transport.get<{ reports: VerificationReport[] }>(this.path('/verifications'))).reports;
+  }
+
+  /**
+   * Keep reports produced elsewhere (the seed's recordVerificationReports: void; needs host_direct): each
+   * `{subject, status, checks, residual_risks?}` as given, so they count in the summary.
+   */
+  async recordVerificationReports(reports: ExternalVerificationReport[]): Promise<void> {
+    await this.ctx.transport.post(this.path('/verifications/reports'), { reports });
   }
 
   /** The seed's VerificationSummary of the session's reports (with `text` and the AgentResult fields). */

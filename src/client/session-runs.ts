@@ -163,8 +163,41 @@ export class SessionRuns {
       .currentRun;
   }
 
+  /** The seed's object form of send: `{prompt, history?}` (attachments are refused: the server takes none). */
+  async sendRequest(request: SessionRequest, options: RunOptions = {}): Promise<AgentResult> {
+    return this.send(requestPrompt(request), request.history ?? undefined, options);
+  }
+
+  /** The seed's object form of stream: `{prompt, history?}`. */
+  async streamRequest(request: SessionRequest, options: StreamOptions = {}): Promise<EventStream> {
+    return this.stream(requestPrompt(request), request.history ?? undefined, options);
+  }
+
+  /**
+   * Cancel the active run and wait until the session is idle again (the seed's cancelAndSettle): true once it
+   * settled, false when nothing ran or it was still busy after `graceMs + abortGraceMs` (the server's run stops at
+   * its next safe point; the client cannot abort it harder).
+   */
+  async cancelAndSettle(graceMs: number, abortGraceMs: number): Promise<boolean> {
+    if (!(await this.ctx.transport.post<{ cancelled: boolean }>(this.path('/cancel'))).cancelled) return false;
+    const deadline = Date.now() + graceMs + abortGraceMs;
+    for (;;) {
+      if ((await this.currentRun()) === null) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** A page of a run's events (per-run `sequence` > after). */
-  runEventPage(runId: string, options: { after?: number; limit?: number } = {}): Promise<RunEventsPage> {
+  runEventPage(
+    runId: string,
+    afterOrOptions: number | null | { after?: number; limit?: number } = {},
+    limit?: number,
+  ): Promise<RunEventsPage> {
+    const options =
+      typeof afterOrOptions === 'object' && afterOrOptions !== null
+        ? afterOrOptions
+        : { ...(afterOrOptions !== null ? { after: afterOrOptions } : {}), ...(limit !== undefined ? { limit } : {}) };
     return this.ctx.transport.get<RunEventsPage>(this.path(`/runs/${seg(runId)}/events`), {
       after: options.after,
       limit: options.limit,
@@ -198,4 +231,19 @@ export class SessionRuns {
     );
     return options.wait ? (body as RunFinished).result : (body as RunStarted);
   }
+}
+
+/** The seed's SessionRequestOptions: a prompt and an optional history (attachments are refused). */
+export interface SessionRequest {
+  prompt: string;
+  history?: ChatMessage[] | null;
+  attachments?: unknown[] | null;
+}
+
+function requestPrompt(request: SessionRequest): string {
+  if (request.attachments && request.attachments.length > 0)
+    throw toA3sError('UNSUPPORTED_OPTION', 'attachments: the server takes no attachments (text prompts only)', 400, {
+      field: 'attachments',
+    });
+  return request.prompt;
 }

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { ToolListResponseSchema, ToolResultResponseSchema } from '../protocol/http.js';
 import type { ProgramBody } from '../protocol/program-args.js';
-import type { TaskRequest } from '../protocol/subagent-task.js';
+import type { SubagentTaskSnapshot, TaskRequest } from '../protocol/subagent-task.js';
 import { toA3sError, type A3sError } from './a3s-error.js';
 import { seg } from './http-transport.js';
-import { sessionPath, type SessionContext } from './session-context.js';
+import { falseOn, sessionPath, type SessionContext } from './session-context.js';
 
 /** The seed SDK's ToolResult `{name, output, exitCode, metadata}`, with the server's extras. */
 export type ToolResult = z.infer<typeof ToolResultResponseSchema>;
@@ -45,9 +45,12 @@ export class SessionTools {
     return (await this.toolDefinitions()).map((tool) => tool.name);
   }
 
-  /** Read a file of the workspace (the `read` tool; output has line numbers as the tool gives them). */
-  readFile(path: string, options: { offset?: number; limit?: number } = {}): Promise<ToolResult> {
-    return this.tool('read', { file_path: path, ...options });
+  /**
+   * Read a file of the workspace (the `read` tool): its output, line numbers as the tool gives them (the seed's
+   * `readFile` answers the string; as there, a failed read answers its error text: `tool('read', ...)` has the exitCode).
+   */
+  async readFile(path: string, options: { offset?: number; limit?: number } = {}): Promise<string> {
+    return outputOf(await this.tool('read', { file_path: path, ...options }));
   }
 
   /** Write a file of the workspace (the `write` tool). */
@@ -97,14 +100,20 @@ export class SessionTools {
     return paths;
   }
 
-  /** Search file contents (the `grep` tool; options are the tool's: path, glob, context, `-i`, output_mode, ...). */
-  grep(pattern: string, options: ToolArgs = {}): Promise<ToolResult> {
-    return this.tool('grep', { pattern, ...options });
+  /**
+   * Search file contents (the `grep` tool; options are the tool's: path, glob, context, `-i`, output_mode, ...): its
+   * output (the seed answers the string, a failed search's error text included).
+   */
+  async grep(pattern: string, options: ToolArgs = {}): Promise<string> {
+    return outputOf(await this.tool('grep', { pattern, ...options }));
   }
 
-  /** Run a shell command in the workspace (the `bash` tool; options: timeout, ...). */
-  bash(command: string, options: ToolArgs = {}): Promise<ToolResult> {
-    return this.tool('bash', { command, ...options });
+  /**
+   * Run a shell command in the workspace (the `bash` tool; options: timeout, ...): its output (the seed answers the
+   * string, whatever the exit code); use `tool('bash', {command})` for the exitCode.
+   */
+  async bash(command: string, options: ToolArgs = {}): Promise<string> {
+    return outputOf(await this.tool('bash', { command, ...options }));
   }
 
   /**
@@ -142,14 +151,54 @@ export class SessionTools {
     const body = Array.isArray(specs) ? { tasks: specs, ...options } : { ...specs, ...options };
     return this.ctx.transport.post<ToolResult>(sessionPath(this.ctx, '/tasks'), body);
   }
+
+  /** The full output of a truncated tool result, null when the session does not hold it (any more). */
+  async getArtifact(artifactId: string): Promise<unknown> {
+    const answer = await falseOn(['NOT_FOUND'], () =>
+      this.ctx.transport.get<{ artifact: unknown }>(sessionPath(this.ctx, `/artifacts/${seg(artifactId)}`)),
+    );
+    return answer === false ? null : answer.artifact;
+  }
+
+  /** The session's subagent task snapshots, oldest first. */
+  async subagentTasks(): Promise<SubagentTaskSnapshot[]> {
+    return (await this.ctx.transport.get<{ tasks: SubagentTaskSnapshot[] }>(sessionPath(this.ctx, '/tasks'))).tasks;
+  }
+
+  /** One subagent task snapshot (TaskNotFoundError for an unknown id). */
+  subagentTask(taskId: string): Promise<SubagentTaskSnapshot> {
+    return this.ctx.transport.get<SubagentTaskSnapshot>(sessionPath(this.ctx, `/tasks/${seg(taskId)}`));
+  }
+
+  /** The subagent tasks still queued or running (the seed's pendingSubagentTasks), oldest first. */
+  async pendingSubagentTasks(): Promise<SubagentTaskSnapshot[]> {
+    return (await this.subagentTasks()).filter((task) => task.status === 'queued' || task.status === 'running');
+  }
+
+  /** Cancel a queued or running subagent task: false when it already finished or is unknown (the seed's answer). */
+  async cancelSubagentTask(taskId: string): Promise<boolean> {
+    const answer = await falseOn(['TASK_NOT_FOUND'], () =>
+      this.ctx.transport.post<{ cancelled: boolean }>(sessionPath(this.ctx, `/tasks/${seg(taskId)}/cancel`)),
+    );
+    return answer !== false && answer.cancelled;
+  }
 }
 
-/** A tool result with a non-zero exit code, as a typed error (for helpers whose answer is not a ToolResult). */
+/** The output of a result, as the seed's helpers answer it: a failed call's error text too (its exitCode is in `tool()`). */
+function outputOf(result: ToolResult): string {
+  return result.output;
+}
+
+/**
+ * A tool result with a non-zero exit code as the seed's CodeError::Tool ("Tool error: {tool}: {message}"), code
+ * TOOL_ERROR, for `glob`, whose answer (string[]) has no room for an error text; details keep the whole result.
+ */
 function toolFailure(result: ToolResult): A3sError {
-  return toA3sError('VALIDATION_ERROR', `${result.name}: ${result.output}`, 0, {
+  const text = result.output.length > 500 ? `${result.output.slice(0, 500)}...` : result.output;
+  return toA3sError('TOOL_ERROR', `Tool error: ${result.name}: ${text}`, 0, {
     tool: result.name,
     exitCode: result.exitCode,
-    metadata: result.metadata,
+    result,
     ...(result.errorKind ? { errorKind: result.errorKind } : {}),
   });
 }

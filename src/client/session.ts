@@ -4,7 +4,6 @@ import type { CompactResponse } from '../protocol/compaction.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
 import type { SessionInfoSchema } from '../protocol/http.js';
 import type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';
-import type { SubagentTaskSnapshot } from '../protocol/subagent-task.js';
 import type { EventStream } from './event-stream.js';
 import { seg } from './http-transport.js';
 import { falseOn, sessionPath, type SessionContext } from './session-context.js';
@@ -19,17 +18,19 @@ import {
   type RunFinished,
   type RunOptions,
   type RunStarted,
+  type SessionRequest,
   type StreamOptions,
 } from './session-runs.js';
-import { SessionTools } from './session-tools.js';
+import { SessionTools, type ToolArgs, type ToolResult } from './session-tools.js';
 
 /** Session info as the server answers it. */
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
 /**
  * A session of the server, with the seed's Node SDK method names. Identity (`sessionId`, `workspace`,
- * `tenantId`, `principal`, `agentTemplateId`, `correlationId`) are plain properties; every method that
- * talks to the server returns a Promise. Failures reject with the A3sError subclass of their code.
+ * `tenantId`, `principal`, `agentTemplateId`, `correlationId`) and the seed's getters `initWarning` and
+ * `hasMemory` are plain properties (fixed at creation); `isClosed()` answers at once, from this handle; every
+ * other method talks to the server and returns a Promise. Failures reject with the A3sError subclass of their code.
  */
 export class Session {
   readonly sessionId: string;
@@ -42,6 +43,11 @@ export class Session {
   readonly created: SessionInfo;
   /** True when the server resumed a stored session instead of creating one. */
   readonly resumed: boolean;
+  /** Non-fatal notes about the options the session was built with, null when none (the seed's `initWarning` getter). */
+  readonly initWarning: string | null;
+  /** True when a memory store resolved (the seed's `hasMemory` getter). */
+  readonly hasMemory: boolean;
+  private closedHere: boolean;
   private readonly ctx: SessionContext;
   private readonly runCalls: SessionRuns;
   private readonly tools: SessionTools;
@@ -59,6 +65,9 @@ export class Session {
     this.correlationId = info.labels.correlationId;
     this.created = info;
     this.resumed = resumed;
+    this.initWarning = info.initWarning;
+    this.hasMemory = info.hasMemory;
+    this.closedHere = info.closed;
     this.runCalls = new SessionRuns(this.ctx);
     this.tools = new SessionTools(this.ctx);
     this.memory = new SessionMemory(this.ctx);
@@ -79,6 +88,21 @@ export class Session {
    */
   send(prompt: string, history?: ChatMessage[], options: RunOptions = {}): Promise<AgentResult> {
     return this.runCalls.send(prompt, history, options);
+  }
+
+  /** The seed's alias of send. */
+  run(prompt: string, history?: ChatMessage[], options: RunOptions = {}): Promise<AgentResult> {
+    return this.runCalls.send(prompt, history, options);
+  }
+
+  /** The seed's object form of send: `{prompt, history?}` (attachments are refused: the server takes none). */
+  sendRequest(request: SessionRequest, options: RunOptions = {}): Promise<AgentResult> {
+    return this.runCalls.sendRequest(request, options);
+  }
+
+  /** The seed's object form of stream: `{prompt, history?}`. */
+  streamRequest(request: SessionRequest, options: StreamOptions = {}): Promise<EventStream> {
+    return this.runCalls.streamRequest(request, options);
   }
 
   /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
@@ -113,6 +137,20 @@ export class Session {
     return (await this.ctx.transport.post<{ cancelled: boolean }>(this.path('/cancel'))).cancelled;
   }
 
+  /** The seed's non-blocking cancel (the same call here). */
+  cancelAsync(): Promise<boolean> {
+    return this.cancel();
+  }
+
+  /**
+   * Cancel the active run and wait until the session is idle again (the seed's cancelAndSettle): true once it
+   * settled, false when nothing ran or it was still busy after `graceMs + abortGraceMs` (the server's run stops at
+   * its next safe point; the client cannot abort it harder).
+   */
+  cancelAndSettle(graceMs = 2000, abortGraceMs = 1000): Promise<boolean> {
+    return this.runCalls.cancelAndSettle(graceMs, abortGraceMs);
+  }
+
   /** Cancel a run if it is the active one: false when it is not. */
   async cancelRun(runId: string): Promise<boolean> {
     return (await this.ctx.transport.post<{ cancelled: boolean }>(this.path(`/runs/${seg(runId)}/cancel`))).cancelled;
@@ -128,9 +166,17 @@ export class Session {
     return (await this.ctx.transport.get<{ run: RunRecord }>(this.path(`/runs/${seg(runId)}`))).run;
   }
 
-  /** A page of a run's events (per-run `sequence` > after). */
-  runEventPage(runId: string, options: { after?: number; limit?: number } = {}): Promise<RunEventsPage> {
-    return this.runCalls.runEventPage(runId, options);
+  /**
+   * A page of a run's events (per-run `sequence` > after) with the seed's fields (`hasMore`,
+   * `latestSequenceExclusive`, `firstAvailableSequence`, `nextAfterSequence`): the seed's positional
+   * `runEventPage(runId, afterSequence?, limit?)`, or `{after, limit}`.
+   */
+  runEventPage(
+    runId: string,
+    afterOrOptions: number | null | { after?: number; limit?: number } = {},
+    limit?: number,
+  ): Promise<RunEventsPage> {
+    return this.runCalls.runEventPage(runId, afterOrOptions, limit);
   }
 
   /** Every retained event of a run, page after page (`limit` bounds the total). */
@@ -177,9 +223,20 @@ export class Session {
     return (await this.ctx.transport.post<{ generation: number }>(this.path('/save'))).generation;
   }
 
+  /** True once this handle closed the session, or when it was closed as this handle was made (`info().closed` asks the server). */
+  isClosed(): boolean {
+    return this.closedHere;
+  }
+
+  /** The seed's non-blocking close (the same call here). */
+  closeAsync(): Promise<boolean> {
+    return this.close();
+  }
+
   /** Close the session (and this client's host socket): true when it was open, false when already closed or unknown. */
   async close(): Promise<boolean> {
     this.host.disconnect();
+    this.closedHere = true;
     const answer = await falseOn(['SESSION_NOT_FOUND'], () =>
       this.ctx.transport.delete<{ closed: boolean }>(this.path()),
     );
@@ -219,18 +276,25 @@ export class Session {
   program: SessionTools['program'] = (body) => this.tools.program(body);
   /** One subagent task. */
   task: SessionTools['task'] = (spec) => this.tools.task(spec);
+  /** The seed's alias of task. */
+  delegateTask: SessionTools['task'] = (spec) => this.tools.task(spec);
   /** Parallel subagent tasks. */
   tasks: SessionTools['tasks'] = (specs, options) => this.tools.tasks(specs, options);
+  /** The seed's object-shaped git: `gitCommand({command: 'status'})`. */
+  gitCommand = (args: { command: string } & ToolArgs): Promise<ToolResult> => this.tools.tool('git', args);
+  /** The `web_search` tool host-direct (`{query, engines?, limit?, timeout?, ...}` as the tool takes them). */
+  webSearch = (params: { query: string } & ToolArgs): Promise<ToolResult> => this.tools.tool('web_search', params);
 
+  /** The full output of a truncated tool result, null when the session does not hold it (any more). */
+  getArtifact: SessionTools['getArtifact'] = (artifactId) => this.tools.getArtifact(artifactId);
   /** The session's subagent task snapshots. */
-  async subagentTasks(): Promise<SubagentTaskSnapshot[]> {
-    return (await this.ctx.transport.get<{ tasks: SubagentTaskSnapshot[] }>(this.path('/tasks'))).tasks;
-  }
-
+  subagentTasks: SessionTools['subagentTasks'] = () => this.tools.subagentTasks();
   /** One subagent task snapshot (TaskNotFoundError for an unknown id). */
-  subagentTask(taskId: string): Promise<SubagentTaskSnapshot> {
-    return this.ctx.transport.get<SubagentTaskSnapshot>(this.path(`/tasks/${seg(taskId)}`));
-  }
+  subagentTask: SessionTools['subagentTask'] = (taskId) => this.tools.subagentTask(taskId);
+  /** The subagent tasks still queued or running. */
+  pendingSubagentTasks: SessionTools['pendingSubagentTasks'] = () => this.tools.pendingSubagentTasks();
+  /** Cancel a queued or running subagent task (boolean). */
+  cancelSubagentTask: SessionTools['cancelSubagentTask'] = (taskId) => this.tools.cancelSubagentTask(taskId);
 
   // Memory, skills, agents, MCP (SessionMemory)
 
@@ -248,6 +312,14 @@ export class Session {
   recallByTags: SessionMemory['recallByTags'] = (tags, limit) => this.memory.recallByTags(tags, limit);
   /** Memory stats. */
   memoryStats: SessionMemory['memoryStats'] = () => this.memory.memoryStats();
+  /** The working tier. */
+  getWorking: SessionMemory['getWorking'] = () => this.memory.getWorking();
+  /** Empty the working tier. */
+  clearWorking: SessionMemory['clearWorking'] = () => this.memory.clearWorking();
+  /** The short-term ring. */
+  getShortTerm: SessionMemory['getShortTerm'] = () => this.memory.getShortTerm();
+  /** Empty the short-term ring. */
+  clearShortTerm: SessionMemory['clearShortTerm'] = () => this.memory.clearShortTerm();
   /** Add a skill. */
   addSkill: SessionMemory['addSkill'] = (skill) => this.memory.addSkill(skill);
   /** Remove a skill (boolean). */
@@ -272,6 +344,14 @@ export class Session {
   mcps: SessionMemory['mcps'] = () => this.memory.mcps();
   /** Remove an MCP server (boolean). */
   removeMcp: SessionMemory['removeMcp'] = (name) => this.memory.removeMcp(name);
+  /** The seed's typed-object add (tool count): the same as addMcp. */
+  addMcpServerConfig: SessionMemory['addMcp'] = (config) => this.memory.addMcp(config);
+  /** The seed's positional add (tool count). */
+  addMcpServer: SessionMemory['addMcpServer'] = (...args) => this.memory.addMcpServer(...args);
+  /** The seed's remove (void; NotFoundError for a server that is not the session's own). */
+  removeMcpServer: SessionMemory['removeMcpServer'] = (name) => this.memory.removeMcpServer(name);
+  /** The seed's MCP status list: the same as mcps. */
+  mcpStatus: SessionMemory['mcps'] = () => this.memory.mcps();
 
   // Queue, confirmations, verification (SessionQueue)
 
@@ -292,6 +372,8 @@ export class Session {
     this.queue.completeExternalTask(taskId, answer);
   /** Pending confirmations. */
   pendingConfirmations: SessionQueue['pendingConfirmations'] = () => this.queue.pendingConfirmations();
+  /** Reject every pending confirmation: the number cancelled (the seed's cancelConfirmations). */
+  cancelConfirmations: SessionQueue['cancelConfirmations'] = () => this.queue.cancelConfirmations();
   /** Answer a confirmation. */
   confirmToolUse: SessionQueue['confirmToolUse'] = (toolId, approved, reason, options) =>
     this.queue.confirmToolUse(toolId, approved, reason, options);
@@ -300,6 +382,9 @@ export class Session {
     this.queue.verifyCommands(subjectOrRequest, commands);
   /** Verification reports. */
   verificationReports: SessionQueue['verificationReports'] = () => this.queue.verificationReports();
+  /** Keep reports produced elsewhere (void). */
+  recordVerificationReports: SessionQueue['recordVerificationReports'] = (reports) =>
+    this.queue.recordVerificationReports(reports);
   /** Verification summary. */
   verificationSummary: SessionQueue['verificationSummary'] = () => this.queue.verificationSummary();
   /** Verification summary text. */

@@ -124,6 +124,8 @@ export const CommandContextSchema = z
     model: z.string(),
     historyLen: z.number().int(),
     totalTokens: z.number().int(),
+    /** Estimated USD of the conversation's usage at the model block's `cost {input, output}` per million tokens (0 without one). */
+    totalCost: z.number().nonnegative(),
     toolNames: z.array(z.string()),
     mcpServers: z.array(z.string()),
   })

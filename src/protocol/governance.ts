@@ -82,6 +82,11 @@ export const ConfirmationListResponseSchema = z
   .object({ confirmations: z.array(PendingConfirmationSchema) })
   .meta({ id: 'ConfirmationListResponse' });
 
+/** Answer of DELETE /v1/sessions/:id/confirmations (the seed's cancelConfirmations): how many were cancelled. */
+export const ConfirmationsCancelledResponseSchema = z
+  .object({ cancelled: z.number().int().nonnegative() })
+  .meta({ id: 'ConfirmationsCancelledResponse' });
+
 /** Answer of POST /v1/sessions/:id/confirmations/:toolId: the settled confirmation and the answer given. */
 export const ConfirmationAnsweredResponseSchema = z
   .object({

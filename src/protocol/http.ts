@@ -118,6 +118,14 @@ export const RunEventsResponseSchema = z.object({
   events: z.array(EventEnvelopeSchema),
   retentionGap: z.object({ firstAvailableSequence: z.number().int() }).nullable(),
   nextAfter: z.number().int().nullable(),
+  /** The first per-run sequence still retained, null when none is (the seed's page field). */
+  firstAvailableSequence: z.number().int().nullable(),
+  /** One past the run's newest sequence: the number of events it emitted, dropped ones included (seed). */
+  latestSequenceExclusive: z.number().int().nonnegative(),
+  /** The cursor of the next page (the seed's name for `nextAfter`). */
+  nextAfterSequence: z.number().int().nullable(),
+  /** True when retained events follow this page (seed). */
+  hasMore: z.boolean(),
 });
 /** Cancel answer. */
 export const CancelResponseSchema = z.object({ cancelled: z.boolean() });

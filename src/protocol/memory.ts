@@ -102,6 +102,11 @@ export const MemoryStatsSchema = z
   })
   .meta({ id: 'MemoryStats' });
 
+/** Answer of DELETE .../memory/working and .../memory/short-term: how many items the tier held. */
+export const MemoryClearedResponseSchema = z
+  .object({ tier: z.enum(['working', 'short_term']), count: z.number().int().nonnegative() })
+  .meta({ id: 'MemoryClearedResponse' });
+
 /** A stored memory. */
 export type MemoryItem = z.infer<typeof MemoryItemSchema>;
 /** The seed's memory types. */

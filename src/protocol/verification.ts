@@ -370,5 +370,48 @@ export type VerificationPreset = z.infer<typeof VerificationPresetSchema>;
 /** Answer of GET /v1/sessions/:id/verifications (oldest first). */
 export const VerificationReportListResponseSchema = z.object({ reports: z.array(VerificationReportSchema) });
 
+const shortText = z.string().max(2_000);
+
+/** One check of an externally produced report: the seed's check fields; the command fields are ours, optional. */
+export const ExternalVerificationCheckSchema = z
+  .object({
+    id: z.string().min(1).max(200),
+    kind: z.string().min(1).max(200),
+    description: shortText,
+    status: VerificationStatusSchema,
+    required: z.boolean(),
+    suggested_tools: z.array(z.string().max(200)).max(32).optional(),
+    evidence_uris: z.array(z.string().max(2_000)).max(32).optional(),
+    residual_risk: shortText.optional(),
+    command: z.string().max(8_000).optional(),
+    expect_exit: z.number().int().optional(),
+    exit_code: z.number().int().nullable().optional(),
+    timed_out: z.boolean().optional(),
+    duration_ms: z.number().int().nonnegative().optional(),
+    output_tail: z.string().max(8_192).optional(),
+  })
+  .strict();
+
+/** A report the host produced elsewhere (the seed's VerificationReport fields); the server adds id, times and counts. */
+export const ExternalVerificationReportSchema = z
+  .object({
+    schema: z.literal(VERIFICATION_REPORT_SCHEMA).optional(),
+    subject: z.string().min(1, 'subject must not be empty').max(500),
+    status: VerificationStatusSchema,
+    checks: z.array(ExternalVerificationCheckSchema).max(100),
+    residual_risks: z.array(shortText).max(32).optional(),
+    effect_digest: z.string().max(200).optional(),
+  })
+  .strict();
+
+/** Body of POST /v1/sessions/:id/verifications/reports (the seed's recordVerificationReports). */
+export const RecordVerificationReportsBodySchema = z
+  .object({ reports: z.array(ExternalVerificationReportSchema).min(1, 'reports must not be empty').max(20) })
+  .strict()
+  .meta({ id: 'RecordVerificationReportsBody' });
+
+/** An externally produced report as the host sends it. */
+export type ExternalVerificationReport = z.infer<typeof ExternalVerificationReportSchema>;
+
 /** Answer of GET /v1/sessions/:id/verifications/presets. */
 export const VerificationPresetListResponseSchema = z.object({ presets: z.array(VerificationPresetSchema) });

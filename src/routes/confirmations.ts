@@ -4,6 +4,7 @@ import {
   ConfirmationAnswerSchema,
   ConfirmationListResponseSchema,
   ConfirmationParamsSchema,
+  ConfirmationsCancelledResponseSchema,
   type PendingConfirmationView,
 } from '../protocol/governance.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
@@ -17,7 +18,7 @@ export function pendingView(p: PendingConfirmation): PendingConfirmationView {
   return { ...p, runId: p.runId ?? null };
 }
 
-/** Human-in-the-loop routes: list pending confirmations and answer one. */
+/** Human-in-the-loop routes: list pending confirmations, answer one, cancel them all. */
 export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const { agent } = ctx;
   addRoute(
@@ -33,6 +34,23 @@ export function registerConfirmationRoutes(app: FastifyInstance, ctx: ServerCont
     },
     async ({ params, caller }) => ({
       confirmations: agent.getSession(params.id, caller).governance.pendingConfirmations().map(pendingView),
+    }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id/confirmations',
+      summary: "Cancel every pending confirmation (the seed's cancelConfirmations): each call is rejected",
+      description:
+        'Each pending call is settled as rejected (confirmation_received {approved: false}); its tool call fails and the run goes on. Answers the number cancelled (0 when none).',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: ConfirmationsCancelledResponseSchema, 404: ErrorBodySchema, 410: ErrorBodySchema },
+    },
+    async ({ params, caller }) => ({
+      cancelled: agent.getSession(params.id, caller).governance.cancelConfirmations(),
     }),
   );
   addRoute(

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { CodeError } from '../errors.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import {
+  MemoryClearedResponseSchema,
   MemoryItemResponseSchema,
   MemoryItemsResponseSchema,
   MemoryRecentQuerySchema,
@@ -25,7 +26,7 @@ export interface MemorySessionPort {
 
 const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 410: ErrorBodySchema };
 
-/** The seed's memory API over REST: remember success/failure, recall recent/similar/by tags, stats (scope `sessions`). */
+/** The seed's memory API over REST: remember success/failure, recall recent/similar/by tags, stats, the working and short-term tiers (scope `sessions`). */
 export function registerMemoryRoutes(
   app: FastifyInstance,
   ctx: ServerContext,
@@ -144,5 +145,62 @@ export function registerMemoryRoutes(
       responses: { 200: MemoryStatsSchema, ...errors },
     },
     async ({ params, caller }) => memoryOf(params.id, caller).stats(),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/memory/working',
+      summary: 'The working tier: at most 10 items, kept by relevance (getWorking)',
+      description: "Working and short-term tiers are this session's, in process (not part of snapshots).",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: MemoryItemsResponseSchema, ...errors },
+    },
+    async ({ params, caller }) => ({ items: memoryOf(params.id, caller).getWorking() }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id/memory/working',
+      summary: 'Empty the working tier (clearWorking); emits memory_cleared {tier: "working", count}',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: MemoryClearedResponseSchema, ...errors },
+    },
+    async ({ params, caller }) => ({ tier: 'working' as const, count: memoryOf(params.id, caller).clearWorking() }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/memory/short-term',
+      summary: "The short-term ring: this session's last 100 items, oldest first (getShortTerm)",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: MemoryItemsResponseSchema, ...errors },
+    },
+    async ({ params, caller }) => ({ items: memoryOf(params.id, caller).getShortTerm() }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'DELETE',
+      url: '/v1/sessions/:id/memory/short-term',
+      summary:
+        'Empty the short-term ring (clearShortTerm; long-term and working stay); emits memory_cleared {tier: "short_term", count}',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      responses: { 200: MemoryClearedResponseSchema, ...errors },
+    },
+    async ({ params, caller }) => ({
+      tier: 'short_term' as const,
+      count: memoryOf(params.id, caller).clearShortTerm(),
+    }),
   );
 }

@@ -131,7 +131,8 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       method: 'GET',
       url: '/v1/sessions/:id/runs/:runId/events',
       summary: 'A page of run events (per-run sequence > after)',
-      description: '`retentionGap` is set when events after the cursor were dropped by retention limits.',
+      description:
+        "`retentionGap` is set when events after the cursor were dropped by retention limits. The seed's page fields: `hasMore` (events after this page are retained), `latestSequenceExclusive` (one past the run's newest sequence), `firstAvailableSequence`, `nextAfterSequence` (= `nextAfter`).",
       scope: 'sessions',
       params: RunParamsSchema,
       query: RunEventsQuerySchema,
@@ -144,8 +145,20 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
         events: [],
         retentionGap: undefined,
         nextAfter: undefined,
+        firstAvailableSequence: null,
+        latestSequenceExclusive: 0,
+        hasMore: false,
       };
-      return { events: page.events, retentionGap: page.retentionGap ?? null, nextAfter: page.nextAfter ?? null };
+      const nextAfter = page.nextAfter ?? null;
+      return {
+        events: page.events,
+        retentionGap: page.retentionGap ?? null,
+        nextAfter,
+        firstAvailableSequence: page.firstAvailableSequence,
+        latestSequenceExclusive: page.latestSequenceExclusive,
+        nextAfterSequence: nextAfter,
+        hasMore: page.hasMore,
+      };
     },
   );
   addRoute(

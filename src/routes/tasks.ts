@@ -1,5 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { ErrorBodySchema, SessionParamsSchema, ToolResultResponseSchema } from '../protocol/http.js';
+import {
+  CancelResponseSchema,
+  ErrorBodySchema,
+  SessionParamsSchema,
+  ToolResultResponseSchema,
+} from '../protocol/http.js';
 import {
   SubagentTaskListSchema,
   SubagentTaskSnapshotSchema,
@@ -60,5 +65,22 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ServerContext): vo
       responses: { 200: SubagentTaskSnapshotSchema, 404: ErrorBodySchema },
     },
     async ({ params, caller }) => agent.getSession(params.id, caller).tasks.require(params.taskId),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/tasks/:taskId/cancel',
+      summary: "Cancel a queued or running subagent task (the seed's cancelSubagentTask)",
+      description:
+        "Aborts the task's child run; the task ends `cancelled` (subagent_end success false). `{cancelled: false}` when it had already finished; 404 TASK_NOT_FOUND for an unknown id.",
+      scope: 'sessions',
+      params: TaskParamsPathSchema,
+      responses: { 200: CancelResponseSchema, 404: ErrorBodySchema },
+    },
+    async ({ params, caller }) => ({
+      cancelled: agent.getSession(params.id, caller).tasks.cancel(params.taskId, new Error('cancelled by the host')),
+    }),
   );
 }

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
 import {
+  RecordVerificationReportsBodySchema,
   VerificationPresetListResponseSchema,
   VerificationReportListResponseSchema,
   VerificationReportSchema,
   VerificationRequestSchema,
   VerificationSummaryResponseSchema,
+  type ExternalVerificationReport,
   type VerificationReport,
   type VerificationRequest,
 } from '../protocol/verification.js';
@@ -26,6 +28,8 @@ export interface VerificationSessionPort {
     run(request: VerificationRequest): Promise<VerificationReport>;
     /** The session's reports, oldest first. */
     list(): VerificationReport[];
+    /** Keep reports produced elsewhere; answers them as kept. */
+    record(reports: readonly ExternalVerificationReport[]): Promise<VerificationReport[]>;
   };
 }
 
@@ -64,6 +68,32 @@ export function registerVerificationRoutes(
       const report = await deps.getSession(params.id, caller).verifications.run(body);
       reply.status(201);
       return report;
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/sessions/:id/verifications/reports',
+      summary: "Keep verification reports produced elsewhere (the seed's recordVerificationReports)",
+      description:
+        "Each report `{subject, status, checks, residual_risks?, effect_digest?}` (the seed's fields; a check's command fields are optional) is kept as given, its status being the host's verdict, with an id, this session, no run and its check counts; verification_completed is emitted for each. Reports are evidence (goal tracking reads them), so this needs the host_direct scope. At most 20 reports of 100 checks each.",
+      scope: 'host_direct',
+      params: SessionParamsSchema,
+      body: RecordVerificationReportsBodySchema,
+      responses: {
+        201: VerificationReportListResponseSchema,
+        400: ErrorBodySchema,
+        403: ErrorBodySchema,
+        404: ErrorBodySchema,
+        410: ErrorBodySchema,
+      },
+    },
+    async ({ params, body, caller, reply }) => {
+      const reports = await deps.getSession(params.id, caller).verifications.record(body.reports);
+      reply.status(201);
+      return { reports };
     },
   );
   addRoute(

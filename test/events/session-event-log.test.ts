@@ -107,6 +107,8 @@ describe('SessionEventLog', () => {
     expect(runSeqs(first?.events ?? [])).toEqual([3, 4]);
     expect(first?.retentionGap).toEqual({ firstAvailableSequence: 3 });
     expect(first?.nextAfter).toBe(4);
+    // The seed's page fields: 8 events emitted (5 retained, from 3), more after this page.
+    expect(first).toMatchObject({ firstAvailableSequence: 3, latestSequenceExclusive: 8, hasMore: true });
     const second = log.runPage('r1', 4, 2);
     expect(runSeqs(second?.events ?? [])).toEqual([5, 6]);
     expect(second?.retentionGap).toBeUndefined();
@@ -114,9 +116,17 @@ describe('SessionEventLog', () => {
     const last = log.runPage('r1', 6, 2);
     expect(runSeqs(last?.events ?? [])).toEqual([7]);
     expect(last?.nextAfter).toBeUndefined();
+    expect(last?.hasMore).toBe(false);
     expect(log.runPage('r1', 2, 10)?.retentionGap).toBeUndefined();
     expect(log.runPage('r1', 1, 10)?.retentionGap).toEqual({ firstAvailableSequence: 3 });
-    expect(log.runPage('r1', 7, 10)).toEqual({ events: [], retentionGap: undefined, nextAfter: undefined });
+    expect(log.runPage('r1', 7, 10)).toEqual({
+      events: [],
+      retentionGap: undefined,
+      nextAfter: undefined,
+      firstAvailableSequence: 3,
+      latestSequenceExclusive: 8,
+      hasMore: false,
+    });
     expect(log.runPage('nope', -1, 10)).toBeUndefined();
   });
 

@@ -66,7 +66,7 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
       description: 'show context',
       kind: 'template',
       template:
-        'args=[{{args}}] sid={{sessionId}} ws={{workspace}} model={{model}} len={{historyLen}} tok={{totalTokens}} tools={{toolNames}} mcp=[{{mcpServers}}] keep={{unknown}}',
+        'args=[{{args}}] sid={{sessionId}} ws={{workspace}} model={{model}} len={{historyLen}} tok={{totalTokens}} cost={{totalCost}} tools={{toolNames}} mcp=[{{mcpServers}}] keep={{unknown}}',
     });
     const done = await runAndWait(t, id, '/ctx  one two ');
     expect(done.run.status).toBe('completed');
@@ -77,6 +77,8 @@ describe('slash commands over HTTP: `/name args` runs a command instead of the m
     expect(text).toContain('model=openai/test-model');
     expect(text).toContain('len=2');
     expect(text).toContain('tok=15');
+    // The seed's totalCost: 10 prompt and 5 completion tokens at 2 and 10 USD per million.
+    expect(text).toContain('cost=0.00007 ');
     expect(text).toMatch(/tools=.*\bread\b/);
     expect(text).toContain('mcp=[]');
     expect(text).toContain('keep={{unknown}}');

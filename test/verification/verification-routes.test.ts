@@ -33,6 +33,8 @@ class TestSession implements VerificationSessionPort {
   readonly verifications = {
     run: (request: VerificationRequest) => this.runVerification(request),
     list: () => this.listVerifications(),
+    // Recording external reports is shown through the real session (test/client/client-seed-surface.test.ts).
+    record: () => Promise.reject(new Error('not used by these route tests')),
   };
 
   constructor(
@@ -232,7 +234,7 @@ describe('verification routes over HTTP', () => {
     ]);
   });
 
-  it('documents the four operations in OpenAPI with shared components', () => {
+  it('documents the five operations in OpenAPI with shared components', () => {
     const document = buildOpenApiDocument(openapi, { title: 't', version: '0' }) as {
       paths: Record<string, Record<string, unknown>>;
       components: { schemas: Record<string, unknown> };
@@ -240,10 +242,17 @@ describe('verification routes over HTTP', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/v1/sessions/{id}/verifications',
       '/v1/sessions/{id}/verifications/presets',
+      '/v1/sessions/{id}/verifications/reports',
       '/v1/sessions/{id}/verifications/summary',
     ]);
     expect(Object.keys(document.paths['/v1/sessions/{id}/verifications']).sort()).toEqual(['get', 'post']);
-    for (const id of ['VerificationRequest', 'VerificationReport', 'VerificationSummaryResponse', 'VerificationPreset'])
+    for (const id of [
+      'VerificationRequest',
+      'VerificationReport',
+      'VerificationSummaryResponse',
+      'VerificationPreset',
+      'RecordVerificationReportsBody',
+    ])
       expect(Object.keys(document.components.schemas)).toContain(id);
   });
 });

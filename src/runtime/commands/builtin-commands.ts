@@ -3,6 +3,7 @@ import type { CommandInfo } from '../../protocol/commands.js';
 import type { Usage } from '../../protocol/run-record.js';
 import type { CommandCatalog } from './command-catalog.js';
 import { CommandFailure } from './command-failure.js';
+import { estimatedCost, modelPrices } from './estimated-cost.js';
 
 /** The built-in slash commands and what /help says of them. */
 export const BUILTIN_COMMANDS: readonly { readonly name: string; readonly description: string }[] = [
@@ -107,19 +108,12 @@ function modelCommand(args: string, host: BuiltinCommandHost): BuiltinOutcome {
   }
 }
 
-function perMillion(cost: Record<string, unknown> | undefined, key: string): number | undefined {
-  const value = cost?.[key];
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
-
 function costText(host: BuiltinCommandHost): string {
   const usage = host.usage();
   const tokens = `Tokens: ${usage.totalTokens} (prompt ${usage.promptTokens}, completion ${usage.completionTokens})`;
-  const cost = host.catalog.providers[host.model.providerName]?.models[host.model.modelName]?.cost;
-  const input = perMillion(cost, 'input');
-  const output = perMillion(cost, 'output');
-  if (input === undefined || output === undefined)
+  const prices = modelPrices(host.catalog, host.model);
+  if (!prices)
     return `${tokens}\nEstimated cost: unknown (the model block of ${host.model.id} has no cost {input, output})`;
-  const dollars = (usage.promptTokens * input + usage.completionTokens * output) / 1_000_000;
-  return `${tokens}\nEstimated cost: $${dollars.toFixed(6)} (${input} input, ${output} output per million tokens)`;
+  const dollars = estimatedCost(usage, prices);
+  return `${tokens}\nEstimated cost: $${dollars.toFixed(6)} (${prices.input} input, ${prices.output} output per million tokens)`;
 }

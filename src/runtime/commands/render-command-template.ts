@@ -2,7 +2,7 @@ import type { CommandContext } from '../../protocol/commands.js';
 
 /**
  * Render a template command: `{{args}} {{sessionId}} {{workspace}} {{model}} {{historyLen}} {{totalTokens}}
- * {{toolNames}} {{mcpServers}}` (lists joined with ", "; spaces inside the braces allowed). An unknown
+ * {{totalCost}} {{toolNames}} {{mcpServers}}` (lists joined with ", "; spaces inside the braces allowed). An unknown
  * `{{name}}` stays as written, so a template can show braces; values are inserted once, never re-rendered.
  */
 export function renderCommandTemplate(template: string, ctx: CommandContext): string {
@@ -20,6 +20,8 @@ export function renderCommandTemplate(template: string, ctx: CommandContext): st
         return String(ctx.historyLen);
       case 'totalTokens':
         return String(ctx.totalTokens);
+      case 'totalCost':
+        return String(ctx.totalCost);
       case 'toolNames':
         return ctx.toolNames.join(', ');
       case 'mcpServers':

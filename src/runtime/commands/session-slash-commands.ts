@@ -15,6 +15,7 @@ import {
   type BuiltinOutcome,
 } from './builtin-commands.js';
 import type { CommandCatalog } from './command-catalog.js';
+import { estimatedCost, modelPrices } from './estimated-cost.js';
 import { CommandFailure } from './command-failure.js';
 import { parseCommandInput } from './parse-command-input.js';
 import { produceCommandRun, type CommandExecution, type CommandRunHost } from './produce-command-run.js';
@@ -159,6 +160,7 @@ export class SessionSlashCommands {
       model: config.model.id,
       historyLen: transcript.messages.length,
       totalTokens: transcript.usage.totalTokens,
+      totalCost: estimatedCost(transcript.usage, modelPrices(this.deps.catalog, config.model)),
       toolNames: this.deps.toolNames(),
       mcpServers: this.deps.mcpServers(),
     };

@@ -118,6 +118,18 @@ export class SubagentTasks {
     return this.byId ? [...this.byId.values()].map((task) => ({ ...task.snapshot })) : [];
   }
 
+  /**
+   * Cancel one queued or running task (the seed's cancelSubagentTask): true when it was cancelled, false when it
+   * had already finished; TASK_NOT_FOUND for an id the session has none of.
+   */
+  cancel(taskId: string, reason: Error): boolean {
+    const task = this.tasks.get(taskId);
+    if (!task) throw new CodeError('TASK_NOT_FOUND', `no subagent task "${taskId}" in this session`, { taskId });
+    if (isTerminal(task.snapshot.status) || !task.controller || task.controller.signal.aborted) return false;
+    task.controller.abort(reason);
+    return true;
+  }
+
   /** Cancel every running or queued task (the parent closes or its run was cancelled). */
   cancelAll(reason: Error): void {
     for (const task of this.byId?.values() ?? []) task.controller?.abort(reason);

@@ -57,6 +57,12 @@ export interface RunEventPage {
   events: EventEnvelope[];
   retentionGap: { firstAvailableSequence: number } | undefined;
   nextAfter: number | undefined;
+  /** The first per-run sequence still retained (null when none is). */
+  firstAvailableSequence: number | null;
+  /** One past the run's newest sequence: how many events it has emitted, dropped ones included. */
+  latestSequenceExclusive: number;
+  /** True when events after this page are retained. */
+  hasMore: boolean;
 }
 
 /**
@@ -233,7 +239,14 @@ export class SessionEventLog {
     }
     const last = events.at(-1)?.metadata.sequence;
     const more = last !== undefined && last < bucket.total - 1;
-    return { events, retentionGap, nextAfter: more ? last : undefined };
+    return {
+      events,
+      retentionGap,
+      nextAfter: more ? last : undefined,
+      firstAvailableSequence: bucket.events.length > 0 ? this.sequenceOf(bucket.events.at(0)) : null,
+      latestSequenceExclusive: bucket.total,
+      hasMore: more,
+    };
   }
 
   /** Number of events a run has emitted (including dropped ones) and the first retained per-run sequence. */

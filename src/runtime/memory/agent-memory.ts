@@ -9,9 +9,9 @@ export const SHORT_TERM_MAX = 100;
 /** Items the working tier keeps (trimmed by relevance), as in the seed. */
 export const WORKING_MAX = 10;
 
-type MemoryEvent = 'memory_stored' | 'memory_recalled' | 'memories_searched';
+type MemoryEvent = 'memory_stored' | 'memory_recalled' | 'memories_searched' | 'memory_cleared';
 
-/** Where AgentMemory reports memory_stored, memory_recalled and memories_searched. */
+/** Where AgentMemory reports memory_stored, memory_recalled, memories_searched and memory_cleared. */
 export type MemoryEventSink = <T extends MemoryEvent>(type: T, payload: RuntimeEventPayloads[T]) => void;
 
 /** What an AgentMemory is built from. */
@@ -85,6 +85,32 @@ export class AgentMemory {
   async stats(): Promise<MemoryStats> {
     const longTerm = await this.deps.store.list(this.deps.scope);
     return { longTermCount: longTerm.length, shortTermCount: this.shortTerm.length, workingCount: this.working.length };
+  }
+
+  /** The working tier now (the seed's getWorking): at most WORKING_MAX items, kept by relevance. */
+  getWorking(): MemoryItem[] {
+    return [...this.working];
+  }
+
+  /** The short-term ring now, oldest first (the seed's getShortTerm): this session's last SHORT_TERM_MAX items. */
+  getShortTerm(): MemoryItem[] {
+    return [...this.shortTerm];
+  }
+
+  /** Empty the working tier (the seed's clearWorking); emits memory_cleared {tier: "working", count}. */
+  clearWorking(): number {
+    const count = this.working.length;
+    this.working = [];
+    this.deps.emit('memory_cleared', { tier: 'working', count });
+    return count;
+  }
+
+  /** Empty the short-term ring (the seed's clearShortTerm); long-term and working stay; emits memory_cleared {tier: "short_term", count}. */
+  clearShortTerm(): number {
+    const count = this.shortTerm.length;
+    this.shortTerm.length = 0;
+    this.deps.emit('memory_cleared', { tier: 'short_term', count });
+    return count;
   }
 
   private async remember(

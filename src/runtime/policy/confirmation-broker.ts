@@ -196,9 +196,11 @@ export class ConfirmationBroker {
     return this.pending ? [...this.pending.values()].map((e) => this.view(e)) : [];
   }
 
-  /** Reject every pending confirmation (cancel, close). */
-  rejectAll(reason: string): void {
-    for (const entry of [...(this.pending?.values() ?? [])]) entry.settle({ approved: false, reason, timedOut: false });
+  /** Reject every pending confirmation (cancel, close); answers how many there were. */
+  rejectAll(reason: string): number {
+    const entries = [...(this.pending?.values() ?? [])];
+    for (const entry of entries) entry.settle({ approved: false, reason, timedOut: false });
+    return entries.length;
   }
 
   private addGrant(key: string): void {

@@ -48,6 +48,12 @@ export class SessionGovernanceAccess {
     return this.parts().governance.broker.answer(toolId, answer);
   }
 
+  /** Reject every pending confirmation (the seed's cancelConfirmations): the number cancelled, 0 when none. */
+  cancelConfirmations(): number {
+    this.lifecycle.assertOpen();
+    return this.built?.governance.broker.rejectAll('cancelled by the host') ?? 0;
+  }
+
   /** The session's governance parts, built on first use. */
   parts(): SessionGovernanceParts {
     if (!this.built) {

@@ -1,6 +1,11 @@
-import type { VerificationReport, VerificationRequest } from '../../protocol/verification.js';
+import {
+  VERIFICATION_REPORT_SCHEMA,
+  type ExternalVerificationReport,
+  type VerificationReport,
+  type VerificationRequest,
+} from '../../protocol/verification.js';
 import type { HostEnv } from '../ports/host-env.js';
-import { artifactUris, runVerification } from '../verification/run-verification.js';
+import { artifactUris, countChecks, runVerification } from '../verification/run-verification.js';
 import type { HostDirectCalls } from './host-direct-calls.js';
 import type { SessionArtifacts } from './session-artifacts.js';
 import type { SessionEmit } from './session-emitter.js';
@@ -58,5 +63,40 @@ export class SessionVerifications {
     deps.reports.add(report);
     await deps.persistence.saveIfAutoSave();
     return report;
+  }
+
+  /**
+   * Keep reports the host produced elsewhere (the seed's recordVerificationReports): each as given (its status is
+   * the host's verdict), with an id, this session, no run, now, and its check counts; then, with autoSave, save.
+   */
+  async record(external: readonly ExternalVerificationReport[]): Promise<VerificationReport[]> {
+    const { deps } = this;
+    deps.lifecycle.assertOpen();
+    const now = deps.hostEnv.now();
+    const kept = external.map((report): VerificationReport => {
+      const checks = report.checks.map((check) => ({
+        ...check,
+        command: check.command ?? '',
+        expect_exit: check.expect_exit ?? 0,
+        exit_code: check.exit_code ?? null,
+        timed_out: check.timed_out ?? false,
+        duration_ms: check.duration_ms ?? 0,
+        output_tail: check.output_tail ?? '',
+      }));
+      return {
+        ...report,
+        schema: VERIFICATION_REPORT_SCHEMA,
+        checks,
+        id: deps.hostEnv.newId('verif'),
+        session_id: deps.sessionId,
+        run_id: null,
+        created_at_ms: now,
+        duration_ms: 0,
+        summary: countChecks(checks),
+      };
+    });
+    for (const report of kept) deps.reports.add(report);
+    await deps.persistence.saveIfAutoSave();
+    return kept;
   }
 }
