@@ -119,6 +119,20 @@ export class A3sClient {
     return this.sessionForAgent(workspace, worker.name, [worker], options);
   }
 
+  /** The seed's async twin of sessionForAgent. */
+  sessionForAgentAsync(...args: Parameters<A3sClient['sessionForAgent']>): Promise<Session> {
+    return this.sessionForAgent(...args);
+  }
+
+  /** The seed's async twin of sessionForWorker. */
+  sessionForWorkerAsync(
+    workspace: string | undefined,
+    worker: WorkerAgentSpecInput,
+    options: SessionOptionsInput = {},
+  ): Promise<Session> {
+    return this.sessionForWorker(workspace, worker, options);
+  }
+
   /** A live session by id (SessionNotFoundError when there is none for this tenant). */
   async getSession(sessionId: string): Promise<Session> {
     return this.wrap((await this.transport.get<{ session: SessionInfo }>(`/v1/sessions/${seg(sessionId)}`)).session);

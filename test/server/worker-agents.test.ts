@@ -385,6 +385,17 @@ describe('worker bounds never widen the session (attacker-style)', () => {
     expect(existsSync(join(t.root, 'pwned.txt'))).toBe(false);
     const first = t.fake.requests.at(-2)!;
     expect(String(messagesOf(first)[0]!.content)).toContain('You are top-scout.');
+    // The seed's async twins are the same calls.
+    const twin = await client.sessionForWorkerAsync(t.root, {
+      name: 'twin-scout',
+      description: 'twin',
+      kind: 'planner',
+    });
+    expect(twin.created.agent).toBe('twin-scout');
+    const viaAgent = await client.sessionForAgentAsync(t.root, 'twin-scout', [
+      { name: 'twin-scout', description: 'twin', kind: 'planner' },
+    ]);
+    expect(viaAgent.created.agent).toBe('twin-scout');
 
     // sessionForAgent(workspace, agent, workers): a hidden worker, delegated to by name.
     const parent = await client.sessionForAgent(t.root, 'general', [
