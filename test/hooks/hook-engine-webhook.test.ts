@@ -313,7 +313,9 @@ describe('HookEngine registrations', () => {
       id: 'hook-1',
       event: 'pre_tool_use',
       priority: 100,
-      timeoutMs: 5000,
+      timeoutMs: 30_000,
+      asyncExecution: false,
+      maxRetries: 0,
       source: 'session',
       matcher: null,
     });
