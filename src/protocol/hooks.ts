@@ -307,7 +307,7 @@ const runResult = {
 const skillEvent = {
   session_id: z.string(),
   skill_name: z.string(),
-  kind: z.string(),
+  skill_kind: z.string(),
   source: z.string(),
 };
 
@@ -346,10 +346,16 @@ export const HookPayloadSchemas = {
     total_tokens: z.number().int(),
     duration_ms: z.number().int(),
   }),
-  pre_memory_recall: z.looseObject({ session_id: z.string(), query: z.string(), limit: z.number().int() }),
+  pre_memory_recall: z.looseObject({
+    session_id: z.string(),
+    query: z.string().nullable(),
+    tags: z.array(z.string()),
+    limit: z.number().int(),
+  }),
   post_memory_recall: z.looseObject({
     session_id: z.string(),
-    query: z.string(),
+    query: z.string().nullable(),
+    tags: z.array(z.string()),
     items_count: z.number().int(),
     duration_ms: z.number().int(),
   }),
