@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 const ALICE = 'alice-token-0123456789';
 const BOB = 'bob-token-0123456789';
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const eventsOfTextRun = (chunks: number) => chunks + 6;
+const eventsOfTextRun = (chunks: number) => chunks + 8;
 const TTL_MS = 1500;
 
 describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
@@ -137,7 +137,16 @@ describe('EventSource (the eventsource package) over SSE', () => {
       source.addEventListener('open', () => (opens += 1));
       const chunks = 80;
       const done = new Promise<void>((resolve) => {
-        for (const type of ['agent_start', 'run_status_changed', 'turn_start', 'text_delta', 'turn_end', 'agent_end']) {
+        for (const type of [
+          'agent_start',
+          'run_status_changed',
+          'context_resolving',
+          'context_resolved',
+          'turn_start',
+          'text_delta',
+          'turn_end',
+          'agent_end',
+        ]) {
           source.addEventListener(type, (message) => {
             const envelope = JSON.parse(message.data) as EventEnvelope;
             expect(message.lastEventId).toBe(String(envelope.metadata.session_sequence));

@@ -6,8 +6,8 @@ import { openSse } from '../support/sse-client.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const isEndOf = (runId: string) => (e: EventEnvelope) => e.type === 'agent_end' && e.metadata.run_id === runId;
-/** Events of a text-only run: agent_start, run_status_changed, turn_start, one text_delta per chunk, turn_end, run_status_changed, agent_end. */
-const eventsOfTextRun = (chunks: number) => chunks + 6;
+/** Events of a text-only run: agent_start, run_status_changed, context_resolving, context_resolved, turn_start, one text_delta per chunk, turn_end, run_status_changed, agent_end. */
+const eventsOfTextRun = (chunks: number) => chunks + 8;
 
 describe('SSE on GET /v1/sessions/:id/events', () => {
   const start = useTestServers();
