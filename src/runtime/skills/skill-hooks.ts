@@ -7,7 +7,7 @@ export type SkillHookTrigger = 'skill_tool' | 'added' | 'removed';
 /**
  * Tell skill_load or skill_unload hooks about a skill (nothing is built when no hook listens). The payload:
  * `{session_id, skill_name, skill_kind, source, trigger, ...extra}` (`kind` is the event's name on webhooks); `source` is where the skill came from
- * (inline, skill_dir, ...); a `skill` matcher matches `skill_name`.
+ * (builtin, config, session or inline); a `skill` matcher matches `skill_name`.
  */
 export function tellSkillHooks(
   hooks: GovernanceHooks | undefined,
