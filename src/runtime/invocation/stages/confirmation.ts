@@ -69,10 +69,7 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
     });
   if (governance.hooks?.wants('on_confirmation')) {
     // Settled by a cancel (the run's or the session's close) rather than by an answer or the timeout.
-    const cancelled =
-      !outcome.timedOut &&
-      !outcome.approved &&
-      (ctx.signal.aborted || outcome.reason === 'cancelled' || outcome.reason === 'session closed');
+    const cancelled = outcome.cancelled === true || (!outcome.timedOut && !outcome.approved && ctx.signal.aborted);
     governance.hooks.observe(
       'on_confirmation',
       {
