@@ -257,10 +257,10 @@ export class HookEngine {
 
   /**
    * True when some hook of the session listens to `event`: callers test it before building a payload, so an
-   * event nobody hooked costs one loop over the (usually empty) hook list and nothing else.
+   * event nobody hooked costs one loop over the (usually empty) hook list and nothing else. Still true once the
+   * engine closed, so a gate racing the close is asked (and blocks) rather than skipped.
    */
   wants(event: HookEvent): boolean {
-    if (this.closed) return false;
     for (const hook of this.configHooks) if (hook.event === event) return true;
     if (this.sessionHooks === undefined) return false;
     for (const hook of this.sessionHooks.values()) if (hook.event === event) return true;
