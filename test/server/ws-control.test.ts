@@ -108,7 +108,8 @@ describe('WebSocket event stream: client messages and closing', () => {
     const runId = (
       await request(t.url).post('/v1/sessions/s-slow/runs').send({ input: 'flood', wait: true }).expect(200)
     ).body.runId as string;
-    const total = chunks + 6;
+    // agent_start, two run_status_changed, context_resolving, context_resolved, turn_start, turn_end, agent_end.
+    const total = chunks + 8;
     await Promise.all(healthy.map((s) => s.waitFor(isEnd)));
     for (const s of healthy) {
       expect(s.sequences()).toEqual(range(1, total));
