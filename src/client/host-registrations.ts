@@ -14,6 +14,10 @@ export type HookHandler = (
 export interface HookOptions {
   priority?: number;
   timeoutMs?: number;
+  /** Observing events: told without waiting for earlier hooks (the seed's fire-and-forget; ignored for gating events). */
+  asyncExecution?: boolean;
+  /** Times a failed request to the hook is repeated. */
+  maxRetries?: number;
 }
 /** A JS slash command: `(args, ctx) => text`. */
 export type CommandHandler = (args: string, ctx: CommandContext) => string | Promise<string>;

@@ -96,6 +96,8 @@ export class SessionHost {
       ...(matcher ? { matcher } : {}),
       ...(options?.priority !== undefined ? { priority: options.priority } : {}),
       ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options?.asyncExecution !== undefined ? { asyncExecution: options.asyncExecution } : {}),
+      ...(options?.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       endpoint: { type: 'websocket', connectionId },
     };
     return (await this.ctx.transport.post<{ hook: HookInfo }>(sessionPath(this.ctx, '/hooks'), body)).hook;

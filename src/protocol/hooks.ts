@@ -1,18 +1,33 @@
 import { z } from 'zod';
 
-/** Every hook event, in the seed's snake_case wire names. */
+/** Every hook event: the seed's 26 (SEED-REFERENCE §8, in its order, snake_case wire names), then our cluster events. */
 export const HOOK_EVENTS = [
   'pre_tool_use',
   'post_tool_use',
   'permission_request',
-  'pre_prompt',
+  'pre_compact',
+  'post_compact',
   'generate_start',
   'generate_end',
   'session_start',
   'session_end',
+  'skill_load',
+  'skill_unload',
+  'pre_prompt',
+  'post_response',
   'on_error',
-  'pre_compact',
-  'post_compact',
+  'pre_context_perception',
+  'post_context_perception',
+  'on_success',
+  'pre_memory_recall',
+  'post_memory_recall',
+  'pre_planning',
+  'post_planning',
+  'pre_reasoning',
+  'post_reasoning',
+  'on_rate_limit',
+  'on_confirmation',
+  'intent_detection',
   // Cluster events a host injects (POST /v1/sessions/:id/cluster-events); observing.
   'budget_threshold_hit',
   'passivation_requested',
@@ -31,6 +46,7 @@ export const GATING_HOOK_EVENTS = [
   'permission_request',
   'pre_prompt',
   'pre_compact',
+  'pre_planning',
 ] as const satisfies readonly HookEvent[];
 
 /** A gating hook event. */
@@ -58,7 +74,9 @@ const pattern = z.string().min(1).max(1000);
  *   a path inside the workspace is also tried relative to it, and `./` is ignored.
  * - `commandPattern`: glob against `args.command`, where `*` matches any run of characters, `/` included.
  * - `sessionId`: only this session (useful for config-declared hooks).
- * A matcher naming a tool, path or command never matches events without one (session_start, ...).
+ * - `skill`: glob (`*` any run of characters, case-insensitive) against the skill the event is about: the skill of
+ *   skill_load/skill_unload, and the `skill` argument of a `Skill` tool call.
+ * A matcher naming a tool, path, command or skill never matches events without one (session_start, ...).
  */
 export const HookMatcherSchema = z
   .object({
@@ -66,6 +84,7 @@ export const HookMatcherSchema = z
     pathPattern: pattern.optional(),
     commandPattern: pattern.optional(),
     sessionId: z.string().min(1).max(128).optional(),
+    skill: z.string().min(1).max(200).optional(),
   })
   .strict()
   .meta({ id: 'HookMatcher' });
@@ -151,10 +170,12 @@ export const HookEndpointSchema = z.discriminatedUnion('type', [
 
 /** Default order of a hook (lower runs first). */
 export const DEFAULT_HOOK_PRIORITY = 100;
-/** Default time a hook has to answer. */
-export const DEFAULT_HOOK_TIMEOUT_MS = 5000;
+/** Default time a hook has to answer (the seed's 30 s). */
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
 /** Longest timeout a hook may ask for. */
 export const MAX_HOOK_TIMEOUT_MS = 60_000;
+/** Most times a failed hook request (unreachable, timed out, invalid answer) may be repeated (`maxRetries`). */
+export const MAX_HOOK_FAILURE_RETRIES = 5;
 
 const registrationShape = {
   id: z
@@ -165,6 +186,14 @@ const registrationShape = {
   matcher: HookMatcherSchema.optional(),
   priority: z.number().int().min(-1_000_000).max(1_000_000).default(DEFAULT_HOOK_PRIORITY),
   timeoutMs: z.number().int().positive().max(MAX_HOOK_TIMEOUT_MS).default(DEFAULT_HOOK_TIMEOUT_MS),
+  /**
+   * The seed's fire-and-forget: an observing hook that is not waited for by the hooks after it (they are told at
+   * once, in parallel). Without it an event's observing hooks are told one after another in priority order, and an
+   * answer other than `continue` stops the later ones. Ignored for gating events, which always wait.
+   */
+  asyncExecution: z.boolean().default(false),
+  /** How often a failed request (unreachable, timed out, invalid answer) is repeated before it counts as failed. */
+  maxRetries: z.number().int().min(0).max(MAX_HOOK_FAILURE_RETRIES).default(0),
 };
 
 /** Body of POST /v1/sessions/:id/hooks: one hook of this session. */
@@ -214,6 +243,8 @@ export const HookInfoSchema = z
     matcher: HookMatcherSchema.nullable(),
     priority: z.number().int(),
     timeoutMs: z.number().int(),
+    asyncExecution: z.boolean(),
+    maxRetries: z.number().int(),
     source: z.enum(['session', 'config']),
     createdAtMs: z.number().int(),
     endpoint: z.discriminatedUnion('type', [
@@ -260,6 +291,25 @@ export const HookResponseMessageSchema = z.looseObject({
 export const ConnectedPayloadSchema = z.object({ connection_id: z.string() }).strict();
 
 const toolCall = { session_id: z.string(), tool: z.string(), args: z.record(z.string(), z.unknown()) };
+const run = { session_id: z.string(), run_id: z.string() };
+const usage = z.looseObject({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+});
+const runResult = {
+  ...run,
+  response_text: z.string(),
+  tool_calls_count: z.number().int(),
+  usage,
+  duration_ms: z.number().int(),
+};
+const skillEvent = {
+  session_id: z.string(),
+  skill_name: z.string(),
+  skill_kind: z.string(),
+  source: z.string(),
+};
 
 /**
  * Payloads sent for each event (the seed's shapes; extra fields allowed). Every request also carries
@@ -283,6 +333,75 @@ export const HookPayloadSchemas = {
     session_id: z.string(),
     message_count_before: z.number().int(),
     message_count_after: z.number().int(),
+  }),
+  skill_load: z.looseObject({ ...skillEvent, trigger: z.enum(['skill_tool', 'added']) }),
+  skill_unload: z.looseObject({ ...skillEvent, trigger: z.enum(['skill_tool', 'removed']) }),
+  post_response: z.looseObject(runResult),
+  on_success: z.looseObject(runResult),
+  pre_context_perception: z.looseObject({ ...run, prompt: z.string(), providers: z.array(z.string()) }),
+  post_context_perception: z.looseObject({
+    ...run,
+    providers: z.array(z.string()),
+    total_items: z.number().int(),
+    total_tokens: z.number().int(),
+    duration_ms: z.number().int(),
+  }),
+  pre_memory_recall: z.looseObject({
+    session_id: z.string(),
+    query: z.string().nullable(),
+    tags: z.array(z.string()),
+    limit: z.number().int(),
+  }),
+  post_memory_recall: z.looseObject({
+    session_id: z.string(),
+    query: z.string().nullable(),
+    tags: z.array(z.string()),
+    items_count: z.number().int(),
+    duration_ms: z.number().int(),
+  }),
+  pre_planning: z.looseObject({
+    ...run,
+    task_description: z.string(),
+    available_strategies: z.array(z.string()),
+    planning_mode: z.string(),
+  }),
+  post_planning: z.looseObject({
+    ...run,
+    task_description: z.string(),
+    strategy_used: z.string(),
+    subtasks: z.array(z.string()),
+    success: z.boolean(),
+    error: z.string().optional(),
+  }),
+  pre_reasoning: z.looseObject({ ...run, turn: z.number().int(), model: z.string() }),
+  post_reasoning: z.looseObject({
+    ...run,
+    turn: z.number().int(),
+    model: z.string(),
+    reasoning_text: z.string(),
+    duration_ms: z.number().int(),
+  }),
+  on_rate_limit: z.looseObject({
+    session_id: z.string(),
+    provider: z.string(),
+    model: z.string(),
+    status: z.number().int(),
+    retry_after_ms: z.number().int().nullable(),
+    attempt: z.number().int(),
+    will_retry: z.boolean(),
+  }),
+  on_confirmation: z.looseObject({
+    session_id: z.string(),
+    tool_id: z.string(),
+    tool_name: z.string(),
+    outcome: z.enum(['approved', 'rejected', 'timeout', 'cancelled']),
+    approved: z.boolean(),
+  }),
+  intent_detection: z.looseObject({
+    ...run,
+    prompt: z.string(),
+    requires_planning: z.boolean(),
+    source: z.enum(['pre_analysis', 'keywords']),
   }),
   budget_threshold_hit: z.looseObject({ session_id: z.string(), resource: z.string() }),
   passivation_requested: z.looseObject({

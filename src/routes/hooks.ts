@@ -33,7 +33,7 @@ export function registerHookRoutes(
       url: '/v1/sessions/:id/hooks',
       summary: 'Register a hook (webhook or WebSocket host) for this session',
       description:
-        'Gating events (pre_tool_use, permission_request, pre_prompt) wait for the hook and fail closed: an error or timeout blocks. ' +
+        'Gating events (pre_tool_use, permission_request, pre_prompt, pre_compact, pre_planning) wait for the hook and fail closed: an error or timeout blocks (after maxRetries). ' +
         'Observing events never block. Webhooks are server-side POSTs to the configured URL; without the host_direct scope (or config outbound.allow_private_networks) ' +
         'a URL whose host is or resolves to a loopback, private, link-local or other non-global address is refused (400 naming endpoint.url), and checked again at every call. ' +
         'Redirects are not followed. Websocket hooks need endpoint.connectionId, ' +

@@ -8,6 +8,7 @@ import {
 } from '../protocol/skills.js';
 import { inlineSkill } from '../runtime/skills/inline-skill.js';
 import { skillInfo } from '../runtime/skills/skill-definition.js';
+import { tellSkillHooks } from '../runtime/skills/skill-hooks.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -44,9 +45,12 @@ export function registerSkillRoutes(app: FastifyInstance, ctx: ServerContext): v
       responses: { 201: SkillAddedResponseSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
     },
     async ({ params, body, caller, reply }) => {
-      const skills = agent.getSession(params.id, caller).config.skills;
+      const session = agent.getSession(params.id, caller);
+      const skills = session.config.skills;
       const skill = inlineSkill(body);
       skills.add([skill]);
+      // Hooks exist only once the governance was built: an idle session is not built for this.
+      tellSkillHooks(session.governance.current?.governance.hooks, 'skill_load', session.id, skill, 'added');
       reply.status(201);
       return { skill: skillInfo(skill), skills: skills.list().map(skillInfo) };
     },
@@ -63,8 +67,12 @@ export function registerSkillRoutes(app: FastifyInstance, ctx: ServerContext): v
       responses: { 200: SkillListResponseSchema, 404: ErrorBodySchema },
     },
     async ({ params, caller }) => {
-      const skills = agent.getSession(params.id, caller).config.skills;
+      const session = agent.getSession(params.id, caller);
+      const skills = session.config.skills;
+      const removed = skills.get(params.name);
       skills.remove(params.name);
+      if (removed)
+        tellSkillHooks(session.governance.current?.governance.hooks, 'skill_unload', session.id, removed, 'removed');
       return { skills: skills.list().map(skillInfo) };
     },
   );

@@ -313,11 +313,25 @@ describe('HookEngine registrations', () => {
       id: 'hook-1',
       event: 'pre_tool_use',
       priority: 100,
-      timeoutMs: 5000,
+      timeoutMs: 30_000,
+      asyncExecution: false,
+      maxRetries: 0,
       source: 'session',
       matcher: null,
     });
     engine.register(webhook('/continue'));
     expect(() => engine.register(webhook('/continue'))).toThrow(/at most 2 hooks \(maxHooks\)/);
+  });
+
+  it('wants(event) is true only for events some hook listens to, and stays true once closed (gates still block)', async () => {
+    const { engine } = makeEngine();
+    expect(engine.wants('pre_tool_use')).toBe(false);
+    engine.register(webhook('/continue'));
+    expect(engine.wants('pre_tool_use')).toBe(true);
+    expect(engine.wants('post_tool_use')).toBe(false);
+    engine.close();
+    expect(engine.wants('pre_tool_use')).toBe(true);
+    const outcome = await engine.gate('pre_tool_use', toolPayload('read', {}), { toolName: 'read', sessionId: 's1' });
+    expect(outcome.action).toBe('block');
   });
 });

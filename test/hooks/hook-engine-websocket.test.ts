@@ -183,7 +183,7 @@ describe('HookEngine observing hooks', () => {
     ]);
   });
 
-  it('bounds concurrency and backlog; dropped observations are reported', async () => {
+  it('bounds concurrency and backlog of asyncExecution hooks; dropped observations are reported', async () => {
     const { engine, registry, failures } = makeEngine({ observeConcurrency: 1, maxQueuedObservations: 1 });
     let inFlight = 0;
     let maxInFlight = 0;
@@ -201,7 +201,7 @@ describe('HookEngine observing hooks', () => {
     );
     for (const id of ['a', 'b', 'c'])
       engine.register(
-        { id, event: 'session_start', endpoint: { type: 'websocket', connectionId: 'slow' } },
+        { id, event: 'session_start', asyncExecution: true, endpoint: { type: 'websocket', connectionId: 'slow' } },
         { tenantId: 'acme' },
       );
     engine.observe('session_start', { session_id: 's1' }, { sessionId: 's1' });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  HOOK_EVENTS,
   HookPayloadSchemas,
   HookRegistrationSchema,
   HookResponseSchema,
@@ -21,7 +22,9 @@ describe('HookRegistrationSchema', () => {
     expect(HookRegistrationSchema.parse({ event: 'pre_tool_use', endpoint: { type: 'webhook', url } })).toEqual({
       event: 'pre_tool_use',
       priority: 100,
-      timeoutMs: 5000,
+      timeoutMs: 30_000,
+      asyncExecution: false,
+      maxRetries: 0,
       endpoint: { type: 'webhook', url },
     });
   });
@@ -91,7 +94,9 @@ describe('hook answers and events', () => {
   });
 
   it('splits events into gating and observing', () => {
-    expect(['pre_tool_use', 'permission_request', 'pre_prompt', 'pre_compact'].every(isGatingHookEvent)).toBe(true);
+    expect(
+      ['pre_tool_use', 'permission_request', 'pre_prompt', 'pre_compact', 'pre_planning'].every(isGatingHookEvent),
+    ).toBe(true);
     expect(
       [
         'post_tool_use',
@@ -101,6 +106,20 @@ describe('hook answers and events', () => {
         'session_end',
         'on_error',
         'post_compact',
+        'skill_load',
+        'skill_unload',
+        'post_response',
+        'pre_context_perception',
+        'post_context_perception',
+        'on_success',
+        'pre_memory_recall',
+        'post_memory_recall',
+        'post_planning',
+        'pre_reasoning',
+        'post_reasoning',
+        'on_rate_limit',
+        'on_confirmation',
+        'intent_detection',
         'budget_threshold_hit',
         'passivation_requested',
         'peer_invocation',
@@ -108,7 +127,9 @@ describe('hook answers and events', () => {
     ).toBe(true);
     expect(isObservingHookEvent('pre_tool_use')).toBe(false);
     expect(isObservingHookEvent('made_up')).toBe(false);
-    expect(Object.keys(HookPayloadSchemas)).toHaveLength(14);
+    // The seed's 26 events (SEED-REFERENCE §8) and our three cluster events, each with its payload schema.
+    expect(Object.keys(HookPayloadSchemas)).toHaveLength(29);
+    expect(Object.keys(HookPayloadSchemas).sort()).toEqual([...HOOK_EVENTS].sort());
     expect(
       HookPayloadSchemas.post_tool_use.safeParse({
         session_id: 's',

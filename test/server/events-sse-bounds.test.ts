@@ -48,7 +48,7 @@ describe('SSE: a reader too slow is bounded', () => {
     expect(ids).toEqual(range(ids[0] ?? 0, ids.at(-1) ?? 0));
     const lastId = ids.at(-1) ?? 0;
     expect(frames.at(-1)?.comment).toMatch(/^close 4008 slow consumer/);
-    const total = 8 * (64 + 6);
+    const total = 8 * (64 + 12);
     expect(lastId).toBeLessThan(total);
 
     // Resume from the last id: the rest, once.

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 const ALICE = 'alice-token-0123456789';
 const BOB = 'bob-token-0123456789';
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const eventsOfTextRun = (chunks: number) => chunks + 10;
+const eventsOfTextRun = (chunks: number) => chunks + 12;
 const TTL_MS = 1500;
 
 describe('EventSource auth with tickets (POST /v1/auth/ticket)', () => {
@@ -140,6 +140,8 @@ describe('EventSource (the eventsource package) over SSE', () => {
         for (const type of [
           'agent_start',
           'run_status_changed',
+          'context_resolving',
+          'context_resolved',
           'run_capability_bound',
           'turn_start',
           'model_presentation_bound',

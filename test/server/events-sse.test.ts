@@ -6,8 +6,8 @@ import { openSse } from '../support/sse-client.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const isEndOf = (runId: string) => (e: EventEnvelope) => e.type === 'agent_end' && e.metadata.run_id === runId;
-/** Events of a text-only run: agent_start, run_status_changed, run_capability_bound, turn_start, model_presentation_bound, model_input_bound, one text_delta per chunk, model_usage_bound, turn_end, run_status_changed, agent_end. */
-const eventsOfTextRun = (chunks: number) => chunks + 10;
+/** Events of a text-only run: agent_start, run_status_changed, context_resolving, context_resolved, run_capability_bound, turn_start, model_presentation_bound, model_input_bound, one text_delta per chunk, model_usage_bound, turn_end, run_status_changed, agent_end. */
+const eventsOfTextRun = (chunks: number) => chunks + 12;
 
 describe('SSE on GET /v1/sessions/:id/events', () => {
   const start = useTestServers();

@@ -108,8 +108,8 @@ describe('WebSocket event stream: client messages and closing', () => {
     const runId = (
       await request(t.url).post('/v1/sessions/s-slow/runs').send({ input: 'flood', wait: true }).expect(200)
     ).body.runId as string;
-    // A text run: the text deltas and 10 more events (agent_start ... agent_end, the evidence bindings).
-    const total = chunks + 10;
+    // A text run: the text deltas and 12 more events (agent_start ... agent_end, the context events, the evidence bindings).
+    const total = chunks + 12;
     await Promise.all(healthy.map((s) => s.waitFor(isEnd)));
     for (const s of healthy) {
       expect(s.sequences()).toEqual(range(1, total));

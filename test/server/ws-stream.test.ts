@@ -7,8 +7,8 @@ import { subscribe, type EventSubscriber } from '../support/ws-client.js';
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const isEndOf = (runId: string) => (e: EventEnvelope) => e.type === 'agent_end' && e.metadata.run_id === runId;
 
-/** Events of a text-only run: agent_start, run_status_changed, run_capability_bound, turn_start, model_presentation_bound, model_input_bound, one text_delta per chunk, model_usage_bound, turn_end, run_status_changed, agent_end. */
-const eventsOfTextRun = (chunks: number) => chunks + 10;
+/** Events of a text-only run: agent_start, run_status_changed, context_resolving, context_resolved, run_capability_bound, turn_start, model_presentation_bound, model_input_bound, one text_delta per chunk, model_usage_bound, turn_end, run_status_changed, agent_end. */
+const eventsOfTextRun = (chunks: number) => chunks + 12;
 
 /** Wait until the session has no active run (the lease is released after the producer's autosave). */
 async function waitIdle(url: string, sessionId: string): Promise<void> {
@@ -86,9 +86,11 @@ describe('WebSocket event stream: replay, live, gaps', () => {
     const run2Events = fromStart.events.filter((e) => e.metadata.run_id === run2);
     expect(run2Events.map((e) => e.metadata.sequence)).toEqual(range(0, eventsOfTextRun(chunks2) - 1));
     expect(run2Events[0].metadata.session_sequence).toBe(eventsOfTextRun(chunks1) + 1);
-    expect(fromStart.events.map((e) => e.type).slice(0, 6)).toEqual([
+    expect(fromStart.events.map((e) => e.type).slice(0, 8)).toEqual([
       'agent_start',
       'run_status_changed',
+      'context_resolving',
+      'context_resolved',
       'run_capability_bound',
       'turn_start',
       'model_presentation_bound',

@@ -100,7 +100,7 @@ export async function compactTranscript(
   const percentBefore = Math.round((usedTokens / g.maxContextTokens) * 10_000) / 10_000;
   const match = { sessionId: ctx.sessionId };
   const hooks = deps.hooks();
-  if (hooks) {
+  if (hooks?.wants('pre_compact')) {
     const gate = await hooks.gate(
       'pre_compact',
       {
@@ -165,18 +165,19 @@ export async function compactTranscript(
     percent_before: percentBefore,
     summary,
   });
-  hooks?.observe(
-    'post_compact',
-    {
-      session_id: ctx.sessionId,
-      run_id: ctx.runId,
-      message_count_before: body.length,
-      message_count_after: afterMessages,
-      summary_generated: true,
-      trigger,
-    },
-    match,
-  );
+  if (hooks?.wants('post_compact'))
+    hooks.observe(
+      'post_compact',
+      {
+        session_id: ctx.sessionId,
+        run_id: ctx.runId,
+        message_count_before: body.length,
+        message_count_after: afterMessages,
+        summary_generated: true,
+        trigger,
+      },
+      match,
+    );
   return {
     kind: 'compacted',
     messages: compacted,

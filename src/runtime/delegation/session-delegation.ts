@@ -12,6 +12,7 @@ import type { HostEnv } from '../ports/host-env.js';
 import type { SessionEmit, SessionEventObserver } from '../session-kernel/session-emitter.js';
 import type { SkillDefinition } from '../skills/skill-definition.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
+import { tellSkillHooks } from '../skills/skill-hooks.js';
 import type { ToolResult } from '../tools/define-tool.js';
 import type { Delegation, DelegationCall } from '../tools/define-tool.js';
 import type { ChildParent, ChildSpawner, ChildSpec } from './child-session.js';
@@ -135,6 +136,10 @@ export class SessionDelegation implements Delegation {
     if (why) return taskFailure(`skill_name: skill "${skill.name}" ${why}`, { code: 'SKILL_NOT_INVOCABLE' });
     const general = this.deps.agents.require('general');
     const prompt = params.prompt?.trim() ? params.prompt : `Apply the '${skill.name}' skill to the task at hand.`;
+    // skill_load when the skill is activated for this call, skill_unload when its run is over.
+    const hooks = this.deps.parent.governanceParts().governance.hooks;
+    const sessionId = this.deps.sessionId;
+    tellSkillHooks(hooks, 'skill_load', sessionId, skill, 'skill_tool', { tool_id: call.toolCallId });
     const task = await this.runChild(
       {
         spec: { kind: 'skill', agent: general, skill, inheritance: call.inheritance ?? this.deps.inheritance },
@@ -145,6 +150,10 @@ export class SessionDelegation implements Delegation {
       call.signal,
       call,
     );
+    tellSkillHooks(hooks, 'skill_unload', sessionId, skill, 'skill_tool', {
+      tool_id: call.toolCallId,
+      status: task.status,
+    });
     return taskResult(task, 'Skill', call.toolCallId, this.deps);
   }
 

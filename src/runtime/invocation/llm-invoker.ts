@@ -27,6 +27,8 @@ export interface ResolvedModel {
   readonly temperature?: number;
   /** The model block's context window (limit.context), when it names one. */
   readonly contextTokens?: number;
+  /** The model block says `reasoning = true`: its turns are told to pre_reasoning and post_reasoning hooks. */
+  readonly reasoning?: boolean;
 }
 
 const specChars = new WeakMap<LlmToolSpec, number>();
@@ -135,20 +137,31 @@ export class LlmInvoker {
     else signal.addEventListener('abort', onAbort, { once: true });
     const model = this.model;
     const last = messages.at(-1);
-    governance.hooks?.observe(
-      'generate_start',
-      {
-        session_id: ctx.sessionId,
-        run_id: ctx.runId,
-        model: model.id,
-        prompt: last?.content ?? '',
-        message_count: messages.length,
-      },
-      match,
-    );
+    if (governance.hooks?.wants('generate_start'))
+      governance.hooks.observe(
+        'generate_start',
+        {
+          session_id: ctx.sessionId,
+          run_id: ctx.runId,
+          model: model.id,
+          prompt: last?.content ?? '',
+          message_count: messages.length,
+        },
+        match,
+      );
     let totalTokens = 0;
     let responseText = '';
-    const hooked = governance.hooks !== undefined;
+    const hooked = governance.hooks?.wants('generate_end') === true;
+    // pre_reasoning/post_reasoning: each call of a reasoning model, only when hooked (reasoning text kept only then).
+    const reasoningHooks = model.reasoning === true && governance.hooks?.wants('post_reasoning') === true;
+    let reasoningText = '';
+    const reasoningStarted = reasoningHooks ? ctx.hostEnv.now() : 0;
+    if (model.reasoning === true && governance.hooks?.wants('pre_reasoning'))
+      governance.hooks.observe(
+        'pre_reasoning',
+        { session_id: ctx.sessionId, run_id: ctx.runId, turn: options.turn ?? 0, model: model.id },
+        match,
+      );
     const request: LlmRequest = { model: model.modelName, messages, tools, signal: call.signal };
     if (model.maxTokens !== undefined) request.maxTokens = model.maxTokens;
     if (model.temperature !== undefined) request.temperature = model.temperature;
@@ -160,6 +173,7 @@ export class LlmInvoker {
       else if (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start') {
         streamed = true;
         if (hooked && event.type === 'text_delta') responseText += event.text;
+        else if (reasoningHooks && event.type === 'reasoning_delta') reasoningText += event.text;
       }
       onEvent(event);
     };
@@ -178,17 +192,31 @@ export class LlmInvoker {
       signal.removeEventListener('abort', onAbort);
       // Streaming terminal usage is recorded even when the stream broke after reporting it.
       governance.budget?.recordUsage(totalTokens);
-      governance.hooks?.observe(
-        'generate_end',
-        {
-          session_id: ctx.sessionId,
-          run_id: ctx.runId,
-          model: model.id,
-          response_text: responseText,
-          total_tokens: totalTokens,
-        },
-        match,
-      );
+      if (hooked)
+        governance.hooks?.observe(
+          'generate_end',
+          {
+            session_id: ctx.sessionId,
+            run_id: ctx.runId,
+            model: model.id,
+            response_text: responseText,
+            total_tokens: totalTokens,
+          },
+          match,
+        );
+      if (reasoningHooks)
+        governance.hooks?.observe(
+          'post_reasoning',
+          {
+            session_id: ctx.sessionId,
+            run_id: ctx.runId,
+            turn: options.turn ?? 0,
+            model: model.id,
+            reasoning_text: reasoningText,
+            duration_ms: Math.max(0, ctx.hostEnv.now() - reasoningStarted),
+          },
+          match,
+        );
     }
   }
 
@@ -213,6 +241,8 @@ export class LlmInvoker {
         // Cancellation, and what the consumer threw, pass unchanged (and are no provider failure).
         if (ctx.signal.aborted || !(error instanceof LlmProviderError)) throw error;
         const requests = attempt + 1;
+        if (error.status === 429)
+          this.rateLimited(ctx, error, requests, error.retryable && !streamed() && attempt < maxRetries);
         if (!error.retryable || streamed())
           throw new ProviderCallError(
             'PROVIDER_ERROR',
@@ -251,6 +281,28 @@ export class LlmInvoker {
         if (!(await abortableDelay(delay, ctx.signal))) throw error;
       }
     }
+  }
+
+  /** Tell on_rate_limit hooks of a provider 429 (its Retry-After, and whether the invoker retries it). */
+  private rateLimited(ctx: InvocationContext, error: LlmProviderError, attempt: number, willRetry: boolean): void {
+    const hooks = this.governance.session.hooks;
+    if (!hooks?.wants('on_rate_limit')) return;
+    const model = this.model;
+    hooks.observe(
+      'on_rate_limit',
+      {
+        session_id: ctx.sessionId,
+        run_id: ctx.runId,
+        provider: model.providerName,
+        model: model.id,
+        status: 429,
+        retry_after_ms: error.retryAfterMs ?? null,
+        attempt,
+        will_retry: willRetry,
+        message: error.message,
+      },
+      { sessionId: ctx.sessionId },
+    );
   }
 
   /**

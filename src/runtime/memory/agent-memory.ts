@@ -2,6 +2,7 @@ import type { MemoryItem, MemoryStats, MemoryType } from '../../protocol/memory.
 import type { RuntimeEventPayloads } from '../../protocol/runtime-event.js';
 import type { MemoryItemStore, MemoryScope } from '../../stores/memory-item-store.js';
 import type { HostEnv } from '../ports/host-env.js';
+import type { GovernanceHooks } from '../policy/session-governance.js';
 import { memoryRelevance } from './memory-relevance.js';
 
 /** Items the short-term ring keeps (FIFO), as in the seed. */
@@ -14,12 +15,20 @@ type MemoryEvent = 'memory_stored' | 'memory_recalled' | 'memories_searched' | '
 /** Where AgentMemory reports memory_stored, memory_recalled, memories_searched and memory_cleared. */
 export type MemoryEventSink = <T extends MemoryEvent>(type: T, payload: RuntimeEventPayloads[T]) => void;
 
+/** The session's governance as memory sees it: its hooks once built (a session never built has none to tell). */
+export interface MemoryHookSource {
+  readonly current: { readonly governance: { readonly hooks?: GovernanceHooks } } | undefined;
+}
+
 /** What an AgentMemory is built from. */
 export interface AgentMemoryDeps {
   store: MemoryItemStore;
   scope: MemoryScope;
   hostEnv: HostEnv;
   emit: MemoryEventSink;
+  /** The session whose memory this is and its hooks: pre_memory_recall and post_memory_recall around each recall. */
+  sessionId?: string;
+  hooks?: MemoryHookSource;
 }
 
 /**
@@ -62,17 +71,61 @@ export class AgentMemory {
   /** Items whose content contains `query` (case-insensitive), most relevant first. */
   async recallSimilar(query: string, limit = 5): Promise<MemoryItem[]> {
     const needle = query.toLowerCase();
+    const hooks = this.recallHooks(query, [], limit);
     const found = await this.recall((item) => item.content.toLowerCase().includes(needle), limit);
     this.deps.emit('memories_searched', { query, tags: [], result_count: found.length });
+    if (hooks) this.recalled(hooks, query, [], found.length);
     return found;
   }
 
   /** Items with at least one of `tags`, most relevant first. */
   async recallByTags(tags: readonly string[], limit = 10): Promise<MemoryItem[]> {
     const wanted = new Set(tags);
+    const hooks = this.recallHooks(null, tags, limit);
     const found = await this.recall((item) => item.tags.some((tag) => wanted.has(tag)), limit);
     this.deps.emit('memories_searched', { query: null, tags: [...tags], result_count: found.length });
+    if (hooks) this.recalled(hooks, null, tags, found.length);
     return found;
+  }
+
+  /**
+   * Tell pre_memory_recall hooks of a recall and answer the hooks (with the start time) when post_memory_recall
+   * hooks must hear of its end; undefined, building nothing, when neither event is hooked.
+   */
+  private recallHooks(
+    query: string | null,
+    tags: readonly string[],
+    limit: number,
+  ): { hooks: GovernanceHooks; startedMs: number } | undefined {
+    const hooks = this.deps.hooks?.current?.governance.hooks;
+    if (!hooks || this.deps.sessionId === undefined) return undefined;
+    const pre = hooks.wants('pre_memory_recall');
+    if (!pre && !hooks.wants('post_memory_recall')) return undefined;
+    const sessionId = this.deps.sessionId;
+    if (pre)
+      hooks.observe('pre_memory_recall', { session_id: sessionId, query, tags: [...tags], limit }, { sessionId });
+    return { hooks, startedMs: this.deps.hostEnv.now() };
+  }
+
+  private recalled(
+    { hooks, startedMs }: { hooks: GovernanceHooks; startedMs: number },
+    query: string | null,
+    tags: readonly string[],
+    count: number,
+  ): void {
+    const sessionId = this.deps.sessionId ?? '';
+    if (!hooks.wants('post_memory_recall')) return;
+    hooks.observe(
+      'post_memory_recall',
+      {
+        session_id: sessionId,
+        query,
+        tags: [...tags],
+        items_count: count,
+        duration_ms: Math.max(0, this.deps.hostEnv.now() - startedMs),
+      },
+      { sessionId },
+    );
   }
 
   /** The newest `limit` items, newest first (reading them is no recall: access counts stay). */

@@ -11,15 +11,29 @@ export const MEMORY_RECORD_CHARS = 4_000;
 const HEADER =
   '## Relevant memory\nThese notes were recalled from earlier runs of this memory namespace; use them when they help, and ignore them when they do not apply.';
 
+/** What the memory context provider recalled for a run: its system-prompt section and how many items it holds. */
+export interface RecalledContext {
+  readonly section: string;
+  readonly items: number;
+}
+
+/** Nothing recalled. */
+export const NOTHING_RECALLED: RecalledContext = Object.freeze({ section: '', items: 0 });
+
 /**
  * The memory context provider's read side: a system-prompt section with up to five items recalled by
  * `input`, cut to MEMORY_CONTEXT_CHARS; empty when nothing matches.
  */
 export async function memoryContextSection(memory: AgentMemory, input: string): Promise<string> {
+  return (await recallContext(memory, input)).section;
+}
+
+/** memoryContextSection with the count of items it carries (for context_resolved). */
+export async function recallContext(memory: AgentMemory, input: string): Promise<RecalledContext> {
   const query = input.trim().slice(0, 2000);
-  if (query.length === 0) return '';
+  if (query.length === 0) return NOTHING_RECALLED;
   const items = await memory.recallSimilar(query, MEMORY_CONTEXT_ITEMS);
-  if (items.length === 0) return '';
+  if (items.length === 0) return NOTHING_RECALLED;
   let budget = MEMORY_CONTEXT_CHARS;
   const lines: string[] = [];
   for (const item of items) {
@@ -28,7 +42,7 @@ export async function memoryContextSection(memory: AgentMemory, input: string): 
     lines.push(entry.length > budget ? `${entry.slice(0, budget)}…` : entry);
     budget -= entry.length;
   }
-  return `${HEADER}\n${lines.join('\n')}`;
+  return { section: `${HEADER}\n${lines.join('\n')}`, items: lines.length };
 }
 
 /** Cut text to `max` characters, marking the cut. */

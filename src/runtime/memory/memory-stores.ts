@@ -1,7 +1,7 @@
 import type { MemoryScope, MemoryItemStore } from '../../stores/memory-item-store.js';
 import { ProcessMemoryItemStore } from '../../stores/process-memory-item-store.js';
 import type { HostEnv } from '../ports/host-env.js';
-import { AgentMemory, type MemoryEventSink } from './agent-memory.js';
+import { AgentMemory, type MemoryEventSink, type MemoryHookSource } from './agent-memory.js';
 
 /** The long-term stores a session's `memoryStore` picks from: `file` = the server's durable one, `memory` = this process. */
 export interface MemoryStores {
@@ -22,8 +22,11 @@ export function openAgentMemory(
   stores: MemoryStores,
   hostEnv: HostEnv,
   emit: MemoryEventSink,
+  hooks?: { sessionId: string; source: MemoryHookSource },
 ): AgentMemory | undefined {
   if (!choice) return undefined;
   const scope: MemoryScope = { tenantId, namespace: choice.namespace };
-  return new AgentMemory({ store: choice.type === 'file' ? stores.durable : stores.process, scope, hostEnv, emit });
+  const store = choice.type === 'file' ? stores.durable : stores.process;
+  if (!hooks) return new AgentMemory({ store, scope, hostEnv, emit });
+  return new AgentMemory({ store, scope, hostEnv, emit, sessionId: hooks.sessionId, hooks: hooks.source });
 }

@@ -39,6 +39,8 @@ export interface ConfirmationOutcome {
   reason?: string;
   /** Set when the timeout decided (approved then reflects timeoutAction). */
   timedOut: boolean;
+  /** Set when a cancel settled it (the run's signal, or rejectAll on cancel and close), not an answer. */
+  cancelled?: true;
 }
 
 /** A confirmation request from the tool invoker. */
@@ -99,7 +101,8 @@ export class ConfirmationBroker {
         timedOut: false,
       });
     }
-    if (request.signal.aborted) return Promise.resolve({ approved: false, reason: 'cancelled', timedOut: false });
+    if (request.signal.aborted)
+      return Promise.resolve({ approved: false, reason: 'cancelled', timedOut: false, cancelled: true });
     return new Promise<ConfirmationOutcome>((resolve) => {
       const createdAtMs = this.hostEnv.now();
       const call = {
@@ -129,7 +132,7 @@ export class ConfirmationBroker {
           }),
         request.timeoutMs,
       );
-      const onAbort = () => finish({ approved: false, reason: 'cancelled', timedOut: false });
+      const onAbort = () => finish({ approved: false, reason: 'cancelled', timedOut: false, cancelled: true });
       request.signal.addEventListener('abort', onAbort, { once: true });
       pending.set(request.toolId, { pending: call, grant: request.grant, settle: finish });
       request.onRequested({ ...call, remainingMs: request.timeoutMs });
@@ -199,7 +202,7 @@ export class ConfirmationBroker {
   /** Reject every pending confirmation (cancel, close); answers how many there were. */
   rejectAll(reason: string): number {
     const entries = [...(this.pending?.values() ?? [])];
-    for (const entry of entries) entry.settle({ approved: false, reason, timedOut: false });
+    for (const entry of entries) entry.settle({ approved: false, reason, timedOut: false, cancelled: true });
     return entries.length;
   }
 

@@ -17,6 +17,8 @@ export interface HookMatch {
   toolName?: string;
   args?: unknown;
   sessionId: string;
+  /** The skill the event is about (skill_load, skill_unload). */
+  skill?: string;
 }
 
 /** The hook engine as the invokers see it. */
@@ -28,6 +30,8 @@ export interface GovernanceHooks {
     signal?: AbortSignal,
   ): Promise<HookGateOutcome>;
   observe(event: string, payload: Record<string, unknown>, match: HookMatch): void;
+  /** True when some hook listens to `event`: test it before building a payload (no hook, no cost). */
+  wants(event: string): boolean;
 }
 
 /** A budget decision (deny is never turned into an ungoverned fallback). */

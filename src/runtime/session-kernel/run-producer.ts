@@ -8,12 +8,13 @@ import type { RunCheckpoints } from '../../stores/checkpoint-store.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
-import { memoryContextSection, recordCompletedRun } from '../memory/memory-context.js';
+import { NOTHING_RECALLED, recallContext, recordCompletedRun } from '../memory/memory-context.js';
 import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
 import { runLoop, type LoopDeps, type LoopState, type RunOutcome } from '../loop/run-loop.js';
 import type { PlanProgress } from '../../protocol/planning.js';
 import { runWithPlanning, type PlannedRunDeps } from '../planning/run-with-planning.js';
 import { toAgentResult } from './agent-result.js';
+import { contextProviders, resolvedContext } from './run-context.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { SessionEmit } from './session-emitter.js';
 import type { SessionGovernanceParts } from './session-governance-factory.js';
@@ -103,18 +104,21 @@ async function produceHeldRun(
     });
   host.runs.setStatus(record, 'executing');
   const { governance, budget } = host.governance();
+  const hooks = governance.hooks;
   budget.startClock?.();
   let input = request.input;
   let outcome: RunOutcome | undefined;
   // The loop's working transcript at its end (system message first): what the session keeps, compacted or not.
   let working: ChatMessage[] | undefined;
   // pre_prompt hooks may block the run or rewrite the input (fail closed, like every gating hook).
-  const gate = await governance.hooks?.gate(
-    'pre_prompt',
-    { session_id: sessionId, run_id: record.runId, prompt: input, labels: config.labels },
-    { sessionId },
-    signal,
-  );
+  const gate = hooks?.wants('pre_prompt')
+    ? await hooks.gate(
+        'pre_prompt',
+        { session_id: sessionId, run_id: record.runId, prompt: input, labels: config.labels },
+        { sessionId },
+        signal,
+      )
+    : undefined;
   if (gate && gate.action !== 'continue') {
     outcome = failedOutcome(
       'BLOCKED_BY_HOOK',
@@ -129,10 +133,40 @@ async function produceHeldRun(
   const before = resume ? resume.messages.slice(1) : [...(request.history ?? host.transcript.messages), userMessage];
   if (!outcome) {
     if (resume) emit(record.runId, 'run_resumed', { from_run_id: resume.run_id, turn: resume.turn });
-    // The memory context provider: items recalled by the input join the system prompt (a store failure recalls nothing).
-    const recalled = host.memory ? await memoryContextSection(host.memory, input).catch(() => '') : '';
+    // The run's context: the AGENTS.md chain and skill catalog (in the system prompt since the session's build)
+    // and the memory context provider's recall (a store failure recalls nothing); hooks hear of it only when hooked.
+    const providers = contextProviders(config, host.memory !== undefined);
+    emit(record.runId, 'context_resolving', { providers: providers as string[] });
+    const perceived =
+      hooks !== undefined && (hooks.wants('pre_context_perception') || hooks.wants('post_context_perception'));
+    const perceivedAt = perceived ? host.hostEnv.now() : 0;
+    if (perceived && hooks.wants('pre_context_perception'))
+      hooks.observe(
+        'pre_context_perception',
+        { session_id: sessionId, run_id: record.runId, prompt: input, providers, labels: config.labels },
+        { sessionId },
+      );
+    const recalled = host.memory
+      ? await recallContext(host.memory, input).catch(() => NOTHING_RECALLED)
+      : NOTHING_RECALLED;
+    const resolved = resolvedContext(config, recalled);
+    emit(record.runId, 'context_resolved', resolved);
+    if (perceived && hooks.wants('post_context_perception'))
+      hooks.observe(
+        'post_context_perception',
+        {
+          session_id: sessionId,
+          run_id: record.runId,
+          providers,
+          ...resolved,
+          duration_ms: Math.max(0, host.hostEnv.now() - perceivedAt),
+          labels: config.labels,
+        },
+        { sessionId },
+      );
+    const section = recalled.section;
     const transcript: ChatMessage[] = [
-      { role: 'system', content: recalled ? `${config.systemPrompt}\n\n${recalled}` : config.systemPrompt },
+      { role: 'system', content: section ? `${config.systemPrompt}\n\n${section}` : config.systemPrompt },
       ...before,
     ];
     const deps: LoopDeps = {
@@ -176,8 +210,8 @@ async function produceHeldRun(
   }
   budget.stopClock?.();
   await host.verifications.settleRun();
-  if (outcome.status === 'failed' && outcome.error) {
-    governance.hooks?.observe(
+  if (outcome.status === 'failed' && outcome.error && hooks?.wants('on_error')) {
+    hooks.observe(
       'on_error',
       {
         session_id: sessionId,
@@ -201,6 +235,9 @@ async function produceHeldRun(
     if (outcome.status === 'failed') emit(record.runId, 'error', outcome.error);
   }
   record.endedAtMs = host.hostEnv.now();
+  // post_response: the run ended with a final answer (completed, or stopped after answering); on_success: completed.
+  if (hooks?.wants('post_response') && (outcome.status === 'completed' || result.text !== ''))
+    hooks.observe('post_response', runResultPayload(host, record, result, outcome.status), { sessionId });
   host.runs.setStatus(record, outcome.status);
   emit(record.runId, 'agent_end', {
     text: result.text,
@@ -222,8 +259,34 @@ async function produceHeldRun(
     verification_summary_text: result.verificationSummaryText,
     ...(outcome.error ? { error: outcome.error } : {}),
   });
+  if (outcome.status === 'completed' && hooks?.wants('on_success'))
+    hooks.observe('on_success', runResultPayload(host, record, result, outcome.status), { sessionId });
   await host.saveAfterRun();
   return record;
+}
+
+/** The payload of post_response and on_success: the seed's fields (response_text, tool_calls_count, usage, duration_ms). */
+function runResultPayload(
+  host: RunProducerHost,
+  record: RunRecord,
+  result: AgentResult,
+  status: RunOutcome['status'],
+): Record<string, unknown> {
+  return {
+    session_id: host.config.sessionId,
+    run_id: record.runId,
+    response_text: result.text,
+    tool_calls_count: result.toolCallsCount,
+    usage: {
+      prompt_tokens: result.promptTokens,
+      completion_tokens: result.completionTokens,
+      total_tokens: result.totalTokens,
+    },
+    duration_ms: Math.max(0, (record.endedAtMs ?? host.hostEnv.now()) - record.createdAtMs),
+    status,
+    verification_status: result.verificationStatus,
+    labels: host.config.labels,
+  };
 }
 
 /** The planning services of one run: the session's choices, the run's LLM invoker, status and reports. */
@@ -233,6 +296,7 @@ function plannedRunDeps(host: RunProducerHost, record: RunRecord, loop: LoopDeps
     planningMode: host.config.planningMode,
     goalTracking: host.config.goalTracking,
     setStatus: (status) => host.runs.setStatus(record, status),
+    hooks: host.governance().governance.hooks,
     loop,
     runReports: async () => {
       await host.verifications.settleRun();

@@ -62,6 +62,7 @@ function chooseModel(config: CodeConfig, modelId: string, field: string, tempera
     modelName,
     requestDefaults: modelRequestDefaults(modelConfig, temperature),
     contextTokens: modelContextTokens(modelConfig),
+    reasoning: modelConfig?.reasoning === true,
   };
 }
 
@@ -73,7 +74,12 @@ export function resolveModel(
   temperature: number | undefined,
   providerFor: (name: string) => LlmProvider,
 ): ResolvedModel {
-  const { providerName, modelName, requestDefaults, contextTokens } = chooseModel(config, modelId, field, temperature);
+  const { providerName, modelName, requestDefaults, contextTokens, reasoning } = chooseModel(
+    config,
+    modelId,
+    field,
+    temperature,
+  );
   let provider: LlmProvider;
   try {
     provider = providerFor(providerName);
@@ -92,6 +98,7 @@ export function resolveModel(
     provider,
     ...requestDefaults,
     ...(contextTokens !== undefined ? { contextTokens } : {}),
+    ...(reasoning ? { reasoning } : {}),
   };
 }
 

@@ -183,8 +183,13 @@ export function buildSessionKernel(
   const directCalls = new HostDirectCalls({ config, hostEnv, emit, lifecycle, tools });
   const llm = new LlmInvoker(config, governance);
   // Memory events belong to the active run when there is one (the context provider), else to the session.
-  const memory = openAgentMemory(config.memory, tenantId, agent.memoryStores, hostEnv, (type, payload) =>
-    emit(flight.runId, type, payload),
+  const memory = openAgentMemory(
+    config.memory,
+    tenantId,
+    agent.memoryStores,
+    hostEnv,
+    (type, payload) => emit(flight.runId, type, payload),
+    { sessionId, source: governance },
   );
 
   if (restored) events.restore(restored.trace);

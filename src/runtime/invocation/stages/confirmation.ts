@@ -14,7 +14,7 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
   const { governance } = state.deps;
   const { ctx, call } = state;
   const name = state.tool?.name ?? call.name;
-  if (governance.hooks) {
+  if (governance.hooks?.wants('permission_request')) {
     const outcome = await governance.hooks.gate(
       'permission_request',
       { session_id: ctx.sessionId, tool: name, args: state.args, rule, labels: governance.labels ?? {} },
@@ -71,6 +71,26 @@ export async function confirmation(state: ToolCallState): Promise<StageVerdict> 
       reason: outcome.reason ?? null,
       tool_name: name,
     });
+  if (governance.hooks?.wants('on_confirmation')) {
+    // Settled by a cancel (the run's or the session's close) rather than by an answer or the timeout.
+    const cancelled = outcome.cancelled === true || (!outcome.timedOut && !outcome.approved && ctx.signal.aborted);
+    governance.hooks.observe(
+      'on_confirmation',
+      {
+        session_id: ctx.sessionId,
+        run_id: ctx.runId,
+        tool_id: call.id,
+        tool_name: name,
+        args: state.args,
+        outcome: outcome.timedOut ? 'timeout' : cancelled ? 'cancelled' : outcome.approved ? 'approved' : 'rejected',
+        approved: outcome.approved,
+        reason: outcome.reason ?? null,
+        ...(outcome.timedOut ? { action_taken: outcome.approved ? 'auto_approved' : 'rejected' } : {}),
+        labels: governance.labels ?? {},
+      },
+      { toolName: name, args: state.args, sessionId: ctx.sessionId },
+    );
+  }
   if (outcome.approved) return CONTINUE;
   const why = outcome.timedOut
     ? `no confirmation within ${policy.defaultTimeoutMs} ms (timeoutAction reject)`

@@ -1,11 +1,12 @@
 import type { ToolResult } from '../../tools/define-tool.js';
 import type { ToolCallState } from '../tool-call-state.js';
 
-/** Stage 9: post_tool_use hooks observe the (sanitised) result; they never block. */
+/** Stage 9: post_tool_use hooks observe the (sanitised) result; they never block (nothing is built when none listens). */
 export function postToolHooks(state: ToolCallState, result: ToolResult): void {
   const hooks = state.deps.governance.hooks;
+  if (!hooks?.wants('post_tool_use')) return;
   const name = state.tool?.name ?? state.call.name;
-  hooks?.observe(
+  hooks.observe(
     'post_tool_use',
     {
       session_id: state.ctx.sessionId,

@@ -14,7 +14,8 @@ export const HOOK_RETRY_AFTER_MS = 1000;
 export async function preToolHooks(state: ToolCallState): Promise<StageVerdict> {
   const hooks = state.deps.governance.hooks;
   const tool = state.tool;
-  if (!hooks || !tool) return CONTINUE;
+  // No pre_tool_use hook: no payload, no await (the common case on every call).
+  if (!hooks || !tool || !hooks.wants('pre_tool_use')) return CONTINUE;
   const ask = (attempt: number) =>
     hooks.gate(
       'pre_tool_use',

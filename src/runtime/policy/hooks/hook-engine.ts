@@ -75,6 +75,8 @@ export interface HookMatchInput {
   toolName?: string;
   args?: unknown;
   sessionId: string;
+  /** The skill the event is about (skill_load, skill_unload). */
+  skill?: string;
 }
 
 /** Dependencies and bounds of a HookEngine. */
@@ -216,18 +218,9 @@ export class HookEngine {
     let argsModified = false;
     let payloadModified = false;
     for (const hook of this.all()) {
-      if (
-        hook.event !== event ||
-        !hookMatches(hook.matcher, {
-          toolName: match.toolName,
-          args,
-          sessionId: match.sessionId,
-          workspace: this.options.workspace,
-        })
-      )
-        continue;
+      if (hook.event !== event || !this.matches(hook, match, args)) continue;
       const started = this.options.now();
-      const result = await this.ask(hook, current, signal);
+      const result = await this.askWithRetries(hook, current, signal);
       const durationMs = Math.max(0, this.options.now() - started);
       if (!result.ok) {
         executions.push({ hookId: hook.id, action: 'failed', durationMs, reason: result.message });
@@ -263,37 +256,70 @@ export class HookEngine {
   }
 
   /**
+   * True when some hook of the session listens to `event`: callers test it before building a payload, so an
+   * event nobody hooked costs one loop over the (usually empty) hook list and nothing else. Still true once the
+   * engine closed, so a gate racing the close is asked (and blocks) rather than skipped.
+   */
+  wants(event: HookEvent): boolean {
+    for (const hook of this.configHooks) if (hook.event === event) return true;
+    if (this.sessionHooks === undefined) return false;
+    for (const hook of this.sessionHooks.values()) if (hook.event === event) return true;
+    return false;
+  }
+
+  /**
    * Notify the matching hooks of an observing event without waiting: requests run in the background with
-   * bounded concurrency; answers are ignored and failures (or drops, when the backlog is full) go to onError.
+   * bounded concurrency. Hooks without `asyncExecution` are told one after another in priority order, and an
+   * answer other than `continue` stops the later ones (the seed's chain); `asyncExecution` hooks are told at
+   * once, each on its own. Failures (after `maxRetries`) and drops (a full backlog) go to onError.
    */
   observe(event: ObservingHookEvent, payload: Record<string, unknown>, match: HookMatchInput): void {
     if (!isObservingHookEvent(event)) throw new TypeError(`"${event}" is not an observing hook event`);
     if (this.closed || !this.hasHooks()) return;
+    let chain: StoredHook[] | undefined;
     for (const hook of this.all()) {
-      if (
-        hook.event !== event ||
-        !hookMatches(hook.matcher, {
-          toolName: match.toolName,
-          args: match.args,
-          sessionId: match.sessionId,
-          workspace: this.options.workspace,
-        })
-      )
-        continue;
-      const accepted = this.queue.push(async () => {
-        const result = await this.ask(hook, payload, this.closingSignal(), false);
-        if (!result.ok) this.report({ hookId: hook.id, event, failure: result.failure, message: result.message });
-      });
-      if (!accepted) {
-        const limit = this.options.maxQueuedObservations ?? DEFAULT_MAX_QUEUED_OBSERVATIONS;
-        this.report({
-          hookId: hook.id,
-          event,
-          failure: 'dropped',
-          message: `observation dropped: ${limit} observations already waiting (maxQueuedObservations)`,
-        });
-      }
+      if (hook.event !== event || !this.matches(hook, match, match.args)) continue;
+      if (!hook.asyncExecution) (chain ??= []).push(hook);
+      else this.enqueue([hook], async () => void (await this.tell(hook, payload)));
     }
+    if (chain !== undefined) {
+      const hooks = chain;
+      this.enqueue(hooks, async () => {
+        for (const hook of hooks) if (!(await this.tell(hook, payload))) return;
+      });
+    }
+  }
+
+  /** Tell one observing hook; true when the chain goes on (it answered continue, or failed: observers fail open). */
+  private async tell(hook: StoredHook, payload: Record<string, unknown>): Promise<boolean> {
+    const result = await this.askWithRetries(hook, payload, this.closingSignal(), false);
+    if (!result.ok) {
+      this.report({ hookId: hook.id, event: hook.event, failure: result.failure, message: result.message });
+      return !this.closed;
+    }
+    return result.response.action === 'continue';
+  }
+
+  private enqueue(hooks: readonly StoredHook[], task: () => Promise<void>): void {
+    if (this.queue.push(task)) return;
+    const limit = this.options.maxQueuedObservations ?? DEFAULT_MAX_QUEUED_OBSERVATIONS;
+    for (const hook of hooks)
+      this.report({
+        hookId: hook.id,
+        event: hook.event,
+        failure: 'dropped',
+        message: `observation dropped: ${limit} observations already waiting (maxQueuedObservations)`,
+      });
+  }
+
+  private matches(hook: StoredHook, match: HookMatchInput, args: unknown): boolean {
+    return hookMatches(hook.matcher, {
+      toolName: match.toolName,
+      args,
+      sessionId: match.sessionId,
+      ...(match.skill !== undefined ? { skill: match.skill } : {}),
+      workspace: this.options.workspace,
+    });
   }
 
   /** Resolves once every queued or running observation has finished. */
@@ -325,11 +351,25 @@ export class HookEngine {
     return [...this.configHooks, ...(this.sessionHooks?.values() ?? [])].sort(runOrder);
   }
 
+  /** Ask a hook, repeating a failed request up to its `maxRetries` (never once the signal fired). */
+  private async askWithRetries(
+    hook: StoredHook,
+    payload: Record<string, unknown>,
+    signal: AbortSignal,
+    strict = true,
+  ): Promise<AskResult> {
+    let result = await this.ask(hook, payload, signal, strict);
+    for (let retry = 0; !result.ok && retry < hook.maxRetries && !signal.aborted; retry++)
+      result = await this.ask(hook, payload, signal, strict);
+    return result;
+  }
+
+  /** One request; `strict` (gating) makes an answer that is not a HookResponse a failure, else it means continue. */
   private async ask(
     hook: StoredHook,
     payload: Record<string, unknown>,
     signal: AbortSignal,
-    parse = true,
+    strict: boolean,
   ): Promise<AskResult> {
     let answer: unknown;
     try {
@@ -353,9 +393,9 @@ export class HookEngine {
         message: failure === 'aborted' && this.closed ? 'the hook engine was closed' : message,
       };
     }
-    if (!parse) return { ok: true, response: { action: 'continue' } };
     const parsed = HookResponseSchema.safeParse(answer);
     if (parsed.success) return { ok: true, response: parsed.data };
+    if (!strict) return { ok: true, response: { action: 'continue' } };
     return { ok: false, failure: 'invalid_response', message: `invalid answer: ${formatZodIssues(parsed.error)}` };
   }
 

@@ -8,6 +8,8 @@ export interface HookTarget {
   toolName?: string;
   args?: unknown;
   sessionId: string;
+  /** The skill the event is about (skill_load, skill_unload); a `Skill` tool call's is its `skill_name` argument. */
+  skill?: string;
   /** The session's workspace: absolute paths inside it are also tried relative to it. */
   workspace?: string;
 }
@@ -68,6 +70,10 @@ export function hookMatches(matcher: HookMatcher | undefined, target: HookTarget
   if (matcher.commandPattern !== undefined) {
     const command = stringArg(target.args, 'command');
     if (command === undefined || !wildcardMatches(matcher.commandPattern, command)) return false;
+  }
+  if (matcher.skill !== undefined) {
+    const skill = target.skill ?? (target.toolName === 'Skill' ? stringArg(target.args, 'skill_name') : undefined);
+    if (skill === undefined || !wildcardMatches(matcher.skill, skill, true)) return false;
   }
   return true;
 }

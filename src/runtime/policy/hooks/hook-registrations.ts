@@ -19,6 +19,10 @@ export interface StoredHook {
   readonly matcher: HookMatcher | undefined;
   readonly priority: number;
   readonly timeoutMs: number;
+  /** Observing events: told without waiting for the hooks before it (ignored for gating events). */
+  readonly asyncExecution: boolean;
+  /** Times a failed request is repeated before it counts as failed. */
+  readonly maxRetries: number;
   readonly endpoint: HostEndpoint;
   readonly source: 'session' | 'config';
   readonly createdAtMs: number;
@@ -112,6 +116,8 @@ export function resolveSessionHook(
     matcher: reg.matcher,
     priority: reg.priority,
     timeoutMs: reg.timeoutMs,
+    asyncExecution: reg.asyncExecution,
+    maxRetries: reg.maxRetries,
     endpoint,
     source: 'session',
     createdAtMs: now,
@@ -147,6 +153,8 @@ export function resolveConfigHooks(
       matcher: reg.matcher,
       priority: reg.priority,
       timeoutMs: reg.timeoutMs,
+      asyncExecution: reg.asyncExecution,
+      maxRetries: reg.maxRetries,
       endpoint,
       source: 'config' as const,
       createdAtMs: now,
@@ -171,6 +179,8 @@ export function hookInfo(hook: StoredHook, registry: WebSocketHostRegistry): Hoo
     matcher: hook.matcher ?? null,
     priority: hook.priority,
     timeoutMs: hook.timeoutMs,
+    asyncExecution: hook.asyncExecution,
+    maxRetries: hook.maxRetries,
     source: hook.source,
     createdAtMs: hook.createdAtMs,
     endpoint,
