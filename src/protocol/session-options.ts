@@ -11,10 +11,18 @@ const RUNS_CAP = 100_000;
 const EVENTS_CAP = 1_000_000;
 const EVENT_BYTES_CAP = 1_073_741_824;
 
+/** The highest value each retention bound may take: what `unbounded: true` gives the bounds it does not name. */
+export const RETENTION_CEILINGS = {
+  maxRuns: RUNS_CAP,
+  maxEventsPerRun: EVENTS_CAP,
+  maxTraceEvents: EVENTS_CAP,
+  maxTerminalSubagentTasks: RUNS_CAP,
+} as const;
+
 /**
  * Bounds on what a long session keeps in memory and in its snapshot. The seed's names (`maxRunsRetained`,
- * `maxEventBytesPerRun`, `unbounded`) are accepted beside ours; every value is capped, and no name (not
- * even `unbounded: true`) switches a bound off.
+ * `maxEventBytesPerRun`, `unbounded`) are accepted beside ours; every value is capped: `unbounded: true`
+ * raises the bounds it does not name to their ceiling (RETENTION_CEILINGS), it never switches one off.
  */
 export const RetentionLimitsSchema = z
   .object({
@@ -22,11 +30,11 @@ export const RetentionLimitsSchema = z
     /** The seed's name for `maxRuns` (both given: they must agree). */
     maxRunsRetained: z.number().int().positive().max(RUNS_CAP).optional(),
     maxEventsPerRun: z.number().int().positive().max(EVENTS_CAP).optional(),
-    /** The seed's byte bound per run: accepted, not enforced yet (events per run are bounded by maxEventsPerRun); initWarning says so. */
+    /** The seed's byte bound per run: a run keeps its newest events whose payloads (compact JSON, UTF-8) fit in it, dropping the oldest first. */
     maxEventBytesPerRun: z.number().int().positive().max(EVENT_BYTES_CAP).optional(),
     maxTraceEvents: z.number().int().nonnegative().max(EVENTS_CAP).optional(),
     maxTerminalSubagentTasks: z.number().int().nonnegative().max(RUNS_CAP).optional(),
-    /** The seed's "no bounds": accepted, but this server keeps every bound (initWarning says so). */
+    /** The seed's "no bounds": every bound not given takes its ceiling (RETENTION_CEILINGS) instead of the server default; none is switched off. */
     unbounded: z.boolean().optional(),
   })
   .strict()

@@ -7,6 +7,7 @@ import { createSession, eventually, runAndWait, runEvents, startRun, useTestServ
 import { startTestServer } from '../support/test-server.js';
 import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, seedSessionOptions } from './fixtures/seed-session-options.js';
 import { sessionKey } from '../../src/stores/session-key.js';
+import { RETENTION_CEILINGS } from '../../src/protocol/session-options.js';
 
 const start = useTestServers();
 
@@ -204,7 +205,7 @@ describe('SessionOptions validation', () => {
 });
 
 describe('retentionLimits: the seed names are aliases, and no name switches a bound off', () => {
-  it('maxRunsRetained bounds the runs kept; a conflicting pair is a 400; unbounded keeps the bounds and says so', async () => {
+  it('maxRunsRetained bounds the runs kept; a conflicting pair is a 400', async () => {
     const t = await start();
     const id = await createSession(t, { retentionLimits: { maxRunsRetained: 2 } });
     for (const text of ['one', 'two', 'three']) {
@@ -222,27 +223,62 @@ describe('retentionLimits: the seed names are aliases, and no name switches a bo
       code: 'SESSION_CONFIGURATION_ERROR',
       details: { field: 'retentionLimits.maxRunsRetained' },
     });
+    t.fake.assertDone();
+  });
 
+  it('unbounded: true gives the bounds it does not name their ceiling instead of the server default; a named one holds', async () => {
+    const t = await start({ config: { limits: { maxRuns: 2 } } });
+    const plain = await createSession(t);
     const unbounded = await request(t.url)
       .post('/v1/sessions')
-      .send({ retentionLimits: { unbounded: true, maxTraceEvents: 2, maxEventBytesPerRun: 1024 } })
+      .send({ retentionLimits: { unbounded: true, maxTraceEvents: 2 } })
       .expect(201);
     expect(unbounded.body.session.initWarning).toContain('retentionLimits.unbounded');
-    expect(unbounded.body.session.initWarning).toContain('maxEventBytesPerRun');
+    expect(unbounded.body.session.initWarning).toContain(`maxRuns ${RETENTION_CEILINGS.maxRuns}`);
     const uid = unbounded.body.session.id as string;
-    t.fake.script({ text: 'bounded' });
-    await runAndWait(t, uid, 'go');
-    // maxTraceEvents still holds under unbounded: true.
+    for (const text of ['one', 'two', 'three']) {
+      for (const id of [plain, uid]) {
+        t.fake.script({ text });
+        await runAndWait(t, id, text);
+      }
+    }
+    const inputs = async (id: string) =>
+      ((await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs as { input: string }[]).map(
+        (r) => r.input,
+      );
+    // The server's limits.maxRuns (2) bounds the plain session; unbounded lifts it to its ceiling.
+    expect(await inputs(plain)).toEqual(['two', 'three']);
+    expect(await inputs(uid)).toEqual(['one', 'two', 'three']);
+    // maxTraceEvents, named, still holds under unbounded: true.
     expect((await request(t.url).get(`/v1/sessions/${uid}/trace?limit=1000`).expect(200)).body.events).toHaveLength(2);
-    // The server's default bounds stay in force too.
-    const session = t.server.ctx.agent
-      .listSessions({ principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never)
-      .find((s) => s.id === uid);
-    expect(session?.config.retention).toMatchObject({
-      maxRuns: t.config.limits.maxRuns,
-      maxEventsPerRun: t.config.limits.maxEventsPerRun,
-      maxTraceEvents: 2,
-    });
+    t.fake.assertDone();
+  });
+
+  it('maxEventBytesPerRun keeps the newest events of a run whose payloads fit, dropping the oldest first', async () => {
+    const t = await start();
+    const bound = 5000;
+    const bounded = await createSession(t, { retentionLimits: { maxEventBytesPerRun: bound } });
+    const plain = await createSession(t);
+    const answer = 'x'.repeat(3000);
+    const pages: { events: EventEnvelope[]; retentionGap: unknown }[] = [];
+    for (const id of [bounded, plain]) {
+      t.fake.script({ text: answer, chunks: 12 });
+      const { runId } = await runAndWait(t, id, 'go');
+      pages.push((await request(t.url).get(`/v1/sessions/${id}/runs/${runId}/events?after=-1&limit=1000`)).body);
+    }
+    const [kept, all] = pages;
+    const bytes = (events: EventEnvelope[]) =>
+      events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e.payload)), 0);
+    expect(all.retentionGap).toBeNull();
+    expect(bytes(all.events)).toBeGreaterThan(bound);
+    expect(kept.retentionGap).toMatchObject({ firstAvailableSequence: expect.any(Number) });
+    expect(bytes(kept.events)).toBeLessThanOrEqual(bound);
+    // The newest events are the ones kept: the run's last event is there, its first text deltas are not.
+    expect(kept.events.at(-1)?.type).toBe(all.events.at(-1)?.type);
+    expect(kept.events.length).toBeLessThan(all.events.length);
+    expect(kept.events.map((e) => e.metadata.sequence)).toEqual(
+      all.events.slice(all.events.length - kept.events.length).map((e) => e.metadata.sequence),
+    );
     t.fake.assertDone();
   });
 });

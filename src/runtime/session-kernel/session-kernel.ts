@@ -94,6 +94,7 @@ export function buildSessionKernel(
       maxEventsPerRun: retention.maxEventsPerRun,
       maxRuns: retention.maxRuns,
       maxSessionEvents: retention.maxEventsPerRun,
+      ...(retention.maxEventBytesPerRun !== undefined ? { maxEventBytesPerRun: retention.maxEventBytesPerRun } : {}),
     },
     restored?.sessionSequence ?? 0,
   );
