@@ -355,12 +355,18 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<
   readOnlySession: (v) => v === true,
   verifierEnabled: (v) => v === true,
   taskPriority: () => true,
+  'queueConfig.laneHandlers.control': (v) => (v as { mode?: string }).mode !== 'internal',
+  'queueConfig.laneHandlers.generate': (v) => (v as { mode?: string }).mode !== 'internal',
 };
 
 /** Why an unsupported option is refused, where there is more to say than "not built yet". */
 export const UNSUPPORTED_OPTION_REASONS: Readonly<Record<string, string>> = {
   taskPriority:
     'this server has no Agent-wide task scheduler: every session is admitted at once, so a priority would change nothing',
+  'queueConfig.laneHandlers.control':
+    'control operations (cancel, confirmation answers, external task completions, lane changes) are the server\'s own and run here: only mode "internal"',
+  'queueConfig.laneHandlers.generate':
+    'provider requests are made by this server, never handed to the host: only mode "internal" (generateConcurrency bounds them)',
 };
 
 /** Each unsupported option's path ("queueConfig.enableDlq" names a field of an option), split once. */
