@@ -359,8 +359,47 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<
   'queueConfig.laneHandlers.generate': (v) => (v as { mode?: string }).mode !== 'internal',
 };
 
-/** Why an unsupported option is refused, where there is more to say than "not built yet". */
+const VERIFIED_COMPLETION =
+  "the seed's verification-gated completion (waivers, observations, outcome ledger, path rules, plan runs, effect isolation) is not built; run verifications with POST .../verifications";
+const TRAJECTORY =
+  "trajectory files are not written; the session's event log (GET .../runs/:runId/events) and trace (GET .../trace) record every run";
+
+/** Why each unsupported option is refused (in the error's `details.reasons`); test/protocol/session-options-coverage.test.ts requires one. */
 export const UNSUPPORTED_OPTION_REASONS: Readonly<Record<string, string>> = {
+  workerAgents: 'worker agents are not built yet; a named agent (agent, agentDirs) runs a session as one',
+  searchConfig: 'web_search is configured by the operator (config web.search), not per session',
+  llmApiTimeoutMs:
+    "a provider request is bounded by its provider's timeout_ms (config) and the run's maxExecutionTimeMs; a per-session request timeout is not built",
+  toolResultTransformPolicy:
+    "tool output is capped by the server's limits.toolOutputBytes (head and tail kept, the whole as an artifact); per-session transform policies are not built",
+  toolPresentationProfile:
+    'every tool is presented to the model directly; adaptive and code presentation are not built',
+  workspaceBackend:
+    'a workspace is a local directory inside the configured workspace roots; other backends are not built',
+  workspaceRetrieval: 'no retrieval index of the workspace is built; the model searches it with grep and glob',
+  immutableContentAdapter: 'no content-addressed workspace adapter is built',
+  remoteGit: 'remote git workspaces are not built; the workspace is a local directory',
+  outputLanguage: 'the answer language is not enforced; ask for it in guidelines or responseStyle',
+  autoDelegation: 'automatic delegation is not built; the model delegates with task and parallel_task',
+  autoParallel: 'automatic parallel delegation is not built; the model runs children at once with parallel_task',
+  manualDelegationEnabled:
+    'the delegation tools are always there, governed by the permission policy; a switch for them is not built',
+  thinkingBudget: 'reasoning budgets are not sent to providers',
+  llmLogprobs: 'log-probabilities are not requested from providers nor reported',
+  llmTopLogprobs: 'log-probabilities are not requested from providers nor reported',
+  trajectoryPath: TRAJECTORY,
+  trajectoryMode: TRAJECTORY,
+  trajectoryMaxTextBytes: TRAJECTORY,
+  trajectoryIncludeMessages: TRAJECTORY,
+  completionWaivers: VERIFIED_COMPLETION,
+  effectIsolation: VERIFIED_COMPLETION,
+  externalObservations: VERIFIED_COMPLETION,
+  outcomeLedger: VERIFIED_COMPLETION,
+  pathRules: VERIFIED_COMPLETION,
+  planRun: VERIFIED_COMPLETION,
+  readOnlySession:
+    'not built as a switch; a permissionPolicy denying write, edit, patch and bash (or the read-only agents explore, plan and review) does it',
+  verifierEnabled: 'the verifier turn is not built; run verifications with POST .../verifications',
   taskPriority:
     'this server has no Agent-wide task scheduler: every session is admitted at once, so a priority would change nothing',
   'queueConfig.laneHandlers.control':
