@@ -602,6 +602,24 @@ describe('resume: true with options: conflicts are refused, additions are checke
     expect(session?.config.labels.correlationId).toBe('again');
   });
 
+  it('a workspace given as created (relative) resumes after restores too; another directory conflicts', async () => {
+    const t = await start({ files: { 'proj/a.txt': 'a\n', 'other/b.txt': 'b\n' } });
+    await request(t.url).post('/v1/sessions').send({ sessionId: 'rw', autoSave: true, workspace: 'proj' }).expect(201);
+    for (let round = 0; round < 2; round += 1) {
+      await request(t.url).delete('/v1/sessions/rw').expect(200);
+      const again = await request(t.url)
+        .post('/v1/sessions')
+        .send({ sessionId: 'rw', resume: true, workspace: 'proj' })
+        .expect(201);
+      expect(again.body.session.workspace).toBe(join(t.root, 'proj'));
+    }
+    const moved = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'rw', resume: true, workspace: 'other' })
+      .expect(400);
+    expect(moved.body.error.details).toMatchObject({ field: 'workspace', fields: ['workspace'] });
+  });
+
   it('an option the stored session did not set is applied (live and stored sessions); list entries add, leaving one out conflicts', async () => {
     const t = await start();
     await request(t.url)

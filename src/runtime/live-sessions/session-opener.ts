@@ -10,7 +10,7 @@ import type { LiveSessions } from './live-sessions.js';
 import { labelOptions, type SessionFactory } from './session-factory.js';
 import type { SessionHydration } from './session-hydration.js';
 import { assertCallerGrants } from '../session-kernel/session-builder.js';
-import { resumeChanges, resumeConflictError } from './resume-options.js';
+import { resumeChanges, resumeConflictError, type StoredSessionOptions } from './resume-options.js';
 import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound, attachInheritedMcp } from './session-mcp-layers.js';
 import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 
@@ -31,6 +31,23 @@ export interface SessionOpenerHost {
 export class SessionOpener {
   constructor(private readonly host: SessionOpenerHost) {}
 
+  /**
+   * A resume's options with a workspace that names the stored session's in other words (a relative path, the
+   * path a restore canonicalised) given as the stored one, so only another directory conflicts.
+   */
+  private async sameWorkspace(
+    options: SessionOptions,
+    stored: StoredSessionOptions,
+    caller: Caller,
+  ): Promise<SessionOptions> {
+    const requested = options.workspace;
+    if (requested === undefined || requested === stored.workspace || requested === stored.options.workspace)
+      return options;
+    const tenantId = options.tenantId ?? caller.tenantId;
+    const canonical = await this.host.factory.canonicalWorkspace(requested, tenantId, hasScope(caller, 'admin'));
+    return canonical === stored.workspace ? { ...options, workspace: stored.workspace } : options;
+  }
+
   /** Open the session of these (already bounded and identity-checked) options; `key` is absent for a generated id. */
   async open(
     options: SessionOptions,
@@ -44,10 +61,8 @@ export class SessionOpener {
       const open = live.get(key);
       if (open) {
         live.assertVisible(open, caller);
-        const { additions, conflicts } = resumeChanges(
-          { options: open.config.options, workspace: open.workspace, model: open.config.model.id },
-          options,
-        );
+        const current = { options: open.config.options, workspace: open.workspace, model: open.config.model.id };
+        const { additions, conflicts } = resumeChanges(current, await this.sameWorkspace(options, current, caller));
         if (conflicts.length > 0) throw resumeConflictError(open.id, conflicts);
         const labels = open.config.labels as Record<string, unknown>;
         const relabels = Object.entries(labelOptions(options)).some(([name, value]) => labels[name] !== value);
@@ -75,10 +90,8 @@ export class SessionOpener {
         throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
       }
       const stored = snapshot.session;
-      const { additions, conflicts } = resumeChanges(
-        { options: stored.options, workspace: stored.workspace, model: stored.model },
-        options,
-      );
+      const before = { options: stored.options, workspace: stored.workspace, model: stored.model };
+      const { additions, conflicts } = resumeChanges(before, await this.sameWorkspace(options, before, caller));
       if (conflicts.length > 0) throw resumeConflictError(stored.id, conflicts);
       const added = Object.keys(additions).length > 0;
       // What a resume adds is checked as at creation, with the resuming caller's scopes, then applied.
