@@ -7,8 +7,8 @@ export const LoopDefaultsSchema = z
     maxParseRetries: z.number().int().nonnegative().default(2),
     toolTimeoutMs: z.number().int().positive().default(120_000),
     circuitBreakerThreshold: z.number().int().positive().default(3),
-    duplicateToolCallThreshold: z.number().int().positive().default(5),
-    continuationEnabled: z.boolean().default(false),
+    duplicateToolCallThreshold: z.number().int().positive().default(3),
+    continuationEnabled: z.boolean().default(true),
     maxContinuationTurns: z.number().int().nonnegative().default(3),
     maxExecutionTimeMs: z.number().int().positive().default(1_800_000),
   })

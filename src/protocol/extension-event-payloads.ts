@@ -9,8 +9,16 @@ export const EXTENSION_EVENT_PAYLOADS = {
   run_status_changed: z.object({ from: runStatus, to: runStatus }),
   /** This run continues another run's loop checkpoint. */
   run_resumed: z.object({ from_run_id: z.string(), turn: z.number().int().nonnegative() }),
-  /** The model stopped calling tools but looked unfinished: the continuation prompt was injected. */
-  continuation_injected: z.object({ turn: z.number().int().positive(), continuation: z.number().int().positive() }),
+  /**
+   * The model stopped calling tools but looked unfinished (continuationEnabled): the continuation prompt was
+   * injected. `reason`: `length` (finish_reason), `empty_after_tools` (an empty answer to tool results) or
+   * `announces_next_step` (its last sentence announces a step instead of a result; docs/session-options.md).
+   */
+  continuation_injected: z.object({
+    turn: z.number().int().positive(),
+    continuation: z.number().int().positive(),
+    reason: z.enum(['length', 'empty_after_tools', 'announces_next_step']),
+  }),
   /**
    * A retryable provider failure (429, 5xx, a dropped connection) that will be retried after `delay_ms`
    * (the provider's Retry-After, capped at 30 s, else backoff); the run goes on (never an `error` event).

@@ -13,10 +13,18 @@ const RUNS_CAP = 100_000;
 const EVENTS_CAP = 1_000_000;
 const EVENT_BYTES_CAP = 1_073_741_824;
 
+/** The highest value each retention bound may take: what `unbounded: true` gives the bounds it does not name. */
+export const RETENTION_CEILINGS = {
+  maxRuns: RUNS_CAP,
+  maxEventsPerRun: EVENTS_CAP,
+  maxTraceEvents: EVENTS_CAP,
+  maxTerminalSubagentTasks: RUNS_CAP,
+} as const;
+
 /**
  * Bounds on what a long session keeps in memory and in its snapshot. The seed's names (`maxRunsRetained`,
- * `maxEventBytesPerRun`, `unbounded`) are accepted beside ours; every value is capped, and no name (not
- * even `unbounded: true`) switches a bound off.
+ * `maxEventBytesPerRun`, `unbounded`) are accepted beside ours; every value is capped: `unbounded: true`
+ * raises the bounds it does not name to their ceiling (RETENTION_CEILINGS), it never switches one off.
  */
 export const RetentionLimitsSchema = z
   .object({
@@ -24,11 +32,11 @@ export const RetentionLimitsSchema = z
     /** The seed's name for `maxRuns` (both given: they must agree). */
     maxRunsRetained: z.number().int().positive().max(RUNS_CAP).optional(),
     maxEventsPerRun: z.number().int().positive().max(EVENTS_CAP).optional(),
-    /** The seed's byte bound per run: accepted, not enforced yet (events per run are bounded by maxEventsPerRun); initWarning says so. */
+    /** The seed's byte bound per run: a run keeps its newest events whose payloads (compact JSON, UTF-8) fit in it, dropping the oldest first. */
     maxEventBytesPerRun: z.number().int().positive().max(EVENT_BYTES_CAP).optional(),
     maxTraceEvents: z.number().int().nonnegative().max(EVENTS_CAP).optional(),
     maxTerminalSubagentTasks: z.number().int().nonnegative().max(RUNS_CAP).optional(),
-    /** The seed's "no bounds": accepted, but this server keeps every bound (initWarning says so). */
+    /** The seed's "no bounds": every bound not given takes its ceiling (RETENTION_CEILINGS) instead of the server default; none is switched off. */
     unbounded: z.boolean().optional(),
   })
   .strict()
@@ -336,12 +344,56 @@ export const UNSUPPORTED_SESSION_OPTIONS: Readonly<
   readOnlySession: (v) => v === true,
   verifierEnabled: (v) => v === true,
   taskPriority: () => true,
+  'queueConfig.laneHandlers.control': (v) => (v as { mode?: string }).mode !== 'internal',
+  'queueConfig.laneHandlers.generate': (v) => (v as { mode?: string }).mode !== 'internal',
 };
 
-/** Why an unsupported option is refused, where there is more to say than "not built yet". */
+const VERIFIED_COMPLETION =
+  "the seed's verification-gated completion (waivers, observations, outcome ledger, path rules, plan runs, effect isolation) is not built; run verifications with POST .../verifications";
+const TRAJECTORY =
+  "trajectory files are not written; the session's event log (GET .../runs/:runId/events) and trace (GET .../trace) record every run";
+
+/** Why each unsupported option is refused (in the error's `details.reasons`); test/protocol/session-options-coverage.test.ts requires one. */
 export const UNSUPPORTED_OPTION_REASONS: Readonly<Record<string, string>> = {
+  searchConfig: 'web_search is configured by the operator (config web.search), not per session',
+  llmApiTimeoutMs:
+    "a provider request is bounded by its provider's timeout_ms (config) and the run's maxExecutionTimeMs; a per-session request timeout is not built",
+  toolResultTransformPolicy:
+    "tool output is capped by the server's limits.toolOutputBytes (head and tail kept, the whole as an artifact); per-session transform policies are not built",
+  toolPresentationProfile:
+    'every tool is presented to the model directly; adaptive and code presentation are not built',
+  workspaceBackend:
+    'a workspace is a local directory inside the configured workspace roots; other backends are not built',
+  workspaceRetrieval: 'no retrieval index of the workspace is built; the model searches it with grep and glob',
+  immutableContentAdapter: 'no content-addressed workspace adapter is built',
+  remoteGit: 'remote git workspaces are not built; the workspace is a local directory',
+  outputLanguage: 'the answer language is not enforced; ask for it in guidelines or responseStyle',
+  autoDelegation: 'automatic delegation is not built; the model delegates with task and parallel_task',
+  autoParallel: 'automatic parallel delegation is not built; the model runs children at once with parallel_task',
+  manualDelegationEnabled:
+    'the delegation tools are always there, governed by the permission policy; a switch for them is not built',
+  thinkingBudget: 'reasoning budgets are not sent to providers',
+  llmLogprobs: 'log-probabilities are not requested from providers nor reported',
+  llmTopLogprobs: 'log-probabilities are not requested from providers nor reported',
+  trajectoryPath: TRAJECTORY,
+  trajectoryMode: TRAJECTORY,
+  trajectoryMaxTextBytes: TRAJECTORY,
+  trajectoryIncludeMessages: TRAJECTORY,
+  completionWaivers: VERIFIED_COMPLETION,
+  effectIsolation: VERIFIED_COMPLETION,
+  externalObservations: VERIFIED_COMPLETION,
+  outcomeLedger: VERIFIED_COMPLETION,
+  pathRules: VERIFIED_COMPLETION,
+  planRun: VERIFIED_COMPLETION,
+  readOnlySession:
+    'not built as a switch; a permissionPolicy denying write, edit, patch and bash (or the read-only agents explore, plan and review) does it',
+  verifierEnabled: 'the verifier turn is not built; run verifications with POST .../verifications',
   taskPriority:
     'this server has no Agent-wide task scheduler: every session is admitted at once, so a priority would change nothing',
+  'queueConfig.laneHandlers.control':
+    'control operations (cancel, confirmation answers, external task completions, lane changes) are the server\'s own and run here: only mode "internal"',
+  'queueConfig.laneHandlers.generate':
+    'provider requests are made by this server, never handed to the host: only mode "internal" (generateConcurrency bounds them)',
 };
 
 /** Each unsupported option's path ("queueConfig.enableDlq" names a field of an option), split once. */

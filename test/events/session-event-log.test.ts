@@ -196,4 +196,31 @@ describe('SessionEventLog', () => {
     expect(seqs(retained)).toEqual(expected.sort((a, b) => a - b));
     expect(seqs(log.read(1990, 100))).toEqual(expected.filter((n) => n > 1990));
   });
+
+  it("maxEventBytesPerRun drops a run's oldest events until their payloads fit, keeps the newest, and holds after a restore", () => {
+    // Each payload {"i":N} is 7 bytes for N < 10: 3 of them fit in 21 bytes.
+    const limits: EventLogLimits = { ...roomy, maxEventBytesPerRun: 21 };
+    const log = new SessionEventLog(limits);
+    append(log, 'r1', 'text_delta', 5);
+    const page = log.runPage('r1', -1, 100);
+    expect(runSeqs(page?.events ?? [])).toEqual([2, 3, 4]);
+    expect(page?.retentionGap).toEqual({ firstAvailableSequence: 2 });
+    // Another run has a bound of its own; a run-less event none.
+    append(log, 'r2', 'text_delta', 1);
+    expect(runSeqs(log.runPage('r2', -1, 100)?.events ?? [])).toEqual([0]);
+    // One event larger than the bound alone is kept (the newest is always readable).
+    const big = new SessionEventLog({ ...roomy, maxEventBytesPerRun: 4 });
+    append(big, 'r1', 'text_delta', 3);
+    expect(runSeqs(big.runPage('r1', -1, 100)?.events ?? [])).toEqual([2]);
+    // Restored under a tighter bound: the sizes are counted again and the oldest go.
+    const restored = new SessionEventLog({ ...roomy, maxEventBytesPerRun: 14 });
+    restored.restore(log.retained(100));
+    expect(runSeqs(restored.runPage('r1', -1, 100)?.events ?? [])).toEqual([3, 4]);
+    append(restored, 'r1', 'text_delta', 1);
+    expect(runSeqs(restored.runPage('r1', -1, 100)?.events ?? [])).toEqual([4, 5]);
+    // Without the bound nothing is measured and nothing is dropped by size.
+    const free = new SessionEventLog(roomy);
+    append(free, 'r1', 'text_delta', 5);
+    expect(runSeqs(free.runPage('r1', -1, 100)?.events ?? [])).toEqual([0, 1, 2, 3, 4]);
+  });
 });

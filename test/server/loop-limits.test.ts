@@ -242,15 +242,18 @@ describe('loop limits over HTTP', () => {
     expect(result.text).toBe('Part one, part two, part three');
 
     const events = await runEvents(t, id, runId);
-    expect(ofType(events, 'continuation_injected').map((e) => e.payload.continuation)).toEqual([1, 2]);
+    expect(ofType(events, 'continuation_injected').map((e) => [e.payload.continuation, e.payload.reason])).toEqual([
+      [1, 'length'],
+      [2, 'length'],
+    ]);
     expect(ofType(events, 'turn_end').map((e) => e.payload.finish_reason)).toEqual(['length', 'length', 'length']);
     const messages = await history(t, id);
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
   });
 
-  it('continuation stays off unless enabled: finishReason length just completes', async () => {
+  it('continuationEnabled: false turns continuation off: finishReason length just completes', async () => {
     const t = await server();
-    const id = await createSession(t);
+    const id = await createSession(t, { continuationEnabled: false });
     t.fake.script({ text: 'Cut off', finishReason: 'length' });
     const { run, result, runId } = await runAndWait(t, id, 'go');
     t.fake.assertDone();

@@ -4,9 +4,10 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import { createSession, eventually, runAndWait, runEvents, startRun, useTestServers } from '../support/run-helpers.js';
-import { startTestServer } from '../support/test-server.js';
+import { startTestServer, tempDir } from '../support/test-server.js';
 import { SEED_EXAMPLE_FILES, SEED_EXAMPLE_PLUS, seedSessionOptions } from './fixtures/seed-session-options.js';
 import { sessionKey } from '../../src/stores/session-key.js';
+import { RETENTION_CEILINGS } from '../../src/protocol/session-options.js';
 
 const start = useTestServers();
 
@@ -204,7 +205,7 @@ describe('SessionOptions validation', () => {
 });
 
 describe('retentionLimits: the seed names are aliases, and no name switches a bound off', () => {
-  it('maxRunsRetained bounds the runs kept; a conflicting pair is a 400; unbounded keeps the bounds and says so', async () => {
+  it('maxRunsRetained bounds the runs kept; a conflicting pair is a 400', async () => {
     const t = await start();
     const id = await createSession(t, { retentionLimits: { maxRunsRetained: 2 } });
     for (const text of ['one', 'two', 'three']) {
@@ -222,27 +223,62 @@ describe('retentionLimits: the seed names are aliases, and no name switches a bo
       code: 'SESSION_CONFIGURATION_ERROR',
       details: { field: 'retentionLimits.maxRunsRetained' },
     });
+    t.fake.assertDone();
+  });
 
+  it('unbounded: true gives the bounds it does not name their ceiling instead of the server default; a named one holds', async () => {
+    const t = await start({ config: { limits: { maxRuns: 2 } } });
+    const plain = await createSession(t);
     const unbounded = await request(t.url)
       .post('/v1/sessions')
-      .send({ retentionLimits: { unbounded: true, maxTraceEvents: 2, maxEventBytesPerRun: 1024 } })
+      .send({ retentionLimits: { unbounded: true, maxTraceEvents: 2 } })
       .expect(201);
     expect(unbounded.body.session.initWarning).toContain('retentionLimits.unbounded');
-    expect(unbounded.body.session.initWarning).toContain('maxEventBytesPerRun');
+    expect(unbounded.body.session.initWarning).toContain(`maxRuns ${RETENTION_CEILINGS.maxRuns}`);
     const uid = unbounded.body.session.id as string;
-    t.fake.script({ text: 'bounded' });
-    await runAndWait(t, uid, 'go');
-    // maxTraceEvents still holds under unbounded: true.
+    for (const text of ['one', 'two', 'three']) {
+      for (const id of [plain, uid]) {
+        t.fake.script({ text });
+        await runAndWait(t, id, text);
+      }
+    }
+    const inputs = async (id: string) =>
+      ((await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs as { input: string }[]).map(
+        (r) => r.input,
+      );
+    // The server's limits.maxRuns (2) bounds the plain session; unbounded lifts it to its ceiling.
+    expect(await inputs(plain)).toEqual(['two', 'three']);
+    expect(await inputs(uid)).toEqual(['one', 'two', 'three']);
+    // maxTraceEvents, named, still holds under unbounded: true.
     expect((await request(t.url).get(`/v1/sessions/${uid}/trace?limit=1000`).expect(200)).body.events).toHaveLength(2);
-    // The server's default bounds stay in force too.
-    const session = t.server.ctx.agent
-      .listSessions({ principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never)
-      .find((s) => s.id === uid);
-    expect(session?.config.retention).toMatchObject({
-      maxRuns: t.config.limits.maxRuns,
-      maxEventsPerRun: t.config.limits.maxEventsPerRun,
-      maxTraceEvents: 2,
-    });
+    t.fake.assertDone();
+  });
+
+  it('maxEventBytesPerRun keeps the newest events of a run whose payloads fit, dropping the oldest first', async () => {
+    const t = await start();
+    const bound = 5000;
+    const bounded = await createSession(t, { retentionLimits: { maxEventBytesPerRun: bound } });
+    const plain = await createSession(t);
+    const answer = 'x'.repeat(3000);
+    const pages: { events: EventEnvelope[]; retentionGap: unknown }[] = [];
+    for (const id of [bounded, plain]) {
+      t.fake.script({ text: answer, chunks: 12 });
+      const { runId } = await runAndWait(t, id, 'go');
+      pages.push((await request(t.url).get(`/v1/sessions/${id}/runs/${runId}/events?after=-1&limit=1000`)).body);
+    }
+    const [kept, all] = pages;
+    const bytes = (events: EventEnvelope[]) =>
+      events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e.payload)), 0);
+    expect(all.retentionGap).toBeNull();
+    expect(bytes(all.events)).toBeGreaterThan(bound);
+    expect(kept.retentionGap).toMatchObject({ firstAvailableSequence: expect.any(Number) });
+    expect(bytes(kept.events)).toBeLessThanOrEqual(bound);
+    // The newest events are the ones kept: the run's last event is there, its first text deltas are not.
+    expect(kept.events.at(-1)?.type).toBe(all.events.at(-1)?.type);
+    expect(kept.events.length).toBeLessThan(all.events.length);
+    expect(kept.events.map((e) => e.metadata.sequence)).toEqual(
+      all.events.slice(all.events.length - kept.events.length).map((e) => e.metadata.sequence),
+    );
     t.fake.assertDone();
   });
 });
@@ -516,6 +552,188 @@ describe('GET /v1/sessions/:id/trace', () => {
     );
     const none = await createSession(t, { retentionLimits: { maxTraceEvents: 0 } });
     expect((await request(t.url).get(`/v1/sessions/${none}/trace`).expect(200)).body.events).toEqual([]);
+    t.fake.assertDone();
+  });
+});
+
+describe('resume: true with options: conflicts are refused, additions are checked as at creation and applied', () => {
+  const systemPrompt = (req: { body: { messages: { role: string; content?: unknown }[] } }) =>
+    String(req.body.messages.find((m) => m.role === 'system')?.content ?? '');
+
+  it('an option other than the stored one is a 400 naming every such field; the same values resume', async () => {
+    const t = await start();
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'r1', autoSave: true, maxToolRounds: 5, inlineSkills: [{ name: 's1', content: 'one' }] })
+      .expect(201);
+    const refused = await request(t.url)
+      .post('/v1/sessions')
+      .send({
+        sessionId: 'r1',
+        resume: true,
+        model: 'openai/other-model',
+        maxToolRounds: 6,
+        inlineSkills: [{ name: 's2', content: 'two' }],
+        workspace: tempDir(),
+      })
+      .expect(400);
+    expect(refused.body.error).toMatchObject({
+      code: 'SESSION_CONFIGURATION_ERROR',
+      details: { field: 'model', fields: ['model', 'workspace', 'maxToolRounds', 'inlineSkills'] },
+    });
+    expect(refused.body.error.message).toContain('model, workspace, maxToolRounds, inlineSkills');
+    // The stored values (and the canonical workspace, the model in effect) resume; labels still relabel.
+    const same = await request(t.url)
+      .post('/v1/sessions')
+      .send({
+        sessionId: 'r1',
+        resume: true,
+        model: 'openai/test-model',
+        workspace: t.root,
+        maxToolRounds: 5,
+        correlationId: 'again',
+      })
+      .expect(201);
+    expect(same.body.resumed).toBe(true);
+    const session = t.server.ctx.agent
+      .listSessions({ principal: 'x', tenantId: 'default', scopes: new Set(['admin']) } as never)
+      .find((s) => s.id === 'r1');
+    expect(session?.config.governance.maxToolRounds).toBe(5);
+    expect(session?.config.labels.correlationId).toBe('again');
+  });
+
+  it('a workspace given as created (relative) resumes after restores too; another directory conflicts', async () => {
+    const t = await start({ files: { 'proj/a.txt': 'a\n', 'other/b.txt': 'b\n' } });
+    await request(t.url).post('/v1/sessions').send({ sessionId: 'rw', autoSave: true, workspace: 'proj' }).expect(201);
+    for (let round = 0; round < 2; round += 1) {
+      await request(t.url).delete('/v1/sessions/rw').expect(200);
+      const again = await request(t.url)
+        .post('/v1/sessions')
+        .send({ sessionId: 'rw', resume: true, workspace: 'proj' })
+        .expect(201);
+      expect(again.body.session.workspace).toBe(join(t.root, 'proj'));
+    }
+    const moved = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'rw', resume: true, workspace: 'other' })
+      .expect(400);
+    expect(moved.body.error.details).toMatchObject({ field: 'workspace', fields: ['workspace'] });
+  });
+
+  it('an option the stored session did not set is applied (live and stored sessions); list entries add, leaving one out conflicts', async () => {
+    const t = await start();
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'r2', autoSave: true, inlineSkills: [{ name: 's1', content: 'one' }] })
+      .expect(201);
+    // Live: the session is rebuilt with the addition.
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({
+        sessionId: 'r2',
+        resume: true,
+        guidelines: 'Answer in haiku.',
+        inlineSkills: [
+          { name: 's1', content: 'one' },
+          { name: 's2', content: 'two' },
+        ],
+      })
+      .expect(201);
+    t.fake.script({ text: 'ok' });
+    await runAndWait(t, 'r2', 'hi');
+    expect(systemPrompt(t.fake.requests[0])).toContain('Answer in haiku.');
+    const skills = (await request(t.url).get('/v1/sessions/r2/skills').expect(200)).body.skills as { name: string }[];
+    expect(skills.map((s) => s.name).sort()).toEqual(['s1', 's2']);
+    const stored = await t.server.ctx.store.load(sessionKey('default', 'r2'));
+    expect(stored?.session.options).toMatchObject({ guidelines: 'Answer in haiku.' });
+    expect(stored?.session.options.inlineSkills).toHaveLength(2);
+
+    // Stored (closed, then reopened) with an addition: applied too.
+    await request(t.url).delete('/v1/sessions/r2').expect(200);
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'r2', resume: true, extra: 'Sign with R2.' })
+      .expect(201);
+    t.fake.script({ text: 'ok' });
+    await runAndWait(t, 'r2', 'hi');
+    expect(systemPrompt(t.fake.requests[1])).toContain('Sign with R2.');
+    expect(systemPrompt(t.fake.requests[1])).toContain('Answer in haiku.');
+
+    const dropped = await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'r2', resume: true, inlineSkills: [{ name: 's2', content: 'two' }] })
+      .expect(400);
+    expect(dropped.body.error.details).toMatchObject({ field: 'inlineSkills', fields: ['inlineSkills'] });
+    // The same value as stored is no change.
+    await request(t.url)
+      .post('/v1/sessions')
+      .send({ sessionId: 'r2', resume: true, guidelines: 'Answer in haiku.' })
+      .expect(201);
+    t.fake.assertDone();
+  });
+
+  it("additions are checked with the resuming caller's scopes: a sessions-only caller cannot add network, stdio MCP or auto_approve", async () => {
+    const t = await start({ config: { apiTokens: TOKENS } });
+    await request(t.url).post('/v1/sessions').set(bearer(HOST)).send({ sessionId: 'r3', autoSave: true }).expect(201);
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ sandboxNetwork: 'allowed' }, 'sandboxNetwork'],
+      [
+        { mcpServers: [{ name: 'local', transport: { type: 'stdio', command: 'node', args: ['-e', '0'] } }] },
+        'mcpServers',
+      ],
+      [{ confirmationPolicy: { enabled: true, timeoutAction: 'auto_approve' } }, 'confirmationPolicy.timeoutAction'],
+      [{ securityProvider: { type: 'none' } }, 'securityProvider.type'],
+      [
+        { hooks: [{ event: 'pre_tool_use', endpoint: { type: 'webhook', url: 'http://127.0.0.1:9/hook' } }] },
+        'hooks.0.endpoint.url',
+      ],
+    ];
+    for (const [added, field] of refusals) {
+      const res = await request(t.url)
+        .post('/v1/sessions')
+        .set(bearer(SESSIONS))
+        .send({ sessionId: 'r3', resume: true, ...added });
+      expect(res.status, field).toBeGreaterThanOrEqual(400);
+      expect(res.status, field).toBeLessThan(500);
+      expect(res.body.error.details.field, field).toBe(field);
+    }
+    // The host_direct caller may add network.
+    await request(t.url)
+      .post('/v1/sessions')
+      .set(bearer(HOST))
+      .send({ sessionId: 'r3', resume: true, sandboxNetwork: 'allowed' })
+      .expect(201);
+    const stored = await t.server.ctx.store.load(sessionKey('tenant-a', 'r3'));
+    expect(stored?.session.options.sandboxNetwork).toBe('allowed');
+    expect(stored?.session.options.mcpServers).toBeUndefined();
+  });
+
+  it("a permission policy a sessions-only caller adds by resuming is bounded by the operator's: it cannot widen it", async () => {
+    const t = await start({
+      config: { apiTokens: TOKENS, defaultPermissionPolicy: { deny: ['write'], defaultDecision: 'allow' } },
+    });
+    const wide = { defaultDecision: 'allow', allow: ['write'] };
+    for (const [token, id, written] of [
+      [SESSIONS, 'r4-tenant', false],
+      [HOST, 'r4-host', true],
+    ] as const) {
+      await request(t.url).post('/v1/sessions').set(bearer(HOST)).send({ sessionId: id, autoSave: true }).expect(201);
+      await request(t.url)
+        .post('/v1/sessions')
+        .set(bearer(token))
+        .send({ sessionId: id, resume: true, permissionPolicy: wide })
+        .expect(201);
+      t.fake.script(
+        { toolCalls: [{ id: `w-${id}`, name: 'write', arguments: { file_path: `${id}.txt`, content: 'x' } }] },
+        { text: 'Tried.' },
+      );
+      await request(t.url)
+        .post(`/v1/sessions/${id}/runs`)
+        .set(bearer(HOST))
+        .send({ input: 'write it', wait: true })
+        .expect(200);
+      expect(existsSync(join(t.root, `${id}.txt`)), id).toBe(written);
+    }
     t.fake.assertDone();
   });
 });

@@ -90,6 +90,8 @@ export interface FakeProvider {
   chatPath: string;
   requests: RecordedRequest[];
   failures: FakeFailure[];
+  /** The most chat-completion requests that were in flight at once (received, response not yet ended). */
+  readonly maxInFlight: number;
   script(...steps: FakeStep[]): void;
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   assertDone(): void;
@@ -106,6 +108,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const failures: FakeFailure[] = [];
   const waiters = new Set<() => void>();
   let completionCounter = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
   const chatPath = options.chatPath ?? '/v1/chat/completions';
 
   const fail = (req: IncomingMessage, res: ServerResponse, reason: string): void => {
@@ -129,6 +133,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (typeof parsed === 'string') return fail(req, res, parsed);
     const recorded: RecordedRequest = { body: parsed, raw, headers: req.headers };
     seen.request = recorded;
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.once('close', () => {
+      inFlight -= 1;
+    });
     requests.push(recorded);
     for (const wake of [...waiters]) wake();
     const index = steps.findIndex((candidate) => candidate.when === undefined || candidate.when(recorded));
@@ -181,6 +190,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     chatPath,
     requests,
     failures,
+    get maxInFlight() {
+      return maxInFlight;
+    },
     script(...more: FakeStep[]): void {
       for (const step of more) validateStep(step);
       steps.push(...more);

@@ -7,6 +7,7 @@ import type { ResolvedSessionConfig } from '../session-kernel/resolved-session-c
 import type { SessionEventObserver } from '../session-kernel/session-emitter.js';
 import type { SessionGovernanceParts } from '../session-kernel/session-governance-factory.js';
 import type { SkillDefinition } from '../skills/skill-definition.js';
+import type { ProviderCallLane } from '../ports/provider-call-lane.js';
 
 /** What a child session is made for: a delegated agent (`task`) or a skill (`Skill`). */
 export interface ChildSpec {
@@ -30,6 +31,8 @@ export interface ChildParent {
   governanceParts(): SessionGovernanceParts;
   /** The parent's MCP layers, outermost first (the global one first): children see them without owning them. */
   mcpLayers(): McpManager[];
+  /** The parent's generate lane (queueConfig), which its children's provider requests share; absent without a queue. */
+  readonly providerLane: ProviderCallLane | undefined;
 }
 
 /** A child's run as its task sees it. */
@@ -58,4 +61,6 @@ export interface ChildLink {
   /** The parent's MCP layers below the global one: visible to the child, never closed by it. */
   readonly borrowedMcp: readonly McpManager[];
   readonly observe: SessionEventObserver;
+  /** The parent's generate lane: the child's provider requests wait in it (generateConcurrency bounds them all). */
+  readonly providerLane?: ProviderCallLane;
 }

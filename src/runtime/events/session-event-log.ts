@@ -27,6 +27,8 @@ export interface EventLogLimits {
   maxEventsPerRun: number;
   maxRuns: number;
   maxSessionEvents: number;
+  /** UTF-8 bytes of payload (compact JSON) a run's retained events may hold (retentionLimits.maxEventBytesPerRun); absent: none. */
+  maxEventBytesPerRun?: number;
 }
 
 // A run's retained events, by session_sequence in per-run order (the records hold the events).
@@ -35,6 +37,36 @@ interface RunBucket {
   events: SequenceRanges;
   dropped: number;
   total: number;
+  /** With a byte bound only: the payload bytes of the retained events, in the order of `events`. */
+  sizes: PayloadSizes | undefined;
+}
+
+/** The payload sizes of a run's retained events, oldest first, and their sum (a byte-bounded log only). */
+class PayloadSizes {
+  private readonly sizes: number[] = [];
+  private head = 0;
+  total = 0;
+
+  push(bytes: number): void {
+    this.sizes.push(bytes);
+    this.total += bytes;
+  }
+
+  shift(): void {
+    const bytes = this.sizes[this.head];
+    if (bytes === undefined) return;
+    this.head += 1;
+    this.total -= bytes;
+    if (this.head > 1024 && this.head * 2 > this.sizes.length) {
+      this.sizes.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+}
+
+/** The bytes an event's payload counts against maxEventBytesPerRun: its compact JSON in UTF-8. */
+function payloadBytes(payload: unknown): number {
+  return Buffer.byteLength(JSON.stringify(payload) ?? '', 'utf8');
 }
 
 /**
@@ -149,6 +181,7 @@ export class SessionEventLog {
       sequence = bucket.total;
       bucket.total += 1;
       bucket.events.push(sessionSequence);
+      bucket.sizes?.push(payloadBytes(payload));
     } else {
       shared = this.runlessOrigin ??= origin;
       this.runless.push(sessionSequence);
@@ -300,6 +333,12 @@ export class SessionEventLog {
     this.records.sort();
     for (const bucket of this.runs.values()) {
       bucket.events.reset(bucket.events.toArray().sort((a, b) => this.sequenceOf(a) - this.sequenceOf(b)));
+      if (bucket.sizes) {
+        // Sizes follow the per-run order the events were just sorted into.
+        bucket.sizes = new PayloadSizes();
+        for (const sessionSequence of bucket.events.toArray())
+          bucket.sizes.push(payloadBytes(this.records.envelopeAt(this.records.indexOf(sessionSequence)).payload));
+      }
       this.trimBucket(bucket);
     }
     this.runless.reset(this.runless.toArray().sort((a, b) => a - b));
@@ -338,18 +377,32 @@ export class SessionEventLog {
   private bucket(runId: string): RunBucket {
     let bucket = this.runs.get(runId);
     if (!bucket) {
-      bucket = { origin: undefined, events: new SequenceRanges(), dropped: 0, total: 0 };
+      bucket = {
+        origin: undefined,
+        events: new SequenceRanges(),
+        dropped: 0,
+        total: 0,
+        sizes: this.limits.maxEventBytesPerRun !== undefined ? new PayloadSizes() : undefined,
+      };
       this.runs.set(runId, bucket);
     }
     return bucket;
   }
 
   private trimBucket(bucket: RunBucket): void {
-    while (bucket.events.length > this.limits.maxEventsPerRun) {
-      const removed = bucket.events.shift();
-      bucket.dropped += 1;
-      if (removed !== undefined) this.drop(removed);
-    }
+    while (bucket.events.length > this.limits.maxEventsPerRun) this.dropOldest(bucket);
+    const sizes = bucket.sizes;
+    if (sizes === undefined) return;
+    // The newest event stays even when it alone is over the byte bound: a run's last event is always readable.
+    const maxBytes = this.limits.maxEventBytesPerRun ?? Number.POSITIVE_INFINITY;
+    while (sizes.total > maxBytes && bucket.events.length > 1) this.dropOldest(bucket);
+  }
+
+  private dropOldest(bucket: RunBucket): void {
+    const removed = bucket.events.shift();
+    bucket.sizes?.shift();
+    bucket.dropped += 1;
+    if (removed !== undefined) this.drop(removed);
   }
 
   private trimRunless(): void {

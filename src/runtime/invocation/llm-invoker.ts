@@ -12,6 +12,7 @@ import type { SessionGovernance } from '../policy/session-governance.js';
 import { budgetEventPayload } from '../policy/budget/budget-event.js';
 import { abortableDelay } from '../signals/abortable-delay.js';
 import { GovernedCallError } from './governed-call-error.js';
+import type { ProviderCallLane } from '../ports/provider-call-lane.js';
 import type { InvocationContext } from './invocation-context.js';
 import { ProviderCallError, retryDelayMs } from './provider-retry.js';
 
@@ -79,6 +80,8 @@ export class LlmInvoker {
     private readonly config: { readonly model: ResolvedModel },
     /** The session's governance (built on first use). */
     private readonly governance: { readonly session: SessionGovernance },
+    /** A queued session's generate lane (its parent's for a task child); absent: requests never wait. */
+    private readonly lane?: ProviderCallLane,
   ) {}
 
   private get model(): ResolvedModel {
@@ -183,10 +186,15 @@ export class LlmInvoker {
         ctx,
         options.turn,
         () => streamed,
-        async () => {
-          this.calls += 1;
-          await model.provider.stream(request, sink);
-        },
+        this.lane === undefined
+          ? async () => {
+              this.calls += 1;
+              await model.provider.stream(request, sink);
+            }
+          : async () => {
+              this.calls += 1;
+              await this.inLane(this.lane as ProviderCallLane, ctx, () => model.provider.stream(request, sink));
+            },
       );
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -217,6 +225,20 @@ export class LlmInvoker {
           },
           match,
         );
+    }
+  }
+
+  /** One provider request inside a slot of the generate lane (a retry waits for a slot again: backoff holds none). */
+  private async inLane(lane: ProviderCallLane, ctx: InvocationContext, send: () => Promise<void>): Promise<void> {
+    const release = await lane.enter(ctx.signal, ctx.emit);
+    if (!release)
+      throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('cancelled in the generate lane');
+    let ok = false;
+    try {
+      await send();
+      ok = true;
+    } finally {
+      release(ok);
     }
   }
 

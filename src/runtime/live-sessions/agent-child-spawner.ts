@@ -39,6 +39,7 @@ export class AgentChildSpawner implements ChildSpawner {
       // The global layer is every session's already; the parent's inherited and own servers are borrowed.
       borrowedMcp: parent.mcpLayers().slice(1),
       observe: spec.observe,
+      ...(parent.providerLane ? { providerLane: parent.providerLane } : {}),
     };
     const session = this.host.create(config, parent.hostEnv, link);
     await this.host.open(session);

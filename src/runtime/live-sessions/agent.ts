@@ -56,7 +56,13 @@ export class Agent {
       resumeRun: (key, runId, caller) => this.resumer.resume(key, runId, caller),
     });
     this.passivation = new SessionPassivation(deps, sessions, this.opening);
-    this.opener = new SessionOpener({ deps, live: sessions, factory: this.factory, hydration: this.hydration });
+    this.opener = new SessionOpener({
+      deps,
+      live: sessions,
+      factory: this.factory,
+      hydration: this.hydration,
+      passivation: this.passivation,
+    });
     this.resumer = new RunResumer({
       deps,
       live: sessions,

@@ -78,6 +78,22 @@ export class SessionFactory {
     return { config: await buildSessionConfig(options, caller, this.builderDeps(hostEnv)), hostEnv };
   }
 
+  /**
+   * The canonical workspace a requested one names for the tenant `tenantId` (as a new session would get it), or
+   * undefined when it names none: a resume compares it with the stored session's.
+   */
+  async canonicalWorkspace(requested: string, tenantId: string, admin: boolean): Promise<string | undefined> {
+    try {
+      const context = await this.workspaceContext.get(
+        { requested, claim: { tenantId, admin }, restored: false },
+        this.deps.config,
+      );
+      return context.workspace;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** A new session of a resolved configuration (not live yet). */
   create(config: ResolvedSessionConfig, hostEnv: HostEnv): AgentSession {
     return new AgentSession(config, this.scopeOf(hostEnv, config.sessionStore));

@@ -113,13 +113,17 @@ export class SessionHydration {
     }
   }
 
-  /** Restore a stored session and make it live: its lease (unless `leased`), rebuilt parts, MCP layers re-attached, `beforeLive`, registered. */
+  /**
+   * Restore a stored session and make it live: its lease (unless `leased`), rebuilt parts, `beforeAttach` (the
+   * checks of MCP servers a resume adds), MCP layers re-attached, `beforeLive`, registered.
+   */
   async restore(
     snapshot: SessionSnapshotV1,
     caller: Caller,
     leased = false,
     relabel: Partial<SessionOptions> = {},
     beforeLive?: (session: AgentSession) => void,
+    beforeAttach?: (session: AgentSession) => Promise<void>,
   ): Promise<AgentSession> {
     const { live, deps, factory } = this.host;
     const stored = snapshot.session;
@@ -130,6 +134,7 @@ export class SessionHydration {
       factory.rebuild(snapshot, caller, relabel, await deps.ownership.lastSequence(key)),
     );
     await live.unlessFailing(session, async () => {
+      await beforeAttach?.(session);
       await reattachMcp(session, stored.options.mcpServers ?? [], stored.ownMcpServers ?? [], deps);
       beforeLive?.(session);
       await live.register(session);

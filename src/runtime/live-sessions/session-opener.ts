@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
@@ -8,7 +9,9 @@ import type { SessionServices } from '../session-kernel/session-services.js';
 import type { LiveSessions } from './live-sessions.js';
 import { labelOptions, type SessionFactory } from './session-factory.js';
 import type { SessionHydration } from './session-hydration.js';
-import { attachInheritedMcp } from './session-mcp-layers.js';
+import { assertCallerGrants } from '../session-kernel/session-builder.js';
+import { resumeChanges, resumeConflictError, type StoredSessionOptions } from './resume-options.js';
+import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound, attachInheritedMcp } from './session-mcp-layers.js';
 import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 
 /** What opening a session needs from the agent. */
@@ -17,6 +20,8 @@ export interface SessionOpenerHost {
   readonly live: LiveSessions;
   readonly factory: SessionFactory;
   readonly hydration: SessionHydration;
+  /** Passivates a live session under the opening lock the opener holds (a resume that adds options rebuilds it). */
+  readonly passivation: { passivateHeld(key: SessionKey, deadlineMs: number): Promise<void> };
 }
 
 /**
@@ -25,6 +30,23 @@ export interface SessionOpenerHost {
  */
 export class SessionOpener {
   constructor(private readonly host: SessionOpenerHost) {}
+
+  /**
+   * A resume's options with a workspace that names the stored session's in other words (a relative path, the
+   * path a restore canonicalised) given as the stored one, so only another directory conflicts.
+   */
+  private async sameWorkspace(
+    options: SessionOptions,
+    stored: StoredSessionOptions,
+    caller: Caller,
+  ): Promise<SessionOptions> {
+    const requested = options.workspace;
+    if (requested === undefined || requested === stored.workspace || requested === stored.options.workspace)
+      return options;
+    const tenantId = options.tenantId ?? caller.tenantId;
+    const canonical = await this.host.factory.canonicalWorkspace(requested, tenantId, hasScope(caller, 'admin'));
+    return canonical === stored.workspace ? { ...options, workspace: stored.workspace } : options;
+  }
 
   /** Open the session of these (already bounded and identity-checked) options; `key` is absent for a generated id. */
   async open(
@@ -39,7 +61,22 @@ export class SessionOpener {
       const open = live.get(key);
       if (open) {
         live.assertVisible(open, caller);
-        return { session: open, resumed: true };
+        const current = { options: open.config.options, workspace: open.workspace, model: open.config.model.id };
+        const { additions, conflicts } = resumeChanges(current, await this.sameWorkspace(options, current, caller));
+        if (conflicts.length > 0) throw resumeConflictError(open.id, conflicts);
+        const labels = open.config.labels as Record<string, unknown>;
+        const relabels = Object.entries(labelOptions(options)).some(([name, value]) => labels[name] !== value);
+        if (Object.keys(additions).length === 0 && !relabels) return { session: open, resumed: true };
+        // Added options (or new labels) rebuild the session: it is saved and dropped from memory, then restored
+        // with them below.
+        const active = open.runs.current();
+        if (active)
+          throw new CodeError(
+            'SESSION_BUSY',
+            `session ${open.id} is busy with run ${active.id}; resume it with added options when it is idle`,
+            { activeRunId: active.id, fields: Object.keys(additions) },
+          );
+        await this.host.passivation.passivateHeld(key, 0);
       }
     }
     live.assertCapacity(options.tenantId ?? caller.tenantId, optionsBytes);
@@ -52,9 +89,51 @@ export class SessionOpener {
       if (!snapshot || (snapshot.session.ownerTenantId !== caller.tenantId && !hasScope(caller, 'admin'))) {
         throw new CodeError('SESSION_NOT_FOUND', `session ${requestedId} not found`, { sessionId: requestedId });
       }
-      const session = await hydration.restore(snapshot, caller, false, labelOptions(options));
-      // Reopening a closed session is stored at once: the store is what other nodes (and restarts) go by.
-      if (snapshot.session.closed)
+      const stored = snapshot.session;
+      const before = { options: stored.options, workspace: stored.workspace, model: stored.model };
+      const { additions, conflicts } = resumeChanges(before, await this.sameWorkspace(options, before, caller));
+      if (conflicts.length > 0) throw resumeConflictError(stored.id, conflicts);
+      const added = Object.keys(additions).length > 0;
+      // What a resume adds is checked as at creation, with the resuming caller's scopes, then applied.
+      if (added) await assertCallerGrants(additions, caller, deps.config);
+      const addedMcp = additions.mcpServers?.filter(
+        (server) => !(stored.options.mcpServers ?? []).some((old) => isDeepStrictEqual(old, server)),
+      );
+      if (addedMcp?.some((server) => server.transport.type === 'stdio') && !hasScope(caller, 'host_direct'))
+        throw new CodeError(
+          'FORBIDDEN',
+          'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope',
+          { scope: 'host_direct', field: 'mcpServers' },
+        );
+      const resumed = added ? withAddedOptions(snapshot, additions, caller) : snapshot;
+      const session = await hydration.restore(
+        resumed,
+        caller,
+        false,
+        labelOptions(options),
+        undefined,
+        addedMcp?.length
+          ? async (rebuilt) => {
+              await assertMcpCwdsInTenantSpace(
+                rebuilt,
+                addedMcp,
+                caller,
+                deps,
+                (i) => `mcpServers[${i}].transport.cwd`,
+              );
+              await assertMcpUrlsOutbound(
+                rebuilt,
+                addedMcp,
+                caller,
+                deps.config,
+                (i) => `mcpServers[${i}].transport.url`,
+              );
+            }
+          : undefined,
+      );
+      // Reopening a closed session (or one with added options) is stored at once: the store is what other nodes
+      // (and restarts) go by.
+      if (stored.closed || added)
         await session.persistence.save().catch((error: unknown) => deps.logger.persistenceFailed(session.id, error));
       return { session, resumed: true };
     }
@@ -99,4 +178,21 @@ export class SessionOpener {
     session.governance.notifyStart();
     return { session, resumed: false };
   }
+}
+
+/**
+ * The snapshot a resume restores when it adds options: the stored options with the additions, and a permission
+ * policy it adds bounded by the operator's unless the resuming caller has host_direct (as at creation).
+ */
+function withAddedOptions(
+  snapshot: SessionSnapshotV1,
+  additions: Partial<SessionOptions>,
+  caller: Caller,
+): SessionSnapshotV1 {
+  const stored = snapshot.session;
+  const policyBounded =
+    additions.permissionPolicy !== undefined
+      ? !hasScope(caller, 'host_direct')
+      : (stored.policyBounded ?? stored.options.permissionPolicy !== undefined);
+  return { ...snapshot, session: { ...stored, options: { ...stored.options, ...additions }, policyBounded } };
 }

@@ -40,6 +40,11 @@ export class SessionPassivation {
     await this.opening.run(key, () => this.passivateLive(key, deadlineMs));
   }
 
+  /** Passivate a session whose opening lock the caller already holds (a resume that adds options rebuilds it). */
+  passivateHeld(key: SessionKey, deadlineMs: number): Promise<void> {
+    return this.passivateLive(key, deadlineMs);
+  }
+
   private async passivateLive(key: SessionKey, deadlineMs: number): Promise<void> {
     const session = this.live.get(key);
     if (!session) return;

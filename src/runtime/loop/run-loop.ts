@@ -6,6 +6,7 @@ import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { ToolInvoker } from '../invocation/tool-invoker.js';
 import { deadlineReason } from '../invocation/run-deadline-error.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
+import { looksUnfinished } from './looks-unfinished.js';
 import { guardContext } from './context-guard.js';
 import type { CompactionAttempt, ContextReading } from './context-reading.js';
 import { withDeadline } from './run-deadline.js';
@@ -238,11 +239,19 @@ async function loop(
     continuedText = '';
 
     if (result.toolCalls.length === 0) {
-      const stoppedEarly = result.finishReason === 'length';
-      if (g.continuationEnabled && stoppedEarly && continuations < g.maxContinuationTurns) {
+      const unfinished =
+        g.continuationEnabled && continuations < g.maxContinuationTurns
+          ? looksUnfinished({
+              text: result.text,
+              finishReason: result.finishReason,
+              afterToolResults: messages.at(-2)?.role === 'tool',
+            })
+          : undefined;
+      if (unfinished !== undefined) {
         continuations += 1;
-        continuedText = text;
-        ctx.emit('continuation_injected', { turn, continuation: continuations });
+        // An answer cut for length goes on where it stopped; an announcement is replaced by what follows it.
+        continuedText = unfinished === 'length' ? text : '';
+        ctx.emit('continuation_injected', { turn, continuation: continuations, reason: unfinished });
         push({ role: 'user', content: CONTINUATION_PROMPT });
         continue;
       }

@@ -21,6 +21,13 @@ export class LaneSlots {
     return this.waiters.length;
   }
 
+  /** A slot now if one is free (nobody waits while one is), else undefined. */
+  tryAcquire(): ReleaseSlot | undefined {
+    if (this.activeCount >= this.max) return undefined;
+    this.activeCount += 1;
+    return this.releaser();
+  }
+
   /** Wait for a slot; undefined when `signal` aborted first (the waiter is removed from the line). */
   acquire(signal: AbortSignal): Promise<ReleaseSlot | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);

@@ -1,8 +1,10 @@
+import { CodeError } from '../../errors.js';
 import { abortableDelay } from '../signals/abortable-delay.js';
 import type { DeadLetter, Lane, LaneHandlerMode, QueueStats } from '../../protocol/queue.js';
 import type { QueueMetrics } from '../../protocol/queue-metrics.js';
 import type { EventSink } from '../invocation/invocation-context.js';
 import type { HostEnv } from '../ports/host-env.js';
+import type { ProviderCallLane, ProviderCallRelease } from '../ports/provider-call-lane.js';
 import type { ToolResult } from '../tools/define-tool.js';
 import {
   ExternalTasks,
@@ -43,6 +45,11 @@ export interface LaneCommand {
   stopped(when: string): ToolResult;
 }
 
+/** Runs a session's control operations through its control lane (SessionQueue.control). */
+export interface ControlLane {
+  control<T>(operation: () => T): T;
+}
+
 interface LaneState extends LaneSettings {
   readonly slots: LaneSlots;
 }
@@ -52,7 +59,7 @@ interface LaneState extends LaneSettings {
  * lane, then runs here (internal), is handed to the host and awaited (external), or runs here while the
  * host is notified (hybrid). Only sessions with a queueConfig have one.
  */
-export class SessionQueue {
+export class SessionQueue implements ControlLane {
   private readonly lanes: Record<Lane, LaneState>;
   private readonly external: ExternalTasks;
   private readonly dead: DeadLetter[] = [];
@@ -60,6 +67,8 @@ export class SessionQueue {
   private readonly recorder: QueueMetricsRecorder | undefined;
   /** enableAlerts: queue_alert for a deep or slow lane; undefined without. */
   private readonly alerts: QueueAlerts | undefined;
+  /** The generate lane as the LLM invoker sees it (made on first use). */
+  private providerLane: ProviderCallLane | undefined;
 
   constructor(
     private readonly sessionId: string,
@@ -143,6 +152,58 @@ export class SessionQueue {
     }
   }
 
+  /**
+   * The generate lane for provider requests: each request of the session (and of its task children) waits for
+   * one of its `generateConcurrency` slots, first come first served, and holds it until the response ends.
+   */
+  generateLane(): ProviderCallLane {
+    return (this.providerLane ??= { enter: (signal, emit) => this.enterGenerate(signal, emit) });
+  }
+
+  private async enterGenerate(signal: AbortSignal, emit: EventSink): Promise<ProviderCallRelease | undefined> {
+    const state = this.lanes.generate;
+    const queuedAtMs = this.hostEnv.now();
+    const slot = state.slots.acquire(signal);
+    this.recorder?.count('generate', 'submitted');
+    this.alerts?.depth('generate', state.slots.pending, state.maxConcurrency, emit);
+    const release = await slot;
+    if (!release) {
+      this.recorder?.count('generate', 'cancelled');
+      return undefined;
+    }
+    const admittedAtMs = this.hostEnv.now();
+    this.recorder?.waited('generate', admittedAtMs - queuedAtMs);
+    this.alerts?.waited('generate', admittedAtMs - queuedAtMs, state.timeoutMs, emit);
+    return (ok) => {
+      this.recorder?.ran('generate', this.hostEnv.now() - admittedAtMs);
+      this.recorder?.count('generate', ok ? 'completed' : 'failed');
+      release();
+    };
+  }
+
+  /**
+   * A control operation of the session (a cancel, a confirmation answer, an external task's completion, a lane
+   * handler change) through the control lane: it holds a control slot while it runs and is counted with
+   * enableMetrics. Each completes synchronously, so control operations never wait for one another or for
+   * any other lane (control has the highest priority and slots of its own).
+   */
+  control<T>(operation: () => T): T {
+    const release = this.lanes.control.slots.tryAcquire();
+    const recorder = this.recorder;
+    const startedAtMs = this.hostEnv.now();
+    recorder?.count('control', 'submitted');
+    let ok = false;
+    try {
+      const result = operation();
+      ok = true;
+      return result;
+    } finally {
+      recorder?.ran('control', this.hostEnv.now() - startedAtMs);
+      recorder?.count('control', ok ? 'completed' : 'failed');
+      release?.();
+    }
+  }
+
   /** Dead letters, oldest first (the seed's deadLetters; empty without enableDlq). */
   deadLetters(): DeadLetter[] {
     return [...this.dead];
@@ -206,6 +267,15 @@ export class SessionQueue {
 
   /** Set a lane's handler mode and timeout (the seed's setLaneHandler); an omitted timeout is the lane default. */
   setLaneHandler(lane: Lane, mode: LaneHandlerMode, timeoutMs: number | undefined): QueueStats['lanes'][number] {
+    assertInternalOnly(lane, mode, 'mode');
+    return this.control(() => this.applyLaneHandler(lane, mode, timeoutMs));
+  }
+
+  private applyLaneHandler(
+    lane: Lane,
+    mode: LaneHandlerMode,
+    timeoutMs: number | undefined,
+  ): QueueStats['lanes'][number] {
     const state = this.lanes[lane];
     this.lanes[lane] = {
       ...state,
@@ -227,7 +297,7 @@ export class SessionQueue {
 
   /** The host's answer to an external task (the seed's completeExternalTask); throws 404/409 CodeErrors. */
   completeExternalTask(taskId: string, answer: HostAnswer): void {
-    this.external.complete(taskId, answer);
+    this.control(() => this.external.complete(taskId, answer));
   }
 
   /** The seed's queueStats, with per-lane figures. */
@@ -311,6 +381,19 @@ export class SessionQueue {
     command.emit('external_task_completed', { task_id: task.task_id, session_id: this.sessionId, success });
     return { ...result, metadata: { ...result.metadata, external_task_id: task.task_id, lane_mode: 'hybrid' } };
   }
+}
+
+/**
+ * The control and generate lanes run here only: a control operation is the server's own, and a provider
+ * request is not a task a host could run. Another mode is UNSUPPORTED_OPTION naming `field`.
+ */
+export function assertInternalOnly(lane: Lane, mode: LaneHandlerMode | undefined, field: string): void {
+  if (mode === undefined || mode === 'internal' || (lane !== 'control' && lane !== 'generate')) return;
+  throw new CodeError(
+    'UNSUPPORTED_OPTION',
+    `${field}: the ${lane} lane runs its ${lane === 'generate' ? 'provider requests' : 'control operations'} here ("internal" only); "${mode}" would hand them to the host, which this server does not do`,
+    { field, options: [field] },
+  );
 }
 
 /** The tool result the model sees for a settled external task. */

@@ -1,6 +1,6 @@
 import type { CodeConfig } from '../../config/code-config.js';
 import { CodeError } from '../../errors.js';
-import type { SessionOptions } from '../../protocol/session-options.js';
+import { RETENTION_CEILINGS, type SessionOptions } from '../../protocol/session-options.js';
 import type { SessionRetention } from './resolved-session-config.js';
 
 /** A session's retention bounds and the notes (initWarning) about seed retention options this server does not honour as asked. */
@@ -11,7 +11,8 @@ export interface ResolvedRetention {
 
 /**
  * Resolve retentionLimits (ours and the seed's names) and artifactStoreLimits against the server's limits.
- * Every bound stays on: `unbounded: true` lifts nothing, and artifact bounds never exceed the server's.
+ * Every bound stays on: `unbounded: true` gives the bounds it does not name their ceiling (RETENTION_CEILINGS)
+ * instead of the server's default, and artifact bounds never exceed the server's.
  */
 export function resolveRetention(options: SessionOptions, limits: CodeConfig['limits']): ResolvedRetention {
   const given = options.retentionLimits ?? {};
@@ -25,14 +26,12 @@ export function resolveRetention(options: SessionOptions, limits: CodeConfig['li
     );
   }
   const warnings: string[] = [];
-  if (given.unbounded === true)
+  const unbounded = given.unbounded === true;
+  if (unbounded)
     warnings.push(
-      'retentionLimits.unbounded: this server keeps every retention bound (runs, events per run, trace events); the defaults apply where no value is given',
+      `retentionLimits.unbounded: no bound is switched off here; the bounds not given take their ceiling (maxRuns ${RETENTION_CEILINGS.maxRuns}, maxEventsPerRun ${RETENTION_CEILINGS.maxEventsPerRun}, maxTraceEvents ${RETENTION_CEILINGS.maxTraceEvents}, maxTerminalSubagentTasks ${RETENTION_CEILINGS.maxTerminalSubagentTasks})`,
     );
-  if (given.maxEventBytesPerRun !== undefined)
-    warnings.push(
-      `retentionLimits.maxEventBytesPerRun: not enforced yet; events per run are bounded by count (maxEventsPerRun)`,
-    );
+  const fallback = unbounded ? RETENTION_CEILINGS : limits;
   const artifacts = options.artifactStoreLimits ?? {};
   if (artifacts.maxArtifacts !== undefined && artifacts.maxArtifacts > limits.maxArtifactsPerSession) {
     warnings.push(
@@ -46,15 +45,16 @@ export function resolveRetention(options: SessionOptions, limits: CodeConfig['li
   }
   return {
     retention: {
-      maxRuns: given.maxRuns ?? given.maxRunsRetained ?? limits.maxRuns,
-      maxEventsPerRun: given.maxEventsPerRun ?? limits.maxEventsPerRun,
-      maxTraceEvents: given.maxTraceEvents ?? limits.maxTraceEvents,
+      maxRuns: given.maxRuns ?? given.maxRunsRetained ?? fallback.maxRuns,
+      maxEventsPerRun: given.maxEventsPerRun ?? fallback.maxEventsPerRun,
+      ...(given.maxEventBytesPerRun !== undefined ? { maxEventBytesPerRun: given.maxEventBytesPerRun } : {}),
+      maxTraceEvents: given.maxTraceEvents ?? fallback.maxTraceEvents,
       maxArtifacts: Math.min(artifacts.maxArtifacts ?? limits.maxArtifactsPerSession, limits.maxArtifactsPerSession),
       maxArtifactBytes: Math.min(
         artifacts.maxBytes ?? limits.maxArtifactBytesPerSession,
         limits.maxArtifactBytesPerSession,
       ),
-      maxTerminalSubagentTasks: given.maxTerminalSubagentTasks ?? limits.maxTerminalSubagentTasks,
+      maxTerminalSubagentTasks: given.maxTerminalSubagentTasks ?? fallback.maxTerminalSubagentTasks,
     },
     warnings,
   };

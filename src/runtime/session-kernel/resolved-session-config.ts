@@ -14,6 +14,8 @@ import type { WebSettings } from '../web/web-access.js';
 export interface SessionRetention {
   readonly maxRuns: number;
   readonly maxEventsPerRun: number;
+  /** UTF-8 bytes of payload (compact JSON) a run's retained events may hold (retentionLimits.maxEventBytesPerRun); absent: no byte bound. */
+  readonly maxEventBytesPerRun?: number;
   readonly maxTraceEvents: number;
   /** Artifacts kept (limits.maxArtifactsPerSession); the oldest are evicted first. */
   readonly maxArtifacts: number;

@@ -115,6 +115,61 @@ export interface RestoredGovernance {
 }
 
 /**
+ * The checks of what a caller's scopes allow it to ask for, made when a session is created and, for the options a
+ * `resume: true` adds, with the resuming caller: `auto_approve`, `securityProvider "none"` and `sandboxNetwork
+ * "allowed"` need host_direct (403 naming the field), and webhook URLs (hooks, budgetHost) name no private address
+ * unless host_direct or config outbound.allow_private_networks allows it. Stdio MCP servers are checked where they
+ * are attached (attachInheritedMcp).
+ */
+export async function assertCallerGrants(options: SessionOptions, caller: Caller, config: CodeConfig): Promise<void> {
+  // auto_approve turns every "ask" into "allow" after a timeout: a weakening only host_direct callers choose.
+  if (
+    options.confirmationPolicy?.timeoutAction === 'auto_approve' &&
+    config.defaultConfirmationPolicy?.timeoutAction !== 'auto_approve' &&
+    !hasScope(caller, 'host_direct')
+  ) {
+    throw new CodeError(
+      'FORBIDDEN',
+      'confirmationPolicy.timeoutAction "auto_approve" needs the host_direct scope (it lets calls run without a human); use "reject", or a host_direct token',
+      {
+        field: 'confirmationPolicy.timeoutAction',
+        scope: 'host_direct',
+      },
+    );
+  }
+  // Turning secret redaction off lets tool output show secrets to the model and to every event subscriber.
+  if (options.securityProvider?.type === 'none' && !hasScope(caller, 'host_direct')) {
+    throw new CodeError(
+      'FORBIDDEN',
+      'securityProvider.type "none" needs the host_direct scope (it turns secret redaction of tool output off); use "default", or a host_direct token',
+      {
+        field: 'securityProvider.type',
+        scope: 'host_direct',
+      },
+    );
+  }
+  const allowPrivate = hasScope(caller, 'host_direct') || config.outbound.allowPrivateNetworks;
+  for (const [index, hook] of (options.hooks ?? []).entries())
+    await assertOutboundUrl(hook.endpoint.url, `hooks.${index}.endpoint.url`, allowPrivate);
+  if (options.budgetHost) await assertOutboundUrl(options.budgetHost.url, 'budgetHost.url', allowPrivate);
+  // Network for contained commands: the operator's config, or a host_direct caller; never a tenant alone.
+  if (
+    options.sandboxNetwork === 'allowed' &&
+    config.sandbox.network !== 'allowed' &&
+    !hasScope(caller, 'host_direct')
+  ) {
+    throw new CodeError(
+      'FORBIDDEN',
+      'sandboxNetwork "allowed" needs the host_direct scope (it shares the host\'s network, loopback services included, with every command); use "none", or a host_direct token',
+      {
+        field: 'sandboxNetwork',
+        scope: 'host_direct',
+      },
+    );
+  }
+}
+
+/**
  * Merge SessionOptions with CodeConfig, reject unsupported options and conflicts, initialise async
  * resources (workspace, AGENTS.md, provider) and yield one ResolvedSessionConfig.
  */
@@ -193,59 +248,11 @@ export async function buildSessionConfig(
   }
   const confirmationPolicy =
     options.confirmationPolicy ?? config.defaultConfirmationPolicy ?? DEFAULT_CONFIRMATION_POLICY;
-  // auto_approve turns every "ask" into "allow" after a timeout: a weakening only host_direct callers choose.
-  if (
-    !restored &&
-    options.confirmationPolicy?.timeoutAction === 'auto_approve' &&
-    config.defaultConfirmationPolicy?.timeoutAction !== 'auto_approve' &&
-    !hasScope(caller, 'host_direct')
-  ) {
-    throw new CodeError(
-      'FORBIDDEN',
-      'confirmationPolicy.timeoutAction "auto_approve" needs the host_direct scope (it lets calls run without a human); use "reject", or a host_direct token',
-      {
-        field: 'confirmationPolicy.timeoutAction',
-        scope: 'host_direct',
-      },
-    );
-  }
-
-  // Turning secret redaction off lets tool output show secrets to the model and to every event subscriber.
-  if (!restored && options.securityProvider?.type === 'none' && !hasScope(caller, 'host_direct')) {
-    throw new CodeError(
-      'FORBIDDEN',
-      'securityProvider.type "none" needs the host_direct scope (it turns secret redaction of tool output off); use "default", or a host_direct token',
-      {
-        field: 'securityProvider.type',
-        scope: 'host_direct',
-      },
-    );
-  }
+  if (!restored) await assertCallerGrants(options, caller, config);
   // Webhook URLs in the options are server-side requests a tenant chooses: private addresses only for host_direct
-  // creators (kept when restored) or with config outbound.allow_private_networks. Checked here and at every call.
+  // creators (kept when restored) or with config outbound.allow_private_networks. Checked at creation and at every call.
   const outboundPrivateGrant = restored ? restored.outboundPrivate === true : hasScope(caller, 'host_direct');
   const outboundAllowPrivate = outboundPrivateGrant || config.outbound.allowPrivateNetworks;
-  if (!restored) {
-    for (const [index, hook] of (options.hooks ?? []).entries())
-      await assertOutboundUrl(hook.endpoint.url, `hooks.${index}.endpoint.url`, outboundAllowPrivate);
-    if (options.budgetHost) await assertOutboundUrl(options.budgetHost.url, 'budgetHost.url', outboundAllowPrivate);
-  }
-  // Network for contained commands: the operator's config, or a host_direct creator; never a tenant alone.
-  if (
-    !restored &&
-    options.sandboxNetwork === 'allowed' &&
-    config.sandbox.network !== 'allowed' &&
-    !hasScope(caller, 'host_direct')
-  ) {
-    throw new CodeError(
-      'FORBIDDEN',
-      'sandboxNetwork "allowed" needs the host_direct scope (it shares the host\'s network, loopback services included, with every command); use "none", or a host_direct token',
-      {
-        field: 'sandboxNetwork',
-        scope: 'host_direct',
-      },
-    );
-  }
   assertCommandEnv(options.commandEnv);
   const hostCommands = restored ? restored.hostCommands === true : hasScope(caller, 'host_direct');
   const warnings: string[] = [];

@@ -2,6 +2,7 @@ import type { SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
 import { SessionDelegation } from '../delegation/session-delegation.js';
 import { SubagentTasks } from '../delegation/subagent-tasks.js';
 import { TaskSlots } from '../delegation/task-slots.js';
+import type { ProviderCallLane } from '../ports/provider-call-lane.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { SessionArtifacts } from './session-artifacts.js';
 import type { SessionEmit } from './session-emitter.js';
@@ -23,6 +24,8 @@ export interface SessionDelegationWiring {
   readonly mcp: SessionMcp;
   /** Large outputs are kept as artifacts of the session. */
   readonly artifacts: SessionArtifacts;
+  /** The generate lane the session's provider requests wait in (queueConfig): its children's wait in it too. */
+  readonly providerLane: ProviderCallLane | undefined;
 }
 
 /** A session's subagent tasks and the delegation that runs them. */
@@ -47,7 +50,7 @@ export function buildSessionDelegation(
   );
   // Wired on first delegation: a session that never delegates keeps none of it.
   const delegation = new SessionDelegation(() => {
-    const { emit, flight, governance, mcp, artifacts } = wiring;
+    const { emit, flight, governance, mcp, artifacts, providerLane } = wiring;
     return {
       sessionId: config.sessionId,
       depth: config.delegationDepth,
@@ -61,7 +64,13 @@ export function buildSessionDelegation(
       tasks,
       // Per session, across every parallel_task and host `tasks` request: the option, else config max_parallel_tasks.
       slots: new TaskSlots(config.options.maxParallelTasks ?? bounds.limits.maxParallel),
-      parent: { config, hostEnv, governanceParts: () => governance.parts(), mcpLayers: () => mcp.layers() },
+      parent: {
+        config,
+        hostEnv,
+        governanceParts: () => governance.parts(),
+        mcpLayers: () => mcp.layers(),
+        providerLane,
+      },
       spawner: agent.children,
       storeArtifact: (content, toolCallId, toolName) => artifacts.store(content, toolCallId, toolName),
     };

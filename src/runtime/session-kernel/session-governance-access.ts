@@ -5,6 +5,7 @@ import type { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { HostEnv } from '../ports/host-env.js';
+import type { ControlLane } from '../queue/session-queue.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
@@ -25,6 +26,8 @@ export class SessionGovernanceAccess {
     /** "Allow always" grants of a restored session (from its snapshot), held again once the broker is built. */
     private readonly restoredGrants: readonly string[],
     private readonly lifecycle: SessionLifecycle,
+    /** The session's lane queue: answering a confirmation is a control operation (the control lane). */
+    private readonly queue: ControlLane | undefined,
   ) {}
 
   /** The session's governance (policy, confirmation broker, hooks, budget, redaction); built on first use. */
@@ -45,7 +48,9 @@ export class SessionGovernanceAccess {
   /** Answer a pending confirmation (404 unknown, 409 already settled or digest mismatch); `always` may add a grant (ConfirmationBroker). */
   answerConfirmation(toolId: string, answer: ConfirmationAnswer): AnsweredConfirmation {
     this.lifecycle.assertOpen();
-    return this.parts().governance.broker.answer(toolId, answer);
+    const queue = this.queue;
+    if (queue === undefined) return this.parts().governance.broker.answer(toolId, answer);
+    return queue.control(() => this.parts().governance.broker.answer(toolId, answer));
   }
 
   /** Reject every pending confirmation (the seed's cancelConfirmations): the number cancelled, 0 when none. */

@@ -94,6 +94,7 @@ export function buildSessionKernel(
       maxEventsPerRun: retention.maxEventsPerRun,
       maxRuns: retention.maxRuns,
       maxSessionEvents: retention.maxEventsPerRun,
+      ...(retention.maxEventBytesPerRun !== undefined ? { maxEventBytesPerRun: retention.maxEventBytesPerRun } : {}),
     },
     restored?.sessionSequence ?? 0,
   );
@@ -111,6 +112,14 @@ export function buildSessionKernel(
     lifecycle,
     onEvent,
   });
+
+  const queueConfig = config.options.queueConfig;
+  const queue = queueConfig
+    ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, {
+        lostTasks: restored?.externalTasks ?? [],
+        interrupted: () => lifecycle.keepsCheckpoints(),
+      })
+    : undefined;
 
   const records = new SessionRuns(
     { sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit },
@@ -132,6 +141,7 @@ export function buildSessionKernel(
     childOf?.governance,
     restored?.permissionGrants ?? [],
     lifecycle,
+    queue,
   );
 
   const sandbox = services.sandbox ?? UNSANDBOXED;
@@ -159,17 +169,12 @@ export function buildSessionKernel(
     allowPrivate: config.outboundAllowPrivate,
   });
   for (const manager of childOf?.borrowedMcp ?? []) mcp.borrow(manager);
+  // Provider requests wait in the generate lane: the session's own, else (a task child) its parent's; none without a queue.
+  const providerLane = queue?.generateLane() ?? childOf?.providerLane;
   const { tasks, delegation } = buildSessionDelegation(
-    { config, scope, emit, flight, governance, mcp, artifacts },
+    { config, scope, emit, flight, governance, mcp, artifacts, providerLane },
     restored?.subagentTasks,
   );
-  const queueConfig = config.options.queueConfig;
-  const queue = queueConfig
-    ? new SessionQueue(sessionId, resolveQueueSettings(queueConfig), hostEnv, {
-        lostTasks: restored?.externalTasks ?? [],
-        interrupted: () => lifecycle.keepsCheckpoints(),
-      })
-    : undefined;
 
   const tools = new SessionTools({
     permissionPolicy: config.permissionPolicy,
@@ -181,7 +186,7 @@ export function buildSessionKernel(
     invoker: { config, governance, artifacts, reports, commands, fileOwner: sandbox.runAs, delegation, queue },
   });
   const directCalls = new HostDirectCalls({ config, hostEnv, emit, lifecycle, tools });
-  const llm = new LlmInvoker(config, governance);
+  const llm = new LlmInvoker(config, governance, providerLane);
   // Memory events belong to the active run when there is one (the context provider), else to the session.
   const memory = openAgentMemory(
     config.memory,
@@ -246,6 +251,7 @@ export function buildSessionKernel(
     flight,
     activity: host,
     quotas,
+    queue,
   });
   return {
     lifecycle,

@@ -8,6 +8,7 @@ import { sessionInvocationContext } from './session-invocation-context.js';
 import { SessionRunHost, type SessionRunParts } from './session-run-host.js';
 import { isTerminal } from './session-runs.js';
 import type { SingleFlight } from './single-flight.js';
+import type { ControlLane } from '../queue/session-queue.js';
 
 /** What run admission and control need from their session. */
 export interface SessionRunControlDeps extends SessionRunParts {
@@ -16,6 +17,8 @@ export interface SessionRunControlDeps extends SessionRunParts {
   readonly activity: { runEnded(): void };
   /** The tenants' run quotas (concurrent runs, runs per minute); absent: none. */
   readonly quotas: TenantQuotas | undefined;
+  /** The session's lane queue: a cancel is a control operation (the control lane). */
+  readonly queue: ControlLane | undefined;
 }
 
 /**
@@ -121,15 +124,25 @@ export class SessionRunControl {
 
   /** Cancel the active run if it has this id; false when it is not active (RUN_NOT_FOUND when unknown). */
   cancelRun(runId: string): boolean {
+    const queue = this.deps.queue;
+    return queue === undefined ? this.abortRun(runId) : queue.control(() => this.abortRun(runId));
+  }
+
+  private abortRun(runId: string): boolean {
     const run = this.deps.records.require(runId);
     return !isTerminal(run.status) && this.deps.flight.abort(runId, new Error('cancelled'));
   }
 
   /** Cancel the active run (only when it has `runId`, if given); false when nothing matching runs. Never throws (seed `cancel()`/`cancelRun()`). */
   cancel(runId?: string): boolean {
+    const queue = this.deps.queue;
+    return queue === undefined ? this.cancelActive(runId) : queue.control(() => this.cancelActive(runId));
+  }
+
+  private cancelActive(runId: string | undefined): boolean {
     const active = this.deps.flight.runId;
     if (active === undefined || (runId !== undefined && runId !== active)) return false;
-    return this.cancelRun(active);
+    return this.abortRun(active);
   }
 
   /** The active run's snapshot `{id, status}`, or null when idle (seed `currentRun()`). */
