@@ -83,7 +83,7 @@ export class WorkspaceFiles {
   constructor(
     private readonly access: WorkspaceAccess,
     private readonly owner?: FileOwner,
-    /** Checked before a path is opened by name (`open`, `openDirectory`): throws to refuse it (see OpenGuard). */
+    /** Checked before a path is opened by name (`open`, `openDescriptor`, `openDirectory`): throws to refuse it (see OpenGuard). */
     private readonly guard?: OpenGuard,
   ) {}
 
@@ -151,6 +151,7 @@ export class WorkspaceFiles {
     for (let attempt = 0; ; attempt++) {
       const location = this.locate(userPath);
       try {
+        this.guard?.(userPath, location);
         return {
           fd: openSync(location.via, flags | FILE_FLAGS),
           relative: location.relative,
