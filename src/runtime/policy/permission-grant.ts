@@ -31,6 +31,14 @@ export function permissionGrantKey(toolName: string, args: unknown, context: Per
   return `bash\u0000commands\u0000${JSON.stringify(analysis.commands.map((c) => c.subject))}`;
 }
 
+/**
+ * The key a grant had before tools declared their permission paths (snapshots of 2026-12-02): the tool name and
+ * the seed's argument string. Only read, to keep those grants working; bash keys did not change.
+ */
+export function legacyPermissionGrantKey(toolName: string, args: unknown): string {
+  return `${toolName.toLowerCase()}\u0000${argumentString(toolName, args)}`;
+}
+
 /** The grant an "allow always" answer to this call would add; `floor` is the operator's policy the session runs under, if any. */
 export function permissionGrantRequest(
   toolName: string,

@@ -1,4 +1,4 @@
-import { permissionGrantKey } from '../../policy/permission-grant.js';
+import { legacyPermissionGrantKey, permissionGrantKey } from '../../policy/permission-grant.js';
 import { evaluateBoundedPermission } from '../../policy/permission-policy.js';
 import { callSubjects } from '../call-subjects.js';
 import { CONTINUE, stopWith, type StageVerdict, type ToolCallState } from '../tool-call-state.js';
@@ -31,7 +31,13 @@ export async function permission(state: ToolCallState): Promise<StageVerdict> {
     return denied(state, name, verdict.rule, reason, `Tool ${name} was ${reason} (permissionPolicy).`);
   }
   // An earlier "allow always" for the same tool and permission subject answers the ask (see ConfirmationBroker).
-  if (governance.broker.grantCount > 0 && governance.broker.isGranted(permissionGrantKey(name, state.args, context)))
+  // Grants saved before tools declared their paths are keyed by the seed's argument string: they keep granting
+  // exactly what they granted then.
+  if (
+    governance.broker.grantCount > 0 &&
+    (governance.broker.isGranted(permissionGrantKey(name, state.args, context)) ||
+      governance.broker.isGranted(legacyPermissionGrantKey(name, state.args)))
+  )
     return CONTINUE;
   // A child run under confirmationInheritance deny_on_ask / auto_approve answers the ask itself.
   if (governance.onAsk === 'approve') return CONTINUE;
