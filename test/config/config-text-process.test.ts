@@ -30,7 +30,7 @@ describe('the server process with A3S_CONFIG_TEXT', () => {
     const dir = tempDir('a3s-text-proc-');
     const acl = `${SEED_ACL.replace('http://127.0.0.1:4000', fake.rootUrl).replace('/var/lib/a3s/sessions', join(dir, 'sessions'))}
 task_scheduler { max_active = 4 }
-project_doc_fallback_filenames = ["CLAUDE.md"]
+auto_parallel = true
 `;
     const proc = startMain({
       A3S_CONFIG_TEXT: acl,
@@ -44,8 +44,8 @@ project_doc_fallback_filenames = ["CLAUDE.md"]
     expect(warnings.map((w) => [w.configKey, w.msg])).toEqual([
       ['task_scheduler', 'task_scheduler is accepted for compatibility with A3S Code but not used by this server yet'],
       [
-        'project_doc_fallback_filenames',
-        'project_doc_fallback_filenames is accepted for compatibility with A3S Code but not used by this server yet',
+        'auto_parallel',
+        'auto_parallel is accepted for compatibility with A3S Code but not used by this server yet',
       ],
     ]);
     fake.script({ text: 'inline ok' });
