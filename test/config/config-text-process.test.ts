@@ -43,10 +43,7 @@ auto_parallel = true
     const warnings = logLines(proc.stdout).filter((line) => line.level === 40);
     expect(warnings.map((w) => [w.configKey, w.msg])).toEqual([
       ['task_scheduler', 'task_scheduler is accepted for compatibility with A3S Code but not used by this server yet'],
-      [
-        'auto_parallel',
-        'auto_parallel is accepted for compatibility with A3S Code but not used by this server yet',
-      ],
+      ['auto_parallel', 'auto_parallel is accepted for compatibility with A3S Code but not used by this server yet'],
     ]);
     fake.script({ text: 'inline ok' });
     const created = await request(url).post('/v1/sessions').send({}).expect(201);
