@@ -78,6 +78,43 @@ describe('the one provider retry layer', () => {
     ]);
   });
 
+  it("a 500's message reaches the run's error cut to 500 characters, with the provider key redacted", async () => {
+    const fake = await startFakeProvider();
+    fakes.push(fake);
+    const key = 'sk-live-provider-key-0123456789abcdef';
+    const t = await startTestServer({
+      fake,
+      config: { providers: { openai: { apiKey: key, baseUrl: fake.baseUrl, maxRetries: 0 } } },
+    });
+    servers.push(t);
+    const id = await createSession(t);
+    t.fake.script({ error: { status: 500, message: `upstream exploded near ${key} ${'x'.repeat(2000)}` } });
+    const { run } = await runAndWait(t, id, 'hello');
+    t.fake.assertDone();
+    expect(run.error).toMatchObject({ code: 'PROVIDER_ERROR', status: 500 });
+    const message = run.error?.message ?? '';
+    expect(message).toContain('HTTP 500');
+    expect(message).toContain('upstream exploded near [REDACTED]');
+    expect(message).not.toContain(key);
+    expect(message).not.toContain('x'.repeat(600));
+    expect(message.length).toBeLessThan(700);
+  });
+
+  it('a 401 or 403 says the status only: those answers echo fragments of the key', async () => {
+    const t = await server(0);
+    const id = await createSession(t);
+    t.fake.script({ error: { status: 401, message: 'Incorrect API key provided: sk-te**st. Find yours at ...' } });
+    const first = await runAndWait(t, id, 'hello');
+    expect(first.run.error).toMatchObject({ code: 'PROVIDER_ERROR', status: 401 });
+    expect(first.run.error?.message).toContain('HTTP 401');
+    expect(first.run.error?.message).not.toContain('sk-te');
+    t.fake.script({ error: { status: 403, message: 'key sk-te**st is not allowed here' } });
+    const second = await runAndWait(t, id, 'again');
+    t.fake.assertDone();
+    expect(second.run.error).toMatchObject({ code: 'PROVIDER_ERROR', status: 403 });
+    expect(second.run.error?.message).not.toContain('sk-te');
+  });
+
   it('a 400 is not retried', async () => {
     const t = await server(2);
     const id = await createSession(t);

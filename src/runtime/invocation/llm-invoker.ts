@@ -9,6 +9,7 @@ import {
 } from '../llm/llm-provider.js';
 import { addUsage, type Usage } from '../../protocol/run-record.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
+import { providerFailureText } from './provider-failure-text.js';
 import { budgetEventPayload } from '../policy/budget/budget-event.js';
 import { abortableDelay } from '../signals/abortable-delay.js';
 import { GovernedCallError } from './governed-call-error.js';
@@ -263,12 +264,13 @@ export class LlmInvoker {
         // Cancellation, and what the consumer threw, pass unchanged (and are no provider failure).
         if (ctx.signal.aborted || !(error instanceof LlmProviderError)) throw error;
         const requests = attempt + 1;
+        const said = providerFailureText(error.status, error.message, this.governance.session.redactor);
         if (error.status === 429)
           this.rateLimited(ctx, error, requests, error.retryable && !streamed() && attempt < maxRetries);
         if (!error.retryable || streamed())
           throw new ProviderCallError(
             'PROVIDER_ERROR',
-            `provider call failed${statusText(error.status)}: ${error.message}`,
+            `provider call failed${statusText(error.status)}: ${said}`,
             error.status,
             requests,
           );
@@ -277,14 +279,14 @@ export class LlmInvoker {
           if (this.failedCalls >= threshold) {
             throw new ProviderCallError(
               'CIRCUIT_BREAKER_OPEN',
-              `${this.failedCalls} provider calls in a row failed (circuitBreakerThreshold ${threshold}); last${statusText(error.status)} after ${requests} request(s): ${error.message}`,
+              `${this.failedCalls} provider calls in a row failed (circuitBreakerThreshold ${threshold}); last${statusText(error.status)} after ${requests} request(s): ${said}`,
               error.status,
               requests,
             );
           }
           throw new ProviderCallError(
             'PROVIDER_ERROR',
-            `provider call failed${statusText(error.status)} after ${requests} request(s) (max_retries ${maxRetries}): ${error.message}`,
+            `provider call failed${statusText(error.status)} after ${requests} request(s) (max_retries ${maxRetries}): ${said}`,
             error.status,
             requests,
           );
@@ -297,7 +299,7 @@ export class LlmInvoker {
           threshold: maxRetries,
           status: error.status ?? null,
           delay_ms: delay,
-          message: `${turn !== undefined ? `turn ${turn}: ` : ''}provider failure${statusText(error.status)}, retry ${retry}/${maxRetries} in ${delay} ms: ${error.message}`,
+          message: `${turn !== undefined ? `turn ${turn}: ` : ''}provider failure${statusText(error.status)}, retry ${retry}/${maxRetries} in ${delay} ms: ${said}`,
         });
         // A cancel during the wait ends it at once; the loop then reports the run cancelled.
         if (!(await abortableDelay(delay, ctx.signal))) throw error;
@@ -321,7 +323,7 @@ export class LlmInvoker {
         retry_after_ms: error.retryAfterMs ?? null,
         attempt,
         will_retry: willRetry,
-        message: error.message,
+        message: providerFailureText(429, error.message, this.governance.session.redactor),
       },
       { sessionId: ctx.sessionId },
     );
