@@ -189,6 +189,14 @@ export const CodeConfigSchema = z
       .default([]),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /**
+     * What the log holds beyond its level. `requests`: Fastify's two lines per HTTP request (incoming request,
+     * request completed). Default false, so `info` is quiet; `log_level = "debug"` (or trace) logs them too.
+     */
+    log: z
+      .object({ requests: z.boolean().default(false) })
+      .strict()
+      .default({ requests: false }),
+    /**
      * Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): `true` every peer, or addresses, CIDRs
      * and `loopback` / `linklocal` / `uniquelocal`. The client address then comes from X-Forwarded-For, for
      * limits.maxConnectionsPerAddress and request logs. Default false: the TCP peer is the client.

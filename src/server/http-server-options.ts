@@ -21,6 +21,8 @@ export function httpServerOptions(config: CodeConfig, faults: ClientFaultLog): F
   const { limits } = config;
   return {
     bodyLimit: limits.bodyLimitBytes,
+    // Request logs only when asked for, or at debug and trace: at info one line per request would drown the rest.
+    disableRequestLogging: !(config.log.requests || config.logLevel === 'debug' || config.logLevel === 'trace'),
     // Session ids may be 128 characters and tool ids longer; Fastify's default (100) would 414 them.
     routerOptions: { maxParamLength: 512 },
     trustProxy: config.trustProxy,

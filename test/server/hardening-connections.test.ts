@@ -91,6 +91,7 @@ describe('limits.maxConnectionsPerAddress', () => {
   it('behind a trusted proxy, counts X-Forwarded-For clients and answers 429 TOO_MANY_CONNECTIONS over the cap', async () => {
     const t = await start({
       trustProxy: ['127.0.0.1'],
+      log: { requests: true },
       limits: { maxConnectionsPerAddress: 2, bodyTimeoutMs: 20_000 },
     });
     const first = await holdRequest(t.port, ['X-Forwarded-For: 203.0.113.7']);

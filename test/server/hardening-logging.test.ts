@@ -122,3 +122,24 @@ describe('ClientFaultLog', () => {
     log.close();
   });
 });
+
+describe('request logs: quiet at info, on with log.requests or at debug', () => {
+  const started: CapturedServer[] = [];
+  afterAll(async () => {
+    for (const s of started) await s.close();
+  });
+  const requestLines = (s: CapturedServer) =>
+    s.lines.filter((line) => line.msg === 'incoming request' || line.msg === 'request completed');
+
+  it('at the default info level 20 requests log no request lines; log.requests = true logs two per request', async () => {
+    const quiet = await startCapturedServer();
+    const loud = await startCapturedServer({ log: { requests: true } });
+    const debug = await startCapturedServer({ logLevel: 'debug' });
+    started.push(quiet, loud, debug);
+    for (const s of [quiet, loud, debug])
+      await Promise.all(Array.from({ length: 20 }, () => fetch(`${s.url}/healthz`).then((res) => res.arrayBuffer())));
+    expect(requestLines(quiet)).toEqual([]);
+    await eventually(() => expect(requestLines(loud)).toHaveLength(40));
+    await eventually(() => expect(requestLines(debug)).toHaveLength(40));
+  });
+});
