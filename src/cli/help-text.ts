@@ -25,6 +25,7 @@ Commands:
   approve SESSION TOOL_ID      answer a pending confirmation (--reject, --reason R)
   resume SESSION RUN_ID        resume a run from its checkpoint and follow it like run
   acp                          stdio bridge to the server's ACP endpoint, for editors (Zed agent_servers)
+  token new                    make an API token and the api_token {} block (its hash) for the server config
 
 Run "a3s <command> --help" for a command's flags. "a3s --version" prints the version.
 
@@ -119,4 +120,15 @@ Flags:
 ${CONNECTION}
 
 ${EXIT_CODES}`,
+  token: `Usage: a3s token new [--principal P] [--tenant T] [--scope S]... [--json]
+
+Makes a new API token (32 random bytes, "a3s_" and base64url) on this machine, without asking a server, and prints
+it once with the api_token {} block for the server's config, which holds only the token's SHA-256: keep the token
+for the client (A3S_TOKEN, --token, ~/.config/a3s/cli.json) and put the block in the server's config.
+
+Flags:
+  --principal P   who the token speaks for (default "local")
+  --tenant T      its tenant (default "default")
+  --scope S       sessions, host_direct or admin; repeat for more (default sessions)
+  --json          print {token, tokenSha256, principal, tenantId, scopes} as one JSON line`,
 };

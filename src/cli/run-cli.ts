@@ -9,6 +9,7 @@ import { reportError } from './report-error.js';
 import { resumeCommand } from './resume-command.js';
 import { runCommand } from './run-command.js';
 import { sessionsCommand } from './sessions-command.js';
+import { tokenCommand } from './token-command.js';
 import { UsageError } from './usage-error.js';
 import { verifyCommand } from './verify-command.js';
 
@@ -22,6 +23,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   approve: approveCommand,
   resume: resumeCommand,
   acp: acpCommand,
+  token: tokenCommand,
 };
 
 /** Flags that ask for help wherever they are (before a `--` that ends the flags). */
@@ -48,7 +50,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     const command = COMMANDS[name];
     if (!command)
-      throw new UsageError(`unknown command "${name}" (run, verify, sessions, events, approve, resume, acp)`, '');
+      throw new UsageError(
+        `unknown command "${name}" (run, verify, sessions, events, approve, resume, acp, token)`,
+        '',
+      );
     if (asksForHelp(args)) {
       io.out(`${HELP[name]}\n`);
       return EXIT.ok;
