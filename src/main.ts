@@ -3,6 +3,7 @@ import { configWarnings } from './config/config-warnings.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig } from './config/load-config.js';
 import { startServer } from './server/start-server.js';
+import { startupSummary } from './server/startup-summary.js';
 
 /** Process entry: load config, start the server, shut down in order on SIGINT/SIGTERM. */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
@@ -20,10 +21,13 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   const server = await startServer(config);
   // Seed keys this server accepts but does not use yet: named once at start, never fatal.
   for (const warning of configWarnings(config)) server.ctx.logger.warn({ configKey: warning.key }, warning.message);
-  server.ctx.logger.info(
-    { url: server.url, store: server.ctx.store.kind, model: config.defaultModel },
-    'A3S Code Server listening',
+  const summary = startupSummary(
+    config,
+    { url: server.url, store: server.ctx.store.kind, sandbox: server.ctx.sandbox },
+    process.cwd(),
   );
+  for (const warning of summary.warnings) server.ctx.logger.warn(warning);
+  server.ctx.logger.info(summary.fields, 'A3S Code Server listening');
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

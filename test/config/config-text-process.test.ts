@@ -45,6 +45,16 @@ auto_parallel = true
       ['task_scheduler', 'task_scheduler is accepted for compatibility with A3S Code but not used by this server yet'],
       ['auto_parallel', 'auto_parallel is accepted for compatibility with A3S Code but not used by this server yet'],
     ]);
+    const listeningLine = logLines(proc.stdout).find((line) => line.msg === 'A3S Code Server listening');
+    expect(listeningLine).toMatchObject({
+      model: 'openai/docs-fake',
+      provider: 'openai',
+      providerUrl: `${fake.rootUrl}/v1/chat/completions`,
+      store: 'file',
+      auth: 'none: bound to loopback only, every caller has every scope',
+      workspaceRoots: [dir],
+    });
+    expect(listeningLine?.sandbox).toMatch(/^(bwrap|none) \(mode /);
     fake.script({ text: 'inline ok' });
     const created = await request(url).post('/v1/sessions').send({}).expect(201);
     const run = await request(url)
@@ -54,6 +64,22 @@ auto_parallel = true
     expect(run.body.result.text).toBe('inline ok');
     fake.assertDone();
     expect(fake.requests[0]?.body.model).toBe('docs-fake');
+  });
+
+  it('without workspace_roots, warns at start that sessions work in its own working directory, naming it', async () => {
+    const dir = tempDir('a3s-text-proc-');
+    const proc = startMain({
+      A3S_CONFIG_TEXT: SEED_ACL.replace('/var/lib/a3s/sessions', join(dir, 'sessions')),
+      A3S_PORT: '0',
+      A3S_DATA_DIR: join(dir, 'data'),
+    });
+    procs.push(proc);
+    await listening(proc);
+    const lines = logLines(proc.stdout);
+    expect(lines.filter((line) => line.level === 40).map((line) => line.msg)).toContain(
+      `the workspace root is this server's working directory ${process.cwd()} (the default of workspace_roots): sessions work there unless they name another directory; set workspace_roots or A3S_WORKSPACE_ROOTS`,
+    );
+    expect(lines.find((line) => line.msg === 'A3S Code Server listening')?.workspaceRoots).toEqual([process.cwd()]);
   });
 
   it('refuses to start when A3S_CONFIG_TEXT and A3S_CONFIG are both set', async () => {

@@ -300,7 +300,26 @@ describe('one tenant or no tokens: nothing changes', () => {
       );
       expect((await create({ workspace: root }).expect(201)).body.session.workspace).toBe(root);
       expect((await create({ workspace: 'missing' }).expect(400)).body.error.code).toBe('SESSION_CONFIGURATION_ERROR');
-      expect((await create({ workspace: '/etc' }).expect(400)).body.error.code).toBe('WORKSPACE_OUTSIDE_ROOTS');
+      const outside = (await create({ workspace: '/etc' }).expect(400)).body.error;
+      expect(outside.code).toBe('WORKSPACE_OUTSIDE_ROOTS');
+      if (apiTokens.length === 0) {
+        // The anonymous loopback caller has every scope: it is told the roots and how to set them.
+        expect(outside.message).toContain(
+          `(${root}); the operator sets them with workspace_roots or A3S_WORKSPACE_ROOTS`,
+        );
+        expect(outside.details).toEqual({ field: 'workspace', roots: [root] });
+      } else {
+        // A sessions-only caller gets no map of the host's layout; one with host_direct does.
+        expect(outside.message).toBe('workspace: "/etc" is outside the configured workspace roots');
+        expect(outside.details).toEqual({ field: 'workspace' });
+        const host = await request(t.url)
+          .post('/v1/sessions')
+          .set(auth(A_HOST))
+          .send({ workspace: '/etc' })
+          .expect(400);
+        expect(host.body.error.message).toContain(`outside the configured workspace roots (${root})`);
+        expect(host.body.error.details).toEqual({ field: 'workspace', roots: [root] });
+      }
     });
   }
 });

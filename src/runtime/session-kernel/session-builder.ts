@@ -265,7 +265,12 @@ export async function buildSessionConfig(
 
   // With tokens of several tenants a workspace must be in the owner's own space (admins: anywhere in the roots);
   // a restored session keeps the workspace it was created with (see restoredWorkspace).
-  const claim = { tenantId: options.tenantId ?? caller.tenantId, admin: hasScope(caller, 'admin') };
+  const admin = hasScope(caller, 'admin');
+  const claim = {
+    tenantId: options.tenantId ?? caller.tenantId,
+    admin,
+    showsRoots: admin || hasScope(caller, 'host_direct'),
+  };
   const { workspace, agentsMd, skipped } = await deps.workspaceContext.get(
     {
       requested: options.workspace,

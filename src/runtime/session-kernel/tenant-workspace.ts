@@ -23,6 +23,12 @@ export interface WorkspaceLayout {
 export interface DirectoryClaim {
   readonly tenantId: string;
   readonly admin: boolean;
+  /**
+   * Whether a refusal may name the configured roots (callers with `admin` or `host_direct`, who run on the host
+   * anyway): they learn where workspaces may be and that A3S_WORKSPACE_ROOTS sets it. Others never get a map
+   * of the host's layout.
+   */
+  readonly showsRoots?: boolean;
 }
 
 /** How resolveTenantDirectory reads a request. */
@@ -200,8 +206,10 @@ export async function resolveTenantDirectory(
   if (rootOf(layout, canonical) === undefined) {
     throw new CodeError(
       'WORKSPACE_OUTSIDE_ROOTS',
-      `${field}: "${requested}" resolves to ${canonical}, outside the configured workspace roots`,
-      { field },
+      claim.showsRoots === true
+        ? `${field}: "${requested}" resolves to ${canonical}, outside the configured workspace roots (${layout.roots.join(', ')}); the operator sets them with workspace_roots or A3S_WORKSPACE_ROOTS`
+        : `${field}: "${requested}" is outside the configured workspace roots`,
+      claim.showsRoots === true ? { field, roots: [...layout.roots] } : { field },
     );
   }
   if (!(await stat(canonical)).isDirectory()) throw configError(field, `"${requested}" is not a directory`);

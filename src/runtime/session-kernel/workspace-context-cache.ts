@@ -74,6 +74,7 @@ export class WorkspaceContextCache {
       request.requested ?? null,
       request.claim.tenantId,
       request.claim.admin,
+      request.claim.showsRoots === true,
       request.fallbackNames ?? null,
     ]);
     const at = this.now();
