@@ -9,6 +9,7 @@ import { registerTaskRoutes } from './routes/tasks.js';
 import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
+import { registerQuestionRoutes } from './routes/questions.js';
 import { registerConsoleRoutes } from './routes/console.js';
 import { registerEventsWebSocket } from './routes/events-ws.js';
 import { registerAuthTicketRoutes } from './routes/auth-ticket.js';
@@ -78,6 +79,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerRunRoutes(app, ctx);
   registerToolRoutes(app, ctx);
   registerConfirmationRoutes(app, ctx);
+  registerQuestionRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
   registerSkillRoutes(app, ctx);

@@ -55,12 +55,14 @@ export const ERROR_CATALOGUE = {
   TASK_NOT_FOUND: { status: 404, description: 'The session has no subagent task with this id.' },
   CHECKPOINT_NOT_FOUND: { status: 404, description: 'No loop checkpoint exists for the run.' },
   CONFIRMATION_NOT_FOUND: { status: 404, description: 'No pending confirmation has this tool id.' },
+  QUESTION_NOT_FOUND: { status: 404, description: 'No question to the user has this id in this session.' },
   EXTERNAL_TASK_NOT_FOUND: {
     status: 404,
     description:
       "The session's lane queue never handed out an external task with this id (or has forgotten it: it keeps the last 1000 settled ones).",
   },
   CONFIRMATION_SETTLED: { status: 409, description: 'The confirmation was already answered, timed out or cancelled.' },
+  QUESTION_SETTLED: { status: 409, description: 'The question was already answered, timed out or cancelled.' },
   EXTERNAL_TASK_SETTLED: {
     status: 409,
     description:

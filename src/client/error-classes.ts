@@ -99,6 +99,14 @@ export type ConfirmationNotFoundError = InstanceType<typeof ConfirmationNotFound
 export const ExternalTaskNotFoundError = ERROR_CLASSES.EXTERNAL_TASK_NOT_FOUND;
 /** An error of code EXTERNAL_TASK_NOT_FOUND. */
 export type ExternalTaskNotFoundError = InstanceType<typeof ExternalTaskNotFoundError>;
+/** The error of code QUESTION_NOT_FOUND. */
+export const QuestionNotFoundError = ERROR_CLASSES.QUESTION_NOT_FOUND;
+/** An error of code QUESTION_NOT_FOUND. */
+export type QuestionNotFoundError = InstanceType<typeof QuestionNotFoundError>;
+/** The error of code QUESTION_SETTLED. */
+export const QuestionSettledError = ERROR_CLASSES.QUESTION_SETTLED;
+/** An error of code QUESTION_SETTLED. */
+export type QuestionSettledError = InstanceType<typeof QuestionSettledError>;
 /** The error of code CONFIRMATION_SETTLED. */
 export const ConfirmationSettledError = ERROR_CLASSES.CONFIRMATION_SETTLED;
 /** An error of code CONFIRMATION_SETTLED. */

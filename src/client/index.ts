@@ -43,6 +43,7 @@ export { HttpTransport, errorFromAnswer, type RequestOptions, type TransportOpti
 export type { ToolArgs, ToolDefinition, ToolResult, TaskSpec, TasksOptions } from './session-tools.js';
 export type { AgentDirRegistered } from './session-memory.js';
 export type { ConfirmOptions, LaneStats } from './session-queue.js';
+export type { QuestionReply } from './session-questions.js';
 export type { HostReconnectInfo, HostReconnectOptions } from './host-reconnect.js';
 export type {
   BudgetDecision,

@@ -10,6 +10,7 @@ import { falseOn, sessionPath, type SessionContext } from './session-context.js'
 import { SessionHost } from './session-host.js';
 import { SessionMemory } from './session-memory.js';
 import { SessionWorkers } from './session-workers.js';
+import { SessionQuestions } from './session-questions.js';
 import { SessionQueue } from './session-queue.js';
 import {
   SessionRuns,
@@ -53,6 +54,7 @@ export class Session {
   private readonly tools: SessionTools;
   private readonly memory: SessionMemory;
   private readonly queue: SessionQueue;
+  private readonly questions: SessionQuestions;
   private readonly host: SessionHost;
 
   constructor(ctx: Omit<SessionContext, 'sessionId'>, info: SessionInfo, resumed = false) {
@@ -72,6 +74,7 @@ export class Session {
     this.tools = new SessionTools(this.ctx);
     this.memory = new SessionMemory(this.ctx);
     this.queue = new SessionQueue(this.ctx);
+    this.questions = new SessionQuestions(this.ctx);
     this.host = new SessionHost(this.ctx);
   }
 
@@ -372,6 +375,11 @@ export class Session {
     this.queue.completeExternalTask(taskId, answer);
   /** Pending confirmations. */
   pendingConfirmations: SessionQueue['pendingConfirmations'] = () => this.queue.pendingConfirmations();
+  /** Questions the agent asked the user (ask_user) and waits on. */
+  pendingQuestions: SessionQuestions['pendingQuestions'] = () => this.questions.pendingQuestions();
+  /** Answer a question of the agent: a string is free text, `{option}` one of its options. */
+  answerQuestion: SessionQuestions['answerQuestion'] = (questionId, reply) =>
+    this.questions.answerQuestion(questionId, reply);
   /** Reject every pending confirmation: the number cancelled (the seed's cancelConfirmations). */
   cancelConfirmations: SessionQueue['cancelConfirmations'] = () => this.queue.cancelConfirmations();
   /** Answer a confirmation. */

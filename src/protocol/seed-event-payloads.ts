@@ -224,6 +224,9 @@ export const SEED_EVENT_PAYLOADS = {
     question: z.string(),
     options: z.array(z.unknown()),
     allow_free_text: z.boolean(),
+    /** Ours: the ask_user call that asks, and how long it waits for an answer (the confirmation policy's timeout). */
+    tool_call_id: z.string().optional(),
+    timeout_ms: z.number().int().optional(),
   }),
   external_task_pending: z.object({
     task_id: z.string(),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CommandResponseMessageSchema } from './commands.js';
 import { HookResponseMessageSchema } from './hooks.js';
 import { CompleteExternalTaskBodySchema } from './queue.js';
+import { MAX_QUESTION_CHARS } from './questions.js';
 
 /**
  * A registered host's answer to an `external_task_pending` event (the WebSocket form of
@@ -33,6 +34,15 @@ export const WsClientMessageSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('cancel'), runId: z.string().min(1) }).strict(),
+  // Answers a question of the agent (ask_user), like POST .../questions/:questionId: free text or an option.
+  z
+    .object({
+      type: z.literal('answer'),
+      questionId: z.string().min(1).max(200),
+      answer: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
+      option: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
+    })
+    .strict(),
   // Become a hook/budget host: the answer `host_registered` carries the connection id to name in a
   // websocket hook endpoint; `hook_response` messages answer the server's `hook_request` frames.
   z.object({ type: z.literal('host_register') }).strict(),
@@ -67,6 +77,7 @@ const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P
  * - `error`: a client message was refused; `field` names the offending field when there is one.
  * - `cancel_result`: answer to `{"type": "cancel"}`.
  * - `confirm_result`: answer to `{"type": "confirm"}` (the confirmation was settled).
+ * - `answer_result`: answer to `{"type": "answer"}` (the question was settled with that answer).
  * - `host_registered`: answer to `{"type": "host_register"}`, with the connection id for websocket hooks.
  * - `external_task_complete_result`: answer to `{"type": "external_task_complete"}` (the task was settled);
  *   a refused answer is an `error` frame (EXTERNAL_TASK_NOT_FOUND, EXTERNAL_TASK_SETTLED with `details`).
@@ -95,6 +106,7 @@ export const WsControlFrameSchema = z.discriminatedUnion('type', [
   ),
   controlFrame('cancel_result', z.object({ run_id: z.string(), cancelled: z.boolean() }).strict()),
   controlFrame('confirm_result', z.object({ tool_id: z.string(), approved: z.boolean() }).strict()),
+  controlFrame('answer_result', z.object({ question_id: z.string(), answered: z.literal(true) }).strict()),
   controlFrame('host_registered', z.object({ connection_id: z.string() }).strict()),
   controlFrame('external_task_complete_result', z.object({ task_id: z.string(), completed: z.literal(true) }).strict()),
 ]);

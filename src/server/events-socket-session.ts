@@ -30,6 +30,7 @@ import {
   cancelControl,
   completeExternalTaskControl,
   confirmControl,
+  answerControl,
   errorControl,
   ownedElsewhereControl,
 } from './ws-controls.js';
@@ -349,6 +350,8 @@ export class EventsSocketSession {
         return cancelControl(session, message);
       case 'confirm':
         return confirmControl(session, caller, message);
+      case 'answer':
+        return answerControl(session, message);
     }
   }
 

@@ -63,6 +63,28 @@ export function confirmControl(
 }
 
 /**
+ * Answer a question of the agent for an `answer` message (the rules of POST .../questions/:questionId, where
+ * exactly one of answer and option is given): answer_result, or the refusal as an error frame.
+ */
+export function answerControl(session: AgentSession, message: Extract<WsClientMessage, { type: 'answer' }>): WsControl {
+  if ((message.answer === undefined) === (message.option === undefined))
+    return errorControl(
+      'VALIDATION_ERROR',
+      'message.answer: give exactly one of answer (free text) or option (one of the offered options)',
+      'answer',
+    );
+  try {
+    session.governance.answerQuestion(
+      message.questionId,
+      message.option !== undefined ? { option: message.option } : { answer: message.answer },
+    );
+    return { type: 'answer_result', payload: { question_id: message.questionId, answered: true } };
+  } catch (error) {
+    return thrownControl(error, 'answer failed', 'questionId');
+  }
+}
+
+/**
  * Settle an external task of the session's lane queue for a registered host, by the rules of
  * POST .../queue/external-tasks/:taskId: only a host of the session's own tenant (an admin of another
  * tenant may watch, not answer); 404 EXTERNAL_TASK_NOT_FOUND and 409 EXTERNAL_TASK_SETTLED become error frames.
@@ -110,19 +132,23 @@ export function ownedElsewhereControl(owner: CodeError, sessionId: string, messa
   const rest =
     message.type === 'confirm'
       ? `answer the confirmation with POST ${path}/confirmations/${encodeURIComponent(message.toolId)} at the owner`
-      : message.type === 'cancel'
-        ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
-        : message.type === 'external_task_complete'
-          ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
-          : 'open the events WebSocket at the owner to register as a host';
+      : message.type === 'answer'
+        ? `answer the question with POST ${path}/questions/${encodeURIComponent(message.questionId)} at the owner`
+        : message.type === 'cancel'
+          ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
+          : message.type === 'external_task_complete'
+            ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
+            : 'open the events WebSocket at the owner to register as a host';
   const field =
     message.type === 'confirm'
       ? 'toolId'
-      : message.type === 'cancel'
-        ? 'runId'
-        : message.type === 'external_task_complete'
-          ? 'task_id'
-          : undefined;
+      : message.type === 'answer'
+        ? 'questionId'
+        : message.type === 'cancel'
+          ? 'runId'
+          : message.type === 'external_task_complete'
+            ? 'task_id'
+            : undefined;
   return errorControl(
     owner.code,
     `${message.type}: ${owner.message}; this socket only follows the session's events from another node, so ${rest}`,

@@ -24,12 +24,19 @@ describe('built-in tools', () => {
       'parallel_task',
       'web_fetch',
       'web_search',
+      'ask_user',
     ]);
     for (const tool of tools) {
       expect(tool.description.length, tool.name).toBeGreaterThan(50);
       expect(() => tool.parameters.parse({ unexpected_field: true }), tool.name).toThrow();
     }
-    expect(tools.filter((tool) => tool.readOnly).map((tool) => tool.name)).toEqual(['read', 'grep', 'glob', 'ls']);
+    expect(tools.filter((tool) => tool.readOnly).map((tool) => tool.name)).toEqual([
+      'read',
+      'grep',
+      'glob',
+      'ls',
+      'ask_user',
+    ]);
     // Read-only per call (readOnlyFor): git status yes, checkout no; edit only with dry_run.
     expect(tools.filter((tool) => tool.readOnlyFor !== undefined).map((tool) => tool.name)).toEqual(['edit', 'git']);
   });

@@ -58,7 +58,8 @@ export function childGovernance(
   skill?: SkillDefinition,
 ): SessionGovernanceParts {
   const budget = new ChildBudgetGuard(parent.budget);
-  const { restrictTool: _parentRestriction, ...inherited } = parent.governance;
+  // A delegated run has no user of its own to ask: ask_user answers so (the parent's questions stay the parent's).
+  const { restrictTool: _parentRestriction, questions: _parentQuestions, ...inherited } = parent.governance;
   // inherit_parent answers the way the parent does (a parent that denies or approves asks keeps doing so).
   const onAsk =
     inheritance === 'deny_on_ask' ? 'deny' : inheritance === 'auto_approve' ? 'approve' : parent.governance.onAsk;

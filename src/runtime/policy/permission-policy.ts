@@ -329,7 +329,7 @@ export function policyProblems(policy: PermissionPolicy): string[] {
   return ruleProblems(policy).map(({ field, index, message }) => `${field}[${index}]: ${message}`);
 }
 
-/** The server's built-in default: read-only tools allowed, everything else asks. */
+/** The server's built-in default: read-only tools (and ask_user, which only asks) allowed, everything else asks. */
 export const BUILTIN_DEFAULT_POLICY: PermissionPolicy = {
   deny: [],
   ask: [],
@@ -339,6 +339,7 @@ export const BUILTIN_DEFAULT_POLICY: PermissionPolicy = {
     'glob',
     'ls',
     'search_skills',
+    'ask_user',
     // The read-only git calls (isGitReadOnly; the git schema orders its keys so these prefixes decide it).
     'git({"command":"status"**)',
     'git({"command":"log"**)',

@@ -1,5 +1,6 @@
 import type { ConfirmationBroker } from './confirmation-broker.js';
 import type { ConfirmationPolicy, PermissionPolicy } from '../../protocol/governance.js';
+import type { QuestionBroker } from './question-broker.js';
 import type { SecretRedactor } from './secret-redactor.js';
 
 /** What a gating hook run decided. */
@@ -66,6 +67,8 @@ export interface SessionGovernance {
   readonly onAsk?: 'deny' | 'approve';
   readonly confirmation: ConfirmationPolicy;
   readonly broker: ConfirmationBroker;
+  /** Questions the agent asks its user (ask_user); absent in delegated runs, which have no user to ask. */
+  readonly questions?: QuestionBroker;
   readonly redactor: SecretRedactor;
   readonly hooks?: GovernanceHooks;
   readonly budget?: GovernanceBudget;

@@ -1,5 +1,6 @@
 import { CodeError } from '../../errors.js';
 import type { BudgetHostEndpoint } from '../../protocol/budget.js';
+import type { PendingQuestionView, QuestionAnswer } from '../../protocol/questions.js';
 import type { AnsweredConfirmation, ConfirmationAnswer, PendingConfirmation } from '../policy/confirmation-broker.js';
 import type { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
@@ -51,6 +52,21 @@ export class SessionGovernanceAccess {
     const queue = this.queue;
     if (queue === undefined) return this.parts().governance.broker.answer(toolId, answer);
     return queue.control(() => this.parts().governance.broker.answer(toolId, answer));
+  }
+
+  /** Questions the agent asked the user and waits on (none while the governance was never built). */
+  pendingQuestions(): PendingQuestionView[] {
+    return this.built?.governance.questions?.list() ?? [];
+  }
+
+  /** Answer a pending question (404 unknown, 409 settled, 400 an option not offered or free text not allowed). */
+  answerQuestion(questionId: string, answer: QuestionAnswer): PendingQuestionView {
+    this.lifecycle.assertOpen();
+    const questions = this.built?.governance.questions;
+    if (!questions) throw new CodeError('QUESTION_NOT_FOUND', `no pending question ${questionId}`, { questionId });
+    const queue = this.queue;
+    if (queue === undefined) return questions.answer(questionId, answer);
+    return queue.control(() => questions.answer(questionId, answer));
   }
 
   /** Reject every pending confirmation (the seed's cancelConfirmations): the number cancelled, 0 when none. */

@@ -4,6 +4,7 @@ import { BuiltinBudgetGuard } from '../policy/budget/builtin-budget-guard.js';
 import { SwitchableBudgetGuard } from '../policy/budget/switchable-budget-guard.js';
 import type { BudgetHostEndpoint } from '../../protocol/budget.js';
 import { HostBudgetGuard } from '../policy/budget/host-budget-guard.js';
+import { QuestionBroker } from '../policy/question-broker.js';
 import { ConfirmationBroker } from '../policy/confirmation-broker.js';
 import { HookEngine } from '../policy/hooks/hook-engine.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
@@ -64,6 +65,7 @@ export function buildSessionGovernance(
     ...(config.permissionBounds.length > 0 ? { agentPermissions: config.permissionBounds } : {}),
     confirmation: config.confirmationPolicy,
     broker: new ConfirmationBroker(hostEnv),
+    questions: new QuestionBroker(hostEnv),
     // securityProvider "none" (a host_direct caller's choice) turns secret redaction off for this session.
     redactor: config.securityProvider === 'none' ? PASSTHROUGH_REDACTOR : shared.redactor,
     hooks,

@@ -1,4 +1,5 @@
 import type { AnyToolDefinition } from './define-tool.js';
+import { askUserTool } from './builtin/ask-user.js';
 import { bashTool } from './builtin/bash.js';
 import { batchTool } from './builtin/batch.js';
 import { editTool } from './builtin/edit.js';
@@ -18,7 +19,7 @@ import { webSearchTool } from './builtin/web-search.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import { writeTool } from './builtin/write.js';
 
-/** The built-in tools (file reading and editing, search, shell, git, the batch and program orchestrators, delegation and the web tools), in a stable order. */
+/** The built-in tools (file reading and editing, search, shell, git, the batch and program orchestrators, delegation, the web tools and ask_user), in a stable order. */
 export function createBuiltinTools(): AnyToolDefinition[] {
   return [
     readTool,
@@ -36,6 +37,7 @@ export function createBuiltinTools(): AnyToolDefinition[] {
     parallelTaskTool,
     webFetchTool,
     webSearchTool,
+    askUserTool,
   ];
 }
 

@@ -11,6 +11,7 @@ import type { WorkspaceFiles } from '../workspace/workspace-files.js';
 import type { WebAccess } from '../web/web-access.js';
 import type { z } from 'zod';
 import type { PermissionPath } from '../policy/permission-subjects.js';
+import type { QuestionOutcome, QuestionText } from '../policy/question-broker.js';
 
 /** What a tool gets from the tool invoker: confinement root, cancellation and an output sink. */
 export interface ToolContext {
@@ -40,10 +41,21 @@ export interface ToolContext {
   readonly web?: WebAccess;
   /** Only for the delegating tools (task, parallel_task, Skill): the session's child runs. */
   readonly delegation?: Delegation;
+  /**
+   * Only for ask_user: asks the session's user a question and waits for the answer, its timeout or a cancel.
+   * Absent where nobody can answer (a delegated run).
+   */
+  readonly questions?: UserQuestions;
   /** The run's own signal (the call's `signal` also ends with the call); set for the delegating tools. */
   readonly runSignal?: AbortSignal;
   /** A host-direct caller's confirmationInheritance for the children of this call (delegating tools only). */
   readonly confirmationInheritance?: ConfirmationInheritance;
+}
+
+/** How a tool asks the session's user (ToolContext.questions). */
+export interface UserQuestions {
+  /** Ask and wait: the answer (free text or one of the options), or why there is none. */
+  ask(question: QuestionText): Promise<QuestionOutcome>;
 }
 
 /** The result of one child call made by an orchestrator. */
@@ -102,6 +114,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * (a child run is bounded by its own limits, the run's deadline and parallel_task's timeout_ms).
    */
   readonly delegates?: true;
+  /**
+   * Set only on ask_user: it receives `ctx.questions` and runs without the toolTimeoutMs timer (the question's own
+   * timeout, the confirmation policy's, bounds the wait).
+   */
+  readonly asksUser?: true;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

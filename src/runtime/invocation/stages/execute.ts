@@ -2,7 +2,8 @@ import { WorkspaceChangedError } from '../../workspace/workspace-errors.js';
 import { WorkspaceFiles } from '../../workspace/workspace-files.js';
 import { openGuardOf } from '../call-subjects.js';
 import { workspaceChangedResult } from '../../tools/tool-file-helpers.js';
-import type { NestedInvoker, ToolContext, ToolResult } from '../../tools/define-tool.js';
+import type { NestedInvoker, ToolContext, ToolResult, UserQuestions } from '../../tools/define-tool.js';
+import type { QuestionBroker } from '../../policy/question-broker.js';
 import { deadlineReason } from '../run-deadline-error.js';
 import type { ToolCallState } from '../tool-call-state.js';
 import type { ExecutionBound } from '../../queue/session-queue.js';
@@ -56,17 +57,18 @@ export async function execute(
   const laneBound = bound !== undefined && bound.ms < ctx.governance.toolTimeoutMs ? bound : undefined;
   const timeoutMs = laneBound?.ms ?? ctx.governance.toolTimeoutMs;
   const limit = laneBound?.source ?? 'toolTimeoutMs';
-  const timer = tool.delegates
-    ? undefined
-    : setTimeout(() => {
-        controller.abort(new Error(`tool timeout (${limit} ${timeoutMs})`));
-        stop({
-          output: `Tool ${tool.name} timed out after ${timeoutMs} ms (${limit}).`,
-          exitCode: 1,
-          metadata: { timed_out: true },
-          errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs },
-        });
-      }, timeoutMs);
+  const timer =
+    tool.delegates || tool.asksUser
+      ? undefined
+      : setTimeout(() => {
+          controller.abort(new Error(`tool timeout (${limit} ${timeoutMs})`));
+          stop({
+            output: `Tool ${tool.name} timed out after ${timeoutMs} ms (${limit}).`,
+            exitCode: 1,
+            metadata: { timed_out: true },
+            errorKind: { type: 'timeout', op: tool.name, duration_ms: timeoutMs },
+          });
+        }, timeoutMs);
   let ended = false;
   let streamed = 0;
   const cap = ctx.governance.toolOutputBytes;
@@ -102,6 +104,9 @@ export async function execute(
     ...(state.deps.commands ? { commands: state.deps.commands.forOrigin(call.origin) } : {}),
     ...(state.deps.web ? { web: state.deps.web } : {}),
     ...(tool.delegates && state.deps.delegation ? { delegation: state.deps.delegation, runSignal: ctx.signal } : {}),
+    ...(tool.asksUser && state.deps.governance.questions
+      ? { questions: userQuestions(state.deps.governance.questions, state, controller.signal) }
+      : {}),
     ...(tool.delegates && call.origin === 'host_direct' && call.confirmationInheritance
       ? { confirmationInheritance: call.confirmationInheritance }
       : {}),
@@ -132,4 +137,28 @@ export async function execute(
     clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onRunAbort);
   }
+}
+
+/** ask_user's way to the session's question broker: the question bound to this call, announced as user_question. */
+function userQuestions(broker: QuestionBroker, state: ToolCallState, signal: AbortSignal): UserQuestions {
+  const { ctx, call } = state;
+  return {
+    ask: (question) =>
+      broker.ask({
+        ...question,
+        runId: ctx.runId,
+        toolCallId: call.id,
+        timeoutMs: state.deps.governance.confirmation.defaultTimeoutMs,
+        signal,
+        onAsked: (pending) =>
+          ctx.emit('user_question', {
+            question_id: pending.questionId,
+            question: pending.question,
+            options: pending.options,
+            allow_free_text: pending.allowFreeText,
+            tool_call_id: pending.toolCallId,
+            timeout_ms: pending.timeoutMs,
+          }),
+      }),
+  };
 }

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/** Longest question, option and free-text answer, in characters. */
+export const MAX_QUESTION_CHARS = 4000;
+/** Most options one question offers. */
+export const MAX_QUESTION_OPTIONS = 20;
+
+/** Path parameters of POST /v1/sessions/:id/questions/:questionId. */
+export const QuestionParamsSchema = z
+  .object({ id: z.string().min(1).max(128), questionId: z.string().min(1).max(200) })
+  .strict();
+
+/** A question the agent asked the user (the ask_user tool), waiting for an answer. */
+export const PendingQuestionSchema = z
+  .object({
+    questionId: z.string(),
+    question: z.string(),
+    options: z.array(z.string()),
+    allowFreeText: z.boolean(),
+    runId: z.string().nullable(),
+    toolCallId: z.string(),
+    createdAtMs: z.number().int(),
+    timeoutMs: z.number().int(),
+    remainingMs: z.number().int(),
+  })
+  .strict()
+  .meta({ id: 'PendingQuestion' });
+
+/** A pending question as the wire carries it. */
+export type PendingQuestionView = z.infer<typeof PendingQuestionSchema>;
+
+/**
+ * The answer to a question: free text (`answer`, when the question allows it) or one of its options
+ * (`option`, exactly as offered). Exactly one of the two.
+ */
+export const QuestionAnswerSchema = z
+  .object({
+    answer: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
+    option: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
+  })
+  .strict()
+  .refine((body) => (body.answer === undefined) !== (body.option === undefined), {
+    message: 'give exactly one of answer (free text) or option (one of the offered options)',
+    path: ['answer'],
+  })
+  .meta({ id: 'QuestionAnswer' });
+
+/** An answer to a question. */
+export type QuestionAnswer = z.infer<typeof QuestionAnswerSchema>;
+
+/** Answer of GET /v1/sessions/:id/questions. */
+export const QuestionListResponseSchema = z
+  .object({ questions: z.array(PendingQuestionSchema) })
+  .meta({ id: 'QuestionListResponse' });
+
+/** Answer of POST /v1/sessions/:id/questions/:questionId: the question it settled and the answer given. */
+export const QuestionAnsweredResponseSchema = z
+  .object({
+    question: PendingQuestionSchema,
+    answer: z.string().optional(),
+    option: z.string().optional(),
+  })
+  .strict()
+  .meta({ id: 'QuestionAnsweredResponse' });
