@@ -77,6 +77,7 @@ export class SessionPassivation {
 
   private movable(session: AgentSession): boolean {
     if (session.governance.pendingConfirmations().length > 0) return false;
+    if (session.governance.pendingQuestions().length > 0) return false;
     // Its own and its inherited (SessionOptions.mcpServers) servers; the global layer is every node's.
     if (
       session.mcp
