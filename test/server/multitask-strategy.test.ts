@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/protocol/chat-message.js';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
 import type { RunRecord } from '../../src/protocol/run-record.js';
+import { startFakeProvider } from '../support/fake-provider.js';
 import type { TestServer } from '../support/test-server.js';
 import {
   createSession,
@@ -142,6 +143,24 @@ describe('multitaskStrategy: a second run while the session is busy', () => {
     ]);
   });
 
+  it('closing the session cancels its queued runs: a waiting request answers with the cancelled run', async () => {
+    const t = await start();
+    const id = await createSession(t);
+    t.fake.script({ hang: true });
+    await startRun(t, id, 'active');
+    await t.fake.waitForRequests(1);
+    const waiting = post(t, id, { input: 'queued', multitaskStrategy: 'enqueue', wait: true }, 200);
+    await eventually(async () => {
+      const runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs as RunRecord[];
+      return runs.some((r) => r.status === 'queued');
+    }, 'the run to be queued');
+    await request(t.url).delete(`/v1/sessions/${id}`).expect(200);
+    const answered = (await waiting).body;
+    expect(answered).toMatchObject({ run: { status: 'cancelled', input: 'queued' }, result: null });
+    expect(answered.run.error.message).toContain('the session closed');
+    expect(t.fake.requests).toHaveLength(1);
+  });
+
   it('an Idempotency-Key answers the same queued run', async () => {
     const t = await start();
     const id = await createSession(t);
@@ -219,6 +238,42 @@ describe('multitaskStrategy: a second run while the session is busy', () => {
     const events = await runEvents(t, id, doomed);
     expect(ofType(events, 'tool_end')).toHaveLength(1);
     expect(ofType(events, 'run_rolled_back')[0]!.payload).toEqual({ by_run_id: next.runId });
+  });
+
+  it("counts a queued run toward the tenant's runs per minute at enqueue; it starts in its session's slot", async () => {
+    const t = await start({ config: { defaultTenantQuota: { maxRunsPerMinute: 2, maxConcurrentRuns: 1 } } });
+    const id = await createSession(t);
+    t.fake.script({ delayMs: 300, text: 'a' }, { text: 'b' });
+    await startRun(t, id, 'a');
+    const queued = await enqueue(t, id, 'b');
+    const over = await post(t, id, { input: 'c', multitaskStrategy: 'enqueue' }, 429);
+    expect(over.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'maxRunsPerMinute', limit: 2 } });
+    // maxConcurrentRuns 1 does not keep it waiting: it takes the slot the first run released.
+    expect((await ended(t, id, queued.runId)).result?.text).toBe('b');
+    t.fake.assertDone();
+  });
+
+  it('a durable session keeps its queue over a restart: the queued run starts when the session is opened again', async () => {
+    const fake = await startFakeProvider();
+    try {
+      const t = await start({ fake });
+      const id = await createSession(t, { autoSave: true });
+      fake.script({ hang: true });
+      const active = await startRun(t, id, 'never answered');
+      await fake.waitForRequests(1);
+      const queued = await enqueue(t, id, 'after the restart');
+      await t.close();
+      const again = await start({ fake, dataDir: t.dataDir, root: t.root });
+      fake.script({ text: 'answered after the restart' });
+      expect((await getRun(again, id, queued.runId)).input).toBe('after the restart');
+      const done = await ended(again, id, queued.runId);
+      expect(done).toMatchObject({ status: 'completed', result: { text: 'answered after the restart' } });
+      expect((await getRun(again, id, active)).status).toBe('cancelled');
+      expect(lastUserInput(fake.requests[1]!.body.messages as ChatMessage[])).toBe('after the restart');
+      fake.assertDone();
+    } finally {
+      await fake.close();
+    }
   });
 
   it('refuses an unknown strategy and a strategy on a side question, naming the field', async () => {

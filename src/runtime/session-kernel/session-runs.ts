@@ -56,6 +56,12 @@ export class SessionRuns {
           false,
         );
     }
+    // A queued record its snapshot's queue does not list never starts: it reads as cancelled.
+    for (const run of restored)
+      if (run.status === 'queued' && this.queue().position(run.runId) === undefined) {
+        run.status = 'cancelled';
+        run.error = { code: 'CANCELLED', message: 'the queued run was not in the saved run queue' };
+      }
   }
 
   /** The session's run queue (built on first use). */
