@@ -125,6 +125,11 @@ export const ERROR_CATALOGUE = {
     description:
       'The client address already has limits.maxConnectionsPerAddress open connections (behind a trusted proxy: requests in flight or upgraded sockets); retry after closing some.',
   },
+  RUN_QUEUE_FULL: {
+    status: 429,
+    description:
+      "The session's run queue already holds limits.maxQueuedRuns runs (multitaskStrategy enqueue, interrupt or rollback); details name the limit; retry when one has started.",
+  },
   QUOTA_EXCEEDED: {
     status: 429,
     description:

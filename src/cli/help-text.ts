@@ -46,6 +46,8 @@ Flags:
   --approve              approve tool confirmations as they come instead of exiting 3
   --json                 print the AgentResult as JSON on stdout instead of the answer text
   --wait-verification    require a verification report: a run without one exits 4
+  --multitask STRATEGY   while the session runs another run: reject (default: exit 1, SESSION_BUSY), enqueue
+                         (wait in its run queue), interrupt or rollback the active run (docs/runs.md)
 
 ${CONNECTION}
 

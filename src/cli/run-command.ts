@@ -7,6 +7,7 @@ import { followRun } from './follow-run.js';
 import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from './parse-flags.js';
 import { readPolicyFile } from './policy-file.js';
 import { UsageError } from './usage-error.js';
+import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../protocol/multitask-strategy.js';
 
 /** The flags of `a3s run` (besides the global ones). */
 export const RUN_FLAGS = {
@@ -17,7 +18,17 @@ export const RUN_FLAGS = {
   approve: { type: 'boolean' },
   json: { type: 'boolean' },
   'wait-verification': { type: 'boolean' },
+  multitask: { type: 'string' },
 } as const satisfies FlagSpec;
+
+/** The --multitask value as a strategy (a usage error names the flag and the choices). */
+function multitaskFlag(value: string | undefined): MultitaskStrategy | undefined {
+  if (value === undefined) return undefined;
+  const known = MULTITASK_STRATEGIES as readonly string[];
+  if (!known.includes(value))
+    throw new UsageError(`--multitask must be one of ${MULTITASK_STRATEGIES.join(', ')} (got "${value}")`, 'run');
+  return value as MultitaskStrategy;
+}
 
 /** `a3s run [flags] "prompt"`: run a prompt in a new or resumed session and answer the run's exit code. */
 export async function runCommand(args: readonly string[], io: CliIo): Promise<number> {
@@ -29,6 +40,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const model = stringFlag(values, 'model');
   const policyPath = stringFlag(values, 'policy');
   const policy = policyPath !== undefined ? readPolicyFile(policyPath, io.cwd, 'run') : undefined;
+  const multitaskStrategy = multitaskFlag(stringFlag(values, 'multitask'));
   const config = resolveCliConfig(values, io);
   const client = connect(config);
   const options: SessionOptionsInput = { ...(model !== undefined ? { model } : {}), ...(policy ?? {}) };
@@ -39,7 +51,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     options,
     io,
   );
-  const stream = await session.stream(prompt);
+  const stream = await session.stream(prompt, undefined, multitaskStrategy ? { multitaskStrategy } : {});
   const runId = stream.runId ?? '';
   const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
   return followRun(

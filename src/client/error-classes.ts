@@ -175,6 +175,10 @@ export type TooManyConnectionsError = InstanceType<typeof TooManyConnectionsErro
 export const DiskQuotaExceededError = ERROR_CLASSES.DISK_QUOTA_EXCEEDED;
 /** An error of code DISK_QUOTA_EXCEEDED. */
 export type DiskQuotaExceededError = InstanceType<typeof DiskQuotaExceededError>;
+/** The error of code RUN_QUEUE_FULL. */
+export const RunQueueFullError = ERROR_CLASSES.RUN_QUEUE_FULL;
+/** An error of code RUN_QUEUE_FULL. */
+export type RunQueueFullError = InstanceType<typeof RunQueueFullError>;
 /** The error of code QUOTA_EXCEEDED. */
 export const QuotaExceededError = ERROR_CLASSES.QUOTA_EXCEEDED;
 /** An error of code QUOTA_EXCEEDED. */

@@ -7,6 +7,7 @@ import type {
   RunStartedResponseSchema,
   SessionInfoSchema,
 } from '../protocol/http.js';
+import type { MultitaskStrategy } from '../protocol/multitask-strategy.js';
 import type { AgentResult } from '../protocol/run-record.js';
 import { toA3sError } from './a3s-error.js';
 import type { EventStream } from './event-stream.js';
@@ -31,6 +32,11 @@ export type RunEventsPage = z.infer<typeof RunEventsResponseSchema>;
 export interface RunOptions {
   /** Sent as `Idempotency-Key`: a retried start with the same key returns the existing run. */
   idempotencyKey?: string;
+  /**
+   * What the run does while another is active: `reject` (the server's default: SessionBusyError), `enqueue`
+   * (wait in the session's run queue), `interrupt` or `rollback` (docs/runs.md). Not for side questions.
+   */
+  multitaskStrategy?: MultitaskStrategy;
 }
 
 /** Options of an event stream. */
@@ -88,6 +94,7 @@ export class SessionRuns {
       input,
       ...(options.history !== undefined ? { history: options.history } : {}),
       ...(options.wait ? { wait: true } : {}),
+      ...(options.multitaskStrategy !== undefined ? { multitaskStrategy: options.multitaskStrategy } : {}),
     };
     const headers: Record<string, string> =
       options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
@@ -227,7 +234,14 @@ export class SessionRuns {
     const { body } = await this.ctx.transport.request<RunStarted | RunFinished>(
       'POST',
       this.path(`/runs/${seg(runId)}/resume`),
-      { body: options.wait ? { wait: true } : {}, headers },
+      {
+        // A strategy is sent so the server refuses it by name (a resume takes none), never dropped here.
+        body: {
+          ...(options.wait ? { wait: true } : {}),
+          ...(options.multitaskStrategy !== undefined ? { multitaskStrategy: options.multitaskStrategy } : {}),
+        },
+        headers,
+      },
     );
     return options.wait ? (body as RunFinished).result : (body as RunStarted);
   }

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { BudgetEventFields } from './seed-event-payloads.js';
 
-const runStatus = z.enum(['created', 'planning', 'executing', 'verifying', 'completed', 'failed', 'cancelled']);
+const runStatus = z.enum([
+  'queued',
+  'created',
+  'planning',
+  'executing',
+  'verifying',
+  'completed',
+  'failed',
+  'cancelled',
+]);
 
 /** Payload schemas of the server's extension event types; their keys are EXTENSION_EVENT_TYPES, in this order. */
 export const EXTENSION_EVENT_PAYLOADS = {
@@ -9,6 +18,20 @@ export const EXTENSION_EVENT_PAYLOADS = {
   run_status_changed: z.object({ from: runStatus, to: runStatus }),
   /** This run continues another run's loop checkpoint. */
   run_resumed: z.object({ from_run_id: z.string(), turn: z.number().int().nonnegative() }),
+  /**
+   * A run was admitted behind the active one (multitaskStrategy enqueue, interrupt or rollback): it waits in the
+   * session's run queue (`queue_position` 1 starts next) and starts, with agent_start, when the session frees.
+   */
+  run_queued: z.object({
+    run_id: z.string(),
+    queue_position: z.number().int().positive(),
+    strategy: z.enum(['enqueue', 'interrupt', 'rollback']),
+  }),
+  /**
+   * The run was cancelled by a rollback (multitaskStrategy rollback of `by_run_id`): the transcript is as before
+   * it; its events stay in the log. Files it changed are not reverted.
+   */
+  run_rolled_back: z.object({ by_run_id: z.string() }),
   /**
    * The model stopped calling tools but looked unfinished (continuationEnabled): the continuation prompt was
    * injected. `reason`: `length` (finish_reason), `empty_after_tools` (an empty answer to tool results) or

@@ -3,6 +3,7 @@ import { ToolErrorKindSchema } from './seed-event-payloads.js';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { AgentResultSchema, RunRecordSchema, RunStatusSchema, UsageSchema } from './run-record.js';
+import { MULTITASK_STRATEGIES } from './multitask-strategy.js';
 import { SessionLabelsSchema } from './session-snapshot.js';
 
 /** The error body every failure answers with. */
@@ -85,6 +86,12 @@ export const RunRequestSchema = z
     input: z.string().min(1, 'input must not be empty').max(1_000_000),
     history: z.array(ChatMessageSchema).max(10_000).optional(),
     wait: z.boolean().optional(),
+    /**
+     * What to do while another run is active (LangGraph's multitask_strategy): `reject` (default, 409
+     * SESSION_BUSY), `enqueue` (wait in the session's run queue), `interrupt` (stop the active run at its next
+     * safe point, then run), `rollback` (cancel the active run, restore the transcript to before it, then run).
+     */
+    multitaskStrategy: z.enum(MULTITASK_STRATEGIES).optional(),
   })
   .strict()
   .meta({ id: 'RunRequest' });
@@ -93,7 +100,13 @@ export const RunRequestSchema = z
 export const ResumeRequestSchema = z.object({ wait: z.boolean().optional() }).strict().meta({ id: 'ResumeRequest' });
 
 /** Answer of a started run (202) or a finished one (200 with wait: true). */
-export const RunStartedResponseSchema = z.object({ runId: z.string(), run: RunRecordSchema, existing: z.boolean() });
+export const RunStartedResponseSchema = z.object({
+  runId: z.string(),
+  run: RunRecordSchema,
+  existing: z.boolean(),
+  /** Set while the run waits in the session's run queue (status queued): 1 starts next. */
+  queuePosition: z.number().int().positive().optional(),
+});
 /** Answer of POST .../runs with wait: true. */
 export const RunFinishedResponseSchema = z.object({
   runId: z.string(),

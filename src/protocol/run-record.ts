@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { RUN_ERROR_CODES } from '../errors.js';
 
-/** Run status machine; completed, failed and cancelled are terminal and sticky. */
+/** Run status machine; completed, failed and cancelled are terminal and sticky; queued waits in the session's run queue. */
 export const RunStatusSchema = z.enum([
+  'queued',
   'created',
   'planning',
   'executing',

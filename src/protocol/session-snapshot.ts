@@ -105,6 +105,12 @@ export const SessionSnapshotV1Schema = z
      * as failed (reason run_lost), so a late answer gets 409 EXTERNAL_TASK_SETTLED.
      */
     external_tasks: z.array(ExternalTaskSchema).optional(),
+    /**
+     * The session's run queue (multitaskStrategy): the ids of its queued runs (status queued in run_records,
+     * with their inputs) in start order; absent: none, or a snapshot older than the field. A restored session
+     * starts them again, in order.
+     */
+    run_queue: z.array(z.string()).max(10_000).optional(),
   })
   // The seed's invariant: a stored task belongs to the session it is stored with.
   .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), {

@@ -55,7 +55,8 @@ async function runAnswer(handle: RunHandle, wait: boolean, reply: FastifyReply) 
     return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
   }
   reply.status(202);
-  return { runId: handle.record.runId, run: handle.record, existing: handle.existing };
+  const queued = handle.queuePosition !== undefined ? { queuePosition: handle.queuePosition } : {};
+  return { runId: handle.record.runId, run: handle.record, existing: handle.existing, ...queued };
 }
 
 /** Run routes: start (single flight, idempotent), list, get, events page, cancel. */
@@ -69,7 +70,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       url: '/v1/sessions/:id/runs',
       summary: 'Start a run; wait: true answers with the AgentResult',
       description:
-        'Single flight: 409 SESSION_BUSY while another run is active. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry. An `input` over limits.maxInputBytes (UTF-8 bytes, default 256 KiB) answers 413 PAYLOAD_TOO_LARGE with details.field "input" before anything runs.',
+        'Single flight: 409 SESSION_BUSY while another run is active, unless `multitaskStrategy` says otherwise: `enqueue` answers 202 with `queuePosition` (status queued; it starts when the session frees), `interrupt` stops the active run at its next safe point and `rollback` cancels it and restores the transcript to before it, each then starting this run (docs/runs.md); past limits.maxQueuedRuns (default 10) 429 RUN_QUEUE_FULL. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry. An `input` over limits.maxInputBytes (UTF-8 bytes, default 256 KiB) answers 413 PAYLOAD_TOO_LARGE with details.field "input" before anything runs.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: RunRequestSchema,
@@ -82,15 +83,27 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
         409: ErrorBodySchema,
         410: ErrorBodySchema,
         413: ErrorBodySchema,
+        429: ErrorBodySchema,
       },
     },
     async ({ params, body, caller, request, reply }) => {
       if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
       assertInputBound(body.input, ctx.config.limits.maxInputBytes);
+      if (body.multitaskStrategy !== undefined && body.history !== undefined)
+        throw new CodeError(
+          'VALIDATION_ERROR',
+          'body.multitaskStrategy: a side question (history) never queues or interrupts; send it without multitaskStrategy',
+          { field: 'multitaskStrategy' },
+        );
       const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
       return runAnswer(
-        session.runs.start({ input: body.input, history: body.history, idempotencyKey: key }),
+        session.runs.start({
+          input: body.input,
+          history: body.history,
+          idempotencyKey: key,
+          ...(body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {}),
+        }),
         body.wait === true,
         reply,
       );
@@ -193,9 +206,9 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
     {
       method: 'POST',
       url: '/v1/sessions/:id/runs/:runId/cancel',
-      summary: 'Cancel the run if it is the active one',
+      summary: 'Cancel the run if it is the active one (or a queued one)',
       description:
-        '`cancelled` is false for a run that is not active: finished, unknown or dropped by retention (seed `cancelRun`).',
+        '`cancelled` is false for a run that is not active: finished, unknown or dropped by retention (seed `cancelRun`). A queued run (multitaskStrategy) is taken out of the queue: status cancelled, it never starts.',
       scope: 'sessions',
       params: RunParamsSchema,
       responses: { 200: CancelResponseSchema, 404: ErrorBodySchema },

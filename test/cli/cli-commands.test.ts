@@ -46,6 +46,7 @@ describe('a3s: help, usage errors, configuration', () => {
       [['frobnicate'], /^a3s: unknown command "frobnicate"/],
       [['run'], /^a3s: missing "prompt"/],
       [['run', '--bogus', 'hi'], /^a3s: Unknown option '--bogus'/],
+      [['run', '--multitask', 'later', 'hi'], /^a3s: --multitask must be one of reject, enqueue, interrupt, rollback/],
       [['events'], /^a3s: missing SESSION/],
       [['events', 's1', '--after', 'soon'], /^a3s: --after must be an integer >= 0, got "soon"/],
       [['approve', 's1'], /^a3s: missing TOOL_ID/],

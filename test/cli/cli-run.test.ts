@@ -222,6 +222,20 @@ describe('a3s run against a real server', () => {
     t.fake.assertDone();
   });
 
+  it("--multitask enqueue waits behind the session's active run and prints its answer", async () => {
+    t.fake.script({ delayMs: 600, text: 'busy answer' }, { text: 'queued answer' });
+    await request(t.url).post('/v1/sessions').send({ sessionId: 'ci-busy' }).expect(201);
+    await request(t.url).post('/v1/sessions/ci-busy/runs').send({ input: 'busy' }).expect(202);
+    const queued = await runA3s(cli, ['run', '--session', 'ci-busy', '--multitask', 'enqueue', 'after it'], { env });
+    expect(queued).toMatchObject({ code: 0, stdout: 'queued answer\n' });
+    const inputs = t.fake.requests
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'user')
+      .map((m) => m.content);
+    expect(inputs).toEqual(['busy', 'after it']);
+    t.fake.assertDone();
+  });
+
   it('Ctrl-C cancels the run: it ends cancelled and a3s exits 1', async () => {
     t.fake.script({ hang: true });
     const before = t.fake.requests.length;

@@ -22,6 +22,8 @@ const V1_PIN = 'v1-2026-12-02-pin';
 const V1_GRANTS = 'v1-2026-12-02-grants';
 /** The same sessions and one whose run the provider failed, saved once a run error carries `status`. */
 const V1_RUN_STATUS = 'v1-2026-12-02-run-status';
+/** The same sessions and one shut down with runs in its run queue, saved once snapshots carry `run_queue`. */
+const V1_RUN_QUEUE = 'v1-2026-12-07-run-queue';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
@@ -77,6 +79,12 @@ describe('frozen SessionSnapshotV1 fixtures', () => {
       `${V1_RUN_STATUS}/default/artifacts-tasks.json`,
       `${V1_RUN_STATUS}/default/plain-tool-run.json`,
       `${V1_RUN_STATUS}/default/provider-failed.json`,
+      `${V1_RUN_QUEUE}/acme/acme-closed.json`,
+      `${V1_RUN_QUEUE}/default/allow-always.json`,
+      `${V1_RUN_QUEUE}/default/artifacts-tasks.json`,
+      `${V1_RUN_QUEUE}/default/plain-tool-run.json`,
+      `${V1_RUN_QUEUE}/default/provider-failed.json`,
+      `${V1_RUN_QUEUE}/default/run-queue.json`,
     ]);
   });
 
@@ -371,6 +379,49 @@ describe(`the ${V1_RUN_STATUS} fixtures: a failed run's status restored`, () => 
     );
     expect(storedFile(dataDir, 'default', 'provider-failed').run_records[0]?.error).toEqual(
       failed.run_records[0]!.error,
+    );
+    t.fake.assertDone();
+  });
+});
+
+describe(`the ${V1_RUN_QUEUE} fixtures: a run queue restored`, () => {
+  const start = useTestServers();
+
+  it('run-queue: the queued runs start in order when the session is opened, their key still answers them', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'hello.txt': 'hello\n' });
+    const saved = stage(`${V1_RUN_QUEUE}/default/run-queue.json`, dataDir, workspace);
+    const [two, three] = saved.run_queue!;
+    expect(saved.run_records.filter((r) => r.status === 'queued').map((r) => r.runId)).toEqual([two, three]);
+    expect(stage(`${V1_RUN_STATUS}/default/plain-tool-run.json`, dataDir, workspace).run_queue).toBeUndefined();
+    const t = await start({ dataDir, root });
+    t.fake.script({ text: 'Two.' }, { text: 'Three.' });
+    // Any request opens the session: its queue resumes.
+    await request(t.url).get('/v1/sessions/run-queue/runs').expect(200);
+    await eventually(async () => {
+      const runs = (await request(t.url).get('/v1/sessions/run-queue/runs').expect(200)).body.runs as Array<{
+        runId: string;
+        status: string;
+      }>;
+      return runs.find((r) => r.runId === three)?.status === 'completed';
+    }, 'the queue to run');
+    expect((await history(t, 'run-queue')).map((m) => m.content).slice(-4)).toEqual([
+      'Say two',
+      'Two.',
+      'Say three',
+      'Three.',
+    ]);
+    const again = await request(t.url)
+      .post('/v1/sessions/run-queue/runs')
+      .set('Idempotency-Key', 'queued-three')
+      .send({ input: 'Say three', multitaskStrategy: 'enqueue' })
+      .expect(202);
+    expect(again.body).toMatchObject({ runId: three, existing: true, run: { status: 'completed' } });
+    await eventually(
+      () => storedFile(dataDir, 'default', 'run-queue').run_queue === undefined,
+      'the empty queue saved',
     );
     t.fake.assertDone();
   });

@@ -46,6 +46,7 @@ export async function generateSnapshotFixtures(outDir: string): Promise<string[]
     await artifactsTasksVerification(outDir),
     await allowAlways(outDir),
     await providerFailed(outDir),
+    await runQueue(outDir),
   ];
 }
 
@@ -258,6 +259,33 @@ function providerFailed(outDir: string): Promise<string> {
         .expect(200);
       if (run.body.run.status !== 'failed' || run.body.run.error?.status !== 500)
         throw new Error(`run ended ${run.body.run.status} ${JSON.stringify(run.body.run.error)}`);
+    },
+  );
+}
+
+/**
+ * (f) An autoSave session shut down with two runs in its run queue (multitaskStrategy enqueue, the second with an
+ * Idempotency-Key) behind a run the provider never answered: saved with `run_queue`.
+ */
+function runQueue(outDir: string): Promise<string> {
+  return produce(
+    outDir,
+    'default',
+    'run-queue',
+    { files: { 'project/hello.txt': 'hello\n' } },
+    async ({ t, workspace, sessionId }) => {
+      await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
+      t.fake.script({ text: 'One.' }, { hang: true });
+      const runs = `/v1/sessions/${sessionId}/runs`;
+      await request(t.url).post(runs).send({ input: 'Say one', wait: true }).expect(200);
+      await request(t.url).post(runs).send({ input: 'Think long' }).expect(202);
+      await t.fake.waitForRequests(2);
+      await request(t.url).post(runs).send({ input: 'Say two', multitaskStrategy: 'enqueue' }).expect(202);
+      await request(t.url)
+        .post(runs)
+        .set('Idempotency-Key', 'queued-three')
+        .send({ input: 'Say three', multitaskStrategy: 'enqueue' })
+        .expect(202);
     },
   );
 }

@@ -153,6 +153,7 @@ export class SessionFactory {
       verifications: snapshot.verification_reports,
       subagentTasks: snapshot.subagent_tasks,
       ...(snapshot.external_tasks ? { externalTasks: snapshot.external_tasks } : {}),
+      ...(snapshot.run_queue ? { runQueue: snapshot.run_queue } : {}),
       ...(stored.permissionGrants ? { permissionGrants: stored.permissionGrants } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });

@@ -139,6 +139,8 @@ export class SessionHydration {
       beforeLive?.(session);
       await live.register(session);
     });
+    // Its run queue (multitaskStrategy) resumes: the first queued run starts.
+    session.runs.resumeQueue();
     return session;
   }
 }

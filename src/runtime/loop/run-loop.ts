@@ -7,6 +7,7 @@ import type { ToolInvoker } from '../invocation/tool-invoker.js';
 import { deadlineReason } from '../invocation/run-deadline-error.js';
 import { CONTINUATION_PROMPT } from '../prompt/system-prompt.js';
 import { looksUnfinished } from './looks-unfinished.js';
+import type { SafePointStop } from './safe-point-stop.js';
 import { guardContext } from './context-guard.js';
 import type { CompactionAttempt, ContextReading } from './context-reading.js';
 import { withDeadline } from './run-deadline.js';
@@ -45,6 +46,8 @@ export interface LoopDeps extends TurnDeps {
     ctx: InvocationContext,
     force: boolean,
   ): Promise<CompactionAttempt | undefined>;
+  /** Set (its reason) when the run should stop at its next safe point: the loop checks it before each turn. */
+  safePoint?: SafePointStop;
 }
 
 /** Why a run ended other than normally. */
@@ -187,6 +190,8 @@ async function loop(
   for (;;) {
     if (ctx.signal.aborted) return stopped();
     if (ctx.hostEnv.now() > deadline) return end('failed', deadlineError());
+    const stopAt = deps.safePoint?.reason;
+    if (stopAt !== undefined) return end('cancelled', { code: 'CANCELLED', message: stopAt });
 
     // Compaction when due (or forced by the transcript bound), and no request past the bounds.
     const verdict = await guardContext(deps, ctx, messages, reading);

@@ -182,6 +182,29 @@ export class TenantQuotas {
     const running = usage.runningRuns + (others?.runningRuns ?? 0);
     if (running >= quota.maxConcurrentRuns)
       throw exceeded(tenantId, 'maxConcurrentRuns', quota.maxConcurrentRuns, running, 1);
+    this.countStart(tenantId, quota, usage, others);
+    usage.runningRuns += 1;
+    this.changed(tenantId);
+  }
+
+  /** Count a run queued for the tenant (multitaskStrategy): maxRunsPerMinute at once (QUOTA_EXCEEDED past it); it runs later. */
+  admitQueuedRun(tenantId: string): void {
+    this.countStart(tenantId, this.quotaOf(tenantId), this.usage(tenantId), this.cluster?.others(tenantId));
+    this.changed(tenantId);
+  }
+
+  /** A queued run of the tenant started: it takes the concurrent-run slot its session's previous run just released. */
+  startQueuedRun(tenantId: string): void {
+    this.usage(tenantId).runningRuns += 1;
+    this.changed(tenantId);
+  }
+
+  private countStart(
+    tenantId: string,
+    quota: TenantQuota,
+    usage: TenantUsage,
+    others: ReturnType<ClusterTenantUsage['others']>,
+  ): void {
     const bucket = Math.floor(this.deps.now() / BUCKET_MS);
     const elsewhere = others?.starts.map(([b, count]) => ({ bucket: b, count })) ?? [];
     const recent = this.startsSince(usage.starts, bucket) + this.startsSince(elsewhere, bucket);
@@ -197,8 +220,6 @@ export class TenantQuotas {
     const entry = usage.starts[slot];
     if (entry && entry.bucket === bucket) entry.count += 1;
     else usage.starts[slot] = { bucket, count: 1 };
-    usage.runningRuns += 1;
-    this.changed(tenantId);
   }
 
   /** A run of the tenant ended. */

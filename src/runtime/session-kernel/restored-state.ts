@@ -21,4 +21,6 @@ export interface RestoredState {
   externalTasks?: ExternalTaskSnapshot[];
   /** "Allow always" grant keys the session held when it was saved (absent in older snapshots: none). */
   permissionGrants?: readonly string[];
+  /** The run queue's ids in start order (absent in older snapshots: none). */
+  runQueue?: readonly string[];
 }

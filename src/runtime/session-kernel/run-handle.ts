@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
+import type { MultitaskStrategy } from '../../protocol/multitask-strategy.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 
 /** A run request. */
@@ -12,6 +13,8 @@ export interface RunRequest {
   resumeFrom?: LoopCheckpoint;
   /** A child session's run: aborting this signal (the delegating call's) cancels the run. */
   parentSignal?: AbortSignal;
+  /** What to do while another run is active (default reject: SESSION_BUSY); docs/runs.md. */
+  multitaskStrategy?: MultitaskStrategy;
 }
 
 /** An admitted (or, with an idempotency key, an existing) run. */
@@ -20,4 +23,6 @@ export interface RunHandle {
   /** Settles when the run's producer has ended (result recorded, autosave done, lease released). */
   done: Promise<RunRecord>;
   existing: boolean;
+  /** Set while the run waits in the session's run queue: 1 starts next. */
+  queuePosition?: number;
 }

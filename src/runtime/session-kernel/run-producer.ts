@@ -11,6 +11,7 @@ import type { AgentMemory } from '../memory/agent-memory.js';
 import { NOTHING_RECALLED, recallContext, recordCompletedRun } from '../memory/memory-context.js';
 import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
 import { runLoop, type LoopDeps, type LoopState, type RunOutcome } from '../loop/run-loop.js';
+import type { SafePointStop } from '../loop/safe-point-stop.js';
 import type { PlanProgress } from '../../protocol/planning.js';
 import { runWithPlanning, type PlannedRunDeps } from '../planning/run-with-planning.js';
 import { toAgentResult } from './agent-result.js';
@@ -30,6 +31,10 @@ export interface ProducedRunRequest {
   history?: ChatMessage[];
   /** Resume from this loop checkpoint. */
   resumeFrom?: LoopCheckpoint;
+  /** Set by SessionRunControl.stopAtSafePoint: the loop stops before its next provider call. */
+  safePoint?: SafePointStop;
+  /** Set by a rollback (multitaskStrategy rollback): the run leaves the transcript as it found it. */
+  rollback?: { byRunId: string | undefined };
 }
 
 /** What a run's producer needs from its session. */
@@ -172,6 +177,7 @@ async function produceHeldRun(
     const deps: LoopDeps = {
       ...host.loopDeps(),
       checkpoint: (state: LoopState, plan?: PlanProgress) => saveCheckpoint(host, record, input, state, plan),
+      ...(request.safePoint ? { safePoint: request.safePoint } : {}),
     };
     emit(
       record.runId,
@@ -225,7 +231,10 @@ async function produceHeldRun(
   }
   if (host.memory && outcome.status === 'completed')
     await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);
-  const messages = record.sideQuestion ? undefined : working ? working.slice(1) : [...before, ...outcome.added];
+  // A rolled-back run (multitaskStrategy rollback) keeps the transcript as it found it, like a side question.
+  const rolledBack = request.rollback?.byRunId !== undefined;
+  const messages =
+    record.sideQuestion || rolledBack ? undefined : working ? working.slice(1) : [...before, ...outcome.added];
   host.transcript.commitRun(messages, outcome.usage, host.hostEnv.now());
   const verificationSummary = buildVerificationSummary(host.verifications.forRun(record.runId));
   const result: AgentResult = toAgentResult(outcome, verificationSummary);

@@ -124,6 +124,7 @@ export function buildSessionKernel(
   const records = new SessionRuns(
     { sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit },
     (restored?.runs ?? []).map(restoredRun),
+    restored?.runQueue,
   );
   const artifacts = new SessionArtifacts(
     hostEnv,

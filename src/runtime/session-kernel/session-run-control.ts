@@ -1,4 +1,8 @@
+import { CodeError } from '../../errors.js';
+import type { MultitaskStrategy } from '../../protocol/multitask-strategy.js';
 import type { RunRecord } from '../../protocol/run-record.js';
+import type { SafePointStop } from '../loop/safe-point-stop.js';
+import type { QueuedRun } from './run-queue.js';
 import type { SessionSlashCommands } from '../commands/session-slash-commands.js';
 import { linkAbort } from '../signals/link-abort.js';
 import type { TenantQuotas } from '../quotas/tenant-quotas.js';
@@ -9,6 +13,13 @@ import { SessionRunHost, type SessionRunParts } from './session-run-host.js';
 import { isTerminal } from './session-runs.js';
 import type { SingleFlight } from './single-flight.js';
 import type { ControlLane } from '../queue/session-queue.js';
+
+/** How the active run is asked to stop other than by its abort signal alone. */
+interface RunStops {
+  readonly runId: string;
+  readonly safePoint: SafePointStop;
+  readonly rollback: { byRunId: string | undefined };
+}
 
 /** What run admission and control need from their session. */
 export interface SessionRunControlDeps extends SessionRunParts {
@@ -28,6 +39,8 @@ export interface SessionRunControlDeps extends SessionRunParts {
 export class SessionRunControl {
   /** Built by the first run (or the first slash-command request): an idle session keeps none of it. */
   private runHost: SessionRunHost | undefined;
+  /** The active run's stop requests (a safe-point stop, a rollback). */
+  private stops: RunStops | undefined;
 
   constructor(private readonly deps: SessionRunControlDeps) {}
 
@@ -66,9 +79,10 @@ export class SessionRunControl {
     return this.deps.flight.waitIdle(timeoutMs);
   }
 
-  /** Stop the active run, if any, and wait for it to end (closing the session). */
-  abortAndWait(reason: Error): Promise<void> {
-    return this.deps.flight.abortAndWait(reason);
+  /** Stop the active run, if any, and wait for it to end (closing the session); the queue is settled with it. */
+  async abortAndWait(reason: Error): Promise<void> {
+    await this.deps.flight.abortAndWait(reason);
+    this.startNext();
   }
 
   /** The session's slash commands (built-ins, config `commands`, POST .../commands). */
@@ -76,33 +90,161 @@ export class SessionRunControl {
     return this.host.commands();
   }
 
-  /** The run an earlier request started with this Idempotency-Key, if any (still running or ended). */
+  /** The run an earlier request started with this Idempotency-Key, if any (still running, queued or ended). */
   forIdempotencyKey(key: string): RunHandle | undefined {
     const { records, flight } = this.deps;
     const existing = records.byIdempotencyKey(key);
     if (!existing) return undefined;
-    const done = flight.doneOf(existing.runId) ?? Promise.resolve(existing);
-    return { record: records.withCounts(existing), done: done.then((r) => records.withCounts(r)), existing: true };
+    const runId = existing.runId;
+    const waiting = records.queuedCount > 0 ? records.queue().doneOf(runId) : undefined;
+    const done = flight.doneOf(runId) ?? waiting ?? Promise.resolve(existing);
+    const position = records.queuedCount > 0 ? records.queue().position(runId) : undefined;
+    return {
+      record: records.withCounts(existing),
+      done: done.then((r) => records.withCounts(r)),
+      existing: true,
+      ...(position !== undefined ? { queuePosition: position } : {}),
+    };
   }
 
   /**
-   * Admit a run (single flight): fails at once with SESSION_BUSY while another run is active, before the
-   * transcript is read. With a known idempotency key, returns the existing run instead.
+   * Admit a run (single flight): while another run is active (or runs wait in the queue) the request's
+   * multitaskStrategy decides: reject (default) fails at once with SESSION_BUSY before the transcript is read;
+   * enqueue, interrupt and rollback queue it (docs/runs.md). With a known idempotency key, returns the existing run.
    */
   start(request: RunRequest): RunHandle {
-    const { config, sessionKey, scope, records, flight, lifecycle, quotas } = this.deps;
-    const { ownership } = scope.agent.services;
+    const { config, records, flight, lifecycle, quotas } = this.deps;
     lifecycle.assertOpen();
     const existing = request.idempotencyKey !== undefined ? this.forIdempotencyKey(request.idempotencyKey) : undefined;
     if (existing) return existing;
+    const strategy = request.multitaskStrategy ?? 'reject';
+    const queued = records.queuedCount;
+    if (strategy !== 'reject' && (flight.runId !== undefined || queued > 0)) return this.enqueue(request, strategy);
     flight.assertFree(config.sessionId);
-    const tenantId = config.ownerTenantId;
-    quotas?.admitRun(tenantId);
+    if (queued > 0) {
+      const next = records.queue().ids()[0]!;
+      throw new CodeError('SESSION_BUSY', `session ${config.sessionId} is busy with queued run ${next}`, {
+        activeRunId: next,
+      });
+    }
+    quotas?.admitRun(config.ownerTenantId);
+    const record = records.create(this.deps.scope.hostEnv.newId('run'), request);
+    const done = this.launch(record, request);
+    return { record: { ...record }, done: done.then((r) => records.withCounts(r)), existing: false };
+  }
+
+  /**
+   * Queue a run behind the active one (multitaskStrategy): last for enqueue, first for interrupt and rollback,
+   * which also stop the active run (at its next safe point, or cancelled and rolled back). RUN_QUEUE_FULL past
+   * limits.maxQueuedRuns; it counts toward the tenant's runs per minute now.
+   */
+  private enqueue(request: RunRequest, strategy: Exclude<MultitaskStrategy, 'reject'>): RunHandle {
+    const { config, records, flight, quotas, scope, emit } = this.deps;
+    const max = scope.agent.services.config.limits.maxQueuedRuns;
+    const queue = records.queue();
+    if (queue.size >= max)
+      throw new CodeError(
+        'RUN_QUEUE_FULL',
+        `session ${config.sessionId} already has ${queue.size} queued runs: limits.maxQueuedRuns (${max})`,
+        { limit: 'limits.maxQueuedRuns', maxQueuedRuns: max, queued: queue.size },
+      );
+    quotas?.admitQueuedRun(config.ownerTenantId);
     const runId = scope.hostEnv.newId('run');
-    const record = records.create(runId, request);
+    const record = records.create(runId, request, 'queued');
+    const entry = queue.add(record, request, strategy !== 'enqueue');
+    const position = queue.position(runId) ?? 1;
+    emit(runId, 'run_queued', { run_id: runId, queue_position: position, strategy });
+    const active = flight.runId;
+    if (active !== undefined && strategy === 'interrupt')
+      this.stopAtSafePoint(active, `the run was interrupted by run ${runId} (multitaskStrategy interrupt)`);
+    if (active !== undefined && strategy === 'rollback') this.rollBack(active, runId);
+    // A durable session keeps its queue: saved now, so a restart or a takeover starts it.
+    void this.deps.persistence.saveIfAutoSave();
+    return {
+      record: records.withCounts(record),
+      done: entry.done.then((r) => records.withCounts(r)),
+      existing: false,
+      queuePosition: position,
+    };
+  }
+
+  /**
+   * Ask the active run `runId` to stop at its next safe point (before its next provider call: after its tool
+   * round), keeping what it did; it ends cancelled with `reason`. False when `runId` is not the active run.
+   */
+  stopAtSafePoint(runId: string, reason: string): boolean {
+    const stops = this.stops;
+    if (stops?.runId !== runId || this.deps.flight.runId !== runId) return false;
+    stops.safePoint.reason ??= reason;
+    return true;
+  }
+
+  /** Cancel the active run `runId` for `byRunId`'s rollback: it leaves the transcript as it found it. */
+  private rollBack(runId: string, byRunId: string): void {
+    const stops = this.stops;
+    if (stops?.runId !== runId) return;
+    stops.rollback.byRunId = byRunId;
+    const record = this.deps.records.get(runId);
+    if (record) record.metadata = { ...record.metadata, rolled_back_by: byRunId };
+    this.deps.emit(runId, 'run_rolled_back', { by_run_id: byRunId });
+    this.deps.flight.abort(runId, new Error(`rolled back by run ${byRunId}`));
+  }
+
+  /** Start the queued runs of a restored session (their queue was in its snapshot), when nothing runs. */
+  resumeQueue(): void {
+    if (this.deps.flight.runId === undefined) this.startNext();
+  }
+
+  /** Start the next queued run once the session is free; a closed session's queue is settled instead. */
+  private startNext(): void {
+    const { records, lifecycle, quotas, config } = this.deps;
+    if (records.queuedCount === 0 || this.deps.flight.runId !== undefined) return;
+    const queue = records.queue();
+    if (lifecycle.isClosed) {
+      // Shut down or passivated: the queue stays in the snapshot and starts where the session is next opened.
+      if (lifecycle.keepsCheckpoints()) for (const entry of queue.waiting()) entry.settle(entry.record);
+      else for (const entry of queue.drain()) this.cancelQueued(entry, 'the session closed');
+      return;
+    }
+    const next = queue.shift()!;
+    quotas?.startQueuedRun(config.ownerTenantId);
+    records.setStatus(next.record, 'created');
+    try {
+      next.settle(this.launch(next.record, next.request));
+    } catch (error) {
+      // Never thrown into the ending run's completion: the queued run fails instead, and the next one starts.
+      next.record.error = { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) };
+      next.record.endedAtMs = this.deps.scope.hostEnv.now();
+      records.setStatus(next.record, 'failed');
+      quotas?.releaseRun(config.ownerTenantId);
+      next.settle(next.record);
+      this.startNext();
+      return;
+    }
+    void this.deps.persistence.saveIfAutoSave();
+  }
+
+  /** A queued run that never starts: status cancelled, its waiters answered. */
+  private cancelQueued(entry: QueuedRun, why: string): void {
+    const { record } = entry;
+    record.error = { code: 'CANCELLED', message: `the queued run was cancelled: ${why}` };
+    record.endedAtMs = this.deps.scope.hostEnv.now();
+    this.deps.records.setStatus(record, 'cancelled');
+    entry.settle(record);
+  }
+
+  /** Give the lease to an admitted run and start its producer; answers its completion. */
+  private launch(record: RunRecord, request: RunRequest): Promise<RunRecord> {
+    const { sessionKey, scope, flight, lifecycle, quotas, transcript, config } = this.deps;
+    const { ownership } = scope.agent.services;
+    const runId = record.runId;
+    const tenantId = config.ownerTenantId;
     const active = flight.take(runId, record);
     ownership.setActiveRun(sessionKey, runId);
     const { signal } = active.controller;
+    const stops: RunStops = { runId, safePoint: { reason: undefined }, rollback: { byRunId: undefined } };
+    this.stops = stops;
+    const transcriptBefore = transcript.messages;
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
     const host = this.host;
@@ -112,14 +254,24 @@ export class SessionRunControl {
         ? host.commands().produce(record, request.input, signal)
         : undefined;
     const produced =
-      command ?? produceRun(host, record, request, sessionInvocationContext(host, runId, signal, runId), signal);
-    const done = flight.track(active, produced, () => {
+      command ??
+      produceRun(
+        host,
+        record,
+        { ...request, safePoint: stops.safePoint, rollback: stops.rollback },
+        sessionInvocationContext(host, runId, signal, runId),
+        signal,
+      );
+    return flight.track(active, produced, () => {
       quotas?.releaseRun(tenantId);
       unlink?.();
+      if (this.stops === stops) this.stops = undefined;
+      // A rolled-back command run (which changes the transcript itself) is put back too.
+      if (stops.rollback.byRunId !== undefined) transcript.messages = transcriptBefore;
       this.deps.activity.runEnded();
       if (!lifecycle.abandoned) ownership.setActiveRun(sessionKey, undefined);
+      this.startNext();
     });
-    return { record: { ...record }, done: done.then((r) => records.withCounts(r)), existing: false };
   }
 
   /** Cancel the active run if it has this id; false when it is not active (RUN_NOT_FOUND when unknown). */
@@ -129,17 +281,27 @@ export class SessionRunControl {
   }
 
   private abortRun(runId: string): boolean {
-    const run = this.deps.records.require(runId);
+    const { records } = this.deps;
+    const run = records.require(runId);
+    if (run.status === 'queued') {
+      const entry = records.queue().remove(runId);
+      if (!entry) return false;
+      this.cancelQueued(entry, 'cancel request');
+      void this.deps.persistence.saveIfAutoSave();
+      return true;
+    }
     return !isTerminal(run.status) && this.deps.flight.abort(runId, new Error('cancelled'));
   }
 
-  /** Cancel the active run (only when it has `runId`, if given); false when nothing matching runs. Never throws (seed `cancel()`/`cancelRun()`). */
+  /** Cancel the active run (only when it has `runId`, if given) or the queued run `runId`; false when nothing matching runs or waits. Never throws (seed `cancel()`/`cancelRun()`). */
   cancel(runId?: string): boolean {
     const queue = this.deps.queue;
     return queue === undefined ? this.cancelActive(runId) : queue.control(() => this.cancelActive(runId));
   }
 
   private cancelActive(runId: string | undefined): boolean {
+    // A queued run (multitaskStrategy) is taken out of the queue.
+    if (runId !== undefined && this.deps.records.get(runId)?.status === 'queued') return this.abortRun(runId);
     const active = this.deps.flight.runId;
     if (active === undefined || (runId !== undefined && runId !== active)) return false;
     return this.abortRun(active);

@@ -3,6 +3,7 @@ import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { SessionEventLog } from '../events/session-event-log.js';
 import type { HostEnv } from '../ports/host-env.js';
+import { RunQueue } from './run-queue.js';
 import type { SessionEmit } from './session-emitter.js';
 
 /** True for a status a run never leaves (completed, failed, cancelled). */
@@ -33,15 +34,50 @@ export class SessionRuns {
   private readonly runs = new Map<string, RunRecord>();
   // Created by the first run with an Idempotency-Key: most sessions never get one.
   private idempotency: Map<string, string> | undefined;
+  // Created by the first queued run (multitaskStrategy): most sessions never queue one.
+  private waiting: RunQueue | undefined;
 
   constructor(
     private readonly deps: SessionRunsDeps,
     restored: readonly RunRecord[] = [],
+    restoredQueue: readonly string[] = [],
   ) {
     for (const run of restored) {
       this.runs.set(run.runId, run);
       if (run.idempotencyKey) (this.idempotency ??= new Map()).set(run.idempotencyKey, run.runId);
     }
+    // The restored queue: its runs wait again with their inputs, in their order (SessionRunControl.resumeQueue starts them).
+    for (const runId of restoredQueue) {
+      const run = this.runs.get(runId);
+      if (run?.status === 'queued')
+        this.queue().add(
+          run,
+          { input: run.input, idempotencyKey: run.idempotencyKey, multitaskStrategy: 'enqueue' },
+          false,
+        );
+    }
+    // A queued record its snapshot's queue does not list never starts: it reads as cancelled.
+    for (const run of restored)
+      if (run.status === 'queued' && this.queue().position(run.runId) === undefined) {
+        run.status = 'cancelled';
+        run.error = { code: 'CANCELLED', message: 'the queued run was not in the saved run queue' };
+      }
+  }
+
+  /** The session's run queue (built on first use). */
+  queue(): RunQueue {
+    this.waiting ??= new RunQueue();
+    return this.waiting;
+  }
+
+  /** Runs waiting in the run queue. */
+  get queuedCount(): number {
+    return this.waiting?.size ?? 0;
+  }
+
+  /** The ids of the runs waiting in the run queue, in the order they start (what a snapshot keeps). */
+  queuedIds(): string[] {
+    return this.waiting?.ids() ?? [];
   }
 
   /** The live record of a run, if the session keeps it. */
@@ -85,12 +121,12 @@ export class SessionRuns {
     };
   }
 
-  /** Record a newly admitted run (status created); terminal runs beyond retention are dropped. */
-  create(runId: string, request: RunRecordRequest): RunRecord {
+  /** Record a newly admitted run (status created, or queued); terminal runs beyond retention are dropped. */
+  create(runId: string, request: RunRecordRequest, status: 'created' | 'queued' = 'created'): RunRecord {
     const record: RunRecord = {
       runId,
       sessionId: this.deps.sessionId,
-      status: 'created',
+      status,
       input: request.input,
       sideQuestion: request.resumeFrom ? request.resumeFrom.side_question : request.history !== undefined,
       createdAtMs: this.deps.hostEnv.now(),

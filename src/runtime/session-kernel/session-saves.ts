@@ -126,6 +126,7 @@ export class SessionSaves {
       events,
       artifacts: artifacts.list(),
       runs: records.list(),
+      runQueue: records.queuedIds(),
       verifications: reports.list(),
       subagentTasks: tasks.list(),
       ownMcpServers: mcp.ownConfigs(),

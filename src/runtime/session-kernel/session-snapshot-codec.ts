@@ -28,6 +28,8 @@ export interface SnapshotSource {
   readonly permissionGrants: readonly string[];
   /** External tasks of the lane queue awaiting the host (none without a queue). */
   readonly externalTasks?: readonly ExternalTaskSnapshot[];
+  /** The ids of the runs waiting in the run queue, in start order (none: not written). */
+  readonly runQueue?: readonly string[];
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
   readonly closed: boolean;
 }
@@ -67,12 +69,16 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
     verification_reports: [...source.verifications],
     subagent_tasks: source.subagentTasks,
     ...(source.externalTasks && source.externalTasks.length > 0 ? { external_tasks: [...source.externalTasks] } : {}),
+    ...(source.runQueue && source.runQueue.length > 0 ? { run_queue: [...source.runQueue] } : {}),
   };
 }
 
-/** A stored run record as a restored session keeps it: a run in flight when the snapshot was taken did not finish on that node (NODE_LOST). */
+/**
+ * A stored run record as a restored session keeps it: a run in flight when the snapshot was taken did not finish
+ * on that node (NODE_LOST); a queued one waits again.
+ */
 export function restoredRun(stored: RunRecord): RunRecord {
-  return isTerminal(stored.status)
+  return isTerminal(stored.status) || stored.status === 'queued'
     ? stored
     : {
         ...stored,
