@@ -10,6 +10,7 @@ import { registerBudgetHostRoutes } from './routes/budget-host.js';
 import { registerClusterEventRoutes } from './routes/cluster-events.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerQuestionRoutes } from './routes/questions.js';
+import { registerRunControlRoutes } from './routes/run-control.js';
 import { registerConsoleRoutes } from './routes/console.js';
 import { registerEventsWebSocket } from './routes/events-ws.js';
 import { registerAuthTicketRoutes } from './routes/auth-ticket.js';
@@ -80,6 +81,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerToolRoutes(app, ctx);
   registerConfirmationRoutes(app, ctx);
   registerQuestionRoutes(app, ctx);
+  registerRunControlRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
   registerSkillRoutes(app, ctx);

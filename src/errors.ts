@@ -48,6 +48,11 @@ export const ERROR_CATALOGUE = {
   },
   SESSION_NOT_FOUND: { status: 404, description: 'No such session for this tenant.' },
   RUN_NOT_FOUND: { status: 404, description: 'No such run in this session.' },
+  RUN_NOT_ACTIVE: {
+    status: 409,
+    description:
+      "The run is not the session's active run (it ended, or has not started): it cannot be steered or interrupted.",
+  },
   TOOL_NOT_FOUND: { status: 404, description: 'No such tool in this session.' },
   AGENT_NOT_FOUND: { status: 404, description: 'No built-in or registered agent has this name.' },
   SKILL_NOT_FOUND: { status: 404, description: 'The session has no skill of this name.' },

@@ -44,6 +44,7 @@ export type { ToolArgs, ToolDefinition, ToolResult, TaskSpec, TasksOptions } fro
 export type { AgentDirRegistered } from './session-memory.js';
 export type { ConfirmOptions, LaneStats } from './session-queue.js';
 export type { QuestionReply } from './session-questions.js';
+export type { InterruptOptions, SteerOptions } from './session-run-control.js';
 export type { HostReconnectInfo, HostReconnectOptions } from './host-reconnect.js';
 export type {
   BudgetDecision,

@@ -11,6 +11,7 @@ import { SessionHost } from './session-host.js';
 import { SessionMemory } from './session-memory.js';
 import { SessionWorkers } from './session-workers.js';
 import { SessionQuestions } from './session-questions.js';
+import { SessionRunControl } from './session-run-control.js';
 import { SessionQueue } from './session-queue.js';
 import {
   SessionRuns,
@@ -55,6 +56,7 @@ export class Session {
   private readonly memory: SessionMemory;
   private readonly queue: SessionQueue;
   private readonly questions: SessionQuestions;
+  private readonly control: SessionRunControl;
   private readonly host: SessionHost;
 
   constructor(ctx: Omit<SessionContext, 'sessionId'>, info: SessionInfo, resumed = false) {
@@ -75,6 +77,7 @@ export class Session {
     this.memory = new SessionMemory(this.ctx);
     this.queue = new SessionQueue(this.ctx);
     this.questions = new SessionQuestions(this.ctx);
+    this.control = new SessionRunControl(this.ctx);
     this.host = new SessionHost(this.ctx);
   }
 
@@ -375,6 +378,12 @@ export class Session {
     this.queue.completeExternalTask(taskId, answer);
   /** Pending confirmations. */
   pendingConfirmations: SessionQueue['pendingConfirmations'] = () => this.queue.pendingConfirmations();
+  /** Queue input for the active run's next safe point (the seed's steer): its receipt. */
+  steer: SessionRunControl['steer'] = (input, options) => this.control.steer(input, options);
+  /** Stop the active run at its next safe point, or now with `force` (the seed's interrupt): its receipt. */
+  interrupt: SessionRunControl['interrupt'] = (options) => this.control.interrupt(options);
+  /** The active run's next turn id and revision (the seed's runControlSnapshot). */
+  runControlSnapshot: SessionRunControl['runControlSnapshot'] = (runId) => this.control.runControlSnapshot(runId);
   /** Questions the agent asked the user (ask_user) and waits on. */
   pendingQuestions: SessionQuestions['pendingQuestions'] = () => this.questions.pendingQuestions();
   /** Answer a question of the agent: a string is free text, `{option}` one of its options. */

@@ -3,6 +3,7 @@ import { CommandResponseMessageSchema } from './commands.js';
 import { HookResponseMessageSchema } from './hooks.js';
 import { CompleteExternalTaskBodySchema } from './queue.js';
 import { MAX_QUESTION_CHARS } from './questions.js';
+import { InterruptBodySchema, SteerBodySchema } from './run-control.js';
 
 /**
  * A registered host's answer to an `external_task_pending` event (the WebSocket form of
@@ -34,6 +35,9 @@ export const WsClientMessageSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('cancel'), runId: z.string().min(1) }).strict(),
+  // Run control of the session's active run, like POST .../runs/:runId/steer and .../interrupt.
+  z.object({ type: z.literal('steer'), runId: z.string().min(1).max(128), ...SteerBodySchema.shape }).strict(),
+  z.object({ type: z.literal('interrupt'), runId: z.string().min(1).max(128), ...InterruptBodySchema.shape }).strict(),
   // Answers a question of the agent (ask_user), like POST .../questions/:questionId: free text or an option.
   z
     .object({
@@ -78,6 +82,7 @@ const controlFrame = <T extends string, P extends z.ZodType>(type: T, payload: P
  * - `cancel_result`: answer to `{"type": "cancel"}`.
  * - `confirm_result`: answer to `{"type": "confirm"}` (the confirmation was settled).
  * - `answer_result`: answer to `{"type": "answer"}` (the question was settled with that answer).
+ * - `run_control_result`: answer to `{"type": "steer"}` and `{"type": "interrupt"}`: the request's receipt.
  * - `host_registered`: answer to `{"type": "host_register"}`, with the connection id for websocket hooks.
  * - `external_task_complete_result`: answer to `{"type": "external_task_complete"}` (the task was settled);
  *   a refused answer is an `error` frame (EXTERNAL_TASK_NOT_FOUND, EXTERNAL_TASK_SETTLED with `details`).
@@ -106,6 +111,19 @@ export const WsControlFrameSchema = z.discriminatedUnion('type', [
   ),
   controlFrame('cancel_result', z.object({ run_id: z.string(), cancelled: z.boolean() }).strict()),
   controlFrame('confirm_result', z.object({ tool_id: z.string(), approved: z.boolean() }).strict()),
+  controlFrame(
+    'run_control_result',
+    z
+      .object({
+        request_id: z.string(),
+        operation: z.enum(['steer', 'interrupt']),
+        status: z.enum(['accepted', 'applied', 'settled', 'rejected']),
+        reason: z.string().optional(),
+        turn_id: z.string().optional(),
+        turn_revision: z.number().int().optional(),
+      })
+      .strict(),
+  ),
   controlFrame('answer_result', z.object({ question_id: z.string(), answered: z.literal(true) }).strict()),
   controlFrame('host_registered', z.object({ connection_id: z.string() }).strict()),
   controlFrame('external_task_complete_result', z.object({ task_id: z.string(), completed: z.literal(true) }).strict()),

@@ -15,6 +15,7 @@ import {
   RunStartedResponseSchema,
   SessionParamsSchema,
 } from '../protocol/http.js';
+import { assertInputBound } from '../server/input-bound.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
@@ -27,24 +28,6 @@ function idempotencyKey(raw: string | string[] | undefined): string | undefined 
       field: 'Idempotency-Key',
     });
   return key;
-}
-
-/**
- * A run's input is bounded by limits.maxInputBytes (UTF-8 bytes), checked before the run is admitted, so an
- * over-long input never reaches the transcript or a provider. `history` (a side question's own transcript,
- * never stored) is bounded by the body limit only.
- */
-function assertInputBound(input: string, maxBytes: number): void {
-  // Cheap first: a string of at most maxBytes / 3 UTF-16 units cannot exceed maxBytes UTF-8 bytes.
-  if (input.length * 3 <= maxBytes) return;
-  const bytes = Buffer.byteLength(input, 'utf8');
-  if (bytes > maxBytes) {
-    throw new CodeError(
-      'PAYLOAD_TOO_LARGE',
-      `input: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`,
-      { field: 'input', limit: 'limits.maxInputBytes', maxBytes, bytes },
-    );
-  }
 }
 
 /** The answer to a started (or existing, for a retried Idempotency-Key) run: 202 at once, or 200 with the result when the caller waits. */

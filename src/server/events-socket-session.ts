@@ -31,6 +31,7 @@ import {
   completeExternalTaskControl,
   confirmControl,
   answerControl,
+  runControlControl,
   errorControl,
   ownedElsewhereControl,
 } from './ws-controls.js';
@@ -352,6 +353,9 @@ export class EventsSocketSession {
         return confirmControl(session, caller, message);
       case 'answer':
         return answerControl(session, message);
+      case 'steer':
+      case 'interrupt':
+        return runControlControl(session, message, ctx.config.limits.maxInputBytes);
     }
   }
 

@@ -1,3 +1,4 @@
+import { assertInputBound } from './input-bound.js';
 import { CodeError } from '../errors.js';
 import type { WsClientMessage, WsControl } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
@@ -59,6 +60,43 @@ export function confirmControl(
     return { type: 'confirm_result', payload: { tool_id: message.toolId, approved: message.approved } };
   } catch (error) {
     return thrownControl(error, 'confirm failed', 'toolId');
+  }
+}
+
+/**
+ * Steer or interrupt the session's active run for a `steer` / `interrupt` message (the rules of the REST
+ * routes): run_control_result with the receipt, or the refusal (RUN_NOT_ACTIVE, RUN_NOT_FOUND, 413) as an error frame.
+ */
+export function runControlControl(
+  session: AgentSession,
+  message: Extract<WsClientMessage, { type: 'steer' } | { type: 'interrupt' }>,
+  maxInputBytes: number,
+): WsControl {
+  try {
+    const receipt =
+      message.type === 'steer'
+        ? (() => {
+            const { type: _type, runId, ...body } = message;
+            assertInputBound(body.input, maxInputBytes);
+            return session.runs.steer(runId, body);
+          })()
+        : (() => {
+            const { type: _type, runId, ...body } = message;
+            return session.runs.interrupt(runId, body);
+          })();
+    return {
+      type: 'run_control_result',
+      payload: {
+        request_id: receipt.requestId,
+        operation: receipt.operation,
+        status: receipt.status,
+        ...(receipt.reason !== undefined ? { reason: receipt.reason } : {}),
+        ...(receipt.turnId !== undefined ? { turn_id: receipt.turnId } : {}),
+        ...(receipt.turnRevision !== undefined ? { turn_revision: receipt.turnRevision } : {}),
+      },
+    };
+  } catch (error) {
+    return thrownControl(error, `${message.type} failed`, 'runId');
   }
 }
 

@@ -190,6 +190,9 @@ async function loop(
   for (;;) {
     if (ctx.signal.aborted) return stopped();
     if (ctx.hostEnv.now() > deadline) return end('failed', deadlineError());
+    // The safe point (before a provider call): steers join the transcript here, an interrupt stops the run.
+    const steered = deps.safePoint?.atSafePoint?.(turn + 1);
+    if (steered) for (const message of steered) push(message);
     const stopAt = deps.safePoint?.reason;
     if (stopAt !== undefined) return end('cancelled', { code: 'CANCELLED', message: stopAt });
 

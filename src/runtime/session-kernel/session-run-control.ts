@@ -1,7 +1,8 @@
 import { CodeError } from '../../errors.js';
 import type { MultitaskStrategy } from '../../protocol/multitask-strategy.js';
 import type { RunRecord } from '../../protocol/run-record.js';
-import type { SafePointStop } from '../loop/safe-point-stop.js';
+import type { InterruptBody, RunControlReceipt, RunControlSnapshot, SteerBody } from '../../protocol/run-control.js';
+import { RunControlRequests } from './run-control-requests.js';
 import type { QueuedRun } from './run-queue.js';
 import type { SessionSlashCommands } from '../commands/session-slash-commands.js';
 import { linkAbort } from '../signals/link-abort.js';
@@ -17,7 +18,8 @@ import type { ControlLane } from '../queue/session-queue.js';
 /** How the active run is asked to stop other than by its abort signal alone. */
 interface RunStops {
   readonly runId: string;
-  readonly safePoint: SafePointStop;
+  /** Its steer and interrupt requests, and the safe-point stop multitaskStrategy interrupt sets too. */
+  readonly safePoint: RunControlRequests;
   readonly rollback: { byRunId: string | undefined };
 }
 
@@ -41,6 +43,9 @@ export class SessionRunControl {
   private runHost: SessionRunHost | undefined;
   /** The active run's stop requests (a safe-point stop, a rollback). */
   private stops: RunStops | undefined;
+
+  /** The last ended run's requests: its control snapshot stays readable (the session keeps one, not one per run). */
+  private lastControlled: RunControlRequests | undefined;
 
   constructor(private readonly deps: SessionRunControlDeps) {}
 
@@ -179,6 +184,55 @@ export class SessionRunControl {
     return true;
   }
 
+  /**
+   * Steer the active run `runId` (the seed's steer): queued for its next safe point, where it is appended as a
+   * user message. RUN_NOT_FOUND for an unknown run, RUN_NOT_ACTIVE for one that is not running now.
+   */
+  steer(runId: string, body: SteerBody): RunControlReceipt {
+    return this.controlled(runId).steer(body);
+  }
+
+  /** Interrupt the active run `runId`: at its next safe point, or now with `force` (like a cancel). */
+  interrupt(runId: string, body: InterruptBody): RunControlReceipt {
+    const requests = this.controlled(runId);
+    const requestId = body.requestId ?? this.deps.scope.hostEnv.newId('interrupt');
+    const reason = body.reason ?? 'the run was interrupted';
+    if (body.force !== true) return requests.interrupt(requestId, reason);
+    const receipt = requests.forceInterrupt(requestId, reason);
+    this.deps.flight.abort(runId, new Error(reason));
+    return receipt;
+  }
+
+  /** The seed's runControlSnapshot of run `runId` (its next turn id and revision; `active` false once it ended). */
+  controlSnapshot(runId: string): RunControlSnapshot {
+    const run = this.deps.records.require(runId);
+    const stops = this.stops;
+    if (stops?.runId === runId) return stops.safePoint.snapshot(true);
+    if (this.lastControlled?.runId === runId) return this.lastControlled.snapshot(false);
+    throw new CodeError(
+      'RUN_NOT_ACTIVE',
+      `run ${runId} is ${run.status}; only the active and the last run have a control snapshot`,
+      {
+        field: 'runId',
+        runId,
+        status: run.status,
+      },
+    );
+  }
+
+  /** The run control requests of the active run `runId`, or why it cannot be controlled. */
+  private controlled(runId: string): RunControlRequests {
+    const run = this.deps.records.require(runId);
+    const stops = this.stops;
+    if (stops?.runId !== runId || this.deps.flight.runId !== runId)
+      throw new CodeError('RUN_NOT_ACTIVE', `run ${runId} is ${run.status}, not the session's active run`, {
+        field: 'runId',
+        runId,
+        status: run.status,
+      });
+    return stops.safePoint;
+  }
+
   /** Cancel the active run `runId` for `byRunId`'s rollback: it leaves the transcript as it found it. */
   private rollBack(runId: string, byRunId: string): void {
     const stops = this.stops;
@@ -242,7 +296,13 @@ export class SessionRunControl {
     const active = flight.take(runId, record);
     ownership.setActiveRun(sessionKey, runId);
     const { signal } = active.controller;
-    const stops: RunStops = { runId, safePoint: { reason: undefined }, rollback: { byRunId: undefined } };
+    const stops: RunStops = {
+      runId,
+      safePoint: new RunControlRequests(runId, () => scope.hostEnv.now(), {
+        applied: (payload) => this.deps.emit(runId, 'run_control_applied', payload),
+      }),
+      rollback: { byRunId: undefined },
+    };
     this.stops = stops;
     const transcriptBefore = transcript.messages;
     // A child's run is cancelled with the call that delegated it.
@@ -265,6 +325,8 @@ export class SessionRunControl {
     return flight.track(active, produced, () => {
       quotas?.releaseRun(tenantId);
       unlink?.();
+      stops.safePoint.end();
+      this.lastControlled = stops.safePoint;
       if (this.stops === stops) this.stops = undefined;
       // A rolled-back command run (which changes the transcript itself) is put back too.
       if (stops.rollback.byRunId !== undefined) transcript.messages = transcriptBefore;
