@@ -3,7 +3,10 @@ import type { CodeConfig } from './config/code-config.js';
 import type { RuntimeCluster } from './create-runtime-cluster.js';
 import { CodeError } from './errors.js';
 import type { MemoryStores } from './runtime/memory/memory-stores.js';
+import type { AttachmentStore } from './runtime/ports/attachment-store.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
+import { FileAttachmentStore } from './stores/file-attachment-store.js';
+import { MemoryAttachmentStore } from './stores/memory-attachment-store.js';
 import { FileCheckpointStore } from './stores/file-checkpoint-store.js';
 import { FileMemoryItemStore } from './stores/file-memory-item-store.js';
 import { FileSessionStore } from './stores/file-session-store.js';
@@ -82,4 +85,11 @@ export function createMemoryStores(config: CodeConfig, redis: RedisClient | unde
   if (redis) return { durable: new RedisMemoryItemStore(redis, config.redisKeyPrefix), process: processStore };
   if (config.storageBackend === 'memory') return { durable: processStore, process: processStore };
   return { durable: new FileMemoryItemStore(`${config.dataDir}/memory`), process: processStore };
+}
+
+/** The attachment store beside the session store: memory, or files under <data_dir>/attachments. */
+export function createAttachmentStore(config: CodeConfig, redis: RedisClient | undefined): AttachmentStore {
+  void redis;
+  if (config.storageBackend === 'memory') return new MemoryAttachmentStore();
+  return new FileAttachmentStore(`${config.dataDir}/attachments`);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ToolErrorKindSchema } from './seed-event-payloads.js';
 import { ChatMessageSchema } from './chat-message.js';
+import { RunAttachmentSchema } from './attachments.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { AgentResultSchema, RunRecordSchema, RunStatusSchema, UsageSchema } from './run-record.js';
 import { SessionLabelsSchema } from './session-snapshot.js';
@@ -85,9 +86,13 @@ export const RunRequestSchema = z
     input: z.string().min(1, 'input must not be empty').max(1_000_000),
     history: z.array(ChatMessageSchema).max(10_000).optional(),
     wait: z.boolean().optional(),
+    /** Images and text files sent with the input (seed `sendWithAttachments`); see docs/attachments.md. */
+    attachments: z.array(RunAttachmentSchema).max(100).optional(),
   })
   .strict()
   .meta({ id: 'RunRequest' });
+/** Body of POST /v1/sessions/:id/runs. */
+export type RunRequest = z.infer<typeof RunRequestSchema>;
 
 /** Body of POST .../runs/:runId/resume. */
 export const ResumeRequestSchema = z.object({ wait: z.boolean().optional() }).strict().meta({ id: 'ResumeRequest' });
