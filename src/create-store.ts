@@ -14,6 +14,7 @@ import { MemoryCheckpointStore } from './stores/memory-checkpoint-store.js';
 import { MemorySessionStore } from './stores/memory-session-store.js';
 import { ProcessMemoryItemStore } from './stores/process-memory-item-store.js';
 import type { RedisClient } from './stores/redis-client.js';
+import { RedisAttachmentStore } from './stores/redis-attachment-store.js';
 import { RedisCheckpointStore } from './stores/redis-checkpoint-store.js';
 import { RedisMemoryItemStore } from './stores/redis-memory-item-store.js';
 import { RedisSessionStore } from './stores/redis-session-store.js';
@@ -87,9 +88,9 @@ export function createMemoryStores(config: CodeConfig, redis: RedisClient | unde
   return { durable: new FileMemoryItemStore(`${config.dataDir}/memory`), process: processStore };
 }
 
-/** The attachment store beside the session store: memory, or files under <data_dir>/attachments. */
+/** The attachment store beside the session store: Redis (under each session's hash tag), memory, or files under <data_dir>/attachments. */
 export function createAttachmentStore(config: CodeConfig, redis: RedisClient | undefined): AttachmentStore {
-  void redis;
+  if (redis) return new RedisAttachmentStore(redis, config.redisKeyPrefix);
   if (config.storageBackend === 'memory') return new MemoryAttachmentStore();
   return new FileAttachmentStore(`${config.dataDir}/attachments`);
 }
