@@ -32,7 +32,8 @@ import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import type { SessionStore } from './stores/session-store.js';
-import { createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
+import { createAttachmentStore, createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
+import { SessionAttachments } from './runtime/attachments/session-attachments.js';
 import { createRuntimeCluster } from './create-runtime-cluster.js';
 import type { SessionLogger } from './runtime/session-kernel/session-services.js';
 import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
@@ -62,6 +63,8 @@ export interface RuntimeContext {
   readonly clusterSecrets: ClusterSecrets | undefined;
   /** Forwards requests for sessions other nodes own to them (cluster.peer_urls), and checks forwarded ones. */
   readonly forwarder: RequestForwarder;
+  /** The sessions' attachments (uploads, the parts of runs) over the attachment store. */
+  readonly attachments: SessionAttachments;
   /** Called once the server listens: in a cluster, starts advertising this node at its URL. */
   onListening(url: string): Promise<void>;
   /** Release what the context opened (the Redis connections), after the agent closed. */
@@ -139,6 +142,7 @@ export async function createRuntimeContext(
   }
   const store = overrides.store ?? (await createStore(config, redis, cluster));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
+  const attachments = new SessionAttachments(createAttachmentStore(config, redis), config.limits);
   // Before anything else starts: with sandbox.mode "required", no working sandbox means no server.
   const sandbox = overrides.sandbox ?? (await startSandbox(config, logger));
   const mcp = new McpManager({
@@ -206,6 +210,7 @@ export async function createRuntimeContext(
     workspaceRoots,
     providerFor,
     checkpoints,
+    attachments: attachments.store,
     memoryStores: createMemoryStores(config, redis),
     sandbox,
     ownership: agentOwnership,
@@ -246,6 +251,7 @@ export async function createRuntimeContext(
           isLive: (key) => agent.isLive(key),
           onPurged: (key) => {
             quotas?.recordStored(tenantIdOf(key), sessionIdOf(key), 0);
+            void attachments.store.deleteSession(key).catch(() => undefined);
             void removeSandboxHome(sandbox, quotas, key);
           },
           onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
@@ -280,6 +286,7 @@ export async function createRuntimeContext(
     sandbox,
     clusterSecrets,
     forwarder,
+    attachments,
     onListening: async (url: string) => {
       if (!cluster) return;
       await cluster.ownership.advertise(

@@ -3,7 +3,10 @@ import type { CodeConfig } from './config/code-config.js';
 import type { RuntimeCluster } from './create-runtime-cluster.js';
 import { CodeError } from './errors.js';
 import type { MemoryStores } from './runtime/memory/memory-stores.js';
+import type { AttachmentStore } from './runtime/ports/attachment-store.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
+import { FileAttachmentStore } from './stores/file-attachment-store.js';
+import { MemoryAttachmentStore } from './stores/memory-attachment-store.js';
 import { FileCheckpointStore } from './stores/file-checkpoint-store.js';
 import { FileMemoryItemStore } from './stores/file-memory-item-store.js';
 import { FileSessionStore } from './stores/file-session-store.js';
@@ -11,6 +14,7 @@ import { MemoryCheckpointStore } from './stores/memory-checkpoint-store.js';
 import { MemorySessionStore } from './stores/memory-session-store.js';
 import { ProcessMemoryItemStore } from './stores/process-memory-item-store.js';
 import type { RedisClient } from './stores/redis-client.js';
+import { RedisAttachmentStore } from './stores/redis-attachment-store.js';
 import { RedisCheckpointStore } from './stores/redis-checkpoint-store.js';
 import { RedisMemoryItemStore } from './stores/redis-memory-item-store.js';
 import { RedisSessionStore } from './stores/redis-session-store.js';
@@ -82,4 +86,11 @@ export function createMemoryStores(config: CodeConfig, redis: RedisClient | unde
   if (redis) return { durable: new RedisMemoryItemStore(redis, config.redisKeyPrefix), process: processStore };
   if (config.storageBackend === 'memory') return { durable: processStore, process: processStore };
   return { durable: new FileMemoryItemStore(`${config.dataDir}/memory`), process: processStore };
+}
+
+/** The attachment store beside the session store: Redis (under each session's hash tag), memory, or files under <data_dir>/attachments. */
+export function createAttachmentStore(config: CodeConfig, redis: RedisClient | undefined): AttachmentStore {
+  if (redis) return new RedisAttachmentStore(redis, config.redisKeyPrefix);
+  if (config.storageBackend === 'memory') return new MemoryAttachmentStore();
+  return new FileAttachmentStore(`${config.dataDir}/attachments`);
 }

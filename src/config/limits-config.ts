@@ -17,6 +17,10 @@ export const LimitsSchema = z
     maxSessions: z.number().int().positive().default(100_000),
     maxArtifactsPerSession: z.number().int().positive().default(64),
     maxArtifactBytesPerSession: z.number().int().positive().default(67_108_864),
+    /** Bytes of one attachment (upload or inline part); more answers 413 PAYLOAD_TOO_LARGE naming it (docs/attachments.md). */
+    maxAttachmentBytes: z.number().int().positive().max(1_073_741_824).default(20_971_520),
+    /** Attachments one session may hold; the next one answers 413 PAYLOAD_TOO_LARGE naming it. */
+    maxAttachmentsPerSession: z.number().int().positive().max(10_000).default(100),
     /** Terminal subagent tasks a session keeps (with their live child sessions); running ones are never dropped. */
     maxTerminalSubagentTasks: z.number().int().nonnegative().default(100),
     /** A request's line and headers must arrive within this long (else 408); a connection that sends nothing is closed after it too. */

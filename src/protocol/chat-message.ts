@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AttachmentRefSchema } from './attachments.js';
 
 /** One tool call the assistant asked for, in the OpenAI chat shape. */
 export const ToolCallSchema = z.object({
@@ -15,6 +16,8 @@ export const ChatMessageSchema = z
     tool_calls: z.array(ToolCallSchema).optional(),
     tool_call_id: z.string().optional(),
     reasoning: z.string().optional(),
+    /** A user message's attachments, by reference (the bytes stay in the session's attachment store). */
+    attachments: z.array(AttachmentRefSchema).optional(),
   })
   .meta({ id: 'ChatMessage' });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ToolErrorKindSchema } from './seed-event-payloads.js';
 import { ChatMessageSchema } from './chat-message.js';
+import { RunAttachmentSchema } from './attachments.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { AgentResultSchema, RunRecordSchema, RunStatusSchema, UsageSchema } from './run-record.js';
 import { MULTITASK_STRATEGIES } from './multitask-strategy.js';
@@ -92,9 +93,13 @@ export const RunRequestSchema = z
      * safe point, then run), `rollback` (cancel the active run, restore the transcript to before it, then run).
      */
     multitaskStrategy: z.enum(MULTITASK_STRATEGIES).optional(),
+    /** Images and text files sent with the input (seed `sendWithAttachments`); see docs/attachments.md. */
+    attachments: z.array(RunAttachmentSchema).max(100).optional(),
   })
   .strict()
   .meta({ id: 'RunRequest' });
+/** Body of POST /v1/sessions/:id/runs. */
+export type RunRequest = z.infer<typeof RunRequestSchema>;
 
 /** Body of POST .../runs/:runId/resume. */
 export const ResumeRequestSchema = z.object({ wait: z.boolean().optional() }).strict().meta({ id: 'ResumeRequest' });

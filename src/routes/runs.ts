@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RunHandle } from '../runtime/session-kernel/run-handle.js';
+import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 import { CodeError } from '../errors.js';
 import {
   CancelResponseSchema,
@@ -11,6 +12,7 @@ import {
   ResumeRequestSchema,
   RunParamsSchema,
   RunRequestSchema,
+  type RunRequest,
   RunResponseSchema,
   RunStartedResponseSchema,
   SessionParamsSchema,
@@ -30,8 +32,42 @@ function idempotencyKey(raw: string | string[] | undefined): string | undefined 
   return key;
 }
 
+/**
+ * A run with attachments: each part checked (and the inline ones stored) before the run is admitted; when
+ * admission fails (SESSION_BUSY, a quota), the parts this request stored are removed again.
+ */
+async function startWithAttachments(
+  ctx: ServerContext,
+  session: AgentSession,
+  body: RunRequest,
+  key: string | undefined,
+): Promise<RunHandle> {
+  if (body.input.startsWith('/'))
+    throw new CodeError('VALIDATION_ERROR', 'body.attachments: a slash command takes no attachments', {
+      field: 'attachments',
+    });
+  const model = session.config.model;
+  const { refs, created } = await ctx.attachments.resolveRun(session.key, body.attachments ?? [], {
+    id: model.id,
+    acceptsImages: model.acceptsImages === true,
+  });
+  try {
+    return session.runs.start({
+      input: body.input,
+      history: body.history,
+      idempotencyKey: key,
+      attachments: refs,
+      ...(body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {}),
+    });
+  } catch (error) {
+    await ctx.attachments.forget(session.key, created);
+    throw error;
+  }
+}
+
 /** The answer to a started (or existing, for a retried Idempotency-Key) run: 202 at once, or 200 with the result when the caller waits. */
-async function runAnswer(handle: RunHandle, wait: boolean, reply: FastifyReply) {
+async function runAnswer(started: RunHandle | Promise<RunHandle>, wait: boolean, reply: FastifyReply) {
+  const handle = await started;
   if (wait) {
     const run = await handle.done;
     reply.status(200);
@@ -80,16 +116,14 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
         );
       const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
-      return runAnswer(
-        session.runs.start({
-          input: body.input,
-          history: body.history,
-          idempotencyKey: key,
-          ...(body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {}),
-        }),
-        body.wait === true,
-        reply,
-      );
+      const strategy = body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {};
+      if (body.attachments === undefined || body.attachments.length === 0)
+        return runAnswer(
+          session.runs.start({ input: body.input, history: body.history, idempotencyKey: key, ...strategy }),
+          body.wait === true,
+          reply,
+        );
+      return runAnswer(startWithAttachments(ctx, session, body, key), body.wait === true, reply);
     },
   );
   addRoute(

@@ -141,7 +141,8 @@ export class RequestForwarder {
   }
 
   /**
-   * Send the request to `origin` with `body` (the parsed body, sent again as JSON; undefined for none) and
+   * Send the request to `origin` with `body` (the parsed body, sent again as JSON; a Buffer, an upload's raw
+   * bytes, is sent as it came with its own content-type; undefined for none) and
    * stream the owner's answer back through the hijacked reply. Before the owner answers, failures are
    * OWNER_UNREACHABLE (an ordinary error answer); once the answer streams, a failure ends the response.
    */
@@ -154,8 +155,9 @@ export class RequestForwarder {
   ): Promise<void> {
     const headers = forwardedRequestHeaders(request.headers);
     headers[FORWARDED_HEADER] = this.sign(request.method, request.url, request.ip);
-    let payload: string | undefined;
-    if (body !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
+    let payload: string | Buffer | undefined;
+    if (Buffer.isBuffer(body) && request.method !== 'GET' && request.method !== 'HEAD') payload = body;
+    else if (body !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
       payload = typeof body === 'string' ? body : JSON.stringify(body);
       if (typeof body !== 'string') headers['content-type'] = 'application/json';
     }

@@ -26,14 +26,14 @@ export async function prepareDirectory(dir: string): Promise<void> {
 export async function writeFileAtomically(
   dir: string,
   target: string,
-  data: string,
+  data: string | Uint8Array,
   tempPrefix: string,
 ): Promise<void> {
   const temp = path.join(dir, `.${tempPrefix}.${randomBytes(8).toString('hex')}.tmp`);
   try {
     const handle = await open(temp, 'wx', 0o600);
     try {
-      await handle.writeFile(data, 'utf8');
+      await (typeof data === 'string' ? handle.writeFile(data, 'utf8') : handle.writeFile(data));
       await handle.sync();
     } finally {
       await handle.close();

@@ -17,6 +17,16 @@ export function redisCheckpointKey(prefix: string, session: SessionKey, runId: s
   return `${prefix}{${session}}:checkpoint:${runId}`;
 }
 
+/** The hash of a session's attachment references (field: attachment id): `<prefix>{<tenant>/<session id>}:attachments`. */
+export function redisAttachmentsKey(prefix: string, session: SessionKey): string {
+  return `${prefix}{${session}}:attachments`;
+}
+
+/** The bytes of one attachment: `<prefix>{<tenant>/<session id>}:attachment:<attachment id>`. */
+export function redisAttachmentKey(prefix: string, session: SessionKey, attachmentId: string): string {
+  return `${prefix}{${session}}:attachment:${attachmentId}`;
+}
+
 /** The set of a tenant's stored session ids (encoded): `<prefix>tenant:{<tenant>}:sessions`. */
 export function redisTenantSessionsKey(prefix: string, tenantPart: string): string {
   return `${prefix}tenant:{${tenantPart}}:sessions`;

@@ -16,6 +16,9 @@ import { GovernedCallError } from './governed-call-error.js';
 import type { ProviderCallLane } from '../ports/provider-call-lane.js';
 import type { InvocationContext } from './invocation-context.js';
 import { ProviderCallError, retryDelayMs } from './provider-retry.js';
+import { attachmentParts, type AttachmentReader } from '../attachments/attachment-parts.js';
+
+const noAttachments: AttachmentReader = () => Promise.resolve(undefined);
 
 /** A model resolved from "provider/model": the provider client and the bare model name it expects. */
 export interface ResolvedModel {
@@ -31,6 +34,8 @@ export interface ResolvedModel {
   readonly contextTokens?: number;
   /** The model block says `reasoning = true`: its turns are told to pre_reasoning and post_reasoning hooks. */
   readonly reasoning?: boolean;
+  /** The model block's `modalities.input` has "image": image attachments and images `read` returns are sent to it. */
+  readonly acceptsImages?: boolean;
 }
 
 const specChars = new WeakMap<LlmToolSpec, number>();
@@ -83,6 +88,8 @@ export class LlmInvoker {
     private readonly governance: { readonly session: SessionGovernance },
     /** A queued session's generate lane (its parent's for a task child); absent: requests never wait. */
     private readonly lane?: ProviderCallLane,
+    /** Reads the session's attachments when a request's messages reference some (absent: placeholders). */
+    private readonly attachments?: AttachmentReader,
   ) {}
 
   private get model(): ResolvedModel {
@@ -182,6 +189,11 @@ export class LlmInvoker {
       onEvent(event);
     };
     try {
+      // Attachment bytes are read for this call only: the request holds them until the call (and its retries) ends.
+      if (messages.some((message) => message.attachments !== undefined)) {
+        const parts = await attachmentParts(messages, this.attachments ?? noAttachments, model.acceptsImages === true);
+        if (parts !== undefined) request.contentParts = parts;
+      }
       await this.withRetries(
         model.provider,
         ctx,

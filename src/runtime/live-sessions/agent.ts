@@ -189,7 +189,8 @@ export class Agent {
 
   /**
    * DELETE /v1/sessions/:id?purge=true: close the caller's tenant's session of this id if it is open, then
-   * delete what is stored of it at once (snapshot, its runs' checkpoints; artifacts are in the snapshot).
+   * delete what is stored of it at once (snapshot, its runs' checkpoints, its attachments; artifacts are in the
+   * snapshot).
    * SESSION_NOT_FOUND when the tenant has no such session, open, closed or stored.
    */
   async purgeSession(id: string, caller: Caller): Promise<{ closed: boolean; purged: boolean }> {
@@ -203,6 +204,8 @@ export class Agent {
       if (!closed && !purged && !this.sessions.closed.visibleTo(key, caller))
         throw new CodeError('SESSION_NOT_FOUND', `session ${id} not found`, { sessionId: id });
       this.deps.quotas?.recordStored(tenantIdOf(key), id, 0);
+      // Its attachments go with it (the transcript that referenced them is gone).
+      await this.deps.attachments?.deleteSession(key);
       // A stored session that was not live here still has its commands' $HOME: it goes with the session.
       await removeSandboxHome(this.deps.sandbox, this.deps.quotas, key);
       return { closed, purged };

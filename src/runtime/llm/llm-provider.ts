@@ -17,7 +17,15 @@ export interface LlmRequest {
   temperature?: number;
   /** Structured output: the JSON schema the answer must follow (sent as OpenAI's `response_format` json_schema). */
   responseFormat?: LlmResponseFormat;
+  /**
+   * The content of user messages with attachments, as OpenAI content parts (built from the attachment store
+   * for this one call, so the bytes live only as long as the request); other messages send their text.
+   */
+  contentParts?: ReadonlyMap<ChatMessage, readonly LlmContentPart[]>;
 }
+
+/** One OpenAI-compatible content part of a user message: text, or an image as a data URL. */
+export type LlmContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
 /** A JSON schema a structured-output request asks the answer to follow. */
 export interface LlmResponseFormat {

@@ -80,7 +80,12 @@ export class OpenAiProvider implements LlmProvider {
     // Tools are not in `params`: encodeBody splices their cached JSON into the body the SDK sends.
     const params: ChatCompletionCreateParamsStreaming = {
       model: request.model,
-      messages: request.messages.map(toMessageParam),
+      messages: request.messages.map((message) => {
+        const parts = request.contentParts?.get(message);
+        return parts !== undefined && message.role === 'user'
+          ? { role: 'user', content: parts.map((part) => ({ ...part })) }
+          : toMessageParam(message);
+      }),
       stream: true,
       stream_options: { include_usage: true },
     };

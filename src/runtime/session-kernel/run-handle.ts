@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { MultitaskStrategy } from '../../protocol/multitask-strategy.js';
@@ -9,6 +10,8 @@ export interface RunRequest {
   /** Side question: run on this history instead of the transcript, and leave the transcript unchanged. */
   history?: ChatMessage[];
   idempotencyKey?: string;
+  /** The user message's attachments, already checked and stored (references only). */
+  attachments?: AttachmentRef[];
   /** Resume a run from its loop checkpoint (a new run id; the old run is named in metadata). */
   resumeFrom?: LoopCheckpoint;
   /** A child session's run: aborting this signal (the delegating call's) cancels the run. */

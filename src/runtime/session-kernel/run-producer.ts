@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { WorkspaceLease } from '../workspace/workspace-directory.js';
 import { CodeError, type RunErrorCode } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
@@ -35,6 +36,8 @@ export interface ProducedRunRequest {
   safePoint?: SafePointStop;
   /** Set by a rollback (multitaskStrategy rollback): the run leaves the transcript as it found it. */
   rollback?: { byRunId: string | undefined };
+  /** The user message's attachments (references; the bytes are read when each provider request is built). */
+  attachments?: AttachmentRef[];
 }
 
 /** What a run's producer needs from its session. */
@@ -132,7 +135,10 @@ async function produceHeldRun(
   } else if (gate?.modifiedPayload && typeof gate.modifiedPayload.prompt === 'string') {
     input = gate.modifiedPayload.prompt;
   }
-  const userMessage: ChatMessage = { role: 'user', content: input };
+  const userMessage: ChatMessage =
+    request.attachments !== undefined && request.attachments.length > 0
+      ? { role: 'user', content: input, attachments: request.attachments }
+      : { role: 'user', content: input };
   const resume = request.resumeFrom;
   // A resumed run starts from the checkpoint's working transcript: [system, ...history, user, ...rounds].
   const before = resume ? resume.messages.slice(1) : [...(request.history ?? host.transcript.messages), userMessage];

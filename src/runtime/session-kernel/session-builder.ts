@@ -63,6 +63,7 @@ function chooseModel(config: CodeConfig, modelId: string, field: string, tempera
     requestDefaults: modelRequestDefaults(modelConfig, temperature),
     contextTokens: modelContextTokens(modelConfig),
     reasoning: modelConfig?.reasoning === true,
+    acceptsImages: modelConfig?.modalities?.input?.includes('image') === true,
   };
 }
 
@@ -74,7 +75,7 @@ export function resolveModel(
   temperature: number | undefined,
   providerFor: (name: string) => LlmProvider,
 ): ResolvedModel {
-  const { providerName, modelName, requestDefaults, contextTokens, reasoning } = chooseModel(
+  const { providerName, modelName, requestDefaults, contextTokens, reasoning, acceptsImages } = chooseModel(
     config,
     modelId,
     field,
@@ -99,6 +100,7 @@ export function resolveModel(
     ...requestDefaults,
     ...(contextTokens !== undefined ? { contextTokens } : {}),
     ...(reasoning ? { reasoning } : {}),
+    ...(acceptsImages ? { acceptsImages } : {}),
   };
 }
 

@@ -187,7 +187,13 @@ export function buildSessionKernel(
     invoker: { config, governance, artifacts, reports, commands, fileOwner: sandbox.runAs, delegation, queue },
   });
   const directCalls = new HostDirectCalls({ config, hostEnv, emit, lifecycle, tools });
-  const llm = new LlmInvoker(config, governance, providerLane);
+  const attachmentStore = services.attachments;
+  const llm = new LlmInvoker(
+    config,
+    governance,
+    providerLane,
+    attachmentStore ? (id) => attachmentStore.get(sessionKey, id) : undefined,
+  );
   // Memory events belong to the active run when there is one (the context provider), else to the session.
   const memory = openAgentMemory(
     config.memory,

@@ -1,6 +1,7 @@
 import type { CodeConfig } from '../../config/code-config.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
+import type { AttachmentStore } from '../ports/attachment-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
 import type { CommandCatalog } from '../commands/command-catalog.js';
 import type { ChildLink, ChildSpawner } from '../delegation/child-session.js';
@@ -32,6 +33,8 @@ export interface SessionServices {
   store: SessionStore;
   /** Loop checkpoints (memory, file or Redis); `durable` says whether a resume can find them after a restart. */
   checkpoints: CheckpointStore;
+  /** Where the sessions' attachments live (absent: a run's attachment references resolve to placeholders). */
+  attachments?: AttachmentStore;
   hostEnv: HostEnv;
   tools: readonly AnyToolDefinition[];
   workspaceRoots: readonly string[];

@@ -1,0 +1,164 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { CodeError } from '../errors.js';
+import {
+  AttachmentParamsSchema,
+  AttachmentRefSchema,
+  AttachmentUploadQuerySchema,
+  AttachmentUploadResponseSchema,
+} from '../protocol/attachments.js';
+import { ErrorBodySchema, SessionParamsSchema, SessionTenantQuerySchema } from '../protocol/http.js';
+import { attachmentTooLarge, type SessionAttachments } from '../runtime/attachments/session-attachments.js';
+import { addRoute } from '../server/route.js';
+import type { ServerContext } from '../server/server-context.js';
+
+const UPLOAD_URL = '/v1/sessions/:id/attachments';
+
+/**
+ * The raw body of an upload as one Buffer, bounded by limits.maxAttachmentBytes while it arrives (a declared
+ * or received length past it is 413 at once, the rest of the body discarded unread into nothing).
+ */
+function readUpload(request: FastifyRequest, maxBytes: number): Promise<Buffer> {
+  const stream = request.raw;
+  return new Promise((resolve, reject) => {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      stream.resume();
+      reject(attachmentTooLarge('body', declared, maxBytes));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received > maxBytes) {
+        stream.off('data', onData);
+        stream.resume();
+        chunks.length = 0;
+        reject(attachmentTooLarge('body', received, maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    stream.on('data', onData);
+    stream.once('end', () => resolve(Buffer.concat(chunks, received)));
+    stream.once('error', reject);
+  });
+}
+
+/** The body parsers of uploads: any media type reaches the upload route as raw bytes; elsewhere JSON only, as before. */
+function registerUploadParsers(app: FastifyInstance, maxBytes: number, bodyLimit: number): void {
+  const isUpload = (request: FastifyRequest): boolean =>
+    request.method === 'POST' && request.routeOptions.url === UPLOAD_URL;
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', (request, _payload, done) => {
+    readUpload(request, isUpload(request) ? maxBytes : bodyLimit).then(
+      (data) => done(null, isUpload(request) ? data : data.toString('utf8')),
+      (error: Error) =>
+        done(
+          isUpload(request) ? error : new CodeError('PAYLOAD_TOO_LARGE', 'request body exceeds limits.bodyLimitBytes'),
+        ),
+    );
+  });
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    if (!isUpload(request)) {
+      done(new CodeError('VALIDATION_ERROR', 'body: content-type must be application/json'));
+      return;
+    }
+    readUpload(request, maxBytes).then(
+      (data) => done(null, data),
+      (error: Error) => done(error),
+    );
+  });
+}
+
+/** Attachment routes: upload (raw body), list, and serve back as a download only. */
+export function registerAttachmentRoutes(
+  app: FastifyInstance,
+  ctx: ServerContext,
+  attachments: SessionAttachments,
+): void {
+  const { agent } = ctx;
+  registerUploadParsers(app, ctx.config.limits.maxAttachmentBytes, ctx.config.limits.bodyLimitBytes);
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: UPLOAD_URL,
+      summary: 'Upload an attachment (the raw body; content-type is its media type)',
+      description:
+        'The body is the raw bytes (not JSON): `content-type` is the media type (image/png, image/jpeg, image/gif, image/webp checked by magic bytes; text/* checked as UTF-8), a text file names itself with the `name` query or the `X-Attachment-Name` header. Over limits.maxAttachmentBytes (default 20 MiB) is 413 PAYLOAD_TOO_LARGE naming it; a session holds at most limits.maxAttachmentsPerSession (100). The attachmentId resolves only in this session. See docs/attachments.md.',
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      query: AttachmentUploadQuerySchema,
+      headers: { 'X-Attachment-Name': "Optional; a text file's name (the name query wins)." },
+      responses: {
+        201: AttachmentUploadResponseSchema,
+        400: ErrorBodySchema,
+        404: ErrorBodySchema,
+        413: ErrorBodySchema,
+      },
+    },
+    async ({ params, query, caller, request, reply }) => {
+      const session = agent.getSession(params.id, caller);
+      if (!Buffer.isBuffer(request.body))
+        throw new CodeError(
+          'VALIDATION_ERROR',
+          `headers.content-type: "${request.headers['content-type'] ?? ''}" is not accepted: the raw bytes of an image (png, jpeg, gif, webp) or a text/* file`,
+          { field: 'content-type' },
+        );
+      const header = request.headers['x-attachment-name'];
+      const name = query.name ?? (typeof header === 'string' && header !== '' ? header : undefined);
+      const ref = await attachments.upload(session.key, request.headers['content-type'] ?? '', name, request.body);
+      reply.status(201);
+      return ref;
+    },
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: UPLOAD_URL,
+      summary: "The session's attachments (references, no bytes)",
+      scope: 'sessions',
+      params: SessionParamsSchema,
+      query: SessionTenantQuerySchema,
+      responses: { 200: z.object({ attachments: z.array(AttachmentRefSchema) }), 404: ErrorBodySchema },
+    },
+    async ({ params, caller }) => ({
+      attachments: await attachments.store.list(agent.getSession(params.id, caller).key),
+    }),
+  );
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/sessions/:id/attachments/:attachmentId',
+      summary: 'Download an attachment (never rendered inline)',
+      description:
+        'Served only as a download: `Content-Disposition: attachment`, `X-Content-Type-Options: nosniff`, `Content-Security-Policy: sandbox`. 404 for an id this session did not upload.',
+      scope: 'sessions',
+      params: AttachmentParamsSchema,
+      query: SessionTenantQuerySchema,
+      produces: 'application/octet-stream',
+      responses: { 200: z.string(), 404: ErrorBodySchema },
+    },
+    async ({ params, caller, reply }) => {
+      const found = await attachments.get(agent.getSession(params.id, caller).key, params.attachmentId);
+      const filename = (found.ref.name ?? found.ref.attachmentId).replace(/[^\x20-\x7e]|["\\]/g, '_');
+      reply
+        .header('content-type', found.ref.mediaType)
+        .header(
+          'content-disposition',
+          `attachment; filename="${filename}"; filename*=UTF-8''${encodeURIComponent(found.ref.name ?? found.ref.attachmentId)}`,
+        )
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', 'sandbox')
+        .header('cache-control', 'private, no-store');
+      return found.data;
+    },
+  );
+}
