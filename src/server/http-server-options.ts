@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { FastifyHttpOptions, FastifyReply } from 'fastify';
+import { LogController, type FastifyHttpOptions, type FastifyReply } from 'fastify';
 import type { CodeConfig } from '../config/code-config.js';
 import { ERROR_CATALOGUE } from '../errors.js';
 import { handleClientError } from './client-error.js';
@@ -22,7 +22,9 @@ export function httpServerOptions(config: CodeConfig, faults: ClientFaultLog): F
   return {
     bodyLimit: limits.bodyLimitBytes,
     // Request logs only when asked for, or at debug and trace: at info one line per request would drown the rest.
-    disableRequestLogging: !(config.log.requests || config.logLevel === 'debug' || config.logLevel === 'trace'),
+    logController: new LogController({
+      disableRequestLogging: !(config.log.requests || config.logLevel === 'debug' || config.logLevel === 'trace'),
+    }),
     // Session ids may be 128 characters and tool ids longer; Fastify's default (100) would 414 them.
     routerOptions: { maxParamLength: 512 },
     trustProxy: config.trustProxy,
