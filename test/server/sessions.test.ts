@@ -246,6 +246,7 @@ describe('sessions: options, workspace confinement, single flight, side question
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     const tools = (await request(t.url).get(`/v1/sessions/${id}/tools`).expect(200)).body.tools;
     expect(tools.map((x: { name: string }) => x.name).sort()).toEqual([
+      'ask_user',
       'bash',
       'batch',
       'edit',
