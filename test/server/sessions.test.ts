@@ -263,7 +263,7 @@ describe('sessions: options, workspace confinement, single flight, side question
       'web_search',
       'write',
     ]);
-    // A session with skills lists the seed's seventeen tools (its smoke test's toolNames()).
+    // A session with skills lists the seed's seventeen tools (its smoke test's toolNames()) and ask_user (a later seed tool).
     const inlineSkills = [
       {
         name: 'release-review',
@@ -296,6 +296,7 @@ describe('sessions: options, workspace confinement, single flight, side question
         'batch',
         'web_fetch',
         'web_search',
+        'ask_user',
       ].sort(),
     );
     const read = tools.find((x: { name: string }) => x.name === 'read');
