@@ -32,6 +32,7 @@ import {
   confirmControl,
   answerControl,
   runControlControl,
+  hostReplyControl,
   errorControl,
   ownedElsewhereControl,
 } from './ws-controls.js';
@@ -338,13 +339,7 @@ export class EventsSocketSession {
         return { type: 'host_registered', payload: { connection_id: to.hostConnectionId } };
       case 'hook_response':
       case 'command_response':
-        if (to.hostConnectionId !== undefined && ctx.hostRegistry.deliver(to.hostConnectionId, message))
-          return undefined;
-        return errorControl(
-          'VALIDATION_ERROR',
-          `message.request_id: no pending ${message.type === 'hook_response' ? 'hook' : 'command'} request with this id on this connection`,
-          'message.request_id',
-        );
+        return hostReplyControl(ctx.hostRegistry, to.hostConnectionId, message);
       case 'external_task_complete':
         return completeExternalTaskControl(session, caller, to.hostConnectionId !== undefined, message);
       case 'cancel':

@@ -1,3 +1,4 @@
+import type { RunControlReceipt } from '../protocol/run-control.js';
 import { assertInputBound } from './input-bound.js';
 import { CodeError } from '../errors.js';
 import type { WsClientMessage, WsControl } from '../protocol/ws-messages.js';
@@ -64,6 +65,23 @@ export function confirmControl(
 }
 
 /**
+ * Hand a registered host's `hook_response` / `command_response` to the request waiting for it (undefined: no
+ * frame back), or an error frame when this connection has no such pending request.
+ */
+export function hostReplyControl(
+  registry: { deliver(connectionId: string, message: unknown): boolean },
+  connectionId: string | undefined,
+  message: Extract<WsClientMessage, { type: 'hook_response' } | { type: 'command_response' }>,
+): WsControl | undefined {
+  if (connectionId !== undefined && registry.deliver(connectionId, message)) return undefined;
+  return errorControl(
+    'VALIDATION_ERROR',
+    `message.request_id: no pending ${message.type === 'hook_response' ? 'hook' : 'command'} request with this id on this connection`,
+    'message.request_id',
+  );
+}
+
+/**
  * Steer or interrupt the session's active run for a `steer` / `interrupt` message (the rules of the REST
  * routes): run_control_result with the receipt, or the refusal (RUN_NOT_ACTIVE, RUN_NOT_FOUND, 413) as an error frame.
  */
@@ -73,17 +91,15 @@ export function runControlControl(
   maxInputBytes: number,
 ): WsControl {
   try {
-    const receipt =
-      message.type === 'steer'
-        ? (() => {
-            const { type: _type, runId, ...body } = message;
-            assertInputBound(body.input, maxInputBytes);
-            return session.runs.steer(runId, body);
-          })()
-        : (() => {
-            const { type: _type, runId, ...body } = message;
-            return session.runs.interrupt(runId, body);
-          })();
+    let receipt: RunControlReceipt;
+    if (message.type === 'steer') {
+      const { type: _type, runId, ...body } = message;
+      assertInputBound(body.input, maxInputBytes);
+      receipt = session.runs.steer(runId, body);
+    } else {
+      const { type: _type, runId, ...body } = message;
+      receipt = session.runs.interrupt(runId, body);
+    }
     return {
       type: 'run_control_result',
       payload: {
