@@ -104,6 +104,11 @@ const SESSION_OPTIONS_SHAPE = {
   resume: z.boolean().optional(),
   /** When a node takes this session over from one that died mid-run, resume that run from its checkpoint. */
   autoResume: z.boolean().optional(),
+  /**
+   * Ours: a surface can answer the agent's questions (the console, `a3s run`, AG-UI, ACP or a client that
+   * answers them), so the session offers the `ask_user` tool. Default false: the tool is not offered.
+   */
+  askUser: z.boolean().optional(),
   model: z
     .string()
     .regex(/^[^/\s]+\/\S+$/, 'model must be "provider/model"')

@@ -17,6 +17,7 @@ export const SESSION_OPTION_EFFECT_TESTS: Readonly<Record<string, string>> = {
   sessionId: 'test/server/tenant-session-ids.test.ts',
   resume: 'test/server/session-options.test.ts',
   autoResume: 'test/server/cluster.test.ts',
+  askUser: 'test/server/ask-user.test.ts',
   model: 'test/server/session-option-effects.test.ts',
   workspace: 'test/server/tenant-workspaces.test.ts',
   autoSave: 'test/server/end-to-end.test.ts',

@@ -45,8 +45,29 @@ describe('ask_user: the agent asks its user and waits for the answer', () => {
     toolCalls: [{ id, name: 'ask_user', arguments: args }],
   });
 
-  it('is offered by default and allowed by the built-in policy; an option answered over REST reaches the model', async () => {
-    const session = await createSession(t);
+  it('is offered only to a session that says a surface can answer (askUser): elsewhere the model cannot call it', async () => {
+    const plain = await createSession(t);
+    const listed = (await request(t.url).get(`/v1/sessions/${plain}/tools`).expect(200)).body.tools as Array<{
+      name: string;
+    }>;
+    expect(listed.map((tool) => tool.name)).not.toContain('ask_user');
+    expect(listed.map((tool) => tool.name)).toContain('read');
+    t.fake.script(ask('c_q0', { question: 'Which database?' }), { text: 'I will pick myself.' });
+    const runId = await startRun(t, plain, 'set up the db');
+    const run = await finished(plain, runId);
+    expect(run.status).toBe('completed');
+    // The provider saw no ask_user tool, and the call the model made anyway was answered as an unknown tool.
+    const [first, second] = t.fake.requests.slice(-2).map((r) => r.body);
+    expect((first?.tools ?? []).map((tool) => (tool.function as { name: string }).name)).not.toContain('ask_user');
+    const toolMessage = second?.messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c_q0');
+    expect(String(toolMessage?.content)).toMatch(/ask_user/);
+    expect(await pending(plain)).toEqual([]);
+    const info = (await request(t.url).get(`/v1/sessions/${plain}`).expect(200)).body;
+    expect(JSON.stringify(info)).not.toMatch(/"askUser":true/);
+  });
+
+  it('is offered with askUser and allowed by the built-in policy; an option answered over REST reaches the model', async () => {
+    const session = await createSession(t, { askUser: true });
     const tools = (await request(t.url).get(`/v1/sessions/${session}/tools`).expect(200)).body.tools as Array<{
       name: string;
     }>;
@@ -104,7 +125,7 @@ describe('ask_user: the agent asks its user and waits for the answer', () => {
       .expect(409);
     expect(again.body.error.code).toBe('QUESTION_SETTLED');
     await request(t.url).post(`/v1/sessions/${session}/questions/q_nope`).send({ answer: 'x' }).expect(404);
-    const other = await createSession(t);
+    const other = await createSession(t, { askUser: true });
     const foreign = await request(t.url)
       .post(`/v1/sessions/${other}/questions/${asked.questionId}`)
       .send({ option: 'sqlite' })
@@ -113,7 +134,7 @@ describe('ask_user: the agent asks its user and waits for the answer', () => {
   });
 
   it('free text over the WebSocket answer message; a question that takes only options refuses free text', async () => {
-    const session = await createSession(t);
+    const session = await createSession(t, { askUser: true });
     const ws = await subscribe(t.url, session, { after: 0 });
     t.fake.script(
       ask('c_q2', { question: 'Proceed?', options: ['yes', 'no'], allow_free_text: false }),
@@ -140,7 +161,10 @@ describe('ask_user: the agent asks its user and waits for the answer', () => {
   });
 
   it('waits at most the confirmation policy timeout; then nobody answered for the user', async () => {
-    const session = await createSession(t, { confirmationPolicy: { enabled: false, defaultTimeoutMs: 300 } });
+    const session = await createSession(t, {
+      askUser: true,
+      confirmationPolicy: { enabled: false, defaultTimeoutMs: 300 },
+    });
     t.fake.script(ask('c_q4', { question: 'Still there?' }), { text: 'ok, deciding myself' });
     const runId = await startRun(t, session, 'x');
     expect((await finished(session, runId)).status).toBe('completed');
@@ -150,7 +174,7 @@ describe('ask_user: the agent asks its user and waits for the answer', () => {
   });
 
   it('a cancelled run settles its question; bad model arguments are a tool error', async () => {
-    const session = await createSession(t);
+    const session = await createSession(t, { askUser: true });
     t.fake.script(ask('c_q5', { question: 'Wait for me' }));
     const runId = await startRun(t, session, 'x');
     const asked = await waitQuestion(session);
@@ -173,7 +197,7 @@ describe('ask_user: the agent asks its user and waits for the answer', () => {
 
   it('through the typed client: pendingQuestions and answerQuestion', async () => {
     const client = new A3sClient({ baseUrl: t.url, WebSocket });
-    const session = await client.session(t.root);
+    const session = await client.session(t.root, { askUser: true });
     t.fake.script(ask('c_q7', { question: 'Which?', options: ['a', 'b'] }), { text: 'ok' });
     const runId = await startRun(t, session.sessionId, 'z');
     await waitQuestion(session.sessionId);

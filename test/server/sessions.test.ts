@@ -246,7 +246,6 @@ describe('sessions: options, workspace confinement, single flight, side question
     const id = (await request(t.url).post('/v1/sessions').send({}).expect(201)).body.session.id;
     const tools = (await request(t.url).get(`/v1/sessions/${id}/tools`).expect(200)).body.tools;
     expect(tools.map((x: { name: string }) => x.name).sort()).toEqual([
-      'ask_user',
       'bash',
       'batch',
       'edit',
@@ -263,7 +262,8 @@ describe('sessions: options, workspace confinement, single flight, side question
       'web_search',
       'write',
     ]);
-    // A session with skills lists the seed's seventeen tools (its smoke test's toolNames()) and ask_user (a later seed tool).
+    // A session with skills lists the seed's seventeen tools (its smoke test's toolNames()); ask_user (a later
+    // seed tool) only when the session offers it (askUser).
     const inlineSkills = [
       {
         name: 'release-review',
@@ -296,7 +296,6 @@ describe('sessions: options, workspace confinement, single flight, side question
         'batch',
         'web_fetch',
         'web_search',
-        'ask_user',
       ].sort(),
     );
     const read = tools.find((x: { name: string }) => x.name === 'read');

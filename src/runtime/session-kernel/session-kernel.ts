@@ -23,7 +23,7 @@ import { SessionRuns } from './session-runs.js';
 import { SessionSaves } from './session-saves.js';
 import type { SessionScope } from './session-services.js';
 import { restoredRun } from './session-snapshot-codec.js';
-import { SessionTools } from './session-tools.js';
+import { offeredBuiltins, SessionTools } from './session-tools.js';
 import { SessionTranscript } from './session-transcript.js';
 import { SessionVerifications } from './session-verifications.js';
 import { SingleFlight } from './single-flight.js';
@@ -181,7 +181,8 @@ export function buildSessionKernel(
     permissionPolicy: config.permissionPolicy,
     permissionFloor: config.permissionFloor,
     agentPermissions: config.permissionBounds,
-    builtins: services.tools,
+    // ask_user only when a surface can answer (SessionOptions.askUser); a delegated child has no user to ask.
+    builtins: offeredBuiltins(services.tools, config.options.askUser === true && config.delegationDepth === 0),
     skills: config.skills,
     mcp,
     invoker: { config, governance, artifacts, reports, commands, fileOwner: sandbox.runAs, delegation, queue },

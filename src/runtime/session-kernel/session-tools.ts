@@ -24,7 +24,7 @@ export interface SessionToolsDeps {
   readonly permissionFloor: PermissionPolicy | undefined;
   /** The session's agent bounds (tools one of them denies for every argument are hidden too). */
   readonly agentPermissions: readonly PermissionPolicy[];
-  /** The built-in tools every session has. */
+  /** The built-in tools every session has (`ask_user` among them only when the session offers it). */
   readonly builtins: readonly AnyToolDefinition[];
   /** The session's skills: while it has any, `search_skills` is one of its tools. */
   readonly skills?: SkillRegistry;
@@ -61,6 +61,25 @@ function allSpecs(registry: ToolRegistry): readonly LlmToolSpec[] {
     registrySpecs.set(registry, specs);
   }
   return specs;
+}
+
+const withoutQuestions = new WeakMap<readonly AnyToolDefinition[], readonly AnyToolDefinition[]>();
+
+/**
+ * The built-ins a session offers: without the tools that ask the user (`ask_user`) unless a surface can
+ * answer them (SessionOptions.askUser). One list per built-in list, so such sessions share a registry too.
+ */
+export function offeredBuiltins(
+  builtins: readonly AnyToolDefinition[],
+  askUser: boolean,
+): readonly AnyToolDefinition[] {
+  if (askUser) return builtins;
+  let offered = withoutQuestions.get(builtins);
+  if (offered === undefined) {
+    offered = builtins.filter((tool) => !tool.asksUser);
+    withoutQuestions.set(builtins, offered);
+  }
+  return offered;
 }
 
 function builtinRegistry(builtins: readonly AnyToolDefinition[]): ToolRegistry {
