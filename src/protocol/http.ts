@@ -54,6 +54,8 @@ export const SessionInfoSchema = z
     messageCount: z.number().int(),
     usage: UsageSchema,
     autoSave: z.boolean(),
+    /** True when the session offers the agent's ask_user tool (SessionOptions.askUser: a surface answers its questions). */
+    askUser: z.boolean(),
     /** Provider calls made by the session, all through its one LLM invoker. */
     llmCalls: z.number().int(),
   })

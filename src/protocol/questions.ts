@@ -53,12 +53,40 @@ export const QuestionListResponseSchema = z
   .object({ questions: z.array(PendingQuestionSchema) })
   .meta({ id: 'QuestionListResponse' });
 
+/**
+ * A question a durable session's snapshot keeps: one still waiting when the session was saved (its run stopped
+ * by a shutdown or lost with its node), with the answer once one came and no run took it yet. A restored session
+ * lists it again; the answer resumes the run from its checkpoint, whose ask_user call takes it.
+ */
+export const StoredQuestionSchema = z
+  .object({
+    question_id: z.string().min(1).max(200),
+    question: z.string().min(1).max(MAX_QUESTION_CHARS),
+    options: z.array(z.string().min(1).max(MAX_QUESTION_CHARS)).max(MAX_QUESTION_OPTIONS),
+    allow_free_text: z.boolean(),
+    run_id: z.string().min(1).max(200).nullable(),
+    tool_call_id: z.string().min(1).max(500),
+    created_at_ms: z.number().int().nonnegative(),
+    timeout_ms: z.number().int().positive(),
+    answer: QuestionAnswerSchema.optional(),
+  })
+  .strict()
+  .meta({ id: 'StoredQuestion' });
+
+/** A question kept in a session snapshot. */
+export type StoredQuestion = z.infer<typeof StoredQuestionSchema>;
+
 /** Answer of POST /v1/sessions/:id/questions/:questionId: the question it settled and the answer given. */
 export const QuestionAnsweredResponseSchema = z
   .object({
     question: PendingQuestionSchema,
     answer: z.string().optional(),
     option: z.string().optional(),
+    /**
+     * Set when the question was kept across a restart or takeover: the run the answer resumed (from the
+     * asking run's checkpoint; its ask_user call returns the answer).
+     */
+    resumedRunId: z.string().optional(),
   })
   .strict()
   .meta({ id: 'QuestionAnsweredResponse' });

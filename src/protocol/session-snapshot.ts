@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StoredQuestionSchema } from './questions.js';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { McpServerConfigSchema } from './mcp.js';
@@ -111,6 +112,12 @@ export const SessionSnapshotV1Schema = z
      * starts them again, in order.
      */
     run_queue: z.array(z.string()).max(10_000).optional(),
+    /**
+     * Questions of the agent (ask_user) still waiting when the snapshot was taken, or kept with their answer for
+     * the run that resumes them (absent: none, or a snapshot older than the field). A restored session lists them
+     * again; the answer resumes the asking run from its checkpoint (docs/questions.md).
+     */
+    pending_questions: z.array(StoredQuestionSchema).max(1000).optional(),
   })
   // The seed's invariant: a stored task belongs to the session it is stored with.
   .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), {

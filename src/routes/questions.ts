@@ -33,7 +33,7 @@ export function registerQuestionRoutes(app: FastifyInstance, ctx: ServerContext)
       url: '/v1/sessions/:id/questions/:questionId',
       summary: 'Answer a question of the agent {answer} (free text) or {option} (one of those offered)',
       description:
-        "Settles the question once and the ask_user call returns the answer to the model: 404 QUESTION_NOT_FOUND for an unknown id (or another session's), 409 QUESTION_SETTLED when already answered, timed out or cancelled, 400 naming body.option for an option that was not offered and body.answer for free text to a question that takes only its options.",
+        "Settles the question once and the ask_user call returns the answer to the model; a question kept across a restart or takeover resumes its run (resumedRunId), whose ask_user call takes the answer. 404 QUESTION_NOT_FOUND for an unknown id (or another session's), 409 QUESTION_SETTLED when already answered, timed out or cancelled, 400 naming body.option for an option that was not offered and body.answer for free text to a question that takes only its options.",
       scope: 'sessions',
       params: QuestionParamsSchema,
       body: QuestionAnswerSchema,
@@ -44,10 +44,14 @@ export function registerQuestionRoutes(app: FastifyInstance, ctx: ServerContext)
         409: ErrorBodySchema,
       },
     },
-    async ({ params, body, caller }) => ({
-      question: agent.getSession(params.id, caller).governance.answerQuestion(params.questionId, body),
-      ...(body.answer !== undefined ? { answer: body.answer } : {}),
-      ...(body.option !== undefined ? { option: body.option } : {}),
-    }),
+    async ({ params, body, caller }) => {
+      const { question, resumedRunId } = await agent.answerQuestion(params.id, params.questionId, body, caller);
+      return {
+        question,
+        ...(body.answer !== undefined ? { answer: body.answer } : {}),
+        ...(body.option !== undefined ? { option: body.option } : {}),
+        ...(resumedRunId !== undefined ? { resumedRunId } : {}),
+      };
+    },
   );
 }

@@ -347,7 +347,7 @@ export class EventsSocketSession {
       case 'confirm':
         return confirmControl(session, caller, message);
       case 'answer':
-        return answerControl(session, message);
+        return answerControl(session, message, ctx, caller);
       case 'steer':
       case 'interrupt':
         return runControlControl(session, message, ctx.config.limits.maxInputBytes);

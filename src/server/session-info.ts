@@ -28,6 +28,7 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     messageCount: session.transcript.messages.length,
     usage: session.transcript.totalUsage(),
     autoSave: config.autoSave,
+    askUser: config.options.askUser === true && config.delegationDepth === 0,
     llmCalls: session.llm.callCount,
   };
 }

@@ -4,6 +4,7 @@ import { CodeError } from '../errors.js';
 import type { WsClientMessage, WsControl } from '../protocol/ws-messages.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
 import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
+import type { ServerContext } from './server-context.js';
 
 /** An `error` control frame (details only when there are some). */
 export function errorControl(
@@ -120,7 +121,12 @@ export function runControlControl(
  * Answer a question of the agent for an `answer` message (the rules of POST .../questions/:questionId, where
  * exactly one of answer and option is given): answer_result, or the refusal as an error frame.
  */
-export function answerControl(session: AgentSession, message: Extract<WsClientMessage, { type: 'answer' }>): WsControl {
+export function answerControl(
+  session: AgentSession,
+  message: Extract<WsClientMessage, { type: 'answer' }>,
+  ctx: Pick<ServerContext, 'agent' | 'logger'>,
+  caller: Caller,
+): WsControl {
   if ((message.answer === undefined) === (message.option === undefined))
     return errorControl(
       'VALIDATION_ERROR',
@@ -128,10 +134,17 @@ export function answerControl(session: AgentSession, message: Extract<WsClientMe
       'answer',
     );
   try {
-    session.governance.answerQuestion(
+    const { resumesRun } = session.governance.answerQuestion(
       message.questionId,
       message.option !== undefined ? { option: message.option } : { answer: message.answer },
     );
+    // A question kept across a restart or takeover: its run resumes (its events follow on the socket).
+    if (resumesRun !== undefined)
+      void ctx.agent.resumeRun(session.id, resumesRun, caller).catch((error: unknown) => {
+        // Not resumed (another run is active, say): the question can be answered again.
+        session.governance.withdrawAnswer(message.questionId);
+        ctx.logger.warn({ err: error, runId: resumesRun }, 'resuming the run of an answered question failed');
+      });
     return { type: 'answer_result', payload: { question_id: message.questionId, answered: true } };
   } catch (error) {
     return thrownControl(error, 'answer failed', 'questionId');

@@ -24,6 +24,8 @@ const V1_GRANTS = 'v1-2026-12-02-grants';
 const V1_RUN_STATUS = 'v1-2026-12-02-run-status';
 /** The same sessions and one shut down with runs in its run queue, saved once snapshots carry `run_queue`. */
 const V1_RUN_QUEUE = 'v1-2026-12-07-run-queue';
+/** The same sessions and one shut down while its run waited on a question, saved once snapshots carry `pending_questions`. */
+const V1_QUESTIONS = 'v1-2026-12-07-questions';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
@@ -79,6 +81,13 @@ describe('frozen SessionSnapshotV1 fixtures', () => {
       `${V1_RUN_STATUS}/default/artifacts-tasks.json`,
       `${V1_RUN_STATUS}/default/plain-tool-run.json`,
       `${V1_RUN_STATUS}/default/provider-failed.json`,
+      `${V1_QUESTIONS}/acme/acme-closed.json`,
+      `${V1_QUESTIONS}/default/allow-always.json`,
+      `${V1_QUESTIONS}/default/artifacts-tasks.json`,
+      `${V1_QUESTIONS}/default/pending-question.json`,
+      `${V1_QUESTIONS}/default/plain-tool-run.json`,
+      `${V1_QUESTIONS}/default/provider-failed.json`,
+      `${V1_QUESTIONS}/default/run-queue.json`,
       `${V1_RUN_QUEUE}/acme/acme-closed.json`,
       `${V1_RUN_QUEUE}/default/allow-always.json`,
       `${V1_RUN_QUEUE}/default/artifacts-tasks.json`,
@@ -423,6 +432,40 @@ describe(`the ${V1_RUN_QUEUE} fixtures: a run queue restored`, () => {
       () => storedFile(dataDir, 'default', 'run-queue').run_queue === undefined,
       'the empty queue saved',
     );
+    t.fake.assertDone();
+  });
+});
+
+describe(`the ${V1_QUESTIONS} fixtures: a kept question restored`, () => {
+  const start = useTestServers();
+
+  it('pending-question: the question is read back; its time has passed, so nothing is listed and an answer is settled', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'hello.txt': 'hello\n' });
+    const saved = stage(`${V1_QUESTIONS}/default/pending-question.json`, dataDir, workspace);
+    const [kept] = saved.pending_questions!;
+    expect(kept).toMatchObject({ question: 'Which greeting?', options: ['hello', 'hi'], tool_call_id: 'call_ask' });
+    expect(saved.run_records.map((r) => [r.runId, r.status])).toEqual([[kept!.run_id, 'cancelled']]);
+    expect(stage(`${V1_RUN_QUEUE}/default/run-queue.json`, dataDir, workspace).pending_questions).toBeUndefined();
+    const t = await start({ dataDir, root });
+    const session = (await request(t.url).get('/v1/sessions/pending-question').expect(200)).body.session as {
+      askUser: boolean;
+    };
+    expect(session.askUser).toBe(true);
+    expect((await request(t.url).get('/v1/sessions/pending-question/questions').expect(200)).body.questions).toEqual(
+      [],
+    );
+    const late = await request(t.url)
+      .post(`/v1/sessions/pending-question/questions/${kept!.question_id}`)
+      .send({ option: 'hi' })
+      .expect(409);
+    expect(late.body.error.code).toBe('QUESTION_SETTLED');
+    const tools = (await request(t.url).get('/v1/sessions/pending-question/tools').expect(200)).body.tools as Array<{
+      name: string;
+    }>;
+    expect(tools.map((tool) => tool.name)).toContain('ask_user');
     t.fake.assertDone();
   });
 });

@@ -47,6 +47,7 @@ export async function generateSnapshotFixtures(outDir: string): Promise<string[]
     await allowAlways(outDir),
     await providerFailed(outDir),
     await runQueue(outDir),
+    await pendingQuestion(outDir),
   ];
 }
 
@@ -286,6 +287,45 @@ function runQueue(outDir: string): Promise<string> {
         .set('Idempotency-Key', 'queued-three')
         .send({ input: 'Say three', multitaskStrategy: 'enqueue' })
         .expect(202);
+    },
+  );
+}
+
+/**
+ * (g) An autoSave session that offers ask_user (askUser), shut down while its run waited on a question (a read
+ * before it in the same round): saved with `pending_questions`.
+ */
+function pendingQuestion(outDir: string): Promise<string> {
+  return produce(
+    outDir,
+    'default',
+    'pending-question',
+    { files: { 'project/hello.txt': 'hello\n' } },
+    async ({ t, workspace, sessionId }) => {
+      await request(t.url)
+        .post('/v1/sessions')
+        .send({
+          sessionId,
+          workspace,
+          autoSave: true,
+          askUser: true,
+          confirmationPolicy: { enabled: false, defaultTimeoutMs: 60_000 },
+        })
+        .expect(201);
+      t.fake.script({
+        toolCalls: [
+          { id: 'call_read', name: 'read', arguments: { file_path: 'hello.txt' } },
+          { id: 'call_ask', name: 'ask_user', arguments: { question: 'Which greeting?', options: ['hello', 'hi'] } },
+        ],
+      });
+      await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Greet' }).expect(202);
+      for (let i = 0; i < 500; i += 1) {
+        const listed = (await request(t.url).get(`/v1/sessions/${sessionId}/questions`).expect(200)).body
+          .questions as unknown[];
+        if (listed.length === 1) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('the question was not asked');
     },
   );
 }

@@ -46,6 +46,11 @@ export class ToolInvoker {
     private readonly registry: () => ToolRegistry,
   ) {}
 
+  /** True when the session's tool of this name asks the user and waits (ask_user): the loop checkpoints before it. */
+  asksUser(name: string): boolean {
+    return this.registry().get(name)?.asksUser === true;
+  }
+
   /** Run one tool call; never throws for tool faults (they become error results). */
   async invoke(call: ToolCallRequest, ctx: InvocationContext): Promise<ToolCallOutcome> {
     const started = ctx.hostEnv.now();

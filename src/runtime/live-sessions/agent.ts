@@ -1,6 +1,7 @@
 import { purgeStoredSession } from '../retention/purge-stored-session.js';
 import { removeSandboxHome } from '../sandbox/remove-sandbox-home.js';
 import { CodeError } from '../../errors.js';
+import type { PendingQuestionView, QuestionAnswer } from '../../protocol/questions.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import { KeyedLock } from '../../stores/keyed-lock.js';
 import { sessionKey, tenantIdOf, type SessionKey } from '../../stores/session-key.js';
@@ -155,6 +156,29 @@ export class Agent {
     idempotencyKey?: string,
   ): Promise<{ session: AgentSession; handle: RunHandle }> {
     return this.resumer.resume(sessionKey(caller.tenantId, sessionId), runId, caller, idempotencyKey);
+  }
+
+  /**
+   * Answer a question of the session's agent (the broker's 404, 409 and 400). A question kept across a restart
+   * or takeover resumes its run from the checkpoint taken before it was asked; when that fails (resumeRun's
+   * errors, e.g. SESSION_BUSY while another run is active) the answer is taken back and the error thrown.
+   */
+  async answerQuestion(
+    sessionId: string,
+    questionId: string,
+    answer: QuestionAnswer,
+    caller: Caller,
+  ): Promise<{ question: PendingQuestionView; resumedRunId?: string }> {
+    const session = this.getSession(sessionId, caller);
+    const { question, resumesRun } = session.governance.answerQuestion(questionId, answer);
+    if (resumesRun === undefined) return { question };
+    try {
+      const { handle } = await this.resumeRun(sessionId, resumesRun, caller);
+      return { question, resumedRunId: handle.record.runId };
+    } catch (error) {
+      session.governance.withdrawAnswer(questionId);
+      throw error;
+    }
   }
 
   /** The caller's tenant's live session of this id; SESSION_NOT_FOUND otherwise, SESSION_CLOSED when closed. */

@@ -154,6 +154,7 @@ export class SessionFactory {
       subagentTasks: snapshot.subagent_tasks,
       ...(snapshot.external_tasks ? { externalTasks: snapshot.external_tasks } : {}),
       ...(snapshot.run_queue ? { runQueue: snapshot.run_queue } : {}),
+      ...(snapshot.pending_questions ? { questions: snapshot.pending_questions } : {}),
       ...(stored.permissionGrants ? { permissionGrants: stored.permissionGrants } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });

@@ -30,8 +30,9 @@ export interface LoopState {
 export interface LoopDeps extends TurnDeps {
   tools: ToolInvoker;
   /**
-   * Called after every completed tool round (never mid-tool) with the state a resume would start from, and
-   * for a planned run the plan's progress (which step this loop is).
+   * Called after every completed tool round with the state a resume would start from, and for a planned run
+   * the plan's progress (which step this loop is); also mid-round, before a call that asks the user (ask_user),
+   * so a resume (after a restart or takeover) finishes that round from the asking call on.
    */
   checkpoint?(state: LoopState, plan?: PlanProgress): Promise<void>;
   /**
@@ -187,6 +188,55 @@ async function loop(
   const notRunReason = () =>
     deadlineReason(ctx.signal) ? `Not run: ${deadlineError().message}.` : 'Not run: the run was cancelled.';
 
+  // One round's calls, in order; a call that asks the user is preceded by a mid-round checkpoint. Answers the
+  // outcome that ends the run (too many malformed calls), else undefined.
+  const runRound = async (calls: readonly ToolCall[]): Promise<LoopOutcome | undefined> => {
+    for (const [index, call] of calls.entries()) {
+      if (ctx.signal.aborted) {
+        skip(call, notRunReason());
+        continue;
+      }
+      if (deps.checkpoint && deps.tools.asksUser(call.function.name)) await deps.checkpoint(state(true));
+      const key = `${call.function.name}\u0000${call.function.arguments}`;
+      sameCallCount = key === lastCallKey ? sameCallCount + 1 : 1;
+      lastCallKey = key;
+      toolCallsCount += 1;
+      if (sameCallCount > g.duplicateToolCallThreshold) {
+        skip(
+          call,
+          `Not run: this exact ${call.function.name} call was repeated ${sameCallCount} times in a row (duplicateToolCallThreshold ${g.duplicateToolCallThreshold}). Try something different.`,
+        );
+        continue;
+      }
+      const outcome = await deps.tools.invoke(
+        { id: call.id, name: call.function.name, args: call.function.arguments, origin: 'model' },
+        ctx,
+      );
+      push({ role: 'tool', tool_call_id: call.id, content: outcome.output });
+      if (outcome.malformedArgs) {
+        parseFailures += 1;
+        if (parseFailures > g.maxParseRetries) {
+          for (const rest of calls.slice(index + 1))
+            skip(rest, 'Not run: the run stopped after too many malformed tool calls.');
+          return end('failed', {
+            code: 'MAX_PARSE_RETRIES',
+            message: `the model sent malformed tool arguments more than maxParseRetries (${g.maxParseRetries}) times`,
+          });
+        }
+      }
+    }
+    return undefined;
+  };
+
+  // A checkpoint taken mid-round (before a call that asks the user) resumes by finishing that round first.
+  const unfinished = resume ? unansweredCalls(messages) : [];
+  if (unfinished.length > 0) {
+    const failed = await runRound(unfinished);
+    if (failed) return failed;
+    if (ctx.signal.aborted) return stopped();
+    await deps.checkpoint?.(state(true));
+  }
+
   for (;;) {
     if (ctx.signal.aborted) return stopped();
     if (ctx.hostEnv.now() > deadline) return end('failed', deadlineError());
@@ -273,40 +323,20 @@ async function loop(
     }
     toolRounds += 1;
 
-    for (const [index, call] of result.toolCalls.entries()) {
-      if (ctx.signal.aborted) {
-        skip(call, notRunReason());
-        continue;
-      }
-      const key = `${call.function.name}\u0000${call.function.arguments}`;
-      sameCallCount = key === lastCallKey ? sameCallCount + 1 : 1;
-      lastCallKey = key;
-      toolCallsCount += 1;
-      if (sameCallCount > g.duplicateToolCallThreshold) {
-        skip(
-          call,
-          `Not run: this exact ${call.function.name} call was repeated ${sameCallCount} times in a row (duplicateToolCallThreshold ${g.duplicateToolCallThreshold}). Try something different.`,
-        );
-        continue;
-      }
-      const outcome = await deps.tools.invoke(
-        { id: call.id, name: call.function.name, args: call.function.arguments, origin: 'model' },
-        ctx,
-      );
-      push({ role: 'tool', tool_call_id: call.id, content: outcome.output });
-      if (outcome.malformedArgs) {
-        parseFailures += 1;
-        if (parseFailures > g.maxParseRetries) {
-          for (const rest of result.toolCalls.slice(index + 1))
-            skip(rest, 'Not run: the run stopped after too many malformed tool calls.');
-          return end('failed', {
-            code: 'MAX_PARSE_RETRIES',
-            message: `the model sent malformed tool arguments more than maxParseRetries (${g.maxParseRetries}) times`,
-          });
-        }
-      }
-    }
+    const failed = await runRound(result.toolCalls);
+    if (failed) return failed;
     if (ctx.signal.aborted) return stopped();
     await deps.checkpoint?.(state(true));
   }
+}
+
+/** The calls of the transcript's last assistant message that no tool message answers yet (a mid-round checkpoint's). */
+function unansweredCalls(messages: readonly ChatMessage[]): ToolCall[] {
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const message = messages[i];
+    if (message?.role !== 'assistant') continue;
+    const answered = new Set(messages.slice(i + 1).map((m) => (m.role === 'tool' ? m.tool_call_id : undefined)));
+    return (message.tool_calls ?? []).filter((call) => !answered.has(call.id));
+  }
+  return [];
 }

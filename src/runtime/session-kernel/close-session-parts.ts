@@ -22,7 +22,9 @@ export async function closeSessionParts(
   // A child shares its parent's broker and hooks: the parent settles and closes them.
   const owned = parts.governance.owned;
   owned?.governance.broker.rejectAll('session closed');
-  owned?.governance.questions?.cancelAll();
+  // Stopped to be resumed (shutdown, passivation, a lost lease): its questions are kept for the snapshot.
+  if (parts.lifecycle.keepsCheckpoints()) owned?.governance.questions?.suspendAll();
+  else owned?.governance.questions?.cancelAll();
   owned?.hooks.observe('session_end', { session_id: sessionId, reason, labels: config.labels }, { sessionId });
   await parts.runs.abortAndWait(closed);
   await parts.tasks.closeChildren();

@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
+import type { StoredQuestion } from '../../protocol/questions.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
@@ -23,4 +24,6 @@ export interface RestoredState {
   permissionGrants?: readonly string[];
   /** The run queue's ids in start order (absent in older snapshots: none). */
   runQueue?: readonly string[];
+  /** Questions kept when the session was saved (absent in older snapshots: none). */
+  questions?: readonly StoredQuestion[];
 }

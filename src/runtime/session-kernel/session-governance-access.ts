@@ -1,8 +1,9 @@
 import { CodeError } from '../../errors.js';
 import type { BudgetHostEndpoint } from '../../protocol/budget.js';
-import type { PendingQuestionView, QuestionAnswer } from '../../protocol/questions.js';
+import type { PendingQuestionView, QuestionAnswer, StoredQuestion } from '../../protocol/questions.js';
 import type { AnsweredConfirmation, ConfirmationAnswer, PendingConfirmation } from '../policy/confirmation-broker.js';
 import type { HookEngine } from '../policy/hooks/hook-engine.js';
+import type { AnsweredQuestion, QuestionBroker } from '../policy/question-broker.js';
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { HostEnv } from '../ports/host-env.js';
@@ -10,6 +11,12 @@ import type { ControlLane } from '../queue/session-queue.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';
+
+/** What a restored session's snapshot holds for its governance. */
+export interface RestoredGovernance {
+  readonly grants: readonly string[];
+  readonly questions: readonly StoredQuestion[];
+}
 
 /**
  * A session's governance parts, built on first use (a child's are its parent's), and what the session
@@ -24,11 +31,13 @@ export class SessionGovernanceAccess {
     private readonly shared: SharedGovernance,
     /** A child session's parent's parts: the child shares them and never settles or closes them. */
     private readonly inherited: SessionGovernanceParts | undefined,
-    /** "Allow always" grants of a restored session (from its snapshot), held again once the broker is built. */
-    private readonly restoredGrants: readonly string[],
+    /** What a restored session's snapshot held: "allow always" grants and kept questions, taken again once the parts are built. */
+    private readonly restored: RestoredGovernance,
     private readonly lifecycle: SessionLifecycle,
     /** The session's lane queue: answering a confirmation is a control operation (the control lane). */
     private readonly queue: ControlLane | undefined,
+    /** Told when the questions the snapshot keeps change (an autoSave session saves). */
+    private readonly onQuestionsChanged?: () => void,
   ) {}
 
   /** The session's governance (policy, confirmation broker, hooks, budget, redaction); built on first use. */
@@ -54,19 +63,27 @@ export class SessionGovernanceAccess {
     return queue.control(() => this.parts().governance.broker.answer(toolId, answer));
   }
 
-  /** Questions the agent asked the user and waits on (none while the governance was never built). */
+  /** Questions the agent asked the user and waits on, kept ones of a restored session included. */
   pendingQuestions(): PendingQuestionView[] {
-    return this.built?.governance.questions?.list() ?? [];
+    return this.questions()?.list() ?? [];
   }
 
-  /** Answer a pending question (404 unknown, 409 settled, 400 an option not offered or free text not allowed). */
-  answerQuestion(questionId: string, answer: QuestionAnswer): PendingQuestionView {
+  /**
+   * Answer a pending question (404 unknown, 409 settled, 400 an option not offered or free text not allowed);
+   * a question kept across a restart or takeover names the run its answer resumes.
+   */
+  answerQuestion(questionId: string, answer: QuestionAnswer): AnsweredQuestion {
     this.lifecycle.assertOpen();
-    const questions = this.built?.governance.questions;
+    const questions = this.questions();
     if (!questions) throw new CodeError('QUESTION_NOT_FOUND', `no pending question ${questionId}`, { questionId });
     const queue = this.queue;
     if (queue === undefined) return questions.answer(questionId, answer);
     return queue.control(() => questions.answer(questionId, answer));
+  }
+
+  /** Take back the answer of a kept question whose run could not be resumed (it is listed and answerable again). */
+  withdrawAnswer(questionId: string): void {
+    this.questions()?.withdraw(questionId);
   }
 
   /** Reject every pending confirmation (the seed's cancelConfirmations): the number cancelled, 0 when none. */
@@ -78,8 +95,12 @@ export class SessionGovernanceAccess {
   /** The session's governance parts, built on first use. */
   parts(): SessionGovernanceParts {
     if (!this.built) {
-      this.built = this.inherited ?? buildSessionGovernance(this.config, this.hostEnv, this.shared);
-      if (!this.inherited) this.built.governance.broker.restoreGrants(this.restoredGrants);
+      this.built =
+        this.inherited ?? buildSessionGovernance(this.config, this.hostEnv, this.shared, this.onQuestionsChanged);
+      if (!this.inherited) {
+        this.built.governance.broker.restoreGrants(this.restored.grants);
+        this.built.governance.questions?.restore(this.restored.questions);
+      }
     }
     return this.built;
   }
@@ -87,7 +108,19 @@ export class SessionGovernanceAccess {
   /** The "allow always" grants the session's snapshot keeps: the broker's, or the restored ones while it is not built (a child's are its parent's). */
   grantKeys(): readonly string[] {
     if (this.inherited) return [];
-    return this.built ? this.built.governance.broker.grantKeys() : this.restoredGrants;
+    return this.built ? this.built.governance.broker.grantKeys() : this.restored.grants;
+  }
+
+  /** The questions the session's snapshot keeps (pending_questions): the broker's, or the restored ones while it is not built. */
+  storedQuestions(): readonly StoredQuestion[] {
+    if (this.inherited) return [];
+    return this.built?.governance.questions?.stored() ?? this.restored.questions;
+  }
+
+  /** The question broker: built for a restored session that kept questions, else only once the parts were. */
+  private questions(): QuestionBroker | undefined {
+    if (!this.built && !this.inherited && this.restored.questions.length > 0) return this.parts().governance.questions;
+    return this.built?.governance.questions;
   }
 
   /** The parts if they were built, else undefined (an idle session never builds them). */

@@ -34,6 +34,7 @@ export function buildSessionGovernance(
   config: ResolvedSessionConfig,
   hostEnv: HostEnv,
   shared: SharedGovernance,
+  onQuestionsChanged?: () => void,
 ): SessionGovernanceParts {
   const sessionId = config.sessionId;
   const hooks = new HookEngine({
@@ -65,7 +66,7 @@ export function buildSessionGovernance(
     ...(config.permissionBounds.length > 0 ? { agentPermissions: config.permissionBounds } : {}),
     confirmation: config.confirmationPolicy,
     broker: new ConfirmationBroker(hostEnv),
-    questions: new QuestionBroker(hostEnv),
+    questions: new QuestionBroker(hostEnv, onQuestionsChanged),
     // securityProvider "none" (a host_direct caller's choice) turns secret redaction off for this session.
     redactor: config.securityProvider === 'none' ? PASSTHROUGH_REDACTOR : shared.redactor,
     hooks,

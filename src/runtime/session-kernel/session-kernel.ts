@@ -140,9 +140,11 @@ export function buildSessionKernel(
     hostEnv,
     services.governance,
     childOf?.governance,
-    restored?.permissionGrants ?? [],
+    { grants: restored?.permissionGrants ?? [], questions: restored?.questions ?? [] },
     lifecycle,
     queue,
+    // A question asked or answered is saved at once on an autoSave session: a takeover finds it.
+    () => void persistence.saveIfAutoSave(),
   );
 
   const sandbox = services.sandbox ?? UNSANDBOXED;

@@ -131,6 +131,7 @@ export class SessionSaves {
       subagentTasks: tasks.list(),
       ownMcpServers: mcp.ownConfigs(),
       permissionGrants: governance.grantKeys(),
+      questions: governance.storedQuestions(),
       closed: lifecycle.closedByClient,
       ...(queue ? { externalTasks: queue.snapshotExternalTasks() } : {}),
     });

@@ -1,5 +1,6 @@
 import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
+import type { StoredQuestion } from '../../protocol/questions.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { VerificationReport } from '../../protocol/verification.js';
@@ -30,6 +31,8 @@ export interface SnapshotSource {
   readonly externalTasks?: readonly ExternalTaskSnapshot[];
   /** The ids of the runs waiting in the run queue, in start order (none: not written). */
   readonly runQueue?: readonly string[];
+  /** Questions waiting (or kept with their answer for the run that resumes them); none: not written. */
+  readonly questions?: readonly StoredQuestion[];
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
   readonly closed: boolean;
 }
@@ -70,6 +73,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
     subagent_tasks: source.subagentTasks,
     ...(source.externalTasks && source.externalTasks.length > 0 ? { external_tasks: [...source.externalTasks] } : {}),
     ...(source.runQueue && source.runQueue.length > 0 ? { run_queue: [...source.runQueue] } : {}),
+    ...(source.questions && source.questions.length > 0 ? { pending_questions: [...source.questions] } : {}),
   };
 }
 
