@@ -7,6 +7,7 @@ import type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.j
 import type { EventStream } from './event-stream.js';
 import { seg } from './http-transport.js';
 import { falseOn, sessionPath, type SessionContext } from './session-context.js';
+import { SessionAttachments } from './session-attachments.js';
 import { SessionHost } from './session-host.js';
 import { SessionMemory } from './session-memory.js';
 import { SessionWorkers } from './session-workers.js';
@@ -57,6 +58,7 @@ export class Session {
   private readonly queue: SessionQueue;
   private readonly questions: SessionQuestions;
   private readonly control: SessionRunControl;
+  private readonly attachments: SessionAttachments;
   private readonly host: SessionHost;
 
   constructor(ctx: Omit<SessionContext, 'sessionId'>, info: SessionInfo, resumed = false) {
@@ -78,6 +80,7 @@ export class Session {
     this.queue = new SessionQueue(this.ctx);
     this.questions = new SessionQuestions(this.ctx);
     this.control = new SessionRunControl(this.ctx);
+    this.attachments = new SessionAttachments(this.ctx);
     this.host = new SessionHost(this.ctx);
   }
 
@@ -101,15 +104,27 @@ export class Session {
     return this.runCalls.send(prompt, history, options);
   }
 
-  /** The seed's object form of send: `{prompt, history?}` (attachments are refused: the server takes none). */
+  /** The seed's object form of send: `{prompt, history?, attachments?}` (attachments as sendWithAttachments takes them). */
   sendRequest(request: SessionRequest, options: RunOptions = {}): Promise<AgentResult> {
     return this.runCalls.sendRequest(request, options);
   }
 
-  /** The seed's object form of stream: `{prompt, history?}`. */
+  /** The seed's object form of stream: `{prompt, history?, attachments?}`. */
   streamRequest(request: SessionRequest, options: StreamOptions = {}): Promise<EventStream> {
     return this.runCalls.streamRequest(request, options);
   }
+
+  /** The seed's sendWithAttachments(prompt, attachments, history?): send with images and text files (AttachmentInput). */
+  sendWithAttachments: SessionRuns['sendWithAttachments'] = (prompt, attachments, history, options) =>
+    this.runCalls.sendWithAttachments(prompt, attachments, history, options);
+  /** The seed's streamWithAttachments(prompt, attachments, history?): stream with attachments, like stream. */
+  streamWithAttachments: SessionRuns['streamWithAttachments'] = (prompt, attachments, history, options) =>
+    this.runCalls.streamWithAttachments(prompt, attachments, history, options);
+  /** Upload the raw bytes of an image or text file: its reference `{attachmentId, type, mediaType, name?, bytes, sha256}`. */
+  uploadAttachment: SessionAttachments['uploadAttachment'] = (bytes, options) =>
+    this.attachments.uploadAttachment(bytes, options);
+  /** The session's uploaded attachments (references). */
+  listAttachments: SessionAttachments['listAttachments'] = () => this.attachments.listAttachments();
 
   /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
   startRun(
