@@ -15,8 +15,8 @@ export interface CliIo {
   readonly stdinIsTty: boolean;
   /** Read all of standard input (for the prompt `-`). */
   readStdin(): Promise<string>;
-  /** Show `prompt` on stderr and read one line of stdin: null when stdin ended or Ctrl-C was pressed. */
-  readLine(prompt: string): Promise<string | null>;
+  /** Show `prompt` on stderr and read one line of stdin: null when stdin ended, Ctrl-C was pressed or `signal` aborted. */
+  readLine(prompt: string, signal?: AbortSignal): Promise<string | null>;
   /** Call `handler` on SIGINT until the returned function is called. */
   onInterrupt(handler: () => void): () => void;
 }

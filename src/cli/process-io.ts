@@ -17,10 +17,11 @@ export function processIo(): CliIo {
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks).toString('utf8');
     },
-    readLine: (prompt) =>
+    readLine: (prompt, signal) =>
       new Promise((resolve) => {
         const rl = createInterface({ input: process.stdin, output: process.stderr });
         let answered = false;
+        signal?.addEventListener('abort', () => rl.close(), { once: true });
         rl.question(prompt, (line) => {
           answered = true;
           rl.close();

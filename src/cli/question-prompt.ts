@@ -16,6 +16,11 @@ export function shellWord(text: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+/** A timeout in seconds: `30 s`, `0.7 s`. */
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
+}
+
 /** The question and its numbered options, as lines. */
 function questionLines(asked: AskedQuestion): string[] {
   const options = asked.options.map(String);
@@ -32,7 +37,7 @@ export function printQuestionCommands(session: Session, runId: string, asked: As
   const lines = [
     ...questionLines(asked),
     `a3s: the agent asks a question in session ${session.sessionId}, run ${runId} (question id ${asked.question_id})${
-      asked.timeout_ms !== undefined ? `; it waits ${Math.round(asked.timeout_ms / 1000)} s for an answer` : ''
+      asked.timeout_ms !== undefined ? `; it waits ${seconds(asked.timeout_ms)} for an answer` : ''
     }. Answer with:`,
     ...options.map((option) => `  ${base} --option ${shellWord(option)}`),
     ...(asked.allow_free_text || options.length === 0 ? [`  ${base} "your answer"`] : []),
@@ -56,8 +61,9 @@ export function replyOf(line: string, asked: AskedQuestion): QuestionReply | str
 
 /**
  * Ask the question on the terminal and answer it: prints the question and its numbered options, reads a line (a
- * number picks an option, other text answers freely when the question allows it). Answers false when no line
- * came (stdin ended, or Ctrl-C): the caller decides what then.
+ * number picks an option, other text answers freely when the question allows it). Past the question's timeout
+ * the prompt ends (the run goes on without an answer). Answers false when no line came (stdin ended, or
+ * Ctrl-C): the caller decides what then.
  */
 export async function askOnTerminal(
   session: Session,
@@ -66,6 +72,9 @@ export async function askOnTerminal(
   activity: ToolActivity,
 ): Promise<boolean> {
   activity.pause();
+  const timeout = new AbortController();
+  const timer =
+    asked.timeout_ms !== undefined ? setTimeout(() => timeout.abort(), asked.timeout_ms).unref() : undefined;
   try {
     io.err(`${questionLines(asked).join('\n')}\n`);
     const options = asked.options.length;
@@ -76,7 +85,11 @@ export async function askOnTerminal(
           ? `answer (1-${options} or your own words)> `
           : `pick 1-${options}> `;
     for (;;) {
-      const line = await io.readLine(prompt);
+      const line = await io.readLine(prompt, timeout.signal);
+      if (line === null && timeout.signal.aborted) {
+        io.err(`\n[question] no answer within ${seconds(asked.timeout_ms ?? 0)}: the run goes on without one\n`);
+        return true;
+      }
       if (line === null) return false;
       const reply = replyOf(line, asked);
       if (Array.isArray(reply)) {
@@ -92,6 +105,7 @@ export async function askOnTerminal(
       return true;
     }
   } finally {
+    clearTimeout(timer);
     activity.resume();
   }
 }

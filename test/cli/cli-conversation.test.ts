@@ -109,6 +109,7 @@ describe('a3s: attachments, questions and run control', () => {
     expect(result.stderr).toContain('[question] Which database?\n  1. postgres\n  2. sqlite\n');
     expect(result.stderr).toContain(`  a3s answer ${sessionId} ${questionId} --option sqlite\n`);
     expect(result.stderr).toContain(`  a3s answer ${sessionId} ${questionId} "your answer"\n`);
+    expect(result.stderr).toContain('it waits 30 s for an answer');
     // The run still waits on the server.
     expect((await getRun(t, sessionId!, runId!)).status).not.toMatch(/completed|failed|cancelled/);
 
@@ -155,6 +156,33 @@ describe('a3s: attachments, questions and run control', () => {
       const last = fake.requests.at(-1);
       expect(toolResult(last, 'c_t1')).toBe('The user chose: blue');
       expect(toolResult(last, 'c_t2')).toBe('The user answered: ship it');
+      fake.assertDone();
+    },
+  );
+
+  it.skipIf(!hasScript)(
+    'on a terminal a question nobody answers ends its prompt at its timeout; the run goes on',
+    async () => {
+      const policy = join(files, 'short-questions.json');
+      writeFileSync(
+        policy,
+        JSON.stringify({
+          permissionPolicy: { defaultDecision: 'allow' },
+          confirmationPolicy: { defaultTimeoutMs: 700 },
+        }),
+      );
+      fake.script(ask('c_late', { question: 'Still there?' }), { text: 'Went on alone.' });
+      const child = startA3s(cli, [], {
+        env: { ...env, A3S_CLI: cli, A3S_POLICY: policy },
+        shell: `script -qec 'node "$A3S_CLI" run --policy "$A3S_POLICY" alone' /dev/null`,
+        keepStdinOpen: true,
+      });
+      const result = await child.exited;
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('[question] Still there?');
+      expect(result.stdout).toContain('[question] no answer within 0.7 s: the run goes on without one');
+      expect(result.stdout).toContain('Went on alone.');
+      expect(String(toolResult(fake.requests.at(-1), 'c_late'))).toMatch(/^no answer within 700 ms/);
       fake.assertDone();
     },
   );
