@@ -189,7 +189,7 @@ describe('a3s: attachments, questions and run control', () => {
 
   it('steer appends input at the next safe point; interrupt stops the active run; neither without a run', async () => {
     fake.script(
-      { toolCalls: [{ id: 'c_s', name: 'bash', arguments: { command: 'sleep 1.5; echo slept' } }] },
+      { toolCalls: [{ id: 'c_s', name: 'bash', arguments: { command: 'sleep 3; echo slept' } }] },
       { text: 'steered' },
     );
     const running = startA3s(cli, ['run', 'take a nap'], { env });
@@ -209,7 +209,7 @@ describe('a3s: attachments, questions and run control', () => {
       .map((m) => m.content);
     expect(users).toEqual(['take a nap', 'then say hi']);
 
-    fake.script({ toolCalls: [{ id: 'c_i', name: 'bash', arguments: { command: 'sleep 1.5' } }] });
+    fake.script({ toolCalls: [{ id: 'c_i', name: 'bash', arguments: { command: 'sleep 3' } }] });
     const second = startA3s(cli, ['run', '--session', sessionId, 'nap again'], { env });
     await eventually(async () => second.stderr.includes('[tool] bash'), 'the second nap');
     const interrupted = await runA3s(cli, ['interrupt', sessionId, '--reason', 'enough'], { env });
