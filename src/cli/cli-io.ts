@@ -15,7 +15,7 @@ export interface CliIo {
   readonly stdinIsTty: boolean;
   /** Read all of standard input (for the prompt `-`). */
   readStdin(): Promise<string>;
-  /** Show `prompt` on stderr and read one line of stdin: null when stdin ended, Ctrl-C was pressed or `signal` aborted. */
+  /** Show `prompt` on stderr and read a line of stdin: null when stdin ended, on Ctrl-C, or when `signal` aborts. */
   readLine(prompt: string, signal?: AbortSignal): Promise<string | null>;
   /** Call `handler` on SIGINT until the returned function is called. */
   onInterrupt(handler: () => void): () => void;

@@ -33,7 +33,8 @@ export const EXIT_INTERRUPTED = 130;
  * Follow run `runId` of `session` on `events` to its agent_end: answer text to stdout, tool activity to stderr,
  * confirmations approved (`approve`) or ended on with exit 3 (the run stays waiting, to be answered with
  * `a3s approve`), questions of the agent asked on the terminal or, when stdin is none, ended on with exit 3 (to
- * be answered with `a3s answer`); then read the run's record and answer the run's exit code (printing the AgentResult with `json`).
+ * be answered with `a3s answer`); then read the run's record and answer the run's exit code (printing the
+ * AgentResult with `json`).
  * A first Ctrl-C cancels the run (and waits for it to end), a second stops following at once (exit 130).
  */
 export async function followRun(

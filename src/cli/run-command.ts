@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { readAttachFiles } from './attach-files.js';
 import { SessionNotFoundError, type A3sClient, type Session, type SessionOptionsInput } from '../client/index.js';
+import { readAttachFiles } from './attach-files.js';
 import type { CliIo } from './cli-io.js';
 import { resolveCliConfig } from './cli-config.js';
 import { connect } from './connect.js';
