@@ -126,7 +126,7 @@ export class SessionAttachments {
     return body;
   }
 
-  /** The session's attachments (references, oldest first as the server keeps them). */
+  /** The session's attachments (references, oldest first). */
   async listAttachments(): Promise<AttachmentRef[]> {
     return (await this.ctx.transport.get<{ attachments: AttachmentRef[] }>(sessionPath(this.ctx, '/attachments')))
       .attachments;
