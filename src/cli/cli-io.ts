@@ -11,8 +11,12 @@ export interface CliIo {
   readonly home: string;
   /** The directory relative paths (--workspace, --policy) resolve against. */
   readonly cwd: string;
+  /** True when stdin is a terminal (questions of the agent are asked there). */
+  readonly stdinIsTty: boolean;
   /** Read all of standard input (for the prompt `-`). */
   readStdin(): Promise<string>;
+  /** Show `prompt` on stderr and read a line of stdin: null when stdin ended, on Ctrl-C, or when `signal` aborts. */
+  readLine(prompt: string, signal?: AbortSignal): Promise<string | null>;
   /** Call `handler` on SIGINT until the returned function is called. */
   onInterrupt(handler: () => void): () => void;
 }

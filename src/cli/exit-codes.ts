@@ -11,6 +11,11 @@ export const EXIT = {
   usage: 2,
   /** A tool call waits for a human confirmation and `--approve` was not given. */
   confirmationNeeded: 3,
+  /**
+   * The agent asked the user a question (ask_user) and stdin is not a terminal to answer it on: the run keeps
+   * waiting on the server (until the question's timeout) for `a3s answer`. The same code as a confirmation.
+   */
+  questionPending: 3,
   /** Verification needs review (or `--wait-verification` found no report). */
   needsReview: 4,
 } as const;

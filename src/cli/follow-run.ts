@@ -2,6 +2,7 @@ import type { AgentEvent, Session } from '../client/index.js';
 import type { AgentResult, RunRecord } from '../protocol/run-record.js';
 import type { CliIo } from './cli-io.js';
 import { EXIT } from './exit-codes.js';
+import { askOnTerminal, printQuestionCommands } from './question-prompt.js';
 import { runExitCode } from './run-exit-code.js';
 import { summarizeArgs, ToolActivity } from './tool-activity.js';
 
@@ -31,7 +32,9 @@ export const EXIT_INTERRUPTED = 130;
 /**
  * Follow run `runId` of `session` on `events` to its agent_end: answer text to stdout, tool activity to stderr,
  * confirmations approved (`approve`) or ended on with exit 3 (the run stays waiting, to be answered with
- * `a3s approve`); then read the run's record and answer the run's exit code (printing the AgentResult with `json`).
+ * `a3s approve`), questions of the agent asked on the terminal or, when stdin is none, ended on with exit 3 (to
+ * be answered with `a3s answer`); then read the run's record and answer the run's exit code (printing the
+ * AgentResult with `json`).
  * A first Ctrl-C cancels the run (and waits for it to end), a second stops following at once (exit 130).
  */
 export async function followRun(
@@ -97,6 +100,19 @@ export async function followRun(
             );
           }
           break;
+        }
+        case 'user_question': {
+          if (!ofRun) break;
+          activity.clearLine();
+          if (midLine && io.stderrIsTty) {
+            io.err('\n');
+            midLine = false;
+          }
+          if (io.stdinIsTty && (await askOnTerminal(session, event.payload, io, activity))) break;
+          // Ctrl-C at the prompt: the run is being cancelled, its question with it; follow it to its end.
+          if (interrupts > 0) break;
+          printQuestionCommands(session, runId, event.payload, io);
+          return EXIT.questionPending;
         }
         case 'confirmation_timeout':
           activity.note(

@@ -8,7 +8,8 @@ const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"u
   -h, --help      this help`;
 
 const EXIT_CODES = `Exit codes: 0 completed and verification passed or skipped; 1 failed, cancelled or verification failed;
-  2 usage or config error; 3 a confirmation is needed and --approve was not given; 4 verification needs review.`;
+  2 usage or config error; 3 a confirmation is needed and --approve was not given, or the agent asks a question
+  and stdin is not a terminal (answer it with the printed "a3s answer" command); 4 verification needs review.`;
 
 /** The help text of each command, and of `a3s` itself (key ''). */
 export const HELP: Readonly<Record<string, string>> = {
@@ -23,6 +24,10 @@ Commands:
                                list, show or close sessions
   events SESSION               print a session's events as NDJSON (--after N, --follow)
   approve SESSION TOOL_ID      answer a pending confirmation (--reject, --reason R)
+  answer SESSION QUESTION_ID (--option TEXT | TEXT)
+                               answer a question the agent asked (ask_user)
+  steer SESSION TEXT           append input to the session's active run at its next safe point
+  interrupt SESSION            stop the session's active run at its next safe point (--force: now)
   resume SESSION RUN_ID        resume a run from its checkpoint and follow it like run
   acp                          stdio bridge to the server's ACP endpoint, for editors (Zed agent_servers)
   token new                    make an API token and the api_token {} block (its hash) for the server config
@@ -37,6 +42,9 @@ ${EXIT_CODES}`,
 Creates a session (or, with --session, resumes that one: created with that id when no such session exists),
 runs the prompt, streams the answer text to stdout and tool activity to stderr, and exits with the run's outcome.
 The prompt "-" reads the prompt from stdin; put "--" before a prompt that starts with "-".
+When the agent asks a question (ask_user): on a terminal it is asked there (a number picks an option, other text
+answers in your own words when the question allows it); otherwise it is printed with the "a3s answer" command to
+run, and a3s exits 3 while the run waits on the server until the question's timeout.
 
 Flags:
   --workspace DIR        the session's workspace (default: the server's default workspace); new sessions only
@@ -48,6 +56,9 @@ Flags:
   --wait-verification    require a verification report: a run without one exits 4
   --multitask STRATEGY   while the session runs another run: reject (default: exit 1, SESSION_BUSY), enqueue
                          (wait in its run queue), interrupt or rollback the active run (docs/runs.md)
+  --attach FILE          send FILE with the prompt (repeatable): a png, jpeg, gif or webp image (by its magic
+                         bytes) or UTF-8 text (text/plain, named by its base name); anything else exits 2.
+                         Each is uploaded to the session first (docs/attachments.md)
 
 ${CONNECTION}
 
@@ -99,6 +110,39 @@ approves it, or rejects it with --reject. Exit 1 when no such confirmation is pe
 Flags:
   --reject      reject instead of approve
   --reason R    the reason recorded with the answer
+
+${CONNECTION}`,
+  answer: `Usage: a3s answer SESSION QUESTION_ID (--option TEXT | TEXT...)
+
+Answers the question QUESTION_ID the agent asked in SESSION (the ask_user tool; the ids "a3s run" printed when it
+exited 3): --option picks one of its options (exactly as offered), other words are a free-text answer. Exit 1 when
+no such question is pending (it was answered, timed out or its run ended); 2 for an option not offered, or free
+text to a question that takes options only.
+
+Flags:
+  --option TEXT   one of the question's options
+
+${CONNECTION}`,
+  steer: `Usage: a3s steer SESSION TEXT... [--run RUN_ID] [--request-id ID]
+
+Queues TEXT for the session's active run (or RUN_ID): it is appended as a user message at the run's next safe
+point (before its next provider call). Prints the receipt (accepted, applied, settled or rejected). Exit 1 when
+the run is not running or the steer was rejected. The same --request-id again answers the same receipt.
+
+Flags:
+  --run RUN_ID       the run to steer (default: the session's active run)
+  --request-id ID    the idempotency key (default: a new random one)
+
+${CONNECTION}`,
+  interrupt: `Usage: a3s interrupt SESSION [--force] [--reason R] [--run RUN_ID]
+
+Stops the session's active run (or RUN_ID) at its next safe point, keeping what it did (status cancelled); with
+--force it stops now, like a cancel. Prints the receipt. Exit 1 when the run is not running.
+
+Flags:
+  --force        stop now instead of at the next safe point
+  --reason R     the reason recorded (the run's error message)
+  --run RUN_ID   the run to interrupt (default: the session's active run)
 
 ${CONNECTION}`,
   acp: `Usage: a3s acp [--url URL] [--token T]

@@ -1,4 +1,5 @@
 import { acpCommand } from './acp-command.js';
+import { answerCommand } from './answer-command.js';
 import { approveCommand } from './approve-command.js';
 import type { CliIo } from './cli-io.js';
 import { eventsCommand } from './events-command.js';
@@ -8,6 +9,7 @@ import { packageVersion } from '../package-version.js';
 import { reportError } from './report-error.js';
 import { resumeCommand } from './resume-command.js';
 import { runCommand } from './run-command.js';
+import { interruptCommand, steerCommand } from './run-control-commands.js';
 import { sessionsCommand } from './sessions-command.js';
 import { tokenCommand } from './token-command.js';
 import { UsageError } from './usage-error.js';
@@ -21,6 +23,9 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   sessions: sessionsCommand,
   events: eventsCommand,
   approve: approveCommand,
+  answer: answerCommand,
+  steer: steerCommand,
+  interrupt: interruptCommand,
   resume: resumeCommand,
   acp: acpCommand,
   token: tokenCommand,
@@ -49,11 +54,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT.ok;
     }
     const command = COMMANDS[name];
-    if (!command)
-      throw new UsageError(
-        `unknown command "${name}" (run, verify, sessions, events, approve, resume, acp, token)`,
-        '',
-      );
+    if (!command) throw new UsageError(`unknown command "${name}" (${Object.keys(COMMANDS).join(', ')})`, '');
     if (asksForHelp(args)) {
       io.out(`${HELP[name]}\n`);
       return EXIT.ok;

@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
 import { SessionNotFoundError, type A3sClient, type Session, type SessionOptionsInput } from '../client/index.js';
+import { readAttachFiles } from './attach-files.js';
 import type { CliIo } from './cli-io.js';
 import { resolveCliConfig } from './cli-config.js';
 import { connect } from './connect.js';
 import { followRun } from './follow-run.js';
-import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from './parse-flags.js';
+import { booleanFlag, parseFlags, stringFlag, stringList, type FlagSpec } from './parse-flags.js';
 import { readPolicyFile } from './policy-file.js';
 import { UsageError } from './usage-error.js';
 import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../protocol/multitask-strategy.js';
@@ -19,6 +20,7 @@ export const RUN_FLAGS = {
   json: { type: 'boolean' },
   'wait-verification': { type: 'boolean' },
   multitask: { type: 'string' },
+  attach: { type: 'string', multiple: true },
 } as const satisfies FlagSpec;
 
 /** The --multitask value as a strategy (a usage error names the flag and the choices). */
@@ -41,6 +43,8 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const policyPath = stringFlag(values, 'policy');
   const policy = policyPath !== undefined ? readPolicyFile(policyPath, io.cwd, 'run') : undefined;
   const multitaskStrategy = multitaskFlag(stringFlag(values, 'multitask'));
+  // Every file read and typed before anything is asked of the server.
+  const files = readAttachFiles(stringList(values, 'attach'), io.cwd, 'run');
   const config = resolveCliConfig(values, io);
   const client = connect(config);
   const options: SessionOptionsInput = { ...(model !== undefined ? { model } : {}), ...(policy ?? {}) };
@@ -51,7 +55,20 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     options,
     io,
   );
-  const stream = await session.stream(prompt, undefined, multitaskStrategy ? { multitaskStrategy } : {});
+  const attachments = [];
+  for (const file of files) {
+    const ref = await session.uploadAttachment(file.bytes, {
+      mediaType: file.mediaType,
+      ...(file.name !== undefined ? { name: file.name } : {}),
+    });
+    io.err(`[attach] ${file.path}: ${ref.mediaType}, ${ref.bytes} bytes (${ref.attachmentId})\n`);
+    attachments.push(ref);
+  }
+  const runOptions = multitaskStrategy ? { multitaskStrategy } : {};
+  const stream =
+    attachments.length > 0
+      ? await session.streamWithAttachments(prompt, attachments, undefined, runOptions)
+      : await session.stream(prompt, undefined, runOptions);
   const runId = stream.runId ?? '';
   const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
   return followRun(

@@ -81,6 +81,19 @@ export class ToolActivity {
     }
   }
 
+  /** Stop drawing for a while (a question is asked on the terminal); `resume` draws again. */
+  pause(): void {
+    this.clearLine();
+    this.stopTimer();
+  }
+
+  /** Draw again after `pause`, while calls are running. */
+  resume(): void {
+    if (!this.io.stderrIsTty || this.running.size === 0) return;
+    this.draw();
+    this.timer ??= setInterval(() => this.draw(), 100);
+  }
+
   /** Stop drawing (the run ended). */
   stop(): void {
     this.clearLine();

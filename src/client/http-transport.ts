@@ -31,6 +31,8 @@ export function ownerUrlToFollow(error: A3sError): string | undefined {
 /** One request. */
 export interface RequestOptions {
   body?: unknown;
+  /** A raw (non-JSON) body and its content type, e.g. the bytes of an attachment upload; `body` is then unused. */
+  raw?: { bytes: Uint8Array; contentType: string };
   /** Query parameters; undefined values are left out. */
   query?: Record<string, string | number | boolean | undefined>;
   /** Extra headers (e.g. Idempotency-Key). */
@@ -127,8 +129,11 @@ export class HttpTransport {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
     if (this.route === 'no-forward') headers['a3s-route'] = 'no-forward';
-    let body: string | undefined;
-    if (options.body !== undefined) {
+    let body: string | Uint8Array | undefined;
+    if (options.raw !== undefined) {
+      headers['content-type'] = options.raw.contentType;
+      body = options.raw.bytes;
+    } else if (options.body !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
@@ -136,7 +141,13 @@ export class HttpTransport {
     const target = `${base}${this.url(path, options.query).slice(this.baseUrl.length)}`;
     let response: Response;
     try {
-      response = await this.fetchImpl(target, { method, headers, body, signal: options.signal });
+      response = await this.fetchImpl(target, {
+        method,
+        headers,
+        // A Uint8Array<ArrayBufferLike> is a BufferSource at run time; the DOM types want ArrayBuffer only.
+        body: body as NonNullable<RequestInit['body']> | undefined,
+        signal: options.signal,
+      });
     } catch (error) {
       if (error instanceof Error && error.name === 'AbortError') throw error;
       // fetch's own message is "fetch failed": the cause (ECONNREFUSED, ENOTFOUND, ...) says why.

@@ -44,6 +44,13 @@ export type { ToolArgs, ToolDefinition, ToolResult, TaskSpec, TasksOptions } fro
 export type { AgentDirRegistered } from './session-memory.js';
 export type { ConfirmOptions, LaneStats } from './session-queue.js';
 export type { QuestionReply } from './session-questions.js';
+export {
+  bytesToBase64,
+  type AttachmentBytes,
+  type AttachmentInput,
+  type UploadOptions,
+} from './session-attachments.js';
+export type { AttachmentRef, RunAttachment } from '../protocol/attachments.js';
 export type { InterruptOptions, SteerOptions } from './session-run-control.js';
 export type { HostReconnectInfo, HostReconnectOptions } from './host-reconnect.js';
 export type {

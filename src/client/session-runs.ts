@@ -7,12 +7,14 @@ import type {
   RunStartedResponseSchema,
   SessionInfoSchema,
 } from '../protocol/http.js';
+import type { RunAttachment } from '../protocol/attachments.js';
 import type { MultitaskStrategy } from '../protocol/multitask-strategy.js';
 import type { AgentResult } from '../protocol/run-record.js';
 import { toA3sError } from './a3s-error.js';
 import type { EventStream } from './event-stream.js';
 import { seg } from './http-transport.js';
 import { PagedEventStream } from './paged-event-stream.js';
+import { toRunAttachments, type AttachmentInput } from './session-attachments.js';
 import { requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
 import {
   SocketEventStream,
@@ -58,6 +60,9 @@ export interface EventsOptions extends StreamOptions {
   runId?: string;
 }
 
+/** Run options with the run's attachments (already converted to run parts). */
+type WithAttachments<T> = T & { attachments?: RunAttachment[] };
+
 /** How long stream() looks for the first event of the run it started (it is emitted as the run starts). */
 const FIRST_EVENT_TIMEOUT_MS = 10_000;
 
@@ -70,7 +75,7 @@ export class SessionRuns {
   }
 
   /** Run a prompt to its end and answer the AgentResult; a failed or cancelled run rejects with its run error. */
-  async send(prompt: string, history?: ChatMessage[], options: RunOptions = {}): Promise<AgentResult> {
+  async send(prompt: string, history?: ChatMessage[], options: WithAttachments<RunOptions> = {}): Promise<AgentResult> {
     const finished = (await this.startRun(prompt, { history, wait: true, ...options })) as RunFinished;
     const { run, result } = finished;
     if (run.status !== 'completed' || result === null) {
@@ -88,10 +93,13 @@ export class SessionRuns {
   /** POST .../runs as is: 202 RunStarted, or with `wait: true` the RunFinished answer (a failed run resolves too). */
   async startRun(
     input: string,
-    options: RunOptions & { history?: ChatMessage[]; wait?: boolean } = {},
+    options: WithAttachments<RunOptions> & { history?: ChatMessage[]; wait?: boolean } = {},
   ): Promise<RunStarted | RunFinished> {
     const body = {
       input,
+      ...(options.attachments !== undefined && options.attachments.length > 0
+        ? { attachments: options.attachments }
+        : {}),
       ...(options.history !== undefined ? { history: options.history } : {}),
       ...(options.wait ? { wait: true } : {}),
       ...(options.multitaskStrategy !== undefined ? { multitaskStrategy: options.multitaskStrategy } : {}),
@@ -103,7 +111,11 @@ export class SessionRuns {
   }
 
   /** Start a run and stream its events from its first one until its `agent_end` (the socket opened just before it). */
-  async stream(prompt: string, history?: ChatMessage[], options: StreamOptions = {}): Promise<EventStream> {
+  async stream(
+    prompt: string,
+    history?: ChatMessage[],
+    options: WithAttachments<StreamOptions> = {},
+  ): Promise<EventStream> {
     const WebSocket = requireWebSocket(this.ctx);
     const started = await this.startRun(prompt, { history, ...options });
     const runId = started.runId;
@@ -170,14 +182,45 @@ export class SessionRuns {
       .currentRun;
   }
 
-  /** The seed's object form of send: `{prompt, history?}` (attachments are refused: the server takes none). */
+  /** The seed's object form of send: `{prompt, history?, attachments?}`. */
   async sendRequest(request: SessionRequest, options: RunOptions = {}): Promise<AgentResult> {
-    return this.send(requestPrompt(request), request.history ?? undefined, options);
+    return this.send(request.prompt, request.history ?? undefined, {
+      ...options,
+      attachments: toRunAttachments(request.attachments ?? []),
+    });
   }
 
-  /** The seed's object form of stream: `{prompt, history?}`. */
+  /** The seed's object form of stream: `{prompt, history?, attachments?}`. */
   async streamRequest(request: SessionRequest, options: StreamOptions = {}): Promise<EventStream> {
-    return this.stream(requestPrompt(request), request.history ?? undefined, options);
+    return this.stream(request.prompt, request.history ?? undefined, {
+      ...options,
+      attachments: toRunAttachments(request.attachments ?? []),
+    });
+  }
+
+  /**
+   * The seed's sendWithAttachments: send with images and text files and answer the AgentResult, like send. An
+   * attachment is the seed's `{data, mediaType}` (an image; with `name`, a text file), the server's run
+   * part `{type, mediaType, name?, data | attachmentId}`, or a reference uploadAttachment answered. Inline bytes
+   * travel base64 in the JSON body (bounded by limits.body_limit_bytes): upload larger ones first.
+   */
+  async sendWithAttachments(
+    prompt: string,
+    attachments: readonly AttachmentInput[],
+    history?: ChatMessage[] | null,
+    options: RunOptions = {},
+  ): Promise<AgentResult> {
+    return this.send(prompt, history ?? undefined, { ...options, attachments: toRunAttachments(attachments) });
+  }
+
+  /** The seed's streamWithAttachments: stream with images and text files (see AttachmentInput). */
+  async streamWithAttachments(
+    prompt: string,
+    attachments: readonly AttachmentInput[],
+    history?: ChatMessage[] | null,
+    options: StreamOptions = {},
+  ): Promise<EventStream> {
+    return this.stream(prompt, history ?? undefined, { ...options, attachments: toRunAttachments(attachments) });
   }
 
   /**
@@ -247,17 +290,9 @@ export class SessionRuns {
   }
 }
 
-/** The seed's SessionRequestOptions: a prompt and an optional history (attachments are refused). */
+/** The seed's SessionRequestOptions: a prompt, an optional history and optional attachments. */
 export interface SessionRequest {
   prompt: string;
   history?: ChatMessage[] | null;
-  attachments?: unknown[] | null;
-}
-
-function requestPrompt(request: SessionRequest): string {
-  if (request.attachments && request.attachments.length > 0)
-    throw toA3sError('UNSUPPORTED_OPTION', 'attachments: the server takes no attachments (text prompts only)', 400, {
-      field: 'attachments',
-    });
-  return request.prompt;
+  attachments?: readonly AttachmentInput[] | null;
 }

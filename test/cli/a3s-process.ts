@@ -56,6 +56,8 @@ export interface A3sOptions {
   timeoutMs?: number;
   /** Run this shell command line instead of the CLI itself (e.g. the CLI under `script` for a terminal). */
   shell?: string;
+  /** Leave stdin open (without `stdin`) for the test to write to `child.stdin` as it goes. */
+  keepStdinOpen?: boolean;
 }
 
 /** A running `a3s` process with its output so far. */
@@ -78,7 +80,7 @@ export function startA3s(entry: string, args: readonly string[], options: A3sOpt
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   if (options.stdin !== undefined) child.stdin.end(options.stdin);
-  else child.stdin.end();
+  else if (!options.keepStdinOpen) child.stdin.end();
   const timeout = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const exited = new Promise<A3sResult>((resolve) =>
     child.on('close', (code) => {

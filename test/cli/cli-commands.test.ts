@@ -24,7 +24,17 @@ describe('a3s: help, usage errors, configuration', () => {
     const top = await runA3s(cli, ['--help']);
     expect(top.code).toBe(0);
     expect(top.stdout).toContain('Usage: a3s <command> [flags]');
-    for (const command of ['run', 'verify', 'sessions', 'events', 'approve', 'resume']) {
+    for (const command of [
+      'run',
+      'verify',
+      'sessions',
+      'events',
+      'approve',
+      'answer',
+      'steer',
+      'interrupt',
+      'resume',
+    ]) {
       const help = await runA3s(cli, [command, '--help']);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: a3s ${command}`));
@@ -54,6 +64,12 @@ describe('a3s: help, usage errors, configuration', () => {
       [['verify', '--subject', 'x'], /^a3s: missing --cmd/],
       [['sessions', 'explode'], /^a3s: unknown sessions command "explode"/],
       [['resume', 's1'], /^a3s: missing RUN_ID/],
+      [['answer', 's1'], /^a3s: missing QUESTION_ID/],
+      [['answer', 's1', 'q1'], /^a3s: missing the answer: --option TEXT/],
+      [['answer', 's1', 'q1', '--option', 'a', 'b'], /^a3s: give --option or a free-text answer, not both/],
+      [['steer', 's1'], /^a3s: missing TEXT/],
+      [['interrupt'], /^a3s: missing SESSION/],
+      [['interrupt', 's1', 'now'], /^a3s: unexpected argument "now"/],
     ];
     for (const [args, message] of cases) {
       const result = await runA3s(cli, args, { env: { HOME: tempDir('a3s-home-') } });

@@ -10,7 +10,6 @@ import {
   MemoryNotConfiguredError,
   NotFoundError,
   ToolError,
-  UnsupportedOptionError,
   ValidationError,
 } from '../../src/client/index.js';
 import type { RecordedRequest } from '../support/fake-provider.js';
@@ -195,9 +194,13 @@ describe("the seed's Session surface through the client", () => {
 
     t.fake.script({ text: 'by request' });
     expect((await session.sendRequest({ prompt: 'object form' })).text).toBe('by request');
-    await expect(session.sendRequest({ prompt: 'x', attachments: [{ data: 'AA==' }] })).rejects.toBeInstanceOf(
-      UnsupportedOptionError,
-    );
+    // The seed's attachments are taken now (test/client/client-attachments.test.ts); one without a media type is
+    // refused by the client, naming the field, before any request.
+    const noType = await session
+      .sendRequest({ prompt: 'x', attachments: [{ data: 'AA==' } as never] })
+      .catch((error: unknown) => error);
+    expect(noType).toBeInstanceOf(ValidationError);
+    expect(noType).toMatchObject({ details: { field: 'attachments.0.mediaType' } });
     t.fake.assertDone();
     await session.close();
   });
