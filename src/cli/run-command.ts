@@ -96,7 +96,8 @@ async function openSession(
   options: SessionOptionsInput,
   io: CliIo,
 ): Promise<Session> {
-  if (sessionId === undefined) return client.session(workspace, options);
+  // The CLI answers the agent's questions (on a terminal, or by `a3s answer`): its new sessions offer ask_user.
+  if (sessionId === undefined) return client.session(workspace, { askUser: true, ...options });
   try {
     const session = await client.resumeSession(sessionId);
     const ignored = [
@@ -110,6 +111,6 @@ async function openSession(
     return session;
   } catch (error) {
     if (!(error instanceof SessionNotFoundError)) throw error;
-    return client.session(workspace, { ...options, sessionId });
+    return client.session(workspace, { askUser: true, ...options, sessionId });
   }
 }
