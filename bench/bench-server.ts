@@ -24,6 +24,10 @@ export interface BenchServerOptions {
   limits?: Record<string, number>;
   /** The `sandbox` config block (e.g. host_direct "none" for the unsandboxed baseline). */
   sandbox?: Record<string, unknown>;
+  /** The store (default memory; `file` keeps snapshots, checkpoints and attachments on disk under the data dir). */
+  storageBackend?: 'memory' | 'file';
+  /** Model blocks of the bench provider (e.g. `{"bench-model": {modalities: {input: ["text", "image"]}}}`). */
+  models?: Record<string, unknown>;
 }
 
 /** Starts the server as the benchmarks measure it: memory store, silent logger, zero-latency provider. */
@@ -33,8 +37,15 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
   writeFileSync(join(root, BENCH_FILE.path), BENCH_FILE.content);
   const config = CodeConfigSchema.parse({
     defaultModel: 'openai/bench-model',
-    providers: { openai: { apiKey: 'sk-bench', baseUrl: options.providerBaseUrl, maxRetries: 0 } },
-    storageBackend: 'memory',
+    providers: {
+      openai: {
+        apiKey: 'sk-bench',
+        baseUrl: options.providerBaseUrl,
+        maxRetries: 0,
+        ...(options.models ? { models: options.models } : {}),
+      },
+    },
+    storageBackend: options.storageBackend ?? 'memory',
     dataDir,
     host: '127.0.0.1',
     port: 0,

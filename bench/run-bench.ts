@@ -1,6 +1,7 @@
 // Entry of `npm run bench -- <name> [--seconds N] ...`: runs one benchmark and prints its one JSON line.
 import { availableParallelism, loadavg } from 'node:os';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
+import { runAttachmentsBench } from './attachments-bench.js';
 import { runChaosBench } from './chaos-bench.js';
 import { runClusterBench } from './cluster-bench.js';
 import { runCompactionBench } from './compaction-bench.js';
@@ -27,6 +28,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   chaos: runChaosBench,
   cluster: runClusterBench,
   files: runFilesBench,
+  attachments: runAttachmentsBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -55,6 +57,9 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
             [--seconds N] [--stores memory,file,redis,redis-cluster,balancer]
   files     µs per confined open of a depth-5 workspace file (walk from the held workspace descriptor, O_NOFOLLOW open,
             fstat) against a plain open by name, the walk alone, and a whole read tool call [--calls N] [--rounds N]
+  attachments a run with a 5 MiB image uploaded first (file store; a read tool round, so two provider calls): server CPU
+            of the upload and the run, peak heap + off-heap over the level before the run (in image sizes), bytes
+            retained after the run; target: retained <= 64 KiB [--runs N] [--bytes N]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
