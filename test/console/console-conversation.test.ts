@@ -247,6 +247,26 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     t.fake.assertDone();
   });
 
+  it('a question nobody answers times out: the form says so and is disabled', async () => {
+    const { page } = await openSession({ session: { confirmationPolicy: { enabled: false, defaultTimeoutMs: 600 } } });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_q3', name: 'ask_user', arguments: { question: 'Anyone there?' } }] },
+      { text: 'Nobody answered; going on.' },
+    );
+    const runId = await prompt(page, 'Ask me something', 0);
+    const form = `.run[data-run-id="${runId}"] .question`;
+    await page.waitForSelector(`${form} input.question-text:not([disabled])`);
+    await waitForText(page, `${form} .question-status`, 'Timed out: no answer within 600 ms');
+    expect(
+      await evaluate<boolean>(
+        page,
+        `[...document.querySelectorAll('${form} button, ${form} input')].every((c) => c.disabled)`,
+      ),
+    ).toBe(true);
+    await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
+    t.fake.assertDone();
+  });
+
   it('steers a run while its tool runs (a "steered" line, a user message of the next request) and interrupts one', async () => {
     const { page } = await openSession({
       session: { permissionPolicy: { allow: ['bash'], defaultDecision: 'allow' } },
