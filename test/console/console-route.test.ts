@@ -25,6 +25,14 @@ describe('GET /console', () => {
     expect(csp).toContain("connect-src 'self'");
     expect(csp).not.toContain('unsafe-inline');
     expect(csp).not.toContain('unsafe-eval');
+    // Attachment thumbnails are data: URLs the page builds from bytes it fetched with the token: images from
+    // this origin and data: only, never blob: or another host.
+    const img = csp
+      .split(';')
+      .map((d) => d.trim())
+      .find((d) => d.startsWith('img-src'));
+    expect(img).toBe("img-src 'self' data:");
+    expect(csp).not.toMatch(/blob:|https?:|\*/);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
     const html = await page.text();

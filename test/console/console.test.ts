@@ -97,6 +97,10 @@ describe('the console in headless Chromium against a real server', () => {
     // The token is kept in this tab's sessionStorage only, and never put in a URL.
     expect(await evaluate<string | null>(page, `sessionStorage.getItem('a3s.console.token')`)).toBe(A);
     const id = await createInPage(page, 'server-default');
+    // The console answers questions, so the sessions it creates offer ask_user.
+    expect((await api<{ session: { askUser: boolean } }>(t, A, 'GET', `/v1/sessions/${id}`)).body.session.askUser).toBe(
+      true,
+    );
 
     t.fake.script(
       { toolCalls: [{ id: 'c_read', name: 'read', arguments: { file_path: 'notes.txt' } }] },

@@ -1,4 +1,4 @@
-import { A3sClient, UnauthorizedError } from '../../src/client/index.js';
+import { A3sClient, HttpTransport, UnauthorizedError } from '../../src/client/index.js';
 import type { ConsoleContext, ConsoleView } from './console-context.js';
 import { el, replaceChildren } from './el.js';
 import { errorText } from './format.js';
@@ -125,6 +125,7 @@ export class ConsoleApp {
     const options = { baseUrl: this.baseUrl, ...(token !== undefined ? { token } : {}) };
     this.ctx = {
       client: new A3sClient(options),
+      http: new HttpTransport(options),
       navigate: (hash) => {
         if (location.hash === hash) this.route();
         else location.hash = hash;

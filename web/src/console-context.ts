@@ -1,8 +1,10 @@
-import type { A3sClient } from '../../src/client/index.js';
+import type { A3sClient, HttpTransport } from '../../src/client/index.js';
 
 /** What every view of the console gets from the app: the signed-in client and the app's navigation and error handling. */
 export interface ConsoleContext {
   readonly client: A3sClient;
+  /** The same server and token for what the typed client has no method for (raw uploads, attachment bytes). */
+  readonly http: HttpTransport;
   /** Go to a hash route (`#/sessions`, `#/sessions/<id>`). */
   navigate(hash: string): void;
   /** Handle a failure: a 401 returns to the sign-in form (answers true); anything else answers false. */

@@ -69,6 +69,13 @@ export class EventLog {
     return block;
   }
 
+  /** Put a node at the end of a run's block (null: the log itself), e.g. a question pending when the page opened. */
+  place(runId: string | null, node: HTMLElement): void {
+    this.empty.remove();
+    if (runId !== null) this.run(runId).append(node);
+    else this.element.appendChild(node);
+  }
+
   /** Put a verification report's pass/fail rows under its verification_completed notice. */
   showReport(report: VerificationReport): void {
     const slot = this.element.querySelector(`.notice[data-report-id="${CSS.escape(report.id)}"]`);

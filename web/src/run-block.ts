@@ -183,6 +183,19 @@ export class RunBlock {
         card.mark(seq);
         return;
       }
+      case 'user_question': {
+        // The slot the session's question forms fill (question-forms.ts); the text stays when no form comes.
+        const slot = this.block(
+          'question-slot',
+          seq,
+          el('p', { class: 'notice notice-warn' }, `Question: ${event.payload.question}`),
+        );
+        slot.dataset.questionId = event.payload.question_id;
+        return;
+      }
+      case 'run_control_applied':
+        this.control(event, seq);
+        return;
       case 'confirmation_required':
         this.tools.get(event.payload.tool_id)?.awaiting();
         this.notice(
@@ -324,6 +337,33 @@ export class RunBlock {
     );
     footer.setAttribute('role', 'status');
     this.setStatus(status);
+  }
+
+  /** A steer applied at a safe point is a user line marked "steered"; an interrupt is a notice. */
+  private control(event: KnownEvent<'run_control_applied'>, seq: number | undefined): void {
+    const p = event.payload;
+    if (p.operation === 'steer') {
+      this.block(
+        'message message-user message-steered',
+        seq,
+        el('span', { class: 'role' }, 'Steered ', el('span', { class: 'chip chip-running' }, 'steered')),
+        el('p', { class: 'message-text' }, p.input ?? ''),
+        el('span', { class: 'muted' }, `before turn ${p.turn_id}`),
+      );
+      return;
+    }
+    this.notice(
+      'warn',
+      seq,
+      `Interrupted at turn ${p.turn_id}${p.reason !== undefined ? `: ${p.reason}` : ''}`,
+    ).classList.add('run-interrupted');
+  }
+
+  /** Put a node at the end of the run's body (a pending question loaded before its event replays). */
+  append(node: HTMLElement): void {
+    this.body.appendChild(node);
+    this.text = undefined;
+    this.reasoning = undefined;
   }
 
   /** Mark the run's status from outside (the runs list knows it ended). */

@@ -25,8 +25,6 @@ export function runNotice(event: AgentEvent): RunNotice | undefined {
         'error',
         `Blocked by hook ${event.payload.hook_id ?? ''}: ${event.payload.tool_name} — ${event.payload.reason}`,
       );
-    case 'user_question':
-      return line('warn', `Question: ${event.payload.question}`, event.payload.options);
     case 'external_task_pending':
       return line('info', `External task ${event.payload.task_id} (${event.payload.command_type}) waits for the host`);
     case 'external_task_completed':

@@ -1,15 +1,12 @@
-import {
-  SessionBusyError,
-  type AgentEvent,
-  type EventStream,
-  type Session,
-  type SessionInfo,
-} from '../../src/client/index.js';
+import type { AgentEvent, EventStream, Session, SessionInfo } from '../../src/client/index.js';
+import { AttachmentThumbs } from './attachment-thumbs.js';
+import { Composer } from './composer.js';
 import type { ConsoleContext, ConsoleView } from './console-context.js';
 import { ConfirmationPanel, type PendingCall } from './confirmation-panel.js';
 import { el, replaceChildren } from './el.js';
 import { EventLog } from './event-log.js';
 import { errorText } from './format.js';
+import { QuestionForms } from './question-forms.js';
 import { RunsPanel } from './runs-panel.js';
 import { renderBusy, sessionHead } from './session-head.js';
 import { sessionUnavailable } from './session-unavailable.js';
@@ -32,6 +29,9 @@ export class SessionView implements ConsoleView {
   private confirmations: ConfirmationPanel | undefined;
   private runs: RunsPanel | undefined;
   private verifications: VerificationPanel | undefined;
+  private composer: Composer | undefined;
+  private questions: QuestionForms | undefined;
+  private thumbs: AttachmentThumbs | undefined;
   private readonly head: HTMLElement;
   private readonly busy: HTMLElement;
   private readonly connection: HTMLElement;
@@ -40,9 +40,7 @@ export class SessionView implements ConsoleView {
   private readonly transcriptPanel: HTMLDetailsElement;
   private readonly side: HTMLElement;
   private readonly confirmSlot: HTMLElement;
-  private readonly form: HTMLFormElement;
-  private readonly prompt: HTMLTextAreaElement;
-  private readonly formStatus: HTMLElement;
+  private readonly composerSlot: HTMLElement;
   private infoTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -62,37 +60,7 @@ export class SessionView implements ConsoleView {
     );
     this.side = el('aside', { class: 'session-side' });
     this.confirmSlot = el('div', {});
-    this.prompt = el('textarea', {
-      id: 'prompt',
-      name: 'prompt',
-      rows: 3,
-      required: true,
-      placeholder: 'Ask the agent… (Enter runs, Shift+Enter for a new line)',
-    });
-    this.prompt.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
-        event.preventDefault();
-        this.form.requestSubmit();
-      }
-    });
-    this.formStatus = el('p', { class: 'form-status', role: 'status' });
-    this.form = el(
-      'form',
-      { class: 'prompt-form', 'aria-label': 'Start a run' },
-      el('label', { for: 'prompt' }, 'Prompt'),
-      this.prompt,
-      el(
-        'div',
-        { class: 'actions' },
-        el('button', { type: 'submit', class: 'btn btn-primary' }, 'Run'),
-        el('button', { type: 'button', class: 'btn btn-danger', onclick: () => void this.cancel() }, 'Stop active run'),
-      ),
-      this.formStatus,
-    );
-    this.form.addEventListener('submit', (event) => {
-      event.preventDefault();
-      void this.submit();
-    });
+    this.composerSlot = el('section', { class: 'panel' });
     this.element = el(
       'div',
       { class: 'session-view' },
@@ -114,7 +82,7 @@ export class SessionView implements ConsoleView {
             this.connection,
             this.log.element,
           ),
-          el('section', { class: 'panel' }, this.form),
+          this.composerSlot,
         ),
         this.side,
       ),
@@ -132,6 +100,10 @@ export class SessionView implements ConsoleView {
       return;
     }
     this.session = session;
+    this.composer = new Composer(this.ctx, session, () => this.soon());
+    replaceChildren(this.composerSlot, this.composer.element);
+    this.thumbs = new AttachmentThumbs(this.ctx.http, this.sessionId);
+    this.questions = new QuestionForms(this.ctx, session, this.log);
     this.renderInfo(session.created);
     this.confirmations = new ConfirmationPanel(this.ctx, session);
     this.runs = new RunsPanel(this.ctx, session);
@@ -143,10 +115,11 @@ export class SessionView implements ConsoleView {
       this.runs.refresh(),
       this.verifications.refresh(),
       this.confirmations.start().catch((error: unknown) => this.ctx.unauthorized(error)),
+      this.questions.load().catch((error: unknown) => this.ctx.unauthorized(error)),
     ]);
     if (this.disposed) return;
     await this.follow(session);
-    this.prompt.focus();
+    this.composer.focus();
   }
 
   /** Resume a closed session and open it again. */
@@ -170,7 +143,10 @@ export class SessionView implements ConsoleView {
   private async loadTranscript(): Promise<void> {
     try {
       const messages = await this.session!.history();
-      replaceChildren(this.transcript, transcriptView(messages));
+      replaceChildren(
+        this.transcript,
+        transcriptView(messages, (refs) => this.thumbs!.view(refs)),
+      );
       this.transcriptTitle.textContent = `Transcript (${messages.length} message${messages.length === 1 ? '' : 's'})`;
       this.transcriptPanel.open = messages.length > 0;
       this.transcriptPanel.hidden = messages.length === 0;
@@ -186,6 +162,7 @@ export class SessionView implements ConsoleView {
       ...sessionHead(info, { refresh: () => void this.refreshInfo(), close: () => void this.closeSession() }),
     );
     renderBusy(this.busy, info);
+    this.composer?.setActiveRun(info.currentRun?.id);
   }
 
   private async refreshInfo(): Promise<void> {
@@ -275,6 +252,7 @@ export class SessionView implements ConsoleView {
 
   private onEvent(event: AgentEvent): void {
     if (!this.log.add(event)) return;
+    this.questions?.onEvent(event);
     switch (event.type) {
       case 'confirmation_required': {
         const p = event.payload;
@@ -299,7 +277,13 @@ export class SessionView implements ConsoleView {
         void this.verifications?.refresh();
         break;
       case 'agent_start':
+        if (event.metadata.run_id !== undefined) this.composer?.setActiveRun(event.metadata.run_id);
+        this.soon();
+        break;
       case 'agent_end':
+        void this.loadTranscript();
+        this.soon();
+        break;
       case 'run_status_changed':
       case 'session_closed':
         this.soon();
@@ -315,39 +299,6 @@ export class SessionView implements ConsoleView {
       if (report) this.log.showReport(report);
     } catch (error) {
       this.ctx.unauthorized(error);
-    }
-  }
-
-  private async submit(): Promise<void> {
-    const input = this.prompt.value.trim();
-    if (!this.session || input.length === 0) return;
-    this.formStatus.textContent = 'Starting…';
-    try {
-      const started = await this.session.startRun(input);
-      this.prompt.value = '';
-      this.formStatus.textContent = `Run ${started.runId} started.`;
-      this.soon();
-    } catch (error) {
-      if (this.ctx.unauthorized(error)) return;
-      if (error instanceof SessionBusyError) {
-        const run = typeof error.details.activeRunId === 'string' ? error.details.activeRunId : 'another run';
-        const node = typeof error.details.ownerNodeId === 'string' ? ` on node ${error.details.ownerNodeId}` : '';
-        this.formStatus.textContent = `Busy: run ${run}${node} holds this session. Wait for it to end or stop it.`;
-        this.soon();
-        return;
-      }
-      this.formStatus.textContent = errorText(error);
-    }
-  }
-
-  private async cancel(): Promise<void> {
-    if (!this.session) return;
-    try {
-      const cancelled = await this.session.cancel();
-      this.formStatus.textContent = cancelled ? 'Cancel requested.' : 'No run is active.';
-      this.soon();
-    } catch (error) {
-      if (!this.ctx.unauthorized(error)) this.formStatus.textContent = errorText(error);
     }
   }
 

@@ -203,7 +203,8 @@ export class SessionsView implements ConsoleView {
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      const options: SessionOptionsInput = { ...presetById(preset.value).options };
+      // The console answers the agent's questions (a form in the run's activity): its sessions offer ask_user.
+      const options: SessionOptionsInput = { askUser: true, ...presetById(preset.value).options };
       if (model.input.value.trim()) options.model = model.input.value.trim();
       void this.create(workspace.input.value.trim() || undefined, agent.input.value.trim() || undefined, options);
     });

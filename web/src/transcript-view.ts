@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../src/client/index.js';
+import type { AttachmentRef } from '../../src/protocol/attachments.js';
 import { el } from './el.js';
 import { formatJson, preview } from './format.js';
 
@@ -16,8 +17,14 @@ function contentText(content: unknown): string {
   return content === null || content === undefined ? '' : formatJson(content);
 }
 
-/** The session's transcript (history) as a conversation: prompts, answers, tool calls and results folded. */
-export function transcriptView(messages: readonly ChatMessage[]): HTMLElement {
+/**
+ * The session's transcript (history) as a conversation: prompts (with their attachments, when `attachments`
+ * renders them), answers, tool calls and results folded.
+ */
+export function transcriptView(
+  messages: readonly ChatMessage[],
+  attachments?: (refs: readonly AttachmentRef[]) => HTMLElement,
+): HTMLElement {
   if (messages.length === 0) return el('p', { class: 'muted' }, 'The transcript is empty.');
   const items = messages.map((message) => {
     const m = message as unknown as {
@@ -26,6 +33,7 @@ export function transcriptView(messages: readonly ChatMessage[]): HTMLElement {
       tool_calls?: { id?: string; function?: { name?: string; arguments?: unknown } }[];
       tool_call_id?: string;
       name?: string;
+      attachments?: AttachmentRef[];
     };
     const text = contentText(m.content);
     if (m.role === 'tool') {
@@ -58,6 +66,7 @@ export function transcriptView(messages: readonly ChatMessage[]): HTMLElement {
       { class: `message message-${m.role === 'user' ? 'user' : m.role === 'assistant' ? 'assistant' : 'system'}` },
       el('span', { class: 'role' }, m.role),
       text ? el('p', { class: 'message-text' }, text) : null,
+      m.attachments && m.attachments.length > 0 && attachments ? attachments(m.attachments) : null,
       ...calls,
     );
   });
