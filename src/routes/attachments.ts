@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CodeError } from '../errors.js';
 import {
+  IMAGE_MEDIA_TYPES,
   AttachmentParamsSchema,
   AttachmentRefSchema,
   AttachmentUploadQuerySchema,
@@ -13,6 +14,26 @@ import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';
 
 const UPLOAD_URL = '/v1/sessions/:id/attachments';
+const DOWNLOAD_URL = '/v1/sessions/:id/attachments/:attachmentId';
+
+/** A media type the upload checks let through (an image type, or a bare `text/<subtype>`). */
+const SERVED_MEDIA_TYPE = new RegExp(`^(?:${IMAGE_MEDIA_TYPES.join('|')}|text/[a-z0-9][a-z0-9.+-]*)$`);
+
+/**
+ * The download's safety headers on every answer of the route, an error too (401, 404, a validation error, a
+ * store failure): set before authentication, so no path of it is rendered inline or sniffed.
+ */
+function registerDownloadHeaders(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'GET' && request.routeOptions.url === DOWNLOAD_URL)
+      reply
+        .header('content-disposition', 'attachment')
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', 'sandbox')
+        .header('cache-control', 'private, no-store');
+    done();
+  });
+}
 
 /**
  * The raw body of an upload as one Buffer, bounded by limits.maxAttachmentBytes while it arrives (a declared
@@ -80,6 +101,7 @@ export function registerAttachmentRoutes(
 ): void {
   const { agent } = ctx;
   registerUploadParsers(app, ctx.config.limits.maxAttachmentBytes, ctx.config.limits.bodyLimitBytes);
+  registerDownloadHeaders(app);
   addRoute(
     app,
     ctx,
@@ -136,7 +158,7 @@ export function registerAttachmentRoutes(
     ctx,
     {
       method: 'GET',
-      url: '/v1/sessions/:id/attachments/:attachmentId',
+      url: DOWNLOAD_URL,
       summary: 'Download an attachment (never rendered inline)',
       description:
         'Served only as a download: `Content-Disposition: attachment`, `X-Content-Type-Options: nosniff`, `Content-Security-Policy: sandbox`. 404 for an id this session did not upload.',
@@ -149,8 +171,10 @@ export function registerAttachmentRoutes(
     async ({ params, caller, reply }) => {
       const found = await attachments.get(agent.getSession(params.id, caller).key, params.attachmentId);
       const filename = (found.ref.name ?? found.ref.attachmentId).replace(/[^\x20-\x7e]|["\\]/g, '_');
+      // A reference edited on disk may name any type: only the types an upload lets through are served as such.
+      const mediaType = SERVED_MEDIA_TYPE.test(found.ref.mediaType) ? found.ref.mediaType : 'application/octet-stream';
       reply
-        .header('content-type', found.ref.mediaType)
+        .header('content-type', mediaType)
         .header(
           'content-disposition',
           `attachment; filename="${filename}"; filename*=UTF-8''${encodeURIComponent(found.ref.name ?? found.ref.attachmentId)}`,
