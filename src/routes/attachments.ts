@@ -114,7 +114,7 @@ export function registerAttachmentRoutes(
       scope: 'sessions',
       params: SessionParamsSchema,
       query: AttachmentUploadQuerySchema,
-      headers: { 'X-Attachment-Name': "Optional; a text file's name (the name query wins)." },
+      headers: { 'X-Attachment-Name': "Optional; a text file's name, 1-255 characters (the name query wins)." },
       responses: {
         201: AttachmentUploadResponseSchema,
         400: ErrorBodySchema,
@@ -131,6 +131,11 @@ export function registerAttachmentRoutes(
           { field: 'content-type' },
         );
       const header = request.headers['x-attachment-name'];
+      // The header is bounded like the query (1-255 characters): a 16 KB name would be stored and sent as is.
+      if (typeof header === 'string' && header.length > 255)
+        throw new CodeError('VALIDATION_ERROR', `headers.x-attachment-name: ${header.length} characters, at most 255`, {
+          field: 'x-attachment-name',
+        });
       const name = query.name ?? (typeof header === 'string' && header !== '' ? header : undefined);
       const ref = await attachments.upload(session.key, request.headers['content-type'] ?? '', name, request.body);
       reply.status(201);

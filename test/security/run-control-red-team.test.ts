@@ -173,6 +173,17 @@ describe('questions, run control and the run queue under attack', () => {
       'RUN_NOT_FOUND',
     ]);
 
+    // Run ids shaped like paths, NUL, case tricks and very long: unknown runs or 400, never A's run.
+    for (const id of [`..%2F${runId}`, `${runId}%00`, runId.toUpperCase(), '..', 'r'.repeat(129)]) {
+      const res = await request(t.url)
+        .post(`/v1/sessions/steer/runs/${id}/steer`)
+        .set(auth(A))
+        .send({ input: 'p', requestId: `p-${id}` });
+      expect([400, 404], id).toContain(res.status);
+    }
+    // B following A's session by naming A's tenant: refused before the socket opens.
+    const named = await subscribe(t.url, 'steer', { token: B, tenantId: 'tenant-a' });
+    expect((await named.waitClosed()).code).not.toBe(1000);
     // A flood of new request ids: 100 wait at most (the one above and 99 more); the rest are rejected at once.
     const flood = await Promise.all(
       Array.from({ length: 150 }, (_, i) => steer(A, { input: `flood ${i}`, requestId: `flood-${i}` })),
