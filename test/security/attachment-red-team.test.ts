@@ -43,6 +43,30 @@ function raw(url: string, chunks: Array<string | Buffer>, ms = 3000, gapMs = 0):
   });
 }
 
+/** An upload of `total` bytes that sends `first` of them now and the rest on finish(); `answer` is all it got back. */
+function slowUpload(url: string, token: string, total: number, first: number) {
+  const { port } = new URL(url);
+  const socket = connect(Number(port), '127.0.0.1');
+  let out = '';
+  socket.on('data', (d: Buffer) => (out += d.toString('latin1')));
+  socket.on('error', () => undefined);
+  const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(out)));
+  const sent = new Promise<void>((resolve) =>
+    socket.on('connect', () => {
+      socket.write(
+        `POST /v1/sessions/bounds/attachments?name=slow.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: text/plain\r\nContent-Length: ${total}\r\nConnection: close\r\n\r\n`,
+      );
+      socket.write('s'.repeat(first), () => resolve());
+    }),
+  );
+  return {
+    sent,
+    answer,
+    received: () => out,
+    finish: () => socket.write('s'.repeat(total - first)),
+  };
+}
+
 function suite(name: string, backend: () => Record<string, unknown>, cleanup?: (prefix: string) => Promise<void>) {
   describe(`attachments red team (${name})`, () => {
     let fake: FakeProvider;
@@ -228,6 +252,26 @@ function suite(name: string, backend: () => Record<string, unknown>, cleanup?: (
       expect(bList.attachments.filter((r: { name?: string }) => r.name === 'big.txt')).toEqual([
         expect.objectContaining({ bytes: 5 }),
       ]);
+    });
+
+    it("one tenant's slow uploads hold at most 4 x max_attachment_bytes in memory; other tenants upload on", async () => {
+      await request(t.url).delete('/v1/sessions/bounds?purge=true').set(auth(A)).expect(200);
+      await request(t.url).post('/v1/sessions').set(auth(A)).send({ sessionId: 'bounds' }).expect(201);
+      const held = [1, 2, 3, 4].map(() => slowUpload(t.url, A, 4000, 3500));
+      await Promise.all(held.map((h) => h.sent));
+      // The server has read what was sent (4 x 3500 bytes held): one more upload of A's does not fit.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const fifth = slowUpload(t.url, A, 4000, 3500);
+      const refused = await fifth.answer;
+      expect(refused).toMatch(/^HTTP\/1\.1 429/);
+      expect(refused).toContain('"quota":"uploadBytesInFlight"');
+      expect(held.map((h) => h.received())).toEqual(['', '', '', '']);
+      // B is another tenant: its upload is not held up.
+      await upload(B, 'smuggle', 'text/plain', 'b'.repeat(3500), 'b.txt').expect(201);
+      for (const h of held) h.finish();
+      for (const answer of await Promise.all(held.map((h) => h.answer))) expect(answer).toMatch(/^HTTP\/1\.1 201/);
+      // Answered, the budget is given back.
+      await upload(A, 'bounds', 'text/plain', 'a'.repeat(4000), 'a.txt').expect(201);
     });
   });
 }
