@@ -254,6 +254,26 @@ function suite(name: string, backend: () => Record<string, unknown>, cleanup?: (
       ]);
     });
 
+    it('an Idempotency-Key retried with inline parts stores none of them again (no orphans filling the 100)', async () => {
+      await request(t.url).post('/v1/sessions').set(auth(B)).send({ sessionId: 'retry' }).expect(201);
+      const body = {
+        input: 'x',
+        attachments: [
+          { type: 'file', name: 'r.txt', mediaType: 'text/plain', data: Buffer.from('r').toString('base64') },
+        ],
+      };
+      fake.script({ text: 'once', delayMs: 300 });
+      const send = () =>
+        request(t.url).post('/v1/sessions/retry/runs').set(auth(B)).set('idempotency-key', 'k-retry-1').send(body);
+      const first = await send().expect(202);
+      const retries = await Promise.all([1, 2, 3, 4, 5].map(() => send()));
+      expect(retries.map((r) => [r.status, r.body.runId, r.body.existing])).toEqual(
+        Array(5).fill([202, first.body.runId, true]),
+      );
+      const listed = (await request(t.url).get('/v1/sessions/retry/attachments').set(auth(B)).expect(200)).body;
+      expect(listed.attachments).toHaveLength(1);
+    });
+
     it("one tenant's slow uploads hold at most 4 x max_attachment_bytes in memory; other tenants upload on", async () => {
       await request(t.url).delete('/v1/sessions/bounds?purge=true').set(auth(A)).expect(200);
       await request(t.url).post('/v1/sessions').set(auth(A)).send({ sessionId: 'bounds' }).expect(201);
