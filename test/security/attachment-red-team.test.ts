@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // Red team of the attachment routes (2026-12-07), as authenticated, unprivileged tenants over real HTTP: another
 // tenant's ids, the same session id in two tenants, ids shaped like paths, the download's headers on every path,
-// content-type smuggling and the bounds. On the file store and on a real redis-server.
+// content-type smuggling and the bounds. On the file store, the memory store and a real redis-server.
 const A = 'token-att-red-tenant-a-001';
 const B = 'token-att-red-tenant-b-001';
 const TOKENS = [
@@ -297,6 +297,7 @@ function suite(name: string, backend: () => Record<string, unknown>, cleanup?: (
 }
 
 suite('file store', () => ({}));
+suite('memory store', () => ({ storageBackend: 'memory' }));
 suite(
   'redis-server',
   () => redisServerConfig(),
