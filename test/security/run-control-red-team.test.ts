@@ -216,6 +216,41 @@ describe('questions, run control and the run queue under attack', () => {
     expect(bHistory).toEqual([]);
   });
 
+  it('30 forced interrupts at once, over REST and the socket: one stops the run, told once', async () => {
+    await session(A, 'force', ALLOW_BASH);
+    const ws = await open(A, 'force');
+    t.fake.script({ toolCalls: [{ id: 'c_force', name: 'bash', arguments: { command: 'sleep 5' } }] });
+    const runId = await start(A, 'force', 'work');
+    await ws.waitFor((e) => e.type === 'tool_start');
+    for (let i = 0; i < 10; i++) ws.send({ type: 'interrupt', runId, force: true, requestId: `ws-${i}` });
+    const rest = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        request(t.url)
+          .post(`/v1/sessions/force/runs/${runId}/interrupt`)
+          .set(auth(A))
+          .send({ force: true, requestId: `rest-${i}`, reason: `stop ${i}` }),
+      ),
+    );
+    expect(await ended(A, 'force', runId)).toBe('cancelled');
+    await eventually(
+      async () => ws.controls.filter((c) => c.type === 'run_control_result' || c.type === 'error').length === 10,
+      'ten answers on the socket',
+    );
+    const statuses = [
+      ...rest.map((r) => (r.status === 202 ? (r.body.receipt.status as string) : String(r.body.error.code))),
+      ...ws.controls
+        .filter((c) => c.type === 'run_control_result' || c.type === 'error')
+        .map((c) => String(c.type === 'error' ? c.payload.code : c.payload.status)),
+    ];
+    expect(statuses.filter((s) => s === 'applied')).toHaveLength(1);
+    expect(new Set(statuses.filter((s) => s !== 'applied'))).toSatisfy((left: Set<string>) =>
+      [...left].every((s) => s === 'settled' || s === 'RUN_NOT_ACTIVE'),
+    );
+    await eventually(async () => ws.events.some((e) => e.type === 'agent_end'), 'agent_end');
+    expect(ws.events.filter((e) => e.type === 'run_control_applied')).toHaveLength(1);
+    t.fake.assertDone();
+  });
+
   it('malformed and huge frames for answer, steer and interrupt are refused by name; a huge frame closes the socket', async () => {
     await session(A, 'frames');
     const ws = await open(A, 'frames');

@@ -43,6 +43,8 @@ export class RunControlRequests implements SafePointStop {
   private readonly receipts = new Map<string, RunControlReceipt>();
   private readonly steers: PendingSteer[] = [];
   private interruptId: string | undefined;
+  /** The forced interrupt that stopped the run, once one did. */
+  private forcedId: string | undefined;
   private ended = false;
 
   constructor(
@@ -108,20 +110,26 @@ export class RunControlRequests implements SafePointStop {
     return { ...receipt };
   }
 
-  /** A forced interrupt: applied now (the caller aborts the run), told as applied at once. */
+  /**
+   * A forced interrupt: applied now (the caller aborts the run), told as applied at once. Only the first one stops
+   * the run: one more while the run is stopping is settled, naming the one that applied (nothing told twice).
+   */
   forceInterrupt(requestId: string, reason: string): RunControlReceipt {
     const known = this.receipts.get(requestId);
     if (known) return { ...known };
+    const stopping =
+      this.forcedId !== undefined ? `the run is already stopping (interrupt ${this.forcedId})` : undefined;
     const receipt: RunControlReceipt = {
       requestId,
       operation: 'interrupt',
-      status: this.ended ? 'settled' : 'applied',
-      reason,
+      status: this.ended || stopping !== undefined ? 'settled' : 'applied',
+      reason: stopping ?? reason,
       turnId: this.turnId,
       turnRevision: this.revision,
     };
     this.remember(receipt);
-    if (!this.ended) {
+    if (!this.ended && stopping === undefined) {
+      this.forcedId = requestId;
       this.reason ??= reason;
       this.sink.applied({
         request_id: requestId,
