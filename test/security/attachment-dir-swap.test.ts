@@ -208,6 +208,42 @@ describe('the file attachment store confines by what it opened', () => {
     aUntouched();
   });
 
+  it("B's tenant directory swapped for a symlink to A's in a loop while B uploads, reads and purges its twin", async () => {
+    for (const token of [A, B])
+      await request(t.url).post('/v1/sessions').set(auth(token)).send({ sessionId: 'twin' }).expect(201);
+    const twinId = (await upload(A, 'twin', A_SECRET).expect(201)).body.attachmentId as string;
+    await upload(B, 'twin', 'b-twin').expect(201);
+    aTree = treeSnapshot(join(attachments, 'tenant-a'));
+    const loop = startSwapLoop(attachments, directorySwapBody('tenant-b', join(attachments, 'tenant-a'), 0.005));
+    const seen: string[] = [];
+    const end = Date.now() + 2500;
+    try {
+      while (Date.now() < end) {
+        const [up, listed, foreign] = await Promise.all([
+          upload(B, 'twin', 'b-during-the-loop'),
+          list(B, 'twin'),
+          download(B, 'twin', twinId),
+        ]);
+        expect([201, 413, 500]).toContain(up.status);
+        seen.push(listed.text, String(foreign.body));
+      }
+      await request(t.url).delete('/v1/sessions/twin?purge=true').set(auth(B)).expect(200);
+    } finally {
+      expect(await loop.stop()).toBeGreaterThan(10);
+      // Stopped between two renames, the loop may leave the real directory under its other name (and B's uploads
+      // may have made a new tenant-b in the moment it was missing): put the real one back.
+      const real = join(attachments, '.real-tenant-b');
+      if (existsSync(real)) {
+        rmSync(join(attachments, 'tenant-b'), { recursive: true, force: true });
+        renameSync(real, join(attachments, 'tenant-b'));
+      }
+      rmSync(join(attachments, '.lnk-tenant-b'), { force: true });
+    }
+    expect(seen.join('\n')).not.toContain(A_SECRET);
+    expect(seen.filter((text) => text.startsWith('{"attachments"')).join('\n')).not.toContain(twinId);
+    aUntouched();
+  });
+
   it("an attachment's bytes swapped for symlinks in a loop while B downloads them", async () => {
     const bDir = join(attachments, 'tenant-b', 'bytes');
     const text = 'y'.repeat(A_SECRET.length);
