@@ -138,7 +138,7 @@ export const ERROR_CATALOGUE = {
   QUOTA_EXCEEDED: {
     status: 429,
     description:
-      'The tenant is over a quota (tenant_quotas / default_tenant_quota: open sessions, concurrent runs, runs per minute, stored bytes; limits.maxSessionBytesPerTenant: bytes its open sessions hold on the node); details name the quota, its limit and the usage, and Retry-After is set where waiting helps.',
+      'The tenant is over a quota (tenant_quotas / default_tenant_quota: open sessions, concurrent runs, runs per minute, stored bytes; limits.maxSessionBytesPerTenant: bytes its open sessions hold on the node; uploadBytesInFlight: bytes its attachment uploads hold in memory at once, 4 x limits.maxAttachmentBytes); details name the quota, its limit and the usage, and Retry-After is set where waiting helps.',
   },
   HEADERS_TOO_LARGE: {
     status: 431,

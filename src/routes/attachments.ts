@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CodeError } from '../errors.js';
 import {
+  IMAGE_MEDIA_TYPES,
   AttachmentParamsSchema,
   AttachmentRefSchema,
   AttachmentUploadQuerySchema,
@@ -10,15 +11,45 @@ import {
 import { ErrorBodySchema, SessionParamsSchema, SessionTenantQuerySchema } from '../protocol/http.js';
 import { attachmentTooLarge, type SessionAttachments } from '../runtime/attachments/session-attachments.js';
 import { addRoute } from '../server/route.js';
+import { UploadBudget } from '../server/upload-budget.js';
+import { quotaExceeded } from '../runtime/quotas/quota-exceeded.js';
 import type { ServerContext } from '../server/server-context.js';
 
 const UPLOAD_URL = '/v1/sessions/:id/attachments';
+const DOWNLOAD_URL = '/v1/sessions/:id/attachments/:attachmentId';
+
+/** A media type the upload checks let through (an image type, or a bare `text/<subtype>`). */
+const SERVED_MEDIA_TYPE = new RegExp(`^(?:${IMAGE_MEDIA_TYPES.join('|')}|text/[a-z0-9][a-z0-9.+-]*)$`);
+
+/**
+ * The download's safety headers on every answer of the route, an error too (401, 404, a validation error, a
+ * store failure): set before authentication, so no path of it is rendered inline or sniffed.
+ */
+function registerDownloadHeaders(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'GET' && request.routeOptions.url === DOWNLOAD_URL)
+      reply
+        .header('content-disposition', 'attachment')
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', 'sandbox')
+        .header('cache-control', 'private, no-store');
+    done();
+  });
+}
+
+/** How many limits.maxAttachmentBytes of uploads one tenant may hold in memory at once. */
+export const UPLOADS_IN_FLIGHT_PER_TENANT = 4;
 
 /**
  * The raw body of an upload as one Buffer, bounded by limits.maxAttachmentBytes while it arrives (a declared
- * or received length past it is 413 at once, the rest of the body discarded unread into nothing).
+ * or received length past it is 413 at once, the rest of the body discarded unread into nothing). With a
+ * `lease`, every chunk is taken from the tenant's upload budget first: past it the upload is 429 at once.
  */
-function readUpload(request: FastifyRequest, maxBytes: number): Promise<Buffer> {
+function readUpload(
+  request: FastifyRequest,
+  maxBytes: number,
+  take?: (bytes: number) => Error | undefined,
+): Promise<Buffer> {
   const stream = request.raw;
   return new Promise((resolve, reject) => {
     const declared = Number(request.headers['content-length']);
@@ -29,15 +60,17 @@ function readUpload(request: FastifyRequest, maxBytes: number): Promise<Buffer> 
     }
     const chunks: Buffer[] = [];
     let received = 0;
+    const refuse = (error: Error): void => {
+      stream.off('data', onData);
+      stream.resume();
+      chunks.length = 0;
+      reject(error);
+    };
     const onData = (chunk: Buffer): void => {
       received += chunk.length;
-      if (received > maxBytes) {
-        stream.off('data', onData);
-        stream.resume();
-        chunks.length = 0;
-        reject(attachmentTooLarge('body', received, maxBytes));
-        return;
-      }
+      if (received > maxBytes) return refuse(attachmentTooLarge('body', received, maxBytes));
+      const over = take?.(chunk.length);
+      if (over !== undefined) return refuse(over);
       chunks.push(chunk);
     };
     stream.on('data', onData);
@@ -46,13 +79,49 @@ function readUpload(request: FastifyRequest, maxBytes: number): Promise<Buffer> 
   });
 }
 
-/** The body parsers of uploads: any media type reaches the upload route as raw bytes; elsewhere JSON only, as before. */
-function registerUploadParsers(app: FastifyInstance, maxBytes: number, bodyLimit: number): void {
+/**
+ * The body parsers of uploads: any media type reaches the upload route as raw bytes, each upload taking its
+ * bytes from its tenant's UploadBudget until it is answered; elsewhere JSON only, as before.
+ */
+function registerUploadParsers(app: FastifyInstance, ctx: ServerContext): void {
+  const { maxAttachmentBytes: maxBytes, bodyLimitBytes: bodyLimit } = ctx.config.limits;
+  const budget = new UploadBudget(UPLOADS_IN_FLIGHT_PER_TENANT * maxBytes);
+  const answers = new WeakMap<FastifyRequest, FastifyReply>();
   const isUpload = (request: FastifyRequest): boolean =>
     request.method === 'POST' && request.routeOptions.url === UPLOAD_URL;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (isUpload(request)) answers.set(request, reply);
+    done();
+  });
+  // The route's own hook authenticated the caller before any body is parsed: its tenant's budget.
+  const taker = (request: FastifyRequest): ((bytes: number) => Error | undefined) | undefined => {
+    const reply = answers.get(request);
+    if (reply === undefined) return undefined;
+    const tenantId = ctx.authenticator.fromHeader(request.headers.authorization).tenantId;
+    const lease = budget.lease(tenantId, reply.raw);
+    return (bytes) =>
+      lease.take(bytes)
+        ? undefined
+        : quotaExceeded({
+            tenantId,
+            quota: 'uploadBytesInFlight',
+            limit: budget.limit,
+            used: lease.used(),
+            configKey: `${UPLOADS_IN_FLIGHT_PER_TENANT} x limits.max_attachment_bytes`,
+            retryAfterSeconds: 1,
+          });
+  };
+  const upload = (request: FastifyRequest): Promise<Buffer> => {
+    try {
+      return readUpload(request, maxBytes, taker(request));
+    } catch (error) {
+      request.raw.resume();
+      return Promise.reject(error as Error);
+    }
+  };
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('text/plain', (request, _payload, done) => {
-    readUpload(request, isUpload(request) ? maxBytes : bodyLimit).then(
+    (isUpload(request) ? upload(request) : readUpload(request, bodyLimit)).then(
       (data) => done(null, isUpload(request) ? data : data.toString('utf8')),
       (error: Error) =>
         done(
@@ -65,7 +134,7 @@ function registerUploadParsers(app: FastifyInstance, maxBytes: number, bodyLimit
       done(new CodeError('VALIDATION_ERROR', 'body: content-type must be application/json'));
       return;
     }
-    readUpload(request, maxBytes).then(
+    upload(request).then(
       (data) => done(null, data),
       (error: Error) => done(error),
     );
@@ -79,7 +148,8 @@ export function registerAttachmentRoutes(
   attachments: SessionAttachments,
 ): void {
   const { agent } = ctx;
-  registerUploadParsers(app, ctx.config.limits.maxAttachmentBytes, ctx.config.limits.bodyLimitBytes);
+  registerUploadParsers(app, ctx);
+  registerDownloadHeaders(app);
   addRoute(
     app,
     ctx,
@@ -92,7 +162,7 @@ export function registerAttachmentRoutes(
       scope: 'sessions',
       params: SessionParamsSchema,
       query: AttachmentUploadQuerySchema,
-      headers: { 'X-Attachment-Name': "Optional; a text file's name (the name query wins)." },
+      headers: { 'X-Attachment-Name': "Optional; a text file's name, 1-255 characters (the name query wins)." },
       responses: {
         201: AttachmentUploadResponseSchema,
         400: ErrorBodySchema,
@@ -109,6 +179,11 @@ export function registerAttachmentRoutes(
           { field: 'content-type' },
         );
       const header = request.headers['x-attachment-name'];
+      // The header is bounded like the query (1-255 characters): a 16 KB name would be stored and sent as is.
+      if (typeof header === 'string' && header.length > 255)
+        throw new CodeError('VALIDATION_ERROR', `headers.x-attachment-name: ${header.length} characters, at most 255`, {
+          field: 'x-attachment-name',
+        });
       const name = query.name ?? (typeof header === 'string' && header !== '' ? header : undefined);
       const ref = await attachments.upload(session.key, request.headers['content-type'] ?? '', name, request.body);
       reply.status(201);
@@ -136,7 +211,7 @@ export function registerAttachmentRoutes(
     ctx,
     {
       method: 'GET',
-      url: '/v1/sessions/:id/attachments/:attachmentId',
+      url: DOWNLOAD_URL,
       summary: 'Download an attachment (never rendered inline)',
       description:
         'Served only as a download: `Content-Disposition: attachment`, `X-Content-Type-Options: nosniff`, `Content-Security-Policy: sandbox`. 404 for an id this session did not upload.',
@@ -149,8 +224,10 @@ export function registerAttachmentRoutes(
     async ({ params, caller, reply }) => {
       const found = await attachments.get(agent.getSession(params.id, caller).key, params.attachmentId);
       const filename = (found.ref.name ?? found.ref.attachmentId).replace(/[^\x20-\x7e]|["\\]/g, '_');
+      // A reference edited on disk may name any type: only the types an upload lets through are served as such.
+      const mediaType = SERVED_MEDIA_TYPE.test(found.ref.mediaType) ? found.ref.mediaType : 'application/octet-stream';
       reply
-        .header('content-type', found.ref.mediaType)
+        .header('content-type', mediaType)
         .header(
           'content-disposition',
           `attachment; filename="${filename}"; filename*=UTF-8''${encodeURIComponent(found.ref.name ?? found.ref.attachmentId)}`,

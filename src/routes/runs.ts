@@ -34,7 +34,8 @@ function idempotencyKey(raw: string | string[] | undefined): string | undefined 
 
 /**
  * A run with attachments: each part checked (and the inline ones stored) before the run is admitted; when
- * admission fails (SESSION_BUSY, a quota), the parts this request stored are removed again.
+ * admission fails (SESSION_BUSY, a quota), or a retried Idempotency-Key answers the run it admitted before, the
+ * parts this request stored are removed again.
  */
 async function startWithAttachments(
   ctx: ServerContext,
@@ -52,13 +53,16 @@ async function startWithAttachments(
     acceptsImages: model.acceptsImages === true,
   });
   try {
-    return session.runs.start({
+    const handle = session.runs.start({
       input: body.input,
       history: body.history,
       idempotencyKey: key,
       attachments: refs,
       ...(body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {}),
     });
+    // A retry of an Idempotency-Key answers the run it admitted, which has its own parts: these would be orphans.
+    if (handle.existing) await ctx.attachments.forget(session.key, created);
+    return handle;
   } catch (error) {
     await ctx.attachments.forget(session.key, created);
     throw error;

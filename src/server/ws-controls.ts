@@ -203,15 +203,17 @@ export function ownedElsewhereControl(owner: CodeError, sessionId: string, messa
         ? `answer the question with POST ${path}/questions/${encodeURIComponent(message.questionId)} at the owner`
         : message.type === 'cancel'
           ? `cancel the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/cancel at the owner`
-          : message.type === 'external_task_complete'
-            ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
-            : 'open the events WebSocket at the owner to register as a host';
+          : message.type === 'steer' || message.type === 'interrupt'
+            ? `${message.type} the run with POST ${path}/runs/${encodeURIComponent(message.runId)}/${message.type} at the owner`
+            : message.type === 'external_task_complete'
+              ? `complete the task with POST ${path}/queue/external-tasks/${encodeURIComponent(message.task_id)} at the owner`
+              : 'open the events WebSocket at the owner to register as a host';
   const field =
     message.type === 'confirm'
       ? 'toolId'
       : message.type === 'answer'
         ? 'questionId'
-        : message.type === 'cancel'
+        : message.type === 'cancel' || message.type === 'steer' || message.type === 'interrupt'
           ? 'runId'
           : message.type === 'external_task_complete'
             ? 'task_id'

@@ -33,12 +33,14 @@ describe('a WebSocket that follows a session another node owns', () => {
     ws.send({ type: 'confirm', toolId: 'tool-1', approved: true });
     ws.send({ type: 'cancel', runId: 'run-1' });
     ws.send({ type: 'host_register' });
-    await ws.waitFor(() => ws.controls.filter((c) => c.type === 'error').length === 3);
+    ws.send({ type: 'steer', runId: 'run-1', input: 'x', requestId: 'r1' });
+    ws.send({ type: 'interrupt', runId: 'run-1' });
+    await ws.waitFor(() => ws.controls.filter((c) => c.type === 'error').length === 5);
     expect(ws.controls.filter((c) => c.type === 'pong')).toHaveLength(MAX_MESSAGES_BEFORE_AUTH + 1);
-    const [confirm, cancel, host] = ws.controls
+    const [confirm, cancel, host, steer, interrupt] = ws.controls
       .filter((c) => c.type === 'error')
       .map((c) => c.payload as { code: string; message: string; field?: string });
-    for (const refusal of [confirm, cancel, host]) {
+    for (const refusal of [confirm, cancel, host, steer, interrupt]) {
       expect(refusal?.code).toBe('SESSION_OWNED_ELSEWHERE');
       expect(refusal?.message).toContain('node-a');
       expect(refusal?.message).toContain(a.url);
@@ -47,6 +49,9 @@ describe('a WebSocket that follows a session another node owns', () => {
     expect(confirm?.message).toMatch(/^confirm: .*POST \/v1\/sessions\/f1\/confirmations\/tool-1/);
     expect(cancel).toMatchObject({ field: 'runId' });
     expect(cancel?.message).toMatch(/^cancel: .*POST \/v1\/sessions\/f1\/runs\/run-1\/cancel/);
+    expect(steer).toMatchObject({ field: 'runId' });
+    expect(steer?.message).toMatch(/^steer: .*POST \/v1\/sessions\/f1\/runs\/run-1\/steer at the owner/);
+    expect(interrupt?.message).toMatch(/^interrupt: .*POST \/v1\/sessions\/f1\/runs\/run-1\/interrupt at the owner/);
     expect(
       ws.controls.some(
         (c) => c.type === 'confirm_result' || c.type === 'cancel_result' || c.type === 'host_registered',

@@ -5,6 +5,12 @@ import type { StoredAttachment } from '../ports/attachment-store.js';
 
 /** How many of the most recent images a provider request carries; older ones become a text placeholder. */
 export const IMAGE_WINDOW = 8;
+/**
+ * How many bytes of text files (the most recent first) a provider request carries, always at least the most
+ * recent one; older ones become a text placeholder. 8 MiB of text is past the context window of any model. Without it a run naming one large file 100 times, or many
+ * runs naming it again, would build a request of 100 copies (memory for all tenants of the server).
+ */
+export const TEXT_WINDOW_BYTES = 8 * 1024 * 1024;
 
 /** Reads one attachment of the session (undefined: gone). */
 export type AttachmentReader = (attachmentId: string) => Promise<StoredAttachment | undefined>;
@@ -26,6 +32,7 @@ export async function attachmentParts(
   acceptsImages: boolean,
 ): Promise<Map<ChatMessage, LlmContentPart[]> | undefined> {
   let shown = 0;
+  let textBytes = 0;
   const windowed = new Set<AttachmentRef>();
   for (let i = messages.length - 1; i >= 0; i--) {
     const refs = messages[i]?.attachments ?? [];
@@ -34,14 +41,31 @@ export async function attachmentParts(
       if (ref?.type === 'image' && acceptsImages && shown < IMAGE_WINDOW) {
         windowed.add(ref);
         shown += 1;
+      } else if (ref?.type === 'file' && (textBytes === 0 || textBytes + ref.bytes <= TEXT_WINDOW_BYTES)) {
+        windowed.add(ref);
+        textBytes += Math.max(ref.bytes, 1);
       }
     }
   }
+  // One read (and one text) per attachment however often the context names it.
+  const reads = new Map<string, Promise<StoredAttachment | undefined>>();
+  const readOnce = (attachmentId: string) => {
+    let found = reads.get(attachmentId);
+    if (found === undefined) reads.set(attachmentId, (found = read(attachmentId)));
+    return found;
+  };
   let parts: Map<ChatMessage, LlmContentPart[]> | undefined;
   for (const message of messages) {
     if (message.attachments === undefined || message.attachments.length === 0) continue;
     const content: LlmContentPart[] = [{ type: 'text', text: message.content ?? '' }];
     for (const ref of message.attachments) {
+      if (ref.type === 'file' && !windowed.has(ref)) {
+        content.push({
+          type: 'text',
+          text: `[file ${label(ref)} (${ref.bytes} bytes) not shown: only the most recent ${TEXT_WINDOW_BYTES / 1048576} MiB of text files stay in the context]`,
+        });
+        continue;
+      }
       if (ref.type === 'image' && !windowed.has(ref)) {
         content.push({
           type: 'text',
@@ -51,7 +75,7 @@ export async function attachmentParts(
         });
         continue;
       }
-      const stored = await read(ref.attachmentId);
+      const stored = await readOnce(ref.attachmentId);
       if (stored === undefined) {
         content.push({ type: 'text', text: `[attachment ${label(ref)} is no longer stored]` });
         continue;

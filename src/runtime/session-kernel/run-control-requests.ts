@@ -22,6 +22,11 @@ interface PendingSteer {
 
 /** Most requests one run remembers (their receipts answer retries); past it the oldest settled ones go. */
 const MAX_RECEIPTS = 1000;
+/**
+ * Most requests waiting for one safe point (accepted, not yet applied): one more is rejected, so a flood of
+ * steers or interrupts with new request ids never holds more memory (nor adds more user messages) than this.
+ */
+export const MAX_WAITING_REQUESTS = 100;
 
 /**
  * One run's steer and interrupt requests (the seed's run control): steers wait for the next safe point (before
@@ -38,6 +43,8 @@ export class RunControlRequests implements SafePointStop {
   private readonly receipts = new Map<string, RunControlReceipt>();
   private readonly steers: PendingSteer[] = [];
   private interruptId: string | undefined;
+  /** The forced interrupt that stopped the run, once one did. */
+  private forcedId: string | undefined;
   private ended = false;
 
   constructor(
@@ -61,7 +68,7 @@ export class RunControlRequests implements SafePointStop {
         ? `expectedTurnId ${body.expectedTurnId} is not the run's next turn ${this.turnId}`
         : body.expectedTurnRevision !== undefined && body.expectedTurnRevision !== this.revision
           ? `expectedTurnRevision ${body.expectedTurnRevision} is not the next turn's revision ${this.revision}`
-          : undefined;
+          : this.full();
     const status = this.ended ? 'settled' : stale !== undefined ? 'rejected' : 'accepted';
     if (status === 'accepted') this.revision += 1;
     const receipt: RunControlReceipt = {
@@ -86,36 +93,43 @@ export class RunControlRequests implements SafePointStop {
   interrupt(requestId: string, reason: string): RunControlReceipt {
     const known = this.receipts.get(requestId);
     if (known) return { ...known };
+    const full = this.ended ? undefined : this.full();
     const receipt: RunControlReceipt = {
       requestId,
       operation: 'interrupt',
-      status: this.ended ? 'settled' : 'accepted',
-      reason,
+      status: this.ended ? 'settled' : full !== undefined ? 'rejected' : 'accepted',
+      reason: full ?? reason,
       turnId: this.turnId,
       turnRevision: this.revision,
     };
     this.remember(receipt);
-    if (!this.ended && this.reason === undefined) {
+    if (!this.ended && full === undefined && this.reason === undefined) {
       this.reason = reason;
       this.interruptId = requestId;
     }
     return { ...receipt };
   }
 
-  /** A forced interrupt: applied now (the caller aborts the run), told as applied at once. */
+  /**
+   * A forced interrupt: applied now (the caller aborts the run), told as applied at once. Only the first one stops
+   * the run: one more while the run is stopping is settled, naming the one that applied (nothing told twice).
+   */
   forceInterrupt(requestId: string, reason: string): RunControlReceipt {
     const known = this.receipts.get(requestId);
     if (known) return { ...known };
+    const stopping =
+      this.forcedId !== undefined ? `the run is already stopping (interrupt ${this.forcedId})` : undefined;
     const receipt: RunControlReceipt = {
       requestId,
       operation: 'interrupt',
-      status: this.ended ? 'settled' : 'applied',
-      reason,
+      status: this.ended || stopping !== undefined ? 'settled' : 'applied',
+      reason: stopping ?? reason,
       turnId: this.turnId,
       turnRevision: this.revision,
     };
     this.remember(receipt);
-    if (!this.ended) {
+    if (!this.ended && stopping === undefined) {
+      this.forcedId = requestId;
       this.reason ??= reason;
       this.sink.applied({
         request_id: requestId,
@@ -191,6 +205,15 @@ export class RunControlRequests implements SafePointStop {
       turnRevision: this.revision,
       pending: [...this.receipts.values()].filter((r) => r.status === 'accepted').map((r) => ({ ...r })),
     };
+  }
+
+  /** Why one more request cannot wait (MAX_WAITING_REQUESTS wait already), or undefined. */
+  private full(): string | undefined {
+    let waiting = 0;
+    for (const receipt of this.receipts.values()) if (receipt.status === 'accepted') waiting += 1;
+    return waiting >= MAX_WAITING_REQUESTS
+      ? `${MAX_WAITING_REQUESTS} requests already wait for the run's next safe point`
+      : undefined;
   }
 
   private update(receipt: RunControlReceipt, change: Partial<RunControlReceipt>): void {
