@@ -61,8 +61,8 @@ describe('questions, run control and the run queue under attack', () => {
   });
 
   it('one question answered by 40 racing answers over REST and the WebSocket: exactly one wins, once', async () => {
-    await session(A, 'ask');
-    await session(B, 'ask');
+    await session(A, 'ask', { askUser: true });
+    await session(B, 'ask', { askUser: true });
     const wsA = await open(A, 'ask');
     const wsB = await open(B, 'ask');
     t.fake.script(
