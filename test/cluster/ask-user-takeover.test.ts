@@ -29,7 +29,7 @@ const toolContent = (req: RecordedRequest | undefined, id: string): string | und
 // Two server processes on one Redis behind Debian's nginx (round robin); node A is killed while its run waits on
 // a question. The session (autoSave) moves to B: the question is listed there under its id and its answer resumes
 // the run; with autoResume the run resumes by itself and asks the same question again.
-describe('a question survives the loss of its node', () => {
+describe('questions and the run queue survive the loss of their node', () => {
   let cluster: ProcessCluster;
   let fake: FakeProvider;
   let a: MainProcess;
@@ -59,7 +59,7 @@ describe('a question survives the loss of its node', () => {
     ],
   });
 
-  it('A dies while two runs wait on questions: B lists them; an answer resumes one, the other resumed by itself', async () => {
+  it('A dies while two runs wait on questions and a run is queued: B lists the questions, an answer resumes one, the other resumed by itself; the queue goes on', async () => {
     for (const [sessionId, extra] of [
       ['q-answer', {}],
       ['q-auto', { autoResume: true }],
@@ -88,6 +88,26 @@ describe('a question survives the loss of its node', () => {
       (r) => r.list.length === 1,
       20_000,
     );
+    // q-queue: a run the provider never answers, and one queued behind it (multitaskStrategy enqueue).
+    await request(cluster.urlA)
+      .post('/v1/sessions')
+      .set(auth)
+      .send({ sessionId: 'q-queue', autoSave: true })
+      .expect(201);
+    const beforeHang = fake.requests.length;
+    fake.script({ hang: true });
+    await request(cluster.urlA)
+      .post('/v1/sessions/q-queue/runs')
+      .set(auth)
+      .send({ input: 'think forever' })
+      .expect(202);
+    await fake.waitForRequests(beforeHang + 1, 20_000);
+    const queued = await request(cluster.urlA)
+      .post('/v1/sessions/q-queue/runs')
+      .set(auth)
+      .send({ input: 'after the kill', multitaskStrategy: 'enqueue' })
+      .expect(202);
+    expect(queued.body.queuePosition).toBe(1);
     const q1 = asked1.list[0] as Question;
     const q2 = asked2.list[0] as Question;
     expect(q1).toMatchObject({ runId: first.body.runId, toolCallId: 'ask_1' });
@@ -127,6 +147,13 @@ describe('a question survives the loss of its node', () => {
         expect: (req) => expect(toolContent(req, 'ask_2')).toBe('The user chose: sqlite'),
         text: 'q-auto uses sqlite',
       },
+      {
+        when: (req) => {
+          const last = (req.body.messages as ChatMessage[]).at(-1);
+          return last?.role === 'user' && last.content === 'after the kill';
+        },
+        text: 'the queue went on',
+      },
     );
     const answered = await request(lb.url)
       .post(`/v1/sessions/q-answer/questions/${q1.questionId}`)
@@ -155,8 +182,25 @@ describe('a question survives the loss of its node', () => {
       20_000,
     );
     expect(JSON.stringify(autoRuns)).toContain('q-auto uses sqlite');
-    // Exactly the two continuing requests: no first turn was replayed.
-    expect(fake.requests.length - requestsBefore).toBe(2);
+    // q-queue: the first request after the takeover opens it on B, where its queue resumes.
+    const queueRun = await retry(
+      async () =>
+        (
+          await request(lb.url)
+            .get(`/v1/sessions/q-queue/runs/${queued.body.runId as string}`)
+            .set(auth)
+        ).body,
+      (body: { run?: { status?: string; result?: { text?: string } } }) => body.run?.status === 'completed',
+      45_000,
+    );
+    if (queueRun.run?.status !== 'completed')
+      console.log(
+        JSON.stringify((await request(lb.url).get('/v1/sessions/q-queue/runs').set(auth)).body).slice(0, 3000),
+        fake.failures,
+      );
+    expect(queueRun.run?.result?.text).toBe('the queue went on');
+    // Exactly the two continuing requests and the queued run's: no first turn was replayed.
+    expect(fake.requests.length - requestsBefore).toBe(3);
     fake.assertDone();
   }, 120_000);
 });
