@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AttachmentRefSchema } from './attachments.js';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { McpServerConfigSchema } from './mcp.js';
@@ -111,6 +112,11 @@ export const SessionSnapshotV1Schema = z
      * starts them again, in order.
      */
     run_queue: z.array(z.string()).max(10_000).optional(),
+    /**
+     * The attachments of queued runs (references, never bytes), by run id: a queued run started after a
+     * restore sends the same parts. Absent: no queued run has any.
+     */
+    run_queue_attachments: z.record(z.string(), z.array(AttachmentRefSchema).max(100)).optional(),
   })
   // The seed's invariant: a stored task belongs to the session it is stored with.
   .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), {

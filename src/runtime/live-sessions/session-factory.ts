@@ -154,6 +154,7 @@ export class SessionFactory {
       subagentTasks: snapshot.subagent_tasks,
       ...(snapshot.external_tasks ? { externalTasks: snapshot.external_tasks } : {}),
       ...(snapshot.run_queue ? { runQueue: snapshot.run_queue } : {}),
+      ...(snapshot.run_queue_attachments ? { runQueueAttachments: snapshot.run_queue_attachments } : {}),
       ...(stored.permissionGrants ? { permissionGrants: stored.permissionGrants } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });

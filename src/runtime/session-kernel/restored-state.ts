@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
@@ -23,4 +24,6 @@ export interface RestoredState {
   permissionGrants?: readonly string[];
   /** The run queue's ids in start order (absent in older snapshots: none). */
   runQueue?: readonly string[];
+  /** The attachment references of queued runs, by run id (absent: none). */
+  runQueueAttachments?: Readonly<Record<string, readonly AttachmentRef[]>>;
 }

@@ -125,6 +125,7 @@ export function buildSessionKernel(
     { sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit },
     (restored?.runs ?? []).map(restoredRun),
     restored?.runQueue,
+    restored?.runQueueAttachments,
   );
   const artifacts = new SessionArtifacts(
     hostEnv,

@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
 import type { RunRecord } from '../../protocol/run-record.js';
@@ -30,6 +31,8 @@ export interface SnapshotSource {
   readonly externalTasks?: readonly ExternalTaskSnapshot[];
   /** The ids of the runs waiting in the run queue, in start order (none: not written). */
   readonly runQueue?: readonly string[];
+  /** The attachment references of queued runs that have any, by run id. */
+  readonly runQueueAttachments?: Readonly<Record<string, readonly AttachmentRef[]>>;
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
   readonly closed: boolean;
 }
@@ -70,6 +73,13 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
     subagent_tasks: source.subagentTasks,
     ...(source.externalTasks && source.externalTasks.length > 0 ? { external_tasks: [...source.externalTasks] } : {}),
     ...(source.runQueue && source.runQueue.length > 0 ? { run_queue: [...source.runQueue] } : {}),
+    ...(source.runQueueAttachments && Object.keys(source.runQueueAttachments).length > 0
+      ? {
+          run_queue_attachments: Object.fromEntries(
+            Object.entries(source.runQueueAttachments).map(([runId, refs]) => [runId, [...refs]]),
+          ),
+        }
+      : {}),
   };
 }
 
