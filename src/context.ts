@@ -33,6 +33,7 @@ import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import type { SessionStore } from './stores/session-store.js';
 import { createAttachmentStore, createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
+import { CountedAttachmentStore } from './runtime/attachments/counted-attachment-store.js';
 import { SessionAttachments } from './runtime/attachments/session-attachments.js';
 import { createRuntimeCluster } from './create-runtime-cluster.js';
 import type { SessionLogger } from './runtime/session-kernel/session-services.js';
@@ -142,7 +143,6 @@ export async function createRuntimeContext(
   }
   const store = overrides.store ?? (await createStore(config, redis, cluster));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
-  const attachments = new SessionAttachments(createAttachmentStore(config, redis), config.limits);
   // Before anything else starts: with sandbox.mode "required", no working sandbox means no server.
   const sandbox = overrides.sandbox ?? (await startSandbox(config, logger));
   const mcp = new McpManager({
@@ -159,6 +159,11 @@ export async function createRuntimeContext(
   const quotas = tenantQuotasOn(config)
     ? new TenantQuotas({ quotas: config.tenantQuotas, defaultQuota: config.defaultTenantQuota, now: () => Date.now() })
     : undefined;
+  // Attachments on the file and Redis stores count in the tenant's stored bytes (process memory is no storage).
+  const attachmentStore = createAttachmentStore(config, redis);
+  const countedAttachments =
+    quotas && attachmentStore.kind !== 'memory' ? new CountedAttachmentStore(attachmentStore, quotas) : undefined;
+  const attachments = new SessionAttachments(countedAttachments ?? attachmentStore, config.limits, countedAttachments);
   // On Redis the quotas count every live node's usage (entries that expire with cluster.node_ttl_ms).
   const clusterUsage =
     quotas && cluster
@@ -211,6 +216,7 @@ export async function createRuntimeContext(
     providerFor,
     checkpoints,
     attachments: attachments.store,
+    toolImages: attachments,
     memoryStores: createMemoryStores(config, redis),
     sandbox,
     ownership: agentOwnership,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { StoredQuestionSchema } from './questions.js';
+import { AttachmentRefSchema } from './attachments.js';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { McpServerConfigSchema } from './mcp.js';
@@ -118,6 +119,11 @@ export const SessionSnapshotV1Schema = z
      * again; the answer resumes the asking run from its checkpoint (docs/questions.md).
      */
     pending_questions: z.array(StoredQuestionSchema).max(1000).optional(),
+    /**
+     * The attachments of queued runs (references, never bytes), by run id: a queued run started after a
+     * restore sends the same parts. Absent: no queued run has any.
+     */
+    run_queue_attachments: z.record(z.string(), z.array(AttachmentRefSchema).max(100)).optional(),
   })
   // The seed's invariant: a stored task belongs to the session it is stored with.
   .refine((snapshot) => snapshot.subagent_tasks.every((task) => task.parent_session_id === snapshot.session.id), {

@@ -3,7 +3,8 @@ import { CodeError } from '../../errors.js';
 import type { AttachmentRef, RunAttachment } from '../../protocol/attachments.js';
 import type { SessionKey } from '../../stores/session-key.js';
 import { sha256Digest } from '../evidence/evidence-binding.js';
-import type { AttachmentStore, StoredAttachment } from '../ports/attachment-store.js';
+import type { AttachmentStore, StoredAttachment, ToolImageStore } from '../ports/attachment-store.js';
+import type { AttachmentRoom } from './counted-attachment-store.js';
 import { checkAttachment, decodeBase64 } from './check-attachment.js';
 
 /** The bounds of attachments (limits.maxAttachmentBytes, limits.maxAttachmentsPerSession). */
@@ -32,11 +33,28 @@ export function attachmentTooLarge(field: string, bytes: number, maxBytes: numbe
  * stored), and reads. Every operation is addressed by the session's key, so an id of another session (or
  * tenant) is unknown, the same 404 as an id that never existed.
  */
-export class SessionAttachments {
+export class SessionAttachments implements ToolImageStore {
   constructor(
     readonly store: AttachmentStore,
     private readonly limits: AttachmentLimits,
+    /** The tenant's stored-bytes quota over the store (absent: not counted), checked for a run's parts at once. */
+    private readonly room?: AttachmentRoom,
   ) {}
+
+  /** limits.maxAttachmentBytes. */
+  get maxBytes(): number {
+    return this.limits.maxAttachmentBytes;
+  }
+
+  /** Store an image a tool returns (its bytes already checked by magic bytes): bounded and counted like an upload. */
+  async storeImage(session: SessionKey, mediaType: string, name: string, data: Buffer): Promise<AttachmentRef> {
+    if (data.length > this.limits.maxAttachmentBytes)
+      throw attachmentTooLarge('image', data.length, this.limits.maxAttachmentBytes);
+    const checked = checkAttachment(mediaType, data, 'image', 'image');
+    const ref = newRef('image', checked.mediaType, name, data);
+    await this.put(session, ref, data);
+    return ref;
+  }
 
   /** Check and store one uploaded attachment (`name` makes a text file; images need none). */
   async upload(session: SessionKey, declared: string, name: string | undefined, data: Buffer): Promise<AttachmentRef> {
@@ -109,6 +127,9 @@ export class SessionAttachments {
         data,
       });
     }
+    // The tenant's stored bytes take every inline part, or none of them.
+    const inline = pending.reduce((sum, entry) => sum + (entry.data?.length ?? 0), 0);
+    if (inline > 0) await this.room?.assertRoom(session, inline);
     const created: string[] = [];
     try {
       for (const entry of pending) {

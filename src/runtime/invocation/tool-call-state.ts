@@ -8,7 +8,7 @@ import type { SessionGovernance } from '../policy/session-governance.js';
 import type { InvocationContext } from './invocation-context.js';
 import type { CommandLauncher } from '../sandbox/sandbox.js';
 import type { WebAccess } from '../web/web-access.js';
-import type { Delegation } from '../tools/define-tool.js';
+import type { Delegation, ToolImages } from '../tools/define-tool.js';
 import type { SessionQueue } from '../queue/session-queue.js';
 import type { CallSubjects } from '../policy/permission-subjects.js';
 
@@ -56,6 +56,8 @@ export interface ToolInvokerDeps {
   web?: WebAccess;
   /** The session's child runs, handed to the delegating tools (absent: they answer that delegation is off). */
   delegation?: Delegation;
+  /** Where the model's own calls put the images they return (`ctx.images`; absent: read returns none). */
+  images?: ToolImages;
   /** The session's lane queue (SessionOptions.queueConfig); absent for an ordinary session. */
   queue?: SessionQueue;
 }

@@ -1,4 +1,5 @@
 import { isReadOnlyCall, type NestedCallResult, type NestedInvoker, type ToolResult } from '../tools/define-tool.js';
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type { InvocationContext } from './invocation-context.js';
 import { capOutput } from './output-cap.js';
@@ -27,6 +28,8 @@ export interface ToolCallOutcome {
   metadata?: Record<string, unknown>;
   /** Why the call failed, in the seed's ToolErrorKind (batch reports it per item). */
   errorKind?: ToolErrorKind;
+  /** Images the result returns (references in the session's attachment store), for the user message after the tool results. */
+  images?: AttachmentRef[];
 }
 
 /** The gating stages, in pipeline order, before execution. */
@@ -148,6 +151,7 @@ export class ToolInvoker {
       malformedArgs,
       metadata: result.metadata,
       ...(result.errorKind ? { errorKind: result.errorKind } : {}),
+      ...(result.images && result.images.length > 0 && result.exitCode === 0 ? { images: result.images } : {}),
     };
   }
 }

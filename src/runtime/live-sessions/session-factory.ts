@@ -155,6 +155,7 @@ export class SessionFactory {
       ...(snapshot.external_tasks ? { externalTasks: snapshot.external_tasks } : {}),
       ...(snapshot.run_queue ? { runQueue: snapshot.run_queue } : {}),
       ...(snapshot.pending_questions ? { questions: snapshot.pending_questions } : {}),
+      ...(snapshot.run_queue_attachments ? { runQueueAttachments: snapshot.run_queue_attachments } : {}),
       ...(stored.permissionGrants ? { permissionGrants: stored.permissionGrants } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });

@@ -1,4 +1,5 @@
 import type { RunErrorCode } from '../../errors.js';
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ChatMessage, ToolCall } from '../../protocol/chat-message.js';
 import type { PlanProgress } from '../../protocol/planning.js';
 import { addUsage, type Usage } from '../../protocol/run-record.js';
@@ -191,6 +192,11 @@ async function loop(
   // One round's calls, in order; a call that asks the user is preceded by a mid-round checkpoint. Answers the
   // outcome that ends the run (too many malformed calls), else undefined.
   const runRound = async (calls: readonly ToolCall[]): Promise<LoopOutcome | undefined> => {
+    // Images the round's results return follow them in one user message (tool messages carry text only).
+    const images: AttachmentRef[] = [];
+    const showImages = (): void => {
+      if (images.length > 0) push(toolImagesMessage(images));
+    };
     for (const [index, call] of calls.entries()) {
       if (ctx.signal.aborted) {
         skip(call, notRunReason());
@@ -213,11 +219,13 @@ async function loop(
         ctx,
       );
       push({ role: 'tool', tool_call_id: call.id, content: outcome.output });
+      if (outcome.images) images.push(...outcome.images);
       if (outcome.malformedArgs) {
         parseFailures += 1;
         if (parseFailures > g.maxParseRetries) {
           for (const rest of calls.slice(index + 1))
             skip(rest, 'Not run: the run stopped after too many malformed tool calls.');
+          showImages();
           return end('failed', {
             code: 'MAX_PARSE_RETRIES',
             message: `the model sent malformed tool arguments more than maxParseRetries (${g.maxParseRetries}) times`,
@@ -225,6 +233,7 @@ async function loop(
         }
       }
     }
+    showImages();
     return undefined;
   };
 
@@ -302,7 +311,7 @@ async function loop(
           ? looksUnfinished({
               text: result.text,
               finishReason: result.finishReason,
-              afterToolResults: messages.at(-2)?.role === 'tool',
+              afterToolResults: afterToolResults(messages),
             })
           : undefined;
       if (unfinished !== undefined) {
@@ -339,4 +348,21 @@ function unansweredCalls(messages: readonly ChatMessage[]): ToolCall[] {
     return (message.tool_calls ?? []).filter((call) => !answered.has(call.id));
   }
   return [];
+}
+
+/** The user message that shows the model the images a round of tool results returned (by reference). */
+export function toolImagesMessage(images: readonly AttachmentRef[]): ChatMessage {
+  const names = images.map((ref) => `${ref.name ?? ref.attachmentId} (${ref.mediaType}, ${ref.bytes} bytes)`);
+  return {
+    role: 'user',
+    content: `[${images.length === 1 ? 'the image' : 'the images'} the tool results above returned: ${names.join(', ')}]`,
+    attachments: [...images],
+  };
+}
+
+/** The answer just pushed follows tool results (directly, or after the user message of their images). */
+function afterToolResults(messages: readonly ChatMessage[]): boolean {
+  const before = messages.at(-2);
+  if (before?.role === 'tool') return true;
+  return before?.role === 'user' && before.attachments !== undefined && messages.at(-3)?.role === 'tool';
 }

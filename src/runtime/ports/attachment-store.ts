@@ -30,3 +30,11 @@ export interface AttachmentStore {
   /** Release resources. */
   close(): Promise<void>;
 }
+
+/** Stores an image a tool returns to the model (SessionAttachments.storeImage): bounded and counted like an upload. */
+export interface ToolImageStore {
+  /** limits.maxAttachmentBytes. */
+  readonly maxBytes: number;
+  /** Store the image as an attachment of the session: its reference, or the CodeError of a bound (count, quota). */
+  storeImage(session: SessionKey, mediaType: string, name: string, data: Buffer): Promise<AttachmentRef>;
+}

@@ -231,6 +231,16 @@ export class TenantQuotas {
     }
   }
 
+  /**
+   * QUOTA_EXCEEDED (maxStoredBytes) when storing `bytes` more (attachments) would take the tenant past its
+   * stored bytes, this node's and the other nodes' as last read.
+   */
+  assertStoredRoom(tenantId: string, bytes: number): void {
+    const quota = this.quotaOf(tenantId);
+    const used = (this.tenants.get(tenantId)?.storedBytes ?? 0) + (this.cluster?.others(tenantId)?.storedBytes ?? 0);
+    if (used + bytes > quota.maxStoredBytes) throw exceeded(tenantId, 'maxStoredBytes', quota.maxStoredBytes, used);
+  }
+
   /** Record the size of a session's latest saved snapshot (0 when it was deleted). */
   recordStored(tenantId: string, sessionId: string, bytes: number): void {
     const usage = this.usage(tenantId);

@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
 import type { StoredQuestion } from '../../protocol/questions.js';
@@ -26,4 +27,6 @@ export interface RestoredState {
   runQueue?: readonly string[];
   /** Questions kept when the session was saved (absent in older snapshots: none). */
   questions?: readonly StoredQuestion[];
+  /** The attachment references of queued runs, by run id (absent: none). */
+  runQueueAttachments?: Readonly<Record<string, readonly AttachmentRef[]>>;
 }

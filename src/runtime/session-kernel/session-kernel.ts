@@ -8,6 +8,8 @@ import { resolveQueueSettings } from '../queue/queue-settings.js';
 import { SessionQueue } from '../queue/session-queue.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
 import type { SessionKey } from '../../stores/session-key.js';
+import type { ToolImageStore } from '../ports/attachment-store.js';
+import type { ToolImages } from '../tools/define-tool.js';
 import { childObserver } from './child-observer.js';
 import { HostDirectCalls } from './host-direct-calls.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
@@ -125,6 +127,7 @@ export function buildSessionKernel(
     { sessionId, hostEnv, maxRuns: retention.maxRuns, events, emit },
     (restored?.runs ?? []).map(restoredRun),
     restored?.runQueue,
+    restored?.runQueueAttachments,
   );
   const artifacts = new SessionArtifacts(
     hostEnv,
@@ -187,7 +190,17 @@ export function buildSessionKernel(
     builtins: offeredBuiltins(services.tools, config.options.askUser === true && config.delegationDepth === 0),
     skills: config.skills,
     mcp,
-    invoker: { config, governance, artifacts, reports, commands, fileOwner: sandbox.runAs, delegation, queue },
+    invoker: {
+      config,
+      governance,
+      artifacts,
+      reports,
+      commands,
+      fileOwner: sandbox.runAs,
+      delegation,
+      queue,
+      ...(services.toolImages ? { images: toolImages(services.toolImages, sessionKey, config) } : {}),
+    },
   });
   const directCalls = new HostDirectCalls({ config, hostEnv, emit, lifecycle, tools });
   const attachmentStore = services.attachments;
@@ -281,5 +294,16 @@ export function buildSessionKernel(
     persistence,
     verifications,
     runs,
+  };
+}
+
+/** The session's ToolImages: its current model decides whether images are taken (`/model` may switch it). */
+function toolImages(store: ToolImageStore, sessionKey: SessionKey, config: ResolvedSessionConfig): ToolImages {
+  return {
+    get accepted() {
+      return config.model.acceptsImages === true;
+    },
+    maxBytes: store.maxBytes,
+    store: (mediaType, name, data) => store.storeImage(sessionKey, mediaType, name, data),
   };
 }

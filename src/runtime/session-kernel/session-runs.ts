@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import { CodeError } from '../../errors.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { RunRecord } from '../../protocol/run-record.js';
@@ -41,6 +42,7 @@ export class SessionRuns {
     private readonly deps: SessionRunsDeps,
     restored: readonly RunRecord[] = [],
     restoredQueue: readonly string[] = [],
+    restoredAttachments: Readonly<Record<string, readonly AttachmentRef[]>> = {},
   ) {
     for (const run of restored) {
       this.runs.set(run.runId, run);
@@ -49,10 +51,16 @@ export class SessionRuns {
     // The restored queue: its runs wait again with their inputs, in their order (SessionRunControl.resumeQueue starts them).
     for (const runId of restoredQueue) {
       const run = this.runs.get(runId);
+      const attachments = Object.hasOwn(restoredAttachments, runId) ? restoredAttachments[runId] : undefined;
       if (run?.status === 'queued')
         this.queue().add(
           run,
-          { input: run.input, idempotencyKey: run.idempotencyKey, multitaskStrategy: 'enqueue' },
+          {
+            input: run.input,
+            idempotencyKey: run.idempotencyKey,
+            multitaskStrategy: 'enqueue',
+            ...(attachments && attachments.length > 0 ? { attachments: [...attachments] } : {}),
+          },
           false,
         );
     }
@@ -78,6 +86,15 @@ export class SessionRuns {
   /** The ids of the runs waiting in the run queue, in the order they start (what a snapshot keeps). */
   queuedIds(): string[] {
     return this.waiting?.ids() ?? [];
+  }
+
+  /** The attachment references of the queued runs that have any, by run id (what a snapshot keeps). */
+  queuedAttachments(): Record<string, AttachmentRef[]> {
+    const out: Record<string, AttachmentRef[]> = {};
+    for (const entry of this.waiting?.waiting() ?? [])
+      if (entry.request.attachments && entry.request.attachments.length > 0)
+        out[entry.record.runId] = [...entry.request.attachments];
+    return out;
   }
 
   /** The live record of a run, if the session keeps it. */

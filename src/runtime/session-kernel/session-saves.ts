@@ -127,6 +127,7 @@ export class SessionSaves {
       artifacts: artifacts.list(),
       runs: records.list(),
       runQueue: records.queuedIds(),
+      runQueueAttachments: records.queuedAttachments(),
       verifications: reports.list(),
       subagentTasks: tasks.list(),
       ownMcpServers: mcp.ownConfigs(),

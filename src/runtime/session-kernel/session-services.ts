@@ -1,7 +1,7 @@
 import type { CodeConfig } from '../../config/code-config.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
-import type { AttachmentStore } from '../ports/attachment-store.js';
+import type { AttachmentStore, ToolImageStore } from '../ports/attachment-store.js';
 import type { SessionStore } from '../../stores/session-store.js';
 import type { CommandCatalog } from '../commands/command-catalog.js';
 import type { ChildLink, ChildSpawner } from '../delegation/child-session.js';
@@ -35,6 +35,8 @@ export interface SessionServices {
   checkpoints: CheckpointStore;
   /** Where the sessions' attachments live (absent: a run's attachment references resolve to placeholders). */
   attachments?: AttachmentStore;
+  /** Where the images the model's read calls return are stored (absent: read returns no images). */
+  toolImages?: ToolImageStore;
   hostEnv: HostEnv;
   tools: readonly AnyToolDefinition[];
   workspaceRoots: readonly string[];

@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { McpServerConfig } from '../../protocol/mcp.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
 import type { StoredQuestion } from '../../protocol/questions.js';
@@ -33,6 +34,8 @@ export interface SnapshotSource {
   readonly runQueue?: readonly string[];
   /** Questions waiting (or kept with their answer for the run that resumes them); none: not written. */
   readonly questions?: readonly StoredQuestion[];
+  /** The attachment references of queued runs that have any, by run id. */
+  readonly runQueueAttachments?: Readonly<Record<string, readonly AttachmentRef[]>>;
   /** True once a client closed the session: stored sessions marked closed are not hydrated implicitly. */
   readonly closed: boolean;
 }
@@ -74,6 +77,13 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
     ...(source.externalTasks && source.externalTasks.length > 0 ? { external_tasks: [...source.externalTasks] } : {}),
     ...(source.runQueue && source.runQueue.length > 0 ? { run_queue: [...source.runQueue] } : {}),
     ...(source.questions && source.questions.length > 0 ? { pending_questions: [...source.questions] } : {}),
+    ...(source.runQueueAttachments && Object.keys(source.runQueueAttachments).length > 0
+      ? {
+          run_queue_attachments: Object.fromEntries(
+            Object.entries(source.runQueueAttachments).map(([runId, refs]) => [runId, [...refs]]),
+          ),
+        }
+      : {}),
   };
 }
 

@@ -8,7 +8,7 @@ import type { SessionDelegation } from '../delegation/session-delegation.js';
 import type { SessionQueue } from '../queue/session-queue.js';
 import type { SessionCommands } from '../sandbox/session-commands.js';
 import type { FileOwner } from '../workspace/workspace-files.js';
-import type { AnyToolDefinition } from '../tools/define-tool.js';
+import type { AnyToolDefinition, ToolImages } from '../tools/define-tool.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import { createSkillTools } from '../tools/builtin-tools.js';
 import { ToolRegistry, toolSpec } from '../tools/tool-registry.js';
@@ -46,6 +46,8 @@ export interface ToolInvokerSource {
   readonly fileOwner: FileOwner | undefined;
   readonly delegation: SessionDelegation;
   readonly queue: SessionQueue | undefined;
+  /** Where the model's read calls put the images they return (absent: no attachment store). */
+  readonly images?: ToolImages;
 }
 
 // Registries are immutable: sessions with nothing but the built-ins (no skills, no MCP tools) share one.
@@ -168,5 +170,6 @@ function invokerDeps(source: ToolInvokerSource): ToolInvokerDeps {
     web: { settings: config.web },
     delegation: source.delegation,
     ...(queue ? { queue } : {}),
+    ...(source.images ? { images: source.images } : {}),
   };
 }

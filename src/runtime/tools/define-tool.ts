@@ -1,3 +1,4 @@
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type {
   ConfirmationInheritance,
@@ -50,6 +51,21 @@ export interface ToolContext {
   readonly runSignal?: AbortSignal;
   /** A host-direct caller's confirmationInheritance for the children of this call (delegating tools only). */
   readonly confirmationInheritance?: ConfirmationInheritance;
+  /**
+   * Where a tool puts an image it returns to the model (read of a png, jpeg, gif or webp). Set only for the
+   * model's own calls (not inside batch or program, not for host calls): only they answer into the transcript.
+   */
+  readonly images?: ToolImages;
+}
+
+/** How a tool returns an image to the model (ToolContext.images): stored in the session's attachment store. */
+export interface ToolImages {
+  /** The session's current model takes images (its model block's modalities.input has "image"). */
+  readonly accepted: boolean;
+  /** The largest image, limits.maxAttachmentBytes. */
+  readonly maxBytes: number;
+  /** Store the image (checked bytes) as an attachment of the session; throws the store's CodeError (count, quota). */
+  store(mediaType: string, name: string, data: Buffer): Promise<AttachmentRef>;
 }
 
 /** How a tool asks the session's user (ToolContext.questions). */
@@ -83,6 +99,11 @@ export interface ToolResult {
   metadata?: Record<string, unknown>;
   /** Why the call failed, in the seed's ToolErrorKind (carried by `tool_end.error_kind`). */
   errorKind?: ToolErrorKind;
+  /**
+   * Images the result returns (the seed's ToolOutput `images`), as references in the session's attachment
+   * store: the tool message says so in text, and the images follow in a user message.
+   */
+  images?: AttachmentRef[];
 }
 
 /** A tool: name, model-facing description, zod parameter schema (strict) and an executor. */

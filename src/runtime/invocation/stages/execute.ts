@@ -103,6 +103,8 @@ export async function execute(
     ...(nested ? { nested } : {}),
     ...(state.deps.commands ? { commands: state.deps.commands.forOrigin(call.origin) } : {}),
     ...(state.deps.web ? { web: state.deps.web } : {}),
+    // Only the model's own calls answer into the transcript, where an image can follow them.
+    ...(call.origin === 'model' && state.deps.images ? { images: state.deps.images } : {}),
     ...(tool.delegates && state.deps.delegation ? { delegation: state.deps.delegation, runSignal: ctx.signal } : {}),
     ...(tool.asksUser && state.deps.governance.questions
       ? { questions: userQuestions(state.deps.governance.questions, state, controller.signal) }

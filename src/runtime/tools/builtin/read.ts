@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { openRegularDescriptor, readDescriptor } from '../../workspace/regular-file.js';
 import { NotRegularFileError } from '../../workspace/not-regular-file-error.js';
 import { defineTool, loadPrompt, toolError } from '../define-tool.js';
+import { IMAGE_EXTENSION, readImage } from './read-image.js';
 import { BINARY_SNIFF_BYTES, existingPathErrorResult, looksBinary, MAX_LINE_CHARS } from '../tool-file-helpers.js';
 
 const DEFAULT_LIMIT = 2000;
@@ -142,7 +143,7 @@ function readMetadata(
   };
 }
 
-/** The `read` tool: numbered lines of a workspace text file, windowed by offset and limit. */
+/** The `read` tool: numbered lines of a workspace text file, windowed by offset and limit; an image is returned as one. */
 export const readTool = defineTool({
   name: 'read',
   permissionPaths: (args) => [{ path: args.file_path }],
@@ -175,10 +176,19 @@ export const readTool = defineTool({
       }
       const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(BINARY_SNIFF_BYTES, stats.size)));
       const bytesRead = await readDescriptor(fd, buffer, 0, buffer.length, null);
+      // An image (by its magic bytes, whatever its name) is returned as one, read from this same descriptor.
+      const image = await readImage({ fd, size: stats.size, relPath, head: buffer.subarray(0, bytesRead) }, ctx);
+      if (image !== undefined) return image;
       if (looksBinary(buffer.subarray(0, bytesRead))) {
-        return toolError(`${args.file_path} is a binary file (${stats.size} bytes); it cannot be shown as text.`, {
-          reason: 'binary',
-        });
+        const named = IMAGE_EXTENSION.test(relPath)
+          ? ' (named like an image, but its bytes are not a png, jpeg, gif or webp image)'
+          : '';
+        return toolError(
+          `${args.file_path} is a binary file (${stats.size} bytes)${named}; it cannot be shown as text.`,
+          {
+            reason: 'binary',
+          },
+        );
       }
       await fillWindow(fd, buffer, bytesRead, stats.size, window, ctx.signal);
     } catch (error) {
