@@ -24,7 +24,10 @@ const V1_GRANTS = 'v1-2026-12-02-grants';
 const V1_RUN_STATUS = 'v1-2026-12-02-run-status';
 /** The same sessions and one shut down with runs in its run queue, saved once snapshots carry `run_queue`. */
 const V1_RUN_QUEUE = 'v1-2026-12-07-run-queue';
-/** The same sessions and one shut down while its run waited on a question, saved once snapshots carry `pending_questions`. */
+/**
+ * The same sessions, one shut down while its run waited on a question and one with a queued run's attachment, saved
+ * once snapshots carry `pending_questions` and `run_queue_attachments`.
+ */
 const V1_QUESTIONS = 'v1-2026-12-07-questions';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
@@ -87,6 +90,7 @@ describe('frozen SessionSnapshotV1 fixtures', () => {
       `${V1_QUESTIONS}/default/pending-question.json`,
       `${V1_QUESTIONS}/default/plain-tool-run.json`,
       `${V1_QUESTIONS}/default/provider-failed.json`,
+      `${V1_QUESTIONS}/default/queued-attachments.json`,
       `${V1_QUESTIONS}/default/run-queue.json`,
       `${V1_RUN_QUEUE}/acme/acme-closed.json`,
       `${V1_RUN_QUEUE}/default/allow-always.json`,
@@ -466,6 +470,41 @@ describe(`the ${V1_QUESTIONS} fixtures: a kept question restored`, () => {
       name: string;
     }>;
     expect(tools.map((tool) => tool.name)).toContain('ask_user');
+    t.fake.assertDone();
+  });
+});
+
+describe(`the ${V1_QUESTIONS} fixtures: a queued run's attachments restored`, () => {
+  const start = useTestServers();
+
+  it('queued-attachments: the queue resumes; the queued run names its file (whose bytes the fixture does not hold)', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'hello.txt': 'hello\n' });
+    const saved = stage(`${V1_QUESTIONS}/default/queued-attachments.json`, dataDir, workspace);
+    const [queued] = saved.run_queue!;
+    expect(saved.run_queue_attachments?.[queued!]).toMatchObject([
+      { type: 'file', mediaType: 'text/plain', name: 'notes.txt', bytes: 13 },
+    ]);
+    const t = await start({ dataDir, root });
+    t.fake.script({
+      expect: (req) => {
+        const last = (req.body.messages as ChatMessage[]).at(-1);
+        expect(last?.role).toBe('user');
+        expect(last?.content).toEqual([
+          { type: 'text', text: 'Read the notes' },
+          { type: 'text', text: expect.stringMatching(/notes\.txt.*no longer stored/) },
+        ]);
+      },
+      text: 'No notes.',
+    });
+    await eventually(async () => {
+      const run = (await request(t.url).get(`/v1/sessions/queued-attachments/runs/${queued}`).expect(200)).body.run as {
+        status: string;
+      };
+      return run.status === 'completed';
+    }, 'the queued run to run');
     t.fake.assertDone();
   });
 });

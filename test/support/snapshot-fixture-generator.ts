@@ -48,6 +48,7 @@ export async function generateSnapshotFixtures(outDir: string): Promise<string[]
     await providerFailed(outDir),
     await runQueue(outDir),
     await pendingQuestion(outDir),
+    await queuedAttachments(outDir),
   ];
 }
 
@@ -309,7 +310,8 @@ function pendingQuestion(outDir: string): Promise<string> {
           workspace,
           autoSave: true,
           askUser: true,
-          confirmationPolicy: { enabled: false, defaultTimeoutMs: 60_000 },
+          // Short, so the restored fixture's question is always past its time (timeless tests).
+          confirmationPolicy: { enabled: false, defaultTimeoutMs: 2_000 },
         })
         .expect(201);
       t.fake.script({
@@ -326,6 +328,35 @@ function pendingQuestion(outDir: string): Promise<string> {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       throw new Error('the question was not asked');
+    },
+  );
+}
+
+/**
+ * (h) An autoSave session shut down with a run queued (multitaskStrategy enqueue) that carries an inline text file,
+ * behind a run the provider never answered: saved with `run_queue` and `run_queue_attachments` (references only).
+ */
+function queuedAttachments(outDir: string): Promise<string> {
+  return produce(
+    outDir,
+    'default',
+    'queued-attachments',
+    { files: { 'project/hello.txt': 'hello\n' } },
+    async ({ t, workspace, sessionId }) => {
+      await request(t.url).post('/v1/sessions').send({ sessionId, workspace, autoSave: true }).expect(201);
+      t.fake.script({ hang: true });
+      const runs = `/v1/sessions/${sessionId}/runs`;
+      await request(t.url).post(runs).send({ input: 'Think long' }).expect(202);
+      await t.fake.waitForRequests(1);
+      const notes = Buffer.from('queued notes\n').toString('base64');
+      await request(t.url)
+        .post(runs)
+        .send({
+          input: 'Read the notes',
+          multitaskStrategy: 'enqueue',
+          attachments: [{ type: 'file', name: 'notes.txt', mediaType: 'text/plain', data: notes }],
+        })
+        .expect(202);
     },
   );
 }
