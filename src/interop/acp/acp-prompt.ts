@@ -1,5 +1,6 @@
 import type { AgentContext, PromptResponse, StopReason } from '@agentclientprotocol/sdk';
 import { asAgentEventEnvelope, type AgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
@@ -32,8 +33,10 @@ export async function runAcpPrompt(
   client: AgentContext,
   session: AgentSession,
   caller: Caller,
-  input: string,
+  prompt: { input: string; attachments: AttachmentRef[] },
   signal: AbortSignal,
+  /** Removes the attachments this prompt stored, when the run is not admitted. */
+  refused: () => Promise<void> = async () => undefined,
 ): Promise<PromptResponse> {
   const updates = new AcpRunUpdates();
   let runId: string | undefined;
@@ -53,7 +56,16 @@ export async function runAcpPrompt(
     else if (event.metadata.run_id === runId) forward(event);
   });
   try {
-    const handle = session.runs.start({ input });
+    let handle;
+    try {
+      handle = session.runs.start({
+        input: prompt.input,
+        ...(prompt.attachments.length > 0 ? { attachments: prompt.attachments } : {}),
+      });
+    } catch (error) {
+      await refused();
+      throw error;
+    }
     runId = handle.record.runId;
     for (const event of early.splice(0)) if (event.metadata.run_id === runId) forward(event);
     const onAbort = () => session.runs.cancelRun(handle.record.runId);
