@@ -1,9 +1,15 @@
-import { client, type ClientContext, type ContentBlock, type PromptResponse } from '@agentclientprotocol/sdk';
+import {
+  client,
+  type ClientContext,
+  type ContentBlock,
+  type PromptResponse,
+  type RequestPermissionRequest,
+} from '@agentclientprotocol/sdk';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startFakeProvider, type RecordedRequest } from '../support/fake-provider.js';
-import { useTestServers } from '../support/run-helpers.js';
+import { toolMessage, useTestServers } from '../support/run-helpers.js';
 import type { TestServer } from '../support/test-server.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -119,6 +125,35 @@ describe('ACP: images and prompts while a run is active', () => {
       expect(fourth.stopReason).toBe('end_turn');
       expect(userContents(t.fake.requests[3]!).at(-1)).toBe('then this');
     });
+    t.fake.assertDone();
+  });
+
+  it('a question with options is a session/request_permission whose choice answers it', async () => {
+    const t = await start();
+    const asked: RequestPermissionRequest[] = [];
+    const app = client({ name: 'test-editor' })
+      .onNotification('session/update', () => undefined)
+      .onRequest('session/request_permission', ({ params }) => {
+        asked.push(params);
+        return { outcome: { outcome: 'selected', optionId: params.options[1]?.optionId ?? 'none' } };
+      });
+    await app.connectWith(createWebSocketStream(wsUrl(t.url), { WebSocket }), async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request('session/new', { cwd: t.root, mcpServers: [] });
+      t.fake.script(
+        {
+          toolCalls: [
+            { id: 'c_q', name: 'ask_user', arguments: { question: 'Which database?', options: ['sqlite', 'pg'] } },
+          ],
+        },
+        { text: 'pg then' },
+      );
+      expect((await prompt(ctx, sessionId, [{ type: 'text', text: 'set up a db' }])).stopReason).toBe('end_turn');
+    });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ toolCall: { toolCallId: 'c_q', title: 'Which database?' } });
+    expect(asked[0]?.options.map((o) => o.name)).toEqual(['sqlite', 'pg']);
+    expect(toolMessage(t, 'c_q')).toContain('The user chose: pg');
     t.fake.assertDone();
   });
 });

@@ -6,6 +6,7 @@ import type { Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
 import { CodeError } from '../../errors.js';
 import { askPermission } from './acp-permission.js';
+import { askQuestion } from './acp-question.js';
 import { AcpRunUpdates } from './acp-run-updates.js';
 
 /** The ACP stop reason of a finished run; a failed run is a JSON-RPC error instead, except the loop's own limits. */
@@ -49,6 +50,7 @@ export async function runAcpPrompt(
     // Asked once the updates before it (the tool call) are out; not awaited: other updates keep flowing.
     if (event.type === 'confirmation_required')
       sent = sent.then(() => void askPermission(client, session, caller, event));
+    if (event.type === 'user_question') sent = sent.then(() => void askQuestion(client, session, event));
   };
   const unlisten = session.events.listen((envelope) => {
     const event = asAgentEventEnvelope(envelope);
