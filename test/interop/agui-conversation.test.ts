@@ -200,6 +200,32 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
     fake.assertDone();
   });
 
+  it('a free-text question: connect reports it, resume with payload.answer answers it', async () => {
+    const id = await session();
+    fake.script(
+      { toolCalls: [{ id: 'c_free', name: 'ask_user', arguments: { question: 'Name the project?' } }] },
+      { text: 'named' },
+    );
+    const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'start a project' });
+    const first = await run(agent, { runId: 'f-1' });
+    const interrupt = first.interrupts[0]!;
+    expect(interrupt).toMatchObject({ reason: 'user_question', metadata: { options: [], allowFreeText: true } });
+    expect(interrupt.responseSchema?.properties).toEqual({ answer: { type: 'string', minLength: 1 } });
+    const connected = sseEvents((await request(t.url).post(`/v1/agui/${id}/connect`).send({}).expect(200)).text);
+    expect(connected.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: { type: 'interrupt', interrupts: [{ id: interrupt.id, reason: 'user_question' }] },
+    });
+    const second = await run(agent, {
+      runId: 'f-2',
+      resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { answer: 'zephyr' } }],
+    });
+    expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(toolMessage(t, 'c_free')).toContain('The user answered: zephyr');
+    fake.assertDone();
+  });
+
   it('forwardedProps.multitaskStrategy enqueue runs after the busy run; unknown values are refused by name', async () => {
     const id = await session();
     const body = (runId: string, text: string, forwardedProps?: unknown) => ({
