@@ -156,4 +156,27 @@ describe('ACP: images and prompts while a run is active', () => {
     expect(toolMessage(t, 'c_q')).toContain('The user chose: pg');
     t.fake.assertDone();
   });
+
+  it('an editor that takes form elicitations is asked a free-text question with elicitation/create', async () => {
+    const t = await start();
+    const asked: Array<{ message: string; toolCallId?: string | null }> = [];
+    const app = client({ name: 'test-editor' })
+      .onNotification('session/update', () => undefined)
+      .onRequest('elicitation/create', ({ params }) => {
+        asked.push(params as { message: string; toolCallId?: string | null });
+        return { action: 'accept', content: { answer: 'zephyr' } };
+      });
+    await app.connectWith(createWebSocketStream(wsUrl(t.url), { WebSocket }), async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { elicitation: { form: {} } } });
+      const { sessionId } = await ctx.request('session/new', { cwd: t.root, mcpServers: [] });
+      t.fake.script(
+        { toolCalls: [{ id: 'c_name', name: 'ask_user', arguments: { question: 'Name the project?' } }] },
+        { text: 'named' },
+      );
+      expect((await prompt(ctx, sessionId, [{ type: 'text', text: 'start' }])).stopReason).toBe('end_turn');
+    });
+    expect(asked).toEqual([expect.objectContaining({ message: 'Name the project?', toolCallId: 'c_name' })]);
+    expect(toolMessage(t, 'c_name')).toContain('The user answered: zephyr');
+    t.fake.assertDone();
+  });
 });

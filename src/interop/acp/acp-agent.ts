@@ -82,19 +82,24 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
     session.lifecycle.assertOpen();
     return session;
   };
+  let elicitsForms = false;
   const create = async (options: SessionOptions) => (await sessions.createSession(options, caller, 'params')).session;
   return agent({ name: 'a3s-code-server' })
-    .onRequest('initialize', () => ({
-      protocolVersion: PROTOCOL_VERSION,
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {} },
-      },
-      agentInfo: { name: 'a3s-code-server', title: 'A3S Code', version: packageVersion() },
-      authMethods: [],
-    }))
+    .onRequest('initialize', ({ params }) => {
+      // An editor that takes form elicitations is asked free-text questions of ask_user that way.
+      elicitsForms = params.clientCapabilities?.elicitation?.form != null;
+      return {
+        protocolVersion: PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { list: {} },
+        },
+        agentInfo: { name: 'a3s-code-server', title: 'A3S Code', version: packageVersion() },
+        authMethods: [],
+      };
+    })
     .onRequest('session/new', ({ params }) =>
       guarded(async () => {
         const session = await create(
@@ -139,7 +144,7 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
         const active = session.runs.activeRunId;
         if (active !== undefined)
           return steerAcpPrompt(session, active, { input: input.text, images: input.attachments.length }, () =>
-            runAcpPrompt(client, session, caller, { input: input.text, attachments: [] }, signal),
+            runAcpPrompt(client, session, caller, { input: input.text, attachments: [], elicitsForms }, signal),
           );
         const model = session.config.model;
         const { refs, created } =
@@ -151,8 +156,13 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
                 input.fields,
               )
             : { refs: [], created: [] };
-        return runAcpPrompt(client, session, caller, { input: input.text, attachments: refs }, signal, () =>
-          ctx.attachments.forget(session.key, created),
+        return runAcpPrompt(
+          client,
+          session,
+          caller,
+          { input: input.text, attachments: refs, elicitsForms },
+          signal,
+          () => ctx.attachments.forget(session.key, created),
         );
       }),
     )

@@ -34,7 +34,8 @@ export async function runAcpPrompt(
   client: AgentContext,
   session: AgentSession,
   caller: Caller,
-  prompt: { input: string; attachments: AttachmentRef[] },
+  /** `elicitsForms`: the editor declared clientCapabilities.elicitation.form (free-text questions go there). */
+  prompt: { input: string; attachments: AttachmentRef[]; elicitsForms?: boolean },
   signal: AbortSignal,
   /** Removes the attachments this prompt stored, when the run is not admitted. */
   refused: () => Promise<void> = async () => undefined,
@@ -50,7 +51,8 @@ export async function runAcpPrompt(
     // Asked once the updates before it (the tool call) are out; not awaited: other updates keep flowing.
     if (event.type === 'confirmation_required')
       sent = sent.then(() => void askPermission(client, session, caller, event));
-    if (event.type === 'user_question') sent = sent.then(() => void askQuestion(client, session, event));
+    if (event.type === 'user_question')
+      sent = sent.then(() => void askQuestion(client, session, event, prompt.elicitsForms === true));
   };
   const unlisten = session.events.listen((envelope) => {
     const event = asAgentEventEnvelope(envelope);
