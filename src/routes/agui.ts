@@ -20,7 +20,8 @@ import { aguiCapabilities } from '../interop/agui/agui-capabilities.js';
 import { AguiEventMapper, type AguiRunIds } from '../interop/agui/agui-event-mapper.js';
 import { AguiInterruptLedger } from '../interop/agui/agui-interrupt-ledger.js';
 import { toAguiMessages } from '../interop/agui/agui-messages.js';
-import { lastUserText, parseRunAgentInput, resumeDecisions } from '../interop/agui/agui-run-input.js';
+import { parseRunAgentInput, resumeDecisions } from '../interop/agui/agui-run-input.js';
+import { aguiMultitaskStrategy, aguiUserInput } from '../interop/agui/agui-user-input.js';
 import { AguiSseStream } from '../interop/agui/agui-sse-stream.js';
 import { followAguiRun } from '../interop/agui/follow-agui-run.js';
 
@@ -76,25 +77,55 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
   const mapperFor = (session: AgentSession, ids: AguiRunIds): AguiEventMapper =>
     new AguiEventMapper(ids, {
       pendingOfRun: () => session.governance.pendingConfirmations().filter((p) => p.runId === ids.a3sRunId),
+      questionsOfRun: () => session.governance.pendingQuestions().filter((q) => q.runId === ids.a3sRunId),
       now: () => ctx.hostEnv.now(),
     });
 
-  /** A new run (or, for a runId seen before, the same run replayed from its first event). */
-  const startStream = (session: AgentSession, input: RunAgentInput, reply: FastifyReply): FastifyReply => {
-    const { text, field } = lastUserText(input);
+  /**
+   * Admit the run of a RunAgentInput: its media parts checked and stored as run attachments first (the
+   * server's attachment checks, naming the message part), removed again when admission fails.
+   */
+  const admit = async (session: AgentSession, input: RunAgentInput) => {
+    const user = aguiUserInput(input);
+    const strategy = aguiMultitaskStrategy(input);
     const maxBytes = ctx.config.limits.maxInputBytes;
-    const bytes = Buffer.byteLength(text, 'utf8');
+    const bytes = Buffer.byteLength(user.text, 'utf8');
     if (bytes > maxBytes)
       throw new CodeError(
         'PAYLOAD_TOO_LARGE',
-        `${field}: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`,
-        { field, limit: 'limits.maxInputBytes', maxBytes, bytes },
+        `${user.field}: ${bytes} bytes exceed limits.maxInputBytes (${maxBytes} UTF-8 bytes)`,
+        { field: user.field, limit: 'limits.maxInputBytes', maxBytes, bytes },
       );
-    const before = session.events.lastSequence;
     const existing = session.runs.forIdempotencyKey(input.runId);
-    if (!existing && !agent.admitting)
-      throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
-    const handle = existing ?? session.runs.start({ input: text, idempotencyKey: input.runId });
+    if (existing) return existing;
+    if (!agent.admitting) throw new CodeError('SHUTTING_DOWN', 'the server is shutting down and admits no new runs');
+    const model = session.config.model;
+    const { refs, created } =
+      user.attachments.length > 0
+        ? await ctx.attachments.resolveRun(
+            session.key,
+            user.attachments,
+            { id: model.id, acceptsImages: model.acceptsImages === true },
+            user.attachmentFields,
+          )
+        : { refs: [], created: [] };
+    try {
+      return session.runs.start({
+        input: user.text,
+        idempotencyKey: input.runId,
+        ...(refs.length > 0 ? { attachments: refs } : {}),
+        ...(strategy !== undefined ? { multitaskStrategy: strategy } : {}),
+      });
+    } catch (error) {
+      await ctx.attachments.forget(session.key, created);
+      throw error;
+    }
+  };
+
+  /** A new run (or, for a runId seen before, the same run replayed from its first event). */
+  const startStream = async (session: AgentSession, input: RunAgentInput, reply: FastifyReply) => {
+    const before = session.events.lastSequence;
+    const handle = await admit(session, input);
     const a3sRunId = handle.record.runId;
     // A retried POST replays the run from its first retained event.
     const first = handle.existing
@@ -103,7 +134,8 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
     const after = handle.existing ? (first !== undefined ? first - 1 : session.events.lastSequence) : before;
     const mapper = mapperFor(session, { threadId: session.id, runId: input.runId, a3sRunId });
     const stream = openStream(reply);
-    stream.write(mapper.start({ a3sSessionId: session.id, existing: handle.existing }));
+    const queued = handle.queuePosition !== undefined ? { queuePosition: handle.queuePosition } : {};
+    stream.write(mapper.start({ a3sSessionId: session.id, existing: handle.existing, ...queued }));
     followAguiRun({ session, mapper, stream, after, done: handle.done });
     return reply;
   };
@@ -146,10 +178,10 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
       url: '/v1/agui/:sessionId',
       summary: 'AG-UI: run the session on a RunAgentInput and stream AG-UI events (SSE)',
       description:
-        'The AG-UI thread is the session (`threadId` must equal `:sessionId`). The last message must be a user message: it becomes the run input (the session keeps its own transcript; earlier messages, tools, context and state are not read). ' +
+        'The AG-UI thread is the session (`threadId` must equal `:sessionId`). The last message must be a user message: it becomes the run input (the session keeps its own transcript; earlier messages, tools, context and state are not read). Its image and document parts (source {type: "data", value, mimeType} or {type: "file", value: attachmentId}) become run attachments: image/* images, text/* files, checked like POST .../runs attachments (400 naming the part); remote URLs, audio and video are refused. `forwardedProps.multitaskStrategy` (reject, enqueue, interrupt, rollback) says what happens while the session is busy. ' +
         "`runId` is the run's Idempotency-Key: a retried POST with the same runId replays that run's stream instead of starting another. Every event carries metadata.runId (the client's) and metadata.a3sRunId (ours). " +
-        'A pending confirmation ends the stream with RUN_FINISHED {outcome: {type: "interrupt", interrupts: [{id, reason: "tool_call", toolCallId}]}}; a RunAgentInput with `resume: [{interruptId, status: "resolved", payload: {approved, reason?, always?}}]` (or status "cancelled": a rejection) answers it and streams the rest of that run. A stale or unknown interrupt is RUN_ERROR (CONFIRMATION_SETTLED / CONFIRMATION_NOT_FOUND). ' +
-        "Errors before the stream starts answer in the error shape: 400 naming the field, 404 for another tenant's session, 409 SESSION_BUSY while another run is active.",
+        'A pending confirmation ends the stream with RUN_FINISHED {outcome: {type: "interrupt", interrupts: [{id, reason: "tool_call", toolCallId}]}}; a RunAgentInput with `resume: [{interruptId, status: "resolved", payload: {approved, reason?, always?}}]` (or status "cancelled": a rejection) answers it and streams the rest of that run. A question of the agent (ask_user) ends the stream the same way with an interrupt {reason: "user_question", message: the question, metadata: {options, allowFreeText}}, answered by `resume: [{interruptId, status: "resolved", payload: {answer} | {option}}]`. A stale or unknown interrupt is RUN_ERROR (CONFIRMATION_SETTLED / QUESTION_SETTLED / CONFIRMATION_NOT_FOUND). ' +
+        "Errors before the stream starts answer in the error shape: 400 naming the field, 404 for another tenant's session, 409 SESSION_BUSY while another run is active (multitaskStrategy reject).",
       scope: 'sessions',
       params: AguiParamsSchema,
       query: AguiQuerySchema,
@@ -211,27 +243,8 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
         metadata: { runId },
       } as const;
       stream.write([snapshot]);
-      const pending = active ? session.governance.pendingConfirmations().filter((p) => p.runId === active) : [];
-      const first = pending[0];
-      const closing = first
-        ? mapper.map({
-            version: 1,
-            type: 'confirmation_required',
-            payload: {
-              tool_id: first.toolId,
-              tool_name: first.toolName,
-              args: first.args,
-              timeout_ms: first.timeoutMs,
-              args_digest: first.argsDigest,
-            },
-            metadata: {
-              run_id: active,
-              session_id: session.id,
-              session_sequence: session.events.lastSequence,
-              timestamp_ms: ctx.hostEnv.now(),
-            },
-          })
-        : mapper.ended('completed', '', undefined);
+      const waiting = active ? mapper.waiting() : [];
+      const closing = waiting.length > 0 ? waiting : mapper.ended('completed', '', undefined);
       stream.write(closing);
       stream.close();
       return reply;

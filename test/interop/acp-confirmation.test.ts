@@ -53,7 +53,7 @@ describe('ACP sessions ask the editor: confirmation is on, the editor answers', 
     let sessionId = '';
     const asked = await editorSession(t, ['allow_once', 'reject_once'], async (ctx) => {
       sessionId = ctx.sessionId;
-      expect(ctx.init.promptCapabilities).toEqual({ image: false, audio: false, embeddedContext: true });
+      expect(ctx.init.promptCapabilities).toEqual({ image: true, audio: false, embeddedContext: true });
       t.fake.script(
         { toolCalls: [{ id: 'w1', name: 'write', arguments: { file_path: 'from-editor.txt', content: 'ok\n' } }] },
         { toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'touch pwned' } }] },
@@ -110,12 +110,12 @@ describe('ACP sessions ask the editor: confirmation is on, the editor answers', 
 describe('ACP promptCapabilities say what works', () => {
   const start = useTestServers();
 
-  it('text, embedded text resources and resource links reach the model; an image (not advertised) is refused', async () => {
+  it('text, embedded text resources and resource links reach the model; an image to a text-only model is refused', async () => {
     const t = await start();
     const app = client({ name: 'test-editor' }).onNotification('session/update', () => undefined);
     await app.connectWith(createWebSocketStream(wsUrl(t.url), { WebSocket }), async (ctx) => {
       const init = await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
-      expect(init.agentCapabilities?.promptCapabilities).toEqual({ image: false, audio: false, embeddedContext: true });
+      expect(init.agentCapabilities?.promptCapabilities).toEqual({ image: true, audio: false, embeddedContext: true });
       const { sessionId } = await ctx.request('session/new', { cwd: t.root, mcpServers: [] });
       t.fake.script({ text: 'seen' });
       const answered = await ctx.request('session/prompt', {

@@ -12,6 +12,7 @@ import { acpMcpServers } from './acp-mcp-servers.js';
 import type { AcpOwnerRelay } from './acp-owner-relay.js';
 import { acpPromptInput } from './acp-prompt-input.js';
 import { runAcpPrompt } from './acp-prompt.js';
+import { steerAcpPrompt } from './acp-steer.js';
 import { acpRequestError } from './acp-request-error.js';
 
 /** Sessions per session/list page. */
@@ -81,19 +82,24 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
     session.lifecycle.assertOpen();
     return session;
   };
+  let elicitsForms = false;
   const create = async (options: SessionOptions) => (await sessions.createSession(options, caller, 'params')).session;
   return agent({ name: 'a3s-code-server' })
-    .onRequest('initialize', () => ({
-      protocolVersion: PROTOCOL_VERSION,
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {} },
-      },
-      agentInfo: { name: 'a3s-code-server', title: 'A3S Code', version: packageVersion() },
-      authMethods: [],
-    }))
+    .onRequest('initialize', ({ params }) => {
+      // An editor that takes form elicitations is asked free-text questions of ask_user that way.
+      elicitsForms = params.clientCapabilities?.elicitation?.form != null;
+      return {
+        protocolVersion: PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { list: {} },
+        },
+        agentInfo: { name: 'a3s-code-server', title: 'A3S Code', version: packageVersion() },
+        authMethods: [],
+      };
+    })
     .onRequest('session/new', ({ params }) =>
       guarded(async () => {
         const session = await create(
@@ -134,7 +140,30 @@ export function createAcpAgent(ctx: RuntimeContext, caller: Caller, relay: AcpOw
         const input = acpPromptInput(params.prompt, ctx.config.limits.maxInputBytes);
         const found = await relay.locate(() => open(params.sessionId, true));
         if ('origin' in found) return relay.request(found.origin, client, 'session/prompt', params, signal);
-        return runAcpPrompt(client, found.local, caller, input, signal);
+        const session = found.local;
+        const active = session.runs.activeRunId;
+        if (active !== undefined)
+          return steerAcpPrompt(session, active, { input: input.text, images: input.attachments.length }, () =>
+            runAcpPrompt(client, session, caller, { input: input.text, attachments: [], elicitsForms }, signal),
+          );
+        const model = session.config.model;
+        const { refs, created } =
+          input.attachments.length > 0
+            ? await ctx.attachments.resolveRun(
+                session.key,
+                input.attachments,
+                { id: model.id, acceptsImages: model.acceptsImages === true },
+                input.fields,
+              )
+            : { refs: [], created: [] };
+        return runAcpPrompt(
+          client,
+          session,
+          caller,
+          { input: input.text, attachments: refs, elicitsForms },
+          signal,
+          () => ctx.attachments.forget(session.key, created),
+        );
       }),
     )
     .onNotification('session/cancel', async ({ params }) => {

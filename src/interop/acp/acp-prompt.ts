@@ -1,10 +1,12 @@
 import type { AgentContext, PromptResponse, StopReason } from '@agentclientprotocol/sdk';
 import { asAgentEventEnvelope, type AgentEventEnvelope } from '../../protocol/agent-event-envelope.js';
+import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { Caller } from '../../runtime/ports/caller.js';
 import type { AgentSession } from '../../runtime/session-kernel/agent-session.js';
 import { CodeError } from '../../errors.js';
 import { askPermission } from './acp-permission.js';
+import { askQuestion } from './acp-question.js';
 import { AcpRunUpdates } from './acp-run-updates.js';
 
 /** The ACP stop reason of a finished run; a failed run is a JSON-RPC error instead, except the loop's own limits. */
@@ -32,8 +34,11 @@ export async function runAcpPrompt(
   client: AgentContext,
   session: AgentSession,
   caller: Caller,
-  input: string,
+  /** `elicitsForms`: the editor declared clientCapabilities.elicitation.form (free-text questions go there). */
+  prompt: { input: string; attachments: AttachmentRef[]; elicitsForms?: boolean },
   signal: AbortSignal,
+  /** Removes the attachments this prompt stored, when the run is not admitted. */
+  refused: () => Promise<void> = async () => undefined,
 ): Promise<PromptResponse> {
   const updates = new AcpRunUpdates();
   let runId: string | undefined;
@@ -46,6 +51,8 @@ export async function runAcpPrompt(
     // Asked once the updates before it (the tool call) are out; not awaited: other updates keep flowing.
     if (event.type === 'confirmation_required')
       sent = sent.then(() => void askPermission(client, session, caller, event));
+    if (event.type === 'user_question')
+      sent = sent.then(() => void askQuestion(client, session, event, prompt.elicitsForms === true));
   };
   const unlisten = session.events.listen((envelope) => {
     const event = asAgentEventEnvelope(envelope);
@@ -53,7 +60,16 @@ export async function runAcpPrompt(
     else if (event.metadata.run_id === runId) forward(event);
   });
   try {
-    const handle = session.runs.start({ input });
+    let handle;
+    try {
+      handle = session.runs.start({
+        input: prompt.input,
+        ...(prompt.attachments.length > 0 ? { attachments: prompt.attachments } : {}),
+      });
+    } catch (error) {
+      await refused();
+      throw error;
+    }
     runId = handle.record.runId;
     for (const event of early.splice(0)) if (event.metadata.run_id === runId) forward(event);
     const onAbort = () => session.runs.cancelRun(handle.record.runId);

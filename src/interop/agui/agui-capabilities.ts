@@ -13,6 +13,7 @@ export function aguiCapabilities(sandboxed: boolean): AgentCapabilities {
     output: { structuredOutput: false },
     state: { snapshots: true, deltas: false, memory: false, persistentState: true },
     reasoning: { supported: true, streaming: true, encrypted: false },
+    multimodal: { input: { image: true, audio: false, video: false, pdf: false, file: true } },
     execution: { codeExecution: true, sandboxed },
     humanInTheLoop: {
       supported: true,
@@ -27,7 +28,10 @@ export function aguiCapabilities(sandboxed: boolean): AgentCapabilities {
       runId:
         "the client's run id is the run's Idempotency-Key and is echoed as metadata.runId; ours is metadata.a3sRunId",
       interrupts:
-        'reason "tool_call"; resume with {status: "resolved", payload: {approved, reason?, always?}} or {status: "cancelled"}',
+        'reason "tool_call": resume with {status: "resolved", payload: {approved, reason?, always?}} or {status: "cancelled"}; reason "user_question": resume with {status: "resolved", payload: {answer} or {option}}',
+      multimodal:
+        'image and document parts with source {type: "data"} or {type: "file", value: attachmentId}: image/* (when the session\'s model lists "image" in modalities.input) and text/* files',
+      multitaskStrategy: 'forwardedProps.multitaskStrategy: reject (default), enqueue, interrupt or rollback',
     },
   };
 }

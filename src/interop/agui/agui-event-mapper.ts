@@ -1,6 +1,10 @@
-import { EventType, type Event as AguiEvent, type Interrupt, type TokenUsage } from '@ag-ui/core';
+import { EventType, type Event as AguiEvent, type TokenUsage } from '@ag-ui/core';
 import type { AgentEventEnvelope, KnownEvent } from '../../protocol/agent-event-envelope.js';
+import type { PendingQuestionView } from '../../protocol/questions.js';
 import type { PendingConfirmation } from '../../runtime/policy/confirmation-broker.js';
+import { aguiInterrupts, aguiTokenUsage } from './agui-interrupts.js';
+
+export { INTERRUPT_RESPONSE_SCHEMA } from './agui-interrupts.js';
 
 /** The ids a stream speaks of: the AG-UI thread (our session), the client's run id and our run id. */
 export interface AguiRunIds {
@@ -11,26 +15,21 @@ export interface AguiRunIds {
   a3sRunId: string;
 }
 
-/** What the mapper asks the session while it maps: the confirmations still waiting for an answer. */
+/** What the mapper asks the session while it maps: the confirmations and questions still waiting for an answer. */
 export interface AguiConfirmationView {
   /** Pending confirmations of the run (with their remaining time), for the interrupt outcome. */
   pendingOfRun(): PendingConfirmation[];
+  /** Pending questions of the run (ask_user), for the interrupt outcome; none when absent. */
+  questionsOfRun?(): PendingQuestionView[];
   /** The server clock (ms), for interrupts' expiresAt. */
   now(): number;
 }
-
-/** The answer schema of a tool-call interrupt (what `resume[].payload` must hold). */
-export const INTERRUPT_RESPONSE_SCHEMA = {
-  type: 'object',
-  properties: { approved: { type: 'boolean' }, reason: { type: 'string' }, always: { type: 'boolean' } },
-  required: ['approved'],
-} as const;
 
 /**
  * Maps one run's events (the protocol's AgentEventEnvelope union) onto AG-UI events, keeping the open/close pairing AG-UI's
  * verifier demands: text and reasoning messages close before a tool call or at the turn's end, tool calls
  * close when their arguments are complete (turn end, confirmation or execution), and everything open is
- * closed before RUN_FINISHED. A pending confirmation ends the stream with an interrupt outcome; the run's
+ * closed before RUN_FINISHED. A pending confirmation or question ends the stream with an interrupt outcome; the run's
  * agent_end ends it with success, cancelled or RUN_ERROR. Events of other runs are ignored.
  */
 export class AguiEventMapper {
@@ -79,7 +78,7 @@ export class AguiEventMapper {
    */
   seed(event: AgentEventEnvelope): void {
     if (event.metadata.run_id !== this.ids.a3sRunId) return;
-    if (event.type === 'confirmation_required') {
+    if (event.type === 'confirmation_required' || event.type === 'user_question') {
       // The earlier stream closed what was open here and ended with the interrupt.
       this.closeText();
       this.closeReasoning();
@@ -162,7 +161,10 @@ export class AguiEventMapper {
         this.closeTools();
         return;
       case 'confirmation_required':
-        this.onConfirmation(event.payload.tool_id);
+        this.onWaiting((p) => p.confirmations.some((c) => c.toolId === event.payload.tool_id));
+        return;
+      case 'user_question':
+        this.onWaiting((p) => p.questions.some((q) => q.questionId === event.payload.question_id));
         return;
       case 'step_start':
         this.onStepStart(event.payload.step_id, `${event.payload.step_number}. ${event.payload.description}`);
@@ -304,21 +306,34 @@ export class AguiEventMapper {
     this.push({ type: EventType.STATE_SNAPSHOT, snapshot: { ...this.state } });
   }
 
-  /** A confirmation still pending ends the stream with an interrupt; one already answered (a replay) does not. */
-  private onConfirmation(toolId: string): void {
-    const pending = this.confirmations.pendingOfRun();
-    if (!pending.some((c) => c.toolId === toolId)) return;
+  /** The interrupt outcome now when the run waits on a confirmation or question (connect); none otherwise. */
+  waiting(): AguiEvent[] {
+    if (this.finished) return [];
+    this.out = [];
+    this.sequence = undefined;
+    this.timestamp = this.confirmations.now();
+    this.onWaiting(() => true);
+    return this.take();
+  }
+
+  /**
+   * A confirmation or question still pending (`stillPending` of what is pending now) ends the stream with an
+   * interrupt naming everything the run waits on; one already answered (a replay) does not.
+   */
+  private onWaiting(
+    stillPending: (p: { confirmations: PendingConfirmation[]; questions: PendingQuestionView[] }) => boolean,
+  ): void {
+    const pending = {
+      confirmations: this.confirmations.pendingOfRun(),
+      questions: this.confirmations.questionsOfRun?.() ?? [],
+    };
+    if (pending.confirmations.length + pending.questions.length === 0 || !stillPending(pending)) return;
     this.closeAll();
-    const now = this.confirmations.now();
-    const interrupts: Interrupt[] = pending.map((c) => ({
-      id: c.toolId,
-      reason: 'tool_call',
-      message: `Allow the ${c.toolName} tool call?`,
-      ...(this.awaitingResult.has(c.toolId) ? { toolCallId: c.toolId } : {}),
-      responseSchema: { ...INTERRUPT_RESPONSE_SCHEMA },
-      expiresAt: new Date(now + c.remainingMs).toISOString(),
-      metadata: { toolName: c.toolName, args: c.args, argsDigest: c.argsDigest },
-    }));
+    const interrupts = aguiInterrupts({
+      ...pending,
+      now: this.confirmations.now(),
+      announced: (id) => this.awaitingResult.has(id),
+    });
     this.push({
       type: EventType.RUN_FINISHED,
       threadId: this.ids.threadId,
@@ -329,18 +344,11 @@ export class AguiEventMapper {
   }
 
   private onAgentEnd(p: KnownEvent<'agent_end'>['payload']): void {
-    const tokens: TokenUsage = {
-      ...(p.meta?.provider !== undefined ? { provider: p.meta.provider } : {}),
-      ...(p.meta?.request_model !== undefined ? { model: p.meta.request_model } : {}),
-      inputTokens: p.usage.prompt_tokens,
-      outputTokens: p.usage.completion_tokens,
-      totalTokens: p.usage.total_tokens,
-    };
     this.end(
       p.status,
       { text: p.text, toolCallsCount: p.tool_calls_count, verificationStatus: p.verification_status },
       p.error ? { code: p.error.code || 'INTERNAL_ERROR', message: p.error.message } : undefined,
-      tokens,
+      aguiTokenUsage(p),
     );
   }
 

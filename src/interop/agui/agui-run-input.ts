@@ -1,13 +1,26 @@
 import { omitOptionalNulls, type RunAgentInput } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { CodeError } from '../../errors.js';
+import { MAX_QUESTION_CHARS } from '../../protocol/questions.js';
 import { formatZodIssues, zodFieldIssues, type ZodIssues } from '../../protocol/format-zod-issues.js';
 
 /** The run id a client chooses doubles as the run's Idempotency-Key: the same bound (1-200 visible ASCII). */
 const RUN_ID = /^[\x21-\x7e]{1,200}$/;
 
-/** One answer to an interrupt, as the adapter acts on it. */
-export interface AguiDecision {
+/** One answer to an interrupt, as the adapter acts on it: a confirmation's, or (`question`) a question's. */
+export type AguiDecision = AguiConfirmationDecision | AguiQuestionDecision;
+
+/** The answer to a question interrupt (reason "user_question"): free text or one of its options. */
+export interface AguiQuestionDecision {
+  kind: 'question';
+  interruptId: string;
+  answer: { answer: string; option?: undefined } | { option: string; answer?: undefined };
+  field: string;
+}
+
+/** The answer to a tool-call interrupt (a confirmation). */
+export interface AguiConfirmationDecision {
+  kind: 'confirmation';
   interruptId: string;
   approved: boolean;
   reason: string | undefined;
@@ -45,30 +58,11 @@ export function parseRunAgentInput(body: unknown, sessionId: string): RunAgentIn
   return input;
 }
 
-/** The run input: the text of the last message, which must be a user message. */
-export function lastUserText(input: RunAgentInput): { text: string; field: string } {
-  const index = input.messages.length - 1;
-  const last = input.messages[index];
-  if (!last) throw invalid('body.messages', 'must end with a user message: it becomes the run input');
-  if (last.role !== 'user')
-    throw invalid(
-      `body.messages.${index}.role`,
-      `the last message must be a user message (got "${last.role}"); answer interrupts with body.resume`,
-    );
-  const field = `body.messages.${index}.content`;
-  if (typeof last.content === 'string') {
-    if (last.content.trim() === '') throw invalid(field, 'must not be empty');
-    return { text: last.content, field };
-  }
-  const parts = last.content;
-  const other = parts.findIndex((part) => part.type !== 'text');
-  if (other >= 0) throw invalid(`${field}.${other}.type`, `"${parts[other]?.type}" parts are not supported: send text`);
-  const text = parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-  if (text.trim() === '') throw invalid(field, 'must hold some text');
-  return { text, field };
-}
-
-/** The decisions of `resume`: `resolved` needs payload.approved (boolean), optional payload.reason and payload.always (allow always); `cancelled` rejects. */
+/**
+ * The decisions of `resume`: for a tool-call interrupt `resolved` needs payload.approved (boolean), optional
+ * payload.reason and payload.always (allow always), and `cancelled` rejects; for a question interrupt
+ * `resolved` needs payload {answer: text} or {option: one offered} (the ledger checks the id is a question).
+ */
 export function resumeDecisions(input: RunAgentInput): AguiDecision[] {
   const entries = input.resume ?? [];
   if (entries.length === 0) throw invalid('body.resume', 'must answer at least one interrupt');
@@ -80,6 +74,7 @@ export function resumeDecisions(input: RunAgentInput): AguiDecision[] {
     seen.add(entry.interruptId);
     if (entry.status === 'cancelled')
       return {
+        kind: 'confirmation',
         interruptId: entry.interruptId,
         approved: false,
         reason: 'cancelled by the AG-UI client',
@@ -90,14 +85,37 @@ export function resumeDecisions(input: RunAgentInput): AguiDecision[] {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
       throw invalid(
         `${field}.payload`,
-        'must be an object {approved: boolean, reason?: string, always?: boolean} when status is "resolved"',
+        'must be an object when status is "resolved": {approved: boolean, reason?: string, always?: boolean} for a tool_call interrupt, {answer: string} or {option: string} for a user_question one',
       );
+    const question = questionDecision(entry.interruptId, payload as Record<string, unknown>, field);
+    if (question) return question;
     const { approved, reason, always } = payload as { approved?: unknown; reason?: unknown; always?: unknown };
     if (typeof approved !== 'boolean') throw invalid(`${field}.payload.approved`, 'must be a boolean');
     if (always !== undefined && typeof always !== 'boolean')
       throw invalid(`${field}.payload.always`, 'must be a boolean');
     if (reason !== undefined && (typeof reason !== 'string' || reason.length > 2000))
       throw invalid(`${field}.payload.reason`, 'must be a string of at most 2000 characters');
-    return { interruptId: entry.interruptId, approved, reason, always: always === true, field };
+    return { kind: 'confirmation', interruptId: entry.interruptId, approved, reason, always: always === true, field };
   });
+}
+
+/** A payload with `answer` or `option` (and no `approved`) answers a question; undefined for anything else. */
+function questionDecision(
+  interruptId: string,
+  payload: Record<string, unknown>,
+  field: string,
+): AguiQuestionDecision | undefined {
+  const { answer, option } = payload;
+  if (payload.approved !== undefined || (answer === undefined && option === undefined)) return undefined;
+  if (answer !== undefined && option !== undefined)
+    throw invalid(`${field}.payload`, 'give exactly one of answer (free text) or option (one of the offered options)');
+  const [key, value] = answer !== undefined ? ['answer', answer] : ['option', option];
+  if (typeof value !== 'string' || value === '' || value.length > MAX_QUESTION_CHARS)
+    throw invalid(`${field}.payload.${key}`, `must be a string of 1-${MAX_QUESTION_CHARS} characters`);
+  return {
+    kind: 'question',
+    interruptId,
+    answer: key === 'answer' ? { answer: value } : { option: value },
+    field,
+  };
 }

@@ -77,16 +77,18 @@ export class SessionAttachments implements ToolImageStore {
   /**
    * The references of a run's parts: every part checked (base64, size, type, magic bytes, the model's
    * modalities, uploaded ids of this session) before any inline part is stored; a store failure removes
-   * the parts this call stored. Answers the references and the ids this call created.
+   * the parts this call stored. Answers the references and the ids this call created. `fields` names the
+   * parts in errors (default `body.attachments.N`; the AG-UI and ACP adapters name their own content parts).
    */
   async resolveRun(
     session: SessionKey,
     parts: readonly RunAttachment[],
     model: AttachmentModel,
+    fields?: readonly string[],
   ): Promise<{ refs: AttachmentRef[]; created: string[] }> {
     const pending: Array<{ ref: AttachmentRef; data?: Buffer }> = [];
     for (const [index, part] of parts.entries()) {
-      const field = `body.attachments.${index}`;
+      const field = fields?.[index] ?? `body.attachments.${index}`;
       if (part.type === 'image' && !model.acceptsImages)
         throw new CodeError(
           'VALIDATION_ERROR',

@@ -1,0 +1,271 @@
+import { HttpAgent } from '@ag-ui/client';
+import type { BaseEvent, Interrupt } from '@ag-ui/core';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { toolMessage } from '../support/run-helpers.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+).toString('base64');
+
+function userContent(req: RecordedRequest): unknown {
+  return req.body.messages.filter((m) => m.role === 'user').at(-1)?.content;
+}
+
+async function run(agent: HttpAgent, params: Parameters<HttpAgent['runAgent']>[0] = {}) {
+  const events: BaseEvent[] = [];
+  let interrupts: Interrupt[] = [];
+  await agent.runAgent(params, {
+    onEvent: ({ event }) => {
+      events.push(event);
+    },
+    onRunFinishedEvent: (p) => {
+      if (p.outcome === 'interrupt') interrupts = p.interrupts;
+    },
+  });
+  return { events, interrupts };
+}
+
+function sseEvents(text: string): BaseEvent[] {
+  return text
+    .split('\n\n')
+    .map((f) =>
+      f
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('\n'),
+    )
+    .filter((d) => d !== '')
+    .map((d) => JSON.parse(d) as BaseEvent);
+}
+
+describe('AG-UI: attachments, questions and busy sessions', () => {
+  let fake: FakeProvider;
+  let t: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    t = await startTestServer({
+      fake,
+      config: {
+        providers: {
+          openai: {
+            apiKey: 'sk-test',
+            baseUrl: fake.baseUrl,
+            maxRetries: 0,
+            models: { 'test-model': { modalities: { input: ['text', 'image'] } }, 'text-model': {} },
+          },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+  const session = async (options: Record<string, unknown> = {}) =>
+    (await request(t.url).post('/v1/sessions').send(options).expect(201)).body.session.id as string;
+
+  it('image and text document parts become the content parts the provider gets', async () => {
+    const id = await session();
+    fake.script({ text: 'a pixel and notes' });
+    const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
+    agent.addMessage({
+      id: 'u1',
+      role: 'user',
+      content: [
+        { type: 'text', text: 'what is this?' },
+        { type: 'image', source: { type: 'data', value: PNG, mimeType: 'image/png' } },
+        {
+          type: 'document',
+          source: { type: 'data', value: Buffer.from('# hi\n').toString('base64'), mimeType: 'text/markdown' },
+          metadata: { name: 'notes.md' },
+        },
+      ],
+    });
+    const { events } = await run(agent, { runId: 'img-1' });
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(userContent(fake.requests.at(-1)!)).toEqual([
+      { type: 'text', text: 'what is this?' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+      { type: 'text', text: 'notes.md:\n# hi\n' },
+    ]);
+    const listed = (await request(t.url).get(`/v1/sessions/${id}/attachments`).expect(200)).body.attachments;
+    expect(listed.map((a: { type: string }) => a.type)).toEqual(['image', 'file']);
+    fake.assertDone();
+  });
+
+  it('unsupported parts are 400 naming the part, before any provider call', async () => {
+    const id = await session();
+    const textOnly = await session({ model: 'openai/text-model' });
+    const post = (sid: string, part: unknown) =>
+      request(t.url)
+        .post(`/v1/agui/${sid}`)
+        .send({
+          threadId: sid,
+          runId: `bad-${Math.random()}`,
+          messages: [{ id: 'u', role: 'user', content: [{ type: 'text', text: 'look' }, part] }],
+        });
+    const before = fake.requests.length;
+    const url = await post(id, { type: 'image', source: { type: 'url', value: 'https://example.com/a.png' } });
+    expect(url.status).toBe(400);
+    expect(url.body.error.details.field).toBe('body.messages.0.content.1.source');
+    const audio = await post(id, { type: 'audio', source: { type: 'data', value: 'AAAA', mimeType: 'audio/wav' } });
+    expect(audio.body.error.details.field).toBe('body.messages.0.content.1.type');
+    const pdf = await post(id, {
+      type: 'document',
+      source: { type: 'data', value: 'AAAA', mimeType: 'application/pdf' },
+    });
+    expect(pdf.body.error.details.field).toBe('body.messages.0.content.1.source.mimeType');
+    const lying = await post(id, { type: 'image', source: { type: 'data', value: PNG, mimeType: 'image/gif' } });
+    expect(lying.status).toBe(400);
+    expect(lying.body.error.message).toContain('body.messages.0.content.1.mediaType: declared image/gif');
+    const noImages = await post(textOnly, {
+      type: 'image',
+      source: { type: 'data', value: PNG, mimeType: 'image/png' },
+    });
+    expect(noImages.status).toBe(400);
+    expect(noImages.body.error.message).toContain(
+      'body.messages.0.content.1: model "openai/text-model" does not accept images',
+    );
+    expect(fake.requests.length).toBe(before);
+    expect((await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs).toEqual([]);
+  });
+
+  it('an ask_user question is an interrupt; resume with payload.option answers it', async () => {
+    const id = await session();
+    fake.script(
+      {
+        toolCalls: [
+          { id: 'c_ask', name: 'ask_user', arguments: { question: 'Which database?', options: ['sqlite', 'pg'] } },
+        ],
+      },
+      { text: 'sqlite it is' },
+    );
+    const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'set up a db' });
+    const first = await run(agent, { runId: 'q-1' });
+    expect(first.interrupts).toHaveLength(1);
+    const interrupt = first.interrupts[0]!;
+    expect(interrupt).toMatchObject({
+      reason: 'user_question',
+      message: 'Which database?',
+      toolCallId: 'c_ask',
+      metadata: { options: ['sqlite', 'pg'], allowFreeText: true },
+    });
+    const pending = (await request(t.url).get(`/v1/sessions/${id}/questions`).expect(200)).body.questions;
+    expect(pending.map((q: { questionId: string }) => q.questionId)).toEqual([interrupt.id]);
+    // An option not offered, or a confirmation's payload, is refused as RUN_ERROR naming the payload.
+    const wrong = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'q-x',
+        messages: [],
+        resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { option: 'mysql' } }],
+      })
+      .expect(200);
+    expect(sseEvents(wrong.text)).toEqual([expect.objectContaining({ type: 'RUN_ERROR', code: 'VALIDATION_ERROR' })]);
+    expect(String(sseEvents(wrong.text)[0]?.message)).toContain('body.resume.0.payload.option');
+    const approvedInstead = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'q-y',
+        messages: [],
+        resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }],
+      })
+      .expect(200);
+    expect(String(sseEvents(approvedInstead.text)[0]?.message)).toContain('is a question');
+    const second = await run(agent, {
+      runId: 'q-2',
+      resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { option: 'sqlite' } }],
+    });
+    expect(second.events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: 'c_ask' });
+    expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(toolMessage(t, 'c_ask')).toContain('The user chose: sqlite');
+    const stale = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send({
+        threadId: id,
+        runId: 'q-z',
+        messages: [],
+        resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { answer: 'postgres' } }],
+      })
+      .expect(200);
+    expect(sseEvents(stale.text)).toEqual([expect.objectContaining({ type: 'RUN_ERROR', code: 'QUESTION_SETTLED' })]);
+    fake.assertDone();
+  });
+
+  it('a free-text question: connect reports it, resume with payload.answer answers it', async () => {
+    const id = await session();
+    fake.script(
+      { toolCalls: [{ id: 'c_free', name: 'ask_user', arguments: { question: 'Name the project?' } }] },
+      { text: 'named' },
+    );
+    const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'start a project' });
+    const first = await run(agent, { runId: 'f-1' });
+    const interrupt = first.interrupts[0]!;
+    expect(interrupt).toMatchObject({ reason: 'user_question', metadata: { options: [], allowFreeText: true } });
+    expect(interrupt.responseSchema?.properties).toEqual({ answer: { type: 'string', minLength: 1 } });
+    const connected = sseEvents((await request(t.url).post(`/v1/agui/${id}/connect`).send({}).expect(200)).text);
+    expect(connected.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: { type: 'interrupt', interrupts: [{ id: interrupt.id, reason: 'user_question' }] },
+    });
+    const second = await run(agent, {
+      runId: 'f-2',
+      resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { answer: 'zephyr' } }],
+    });
+    expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(toolMessage(t, 'c_free')).toContain('The user answered: zephyr');
+    fake.assertDone();
+  });
+
+  it('forwardedProps.multitaskStrategy enqueue runs after the busy run; unknown values are refused by name', async () => {
+    const id = await session();
+    const body = (runId: string, text: string, forwardedProps?: unknown) => ({
+      threadId: id,
+      runId,
+      messages: [{ id: runId, role: 'user', content: text }],
+      ...(forwardedProps !== undefined ? { forwardedProps } : {}),
+    });
+    const bad = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send(body('m-0', 'x', { multitaskStrategy: 'later' }))
+      .expect(400);
+    expect(bad.body.error.details.field).toBe('body.forwardedProps.multitaskStrategy');
+    fake.script({ text: 'first', delayMs: 400 }, { text: 'second' });
+    const first = request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send(body('m-1', 'one'))
+      .then((r) => r);
+    await fake.waitForRequests(fake.requests.length + 1);
+    const busy = await request(t.url).post(`/v1/agui/${id}`).send(body('m-2', 'two')).expect(409);
+    expect(busy.body.error.code).toBe('SESSION_BUSY');
+    const queued = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send(body('m-3', 'three', { multitaskStrategy: 'enqueue' }))
+      .expect(200);
+    const events = sseEvents(queued.text);
+    expect(events[0]?.metadata).toMatchObject({ queuePosition: 1 });
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(
+      events
+        .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('second');
+    expect(sseEvents((await first).text).at(-1)).toMatchObject({ outcome: { type: 'success' } });
+    const runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs;
+    expect(runs.map((r: { input: string; status: string }) => [r.input, r.status])).toEqual([
+      ['one', 'completed'],
+      ['three', 'completed'],
+    ]);
+    fake.assertDone();
+  });
+});
