@@ -136,7 +136,7 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
   });
 
   it('an ask_user question is an interrupt; resume with payload.option answers it', async () => {
-    const id = await session();
+    const id = await session({ askUser: true });
     fake.script(
       {
         toolCalls: [
@@ -201,7 +201,7 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
   });
 
   it('a free-text question: connect reports it, resume with payload.answer answers it', async () => {
-    const id = await session();
+    const id = await session({ askUser: true });
     fake.script(
       { toolCalls: [{ id: 'c_free', name: 'ask_user', arguments: { question: 'Name the project?' } }] },
       { text: 'named' },

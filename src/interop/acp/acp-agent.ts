@@ -48,6 +48,8 @@ function newSessionOptions(
     workspace: cwd,
     ...(servers.length > 0 ? { mcpServers: servers } : {}),
     confirmationPolicy,
+    // The editor answers the agent's questions (request_permission, elicitation): the session offers ask_user.
+    askUser: true,
   });
   if (parsed.success) return parsed.data;
   // The workspace is ACP's `cwd`.
