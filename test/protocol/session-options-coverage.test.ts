@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SessionOptionsSchema } from '../../src/protocol/session-options.js';
 import {
-  SessionOptionsSchema,
   UNSUPPORTED_OPTION_REASONS,
   UNSUPPORTED_SESSION_OPTIONS,
-} from '../../src/protocol/session-options.js';
+} from '../../src/protocol/unsupported-session-options.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

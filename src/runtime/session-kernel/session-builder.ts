@@ -7,7 +7,8 @@ import {
 } from '../../config/model-request-defaults.js';
 import { CodeError } from '../../errors.js';
 import { ConfirmationPolicySchema } from '../../protocol/governance.js';
-import { UNSUPPORTED_OPTION_REASONS, unsupportedOptions, type SessionOptions } from '../../protocol/session-options.js';
+import type { SessionOptions } from '../../protocol/session-options.js';
+import { UNSUPPORTED_OPTION_REASONS, unsupportedOptions } from '../../protocol/unsupported-session-options.js';
 import { BUILTIN_DEFAULT_POLICY, policyProblems } from '../policy/permission-policy.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { HostEnv } from '../ports/host-env.js';
