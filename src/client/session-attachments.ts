@@ -103,6 +103,45 @@ export function toRunAttachments(inputs: unknown): RunAttachment[] {
   return inputs.map((input, index) => toRunAttachment(input, index));
 }
 
+/**
+ * Bytes up to this size travel inline (base64 in the run's JSON body); larger ones are uploaded first (the raw
+ * body) and sent as their reference, so the seed's `{data: Buffer, mediaType}` works for images of any size the
+ * server takes (the JSON body limit, 1 MiB by default, would refuse them inline).
+ */
+export const INLINE_ATTACHMENT_BYTES = 512 * 1024;
+
+/** Bytes of an input large enough to upload first, else undefined. */
+function largeBytes(input: unknown): Uint8Array | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const data = (input as { data?: unknown }).data;
+  if (!isBytes(data)) return undefined;
+  const bytes = asBytes(data);
+  return bytes.byteLength > INLINE_ATTACHMENT_BYTES ? bytes : undefined;
+}
+
+/** The run parts of attachment inputs, large byte parts uploaded first (checked before anything is uploaded). */
+export async function prepareRunAttachments(ctx: SessionContext, inputs: unknown): Promise<RunAttachment[]> {
+  if (!Array.isArray(inputs)) invalid('attachments', 'must be an array');
+  // Every part's shape is checked first (large bytes stand in as a tiny base64), so a bad part uploads nothing.
+  const checked = toRunAttachments(
+    inputs.map((input: unknown) => (largeBytes(input) ? { ...(input as object), data: 'AA==' } : input)),
+  );
+  const uploads = new SessionAttachments(ctx);
+  return Promise.all(
+    checked.map(async (part, index) => {
+      const bytes = largeBytes(inputs[index]);
+      if (!bytes) return part;
+      const ref = await uploads.uploadAttachment(bytes, {
+        mediaType: part.mediaType,
+        ...(part.type === 'file' ? { name: part.name } : {}),
+      });
+      return part.type === 'file'
+        ? { type: 'file', name: part.name, mediaType: part.mediaType, attachmentId: ref.attachmentId }
+        : { type: 'image', mediaType: part.mediaType, attachmentId: ref.attachmentId };
+    }),
+  );
+}
+
 /** A session's uploaded attachments: upload one (the raw bytes), list them. */
 export class SessionAttachments {
   constructor(private readonly ctx: SessionContext) {}

@@ -14,7 +14,7 @@ import { toA3sError } from './a3s-error.js';
 import type { EventStream } from './event-stream.js';
 import { seg } from './http-transport.js';
 import { PagedEventStream } from './paged-event-stream.js';
-import { toRunAttachments, type AttachmentInput } from './session-attachments.js';
+import { prepareRunAttachments, type AttachmentInput } from './session-attachments.js';
 import { requireWebSocket, sessionPath, type SessionContext } from './session-context.js';
 import {
   SocketEventStream,
@@ -186,7 +186,7 @@ export class SessionRuns {
   async sendRequest(request: SessionRequest, options: RunOptions = {}): Promise<AgentResult> {
     return this.send(request.prompt, request.history ?? undefined, {
       ...options,
-      attachments: toRunAttachments(request.attachments ?? []),
+      attachments: await prepareRunAttachments(this.ctx, request.attachments ?? []),
     });
   }
 
@@ -194,15 +194,15 @@ export class SessionRuns {
   async streamRequest(request: SessionRequest, options: StreamOptions = {}): Promise<EventStream> {
     return this.stream(request.prompt, request.history ?? undefined, {
       ...options,
-      attachments: toRunAttachments(request.attachments ?? []),
+      attachments: await prepareRunAttachments(this.ctx, request.attachments ?? []),
     });
   }
 
   /**
    * The seed's sendWithAttachments: send with images and text files and answer the AgentResult, like send. An
    * attachment is the seed's `{data, mediaType}` (an image; with `name`, a text file), the server's run
-   * part `{type, mediaType, name?, data | attachmentId}`, or a reference uploadAttachment answered. Inline bytes
-   * travel base64 in the JSON body (bounded by limits.body_limit_bytes): upload larger ones first.
+   * part `{type, mediaType, name?, data | attachmentId}`, or a reference uploadAttachment answered. Bytes up to
+   * 512 KiB travel base64 in the JSON body; larger ones are uploaded first and sent as references.
    */
   async sendWithAttachments(
     prompt: string,
@@ -210,7 +210,10 @@ export class SessionRuns {
     history?: ChatMessage[] | null,
     options: RunOptions = {},
   ): Promise<AgentResult> {
-    return this.send(prompt, history ?? undefined, { ...options, attachments: toRunAttachments(attachments) });
+    return this.send(prompt, history ?? undefined, {
+      ...options,
+      attachments: await prepareRunAttachments(this.ctx, attachments),
+    });
   }
 
   /** The seed's streamWithAttachments: stream with images and text files (see AttachmentInput). */
@@ -220,7 +223,10 @@ export class SessionRuns {
     history?: ChatMessage[] | null,
     options: StreamOptions = {},
   ): Promise<EventStream> {
-    return this.stream(prompt, history ?? undefined, { ...options, attachments: toRunAttachments(attachments) });
+    return this.stream(prompt, history ?? undefined, {
+      ...options,
+      attachments: await prepareRunAttachments(this.ctx, attachments),
+    });
   }
 
   /**

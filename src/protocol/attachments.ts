@@ -24,7 +24,12 @@ export const AttachmentRefSchema = z
 export type AttachmentRef = z.infer<typeof AttachmentRefSchema>;
 
 const mediaType = z.string().min(1).max(255);
-const data = z.string().min(1).max(40_000_000).describe('The bytes, base64 (standard alphabet, padded or not).');
+// Inline parts travel in the JSON body (limits.body_limit_bytes, 1 MiB by default): larger files are uploaded first.
+const data = z
+  .string()
+  .min(1)
+  .max(1_000_000)
+  .describe('The bytes, base64 (standard alphabet, padded or not); at most 1,000,000 characters: upload larger files.');
 const attachmentId = z.string().min(1).max(64).describe('An attachment uploaded to this session.');
 
 /** One attachment of a run (seed `Attachment`): an image or a text file, inline (base64) or uploaded before. */

@@ -145,4 +145,53 @@ describe('attachments through the typed client', () => {
     t.fake.assertDone();
     await session.close();
   });
+
+  it("the seed's {data: Buffer} over 512 KiB is uploaded first (inline it would pass the 1 MiB JSON body limit)", async () => {
+    const big = await startTestServer({
+      fake,
+      config: {
+        providers: {
+          openai: {
+            apiKey: 'sk-test',
+            baseUrl: fake.baseUrl,
+            maxRetries: 0,
+            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
+          },
+        },
+      },
+    });
+    try {
+      const bigClient = new A3sClient({
+        baseUrl: big.url,
+        WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+      });
+      const session = await bigClient.session(big.root);
+      const image = Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024, 7)]);
+      fake.script({
+        expect: (req) =>
+          expect(userContent(req)).toEqual([
+            { type: 'text', text: 'how big?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } },
+          ]),
+        text: 'big',
+      });
+      expect((await session.sendWithAttachments('how big?', [{ data: image, mediaType: 'image/png' }])).text).toBe(
+        'big',
+      );
+      const [stored] = await session.listAttachments();
+      expect(stored).toMatchObject({ type: 'image', mediaType: 'image/png', bytes: image.length });
+      // A bad part next to a large one uploads nothing.
+      await expect(
+        session.sendWithAttachments('x', [
+          { data: image, mediaType: 'image/png' },
+          { data: PNG, mediaType: 'image/png', bogus: 1 } as never,
+        ]),
+      ).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+      expect(await session.listAttachments()).toHaveLength(1);
+      fake.assertDone();
+      await session.close();
+    } finally {
+      await big.close();
+    }
+  });
 });
