@@ -268,4 +268,68 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
     ]);
     fake.assertDone();
   });
+
+  it('forwardedProps.multitaskStrategy interrupt stops the busy run at its safe point; rollback cancels it and drops its turn', async () => {
+    const id = await session();
+    const body = (runId: string, text: string, forwardedProps?: unknown) => ({
+      threadId: id,
+      runId,
+      messages: [{ id: runId, role: 'user', content: text }],
+      ...(forwardedProps !== undefined ? { forwardedProps } : {}),
+    });
+    const userTexts = (index: number) =>
+      (fake.requests[index]?.body.messages ?? [])
+        .filter((m) => m.role === 'user')
+        .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+    // interrupt: the busy run's tool round finishes (its result kept), then it stops before its next provider call.
+    fake.script(
+      { toolCalls: [{ id: 'i_read', name: 'ls', arguments: {} }], delayMs: 400 },
+      { text: 'after the interrupt' },
+    );
+    const before = fake.requests.length;
+    const first = request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send(body('i-1', 'list the files'))
+      .then((r) => r);
+    await fake.waitForRequests(before + 1);
+    const second = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send(body('i-2', 'do this instead', { multitaskStrategy: 'interrupt' }))
+      .expect(200);
+    expect(sseEvents(second.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    await first;
+    expect(userTexts(before + 1).at(-1)).toBe('do this instead');
+    let runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs as Array<{
+      input: string;
+      status: string;
+    }>;
+    expect(runs.map((r) => [r.input, r.status])).toEqual([
+      ['list the files', 'cancelled'],
+      ['do this instead', 'completed'],
+    ]);
+    fake.assertDone();
+
+    // rollback: the busy run is cancelled at once and its turn is not in the next run's request.
+    fake.script({ hang: true }, { text: 'rolled back' });
+    const hung = fake.requests.length;
+    const third = request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send(body('r-1', 'forget me'))
+      .then((r) => r);
+    await fake.waitForRequests(hung + 1);
+    const fourth = await request(t.url)
+      .post(`/v1/agui/${id}`)
+      .send(body('r-2', 'keep me', { multitaskStrategy: 'rollback' }))
+      .expect(200);
+    expect(sseEvents(fourth.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    await third;
+    expect(userTexts(hung + 1)).not.toContain('forget me');
+    expect(userTexts(hung + 1).at(-1)).toBe('keep me');
+    runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs;
+    expect(runs.slice(-2).map((r) => [r.input, r.status])).toEqual([
+      ['forget me', 'cancelled'],
+      ['keep me', 'completed'],
+    ]);
+    fake.assertDone();
+  });
 });
