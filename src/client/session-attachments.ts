@@ -105,7 +105,7 @@ export function toRunAttachments(inputs: unknown): RunAttachment[] {
 
 /**
  * Bytes up to this size travel inline (base64 in the run's JSON body); larger ones are uploaded first (the raw
- * body) and sent as their reference, so the seed's `{data: Buffer, mediaType}` works for images of any size the
+ * body) and sent as their reference, so the seed's `{data, mediaType}` with bytes works for images of any size the
  * server takes (the JSON body limit, 1 MiB by default, would refuse them inline).
  */
 export const INLINE_ATTACHMENT_BYTES = 512 * 1024;
