@@ -13,7 +13,10 @@ export const IMAGE_WINDOW = 8;
 export const TEXT_WINDOW_BYTES = 8 * 1024 * 1024;
 
 /** Reads one attachment of the session (undefined: gone). */
-export type AttachmentReader = (attachmentId: string) => Promise<StoredAttachment | undefined>;
+export interface AttachmentReader {
+  /** The stored attachment, or undefined when it is no longer stored. */
+  read(attachmentId: string): Promise<StoredAttachment | undefined>;
+}
 
 function label(ref: AttachmentRef): string {
   return ref.name !== undefined ? `"${ref.name}" (${ref.attachmentId})` : ref.attachmentId;
@@ -51,7 +54,7 @@ export async function attachmentParts(
   const reads = new Map<string, Promise<StoredAttachment | undefined>>();
   const readOnce = (attachmentId: string) => {
     let found = reads.get(attachmentId);
-    if (found === undefined) reads.set(attachmentId, (found = read(attachmentId)));
+    if (found === undefined) reads.set(attachmentId, (found = read.read(attachmentId)));
     return found;
   };
   let parts: Map<ChatMessage, LlmContentPart[]> | undefined;

@@ -18,7 +18,7 @@ import type { InvocationContext } from './invocation-context.js';
 import { ProviderCallError, retryDelayMs } from './provider-retry.js';
 import { attachmentParts, type AttachmentReader } from '../attachments/attachment-parts.js';
 
-const noAttachments: AttachmentReader = () => Promise.resolve(undefined);
+const noAttachments: AttachmentReader = { read: () => Promise.resolve(undefined) };
 
 /** A model resolved from "provider/model": the provider client and the bare model name it expects. */
 export interface ResolvedModel {

@@ -18,6 +18,18 @@ export interface RestoredGovernance {
   readonly questions: readonly StoredQuestion[];
 }
 
+/** A new session's (or one restored with neither): shared by all of them, so it costs no session any heap. */
+const NOTHING_RESTORED: RestoredGovernance = Object.freeze({ grants: [], questions: [] });
+
+/** What a snapshot's grants and questions give the governance: NOTHING_RESTORED when it kept neither. */
+export function restoredGovernance(
+  grants: readonly string[] | undefined,
+  questions: readonly StoredQuestion[] | undefined,
+): RestoredGovernance {
+  if ((grants?.length ?? 0) === 0 && (questions?.length ?? 0) === 0) return NOTHING_RESTORED;
+  return { grants: grants ?? [], questions: questions ?? [] };
+}
+
 /**
  * A session's governance parts, built on first use (a child's are its parent's), and what the session
  * does with them: its budget host, its session_start notice, and which parts it owns (settles on close).

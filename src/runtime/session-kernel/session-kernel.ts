@@ -8,8 +8,6 @@ import { resolveQueueSettings } from '../queue/queue-settings.js';
 import { SessionQueue } from '../queue/session-queue.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
 import type { SessionKey } from '../../stores/session-key.js';
-import type { ToolImageStore } from '../ports/attachment-store.js';
-import type { ToolImages } from '../tools/define-tool.js';
 import { childObserver } from './child-observer.js';
 import { HostDirectCalls } from './host-direct-calls.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
@@ -17,7 +15,7 @@ import type { RestoredState } from './restored-state.js';
 import { SessionArtifacts } from './session-artifacts.js';
 import { buildSessionDelegation } from './session-delegation-factory.js';
 import { createSessionEmit, type SessionEmit } from './session-emitter.js';
-import { SessionGovernanceAccess } from './session-governance-access.js';
+import { restoredGovernance, SessionGovernanceAccess } from './session-governance-access.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { SessionMcp } from './session-mcp.js';
 import { SessionRunControl } from './session-run-control.js';
@@ -27,6 +25,7 @@ import type { SessionScope } from './session-services.js';
 import { restoredRun } from './session-snapshot-codec.js';
 import { offeredBuiltins, SessionTools } from './session-tools.js';
 import { SessionTranscript } from './session-transcript.js';
+import { SessionImages } from './session-images.js';
 import { SessionVerifications } from './session-verifications.js';
 import { SingleFlight } from './single-flight.js';
 import { VerificationReports } from './verification-reports.js';
@@ -143,7 +142,7 @@ export function buildSessionKernel(
     hostEnv,
     services.governance,
     childOf?.governance,
-    { grants: restored?.permissionGrants ?? [], questions: restored?.questions ?? [] },
+    restoredGovernance(restored?.permissionGrants, restored?.questions),
     lifecycle,
     queue,
     // A question asked or answered is saved at once on an autoSave session: a takeover finds it.
@@ -182,6 +181,10 @@ export function buildSessionKernel(
     restored?.subagentTasks,
   );
 
+  // The images `read` returns and the attachments a request names: one object per session, built only with a store.
+  const images = services.toolImages
+    ? new SessionImages(services.toolImages, services.attachments, sessionKey, config)
+    : undefined;
   const tools = new SessionTools({
     permissionPolicy: config.permissionPolicy,
     permissionFloor: config.permissionFloor,
@@ -199,17 +202,11 @@ export function buildSessionKernel(
       fileOwner: sandbox.runAs,
       delegation,
       queue,
-      ...(services.toolImages ? { images: toolImages(services.toolImages, sessionKey, config) } : {}),
+      ...(images ? { images } : {}),
     },
   });
   const directCalls = new HostDirectCalls({ config, hostEnv, emit, lifecycle, tools });
-  const attachmentStore = services.attachments;
-  const llm = new LlmInvoker(
-    config,
-    governance,
-    providerLane,
-    attachmentStore ? (id) => attachmentStore.get(sessionKey, id) : undefined,
-  );
+  const llm = new LlmInvoker(config, governance, providerLane, images);
   // Memory events belong to the active run when there is one (the context provider), else to the session.
   const memory = openAgentMemory(
     config.memory,
@@ -294,16 +291,5 @@ export function buildSessionKernel(
     persistence,
     verifications,
     runs,
-  };
-}
-
-/** The session's ToolImages: its current model decides whether images are taken (`/model` may switch it). */
-function toolImages(store: ToolImageStore, sessionKey: SessionKey, config: ResolvedSessionConfig): ToolImages {
-  return {
-    get accepted() {
-      return config.model.acceptsImages === true;
-    },
-    maxBytes: store.maxBytes,
-    store: (mediaType, name, data) => store.storeImage(sessionKey, mediaType, name, data),
   };
 }
