@@ -24,7 +24,7 @@ Commands:
                                list, show or close sessions
   events SESSION               print a session's events as NDJSON (--after N, --follow)
   approve SESSION TOOL_ID      answer a pending confirmation (--reject, --reason R)
-  answer SESSION QUESTION_ID (--option TEXT | TEXT)
+  answer SESSION QUESTION_ID (--option TEXT | --decline | TEXT)
                                answer a question the agent asked (ask_user)
   steer SESSION TEXT           append input to the session's active run at its next safe point
   interrupt SESSION            stop the session's active run at its next safe point (--force: now)
@@ -112,15 +112,17 @@ Flags:
   --reason R    the reason recorded with the answer
 
 ${CONNECTION}`,
-  answer: `Usage: a3s answer SESSION QUESTION_ID (--option TEXT | TEXT...)
+  answer: `Usage: a3s answer SESSION QUESTION_ID (--option TEXT | --decline | TEXT...)
 
 Answers the question QUESTION_ID the agent asked in SESSION (the ask_user tool; the ids "a3s run" printed when it
-exited 3): --option picks one of its options (exactly as offered), other words are a free-text answer. Exit 1 when
+exited 3): --option picks one of its options (exactly as offered), --decline says the user will not answer (the
+agent goes on without it), other words are a free-text answer. Exit 1 when
 no such question is pending (it was answered, timed out or its run ended); 2 for an option not offered, or free
 text to a question that takes options only.
 
 Flags:
   --option TEXT   one of the question's options
+  --decline       the user will not answer
 
 ${CONNECTION}`,
   steer: `Usage: a3s steer SESSION TEXT... [--run RUN_ID] [--request-id ID]

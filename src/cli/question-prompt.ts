@@ -98,7 +98,9 @@ export async function askOnTerminal(
       }
       try {
         await session.answerQuestion(asked.question_id, reply);
-        io.err(`[question] answered: ${typeof reply === 'string' ? reply : reply.option}\n`);
+        io.err(
+          `[question] answered: ${typeof reply === 'string' ? reply : 'option' in reply ? reply.option : 'declined'}\n`,
+        );
       } catch (error) {
         io.err(`[question] could not answer: ${error instanceof Error ? error.message : String(error)}\n`);
       }

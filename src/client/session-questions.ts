@@ -2,8 +2,8 @@ import type { PendingQuestionView } from '../protocol/questions.js';
 import { seg } from './http-transport.js';
 import { sessionPath, type SessionContext } from './session-context.js';
 
-/** What answerQuestion was told: free text, or one of the question's options. */
-export type QuestionReply = string | { option: string };
+/** What answerQuestion was told: free text, one of the question's options, or a decline (the user will not answer). */
+export type QuestionReply = string | { option: string } | { declined: true };
 
 /** A session's questions to its user (the ask_user tool): list the pending ones, answer one. */
 export class SessionQuestions {
@@ -20,7 +20,7 @@ export class SessionQuestions {
    * settled; QuestionNotFoundError, QuestionSettledError or ValidationError (an option not offered) otherwise.
    */
   async answerQuestion(questionId: string, reply: QuestionReply): Promise<PendingQuestionView> {
-    const body = typeof reply === 'string' ? { answer: reply } : { option: reply.option };
+    const body = typeof reply === 'string' ? { answer: reply } : 'option' in reply ? { option: reply.option } : reply;
     const answered = await this.ctx.transport.post<{ question: PendingQuestionView }>(
       sessionPath(this.ctx, `/questions/${seg(questionId)}`),
       body,

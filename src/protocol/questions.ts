@@ -30,17 +30,19 @@ export const PendingQuestionSchema = z
 export type PendingQuestionView = z.infer<typeof PendingQuestionSchema>;
 
 /**
- * The answer to a question: free text (`answer`, when the question allows it) or one of its options
- * (`option`, exactly as offered). Exactly one of the two.
+ * The answer to a question: free text (`answer`, when the question allows it), one of its options
+ * (`option`, exactly as offered), or `declined: true` (the user will not answer: the ask_user call returns
+ * that, and the agent goes on without it). Exactly one of the three.
  */
 export const QuestionAnswerSchema = z
   .object({
     answer: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
     option: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
+    declined: z.literal(true).optional(),
   })
   .strict()
-  .refine((body) => (body.answer === undefined) !== (body.option === undefined), {
-    message: 'give exactly one of answer (free text) or option (one of the offered options)',
+  .refine((body) => [body.answer, body.option, body.declined].filter((given) => given !== undefined).length === 1, {
+    message: 'give exactly one of answer (free text), option (one of the offered options) or declined: true',
     path: ['answer'],
   })
   .meta({ id: 'QuestionAnswer' });
@@ -82,6 +84,7 @@ export const QuestionAnsweredResponseSchema = z
     question: PendingQuestionSchema,
     answer: z.string().optional(),
     option: z.string().optional(),
+    declined: z.literal(true).optional(),
     /**
      * Set when the question was kept across a restart or takeover: the run the answer resumed (from the
      * asking run's checkpoint; its ask_user call returns the answer).

@@ -45,6 +45,7 @@ export const WsClientMessageSchema = z.discriminatedUnion('type', [
       questionId: z.string().min(1).max(200),
       answer: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
       option: z.string().min(1).max(MAX_QUESTION_CHARS).optional(),
+      declined: z.literal(true).optional(),
     })
     .strict(),
   // Become a hook/budget host: the answer `host_registered` carries the connection id to name in a

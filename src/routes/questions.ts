@@ -31,7 +31,7 @@ export function registerQuestionRoutes(app: FastifyInstance, ctx: ServerContext)
     {
       method: 'POST',
       url: '/v1/sessions/:id/questions/:questionId',
-      summary: 'Answer a question of the agent {answer} (free text) or {option} (one of those offered)',
+      summary: 'Answer a question of the agent {answer} (free text), {option} (one offered) or {declined: true}',
       description:
         "Settles the question once and the ask_user call returns the answer to the model; a question kept across a restart or takeover resumes its run (resumedRunId), whose ask_user call takes the answer. 404 QUESTION_NOT_FOUND for an unknown id (or another session's), 409 QUESTION_SETTLED when already answered, timed out or cancelled, 400 naming body.option for an option that was not offered and body.answer for free text to a question that takes only its options.",
       scope: 'sessions',
@@ -50,6 +50,7 @@ export function registerQuestionRoutes(app: FastifyInstance, ctx: ServerContext)
         question,
         ...(body.answer !== undefined ? { answer: body.answer } : {}),
         ...(body.option !== undefined ? { option: body.option } : {}),
+        ...(body.declined === true ? { declined: true as const } : {}),
         ...(resumedRunId !== undefined ? { resumedRunId } : {}),
       };
     },

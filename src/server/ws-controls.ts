@@ -127,16 +127,21 @@ export function answerControl(
   ctx: Pick<ServerContext, 'agent' | 'logger'>,
   caller: Caller,
 ): WsControl {
-  if ((message.answer === undefined) === (message.option === undefined))
+  const given = [message.answer, message.option, message.declined].filter((value) => value !== undefined).length;
+  if (given !== 1)
     return errorControl(
       'VALIDATION_ERROR',
-      'message.answer: give exactly one of answer (free text) or option (one of the offered options)',
+      'message.answer: give exactly one of answer (free text), option (one of the offered options) or declined: true',
       'answer',
     );
   try {
     const { resumesRun } = session.governance.answerQuestion(
       message.questionId,
-      message.option !== undefined ? { option: message.option } : { answer: message.answer },
+      message.option !== undefined
+        ? { option: message.option }
+        : message.declined === true
+          ? { declined: true }
+          : { answer: message.answer },
     );
     // A question kept across a restart or takeover: its run resumes (its events follow on the socket).
     if (resumesRun !== undefined)

@@ -66,7 +66,7 @@ describe('a3s: help, usage errors, configuration', () => {
       [['resume', 's1'], /^a3s: missing RUN_ID/],
       [['answer', 's1'], /^a3s: missing QUESTION_ID/],
       [['answer', 's1', 'q1'], /^a3s: missing the answer: --option TEXT/],
-      [['answer', 's1', 'q1', '--option', 'a', 'b'], /^a3s: give --option or a free-text answer, not both/],
+      [['answer', 's1', 'q1', '--option', 'a', 'b'], /^a3s: give one of --option, --decline or a free-text answer/],
       [['steer', 's1'], /^a3s: missing TEXT/],
       [['interrupt'], /^a3s: missing SESSION/],
       [['interrupt', 's1', 'now'], /^a3s: unexpected argument "now"/],

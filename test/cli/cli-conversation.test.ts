@@ -126,6 +126,22 @@ describe('a3s: attachments, questions and run control', () => {
     fake.assertDone();
   });
 
+  it('a3s answer --decline declines the question: the model is told and the run goes on', async () => {
+    fake.script(ask('c_qd', { question: 'Which region?' }), { text: 'Picked eu-west.' });
+    const result = await runA3s(cli, ['run', 'deploy'], { env });
+    expect(result.code).toBe(3);
+    const [, sessionId, runId] = SESSION_LINE.exec(result.stderr) ?? [];
+    const questionId = /question id (\S+)\)/.exec(result.stderr)?.[1];
+    const both = await runA3s(cli, ['answer', sessionId!, questionId!, '--decline', 'eu'], { env });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^a3s: give one of --option, --decline or a free-text answer/);
+    const declined = await runA3s(cli, ['answer', sessionId!, questionId!, '--decline'], { env });
+    expect(declined).toMatchObject({ code: 0, stdout: `declined ${questionId} in session ${sessionId}\n` });
+    expect((await ended(sessionId!, runId!)).status).toBe('completed');
+    expect(toolResult(fake.requests.at(-1), 'c_qd')).toContain('The user declined to answer');
+    fake.assertDone();
+  });
+
   it.skipIf(!hasScript)(
     'on a terminal the question is asked there: a number picks an option, words answer freely',
     async () => {

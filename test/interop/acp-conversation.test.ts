@@ -179,4 +179,25 @@ describe('ACP: images and prompts while a run is active', () => {
     expect(toolMessage(t, 'c_name')).toContain('The user answered: zephyr');
     t.fake.assertDone();
   });
+
+  it('a declined elicitation settles the question declined: the turn goes on at once', async () => {
+    const t = await start();
+    const app = client({ name: 'test-editor' })
+      .onNotification('session/update', () => undefined)
+      .onRequest('elicitation/create', () => ({ action: 'decline' }));
+    await app.connectWith(createWebSocketStream(wsUrl(t.url), { WebSocket }), async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: { elicitation: { form: {} } } });
+      const { sessionId } = await ctx.request('session/new', { cwd: t.root, mcpServers: [] });
+      t.fake.script(
+        { toolCalls: [{ id: 'c_decl', name: 'ask_user', arguments: { question: 'Name the project?' } }] },
+        { text: 'picked one myself' },
+      );
+      const started = Date.now();
+      expect((await prompt(ctx, sessionId, [{ type: 'text', text: 'start' }])).stopReason).toBe('end_turn');
+      // Not left to wait for the question's timeout (the confirmation policy's, minutes by default).
+      expect(Date.now() - started).toBeLessThan(10_000);
+    });
+    expect(toolMessage(t, 'c_decl')).toContain('The user declined to answer');
+    t.fake.assertDone();
+  });
 });

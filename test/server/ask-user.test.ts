@@ -160,6 +160,48 @@ describe('ask_user: the agent asks its user and waits for the answer', () => {
     expect(toolMessage(t, 'c_q3')).toBe('The user answered: feature/db');
   });
 
+  it('a question can be declined (REST and WebSocket): the model is told, and declined goes alone', async () => {
+    const session = await createSession(t, { askUser: true });
+    const ws = await subscribe(t.url, session, { after: 0 });
+    t.fake.script(
+      ask('c_qd1', { question: 'Deploy now?', options: ['yes', 'no'], allow_free_text: false }),
+      ask('c_qd2', { question: 'Why?' }),
+      { text: 'going on without it' },
+    );
+    const runId = await startRun(t, session, 'go');
+    const asked = await waitQuestion(session);
+    const both = await request(t.url)
+      .post(`/v1/sessions/${session}/questions/${asked.questionId}`)
+      .send({ option: 'yes', declined: true })
+      .expect(400);
+    expect(both.body.error.message).toContain('give exactly one of answer (free text), option');
+    await request(t.url)
+      .post(`/v1/sessions/${session}/questions/${asked.questionId}`)
+      .send({ declined: false })
+      .expect(400);
+    const declined = await request(t.url)
+      .post(`/v1/sessions/${session}/questions/${asked.questionId}`)
+      .send({ declined: true })
+      .expect(200);
+    expect(declined.body).toMatchObject({ question: { questionId: asked.questionId }, declined: true });
+    const second = await ws.waitFor((e) => e.type === 'user_question' && e.payload.question === 'Why?');
+    ws.send({ type: 'answer', questionId: second.payload.question_id as string, declined: true, answer: 'x' });
+    const refused = await ws.waitFor((e) => e.type === 'error');
+    expect(refused.payload).toMatchObject({ code: 'VALIDATION_ERROR' });
+    ws.send({ type: 'answer', questionId: second.payload.question_id as string, declined: true });
+    await ws.waitFor((e) => e.type === 'answer_result' && e.payload.question_id === second.payload.question_id);
+    expect((await finished(session, runId)).status).toBe('completed');
+    ws.close();
+    t.fake.assertDone();
+    const told = 'The user declined to answer. Go on without the answer, or say what you need and stop.';
+    expect(toolMessage(t, 'c_qd1')).toBe(told);
+    expect(toolMessage(t, 'c_qd2')).toBe(told);
+    await request(t.url)
+      .post(`/v1/sessions/${session}/questions/${asked.questionId}`)
+      .send({ declined: true })
+      .expect(409);
+  });
+
   it('waits at most the confirmation policy timeout; then nobody answered for the user', async () => {
     const session = await createSession(t, {
       askUser: true,

@@ -6,7 +6,7 @@ import type { AgentSession } from '../../runtime/session-kernel/agent-session.js
  * Ask the editor a question of the agent (ask_user). An editor that declared
  * `clientCapabilities.elicitation.form` gets `elicitation/create` (form mode, one string field `answer`, an
  * enum of the options when free text is not allowed): an answer equal to an option answers with it, other
- * text answers as free text. Otherwise a question with options becomes session/request_permission whose options are the choices (`option_<n>`, kind
+ * text answers as free text, and a `decline` declines the question. Otherwise a question with options becomes session/request_permission whose options are the choices (`option_<n>`, kind
  * allow_once), and the choice answers the question broker with that option. A question without options
  * (free text) is not sent to such an editor: session/request_permission offers only choices, so it waits for another client (REST, the
  * events WebSocket) or times out. A cancelled request leaves the question pending; the request is withdrawn
@@ -26,7 +26,7 @@ export async function askQuestion(
     const later = asAgentEventEnvelope(envelope);
     if (later.type === 'tool_end' && later.payload.id === pending.toolCallId) withdraw.abort();
   });
-  const settle = (answer: { option: string } | { answer: string }) => {
+  const settle = (answer: { option: string } | { answer: string } | { declined: true }) => {
     try {
       session.governance.answerQuestion(questionId, answer);
     } catch {
@@ -63,9 +63,16 @@ export async function askQuestion(
           { cancellationSignal: withdraw.signal, stopWaitingOnCancel: true },
         )
         .catch(() => undefined);
-      const content = (response as { action?: string; content?: Record<string, unknown> | null } | undefined)?.content;
-      const given = content?.answer;
-      if (withdraw.signal.aborted || typeof given !== 'string' || given === '') return;
+      const reply = response as { action?: string; content?: Record<string, unknown> | null } | undefined;
+      if (withdraw.signal.aborted) return;
+      // The user declined in the editor: the question is settled declined (a `cancel`, dismissed without a
+      // choice, leaves it for another client or its timeout).
+      if (reply?.action === 'decline') {
+        settle({ declined: true });
+        return;
+      }
+      const given = reply?.content?.answer;
+      if (typeof given !== 'string' || given === '') return;
       if (pending.options.includes(given)) settle({ option: given });
       else if (pending.allowFreeText) settle({ answer: given });
       return;

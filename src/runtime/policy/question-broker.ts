@@ -21,10 +21,11 @@ export interface QuestionRequest extends QuestionText {
   onAsked(pending: PendingQuestionView): void;
 }
 
-/** How a question ended: answered (free text or an option), timed out, or cancelled. */
+/** How a question ended: answered (free text or an option), declined by the user, timed out, or cancelled. */
 export type QuestionOutcome =
   | { kind: 'answered'; answer: string; option?: undefined }
   | { kind: 'answered'; option: string; answer?: undefined }
+  | { kind: 'declined' }
   | { kind: 'timed_out'; timeoutMs: number }
   | { kind: 'cancelled' };
 

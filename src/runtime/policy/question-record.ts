@@ -4,12 +4,15 @@ import type { PendingQuestionView, QuestionAnswer, StoredQuestion } from '../../
 /** A question as the broker holds it: the listed view without its remaining time. */
 export type QuestionRecord = Omit<PendingQuestionView, 'remainingMs'>;
 
-/** The outcome of a valid answer: one of the options offered, or free text where the question allows it. */
-export type CheckedAnswer = { kind: 'answered'; option: string } | { kind: 'answered'; answer: string };
+/** The outcome of a valid answer: one of the options offered, free text where the question allows it, or a decline. */
+export type CheckedAnswer =
+  { kind: 'answered'; option: string } | { kind: 'answered'; answer: string } | { kind: 'declined' };
 
 /** Check an answer against its question: VALIDATION_ERROR naming body.option or body.answer when it does not fit. */
 export function checkQuestionAnswer(view: QuestionRecord, answer: QuestionAnswer): CheckedAnswer {
   const questionId = view.questionId;
+  // Any question may be declined: the user says they will not answer.
+  if (answer.declined === true) return { kind: 'declined' };
   if (answer.option !== undefined) {
     if (!view.options.includes(answer.option))
       throw new CodeError(

@@ -47,6 +47,12 @@ export const askUserTool = defineTool({
         return outcome.option !== undefined
           ? { output: `The user chose: ${outcome.option}`, exitCode: 0, metadata: { option: outcome.option } }
           : { output: `The user answered: ${outcome.answer}`, exitCode: 0, metadata: { answer: outcome.answer } };
+      case 'declined':
+        return {
+          output: 'The user declined to answer. Go on without the answer, or say what you need and stop.',
+          exitCode: 0,
+          metadata: { declined: true },
+        };
       case 'timed_out':
         return toolError(`no answer within ${outcome.timeoutMs} ms; nobody answered for the user`, {
           timed_out: true,
