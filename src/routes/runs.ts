@@ -77,6 +77,8 @@ async function runAnswer(started: RunHandle | Promise<RunHandle>, wait: boolean,
     reply.status(200);
     return { runId: run.runId, run, result: run.result ?? null, existing: handle.existing };
   }
+  // A queued run is accepted once it is durable: a node lost right after the 202 does not lose it.
+  await handle.saved;
   reply.status(202);
   const queued = handle.queuePosition !== undefined ? { queuePosition: handle.queuePosition } : {};
   return { runId: handle.record.runId, run: handle.record, existing: handle.existing, ...queued };

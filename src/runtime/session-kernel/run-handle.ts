@@ -28,4 +28,6 @@ export interface RunHandle {
   existing: boolean;
   /** Set while the run waits in the session's run queue: 1 starts next. */
   queuePosition?: number;
+  /** A queued run of an autoSave session: settles once the snapshot that lists it is saved (answer after it). */
+  saved?: Promise<void>;
 }

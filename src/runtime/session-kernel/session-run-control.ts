@@ -163,13 +163,14 @@ export class SessionRunControl {
     if (active !== undefined && strategy === 'interrupt')
       this.stopAtSafePoint(active, `the run was interrupted by run ${runId} (multitaskStrategy interrupt)`);
     if (active !== undefined && strategy === 'rollback') this.rollBack(active, runId);
-    // A durable session keeps its queue: saved now, so a restart or a takeover starts it.
-    void this.deps.persistence.saveIfAutoSave();
+    // A durable session keeps its queue: saved now, so a restart or a takeover starts it; the 202 waits for it.
+    const saved = this.deps.persistence.saveIfAutoSave();
     return {
       record: records.withCounts(record),
       done: entry.done.then((r) => records.withCounts(r)),
       existing: false,
       queuePosition: position,
+      saved,
     };
   }
 
