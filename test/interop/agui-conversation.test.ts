@@ -3,6 +3,7 @@ import type { BaseEvent, Interrupt } from '@ag-ui/core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { toolMessage } from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -51,14 +52,7 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
     t = await startTestServer({
       fake,
       config: {
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } }, 'text-model': {} },
-          },
-        },
+        providers: imageModelProviders(fake, { textModel: true }),
       },
     });
   });
