@@ -8,8 +8,8 @@ import type {
   VerificationPreset,
   VerificationReport,
   VerificationRequestInput,
-  VerificationSummaryResponse,
 } from '../protocol/verification.js';
+import type { VerificationSummaryResponse } from '../protocol/verification-summary.js';
 import { seg } from './http-transport.js';
 import { falseOn, sessionPath, type SessionContext } from './session-context.js';
 

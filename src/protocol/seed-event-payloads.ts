@@ -1,7 +1,8 @@
 import { AgentGoalSchema, ExecutionPlanSchema, PlanTaskSchema, TaskStatusSchema } from './planning.js';
 import { z } from 'zod';
 import { RUN_ERROR_CODES } from '../errors.js';
-import { VerificationStatusSchema, VerificationSummarySchema } from './verification.js';
+import { VerificationStatusSchema } from './verification.js';
+import { VerificationSummarySchema } from './verification-summary.js';
 
 /** TokenUsage in payloads (the seed's snake_case fields; cache counts when the provider reports them). */
 export const TokenUsageSchema = z

@@ -6,11 +6,11 @@ import {
   VerificationReportListResponseSchema,
   VerificationReportSchema,
   VerificationRequestSchema,
-  VerificationSummaryResponseSchema,
   type ExternalVerificationReport,
   type VerificationReport,
   type VerificationRequest,
 } from '../protocol/verification.js';
+import { VerificationSummaryResponseSchema } from '../protocol/verification-summary.js';
 import type { Caller } from '../runtime/ports/caller.js';
 import { detectPresets } from '../runtime/verification/detect-presets.js';
 import type { WorkspaceAccess } from '../runtime/workspace/workspace-directory.js';

@@ -11,21 +11,19 @@ import {
   type WsControl,
 } from '../protocol/ws-messages.js';
 import { addressedCaller } from '../runtime/live-sessions/session-address.js';
-import {
-  controlFrameText,
-  type SubscriptionLimits,
-  type SubscriptionTransport,
-} from '../runtime/events/event-subscription.js';
+import { controlFrameText, type SubscriptionTransport } from '../runtime/events/event-subscription.js';
 import { hasScope, type Caller } from '../runtime/ports/caller.js';
-import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 import { clientAddressOf } from './client-address.js';
-import type { ClientFaultLog } from './client-fault-log.js';
 import { routeEventSocket } from './route-event-socket.js';
-import type { ServerContext } from './server-context.js';
+import type {
+  EventsSocketAddress,
+  EventsSocketAttachment,
+  EventsSocketDeps,
+  EventsSocketState,
+} from './events-socket-state.js';
 import { openSessionSubscription, type OpenedSubscription } from './session-subscription.js';
 import { authenticateSocket, parseJsonFrame, type SocketCredentials } from './socket-auth.js';
 import type { ProxiedSocket } from './socket-proxy.js';
-import type { SocketRegistry } from './socket-registry.js';
 import {
   cancelControl,
   completeExternalTaskControl,
@@ -49,53 +47,6 @@ export const MAX_MESSAGES_BEFORE_AUTH = 8;
  * messages) with nothing queued before them are answered at once and not counted. One more closes with 1008.
  */
 export const MAX_MESSAGES_BEFORE_ATTACH = 8;
-
-/** What an events socket needs: the runtime, the registry that closes sockets, the subscriber bounds and the client fault log. */
-export interface EventsSocketDeps {
-  readonly ctx: ServerContext;
-  readonly sockets: SocketRegistry;
-  readonly limits: SubscriptionLimits;
-  readonly faults: ClientFaultLog;
-}
-
-/** What the upgrade's URL names: the session, the cursor to replay after, and (admins) the session's tenant. */
-export interface EventsSocketAddress {
-  readonly sessionId: string;
-  readonly after: number | undefined;
-  readonly tenantId: string | undefined;
-}
-
-/** A message an authenticated socket sent while attaching: handled once attached, or passed on as it came (`raw`) when proxied. */
-interface WaitingMessage {
-  readonly handle: () => void;
-  readonly raw: readonly [RawData, boolean] | undefined;
-}
-
-/**
- * Where an attached socket is served: the live session here (its host connection once it registers), the
- * session's shared stream while another node owns it (session-bound messages are refused naming the owner),
- * or the owner node itself, to which the socket is spliced whole.
- */
-export type EventsSocketAttachment =
-  | {
-      readonly via: 'session';
-      readonly opened: OpenedSubscription;
-      readonly session: AgentSession;
-      hostConnectionId: string | undefined;
-    }
-  | { readonly via: 'stream'; readonly opened: OpenedSubscription; readonly owner: CodeError }
-  | { readonly via: 'proxy'; readonly proxy: ProxiedSocket };
-
-/**
- * The states of one events socket. unauthenticated -> attaching (credentials accepted) -> attached (the
- * subscription started, or the socket proxied) -> closed; any state -> closed (a close of ours or the
- * client's). Nothing leaves `closed`.
- */
-export type EventsSocketState =
-  | { readonly kind: 'unauthenticated'; refused: number; readonly timer: NodeJS.Timeout | undefined }
-  | { readonly kind: 'attaching'; readonly caller: Caller; readonly waiting: WaitingMessage[] }
-  | { readonly kind: 'attached'; readonly caller: Caller; readonly to: EventsSocketAttachment }
-  | { readonly kind: 'closed' };
 
 /**
  * The upgraded GET /v1/sessions/:id/events connection: its params and query checked (1008 naming the

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { createSession, history } from '../support/run-helpers.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 
@@ -18,18 +19,6 @@ function userContent(req: RecordedRequest): unknown {
   return req.body.messages.filter((m) => m.role === 'user').at(-1)?.content;
 }
 
-/** A provider block whose test-model accepts images and whose text-model does not. */
-function providers(fake: FakeProvider) {
-  return {
-    openai: {
-      apiKey: 'sk-test',
-      baseUrl: fake.baseUrl,
-      maxRetries: 0,
-      models: { 'test-model': { modalities: { input: ['text', 'image'] } }, 'text-model': {} },
-    },
-  };
-}
-
 describe('attachments over HTTP', () => {
   let fake: FakeProvider;
   let t: TestServer;
@@ -41,7 +30,7 @@ describe('attachments over HTTP', () => {
     t = await startTestServer({
       fake,
       config: {
-        providers: providers(fake),
+        providers: imageModelProviders(fake, { textModel: true }),
         limits: { maxAttachmentBytes: 4096 },
         apiTokens: [
           { token: A, principal: 'a', tenantId: 'tenant-a', scopes: ['sessions'] },
@@ -308,7 +297,7 @@ describe('attachments in the file store', () => {
     const fake = await startFakeProvider();
     const dataDir = tempDir('a3s-data-');
     const root = tempDir('a3s-ws-');
-    const config = { providers: providers(fake) };
+    const config = { providers: imageModelProviders(fake, { textModel: true }) };
     let t = await startTestServer({ fake, dataDir, root, config });
     try {
       const id = await createSession(t, { sessionId: 'kept', autoSave: true });

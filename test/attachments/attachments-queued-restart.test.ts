@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { startFakeProvider } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { createSession, eventually, getRun, startRun, useTestServers } from '../support/run-helpers.js';
 
 const start = useTestServers();
@@ -17,14 +18,7 @@ describe('a queued run keeps its attachments durably', () => {
     const fake = await startFakeProvider();
     try {
       const config = {
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-          },
-        },
+        providers: imageModelProviders(fake),
       };
       const t = await start({ fake, config });
       const id = await createSession(t, { autoSave: true });

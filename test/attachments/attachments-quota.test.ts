@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { backendConfig, connectRedisTarget, SESSION_BACKENDS } from '../support/redis-target.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -29,14 +30,7 @@ describe.each(SESSION_BACKENDS)("attachments count in the tenant's stored bytes 
       fake,
       config: {
         ...store,
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-          },
-        },
+        providers: imageModelProviders(fake),
         apiTokens: [
           { token: TOKEN, principal: 'q', tenantId: 'tenant-q', scopes: ['sessions'] },
           { token: ADMIN, principal: 'root', tenantId: 'ops', scopes: ['admin'] },

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { imageModelProviders } from '../support/image-model.js';
 import { connectRedisTarget, redisServerConfig } from '../support/redis-target.js';
 import { startFakeProvider } from '../support/fake-provider.js';
 import { startTestServer, tempDir } from '../support/test-server.js';
@@ -16,14 +17,7 @@ describe('attachments on Redis', () => {
     const config = {
       ...redisServerConfig(),
       redisKeyPrefix: prefix,
-      providers: {
-        openai: {
-          apiKey: 'sk-test',
-          baseUrl: fake.baseUrl,
-          maxRetries: 0,
-          models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-        },
-      },
+      providers: imageModelProviders(fake),
     };
     const redis = connectRedisTarget();
     const root = tempDir('a3s-ws-');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { history } from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -41,14 +42,7 @@ describe('read returns workspace images', () => {
     t = await startTestServer({
       fake,
       config: {
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } }, 'text-model': {} },
-          },
-        },
+        providers: imageModelProviders(fake, { textModel: true }),
         limits: { maxAttachmentBytes: MAX },
       },
     });

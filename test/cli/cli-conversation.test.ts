@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { eventually, getRun } from '../support/run-helpers.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 import { buildCli, removeCli, runA3s, startA3s } from './a3s-process.js';
@@ -36,14 +37,7 @@ describe('a3s: attachments, questions and run control', () => {
     t = await startTestServer({
       fake,
       config: {
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-          },
-        },
+        providers: imageModelProviders(fake),
       },
     });
     env = { HOME: tempDir('a3s-home-'), A3S_URL: t.url };

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { A3sClient, PayloadTooLargeError, ValidationError } from '../../src/client/index.js';
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // A real 1x1 PNG and the first bytes of a GIF.
@@ -28,15 +29,7 @@ describe('attachments through the typed client', () => {
       fake,
       config: {
         limits: { maxAttachmentBytes: 4096 },
-        // The test model takes images.
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-          },
-        },
+        providers: imageModelProviders(fake),
       },
     });
     client = new A3sClient({ baseUrl: t.url, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket });
@@ -150,14 +143,7 @@ describe('attachments through the typed client', () => {
     const big = await startTestServer({
       fake,
       config: {
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-          },
-        },
+        providers: imageModelProviders(fake),
       },
     });
     try {

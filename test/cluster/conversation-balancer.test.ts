@@ -5,6 +5,7 @@ import { A3sClient } from '../../src/client/a3s-client.js';
 import type { ChatMessage } from '../../src/protocol/chat-message.js';
 import type { FakeProvider, RecordedRequest } from '../support/fake-provider.js';
 import { startFakeProvider } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { startNginx, type NginxBalancer } from '../support/nginx-balancer.js';
 import { startRedisNodes } from '../support/redis-target.js';
 import { eventually } from '../support/run-helpers.js';
@@ -45,14 +46,7 @@ describe('the conversation through a plain round-robin balancer, default session
     [a, b] = await startRedisNodes(fake, 'a3s-conv', {
       apiTokens: [{ token: TOKEN, principal: 'carol', tenantId: 'tenant-c', scopes: ['sessions'] }],
       workspaceRoots: [root],
-      providers: {
-        openai: {
-          apiKey: 'sk-test',
-          baseUrl: fake.baseUrl,
-          maxRetries: 0,
-          models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-        },
-      },
+      providers: imageModelProviders(fake),
     });
     lb = await startNginx([new URL(a.url).host, new URL(b.url).host]);
   }, 120_000);

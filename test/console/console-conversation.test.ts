@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openConsole, waitForText, type ConsolePage } from '../support/browser.js';
 import { evaluate, prompt, signIn } from '../support/console-actions.js';
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
 
 const A = 'console-conversation-token-01';
@@ -49,15 +50,7 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     t = await startTestServer({
       fake,
       config: {
-        // A model that takes images (a model block without modalities takes text only).
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-          },
-        },
+        providers: imageModelProviders(fake),
         apiTokens: [{ token: A, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] }],
         limits: { maxAttachmentBytes: MAX_BYTES },
       },

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { HookFailure } from '../../src/runtime/policy/hooks/hook-engine.js';
+import type { HookFailure } from '../../src/runtime/policy/hooks/hook-outcome.js';
 import { HostBridgeError } from '../../src/runtime/policy/host-bridge/host-bridge-error.js';
 import { HookEngine, type HookEngineOptions } from '../../src/runtime/policy/hooks/hook-engine.js';
 import { WebSocketHostRegistry } from '../../src/runtime/policy/host-bridge/websocket-host-registry.js';

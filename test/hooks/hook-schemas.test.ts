@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   HOOK_EVENTS,
-  HookPayloadSchemas,
   HookRegistrationSchema,
   HookResponseSchema,
   isGatingHookEvent,
   isObservingHookEvent,
 } from '../../src/protocol/hooks.js';
+import { HookPayloadSchemas } from '../../src/protocol/hook-payloads.js';
 import { validationError } from '../../src/server/route.js';
 
 const url = 'https://hooks.example.com/a3s';

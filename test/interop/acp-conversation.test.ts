@@ -9,6 +9,7 @@ import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startFakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { toolMessage, useTestServers } from '../support/run-helpers.js';
 import type { TestServer } from '../support/test-server.js';
 
@@ -43,14 +44,7 @@ describe('ACP: images and prompts while a run is active', () => {
     const t = await start({
       fake,
       config: {
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } } },
-          },
-        },
+        providers: imageModelProviders(fake),
       },
     });
     try {

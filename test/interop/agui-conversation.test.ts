@@ -2,7 +2,8 @@ import { HttpAgent } from '@ag-ui/client';
 import type { BaseEvent, Interrupt } from '@ag-ui/core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { startFakeProvider, type FakeProvider, type FakeStep, type RecordedRequest } from '../support/fake-provider.js';
+import { imageModelProviders } from '../support/image-model.js';
 import { toolMessage } from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -51,14 +52,7 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
     t = await startTestServer({
       fake,
       config: {
-        providers: {
-          openai: {
-            apiKey: 'sk-test',
-            baseUrl: fake.baseUrl,
-            maxRetries: 0,
-            models: { 'test-model': { modalities: { input: ['text', 'image'] } }, 'text-model': {} },
-          },
-        },
+        providers: imageModelProviders(fake, { textModel: true }),
       },
     });
   });
@@ -226,110 +220,99 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
     fake.assertDone();
   });
 
-  it('forwardedProps.multitaskStrategy enqueue runs after the busy run; unknown values are refused by name', async () => {
+  const strategyBody = (id: string, runId: string, text: string, forwardedProps?: unknown) => ({
+    threadId: id,
+    runId,
+    messages: [{ id: runId, role: 'user', content: text }],
+    ...(forwardedProps !== undefined ? { forwardedProps } : {}),
+  });
+  const userTexts = (index: number) =>
+    (fake.requests[index]?.body.messages ?? [])
+      .filter((m) => m.role === 'user')
+      .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+
+  it('forwardedProps.multitaskStrategy: unknown values are refused by name', async () => {
     const id = await session();
-    const body = (runId: string, text: string, forwardedProps?: unknown) => ({
-      threadId: id,
-      runId,
-      messages: [{ id: runId, role: 'user', content: text }],
-      ...(forwardedProps !== undefined ? { forwardedProps } : {}),
-    });
     const bad = await request(t.url)
       .post(`/v1/agui/${id}`)
-      .send(body('m-0', 'x', { multitaskStrategy: 'later' }))
+      .send(strategyBody(id, 'm-0', 'x', { multitaskStrategy: 'later' }))
       .expect(400);
     expect(bad.body.error.details.field).toBe('body.forwardedProps.multitaskStrategy');
-    fake.script({ text: 'first', delayMs: 400 }, { text: 'second' });
-    const first = request(t.url)
-      .post(`/v1/agui/${id}`)
-      .send(body('m-1', 'one'))
-      .then((r) => r);
-    await fake.waitForRequests(fake.requests.length + 1);
-    const busy = await request(t.url).post(`/v1/agui/${id}`).send(body('m-2', 'two')).expect(409);
-    expect(busy.body.error.code).toBe('SESSION_BUSY');
-    const queued = await request(t.url)
-      .post(`/v1/agui/${id}`)
-      .send(body('m-3', 'three', { multitaskStrategy: 'enqueue' }))
-      .expect(200);
-    const events = sseEvents(queued.text);
-    expect(events[0]?.metadata).toMatchObject({ queuePosition: 1 });
-    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-    expect(
-      events
-        .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
-        .map((e) => e.delta)
-        .join(''),
-    ).toBe('second');
-    expect(sseEvents((await first).text).at(-1)).toMatchObject({ outcome: { type: 'success' } });
-    const runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs;
-    expect(runs.map((r: { input: string; status: string }) => [r.input, r.status])).toEqual([
-      ['one', 'completed'],
-      ['three', 'completed'],
-    ]);
-    fake.assertDone();
   });
 
-  it('forwardedProps.multitaskStrategy interrupt stops the busy run at its safe point; rollback cancels it and drops its turn', async () => {
-    const id = await session();
-    const body = (runId: string, text: string, forwardedProps?: unknown) => ({
-      threadId: id,
-      runId,
-      messages: [{ id: runId, role: 'user', content: text }],
-      ...(forwardedProps !== undefined ? { forwardedProps } : {}),
-    });
-    const userTexts = (index: number) =>
-      (fake.requests[index]?.body.messages ?? [])
-        .filter((m) => m.role === 'user')
-        .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
-    // interrupt: the busy run's tool round finishes (its result kept), then it stops before its next provider call.
-    fake.script(
-      { toolCalls: [{ id: 'i_read', name: 'ls', arguments: {} }], delayMs: 400 },
-      { text: 'after the interrupt' },
-    );
-    const before = fake.requests.length;
-    const first = request(t.url)
-      .post(`/v1/agui/${id}`)
-      .send(body('i-1', 'list the files'))
-      .then((r) => r);
-    await fake.waitForRequests(before + 1);
-    const second = await request(t.url)
-      .post(`/v1/agui/${id}`)
-      .send(body('i-2', 'do this instead', { multitaskStrategy: 'interrupt' }))
-      .expect(200);
-    expect(sseEvents(second.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-    await first;
-    expect(userTexts(before + 1).at(-1)).toBe('do this instead');
-    let runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs as Array<{
-      input: string;
-      status: string;
-    }>;
-    expect(runs.map((r) => [r.input, r.status])).toEqual([
-      ['list the files', 'cancelled'],
-      ['do this instead', 'completed'],
-    ]);
-    fake.assertDone();
-
-    // rollback: the busy run is cancelled at once and its turn is not in the next run's request.
-    fake.script({ hang: true }, { text: 'rolled back' });
-    const hung = fake.requests.length;
-    const third = request(t.url)
-      .post(`/v1/agui/${id}`)
-      .send(body('r-1', 'forget me'))
-      .then((r) => r);
-    await fake.waitForRequests(hung + 1);
-    const fourth = await request(t.url)
-      .post(`/v1/agui/${id}`)
-      .send(body('r-2', 'keep me', { multitaskStrategy: 'rollback' }))
-      .expect(200);
-    expect(sseEvents(fourth.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
-    await third;
-    expect(userTexts(hung + 1)).not.toContain('forget me');
-    expect(userTexts(hung + 1).at(-1)).toBe('keep me');
-    runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs;
-    expect(runs.slice(-2).map((r) => [r.input, r.status])).toEqual([
-      ['forget me', 'cancelled'],
-      ['keep me', 'completed'],
-    ]);
-    fake.assertDone();
-  });
+  it.each([
+    {
+      // enqueue: the run waits and starts once the busy run completes.
+      strategy: 'enqueue',
+      busy: { text: 'first', delayMs: 400 } as FakeStep,
+      next: { text: 'second' } as FakeStep,
+      busyText: 'one',
+      text: 'three',
+      busyStatus: 'completed',
+      busyTurnKept: true,
+    },
+    {
+      // interrupt: the busy run's tool round finishes (its result kept), then it stops before its next provider call.
+      strategy: 'interrupt',
+      busy: { toolCalls: [{ id: 'i_read', name: 'ls', arguments: {} }], delayMs: 400 } as FakeStep,
+      next: { text: 'after the interrupt' } as FakeStep,
+      busyText: 'list the files',
+      text: 'do this instead',
+      busyStatus: 'cancelled',
+      busyTurnKept: true,
+    },
+    {
+      // rollback: the busy run is cancelled at once and its turn is not in the next run's request.
+      strategy: 'rollback',
+      busy: { hang: true } as FakeStep,
+      next: { text: 'rolled back' } as FakeStep,
+      busyText: 'forget me',
+      text: 'keep me',
+      busyStatus: 'cancelled',
+      busyTurnKept: false,
+    },
+  ])(
+    'forwardedProps.multitaskStrategy $strategy: a run posted while another is busy ($busyStatus) runs',
+    async ({ strategy, busy, next, busyText, text, busyStatus, busyTurnKept }) => {
+      const id = await session();
+      fake.script(busy, next);
+      const before = fake.requests.length;
+      const first = request(t.url)
+        .post(`/v1/agui/${id}`)
+        .send(strategyBody(id, 'b-1', busyText))
+        .then((r) => r);
+      await fake.waitForRequests(before + 1);
+      const refused = await request(t.url)
+        .post(`/v1/agui/${id}`)
+        .send(strategyBody(id, 'b-2', 'no strategy'));
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.code).toBe('SESSION_BUSY');
+      const second = await request(t.url)
+        .post(`/v1/agui/${id}`)
+        .send(strategyBody(id, 'b-3', text, { multitaskStrategy: strategy }))
+        .expect(200);
+      const events = sseEvents(second.text);
+      // Every strategy queues the run (interrupt and rollback first in line) until the busy run ends.
+      expect(events[0]?.metadata?.queuePosition).toBe(1);
+      expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+      expect(
+        events
+          .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+          .map((e) => e.delta)
+          .join(''),
+      ).toBe(next.text);
+      expect(sseEvents((await first).text).at(-1)).toMatchObject({
+        type: 'RUN_FINISHED',
+        outcome: { type: busyStatus === 'completed' ? 'success' : 'cancelled' },
+      });
+      expect(userTexts(before + 1).at(-1)).toBe(text);
+      expect(userTexts(before + 1).includes(busyText)).toBe(busyTurnKept);
+      const runs = (await request(t.url).get(`/v1/sessions/${id}/runs`).expect(200)).body.runs;
+      expect(runs.map((r: { input: string; status: string }) => [r.input, r.status])).toEqual([
+        [busyText, busyStatus],
+        [text, 'completed'],
+      ]);
+      fake.assertDone();
+    },
+  );
 });

@@ -2,9 +2,9 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/protocol/chat-message.js';
 import type { PendingQuestionView } from '../../src/protocol/questions.js';
-import { startFakeProvider, type RecordedRequest } from '../support/fake-provider.js';
+import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
 import { eventually, getRun, ofType, runEvents, startRun, useTestServers } from '../support/run-helpers.js';
-import { tempDir, writeFiles, type TestServer } from '../support/test-server.js';
+import { tempDir, writeFiles, type TestServer, type TestServerOptions } from '../support/test-server.js';
 
 const SESSION = { autoSave: true, askUser: true, confirmationPolicy: { enabled: false, defaultTimeoutMs: 60_000 } };
 
@@ -43,27 +43,40 @@ async function ended(t: TestServer, session: string, runId: string) {
   return getRun(t, session, runId);
 }
 
+/**
+ * Ask ROUND's question in session `id` on a file-store server, close that server and start another on the same
+ * data dir and workspace: the question is pending across the restart. Returns the second server, the asking run
+ * and the question as the first server listed it.
+ */
+async function askThenRestart(
+  start: (options?: TestServerOptions) => Promise<TestServer>,
+  fake: FakeProvider,
+  id: string,
+): Promise<{ second: TestServer; asking: string; asked: PendingQuestionView }> {
+  const dataDir = tempDir('a3s-data-');
+  const root = tempDir('a3s-ws-');
+  writeFiles(root, { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' });
+  const first = await start({ fake, dataDir, root });
+  await request(first.url)
+    .post('/v1/sessions')
+    .send({ sessionId: id, ...SESSION })
+    .expect(201);
+  fake.script(ROUND);
+  const asking = await startRun(first, id, 'set up the db');
+  const asked = await waitQuestion(first, id);
+  await first.close();
+  return { second: await start({ fake, dataDir, root }), asking, asked };
+}
+
 describe('a question kept across a restart (file store): the answer resumes the run', () => {
   const start = useTestServers();
 
   it('the restarted server lists the question under its id; the answer resumes the round from the asking call', async () => {
     const fake = await startFakeProvider();
-    const dataDir = tempDir('a3s-data-');
-    const root = tempDir('a3s-ws-');
-    writeFiles(root, { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' });
     try {
-      const first = await start({ fake, dataDir, root });
-      await request(first.url)
-        .post('/v1/sessions')
-        .send({ sessionId: 'dq1', ...SESSION })
-        .expect(201);
-      fake.script(ROUND);
-      const asking = await startRun(first, 'dq1', 'set up the db');
-      const asked = await waitQuestion(first, 'dq1');
+      const { second, asking, asked } = await askThenRestart(start, fake, 'dq1');
       expect(asked).toMatchObject({ question: 'Which database?', runId: asking, toolCallId: 'q_db' });
-      await first.close();
 
-      const second = await start({ fake, dataDir, root });
       const [kept] = await pendingQuestions(second, 'dq1');
       expect(kept).toMatchObject({
         questionId: asked.questionId,
@@ -122,21 +135,8 @@ describe('a question kept across a restart (file store): the answer resumes the 
 
   it('a resume before any answer asks the same question again (same id, the rest of its time); then it is answered live', async () => {
     const fake = await startFakeProvider();
-    const dataDir = tempDir('a3s-data-');
-    const root = tempDir('a3s-ws-');
-    writeFiles(root, { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' });
     try {
-      const first = await start({ fake, dataDir, root });
-      await request(first.url)
-        .post('/v1/sessions')
-        .send({ sessionId: 'dq2', ...SESSION })
-        .expect(201);
-      fake.script(ROUND);
-      const asking = await startRun(first, 'dq2', 'set up the db');
-      const asked = await waitQuestion(first, 'dq2');
-      await first.close();
-
-      const second = await start({ fake, dataDir, root });
+      const { second, asking, asked } = await askThenRestart(start, fake, 'dq2');
       const resume = await request(second.url).post(`/v1/sessions/dq2/runs/${asking}/resume`).send({}).expect(202);
       const resumed = resume.body.runId as string;
       await eventually(
@@ -166,21 +166,8 @@ describe('a question kept across a restart (file store): the answer resumes the 
 
   it('an answer that cannot resume its run now (another run is active) is taken back: the question can be answered later', async () => {
     const fake = await startFakeProvider();
-    const dataDir = tempDir('a3s-data-');
-    const root = tempDir('a3s-ws-');
-    writeFiles(root, { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' });
     try {
-      const first = await start({ fake, dataDir, root });
-      await request(first.url)
-        .post('/v1/sessions')
-        .send({ sessionId: 'dq4', ...SESSION })
-        .expect(201);
-      fake.script(ROUND);
-      await startRun(first, 'dq4', 'set up the db');
-      const asked = await waitQuestion(first, 'dq4');
-      await first.close();
-
-      const second = await start({ fake, dataDir, root });
+      const { second, asked } = await askThenRestart(start, fake, 'dq4');
       fake.script({ hang: true });
       const other = await startRun(second, 'dq4', 'something else meanwhile');
       await fake.waitForRequests(2);

@@ -1,10 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  buildVerificationSummary,
-  StoredVerificationReportSchema,
-  VerificationReportSchema,
-} from '../../src/protocol/verification.js';
+import { StoredVerificationReportSchema, VerificationReportSchema } from '../../src/protocol/verification.js';
+import { buildVerificationSummary } from '../../src/protocol/verification-summary.js';
 import { parseSnapshot } from '../../src/stores/parse-snapshot.js';
 import { readFrozenSnapshot } from '../support/frozen-snapshots.js';
 

@@ -4,10 +4,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   VerificationReportSchema,
-  VerificationSummarySchema,
   type VerificationReport,
   type VerificationRequest,
 } from '../../src/protocol/verification.js';
+import { VerificationSummarySchema } from '../../src/protocol/verification-summary.js';
 import { registerVerificationRoutes, type VerificationSessionPort } from '../../src/routes/verifications.js';
 import { CodeError } from '../../src/errors.js';
 import type { Caller } from '../../src/runtime/ports/caller.js';

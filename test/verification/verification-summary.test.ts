@@ -4,7 +4,7 @@ import {
   formatVerificationSummary,
   VerificationSummarySchema,
   type SummarizableReport,
-} from '../../src/protocol/verification.js';
+} from '../../src/protocol/verification-summary.js';
 import { summarizeVerifications } from '../../src/runtime/verification/verification-summary.js';
 
 type Check = SummarizableReport['checks'][number];

@@ -1,4 +1,5 @@
-import type { VerificationReport, VerificationSummary } from '../../src/protocol/verification.js';
+import type { VerificationReport } from '../../src/protocol/verification.js';
+import type { VerificationSummary } from '../../src/protocol/verification-summary.js';
 import { el } from './el.js';
 import { formatDuration } from './format.js';
 

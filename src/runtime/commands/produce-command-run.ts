@@ -1,7 +1,7 @@
 import type { RunErrorCode } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
-import { buildVerificationSummary } from '../../protocol/verification.js';
+import { buildVerificationSummary } from '../../protocol/verification-summary.js';
 import type { HostEnv } from '../ports/host-env.js';
 import { toAgentResult } from '../session-kernel/agent-result.js';
 import type { SessionEmit } from '../session-kernel/session-emitter.js';

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../../protocol/event-envelope.js';
 import type { WsControl } from '../../protocol/ws-messages.js';
-import type { SequenceGap } from './session-event-log.js';
+import type { SequenceGap } from './sequence-gap.js';
 
 /**
  * What a subscription reads: a session's event log (SessionEventLog), or a bounded buffer fed by another

@@ -1,23 +1,11 @@
 import type { EventEnvelope } from '../../protocol/event-envelope.js';
 import { EventOrigin } from './event-origin.js';
 import { EventRecords } from './event-records.js';
+import { PayloadSizes, payloadBytes } from './payload-sizes.js';
+import type { RunEventPage } from './run-event-page.js';
+import type { ReplayResult, SequenceGap } from './sequence-gap.js';
 import { SequenceRanges } from './sequence-ranges.js';
-
-/** An event before the log stamps its sequences. */
-export interface UnstampedEvent {
-  version: 1;
-  type: string;
-  payload: Record<string, unknown>;
-  metadata: {
-    run_id?: string;
-    session_id: string;
-    timestamp_ms: number;
-    tenant_id?: string;
-    principal?: string;
-    agent_template_id?: string;
-    correlation_id?: string;
-  };
-}
+import type { UnstampedEvent } from './unstamped-event.js';
 
 /** A live listener on a session's events. */
 export type EventListener = (event: EventEnvelope) => void;
@@ -39,62 +27,6 @@ interface RunBucket {
   total: number;
   /** With a byte bound only: the payload bytes of the retained events, in the order of `events`. */
   sizes: PayloadSizes | undefined;
-}
-
-/** The payload sizes of a run's retained events, oldest first, and their sum (a byte-bounded log only). */
-class PayloadSizes {
-  private readonly sizes: number[] = [];
-  private head = 0;
-  total = 0;
-
-  push(bytes: number): void {
-    this.sizes.push(bytes);
-    this.total += bytes;
-  }
-
-  shift(): void {
-    const bytes = this.sizes[this.head];
-    if (bytes === undefined) return;
-    this.head += 1;
-    this.total -= bytes;
-    if (this.head > 1024 && this.head * 2 > this.sizes.length) {
-      this.sizes.splice(0, this.head);
-      this.head = 0;
-    }
-  }
-}
-
-/** The bytes an event's payload counts against maxEventBytesPerRun: its compact JSON in UTF-8. */
-function payloadBytes(payload: unknown): number {
-  return Buffer.byteLength(JSON.stringify(payload) ?? '', 'utf8');
-}
-
-/**
- * A hole in the retained events: every event with `after < session_sequence < firstAvailable` was
- * dropped by retention (or predates a restored snapshot's trace).
- */
-export interface SequenceGap {
-  after: number;
-  firstAvailable: number;
-}
-
-/** What a subscriber gets when it attaches: retained events after its cursor, and the first hole, if any. */
-export interface ReplayResult {
-  events: EventEnvelope[];
-  gap: SequenceGap | undefined;
-}
-
-/** A page of one run's events. */
-export interface RunEventPage {
-  events: EventEnvelope[];
-  retentionGap: { firstAvailableSequence: number } | undefined;
-  nextAfter: number | undefined;
-  /** The first per-run sequence still retained (null when none is). */
-  firstAvailableSequence: number | null;
-  /** One past the run's newest sequence: how many events it has emitted, dropped ones included. */
-  latestSequenceExclusive: number;
-  /** True when events after this page are retained. */
-  hasMore: boolean;
 }
 
 /**

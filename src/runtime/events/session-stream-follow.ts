@@ -7,7 +7,7 @@ import {
   type SubscriptionSource,
   type SubscriptionTransport,
 } from './event-subscription.js';
-import type { SequenceGap } from './session-event-log.js';
+import type { SequenceGap } from './sequence-gap.js';
 import type { SharedEventStream } from '../ports/session-ownership.js';
 import type { SessionKey } from '../../stores/session-key.js';
 

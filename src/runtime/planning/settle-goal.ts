@@ -1,11 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { AgentGoal } from '../../protocol/planning.js';
 import type { Usage } from '../../protocol/run-record.js';
-import {
-  buildVerificationSummary,
-  formatVerificationSummary,
-  type VerificationReport,
-} from '../../protocol/verification.js';
+import { type VerificationReport } from '../../protocol/verification.js';
+import { buildVerificationSummary, formatVerificationSummary } from '../../protocol/verification-summary.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
 import { AchievementAnswerSchema } from './plan-answers.js';

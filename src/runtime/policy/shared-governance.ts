@@ -1,7 +1,7 @@
 import type { BudgetHost, BudgetOptions } from '../../protocol/budget.js';
 import type { ConfigHookRegistration } from '../../protocol/hooks.js';
 import type { TenantBudgetLedger } from './budget/tenant-budget-ledger.js';
-import type { HookFailure } from './hooks/hook-engine.js';
+import type { HookFailure } from './hooks/hook-outcome.js';
 import type { WebSocketHostRegistry } from './host-bridge/websocket-host-registry.js';
 import type { SecretRedactor } from './secret-redactor.js';
 

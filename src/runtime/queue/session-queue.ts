@@ -6,49 +6,14 @@ import type { EventSink } from '../invocation/invocation-context.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { ProviderCallLane, ProviderCallRelease } from '../ports/provider-call-lane.js';
 import type { ToolResult } from '../tools/define-tool.js';
-import {
-  ExternalTasks,
-  type ExternalTask,
-  type ExternalTasksRestore,
-  type HostAnswer,
-  type Settlement,
-} from './external-tasks.js';
+import { externalTaskResult } from './external-task-result.js';
+import { ExternalTasks, type ExternalTask, type ExternalTasksRestore, type HostAnswer } from './external-tasks.js';
 import { LANE_PRIORITY, LANES, laneForTool, seedLaneName } from './lane-map.js';
+import type { ControlLane, ExecutionBound, LaneCommand } from './lane-command.js';
 import { LaneSlots } from './lane-slots.js';
 import { QueueAlerts } from './queue-alerts.js';
 import { laneOutcome, QueueMetricsRecorder } from './queue-metrics-recorder.js';
 import { laneTimeout, retryDelayMs, type LaneSettings, type QueueSettings } from './queue-settings.js';
-
-/** A bound on a call run here, with the option that set it (named in the timeout result). */
-export interface ExecutionBound {
-  readonly ms: number;
-  readonly source: string;
-}
-
-/** One governed tool call submitted to its lane by the tool invoker. */
-export interface LaneCommand {
-  /** The call's id (tool_call id). */
-  readonly id: string;
-  /** The tool name: picks the lane, and is the external task's `command_type`. */
-  readonly commandType: string;
-  /** The validated arguments (the external task's `payload`). */
-  readonly payload: unknown;
-  /** The run's signal: aborting it removes a waiting call and settles a pending external task as cancelled. */
-  readonly signal: AbortSignal;
-  readonly runId?: string;
-  readonly emit: EventSink;
-  /** Called once the call holds its lane's slot, before it runs (here or at the host). */
-  admitted(): void;
-  /** Run the call here. */
-  internal(bound: ExecutionBound | undefined): Promise<ToolResult>;
-  /** The result of a call stopped by its signal `when` (e.g. "while waiting in the execute lane"). */
-  stopped(when: string): ToolResult;
-}
-
-/** Runs a session's control operations through its control lane (SessionQueue.control). */
-export interface ControlLane {
-  control<T>(operation: () => T): T;
-}
 
 interface LaneState extends LaneSettings {
   readonly slots: LaneSlots;
@@ -363,7 +328,7 @@ export class SessionQueue implements ControlLane {
       session_id: this.sessionId,
       success: settlement.kind === 'answered' && settlement.answer.success,
     });
-    return resultOf(task, settlement, state, command);
+    return externalTaskResult(task, settlement, state, command);
   }
 
   /** Hybrid: run here and notify the host with external_task_pending / external_task_completed. */
@@ -394,37 +359,6 @@ export function assertInternalOnly(lane: Lane, mode: LaneHandlerMode | undefined
     `${field}: the ${lane} lane runs its ${lane === 'generate' ? 'provider requests' : 'control operations'} here ("internal" only); "${mode}" would hand them to the host, which this server does not do`,
     { field, options: [field] },
   );
-}
-
-/** The tool result the model sees for a settled external task. */
-function resultOf(task: ExternalTask, settlement: Settlement, state: LaneState, command: LaneCommand): ToolResult {
-  const metadata = { external_task_id: task.task_id, lane_mode: 'external' };
-  if (settlement.kind === 'cancelled') {
-    const stopped = command.stopped('while waiting for the host (external task)');
-    return { ...stopped, metadata: { ...stopped.metadata, ...metadata } };
-  }
-  if (settlement.kind === 'timed_out') {
-    return {
-      output: `Tool ${task.command_type} timed out: the host did not complete external task ${task.task_id} within ${task.timeout_ms} ms (${state.timeoutSource}).`,
-      exitCode: 1,
-      metadata: { ...metadata, timed_out: true },
-      errorKind: { type: 'timeout', op: task.command_type, duration_ms: task.timeout_ms },
-    };
-  }
-  const { success, result, error } = settlement.answer;
-  if (success) return { output: textOf(result), exitCode: 0, metadata };
-  return {
-    output:
-      error ?? (result !== undefined ? textOf(result) : `the host reported external task ${task.task_id} as failed`),
-    exitCode: 1,
-    metadata: { ...metadata, external_failed: true },
-  };
-}
-
-/** A host result as tool output: a string as is, anything else as JSON (nothing: empty). */
-function textOf(result: unknown): string {
-  if (result === undefined || result === null) return '';
-  return typeof result === 'string' ? result : JSON.stringify(result);
 }
 
 /** A fault the lane may retry: a lane or tool timeout, or a host that reported failure (never a cancel). */

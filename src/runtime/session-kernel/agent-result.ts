@@ -1,5 +1,5 @@
 import type { AgentResult } from '../../protocol/run-record.js';
-import { formatVerificationSummary, type VerificationSummary } from '../../protocol/verification.js';
+import { formatVerificationSummary, type VerificationSummary } from '../../protocol/verification-summary.js';
 import type { RunOutcome } from '../loop/run-loop.js';
 
 /**

@@ -4,7 +4,7 @@ import { CodeError, type RunErrorCode } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
-import { buildVerificationSummary } from '../../protocol/verification.js';
+import { buildVerificationSummary } from '../../protocol/verification-summary.js';
 import type { RunCheckpoints } from '../../stores/checkpoint-store.js';
 import type { HostEnv } from '../ports/host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';

@@ -7,7 +7,7 @@ import type { AnsweredQuestion, QuestionBroker } from '../policy/question-broker
 import type { SessionGovernance } from '../policy/session-governance.js';
 import type { SharedGovernance } from '../policy/shared-governance.js';
 import type { HostEnv } from '../ports/host-env.js';
-import type { ControlLane } from '../queue/session-queue.js';
+import type { ControlLane } from '../queue/lane-command.js';
 import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import { budgetHostGuard, buildSessionGovernance, type SessionGovernanceParts } from './session-governance-factory.js';

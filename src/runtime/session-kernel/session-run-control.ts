@@ -13,7 +13,7 @@ import { sessionInvocationContext } from './session-invocation-context.js';
 import { SessionRunHost, type SessionRunParts } from './session-run-host.js';
 import { isTerminal } from './session-runs.js';
 import type { SingleFlight } from './single-flight.js';
-import type { ControlLane } from '../queue/session-queue.js';
+import type { ControlLane } from '../queue/lane-command.js';
 
 /** How the active run is asked to stop other than by its abort signal alone. */
 interface RunStops {

@@ -3,7 +3,7 @@ import {
   formatVerificationSummary,
   type SummarizableReport,
   type VerificationSummaryResponse,
-} from '../../protocol/verification.js';
+} from '../../protocol/verification-summary.js';
 
 /**
  * Summarise reports (a session's, or one run's) as GET .../verifications/summary answers: the seed's

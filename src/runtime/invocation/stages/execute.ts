@@ -6,7 +6,7 @@ import type { NestedInvoker, ToolContext, ToolResult, UserQuestions } from '../.
 import type { QuestionBroker } from '../../policy/question-broker.js';
 import { deadlineReason } from '../run-deadline-error.js';
 import type { ToolCallState } from '../tool-call-state.js';
-import type { ExecutionBound } from '../../queue/session-queue.js';
+import type { ExecutionBound } from '../../queue/lane-command.js';
 
 /** The result of a call stopped by the run's signal: the deadline names its limit, anything else is a cancel. */
 export function stoppedResult(toolName: string, signal: AbortSignal, when: string): ToolResult {

@@ -1,5 +1,5 @@
 import type { ToolResult } from '../../tools/define-tool.js';
-import type { ExecutionBound } from '../../queue/session-queue.js';
+import type { ExecutionBound } from '../../queue/lane-command.js';
 import type { ToolCallState } from '../tool-call-state.js';
 import { stoppedResult } from './execute.js';
 

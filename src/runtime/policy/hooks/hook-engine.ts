@@ -5,7 +5,6 @@ import {
   isGatingHookEvent,
   isObservingHookEvent,
   type GatingHookEvent,
-  type HookAction,
   type HookEvent,
   type HookInfo,
   type HookRegistrationInput,
@@ -13,11 +12,12 @@ import {
   type ObservingHookEvent,
 } from '../../../protocol/hooks.js';
 import { askHost } from '../host-bridge/ask-host.js';
-import { describeHostFailure, type HostBridgeFailure } from '../host-bridge/host-bridge-error.js';
+import { describeHostFailure } from '../host-bridge/host-bridge-error.js';
 import { linkSignals } from '../host-bridge/linked-signal.js';
 import type { WebSocketHostRegistry } from '../host-bridge/websocket-host-registry.js';
 import { BoundedTaskQueue } from './bounded-task-queue.js';
 import { hookMatches } from './hook-matcher.js';
+import type { HookExecution, HookFailure, HookMatchInput, HookOutcome } from './hook-outcome.js';
 import {
   hookInfo,
   resolveConfigHooks,
@@ -36,48 +36,6 @@ export const DEFAULT_MAX_QUEUED_OBSERVATIONS = 256;
 
 // Events whose `modified` answer replaces the tool arguments (other gating events merge it into the payload).
 const ARGS_EVENTS: ReadonlySet<string> = new Set(['pre_tool_use', 'permission_request']);
-
-/** A hook that failed: unreachable, timed out, answered badly, or (observing) dropped for a full backlog. */
-export interface HookFailure {
-  hookId: string;
-  event: HookEvent;
-  failure: HostBridgeFailure | 'invalid_response' | 'dropped';
-  message: string;
-}
-
-/** One hook that ran during a gate: what it answered (or `failed`) and how long it took. */
-export interface HookExecution {
-  hookId: string;
-  action: HookAction | 'failed';
-  durationMs: number;
-  reason?: string;
-}
-
-/**
- * What the gating hooks of one event decided.
- * - `continue`: go on; `modifiedArgs` (pre_tool_use, permission_request) replaces the arguments and must be
- *   re-validated by the caller; `modifiedPayload` (pre_prompt) is the payload with hook fields merged in.
- * - `block`: refuse; `failed` is true when the block came from a hook that errored or timed out (fail closed).
- * - `skip`, `retry`: a hook stopped the chain; the caller decides what they mean for its operation.
- */
-export interface HookOutcome {
-  action: HookAction;
-  reason?: string;
-  hookId?: string;
-  modifiedArgs?: Record<string, unknown>;
-  modifiedPayload?: Record<string, unknown>;
-  failed?: boolean;
-  executions: HookExecution[];
-}
-
-/** Where matchers look: the tool, its arguments and the session. */
-export interface HookMatchInput {
-  toolName?: string;
-  args?: unknown;
-  sessionId: string;
-  /** The skill the event is about (skill_load, skill_unload). */
-  skill?: string;
-}
 
 /** Dependencies and bounds of a HookEngine. */
 export interface HookEngineOptions {
