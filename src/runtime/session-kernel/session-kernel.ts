@@ -7,6 +7,7 @@ import { sandboxUsageKey } from '../quotas/sandbox-usage-key.js';
 import { resolveQueueSettings } from '../queue/queue-settings.js';
 import { SessionQueue } from '../queue/session-queue.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
+import { SessionChanges } from '../changes/session-changes.js';
 import type { SessionKey } from '../../stores/session-key.js';
 import type { ToolImageStore } from '../ports/attachment-store.js';
 import type { ToolImages } from '../tools/define-tool.js';
@@ -43,6 +44,8 @@ export interface SessionKernel {
   readonly tasks: SubagentTasks;
   /** Where the session's model-chosen commands run. */
   readonly sandbox: SessionCommands;
+  /** The session's change capture (a top-level session of a server that captures; docs/changes.md). */
+  readonly changes: SessionChanges | undefined;
   readonly tools: SessionTools;
   readonly directCalls: HostDirectCalls;
   readonly llm: LlmInvoker;
@@ -161,6 +164,16 @@ export function buildSessionKernel(
       ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sandboxUsageKey(sessionId), bytes) }
       : {}),
   });
+  // A delegated child's changes are its parent run's: only top-level sessions capture.
+  const changes =
+    services.changes && config.delegationDepth === 0
+      ? new SessionChanges(services.changes, sessionKey, {
+          tenantId,
+          sessionId,
+          workspace: config.workspaceDir,
+          hostCommands: config.commands.hostCommands,
+        })
+      : undefined;
   const mcp = new SessionMcp({
     sessionId,
     workspace,
@@ -199,6 +212,7 @@ export function buildSessionKernel(
       fileOwner: sandbox.runAs,
       delegation,
       queue,
+      changes,
       ...(services.toolImages ? { images: toolImages(services.toolImages, sessionKey, config) } : {}),
     },
   });
@@ -275,6 +289,7 @@ export function buildSessionKernel(
     activity: host,
     quotas,
     queue,
+    changes,
   });
   return {
     lifecycle,
@@ -286,6 +301,7 @@ export function buildSessionKernel(
     mcp,
     tasks,
     sandbox: commands,
+    changes,
     tools,
     directCalls,
     llm,
