@@ -32,7 +32,7 @@ import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import type { SessionStore } from './stores/session-store.js';
-import { createChangeCapture } from './create-change-capture.js';
+import { createChangeCapture, createChangeSetStore } from './create-change-capture.js';
 import { createAttachmentStore, createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
 import { CountedAttachmentStore } from './runtime/attachments/counted-attachment-store.js';
 import { SessionAttachments } from './runtime/attachments/session-attachments.js';
@@ -207,7 +207,7 @@ export async function createRuntimeContext(
     }
     return provider;
   };
-  const changes = createChangeCapture(config, sandbox, quotas, hostEnv);
+  const changes = createChangeCapture(config, sandbox, quotas, hostEnv, createChangeSetStore(config, redis));
   const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({
     config,

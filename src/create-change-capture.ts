@@ -8,6 +8,8 @@ import type { TenantQuotas } from './runtime/quotas/tenant-quotas.js';
 import type { ServerSandbox } from './runtime/sandbox/session-commands.js';
 import { FileChangeSetStore } from './stores/file-change-set-store.js';
 import { MemoryChangeSetStore } from './stores/memory-change-set-store.js';
+import { RedisChangeSetStore } from './stores/redis-change-set-store.js';
+import type { RedisClient } from './stores/redis-client.js';
 
 /** Files larger than this are left out of a capture (listed as not captured, `too_large`). */
 export const CHANGE_MAX_FILE_BYTES = 1_048_576;
@@ -16,8 +18,9 @@ export const CHANGE_MAX_FILES = 100_000;
 /** The largest patch a change set keeps (the seed's 4 MiB); larger: digest and size only, `truncated`. */
 export const CHANGE_MAX_PATCH_BYTES = 4 * 1024 * 1024;
 
-/** The change set store beside the session store: memory, or files under <data_dir>/changesets. */
-export function createChangeSetStore(config: CodeConfig): ChangeSetStore {
+/** The change set store beside the session store: Redis (under each session's hash tag), memory, or files under <data_dir>/changesets. */
+export function createChangeSetStore(config: CodeConfig, redis: RedisClient | undefined): ChangeSetStore {
+  if (redis) return new RedisChangeSetStore(redis, config.redisKeyPrefix);
   if (config.storageBackend === 'memory') return new MemoryChangeSetStore();
   return new FileChangeSetStore(path.join(config.dataDir, 'changesets'));
 }
@@ -28,7 +31,7 @@ export function createChangeCapture(
   sandbox: ServerSandbox,
   quotas: TenantQuotas | undefined,
   hostEnv: HostEnv,
-  store: ChangeSetStore = createChangeSetStore(config),
+  store: ChangeSetStore,
 ): ChangeCapture {
   const shadows = new ShadowStores(path.join(config.dataDir, 'changes'), sandbox, {
     exclude: config.limits.changeCaptureExclude,
