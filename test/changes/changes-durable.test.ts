@@ -84,6 +84,37 @@ describe.skipIf(!HAVE_BWRAP)('change sets: while running, across a restart, rang
     }
   });
 
+  it('limits.changeCaptureExclude decides what is left out: names at any depth, rooted paths', async () => {
+    const t = await start({ config: { limits: { changeCaptureExclude: ['dist/', '*.log', '/build/'] } } });
+    const ws = join(t.root, 'excl');
+    mkdirSync(ws);
+    ownForSandbox(t, ws);
+    const id = await createSession(t, { workspace: ws });
+    t.fake.script(
+      {
+        toolCalls: [
+          bash(
+            'e1',
+            'mkdir -p dist sub/dist build sub/build .git && echo 1 > dist/a && echo 2 > sub/dist/b && echo 3 > x.log && echo 4 > sub/y.log && echo 5 > build/c && echo 6 > sub/build/d && echo 7 > kept.txt && echo 8 > node_modules',
+          ),
+        ],
+      },
+      { text: 'ok' },
+    );
+    const run = await runAndWait(t, id, 'go');
+    const changes = await changesOf(t, id, run.runId);
+    // The default list is replaced: node_modules (a file here) is captured; build/ only at the root.
+    expect(changes.files.map((file) => file.path).sort()).toEqual(['kept.txt', 'node_modules', 'sub/build/d']);
+    expect(changes.not_captured.map((entry) => entry.path).sort()).toEqual([
+      '.git',
+      'build',
+      'dist',
+      'sub/dist',
+      'sub/y.log',
+      'x.log',
+    ]);
+  });
+
   it('a purge removes the change sets and the shadow store', async () => {
     const t = await start();
     const ws = join(t.root, 'purged');
