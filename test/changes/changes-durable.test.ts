@@ -115,6 +115,38 @@ describe.skipIf(!HAVE_BWRAP)('change sets: while running, across a restart, rang
     ]);
   });
 
+  it('a patch over 4 MiB, or past limits.changeStoreBytes, is kept as digest and size only (truncated)', async () => {
+    const t = await start({ config: { limits: { changeStoreBytes: 1_048_576 } } });
+    const ws = join(t.root, 'huge');
+    mkdirSync(ws);
+    ownForSandbox(t, ws);
+    const id = await createSession(t, { workspace: ws });
+    // Six text files under 1 MiB each: a patch of about 5.6 MB.
+    t.fake.script(
+      {
+        toolCalls: [bash('z1', 'for i in 1 2 3 4 5 6; do head -c 700000 /dev/urandom | base64 -w 76 > f$i.txt; done')],
+      },
+      { text: 'ok' },
+    );
+    const big = await changesOf(t, id, (await runAndWait(t, id, 'big')).runId);
+    expect(big.truncated).toBe(true);
+    expect(big.patch_base64).toBe('');
+    expect(big.patch_bytes).toBeGreaterThan(4 * 1024 * 1024);
+    expect(big.patch_digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(big.files).toHaveLength(6);
+    // Under 4 MiB but over what the session may still store (1 MiB): kept without its patch too.
+    t.fake.script({ toolCalls: [bash('z2', 'head -c 600000 /dev/urandom | base64 -w 76 > g.txt')] }, { text: 'ok' });
+    const capped = await changesOf(t, id, (await runAndWait(t, id, 'capped')).runId);
+    expect(capped.patch_bytes).toBeGreaterThan(800_000);
+    expect(capped.patch_bytes).toBeLessThan(4 * 1024 * 1024);
+    expect(capped).toMatchObject({ truncated: true, patch_base64: '', files: [{ path: 'g.txt', status: 'added' }] });
+    // A small one still fits.
+    t.fake.script({ toolCalls: [bash('z3', 'echo small > s.txt')] }, { text: 'ok' });
+    const small = await changesOf(t, id, (await runAndWait(t, id, 'small')).runId);
+    expect(small.truncated).toBe(false);
+    expect(patchText(small)).toContain('+small');
+  });
+
   it('a purge removes the change sets and the shadow store', async () => {
     const t = await start();
     const ws = join(t.root, 'purged');
