@@ -12,6 +12,7 @@ const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as co
 export const REDIS_TEST_FILES = [
   'test/cli/cli-no-forward.test.ts',
   'test/client/client-cluster.test.ts',
+  'test/changes/changes-redis.test.ts',
   'test/cluster/allow-always-takeover.test.ts',
   'test/cluster/ask-user-takeover.test.ts',
   'test/cluster/balancer.test.ts',

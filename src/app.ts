@@ -25,6 +25,7 @@ import { registerQueueRoutes } from './routes/queue.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
+import { registerChangeRoutes } from './routes/changes.js';
 import { registerAttachmentRoutes } from './routes/attachments.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerToolRoutes } from './routes/tools.js';
@@ -79,6 +80,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerHealthRoutes(app, ctx);
   registerSessionRoutes(app, ctx);
   registerRunRoutes(app, ctx);
+  registerChangeRoutes(app, ctx);
   registerAttachmentRoutes(app, ctx, ctx.attachments);
   registerToolRoutes(app, ctx);
   registerConfirmationRoutes(app, ctx);

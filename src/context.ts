@@ -32,6 +32,7 @@ import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import type { SessionStore } from './stores/session-store.js';
+import { createChangeCapture, createChangeSetStore } from './create-change-capture.js';
 import { createAttachmentStore, createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
 import { CountedAttachmentStore } from './runtime/attachments/counted-attachment-store.js';
 import { SessionAttachments } from './runtime/attachments/session-attachments.js';
@@ -206,6 +207,7 @@ export async function createRuntimeContext(
     }
     return provider;
   };
+  const changes = createChangeCapture(config, sandbox, quotas, hostEnv, createChangeSetStore(config, redis));
   const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({
     config,
@@ -219,6 +221,7 @@ export async function createRuntimeContext(
     toolImages: attachments,
     memoryStores: createMemoryStores(config, redis),
     sandbox,
+    changes,
     ownership: agentOwnership,
     mcp,
     logger: sessionLogger(logger),
@@ -259,6 +262,7 @@ export async function createRuntimeContext(
             quotas?.recordStored(tenantIdOf(key), sessionIdOf(key), 0);
             void attachments.store.deleteSession(key).catch(() => undefined);
             void removeSandboxHome(sandbox, quotas, key);
+            void changes.removeSession(key);
           },
           onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
         });

@@ -121,6 +121,15 @@ export const ERROR_CATALOGUE = {
     description: 'A path parameter of the URL is longer than the router accepts (512 characters).',
   },
   SNAPSHOT_INVALID: { status: 422, description: 'A stored snapshot failed its schema or has an unsupported version.' },
+  NO_CHANGE_SET: {
+    status: 422,
+    description:
+      'No git-compatible change set exists for the run or range: `details.reason` says why (no_mutating_call, commands_refused, too_many_files, capture_failed, tree_missing, unknown) (docs/changes.md).',
+  },
+  CHANGES_CAPTURING: {
+    status: 425,
+    description: "The run is still running or its change set is still being captured; retry after the run's agent_end.",
+  },
   UPGRADE_REQUIRED: {
     status: 426,
     description: 'The route is a WebSocket endpoint: send the request as a WebSocket upgrade.',

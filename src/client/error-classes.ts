@@ -179,6 +179,14 @@ export type TooManyConnectionsError = InstanceType<typeof TooManyConnectionsErro
 export const DiskQuotaExceededError = ERROR_CLASSES.DISK_QUOTA_EXCEEDED;
 /** An error of code DISK_QUOTA_EXCEEDED. */
 export type DiskQuotaExceededError = InstanceType<typeof DiskQuotaExceededError>;
+/** The error of code NO_CHANGE_SET. */
+export const NoChangeSetError = ERROR_CLASSES.NO_CHANGE_SET;
+/** An error of code NO_CHANGE_SET. */
+export type NoChangeSetError = InstanceType<typeof NoChangeSetError>;
+/** The error of code CHANGES_CAPTURING. */
+export const ChangesCapturingError = ERROR_CLASSES.CHANGES_CAPTURING;
+/** An error of code CHANGES_CAPTURING. */
+export type ChangesCapturingError = InstanceType<typeof ChangesCapturingError>;
 /** The error of code RUN_QUEUE_FULL. */
 export const RunQueueFullError = ERROR_CLASSES.RUN_QUEUE_FULL;
 /** An error of code RUN_QUEUE_FULL. */

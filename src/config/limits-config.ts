@@ -54,5 +54,12 @@ export const LimitsSchema = z
     sandboxHomeBytes: z.number().int().min(1_048_576).default(268_435_456),
     /** Commands are refused (DISK_QUOTA_EXCEEDED) while the data directory's or the workspace's file system has less free space. */
     minFreeDiskBytes: z.number().int().nonnegative().default(1_073_741_824),
+    /**
+     * Paths change capture leaves out (docs/changes.md): `name/` a directory of that name at any depth, `/path` or
+     * `a/b` a path from the workspace root, any other a name at any depth; listed in each change set as not captured.
+     */
+    changeCaptureExclude: z.array(z.string().min(1).max(256)).max(256).default(['.git/', 'node_modules/']),
+    /** Bytes one session's stored change sets may take; past it a change set is kept without its patch (`truncated`). */
+    changeStoreBytes: z.number().int().min(1_048_576).default(536_870_912),
   })
   .strict();

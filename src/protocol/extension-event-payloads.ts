@@ -106,4 +106,11 @@ export const EXTENSION_EVENT_PAYLOADS = {
     message: z.string(),
     path: z.string().optional(),
   }),
+  /** A run that changed files ended: its change set (GET .../runs/:runId/changes) is stored (docs/changes.md). */
+  run_changes_captured: z.object({
+    run_id: z.string(),
+    files: z.number().int().nonnegative(),
+    patch_bytes: z.number().int().nonnegative(),
+    patch_digest: z.string(),
+  }),
 };

@@ -22,6 +22,11 @@ export function redisAttachmentsKey(prefix: string, session: SessionKey): string
   return `${prefix}{${session}}:attachments`;
 }
 
+/** The hash of a session's change sets (field: run id, value: the change set's JSON): `<prefix>{<tenant>/<session id>}:changes`. */
+export function redisChangeSetsKey(prefix: string, session: SessionKey): string {
+  return `${prefix}{${session}}:changes`;
+}
+
 /** The bytes of one attachment: `<prefix>{<tenant>/<session id>}:attachment:<attachment id>`. */
 export function redisAttachmentKey(prefix: string, session: SessionKey, attachmentId: string): string {
   return `${prefix}{${session}}:attachment:${attachmentId}`;

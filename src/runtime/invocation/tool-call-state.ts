@@ -60,6 +60,8 @@ export interface ToolInvokerDeps {
   images?: ToolImages;
   /** The session's lane queue (SessionOptions.queueConfig); absent for an ordinary session. */
   queue?: SessionQueue;
+  /** The session's change capture: a call that may change files waits for its run's base tree (docs/changes.md). */
+  changes?: { beforeMutation(runId: string): Promise<void> };
 }
 
 /** The call as it moves through the pipeline stages. */

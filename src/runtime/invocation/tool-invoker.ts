@@ -4,6 +4,7 @@ import type { ToolErrorKind } from '../../protocol/seed-event-payloads.js';
 import type { InvocationContext } from './invocation-context.js';
 import { capOutput } from './output-cap.js';
 import { budget } from './stages/budget.js';
+import { changeCapture } from './stages/change-capture.js';
 import { confirmation } from './stages/confirmation.js';
 import { execute } from './stages/execute.js';
 import { laneAdmission } from './stages/lane-admission.js';
@@ -33,12 +34,20 @@ export interface ToolCallOutcome {
 }
 
 /** The gating stages, in pipeline order, before execution. */
-const GATES: readonly ToolStage[] = [validateArgs, skillRestriction, preToolHooks, permission, budget, confirmation];
+const GATES: readonly ToolStage[] = [
+  validateArgs,
+  skillRestriction,
+  preToolHooks,
+  permission,
+  budget,
+  confirmation,
+  changeCapture,
+];
 
 /**
  * The one tool invoker: every tool call, whatever its origin, goes through validate -> skill restriction
- * -> pre_tool_use hooks -> permission -> budget -> confirmation -> lane admission (sessions with a lane
- * queue) -> execute (timeout, cancellation) ->
+ * -> pre_tool_use hooks -> permission -> budget -> confirmation -> change capture (the run's base tree before
+ * its first call that may change files) -> lane admission (sessions with a lane queue) -> execute (timeout, cancellation) ->
  * output sanitisation -> post_tool_use hooks -> output cap (full output kept as an artifact) -> events.
  * Host-direct calls skip only the permission and confirmation decisions.
  */

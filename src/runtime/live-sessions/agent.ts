@@ -232,6 +232,8 @@ export class Agent {
       await this.deps.attachments?.deleteSession(key);
       // A stored session that was not live here still has its commands' $HOME: it goes with the session.
       await removeSandboxHome(this.deps.sandbox, this.deps.quotas, key);
+      // Its change sets and shadow git store too.
+      await this.deps.changes?.removeSession(key);
       return { closed, purged };
     });
   }

@@ -1,10 +1,10 @@
 import { chmod, mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupLimits } from './cgroup-limits.js';
-import { commandEnvironment } from './command-env.js';
+import { commandEnvironment, SANDBOX_PATH } from './command-env.js';
 import { assertBwrapBindsSafe, assertNoHostProc, procMountPoints } from './host-proc-guard.js';
 import type { RunAsUser } from './run-as.js';
-import type { CommandSpec, PreparedCommand, Sandbox, SandboxLimits } from './sandbox.js';
+import type { CommandSpec, PreparedCommand, Sandbox, SandboxLimits, ServerCommandSpec } from './sandbox.js';
 import { SandboxHomes } from './sandbox-homes.js';
 
 /** The user a contained command runs as inside (mapped to the server's own uid outside, or to run_as's when the server is root). */
@@ -223,6 +223,59 @@ export class BwrapSandbox implements Sandbox {
         await cgroup?.release();
       },
       ...(cgroup ? { signalCommand: (signal: NodeJS.Signals) => cgroup.signalMembers(signal) } : {}),
+    };
+  }
+
+  /**
+   * A server command (change capture's git): the base namespaces (no network), the workspace's held descriptor
+   * bound read-only (`--ro-bind-fd`: nothing the command does can change it), the one server directory bound
+   * read-write, no $HOME (a private /tmp only), exactly the given environment, the wrapper's rlimits (no cgroup).
+   */
+  async prepareServerCommand(spec: ServerCommandSpec): Promise<PreparedCommand> {
+    const { stateDir, limits, bwrap, runAs } = this.options;
+    this.etcReady ??= this.writeEtc();
+    await this.etcReady;
+    const args = [
+      ...BwrapSandbox.baseArgs(),
+      '--ro-bind',
+      path.join(stateDir, 'etc', 'passwd'),
+      '/etc/passwd',
+      '--ro-bind',
+      path.join(stateDir, 'etc', 'group'),
+      '/etc/group',
+      '--ro-bind-fd',
+      '3',
+      spec.workspace,
+      ...(spec.hidden ?? []).flatMap((dir) => ['--perms', '0555', '--size', '4096', '--tmpfs', dir]),
+      '--bind',
+      spec.writable.host,
+      spec.writable.inside,
+      '--chdir',
+      spec.workspace,
+      '--',
+      ...spec.argv,
+    ];
+    assertBwrapBindsSafe(args, new Map([['3', spec.workspaceFd]]), this.procMounts);
+    return {
+      kind: 'bwrap',
+      file: '/bin/sh',
+      args: [
+        '-c',
+        WRAPPER,
+        'sandbox-wrapper',
+        '0',
+        runAs ? path.join(stateDir, 'etc', 'passwd') : '-',
+        String(limits.cpuSeconds),
+        String(Math.floor(limits.addressSpaceBytes / 1024)),
+        String(Math.max(1, Math.floor(this.options.maxFileBytes / this.options.fileBlockBytes))),
+        bwrap,
+        ...args,
+      ],
+      env: { ...spec.env, PATH: SANDBOX_PATH, HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8' },
+      cwd: '/',
+      inheritFds: [spec.workspaceFd],
+      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+      release: () => Promise.resolve(),
     };
   }
 

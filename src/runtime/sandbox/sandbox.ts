@@ -66,10 +66,30 @@ export interface PreparedCommand {
   signalCommand?(signal: NodeJS.Signals): boolean;
 }
 
+/**
+ * A command the server itself runs over a session's workspace (change capture's git), never a model's: the pinned
+ * workspace read-only, one server-owned directory read-write, no network, no $HOME, an environment of `env` only.
+ */
+export interface ServerCommandSpec {
+  readonly argv: readonly string[];
+  /** Canonical workspace directory (mounted read-only at this path; the working directory). */
+  readonly workspace: string;
+  /** The held descriptor of the pinned workspace (bwrap --ro-bind-fd), never its name. */
+  readonly workspaceFd: number;
+  /** Directories inside the workspace covered by an empty tmpfs (the server's data directory). */
+  readonly hidden?: readonly string[];
+  /** The one server directory the command may write, bound at `inside`. */
+  readonly writable: { readonly host: string; readonly inside: string };
+  /** The whole environment (PATH is added). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
 /** Turns a command into a contained process description. */
 export interface Sandbox {
   readonly kind: SandboxKind;
   prepare(spec: CommandSpec): Promise<PreparedCommand>;
+  /** Prepare a server command (ServerCommandSpec); absent on the no-sandbox kind, whose caller runs it on the host. */
+  prepareServerCommand?(spec: ServerCommandSpec): Promise<PreparedCommand>;
   /** The host path of the session's private $HOME (bwrap; created by its first command); absent when commands use the server's HOME. */
   homeOf?(tenantId: string, sessionId: string): string;
   /** Remove a session's private $HOME and everything in it (the session was closed or purged). */

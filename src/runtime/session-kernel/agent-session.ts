@@ -1,3 +1,4 @@
+import type { SessionChanges } from '../changes/session-changes.js';
 import type { SubagentTasks } from '../delegation/subagent-tasks.js';
 import type { SessionEventLog } from '../events/session-event-log.js';
 import type { LlmInvoker } from '../invocation/llm-invoker.js';
@@ -53,6 +54,8 @@ export class AgentSession implements SessionKernel {
   readonly tasks: SubagentTasks;
   /** Where the session's model-chosen commands run (session info reports its kind). */
   readonly sandbox: SessionCommands;
+  /** The session's change capture (undefined: its runs capture nothing). */
+  readonly changes: SessionChanges | undefined;
   /** The registry, the specs the model sees and the one tool invoker. */
   readonly tools: SessionTools;
   /** Host-direct tool calls and host-selected tasks (no lease, no model). */
@@ -89,6 +92,7 @@ export class AgentSession implements SessionKernel {
     this.mcp = kernel.mcp;
     this.tasks = kernel.tasks;
     this.sandbox = kernel.sandbox;
+    this.changes = kernel.changes;
     this.tools = kernel.tools;
     this.directCalls = kernel.directCalls;
     this.llm = kernel.llm;

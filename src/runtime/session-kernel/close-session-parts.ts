@@ -31,7 +31,11 @@ export async function closeSessionParts(
   parts.emit(undefined, 'session_closed', { reason });
   await parts.mcp.close();
   // Closed by its client (not passivated, lost or shut down): its commands' $HOME goes with it.
-  if (reason === 'closed') await parts.sandbox.close().catch(() => undefined);
+  if (reason === 'closed') {
+    await parts.sandbox.close().catch(() => undefined);
+    // So does its shadow git store (a node-local cache; the change sets stay until the session is purged).
+    await parts.changes?.removeShadow().catch(() => undefined);
+  }
   // session_end was queued above: let queued observations finish (each is bounded by its timeoutMs), then close.
   const engine = owned?.hooks;
   if (engine) void engine.idle().finally(() => engine.close());

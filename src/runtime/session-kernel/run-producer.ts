@@ -24,6 +24,7 @@ import type { SessionRuns } from './session-runs.js';
 import type { SessionTranscript } from './session-transcript.js';
 import type { VerificationReports } from './verification-reports.js';
 import { runCapabilityBound } from '../evidence/evidence-binding.js';
+import type { SessionChanges } from '../changes/session-changes.js';
 
 /** The parts of a run request the producer reads. */
 export interface ProducedRunRequest {
@@ -60,6 +61,8 @@ export interface RunProducerHost {
   keepsCheckpoints(): boolean;
   /** The save after a run ends (autoSave sessions that are still this node's); failures are reported, never thrown. */
   saveAfterRun(): Promise<void>;
+  /** The session's change capture (absent: none). */
+  readonly changes?: SessionChanges | undefined;
 }
 
 /**
@@ -98,6 +101,7 @@ async function produceHeldRun(
 ): Promise<RunRecord> {
   const { config, emit } = host;
   const sessionId = config.sessionId;
+  host.changes?.openRun(record.runId);
   emit(record.runId, 'agent_start', {
     prompt: request.input,
     model: config.model.id,
@@ -222,6 +226,17 @@ async function produceHeldRun(
   }
   budget.stopClock?.();
   await host.verifications.settleRun();
+  // The run's result tree and change set, before its end is recorded: a GET after `wait: true` finds it.
+  const captured = await host.changes?.finishRun(record.runId, outcome.status);
+  if (captured && captured.changeSet.files.length > 0) {
+    const { changeSet } = captured;
+    emit(record.runId, 'run_changes_captured', {
+      run_id: record.runId,
+      files: changeSet.files.length,
+      patch_bytes: changeSet.patch_bytes,
+      patch_digest: changeSet.patch_digest,
+    });
+  }
   if (outcome.status === 'failed' && outcome.error && hooks?.wants('on_error')) {
     hooks.observe(
       'on_error',

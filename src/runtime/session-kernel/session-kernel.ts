@@ -7,6 +7,7 @@ import { sandboxUsageKey } from '../quotas/sandbox-usage-key.js';
 import { resolveQueueSettings } from '../queue/queue-settings.js';
 import { SessionQueue } from '../queue/session-queue.js';
 import { SessionCommands, UNSANDBOXED } from '../sandbox/session-commands.js';
+import { SessionChanges } from '../changes/session-changes.js';
 import type { SessionKey } from '../../stores/session-key.js';
 import { childObserver } from './child-observer.js';
 import { HostDirectCalls } from './host-direct-calls.js';
@@ -42,6 +43,8 @@ export interface SessionKernel {
   readonly tasks: SubagentTasks;
   /** Where the session's model-chosen commands run. */
   readonly sandbox: SessionCommands;
+  /** The session's change capture (a top-level session of a server that captures; docs/changes.md). */
+  readonly changes: SessionChanges | undefined;
   readonly tools: SessionTools;
   readonly directCalls: HostDirectCalls;
   readonly llm: LlmInvoker;
@@ -160,6 +163,16 @@ export function buildSessionKernel(
       ? { onStored: (bytes: number) => quotas.recordStored(tenantId, sandboxUsageKey(sessionId), bytes) }
       : {}),
   });
+  // A delegated child's changes are its parent run's: only top-level sessions capture.
+  const changes =
+    services.changes && config.delegationDepth === 0
+      ? new SessionChanges(services.changes, sessionKey, {
+          tenantId,
+          sessionId,
+          workspace: config.workspaceDir,
+          hostCommands: config.commands.hostCommands,
+        })
+      : undefined;
   const mcp = new SessionMcp({
     sessionId,
     workspace,
@@ -202,6 +215,7 @@ export function buildSessionKernel(
       fileOwner: sandbox.runAs,
       delegation,
       queue,
+      changes,
       ...(images ? { images } : {}),
     },
   });
@@ -272,6 +286,7 @@ export function buildSessionKernel(
     activity: host,
     quotas,
     queue,
+    changes,
   });
   return {
     lifecycle,
@@ -283,6 +298,7 @@ export function buildSessionKernel(
     mcp,
     tasks,
     sandbox: commands,
+    changes,
     tools,
     directCalls,
     llm,

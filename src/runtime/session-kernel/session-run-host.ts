@@ -1,3 +1,4 @@
+import type { SessionChanges } from '../changes/session-changes.js';
 import { runCompactCommand } from '../commands/compact-command.js';
 import type { CommandRunHost } from '../commands/produce-command-run.js';
 import { SessionSlashCommands } from '../commands/session-slash-commands.js';
@@ -40,6 +41,8 @@ export interface SessionRunParts {
   readonly llm: LlmInvoker;
   readonly lifecycle: SessionLifecycle;
   readonly persistence: SessionSaves;
+  /** The session's change capture (absent: runs capture nothing). */
+  readonly changes: SessionChanges | undefined;
 }
 
 /**
@@ -83,6 +86,10 @@ export class SessionRunHost implements RunProducerHost, CommandRunHost {
 
   get memory(): AgentMemory | undefined {
     return this.parts.memory;
+  }
+
+  get changes(): SessionChanges | undefined {
+    return this.parts.changes;
   }
 
   /** The model a command run reports. */

@@ -1,3 +1,4 @@
+import type { ChangeCapture } from '../changes/change-capture.js';
 import type { CodeConfig } from '../../config/code-config.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
 import type { CheckpointStore } from '../../stores/checkpoint-store.js';
@@ -52,6 +53,8 @@ export interface SessionServices {
   memoryStores?: MemoryStores;
   /** Where model-chosen commands run (absent: unsandboxed, for embedders that run no commands). */
   sandbox?: ServerSandbox;
+  /** Change capture of runs (docs/changes.md); absent: runs capture nothing. */
+  changes?: ChangeCapture;
   /** Sees every event any session emits (the server's metrics). */
   onSessionEvent?: SessionEventObserver;
   /** Per-tenant quotas (open sessions, runs, stored bytes); absent: none. */

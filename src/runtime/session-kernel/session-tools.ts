@@ -1,3 +1,4 @@
+import type { SessionChanges } from '../changes/session-changes.js';
 import type { PermissionPolicy } from '../../protocol/governance.js';
 import type { ToolInvokerDeps } from '../invocation/tool-call-state.js';
 import { ToolInvoker } from '../invocation/tool-invoker.js';
@@ -48,6 +49,8 @@ export interface ToolInvokerSource {
   readonly queue: SessionQueue | undefined;
   /** Where the model's read calls put the images they return (absent: no attachment store). */
   readonly images?: ToolImages;
+  /** The session's change capture (top-level sessions of a server with one). */
+  readonly changes?: SessionChanges | undefined;
 }
 
 // Registries are immutable: sessions with nothing but the built-ins (no skills, no MCP tools) share one.
@@ -171,5 +174,6 @@ function invokerDeps(source: ToolInvokerSource): ToolInvokerDeps {
     delegation: source.delegation,
     ...(queue ? { queue } : {}),
     ...(source.images ? { images: source.images } : {}),
+    ...(source.changes ? { changes: source.changes } : {}),
   };
 }

@@ -1,0 +1,133 @@
+/**
+ * The `-c` options of every git call change capture makes: nothing configured anywhere can run a program (hooks,
+ * fsmonitor, pager, editor, external diff, credential helpers), rewrite content (autocrlf, attributes from a file),
+ * hide a file (excludesFile) or start background work (gc, maintenance). The store's own config is the server's; system
+ * and global config are off (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null); the workspace's `.git` is never read.
+ */
+export const CAPTURE_GIT_OPTIONS = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.untrackedCache=false',
+  'core.autocrlf=false',
+  'core.safecrlf=false',
+  'core.symlinks=true',
+  'core.attributesFile=/dev/null',
+  'core.excludesFile=/dev/null',
+  'core.pager=cat',
+  'core.editor=true',
+  'core.askPass=',
+  'credential.helper=',
+  'diff.external=',
+  'gc.auto=0',
+  'maintenance.auto=false',
+  'safe.directory=*',
+  'color.ui=never',
+  'core.quotepath=off',
+];
+
+/** The variables of every capture git call (the whole environment, with PATH, HOME and TMPDIR the runner adds). */
+export const CAPTURE_GIT_ENV: Readonly<Record<string, string>> = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_NO_REPLACE_OBJECTS: '1',
+  GIT_PAGER: 'cat',
+  GIT_ASKPASS: '',
+  GIT_EDITOR: 'true',
+  GIT_OPTIONAL_LOCKS: '0',
+  GIT_NO_LAZY_FETCH: '1',
+  LC_ALL: 'C',
+};
+
+/**
+ * `$GIT_DIR/info/attributes`, the highest-precedence attributes: every attribute that could convert content or choose
+ * a driver is unspecified for every path, whatever the workspace's `.gitattributes` say.
+ */
+export const NEUTRAL_ATTRIBUTES =
+  '* !text !eol !crlf !filter !ident !working-tree-encoding !diff !merge !export-subst !export-ignore\n';
+
+/**
+ * The capture script, run as `sh -c SCRIPT capture <mode> <max file bytes> <max files> <base tree> <find prune args...>`
+ * with `A3S_SHADOW` (the store, read-write) and `A3S_WS` (the workspace, read-only) set. It makes the store's git dir
+ * on first use (no templates: no sample hooks), writes the neutral attributes, lists in one `find` pass what is
+ * excluded (the server's patterns, pruned), what is too large (left out by pathspec and dropped from the index) and
+ * how many files there are, then `git add -A -f` (force: the workspace's .gitignore cannot hide a file) over the
+ * store's index (git's stat cache: unchanged files are not read again) and `git write-tree`. In `result` mode it also
+ * writes the diff from the base tree: the patch, numstat, raw and the result sizes of the changed blobs.
+ * Exit 3: more files than allowed (nothing captured).
+ */
+export const CAPTURE_SCRIPT = `set -eu
+mode=$1; maxbytes=$2; maxfiles=$3; base=$4; shift 4
+S=$A3S_SHADOW; G=$S/git; O=$S/out
+if [ ! -f "$G/HEAD" ]; then git init -q --bare --template= "$G"; fi
+export GIT_DIR="$G" GIT_INDEX_FILE="$G/index"
+g() { git ${CAPTURE_GIT_OPTIONS.map((option) => `-c '${option}'`).join(' ')} "$@"; }
+mkdir -p "$G/info" "$O"
+printf '%s' '${NEUTRAL_ATTRIBUTES.trimEnd()}' > "$G/info/attributes"
+printf '\\n' >> "$G/info/attributes"
+rm -f "$O"/*
+cd "$A3S_WS"
+export GIT_WORK_TREE=.
+find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -fprintf "$O/bigspec" ':(exclude,literal)%P\\0' -fprintf "$O/bigrm" ':(literal)%P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/count" x
+touch "$O/excluded" "$O/big" "$O/bigspec" "$O/bigrm" "$O/count"
+n=$(wc -c < "$O/count")
+if [ "$n" -gt "$maxfiles" ]; then echo "the workspace has more than $maxfiles files" >&2; exit 3; fi
+cat "$S/pathspec" "$O/bigspec" > "$O/spec"
+g add -A -f --pathspec-from-file="$O/spec" --pathspec-file-nul
+if [ -s "$O/bigrm" ]; then g rm -q -r --cached --ignore-unmatch --pathspec-from-file="$O/bigrm" --pathspec-file-nul; fi
+tree=$(g write-tree)
+printf '%s' "$tree" > "$O/tree"
+if [ "$mode" = result ]; then
+  g diff --binary --no-ext-diff --no-textconv --no-color --full-index -M "$base" "$tree" > "$O/patch"
+  g diff --numstat -z --no-ext-diff --no-textconv -M "$base" "$tree" > "$O/numstat"
+  g diff --raw -z --no-ext-diff --abbrev=40 -M "$base" "$tree" > "$O/raw"
+  tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check='%(objectname) %(objectsize)' > "$O/sizes" || true
+fi
+printf '%s' "$tree"
+`;
+
+/**
+ * The diff script (`sh -c SCRIPT diff <from tree> <to tree>`): the same outputs as a result capture, between two trees
+ * the store already holds (exit 4 when one is missing: another node captured it).
+ */
+export const DIFF_SCRIPT = `set -eu
+from=$1; to=$2
+S=$A3S_SHADOW; G=$S/git; O=$S/range
+export GIT_DIR="$G"
+g() { git ${CAPTURE_GIT_OPTIONS.map((option) => `-c '${option}'`).join(' ')} "$@"; }
+[ -f "$G/HEAD" ] || exit 4
+g cat-file -e "$from^{tree}" 2>/dev/null || exit 4
+g cat-file -e "$to^{tree}" 2>/dev/null || exit 4
+mkdir -p "$O"; rm -f "$O"/*
+g diff --binary --no-ext-diff --no-textconv --no-color --full-index -M "$from" "$to" > "$O/patch"
+g diff --numstat -z --no-ext-diff --no-textconv -M "$from" "$to" > "$O/numstat"
+g diff --raw -z --no-ext-diff --abbrev=40 -M "$from" "$to" > "$O/raw"
+tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check='%(objectname) %(objectsize)' > "$O/sizes" || true
+`;
+
+/**
+ * The pathspec every capture starts from (`.` and the server's exclusions), NUL-separated, and the `find` prune
+ * expression for the same patterns. A pattern ending in `/` is a directory; one starting with `/` or holding a `/`
+ * is a path from the workspace root (`/build/`, `out/gen`), any other a name at any depth (`node_modules/`, `*.log`).
+ */
+export function exclusionRules(patterns: readonly string[]): { pathspec: string; prune: string[] } {
+  // git never adds a `.git` entry itself; the prune keeps find from walking (or counting) one.
+  const specs: string[] = ['.'];
+  const prune: string[] = ['-name', '.git'];
+  for (const raw of patterns) {
+    const directory = raw.endsWith('/');
+    const pattern = raw.replace(/^\/+/, '').replace(/\/+$/, '');
+    if (pattern === '') continue;
+    const rooted = raw.startsWith('/') || pattern.includes('/');
+    if (rooted) {
+      specs.push(`:(exclude,glob)${pattern}/**`);
+      if (!directory) specs.push(`:(exclude,glob)${pattern}`);
+      prune.push('-o', '-path', `./${pattern}`);
+    } else {
+      specs.push(`:(exclude,glob)**/${pattern}/**`);
+      if (!directory) specs.push(`:(exclude,glob)**/${pattern}`);
+      prune.push('-o', ...(directory ? ['(', '-type', 'd', '-name', pattern, ')'] : ['-name', pattern]));
+    }
+  }
+  return { pathspec: specs.map((spec) => `${spec}\0`).join(''), prune };
+}

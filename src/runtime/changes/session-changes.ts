@@ -1,0 +1,127 @@
+import type { ChangeSet } from '../../protocol/change-set.js';
+import type { SessionKey } from '../../stores/session-key.js';
+import type { ChangeCapture } from './change-capture.js';
+import { diffFields } from './change-capture.js';
+import { parseNotCaptured } from './parse-diff-output.js';
+import { CaptureError, type CaptureTarget } from './shadow-stores.js';
+
+/** Why a run has no change set (NO_CHANGE_SET's `details.reason`). */
+export type NoChangeSetReason = 'no_mutating_call' | 'commands_refused' | 'too_many_files' | 'capture_failed';
+
+/** How a run without a change set came to have none, kept for the runs this node ran. */
+export interface NoChangeSet {
+  readonly reason: NoChangeSetReason;
+  readonly message: string;
+}
+
+/** What a finished capture tells the run: the event to emit when files changed. */
+export interface CapturedRun {
+  readonly changeSet: ChangeSet;
+}
+
+/** The runs whose "why not" this node remembers (oldest forgotten first). */
+const MAX_REMEMBERED = 200;
+
+/**
+ * One session's change capture: a run is opened when it starts (costs nothing), its base tree is captured before
+ * its first call that is not read-only (`beforeMutation`, awaited by the tool invoker), and at its end
+ * (`finishRun`, before agent_end) the result tree and the diff are captured and the change set stored. A run with
+ * only read-only calls never starts a capture.
+ */
+export class SessionChanges {
+  // Created on first use: an idle session pays for none of them.
+  private bases: Map<string, Promise<string | undefined>> | undefined;
+  private open: Set<string> | undefined;
+  private missing: Map<string, NoChangeSet> | undefined;
+
+  constructor(
+    private readonly capture: ChangeCapture,
+    private readonly key: SessionKey,
+    readonly target: CaptureTarget,
+  ) {}
+
+  /** The run started: its mutating calls capture its base first. */
+  openRun(runId: string): void {
+    (this.open ??= new Set()).add(runId);
+  }
+
+  /** Before a call that may change files: the run's base tree, captured once (a failure is remembered, never thrown). */
+  async beforeMutation(runId: string): Promise<void> {
+    if (!this.open?.has(runId)) return;
+    this.bases ??= new Map();
+    let base = this.bases.get(runId);
+    if (!base) {
+      base = this.capture.deps.shadows.capture(this.target).then(
+        (captured) => captured.tree,
+        (error: unknown) => {
+          this.remember(runId, error);
+          return undefined;
+        },
+      );
+      this.bases.set(runId, base);
+    }
+    await base;
+  }
+
+  /** The run's last round is over: capture its result and store the change set (undefined: none was made). */
+  async finishRun(runId: string, state: string): Promise<CapturedRun | undefined> {
+    this.open?.delete(runId);
+    const base = this.bases?.get(runId);
+    this.bases?.delete(runId);
+    if (!base) {
+      this.forget(runId, { reason: 'no_mutating_call', message: `run ${runId} made no call that could change files` });
+      return undefined;
+    }
+    const baseTree = await base;
+    if (baseTree === undefined) return undefined;
+    try {
+      const { tree, files } = await this.capture.deps.shadows.capture(this.target, baseTree);
+      const empty = Buffer.alloc(0);
+      const changeSet: ChangeSet = {
+        schema: 'a3s.code.agent-change-set.v1',
+        run_id: runId,
+        state,
+        format: 'git_unified_diff_v1',
+        encoding: 'base64',
+        base_tree: `git-tree:${baseTree}`,
+        result_tree: `git-tree:${tree}`,
+        ...diffFields(files),
+        not_captured: parseNotCaptured(files.outputs.excluded ?? empty, files.outputs.big ?? empty),
+        observed_at_ms: this.capture.deps.now(),
+      };
+      return { changeSet: await this.capture.put(this.key, changeSet) };
+    } catch (error) {
+      this.remember(runId, error);
+      return undefined;
+    }
+  }
+
+  /** Remove the session's shadow store (closed by its client); its stored change sets stay until purge. */
+  removeShadow(): Promise<void> {
+    return this.capture.deps.shadows.remove(this.target.tenantId, this.target.sessionId);
+  }
+
+  /** Why the run has no change set, when this node ran it. */
+  whyNone(runId: string): NoChangeSet | undefined {
+    return this.missing?.get(runId);
+  }
+
+  private remember(runId: string, error: unknown): void {
+    const reason: NoChangeSetReason =
+      error instanceof CaptureError
+        ? error.reason === 'commands_refused' || error.reason === 'too_many_files'
+          ? error.reason
+          : 'capture_failed'
+        : 'capture_failed';
+    this.forget(runId, { reason, message: error instanceof Error ? error.message : String(error) });
+  }
+
+  private forget(runId: string, why: NoChangeSet): void {
+    this.missing ??= new Map();
+    this.missing.set(runId, why);
+    if (this.missing.size > MAX_REMEMBERED) {
+      const oldest = this.missing.keys().next().value;
+      if (oldest !== undefined) this.missing.delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,254 @@
+import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { open, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ServerSandbox } from '../sandbox/session-commands.js';
+import type { PreparedCommand } from '../sandbox/sandbox.js';
+import { SandboxHomes } from '../sandbox/sandbox-homes.js';
+import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
+import { CAPTURE_GIT_ENV, CAPTURE_SCRIPT, DIFF_SCRIPT, exclusionRules } from './capture-script.js';
+
+/** Where the shadow store is mounted inside the sandbox. */
+const INSIDE = '/shadow';
+/** A capture that takes longer is killed (and the run's change set is not captured). */
+const CAPTURE_TIMEOUT_MS = 120_000;
+const MAX_STDERR = 8192;
+
+/** The bounds of a capture, from config (limits.changeCaptureExclude and the fixed sizes of docs/changes.md). */
+export interface CaptureBounds {
+  readonly exclude: readonly string[];
+  readonly maxFileBytes: number;
+  readonly maxFiles: number;
+  /** The largest patch kept (larger: only its digest and size). */
+  readonly maxPatchBytes: number;
+}
+
+/** The patch a diff wrote: its size and digest, and its bytes when it is at most maxPatchBytes. */
+export interface CapturedPatch {
+  readonly bytes: number;
+  readonly digest: string;
+  readonly data: Buffer | undefined;
+}
+
+/** The session a capture is for: where its store is, its pinned workspace and whether it may run on the host. */
+export interface CaptureTarget {
+  readonly tenantId: string;
+  readonly sessionId: string;
+  readonly workspace: WorkspaceAccess;
+  /** The session may run commands on the host (no bwrap, a host_direct creator): capture runs git there, hardened alike. */
+  readonly hostCommands: boolean;
+}
+
+/** Why capture did not run or failed: `commands_refused` (no sandbox, no host commands), `too_many_files`, `failed`. */
+export class CaptureError extends Error {
+  override readonly name = 'CaptureError';
+  constructor(
+    readonly reason: 'commands_refused' | 'too_many_files' | 'failed' | 'tree_missing',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What one run of the script left in the store's output directory, read back. */
+export interface CaptureFiles {
+  readonly outputs: Readonly<Record<string, Buffer>>;
+  readonly patch: CapturedPatch | undefined;
+}
+
+/**
+ * The shadow git stores of sessions: `<data_dir>/changes/<sha256 of tenant and session>/git`, a bare git dir with
+ * its own index (git's stat cache), outside every workspace. Git runs in the bwrap sandbox (the workspace read-only,
+ * the store read-write, no network), or, for a session allowed host commands on a server without bwrap, on the host
+ * with the same hardening. A node-local cache: removed with the session (close for good, purge).
+ */
+export class ShadowStores {
+  private readonly homes: SandboxHomes;
+
+  constructor(
+    dir: string,
+    private readonly sandbox: ServerSandbox,
+    private readonly bounds: CaptureBounds,
+  ) {
+    this.homes = new SandboxHomes(dir, sandbox.runAs);
+  }
+
+  /** Whether captures for this target can run at all (bwrap, or host commands allowed). */
+  canCapture(target: CaptureTarget): boolean {
+    return this.sandbox.sandbox.prepareServerCommand !== undefined || target.hostCommands;
+  }
+
+  /** Capture the workspace into the store; `base` given: also the diff from it (patch, numstat, raw, sizes). */
+  async capture(target: CaptureTarget, base?: string): Promise<{ tree: string; files: CaptureFiles }> {
+    const { maxFileBytes, maxFiles } = this.bounds;
+    const names = ['excluded', 'big', ...(base ? ['numstat', 'raw', 'sizes'] : [])];
+    const { files, stdout } = await this.run(
+      target,
+      CAPTURE_SCRIPT,
+      (hidden) => [
+        base ? 'result' : 'base',
+        String(maxFileBytes),
+        String(maxFiles),
+        base ?? '-',
+        ...exclusionRules(this.patterns(hidden)).prune,
+      ],
+      'out',
+      names,
+      base !== undefined,
+    );
+    const tree = stdout.trim();
+    if (!/^[0-9a-f]{40,64}$/.test(tree)) throw new CaptureError('failed', 'git write-tree gave no tree');
+    return { tree, files };
+  }
+
+  /** The diff between two trees this node's store holds; CaptureError `tree_missing` when it holds either not. */
+  async diff(target: CaptureTarget, from: string, to: string): Promise<CaptureFiles> {
+    const { files } = await this.run(target, DIFF_SCRIPT, () => [from, to], 'range', ['numstat', 'raw', 'sizes'], true);
+    return files;
+  }
+
+  /** Remove a session's store (the session was closed for good or purged). */
+  remove(tenantId: string, sessionId: string): Promise<void> {
+    return this.homes.remove(tenantId, sessionId);
+  }
+
+  /** The host path of a session's store. */
+  pathOf(tenantId: string, sessionId: string): string {
+    return this.homes.pathOf(tenantId, sessionId);
+  }
+
+  private patterns(hidden: readonly string[]): string[] {
+    return [...this.bounds.exclude, ...hidden.map((dir) => `/${dir}/`)];
+  }
+
+  private async run(
+    target: CaptureTarget,
+    script: string,
+    argsFor: (hidden: readonly string[]) => string[],
+    outDir: string,
+    names: readonly string[],
+    withPatch: boolean,
+  ): Promise<{ stdout: string; files: CaptureFiles }> {
+    if (!this.canCapture(target))
+      throw new CaptureError(
+        'commands_refused',
+        'commands are refused in this session (no sandbox and no host_direct creator): no change capture',
+      );
+    const lease = target.workspace.acquire();
+    try {
+      const store = await this.homes.ensure(target.tenantId, target.sessionId);
+      const hidden = (lease.hidden ?? []).map((dir) => path.relative(lease.path, dir)).filter((rel) => rel !== '');
+      await writeFile(path.join(store, 'pathspec'), exclusionRules(this.patterns(hidden)).pathspec, { mode: 0o644 });
+      const argv = ['/bin/sh', '-c', script, 'capture', ...argsFor(hidden)];
+      const server = this.sandbox.sandbox.prepareServerCommand;
+      const prepared: PreparedCommand = server
+        ? await server.call(this.sandbox.sandbox, {
+            argv,
+            workspace: lease.path,
+            workspaceFd: lease.fd,
+            ...(lease.hidden ? { hidden: lease.hidden } : {}),
+            writable: { host: store, inside: INSIDE },
+            env: { ...CAPTURE_GIT_ENV, A3S_SHADOW: INSIDE, A3S_WS: lease.path },
+          })
+        : hostCommand(argv, store);
+      const { code, stdout, stderr } = await spawnCapture(prepared, lease.fd);
+      if (code === 3) throw new CaptureError('too_many_files', stderr.trim() || 'too many files');
+      if (code === 4) throw new CaptureError('tree_missing', 'this node does not hold both trees');
+      if (code !== 0) throw new CaptureError('failed', `git exited ${code ?? 'on a signal'}: ${stderr.trim()}`);
+      const outputs: Record<string, Buffer> = {};
+      for (const name of names) outputs[name] = await readOutput(path.join(store, outDir, name));
+      const patch = withPatch
+        ? await readPatch(path.join(store, outDir, 'patch'), this.bounds.maxPatchBytes)
+        : undefined;
+      return { stdout, files: { outputs, patch } };
+    } finally {
+      lease.release();
+    }
+  }
+}
+
+/** The same script on the host (sandbox none, a host_direct session): the workspace entered through its held descriptor. */
+function hostCommand(argv: readonly string[], store: string): PreparedCommand {
+  const [file = '/bin/sh', ...args] = argv;
+  return {
+    kind: 'none',
+    file,
+    args,
+    env: {
+      ...CAPTURE_GIT_ENV,
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: '/nonexistent',
+      TMPDIR: process.env.TMPDIR ?? '/tmp',
+      A3S_SHADOW: store,
+      A3S_WS: '/proc/self/fd/3',
+    },
+    cwd: '/',
+    inheritFds: [],
+    release: () => Promise.resolve(),
+  };
+}
+
+function spawnCapture(
+  prepared: PreparedCommand,
+  workspaceFd: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(prepared.file, [...prepared.args], {
+      cwd: prepared.cwd,
+      env: prepared.env,
+      // The workspace's descriptor is fd 3 in both modes (bwrap --ro-bind-fd 3; the host script enters /proc/self/fd/3).
+      stdio: ['ignore', 'pipe', 'pipe', prepared.inheritFds[0] ?? workspaceFd],
+      timeout: CAPTURE_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+      ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+      if (stdout.length < 4096) stdout += text;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      if (stderr.length < MAX_STDERR) stderr += text;
+    });
+    child.on('error', (error) => resolve({ code: null, stdout, stderr: error.message }));
+    child.on('close', (code) => {
+      void prepared.release();
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** An output file of the script (never through a symlink); empty when missing. */
+async function readOutput(file: string): Promise<Buffer> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
+    throw error;
+  }
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The patch file: hashed whole (streamed), its bytes kept only up to `maxBytes`. */
+async function readPatch(file: string, maxBytes: number): Promise<CapturedPatch> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const hash = createHash('sha256');
+    const kept: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      if (bytes <= maxBytes) kept.push(chunk);
+    }
+    return { bytes, digest: `sha256:${hash.digest('hex')}`, data: bytes <= maxBytes ? Buffer.concat(kept) : undefined };
+  } finally {
+    await handle.close();
+  }
+}
