@@ -26,6 +26,7 @@ import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerAttachmentRoutes } from './routes/attachments.js';
+import { registerSessionForkRoutes } from './routes/session-fork.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerToolRoutes } from './routes/tools.js';
 import { registerVerificationRoutes } from './routes/verifications.js';
@@ -78,6 +79,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerMetricsRoutes(app, ctx, sockets);
   registerHealthRoutes(app, ctx);
   registerSessionRoutes(app, ctx);
+  registerSessionForkRoutes(app, ctx);
   registerRunRoutes(app, ctx);
   registerAttachmentRoutes(app, ctx, ctx.attachments);
   registerToolRoutes(app, ctx);
