@@ -1,3 +1,6 @@
+import { realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../support/fake-provider.js';
@@ -15,6 +18,7 @@ const TOKENS = [
   { token: B, principal: 'bob', tenantId: 'tenant-b', scopes: ['sessions'] },
   { token: ADMIN, principal: 'root', tenantId: 'ops', scopes: ['admin'] },
 ];
+const ECHO_SERVER = fileURLToPath(new URL('../fixtures/mcp-echo-server.mjs', import.meta.url));
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** The conversation a provider request carries (no system message): role and text of each message. */
@@ -49,10 +53,22 @@ describe('POST /v1/sessions/:id/fork', () => {
 
   let firstRun = '';
   let secondRun = '';
+  let shared = '';
   beforeAll(async () => {
+    const root = tempDir('a3s-fork-ws-');
+    shared = tempDir('a3s-fork-shared-');
+    writeFiles(root, { 'tenant-a/a.txt': 'alpha\n', 'tenant-b/b.txt': 'beta\n' });
+    writeFiles(shared, { 'common/c.txt': 'common\n' });
     t = await startTestServer({
-      files: { 'tenant-a/a.txt': 'alpha\n', 'tenant-b/b.txt': 'beta\n' },
-      config: { apiTokens: TOKENS },
+      root,
+      // The MCP echo fixture and its node_modules live in the repository: mounted read-only into the sandbox.
+      config: {
+        apiTokens: TOKENS,
+        workspaceRoots: [root, shared],
+        sharedWorkspaceRoots: [shared],
+        // (node_modules where it really is: a worktree's may be a symlink out of the repository).
+        sandbox: { readOnlyPaths: [...new Set([process.cwd(), realpathSync(join(process.cwd(), 'node_modules'))])] },
+      },
     });
     await post(A, '/v1/sessions', { sessionId: 'parent' }).expect(201);
     t.fake.script({ text: 'one' });
@@ -186,6 +202,42 @@ describe('POST /v1/sessions/:id/fork', () => {
     // An admin's fork of another tenant's session lives in the admin's tenant: the workspace is not in its space.
     const admin = (await fork(ADMIN, 'parent', {}, '?tenantId=tenant-a').expect(403)).body.error;
     expect(admin).toMatchObject({ code: 'FORBIDDEN', details: { field: 'workspace' } });
+    // On a shared root the admin's fork is its own tenant's, and says which tenant the parent is of.
+    const common = join(shared, 'common');
+    await post(A, '/v1/sessions', { sessionId: 'on-shared', workspace: common }).expect(201);
+    const across = (await fork(ADMIN, 'on-shared', { sessionId: 'on-shared' }, '?tenantId=tenant-a').expect(201)).body
+      .session as Info & { workspace: string };
+    expect(across).toMatchObject({
+      id: 'on-shared',
+      workspace: common,
+      labels: { tenantId: 'ops', principal: 'root' },
+      forkedFrom: { sessionId: 'on-shared', tenantId: 'tenant-a', atMessage: 0 },
+    });
+    const trace = (await request(t.url).get('/v1/sessions/on-shared/trace').set(as(ADMIN)).expect(200)).body.events;
+    expect(trace[0]).toMatchObject({
+      type: 'session_forked',
+      payload: { parent_session_id: 'on-shared', parent_tenant_id: 'tenant-a' },
+    });
+  });
+
+  it("a busy session forks what is committed: never the active run's half round", async () => {
+    await post(A, '/v1/sessions', { sessionId: 'busy' }).expect(201);
+    t.fake.script({ text: 'done' });
+    await run(A, 'busy', 'before');
+    t.fake.script({ toolCalls: [{ id: 'call_ls_busy', name: 'ls', arguments: {} }] }, { text: 'late', delayMs: 1500 });
+    const started = (await post(A, '/v1/sessions/busy/runs', { input: 'slow' }).expect(202)).body.runId as string;
+    await t.fake.waitForRequests(t.fake.requests.length + 2);
+    // The run is between rounds: its ls result exists, but nothing of it is committed.
+    const whole = (await fork(A, 'busy', {}).expect(201)).body.session as Info;
+    expect(whole.messageCount).toBe(2);
+    const atActive = (await fork(A, 'busy', { atRunId: started }).expect(201)).body.session as Info;
+    expect(atActive.forkedFrom).toEqual({ sessionId: 'busy', atRunId: started, atMessage: 2 });
+    await eventually(
+      async () => (await request(t.url).get('/v1/sessions/busy').set(as(A))).body.session.busy === false,
+      'the slow run to end',
+    );
+    expect(await history(A, whole.id)).toEqual(['user:before', 'assistant:done']);
+    t.fake.assertDone();
   });
 
   it("a sessions-only caller forking a host_direct caller's session gets 403 naming each refused option", async () => {
@@ -194,14 +246,14 @@ describe('POST /v1/sessions/:id/fork', () => {
       securityProvider: { type: 'none' },
       sandboxNetwork: 'allowed',
       permissionPolicy: { allow: ['bash'], defaultDecision: 'allow' },
+      mcpServers: [{ name: 'echo', transport: { type: 'stdio', command: process.execPath, args: [ECHO_SERVER, 'x'] } }],
     }).expect(201);
     const refused = (await fork(A, 'lifted', {}).expect(403)).body.error;
     expect(refused.code).toBe('FORBIDDEN');
-    expect(refused.details.options).toEqual(
-      expect.arrayContaining(['securityProvider.type', 'sandboxNetwork', 'permissionPolicy']),
-    );
-    for (const field of ['securityProvider.type', 'sandboxNetwork', 'permissionPolicy'])
-      expect(refused.message).toContain(field);
+    const named = ['securityProvider.type', 'sandboxNetwork', 'mcpServers.0', 'permissionPolicy'];
+    expect(refused.details.options).toEqual(expect.arrayContaining(named));
+    expect(refused.details.field).toBe('securityProvider.type');
+    for (const field of named) expect(refused.message).toContain(field);
     // Nothing was created; the host_direct caller may fork it.
     expect((await request(t.url).get('/v1/sessions?forkedFrom=lifted').set(as(A)).expect(200)).body.sessions).toEqual(
       [],
