@@ -220,6 +220,18 @@ describe('POST /v1/sessions/:id/fork', () => {
     });
   });
 
+  it("a fork of a replay session (hostEnv) gets a new generated id, not its parent's", async () => {
+    const replay = (
+      await post(A, '/v1/sessions', { hostEnv: { sequentialIdPrefix: 'fx', fixedTimeMs: 1_700_000_000_000 } }).expect(
+        201,
+      )
+    ).body.session as Info;
+    const one = (await fork(A, replay.id, {}).expect(201)).body.session as Info;
+    const two = (await fork(A, replay.id, {}).expect(201)).body.session as Info;
+    expect(new Set([replay.id, one.id, two.id]).size).toBe(3);
+    expect(one.forkedFrom?.sessionId).toBe(replay.id);
+  });
+
   it("a busy session forks what is committed: never the active run's half round", async () => {
     await post(A, '/v1/sessions', { sessionId: 'busy' }).expect(201);
     t.fake.script({ text: 'done' });

@@ -159,7 +159,10 @@ export class Agent {
         { field: 'body.workspace', options: ['workspace'] },
       );
     const seed = forkSeed(parent, request, caller.tenantId);
-    const options = forkOptions(parent, request.sessionId);
+    // A generated id comes from the server's HostEnv: a replay HostEnv copied from the parent would hand out the
+    // parent's own id again.
+    const forkId = request.sessionId ?? this.deps.hostEnv.newId('sess');
+    const options = forkOptions(parent, forkId);
     assertForkGrants(parent, options, caller, this.deps.config);
     // A fork of another tenant's session (an admin's) lives in the caller's tenant: so must its workspace.
     if (parent.config.ownerTenantId !== caller.tenantId) {
@@ -172,9 +175,7 @@ export class Agent {
         );
     }
     const optionsBytes = assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, 'body');
-    if (options.sessionId === undefined)
-      return (await this.opener.open(options, caller, undefined, optionsBytes, seed)).session;
-    const key = sessionKey(caller.tenantId, options.sessionId);
+    const key = sessionKey(caller.tenantId, forkId);
     return (await this.opening.run(key, () => this.opener.open(options, caller, key, optionsBytes, seed))).session;
   }
 

@@ -71,7 +71,7 @@ export function forkSeed(parent: AgentSession, request: ForkRequest, forkTenantI
  * become the forking caller's; hooks and the budget host are the parent's hosts', not carried over), on the
  * parent's workspace and current model.
  */
-export function forkOptions(parent: AgentSession, sessionId: string | undefined): SessionOptions {
+export function forkOptions(parent: AgentSession, sessionId: string): SessionOptions {
   const {
     sessionId: _id,
     tenantId: _tenant,
@@ -85,7 +85,7 @@ export function forkOptions(parent: AgentSession, sessionId: string | undefined)
     ...kept,
     workspace: parent.workspace,
     model: parent.config.model.id,
-    ...(sessionId !== undefined ? { sessionId } : {}),
+    sessionId,
   };
 }
 
