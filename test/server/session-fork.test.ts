@@ -300,7 +300,7 @@ describe('fork: compaction, grants and hooks, restart', () => {
     t.fake.assertDone();
   });
 
-  it('grants ("allow always") and hooks are not copied', async () => {
+  it('grants ("allow always"), hooks and pending confirmations are not copied', async () => {
     const hooks = await startWebhookServer({ '/seen': { body: {} } });
     try {
       const t = await start({
@@ -316,9 +316,9 @@ describe('fork: compaction, grants and hooks, restart', () => {
         (await host(request(t.url).get(`/v1/sessions/${id}/confirmations`)).expect(200)).body.confirmations as {
           toolId: string;
         }[];
-      const call = (id: string) =>
+      const call = (id: string, command = 'echo granted') =>
         host(request(t.url).post(`/v1/sessions/${id}/tools/bash/governed`))
-          .send({ args: { command: 'echo granted' } })
+          .send({ args: { command } })
           .then((res) => res.body as { output: string; exitCode: number });
       const answer = async (id: string, approved: boolean, always: boolean) => {
         let toolId = '';
@@ -351,7 +351,13 @@ describe('fork: compaction, grants and hooks, restart', () => {
           .filter((url) => url?.startsWith(hooks.url('')));
       expect(await hookList('granted')).toEqual([hooks.url('/seen')]);
 
+      // Forked while the parent waits on a confirmation: the fork has none.
+      const waiting = call('granted', 'echo waiting');
+      await eventually(async () => (await pending('granted')).length === 1, 'the parent to wait');
       await host(request(t.url).post('/v1/sessions/granted/fork')).send({ sessionId: 'granted-fork' }).expect(201);
+      expect(await pending('granted-fork')).toEqual([]);
+      await answer('granted', false, false);
+      expect((await waiting).exitCode).not.toBe(0);
       expect(await hookList('granted-fork')).toEqual([]);
       // The fork asks again: the grant stayed with the parent.
       const asked = call('granted-fork');
