@@ -27,6 +27,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerChangeRoutes } from './routes/changes.js';
 import { registerAttachmentRoutes } from './routes/attachments.js';
+import { registerSessionForkRoutes } from './routes/session-fork.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerToolRoutes } from './routes/tools.js';
 import { registerVerificationRoutes } from './routes/verifications.js';
@@ -79,6 +80,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerMetricsRoutes(app, ctx, sockets);
   registerHealthRoutes(app, ctx);
   registerSessionRoutes(app, ctx);
+  registerSessionForkRoutes(app, ctx);
   registerRunRoutes(app, ctx);
   registerChangeRoutes(app, ctx);
   registerAttachmentRoutes(app, ctx, ctx.attachments);

@@ -76,6 +76,11 @@ export const ERROR_CATALOGUE = {
   CONFIRMATION_MISMATCH: { status: 409, description: "The answer names arguments other than the pending call's." },
   SESSION_BUSY: { status: 409, description: 'Another transcript-affecting operation is active on the session.' },
   SESSION_EXISTS: { status: 409, description: 'A live session with this id already exists.' },
+  FORK_POINT_UNAVAILABLE: {
+    status: 409,
+    description:
+      'A fork cannot cut at the run: its start is no longer in the transcript (compacted into a summary, cleared or rewritten since), or it never started.',
+  },
   CHILD_SESSION: {
     status: 409,
     description:

@@ -29,6 +29,7 @@ Commands:
   steer SESSION TEXT           append input to the session's active run at its next safe point
   interrupt SESSION            stop the session's active run at its next safe point (--force: now)
   resume SESSION RUN_ID        resume a run from its checkpoint and follow it like run
+  fork SESSION                 a new session with SESSION's transcript up to a run (--at-run) or message
   acp                          stdio bridge to the server's ACP endpoint, for editors (Zed agent_servers)
   token new                    make an API token and the api_token {} block (its hash) for the server config
 
@@ -168,6 +169,21 @@ Flags:
 ${CONNECTION}
 
 ${EXIT_CODES}`,
+  fork: `Usage: a3s fork SESSION [--at-run RUN_ID | --at-message N] [--id NEW] [--json]
+
+Forks SESSION: a new session of your tenant with its transcript up to just before run RUN_ID, its first N
+messages (indexes of its history), or all of it, on the same workspace and with its options checked again with
+your token's scopes. Grants, hooks, hosts and pending confirmations or questions are not copied. Prints the new
+session's id on stdout (where it came from on stderr). A refused fork prints the error on stderr: exit 2 for a
+bad or forbidden request (400, 403), 1 otherwise (409: the id is taken, the run was compacted since).
+
+Flags:
+  --at-run RUN_ID    fork from just before this run (the transcript as the run found it)
+  --at-message N     keep the first N messages
+  --id NEW           the new session's id (default: generated)
+  --json             print the new session's info as JSON instead of its id
+
+${CONNECTION}`,
   token: `Usage: a3s token new [--principal P] [--tenant T] [--scope S]... [--json]
 
 Makes a new API token (32 random bytes, "a3s_" and base64url) on this machine, without asking a server, and prints

@@ -4,6 +4,7 @@ import { approveCommand } from './approve-command.js';
 import type { CliIo } from './cli-io.js';
 import { eventsCommand } from './events-command.js';
 import { EXIT } from './exit-codes.js';
+import { forkCommand } from './fork-command.js';
 import { HELP } from './help-text.js';
 import { packageVersion } from '../package-version.js';
 import { reportError } from './report-error.js';
@@ -27,6 +28,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   steer: steerCommand,
   interrupt: interruptCommand,
   resume: resumeCommand,
+  fork: forkCommand,
   acp: acpCommand,
   token: tokenCommand,
 };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ForkRequestSchema } from '../protocol/fork.js';
 import type { HealthResponseSchema } from '../protocol/http.js';
 import type { SessionOptionsSchema } from '../protocol/session-options.js';
 import type { WorkerAgentSpecInput } from '../protocol/worker-agents.js';
@@ -10,6 +11,8 @@ import { resolveWebSocket, type WebSocketConstructor } from './websocket-like.js
 
 /** SessionOptions as sent (the body of POST /v1/sessions, every seed name). */
 export type SessionOptionsInput = z.input<typeof SessionOptionsSchema>;
+/** What POST /v1/sessions/:id/fork takes: where to cut (atRunId or atMessage), the fork's id, its workspace. */
+export type ForkOptions = z.input<typeof ForkRequestSchema>;
 /** Health answer. */
 export type Health = z.infer<typeof HealthResponseSchema>;
 
@@ -131,6 +134,16 @@ export class A3sClient {
     options: SessionOptionsInput = {},
   ): Promise<Session> {
     return this.sessionForWorker(workspace, worker, options);
+  }
+
+  /**
+   * Fork a session (ours, like the seed's session methods: `client.fork(sessionId, options)`): a new session of the
+   * caller's tenant with the transcript up to just before run `atRunId`, the first `atMessage` messages, or all of
+   * it; its `forkedFrom` says where it came from. ForkPointUnavailableError when the run's start was compacted.
+   */
+  async fork(sessionId: string, options: ForkOptions = {}): Promise<Session> {
+    const answer = await this.transport.post<{ session: SessionInfo }>(`/v1/sessions/${seg(sessionId)}/fork`, options);
+    return this.wrap(answer.session);
   }
 
   /** A live session by id (SessionNotFoundError when there is none for this tenant). */

@@ -99,6 +99,10 @@ export type ConfirmationNotFoundError = InstanceType<typeof ConfirmationNotFound
 export const ExternalTaskNotFoundError = ERROR_CLASSES.EXTERNAL_TASK_NOT_FOUND;
 /** An error of code EXTERNAL_TASK_NOT_FOUND. */
 export type ExternalTaskNotFoundError = InstanceType<typeof ExternalTaskNotFoundError>;
+/** The error of code FORK_POINT_UNAVAILABLE. */
+export const ForkPointUnavailableError = ERROR_CLASSES.FORK_POINT_UNAVAILABLE;
+/** An error of code FORK_POINT_UNAVAILABLE. */
+export type ForkPointUnavailableError = InstanceType<typeof ForkPointUnavailableError>;
 /** The error of code RUN_NOT_ACTIVE. */
 export const RunNotActiveError = ERROR_CLASSES.RUN_NOT_ACTIVE;
 /** An error of code RUN_NOT_ACTIVE. */

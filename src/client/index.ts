@@ -1,5 +1,11 @@
 // The public API of the typed client (`a3s-code-server/client`). Browser-safe: fetch and WebSocket only.
-export { A3sClient, type A3sClientOptions, type Health, type SessionOptionsInput } from './a3s-client.js';
+export {
+  A3sClient,
+  type A3sClientOptions,
+  type ForkOptions,
+  type Health,
+  type SessionOptionsInput,
+} from './a3s-client.js';
 export { Session, type SessionInfo } from './session.js';
 export type {
   EventsOptions,

@@ -113,4 +113,16 @@ export const EXTENSION_EVENT_PAYLOADS = {
     patch_bytes: z.number().int().nonnegative(),
     patch_digest: z.string(),
   }),
+  /**
+   * The session is a fork (POST /v1/sessions/:id/fork): the first event of its log. `parent_session_id` is the
+   * session it came from (`parent_tenant_id` when that is another tenant's), `at_run_id` the run it was forked
+   * just before (absent: at a message index or whole), `at_message` how many of the parent's messages it kept.
+   */
+  session_forked: z.object({
+    parent_session_id: z.string(),
+    parent_tenant_id: z.string().optional(),
+    at_run_id: z.string().optional(),
+    at_message: z.number().int().nonnegative(),
+    workspace: z.enum(['shared', 'copy']),
+  }),
 };

@@ -5,6 +5,7 @@ import { RunAttachmentSchema } from './attachments.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { AgentResultSchema, RunRecordSchema, RunStatusSchema, UsageSchema } from './run-record.js';
 import { MULTITASK_STRATEGIES } from './multitask-strategy.js';
+import { ForkOriginSchema } from './fork.js';
 import { SessionLabelsSchema } from './session-snapshot.js';
 
 /** The error body every failure answers with. */
@@ -58,6 +59,8 @@ export const SessionInfoSchema = z
     askUser: z.boolean(),
     /** Provider calls made by the session, all through its one LLM invoker. */
     llmCalls: z.number().int(),
+    /** Set on a fork (POST /v1/sessions/:id/fork): the session and point it was forked from. */
+    forkedFrom: ForkOriginSchema.optional(),
   })
   .meta({ id: 'SessionInfo' });
 
@@ -70,8 +73,13 @@ export const SessionListResponseSchema = z.object({ sessions: z.array(SessionInf
  * names (session ids are per tenant). Default: the caller's own tenant; naming another needs the admin scope.
  */
 export const SessionTenantQuerySchema = z.object({ tenantId: z.string().min(1).max(200).optional() }).strict();
-/** Query of GET /v1/sessions: an admin lists one tenant's sessions (default: every tenant's; a non-admin: its own). */
-export const SessionListQuerySchema = SessionTenantQuerySchema;
+/**
+ * Query of GET /v1/sessions: an admin lists one tenant's sessions (default: every tenant's; a non-admin: its own);
+ * `forkedFrom` lists only the forks of that session id.
+ */
+export const SessionListQuerySchema = z
+  .object({ tenantId: z.string().min(1).max(200).optional(), forkedFrom: z.string().min(1).max(128).optional() })
+  .strict();
 /** Session id path parameter. */
 export const SessionParamsSchema = z.object({ id: z.string().min(1).max(128) }).strict();
 /** Session + run id path parameters. */

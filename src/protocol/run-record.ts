@@ -87,6 +87,17 @@ export const RunRecordSchema = z
     eventCount: z.number().int().nonnegative(),
     firstRetainedSequence: z.number().int().nonnegative(),
     metadata: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * How many messages the session's transcript held when the run started (the transcript the run saw before its
+     * own input): where a fork at this run cuts. Absent for queued runs and runs recorded before the field.
+     */
+    transcriptStart: z.number().int().nonnegative().optional(),
+    /**
+     * The session's transcript epoch when the run started: it grows whenever a run rewrites the transcript's
+     * earlier messages (a compaction, a run with its own history), after which `transcriptStart` no longer indexes
+     * the transcript.
+     */
+    transcriptEpoch: z.number().int().nonnegative().optional(),
   })
   .meta({ id: 'RunRecord' });
 

@@ -3,6 +3,7 @@ import { StoredQuestionSchema } from './questions.js';
 import { AttachmentRefSchema } from './attachments.js';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
+import { ForkOriginSchema } from './fork.js';
 import { McpServerConfigSchema } from './mcp.js';
 import { ExternalTaskSchema } from './queue.js';
 import { RunRecordSchema, UsageSchema } from './run-record.js';
@@ -87,6 +88,13 @@ export const SnapshotSessionSchema = z.object({
     .object({ dev: z.string().regex(/^\d{1,20}$/), ino: z.string().regex(/^\d{1,20}$/) })
     .strict()
     .optional(),
+  /** Set on a fork: the session and point it was forked from (SessionInfo.forkedFrom). Absent: not a fork. */
+  forkedFrom: ForkOriginSchema.optional(),
+  /**
+   * The transcript's epoch: how many times a run rewrote its earlier messages (a compaction, a run with its own
+   * history); run records carry the epoch they started in. Absent: 0 (none, or a snapshot older than the field).
+   */
+  transcriptEpoch: z.number().int().nonnegative().optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */

@@ -59,13 +59,16 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: ServerContext):
       url: '/v1/sessions',
       summary: "List the caller's live sessions",
       description:
-        "A token lists its own tenant's sessions. An admin lists every tenant's (labels.tenantId tells them apart), or one tenant's with `tenantId`; a non-admin naming another tenant is 403.",
+        "A token lists its own tenant's sessions. An admin lists every tenant's (labels.tenantId tells them apart), or one tenant's with `tenantId`; a non-admin naming another tenant is 403. `forkedFrom=<id>` lists only the forks of that session (SessionInfo.forkedFrom.sessionId).",
       scope: 'sessions',
       query: SessionListQuerySchema,
       responses: { 200: SessionListResponseSchema, 400: ErrorBodySchema, 403: ErrorBodySchema },
     },
     async ({ caller, query }) => ({
-      sessions: agent.listSessions(addressedCaller(caller, query.tenantId), query.tenantId).map(sessionInfo),
+      sessions: agent
+        .listSessions(addressedCaller(caller, query.tenantId), query.tenantId)
+        .filter((s) => query.forkedFrom === undefined || s.config.forkedFrom?.sessionId === query.forkedFrom)
+        .map(sessionInfo),
     }),
   );
   addRoute(

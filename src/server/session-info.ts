@@ -30,5 +30,6 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     autoSave: config.autoSave,
     askUser: config.options.askUser === true && config.delegationDepth === 0,
     llmCalls: session.llm.callCount,
+    ...(config.forkedFrom ? { forkedFrom: config.forkedFrom } : {}),
   };
 }

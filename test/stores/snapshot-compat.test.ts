@@ -29,6 +29,8 @@ const V1_RUN_QUEUE = 'v1-2026-12-07-run-queue';
  * once snapshots carry `pending_questions` and `run_queue_attachments`.
  */
 const V1_QUESTIONS = 'v1-2026-12-07-questions';
+/** The same sessions and a fork that was compacted, saved once snapshots carry `forkedFrom` and `transcriptEpoch`. */
+const V1_FORK = 'v1-2026-12-07-fork';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
@@ -84,6 +86,15 @@ describe('frozen SessionSnapshotV1 fixtures', () => {
       `${V1_RUN_STATUS}/default/artifacts-tasks.json`,
       `${V1_RUN_STATUS}/default/plain-tool-run.json`,
       `${V1_RUN_STATUS}/default/provider-failed.json`,
+      `${V1_FORK}/acme/acme-closed.json`,
+      `${V1_FORK}/default/allow-always.json`,
+      `${V1_FORK}/default/artifacts-tasks.json`,
+      `${V1_FORK}/default/forked.json`,
+      `${V1_FORK}/default/pending-question.json`,
+      `${V1_FORK}/default/plain-tool-run.json`,
+      `${V1_FORK}/default/provider-failed.json`,
+      `${V1_FORK}/default/queued-attachments.json`,
+      `${V1_FORK}/default/run-queue.json`,
       `${V1_QUESTIONS}/acme/acme-closed.json`,
       `${V1_QUESTIONS}/default/allow-always.json`,
       `${V1_QUESTIONS}/default/artifacts-tasks.json`,
@@ -505,6 +516,48 @@ describe(`the ${V1_QUESTIONS} fixtures: a queued run's attachments restored`, ()
       };
       return run.status === 'completed';
     }, 'the queued run to run');
+    t.fake.assertDone();
+  });
+});
+
+describe(`the ${V1_FORK} fixtures: a fork restored`, () => {
+  const start = useTestServers();
+
+  it('forked: still a fork after the restore; its runs started before its compaction cannot be forked at, a new one can', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'hello.txt': 'hello\n' });
+    const saved = stage(`${V1_FORK}/default/forked.json`, dataDir, workspace);
+    expect(saved.session.forkedFrom).toMatchObject({ sessionId: 'fork-parent', atMessage: 2 });
+    expect(saved.session.transcriptEpoch).toBe(1);
+    expect(saved.run_records.map((r) => [r.input, r.transcriptStart, r.transcriptEpoch])).toEqual([
+      ['Say three', 2, 0],
+      ['/compact', 4, 0],
+    ]);
+    expect(stage(`${V1_QUESTIONS}/default/plain-tool-run.json`, dataDir, workspace).session.forkedFrom).toBeUndefined();
+    const t = await start({ dataDir, root });
+    const info = (await request(t.url).get('/v1/sessions/forked').expect(200)).body.session;
+    expect(info).toMatchObject({ forkedFrom: saved.session.forkedFrom, messageCount: saved.session.messages.length });
+    expect(
+      (await request(t.url).get('/v1/sessions/plain-tool-run').expect(200)).body.session.forkedFrom,
+    ).toBeUndefined();
+    for (const run of saved.run_records) {
+      const refused = await request(t.url).post('/v1/sessions/forked/fork').send({ atRunId: run.runId }).expect(409);
+      expect(refused.body.error.code).toBe('FORK_POINT_UNAVAILABLE');
+    }
+    t.fake.script({ text: 'Four.' });
+    const fourth = await runAndWait(t, 'forked', 'Say four');
+    const again = await request(t.url).post('/v1/sessions/forked/fork').send({ atRunId: fourth.runId }).expect(201);
+    expect(again.body.session).toMatchObject({
+      messageCount: saved.session.messages.length,
+      forkedFrom: { sessionId: 'forked', atRunId: fourth.runId, atMessage: saved.session.messages.length },
+    });
+    await eventually(() => storedFile(dataDir, 'default', 'forked').run_records.length === 3, 'the run to be saved');
+    expect(storedFile(dataDir, 'default', 'forked').session).toMatchObject({
+      forkedFrom: saved.session.forkedFrom,
+      transcriptEpoch: 1,
+    });
     t.fake.assertDone();
   });
 });

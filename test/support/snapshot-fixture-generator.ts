@@ -49,6 +49,7 @@ export async function generateSnapshotFixtures(outDir: string): Promise<string[]
     await runQueue(outDir),
     await pendingQuestion(outDir),
     await queuedAttachments(outDir),
+    await forked(outDir),
   ];
 }
 
@@ -357,6 +358,38 @@ function queuedAttachments(outDir: string): Promise<string> {
           attachments: [{ type: 'file', name: 'notes.txt', mediaType: 'text/plain', data: notes }],
         })
         .expect(202);
+    },
+  );
+}
+
+/**
+ * (i) A fork (POST .../fork at the parent's second run) that ran once and was then compacted: saved with
+ * `forkedFrom`, `transcriptEpoch` 1 and run records carrying `transcriptStart` and `transcriptEpoch`.
+ */
+function forked(outDir: string): Promise<string> {
+  return produce(
+    outDir,
+    'default',
+    'forked',
+    { files: { 'project/hello.txt': 'hello\n' } },
+    async ({ t, workspace, sessionId }) => {
+      await request(t.url)
+        .post('/v1/sessions')
+        .send({ sessionId: 'fork-parent', workspace, autoSave: true })
+        .expect(201);
+      const parentRuns = '/v1/sessions/fork-parent/runs';
+      t.fake.script({ text: 'One.' }, { text: 'Two.' });
+      await request(t.url).post(parentRuns).send({ input: 'Say one', wait: true }).expect(200);
+      const second = await request(t.url).post(parentRuns).send({ input: 'Say two', wait: true }).expect(200);
+      await request(t.url)
+        .post('/v1/sessions/fork-parent/fork')
+        .send({ atRunId: second.body.runId, sessionId })
+        .expect(201);
+      // The fork has its parent's options: autoSave too.
+      t.fake.script({ text: 'Three.' }, { text: 'They said one, then asked for three.' });
+      await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'Say three', wait: true }).expect(200);
+      const compacted = await request(t.url).post(`/v1/sessions/${sessionId}/compact`).send().expect(200);
+      if (compacted.body.compacted !== true) throw new Error(`not compacted: ${JSON.stringify(compacted.body)}`);
     },
   );
 }

@@ -95,6 +95,9 @@ export async function produceCommandRun(
   signal: AbortSignal,
 ): Promise<RunRecord> {
   const { emit, runs } = host;
+  // Where a fork at this run cuts (as for a model run): the transcript as the command found it.
+  record.transcriptStart = host.transcript.messages.length;
+  record.transcriptEpoch = host.transcript.epoch;
   emit(record.runId, 'agent_start', { prompt: input, model: host.model, side_question: record.sideQuestion });
   runs.setStatus(record, 'executing');
   const ended = await settle(execute, signal);

@@ -1,6 +1,7 @@
 import { purgeStoredSession } from '../retention/purge-stored-session.js';
 import { removeSandboxHome } from '../sandbox/remove-sandbox-home.js';
 import { CodeError } from '../../errors.js';
+import type { ForkRequest } from '../../protocol/fork.js';
 import type { PendingQuestionView, QuestionAnswer } from '../../protocol/questions.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import { KeyedLock } from '../../stores/keyed-lock.js';
@@ -20,6 +21,7 @@ import { assertSessionOptionsBound } from './session-options-bound.js';
 import { SessionPassivation } from './session-passivation.js';
 import { RunResumer } from './run-resumer.js';
 import { SessionOpener } from './session-opener.js';
+import { assertForkGrants, forkOptions, forkSeed } from './session-fork.js';
 
 /**
  * The agent: global configuration and the registry of live sessions. Session ids are per tenant: an id
@@ -141,6 +143,40 @@ export class Agent {
     // The session is the caller's tenant's (or, for an admin, the tenant its options name: assertOwnIdentity).
     const key = sessionKey(options.tenantId ?? caller.tenantId, requestedId);
     return this.opening.run(key, () => this.opener.open(options, caller, key, optionsBytes));
+  }
+
+  /**
+   * POST /v1/sessions/:id/fork: a new session of the forking `caller`'s tenant with the transcript of `parent` (as
+   * `getSession` found it for the addressed caller) up to the fork point, its options re-checked as a creation with
+   * the caller's scopes (session-fork.ts); grants, hooks, hosts, pending confirmations and questions are not copied.
+   */
+  async forkSession(parent: AgentSession, request: ForkRequest, caller: Caller): Promise<AgentSession> {
+    this.sessions.assertAdmitting();
+    if (request.workspace === 'copy')
+      throw new CodeError(
+        'UNSUPPORTED_OPTION',
+        'body.workspace: "copy" (a copy of the workspace at the fork point) needs the change store, which is not built yet; omit workspace or send "shared"',
+        { field: 'body.workspace', options: ['workspace'] },
+      );
+    const seed = forkSeed(parent, request, caller.tenantId);
+    // A generated id comes from the server's HostEnv: a replay HostEnv copied from the parent would hand out the
+    // parent's own id again.
+    const forkId = request.sessionId ?? this.deps.hostEnv.newId('sess');
+    const options = forkOptions(parent, forkId);
+    assertForkGrants(parent, options, caller, this.deps.config);
+    // A fork of another tenant's session (an admin's) lives in the caller's tenant: so must its workspace.
+    if (parent.config.ownerTenantId !== caller.tenantId) {
+      const inside = await this.factory.canonicalWorkspace(parent.workspace, caller.tenantId, false);
+      if (inside !== parent.workspace)
+        throw new CodeError(
+          'FORBIDDEN',
+          `workspace: the parent's workspace is not inside tenant "${caller.tenantId}"'s space, where the fork would live; fork a session of your own tenant`,
+          { field: 'workspace' },
+        );
+    }
+    const optionsBytes = assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, 'body');
+    const key = sessionKey(caller.tenantId, forkId);
+    return (await this.opening.run(key, () => this.opener.open(options, caller, key, optionsBytes, seed))).session;
   }
 
   /**

@@ -142,7 +142,9 @@ export class SessionFactory {
         ...(stored.workspacePin ? { workspacePin: stored.workspacePin } : {}),
       },
     );
-    return new AgentSession(config, this.scopeOf(hostEnv, config.sessionStore), {
+    // A fork stays one across restores: where it came from is not an option, so the builder does not know it.
+    const forked = stored.forkedFrom ? { ...config, forkedFrom: stored.forkedFrom } : config;
+    return new AgentSession(forked, this.scopeOf(hostEnv, config.sessionStore), {
       messages: stored.messages,
       usage: stored.usage,
       createdAtMs: stored.createdAtMs,
@@ -157,6 +159,7 @@ export class SessionFactory {
       ...(snapshot.pending_questions ? { questions: snapshot.pending_questions } : {}),
       ...(snapshot.run_queue_attachments ? { runQueueAttachments: snapshot.run_queue_attachments } : {}),
       ...(stored.permissionGrants ? { permissionGrants: stored.permissionGrants } : {}),
+      ...(stored.transcriptEpoch !== undefined ? { transcriptEpoch: stored.transcriptEpoch } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
   }

@@ -13,6 +13,7 @@ import { assertCallerGrants } from '../session-kernel/session-builder.js';
 import { resumeChanges, resumeConflictError, type StoredSessionOptions } from './resume-options.js';
 import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound, attachInheritedMcp } from './session-mcp-layers.js';
 import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
+import type { ForkSeed } from './session-fork.js';
 
 /** What opening a session needs from the agent. */
 export interface SessionOpenerHost {
@@ -48,12 +49,16 @@ export class SessionOpener {
     return canonical === stored.workspace ? { ...options, workspace: stored.workspace } : options;
   }
 
-  /** Open the session of these (already bounded and identity-checked) options; `key` is absent for a generated id. */
+  /**
+   * Open the session of these (already bounded and identity-checked) options; `key` is absent for a generated id.
+   * A fork's `seed` is its transcript and origin: the new session starts with them (never a resume).
+   */
   async open(
     options: SessionOptions,
     caller: Caller,
     key: SessionKey | undefined,
     optionsBytes: number,
+    seed?: ForkSeed,
   ): Promise<{ session: AgentSession; resumed: boolean }> {
     const { deps, live, factory, hydration } = this.host;
     const requestedId = options.sessionId;
@@ -143,7 +148,9 @@ export class SessionOpener {
         `session ${requestedId} already exists in the store; pass resume: true to resume it`,
         { sessionId: requestedId },
       );
-    const { config, hostEnv } = await factory.resolve(options, caller);
+    const resolved = await factory.resolve(options, caller);
+    const { hostEnv } = resolved;
+    const config = seed ? { ...resolved.config, forkedFrom: seed.origin } : resolved.config;
     const newKey = sessionKey(config.ownerTenantId, config.sessionId);
     // A generated id is new by construction; a requested one was checked above, under this key's lock.
     if (key === undefined && live.has(newKey))
@@ -152,6 +159,8 @@ export class SessionOpener {
       });
     await takeLease(deps.ownership, newKey);
     const session = await releasingLeaseOnFailure(deps.ownership, newKey, async () => factory.create(config, hostEnv));
+    // A fork starts with its parent's transcript up to the fork point (before its first save).
+    if (seed) session.transcript.messages = seed.messages;
     let stored = false;
     await live.unlessFailing(
       session,

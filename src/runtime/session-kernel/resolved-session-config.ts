@@ -1,3 +1,4 @@
+import type { ForkOrigin } from '../../protocol/fork.js';
 import type { WorkspaceDirectory } from '../workspace/workspace-directory.js';
 import type { SkippedFile } from '../prompt/agents-md.js';
 import type { AgentDefinition } from '../agent-definitions/agent-definition.js';
@@ -102,4 +103,6 @@ export interface ResolvedSessionConfig {
   readonly initWarning: string | null;
   /** The options as given (minus `resume`), kept for snapshots. */
   readonly options: SessionOptions;
+  /** Set on a fork: the session and point it was forked from (kept in snapshots). */
+  readonly forkedFrom?: ForkOrigin;
 }

@@ -27,6 +27,8 @@ export interface RestoredState {
   runQueue?: readonly string[];
   /** Questions kept when the session was saved (absent in older snapshots: none). */
   questions?: readonly StoredQuestion[];
+  /** The transcript's epoch (absent in older snapshots: 0). */
+  transcriptEpoch?: number;
   /** The attachment references of queued runs, by run id (absent: none). */
   runQueueAttachments?: Readonly<Record<string, readonly AttachmentRef[]>>;
 }

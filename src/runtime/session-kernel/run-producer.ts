@@ -101,6 +101,10 @@ async function produceHeldRun(
 ): Promise<RunRecord> {
   const { config, emit } = host;
   const sessionId = config.sessionId;
+  // Where a fork at this run cuts: the committed transcript as the run found it (a resumed run continues one
+  // whose rounds were never committed, so it finds the same).
+  record.transcriptStart = host.transcript.messages.length;
+  record.transcriptEpoch = host.transcript.epoch;
   host.changes?.openRun(record.runId);
   emit(record.runId, 'agent_start', {
     prompt: request.input,

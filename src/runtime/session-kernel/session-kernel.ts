@@ -92,7 +92,12 @@ export function buildSessionKernel(
 
   const lifecycle = new SessionLifecycle(sessionId);
   const flight = new SingleFlight();
-  const transcript = new SessionTranscript(host.createdAtMs, restored?.messages, restored?.usage);
+  const transcript = new SessionTranscript(
+    host.createdAtMs,
+    restored?.messages,
+    restored?.usage,
+    restored?.transcriptEpoch,
+  );
   const events = new SessionEventLog(
     {
       maxEventsPerRun: retention.maxEventsPerRun,
@@ -232,6 +237,16 @@ export function buildSessionKernel(
   );
 
   if (restored) events.restore(restored.trace);
+  // A fork's log starts by saying where it came from (its transcript is seeded by the agent after the build).
+  const forkedFrom = config.forkedFrom;
+  if (!restored && forkedFrom)
+    emit(undefined, 'session_forked', {
+      parent_session_id: forkedFrom.sessionId,
+      ...(forkedFrom.tenantId !== undefined ? { parent_tenant_id: forkedFrom.tenantId } : {}),
+      ...(forkedFrom.atRunId !== undefined ? { at_run_id: forkedFrom.atRunId } : {}),
+      at_message: forkedFrom.atMessage,
+      workspace: 'shared',
+    });
   if (config.workspaceRepinned)
     emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });
   for (const file of config.workspaceSkipped ?? [])

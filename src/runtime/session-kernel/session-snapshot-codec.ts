@@ -68,6 +68,8 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       ...(config.commands.hostCommands ? { hostCommands: true } : {}),
       ...(source.ownMcpServers.length > 0 ? { ownMcpServers: [...source.ownMcpServers] } : {}),
       ...(source.permissionGrants.length > 0 ? { permissionGrants: [...source.permissionGrants] } : {}),
+      ...(config.forkedFrom ? { forkedFrom: config.forkedFrom } : {}),
+      ...(transcript.epoch > 0 ? { transcriptEpoch: transcript.epoch } : {}),
     },
     artifacts: source.artifacts,
     trace_events: source.events.retained(config.retention.maxTraceEvents),

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { Usage } from '../../protocol/run-record.js';
 
@@ -6,15 +7,23 @@ export class SessionTranscript {
   messages: ChatMessage[];
   usage: Usage;
   updatedAtMs: number;
+  /**
+   * Grows each time a run's committed transcript does not start with the one it replaced (a compaction, a run
+   * with its own history): run records keep the epoch they started in, and a fork at a run of an older epoch is
+   * refused, since its start no longer indexes these messages.
+   */
+  epoch: number;
 
   constructor(
     createdAtMs: number,
     messages: ChatMessage[] = [],
     usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    epoch = 0,
   ) {
     this.messages = messages;
     this.usage = usage;
     this.updatedAtMs = createdAtMs;
+    this.epoch = epoch;
   }
 
   /** A copy of the transcript. */
@@ -29,7 +38,10 @@ export class SessionTranscript {
 
   /** Apply a finished run: `messages` (undefined for a side question) become the transcript and its usage is added. */
   commitRun(messages: ChatMessage[] | undefined, usage: Usage, now: number): void {
-    if (messages) this.messages = messages;
+    if (messages) {
+      if (!startsWith(messages, this.messages)) this.epoch += 1;
+      this.messages = messages;
+    }
     this.usage = {
       promptTokens: this.usage.promptTokens + usage.promptTokens,
       completionTokens: this.usage.completionTokens + usage.completionTokens,
@@ -37,4 +49,10 @@ export class SessionTranscript {
     };
     this.updatedAtMs = now;
   }
+}
+
+/** True when `messages` begins with every message of `prefix` (the same objects, or equal ones from a checkpoint). */
+function startsWith(messages: readonly ChatMessage[], prefix: readonly ChatMessage[]): boolean {
+  if (messages.length < prefix.length) return false;
+  return prefix.every((message, i) => messages[i] === message || isDeepStrictEqual(messages[i], message));
 }
