@@ -205,7 +205,10 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
     const first = await run(agent, { runId: 'f-1' });
     const interrupt = first.interrupts[0]!;
     expect(interrupt).toMatchObject({ reason: 'user_question', metadata: { options: [], allowFreeText: true } });
-    expect(interrupt.responseSchema?.properties).toEqual({ answer: { type: 'string', minLength: 1 } });
+    expect(interrupt.responseSchema?.properties).toEqual({
+      answer: { type: 'string', minLength: 1 },
+      declined: { type: 'boolean', const: true },
+    });
     const connected = sseEvents((await request(t.url).post(`/v1/agui/${id}/connect`).send({}).expect(200)).text);
     expect(connected.at(-1)).toMatchObject({
       type: 'RUN_FINISHED',
@@ -217,6 +220,40 @@ describe('AG-UI: attachments, questions and busy sessions', () => {
     });
     expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
     expect(toolMessage(t, 'c_free')).toContain('The user answered: zephyr');
+    fake.assertDone();
+  });
+
+  it('a question is declined by payload {declined: true} or by status "cancelled"', async () => {
+    const ask = (id: string) => ({ toolCalls: [{ id, name: 'ask_user', arguments: { question: 'Which port?' } }] });
+    for (const [n, entry] of [
+      ['1', { status: 'resolved', payload: { declined: true } }],
+      ['2', { status: 'cancelled' }],
+    ] as const) {
+      const id = await session({ askUser: true });
+      fake.script(ask(`c_dec${n}`), { text: 'going on without it' });
+      const agent = new HttpAgent({ url: `${t.url}/v1/agui/${id}`, threadId: id });
+      agent.addMessage({ id: 'u1', role: 'user', content: 'serve it' });
+      const interrupt = (await run(agent, { runId: `d${n}-1` })).interrupts[0]!;
+      if (n === '1') {
+        const wrong = await request(t.url)
+          .post(`/v1/agui/${id}`)
+          .send({
+            threadId: id,
+            runId: 'd-x',
+            messages: [],
+            resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { declined: false } }],
+          })
+          .expect(400);
+        expect(wrong.body.error).toMatchObject({
+          code: 'VALIDATION_ERROR',
+          details: { field: 'body.resume.0.payload.declined' },
+        });
+      }
+      const second = await run(agent, { runId: `d${n}-2`, resume: [{ interruptId: interrupt.id, ...entry }] });
+      expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+      expect(toolMessage(t, `c_dec${n}`)).toContain('The user declined to answer');
+      expect((await request(t.url).get(`/v1/sessions/${id}/questions`).expect(200)).body.questions).toEqual([]);
+    }
     fake.assertDone();
   });
 

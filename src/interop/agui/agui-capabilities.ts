@@ -28,7 +28,7 @@ export function aguiCapabilities(sandboxed: boolean): AgentCapabilities {
       runId:
         "the client's run id is the run's Idempotency-Key and is echoed as metadata.runId; ours is metadata.a3sRunId",
       interrupts:
-        'reason "tool_call": resume with {status: "resolved", payload: {approved, reason?, always?}} or {status: "cancelled"}; reason "user_question": resume with {status: "resolved", payload: {answer} or {option}}',
+        'reason "tool_call": resume with {status: "resolved", payload: {approved, reason?, always?}} or {status: "cancelled"}; reason "user_question": resume with {status: "resolved", payload: {answer} or {option} or {declined: true}} or {status: "cancelled"} (declines)',
       multimodal:
         'image and document parts with source {type: "data"} or {type: "file", value: attachmentId}: image/* (when the session\'s model lists "image" in modalities.input) and text/* files',
       multitaskStrategy: 'forwardedProps.multitaskStrategy: reject (default), enqueue, interrupt or rollback',

@@ -23,10 +23,23 @@ interface Remembered {
 }
 
 function answerKey(decision: AguiDecision): string {
-  if (decision.kind === 'confirmation') return `approved=${decision.approved}`;
+  if (decision.kind === 'confirmation') return decision.cancelled ? 'cancelled' : `approved=${decision.approved}`;
+  if (decision.answer.declined) return 'declined';
   return decision.answer.option !== undefined
     ? `option:${JSON.stringify(decision.answer.option)}`
     : `answer:${JSON.stringify(decision.answer.answer)}`;
+}
+
+/** A retried entry matches the earlier answer (a question cancelled then is declined: cancelled again matches). */
+function sameAnswer(earlier: string, decision: AguiDecision): boolean {
+  const key = answerKey(decision);
+  return key === earlier || (key === 'cancelled' && (earlier === 'declined' || earlier === 'approved=false'));
+}
+
+/** An entry with status "cancelled" for a question interrupt declines it. */
+function asQuestion(decision: AguiDecision): AguiDecision {
+  if (decision.kind === 'question' || !decision.cancelled) return decision;
+  return { kind: 'question', interruptId: decision.interruptId, answer: { declined: true }, field: decision.field };
 }
 
 function settled(id: string, message: string, field: string, question: boolean): CodeError {
@@ -40,7 +53,7 @@ function settled(id: string, message: string, field: string, question: boolean):
 function wrongKind(decision: AguiDecision, isQuestion: boolean): CodeError {
   const id = decision.interruptId;
   const message = isQuestion
-    ? `interrupt "${id}" is a question (reason "user_question"): resolve it with payload {answer: text} or {option: one offered}; it cannot be cancelled (it times out, or cancel the run)`
+    ? `interrupt "${id}" is a question (reason "user_question"): resolve it with payload {answer: text}, {option: one offered} or {declined: true}, or cancel it (status "cancelled" declines it)`
     : `interrupt "${id}" is a tool call confirmation (reason "tool_call"): resolve it with payload {approved: boolean}`;
   return new CodeError('VALIDATION_ERROR', `${decision.field}.payload: ${message}`, {
     field: `${decision.field}.payload`,
@@ -83,11 +96,12 @@ export class AguiInterruptLedger {
     const questions = new Map(session.governance.pendingQuestions().map((q) => [q.questionId, q]));
     const toAnswer: AguiDecision[] = [];
     let runId: string | undefined;
-    for (const decision of decisions) {
-      const id = decision.interruptId;
-      const field = decision.field;
+    for (const given of decisions) {
+      const id = given.interruptId;
+      const field = given.field;
       const confirmation = confirmations.get(id);
       const question = questions.get(id);
+      const decision = question ? asQuestion(given) : given;
       let owner: string | undefined;
       if (confirmation || question) {
         if (decision.kind === 'question' && !question) throw wrongKind(decision, false);
@@ -106,11 +120,12 @@ export class AguiInterruptLedger {
       } else {
         const earlier = this.answered.get(this.key(session, id));
         const asked = earlier ? undefined : this.askedKind(session, id);
-        if (earlier && earlier.answer === answerKey(decision)) owner = earlier.runId;
+        if (earlier && sameAnswer(earlier.answer, decision)) owner = earlier.runId;
         else if (earlier)
           throw settled(id, `was already answered (${earlier.answer})`, field, decision.kind === 'question');
         else if (asked !== undefined) {
-          if ((asked === 'question') !== (decision.kind === 'question'))
+          const cancelledQuestion = asked === 'question' && decision.kind === 'confirmation' && decision.cancelled;
+          if (!cancelledQuestion && (asked === 'question') !== (decision.kind === 'question'))
             throw wrongKind(decision, asked === 'question');
           throw settled(id, 'is no longer pending (answered, timed out or cancelled)', field, asked === 'question');
         } else
@@ -188,6 +203,7 @@ export class AguiInterruptLedger {
 /** The question broker's own checks, made before any entry is answered, naming the entry's payload. */
 function checkQuestionAnswer(question: PendingQuestionView, decision: AguiQuestionDecision): void {
   const { option } = decision.answer;
+  if (decision.answer.declined) return;
   if (option !== undefined && !question.options.includes(option))
     throw new CodeError(
       'VALIDATION_ERROR',

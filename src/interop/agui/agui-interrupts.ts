@@ -14,13 +14,14 @@ export const INTERRUPT_RESPONSE_SCHEMA = {
 export const QUESTION_INTERRUPT_REASON = 'user_question';
 
 /**
- * The answer schema of a question interrupt: `{answer}` (free text, when the question allows it) or
- * `{option}` (one of those offered), exactly one of them.
+ * The answer schema of a question interrupt: `{answer}` (free text, when the question allows it),
+ * `{option}` (one of those offered) or `{declined: true}` (the user will not answer), exactly one of them.
  */
 export function questionResponseSchema(question: PendingQuestionView): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   if (question.allowFreeText) properties.answer = { type: 'string', minLength: 1 };
   if (question.options.length > 0) properties.option = { type: 'string', enum: [...question.options] };
+  properties.declined = { type: 'boolean', const: true };
   return {
     type: 'object',
     properties,

@@ -1,7 +1,7 @@
 import { omitOptionalNulls, type RunAgentInput } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { CodeError } from '../../errors.js';
-import { MAX_QUESTION_CHARS } from '../../protocol/questions.js';
+import { MAX_QUESTION_CHARS, type QuestionAnswer } from '../../protocol/questions.js';
 import { formatZodIssues, zodFieldIssues, type ZodIssues } from '../../protocol/format-zod-issues.js';
 
 /** The run id a client chooses doubles as the run's Idempotency-Key: the same bound (1-200 visible ASCII). */
@@ -10,11 +10,11 @@ const RUN_ID = /^[\x21-\x7e]{1,200}$/;
 /** One answer to an interrupt, as the adapter acts on it: a confirmation's, or (`question`) a question's. */
 export type AguiDecision = AguiConfirmationDecision | AguiQuestionDecision;
 
-/** The answer to a question interrupt (reason "user_question"): free text or one of its options. */
+/** The answer to a question interrupt (reason "user_question"): free text, one of its options, or declined. */
 export interface AguiQuestionDecision {
   kind: 'question';
   interruptId: string;
-  answer: { answer: string; option?: undefined } | { option: string; answer?: undefined };
+  answer: QuestionAnswer;
   field: string;
 }
 
@@ -28,6 +28,8 @@ export interface AguiConfirmationDecision {
   always: boolean;
   /** Where the entry sits in the body, for errors naming the field. */
   field: string;
+  /** The entry had status "cancelled": a rejection for a confirmation, a decline for a question. */
+  cancelled?: true;
 }
 
 /** A VALIDATION_ERROR naming the first failing field of a schema's issues (the shape every route answers). */
@@ -61,7 +63,8 @@ export function parseRunAgentInput(body: unknown, sessionId: string): RunAgentIn
 /**
  * The decisions of `resume`: for a tool-call interrupt `resolved` needs payload.approved (boolean), optional
  * payload.reason and payload.always (allow always), and `cancelled` rejects; for a question interrupt
- * `resolved` needs payload {answer: text} or {option: one offered} (the ledger checks the id is a question).
+ * `resolved` needs payload {answer: text}, {option: one offered} or {declined: true}, and `cancelled` declines
+ * (the ledger checks the id is a question).
  */
 export function resumeDecisions(input: RunAgentInput): AguiDecision[] {
   const entries = input.resume ?? [];
@@ -80,12 +83,13 @@ export function resumeDecisions(input: RunAgentInput): AguiDecision[] {
         reason: 'cancelled by the AG-UI client',
         always: false,
         field,
+        cancelled: true,
       };
     const payload: unknown = entry.payload;
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
       throw invalid(
         `${field}.payload`,
-        'must be an object when status is "resolved": {approved: boolean, reason?: string, always?: boolean} for a tool_call interrupt, {answer: string} or {option: string} for a user_question one',
+        'must be an object when status is "resolved": {approved: boolean, reason?: string, always?: boolean} for a tool_call interrupt, {answer: string}, {option: string} or {declined: true} for a user_question one',
       );
     const question = questionDecision(entry.interruptId, payload as Record<string, unknown>, field);
     if (question) return question;
@@ -99,16 +103,27 @@ export function resumeDecisions(input: RunAgentInput): AguiDecision[] {
   });
 }
 
-/** A payload with `answer` or `option` (and no `approved`) answers a question; undefined for anything else. */
+/**
+ * A payload with `answer`, `option` or `declined` (and no `approved`) answers a question; undefined for anything
+ * else.
+ */
 function questionDecision(
   interruptId: string,
   payload: Record<string, unknown>,
   field: string,
 ): AguiQuestionDecision | undefined {
-  const { answer, option } = payload;
-  if (payload.approved !== undefined || (answer === undefined && option === undefined)) return undefined;
-  if (answer !== undefined && option !== undefined)
-    throw invalid(`${field}.payload`, 'give exactly one of answer (free text) or option (one of the offered options)');
+  const { answer, option, declined } = payload;
+  if (payload.approved !== undefined || (answer === undefined && option === undefined && declined === undefined))
+    return undefined;
+  if ([answer, option, declined].filter((given) => given !== undefined).length > 1)
+    throw invalid(
+      `${field}.payload`,
+      'give exactly one of answer (free text), option (one of the offered options) or declined: true',
+    );
+  if (declined !== undefined) {
+    if (declined !== true) throw invalid(`${field}.payload.declined`, 'must be true (to decline the question)');
+    return { kind: 'question', interruptId, answer: { declined: true }, field };
+  }
   const [key, value] = answer !== undefined ? ['answer', answer] : ['option', option];
   if (typeof value !== 'string' || value === '' || value.length > MAX_QUESTION_CHARS)
     throw invalid(`${field}.payload.${key}`, `must be a string of 1-${MAX_QUESTION_CHARS} characters`);
