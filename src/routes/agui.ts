@@ -126,6 +126,9 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
   const startStream = async (session: AgentSession, input: RunAgentInput, reply: FastifyReply) => {
     const before = session.events.lastSequence;
     const handle = await admit(session, input);
+    // A queued run is announced once it is durable (as POST .../runs answers 202): a node lost after RUN_STARTED
+    // does not lose it.
+    await handle.saved;
     const a3sRunId = handle.record.runId;
     // A retried POST replays the run from its first retained event.
     const first = handle.existing
