@@ -242,6 +242,23 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     t.fake.assertDone();
   });
 
+  it('Decline declines the question: the model is told, and the form says so', async () => {
+    const { page } = await openSession();
+    t.fake.script(
+      { toolCalls: [{ id: 'c_qd', name: 'ask_user', arguments: { question: 'Your phone number?' } }] },
+      { text: 'Fine, going on.' },
+    );
+    const runId = await prompt(page, 'Sign me up', 0);
+    const form = `.run[data-run-id="${runId}"] .question`;
+    await page.waitForSelector(`${form} .question-decline:not([disabled])`);
+    await page.click(`${form} .question-decline`);
+    await waitForText(page, `${form} .question-status`, 'Declined');
+    await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
+    const tool = t.fake.requests.at(-1)?.body.messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c_qd');
+    expect(String(tool?.content)).toContain('The user declined to answer');
+    t.fake.assertDone();
+  });
+
   it('a question nobody answers times out: the form says so and is disabled', async () => {
     const { page } = await openSession({ session: { confirmationPolicy: { enabled: false, defaultTimeoutMs: 600 } } });
     t.fake.script(

@@ -24,7 +24,8 @@ export type QuestionOutcome = { kind: 'ok' | 'warn' | 'error'; text: string };
 
 /**
  * One question of the agent in the transcript: its text, one button per option, a free-text field when the
- * question allows it. Answering posts once; the form then shows how the question settled and is disabled.
+ * question allows it, and Decline (the user will not answer; the agent goes on without it). Answering posts
+ * once; the form then shows how the question settled and is disabled.
  */
 export class QuestionForm {
   readonly element: HTMLFormElement;
@@ -40,7 +41,7 @@ export class QuestionForm {
   ) {
     const options = spec.options.map((option) => {
       const button = el('button', { type: 'button', class: 'btn question-option', 'data-option': option }, option);
-      button.addEventListener('click', () => void this.send({ option }, option));
+      button.addEventListener('click', () => void this.send({ option }, `Answered: ${option}`));
       this.controls.push(button);
       return button;
     });
@@ -59,6 +60,12 @@ export class QuestionForm {
       : undefined;
     if (field) this.controls.push(field);
     if (submit) this.controls.push(submit);
+    const decline = el('button', { type: 'button', class: 'btn question-decline' }, 'Decline');
+    decline.addEventListener(
+      'click',
+      () => void this.send({ declined: true }, 'Declined: the agent goes on without an answer.'),
+    );
+    this.controls.push(decline);
     this.status = el('p', { class: 'question-status', role: 'status' });
     const wait =
       spec.deadlineMs !== undefined
@@ -71,6 +78,7 @@ export class QuestionForm {
       el('p', { class: 'question-text-shown' }, spec.question),
       options.length > 0 ? el('div', { class: 'actions question-options' }, ...options) : null,
       field ? el('div', { class: 'question-free' }, field, submit) : null,
+      el('div', { class: 'actions question-decline-row' }, decline),
       this.status,
     );
     this.element.addEventListener('submit', (event) => {
@@ -80,7 +88,7 @@ export class QuestionForm {
         this.status.textContent = 'Type an answer first, or pick an option.';
         return;
       }
-      void this.send(text, text);
+      void this.send(text, `Answered: ${text}`);
     });
   }
 
@@ -98,13 +106,14 @@ export class QuestionForm {
     replaceChildren(this.status, outcome.text);
   }
 
-  private async send(reply: QuestionReply, shown: string): Promise<void> {
+  /** Post the reply once; `done` is what the form says once it was taken. */
+  private async send(reply: QuestionReply, done: string): Promise<void> {
     if (this.done) return;
     for (const control of this.controls) control.disabled = true;
     this.status.textContent = 'Sending the answer…';
     try {
       await this.answer(reply);
-      this.settle({ kind: 'ok', text: `Answered: ${shown}` });
+      this.settle({ kind: 'ok', text: done });
     } catch (error) {
       if (error instanceof UnauthorizedError && this.unauthorized(error)) return;
       if (error instanceof QuestionSettledError) {

@@ -34,6 +34,8 @@ export function fromPending(view: PendingQuestionView): QuestionSpec {
 
 /** How the ask_user call's result says the question ended (its tool_end output). */
 export function outcomeOf(output: string, exitCode: number): QuestionOutcome {
+  if (exitCode === 0 && output.startsWith('The user declined'))
+    return { kind: 'ok', text: 'Declined: the agent goes on without an answer.' };
   if (exitCode === 0) return { kind: 'ok', text: output.replace(/^The user (answered|chose): /, 'Answered: ') };
   if (output.startsWith('no answer within')) return { kind: 'warn', text: `Timed out: ${output}` };
   return { kind: 'error', text: `Not answered: ${output}` };
