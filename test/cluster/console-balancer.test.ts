@@ -1,6 +1,6 @@
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openConsole, waitForText } from '../support/browser.js';
+import { clickNow, launchBrowser, openConsole, waitForText } from '../support/browser.js';
 import { createInPage, evaluate, prompt, signIn } from '../support/console-actions.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { startNginx, type NginxBalancer } from '../support/nginx-balancer.js';
@@ -45,7 +45,7 @@ describe('the console through a round-robin nginx in front of two nodes', () => 
     );
     const runId = await prompt(page, 'Write lb.txt', 0);
     await page.waitForSelector('.confirm[data-tool-id="lb_w1"]');
-    await page.click('.confirm[data-tool-id="lb_w1"] .btn-primary');
+    await clickNow(page, '.confirm[data-tool-id="lb_w1"] .btn-primary');
     await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
     const answers = await evaluate<string[]>(
       page,

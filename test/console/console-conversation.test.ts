@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openConsole, waitForText, type ConsolePage } from '../support/browser.js';
+import { clickNow, launchBrowser, openConsole, waitForText, type ConsolePage } from '../support/browser.js';
 import { evaluate, prompt, signIn } from '../support/console-actions.js';
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from '../support/fake-provider.js';
 import { imageModelProviders } from '../support/image-model.js';
@@ -137,11 +137,11 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     expect(uploaded.map((a) => a.type)).toEqual(['image', 'image', 'file']);
 
     // Remove the two, send again: only the run starts (the three uploads are not repeated).
-    await page.click('.attachment-chip[data-name="doc.pdf"] .attachment-remove');
-    await page.click('.attachment-chip[data-name="big.png"] .attachment-remove');
+    await clickNow(page, '.attachment-chip[data-name="doc.pdf"] .attachment-remove');
+    await clickNow(page, '.attachment-chip[data-name="big.png"] .attachment-remove');
     expect(await chips()).toEqual(['shot.png', 'pasted.gif', 'notes.md']);
     t.fake.script({ text: 'A pixel, another pixel, and notes.' });
-    await page.click('.prompt-form button[type=submit]');
+    await clickNow(page, '.prompt-form button[type=submit]');
     await waitForText(page, '.log .run-end', 'completed');
     expect(await chips()).toEqual([]);
     expect(
@@ -189,7 +189,7 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     await waitForText(page, form, 'Which database?');
     // Free text is allowed by default: the field shows beside the options.
     expect(await evaluate<number>(page, `document.querySelectorAll('${form} input.question-text').length`)).toBe(1);
-    await page.click(`${form} .question-option[data-option="sqlite"]`);
+    await clickNow(page, `${form} .question-option[data-option="sqlite"]`);
     await waitForText(page, `${form} .question-status`, 'Answered: sqlite');
     await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
     expect(
@@ -234,7 +234,7 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
       await evaluate<number>(other.page, `document.querySelectorAll('${pending} input.question-text').length`),
     ).toBe(0);
     expect((await api('POST', `/v1/sessions/${id}/questions/${questionId}`, { option: 'no' })).status).toBe(200);
-    await other.page.click(`${pending} .question-option[data-option="yes"]`);
+    await clickNow(other.page, `${pending} .question-option[data-option="yes"]`);
     await waitForText(other.page, `${pending} .question-status`, '409 QUESTION_SETTLED');
     // The first page saw it settle through the call's tool_end.
     await waitForText(page, `.run[data-run-id="${second}"] .question .question-status`, 'Answered: no');
@@ -251,7 +251,7 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     const runId = await prompt(page, 'Sign me up', 0);
     const form = `.run[data-run-id="${runId}"] .question`;
     await page.waitForSelector(`${form} .question-decline:not([disabled])`);
-    await page.click(`${form} .question-decline`);
+    await clickNow(page, `${form} .question-decline`);
     await waitForText(page, `${form} .question-status`, 'Declined');
     await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
     const tool = t.fake.requests.at(-1)?.body.messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c_qd');
@@ -291,7 +291,7 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     await page.waitForSelector(`.run[data-run-id="${runId}"] [data-tool-id="c_s1"]`);
     await page.waitForSelector('.steer-btn:not([disabled])');
     await evaluate(page, `document.querySelector('#prompt').value = 'use tabs, not spaces'`);
-    await page.click('.steer-btn');
+    await clickNow(page, '.steer-btn');
     await waitForText(page, '.prompt-form .form-status', 'Steer accepted');
     await waitForText(page, `.run[data-run-id="${runId}"] .run-end`, 'completed');
     const steered = await evaluate<string>(
@@ -310,7 +310,7 @@ describe('the console: attachments, questions, steering (issue 31) in headless C
     const stopped = await prompt(page, 'A long job', 1);
     await page.waitForSelector(`.run[data-run-id="${stopped}"] [data-tool-id="c_i1"]`);
     await page.waitForSelector('.interrupt-btn:not([disabled])');
-    await page.click('.interrupt-btn');
+    await clickNow(page, '.interrupt-btn');
     await waitForText(page, '.prompt-form .form-status', 'Interrupt accepted');
     await waitForText(page, `.run[data-run-id="${stopped}"] .run-end`, 'cancelled');
     await waitForText(page, `.run[data-run-id="${stopped}"] .run-interrupted`, 'interrupted from the console');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/protocol/event-envelope.js';
-import { launchBrowser, openConsole, waitForText, type ConsolePage } from '../support/browser.js';
+import { clickNow, launchBrowser, openConsole, waitForText, type ConsolePage } from '../support/browser.js';
 import { createInPage, evaluate, prompt, signIn } from '../support/console-actions.js';
 import { eventually } from '../support/run-helpers.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -126,7 +126,7 @@ describe('the console in headless Chromium against a real server', () => {
       (await restEvents(t, A, id, runId)).map((e) => e.metadata.session_sequence),
     );
     // The sessions list shows the session with its last run's status.
-    await page.click('.crumbs a');
+    await clickNow(page, '.crumbs a');
     await waitForText(page, `tr[data-session-id="${id}"]`, 'completed');
     for (const url of requests) expect(url).not.toContain(A);
     // No script error, no CSP violation: the only console error is the sign-in probe's expected 401.
@@ -134,7 +134,7 @@ describe('the console in headless Chromium against a real server', () => {
     t.fake.assertDone();
 
     // A stored token the server refuses returns to the sign-in form with a message; sign out forgets it.
-    await page.click('.topnav button');
+    await clickNow(page, '.topnav button');
     await waitForText(page, '#app', 'Signed out');
     expect(await evaluate<string | null>(page, `sessionStorage.getItem('a3s.console.token')`)).toBeNull();
     await evaluate(page, `sessionStorage.setItem('a3s.console.token', 'not-a-valid-token-000000')`);
@@ -161,7 +161,7 @@ describe('the console in headless Chromium against a real server', () => {
     expect(card).toContain('write');
     expect(card).toContain('"file_path": "out.txt"');
     expect(card).toContain('approved in the console');
-    await page.click('.confirm[data-tool-id="c_w1"] .btn-primary');
+    await clickNow(page, '.confirm[data-tool-id="c_w1"] .btn-primary');
     await waitForText(page, `.run[data-run-id="${first}"] .run-end`, 'completed');
     expect(await evaluate<number>(page, `document.querySelectorAll('.confirm').length`)).toBe(0);
     expect(readFileSync(join(t.root, 'tenant-a', 'out.txt'), 'utf8')).toBe('approved in the console\n');
@@ -189,7 +189,7 @@ describe('the console in headless Chromium against a real server', () => {
     );
     const third = await prompt(page, 'Write log.txt twice', 2);
     await page.waitForSelector('.confirm[data-tool-id="c_w3"]');
-    await page.click('.confirm[data-tool-id="c_w3"] .actions .btn:not(.btn-primary):not(.btn-danger)');
+    await clickNow(page, '.confirm[data-tool-id="c_w3"] .actions .btn:not(.btn-primary):not(.btn-danger)');
     await waitForText(page, `.run[data-run-id="${third}"] .run-end`, 'completed');
     const events = await restEvents(t, A, id, third);
     expect(events.filter((e) => e.type === 'confirmation_required').map((e) => e.payload.tool_id)).toEqual(['c_w3']);
@@ -249,7 +249,7 @@ describe('the console in headless Chromium against a real server', () => {
     await waitForText(page, '.prompt-form .form-status', `Busy: run ${hung}`);
     await evaluate(page, `document.querySelector('#prompt').value = ''`);
     await page.waitForSelector(`.runs li[data-run-id="${hung}"] .btn-danger`);
-    await page.click(`.runs li[data-run-id="${hung}"] .btn-danger`);
+    await clickNow(page, `.runs li[data-run-id="${hung}"] .btn-danger`);
     await waitForText(page, `.run[data-run-id="${hung}"] .run-end`, 'cancelled');
     await waitForText(page, '.busy', 'Idle');
 
@@ -261,7 +261,7 @@ describe('the console in headless Chromium against a real server', () => {
     );
     const failed = await prompt(page, 'Read then fail', 1);
     await waitForText(page, `.runs li[data-run-id="${failed}"]`, 'PROVIDER_ERROR');
-    await page.click(`.runs li[data-run-id="${failed}"] .actions .btn:not(.btn-danger)`);
+    await clickNow(page, `.runs li[data-run-id="${failed}"] .actions .btn:not(.btn-danger)`);
     await waitForText(page, '.toast', 'CHECKPOINT_NOT_FOUND');
     t.fake.assertDone();
   });

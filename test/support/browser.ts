@@ -65,3 +65,12 @@ export async function waitForText(page: Page, selector: string, text: string, ti
   const check = `document.querySelector(${JSON.stringify(selector)})?.textContent?.includes(${JSON.stringify(text)}) === true`;
   await page.waitForFunction(check, { timeout });
 }
+
+/**
+ * Click the element of `selector` as soon as it is there and enabled, inside the page in one step: a list that
+ * re-renders between puppeteer's lookup and its click ("Node is detached from document") cannot make it miss.
+ */
+export async function clickNow(page: Page, selector: string, timeout = 10_000): Promise<void> {
+  const click = `(() => { const e = document.querySelector(${JSON.stringify(selector)}); if (!e || e.disabled) return false; e.click(); return true; })()`;
+  await page.waitForFunction(click, { timeout });
+}
