@@ -110,6 +110,23 @@ describe('AguiEventMapper (planning steps, state, seeding)', () => {
     await verified(out);
   });
 
+  it("a run's change set is announced as state (changes: run id, files, patch size and digest)", async () => {
+    const mapper = mapperWith();
+    const out = [...mapper.start()];
+    for (const e of [
+      ev('turn_start', { turn: 1 }),
+      ev('turn_end', { turn: 1, usage }),
+      ev('run_changes_captured', { run_id: RUN, files: 2, patch_bytes: 120, patch_digest: 'sha256:ab' }),
+      ev('agent_end', agentEnd({ text: '', status: 'completed' })),
+    ])
+      out.push(...mapper.map(e));
+    expect(out.map((e) => e.type)).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
+    expect(out[1]).toMatchObject({
+      snapshot: { changes: { runId: RUN, files: 2, patchBytes: 120, patchDigest: 'sha256:ab' } },
+    });
+    await verified(out);
+  });
+
   it('an interrupt inside a step closes it; a resumed mapper seeded with the run reopens it and sends only what follows', async () => {
     const pending: PendingConfirmation[] = [
       {

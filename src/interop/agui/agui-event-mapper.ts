@@ -193,6 +193,17 @@ export class AguiEventMapper {
       case 'goal_achieved':
         this.snapshot({ goalAchieved: true });
         return;
+      case 'run_changes_captured':
+        // The run's change set is stored: a frontend reads it with GET .../runs/:runId/changes (docs/changes.md).
+        this.snapshot({
+          changes: {
+            runId: event.payload.run_id,
+            files: event.payload.files,
+            patchBytes: event.payload.patch_bytes,
+            patchDigest: event.payload.patch_digest,
+          },
+        });
+        return;
       case 'error':
         // A run lost with its node ends here; any other failure is reported by agent_end.
         if (event.payload.code === 'NODE_LOST') this.fail(event.payload.message, 'NODE_LOST');
