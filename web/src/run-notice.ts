@@ -81,6 +81,8 @@ export function runNotice(event: AgentEvent): RunNotice | undefined {
       return line('error', `queue alert: ${event.payload.message}`, event.payload);
     case 'verification_started':
       return line('info', `Verifying ${event.payload.subject} (${event.payload.commands} command(s))…`);
+    case 'run_changes_captured':
+      return line('info', `Changes captured: ${event.payload.files} file(s), patch ${event.payload.patch_bytes} bytes`);
     case 'error':
       return line('error', `Error ${event.payload.code}: ${event.payload.message}`);
     default:

@@ -10,8 +10,12 @@ function shortId(id: string): string {
 }
 
 const ACTIVE = new Set(['created', 'planning', 'executing', 'verifying']);
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-/** The session's runs: status, duration, tokens and verification; cancel a running one, resume a failed one from its checkpoint. */
+/**
+ * The session's runs: status, duration, tokens and verification; cancel a running one, resume a failed one from its
+ * checkpoint, show an ended one's changes, fork the session from just before a run and open the fork.
+ */
 export class RunsPanel {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
@@ -22,6 +26,7 @@ export class RunsPanel {
   constructor(
     private readonly ctx: ConsoleContext,
     private readonly session: Session,
+    private readonly showChanges: (runId: string) => void,
   ) {
     this.body = el('ol', { class: 'runs-list' });
     this.status = el('p', { class: 'muted', role: 'status' });
@@ -103,6 +108,32 @@ export class RunsPanel {
           'Resume',
         ),
       );
+    if (TERMINAL.has(run.status) && run.sideQuestion !== true)
+      actions.appendChild(
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'btn btn-small changes-btn',
+            title: 'The files this run changed, as a diff',
+            onclick: () => this.showChanges(run.runId),
+          },
+          'Changes',
+        ),
+      );
+    if (run.status !== 'queued' && run.sideQuestion !== true)
+      actions.appendChild(
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'btn btn-small fork-btn',
+            title: 'A new session with the transcript as this run found it (POST /v1/sessions/:id/fork {atRunId})',
+            onclick: () => void this.fork(run.runId),
+          },
+          'Fork from here',
+        ),
+      );
     const title = [run.input.slice(0, 200), run.error ? `${run.error.code}: ${run.error.message}` : '']
       .filter(Boolean)
       .join('\n');
@@ -126,6 +157,17 @@ export class RunsPanel {
       ),
       run.error ? el('p', { class: 'run-error' }, `${run.error.code}: ${run.error.message}`) : null,
     );
+  }
+
+  /** Fork the session just before `runId` and open the fork. */
+  private async fork(runId: string): Promise<void> {
+    try {
+      const fork = await this.ctx.client.fork(this.session.sessionId, { atRunId: runId });
+      this.ctx.announce(`Forked ${this.session.sessionId} before ${runId} into ${fork.sessionId}`);
+      this.ctx.navigate(`#/sessions/${encodeURIComponent(fork.sessionId)}`);
+    } catch (error) {
+      if (!this.ctx.unauthorized(error)) this.ctx.announce(errorText(error), 'error');
+    }
   }
 
   private async act(call: () => Promise<unknown>, done: string): Promise<void> {

@@ -8,6 +8,19 @@ export interface SessionHeadActions {
   close(): void;
 }
 
+/** Where a fork came from: a link to the parent (of this tenant), the run it was cut before, the messages it kept. */
+function forkOrigin(origin: NonNullable<SessionInfo['forkedFrom']>): Array<Node | string> {
+  const parent = el('code', {}, origin.sessionId);
+  return [
+    origin.tenantId === undefined
+      ? el('a', { class: 'fork-parent', href: `#/sessions/${encodeURIComponent(origin.sessionId)}` }, parent)
+      : parent,
+    origin.atRunId !== undefined ? ' before run ' : '',
+    origin.atRunId !== undefined ? el('code', {}, origin.atRunId) : '',
+    ` (${origin.atMessage} message${origin.atMessage === 1 ? '' : 's'})`,
+  ];
+}
+
 /** The session page's head: its id, its facts (agent, model, workspace, tokens, labels) and its Refresh / Close buttons. */
 export function sessionHead(info: SessionInfo, actions: SessionHeadActions): HTMLElement[] {
   const labels = Object.entries(info.labels).filter(
@@ -24,6 +37,7 @@ export function sessionHead(info: SessionInfo, actions: SessionHeadActions): HTM
       el('dd', {}, info.model),
       el('dt', {}, 'Workspace'),
       el('dd', {}, el('code', {}, info.workspace)),
+      ...(info.forkedFrom ? [el('dt', {}, 'Fork of'), el('dd', {}, ...forkOrigin(info.forkedFrom))] : []),
       el('dt', {}, 'Tokens'),
       el('dd', {}, String(info.usage.totalTokens)),
       ...(labels.length > 0

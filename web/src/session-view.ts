@@ -1,5 +1,6 @@
 import type { AgentEvent, EventStream, Session, SessionInfo } from '../../src/client/index.js';
 import { AttachmentThumbs } from './attachment-thumbs.js';
+import { ChangesPanel } from './changes-panel.js';
 import { Composer } from './composer.js';
 import type { ConsoleContext, ConsoleView } from './console-context.js';
 import { ConfirmationPanel, type PendingCall } from './confirmation-panel.js';
@@ -32,6 +33,7 @@ export class SessionView implements ConsoleView {
   private composer: Composer | undefined;
   private questions: QuestionForms | undefined;
   private thumbs: AttachmentThumbs | undefined;
+  private changes: ChangesPanel | undefined;
   private readonly head: HTMLElement;
   private readonly busy: HTMLElement;
   private readonly connection: HTMLElement;
@@ -40,6 +42,7 @@ export class SessionView implements ConsoleView {
   private readonly transcriptPanel: HTMLDetailsElement;
   private readonly side: HTMLElement;
   private readonly confirmSlot: HTMLElement;
+  private readonly changesSlot: HTMLElement;
   private readonly composerSlot: HTMLElement;
   private infoTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -60,6 +63,7 @@ export class SessionView implements ConsoleView {
     );
     this.side = el('aside', { class: 'session-side' });
     this.confirmSlot = el('div', {});
+    this.changesSlot = el('div', {});
     this.composerSlot = el('section', { class: 'panel' });
     this.element = el(
       'div',
@@ -82,6 +86,7 @@ export class SessionView implements ConsoleView {
             this.connection,
             this.log.element,
           ),
+          this.changesSlot,
           this.composerSlot,
         ),
         this.side,
@@ -106,7 +111,9 @@ export class SessionView implements ConsoleView {
     this.questions = new QuestionForms(this.ctx, session, this.log);
     this.renderInfo(session.created);
     this.confirmations = new ConfirmationPanel(this.ctx, session);
-    this.runs = new RunsPanel(this.ctx, session);
+    this.changes = new ChangesPanel(this.ctx, this.sessionId, this.log);
+    replaceChildren(this.changesSlot, this.changes.element);
+    this.runs = new RunsPanel(this.ctx, session, (runId) => this.changes?.show(runId));
     replaceChildren(this.confirmSlot, this.confirmations.element);
     this.verifications = new VerificationPanel(this.ctx, session);
     replaceChildren(this.side, el('div', { class: 'side-stack' }, this.runs.element, this.verifications.element));
@@ -137,6 +144,7 @@ export class SessionView implements ConsoleView {
     this.disposed = true;
     this.stream?.close();
     this.confirmations?.dispose();
+    this.changes?.dispose();
     clearTimeout(this.infoTimer);
   }
 
@@ -253,6 +261,7 @@ export class SessionView implements ConsoleView {
   private onEvent(event: AgentEvent): void {
     if (!this.log.add(event)) return;
     this.questions?.onEvent(event);
+    this.changes?.onEvent(event);
     switch (event.type) {
       case 'confirmation_required': {
         const p = event.payload;
