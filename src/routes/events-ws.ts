@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { CodeError } from '../errors.js';
 import { EventStreamQuerySchema } from '../protocol/auth-ticket.js';
 import { ErrorBodySchema, SessionParamsSchema } from '../protocol/http.js';
+import { EventEnvelopeSchema } from '../protocol/event-envelope.js';
 import { EventStreamServer, wantsEventStream } from '../server/event-stream-server.js';
 import { eventTicketsFor } from '../server/event-tickets.js';
 import { serveEventsSocket } from '../server/events-socket-session.js';
@@ -63,7 +64,8 @@ export function registerEventsWebSocket(app: FastifyInstance, ctx: ServerContext
     headers: { 'last-event-id': 'SSE: resume after this session_sequence (wins over ?after=)' },
     responses: {
       101: null,
-      200: null,
+      // SSE: each frame's `data:` is one EventEnvelopeV1 (x-event-types lists every type's payload).
+      200: EventEnvelopeSchema,
       400: ErrorBodySchema,
       401: ErrorBodySchema,
       403: ErrorBodySchema,

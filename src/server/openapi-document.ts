@@ -4,6 +4,7 @@ import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE } from '../errors.js';
 import { ErrorBodySchema } from '../protocol/http.js';
 import { toolListEntry } from '../runtime/tools/tool-registry.js';
 import { defaultDocRegistries, type DocRegistries } from './doc-registries.js';
+import { operationIdOf, operationTagOf } from './openapi-operation-names.js';
 import { admitsWork, isSessionScoped, type OpenApiOperation, type OpenApiRegistry } from './openapi-registry.js';
 
 /** A JSON value as it appears in the generated document. */
@@ -171,8 +172,12 @@ function impliedResponses(operation: OpenApiOperation): Record<number, z.ZodType
   return implied;
 }
 
-function buildOperation(collector: SchemaCollector, operation: OpenApiOperation): JsonObject {
-  const out: JsonObject = { summary: operation.summary };
+function buildOperation(collector: SchemaCollector, operation: OpenApiOperation, tag: string): JsonObject {
+  const out: JsonObject = {
+    operationId: operationIdOf(operation.method, operation.url),
+    tags: [tag],
+    summary: operation.summary,
+  };
   if (operation.description) out.description = operation.description;
   const params: JsonObject[] = [];
   if (operation.params) params.push(...parameters(collector, operation.params, 'path'));
@@ -247,13 +252,29 @@ export function buildOpenApiDocument(
     byPath.set(path, methods);
   }
   const paths: JsonObject = {};
+  const operationIds = new Map<string, string>();
+  for (const operation of registry.operations) {
+    const id = operationIdOf(operation.method, operation.url);
+    const earlier = operationIds.get(id);
+    if (earlier !== undefined)
+      throw new Error(`OpenAPI: operationId ${id} of ${operation.method} ${operation.url} is ${earlier}'s too`);
+    operationIds.set(id, `${operation.method} ${operation.url}`);
+  }
+  // A session's sub-resource is a tag of its own when two operations or more share it; else it is `sessions`.
+  const candidates = registry.operations.map((operation) => operationTagOf(operation.url));
+  const shared = (tag: string) => candidates.filter((c) => c === tag).length > 1;
+  const tagOf = (operation: OpenApiOperation) => {
+    const tag = operationTagOf(operation.url);
+    return shared(tag) || !operation.url.startsWith('/v1/sessions/') ? tag : 'sessions';
+  };
   for (const path of [...byPath.keys()].sort()) {
     const methods = byPath.get(path) ?? new Map<string, OpenApiOperation>();
     const item: JsonObject = {};
     const order = (method: string) =>
       METHOD_ORDER.includes(method) ? METHOD_ORDER.indexOf(method) : METHOD_ORDER.length;
     for (const method of [...methods.keys()].sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
-      item[method] = buildOperation(collector, methods.get(method) as OpenApiOperation);
+      const operation = methods.get(method) as OpenApiOperation;
+      item[method] = buildOperation(collector, operation, tagOf(operation));
     }
     paths[path] = item;
   }
@@ -274,6 +295,14 @@ export function buildOpenApiDocument(
   return {
     openapi: '3.1.0',
     info: infoObject,
+    // The embedded default listens on loopback; a deployment behind a balancer names its own URL.
+    servers: [
+      {
+        url: 'http://127.0.0.1:{port}',
+        description: 'A local server (A3S_PORT, default 8080)',
+        variables: { port: { default: '8080' } },
+      },
+    ],
     paths,
     components: {
       schemas,
