@@ -140,6 +140,11 @@ function prepare(item: PostmanItem): void {
   for (const entry of [...(request.url.query ?? []), ...(request.header ?? [])]) {
     if (typeof entry.value === 'string') entry.value = entry.value.replace(URL_PATTERN, LOOPBACK_SINK);
   }
+  // The session's event stream (SSE) never ends by itself: asked for as JSON it answers its documented 426, and
+  // the stream itself is fuzzed by the raw requests and the SSE tests.
+  if (request.method === 'GET' && (request.url.path ?? []).join('/') === 'v1/sessions/:id/events')
+    for (const header of request.header ?? [])
+      if (header.key.toLowerCase() === 'accept') header.value = 'application/json';
 }
 
 function runProcess(command: string, args: string[], cwd: string): Promise<void> {
