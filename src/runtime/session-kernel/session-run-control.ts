@@ -139,6 +139,22 @@ export class SessionRunControl {
   }
 
   /**
+   * Run `fn`, a session operation that is not a run (a revert), holding the run lease: SESSION_BUSY while a run is
+   * active or queued, and every run is refused with SESSION_BUSY until it ends.
+   */
+  exclusive<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const { config, records, flight, lifecycle } = this.deps;
+    lifecycle.assertOpen();
+    if (records.queuedCount > 0) {
+      const next = records.queue().ids()[0]!;
+      throw new CodeError('SESSION_BUSY', `session ${config.sessionId} is busy with queued run ${next}`, {
+        activeRunId: next,
+      });
+    }
+    return flight.hold(config.sessionId, what, fn);
+  }
+
+  /**
    * Queue a run behind the active one (multitaskStrategy): last for enqueue, first for interrupt and rollback,
    * which also stop the active run (at its next safe point, or cancelled and rolled back). RUN_QUEUE_FULL past
    * limits.maxQueuedRuns; it counts toward the tenant's runs per minute now.
@@ -305,6 +321,8 @@ export class SessionRunControl {
       rollback: { byRunId: undefined },
     };
     this.stops = stops;
+    // A run after a revert sees the transcript without the reverted messages, and drops them for good.
+    if (!record.sideQuestion) transcript.dropReverted();
     const transcriptBefore = transcript.messages;
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
