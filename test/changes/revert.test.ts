@@ -127,6 +127,10 @@ describe.skipIf(!HAVE_BWRAP)('revert and unrevert (bwrap)', () => {
     const refused = await unrevert(t, id, 409);
     expect(refused.error).toMatchObject({ code: 'NOTHING_REVERTED' });
     expect(refused.error?.message).toContain('a run started after the revert');
+    // The dropped runs' starts index nothing now: a fork or a revert at them is refused.
+    const fork = await request(t.url).post(`/v1/sessions/${id}/fork`).send({ atRunId: three.runId }).expect(409);
+    expect(fork.body.error.code).toBe('FORK_POINT_UNAVAILABLE');
+    expect((await revert(t, id, three.runId, 409)).error?.message).toContain('dropped by a later run');
   });
 
   it('a path edited since is a 409 listing it; force writes it; unrevert checks against the reverted tree', async () => {

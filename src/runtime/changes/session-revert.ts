@@ -87,7 +87,10 @@ export async function revertRun(
   if (record.sideQuestion) throw unavailable(runId, 'it is a side question, which has no messages in the transcript');
   const start = record.transcriptStart;
   if (start === undefined)
-    throw unavailable(runId, 'it has no recorded start in the transcript (it was recorded by an older server)');
+    throw unavailable(
+      runId,
+      'it has no recorded start in the transcript (it was reverted and then dropped by a later run, or recorded by an older server)',
+    );
   if ((record.transcriptEpoch ?? 0) !== transcript.epoch || start > transcript.messages.length)
     throw unavailable(
       runId,

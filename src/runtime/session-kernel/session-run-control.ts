@@ -138,10 +138,7 @@ export class SessionRunControl {
     return { record: { ...record }, done: done.then((r) => records.withCounts(r)), existing: false };
   }
 
-  /**
-   * Run `fn`, a session operation that is not a run (a revert), holding the run lease: SESSION_BUSY while a run is
-   * active or queued, and every run is refused with SESSION_BUSY until it ends.
-   */
+  /** Run `fn` (a revert) under the run lease: SESSION_BUSY while a run is active or queued, and for runs meanwhile. */
   exclusive<T>(what: string, fn: () => Promise<T>): Promise<T> {
     const { config, records, flight, lifecycle } = this.deps;
     lifecycle.assertOpen();
@@ -321,8 +318,11 @@ export class SessionRunControl {
       rollback: { byRunId: undefined },
     };
     this.stops = stops;
-    // A run after a revert sees the transcript without the reverted messages, and drops them for good.
-    if (!record.sideQuestion) transcript.dropReverted();
+    // A run after a revert drops the reverted messages for good; their runs' starts no longer index the transcript.
+    if (!record.sideQuestion && transcript.reverted) {
+      for (const dropped of transcript.reverted.runIds) delete this.deps.records.get(dropped)?.transcriptStart;
+      transcript.dropReverted();
+    }
     const transcriptBefore = transcript.messages;
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
