@@ -76,6 +76,21 @@ export const ERROR_CATALOGUE = {
   CONFIRMATION_MISMATCH: { status: 409, description: "The answer names arguments other than the pending call's." },
   SESSION_BUSY: { status: 409, description: 'Another transcript-affecting operation is active on the session.' },
   SESSION_EXISTS: { status: 409, description: 'A live session with this id already exists.' },
+  REVERT_CONFLICT: {
+    status: 409,
+    description:
+      'Paths a revert or unrevert would write were changed since the last capture (by a person or another session): `details.paths` lists them; `force: true` writes them anyway.',
+  },
+  REVERT_UNAVAILABLE: {
+    status: 409,
+    description:
+      "The run's messages cannot be hidden: they were compacted into a summary (or the transcript was rewritten) since, or the run is already reverted.",
+  },
+  NOTHING_REVERTED: {
+    status: 409,
+    description:
+      'Unrevert with nothing reverted: no revert, an unrevert already done, or a run started after the revert and dropped the reverted messages for good.',
+  },
   FORK_POINT_UNAVAILABLE: {
     status: 409,
     description:

@@ -125,4 +125,22 @@ export const EXTENSION_EVENT_PAYLOADS = {
     at_message: z.number().int().nonnegative(),
     workspace: z.enum(['shared', 'copy']),
   }),
+  /**
+   * POST .../runs/:runId/revert: `run_id`'s files and those of the runs after it were restored to their state before
+   * it (`files`: how many paths were written or removed), and the transcript from it on is hidden from the model
+   * (`run_ids`: the reverted runs; docs/changes.md).
+   */
+  session_reverted: z.object({
+    run_id: z.string(),
+    run_ids: z.array(z.string()),
+    files: z.number().int().nonnegative(),
+    hidden_messages: z.number().int().nonnegative(),
+  }),
+  /** POST .../unrevert: the reverted runs' files and messages are back (`files`: paths written or removed). */
+  session_unreverted: z.object({
+    run_id: z.string(),
+    run_ids: z.array(z.string()),
+    files: z.number().int().nonnegative(),
+    restored_messages: z.number().int().nonnegative(),
+  }),
 };

@@ -4,6 +4,7 @@ import { AttachmentRefSchema } from './attachments.js';
 import { ChatMessageSchema } from './chat-message.js';
 import { EventEnvelopeSchema } from './event-envelope.js';
 import { ForkOriginSchema } from './fork.js';
+import { RevertStateSchema } from './revert.js';
 import { McpServerConfigSchema } from './mcp.js';
 import { ExternalTaskSchema } from './queue.js';
 import { RunRecordSchema, UsageSchema } from './run-record.js';
@@ -95,6 +96,11 @@ export const SnapshotSessionSchema = z.object({
    * history); run records carry the epoch they started in. Absent: 0 (none, or a snapshot older than the field).
    */
   transcriptEpoch: z.number().int().nonnegative().optional(),
+  /**
+   * Runs reverted (POST .../runs/:runId/revert) and not unreverted yet: their messages, hidden from the model, and
+   * the trees an unrevert restores (docs/changes.md). Absent: none (or a snapshot older than the field).
+   */
+  reverted: RevertStateSchema.optional(),
 });
 
 /** SessionSnapshotV1: one complete, atomically saved generation of a session. */

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { pino } from 'pino';
@@ -115,6 +115,51 @@ describe('without a working sandbox', () => {
     ).body;
     expect(changes.files).toMatchObject([{ path: 'hidden.txt', status: 'added' }]);
     expect(patchText(changes)).toContain('+hidden');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('revert: a refused session is 422 commands_refused; a host_direct one restores on the host, running nothing', async () => {
+    const refused = (await as(MINE)(request(server.url).post('/v1/sessions')).send({}).expect(201)).body.session.id;
+    fake.script({ toolCalls: [bash('v1', 'echo x > x.txt')] }, { text: 'refused' });
+    const first = (
+      await as(MINE)(request(server.url).post(`/v1/sessions/${refused}/runs`))
+        .send({ input: 'go', wait: true })
+        .expect(200)
+    ).body;
+    const no = (
+      await as(MINE)(request(server.url).post(`/v1/sessions/${refused}/runs/${first.runId}/revert`))
+        .send({})
+        .expect(422)
+    ).body;
+    expect(no.error).toMatchObject({ code: 'NO_CHANGE_SET', details: { reason: 'commands_refused' } });
+
+    const id = (await as(HOST)(request(server.url).post('/v1/sessions')).send({}).expect(201)).body.session.id;
+    const info = (await as(HOST)(request(server.url).get(`/v1/sessions/${id}`)).expect(200)).body;
+    const ws = (info.session ?? info).workspace as string;
+    const marker = join(tempDir('a3s-marker-'), 'MARKER');
+    const evil = join(root, 'evil-revert.sh');
+    writeFileSync(evil, `#!/bin/sh\ntouch ${marker}\ncat\n`, { mode: 0o755 });
+    execFileSync('git', ['init', '-q', '.'], { cwd: ws });
+    writeFileSync(join(ws, '.git', 'config'), `[core]\n\tfsmonitor = ${evil}\n[filter "evil"]\n\tsmudge = ${evil}\n`);
+    writeFileSync(join(ws, '.gitattributes'), '* filter=evil\n');
+    writeFileSync(join(ws, 'a.txt'), 'a0\n');
+    fake.script({ toolCalls: [bash('v2', 'echo a1 > a.txt && echo b > b.txt')] }, { text: 'ok' });
+    const run = (
+      await as(HOST)(request(server.url).post(`/v1/sessions/${id}/runs`))
+        .send({ input: 'go', wait: true })
+        .expect(200)
+    ).body;
+    const reverted = (
+      await as(HOST)(request(server.url).post(`/v1/sessions/${id}/runs/${run.runId}/revert`))
+        .send({})
+        .expect(200)
+    ).body;
+    expect(reverted.files).toEqual([
+      { path: 'a.txt', action: 'restored' },
+      { path: 'b.txt', action: 'deleted' },
+    ]);
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('a0\n');
+    expect(existsSync(join(ws, 'b.txt'))).toBe(false);
     expect(existsSync(marker)).toBe(false);
   });
 });

@@ -31,6 +31,8 @@ const V1_RUN_QUEUE = 'v1-2026-12-07-run-queue';
 const V1_QUESTIONS = 'v1-2026-12-07-questions';
 /** The same sessions and a fork that was compacted, saved once snapshots carry `forkedFrom` and `transcriptEpoch`. */
 const V1_FORK = 'v1-2026-12-07-fork';
+/** The same sessions and one with a reverted run, saved once snapshots carry `reverted`. */
+const V1_REVERT = 'v1-2026-12-07-revert';
 
 /** Every frozen snapshot file, as `<folder>/<tenant>/<id>.json`. */
 function fixtureFiles(): string[] {
@@ -103,6 +105,16 @@ describe('frozen SessionSnapshotV1 fixtures', () => {
       `${V1_QUESTIONS}/default/provider-failed.json`,
       `${V1_QUESTIONS}/default/queued-attachments.json`,
       `${V1_QUESTIONS}/default/run-queue.json`,
+      `${V1_REVERT}/acme/acme-closed.json`,
+      `${V1_REVERT}/default/allow-always.json`,
+      `${V1_REVERT}/default/artifacts-tasks.json`,
+      `${V1_REVERT}/default/forked.json`,
+      `${V1_REVERT}/default/pending-question.json`,
+      `${V1_REVERT}/default/plain-tool-run.json`,
+      `${V1_REVERT}/default/provider-failed.json`,
+      `${V1_REVERT}/default/queued-attachments.json`,
+      `${V1_REVERT}/default/reverted.json`,
+      `${V1_REVERT}/default/run-queue.json`,
       `${V1_RUN_QUEUE}/acme/acme-closed.json`,
       `${V1_RUN_QUEUE}/default/allow-always.json`,
       `${V1_RUN_QUEUE}/default/artifacts-tasks.json`,
@@ -558,6 +570,31 @@ describe(`the ${V1_FORK} fixtures: a fork restored`, () => {
       forkedFrom: saved.session.forkedFrom,
       transcriptEpoch: 1,
     });
+    t.fake.assertDone();
+  });
+});
+
+describe(`the ${V1_REVERT} fixtures: a reverted run restored`, () => {
+  const start = useTestServers();
+
+  it('reverted: its messages stay hidden after the restore; unrevert gives them back to the model', async () => {
+    const root = tempDir('a3s-ws-');
+    const dataDir = tempDir('a3s-data-');
+    const workspace = join(root, 'project');
+    writeFiles(workspace, { 'hello.txt': 'hello\n' });
+    const saved = stage(`${V1_REVERT}/default/reverted.json`, dataDir, workspace);
+    expect(saved.session.reverted).toMatchObject({ atMessage: 2, epoch: 0, paths: [] });
+    expect(saved.session.reverted?.messages).toHaveLength(2);
+    expect(stage(`${V1_FORK}/default/forked.json`, dataDir, workspace).session.reverted).toBeUndefined();
+    const t = await start({ dataDir, root });
+    expect((await history(t, 'reverted')).map((m) => m.content)).toEqual(['Say one', 'One.']);
+    const back = await request(t.url).post('/v1/sessions/reverted/unrevert').send({}).expect(200);
+    expect(back.body).toMatchObject({ files: [], messages: 2, reverted_run_ids: saved.session.reverted?.runIds });
+    expect((await history(t, 'reverted')).map((m) => m.content)).toEqual(['Say one', 'One.', 'Say two', 'Two.']);
+    t.fake.script({ text: 'Three.' });
+    await runAndWait(t, 'reverted', 'Say three');
+    expect(t.fake.requests.at(-1)?.raw).toContain('Say two');
+    await eventually(() => storedFile(dataDir, 'default', 'reverted').session.reverted === undefined, 'the save');
     t.fake.assertDone();
   });
 });

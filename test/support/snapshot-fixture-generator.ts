@@ -4,6 +4,7 @@ import request from 'supertest';
 import { LimitsSchema } from '../../src/config/limits-config.js';
 import { encodeKeyPart } from '../../src/stores/session-key.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './test-server.js';
+import { reverted } from './snapshot-fixture-revert.js';
 
 /** The placeholder a frozen snapshot holds instead of its session's absolute workspace path. */
 export const WORKSPACE_TOKEN = '__WORKSPACE__';
@@ -50,6 +51,7 @@ export async function generateSnapshotFixtures(outDir: string): Promise<string[]
     await pendingQuestion(outDir),
     await queuedAttachments(outDir),
     await forked(outDir),
+    await reverted(outDir, produce),
   ];
 }
 

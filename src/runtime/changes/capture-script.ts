@@ -39,6 +39,9 @@ export const CAPTURE_GIT_ENV: Readonly<Record<string, string>> = {
   LC_ALL: 'C',
 };
 
+/** The shell function `g` every script calls git through: git with CAPTURE_GIT_OPTIONS. */
+const GIT_FUNCTION = `g() { git ${CAPTURE_GIT_OPTIONS.map((option) => `-c '${option}'`).join(' ')} "$@"; }`;
+
 /**
  * `$GIT_DIR/info/attributes`, the highest-precedence attributes: every attribute that could convert content or choose
  * a driver is unspecified for every path, whatever the workspace's `.gitattributes` say.
@@ -54,6 +57,8 @@ export const NEUTRAL_ATTRIBUTES =
  * how many files there are, then `git add -A -f` (force: the workspace's .gitignore cannot hide a file) over the
  * store's index (git's stat cache: unchanged files are not read again) and `git write-tree`. In `result` mode it also
  * writes the diff from the base tree: the patch, numstat, raw and the result sizes of the changed blobs.
+ * In `plan` mode (a revert's, base `<expected tree>:<goal tree>`) it writes the raw diffs from the expected tree to
+ * the workspace's (`conflicts`) and from the workspace's to the goal (`plan`), without rename detection.
  * Exit 3: more files than allowed (nothing captured).
  */
 export const CAPTURE_SCRIPT = `set -eu
@@ -61,11 +66,15 @@ mode=$1; maxbytes=$2; maxfiles=$3; base=$4; shift 4
 S=$A3S_SHADOW; G=$S/git; O=$S/out
 if [ ! -f "$G/HEAD" ]; then git init -q --bare --template= "$G"; fi
 export GIT_DIR="$G" GIT_INDEX_FILE="$G/index"
-g() { git ${CAPTURE_GIT_OPTIONS.map((option) => `-c '${option}'`).join(' ')} "$@"; }
+${GIT_FUNCTION}
 mkdir -p "$G/info" "$O"
 printf '%s' '${NEUTRAL_ATTRIBUTES.trimEnd()}' > "$G/info/attributes"
 printf '\\n' >> "$G/info/attributes"
 rm -f "$O"/*
+if [ "$mode" = plan ]; then
+  g cat-file -e "\${base%:*}^{tree}" 2>/dev/null || exit 4
+  g cat-file -e "\${base#*:}^{tree}" 2>/dev/null || exit 4
+fi
 cd "$A3S_WS"
 export GIT_WORK_TREE=.
 find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -fprintf "$O/bigspec" ':(exclude,literal)%P\\0' -fprintf "$O/bigrm" ':(literal)%P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/count" x
@@ -83,6 +92,10 @@ if [ "$mode" = result ]; then
   g diff --raw -z --no-ext-diff --abbrev=40 -M "$base" "$tree" > "$O/raw"
   tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check='%(objectname) %(objectsize)' > "$O/sizes" || true
 fi
+if [ "$mode" = plan ]; then
+  g diff --raw -z --no-renames --no-ext-diff --abbrev=40 "\${base%:*}" "$tree" > "$O/conflicts"
+  g diff --raw -z --no-renames --no-ext-diff --abbrev=40 "$tree" "\${base#*:}" > "$O/plan"
+fi
 printf '%s' "$tree"
 `;
 
@@ -94,7 +107,7 @@ export const DIFF_SCRIPT = `set -eu
 from=$1; to=$2
 S=$A3S_SHADOW; G=$S/git; O=$S/range
 export GIT_DIR="$G"
-g() { git ${CAPTURE_GIT_OPTIONS.map((option) => `-c '${option}'`).join(' ')} "$@"; }
+${GIT_FUNCTION}
 [ -f "$G/HEAD" ] || exit 4
 g cat-file -e "$from^{tree}" 2>/dev/null || exit 4
 g cat-file -e "$to^{tree}" 2>/dev/null || exit 4
@@ -103,6 +116,34 @@ g diff --binary --no-ext-diff --no-textconv --no-color --full-index -M "$from" "
 g diff --numstat -z --no-ext-diff --no-textconv -M "$from" "$to" > "$O/numstat"
 g diff --raw -z --no-ext-diff --abbrev=40 -M "$from" "$to" > "$O/raw"
 tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check='%(objectname) %(objectsize)' > "$O/sizes" || true
+`;
+
+/**
+ * The restore script of a revert or unrevert (`sh -c SCRIPT restore <current tree> <goal tree>`), run with the
+ * workspace bound read-write: the paths listed NUL-separated in `$A3S_SHADOW/remove` (in the current tree, absent
+ * from the goal) are removed with `git rm` over an index of the current tree, then those in `$A3S_SHADOW/checkout`
+ * are written from the goal tree with `git checkout-index` (which replaces a symlink in a leading directory by a
+ * directory, never writing through it). Paths are literal (GIT_LITERAL_PATHSPECS), read from files, never from a
+ * command line; the same hardening as capture, its own index in the store.
+ */
+export const RESTORE_SCRIPT = `set -eu
+current=$1; goal=$2
+S=$A3S_SHADOW; G=$S/git; O=$S/out
+export GIT_DIR="$G" GIT_INDEX_FILE="$S/restore-index" GIT_LITERAL_PATHSPECS=1
+${GIT_FUNCTION}
+[ -f "$G/HEAD" ] || exit 4
+cd "$A3S_WS"
+export GIT_WORK_TREE=.
+rm -f "$S/restore-index"
+if [ -s "$S/remove" ]; then
+  g read-tree "$current"
+  g rm -q -f -r --ignore-unmatch --pathspec-from-file="$S/remove" --pathspec-file-nul
+fi
+if [ -s "$S/checkout" ]; then
+  g read-tree "$goal"
+  g checkout-index -f -z --stdin < "$S/checkout"
+fi
+rm -f "$S/restore-index"
 `;
 
 /**

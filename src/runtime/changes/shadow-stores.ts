@@ -7,7 +7,7 @@ import type { ServerSandbox } from '../sandbox/session-commands.js';
 import type { PreparedCommand } from '../sandbox/sandbox.js';
 import { SandboxHomes } from '../sandbox/sandbox-homes.js';
 import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
-import { CAPTURE_GIT_ENV, CAPTURE_SCRIPT, DIFF_SCRIPT, exclusionRules } from './capture-script.js';
+import { CAPTURE_GIT_ENV, CAPTURE_SCRIPT, DIFF_SCRIPT, RESTORE_SCRIPT, exclusionRules } from './capture-script.js';
 
 /** Where the shadow store is mounted inside the sandbox. */
 const INSIDE = '/shadow';
@@ -108,6 +108,53 @@ export class ShadowStores {
     return files;
   }
 
+  /**
+   * A revert's plan: the workspace captured now (`current`), the raw diff from `expected` to it (what was changed
+   * since the last capture) and from it to `goal` (what the restore would write). CaptureError `tree_missing` when
+   * the store does not hold both trees.
+   */
+  async plan(
+    target: CaptureTarget,
+    expected: string,
+    goal: string,
+  ): Promise<{ current: string; conflicts: Buffer; plan: Buffer }> {
+    const { maxFileBytes, maxFiles } = this.bounds;
+    const { files, stdout } = await this.run(
+      target,
+      CAPTURE_SCRIPT,
+      (hidden) => [
+        'plan',
+        String(maxFileBytes),
+        String(maxFiles),
+        `${expected}:${goal}`,
+        ...exclusionRules(this.patterns(hidden)).prune,
+      ],
+      'out',
+      ['conflicts', 'plan'],
+      false,
+    );
+    const current = stdout.trim();
+    if (!/^[0-9a-f]{40,64}$/.test(current)) throw new CaptureError('failed', 'git write-tree gave no tree');
+    const empty = Buffer.alloc(0);
+    return { current, conflicts: files.outputs.conflicts ?? empty, plan: files.outputs.plan ?? empty };
+  }
+
+  /**
+   * Write the workspace (bound read-write for this one command): remove `remove` (paths of `current`), then check
+   * out `checkout` from `goal`. The lists go to files in the store, NUL-separated.
+   */
+  async restore(
+    target: CaptureTarget,
+    current: string,
+    goal: string,
+    lists: { checkout: readonly string[]; remove: readonly string[] },
+  ): Promise<void> {
+    const store = await this.homes.ensure(target.tenantId, target.sessionId);
+    for (const name of ['checkout', 'remove'] as const)
+      await writeFile(path.join(store, name), lists[name].map((file) => `${file}\0`).join(''), { mode: 0o644 });
+    await this.run(target, RESTORE_SCRIPT, () => [current, goal], 'out', [], false, true);
+  }
+
   /** Remove a session's store (the session was closed for good or purged). */
   remove(tenantId: string, sessionId: string): Promise<void> {
     return this.homes.remove(tenantId, sessionId);
@@ -129,6 +176,7 @@ export class ShadowStores {
     outDir: string,
     names: readonly string[],
     withPatch: boolean,
+    writable = false,
   ): Promise<{ stdout: string; files: CaptureFiles }> {
     if (!this.canCapture(target))
       throw new CaptureError(
@@ -147,6 +195,7 @@ export class ShadowStores {
             argv,
             workspace: lease.path,
             workspaceFd: lease.fd,
+            ...(writable ? { workspaceWritable: true } : {}),
             ...(lease.hidden ? { hidden: lease.hidden } : {}),
             writable: { host: store, inside: INSIDE },
             env: { ...CAPTURE_GIT_ENV, A3S_SHADOW: INSIDE, A3S_WS: lease.path },

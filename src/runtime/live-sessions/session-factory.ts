@@ -160,6 +160,7 @@ export class SessionFactory {
       ...(snapshot.run_queue_attachments ? { runQueueAttachments: snapshot.run_queue_attachments } : {}),
       ...(stored.permissionGrants ? { permissionGrants: stored.permissionGrants } : {}),
       ...(stored.transcriptEpoch !== undefined ? { transcriptEpoch: stored.transcriptEpoch } : {}),
+      ...(stored.reverted ? { reverted: stored.reverted } : {}),
       sessionSequence: Math.max(stored.sessionSequence, published),
     });
   }

@@ -34,7 +34,7 @@ export function forkSeed(parent: AgentSession, request: ForkRequest, forkTenantI
     if (record.transcriptStart === undefined)
       throw new CodeError(
         'FORK_POINT_UNAVAILABLE',
-        `atRunId: run ${runId} has no recorded start in the transcript (${record.status === 'queued' ? 'it has not started yet' : 'it was recorded by an older server'}); fork at a message index (atMessage) instead`,
+        `atRunId: run ${runId} has no recorded start in the transcript (${record.status === 'queued' ? 'it has not started yet' : 'it was reverted and then dropped by a later run, or recorded by an older server'}); fork at a message index (atMessage) instead`,
         { runId, field: 'atRunId' },
       );
     if ((record.transcriptEpoch ?? 0) !== parent.transcript.epoch || record.transcriptStart > messages.length)

@@ -228,7 +228,8 @@ export class BwrapSandbox implements Sandbox {
 
   /**
    * A server command (change capture's git): the base namespaces (no network), the workspace's held descriptor
-   * bound read-only (`--ro-bind-fd`: nothing the command does can change it), the one server directory bound
+   * bound read-only (`--ro-bind-fd`: nothing the command does can change it; read-write only for a revert's
+   * restore, `workspaceWritable`), the one server directory bound
    * read-write, no $HOME (a private /tmp only), exactly the given environment, the wrapper's rlimits (no cgroup).
    */
   async prepareServerCommand(spec: ServerCommandSpec): Promise<PreparedCommand> {
@@ -243,7 +244,7 @@ export class BwrapSandbox implements Sandbox {
       '--ro-bind',
       path.join(stateDir, 'etc', 'group'),
       '/etc/group',
-      '--ro-bind-fd',
+      spec.workspaceWritable ? '--bind-fd' : '--ro-bind-fd',
       '3',
       spec.workspace,
       ...(spec.hidden ?? []).flatMap((dir) => ['--perms', '0555', '--size', '4096', '--tmpfs', dir]),

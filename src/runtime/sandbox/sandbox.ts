@@ -76,6 +76,8 @@ export interface ServerCommandSpec {
   readonly workspace: string;
   /** The held descriptor of the pinned workspace (bwrap --ro-bind-fd), never its name. */
   readonly workspaceFd: number;
+  /** Bind the workspace read-write (bwrap --bind-fd): only a revert's restore writes it. Default read-only. */
+  readonly workspaceWritable?: boolean;
   /** Directories inside the workspace covered by an empty tmpfs (the server's data directory). */
   readonly hidden?: readonly string[];
   /** The one server directory the command may write, bound at `inside`. */

@@ -2,6 +2,7 @@ import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { ExternalTaskSnapshot } from '../../protocol/queue.js';
 import type { StoredQuestion } from '../../protocol/questions.js';
+import type { RevertState } from '../../protocol/revert.js';
 import type { RunRecord, Usage } from '../../protocol/run-record.js';
 import type { Artifact, SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import type { SubagentTaskSnapshot } from '../../protocol/subagent-task.js';
@@ -29,6 +30,8 @@ export interface RestoredState {
   questions?: readonly StoredQuestion[];
   /** The transcript's epoch (absent in older snapshots: 0). */
   transcriptEpoch?: number;
+  /** The reverted runs' hidden messages (absent: none reverted, or an older snapshot). */
+  reverted?: RevertState;
   /** The attachment references of queued runs, by run id (absent: none). */
   runQueueAttachments?: Readonly<Record<string, readonly AttachmentRef[]>>;
 }

@@ -97,6 +97,7 @@ export function buildSessionKernel(
     restored?.messages,
     restored?.usage,
     restored?.transcriptEpoch,
+    restored?.reverted,
   );
   const events = new SessionEventLog(
     {

@@ -138,6 +138,19 @@ export class SessionRunControl {
     return { record: { ...record }, done: done.then((r) => records.withCounts(r)), existing: false };
   }
 
+  /** Run `fn` (a revert) under the run lease: SESSION_BUSY while a run is active or queued, and for runs meanwhile. */
+  exclusive<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const { config, records, flight, lifecycle } = this.deps;
+    lifecycle.assertOpen();
+    if (records.queuedCount > 0) {
+      const next = records.queue().ids()[0]!;
+      throw new CodeError('SESSION_BUSY', `session ${config.sessionId} is busy with queued run ${next}`, {
+        activeRunId: next,
+      });
+    }
+    return flight.hold(config.sessionId, what, fn);
+  }
+
   /**
    * Queue a run behind the active one (multitaskStrategy): last for enqueue, first for interrupt and rollback,
    * which also stop the active run (at its next safe point, or cancelled and rolled back). RUN_QUEUE_FULL past
@@ -305,6 +318,11 @@ export class SessionRunControl {
       rollback: { byRunId: undefined },
     };
     this.stops = stops;
+    // A run after a revert drops the reverted messages for good; their runs' starts no longer index the transcript.
+    if (!record.sideQuestion && transcript.reverted) {
+      for (const dropped of transcript.reverted.runIds) delete this.deps.records.get(dropped)?.transcriptStart;
+      transcript.dropReverted();
+    }
     const transcriptBefore = transcript.messages;
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;

@@ -70,6 +70,7 @@ export function toSessionSnapshot(source: SnapshotSource): SessionSnapshotV1 {
       ...(source.permissionGrants.length > 0 ? { permissionGrants: [...source.permissionGrants] } : {}),
       ...(config.forkedFrom ? { forkedFrom: config.forkedFrom } : {}),
       ...(transcript.epoch > 0 ? { transcriptEpoch: transcript.epoch } : {}),
+      ...(transcript.reverted ? { reverted: transcript.reverted } : {}),
     },
     artifacts: source.artifacts,
     trace_events: source.events.retained(config.retention.maxTraceEvents),

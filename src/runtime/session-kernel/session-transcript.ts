@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ChatMessage } from '../../protocol/chat-message.js';
+import type { RevertState } from '../../protocol/revert.js';
 import type { Usage } from '../../protocol/run-record.js';
 
 /** A session's conversation state: the transcript, accumulated token usage and when a run last changed them. */
@@ -13,17 +14,29 @@ export class SessionTranscript {
    * refused, since its start no longer indexes these messages.
    */
   epoch: number;
+  /**
+   * The reverted runs (POST .../revert): their messages, cut from `messages` so the model no longer sees them, kept
+   * for an unrevert until the next run drops them for good (`dropReverted`).
+   */
+  reverted: RevertState | undefined;
 
   constructor(
     createdAtMs: number,
     messages: ChatMessage[] = [],
     usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     epoch = 0,
+    reverted?: RevertState,
   ) {
     this.messages = messages;
     this.usage = usage;
     this.updatedAtMs = createdAtMs;
     this.epoch = epoch;
+    this.reverted = reverted;
+  }
+
+  /** A run starts after a revert: the reverted messages are gone for good (an unrevert is refused from now on). */
+  dropReverted(): void {
+    this.reverted = undefined;
   }
 
   /** A copy of the transcript. */

@@ -12,6 +12,8 @@ export interface ActiveRun {
 /** A session's single-flight lease: at most one active run, with its abort controller and completion. */
 export class SingleFlight {
   private active: ActiveRun | undefined;
+  /** A session operation that is not a run (a revert) holding the lease: `what` it is, and its end. */
+  private held: { readonly what: string; readonly done: Promise<unknown> } | undefined;
 
   /** The active run's id, if any. */
   get runId(): string | undefined {
@@ -23,8 +25,28 @@ export class SingleFlight {
     return this.active?.runId === runId ? this.active.done : undefined;
   }
 
+  /**
+   * Hold the lease for `fn`, an operation that is not a run (a revert): SESSION_BUSY while a run (or another such
+   * operation) holds it, and every run is refused with SESSION_BUSY until `fn` settles.
+   */
+  async hold<T>(sessionId: string, what: string, fn: () => Promise<T>): Promise<T> {
+    this.assertFree(sessionId);
+    const done = fn();
+    const held = { what, done: done.catch(() => undefined) };
+    this.held = held;
+    try {
+      return await done;
+    } finally {
+      if (this.held === held) this.held = undefined;
+    }
+  }
+
   /** Throw SESSION_BUSY (naming the active run) while a run holds the lease. */
   assertFree(sessionId: string): void {
+    if (this.held)
+      throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with a ${this.held.what}`, {
+        operation: this.held.what,
+      });
     if (this.active) {
       throw new CodeError('SESSION_BUSY', `session ${sessionId} is busy with run ${this.active.runId}`, {
         activeRunId: this.active.runId,
@@ -57,6 +79,7 @@ export class SingleFlight {
 
   /** Abort the active run, if any, and wait for its producer to end. */
   async abortAndWait(reason: Error): Promise<void> {
+    await this.held?.done;
     const active = this.active;
     if (!active) return;
     active.controller.abort(reason);
@@ -65,6 +88,7 @@ export class SingleFlight {
 
   /** Wait until no run is active, at most `timeoutMs`. */
   async waitIdle(timeoutMs: number): Promise<void> {
+    await this.held?.done;
     const active = this.active;
     if (!active) return;
     let timer: NodeJS.Timeout | undefined;
