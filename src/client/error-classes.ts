@@ -187,6 +187,18 @@ export type DiskQuotaExceededError = InstanceType<typeof DiskQuotaExceededError>
 export const NoChangeSetError = ERROR_CLASSES.NO_CHANGE_SET;
 /** An error of code NO_CHANGE_SET. */
 export type NoChangeSetError = InstanceType<typeof NoChangeSetError>;
+/** The error of code REVERT_CONFLICT. */
+export const RevertConflictError = ERROR_CLASSES.REVERT_CONFLICT;
+/** An error of code REVERT_CONFLICT. */
+export type RevertConflictError = InstanceType<typeof RevertConflictError>;
+/** The error of code REVERT_UNAVAILABLE. */
+export const RevertUnavailableError = ERROR_CLASSES.REVERT_UNAVAILABLE;
+/** An error of code REVERT_UNAVAILABLE. */
+export type RevertUnavailableError = InstanceType<typeof RevertUnavailableError>;
+/** The error of code NOTHING_REVERTED. */
+export const NothingRevertedError = ERROR_CLASSES.NOTHING_REVERTED;
+/** An error of code NOTHING_REVERTED. */
+export type NothingRevertedError = InstanceType<typeof NothingRevertedError>;
 /** The error of code CHANGES_CAPTURING. */
 export const ChangesCapturingError = ERROR_CLASSES.CHANGES_CAPTURING;
 /** An error of code CHANGES_CAPTURING. */
