@@ -49,12 +49,16 @@ export const NEUTRAL_ATTRIBUTES =
 /**
  * The capture script, run as `sh -c SCRIPT capture <mode> <max file bytes> <max files> <base tree> <find prune args...>`
  * with `A3S_SHADOW` (the store, read-write) and `A3S_WS` (the workspace, read-only) set. It makes the store's git dir
- * on first use (no templates: no sample hooks), writes the neutral attributes, lists in one `find` pass what is
- * excluded (the server's patterns, pruned), what is too large (left out by pathspec and dropped from the index) and
- * how many files there are, then `git add -A -f` (force: the workspace's .gitignore cannot hide a file) over the
- * store's index (git's stat cache: unchanged files are not read again) and `git write-tree`. In `result` mode it also
- * writes the diff from the base tree: the patch, numstat, raw and the result sizes of the changed blobs.
- * Exit 3: more files than allowed (nothing captured).
+ * on first use (no templates: no sample hooks), writes the neutral attributes, and lists in one `find` pass (which
+ * never follows a symlink) what is excluded (the server's patterns, pruned), what is too large, what is neither a
+ * file nor a symlink (FIFOs, sockets, devices: listed as excluded) and the files to capture. That list is the only
+ * input of git: `git update-index --add --remove` of exactly those paths, after `--force-remove` of every index entry
+ * no longer listed (deleted, excluded, grown too large), over the store's index (git's stat cache: unchanged files
+ * are not read again). Git itself never walks the tree, so a nested repository (a directory holding `.git`) is
+ * captured as its files, never as a gitlink that would hide them or fail the capture, and the workspace's
+ * .gitignore files hide nothing. A listed path git refuses (`.GIT/x`, `git~1`) is listed as excluded. Then
+ * `git write-tree`. In `result` mode it also writes the diff from the base tree: the patch, numstat, raw and the
+ * result sizes of the changed blobs. Exit 3: more files than allowed (nothing captured).
  */
 export const CAPTURE_SCRIPT = `set -eu
 mode=$1; maxbytes=$2; maxfiles=$3; base=$4; shift 4
@@ -68,13 +72,18 @@ printf '\\n' >> "$G/info/attributes"
 rm -f "$O"/*
 cd "$A3S_WS"
 export GIT_WORK_TREE=.
-find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -fprintf "$O/bigspec" ':(exclude,literal)%P\\0' -fprintf "$O/bigrm" ':(literal)%P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/count" x
-touch "$O/excluded" "$O/big" "$O/bigspec" "$O/bigrm" "$O/count"
-n=$(wc -c < "$O/count")
+find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/files" '%P\\0' -o ! -type d -fprintf "$O/special" '%P\\0'
+touch "$O/excluded" "$O/big" "$O/files" "$O/special"
+n=$(tr -cd '\\000' < "$O/files" | wc -c)
 if [ "$n" -gt "$maxfiles" ]; then echo "the workspace has more than $maxfiles files" >&2; exit 3; fi
-cat "$S/pathspec" "$O/bigspec" > "$O/spec"
-g add -A -f --pathspec-from-file="$O/spec" --pathspec-file-nul
-if [ -s "$O/bigrm" ]; then g rm -q -r --cached --ignore-unmatch --pathspec-from-file="$O/bigrm" --pathspec-file-nul; fi
+sort -z -o "$O/files" "$O/files"
+g ls-files -z | sort -z > "$O/indexed"
+comm -z -23 "$O/indexed" "$O/files" > "$O/gone"
+if [ -s "$O/gone" ]; then g update-index -z --force-remove --stdin < "$O/gone"; fi
+g update-index -z --add --remove --replace --stdin < "$O/files"
+g ls-files -z | sort -z > "$O/indexed"
+comm -z -23 "$O/files" "$O/indexed" > "$O/refused"
+cat "$O/special" "$O/refused" >> "$O/excluded"
 tree=$(g write-tree)
 printf '%s' "$tree" > "$O/tree"
 if [ "$mode" = result ]; then
@@ -106,28 +115,20 @@ tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check
 `;
 
 /**
- * The pathspec every capture starts from (`.` and the server's exclusions), NUL-separated, and the `find` prune
- * expression for the same patterns. A pattern ending in `/` is a directory; one starting with `/` or holding a `/`
- * is a path from the workspace root (`/build/`, `out/gen`), any other a name at any depth (`node_modules/`, `*.log`).
+ * The `find` prune expression of the server's exclusions. A pattern ending in `/` is a directory; one starting with
+ * `/` or holding a `/` is a path from the workspace root (`/build/`, `out/gen`), any other a name at any depth
+ * (`node_modules/`, `*.log`).
  */
-export function exclusionRules(patterns: readonly string[]): { pathspec: string; prune: string[] } {
-  // git never adds a `.git` entry itself; the prune keeps find from walking (or counting) one.
-  const specs: string[] = ['.'];
+export function exclusionRules(patterns: readonly string[]): { prune: string[] } {
+  // A `.git` at any depth is never walked nor captured (the workspace's own repository, nested ones).
   const prune: string[] = ['-name', '.git'];
   for (const raw of patterns) {
     const directory = raw.endsWith('/');
     const pattern = raw.replace(/^\/+/, '').replace(/\/+$/, '');
     if (pattern === '') continue;
     const rooted = raw.startsWith('/') || pattern.includes('/');
-    if (rooted) {
-      specs.push(`:(exclude,glob)${pattern}/**`);
-      if (!directory) specs.push(`:(exclude,glob)${pattern}`);
-      prune.push('-o', '-path', `./${pattern}`);
-    } else {
-      specs.push(`:(exclude,glob)**/${pattern}/**`);
-      if (!directory) specs.push(`:(exclude,glob)**/${pattern}`);
-      prune.push('-o', ...(directory ? ['(', '-type', 'd', '-name', pattern, ')'] : ['-name', pattern]));
-    }
+    if (rooted) prune.push('-o', '-path', `./${pattern}`);
+    else prune.push('-o', ...(directory ? ['(', '-type', 'd', '-name', pattern, ')'] : ['-name', pattern]));
   }
-  return { pathspec: specs.map((spec) => `${spec}\0`).join(''), prune };
+  return { prune };
 }
