@@ -61,6 +61,10 @@ describe.skipIf(!HAVE_BWRAP)('change capture under attack: names, special files,
       'echo d > ./-n && echo o > ./--output=x',
       `echo m > ':(exclude)*' && echo t > ':(top,icase)magic'`,
       `printf 'b' > "$(printf 'bad-\\377.txt')"`,
+      `printf 'one\\ntwo\\n' > "$(printf 'tab\\tname.txt')"`,
+      // Unreadable to the sandbox's user: a directory, one it cannot enter, a file.
+      'mkdir locked noexec && echo l > locked/l.txt && echo e > noexec/e.txt && echo r > noread.txt',
+      'chmod 000 locked noread.txt && chmod 644 noexec',
     ].join('\n');
     t.fake.script({ toolCalls: [bash('n1', command)] }, { text: 'ok' });
     const run = await runAndWait(t, id, 'names');
@@ -77,12 +81,17 @@ describe.skipIf(!HAVE_BWRAP)('change capture under attack: names, special files,
       ':(exclude)*': 'added',
       ':(top,icase)magic': 'added',
       'bad-\uFFFD.txt': 'added',
+      'tab\tname.txt': 'added',
     });
+    expect(changes.files.find((file) => file.path === 'tab\tname.txt')).toMatchObject({ additions: 2, bytes: 8 });
     const left = changes.not_captured.map((entry) => `${entry.reason}:${entry.path}`).sort();
     expect(left).toEqual(
       [
         'excluded:.GIT/g.txt',
         'excluded:a.txt',
+        'excluded:locked',
+        'excluded:noexec',
+        'excluded:noread.txt',
         'excluded:nested/.git',
         'excluded:pipe',
         'excluded:sock',

@@ -51,7 +51,8 @@ export const NEUTRAL_ATTRIBUTES =
  * with `A3S_SHADOW` (the store, read-write) and `A3S_WS` (the workspace, read-only) set. It makes the store's git dir
  * on first use (no templates: no sample hooks), writes the neutral attributes, and lists in one `find` pass (which
  * never follows a symlink) what is excluded (the server's patterns, pruned), what is too large, what is neither a
- * file nor a symlink (FIFOs, sockets, devices: listed as excluded) and the files to capture. That list is the only
+ * file nor a symlink (FIFOs, sockets, devices) or cannot be read (a directory or file made unreadable: both listed
+ * as excluded, never failing the capture) and the files to capture. That list is the only
  * input of git: `git update-index --add --remove` of exactly those paths, after `--force-remove` of every index entry
  * no longer listed (deleted, excluded, grown too large), over the store's index (git's stat cache: unchanged files
  * are not read again). Git itself never walks the tree, so a nested repository (a directory holding `.git`) is
@@ -72,7 +73,7 @@ printf '\\n' >> "$G/info/attributes"
 rm -f "$O"/*
 cd "$A3S_WS"
 export GIT_WORK_TREE=.
-find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/files" '%P\\0' -o ! -type d -fprintf "$O/special" '%P\\0'
+find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o \\( -type d \\( ! -readable -o ! -executable \\) -o -type f ! -readable \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/files" '%P\\0' -o ! -type d -fprintf "$O/special" '%P\\0'
 touch "$O/excluded" "$O/big" "$O/files" "$O/special"
 n=$(tr -cd '\\000' < "$O/files" | wc -c)
 if [ "$n" -gt "$maxfiles" ]; then echo "the workspace has more than $maxfiles files" >&2; exit 3; fi
