@@ -55,7 +55,7 @@ export const NEUTRAL_ATTRIBUTES =
  * as excluded, never failing the capture) and the files to capture. That list is the only
  * input of git: `git update-index --add --remove` of exactly those paths, after `--force-remove` of every index entry
  * no longer listed (deleted, excluded, grown too large), over the store's index (git's stat cache: unchanged files
- * are not read again). Git itself never walks the tree, so a nested repository (a directory holding `.git`) is
+ * are not read again). The index lists its paths in byte order, as `sort -z` does with LC_ALL=C (CAPTURE_GIT_ENV). Git itself never walks the tree, so a nested repository (a directory holding `.git`) is
  * captured as its files, never as a gitlink that would hide them or fail the capture, and the workspace's
  * .gitignore files hide nothing. A listed path git refuses (`.GIT/x`, `git~1`) is listed as excluded. Then
  * `git write-tree`. In `result` mode it also writes the diff from the base tree: the patch, numstat, raw and the
@@ -78,12 +78,12 @@ touch "$O/excluded" "$O/big" "$O/files" "$O/special"
 n=$(tr -cd '\\000' < "$O/files" | wc -c)
 if [ "$n" -gt "$maxfiles" ]; then echo "the workspace has more than $maxfiles files" >&2; exit 3; fi
 sort -z -o "$O/files" "$O/files"
-g ls-files -z | sort -z > "$O/indexed"
+g ls-files -z > "$O/indexed"
 comm -z -23 "$O/indexed" "$O/files" > "$O/gone"
 if [ -s "$O/gone" ]; then g update-index -z --force-remove --stdin < "$O/gone"; fi
-g update-index -z --add --remove --replace --stdin < "$O/files"
-g ls-files -z | sort -z > "$O/indexed"
-comm -z -23 "$O/files" "$O/indexed" > "$O/refused"
+g update-index -z --add --remove --replace --stdin < "$O/files" 2> "$O/refusals" || { cat "$O/refusals" >&2; exit 1; }
+if [ -s "$O/refusals" ]; then g ls-files -z > "$O/indexed"; comm -z -23 "$O/files" "$O/indexed" > "$O/refused"; fi
+touch "$O/refused"
 cat "$O/special" "$O/refused" >> "$O/excluded"
 tree=$(g write-tree)
 printf '%s' "$tree" > "$O/tree"
