@@ -65,6 +65,8 @@ describe.skipIf(!HAVE_BWRAP)('change capture under attack: names, special files,
       // Unreadable to the sandbox's user: a directory, one it cannot enter, a file.
       'mkdir locked noexec && echo l > locked/l.txt && echo e > noexec/e.txt && echo r > noread.txt',
       'chmod 000 locked noread.txt && chmod 644 noexec',
+      // A path longer than git can lstat (PATH_MAX): 21 levels of 200 characters.
+      `(mkdir deep && cd deep && d=$(printf 'd%.0s' $(seq 200)) && for i in $(seq 21); do mkdir $d && cd $d; done && echo x > f)`,
     ].join('\n');
     t.fake.script({ toolCalls: [bash('n1', command)] }, { text: 'ok' });
     const run = await runAndWait(t, id, 'names');
@@ -84,7 +86,13 @@ describe.skipIf(!HAVE_BWRAP)('change capture under attack: names, special files,
       'tab\tname.txt': 'added',
     });
     expect(changes.files.find((file) => file.path === 'tab\tname.txt')).toMatchObject({ additions: 2, bytes: 8 });
-    const left = changes.not_captured.map((entry) => `${entry.reason}:${entry.path}`).sort();
+    const long = changes.not_captured.filter((entry) => entry.path.length > 1000);
+    expect(long).toHaveLength(1);
+    expect(long[0]).toMatchObject({ reason: 'excluded', path: expect.stringMatching(/^deep\/(d{200}\/)+d{200}$/) });
+    const left = changes.not_captured
+      .filter((entry) => entry.path.length <= 1000)
+      .map((entry) => `${entry.reason}:${entry.path}`)
+      .sort();
     expect(left).toEqual(
       [
         'excluded:.GIT/g.txt',

@@ -115,14 +115,18 @@ g diff --raw -z --no-ext-diff --abbrev=40 -M "$from" "$to" > "$O/raw"
 tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check='%(objectname) %(objectsize)' > "$O/sizes" || true
 `;
 
+/** The longest path (`./` included) a capture walks: git's lstat of a longer one fails (ENAMETOOLONG). */
+const MAX_PATH_CHARS = 4000;
+
 /**
  * The `find` prune expression of the server's exclusions. A pattern ending in `/` is a directory; one starting with
  * `/` or holding a `/` is a path from the workspace root (`/build/`, `out/gen`), any other a name at any depth
  * (`node_modules/`, `*.log`).
  */
 export function exclusionRules(patterns: readonly string[]): { prune: string[] } {
-  // A `.git` at any depth is never walked nor captured (the workspace's own repository, nested ones).
-  const prune: string[] = ['-name', '.git'];
+  // A `.git` at any depth is never walked nor captured (the workspace's own repository, nested ones); nor is a path
+  // too long for git to lstat (PATH_MAX), which would fail every capture while it exists.
+  const prune: string[] = ['-name', '.git', '-o', '-regextype', 'posix-extended', '-regex', `.{${MAX_PATH_CHARS},}`];
   for (const raw of patterns) {
     const directory = raw.endsWith('/');
     const pattern = raw.replace(/^\/+/, '').replace(/\/+$/, '');
