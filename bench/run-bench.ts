@@ -2,6 +2,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
 import { runAttachmentsBench } from './attachments-bench.js';
+import { runChangesBench } from './changes-bench.js';
 import { runChaosBench } from './chaos-bench.js';
 import { runClusterBench } from './cluster-bench.js';
 import { runCompactionBench } from './compaction-bench.js';
@@ -29,6 +30,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   cluster: runClusterBench,
   files: runFilesBench,
   attachments: runAttachmentsBench,
+  changes: runChangesBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -60,6 +62,9 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
   attachments a run with a 5 MiB image uploaded first (file store; a read tool round, so two provider calls): server CPU
             of the upload and the run, peak heap + off-heap over the level before the run (in image sizes), bytes
             retained after the run; target: retained <= 64 KiB [--runs N] [--bytes N]
+  changes   ms per run of change capture (base, 3 files changed, result with its diff) on workspaces of 2,000 and
+            50,000 files in the sandbox, git's stat cache warm; sandbox start, server and git CPU beside;
+            goals without the sandbox starts: <= 20 ms and <= 300 ms [--runs N] [--files 2000,50000]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {

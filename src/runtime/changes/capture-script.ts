@@ -52,11 +52,17 @@ export const NEUTRAL_ATTRIBUTES =
 /**
  * The capture script, run as `sh -c SCRIPT capture <mode> <max file bytes> <max files> <base tree> <find prune args...>`
  * with `A3S_SHADOW` (the store, read-write) and `A3S_WS` (the workspace, read-only) set. It makes the store's git dir
- * on first use (no templates: no sample hooks), writes the neutral attributes, lists in one `find` pass what is
- * excluded (the server's patterns, pruned), what is too large (left out by pathspec and dropped from the index) and
- * how many files there are, then `git add -A -f` (force: the workspace's .gitignore cannot hide a file) over the
- * store's index (git's stat cache: unchanged files are not read again) and `git write-tree`. In `result` mode it also
- * writes the diff from the base tree: the patch, numstat, raw and the result sizes of the changed blobs.
+ * on first use (no templates: no sample hooks), writes the neutral attributes, and lists in one `find` pass (which
+ * never follows a symlink) what is excluded (the server's patterns, pruned), what is too large, what is neither a
+ * file nor a symlink (FIFOs, sockets, devices) or cannot be read (a directory or file made unreadable: both listed
+ * as excluded, never failing the capture) and the files to capture. That list is the only
+ * input of git: `git update-index --add --remove` of exactly those paths, after `--force-remove` of every index entry
+ * no longer listed (deleted, excluded, grown too large), over the store's index (git's stat cache: unchanged files
+ * are not read again). The index lists its paths in byte order, as `sort -z` does with LC_ALL=C (CAPTURE_GIT_ENV). Git itself never walks the tree, so a nested repository (a directory holding `.git`) is
+ * captured as its files, never as a gitlink that would hide them or fail the capture, and the workspace's
+ * .gitignore files hide nothing. A listed path git refuses (`.GIT/x`, `git~1`) is listed as excluded. Then
+ * `git write-tree`. In `result` mode it also writes the diff from the base tree: the patch, numstat, raw and the
+ * result sizes of the changed blobs.
  * In `plan` mode (a revert's, base `<expected tree>:<goal tree>`) it writes the raw diffs from the expected tree to
  * the workspace's (`conflicts`) and from the workspace's to the goal (`plan`), without rename detection.
  * Exit 3: more files than allowed (nothing captured).
@@ -77,13 +83,18 @@ if [ "$mode" = plan ]; then
 fi
 cd "$A3S_WS"
 export GIT_WORK_TREE=.
-find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -fprintf "$O/bigspec" ':(exclude,literal)%P\\0' -fprintf "$O/bigrm" ':(literal)%P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/count" x
-touch "$O/excluded" "$O/big" "$O/bigspec" "$O/bigrm" "$O/count"
-n=$(wc -c < "$O/count")
+find . -mindepth 1 \\( "$@" \\) -fprintf "$O/excluded" '%P\\0' -prune -o \\( -type d \\( ! -readable -o ! -executable \\) -o -type f ! -readable \\) -fprintf "$O/excluded" '%P\\0' -prune -o -type f -size +"$maxbytes"c -fprintf "$O/big" '%s %P\\0' -o \\( -type f -o -type l \\) -fprintf "$O/files" '%P\\0' -o ! -type d -fprintf "$O/special" '%P\\0'
+touch "$O/excluded" "$O/big" "$O/files" "$O/special"
+n=$(tr -cd '\\000' < "$O/files" | wc -c)
 if [ "$n" -gt "$maxfiles" ]; then echo "the workspace has more than $maxfiles files" >&2; exit 3; fi
-cat "$S/pathspec" "$O/bigspec" > "$O/spec"
-g add -A -f --pathspec-from-file="$O/spec" --pathspec-file-nul
-if [ -s "$O/bigrm" ]; then g rm -q -r --cached --ignore-unmatch --pathspec-from-file="$O/bigrm" --pathspec-file-nul; fi
+sort -z -o "$O/files" "$O/files"
+g ls-files -z > "$O/indexed"
+comm -z -23 "$O/indexed" "$O/files" > "$O/gone"
+if [ -s "$O/gone" ]; then g update-index -z --force-remove --stdin < "$O/gone"; fi
+g update-index -z --add --remove --replace --stdin < "$O/files" 2> "$O/refusals" || { cat "$O/refusals" >&2; exit 1; }
+if [ -s "$O/refusals" ]; then g ls-files -z > "$O/indexed"; comm -z -23 "$O/files" "$O/indexed" > "$O/refused"; fi
+touch "$O/refused"
+cat "$O/special" "$O/refused" >> "$O/excluded"
 tree=$(g write-tree)
 printf '%s' "$tree" > "$O/tree"
 if [ "$mode" = result ]; then
@@ -118,6 +129,9 @@ g diff --raw -z --no-ext-diff --abbrev=40 -M "$from" "$to" > "$O/raw"
 tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check='%(objectname) %(objectsize)' > "$O/sizes" || true
 `;
 
+/** The longest path (`./` included) a capture walks: git's lstat of a longer one fails (ENAMETOOLONG). */
+const MAX_PATH_CHARS = 4000;
+
 /**
  * The restore script of a revert or unrevert (`sh -c SCRIPT restore <current tree> <goal tree>`), run with the
  * workspace bound read-write: the paths listed NUL-separated in `$A3S_SHADOW/remove` (in the current tree, absent
@@ -147,28 +161,21 @@ rm -f "$S/restore-index"
 `;
 
 /**
- * The pathspec every capture starts from (`.` and the server's exclusions), NUL-separated, and the `find` prune
- * expression for the same patterns. A pattern ending in `/` is a directory; one starting with `/` or holding a `/`
- * is a path from the workspace root (`/build/`, `out/gen`), any other a name at any depth (`node_modules/`, `*.log`).
+ * The `find` prune expression of the server's exclusions. A pattern ending in `/` is a directory; one starting with
+ * `/` or holding a `/` is a path from the workspace root (`/build/`, `out/gen`), any other a name at any depth
+ * (`node_modules/`, `*.log`).
  */
-export function exclusionRules(patterns: readonly string[]): { pathspec: string; prune: string[] } {
-  // git never adds a `.git` entry itself; the prune keeps find from walking (or counting) one.
-  const specs: string[] = ['.'];
-  const prune: string[] = ['-name', '.git'];
+export function exclusionRules(patterns: readonly string[]): { prune: string[] } {
+  // A `.git` at any depth is never walked nor captured (the workspace's own repository, nested ones); nor is a path
+  // too long for git to lstat (PATH_MAX), which would fail every capture while it exists.
+  const prune: string[] = ['-name', '.git', '-o', '-regextype', 'posix-extended', '-regex', `.{${MAX_PATH_CHARS},}`];
   for (const raw of patterns) {
     const directory = raw.endsWith('/');
     const pattern = raw.replace(/^\/+/, '').replace(/\/+$/, '');
     if (pattern === '') continue;
     const rooted = raw.startsWith('/') || pattern.includes('/');
-    if (rooted) {
-      specs.push(`:(exclude,glob)${pattern}/**`);
-      if (!directory) specs.push(`:(exclude,glob)${pattern}`);
-      prune.push('-o', '-path', `./${pattern}`);
-    } else {
-      specs.push(`:(exclude,glob)**/${pattern}/**`);
-      if (!directory) specs.push(`:(exclude,glob)**/${pattern}`);
-      prune.push('-o', ...(directory ? ['(', '-type', 'd', '-name', pattern, ')'] : ['-name', pattern]));
-    }
+    if (rooted) prune.push('-o', '-path', `./${pattern}`);
+    else prune.push('-o', ...(directory ? ['(', '-type', 'd', '-name', pattern, ')'] : ['-name', pattern]));
   }
-  return { pathspec: specs.map((spec) => `${spec}\0`).join(''), prune };
+  return { prune };
 }

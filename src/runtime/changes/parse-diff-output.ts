@@ -41,7 +41,8 @@ export function parseChangedFiles(raw: Buffer, numstat: Buffer, sizes: Buffer): 
   const lines = new Map<string, { additions: number; deletions: number; binary: boolean }>();
   const stats = fields(numstat);
   for (let index = 0; index < stats.length; index++) {
-    const [added = '', deleted = '', path = ''] = (stats[index] as string).split('\t');
+    // A path may hold tabs itself: only the first two separate fields.
+    const [, added = '', deleted = '', path = ''] = /^([^\t]*)\t([^\t]*)\t(.*)$/s.exec(stats[index] as string) ?? [];
     let key = path;
     // A rename's numstat is `added\tdeleted\t` followed by the old and the new path.
     if (path === '') {

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { open, writeFile } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerSandbox } from '../sandbox/session-commands.js';
 import type { PreparedCommand } from '../sandbox/sandbox.js';
 import { SandboxHomes } from '../sandbox/sandbox-homes.js';
+import { KeyedLock } from '../../stores/keyed-lock.js';
 import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
 import { CAPTURE_GIT_ENV, CAPTURE_SCRIPT, DIFF_SCRIPT, RESTORE_SCRIPT, exclusionRules } from './capture-script.js';
 
@@ -65,6 +66,8 @@ export interface CaptureFiles {
  */
 export class ShadowStores {
   private readonly homes: SandboxHomes;
+  /** One script at a time per store: a range's diff and a capture never share the index or the output files. */
+  private readonly lock = new KeyedLock();
 
   constructor(
     dir: string,
@@ -150,8 +153,19 @@ export class ShadowStores {
     lists: { checkout: readonly string[]; remove: readonly string[] },
   ): Promise<void> {
     const store = await this.homes.ensure(target.tenantId, target.sessionId);
-    for (const name of ['checkout', 'remove'] as const)
-      await writeFile(path.join(store, name), lists[name].map((file) => `${file}\0`).join(''), { mode: 0o644 });
+    for (const name of ['checkout', 'remove'] as const) {
+      // Opened without following a link: the store is the server's, a name in it is never followed elsewhere.
+      const file = await open(
+        path.join(store, name),
+        constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+        0o644,
+      );
+      try {
+        await file.writeFile(lists[name].map((entry) => `${entry}\0`).join(''));
+      } finally {
+        await file.close();
+      }
+    }
     await this.run(target, RESTORE_SCRIPT, () => [current, goal], 'out', [], false, true);
   }
 
@@ -169,7 +183,21 @@ export class ShadowStores {
     return [...this.bounds.exclude, ...hidden.map((dir) => `/${dir}/`)];
   }
 
-  private async run(
+  private run(
+    target: CaptureTarget,
+    script: string,
+    argsFor: (hidden: readonly string[]) => string[],
+    outDir: string,
+    names: readonly string[],
+    withPatch: boolean,
+    writable = false,
+  ): Promise<{ stdout: string; files: CaptureFiles }> {
+    return this.lock.run(this.pathOf(target.tenantId, target.sessionId), () =>
+      this.runLocked(target, script, argsFor, outDir, names, withPatch, writable),
+    );
+  }
+
+  private async runLocked(
     target: CaptureTarget,
     script: string,
     argsFor: (hidden: readonly string[]) => string[],
@@ -187,7 +215,6 @@ export class ShadowStores {
     try {
       const store = await this.homes.ensure(target.tenantId, target.sessionId);
       const hidden = (lease.hidden ?? []).map((dir) => path.relative(lease.path, dir)).filter((rel) => rel !== '');
-      await writeFile(path.join(store, 'pathspec'), exclusionRules(this.patterns(hidden)).pathspec, { mode: 0o644 });
       const argv = ['/bin/sh', '-c', script, 'capture', ...argsFor(hidden)];
       const server = this.sandbox.sandbox.prepareServerCommand;
       const prepared: PreparedCommand = server
@@ -205,12 +232,15 @@ export class ShadowStores {
       if (code === 3) throw new CaptureError('too_many_files', stderr.trim() || 'too many files');
       if (code === 4) throw new CaptureError('tree_missing', 'this node does not hold both trees');
       if (code !== 0) throw new CaptureError('failed', `git exited ${code ?? 'on a signal'}: ${stderr.trim()}`);
-      const outputs: Record<string, Buffer> = {};
-      for (const name of names) outputs[name] = await readOutput(path.join(store, outDir, name));
-      const patch = withPatch
-        ? await readPatch(path.join(store, outDir, 'patch'), this.bounds.maxPatchBytes)
-        : undefined;
-      return { stdout, files: { outputs, patch } };
+      const dir = await openOutputDir(path.join(store, outDir));
+      try {
+        const outputs: Record<string, Buffer> = {};
+        for (const name of names) outputs[name] = await readOutput(dir, name);
+        const patch = withPatch ? await readPatch(dir, this.bounds.maxPatchBytes) : undefined;
+        return { stdout, files: { outputs, patch } };
+      } finally {
+        await dir.close();
+      }
     } finally {
       lease.release();
     }
@@ -268,15 +298,39 @@ function spawnCapture(
   });
 }
 
-/** An output file of the script (never through a symlink); empty when missing. */
-async function readOutput(file: string): Promise<Buffer> {
-  let handle;
+/**
+ * The script's output directory, never through a symlink: the store is writable inside the sandbox, so what is in it
+ * is read as a hostile tree would be (no link followed, no FIFO opened blocking, nothing but regular files).
+ */
+async function openOutputDir(dir: string): Promise<FileHandle> {
   try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    return await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
-    throw error;
+    throw new CaptureError('failed', `the capture's output directory cannot be opened: ${(error as Error).message}`);
   }
+}
+
+/** An output file of the script in the held directory, a regular file opened without following a link; undefined when missing. */
+async function openOutput(dir: FileHandle, name: string): Promise<FileHandle | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(
+      `/proc/self/fd/${dir.fd}/${name}`,
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CaptureError('failed', `the capture's output ${name} cannot be opened: ${(error as Error).message}`);
+  }
+  if ((await handle.stat()).isFile()) return handle;
+  await handle.close();
+  throw new CaptureError('failed', `the capture's output ${name} is not a regular file`);
+}
+
+/** An output file of the script; empty when missing. */
+async function readOutput(dir: FileHandle, name: string): Promise<Buffer> {
+  const handle = await openOutput(dir, name);
+  if (handle === undefined) return Buffer.alloc(0);
   try {
     return await handle.readFile();
   } finally {
@@ -285,8 +339,9 @@ async function readOutput(file: string): Promise<Buffer> {
 }
 
 /** The patch file: hashed whole (streamed), its bytes kept only up to `maxBytes`. */
-async function readPatch(file: string, maxBytes: number): Promise<CapturedPatch> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+async function readPatch(dir: FileHandle, maxBytes: number): Promise<CapturedPatch> {
+  const handle = await openOutput(dir, 'patch');
+  if (handle === undefined) throw new CaptureError('failed', 'the capture wrote no patch');
   try {
     const hash = createHash('sha256');
     const kept: Buffer[] = [];
