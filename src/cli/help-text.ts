@@ -57,6 +57,8 @@ Flags:
   --wait-verification    require a verification report: a run without one exits 4
   --multitask STRATEGY   while the session runs another run: reject (default: exit 1, SESSION_BUSY), enqueue
                          (wait in its run queue), interrupt or rollback the active run (docs/runs.md)
+  --keep                 keep the session this command creates (default: closed once the run ended, unless it
+                         exits 3 with a question or confirmation waiting); --session sessions are always kept
   --attach FILE          send FILE with the prompt (repeatable): a png, jpeg, gif or webp image (by its magic
                          bytes) or UTF-8 text (text/plain, named by its base name); anything else exits 2.
                          Each is uploaded to the session first (docs/attachments.md)

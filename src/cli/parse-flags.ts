@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import leven from 'leven';
 import { UsageError } from './usage-error.js';
 
 /** The flags of one command, as util.parseArgs takes them. */
@@ -36,8 +37,42 @@ export function parseFlags(command: string, args: readonly string[], spec: FlagS
     return { values: values as FlagValues, positionals };
   } catch (error) {
     // util.parseArgs messages name the flag ("Unknown option '--x'", "Option '--after <value>' argument missing").
-    throw new UsageError(error instanceof Error ? error.message : String(error), command);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${message}${suggestion(message, { ...GLOBAL_FLAGS, ...spec })}`, command);
   }
+}
+
+/** " (did you mean --x?)" for an unknown flag close to a known one (at most 2 edits, or a prefix of one). */
+function suggestion(message: string, spec: FlagSpec): string {
+  const unknown = /^Unknown option '--?([^'=]+)/.exec(message)?.[1];
+  if (unknown === undefined) return '';
+  let best: { name: string; distance: number } | undefined;
+  for (const name of Object.keys(spec)) {
+    const distance = name.startsWith(unknown) || unknown.startsWith(name) ? 1 : leven(unknown, name);
+    if (distance <= Math.min(2, Math.floor(name.length / 2)) && (best === undefined || distance < best.distance))
+      best = { name, distance };
+  }
+  return best ? ` (did you mean --${best.name}?)` : '';
+}
+
+/**
+ * Global flags given before the command (`a3s --url U run ...`), moved after it so the command parses them:
+ * the arguments from the command on, or the original ones when the first argument is no global flag.
+ */
+export function commandFirst(argv: readonly string[]): string[] {
+  const leading: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const arg = argv[i] ?? '';
+    const name = /^--([^=]+)/.exec(arg)?.[1];
+    const flag = name !== undefined && name !== 'help' ? GLOBAL_FLAGS[name as keyof typeof GLOBAL_FLAGS] : undefined;
+    if (flag === undefined) break;
+    const takesValue = flag.type === 'string' && !arg.includes('=');
+    leading.push(...argv.slice(i, i + (takesValue ? 2 : 1)));
+    i += takesValue ? 2 : 1;
+  }
+  if (leading.length === 0 || i >= argv.length) return [...argv];
+  return [argv[i] ?? '', ...leading, ...argv.slice(i + 1)];
 }
 
 /** A string flag's value (undefined when absent). */

@@ -13,17 +13,50 @@ export const PolicyFileSchema = z
 /** The session options a policy file gives, as the file wrote them (the server applies the defaults). */
 export type PolicyOptions = z.input<typeof PolicyFileSchema>;
 
-/** Read and check a policy file; a missing file, bad JSON or a bad field is a UsageError naming the file and the field. */
+/** Read and check a policy file; a missing file, bad JSON or a bad field is a UsageError naming the file, its line and the field. */
 export function readPolicyFile(path: string, cwd: string, command: string): PolicyOptions {
   const full = resolve(cwd, path);
-  let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(readFileSync(full, 'utf8'));
+    text = readFileSync(full, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     throw new UsageError(`--policy ${path}: ${reason}`, command);
   }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    // Node 20 names the offset ("... in JSON at position 42"): say where that is.
+    const message = (error as Error).message;
+    const position = /at position (\d+)/.exec(message)?.[1];
+    const where = position !== undefined ? `:${lineColumn(text, Number(position))}` : '';
+    throw new UsageError(`--policy ${path}${where}: ${message}`, command);
+  }
   const parsed = PolicyFileSchema.safeParse(json);
-  if (!parsed.success) throw new UsageError(`--policy ${path}: ${formatZodIssues(parsed.error)}`, command);
+  if (!parsed.success) {
+    const line = lineOfPath(text, parsed.error.issues[0]?.path ?? []);
+    throw new UsageError(`--policy ${path}${line ? `:${line}` : ''}: ${formatZodIssues(parsed.error)}`, command);
+  }
   return json as PolicyOptions;
+}
+
+/** "line:column" (1-based) of a character offset. */
+function lineColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `${before.length}:${(before.at(-1)?.length ?? 0) + 1}`;
+}
+
+/** The line of the key a zod issue's path ends at (found key by key in order), or undefined (e.g. an empty path). */
+function lineOfPath(text: string, path: readonly PropertyKey[]): number | undefined {
+  let from = 0;
+  let found: number | undefined;
+  for (const key of path) {
+    if (typeof key !== 'string') continue;
+    const at = text.indexOf(JSON.stringify(key), from);
+    if (at < 0) break;
+    found = at;
+    from = at + 1;
+  }
+  return found === undefined ? undefined : text.slice(0, found).split('\n').length;
 }

@@ -6,6 +6,7 @@ import { eventsCommand } from './events-command.js';
 import { EXIT } from './exit-codes.js';
 import { forkCommand } from './fork-command.js';
 import { HELP } from './help-text.js';
+import { commandFirst } from './parse-flags.js';
 import { packageVersion } from '../package-version.js';
 import { reportError } from './report-error.js';
 import { resumeCommand } from './resume-command.js';
@@ -41,7 +42,7 @@ function asksForHelp(args: readonly string[]): boolean {
 
 /** Run `a3s <argv>` and answer the process's exit code; every failure is reported as one line on stderr. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const [name, ...args] = argv;
+  const [name, ...args] = commandFirst(argv);
   try {
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
       const topic = name === 'help' ? args[0] : undefined;

@@ -4,6 +4,7 @@ import { readAttachFiles } from './attach-files.js';
 import type { CliIo } from './cli-io.js';
 import { resolveCliConfig } from './cli-config.js';
 import { connect } from './connect.js';
+import { EXIT } from './exit-codes.js';
 import { followRun } from './follow-run.js';
 import { booleanFlag, parseFlags, stringFlag, stringList, type FlagSpec } from './parse-flags.js';
 import { readPolicyFile } from './policy-file.js';
@@ -21,6 +22,7 @@ export const RUN_FLAGS = {
   'wait-verification': { type: 'boolean' },
   multitask: { type: 'string' },
   attach: { type: 'string', multiple: true },
+  keep: { type: 'boolean' },
 } as const satisfies FlagSpec;
 
 /** The --multitask value as a strategy (a usage error names the flag and the choices). */
@@ -71,7 +73,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
       : await session.stream(prompt, undefined, runOptions);
   const runId = stream.runId ?? '';
   const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
-  return followRun(
+  const code = await followRun(
     session,
     runId,
     stream,
@@ -83,6 +85,15 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     },
     io,
   );
+  // A session this command created is closed once its run ended, unless --keep: each call would leave one open.
+  // One whose run waits for an answer or a confirmation (exit 3) stays, for `a3s answer` / `a3s approve`.
+  if (stringFlag(values, 'session') === undefined && !booleanFlag(values, 'keep') && code !== EXIT.questionPending)
+    await session.close().catch((error: unknown) => {
+      io.err(
+        `[run] could not close session ${session.sessionId}: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+    });
+  return code;
 }
 
 /**

@@ -30,7 +30,9 @@ export async function sessionsCommand(args: readonly string[], io: CliIo): Promi
           : s.busy
             ? 'busy'
             : 'idle';
-      io.out(`${s.id}\t${state}\t${s.workspace}\t${s.model}\t${s.messageCount} messages\n`);
+      io.out(
+        `${s.id}\t${state}\t${s.workspace}\t${s.model}\t${s.messageCount} message${s.messageCount === 1 ? '' : 's'}\n`,
+      );
     }
     return EXIT.ok;
   }
