@@ -1,6 +1,6 @@
 // The --help text of every command (what `a3s <command> --help` prints).
 
-const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"url", "token"}):
+const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"url", "token"}; before or after the command):
   --url URL       the server (A3S_URL; default http://127.0.0.1:8080)
   --token TOKEN   bearer token (A3S_TOKEN); required unless the server is on a loopback address
   --no-forward    ask cluster nodes not to forward (A3S_ROUTE=no-forward): a 421 is followed once to the

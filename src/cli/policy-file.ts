@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { formatZodIssues } from '../protocol/format-zod-issues.js';
+import { formatZodIssues, zodFieldProblems } from '../protocol/format-zod-issues.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from '../protocol/governance.js';
 import { UsageError } from './usage-error.js';
 
@@ -27,16 +27,18 @@ export function readPolicyFile(path: string, cwd: string, command: string): Poli
   try {
     json = JSON.parse(text);
   } catch (error) {
-    // Node 20 names the offset ("... in JSON at position 42"): say where that is.
+    // Node 20 names the offset ("... in JSON at position 42") or none ("Unexpected end of JSON input"): say where.
     const message = (error as Error).message;
     const position = /at position (\d+)/.exec(message)?.[1];
-    const where = position !== undefined ? `:${lineColumn(text, Number(position))}` : '';
-    throw new UsageError(`--policy ${path}${where}: ${message}`, command);
+    const offset = position !== undefined ? Number(position) : /end of JSON/.test(message) ? text.length : undefined;
+    const where = offset !== undefined ? `:${lineColumn(text, offset)}` : '';
+    throw new UsageError(`--policy ${path}${where}: ${message.replace(/ \(line \d+ column \d+\)$/, '')}`, command);
   }
   const parsed = PolicyFileSchema.safeParse(json);
   if (!parsed.success) {
-    const line = lineOfPath(text, parsed.error.issues[0]?.path ?? []);
-    throw new UsageError(`--policy ${path}${line ? `:${line}` : ''}: ${formatZodIssues(parsed.error)}`, command);
+    const offset = offsetOfKey(text, zodFieldProblems(parsed.error)[0]?.segments ?? []);
+    const where = offset !== undefined ? `:${lineColumn(text, offset)}` : '';
+    throw new UsageError(`--policy ${path}${where}: ${formatZodIssues(parsed.error)}`, command);
   }
   return json as PolicyOptions;
 }
@@ -47,16 +49,21 @@ function lineColumn(text: string, offset: number): string {
   return `${before.length}:${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
-/** The line of the key a zod issue's path ends at (found key by key in order), or undefined (e.g. an empty path). */
-function lineOfPath(text: string, path: readonly PropertyKey[]): number | undefined {
+/**
+ * The offset of the key a zod issue's path ends at (each key looked for as `"key":` after the one before it; array
+ * indexes skipped), or undefined for the root or a key not found as written (e.g. with escapes).
+ */
+function offsetOfKey(text: string, path: readonly PropertyKey[]): number | undefined {
   let from = 0;
   let found: number | undefined;
   for (const key of path) {
     if (typeof key !== 'string') continue;
-    const at = text.indexOf(JSON.stringify(key), from);
-    if (at < 0) break;
-    found = at;
-    from = at + 1;
+    const pattern = new RegExp(`${JSON.stringify(key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*:`, 'g');
+    pattern.lastIndex = from;
+    const match = pattern.exec(text);
+    if (!match) return found;
+    found = match.index;
+    from = match.index + match[0].length;
   }
-  return found === undefined ? undefined : text.slice(0, found).split('\n').length;
+  return found;
 }

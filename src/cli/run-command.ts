@@ -6,7 +6,7 @@ import { resolveCliConfig } from './cli-config.js';
 import { connect } from './connect.js';
 import { EXIT } from './exit-codes.js';
 import { followRun } from './follow-run.js';
-import { booleanFlag, parseFlags, stringFlag, stringList, type FlagSpec } from './parse-flags.js';
+import { booleanFlag, parseFlags, stringFlag, stringList, type FlagSpec, type FlagValues } from './parse-flags.js';
 import { readPolicyFile } from './policy-file.js';
 import { UsageError } from './usage-error.js';
 import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../protocol/multitask-strategy.js';
@@ -57,6 +57,27 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     options,
     io,
   );
+  // A session this command created is closed once its run ended, unless --keep: each call would leave one open.
+  // One whose run waits for an answer or a confirmation (exit 3) stays, for `a3s answer` / `a3s approve`.
+  const closeAfter = stringFlag(values, 'session') === undefined && !booleanFlag(values, 'keep');
+  let code: number | undefined;
+  try {
+    code = await uploadAndRun(session, prompt, files, multitaskStrategy, values, io);
+    return code;
+  } finally {
+    if (closeAfter && code !== EXIT.questionPending) await closeCreated(session, io);
+  }
+}
+
+/** Upload the attachments, start the run and follow it to its exit code. */
+async function uploadAndRun(
+  session: Session,
+  prompt: string,
+  files: ReturnType<typeof readAttachFiles>,
+  multitaskStrategy: MultitaskStrategy | undefined,
+  values: FlagValues,
+  io: CliIo,
+): Promise<number> {
   const attachments = [];
   for (const file of files) {
     const ref = await session.uploadAttachment(file.bytes, {
@@ -73,7 +94,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
       : await session.stream(prompt, undefined, runOptions);
   const runId = stream.runId ?? '';
   const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
-  const code = await followRun(
+  return followRun(
     session,
     runId,
     stream,
@@ -85,15 +106,18 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     },
     io,
   );
-  // A session this command created is closed once its run ended, unless --keep: each call would leave one open.
-  // One whose run waits for an answer or a confirmation (exit 3) stays, for `a3s answer` / `a3s approve`.
-  if (stringFlag(values, 'session') === undefined && !booleanFlag(values, 'keep') && code !== EXIT.questionPending)
-    await session.close().catch((error: unknown) => {
-      io.err(
-        `[run] could not close session ${session.sessionId}: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
-    });
-  return code;
+}
+
+/** Close the session `a3s run` created (a failure to is one stderr line: the run's exit code stands). */
+async function closeCreated(session: Session, io: CliIo): Promise<void> {
+  try {
+    await session.close();
+    io.err(`[run] closed session ${session.sessionId} (--keep keeps it)\n`);
+  } catch (error) {
+    io.err(
+      `[run] could not close session ${session.sessionId}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  }
 }
 
 /**

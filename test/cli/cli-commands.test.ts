@@ -106,7 +106,7 @@ describe('a3s: help, usage errors, configuration', () => {
     writeFileSync(policy, JSON.stringify({ permissionPolicy: { defaultDecision: 'maybe' } }));
     const badPolicy = await runA3s(cli, ['run', '--policy', policy, 'hi'], { env: { HOME: home } });
     expect(badPolicy.code).toBe(2);
-    expect(badPolicy.stderr).toMatch(new RegExp(`^a3s: --policy ${policy}: permissionPolicy\\.defaultDecision: `));
+    expect(badPolicy.stderr).toMatch(new RegExp(`^a3s: --policy ${policy}:1:22: permissionPolicy\\.defaultDecision: `));
   });
 
   it('an unreachable server exits 1 with one line', async () => {
