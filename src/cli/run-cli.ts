@@ -2,6 +2,7 @@ import { acpCommand } from './acp-command.js';
 import { answerCommand } from './answer-command.js';
 import { approveCommand } from './approve-command.js';
 import type { CliIo } from './cli-io.js';
+import { diffCommand } from './diff-command.js';
 import { eventsCommand } from './events-command.js';
 import { EXIT } from './exit-codes.js';
 import { forkCommand } from './fork-command.js';
@@ -31,6 +32,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   interrupt: interruptCommand,
   resume: resumeCommand,
   fork: forkCommand,
+  diff: diffCommand,
   acp: acpCommand,
   token: tokenCommand,
 };

@@ -7,6 +7,7 @@ import { connect } from './connect.js';
 import { EXIT } from './exit-codes.js';
 import { followRun } from './follow-run.js';
 import { booleanFlag, parseFlags, stringFlag, stringList, type FlagSpec, type FlagValues } from './parse-flags.js';
+import { patchOutPath, writePatchOut } from './patch-out.js';
 import { readPolicyFile } from './policy-file.js';
 import { UsageError } from './usage-error.js';
 import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../protocol/multitask-strategy.js';
@@ -23,6 +24,7 @@ export const RUN_FLAGS = {
   multitask: { type: 'string' },
   attach: { type: 'string', multiple: true },
   keep: { type: 'boolean' },
+  'patch-out': { type: 'string' },
 } as const satisfies FlagSpec;
 
 /** The --multitask value as a strategy (a usage error names the flag and the choices). */
@@ -47,6 +49,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const multitaskStrategy = multitaskFlag(stringFlag(values, 'multitask'));
   // Every file read and typed before anything is asked of the server.
   const files = readAttachFiles(stringList(values, 'attach'), io.cwd, 'run');
+  const patchOut = patchOutPath(stringFlag(values, 'patch-out'), io.cwd);
   const config = resolveCliConfig(values, io);
   const client = connect(config);
   const options: SessionOptionsInput = { ...(model !== undefined ? { model } : {}), ...(policy ?? {}) };
@@ -62,7 +65,10 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const closeAfter = stringFlag(values, 'session') === undefined && !booleanFlag(values, 'keep');
   let code: number | undefined;
   try {
-    code = await uploadAndRun(session, prompt, files, multitaskStrategy, values, io);
+    const ran = await uploadAndRun(session, prompt, files, multitaskStrategy, values, io);
+    code = ran.code;
+    // Read before the session is closed (closing removes its shadow store).
+    if (patchOut !== undefined) code = await writePatchOut(client, session.sessionId, ran.runId, patchOut, code, io);
     return code;
   } finally {
     if (closeAfter && code !== EXIT.questionPending) await closeCreated(session, io);
@@ -77,7 +83,7 @@ async function uploadAndRun(
   multitaskStrategy: MultitaskStrategy | undefined,
   values: FlagValues,
   io: CliIo,
-): Promise<number> {
+): Promise<{ code: number; runId: string }> {
   const attachments = [];
   for (const file of files) {
     const ref = await session.uploadAttachment(file.bytes, {
@@ -94,7 +100,7 @@ async function uploadAndRun(
       : await session.stream(prompt, undefined, runOptions);
   const runId = stream.runId ?? '';
   const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
-  return followRun(
+  const code = await followRun(
     session,
     runId,
     stream,
@@ -106,6 +112,7 @@ async function uploadAndRun(
     },
     io,
   );
+  return { code, runId };
 }
 
 /** Close the session `a3s run` created (a failure to is one stderr line: the run's exit code stands). */
