@@ -34,6 +34,8 @@ describe('a3s: help, usage errors, configuration', () => {
       'steer',
       'interrupt',
       'resume',
+      'fork',
+      'diff',
     ]) {
       const help = await runA3s(cli, [command, '--help']);
       expect(help.code).toBe(0);
