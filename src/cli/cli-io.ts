@@ -1,7 +1,7 @@
 /** What a command writes to and reads from: the process streams, or a test's stand-ins. */
 export interface CliIo {
-  /** Answer text, JSON results and NDJSON events. */
-  out(text: string): void;
+  /** Answer text, JSON results and NDJSON events; a patch as its bytes. */
+  out(text: string | Uint8Array): void;
   /** Tool activity, notes and error lines. */
   err(text: string): void;
   /** True when stderr is a terminal (a progress line instead of plain lines). */

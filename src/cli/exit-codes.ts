@@ -1,5 +1,5 @@
 /**
- * The `a3s` exit codes (issue 16): what a CI step branches on. `run` and `resume` use all of them;
+ * The `a3s` exit codes (issue 16): what a CI step branches on. `run` and `resume` use 0 to 4 (`run --patch-out` also 5);
  * `verify` uses OK, FAILED and NEEDS_REVIEW; every other command OK, FAILED and USAGE.
  */
 export const EXIT = {
@@ -18,6 +18,11 @@ export const EXIT = {
   questionPending: 3,
   /** Verification needs review (or `--wait-verification` found no report). */
   needsReview: 4,
+  /**
+   * `run --patch-out`: the run completed (it would have exited 0) but changed no file (no change set, or an empty
+   * one): nothing is written. A PR bot skips its pull request on it.
+   */
+  noChanges: 5,
 } as const;
 
 /** One of the exit codes. */

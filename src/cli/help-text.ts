@@ -1,6 +1,6 @@
 // The --help text of every command (what `a3s <command> --help` prints).
 
-const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"url", "token"}):
+const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"url", "token"}; before or after the command):
   --url URL       the server (A3S_URL; default http://127.0.0.1:8080)
   --token TOKEN   bearer token (A3S_TOKEN); required unless the server is on a loopback address
   --no-forward    ask cluster nodes not to forward (A3S_ROUTE=no-forward): a 421 is followed once to the
@@ -9,7 +9,8 @@ const CONNECTION = `Connection (flags > environment > ~/.config/a3s/cli.json {"u
 
 const EXIT_CODES = `Exit codes: 0 completed and verification passed or skipped; 1 failed, cancelled or verification failed;
   2 usage or config error; 3 a confirmation is needed and --approve was not given, or the agent asks a question
-  and stdin is not a terminal (answer it with the printed "a3s answer" command); 4 verification needs review.`;
+  and stdin is not a terminal (answer it with the printed "a3s answer" command); 4 verification needs review;
+  5 (run --patch-out) the run completed but changed no file: nothing written.`;
 
 /** The help text of each command, and of `a3s` itself (key ''). */
 export const HELP: Readonly<Record<string, string>> = {
@@ -30,6 +31,8 @@ Commands:
   interrupt SESSION            stop the session's active run at its next safe point (--force: now)
   resume SESSION RUN_ID        resume a run from its checkpoint and follow it like run
   fork SESSION                 a new session with SESSION's transcript up to a run (--at-run) or message
+  diff SESSION (RUN | --from R1 --to R2)
+                               the patch a run (or a range of runs) made (--stat: the files with +/-)
   acp                          stdio bridge to the server's ACP endpoint, for editors (Zed agent_servers)
   token new                    make an API token and the api_token {} block (its hash) for the server config
 
@@ -57,6 +60,11 @@ Flags:
   --wait-verification    require a verification report: a run without one exits 4
   --multitask STRATEGY   while the session runs another run: reject (default: exit 1, SESSION_BUSY), enqueue
                          (wait in its run queue), interrupt or rollback the active run (docs/runs.md)
+  --patch-out FILE       once the run ended, write its patch (git unified diff, binary included: "git apply
+                         --binary FILE" applies it) to FILE; nothing written when it changed no file (exit 5
+                         instead of 0) or its patch was too large for the server to keep (exit 1 instead of 0)
+  --keep                 keep the session this command creates (default: closed once the run ended, unless it
+                         exits 3 with a question or confirmation waiting); --session sessions are always kept
   --attach FILE          send FILE with the prompt (repeatable): a png, jpeg, gif or webp image (by its magic
                          bytes) or UTF-8 text (text/plain, named by its base name); anything else exits 2.
                          Each is uploaded to the session first (docs/attachments.md)
@@ -146,6 +154,24 @@ Flags:
   --force        stop now instead of at the next safe point
   --reason R     the reason recorded (the run's error message)
   --run RUN_ID   the run to interrupt (default: the session's active run)
+
+${CONNECTION}`,
+  diff: `Usage: a3s diff SESSION RUN [--stat | --json]
+       a3s diff SESSION --from RUN1 --to RUN2 [--stat | --json]
+
+Prints the patch run RUN of SESSION made (its change set: the git unified diff from the workspace before the run's
+first call that could change files to the workspace after its last round, binary included; "git apply --binary"
+applies it), or with --from/--to one diff from RUN1's start to RUN2's end. The session must be open (a closed one
+answers SESSION_CLOSED: "a3s run" closes the session it created unless --keep; --patch-out writes the patch
+before). What the capture left out is noted on stderr. Exit 1 when the run is still running (CHANGES_CAPTURING), has no change set (NO_CHANGE_SET,
+e.g. it made no call that could change files), its patch was too large to keep (--stat still lists the files), or
+there is no such run or session (docs/changes.md).
+
+Flags:
+  --from RUN1   the run whose start begins the range
+  --to RUN2     the run whose end ends the range
+  --stat        one line per file: A|M|D|R, +added, -removed ("bin" for a binary file), the path; then a total
+  --json        print the change set (or range) as JSON
 
 ${CONNECTION}`,
   acp: `Usage: a3s acp [--url URL] [--token T]

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closestName } from './did-you-mean.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags of one command, as util.parseArgs takes them. */
@@ -36,8 +37,45 @@ export function parseFlags(command: string, args: readonly string[], spec: FlagS
     return { values: values as FlagValues, positionals };
   } catch (error) {
     // util.parseArgs messages name the flag ("Unknown option '--x'", "Option '--after <value>' argument missing").
-    throw new UsageError(error instanceof Error ? error.message : String(error), command);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UsageError(withSuggestion(message, Object.keys({ ...GLOBAL_FLAGS, ...spec })), command);
   }
+}
+
+/**
+ * An unknown flag close to a known one (a typo, or a prefix): "Unknown option '--kep' (did you mean --keep?)", in
+ * place of util.parseArgs's hint about "--" (which is for a prompt that starts with "-"); any other message as is.
+ */
+function withSuggestion(message: string, names: readonly string[]): string {
+  // Only long flags: "-fix the bug" is more likely a prompt that wants the "--" the original message explains.
+  const unknown = /^Unknown option '(--[^'=]+)'/.exec(message)?.[1];
+  if (unknown === undefined) return message;
+  const name = closestName(unknown.slice(2), names);
+  return name === undefined ? message : `Unknown option '${unknown}' (did you mean --${name}?)`;
+}
+
+/**
+ * Global flags given before the command (`a3s --url U run ...`), moved after it so the command parses them:
+ * the arguments from the command on, or the original ones when the first argument is no global flag. Global flags
+ * with no command after them are a UsageError naming the flags (never their values: one may be a token).
+ */
+export function commandFirst(argv: readonly string[]): string[] {
+  const leading: string[] = [];
+  const names: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const arg = argv[i] ?? '';
+    const name = /^--([^=]+)/.exec(arg)?.[1];
+    const flag = name !== undefined && name !== 'help' ? GLOBAL_FLAGS[name as keyof typeof GLOBAL_FLAGS] : undefined;
+    if (flag === undefined) break;
+    const takesValue = flag.type === 'string' && !arg.includes('=');
+    leading.push(...argv.slice(i, i + (takesValue ? 2 : 1)));
+    names.push(`--${name}`);
+    i += takesValue ? 2 : 1;
+  }
+  if (leading.length === 0) return [...argv];
+  if (i >= argv.length) throw new UsageError(`missing the command after ${names.join(' ')}`, '');
+  return [argv[i] ?? '', ...leading, ...argv.slice(i + 1)];
 }
 
 /** A string flag's value (undefined when absent). */

@@ -4,8 +4,10 @@ import { readAttachFiles } from './attach-files.js';
 import type { CliIo } from './cli-io.js';
 import { resolveCliConfig } from './cli-config.js';
 import { connect } from './connect.js';
+import { EXIT } from './exit-codes.js';
 import { followRun } from './follow-run.js';
-import { booleanFlag, parseFlags, stringFlag, stringList, type FlagSpec } from './parse-flags.js';
+import { booleanFlag, parseFlags, stringFlag, stringList, type FlagSpec, type FlagValues } from './parse-flags.js';
+import { patchOutPath, writePatchOut } from './patch-out.js';
 import { readPolicyFile } from './policy-file.js';
 import { UsageError } from './usage-error.js';
 import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../protocol/multitask-strategy.js';
@@ -21,6 +23,8 @@ export const RUN_FLAGS = {
   'wait-verification': { type: 'boolean' },
   multitask: { type: 'string' },
   attach: { type: 'string', multiple: true },
+  keep: { type: 'boolean' },
+  'patch-out': { type: 'string' },
 } as const satisfies FlagSpec;
 
 /** The --multitask value as a strategy (a usage error names the flag and the choices). */
@@ -45,6 +49,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
   const multitaskStrategy = multitaskFlag(stringFlag(values, 'multitask'));
   // Every file read and typed before anything is asked of the server.
   const files = readAttachFiles(stringList(values, 'attach'), io.cwd, 'run');
+  const patchOut = patchOutPath(stringFlag(values, 'patch-out'), io.cwd);
   const config = resolveCliConfig(values, io);
   const client = connect(config);
   const options: SessionOptionsInput = { ...(model !== undefined ? { model } : {}), ...(policy ?? {}) };
@@ -55,6 +60,30 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     options,
     io,
   );
+  // A session this command created is closed once its run ended, unless --keep: each call would leave one open.
+  // One whose run waits for an answer or a confirmation (exit 3) stays, for `a3s answer` / `a3s approve`.
+  const closeAfter = stringFlag(values, 'session') === undefined && !booleanFlag(values, 'keep');
+  let code: number | undefined;
+  try {
+    const ran = await uploadAndRun(session, prompt, files, multitaskStrategy, values, io);
+    code = ran.code;
+    // Read before the session is closed (closing removes its shadow store).
+    if (patchOut !== undefined) code = await writePatchOut(client, session.sessionId, ran.runId, patchOut, code, io);
+    return code;
+  } finally {
+    if (closeAfter && code !== EXIT.questionPending) await closeCreated(session, io);
+  }
+}
+
+/** Upload the attachments, start the run and follow it to its exit code. */
+async function uploadAndRun(
+  session: Session,
+  prompt: string,
+  files: ReturnType<typeof readAttachFiles>,
+  multitaskStrategy: MultitaskStrategy | undefined,
+  values: FlagValues,
+  io: CliIo,
+): Promise<{ code: number; runId: string }> {
   const attachments = [];
   for (const file of files) {
     const ref = await session.uploadAttachment(file.bytes, {
@@ -71,7 +100,7 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
       : await session.stream(prompt, undefined, runOptions);
   const runId = stream.runId ?? '';
   const announce = `[run] session ${session.sessionId}, run ${runId}\n`;
-  return followRun(
+  const code = await followRun(
     session,
     runId,
     stream,
@@ -83,6 +112,19 @@ export async function runCommand(args: readonly string[], io: CliIo): Promise<nu
     },
     io,
   );
+  return { code, runId };
+}
+
+/** Close the session `a3s run` created (a failure to is one stderr line: the run's exit code stands). */
+async function closeCreated(session: Session, io: CliIo): Promise<void> {
+  try {
+    await session.close();
+    io.err(`[run] closed session ${session.sessionId} (--keep keeps it)\n`);
+  } catch (error) {
+    io.err(
+      `[run] could not close session ${session.sessionId}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { CliIo } from './cli-io.js';
 import { resolveCliConfig } from './cli-config.js';
 import { connect } from './connect.js';
+import { didYouMean } from './did-you-mean.js';
 import { EXIT } from './exit-codes.js';
 import { booleanFlag, parseFlags, positionalArgs, type FlagSpec } from './parse-flags.js';
 import { UsageError } from './usage-error.js';
@@ -13,7 +14,10 @@ export async function sessionsCommand(args: readonly string[], io: CliIo): Promi
   const { values, positionals } = parseFlags('sessions', args, SESSIONS_FLAGS);
   const [sub = 'ls', ...rest] = positionals;
   if (sub !== 'ls' && sub !== 'list' && sub !== 'show' && sub !== 'close')
-    throw new UsageError(`unknown sessions command "${sub}" (ls, show ID, close ID)`, 'sessions');
+    throw new UsageError(
+      `unknown sessions command "${sub}"${didYouMean(sub, ['ls', 'list', 'show', 'close']) || ' (ls, show ID, close ID)'}`,
+      'sessions',
+    );
   if (sub === 'ls' || sub === 'list') {
     positionalArgs('sessions', rest, []);
     const client = connect(resolveCliConfig(values, io));
@@ -30,7 +34,9 @@ export async function sessionsCommand(args: readonly string[], io: CliIo): Promi
           : s.busy
             ? 'busy'
             : 'idle';
-      io.out(`${s.id}\t${state}\t${s.workspace}\t${s.model}\t${s.messageCount} messages\n`);
+      io.out(
+        `${s.id}\t${state}\t${s.workspace}\t${s.model}\t${s.messageCount} message${s.messageCount === 1 ? '' : 's'}\n`,
+      );
     }
     return EXIT.ok;
   }

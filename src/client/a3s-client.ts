@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ChangeRange, ChangeSet } from '../protocol/change-set.js';
 import type { ForkRequestSchema } from '../protocol/fork.js';
 import type { HealthResponseSchema } from '../protocol/http.js';
 import type { SessionOptionsSchema } from '../protocol/session-options.js';
@@ -144,6 +145,26 @@ export class A3sClient {
   async fork(sessionId: string, options: ForkOptions = {}): Promise<Session> {
     const answer = await this.transport.post<{ session: SessionInfo }>(`/v1/sessions/${seg(sessionId)}/fork`, options);
     return this.wrap(answer.session);
+  }
+
+  /**
+   * A run's change set (GET .../runs/:runId/changes, docs/changes.md): the git unified diff (`patch_base64`) and
+   * the changed files. ChangesCapturingError (425) while the run runs, NoChangeSetError (422, `details.reason`) when
+   * it has none, RunNotFoundError / SessionNotFoundError (404).
+   */
+  changes(sessionId: string, runId: string): Promise<ChangeSet> {
+    return this.transport.get<ChangeSet>(`/v1/sessions/${seg(sessionId)}/runs/${seg(runId)}/changes`);
+  }
+
+  /**
+   * One diff from run `from`'s base to run `to`'s result (GET .../changes?from&to): the same errors as changes for
+   * either run, and NoChangeSetError with `reason: tree_missing` when the node no longer holds both trees.
+   */
+  changesRange(sessionId: string, range: { from: string; to: string }): Promise<ChangeRange> {
+    return this.transport.get<ChangeRange>(`/v1/sessions/${seg(sessionId)}/changes`, {
+      from: range.from,
+      to: range.to,
+    });
   }
 
   /** A live session by id (SessionNotFoundError when there is none for this tenant). */

@@ -72,6 +72,7 @@ export type {
 export type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 export { agentEventTypesV1, eventEnvelopeV1Version } from '../protocol/event-catalog.js';
 export type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';
+export type { ChangeRange, ChangeSet, ChangedFile, NotCaptured } from '../protocol/change-set.js';
 export type { MultitaskStrategy } from '../protocol/multitask-strategy.js';
 export type { ChatMessage } from '../protocol/chat-message.js';
 export type { WorkerAgentDefinition, WorkerAgentSpecInput } from '../protocol/worker-agents.js';

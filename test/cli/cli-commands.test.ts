@@ -34,6 +34,8 @@ describe('a3s: help, usage errors, configuration', () => {
       'steer',
       'interrupt',
       'resume',
+      'fork',
+      'diff',
     ]) {
       const help = await runA3s(cli, [command, '--help']);
       expect(help.code).toBe(0);
@@ -106,7 +108,7 @@ describe('a3s: help, usage errors, configuration', () => {
     writeFileSync(policy, JSON.stringify({ permissionPolicy: { defaultDecision: 'maybe' } }));
     const badPolicy = await runA3s(cli, ['run', '--policy', policy, 'hi'], { env: { HOME: home } });
     expect(badPolicy.code).toBe(2);
-    expect(badPolicy.stderr).toMatch(new RegExp(`^a3s: --policy ${policy}: permissionPolicy\\.defaultDecision: `));
+    expect(badPolicy.stderr).toMatch(new RegExp(`^a3s: --policy ${policy}:1:22: permissionPolicy\\.defaultDecision: `));
   });
 
   it('an unreachable server exits 1 with one line', async () => {
