@@ -1,16 +1,16 @@
-// Writes openapi.yaml at the package root from the zod schemas the routes register, and README.md's event
+// Writes openapi.yaml at the package root from the zod schemas the routes register, and docs/events.md's event
 // table from the event registry (`npm run openapi`), both through renderGeneratedDocs with the server's registries.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openApiYamlPath, packageRoot, renderGeneratedDocs } from '../src/server/render-openapi.js';
 
-/** Render the OpenAPI document into openapi.yaml and the event table into README.md. */
+/** Render the OpenAPI document into openapi.yaml and the event table into docs/events.md. */
 export async function generateOpenApi(): Promise<string> {
   const path = openApiYamlPath();
-  const readmePath = join(packageRoot(), 'README.md');
-  const generated = await renderGeneratedDocs(readFileSync(readmePath, 'utf8'));
+  const eventsDocPath = join(packageRoot(), 'docs', 'events.md');
+  const generated = await renderGeneratedDocs(readFileSync(eventsDocPath, 'utf8'));
   writeFileSync(path, generated.openapiYaml);
-  writeFileSync(readmePath, generated.readme);
+  writeFileSync(eventsDocPath, generated.readme);
   return path;
 }
 

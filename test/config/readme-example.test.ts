@@ -5,9 +5,9 @@ import { loadConfig } from '../../src/config/load-config.js';
 import type { CodeConfig } from '../../src/config/code-config.js';
 import { tempDir } from '../support/test-server.js';
 
-/** Every ```hcl block of README.md, in order. */
+/** Every ```hcl block of docs/configuration.md (README's configuration examples moved there), in order. */
 function hclBlocks(): string[] {
-  const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+  const readme = readFileSync(join(process.cwd(), 'docs', 'configuration.md'), 'utf8');
   return [...readme.matchAll(/```hcl\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
 }
 

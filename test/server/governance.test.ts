@@ -303,8 +303,8 @@ describe('governance: permission policy, confirmation, origins, sanitisation', (
     expect(read.body.exitCode).toBe(0);
   });
 
-  it('the README CI-bot policy allows build and test commands and denies pushes, deletes and .env writes', async () => {
-    const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+  it('the docs/governance.md CI-bot policy allows build and test commands and denies pushes, deletes and .env writes', async () => {
+    const readme = readFileSync(join(process.cwd(), 'docs', 'governance.md'), 'utf8');
     const block = /```json\n(\{\n {2}"permissionPolicy"[\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
     const id = (
