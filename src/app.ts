@@ -38,6 +38,7 @@ import { TrustedProxies } from './server/client-address.js';
 import { clientFaultLogFor } from './server/client-fault-log.js';
 import { ConnectionGuard } from './server/connection-guard.js';
 import { httpServerOptions } from './server/http-server-options.js';
+import { installRequestTraces } from './server/request-traces.js';
 import { websocketErrorHandler } from './server/websocket-errors.js';
 
 /** The Fastify app plus the handles shutdown needs. */
@@ -59,6 +60,8 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   // Before any route, after the websocket plugin's own onRequest hook (which marks upgrades, so a refused
   // upgrade's socket is destroyed after the 403): a refused Host or Origin never reaches a handler or upgrades.
   installBrowserGuard(app, ctx.config);
+  // A span per request when traces are exported (the SDK is loaded only then).
+  installRequestTraces(app, ctx.telemetry);
   // A forwarded request's A3S-Forwarded is checked before anything else believes it (a bad one is 401).
   // Its connection then counts for the client the signature names (limits.max_connections_per_address).
   app.addHook('onRequest', (request, reply, done) => {

@@ -38,6 +38,9 @@ import { CountedAttachmentStore } from './runtime/attachments/counted-attachment
 import { SessionAttachments } from './runtime/attachments/session-attachments.js';
 import { createRuntimeCluster } from './create-runtime-cluster.js';
 import type { SessionLogger } from './runtime/session-kernel/session-services.js';
+import type { Telemetry } from './runtime/ports/telemetry.js';
+import { startTelemetry } from './telemetry/start-telemetry.js';
+import { packageVersion } from './package-version.js';
 import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
 
 /** Every dependency of the server, built in one place. */
@@ -69,6 +72,8 @@ export interface RuntimeContext {
   readonly attachments: SessionAttachments;
   /** Called once the server listens: in a cluster, starts advertising this node at its URL. */
   onListening(url: string): Promise<void>;
+  /** Traces (OTEL_* variables; docs/operations.md "Traces"); absent when none are exported. */
+  readonly telemetry: Telemetry | undefined;
   /** Release what the context opened (the Redis connections), after the agent closed. */
   dispose(): Promise<void>;
 }
@@ -207,6 +212,8 @@ export async function createRuntimeContext(
     }
     return provider;
   };
+  // Started before the agent, so its sessions' runs are traced from the first; the SDK is imported only when asked for.
+  const telemetry = await startTelemetry(process.env, packageVersion());
   const changes = createChangeCapture(config, sandbox, quotas, hostEnv, createChangeSetStore(config, redis));
   const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({
@@ -243,6 +250,7 @@ export async function createRuntimeContext(
       onHookError: (sessionId, failure) => logger.warn({ sessionId, hook: failure }, 'hook failed'),
     },
     onSessionEvent: metrics.observeEvent,
+    ...(telemetry ? { telemetry } : {}),
     ...(quotas ? { quotas } : {}),
     ...(sessionBytes ? { sessionBytes } : {}),
   });
@@ -297,6 +305,7 @@ export async function createRuntimeContext(
     clusterSecrets,
     forwarder,
     attachments,
+    telemetry,
     onListening: async (url: string) => {
       if (!cluster) return;
       await cluster.ownership.advertise(
@@ -319,6 +328,8 @@ export async function createRuntimeContext(
       await Promise.all([...providers.values()].map((provider) => provider.close?.()));
       if (cluster) await cluster.reader.quit().catch(() => cluster.reader.disconnect());
       if (redis) await redis.quit().catch(() => redis.disconnect());
+      // Last: the spans of the runs the agent drained are exported before the process goes.
+      await telemetry?.shutdown().catch(() => undefined);
     },
   };
 }

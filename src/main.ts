@@ -3,6 +3,7 @@ import { configWarnings } from './config/config-warnings.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig } from './config/load-config.js';
 import { startServer } from './server/start-server.js';
+import { tracesRequested } from './telemetry/start-telemetry.js';
 import { startupSummary } from './server/startup-summary.js';
 
 /** Process entry: load config, start the server, shut down in order on SIGINT/SIGTERM. */
@@ -11,6 +12,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   let config;
   try {
     config = await loadConfig({ env: process.env, cwd: process.cwd(), configPath: values.config });
+    // The OTEL_* variables are the SDK's; what this server would not act on fails here, like a config mistake.
+    tracesRequested(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

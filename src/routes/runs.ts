@@ -1,3 +1,5 @@
+import type { TraceParent } from '../runtime/ports/telemetry.js';
+import { traceOf } from '../server/request-traces.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RunHandle } from '../runtime/session-kernel/run-handle.js';
 import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
@@ -42,6 +44,7 @@ async function startWithAttachments(
   session: AgentSession,
   body: RunRequest,
   key: string | undefined,
+  trace: TraceParent | undefined,
 ): Promise<RunHandle> {
   if (body.input.startsWith('/'))
     throw new CodeError('VALIDATION_ERROR', 'body.attachments: a slash command takes no attachments', {
@@ -59,6 +62,7 @@ async function startWithAttachments(
       idempotencyKey: key,
       attachments: refs,
       ...(body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {}),
+      ...(trace !== undefined ? { traceParent: trace } : {}),
     });
     // A retry of an Idempotency-Key answers the run it admitted, which has its own parts: these would be orphans.
     if (handle.existing) await ctx.attachments.forget(session.key, created);
@@ -123,13 +127,15 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       const key = idempotencyKey(request.headers['idempotency-key']);
       const session = agent.getSession(params.id, caller);
       const strategy = body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {};
+      const trace = traceOf(request);
+      const traced = trace !== undefined ? { traceParent: trace } : {};
       if (body.attachments === undefined || body.attachments.length === 0)
         return runAnswer(
-          session.runs.start({ input: body.input, history: body.history, idempotencyKey: key, ...strategy }),
+          session.runs.start({ input: body.input, history: body.history, idempotencyKey: key, ...strategy, ...traced }),
           body.wait === true,
           reply,
         );
-      return runAnswer(startWithAttachments(ctx, session, body, key), body.wait === true, reply);
+      return runAnswer(startWithAttachments(ctx, session, body, key, trace), body.wait === true, reply);
     },
   );
   addRoute(

@@ -1,5 +1,6 @@
 import type { RuntimeEventPayloads, RuntimeEventType } from '../../protocol/runtime-event.js';
 import type { HostEnv } from '../ports/host-env.js';
+import type { TraceSpan } from '../ports/telemetry.js';
 
 /** The governance values a run was admitted with; frozen for the run's lifetime. */
 export interface GovernanceSnapshot {
@@ -34,6 +35,8 @@ export interface InvocationContext {
   readonly emit: EventSink;
   readonly governance: GovernanceSnapshot;
   readonly hostEnv: HostEnv;
+  /** The run's span when traces are exported: provider and tool calls are its children. */
+  readonly trace?: TraceSpan | undefined;
 }
 
 /** Build a frozen InvocationContext. */

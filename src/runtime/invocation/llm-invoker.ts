@@ -17,6 +17,7 @@ import type { ProviderCallLane } from '../ports/provider-call-lane.js';
 import type { InvocationContext } from './invocation-context.js';
 import { ProviderCallError, retryDelayMs } from './provider-retry.js';
 import { attachmentParts, type AttachmentReader } from '../attachments/attachment-parts.js';
+import { ProviderCallSpan } from './provider-call-span.js';
 
 const noAttachments: AttachmentReader = { read: () => Promise.resolve(undefined) };
 
@@ -179,7 +180,10 @@ export class LlmInvoker {
     if (options.responseFormat) request.responseFormat = options.responseFormat;
     // Once output reached the consumer a retry would repeat it: the failure is final.
     let streamed = false;
+    const traced = ProviderCallSpan.start(ctx, model);
+    let failure: unknown;
     const sink: LlmEventSink = (event) => {
+      traced?.observe(event);
       if (event.type === 'usage') totalTokens += event.totalTokens;
       else if (event.type === 'text_delta' || event.type === 'reasoning_delta' || event.type === 'tool_call_start') {
         streamed = true;
@@ -209,7 +213,11 @@ export class LlmInvoker {
               await this.inLane(this.lane as ProviderCallLane, ctx, () => model.provider.stream(request, sink));
             },
       );
+    } catch (error) {
+      failure = error;
+      throw error;
     } finally {
+      traced?.end(failure);
       signal.removeEventListener('abort', onAbort);
       // Streaming terminal usage is recorded even when the stream broke after reporting it.
       governance.budget?.recordUsage(totalTokens);

@@ -65,6 +65,33 @@ export class ToolInvoker {
 
   /** Run one tool call; never throws for tool faults (they become error results). */
   async invoke(call: ToolCallRequest, ctx: InvocationContext): Promise<ToolCallOutcome> {
+    if (ctx.trace === undefined) return this.invokeStages(call, ctx);
+    // Traced: a span per call (`execute_tool <name>`) with its outcome, never its arguments or output.
+    const span = ctx.trace.child(`execute_tool ${call.name}`, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.id,
+      'a3s.tool.origin': call.origin,
+    });
+    try {
+      const outcome = await this.invokeStages(call, ctx);
+      const failed = outcome.exitCode !== 0;
+      // The kind's type only (a structured kind carries paths and messages).
+      const kind = outcome.errorKind;
+      const kindName = kind === undefined ? undefined : typeof kind === 'string' ? kind : kind.type;
+      span.setAttributes({
+        'a3s.tool.exit_code': outcome.exitCode,
+        'a3s.tool.outcome': kindName ?? (failed ? 'error' : 'ok'),
+        'a3s.tool.truncated': outcome.truncated,
+      });
+      if (failed) span.fail(kindName ?? `exit code ${outcome.exitCode}`);
+      return outcome;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async invokeStages(call: ToolCallRequest, ctx: InvocationContext): Promise<ToolCallOutcome> {
     const started = ctx.hostEnv.now();
     const state: ToolCallState = {
       call,

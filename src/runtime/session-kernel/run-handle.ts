@@ -1,3 +1,4 @@
+import type { TraceParent } from '../ports/telemetry.js';
 import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
@@ -18,6 +19,8 @@ export interface RunRequest {
   parentSignal?: AbortSignal;
   /** What to do while another run is active (default reject: SESSION_BUSY); docs/runs.md. */
   multitaskStrategy?: MultitaskStrategy;
+  /** The span of the request that started the run (traces on): the run's span is its child. Never stored. */
+  traceParent?: TraceParent;
 }
 
 /** An admitted (or, with an idempotency key, an existing) run. */

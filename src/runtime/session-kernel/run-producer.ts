@@ -25,6 +25,7 @@ import type { SessionTranscript } from './session-transcript.js';
 import type { VerificationReports } from './verification-reports.js';
 import { runCapabilityBound } from '../evidence/evidence-binding.js';
 import type { SessionChanges } from '../changes/session-changes.js';
+import type { Telemetry, TraceParent, TraceSpan } from '../ports/telemetry.js';
 
 /** The parts of a run request the producer reads. */
 export interface ProducedRunRequest {
@@ -39,6 +40,8 @@ export interface ProducedRunRequest {
   rollback?: { byRunId: string | undefined };
   /** The user message's attachments (references; the bytes are read when each provider request is built). */
   attachments?: AttachmentRef[];
+  /** The span of the request that started the run (traces on). */
+  traceParent?: TraceParent;
 }
 
 /** What a run's producer needs from its session. */
@@ -63,6 +66,8 @@ export interface RunProducerHost {
   saveAfterRun(): Promise<void>;
   /** The session's change capture (absent: none). */
   readonly changes?: SessionChanges | undefined;
+  /** Traces (absent: none): the run gets a span, its provider and tool calls children of it. */
+  readonly telemetry?: Telemetry | undefined;
 }
 
 /**
@@ -85,11 +90,39 @@ export async function produceRun(
   } catch {
     lease = undefined;
   }
+  const span = host.telemetry === undefined ? undefined : runSpan(host.telemetry, host.config, record, request);
   try {
-    return await produceHeldRun(host, record, request, ctx, signal);
+    const produced = await produceHeldRun(host, record, request, span ? { ...ctx, trace: span } : ctx, signal);
+    span?.setAttributes({ 'a3s.run.status': produced.status, 'a3s.run.tool_calls': produced.result?.toolCallsCount });
+    if (produced.status === 'failed') span?.fail(produced.error?.code ?? 'failed');
+    return produced;
   } finally {
     lease?.release();
+    span?.end();
   }
+}
+
+/** The run's span (`invoke_agent <model>`): ids, the model and the agent, never the prompt. */
+function runSpan(
+  telemetry: Telemetry,
+  config: ResolvedSessionConfig,
+  record: RunRecord,
+  request: ProducedRunRequest,
+): TraceSpan {
+  return telemetry.span(
+    `invoke_agent ${config.model.id}`,
+    'internal',
+    {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': config.agentDefinition?.name,
+      'gen_ai.request.model': config.model.modelName,
+      'a3s.session.id': config.sessionId,
+      'a3s.tenant.id': config.ownerTenantId,
+      'a3s.run.id': record.runId,
+      'a3s.run.resumed_from': request.resumeFrom?.run_id,
+    },
+    request.traceParent,
+  );
 }
 
 async function produceHeldRun(

@@ -1,3 +1,4 @@
+import type { Telemetry } from '../ports/telemetry.js';
 import type { SessionChanges } from '../changes/session-changes.js';
 import { runCompactCommand } from '../commands/compact-command.js';
 import type { CommandRunHost } from '../commands/produce-command-run.js';
@@ -90,6 +91,10 @@ export class SessionRunHost implements RunProducerHost, CommandRunHost {
 
   get changes(): SessionChanges | undefined {
     return this.parts.changes;
+  }
+
+  get telemetry(): Telemetry | undefined {
+    return this.parts.scope.agent.services.telemetry;
   }
 
   /** The model a command run reports. */

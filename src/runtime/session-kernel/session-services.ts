@@ -1,3 +1,4 @@
+import type { Telemetry } from '../ports/telemetry.js';
 import type { ChangeCapture } from '../changes/change-capture.js';
 import type { CodeConfig } from '../../config/code-config.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
@@ -57,6 +58,8 @@ export interface SessionServices {
   changes?: ChangeCapture;
   /** Sees every event any session emits (the server's metrics). */
   onSessionEvent?: SessionEventObserver;
+  /** Traces of runs, provider and tool calls (docs/operations.md "Traces"); absent: none. */
+  telemetry?: Telemetry;
   /** Per-tenant quotas (open sessions, runs, stored bytes); absent: none. */
   quotas?: TenantQuotas;
   /** limits.maxSessionBytesPerTenant: the bytes each tenant's open sessions hold here; absent: unbounded. */
