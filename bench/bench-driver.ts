@@ -1,5 +1,6 @@
 // Entry of the driver process forked by driver-client: it answers DriverRequests over IPC.
 import { startBenchProvider, type BenchProvider } from './bench-provider.js';
+import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import { delegationLoad } from './delegation-bench.js';
 import type { DriverOp, DriverOps, DriverRequest, DriverResponse } from './driver-protocol.js';
 import { runsLoad } from './runs-bench.js';
@@ -9,6 +10,7 @@ import { wsPhase } from './ws-bench.js';
 /** State the driver keeps between requests. */
 interface DriverState {
   provider: BenchProvider | undefined;
+  otlp: OtlpSink | undefined;
 }
 
 type Handlers = {
@@ -41,13 +43,17 @@ const handlers: Handlers = {
   },
   'sessions-load': (params) => sessionsLoad(params),
   'create-sessions': (params) => createSessionsLoad(params),
+  'otlp-sink': async (_params, state) => {
+    state.otlp ??= await startOtlpSink();
+    return { url: state.otlp.url, exports: state.otlp.exports, bytes: state.otlp.bytes };
+  },
   'ws-phase': (params, state) => {
     if (!state.provider) throw new Error('the provider is not started');
     return wsPhase(params, state.provider);
   },
 };
 
-const state: DriverState = { provider: undefined };
+const state: DriverState = { provider: undefined, otlp: undefined };
 
 async function dispatch<K extends DriverOp>(request: DriverRequest<K>): Promise<DriverOps[K]['result']> {
   const handler = handlers[request.op] as (

@@ -110,6 +110,8 @@ export interface DriverOps {
   'sessions-load': { params: LoadParams; result: LoadFigures };
   'create-sessions': { params: CreateSessionsParams; result: LoadFigures };
   'ws-phase': { params: WsPhaseParams; result: WsPhaseFigures };
+  /** An OTLP/HTTP collector in the driver (its CPU is not the server's); later calls answer its counts so far. */
+  'otlp-sink': { params: null; result: { url: string; exports: number; bytes: number } };
 }
 
 /** The name of a driver operation. */

@@ -1,5 +1,6 @@
 import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import type { BenchArgs } from './bench-args.js';
+import type { Telemetry } from '../src/runtime/ports/telemetry.js';
 import { obtainGc } from './bench-gc.js';
 import { BENCH_FILE, startBenchServer } from './bench-server.js';
 import { percentile, round } from './bench-stats.js';
@@ -27,6 +28,9 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
   const driver = await startDriver();
   try {
     const { baseUrl } = await driver.call('start-provider', RUNS_PROVIDER);
+    // `--tracing on`: spans of every request, run, provider and tool call exported to a collector in the driver.
+    const tracing = tracingFlag(args);
+    if (tracing) process.env.OTEL_EXPORTER_OTLP_ENDPOINT = (await driver.call('otlp-sink', null)).url;
     const bench = await startBenchServer({ providerBaseUrl: baseUrl });
     try {
       // The server is the only thing running in this process (clients and provider are in the driver), so
@@ -38,7 +42,7 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
         const used = process.cpuUsage(before);
         return { ...figures, serverCpuMs: (used.user + used.system) / 1000, gc: gcTime.since(gcBefore) };
       };
-      await load(20, WARMUP_SECONDS);
+      const warmup = await load(20, WARMUP_SECONDS);
       // Every measured run leaves one idle session holding its finished run (retention defaults on): the
       // memory they retain, after a full gc, divided by their number.
       await settle();
@@ -53,8 +57,17 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
       const retained = bench.server.ctx.agent.sessionCount - sessionsBefore;
       const perRetained = (key: 'rss' | 'heapUsed') =>
         retained > 0 ? Math.round((memoryAfter[key] - memoryBefore[key]) / retained) : null;
+      // The spans still buffered are exported before the counts are read (shutdown flushes them).
+      const exported = tracing ? await flushTraces(bench.server.ctx.telemetry, driver) : undefined;
       return {
         bench: 'runs',
+        tracing: tracing ? 'on' : 'off',
+        ...(exported
+          ? {
+              otlp_exports: exported.exports,
+              otlp_bytes_per_run: exported.bytesPerRun(warmup.count + c1.count + c20.count),
+            }
+          : {}),
         c1: summarize(c1),
         c20: summarize(c20),
         rss_bytes_per_retained_session_run: perRetained('rss'),
@@ -74,6 +87,22 @@ export async function runRunsBench(args: BenchArgs): Promise<Record<string, unkn
     gcTime.stop();
     await driver.close();
   }
+}
+
+function tracingFlag(args: BenchArgs): boolean {
+  const value = args.flags.get('tracing') ?? 'off';
+  if (value !== 'on' && value !== 'off') throw new Error(`--tracing must be on or off, got ${value}`);
+  return value === 'on';
+}
+
+async function flushTraces(
+  telemetry: Telemetry | undefined,
+  driver: Awaited<ReturnType<typeof startDriver>>,
+): Promise<{ exports: number; bytesPerRun(runs: number): number }> {
+  if (telemetry === undefined) throw new Error('--tracing on, but the server started without traces');
+  await telemetry.shutdown();
+  const { exports, bytes } = await driver.call('otlp-sink', null);
+  return { exports, bytesPerRun: (runs) => (runs > 0 ? Math.round(bytes / runs) : 0) };
 }
 
 /** One phase's load figures with the server's CPU and garbage collection over it. */

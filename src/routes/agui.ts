@@ -1,3 +1,5 @@
+import type { TraceParent } from '../runtime/ports/telemetry.js';
+import { traceOf } from '../server/request-traces.js';
 import { EventType, type RunAgentInput } from '@ag-ui/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RuntimeContext } from '../context.js';
@@ -85,7 +87,7 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
    * Admit the run of a RunAgentInput: its media parts checked and stored as run attachments first (the
    * server's attachment checks, naming the message part), removed again when admission fails.
    */
-  const admit = async (session: AgentSession, input: RunAgentInput) => {
+  const admit = async (session: AgentSession, input: RunAgentInput, trace: TraceParent | undefined) => {
     const user = aguiUserInput(input);
     const strategy = aguiMultitaskStrategy(input);
     const maxBytes = ctx.config.limits.maxInputBytes;
@@ -115,6 +117,7 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
         idempotencyKey: input.runId,
         ...(refs.length > 0 ? { attachments: refs } : {}),
         ...(strategy !== undefined ? { multitaskStrategy: strategy } : {}),
+        ...(trace !== undefined ? { traceParent: trace } : {}),
       });
     } catch (error) {
       await ctx.attachments.forget(session.key, created);
@@ -125,7 +128,7 @@ export function registerAguiRoutes(app: FastifyInstance, ctx: RuntimeContext, _s
   /** A new run (or, for a runId seen before, the same run replayed from its first event). */
   const startStream = async (session: AgentSession, input: RunAgentInput, reply: FastifyReply) => {
     const before = session.events.lastSequence;
-    const handle = await admit(session, input);
+    const handle = await admit(session, input, traceOf(reply.request));
     // A queued run is announced once it is durable (as POST .../runs answers 202): a node lost after RUN_STARTED
     // does not lose it.
     await handle.saved;
