@@ -124,6 +124,8 @@ export const EXTENSION_EVENT_PAYLOADS = {
     at_run_id: z.string().optional(),
     at_message: z.number().int().nonnegative(),
     workspace: z.enum(['shared', 'copy']),
+    /** With `copy`: the tree the copy was written from (`git-tree:<id>`). */
+    tree: z.string().optional(),
   }),
   /**
    * POST .../runs/:runId/revert: `run_id`'s files and those of the runs after it were restored to their state before

@@ -3,7 +3,8 @@ import type { SessionKey } from '../../stores/session-key.js';
 import type { ChangeCapture } from './change-capture.js';
 import { diffFields } from './change-capture.js';
 import { parseNotCaptured } from './parse-diff-output.js';
-import { CaptureError, type CaptureTarget } from './shadow-stores.js';
+import { CaptureError } from './capture-error.js';
+import type { CaptureTarget } from './shadow-stores.js';
 
 /** Why a run has no change set (NO_CHANGE_SET's `details.reason`). */
 export type NoChangeSetReason = 'no_mutating_call' | 'commands_refused' | 'too_many_files' | 'capture_failed';
