@@ -25,6 +25,7 @@ import type { SessionTranscript } from './session-transcript.js';
 import type { VerificationReports } from './verification-reports.js';
 import { runCapabilityBound } from '../evidence/evidence-binding.js';
 import type { SessionChanges } from '../changes/session-changes.js';
+import { rollBackFiles } from '../changes/roll-back-files.js';
 
 /** The parts of a run request the producer reads. */
 export interface ProducedRunRequest {
@@ -253,6 +254,13 @@ async function produceHeldRun(
       },
       { sessionId },
     );
+  }
+  // A rolled-back run's files go back to its base before its end is recorded (the next run starts after it).
+  const rollbackBy = request.rollback?.byRunId;
+  if (rollbackBy !== undefined) {
+    const files = await rollBackFiles(host.changes, record.runId, captured);
+    record.metadata = { ...record.metadata, rolled_back_files: files };
+    emit(record.runId, 'run_files_rolled_back', { by_run_id: rollbackBy, ...files });
   }
   if (host.memory && outcome.status === 'completed')
     await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);
