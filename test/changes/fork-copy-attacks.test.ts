@@ -7,8 +7,12 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { homeName } from '../../src/runtime/sandbox/sandbox-homes.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapWorks } from '../sandbox/sandbox-helpers.js';
 import { directorySwapBody, startSwapLoop, treeSnapshot } from '../support/swap-loop.js';
@@ -16,8 +20,11 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 import { bash } from './changes-helpers.js';
 import { forkAs, MINE, runAs, tenantWorkspace, THEIRS, TOKENS, type ForkInfo } from './fork-copy-helpers.js';
 
-/** What a refused copy fork may answer while a name on the way is swapped. */
-const REFUSALS = ['WORKSPACE_CHANGED', 'WORKSPACE_NOT_FOUND'];
+/**
+ * What a refused copy fork may answer while a name on the way is swapped: the copy's checks, the new session's
+ * workspace resolution, or its AGENTS.md chain read from the tenant's directory that is gone for a moment (503).
+ */
+const REFUSALS = ['WORKSPACE_CHANGED', 'WORKSPACE_NOT_FOUND', 'SESSION_INITIALIZATION_ERROR'];
 
 describe.skipIf(!bwrapWorks())('fork copies over hostile trees and names (bwrap)', () => {
   let t: TestServer;
@@ -80,25 +87,32 @@ describe.skipIf(!bwrapWorks())('fork copies over hostile trees and names (bwrap)
       const codes: string[] = [];
       let made = 0;
       const deadline = Date.now() + 3000;
-      for (let i = 0; Date.now() < deadline || i < 8; i += 1) {
-        const batch = await Promise.all(
-          [0, 1].map((k) => forkAs(t, MINE, parent, { sessionId: `swap-${label}-${i}-${k}`, workspace: 'copy' })),
-        );
-        for (const answer of batch) {
-          if (answer.status === 201) {
-            made += 1;
-            const workspace = (answer.body.session as ForkInfo).workspace;
-            expect(workspace.startsWith(join(t.root, 'team-a') + '/')).toBe(true);
-            // Checked once the loop stopped (the name may be the link for a moment now).
-            codes.push(`ok:${workspace}`);
-          } else {
-            expect(REFUSALS, JSON.stringify(answer.body)).toContain(answer.body.error.code);
-            codes.push(answer.body.error.code as string);
+      let rounds = 0;
+      let homes: string[] = [];
+      try {
+        for (let i = 0; Date.now() < deadline || i < 8; i += 1) {
+          const batch = await Promise.all(
+            [0, 1].map((k) => forkAs(t, MINE, parent, { sessionId: `swap-${label}-${i}-${k}`, workspace: 'copy' })),
+          );
+          for (const answer of batch) {
+            if (answer.status === 201) {
+              made += 1;
+              const workspace = (answer.body.session as ForkInfo).workspace;
+              expect(workspace.startsWith(join(t.root, 'team-a') + '/')).toBe(true);
+              // Checked once the loop stopped (the name may be the link for a moment now).
+              codes.push(`ok:${workspace}`);
+            } else {
+              expect(REFUSALS, JSON.stringify(answer.body)).toContain(answer.body.error.code);
+              codes.push(answer.body.error.code as string);
+            }
           }
         }
+      } finally {
+        // Whatever failed, the tenant's directory is put back for the next tests.
+        rounds = await loop.stop();
+        homes = settleTenantDirectory(label);
       }
-      expect(await loop.stop()).toBeGreaterThan(0);
-      const homes = settleTenantDirectory(label);
+      expect(rounds).toBeGreaterThan(0);
       for (const code of codes.filter((c) => c.startsWith('ok:'))) {
         // The loop may have moved the tenant's directory (and the server made it again in a gap, as on first use):
         // a copy is in one of the tenant's own directories, never anywhere else.
@@ -117,11 +131,17 @@ describe.skipIf(!bwrapWorks())('fork copies over hostile trees and names (bwrap)
   it('the parent workspace swapped for a symlink to another tenant root: the copy comes from the store', async () => {
     const theirsBefore = treeSnapshot(join(t.root, 'team-b'));
     const loop = startSwapLoop(join(t.root, 'team-a'), directorySwapBody('proj', join(t.root, 'team-b')));
-    const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => forkAs(t, MINE, parent, { sessionId: `pswap-${i}`, workspace: 'copy' })),
-    );
-    expect(await loop.stop()).toBeGreaterThan(0);
-    settleParent();
+    let rounds = 0;
+    let answers: Awaited<ReturnType<typeof forkAs>>[] = [];
+    try {
+      answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => forkAs(t, MINE, parent, { sessionId: `pswap-${i}`, workspace: 'copy' })),
+      );
+    } finally {
+      rounds = await loop.stop();
+      settleParent();
+    }
+    expect(rounds).toBeGreaterThan(0);
     for (const answer of answers) {
       expect(answer.status, JSON.stringify(answer.body)).toBe(201);
       const workspace = (answer.body.session as ForkInfo).workspace;
@@ -174,5 +194,45 @@ describe.skipIf(!bwrapWorks())('fork copies over hostile trees and names (bwrap)
     for (const answer of answers) expect([201, 409, 503], JSON.stringify(answer.body)).toContain(answer.status);
     expect(treeSnapshot(join(t.root, 'team-b'))).toEqual(theirsBefore);
     expect(existsSync(join(t.root, 'team-b', 'f0.txt'))).toBe(false);
+  });
+
+  it('a crafted tree in the store (x a link to /etc and x/passwd in one tree): nothing is written through a link', async () => {
+    const etcBefore = readFileSync('/etc/passwd');
+    const theirsBefore = treeSnapshot(join(t.root, 'team-b'));
+    const { id } = await tenantWorkspace(t, MINE, 'team-a', 'crafted', {});
+    t.fake.script({ toolCalls: [bash('k1', 'echo c > c.txt')] }, { text: 'ok' });
+    const run = await runAs(t, MINE, id, 'c');
+    // What a capture could never write, put in the store by hand, and the run's change set pointed at it.
+    const git = join(t.dataDir, 'changes', homeName('team-a', id), 'git');
+    const g = (args: string[], input?: string) =>
+      execFileSync('git', ['--git-dir', git, ...args], input === undefined ? {} : { input })
+        .toString()
+        .trim();
+    const blob = g(['hash-object', '-w', '--stdin'], 'pw\n');
+    const toEtc = g(['hash-object', '-w', '--stdin'], '/etc');
+    const toTheirs = g(['hash-object', '-w', '--stdin'], join(t.root, 'team-b'));
+    const sub = g(['mktree'], `100644 blob ${blob}\tpasswd\n100644 blob ${blob}\tkeep.txt\n`);
+    const tree = g(
+      ['mktree'],
+      `120000 blob ${toEtc}\tx\n040000 tree ${sub}\tx\n120000 blob ${toTheirs}\ty\n040000 tree ${sub}\ty\n`,
+    );
+    const file = join(t.dataDir, 'changesets', 'team-a', id, `${createHash('sha256').update(run).digest('hex')}.json`);
+    const set = JSON.parse(readFileSync(file, 'utf8')) as { result_tree: string };
+    writeFileSync(file, JSON.stringify({ ...set, result_tree: `git-tree:${tree}` }));
+    const answer = await forkAs(t, MINE, id, { sessionId: 'crafted-copy', workspace: 'copy' });
+    const copy = join(t.root, 'team-a', 'crafted-fork-crafted-copy');
+    if (answer.status === 201) {
+      // Whatever git made of the duplicate names, it is inside the copy.
+      for (const name of ['x', 'y']) {
+        const at = lstatSync(join(copy, name), { throwIfNoEntry: false });
+        if (at?.isDirectory()) expect(readFileSync(join(copy, name, 'passwd'), 'utf8')).toBe('pw\n');
+      }
+    } else {
+      // Refused (git will not check out a tree with a name twice): nothing is left.
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(existsSync(copy)).toBe(false);
+    }
+    expect(readFileSync('/etc/passwd')).toEqual(etcBefore);
+    expect(treeSnapshot(join(t.root, 'team-b'))).toEqual(theirsBefore);
   });
 });

@@ -70,6 +70,12 @@ describe.skipIf(!bwrapWorks())('multitaskStrategy rollback reverts the files of 
     // Before the run's end: its agent_end comes after.
     const types = events.map((event) => event.type);
     expect(types.indexOf('run_files_rolled_back')).toBeLessThan(types.indexOf('agent_end'));
+    // A copy fork passes over the rolled-back run (its files went back): at it, its base; after it, no run left files.
+    const at = await request(t.url).post(`/v1/sessions/${id}/fork`).send({ atRunId: doomed, workspace: 'copy' });
+    expect(at.status).toBe(201);
+    expect(readFileSync(join(at.body.session.workspace as string, 'a.txt'), 'utf8')).toBe('a0\n');
+    const after = await request(t.url).post(`/v1/sessions/${id}/fork`).send({ workspace: 'copy' }).expect(409);
+    expect(after.body.error).toMatchObject({ code: 'FORK_TREE_UNAVAILABLE', details: { reason: 'nothing_captured' } });
   });
 
   it('a run that changed no file: unchanged, and nothing is written', async () => {

@@ -65,8 +65,20 @@ export async function makeForkCopy(
   try {
     await shadows.checkout(source, tree, dir.access);
   } catch (error) {
+    // bwrap mounts a descriptor's directory by its path at that moment and checks it is the descriptor's: a
+    // directory moved meanwhile (or moved and back) fails the mount ("Can't get type of source", a mismatch).
+    const moved =
+      dir.moved() ||
+      (error instanceof CaptureError &&
+        /bwrap: (Can't get type of source|Can't find source|.*doesn't match)/.test(error.message));
     dir.remove();
     dir.close();
+    if (moved)
+      throw new CodeError(
+        'WORKSPACE_CHANGED',
+        `workspace: the tenant's directory ${root} was moved or swapped while the copy was written`,
+        { field: 'workspace' },
+      );
     if (error instanceof CaptureError && error.reason === 'tree_missing')
       throw forkTreeUnavailable(
         'tree_missing',

@@ -23,6 +23,8 @@ export interface CopyDirectory {
   readonly pin: WorkspacePin;
   /** Leases of the held descriptor (what a sandboxed command binds), never the name. */
   readonly access: WorkspaceAccess;
+  /** True when the directory is no longer at its path (it, or the root, was moved or removed since). */
+  moved(): boolean;
   /** Remove it (empty) from the held root, by name in that descriptor: never through a symlink. */
   remove(): void;
   close(): void;
@@ -109,6 +111,7 @@ function openMade(held: HeldDirectory, name: string, owner: FileOwner | undefine
       path: expected,
       pin,
       access: { path: expected, acquire: () => ({ fd: dirFd, path: expected, release: () => undefined }) },
+      moved: () => readlinkSync(`/proc/self/fd/${dirFd}`) !== expected,
       remove: () => {
         try {
           rmdirSync(inRoot);
@@ -123,8 +126,16 @@ function openMade(held: HeldDirectory, name: string, owner: FileOwner | undefine
         held.close();
       },
     };
-  } catch (error) {
+  } catch (caught) {
     if (fd !== undefined) closeSync(fd);
+    // The name swapped for a symlink (ELOOP) or removed between mkdir and open: not the server's directory.
+    const error =
+      caught instanceof CodeError
+        ? caught
+        : changed(
+            held.path,
+            `had the copy's name swapped while it was made (${(caught as NodeJS.ErrnoException).code ?? 'error'})`,
+          );
     try {
       rmdirSync(inRoot);
     } catch {
