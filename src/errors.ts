@@ -96,6 +96,11 @@ export const ERROR_CATALOGUE = {
     description:
       'A fork cannot cut at the run: its start is no longer in the transcript (compacted into a summary, cleared or rewritten since), or it never started.',
   },
+  FORK_TREE_UNAVAILABLE: {
+    status: 409,
+    description:
+      'A fork with `workspace: "copy"` has no captured tree for its point: a run on the way has no change set (`details.runId`), nothing was captured yet, change capture is off, or this node\'s shadow store does not hold the tree (captured on another node); `details.reason` says which.',
+  },
   CHILD_SESSION: {
     status: 409,
     description:

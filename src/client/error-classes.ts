@@ -103,6 +103,10 @@ export type ExternalTaskNotFoundError = InstanceType<typeof ExternalTaskNotFound
 export const ForkPointUnavailableError = ERROR_CLASSES.FORK_POINT_UNAVAILABLE;
 /** An error of code FORK_POINT_UNAVAILABLE. */
 export type ForkPointUnavailableError = InstanceType<typeof ForkPointUnavailableError>;
+/** The error of code FORK_TREE_UNAVAILABLE. */
+export const ForkTreeUnavailableError = ERROR_CLASSES.FORK_TREE_UNAVAILABLE;
+/** An error of code FORK_TREE_UNAVAILABLE. */
+export type ForkTreeUnavailableError = InstanceType<typeof ForkTreeUnavailableError>;
 /** The error of code RUN_NOT_ACTIVE. */
 export const RunNotActiveError = ERROR_CLASSES.RUN_NOT_ACTIVE;
 /** An error of code RUN_NOT_ACTIVE. */

@@ -29,9 +29,23 @@ export const EXTENSION_EVENT_PAYLOADS = {
   }),
   /**
    * The run was cancelled by a rollback (multitaskStrategy rollback of `by_run_id`): the transcript is as before
-   * it; its events stay in the log. Files it changed are not reverted.
+   * it; its events stay in the log. Its files are reverted before its end (run_files_rolled_back).
    */
   run_rolled_back: z.object({ by_run_id: z.string() }),
+  /**
+   * The files of a rolled-back run (multitaskStrategy rollback of `by_run_id`), before its agent_end: `restored`
+   * (its change set reverted: `files` paths written or removed), `unchanged` (it changed no file), `no_change_set`
+   * (none was captured: `reason`, `message`; its files stay as they are), `conflict` (a path it changed was changed
+   * since by someone else: `paths`; nothing written) or `failed` (`message`). docs/runs.md.
+   */
+  run_files_rolled_back: z.object({
+    by_run_id: z.string(),
+    status: z.enum(['restored', 'unchanged', 'no_change_set', 'conflict', 'failed']),
+    files: z.number().int().nonnegative(),
+    paths: z.array(z.string()).optional(),
+    reason: z.string().optional(),
+    message: z.string().optional(),
+  }),
   /**
    * The model stopped calling tools but looked unfinished (continuationEnabled): the continuation prompt was
    * injected. `reason`: `length` (finish_reason), `empty_after_tools` (an empty answer to tool results) or
@@ -124,6 +138,8 @@ export const EXTENSION_EVENT_PAYLOADS = {
     at_run_id: z.string().optional(),
     at_message: z.number().int().nonnegative(),
     workspace: z.enum(['shared', 'copy']),
+    /** With `copy`: the tree the copy was written from (`git-tree:<id>`). */
+    tree: z.string().optional(),
   }),
   /**
    * POST .../runs/:runId/revert: `run_id`'s files and those of the runs after it were restored to their state before

@@ -11,6 +11,10 @@ export const ForkOriginSchema = z
     atRunId: z.string().optional(),
     /** How many of the parent's messages the fork started with (its transcript is the parent's [0, atMessage)). */
     atMessage: z.number().int().nonnegative(),
+    /** `copy`: the fork's workspace is a copy of the parent's files at the fork point (absent: the parent's, shared). */
+    workspace: z.literal('copy').optional(),
+    /** The copy's tree in the parent's shadow store (`git-tree:<id>`), with `workspace: "copy"`. */
+    tree: z.string().optional(),
   })
   .strict()
   .meta({ id: 'ForkOrigin' });
@@ -33,7 +37,10 @@ export const ForkRequestSchema = z
         'sessionId must be 1-128 characters of letters, digits, "_", "." or "-"',
       )
       .optional(),
-    /** `shared` (default): the parent's workspace; `copy` (a copy of it at that point) is not built yet. */
+    /**
+     * `shared` (default): the parent's workspace; `copy`: a new directory in the forking caller's tenant root holding
+     * the parent's files as captured at the fork point (docs/fork.md).
+     */
     workspace: z.enum(['shared', 'copy']).optional(),
   })
   .strict()

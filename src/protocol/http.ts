@@ -100,7 +100,7 @@ export const RunRequestSchema = z
     /**
      * What to do while another run is active (LangGraph's multitask_strategy): `reject` (default, 409
      * SESSION_BUSY), `enqueue` (wait in the session's run queue), `interrupt` (stop the active run at its next
-     * safe point, then run), `rollback` (cancel the active run, restore the transcript to before it, then run).
+     * safe point, then run), `rollback` (cancel the active run, restore the transcript and its files to before it, then run).
      */
     multitaskStrategy: z.enum(MULTITASK_STRATEGIES).optional(),
     /** Images and text files sent with the input (seed `sendWithAttachments`); see docs/attachments.md. */

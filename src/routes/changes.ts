@@ -9,7 +9,7 @@ import {
 import { ErrorBodySchema, RunParamsSchema, SessionParamsSchema } from '../protocol/http.js';
 import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 import { isTerminal } from '../runtime/session-kernel/session-runs.js';
-import { CaptureError } from '../runtime/changes/shadow-stores.js';
+import { CaptureError } from '../runtime/changes/capture-error.js';
 import { sessionKey } from '../stores/session-key.js';
 import { addRoute } from '../server/route.js';
 import type { ServerContext } from '../server/server-context.js';

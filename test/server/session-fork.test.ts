@@ -133,7 +133,7 @@ describe('POST /v1/sessions/:id/fork', () => {
     expect(all.find((s) => s.id === 'parent')?.forkedFrom).toBeUndefined();
   });
 
-  it('bad bodies are 400 naming the fields; an unknown run is 404; copy is not built yet', async () => {
+  it('bad bodies are 400 naming the fields; an unknown run is 404; a copy without a captured tree is 409', async () => {
     const both = (await fork(A, 'parent', { atRunId: firstRun, atMessage: 1 }).expect(400)).body.error;
     expect(both.code).toBe('VALIDATION_ERROR');
     expect(both.details.issues.map((i: { path: string }) => i.path)).toEqual(['body.atRunId', 'body.atMessage']);
@@ -155,8 +155,9 @@ describe('POST /v1/sessions/:id/fork', () => {
       expect(error.message).toMatch(/^body/);
     }
     expect((await fork(A, 'parent', { atRunId: 'run_nope' }).expect(404)).body.error.code).toBe('RUN_NOT_FOUND');
-    expect((await fork(A, 'parent', { workspace: 'copy' }).expect(400)).body.error).toMatchObject({
-      code: 'UNSUPPORTED_OPTION',
+    // The parent's runs changed no file (no tool, then only `ls`): there is no tree to copy (test/changes/fork-copy*).
+    expect((await fork(A, 'parent', { workspace: 'copy' }).expect(409)).body.error).toMatchObject({
+      code: 'FORK_TREE_UNAVAILABLE',
       details: { field: 'body.workspace' },
     });
     expect((await fork(A, 'parent', { sessionId: 'whole' }).expect(409)).body.error.code).toBe('SESSION_EXISTS');

@@ -161,6 +161,36 @@ rm -f "$S/restore-index"
 `;
 
 /**
+ * The checkout script of a fork's copy (`sh -c SCRIPT checkout <tree>`), run with the new, empty directory bound
+ * read-write as the workspace and the parent's store bound read-only: `git read-tree` of the tree into an index in
+ * a private temporary directory, then `git checkout-index -a` (which writes symlinks as symlinks and never writes
+ * through one: a path whose leading directory is a symlink is refused). Exit 4 when the store lacks the tree or its
+ * neutral attributes (a store no capture of this server made). On failure the directory is emptied again.
+ */
+export const CHECKOUT_SCRIPT = `set -eu
+tree=$1
+S=$A3S_SHADOW; G=$S/git
+export GIT_DIR="$G"
+${GIT_FUNCTION}
+[ -f "$G/HEAD" ] || exit 4
+[ -f "$G/info/attributes" ] || exit 4
+g cat-file -e "$tree^{tree}" 2>/dev/null || exit 4
+cd "$A3S_WS"
+if [ -n "$(ls -A)" ]; then echo "the copy's directory is not empty" >&2; exit 1; fi
+d=$(mktemp -d)
+trap 'rc=$?; rm -rf "$d"; if [ $rc -ne 0 ]; then find . -mindepth 1 -delete 2>/dev/null || true; fi' EXIT
+export GIT_WORK_TREE=. GIT_INDEX_FILE="$d/index"
+g read-tree "$tree"
+g checkout-index -a -f
+`;
+
+/** Empties the workspace bound read-write (`sh -c SCRIPT clear`): a fork's copy that did not become a session. */
+export const CLEAR_SCRIPT = `set -eu
+cd "$A3S_WS"
+find . -mindepth 1 -delete
+`;
+
+/**
  * The `find` prune expression of the server's exclusions. A pattern ending in `/` is a directory; one starting with
  * `/` or holding a `/` is a path from the workspace root (`/build/`, `out/gen`), any other a name at any depth
  * (`node_modules/`, `*.log`).

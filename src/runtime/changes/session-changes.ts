@@ -3,7 +3,10 @@ import type { SessionKey } from '../../stores/session-key.js';
 import type { ChangeCapture } from './change-capture.js';
 import { diffFields } from './change-capture.js';
 import { parseNotCaptured } from './parse-diff-output.js';
-import { CaptureError, type CaptureTarget } from './shadow-stores.js';
+import type { RevertedFile } from '../../protocol/revert.js';
+import { restoreTree, type TreeRestore } from './restore-tree.js';
+import { CaptureError } from './capture-error.js';
+import type { CaptureTarget } from './shadow-stores.js';
 
 /** Why a run has no change set (NO_CHANGE_SET's `details.reason`). */
 export type NoChangeSetReason = 'no_mutating_call' | 'commands_refused' | 'too_many_files' | 'capture_failed';
@@ -94,6 +97,11 @@ export class SessionChanges {
       this.remember(runId, error);
       return undefined;
     }
+  }
+
+  /** Make `restore.paths` of the workspace match a tree (restoreTree over this session's store). */
+  restore(restore: TreeRestore): Promise<RevertedFile[]> {
+    return restoreTree(this.capture.deps.shadows, this.target, restore);
   }
 
   /** Remove the session's shadow store (closed by its client); its stored change sets stay until purge. */

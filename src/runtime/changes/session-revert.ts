@@ -5,7 +5,7 @@ import type { RunRecord } from '../../protocol/run-record.js';
 import type { AgentSession } from '../session-kernel/agent-session.js';
 import type { ChangeCapture } from './change-capture.js';
 import { restoreTree } from './restore-tree.js';
-import { CaptureError } from './shadow-stores.js';
+import { CaptureError } from './capture-error.js';
 
 function treeOf(tree: string): string {
   return tree.slice('git-tree:'.length);

@@ -1,20 +1,25 @@
-import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { createHash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerSandbox } from '../sandbox/session-commands.js';
 import type { PreparedCommand } from '../sandbox/sandbox.js';
 import { SandboxHomes } from '../sandbox/sandbox-homes.js';
 import { KeyedLock } from '../../stores/keyed-lock.js';
 import type { WorkspaceAccess } from '../workspace/workspace-directory.js';
-import { CAPTURE_GIT_ENV, CAPTURE_SCRIPT, DIFF_SCRIPT, RESTORE_SCRIPT, exclusionRules } from './capture-script.js';
+import {
+  CAPTURE_GIT_ENV,
+  CAPTURE_SCRIPT,
+  CHECKOUT_SCRIPT,
+  CLEAR_SCRIPT,
+  DIFF_SCRIPT,
+  RESTORE_SCRIPT,
+  exclusionRules,
+} from './capture-script.js';
+import { CaptureError, type CapturedPatch } from './capture-error.js';
+import { hostCommand, openOutputDir, readOutput, readPatch, spawnCapture } from './capture-process.js';
 
 /** Where the shadow store is mounted inside the sandbox. */
 const INSIDE = '/shadow';
-/** A capture that takes longer is killed (and the run's change set is not captured). */
-const CAPTURE_TIMEOUT_MS = 120_000;
-const MAX_STDERR = 8192;
 
 /** The bounds of a capture, from config (limits.changeCaptureExclude and the fixed sizes of docs/changes.md). */
 export interface CaptureBounds {
@@ -23,13 +28,6 @@ export interface CaptureBounds {
   readonly maxFiles: number;
   /** The largest patch kept (larger: only its digest and size). */
   readonly maxPatchBytes: number;
-}
-
-/** The patch a diff wrote: its size and digest, and its bytes when it is at most maxPatchBytes. */
-export interface CapturedPatch {
-  readonly bytes: number;
-  readonly digest: string;
-  readonly data: Buffer | undefined;
 }
 
 /** The session a capture is for: where its store is, its pinned workspace and whether it may run on the host. */
@@ -41,15 +39,10 @@ export interface CaptureTarget {
   readonly hostCommands: boolean;
 }
 
-/** Why capture did not run or failed: `commands_refused` (no sandbox, no host commands), `too_many_files`, `failed`. */
-export class CaptureError extends Error {
-  override readonly name = 'CaptureError';
-  constructor(
-    readonly reason: 'commands_refused' | 'too_many_files' | 'failed' | 'tree_missing',
-    message: string,
-  ) {
-    super(message);
-  }
+/** How a script's command binds the workspace and the store (default: the workspace read-only, the store read-write). */
+interface RunMode {
+  readonly workspaceWritable?: boolean;
+  readonly storeReadOnly?: boolean;
 }
 
 /** What one run of the script left in the store's output directory, read back. */
@@ -166,7 +159,28 @@ export class ShadowStores {
         await file.close();
       }
     }
-    await this.run(target, RESTORE_SCRIPT, () => [current, goal], 'out', [], false, true);
+    await this.run(target, RESTORE_SCRIPT, () => [current, goal], 'out', [], false, { workspaceWritable: true });
+  }
+
+  /**
+   * A fork's copy (docs/fork.md): write the tree `tree` of `source`'s store into the empty directory `into` (bound
+   * read-write, the store read-only) with `git read-tree` and `checkout-index` over an index in the command's own
+   * /tmp. CaptureError `tree_missing` when the store does not hold the tree; on any failure the script empties
+   * `into` again (inside the sandbox).
+   */
+  async checkout(source: CaptureTarget, tree: string, into: WorkspaceAccess): Promise<void> {
+    await this.run({ ...source, workspace: into }, CHECKOUT_SCRIPT, () => [tree], 'out', [], false, {
+      workspaceWritable: true,
+      storeReadOnly: true,
+    });
+  }
+
+  /** Empty the directory `into` (a fork's copy that could not become a session), inside the sandbox. */
+  async clear(source: CaptureTarget, into: WorkspaceAccess): Promise<void> {
+    await this.run({ ...source, workspace: into }, CLEAR_SCRIPT, () => [], 'out', [], false, {
+      workspaceWritable: true,
+      storeReadOnly: true,
+    });
   }
 
   /** Remove a session's store (the session was closed for good or purged). */
@@ -190,10 +204,10 @@ export class ShadowStores {
     outDir: string,
     names: readonly string[],
     withPatch: boolean,
-    writable = false,
+    mode: RunMode = {},
   ): Promise<{ stdout: string; files: CaptureFiles }> {
     return this.lock.run(this.pathOf(target.tenantId, target.sessionId), () =>
-      this.runLocked(target, script, argsFor, outDir, names, withPatch, writable),
+      this.runLocked(target, script, argsFor, outDir, names, withPatch, mode),
     );
   }
 
@@ -204,7 +218,7 @@ export class ShadowStores {
     outDir: string,
     names: readonly string[],
     withPatch: boolean,
-    writable = false,
+    mode: RunMode,
   ): Promise<{ stdout: string; files: CaptureFiles }> {
     if (!this.canCapture(target))
       throw new CaptureError(
@@ -222,7 +236,8 @@ export class ShadowStores {
             argv,
             workspace: lease.path,
             workspaceFd: lease.fd,
-            ...(writable ? { workspaceWritable: true } : {}),
+            ...(mode.workspaceWritable ? { workspaceWritable: true } : {}),
+            ...(mode.storeReadOnly ? { storeReadOnly: true } : {}),
             ...(lease.hidden ? { hidden: lease.hidden } : {}),
             writable: { host: store, inside: INSIDE },
             env: { ...CAPTURE_GIT_ENV, A3S_SHADOW: INSIDE, A3S_WS: lease.path },
@@ -232,6 +247,7 @@ export class ShadowStores {
       if (code === 3) throw new CaptureError('too_many_files', stderr.trim() || 'too many files');
       if (code === 4) throw new CaptureError('tree_missing', 'this node does not hold both trees');
       if (code !== 0) throw new CaptureError('failed', `git exited ${code ?? 'on a signal'}: ${stderr.trim()}`);
+      if (names.length === 0 && !withPatch) return { stdout, files: { outputs: {}, patch: undefined } };
       const dir = await openOutputDir(path.join(store, outDir));
       try {
         const outputs: Record<string, Buffer> = {};
@@ -244,115 +260,5 @@ export class ShadowStores {
     } finally {
       lease.release();
     }
-  }
-}
-
-/** The same script on the host (sandbox none, a host_direct session): the workspace entered through its held descriptor. */
-function hostCommand(argv: readonly string[], store: string): PreparedCommand {
-  const [file = '/bin/sh', ...args] = argv;
-  return {
-    kind: 'none',
-    file,
-    args,
-    env: {
-      ...CAPTURE_GIT_ENV,
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: '/nonexistent',
-      TMPDIR: process.env.TMPDIR ?? '/tmp',
-      A3S_SHADOW: store,
-      A3S_WS: '/proc/self/fd/3',
-    },
-    cwd: '/',
-    inheritFds: [],
-    release: () => Promise.resolve(),
-  };
-}
-
-function spawnCapture(
-  prepared: PreparedCommand,
-  workspaceFd: number,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(prepared.file, [...prepared.args], {
-      cwd: prepared.cwd,
-      env: prepared.env,
-      // The workspace's descriptor is fd 3 in both modes (bwrap --ro-bind-fd 3; the host script enters /proc/self/fd/3).
-      stdio: ['ignore', 'pipe', 'pipe', prepared.inheritFds[0] ?? workspaceFd],
-      timeout: CAPTURE_TIMEOUT_MS,
-      killSignal: 'SIGKILL',
-      ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (text: string) => {
-      if (stdout.length < 4096) stdout += text;
-    });
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
-      if (stderr.length < MAX_STDERR) stderr += text;
-    });
-    child.on('error', (error) => resolve({ code: null, stdout, stderr: error.message }));
-    child.on('close', (code) => {
-      void prepared.release();
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/**
- * The script's output directory, never through a symlink: the store is writable inside the sandbox, so what is in it
- * is read as a hostile tree would be (no link followed, no FIFO opened blocking, nothing but regular files).
- */
-async function openOutputDir(dir: string): Promise<FileHandle> {
-  try {
-    return await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-  } catch (error) {
-    throw new CaptureError('failed', `the capture's output directory cannot be opened: ${(error as Error).message}`);
-  }
-}
-
-/** An output file of the script in the held directory, a regular file opened without following a link; undefined when missing. */
-async function openOutput(dir: FileHandle, name: string): Promise<FileHandle | undefined> {
-  let handle: FileHandle;
-  try {
-    handle = await open(
-      `/proc/self/fd/${dir.fd}/${name}`,
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    );
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CaptureError('failed', `the capture's output ${name} cannot be opened: ${(error as Error).message}`);
-  }
-  if ((await handle.stat()).isFile()) return handle;
-  await handle.close();
-  throw new CaptureError('failed', `the capture's output ${name} is not a regular file`);
-}
-
-/** An output file of the script; empty when missing. */
-async function readOutput(dir: FileHandle, name: string): Promise<Buffer> {
-  const handle = await openOutput(dir, name);
-  if (handle === undefined) return Buffer.alloc(0);
-  try {
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The patch file: hashed whole (streamed), its bytes kept only up to `maxBytes`. */
-async function readPatch(dir: FileHandle, maxBytes: number): Promise<CapturedPatch> {
-  const handle = await openOutput(dir, 'patch');
-  if (handle === undefined) throw new CaptureError('failed', 'the capture wrote no patch');
-  try {
-    const hash = createHash('sha256');
-    const kept: Buffer[] = [];
-    let bytes = 0;
-    for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      if (bytes <= maxBytes) kept.push(chunk);
-    }
-    return { bytes, digest: `sha256:${hash.digest('hex')}`, data: bytes <= maxBytes ? Buffer.concat(kept) : undefined };
-  } finally {
-    await handle.close();
   }
 }

@@ -22,6 +22,7 @@ import { SessionPassivation } from './session-passivation.js';
 import { RunResumer } from './run-resumer.js';
 import { SessionOpener } from './session-opener.js';
 import { assertForkGrants, forkOptions, forkSeed } from './session-fork.js';
+import { makeForkCopy } from './fork-copy.js';
 
 /**
  * The agent: global configuration and the registry of live sessions. Session ids are per tenant: an id
@@ -152,20 +153,16 @@ export class Agent {
    */
   async forkSession(parent: AgentSession, request: ForkRequest, caller: Caller): Promise<AgentSession> {
     this.sessions.assertAdmitting();
-    if (request.workspace === 'copy')
-      throw new CodeError(
-        'UNSUPPORTED_OPTION',
-        'body.workspace: "copy" (a copy of the workspace at the fork point) needs the change store, which is not built yet; omit workspace or send "shared"',
-        { field: 'body.workspace', options: ['workspace'] },
-      );
     const seed = forkSeed(parent, request, caller.tenantId);
     // A generated id comes from the server's HostEnv: a replay HostEnv copied from the parent would hand out the
     // parent's own id again.
     const forkId = request.sessionId ?? this.deps.hostEnv.newId('sess');
     const options = forkOptions(parent, forkId);
     assertForkGrants(parent, options, caller, this.deps.config);
-    // A fork of another tenant's session (an admin's) lives in the caller's tenant: so must its workspace.
-    if (parent.config.ownerTenantId !== caller.tenantId) {
+    const copy = request.workspace === 'copy';
+    // A fork of another tenant's session (an admin's) lives in the caller's tenant: so must its workspace (a copy is
+    // made there).
+    if (!copy && parent.config.ownerTenantId !== caller.tenantId) {
       const inside = await this.factory.canonicalWorkspace(parent.workspace, caller.tenantId, false);
       if (inside !== parent.workspace)
         throw new CodeError(
@@ -176,7 +173,31 @@ export class Agent {
     }
     const optionsBytes = assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, 'body');
     const key = sessionKey(caller.tenantId, forkId);
-    return (await this.opening.run(key, () => this.opener.open(options, caller, key, optionsBytes, seed))).session;
+    if (!copy)
+      return (await this.opening.run(key, () => this.opener.open(options, caller, key, optionsBytes, seed))).session;
+    return this.opening.run(key, async () => {
+      if (this.sessions.has(key))
+        throw new CodeError('SESSION_EXISTS', `session ${forkId} already exists`, { sessionId: forkId });
+      const made = await makeForkCopy(parent, request.atRunId, { id: forkId, tenantId: caller.tenantId }, this.deps);
+      try {
+        const { session } = await this.opener.open(
+          { ...options, workspace: made.dir.path },
+          caller,
+          key,
+          optionsBytes,
+          {
+            ...seed,
+            origin: { ...seed.origin, workspace: 'copy', tree: made.tree },
+            workspacePin: made.dir.pin,
+          },
+        );
+        made.dir.close();
+        return session;
+      } catch (error) {
+        await made.discard();
+        throw error;
+      }
+    });
   }
 
   /**

@@ -5,11 +5,14 @@ import type { ForkOrigin, ForkRequest } from '../../protocol/fork.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import { hasScope, type Caller } from '../ports/caller.js';
 import type { AgentSession } from '../session-kernel/agent-session.js';
+import type { WorkspacePin } from '../workspace/workspace-directory.js';
 
 /** What a fork starts from: its transcript and where it came from (SessionInfo.forkedFrom). */
 export interface ForkSeed {
   readonly messages: ChatMessage[];
   readonly origin: ForkOrigin;
+  /** A copy fork's new directory as the server made it: the session's pin must be this one (WORKSPACE_CHANGED). */
+  readonly workspacePin?: WorkspacePin;
 }
 
 function atMessageError(message: string): CodeError {

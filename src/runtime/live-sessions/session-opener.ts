@@ -14,6 +14,7 @@ import { resumeChanges, resumeConflictError, type StoredSessionOptions } from '.
 import { assertMcpCwdsInTenantSpace, assertMcpUrlsOutbound, attachInheritedMcp } from './session-mcp-layers.js';
 import { releasingLeaseOnFailure, takeLease } from './session-leases.js';
 import type { ForkSeed } from './session-fork.js';
+import type { WorkspacePin } from '../workspace/workspace-directory.js';
 
 /** What opening a session needs from the agent. */
 export interface SessionOpenerHost {
@@ -150,6 +151,7 @@ export class SessionOpener {
       );
     const resolved = await factory.resolve(options, caller);
     const { hostEnv } = resolved;
+    assertSeedPin(resolved.config.workspaceDir.pin, seed);
     const config = seed ? { ...resolved.config, forkedFrom: seed.origin } : resolved.config;
     const newKey = sessionKey(config.ownerTenantId, config.sessionId);
     // A generated id is new by construction; a requested one was checked above, under this key's lock.
@@ -204,4 +206,15 @@ function withAddedOptions(
       ? !hasScope(caller, 'host_direct')
       : (stored.policyBounded ?? stored.options.permissionPolicy !== undefined);
   return { ...snapshot, session: { ...stored, options: { ...stored.options, ...additions }, policyBounded } };
+}
+
+/** A copy fork's session must be pinned to the directory the server made, not one swapped in at its name since. */
+function assertSeedPin(pin: WorkspacePin, seed: ForkSeed | undefined): void {
+  const made = seed?.workspacePin;
+  if (made === undefined || (pin.path === made.path && pin.dev === made.dev && pin.ino === made.ino)) return;
+  throw new CodeError(
+    'WORKSPACE_CHANGED',
+    `workspace: ${made.path} is no longer the directory the fork's copy was written to (another directory is at its name now)`,
+    { field: 'workspace' },
+  );
 }

@@ -248,7 +248,7 @@ export class BwrapSandbox implements Sandbox {
       '3',
       spec.workspace,
       ...(spec.hidden ?? []).flatMap((dir) => ['--perms', '0555', '--size', '4096', '--tmpfs', dir]),
-      '--bind',
+      spec.storeReadOnly ? '--ro-bind' : '--bind',
       spec.writable.host,
       spec.writable.inside,
       '--chdir',

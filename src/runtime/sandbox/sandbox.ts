@@ -82,6 +82,8 @@ export interface ServerCommandSpec {
   readonly hidden?: readonly string[];
   /** The one server directory the command may write, bound at `inside`. */
   readonly writable: { readonly host: string; readonly inside: string };
+  /** Bind that server directory read-only instead (a fork's copy reads the shadow store and writes the workspace). */
+  readonly storeReadOnly?: boolean;
   /** The whole environment (PATH is added). */
   readonly env: Readonly<Record<string, string>>;
 }

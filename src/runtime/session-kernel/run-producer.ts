@@ -25,7 +25,9 @@ import type { SessionTranscript } from './session-transcript.js';
 import type { VerificationReports } from './verification-reports.js';
 import { runCapabilityBound } from '../evidence/evidence-binding.js';
 import type { SessionChanges } from '../changes/session-changes.js';
-import type { Telemetry, TraceParent, TraceSpan } from '../ports/telemetry.js';
+import type { Telemetry, TraceParent } from '../ports/telemetry.js';
+import { runSpan } from './run-span.js';
+import { rollBackFiles } from '../changes/roll-back-files.js';
 
 /** The parts of a run request the producer reads. */
 export interface ProducedRunRequest {
@@ -100,29 +102,6 @@ export async function produceRun(
     lease?.release();
     span?.end();
   }
-}
-
-/** The run's span (`invoke_agent <model>`): ids, the model and the agent, never the prompt. */
-function runSpan(
-  telemetry: Telemetry,
-  config: ResolvedSessionConfig,
-  record: RunRecord,
-  request: ProducedRunRequest,
-): TraceSpan {
-  return telemetry.span(
-    `invoke_agent ${config.model.id}`,
-    'internal',
-    {
-      'gen_ai.operation.name': 'invoke_agent',
-      'gen_ai.agent.name': config.agentDefinition?.name,
-      'gen_ai.request.model': config.model.modelName,
-      'a3s.session.id': config.sessionId,
-      'a3s.tenant.id': config.ownerTenantId,
-      'a3s.run.id': record.runId,
-      'a3s.run.resumed_from': request.resumeFrom?.run_id,
-    },
-    request.traceParent,
-  );
 }
 
 async function produceHeldRun(
@@ -286,6 +265,13 @@ async function produceHeldRun(
       },
       { sessionId },
     );
+  }
+  // A rolled-back run's files go back to its base before its end is recorded (the next run starts after it).
+  const rollbackBy = request.rollback?.byRunId;
+  if (rollbackBy !== undefined) {
+    const files = await rollBackFiles(host.changes, record.runId, captured);
+    record.metadata = { ...record.metadata, rolled_back_files: files };
+    emit(record.runId, 'run_files_rolled_back', { by_run_id: rollbackBy, ...files });
   }
   if (host.memory && outcome.status === 'completed')
     await recordCompletedRun(host.memory, input, outcome.added, outcome.text).catch(() => undefined);

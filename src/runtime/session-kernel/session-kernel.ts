@@ -246,7 +246,8 @@ export function buildSessionKernel(
       ...(forkedFrom.tenantId !== undefined ? { parent_tenant_id: forkedFrom.tenantId } : {}),
       ...(forkedFrom.atRunId !== undefined ? { at_run_id: forkedFrom.atRunId } : {}),
       at_message: forkedFrom.atMessage,
-      workspace: 'shared',
+      workspace: forkedFrom.workspace ?? 'shared',
+      ...(forkedFrom.tree !== undefined ? { tree: forkedFrom.tree } : {}),
     });
   if (config.workspaceRepinned)
     emit(undefined, 'workspace_warning', { kind: 'repinned', workspace, message: config.workspaceRepinned });

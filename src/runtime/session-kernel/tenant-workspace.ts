@@ -194,7 +194,10 @@ export async function resolveTenantDirectory(
       throw notFound(field, requested);
     }
     if (!inTenantSpace(layout, canonical, claim.tenantId)) throw notFound(field, requested);
-    if (!(await stat(canonical)).isDirectory()) throw configError(field, `"${requested}" is not a directory`);
+    // Gone since realpath (a name on the way swapped meanwhile): the same answer as missing.
+    const found = await stat(canonical).catch(() => undefined);
+    if (found === undefined) throw notFound(field, requested);
+    if (!found.isDirectory()) throw configError(field, `"${requested}" is not a directory`);
     return canonical;
   }
   let canonical: string;
@@ -212,7 +215,9 @@ export async function resolveTenantDirectory(
       claim.showsRoots === true ? { field, roots: [...layout.roots] } : { field },
     );
   }
-  if (!(await stat(canonical)).isDirectory()) throw configError(field, `"${requested}" is not a directory`);
+  const found = await stat(canonical).catch(() => undefined);
+  if (found === undefined) throw configError(field, `"${requested}" does not exist`);
+  if (!found.isDirectory()) throw configError(field, `"${requested}" is not a directory`);
   return canonical;
 }
 
