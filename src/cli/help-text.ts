@@ -33,6 +33,8 @@ Commands:
   fork SESSION                 a new session with SESSION's transcript up to a run (--at-run) or message
   diff SESSION (RUN | --from R1 --to R2)
                                the patch a run (or a range of runs) made (--stat: the files with +/-)
+  revert SESSION RUN           undo a run: its files and every later run's back, its messages hidden (--force)
+  unrevert SESSION             redo what the last revert undid (--force)
   acp                          stdio bridge to the server's ACP endpoint, for editors (Zed agent_servers)
   token new                    make an API token and the api_token {} block (its hash) for the server config
 
@@ -172,6 +174,36 @@ Flags:
   --to RUN2     the run whose end ends the range
   --stat        one line per file: A|M|D|R, +added, -removed ("bin" for a binary file), the path; then a total
   --json        print the change set (or range) as JSON
+
+${CONNECTION}`,
+  revert: `Usage: a3s revert SESSION RUN [--force] [--json]
+
+Reverts run RUN of SESSION: each file it or a later run changed goes back to how it was before RUN (files they
+added are removed), and the transcript from RUN on is hidden from the model (its events stay). Prints one line per
+path written or removed ("restored" or "deleted", a tab, the path) and what was reverted on stderr. Needs the runs'
+change sets ("a3s diff" shows them) and no active run. "a3s unrevert" undoes it until the session's next run,
+which drops the reverted messages for good.
+
+Exit 1 when the server refuses, naming the code on stderr: REVERT_CONFLICT (a file was changed since the last
+run, by a person or another session; the paths are listed, --force overwrites them), REVERT_UNAVAILABLE (the run
+was compacted into a summary since, or is already reverted), NO_CHANGE_SET, SESSION_BUSY, RUN_NOT_FOUND.
+Exit 2 for usage errors (docs/changes.md).
+
+Flags:
+  --force   write the files changed since the last capture too
+  --json    print the server's answer {run_id, reverted_run_ids, files, messages, tree} as JSON
+
+${CONNECTION}`,
+  unrevert: `Usage: a3s unrevert SESSION [--force] [--json]
+
+Undoes SESSION's revert: the reverted runs' files back to how the last of them left them, and their messages
+visible to the model again. The same output as "a3s revert". Exit 1 when the server refuses: NOTHING_REVERTED
+(nothing is reverted, or a run started since the revert), REVERT_CONFLICT (a file was changed since the revert;
+the paths are listed, --force overwrites them), SESSION_BUSY. Exit 2 for usage errors.
+
+Flags:
+  --force   write the files changed since the revert too
+  --json    print the server's answer as JSON
 
 ${CONNECTION}`,
   acp: `Usage: a3s acp [--url URL] [--token T]

@@ -12,6 +12,7 @@ import { commandFirst } from './parse-flags.js';
 import { packageVersion } from '../package-version.js';
 import { reportError } from './report-error.js';
 import { resumeCommand } from './resume-command.js';
+import { revertCommand, unrevertCommand } from './revert-commands.js';
 import { runCommand } from './run-command.js';
 import { interruptCommand, steerCommand } from './run-control-commands.js';
 import { sessionsCommand } from './sessions-command.js';
@@ -33,6 +34,8 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   resume: resumeCommand,
   fork: forkCommand,
   diff: diffCommand,
+  revert: revertCommand,
+  unrevert: unrevertCommand,
   acp: acpCommand,
   token: tokenCommand,
 };

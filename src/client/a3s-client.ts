@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ChangeRange, ChangeSet } from '../protocol/change-set.js';
 import type { ForkRequestSchema } from '../protocol/fork.js';
 import type { HealthResponseSchema } from '../protocol/http.js';
+import type { RevertRequest, RevertResponse } from '../protocol/revert.js';
 import type { SessionOptionsSchema } from '../protocol/session-options.js';
 import type { WorkerAgentSpecInput } from '../protocol/worker-agents.js';
 import { falseOn } from './session-context.js';
@@ -14,8 +15,15 @@ import { resolveWebSocket, type WebSocketConstructor } from './websocket-like.js
 export type SessionOptionsInput = z.input<typeof SessionOptionsSchema>;
 /** What POST /v1/sessions/:id/fork takes: where to cut (atRunId or atMessage), the fork's id, its workspace. */
 export type ForkOptions = z.input<typeof ForkRequestSchema>;
+/** What POST .../runs/:runId/revert and POST .../unrevert take: `force` writes even the paths changed since. */
+export type RevertOptions = RevertRequest;
 /** Health answer. */
 export type Health = z.infer<typeof HealthResponseSchema>;
+
+/** The body of a revert or unrevert: `force` only when given. */
+function revertBody(options: RevertOptions): RevertRequest {
+  return options.force !== undefined ? { force: options.force } : {};
+}
 
 /** Options of A3sClient. */
 export interface A3sClientOptions {
@@ -165,6 +173,27 @@ export class A3sClient {
       from: range.from,
       to: range.to,
     });
+  }
+
+  /**
+   * Revert run `runId` (POST .../runs/:runId/revert, docs/changes.md): its files and every later run's back to before
+   * it, its messages hidden from the model. RevertConflictError (409, `details.paths`) when a path was changed since
+   * the last capture unless `force`; RevertUnavailableError (409) when the run was compacted since or is reverted;
+   * NoChangeSetError (422); SessionBusyError (409) while a run is active.
+   */
+  revert(sessionId: string, runId: string, options: RevertOptions = {}): Promise<RevertResponse> {
+    return this.transport.post<RevertResponse>(
+      `/v1/sessions/${seg(sessionId)}/runs/${seg(runId)}/revert`,
+      revertBody(options),
+    );
+  }
+
+  /**
+   * Undo the revert (POST .../unrevert): the reverted runs' files and messages back. NothingRevertedError (409) when
+   * nothing is reverted or a run started since; RevertConflictError (409, `details.paths`) unless `force`.
+   */
+  unrevert(sessionId: string, options: RevertOptions = {}): Promise<RevertResponse> {
+    return this.transport.post<RevertResponse>(`/v1/sessions/${seg(sessionId)}/unrevert`, revertBody(options));
   }
 
   /** A live session by id (SessionNotFoundError when there is none for this tenant). */

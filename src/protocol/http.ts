@@ -6,6 +6,7 @@ import { EventEnvelopeSchema } from './event-envelope.js';
 import { AgentResultSchema, RunRecordSchema, RunStatusSchema, UsageSchema } from './run-record.js';
 import { MULTITASK_STRATEGIES } from './multitask-strategy.js';
 import { ForkOriginSchema } from './fork.js';
+import { RevertedRunsSchema } from './revert.js';
 import { SessionLabelsSchema } from './session-snapshot.js';
 
 /** The error body every failure answers with. */
@@ -61,6 +62,8 @@ export const SessionInfoSchema = z
     llmCalls: z.number().int(),
     /** Set on a fork (POST /v1/sessions/:id/fork): the session and point it was forked from. */
     forkedFrom: ForkOriginSchema.optional(),
+    /** Set while runs are reverted (POST .../runs/:runId/revert) and an unrevert can put them back. */
+    reverted: RevertedRunsSchema.optional(),
   })
   .meta({ id: 'SessionInfo' });
 

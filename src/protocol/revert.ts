@@ -37,6 +37,22 @@ export const RevertResponseSchema = z
   .strict()
   .meta({ id: 'RevertResponse' });
 
+/**
+ * SessionInfo.reverted: the runs reverted and not unreverted yet (POST .../unrevert puts them back); absent when
+ * nothing is reverted, or once a run after the revert dropped the reverted messages for good.
+ */
+export const RevertedRunsSchema = z
+  .object({
+    /** The run the revert was asked for (the first reverted run). */
+    runId: z.string(),
+    /** Every reverted run, oldest first. */
+    runIds: z.array(z.string()),
+    /** The messages hidden from the model (what an unrevert puts back). */
+    hiddenMessages: z.number().int().nonnegative(),
+  })
+  .strict()
+  .meta({ id: 'RevertedRuns' });
+
 /** A session's reverted runs, kept in its snapshot until an unrevert or the next run (which drops them for good). */
 export const RevertStateSchema = z
   .object({
@@ -57,5 +73,6 @@ export const RevertStateSchema = z
 
 export type RevertRequest = z.infer<typeof RevertRequestSchema>;
 export type RevertResponse = z.infer<typeof RevertResponseSchema>;
+export type RevertedRuns = z.infer<typeof RevertedRunsSchema>;
 export type RevertedFile = z.infer<typeof RevertedFileSchema>;
 export type RevertState = z.infer<typeof RevertStateSchema>;

@@ -4,7 +4,8 @@ import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 
 /** The wire view of a session. */
 export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSchema> {
-  const { config } = session;
+  const { config, transcript } = session;
+  const reverted = transcript.reverted;
   return {
     id: session.id,
     workspace: config.workspace,
@@ -25,11 +26,15 @@ export function sessionInfo(session: AgentSession): z.infer<typeof SessionInfoSc
     labels: config.labels,
     closed: session.lifecycle.isClosed,
     createdAtMs: session.createdAtMs,
-    messageCount: session.transcript.messages.length,
-    usage: session.transcript.totalUsage(),
+    messageCount: transcript.messages.length,
+    usage: transcript.totalUsage(),
     autoSave: config.autoSave,
     askUser: config.options.askUser === true && config.delegationDepth === 0,
     llmCalls: session.llm.callCount,
     ...(config.forkedFrom ? { forkedFrom: config.forkedFrom } : {}),
+    // As POST .../unrevert checks it: the revert stands while the transcript ends where it cut it.
+    ...(reverted && reverted.epoch === transcript.epoch && reverted.atMessage === transcript.messages.length
+      ? { reverted: { runId: reverted.runId, runIds: [...reverted.runIds], hiddenMessages: reverted.messages.length } }
+      : {}),
   };
 }

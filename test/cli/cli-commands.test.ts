@@ -36,6 +36,8 @@ describe('a3s: help, usage errors, configuration', () => {
       'resume',
       'fork',
       'diff',
+      'revert',
+      'unrevert',
     ]) {
       const help = await runA3s(cli, [command, '--help']);
       expect(help.code).toBe(0);

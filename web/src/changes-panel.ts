@@ -2,6 +2,7 @@ import type { AgentEvent } from '../../src/client/index.js';
 import type { ConsoleContext } from './console-context.js';
 import { el, replaceChildren } from './el.js';
 import type { EventLog } from './event-log.js';
+import type { RevertTracker } from './revert-tracker.js';
 import { RunChanges } from './run-changes.js';
 
 /**
@@ -20,6 +21,7 @@ export class ChangesPanel {
     private readonly ctx: ConsoleContext,
     private readonly sessionId: string,
     private readonly log: EventLog,
+    private readonly reverts: RevertTracker,
   ) {
     this.title = el('h2', { id: 'changes-title' }, 'Changes');
     this.slot = el('div', {});
@@ -41,10 +43,13 @@ export class ChangesPanel {
     const runId = event.metadata.run_id;
     if (runId === undefined) return;
     if (event.type === 'run_changes_captured' && !this.inLog.has(runId)) {
-      const view = new RunChanges(this.ctx, this.sessionId, runId, {
-        files: event.payload.files,
-        patchBytes: event.payload.patch_bytes,
-      });
+      const view = new RunChanges(
+        this.ctx,
+        this.sessionId,
+        runId,
+        { files: event.payload.files, patchBytes: event.payload.patch_bytes },
+        this.reverts,
+      );
       this.inLog.set(runId, view);
       this.log.place(runId, view.element);
     } else if (event.type === 'agent_end') this.inLog.get(runId)?.load();
@@ -53,7 +58,7 @@ export class ChangesPanel {
   /** Show run `runId`'s changes in the panel. */
   show(runId: string): void {
     this.shown?.dispose();
-    this.shown = new RunChanges(this.ctx, this.sessionId, runId);
+    this.shown = new RunChanges(this.ctx, this.sessionId, runId, undefined, this.reverts);
     replaceChildren(this.title, 'Changes of run ', el('code', {}, runId));
     replaceChildren(this.slot, this.shown.element);
     this.element.hidden = false;

@@ -4,6 +4,8 @@ import type { ConsoleContext } from './console-context.js';
 import { diffView } from './diff-view.js';
 import { el, replaceChildren } from './el.js';
 import { errorText } from './format.js';
+import { RevertControls } from './revert-controls.js';
+import type { RevertTracker } from './revert-tracker.js';
 
 /** How often and how long a 425 (the run is still capturing) is asked again. */
 const RETRY_MS = 500;
@@ -25,11 +27,9 @@ const NO_CHANGE_SET: Record<string, string> = {
 export class RunChanges {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
-  /**
-   * Where the run's Revert / Unrevert buttons go (issue 32: POST .../runs/:runId/revert and POST .../unrevert, built
-   * separately). Empty until those routes exist: nothing here calls them.
-   */
+  /** Where the run's Revert / Unrevert buttons go (RevertControls: POST .../runs/:runId/revert and .../unrevert). */
   readonly actions: HTMLElement;
+  private readonly controls: RevertControls | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private loaded = false;
   private loading = false;
@@ -40,6 +40,8 @@ export class RunChanges {
     private readonly sessionId: string,
     readonly runId: string,
     expected?: { files: number; patchBytes: number },
+    /** The session's revert state: with it, the view offers Revert / Unrevert once the change set loaded. */
+    reverts?: RevertTracker,
   ) {
     this.actions = el('span', { class: 'actions change-actions' });
     this.body = el(
@@ -57,8 +59,13 @@ export class RunChanges {
       'section',
       { class: 'changes', 'data-run-id': runId, 'aria-label': `Changes of run ${runId}` },
       el('header', { class: 'changes-head' }, el('h3', {}, 'Changes'), this.actions),
-      this.body,
     );
+    this.controls = reverts ? new RevertControls(ctx, sessionId, runId, reverts, this.element) : undefined;
+    if (this.controls) {
+      this.actions.appendChild(this.controls.element);
+      this.element.appendChild(this.controls.panel);
+    }
+    this.element.appendChild(this.body);
   }
 
   /** Load the change set (once; a second call while it loads or after it loaded does nothing). */
@@ -72,6 +79,7 @@ export class RunChanges {
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.timer);
+    this.controls?.dispose();
   }
 
   private async fetch(attempt: number): Promise<void> {
@@ -83,6 +91,7 @@ export class RunChanges {
       if (this.disposed) return;
       this.loaded = true;
       replaceChildren(this.body, diffView(changes));
+      this.controls?.enable();
     } catch (error) {
       if (this.disposed || this.ctx.unauthorized(error)) return;
       if (error instanceof A3sError && error.code === 'CHANGES_CAPTURING' && attempt < MAX_RETRIES) {
@@ -96,6 +105,8 @@ export class RunChanges {
       if (error instanceof A3sError && error.code === 'NO_CHANGE_SET') {
         this.loaded = true;
         const reason = typeof error.details.reason === 'string' ? error.details.reason : 'unknown';
+        // A run that changed no file can still be reverted: its messages are hidden from the model.
+        if (reason === 'no_mutating_call') this.controls?.enable();
         replaceChildren(
           this.body,
           el('p', { class: 'muted changes-none' }, NO_CHANGE_SET[reason] ?? NO_CHANGE_SET.unknown),

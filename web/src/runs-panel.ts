@@ -2,6 +2,7 @@ import type { RunRecord, Session } from '../../src/client/index.js';
 import type { ConsoleContext } from './console-context.js';
 import { el, replaceChildren } from './el.js';
 import { errorText, formatDuration } from './format.js';
+import type { RevertTracker } from './revert-tracker.js';
 import { statusChip } from './verification-rows.js';
 
 /** A long id cut for a narrow column (the full id is its title). */
@@ -14,7 +15,8 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /**
  * The session's runs: status, duration, tokens and verification; cancel a running one, resume a failed one from its
- * checkpoint, show an ended one's changes, fork the session from just before a run and open the fork.
+ * checkpoint, show an ended one's changes, fork the session from just before a run and open the fork. Reverted runs
+ * are marked (the Revert / Unrevert buttons are on each run's changes).
  */
 export class RunsPanel {
   readonly element: HTMLElement;
@@ -27,6 +29,7 @@ export class RunsPanel {
     private readonly ctx: ConsoleContext,
     private readonly session: Session,
     private readonly showChanges: (runId: string) => void,
+    private readonly reverts: RevertTracker,
   ) {
     this.body = el('ol', { class: 'runs-list' });
     this.status = el('p', { class: 'muted', role: 'status' });
@@ -37,6 +40,27 @@ export class RunsPanel {
       this.body,
       this.status,
     );
+    reverts.subscribe(() => this.markReverted());
+  }
+
+  /** Mark the rows of the reverted runs (the tracker changed: a revert, an unrevert, the info). */
+  private markReverted(): void {
+    for (const item of this.body.querySelectorAll<HTMLElement>('li[data-run-id]')) {
+      const reverted = this.reverts.isReverted(item.dataset.runId ?? '');
+      item.classList.toggle('is-reverted', reverted);
+      const chip = item.querySelector('.reverted-chip');
+      if (reverted && !chip)
+        item
+          .querySelector('.run-item-head .actions')
+          ?.before(
+            el(
+              'span',
+              { class: 'chip chip-waiting reverted-chip', title: 'Its files and messages were reverted' },
+              'reverted',
+            ),
+          );
+      else if (!reverted) chip?.remove();
+    }
   }
 
   /** Reload the list (coalesced: one load at a time, one more if asked meanwhile). */
@@ -64,6 +88,7 @@ export class RunsPanel {
       return;
     }
     replaceChildren(this.body, ...[...runs].reverse().map((run) => this.row(run)));
+    this.markReverted();
     this.status.textContent = runs.length === 0 ? 'No runs yet.' : '';
   }
 

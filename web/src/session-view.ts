@@ -8,6 +8,7 @@ import { el, replaceChildren } from './el.js';
 import { EventLog } from './event-log.js';
 import { errorText } from './format.js';
 import { QuestionForms } from './question-forms.js';
+import { RevertTracker } from './revert-tracker.js';
 import { RunsPanel } from './runs-panel.js';
 import { renderBusy, sessionHead } from './session-head.js';
 import { sessionUnavailable } from './session-unavailable.js';
@@ -27,6 +28,7 @@ export class SessionView implements ConsoleView {
   private stream: EventStream | undefined;
   private disposed = false;
   private readonly log = new EventLog();
+  private readonly reverts = new RevertTracker();
   private confirmations: ConfirmationPanel | undefined;
   private runs: RunsPanel | undefined;
   private verifications: VerificationPanel | undefined;
@@ -111,9 +113,9 @@ export class SessionView implements ConsoleView {
     this.questions = new QuestionForms(this.ctx, session, this.log);
     this.renderInfo(session.created);
     this.confirmations = new ConfirmationPanel(this.ctx, session);
-    this.changes = new ChangesPanel(this.ctx, this.sessionId, this.log);
+    this.changes = new ChangesPanel(this.ctx, this.sessionId, this.log, this.reverts);
     replaceChildren(this.changesSlot, this.changes.element);
-    this.runs = new RunsPanel(this.ctx, session, (runId) => this.changes?.show(runId));
+    this.runs = new RunsPanel(this.ctx, session, (runId) => this.changes?.show(runId), this.reverts);
     replaceChildren(this.confirmSlot, this.confirmations.element);
     this.verifications = new VerificationPanel(this.ctx, session);
     replaceChildren(this.side, el('div', { class: 'side-stack' }, this.runs.element, this.verifications.element));
@@ -170,6 +172,7 @@ export class SessionView implements ConsoleView {
       ...sessionHead(info, { refresh: () => void this.refreshInfo(), close: () => void this.closeSession() }),
     );
     renderBusy(this.busy, info);
+    this.reverts.fromInfo(info.reverted);
     this.composer?.setActiveRun(info.currentRun?.id);
   }
 
@@ -262,6 +265,7 @@ export class SessionView implements ConsoleView {
     if (!this.log.add(event)) return;
     this.questions?.onEvent(event);
     this.changes?.onEvent(event);
+    this.reverts.onEvent(event);
     switch (event.type) {
       case 'confirmation_required': {
         const p = event.payload;
@@ -290,6 +294,8 @@ export class SessionView implements ConsoleView {
         this.soon();
         break;
       case 'agent_end':
+      case 'session_reverted':
+      case 'session_unreverted':
         void this.loadTranscript();
         this.soon();
         break;
