@@ -63,7 +63,8 @@ describe('a cluster of server processes on one Redis', () => {
     expect(sequences).toEqual(sequences.map((_, i) => sequences[0] + i));
     expect(ws.frames.some((f) => f.type === 'run_resumed')).toBe(true);
     ws.close();
-  });
+    // Processes started and killed: under a loaded CI machine this takes more than the 30 s default.
+  }, 90_000);
 
   it("with autoResume, the node that takes a dead node's session over marks the lost run NODE_LOST and resumes it", async () => {
     const { a, urlA, urlB, fake } = await cluster();
@@ -104,7 +105,7 @@ describe('a cluster of server processes on one Redis', () => {
       .send({ args: { file_path: 'auto.txt' } })
       .expect(200);
     expect(file.body.output.match(/once/g)).toHaveLength(1);
-  });
+  }, 90_000);
 
   it('a node paused past its lease loses the session: B takes over, and when A wakes its writes are fenced and it gives the session up', async () => {
     const { a, urlA, urlB, fake } = await cluster();
@@ -133,5 +134,5 @@ describe('a cluster of server processes on one Redis', () => {
     // The stored session is B's: A wrote nothing over it.
     const history = (await request(urlB).get('/v1/sessions/c2/history').expect(200)).body.messages;
     expect(history.map((m: { content: string }) => m.content)).toEqual(['hello B', 'B was here']);
-  });
+  }, 90_000);
 });
