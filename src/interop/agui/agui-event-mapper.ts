@@ -3,6 +3,7 @@ import type { AgentEventEnvelope, KnownEvent } from '../../protocol/agent-event-
 import type { PendingQuestionView } from '../../protocol/questions.js';
 import type { PendingConfirmation } from '../../runtime/policy/confirmation-broker.js';
 import { aguiInterrupts, aguiTokenUsage } from './agui-interrupts.js';
+import { aguiStateChange } from './agui-state-change.js';
 
 export { INTERRUPT_RESPONSE_SCHEMA } from './agui-interrupts.js';
 
@@ -172,38 +173,6 @@ export class AguiEventMapper {
       case 'step_end':
         this.onStepEnd(event.payload.step_id);
         return;
-      case 'planning_end':
-        this.snapshot({ plan: event.payload.plan });
-        return;
-      case 'task_updated':
-        this.snapshot({ tasks: event.payload.tasks });
-        return;
-      case 'goal_extracted':
-        this.snapshot({ goal: event.payload.goal });
-        return;
-      case 'goal_progress':
-        this.snapshot({
-          goalProgress: {
-            progress: event.payload.progress,
-            completedSteps: event.payload.completed_steps,
-            totalSteps: event.payload.total_steps,
-          },
-        });
-        return;
-      case 'goal_achieved':
-        this.snapshot({ goalAchieved: true });
-        return;
-      case 'run_changes_captured':
-        // The run's change set is stored: a frontend reads it with GET .../runs/:runId/changes (docs/changes.md).
-        this.snapshot({
-          changes: {
-            runId: event.payload.run_id,
-            files: event.payload.files,
-            patchBytes: event.payload.patch_bytes,
-            patchDigest: event.payload.patch_digest,
-          },
-        });
-        return;
       case 'error':
         // A run lost with its node ends here; any other failure is reported by agent_end.
         if (event.payload.code === 'NODE_LOST') this.fail(event.payload.message, 'NODE_LOST');
@@ -211,8 +180,12 @@ export class AguiEventMapper {
       case 'agent_end':
         this.onAgentEnd(event.payload);
         return;
-      default:
+      default: {
+        // Plan, tasks, goal and change-set events become state snapshots (agui-state-change.ts).
+        const change = aguiStateChange(event);
+        if (change !== undefined) this.snapshot(change);
         return;
+      }
     }
   }
 
