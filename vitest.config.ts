@@ -38,6 +38,7 @@ export const REDIS_TEST_FILES = [
   'test/server/ws-follow-control.test.ts',
   'test/stores/checkpoint-stores.test.ts',
   'test/stores/redis-session-store.test.ts',
+  'test/telemetry/traces-redis.test.ts',
   'test/stores/replica-acks.test.ts',
   'test/stores/session-stores.test.ts',
 ];

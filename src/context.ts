@@ -40,6 +40,8 @@ import { createRuntimeCluster } from './create-runtime-cluster.js';
 import type { SessionLogger } from './runtime/session-kernel/session-services.js';
 import type { Telemetry } from './runtime/ports/telemetry.js';
 import { startTelemetry } from './telemetry/start-telemetry.js';
+import { traceRedis } from './telemetry/traced-redis.js';
+import { traceSandbox } from './telemetry/traced-sandbox.js';
 import { packageVersion } from './package-version.js';
 import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
 
@@ -118,8 +120,22 @@ export async function createRuntimeContext(
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const clusterSecrets = loadClusterSecrets(config.cluster);
   const hostEnv = overrides.hostEnv ?? createSystemHostEnv();
+  // Configured secrets are redacted from tool output (and from traces' content) wherever they appear.
+  const redactor = new SecretRedactor([
+    ...Object.values(config.providers).flatMap((p) => (p.apiKey ? [p.apiKey] : [])),
+    ...config.apiTokens.flatMap((t) => (t.token ? [t.token] : [])),
+    ...(clusterSecrets?.values ?? []),
+  ]);
+  // Started before Redis, the sandbox and the agent, so their work in a run is traced from the first; the SDK is
+  // imported only when asked for.
+  const telemetry = await startTelemetry(
+    process.env,
+    packageVersion(),
+    config.telemetry.captureContent ? { redact: (text) => redactor.redact(text).text } : undefined,
+  );
   // One Redis client (or Cluster client) for the stores and cluster services.
   const redis = createRedisClient(config, logger);
+  if (redis && telemetry) traceRedis(redis, telemetry);
   const nodeId = config.nodeId ?? hostEnv.newId('node');
   const cluster = redis ? createRuntimeCluster(config, redis, nodeId, logger) : undefined;
   if (redis && cluster) {
@@ -150,7 +166,8 @@ export async function createRuntimeContext(
   const store = overrides.store ?? (await createStore(config, redis, cluster));
   const checkpoints = overrides.checkpoints ?? (await createCheckpointStore(config, redis, cluster));
   // Before anything else starts: with sandbox.mode "required", no working sandbox means no server.
-  const sandbox = overrides.sandbox ?? (await startSandbox(config, logger));
+  const started = overrides.sandbox ?? (await startSandbox(config, logger));
+  const sandbox = telemetry ? { ...started, sandbox: traceSandbox(started.sandbox, telemetry) } : started;
   const mcp = new McpManager({
     source: 'global',
     now: () => hostEnv.now(),
@@ -212,8 +229,6 @@ export async function createRuntimeContext(
     }
     return provider;
   };
-  // Started before the agent, so its sessions' runs are traced from the first; the SDK is imported only when asked for.
-  const telemetry = await startTelemetry(process.env, packageVersion());
   const changes = createChangeCapture(config, sandbox, quotas, hostEnv, createChangeSetStore(config, redis));
   const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({
@@ -233,12 +248,7 @@ export async function createRuntimeContext(
     mcp,
     logger: sessionLogger(logger),
     governance: {
-      // Configured secrets are redacted from tool output wherever they appear.
-      redactor: new SecretRedactor([
-        ...Object.values(config.providers).flatMap((p) => (p.apiKey ? [p.apiKey] : [])),
-        ...config.apiTokens.flatMap((t) => (t.token ? [t.token] : [])),
-        ...(clusterSecrets?.values ?? []),
-      ]),
+      redactor,
       hostRegistry,
       tenantLedger: new TenantBudgetLedger({
         limits: (tenantId) => config.tenantBudgets[tenantId],

@@ -197,6 +197,15 @@ export const CodeConfigSchema = z
       .strict()
       .default({ requests: false }),
     /**
+     * Traces (exported when OTEL_* variables ask for them). `captureContent`: spans also carry prompts, the messages
+     * sent to providers, model output and tool arguments and output, each through the secret redactor. Default
+     * false: no span carries anything a user or the model wrote.
+     */
+    telemetry: z
+      .object({ captureContent: z.boolean().default(false) })
+      .strict()
+      .default({ captureContent: false }),
+    /**
      * Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): `true` every peer, or addresses, CIDRs
      * and `loopback` / `linklocal` / `uniquelocal`. The client address then comes from X-Forwarded-For, for
      * limits.maxConnectionsPerAddress and request logs. Default false: the TCP peer is the client.

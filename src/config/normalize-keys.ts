@@ -88,6 +88,7 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   documentParser: FREE,
   autoDelegation: FREE,
   os: FREE,
+  telemetry: FREE,
 });
 
 const SNAKE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;

@@ -12,6 +12,8 @@ export const EventMetadataSchema = z
     principal: z.string().optional(),
     agent_template_id: z.string().optional(),
     correlation_id: z.string().optional(),
+    /** The run's trace (traces on): on a traced run's agent_end. */
+    trace_id: z.string().optional(),
   })
   .loose();
 

@@ -40,6 +40,11 @@ export const LoopCheckpointSchema = z
     checkpoint_ms: z.number().int().nonnegative(),
     /** A planned run's plan, goal and current step (absent for unplanned runs). */
     plan: PlanProgressSchema.optional(),
+    /** The W3C `traceparent` of the run's span (traces on): a run resumed from this checkpoint continues that trace. */
+    trace_parent: z
+      .string()
+      .regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/)
+      .optional(),
   })
   .strict()
   .meta({ id: 'LoopCheckpoint' });

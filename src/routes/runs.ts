@@ -225,7 +225,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
     },
     async ({ params, body, caller, request, reply }) => {
       const key = idempotencyKey(request.headers['idempotency-key']);
-      const { handle } = await agent.resumeRun(params.id, params.runId, caller, key);
+      const { handle } = await agent.resumeRun(params.id, params.runId, caller, key, traceOf(request));
       return runAnswer(handle, body.wait === true, reply);
     },
   );

@@ -1,17 +1,25 @@
 import {
   ROOT_CONTEXT,
+  context as otelContext,
   SpanKind,
   SpanStatusCode,
   trace,
   type Attributes,
   type Context,
+  type Link,
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import type { SpanAttributes, Telemetry, TraceParent, TraceSpan } from '../runtime/ports/telemetry.js';
+import type {
+  ContentCapture,
+  SpanAttributes,
+  Telemetry,
+  TraceParent,
+  TraceSpan,
+} from '../runtime/ports/telemetry.js';
 
 /** A place in a trace: the OpenTelemetry context a child span starts in. */
 class OtelParent implements TraceParent {
@@ -29,13 +37,43 @@ function attributesOf(attributes: SpanAttributes | undefined): Attributes {
   return out;
 }
 
+/** What every span of one tracer shares: the tracer and the content rule (telemetry.capture_content). */
+interface SpanShared {
+  readonly tracer: Tracer;
+  readonly content: ContentCapture | undefined;
+}
+
 class OtelSpan extends OtelParent implements TraceSpan {
   constructor(
-    private readonly tracer: Tracer,
+    private readonly shared: SpanShared,
     private readonly span: Span,
     context: Context,
   ) {
     super(span.spanContext().traceId, context);
+  }
+
+  get traceparent(): string {
+    const { traceId, spanId, traceFlags } = this.span.spanContext();
+    return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`;
+  }
+
+  get capturesContent(): boolean {
+    return this.shared.content !== undefined;
+  }
+
+  setContent(attributes: Readonly<Record<string, unknown>>): void {
+    const content = this.shared.content;
+    if (content === undefined) return;
+    const out: Attributes = {};
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === undefined) continue;
+      out[name] = content.redact(typeof value === 'string' ? value : JSON.stringify(value));
+    }
+    this.span.setAttributes(out);
+  }
+
+  within<T>(work: () => T): T {
+    return otelContext.with(this.context, work);
   }
 
   setAttributes(attributes: SpanAttributes): void {
@@ -48,7 +86,7 @@ class OtelSpan extends OtelParent implements TraceSpan {
 
   child(name: string, attributes?: SpanAttributes, kind: 'internal' | 'client' = 'internal'): TraceSpan {
     return startSpan(
-      this.tracer,
+      this.shared,
       name,
       kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL,
       attributes,
@@ -62,14 +100,26 @@ class OtelSpan extends OtelParent implements TraceSpan {
 }
 
 function startSpan(
-  tracer: Tracer,
+  shared: SpanShared,
   name: string,
   kind: SpanKind,
   attributes: SpanAttributes | undefined,
   parent: Context,
+  links?: Link[],
 ): OtelSpan {
-  const span = tracer.startSpan(name, { kind, attributes: attributesOf(attributes) }, parent);
-  return new OtelSpan(tracer, span, trace.setSpan(parent, span));
+  const span = shared.tracer.startSpan(
+    name,
+    { kind, attributes: attributesOf(attributes), ...(links ? { links } : {}) },
+    parent,
+  );
+  return new OtelSpan(shared, span, trace.setSpan(parent, span));
+}
+
+/** The span context a link points at (a parent read from a header or a checkpoint, or a span of ours). */
+function linkOf(parent: TraceParent): Link | undefined {
+  if (!(parent instanceof OtelParent)) return undefined;
+  const spanContext = trace.getSpanContext(parent.context);
+  return spanContext === undefined ? undefined : { context: spanContext };
 }
 
 /**
@@ -78,7 +128,11 @@ function startSpan(
  * client's `tracestate` and `baggage` never reach a span. No automatic instrumentation is loaded: every span is
  * made here, with the attributes the runtime passes (ids, names, counts, statuses).
  */
-export function createOtelTelemetry(env: NodeJS.ProcessEnv, version: string): Telemetry {
+export function createOtelTelemetry(
+  env: NodeJS.ProcessEnv,
+  version: string,
+  content: ContentCapture | undefined,
+): Telemetry {
   const sdk = new NodeSDK({
     ...(env.OTEL_SERVICE_NAME ? {} : { serviceName: 'a3s-code-server' }),
     traceExporter: new OTLPTraceExporter(),
@@ -86,12 +140,25 @@ export function createOtelTelemetry(env: NodeJS.ProcessEnv, version: string): Te
     instrumentations: [],
   });
   sdk.start();
-  const tracer = trace.getTracer('a3s-code-server', version);
+  const shared: SpanShared = { tracer: trace.getTracer('a3s-code-server', version), content };
   const propagator = new W3CTraceContextPropagator();
   return {
-    span(name, kind, attributes, parent) {
+    span(name, kind, attributes, parent, links) {
       const context = parent instanceof OtelParent ? parent.context : ROOT_CONTEXT;
-      return startSpan(tracer, name, kind === 'server' ? SpanKind.SERVER : SpanKind.INTERNAL, attributes, context);
+      const linked = links?.flatMap((link) => linkOf(link) ?? []);
+      return startSpan(
+        shared,
+        name,
+        kind === 'server' ? SpanKind.SERVER : SpanKind.INTERNAL,
+        attributes,
+        context,
+        linked !== undefined && linked.length > 0 ? linked : undefined,
+      );
+    },
+    active() {
+      const active = otelContext.active();
+      const span = trace.getSpan(active);
+      return span === undefined ? undefined : new OtelSpan(shared, span, active);
     },
     incoming(headers) {
       const header = headers.traceparent;

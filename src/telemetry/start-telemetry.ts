@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/config-error.js';
-import type { Telemetry } from '../runtime/ports/telemetry.js';
+import type { ContentCapture, Telemetry } from '../runtime/ports/telemetry.js';
 
 const PROTOCOL_KEYS = ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const;
 
@@ -29,10 +29,15 @@ export function tracesRequested(env: NodeJS.ProcessEnv): boolean {
 
 /**
  * Start tracing when the environment asks for it (docs/operations.md "Traces"); otherwise answer undefined
- * without importing the SDK: a server without OTEL_* variables never loads it.
+ * without importing the SDK: a server without OTEL_* variables never loads it. With `content`
+ * (`telemetry.capture_content`), spans also carry prompts, messages and tool input and output, redacted by it.
  */
-export async function startTelemetry(env: NodeJS.ProcessEnv, version: string): Promise<Telemetry | undefined> {
+export async function startTelemetry(
+  env: NodeJS.ProcessEnv,
+  version: string,
+  content?: ContentCapture,
+): Promise<Telemetry | undefined> {
   if (!tracesRequested(env)) return undefined;
   const { createOtelTelemetry } = await import('./otel-telemetry.js');
-  return createOtelTelemetry(env, version);
+  return createOtelTelemetry(env, version, content);
 }

@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   status: { code?: number; message?: string };
   serviceName: unknown;
+  /** The spans this one links to (OTLP `links`), by trace and span id. */
+  links: Array<{ traceId: string; spanId: string }>;
 }
 
 interface OtlpValue {
@@ -80,6 +82,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               attributes: attributesOf(span.attributes as Array<{ key: string; value?: OtlpValue }>),
               status: (span.status ?? {}) as ReceivedSpan['status'],
               serviceName,
+              links: ((span.links ?? []) as Array<{ traceId?: unknown; spanId?: unknown }>).map((link) => ({
+                traceId: String(link.traceId),
+                spanId: String(link.spanId),
+              })),
             });
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');

@@ -1,88 +1,28 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { startFakeProvider } from '../support/fake-provider.js';
 import { tempDir } from '../support/test-server.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
+import {
+  ANSWER,
+  baseEnv,
+  CALLER_SPAN,
+  PROMPT,
+  REPO,
+  startTracedServer as startServer,
+  TRACE_ID,
+  until,
+  VITE_NODE,
+  type TracedServer,
+} from './traced-server.js';
 
-const REPO = process.cwd();
-const RECORDER = join(REPO, 'test', 'support', 'import-recorder.mjs');
-const VITE_NODE = join(REPO, 'node_modules', 'vite-node', 'vite-node.mjs');
-const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
-const CALLER_SPAN = '00f067aa0ba902b7';
-const PROMPT = 'Summarize the quarterly-plan-zebra file';
-const ANSWER = 'The plan says: ship the giraffe feature.';
-
-interface Server {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-/** The server from source in a child process (tracing is process-wide), recording which SDK modules it loads. */
-async function startServer(env: Record<string, string>, importLog: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', RECORDER, VITE_NODE, join(REPO, 'src', 'main.ts')], {
-    cwd: REPO,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: tempDir('a3s-otel-home-'),
-      A3S_PORT: '0',
-      A3S_IMPORT_LOG: importLog,
-      ...env,
-    },
-  });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  for (let i = 0; i < 1200 && !/"url":"http/.test(out); i++) {
-    if (child.exitCode !== null) throw new Error(`the server exited: ${out}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const url = /"url":"(http:\/\/[^"]+)"/.exec(out)?.[1];
-  if (!url) throw new Error(`the server did not start: ${out}`);
-  return {
-    child,
-    url,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-const open: Array<{ close(): Promise<void> } | Server> = [];
+const open: Array<{ close(): Promise<void> } | TracedServer> = [];
 afterEach(async () => {
   for (const item of open.splice(0).reverse()) await ('stop' in item ? item.stop() : item.close());
 });
-
-function baseEnv(fake: FakeProvider): Record<string, string> {
-  return {
-    OPENAI_API_KEY: 'sk-otel-test-key',
-    OPENAI_BASE_URL: fake.baseUrl,
-    A3S_MODEL: 'openai/test-model',
-    A3S_DATA_DIR: tempDir('a3s-otel-data-'),
-    A3S_WORKSPACE_ROOTS: workspaceRoot(),
-  };
-}
-
-function workspaceRoot(): string {
-  const root = tempDir('a3s-otel-ws-');
-  writeFileSync(join(root, 'quarterly-plan-zebra.md'), 'ship the giraffe feature\n');
-  return root;
-}
 
 describe('OpenTelemetry traces', () => {
   it("exports a run's span tree under the caller's traceparent, with GenAI attributes and no user content", async () => {

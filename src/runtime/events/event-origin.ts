@@ -14,6 +14,7 @@ class EventMetadataRecord {
   declare principal?: string;
   declare agent_template_id?: string;
   declare correlation_id?: string;
+  declare trace_id?: string;
   declare sequence?: number;
   declare session_sequence: number;
   [key: string]: unknown;
@@ -27,6 +28,7 @@ class EventMetadataRecord {
     if (labels.principal !== undefined) this.principal = labels.principal;
     if (labels.agentTemplateId !== undefined) this.agent_template_id = labels.agentTemplateId;
     if (labels.correlationId !== undefined) this.correlation_id = labels.correlationId;
+    if (origin.traceId !== undefined) this.trace_id = origin.traceId;
     if (runId !== undefined) this.sequence = sequence;
     this.session_sequence = sessionSequence;
   }
@@ -40,6 +42,7 @@ export interface OriginMetadata {
   principal?: string;
   agent_template_id?: string;
   correlation_id?: string;
+  trace_id?: string;
 }
 
 /**
@@ -52,6 +55,8 @@ export class EventOrigin {
     readonly runId: string | undefined,
     readonly sessionId: string,
     readonly labels: SessionLabels,
+    /** The trace of a traced run, on its agent_end only (metadata `trace_id`). */
+    readonly traceId?: string,
   ) {}
 
   /** The origin of an event's metadata as the wire names it (labels read from their snake_case keys). */
@@ -61,7 +66,7 @@ export class EventOrigin {
     if (metadata.principal !== undefined) labels.principal = metadata.principal;
     if (metadata.agent_template_id !== undefined) labels.agentTemplateId = metadata.agent_template_id;
     if (metadata.correlation_id !== undefined) labels.correlationId = metadata.correlation_id;
-    return new EventOrigin(metadata.run_id, metadata.session_id, labels);
+    return new EventOrigin(metadata.run_id, metadata.session_id, labels, metadata.trace_id);
   }
 
   /** True when both origins stamp the same metadata (same run, session and labels). */
@@ -72,6 +77,7 @@ export class EventOrigin {
     return (
       other.runId === this.runId &&
       other.sessionId === this.sessionId &&
+      other.traceId === this.traceId &&
       (a === b ||
         (a.tenantId === b.tenantId &&
           a.principal === b.principal &&

@@ -180,7 +180,7 @@ export class LlmInvoker {
     if (options.responseFormat) request.responseFormat = options.responseFormat;
     // Once output reached the consumer a retry would repeat it: the failure is final.
     let streamed = false;
-    const traced = ProviderCallSpan.start(ctx, model);
+    const traced = ProviderCallSpan.start(ctx, model, messages);
     let failure: unknown;
     const sink: LlmEventSink = (event) => {
       traced?.observe(event);

@@ -66,7 +66,7 @@ export class ToolInvoker {
   /** Run one tool call; never throws for tool faults (they become error results). */
   async invoke(call: ToolCallRequest, ctx: InvocationContext): Promise<ToolCallOutcome> {
     if (ctx.trace === undefined) return this.invokeStages(call, ctx);
-    // Traced: a span per call (`execute_tool <name>`) with its outcome, never its arguments or output.
+    // Traced: a span per call (`execute_tool <name>`) with its outcome, its arguments and output only with capture_content.
     const span = ctx.trace.child(`execute_tool ${call.name}`, {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': call.name,
@@ -74,7 +74,8 @@ export class ToolInvoker {
       'a3s.tool.origin': call.origin,
     });
     try {
-      const outcome = await this.invokeStages(call, ctx);
+      // The call's span is the active one while it runs: its sandboxed commands and Redis round trips are children.
+      const outcome = await span.within(() => this.invokeStages(call, ctx));
       const failed = outcome.exitCode !== 0;
       // The kind's type only (a structured kind carries paths and messages).
       const kind = outcome.errorKind;
@@ -84,6 +85,8 @@ export class ToolInvoker {
         'a3s.tool.outcome': kindName ?? (failed ? 'error' : 'ok'),
         'a3s.tool.truncated': outcome.truncated,
       });
+      // telemetry.capture_content only, redacted: the model's arguments and what the model was answered.
+      span.setContent({ 'gen_ai.tool.call.arguments': call.args, 'gen_ai.tool.call.result': outcome.output });
       if (failed) span.fail(kindName ?? `exit code ${outcome.exitCode}`);
       return outcome;
     } finally {

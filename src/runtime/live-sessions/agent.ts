@@ -1,3 +1,4 @@
+import type { TraceParent } from '../ports/telemetry.js';
 import { purgeStoredSession } from '../retention/purge-stored-session.js';
 import { removeSandboxHome } from '../sandbox/remove-sandbox-home.js';
 import { CodeError } from '../../errors.js';
@@ -211,8 +212,9 @@ export class Agent {
     runId: string,
     caller: Caller,
     idempotencyKey?: string,
+    traceParent?: TraceParent,
   ): Promise<{ session: AgentSession; handle: RunHandle }> {
-    return this.resumer.resume(sessionKey(caller.tenantId, sessionId), runId, caller, idempotencyKey);
+    return this.resumer.resume(sessionKey(caller.tenantId, sessionId), runId, caller, idempotencyKey, traceParent);
   }
 
   /**

@@ -2,6 +2,7 @@ import { CodeError } from '../../errors.js';
 import type { SessionOptions } from '../../protocol/session-options.js';
 import { sessionIdOf, tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import type { Caller } from '../ports/caller.js';
+import type { TraceParent } from '../ports/telemetry.js';
 import type { AgentSession } from '../session-kernel/agent-session.js';
 import type { RunHandle } from '../session-kernel/run-handle.js';
 import type { SessionServices } from '../session-kernel/session-services.js';
@@ -25,6 +26,8 @@ export class RunResumer {
     runId: string,
     caller: Caller,
     idempotencyKey?: string,
+    /** The span of the request that resumes it: linked from the resumed run's span (traces on). */
+    traceParent?: TraceParent,
   ): Promise<{ session: AgentSession; handle: RunHandle }> {
     const { deps, live } = this.host;
     live.assertAdmitting();
@@ -75,6 +78,7 @@ export class RunResumer {
         input: checkpoint.input,
         resumeFrom: checkpoint,
         ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+        ...(traceParent !== undefined ? { traceParent } : {}),
       }),
     };
   }

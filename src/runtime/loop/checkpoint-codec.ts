@@ -5,7 +5,15 @@ import type { LoopState } from './run-loop.js';
 /** The wire checkpoint of a loop state. */
 export function toCheckpoint(
   state: LoopState,
-  meta: { runId: string; sessionId: string; input: string; sideQuestion: boolean; now: number; plan?: PlanProgress },
+  meta: {
+    runId: string;
+    sessionId: string;
+    input: string;
+    sideQuestion: boolean;
+    now: number;
+    plan?: PlanProgress;
+    traceParent?: string;
+  },
 ): LoopCheckpoint {
   return {
     schema_version: 1,
@@ -31,6 +39,7 @@ export function toCheckpoint(
     },
     checkpoint_ms: meta.now,
     ...(meta.plan ? { plan: meta.plan } : {}),
+    ...(meta.traceParent !== undefined ? { trace_parent: meta.traceParent } : {}),
   };
 }
 

@@ -94,8 +94,12 @@ export async function produceRun(
   }
   const span = host.telemetry === undefined ? undefined : runSpan(host.telemetry, host.config, record, request);
   try {
-    const produced = await produceHeldRun(host, record, request, span ? { ...ctx, trace: span } : ctx, signal);
+    // Traced: the run's span is the active one while it runs, so its Redis round trips and commands find it.
+    const produced = span
+      ? await span.within(() => produceHeldRun(host, record, request, { ...ctx, trace: span }, signal))
+      : await produceHeldRun(host, record, request, ctx, signal);
     span?.setAttributes({ 'a3s.run.status': produced.status, 'a3s.run.tool_calls': produced.result?.toolCallsCount });
+    span?.setContent({ 'a3s.run.output': produced.result?.text });
     if (produced.status === 'failed') span?.fail(produced.error?.code ?? 'failed');
     return produced;
   } finally {
@@ -202,7 +206,8 @@ async function produceHeldRun(
     ];
     const deps: LoopDeps = {
       ...host.loopDeps(),
-      checkpoint: (state: LoopState, plan?: PlanProgress) => saveCheckpoint(host, record, input, state, plan),
+      checkpoint: (state: LoopState, plan?: PlanProgress) =>
+        saveCheckpoint(host, record, input, state, plan, ctx.trace?.traceparent),
       ...(request.safePoint ? { safePoint: request.safePoint } : {}),
     };
     emit(
@@ -292,26 +297,32 @@ async function produceHeldRun(
   if (hooks?.wants('post_response') && (outcome.status === 'completed' || result.text !== ''))
     hooks.observe('post_response', runResultPayload(host, record, result, outcome.status), { sessionId });
   host.runs.setStatus(record, outcome.status);
-  emit(record.runId, 'agent_end', {
-    text: result.text,
-    usage: {
-      prompt_tokens: result.promptTokens,
-      completion_tokens: result.completionTokens,
-      total_tokens: result.totalTokens,
+  // A traced run's agent_end names its trace in its metadata (`trace_id`).
+  emit(
+    record.runId,
+    'agent_end',
+    {
+      text: result.text,
+      usage: {
+        prompt_tokens: result.promptTokens,
+        completion_tokens: result.completionTokens,
+        total_tokens: result.totalTokens,
+      },
+      verification_summary: verificationSummary,
+      ...(outcome.meta
+        ? { meta: { provider: config.model.providerName, request_model: config.model.modelName, ...outcome.meta } }
+        : {}),
+      status: outcome.status,
+      tool_calls_count: result.toolCallsCount,
+      verification_status: result.verificationStatus,
+      pending_verification_count: result.pendingVerificationCount,
+      failed_verification_count: result.failedVerificationCount,
+      verification_report_count: result.verificationReportCount,
+      verification_summary_text: result.verificationSummaryText,
+      ...(outcome.error ? { error: outcome.error } : {}),
     },
-    verification_summary: verificationSummary,
-    ...(outcome.meta
-      ? { meta: { provider: config.model.providerName, request_model: config.model.modelName, ...outcome.meta } }
-      : {}),
-    status: outcome.status,
-    tool_calls_count: result.toolCallsCount,
-    verification_status: result.verificationStatus,
-    pending_verification_count: result.pendingVerificationCount,
-    failed_verification_count: result.failedVerificationCount,
-    verification_report_count: result.verificationReportCount,
-    verification_summary_text: result.verificationSummaryText,
-    ...(outcome.error ? { error: outcome.error } : {}),
-  });
+    ctx.trace?.traceId,
+  );
   if (outcome.status === 'completed' && hooks?.wants('on_success'))
     hooks.observe('on_success', runResultPayload(host, record, result, outcome.status), { sessionId });
   await host.saveAfterRun();
@@ -365,6 +376,7 @@ async function saveCheckpoint(
   input: string,
   state: LoopState,
   plan?: PlanProgress,
+  traceParent?: string,
 ): Promise<void> {
   const checkpoint = toCheckpoint(state, {
     runId: record.runId,
@@ -373,6 +385,7 @@ async function saveCheckpoint(
     sideQuestion: record.sideQuestion,
     now: host.hostEnv.now(),
     ...(plan ? { plan } : {}),
+    ...(traceParent !== undefined ? { traceParent } : {}),
   });
   try {
     await host.checkpoints.save(checkpoint);

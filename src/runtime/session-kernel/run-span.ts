@@ -4,14 +4,20 @@ import type { ResolvedSessionConfig } from './resolved-session-config.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
 import type { TraceParent } from '../ports/telemetry.js';
 
-/** The run's span (`invoke_agent <model>`): ids, the model and the agent, never the prompt. */
+/**
+ * The run's span (`invoke_agent <model>`): ids, the model and the agent, never the prompt. A run resumed from a
+ * checkpoint (on another node, or after a restart) continues the trace of the run it resumes, as a child of that
+ * run's span, and links the request that resumed it (when one did).
+ */
 export function runSpan(
   telemetry: Telemetry,
   config: ResolvedSessionConfig,
   record: RunRecord,
   request: { readonly resumeFrom?: LoopCheckpoint | undefined; readonly traceParent?: TraceParent | undefined },
 ): TraceSpan {
-  return telemetry.span(
+  const resumed = request.resumeFrom?.trace_parent;
+  const original = resumed === undefined ? undefined : telemetry.incoming({ traceparent: resumed });
+  const span = telemetry.span(
     `invoke_agent ${config.model.id}`,
     'internal',
     {
@@ -23,6 +29,9 @@ export function runSpan(
       'a3s.run.id': record.runId,
       'a3s.run.resumed_from': request.resumeFrom?.run_id,
     },
-    request.traceParent,
+    original ?? request.traceParent,
+    original !== undefined && request.traceParent !== undefined ? [request.traceParent] : undefined,
   );
+  span.setContent({ 'a3s.run.input': record.input });
+  return span;
 }

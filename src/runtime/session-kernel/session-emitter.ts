@@ -6,11 +6,15 @@ import type { HostEnv } from '../ports/host-env.js';
 import type { SessionOwnership } from '../ports/session-ownership.js';
 import type { SessionKey } from '../../stores/session-key.js';
 
-/** Emit one typed runtime event of the session, tied to a run when `runId` is given. */
+/**
+ * Emit one typed runtime event of the session, tied to a run when `runId` is given; `traceId` (a traced run's
+ * agent_end) is stamped into the event's metadata as `trace_id`.
+ */
 export type SessionEmit = <T extends RuntimeEventType>(
   runId: string | undefined,
   type: T,
   payload: RuntimeEventPayloads[T],
+  traceId?: string,
 ) => void;
 
 /** Sees every event a session emits (metrics); it runs on the emit path, so it must be cheap and never throw. */
@@ -46,9 +50,11 @@ export function createSessionEmit(deps: SessionEmitterDeps): SessionEmit {
     if (current?.runId !== runId) current = new EventOrigin(runId, deps.sessionId, deps.labels);
     return current;
   };
-  return (runId, type, payload) => {
+  return (runId, type, payload, traceId) => {
     const clustered = deps.ownership.clustered;
-    const envelope = deps.events.record(originOf(runId), type, payload, deps.hostEnv.now(), clustered);
+    const origin =
+      traceId === undefined ? originOf(runId) : new EventOrigin(runId, deps.sessionId, deps.labels, traceId);
+    const envelope = deps.events.record(origin, type, payload, deps.hostEnv.now(), clustered);
     if (envelope !== undefined && clustered && !deps.lifecycle.abandoned)
       deps.ownership.publish(deps.sessionKey, envelope);
     deps.onEvent?.(type, payload);
