@@ -13,13 +13,7 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import type {
-  ContentCapture,
-  SpanAttributes,
-  Telemetry,
-  TraceParent,
-  TraceSpan,
-} from '../runtime/ports/telemetry.js';
+import type { ContentCapture, SpanAttributes, Telemetry, TraceParent, TraceSpan } from '../runtime/ports/telemetry.js';
 
 /** A place in a trace: the OpenTelemetry context a child span starts in. */
 class OtelParent implements TraceParent {
