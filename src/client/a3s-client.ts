@@ -9,7 +9,7 @@ import { falseOn } from './session-context.js';
 import type { HostReconnectOptions } from './host-reconnect.js';
 import { HttpTransport, seg, type RouteOption } from './http-transport.js';
 import { Session, type SessionInfo } from './session.js';
-import { resolveWebSocket, type WebSocketConstructor } from './websocket-like.js';
+import { WebSocketSource, type WebSocketConstructor } from './websocket-like.js';
 
 /** SessionOptions as sent (the body of POST /v1/sessions, every seed name). */
 export type SessionOptionsInput = z.input<typeof SessionOptionsSchema>;
@@ -49,12 +49,12 @@ export interface A3sClientOptions {
 /** The typed client of an A3S Code Server: sessions with the seed's Node SDK names over HTTP and WebSocket. */
 export class A3sClient {
   private readonly transport: HttpTransport;
-  private readonly WebSocket: WebSocketConstructor | undefined;
+  private readonly WebSocket: WebSocketSource;
   private readonly hostReconnect: HostReconnectOptions | undefined;
 
   constructor(options: A3sClientOptions) {
     this.transport = new HttpTransport(options);
-    this.WebSocket = resolveWebSocket(options.WebSocket);
+    this.WebSocket = new WebSocketSource(options.WebSocket);
     this.hostReconnect = options.hostReconnect;
   }
 

@@ -252,8 +252,8 @@ export class SessionHost {
   }
 
   /** Open a host socket at `base`, register as a host, then register again what this client registered. */
-  private open(base: string): Promise<string> {
-    const WebSocket = requireWebSocket(this.ctx);
+  private async open(base: string): Promise<string> {
+    const WebSocket = await requireWebSocket(this.ctx);
     return new Promise<string>((resolve, reject) => {
       const socket = new WebSocket(eventsSocketUrl(base, this.ctx.sessionId, undefined));
       this.socket = socket;

@@ -116,7 +116,7 @@ export class SessionRuns {
     history?: ChatMessage[],
     options: WithAttachments<StreamOptions> = {},
   ): Promise<EventStream> {
-    const WebSocket = requireWebSocket(this.ctx);
+    const WebSocket = await requireWebSocket(this.ctx);
     const started = await this.startRun(prompt, { history, ...options });
     const runId = started.runId;
     const first = await this.firstSessionSequence(runId);

@@ -1,5 +1,5 @@
 import { WS_CLOSE } from '../protocol/ws-messages.js';
-import { toA3sError, type A3sError } from './a3s-error.js';
+import { A3sError, toA3sError } from './a3s-error.js';
 import { toAgentEvent, type AgentEvent, type AgentEventInput, type ReplayGap } from './agent-event.js';
 import { EventStream } from './event-stream.js';
 import { messageText, WS_OPEN, type WebSocketConstructor, type WebSocketLike } from './websocket-like.js';
@@ -21,7 +21,8 @@ export interface SocketEventStreamOptions {
   /** The server's base URL (http(s); the socket uses ws(s)). */
   baseUrl: string;
   token?: string;
-  WebSocket: WebSocketConstructor;
+  /** The constructor, or its pending import (the stream connects once it is there, or fails with its error). */
+  WebSocket: WebSocketConstructor | Promise<WebSocketConstructor>;
   sessionId: string;
   /** The tenant whose session it is (admins only). */
   tenantId?: string;
@@ -86,12 +87,24 @@ export class SocketEventStream extends EventStream {
   private paused = false;
   private reconnects = 0;
   private readonly maxBuffered: number;
+  private WebSocket: WebSocketConstructor | undefined;
 
   constructor(private readonly options: SocketEventStreamOptions) {
     super(options.runId);
     this.cursor = options.after;
     this.maxBuffered = options.maxBufferedEvents ?? 10_000;
-    this.connect();
+    const given = options.WebSocket;
+    if (typeof given === 'function') {
+      this.WebSocket = given;
+      this.connect();
+    } else
+      given.then(
+        (WebSocket) => {
+          this.WebSocket = WebSocket;
+          this.connect();
+        },
+        (error: unknown) => this.fail(error instanceof A3sError ? error : toA3sError('NETWORK_ERROR', String(error), 0)),
+      );
   }
 
   /** The last session_sequence received (the resume cursor), undefined before the first event of a live-only stream. */
@@ -132,8 +145,9 @@ export class SocketEventStream extends EventStream {
   }
 
   private connect(): void {
-    if (this.stopped || this.ended) return;
-    const socket = new this.options.WebSocket(
+    const WebSocket = this.WebSocket;
+    if (this.stopped || this.ended || WebSocket === undefined) return;
+    const socket = new WebSocket(
       eventsSocketUrl(this.options.baseUrl, this.options.sessionId, this.cursor, this.options.tenantId),
     );
     this.socket = socket;

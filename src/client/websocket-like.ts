@@ -27,6 +27,43 @@ export function resolveWebSocket(given: WebSocketConstructor | undefined): WebSo
   return given ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
 }
 
+/**
+ * Where the client's sockets come from: the constructor given, else the global one (browsers, Node 22+), else the
+ * `ws` package (an optional peer dependency), imported on first use: on Node 20, which has no global WebSocket, a
+ * client works without being handed one. The import's specifier is not a literal, so browser bundles leave it out.
+ */
+export class WebSocketSource {
+  private imported: Promise<WebSocketConstructor | undefined> | undefined;
+
+  constructor(private readonly given: WebSocketConstructor | undefined) {}
+
+  /** The constructor known without an import (given or global), if any. */
+  get ready(): WebSocketConstructor | undefined {
+    return resolveWebSocket(this.given);
+  }
+
+  /** The constructor, importing `ws` when there is none; undefined when `ws` is not installed either. */
+  load(): Promise<WebSocketConstructor | undefined> {
+    const ready = this.ready;
+    if (ready !== undefined) return Promise.resolve(ready);
+    this.imported ??= importWs();
+    return this.imported;
+  }
+}
+
+async function importWs(): Promise<WebSocketConstructor | undefined> {
+  const specifier = 'ws';
+  try {
+    const loaded = (await import(/* @vite-ignore */ specifier)) as {
+      WebSocket?: WebSocketConstructor;
+      default?: WebSocketConstructor;
+    };
+    return loaded.WebSocket ?? loaded.default;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Text of a message event's data (a string, or bytes from an implementation that hands them over). */
 export function messageText(data: unknown): string {
   if (typeof data === 'string') return data;

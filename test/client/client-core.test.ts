@@ -155,10 +155,13 @@ describe('the typed client: send, stream, history, runs, cancel and typed errors
     expect((badKey as ValidationError).details.field).toBe('Idempotency-Key');
     const emptyInput = await session.send('').catch((error: unknown) => error);
     expect((emptyInput as ValidationError).message).toContain('input');
+    // No WebSocket given and none global (Node 20): the client imports `ws` by itself (without it installed, the
+    // stream fails with ValidationError naming the option: test/client/client-package.test.ts).
     const noSocket = await new A3sClient({ baseUrl: t.url, WebSocket: undefined }).getSession(session.sessionId);
-    const refused = await noSocket.stream('x').catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(ValidationError);
-    expect((refused as ValidationError).details.field).toBe('WebSocket');
+    t.fake.script({ text: 'streamed without a WebSocket option' });
+    const streamed: string[] = [];
+    for await (const event of await noSocket.stream('x')) streamed.push(event.type);
+    expect(streamed.at(-1)).toBe('agent_end');
     const [closedPort] = await findFreePorts(1);
     const unreachable = await new A3sClient({ baseUrl: `http://127.0.0.1:${closedPort}` })
       .health()

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { A3sClient } from '../../src/client/a3s-client.js';
 import type { HttpTransport } from '../../src/client/http-transport.js';
 import { Session, type SessionInfo } from '../../src/client/session.js';
+import { WebSocketSource } from '../../src/client/websocket-like.js';
 import { EVENT_TYPES, SEED_EVENT_TYPES } from '../../src/protocol/event-catalog.js';
 import { EVENT_PAYLOAD_SCHEMAS } from '../../src/protocol/event-registry.js';
 
@@ -68,7 +69,7 @@ const eventRows = table('Events', { status: 3, note: 4, test: 5 });
 function clientSession(): Record<string, unknown> {
   const info = { id: 's', workspace: '/w', labels: {}, initWarning: null, hasMemory: false, closed: false };
   return new Session(
-    { transport: {} as HttpTransport, WebSocket: undefined },
+    { transport: {} as HttpTransport, WebSocket: new WebSocketSource(undefined) },
     info as unknown as SessionInfo,
   ) as unknown as Record<string, unknown>;
 }
