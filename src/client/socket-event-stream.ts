@@ -103,7 +103,8 @@ export class SocketEventStream extends EventStream {
           this.WebSocket = WebSocket;
           this.connect();
         },
-        (error: unknown) => this.fail(error instanceof A3sError ? error : toA3sError('NETWORK_ERROR', String(error), 0)),
+        (error: unknown) =>
+          this.fail(error instanceof A3sError ? error : toA3sError('NETWORK_ERROR', String(error), 0)),
       );
   }
 
