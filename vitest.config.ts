@@ -21,6 +21,7 @@ export const REDIS_TEST_FILES = [
   'test/cluster/event-tickets-cluster.test.ts',
   'test/cluster/runs-list-lost.test.ts',
   'test/cluster/tenant-quotas-cluster.test.ts',
+  'test/cluster/webhooks-cluster.test.ts',
   'test/cluster/forwarding.test.ts',
   'test/cluster/node-loss.test.ts',
   'test/cluster/node-identity.test.ts',
