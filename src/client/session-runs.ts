@@ -292,6 +292,8 @@ export class SessionRuns {
         body: {
           ...(options.wait ? { wait: true } : {}),
           ...(options.multitaskStrategy !== undefined ? { multitaskStrategy: options.multitaskStrategy } : {}),
+          // Likewise a webhook: a resumed run delivers to its origin's, so the server refuses one here by name.
+          ...(options.webhook !== undefined ? { webhook: options.webhook } : {}),
         },
         headers,
       },

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { A3sClient, WebhookSecretMissingError } from '../../src/client/index.js';
 import type { WebhookDelivery } from '../../src/protocol/webhooks.js';
 import { waitUntil } from '../cluster/wait-until.js';
 import { createSession, runAndWait, useTestServers } from '../support/run-helpers.js';
@@ -178,6 +179,62 @@ describe('run webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     // The completed run was not asked for.
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it('tells the webhook of each confirmation the run waits for, then of its end', async () => {
+    // The built-in permission policy, which asks before a write.
+    const t = await server({}, { defaultPermissionPolicy: undefined });
+    const receiver = await recording();
+    const sessionId = await createSession(t, { confirmationPolicy: { enabled: true, defaultTimeoutMs: 20_000 } });
+    t.fake.script(
+      { toolCalls: [{ id: 'c_w', name: 'write', arguments: { file_path: 'approved.txt', content: 'yes' } }] },
+      { text: 'written' },
+    );
+    const started = await request(t.url)
+      .post(`/v1/sessions/${sessionId}/runs`)
+      .send({ input: 'write it', webhook: { url: receiver.url, events: ['confirmation_required', 'run_completed'] } })
+      .expect(202);
+    const runId = (started.body as { runId: string }).runId;
+    await waitUntil('the confirmation was delivered', () => receiver.received.length === 1);
+    const asked = receiver.received[0]!;
+    expect(asked.headers['a3s-event']).toBe('confirmation_required');
+    expect(asked.body).toMatchObject({
+      type: 'confirmation_required',
+      runId,
+      confirmation: { toolId: 'c_w', toolName: 'write' },
+      run: { status: 'executing' },
+      result: null,
+    });
+    // The call's arguments (user content) stay on the server: the receiver asks for them with its token.
+    expect(asked.raw).not.toContain('approved.txt');
+    await request(t.url).post(`/v1/sessions/${sessionId}/confirmations/c_w`).send({ approved: true }).expect(200);
+    await waitUntil('the end was delivered', () => receiver.received.length === 2);
+    expect(receiver.received[1]!.body).toMatchObject({ type: 'run_completed', runId, result: { text: 'written' } });
+    expect(receiver.received[1]!.headers['a3s-delivery-id']).not.toBe(asked.headers['a3s-delivery-id']);
+    const log = await deliveries(t, sessionId);
+    expect(log.map((d) => d.event).sort()).toEqual(['confirmation_required', 'run_completed']);
+  });
+
+  it('the typed client sends a run webhook and reads the log; WebhookSecretMissingError without a secret', async () => {
+    const t = await server();
+    const receiver = await recording();
+    const client = new A3sClient({ baseUrl: t.url });
+    const session = await client.session();
+    t.fake.script({ text: 'from the client' });
+    const result = await session.send('hello', undefined, { webhook: { url: receiver.url } });
+    expect(result.text).toBe('from the client');
+    await waitUntil('the delivery arrived', () => receiver.received.length === 1);
+    await waitUntil(
+      'the client reads it delivered',
+      async () => (await client.webhookDeliveries(session.sessionId))[0]?.status === 'delivered',
+    );
+    const [entry] = await client.webhookDeliveries(session.sessionId);
+    expect(entry!.deliveryId).toBe(receiver.received[0]!.headers['a3s-delivery-id']);
+    const bare = await start();
+    const other = await new A3sClient({ baseUrl: bare.url }).session();
+    await expect(other.send('hello', undefined, { webhook: { url: receiver.url } })).rejects.toBeInstanceOf(
+      WebhookSecretMissingError,
+    );
   });
 
   it('refuses a webhook when the tenant has no secret: 400 WEBHOOK_SECRET_MISSING', async () => {
