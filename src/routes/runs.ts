@@ -79,8 +79,8 @@ async function startWithAttachments(
 }
 
 /**
- * The run's webhook: its own (`body.webhook`, checked with the caller's scopes) or the session's default (checked
- * when the session was created, with its creator's); absent when neither is set.
+ * The run's own webhook (`body.webhook`), checked with the caller's scopes; without one the run gets the session's
+ * default, checked when the session was created.
  */
 async function runWebhookOf(
   ctx: ServerContext,
@@ -88,12 +88,9 @@ async function runWebhookOf(
   body: RunRequest,
   caller: Caller,
 ): Promise<ResolvedRunWebhook | undefined> {
-  const tenantId = session.config.ownerTenantId;
-  if (body.webhook !== undefined)
-    return ctx.webhooks.check(body.webhook, tenantId, privateOutboundAllowed(caller, ctx.config), 'body.webhook');
-  const fallback = session.config.options.webhook;
-  if (fallback === undefined) return undefined;
-  return ctx.webhooks.check(fallback, tenantId, session.config.outboundAllowPrivate, 'session.webhook');
+  if (body.webhook === undefined) return undefined;
+  const allowPrivate = privateOutboundAllowed(caller, ctx.config);
+  return ctx.webhooks.check(body.webhook, session.config.ownerTenantId, allowPrivate, 'body.webhook');
 }
 
 /** The answer to a started (or existing, for a retried Idempotency-Key) run: 202 at once, or 200 with the result when the caller waits. */

@@ -15,6 +15,7 @@ import { isTerminal } from './session-runs.js';
 import type { SingleFlight } from './single-flight.js';
 import type { ControlLane } from '../queue/lane-command.js';
 import type { SessionEventLog } from '../events/session-event-log.js';
+import { sessionWebhookOf } from '../webhooks/check-run-webhook.js';
 
 /** How the active run is asked to stop other than by its abort signal alone. */
 interface RunStops {
@@ -330,7 +331,15 @@ export class SessionRunControl {
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
     const host = this.host;
-    const tap = scope.agent.services.webhooks?.runStarted(sessionKey, tenantId, record, request);
+    // A run without a webhook of its own gets the session's default (a resume its origin's; a child's run none).
+    const webhooks = scope.agent.services.webhooks;
+    const webhook =
+      request.webhook ??
+      (webhooks && !request.resumeFrom && !request.parentSignal ? sessionWebhookOf(config) : undefined);
+    const tap = webhooks?.runStarted(sessionKey, tenantId, record, {
+      ...(webhook !== undefined ? { webhook } : {}),
+      ...(request.resumeFrom !== undefined ? { resumeFrom: request.resumeFrom } : {}),
+    });
     const unlisten = tap?.listens
       ? this.deps.events.listen((event) => {
           if (event.type === 'confirmation_required' && event.metadata.run_id === runId) {

@@ -35,3 +35,20 @@ export async function checkRunWebhook(
   await assertOutboundUrl(webhook.url, `${field}.url`, allowPrivate, resolve);
   return { url: webhook.url, events: webhook.events ?? DEFAULT_WEBHOOK_EVENTS, allowPrivate };
 }
+
+/**
+ * The session default webhook (SessionOptions.webhook, checked when the session was created) as a run's, with the
+ * creator's grant for private addresses; undefined when the session has none.
+ */
+export function sessionWebhookOf(config: {
+  readonly options: { readonly webhook?: RunWebhook | undefined };
+  readonly outboundAllowPrivate: boolean;
+}): ResolvedRunWebhook | undefined {
+  const webhook = config.options.webhook;
+  if (webhook === undefined) return undefined;
+  return {
+    url: webhook.url,
+    events: webhook.events ?? DEFAULT_WEBHOOK_EVENTS,
+    allowPrivate: config.outboundAllowPrivate,
+  };
+}
