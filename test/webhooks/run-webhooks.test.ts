@@ -237,6 +237,25 @@ describe('run webhooks', () => {
     );
   });
 
+  it('a pending delivery survives a restart on the file store and is sent with the same id', async () => {
+    const config = { webhooks: { secrets: { default: [SECRET] }, retryDelaysMs: [0, 1500], scanIntervalMs: 200 } };
+    const first = await start({ config });
+    const receiver = await recording((res, index) => status(index === 0 ? 500 : 200)(res, index));
+    const sessionId = await createSession(first, { autoSave: true });
+    await runWithWebhook(first, sessionId, { url: receiver.url });
+    await waitUntil('the first attempt failed', async () => (await deliveries(first, sessionId))[0]?.attempts === 1);
+    await first.close();
+    const second = await start({ config, dataDir: first.dataDir, root: first.root });
+    await waitUntil('the restarted server sent it', () => receiver.received.length === 2, 10_000);
+    expect(receiver.received[1]!.headers['a3s-delivery-id']).toBe(receiver.received[0]!.headers['a3s-delivery-id']);
+    expect(receiver.received[1]!.raw).toBe(receiver.received[0]!.raw);
+    await waitUntil(
+      'the log says delivered',
+      async () => (await deliveries(second, sessionId))[0]?.status === 'delivered',
+    );
+    expect((await deliveries(second, sessionId))[0]).toMatchObject({ attempts: 2, lastStatus: 200 });
+  });
+
   it('refuses a webhook when the tenant has no secret: 400 WEBHOOK_SECRET_MISSING', async () => {
     const t = await start();
     const sessionId = await createSession(t);
