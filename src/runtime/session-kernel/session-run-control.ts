@@ -372,8 +372,10 @@ export class SessionRunControl {
       if (stops.rollback.byRunId !== undefined) transcript.messages = transcriptBefore;
       this.deps.activity.runEnded();
       unlisten?.();
-      // A session another node took over is that node's to report.
-      if (!lifecycle.abandoned) tap?.ended(this.deps.records.withCounts(record));
+      // A session another node took over is that node's to report; a run stopped to be resumed (shutdown,
+      // passivation) is its resumption's.
+      const resumable = record.status === 'cancelled' && lifecycle.isClosed && lifecycle.keepsCheckpoints();
+      if (!lifecycle.abandoned && !resumable) tap?.ended(this.deps.records.withCounts(record));
       if (!lifecycle.abandoned) ownership.setActiveRun(sessionKey, undefined);
       this.startNext();
     });
