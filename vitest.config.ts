@@ -42,6 +42,7 @@ export const REDIS_TEST_FILES = [
   'test/telemetry/traces-redis.test.ts',
   'test/stores/replica-acks.test.ts',
   'test/stores/session-stores.test.ts',
+  'test/stores/webhook-stores.test.ts',
 ];
 
 /** Test configuration: every test on the single Redis ("default"), and the Redis tests again on a Redis Cluster ("redis-cluster"). */

@@ -17,6 +17,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
+// KEYS: the session's webhooks hash. ARGV: the field, the JSON. Replaces a field only while it exists, so an attempt
+// finishing after a purge does not bring the session's hash back.
+const REPLACE = defineRedisScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+`);
+
 function parse<T>(
   raw: string | null,
   schema: { safeParse(value: unknown): { success: boolean; data?: T } },
@@ -69,16 +77,17 @@ export class RedisWebhookStore implements WebhookStore {
   async createDelivery(session: SessionKey, delivery: StoredWebhookDelivery): Promise<StoredWebhookDelivery> {
     const key = redisWebhooksKey(this.keyPrefix, session);
     const field = `delivery:${delivery.deliveryId}`;
+    const member = this.member(session, delivery.deliveryId);
+    const due = redisWebhooksDueKey(this.keyPrefix);
     try {
+      // The due entry first (its own slot in a Redis Cluster, so not in one script with the record): a node lost
+      // between the two leaves an entry without a record, which the next read drops, never a record nobody scans.
+      if (delivery.status === 'pending') await this.redis.zadd(due, 'NX', delivery.nextAttemptAtMs ?? 0, member);
       const created = await this.redis.hsetnx(key, field, JSON.stringify(delivery));
-      if (created === 0) return (await this.getDelivery(session, delivery.deliveryId)) ?? delivery;
-      if (delivery.status === 'pending')
-        await this.redis.zadd(
-          redisWebhooksDueKey(this.keyPrefix),
-          delivery.nextAttemptAtMs ?? 0,
-          this.member(session, delivery.deliveryId),
-        );
-      return delivery;
+      if (created === 1) return delivery;
+      const existing = await this.getDelivery(session, delivery.deliveryId);
+      if (existing && existing.status !== 'pending') await this.redis.zrem(due, member);
+      return existing ?? delivery;
     } catch (error) {
       throw redisFailure('failed to record a webhook delivery', { deliveryId: delivery.deliveryId }, error);
     }
@@ -90,11 +99,11 @@ export class RedisWebhookStore implements WebhookStore {
     const member = this.member(session, delivery.deliveryId);
     try {
       // A purged session's delivery is not brought back by an attempt that was under way.
-      if ((await this.redis.hexists(key, field)) === 0) {
+      const replaced = await runRedisScript(this.redis, REPLACE, [key], [field, JSON.stringify(delivery)]);
+      if (Number(replaced) === 0) {
         await this.redis.zrem(redisWebhooksDueKey(this.keyPrefix), member);
         return;
       }
-      await this.redis.hset(key, field, JSON.stringify(delivery));
       if (delivery.status === 'pending')
         await this.redis.zadd(redisWebhooksDueKey(this.keyPrefix), delivery.nextAttemptAtMs ?? 0, member);
       else await this.redis.zrem(redisWebhooksDueKey(this.keyPrefix), member);
@@ -105,10 +114,10 @@ export class RedisWebhookStore implements WebhookStore {
 
   async getDelivery(session: SessionKey, deliveryId: string): Promise<StoredWebhookDelivery | undefined> {
     try {
-      return parse(
-        await this.redis.hget(redisWebhooksKey(this.keyPrefix, session), `delivery:${deliveryId}`),
-        StoredWebhookDeliverySchema,
-      );
+      const raw = await this.redis.hget(redisWebhooksKey(this.keyPrefix, session), `delivery:${deliveryId}`);
+      // A due entry whose record is gone (purged, or a node lost between the two writes) is dropped here.
+      if (raw === null) await this.redis.zrem(redisWebhooksDueKey(this.keyPrefix), this.member(session, deliveryId));
+      return parse(raw, StoredWebhookDeliverySchema);
     } catch (error) {
       throw redisFailure('failed to read a webhook delivery', { deliveryId }, error);
     }
