@@ -243,6 +243,7 @@ export async function createRuntimeContext(
     now: () => hostEnv.now(),
     changeSets,
     onError: (what, error) => logger.warn({ err: String(error) }, what),
+    redact: (text) => redactor.redact(text).text,
   });
   const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({

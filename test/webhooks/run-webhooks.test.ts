@@ -89,6 +89,26 @@ describe('run webhooks', () => {
     });
   });
 
+  it("redacts secrets from the body with the server's secret redactor (configured ones and known formats)", async () => {
+    const t = await server();
+    const receiver = await recording();
+    const sessionId = await createSession(t);
+    const leaked = `the key is sk-${'a1'.repeat(15)} and the provider's is sk-test-and-more and ${SECRET}`;
+    t.fake.script({ text: leaked });
+    await request(t.url)
+      .post(`/v1/sessions/${sessionId}/runs`)
+      .send({ input: `echo ${SECRET}`, wait: true, webhook: { url: receiver.url } })
+      .expect(200);
+    await waitUntil('the delivery arrived', () => receiver.received.length === 1);
+    const got = receiver.received[0]!;
+    expect(got.raw).not.toContain(SECRET);
+    expect(got.raw).not.toContain(`sk-${'a1'.repeat(15)}`);
+    const body = got.body as { run: { input: string }; result: { text: string } };
+    expect(body.result.text).toContain('[REDACTED]');
+    expect(body.run.input).toBe('echo [REDACTED]');
+    expect(verifyWebhook(got.headers, got.raw, [SECRET]).ok).toBe(true);
+  });
+
   it('signs with both secrets while rotating: a receiver knowing either one accepts', async () => {
     const t = await server({ secrets: { default: [SECRET, OLD_SECRET] } });
     const receiver = await recording();

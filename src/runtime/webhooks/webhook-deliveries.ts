@@ -37,6 +37,8 @@ export interface WebhookDeliveriesDeps {
   /** Sends one attempt (default: sendWebhook); a seam for name resolution in tests. */
   readonly send?: (attempt: WebhookAttempt) => Promise<WebhookAttemptOutcome>;
   readonly resolve?: OutboundResolver;
+  /** The secret redactor's rule (shared with hooks and traces): applied to every string of a body before it is stored. */
+  readonly redact?: (text: string) => string;
 }
 
 const TERMINAL_EVENT: Partial<Record<RunRecord['status'], WebhookEvent>> = {
@@ -236,13 +238,20 @@ export class WebhookDeliveries implements RunWebhooks {
         lastError: null,
         deliveredAtMs: null,
         tenantId,
-        body: JSON.stringify(body),
+        body: this.bodyText(body),
         allowPrivate: hook.allowPrivate,
       });
       if (stored.status === 'pending') this.schedule(session, stored);
     } catch (error) {
       this.deps.onError('recording a webhook delivery failed', error);
     }
+  }
+
+  /** The body's JSON with every string value through the redactor (keys and the JSON's shape untouched). */
+  private bodyText(body: WebhookBody): string {
+    const redact = this.deps.redact;
+    if (!redact) return JSON.stringify(body);
+    return JSON.stringify(body, (_key, value: unknown) => (typeof value === 'string' ? redact(value) : value));
   }
 
   private schedule(session: SessionKey, delivery: StoredWebhookDelivery): void {
