@@ -158,7 +158,11 @@ export class WebhookDeliveries implements RunWebhooks {
       // A resumed run delivers as the run it resumes would have, with delivery ids derived from the same origin.
       hook = this.deps.store.getRunWebhook(session, resumeFrom.run_id).then(
         async (origin) => {
-          if (origin) await this.deps.store.putRunWebhook(session, record.runId, origin);
+          // Kept for the new run too, so a resume of this run finds it; a failure to keep it loses nothing now.
+          if (origin)
+            await this.deps.store
+              .putRunWebhook(session, record.runId, origin)
+              .catch((error: unknown) => this.deps.onError('storing a resumed run webhook failed', error));
           return origin;
         },
         (error: unknown) => {
