@@ -276,6 +276,32 @@ describe('run webhooks', () => {
     expect((await deliveries(second, sessionId))[0]).toMatchObject({ attempts: 2, lastStatus: 200 });
   });
 
+  it('the session default covers runs of every door: a queued run and an AG-UI run', async () => {
+    const t = await server();
+    const receiver = await recording();
+    const sessionId = await createSession(t, { webhook: { url: receiver.url } });
+    t.fake.script({ text: 'first', delayMs: 300 }, { text: 'queued one' }, { text: 'from ag-ui' });
+    const first = await request(t.url).post(`/v1/sessions/${sessionId}/runs`).send({ input: 'one' }).expect(202);
+    const queued = await request(t.url)
+      .post(`/v1/sessions/${sessionId}/runs`)
+      .send({ input: 'two', multitaskStrategy: 'enqueue' })
+      .expect(202);
+    expect(queued.body.queuePosition).toBe(1);
+    await waitUntil('both runs delivered', () => receiver.received.length === 2, 10_000);
+    const agui = await request(t.url)
+      .post(`/v1/agui/${sessionId}`)
+      .send({ threadId: sessionId, runId: 'agui-run-1', messages: [{ id: 'u1', role: 'user', content: 'three' }] });
+    expect(agui.status).toBe(200);
+    await waitUntil('the AG-UI run delivered', () => receiver.received.length === 3, 10_000);
+    const runIds = receiver.received.map((r) => (r.body as { runId: string }).runId);
+    expect(runIds.slice(0, 2)).toEqual([first.body.runId, queued.body.runId]);
+    expect(receiver.received.map((r) => (r.body as { result: { text: string } }).result.text)).toEqual([
+      'first',
+      'queued one',
+      'from ag-ui',
+    ]);
+  });
+
   it('refuses a webhook when the tenant has no secret: 400 WEBHOOK_SECRET_MISSING', async () => {
     const t = await start();
     const sessionId = await createSession(t);
