@@ -21,6 +21,7 @@ export const REDIS_TEST_FILES = [
   'test/cluster/event-tickets-cluster.test.ts',
   'test/cluster/runs-list-lost.test.ts',
   'test/cluster/tenant-quotas-cluster.test.ts',
+  'test/cluster/webhooks-cluster.test.ts',
   'test/cluster/forwarding.test.ts',
   'test/cluster/node-loss.test.ts',
   'test/cluster/node-identity.test.ts',
@@ -41,6 +42,7 @@ export const REDIS_TEST_FILES = [
   'test/telemetry/traces-redis.test.ts',
   'test/stores/replica-acks.test.ts',
   'test/stores/session-stores.test.ts',
+  'test/stores/webhook-stores.test.ts',
 ];
 
 /** Test configuration: every test on the single Redis ("default"), and the Redis tests again on a Redis Cluster ("redis-cluster"). */

@@ -26,6 +26,7 @@ import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerChangeRoutes } from './routes/changes.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerRevertRoutes } from './routes/revert.js';
 import { registerAttachmentRoutes } from './routes/attachments.js';
 import { registerSessionForkRoutes } from './routes/session-fork.js';
@@ -87,6 +88,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerSessionForkRoutes(app, ctx);
   registerRunRoutes(app, ctx);
   registerChangeRoutes(app, ctx);
+  registerWebhookRoutes(app, ctx);
   registerRevertRoutes(app, ctx);
   registerAttachmentRoutes(app, ctx, ctx.attachments);
   registerToolRoutes(app, ctx);

@@ -33,6 +33,8 @@ import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import type { SessionStore } from './stores/session-store.js';
 import { createChangeCapture, createChangeSetStore } from './create-change-capture.js';
+import { createWebhookStore } from './create-webhook-store.js';
+import { WebhookDeliveries } from './runtime/webhooks/webhook-deliveries.js';
 import { createAttachmentStore, createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
 import { CountedAttachmentStore } from './runtime/attachments/counted-attachment-store.js';
 import { SessionAttachments } from './runtime/attachments/session-attachments.js';
@@ -76,6 +78,8 @@ export interface RuntimeContext {
   onListening(url: string): Promise<void>;
   /** Traces (OTEL_* variables; docs/operations.md "Traces"); absent when none are exported. */
   readonly telemetry: Telemetry | undefined;
+  /** Run webhooks: checks, the delivery log, and the attempts (docs/webhooks.md). */
+  readonly webhooks: WebhookDeliveries;
   /** Release what the context opened (the Redis connections), after the agent closed. */
   dispose(): Promise<void>;
 }
@@ -125,6 +129,7 @@ export async function createRuntimeContext(
     ...Object.values(config.providers).flatMap((p) => (p.apiKey ? [p.apiKey] : [])),
     ...config.apiTokens.flatMap((t) => (t.token ? [t.token] : [])),
     ...(clusterSecrets?.values ?? []),
+    ...Object.values(config.webhooks.secrets).flat(),
   ]);
   // Started before Redis, the sandbox and the agent, so their work in a run is traced from the first; the SDK is
   // imported only when asked for.
@@ -229,7 +234,17 @@ export async function createRuntimeContext(
     }
     return provider;
   };
-  const changes = createChangeCapture(config, sandbox, quotas, hostEnv, createChangeSetStore(config, redis));
+  const changeSets = createChangeSetStore(config, redis);
+  const changes = createChangeCapture(config, sandbox, quotas, hostEnv, changeSets);
+  const webhooks = new WebhookDeliveries({
+    config: config.webhooks,
+    store: createWebhookStore(config, redis),
+    nodeId,
+    now: () => hostEnv.now(),
+    changeSets,
+    onError: (what, error) => logger.warn({ err: String(error) }, what),
+    redact: (text) => redactor.redact(text).text,
+  });
   const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({
     config,
@@ -260,6 +275,7 @@ export async function createRuntimeContext(
       onHookError: (sessionId, failure) => logger.warn({ sessionId, hook: failure }, 'hook failed'),
     },
     onSessionEvent: metrics.observeEvent,
+    webhooks,
     ...(telemetry ? { telemetry } : {}),
     ...(quotas ? { quotas } : {}),
     ...(sessionBytes ? { sessionBytes } : {}),
@@ -281,10 +297,12 @@ export async function createRuntimeContext(
             void attachments.store.deleteSession(key).catch(() => undefined);
             void removeSandboxHome(sandbox, quotas, key);
             void changes.removeSession(key);
+            void webhooks.removeSession(key).catch(() => undefined);
           },
           onError: (error) => logger.warn({ err: String(error) }, 'retention sweep failed for a session'),
         });
   sweeper?.start();
+  webhooks.start();
   const forwarder = new RequestForwarder({
     peers: new PeerUrls(config.cluster.peerUrls),
     headers: clusterSecrets ? new ForwardedHeaders(clusterSecrets, nodeId) : undefined,
@@ -316,6 +334,7 @@ export async function createRuntimeContext(
     forwarder,
     attachments,
     telemetry,
+    webhooks,
     onListening: async (url: string) => {
       if (!cluster) return;
       await cluster.ownership.advertise(
@@ -330,6 +349,7 @@ export async function createRuntimeContext(
       );
     },
     dispose: async () => {
+      webhooks.stop();
       await sweeper?.stop();
       await clusterUsage?.stop();
       await forwarder.close().catch(() => undefined);

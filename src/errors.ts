@@ -11,6 +11,11 @@ export const ERROR_CATALOGUE = {
     description: 'Session options conflict with each other or with the server configuration.',
   },
   UNSUPPORTED_OPTION: { status: 400, description: 'A session option is recognised but not implemented yet.' },
+  WEBHOOK_SECRET_MISSING: {
+    status: 400,
+    description:
+      "A run webhook was asked for, but the operator set no webhook secret for the caller's tenant (config webhooks.secrets).",
+  },
   WORKSPACE_OUTSIDE_ROOTS: {
     status: 400,
     description: 'The workspace does not resolve inside a configured workspace root.',

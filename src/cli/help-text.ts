@@ -35,6 +35,7 @@ Commands:
                                the patch a run (or a range of runs) made (--stat: the files with +/-)
   revert SESSION RUN           undo a run: its files and every later run's back, its messages hidden (--force)
   unrevert SESSION             redo what the last revert undid (--force)
+  webhooks SESSION             the session's run webhook deliveries (status, attempts, last error)
   acp                          stdio bridge to the server's ACP endpoint, for editors (Zed agent_servers)
   token new                    make an API token and the api_token {} block (its hash) for the server config
 
@@ -100,6 +101,16 @@ show prints one session as JSON; close closes it (exit 1 when there is no such s
 
 Flags:
   --json     ls: print the list as JSON
+
+${CONNECTION}`,
+  webhooks: `Usage: a3s webhooks SESSION [--json]
+
+Prints the session's run webhook deliveries (docs/webhooks.md), newest first, one a line: delivery id (the
+A3S-Delivery-Id header), event, status (pending, delivered or failed), attempts, run id, and the last error
+("-" when none; JSON-quoted when it holds a control character).
+
+Flags:
+  --json     print the list as JSON
 
 ${CONNECTION}`,
   events: `Usage: a3s events SESSION [--after N] [--follow]

@@ -3,6 +3,7 @@ import { answerCommand } from './answer-command.js';
 import { approveCommand } from './approve-command.js';
 import type { CliIo } from './cli-io.js';
 import { diffCommand } from './diff-command.js';
+import { webhooksCommand } from './webhooks-command.js';
 import { eventsCommand } from './events-command.js';
 import { EXIT } from './exit-codes.js';
 import { forkCommand } from './fork-command.js';
@@ -34,6 +35,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   resume: resumeCommand,
   fork: forkCommand,
   diff: diffCommand,
+  webhooks: webhooksCommand,
   revert: revertCommand,
   unrevert: unrevertCommand,
   acp: acpCommand,

@@ -4,6 +4,7 @@ import type { ForkRequestSchema } from '../protocol/fork.js';
 import type { HealthResponseSchema } from '../protocol/http.js';
 import type { RevertRequest, RevertResponse } from '../protocol/revert.js';
 import type { SessionOptionsSchema } from '../protocol/session-options.js';
+import type { WebhookDelivery } from '../protocol/webhooks.js';
 import type { WorkerAgentSpecInput } from '../protocol/worker-agents.js';
 import { falseOn } from './session-context.js';
 import type { HostReconnectOptions } from './host-reconnect.js';
@@ -162,6 +163,17 @@ export class A3sClient {
    */
   changes(sessionId: string, runId: string): Promise<ChangeSet> {
     return this.transport.get<ChangeSet>(`/v1/sessions/${seg(sessionId)}/runs/${seg(runId)}/changes`);
+  }
+
+  /**
+   * The session's run webhook deliveries, newest first (GET .../webhooks/deliveries, docs/webhooks.md): each one's
+   * `deliveryId`, `event`, `status` (pending, delivered, failed), `attempts` and last error.
+   */
+  async webhookDeliveries(sessionId: string): Promise<WebhookDelivery[]> {
+    const answer = await this.transport.get<{ deliveries: WebhookDelivery[] }>(
+      `/v1/sessions/${seg(sessionId)}/webhooks/deliveries`,
+    );
+    return answer.deliveries;
   }
 
   /**

@@ -19,6 +19,10 @@ export type SessionConfigurationError = InstanceType<typeof SessionConfiguration
 export const UnsupportedOptionError = ERROR_CLASSES.UNSUPPORTED_OPTION;
 /** An error of code UNSUPPORTED_OPTION. */
 export type UnsupportedOptionError = InstanceType<typeof UnsupportedOptionError>;
+/** The error of code WEBHOOK_SECRET_MISSING. */
+export const WebhookSecretMissingError = ERROR_CLASSES.WEBHOOK_SECRET_MISSING;
+/** An error of code WEBHOOK_SECRET_MISSING. */
+export type WebhookSecretMissingError = InstanceType<typeof WebhookSecretMissingError>;
 /** The error of code WORKSPACE_OUTSIDE_ROOTS. */
 export const WorkspaceOutsideRootsError = ERROR_CLASSES.WORKSPACE_OUTSIDE_ROOTS;
 /** An error of code WORKSPACE_OUTSIDE_ROOTS. */

@@ -74,6 +74,7 @@ export type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
 export { agentEventTypesV1, eventEnvelopeV1Version } from '../protocol/event-catalog.js';
 export type { AgentResult, RunRecord, RunStatus } from '../protocol/run-record.js';
 export type { ChangeRange, ChangeSet, ChangedFile, NotCaptured } from '../protocol/change-set.js';
+export type { RunWebhook, WebhookBody, WebhookDelivery, WebhookEvent } from '../protocol/webhooks.js';
 export type { RevertResponse, RevertedFile, RevertedRuns } from '../protocol/revert.js';
 export type { MultitaskStrategy } from '../protocol/multitask-strategy.js';
 export type { ChatMessage } from '../protocol/chat-message.js';

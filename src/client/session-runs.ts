@@ -1,3 +1,4 @@
+import type { RunWebhook } from '../protocol/webhooks.js';
 import type { z } from 'zod';
 import type { ChatMessage } from '../protocol/chat-message.js';
 import type { EventEnvelope } from '../protocol/event-envelope.js';
@@ -39,6 +40,8 @@ export interface RunOptions {
    * (wait in the session's run queue), `interrupt` or `rollback` (docs/runs.md). Not for side questions.
    */
   multitaskStrategy?: MultitaskStrategy;
+  /** POST the run record to this URL when the run ends (and on `events`), signed (docs/webhooks.md). */
+  webhook?: RunWebhook;
 }
 
 /** Options of an event stream. */
@@ -103,6 +106,7 @@ export class SessionRuns {
       ...(options.history !== undefined ? { history: options.history } : {}),
       ...(options.wait ? { wait: true } : {}),
       ...(options.multitaskStrategy !== undefined ? { multitaskStrategy: options.multitaskStrategy } : {}),
+      ...(options.webhook !== undefined ? { webhook: options.webhook } : {}),
     };
     const headers: Record<string, string> =
       options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {};
@@ -288,6 +292,8 @@ export class SessionRuns {
         body: {
           ...(options.wait ? { wait: true } : {}),
           ...(options.multitaskStrategy !== undefined ? { multitaskStrategy: options.multitaskStrategy } : {}),
+          // Likewise a webhook: a resumed run delivers to its origin's, so the server refuses one here by name.
+          ...(options.webhook !== undefined ? { webhook: options.webhook } : {}),
         },
         headers,
       },

@@ -1,3 +1,4 @@
+import { WebhooksConfigSchema } from './webhook-config.js';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { TenantQuotaSchema } from './tenant-quota.js';
@@ -81,6 +82,8 @@ export const CodeConfigSchema = z
       .default([]),
     /** Webhook hooks every session has (gating ones fail closed). */
     hooks: z.array(ConfigHookRegistrationSchema).max(64).default([]),
+    /** Run webhooks: per-tenant signing secrets and the delivery schedule (docs/webhooks.md). */
+    webhooks: WebhooksConfigSchema.prefault({}),
     /** Budget every session gets unless SessionOptions.budget is set. */
     defaultBudget: BudgetOptionsSchema.optional(),
     /** A webhook every session's budget guard also asks (fail closed). */

@@ -2,6 +2,7 @@ import { ApiTokenSchema } from './api-token.js';
 import { CodeConfigSchema } from './code-config.js';
 import { LimitsSchema } from './limits-config.js';
 import { LoopDefaultsSchema } from './loop-config.js';
+import { WebhooksConfigSchema } from './webhook-config.js';
 import { ModelConfigSchema, ProviderConfigSchema } from './provider-config.js';
 import { formatPath, setOwn, type PathSegment } from './hcl-parser.js';
 import { SEED_ROOT_ALIASES } from './seed-config-keys.js';
@@ -79,6 +80,8 @@ const ROOT_FIELDS = fieldsOf(CodeConfigSchema.shape, {
   redis: FREE,
   budgetHost: FREE,
   outbound: FREE,
+  // Tenant ids are user-chosen and kept verbatim.
+  webhooks: objectShape(WebhooksConfigSchema.shape, { secrets: { kind: 'map', value: LEAF } }),
   web: FREE,
   sandbox: FREE,
   delegation: FREE,

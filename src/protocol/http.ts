@@ -1,3 +1,4 @@
+import { RunWebhookSchema } from './webhooks.js';
 import { z } from 'zod';
 import { ToolErrorKindSchema } from './seed-event-payloads.js';
 import { ChatMessageSchema } from './chat-message.js';
@@ -108,6 +109,8 @@ export const RunRequestSchema = z
     multitaskStrategy: z.enum(MULTITASK_STRATEGIES).optional(),
     /** Images and text files sent with the input (seed `sendWithAttachments`); see docs/attachments.md. */
     attachments: z.array(RunAttachmentSchema).max(100).optional(),
+    /** Ours: POST the run record to this URL when the run ends (and on `events`), signed; docs/webhooks.md. */
+    webhook: RunWebhookSchema.optional(),
   })
   .strict()
   .meta({ id: 'RunRequest' });

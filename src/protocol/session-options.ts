@@ -1,3 +1,4 @@
+import { RunWebhookSchema } from './webhooks.js';
 import { z } from 'zod';
 import { BudgetHostSchema, BudgetOptionsSchema } from './budget.js';
 import { ConfirmationPolicySchema, PermissionPolicySchema } from './governance.js';
@@ -104,6 +105,8 @@ const SESSION_OPTIONS_SHAPE = {
   resume: z.boolean().optional(),
   /** When a node takes this session over from one that died mid-run, resume that run from its checkpoint. */
   autoResume: z.boolean().optional(),
+  /** Ours: the webhook of every run of the session that names none of its own (docs/webhooks.md). */
+  webhook: RunWebhookSchema.optional(),
   /**
    * Ours: a surface can answer the agent's questions (the console, `a3s run`, AG-UI, ACP or a client that
    * answers them), so the session offers the `ask_user` tool. Default false: the tool is not offered.

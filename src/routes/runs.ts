@@ -4,6 +4,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RunHandle } from '../runtime/session-kernel/run-handle.js';
 import type { AgentSession } from '../runtime/session-kernel/agent-session.js';
 import { CodeError } from '../errors.js';
+import type { Caller } from '../runtime/ports/caller.js';
+import type { ResolvedRunWebhook } from '../runtime/ports/run-webhooks.js';
+import { privateOutboundAllowed } from '../runtime/outbound/assert-outbound-url.js';
 import {
   CancelResponseSchema,
   ErrorBodySchema,
@@ -45,6 +48,7 @@ async function startWithAttachments(
   body: RunRequest,
   key: string | undefined,
   trace: TraceParent | undefined,
+  webhook: ResolvedRunWebhook | undefined,
 ): Promise<RunHandle> {
   if (body.input.startsWith('/'))
     throw new CodeError('VALIDATION_ERROR', 'body.attachments: a slash command takes no attachments', {
@@ -63,6 +67,7 @@ async function startWithAttachments(
       attachments: refs,
       ...(body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {}),
       ...(trace !== undefined ? { traceParent: trace } : {}),
+      ...(webhook !== undefined ? { webhook } : {}),
     });
     // A retry of an Idempotency-Key answers the run it admitted, which has its own parts: these would be orphans.
     if (handle.existing) await ctx.attachments.forget(session.key, created);
@@ -71,6 +76,21 @@ async function startWithAttachments(
     await ctx.attachments.forget(session.key, created);
     throw error;
   }
+}
+
+/**
+ * The run's own webhook (`body.webhook`), checked with the caller's scopes; without one the run gets the session's
+ * default, checked when the session was created.
+ */
+async function runWebhookOf(
+  ctx: ServerContext,
+  session: AgentSession,
+  body: RunRequest,
+  caller: Caller,
+): Promise<ResolvedRunWebhook | undefined> {
+  if (body.webhook === undefined) return undefined;
+  const allowPrivate = privateOutboundAllowed(caller, ctx.config);
+  return ctx.webhooks.check(body.webhook, session.config.ownerTenantId, allowPrivate, 'body.webhook');
 }
 
 /** The answer to a started (or existing, for a retried Idempotency-Key) run: 202 at once, or 200 with the result when the caller waits. */
@@ -99,7 +119,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       url: '/v1/sessions/:id/runs',
       summary: 'Start a run; wait: true answers with the AgentResult',
       description:
-        'Single flight: 409 SESSION_BUSY while another run is active, unless `multitaskStrategy` says otherwise: `enqueue` answers 202 with `queuePosition` (status queued; it starts when the session frees), `interrupt` stops the active run at its next safe point and `rollback` cancels it and restores the transcript and its files to before it (run_files_rolled_back says whether they were), each then starting this run (docs/runs.md); past limits.maxQueuedRuns (default 10) 429 RUN_QUEUE_FULL. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry. An `input` over limits.maxInputBytes (UTF-8 bytes, default 256 KiB) answers 413 PAYLOAD_TOO_LARGE with details.field "input" before anything runs.',
+        'Single flight: 409 SESSION_BUSY while another run is active, unless `multitaskStrategy` says otherwise: `enqueue` answers 202 with `queuePosition` (status queued; it starts when the session frees), `interrupt` stops the active run at its next safe point and `rollback` cancels it and restores the transcript and its files to before it (run_files_rolled_back says whether they were), each then starting this run (docs/runs.md); past limits.maxQueuedRuns (default 10) 429 RUN_QUEUE_FULL. With `history`, runs a side question that leaves the transcript unchanged. An `Idempotency-Key` header returns the existing run on retry. With `webhook` (or the session default `webhook`) the run record is POSTed, signed, when the run ends and on the events it names (docs/webhooks.md); 400 WEBHOOK_SECRET_MISSING when the tenant has no webhook secret. An `input` over limits.maxInputBytes (UTF-8 bytes, default 256 KiB) answers 413 PAYLOAD_TOO_LARGE with details.field "input" before anything runs.',
       scope: 'sessions',
       params: SessionParamsSchema,
       body: RunRequestSchema,
@@ -129,13 +149,22 @@ export function registerRunRoutes(app: FastifyInstance, ctx: ServerContext): voi
       const strategy = body.multitaskStrategy !== undefined ? { multitaskStrategy: body.multitaskStrategy } : {};
       const trace = traceOf(request);
       const traced = trace !== undefined ? { traceParent: trace } : {};
+      const webhook = await runWebhookOf(ctx, session, body, caller);
+      const hooked = webhook !== undefined ? { webhook } : {};
       if (body.attachments === undefined || body.attachments.length === 0)
         return runAnswer(
-          session.runs.start({ input: body.input, history: body.history, idempotencyKey: key, ...strategy, ...traced }),
+          session.runs.start({
+            input: body.input,
+            history: body.history,
+            idempotencyKey: key,
+            ...strategy,
+            ...traced,
+            ...hooked,
+          }),
           body.wait === true,
           reply,
         );
-      return runAnswer(startWithAttachments(ctx, session, body, key, trace), body.wait === true, reply);
+      return runAnswer(startWithAttachments(ctx, session, body, key, trace, webhook), body.wait === true, reply);
     },
   );
   addRoute(

@@ -1,3 +1,4 @@
+import { WebhookBodySchema } from '../protocol/webhooks.js';
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { ERROR_CATALOGUE, RUN_ERROR_CATALOGUE } from '../errors.js';
@@ -289,6 +290,28 @@ export function buildOpenApiDocument(
     const { name, description, parameters, readOnly } = toolListEntry(tool);
     return { name, readOnly, description, parameters: parameters as JsonObject };
   });
+  // What the server POSTs to a run's webhook (docs/webhooks.md): OpenAPI 3.1's `webhooks`.
+  const webhookContent: JsonObject = {};
+  collector.convert(WebhookBodySchema, 'output', webhookContent, 'schema');
+  const webhooks: JsonObject = {
+    run: {
+      post: {
+        operationId: 'runWebhook',
+        summary:
+          'A run webhook delivery: the run record (and AgentResult) on run_completed, run_failed, run_cancelled, confirmation_required',
+        description:
+          'Signed `A3S-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` with the tenant\'s secret (one `v1` per secret while rotating); `A3S-Delivery-Id` is the same on every attempt; any 2xx delivers. By default attempts go at 0 s, 10 s, 1 min, 5 min, 30 min and 2 h, each within 10 s (config webhooks).',
+        parameters: ['A3S-Signature', 'A3S-Delivery-Id', 'A3S-Event'].map((name) => ({
+          name,
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+        })),
+        requestBody: { required: true, content: { 'application/json': webhookContent } },
+        responses: { '200': { description: 'Delivered (any 2xx)' } },
+      },
+    },
+  };
   const schemas = collector.finish();
   const infoObject: JsonObject = { title: info.title, version: info.version };
   if (info.description) infoObject.description = info.description;
@@ -304,6 +327,7 @@ export function buildOpenApiDocument(
       },
     ],
     paths,
+    webhooks,
     components: {
       schemas,
       securitySchemes: {

@@ -27,6 +27,21 @@ export function redisChangeSetsKey(prefix: string, session: SessionKey): string 
   return `${prefix}{${session}}:changes`;
 }
 
+/** The hash of a session's run webhooks (`run:<run id>`) and deliveries (`delivery:<id>`): `<prefix>{<tenant>/<session id>}:webhooks`. */
+export function redisWebhooksKey(prefix: string, session: SessionKey): string {
+  return `${prefix}{${session}}:webhooks`;
+}
+
+/** A node's claim on one webhook delivery (a value with a TTL): `<prefix>{<tenant>/<session id>}:webhook-claim:<id>`. */
+export function redisWebhookClaimKey(prefix: string, session: SessionKey, deliveryId: string): string {
+  return `${prefix}{${session}}:webhook-claim:${deliveryId}`;
+}
+
+/** The sorted set of pending webhook deliveries of every session (member `<session key> <id>`, score: when due): `<prefix>webhooks:due`. */
+export function redisWebhooksDueKey(prefix: string): string {
+  return `${prefix}webhooks:due`;
+}
+
 /** The bytes of one attachment: `<prefix>{<tenant>/<session id>}:attachment:<attachment id>`. */
 export function redisAttachmentKey(prefix: string, session: SessionKey, attachmentId: string): string {
   return `${prefix}{${session}}:attachment:${attachmentId}`;

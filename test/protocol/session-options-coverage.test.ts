@@ -68,6 +68,7 @@ export const SESSION_OPTION_EFFECT_TESTS: Readonly<Record<string, string>> = {
   maxContextTokens: 'test/server/compaction.test.ts',
   commandEnv: 'test/server/sandbox-tenants.test.ts',
   sandboxNetwork: 'test/server/sandbox-tenants.test.ts',
+  webhook: 'test/webhooks/run-webhooks.test.ts',
 };
 
 const fields = Object.keys(SessionOptionsSchema.shape);

@@ -293,6 +293,8 @@ export class Agent {
       await removeSandboxHome(this.deps.sandbox, this.deps.quotas, key);
       // Its change sets and shadow git store too.
       await this.deps.changes?.removeSession(key);
+      // Its webhook deliveries and their log.
+      await this.deps.webhooks?.removeSession(key).catch(() => undefined);
       return { closed, purged };
     });
   }

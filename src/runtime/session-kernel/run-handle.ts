@@ -1,4 +1,5 @@
 import type { TraceParent } from '../ports/telemetry.js';
+import type { ResolvedRunWebhook } from '../ports/run-webhooks.js';
 import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
@@ -21,6 +22,8 @@ export interface RunRequest {
   multitaskStrategy?: MultitaskStrategy;
   /** The span of the request that started the run (traces on): the run's span is its child. Never stored. */
   traceParent?: TraceParent;
+  /** The run's webhook, checked (docs/webhooks.md); a resumed run gets its origin's from the store. */
+  webhook?: ResolvedRunWebhook;
 }
 
 /** An admitted (or, with an idempotency key, an existing) run. */

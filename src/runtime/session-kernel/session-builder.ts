@@ -15,6 +15,7 @@ import type { HostEnv } from '../ports/host-env.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
 import type { ResolvedModel } from '../invocation/llm-invoker.js';
 import { assertOutboundUrl } from '../outbound/assert-outbound-url.js';
+import { checkRunWebhook } from '../webhooks/check-run-webhook.js';
 import { assertCommandEnv } from '../sandbox/command-env.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
 import { agentBounds } from '../agent-definitions/agent-definition.js';
@@ -155,6 +156,14 @@ export async function assertCallerGrants(options: SessionOptions, caller: Caller
   for (const [index, hook] of (options.hooks ?? []).entries())
     await assertOutboundUrl(hook.endpoint.url, `hooks.${index}.endpoint.url`, allowPrivate);
   if (options.budgetHost) await assertOutboundUrl(options.budgetHost.url, 'budgetHost.url', allowPrivate);
+  if (options.webhook)
+    await checkRunWebhook(
+      options.webhook,
+      config.webhooks,
+      options.tenantId ?? caller.tenantId,
+      allowPrivate,
+      'webhook',
+    );
   // Network for contained commands: the operator's config, or a host_direct caller; never a tenant alone.
   if (
     options.sandboxNetwork === 'allowed' &&

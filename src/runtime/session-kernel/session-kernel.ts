@@ -304,6 +304,7 @@ export function buildSessionKernel(
     quotas,
     queue,
     changes,
+    events,
   });
   return {
     lifecycle,

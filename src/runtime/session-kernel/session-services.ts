@@ -1,4 +1,5 @@
 import type { Telemetry } from '../ports/telemetry.js';
+import type { RunWebhooks } from '../ports/run-webhooks.js';
 import type { ChangeCapture } from '../changes/change-capture.js';
 import type { CodeConfig } from '../../config/code-config.js';
 import type { ConfirmationInheritance } from '../../protocol/subagent-task.js';
@@ -60,6 +61,8 @@ export interface SessionServices {
   onSessionEvent?: SessionEventObserver;
   /** Traces of runs, provider and tool calls (docs/operations.md "Traces"); absent: none. */
   telemetry?: Telemetry;
+  /** Run webhooks (docs/webhooks.md); absent: runs have none. */
+  webhooks?: RunWebhooks;
   /** Per-tenant quotas (open sessions, runs, stored bytes); absent: none. */
   quotas?: TenantQuotas;
   /** limits.maxSessionBytesPerTenant: the bytes each tenant's open sessions hold here; absent: unbounded. */
