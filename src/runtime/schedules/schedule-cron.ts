@@ -6,8 +6,11 @@ export const TICK_GRACE_MS = 30_000;
 
 const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 
-function invalid(field: string, message: string): CodeError {
-  return new CodeError('VALIDATION_ERROR', `${field}: ${message}`, { field, issues: [{ path: field, message }] });
+function invalid(path: string, message: string): CodeError {
+  return new CodeError('VALIDATION_ERROR', `${path}: ${message}`, {
+    field: path.slice(path.lastIndexOf('.') + 1),
+    issues: [{ path, message }],
+  });
 }
 
 /**

@@ -63,7 +63,7 @@ export class Schedules {
           throw new CodeError(
             'VALIDATION_ERROR',
             `${field}.template.${own}: a schedule's session is schedule:<name> (or session.id) of its creator's tenant`,
-            { field: `${field}.template.${own}` },
+            { field: own, issues: [{ path: `${field}.template.${own}`, message: 'is set by the schedule' }] },
           );
       await sessions.checkSessionOptions(
         { ...session.template, sessionId: scheduleSessionId({ name, session }) },
