@@ -34,9 +34,9 @@ export function scheduleSessionId(schedule: Pick<ScheduleRecord, 'name' | 'sessi
   return schedule.session.id ?? `schedule:${schedule.name}`;
 }
 
-/** The Idempotency-Key a tick starts its run with: a retried tick (another node, a restart) finds the run it started. */
-export function tickIdempotencyKey(scheduleId: string, tickAtMs: number, manual: boolean): string {
-  return `schedule:${scheduleId}:${manual ? 'trigger:' : ''}${new Date(tickAtMs).toISOString()}`;
+/** The Idempotency-Key a cron tick starts its run with: a retried tick (another node, a restart) finds the run it started. */
+export function tickIdempotencyKey(scheduleId: string, tickAtMs: number): string {
+  return `schedule:${scheduleId}:${new Date(tickAtMs).toISOString()}`;
 }
 
 /** What one tick did; `pause` set when the owner's tokens no longer let it run (the schedule is paused). */
@@ -77,9 +77,9 @@ function busy(session: AgentSession): boolean {
 }
 
 /** Start the tick's run as the schedule's overlap says: skip while busy, queue behind, or cancel what runs first. */
-function startRun(session: AgentSession, schedule: ScheduleRecord, key: string): RunHandle | undefined {
-  const request = { input: schedule.input, idempotencyKey: key };
-  const existing = session.runs.forIdempotencyKey(key);
+function startRun(session: AgentSession, schedule: ScheduleRecord, key: string | undefined): RunHandle | undefined {
+  const request = { input: schedule.input, ...(key !== undefined ? { idempotencyKey: key } : {}) };
+  const existing = key !== undefined ? session.runs.forIdempotencyKey(key) : undefined;
   if (existing) return existing;
   if (schedule.overlap === 'skip') return busy(session) ? undefined : session.runs.start(request);
   if (schedule.overlap === 'enqueue') return session.runs.start({ ...request, multitaskStrategy: 'enqueue' });
@@ -106,7 +106,8 @@ export async function runScheduleTick(
   if ('refused' in who) return { tick: { ...base, outcome: 'paused', error: who.refused }, pause: who.refused };
   try {
     const session = await openSession(deps, schedule, who.caller);
-    const key = idempotencyKey ?? tickIdempotencyKey(schedule.id, tickAtMs, manual);
+    // A trigger is as idempotent as its client asks (its Idempotency-Key header), like POST .../runs.
+    const key = manual ? idempotencyKey : tickIdempotencyKey(schedule.id, tickAtMs);
     const handle = startRun(session, schedule, key);
     if (!handle)
       return {
