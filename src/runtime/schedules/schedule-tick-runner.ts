@@ -27,6 +27,8 @@ export interface ScheduleTickDeps {
   readonly sessions: ScheduleSessions;
   readonly grants: TokenGrants;
   readonly nodeId: string;
+  /** Logs a failure that is no CodeError (the tick records INTERNAL_ERROR, never its text). */
+  readonly onError: (error: unknown, scheduleId?: string) => void;
 }
 
 /** The session a schedule's runs go to: the one it names, or `schedule:<name>`. */
@@ -122,6 +124,7 @@ export async function runScheduleTick(
     return { tick: { ...base, outcome, runId: handle.record.runId }, run: handle.record };
   } catch (error) {
     if (error instanceof CodeError && LEFT_TO_ANOTHER_NODE.has(error.code)) throw error;
+    if (!(error instanceof CodeError)) deps.onError(error, schedule.id);
     const code = error instanceof CodeError ? error.code : 'INTERNAL_ERROR';
     const message = error instanceof CodeError ? error.message : 'the tick failed';
     return { tick: { ...base, outcome: 'failed', error: { code, message } } };

@@ -21,7 +21,6 @@ export const SCHEDULE_RESCAN_MS = 5_000;
 export interface SchedulerDeps extends ScheduleTickDeps {
   readonly store: ScheduleStore;
   readonly clock: ScheduleClock;
-  readonly onError: (error: unknown, scheduleId?: string) => void;
 }
 
 /** What handling a due tick came to: handled (run, skipped, dropped) or to be looked at again. */
