@@ -23,19 +23,23 @@ export interface SchedulerDeps extends ScheduleTickDeps {
   readonly clock: ScheduleClock;
 }
 
-/** What handling a due tick came to: handled (run, skipped, dropped) or to be looked at again. */
-type DueOutcome = 'done' | 'retry';
+/** What handling a due tick came to: handled (run, skipped, dropped), running now, or to be looked at again. */
+type DueOutcome = 'done' | 'running' | 'retry';
 
 /**
  * Fires schedules' ticks on every node: wakes at the next cron time (and every SCHEDULE_RESCAN_MS), takes each due
  * tick's lease (one node runs it), runs it, and records it in the schedule's tick state. A tick found more than
  * TICK_GRACE_MS late was missed while no node ran: `catchUp: "latest"` runs the newest missed one, "none" drops them.
+ * A tick runs beside the scans (a slow session creation delays no other schedule's tick).
  */
 export class Scheduler {
   private timer: unknown;
+  private retryTimer: unknown;
   private scanning: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** The ticks running on this node, by schedule id. */
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: SchedulerDeps) {}
 
@@ -57,16 +61,19 @@ export class Scheduler {
       });
   }
 
-  /** Stop waking; waits for a scan in progress. */
+  /** Stop waking; waits for a scan and the ticks in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== undefined) this.deps.clock.clearTimer(this.timer);
+    const { clock } = this.deps;
+    if (this.timer !== undefined) clock.clearTimer(this.timer);
+    if (this.retryTimer !== undefined) clock.clearTimer(this.retryTimer);
     await this.scanning;
+    await Promise.all(this.running.values());
   }
 
   private async scan(): Promise<void> {
     const { clock, store } = this.deps;
-    if (this.timer !== undefined) this.deps.clock.clearTimer(this.timer);
+    if (this.timer !== undefined) clock.clearTimer(this.timer);
     this.timer = undefined;
     const now = clock.now();
     const wakes = await Promise.all(
@@ -86,6 +93,8 @@ export class Scheduler {
   private async visit(schedule: ScheduleRecord, now: number): Promise<number | undefined> {
     if (schedule.paused) return undefined;
     const cron = new ScheduleCron(schedule.cron, schedule.timezone);
+    // Its tick in progress pokes a scan when it ends.
+    if (this.running.has(schedule.id)) return cron.next(now);
     const state = await this.deps.store.ticks(schedule.id);
     const after = state?.lastTickAtMs ?? schedule.createdAtMs;
     const due = cron.latestDue(after, now);
@@ -113,18 +122,38 @@ export class Scheduler {
     // Another node may have run it between the read above and this lease.
     const fresh = await store.ticks(schedule.id);
     if (fresh && fresh.lastTickAtMs >= due) return 'done';
+    const tick = this.runTick(schedule, due).finally(() => {
+      this.running.delete(schedule.id);
+      this.poke();
+    });
+    this.running.set(schedule.id, tick);
+    return 'running';
+  }
+
+  /** Run a leased tick and record it; one left to another node gives its lease back and is looked at again soon. */
+  private async runTick(schedule: ScheduleRecord, due: number): Promise<void> {
+    const { store, nodeId, clock } = this.deps;
     let result: TickResult;
     try {
       result = await runScheduleTick(this.deps, schedule, due, false);
     } catch (error) {
-      if (!(error instanceof CodeError) || !LEFT_TO_ANOTHER_NODE.has(error.code)) throw error;
-      // The node that owns the session runs it (or any, while this one drains): it takes this lease once given back.
-      await store.releaseTickLease(schedule.id, due, nodeId);
-      return 'retry';
+      if (error instanceof CodeError && LEFT_TO_ANOTHER_NODE.has(error.code)) {
+        // The node that owns the session runs it (or any, while this one drains): it takes this lease once given back.
+        await store.releaseTickLease(schedule.id, due, nodeId).catch((e: unknown) => this.deps.onError(e, schedule.id));
+        if (!this.stopped && this.retryTimer === undefined)
+          this.retryTimer = clock.setTimer(() => {
+            this.retryTimer = undefined;
+            this.poke();
+          }, TICK_RETRY_MS);
+      } else this.deps.onError(error, schedule.id);
+      return;
     }
-    if (result.pause) await pauseSchedule(store, schedule.id, result.pause, this.deps.clock.now());
-    await store.putTicks({ id: schedule.id, lastTickAtMs: due, lastTick: result.tick });
-    return 'done';
+    try {
+      if (result.pause) await pauseSchedule(store, schedule.id, result.pause, clock.now());
+      await store.putTicks({ id: schedule.id, lastTickAtMs: due, lastTick: result.tick });
+    } catch (error) {
+      this.deps.onError(error, schedule.id);
+    }
   }
 }
 
