@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -65,6 +65,25 @@ describe("a schedule's template workspace is checked like a creation's, at creat
     );
     expect(t.fake.requests).toHaveLength(1);
     t.fake.assertDone();
+  });
+});
+
+describe('a stored template is read again at every tick', () => {
+  it('a template the store holds that no longer parses (an option since removed) fails the tick naming it', async () => {
+    const clock = new FakeScheduleClock(T0);
+    const t = await start({ scheduleClock: clock });
+    const { schedule } = await createSchedule(t, { name: 'old', cron: '*/5 * * * *', input: 'x' });
+    // As an older build might have stored it: an option this build does not know.
+    const file = join(t.dataDir, 'schedules', `${schedule.id}.json`);
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    stored.session.template = { retiredOption: true };
+    writeFileSync(file, JSON.stringify(stored));
+    await moveTo(clock, at('00:05:00'));
+    const failed = await tickOf(t, schedule.id, at('00:05:00'));
+    expect(failed.lastTick).toMatchObject({ outcome: 'failed', error: { code: 'VALIDATION_ERROR' } });
+    expect(failed.lastTick!.error!.message).toMatch(/^session\.template/);
+    expect(failed.lastTick!.error!.message).toContain('retiredOption');
+    expect(t.fake.requests).toHaveLength(0);
   });
 });
 

@@ -1,7 +1,8 @@
 import { CodeError } from '../../errors.js';
 import type { RunRecord } from '../../protocol/run-record.js';
 import type { ScheduleRecord, ScheduleTick } from '../../protocol/schedules.js';
-import type { SessionOptions } from '../../protocol/session-options.js';
+import { SessionOptionsSchema, type SessionOptions } from '../../protocol/session-options.js';
+import { formatZodIssues, zodFieldIssues } from '../../protocol/format-zod-issues.js';
 import type { Caller } from '../ports/caller.js';
 import type { AgentSession } from '../session-kernel/agent-session.js';
 import type { RunHandle } from '../session-kernel/run-handle.js';
@@ -51,7 +52,7 @@ export interface TickResult {
 /** The schedule's session for a tick: its template checked like a creation, then the session hydrated, found or made. */
 async function openSession(deps: ScheduleTickDeps, schedule: ScheduleRecord, caller: Caller): Promise<AgentSession> {
   const id = scheduleSessionId(schedule);
-  const template = schedule.session.template as SessionOptions | undefined;
+  const template = schedule.session.template === undefined ? undefined : parseTemplate(schedule.session.template);
   const options: SessionOptions | undefined = template && { ...template, sessionId: id };
   // Every tick checks the template as a creation with the caller as it is now (scopes, workspace, model, limits).
   if (options) await deps.sessions.checkSessionOptions(options, caller, 'session.template');
@@ -72,6 +73,16 @@ async function openSession(deps: ScheduleTickDeps, schedule: ScheduleRecord, cal
       throw raced;
     }
   }
+}
+
+/** The stored template read as POST /v1/sessions reads its body (a template stored by an older build may no longer be valid). */
+function parseTemplate(template: Record<string, unknown>): SessionOptions {
+  const parsed = SessionOptionsSchema.safeParse(template);
+  if (!parsed.success)
+    throw new CodeError('VALIDATION_ERROR', formatZodIssues(parsed.error, { where: 'session.template' }), {
+      issues: zodFieldIssues(parsed.error, 'session.template', 10),
+    });
+  return parsed.data;
 }
 
 function busy(session: AgentSession): boolean {
