@@ -70,10 +70,17 @@ export class FileScheduleStore implements ScheduleStore {
     return this.schedules.read(id, parseSchedule, (s) => s.id);
   }
 
+  /** Every readable schedule: one file that fails its schema is left out (GET answers it), not every schedule. */
   async list(tenantId?: string): Promise<ScheduleRecord[]> {
     const out: ScheduleRecord[] = [];
     for (const id of await this.schedules.ids()) {
-      const schedule = await this.get(id);
+      let schedule: ScheduleRecord | undefined;
+      try {
+        schedule = await this.get(id);
+      } catch (error) {
+        if (error instanceof CodeError && error.code === 'SNAPSHOT_INVALID') continue;
+        throw error;
+      }
       if (schedule && (tenantId === undefined || schedule.owner.tenantId === tenantId)) out.push(schedule);
     }
     return out;

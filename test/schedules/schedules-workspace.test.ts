@@ -87,6 +87,23 @@ describe('a stored template is read again at every tick', () => {
   });
 });
 
+describe('a damaged schedule file', () => {
+  it('is left out of the list and the scans: the other schedules still tick', async () => {
+    const clock = new FakeScheduleClock(T0);
+    const t = await start({ scheduleClock: clock });
+    const { schedule } = await createSchedule(t, { name: 'fine', cron: '*/5 * * * *', input: 'x' });
+    writeFileSync(join(t.dataDir, 'schedules', 'sch_00000000000000000000000000000000.json'), '{"not": "a schedule"}');
+    expect(
+      (await request(t.url).get('/v1/schedules').expect(200)).body.schedules.map((s: { id: string }) => s.id),
+    ).toEqual([schedule.id]);
+    t.fake.script({ text: 'still ticking' });
+    await moveTo(clock, at('00:05:00'));
+    const ticked = await tickOf(t, schedule.id, at('00:05:00'));
+    await runEnded(t, 'schedule:fine', ticked.lastTick!.runId!);
+    t.fake.assertDone();
+  });
+});
+
 describe('schedules on storage_backend "memory"', () => {
   it('tick in this process as on the file store', async () => {
     const clock = new FakeScheduleClock(T0);
