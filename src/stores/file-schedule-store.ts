@@ -95,8 +95,14 @@ export class FileScheduleStore implements ScheduleStore {
     });
   }
 
-  ticks(id: string): Promise<ScheduleTickState | undefined> {
-    return this.tickStates.read(id, parseTicks, (s) => s.id);
+  /** A damaged tick state reads as none: the next tick follows catchUp, and a run it retries is found by its key. */
+  async ticks(id: string): Promise<ScheduleTickState | undefined> {
+    try {
+      return await this.tickStates.read(id, parseTicks, (s) => s.id);
+    } catch (error) {
+      if (error instanceof CodeError && error.code === 'SNAPSHOT_INVALID') return undefined;
+      throw error;
+    }
   }
 
   putTicks(state: ScheduleTickState): Promise<void> {
