@@ -3,9 +3,11 @@ import type { ScheduleRecord, ScheduleTickState } from '../../protocol/schedules
 import type { ScheduleStore } from '../ports/schedule-store.js';
 import type { ScheduleClock } from './schedule-clock.js';
 import { ScheduleCron, TICK_GRACE_MS } from './schedule-cron.js';
+import { scheduleCaller } from './schedule-caller.js';
 import {
   LEFT_TO_ANOTHER_NODE,
   runScheduleTick,
+  scheduleSessionId,
   type ScheduleTickDeps,
   type TickResult,
 } from './schedule-tick-runner.js';
@@ -118,6 +120,8 @@ export class Scheduler {
       });
       return 'done';
     }
+    // A node that does not own the session leaves the tick to the one that does (which then takes the lease at once).
+    if (!(await this.mayRunHere(schedule))) return 'retry';
     if (!(await store.takeTickLease(schedule.id, due, nodeId, TICK_LEASE_MS))) return 'retry';
     // Another node may have run it between the read above and this lease.
     const fresh = await store.ticks(schedule.id);
@@ -128,6 +132,21 @@ export class Scheduler {
     });
     this.running.set(schedule.id, tick);
     return 'running';
+  }
+
+  /**
+   * False when another live node owns the schedule's session (or this one drains): its tick is that node's. A stored
+   * session no node owns is hydrated here; whatever else fails is the tick's to record.
+   */
+  private async mayRunHere(schedule: ScheduleRecord): Promise<boolean> {
+    const who = scheduleCaller(schedule.owner, this.deps.grants);
+    if (!('caller' in who)) return true;
+    try {
+      await this.deps.sessions.ensureLocal(scheduleSessionId(schedule), who.caller, true);
+      return true;
+    } catch (error) {
+      return !(error instanceof CodeError && LEFT_TO_ANOTHER_NODE.has(error.code));
+    }
   }
 
   /** Run a leased tick and record it; one left to another node gives its lease back and is looked at again soon. */
