@@ -20,6 +20,7 @@ export const REDIS_TEST_FILES = [
   'test/cluster/conversation-balancer.test.ts',
   'test/cluster/event-tickets-cluster.test.ts',
   'test/cluster/runs-list-lost.test.ts',
+  'test/cluster/schedules-cluster.test.ts',
   'test/cluster/tenant-quotas-cluster.test.ts',
   'test/cluster/webhooks-cluster.test.ts',
   'test/cluster/forwarding.test.ts',

@@ -11,6 +11,7 @@ import { runDelegationBench } from './delegation-bench.js';
 import { runFilesBench } from './files-bench.js';
 import { runRunsBench } from './runs-bench.js';
 import { runSandboxBench } from './sandbox-bench.js';
+import { runSchedulesBench } from './schedules-bench.js';
 import { runSearchBench } from './search-bench.js';
 import { runSessionsBench } from './sessions-bench.js';
 import { runSoakBench } from './soak-bench.js';
@@ -31,6 +32,7 @@ export const BENCHMARKS: Readonly<Record<string, (args: BenchArgs) => Promise<Re
   files: runFilesBench,
   attachments: runAttachmentsBench,
   changes: runChangesBench,
+  schedules: runSchedulesBench,
 };
 
 const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [--seconds N]
@@ -65,6 +67,8 @@ const USAGE = `usage: npm run bench -- <${Object.keys(BENCHMARKS).join('|')}> [-
   changes   ms per run of change capture (base, 3 files changed, result with its diff) on workspaces of 2,000 and
             50,000 files in the sandbox, git's stat cache warm; sandbox start, server and git CPU beside;
             goals without the sandbox starts: <= 20 ms and <= 300 ms [--runs N] [--files 2000,50000]
+  schedules how late one-minute schedules' ticks start their runs (drift) under the runs workload at concurrency 20,
+            across at least two minute boundaries; target: max drift <= 1000 ms [--seconds N (default 130)] [--schedules N]
 `;
 
 async function main(argv: readonly string[]): Promise<number> {

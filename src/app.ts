@@ -31,6 +31,7 @@ import { registerRevertRoutes } from './routes/revert.js';
 import { registerAttachmentRoutes } from './routes/attachments.js';
 import { registerSessionForkRoutes } from './routes/session-fork.js';
 import { registerSessionRoutes } from './routes/sessions.js';
+import { registerScheduleRoutes } from './routes/schedules.js';
 import { registerToolRoutes } from './routes/tools.js';
 import { registerVerificationRoutes } from './routes/verifications.js';
 import { installBrowserGuard } from './server/browser-guard.js';
@@ -111,6 +112,7 @@ export async function buildApp(ctx: RuntimeContext): Promise<BuiltApp> {
   registerAuthTicketRoutes(app, ctx);
   registerAguiRoutes(app, ctx, sockets);
   registerAcpRoute(app, ctx, sockets);
+  registerScheduleRoutes(app, ctx);
   registerConsoleRoutes(app, ctx);
   return { app, sockets };
 }

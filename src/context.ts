@@ -46,6 +46,9 @@ import { traceRedis } from './telemetry/traced-redis.js';
 import { traceSandbox } from './telemetry/traced-sandbox.js';
 import { packageVersion } from './package-version.js';
 import { removeSandboxHome } from './runtime/sandbox/remove-sandbox-home.js';
+import { createSchedules } from './create-schedules.js';
+import type { Schedules } from './runtime/schedules/schedules.js';
+import type { ScheduleClock } from './runtime/schedules/schedule-clock.js';
 
 /** Every dependency of the server, built in one place. */
 export interface RuntimeContext {
@@ -76,6 +79,8 @@ export interface RuntimeContext {
   readonly attachments: SessionAttachments;
   /** Called once the server listens: in a cluster, starts advertising this node at its URL. */
   onListening(url: string): Promise<void>;
+  /** Schedules (the /v1/schedules routes) and the scheduler firing their ticks once the server listens. */
+  readonly schedules: Schedules;
   /** Traces (OTEL_* variables; docs/operations.md "Traces"); absent when none are exported. */
   readonly telemetry: Telemetry | undefined;
   /** Run webhooks: checks, the delivery log, and the attempts (docs/webhooks.md). */
@@ -92,6 +97,8 @@ export interface RuntimeOverrides {
   checkpoints?: CheckpointStore;
   /** Replaces sandbox detection (tests of the no-sandbox path). */
   sandbox?: StartedSandbox;
+  /** Replaces the schedules' wall clock and timers (tests of ticks). */
+  scheduleClock?: ScheduleClock;
 }
 
 /** The agent's and its sessions' logger, on the server's pino logger. */
@@ -280,6 +287,17 @@ export async function createRuntimeContext(
     ...(quotas ? { quotas } : {}),
     ...(sessionBytes ? { sessionBytes } : {}),
   });
+  const authenticator = new Authenticator(config.apiTokens);
+  const schedules = await createSchedules({
+    config,
+    redis,
+    agent,
+    grants: authenticator,
+    hostEnv,
+    nodeId,
+    logger,
+    ...(overrides.scheduleClock ? { clock: overrides.scheduleClock } : {}),
+  });
   // Retention of closed sessions (off unless configured): a sweep at start and every hour.
   const retentionDays = config.retention.closedSessionDays;
   const sweeper =
@@ -322,7 +340,7 @@ export async function createRuntimeContext(
     logger,
     store,
     agent,
-    authenticator: new Authenticator(config.apiTokens),
+    authenticator,
     openapi: new OpenApiRegistry(),
     metrics,
     hostRegistry,
@@ -335,7 +353,9 @@ export async function createRuntimeContext(
     attachments,
     telemetry,
     webhooks,
+    schedules,
     onListening: async (url: string) => {
+      schedules.start();
       if (!cluster) return;
       await cluster.ownership.advertise(
         new NodeRegistry({
@@ -350,6 +370,7 @@ export async function createRuntimeContext(
     },
     dispose: async () => {
       webhooks.stop();
+      await schedules.close().catch(() => undefined);
       await sweeper?.stop();
       await clusterUsage?.stop();
       await forwarder.close().catch(() => undefined);

@@ -63,6 +63,7 @@ export const ERROR_CATALOGUE = {
   SKILL_NOT_FOUND: { status: 404, description: 'The session has no skill of this name.' },
   COMMAND_NOT_FOUND: { status: 404, description: 'The session has no registered slash command of this name.' },
   TASK_NOT_FOUND: { status: 404, description: 'The session has no subagent task with this id.' },
+  SCHEDULE_NOT_FOUND: { status: 404, description: 'No such schedule for this tenant.' },
   CHECKPOINT_NOT_FOUND: { status: 404, description: 'No loop checkpoint exists for the run.' },
   CONFIRMATION_NOT_FOUND: { status: 404, description: 'No pending confirmation has this tool id.' },
   QUESTION_NOT_FOUND: { status: 404, description: 'No question to the user has this id in this session.' },
@@ -80,6 +81,10 @@ export const ERROR_CATALOGUE = {
   },
   CONFIRMATION_MISMATCH: { status: 409, description: "The answer names arguments other than the pending call's." },
   SESSION_BUSY: { status: 409, description: 'Another transcript-affecting operation is active on the session.' },
+  SCHEDULE_EXISTS: {
+    status: 409,
+    description: 'The tenant already has a schedule of this name (details.field "name").',
+  },
   SESSION_EXISTS: { status: 409, description: 'A live session with this id already exists.' },
   REVERT_CONFLICT: {
     status: 409,

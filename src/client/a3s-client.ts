@@ -9,6 +9,7 @@ import type { WorkerAgentSpecInput } from '../protocol/worker-agents.js';
 import { falseOn } from './session-context.js';
 import type { HostReconnectOptions } from './host-reconnect.js';
 import { HttpTransport, seg, type RouteOption } from './http-transport.js';
+import { ScheduleClient } from './schedule-client.js';
 import { Session, type SessionInfo } from './session.js';
 import { WebSocketSource, type WebSocketConstructor } from './websocket-like.js';
 
@@ -52,9 +53,12 @@ export class A3sClient {
   private readonly transport: HttpTransport;
   private readonly WebSocket: WebSocketSource;
   private readonly hostReconnect: HostReconnectOptions | undefined;
+  /** The tenant's schedules (POST/GET /v1/schedules, GET/PATCH/DELETE /v1/schedules/:id, .../trigger). */
+  readonly schedules: ScheduleClient;
 
   constructor(options: A3sClientOptions) {
     this.transport = new HttpTransport(options);
+    this.schedules = new ScheduleClient(this.transport);
     this.WebSocket = new WebSocketSource(options.WebSocket);
     this.hostReconnect = options.hostReconnect;
   }

@@ -139,6 +139,14 @@ export type ConfirmationMismatchError = InstanceType<typeof ConfirmationMismatch
 export const SessionBusyError = ERROR_CLASSES.SESSION_BUSY;
 /** An error of code SESSION_BUSY. */
 export type SessionBusyError = InstanceType<typeof SessionBusyError>;
+/** The error of code SCHEDULE_NOT_FOUND. */
+export const ScheduleNotFoundError = ERROR_CLASSES.SCHEDULE_NOT_FOUND;
+/** An error of code SCHEDULE_NOT_FOUND. */
+export type ScheduleNotFoundError = InstanceType<typeof ScheduleNotFoundError>;
+/** The error of code SCHEDULE_EXISTS. */
+export const ScheduleExistsError = ERROR_CLASSES.SCHEDULE_EXISTS;
+/** An error of code SCHEDULE_EXISTS. */
+export type ScheduleExistsError = InstanceType<typeof ScheduleExistsError>;
 /** The error of code SESSION_EXISTS. */
 export const SessionExistsError = ERROR_CLASSES.SESSION_EXISTS;
 /** An error of code SESSION_EXISTS. */

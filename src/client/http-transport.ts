@@ -198,6 +198,11 @@ export class HttpTransport {
     return (await this.request<T>('PUT', path, { body })).body;
   }
 
+  /** PATCH and answer the body. */
+  async patch<T>(path: string, body: unknown): Promise<T> {
+    return (await this.request<T>('PATCH', path, { body })).body;
+  }
+
   /** DELETE and answer the body. */
   async delete<T>(path: string, query?: RequestOptions['query']): Promise<T> {
     return (await this.request<T>('DELETE', path, { query })).body;

@@ -8,6 +8,13 @@ export {
   type SessionOptionsInput,
 } from './a3s-client.js';
 export { Session, type SessionInfo } from './session.js';
+export {
+  ScheduleClient,
+  type ScheduleInput,
+  type ScheduleTriggerResult,
+  type ScheduleUpdate,
+} from './schedule-client.js';
+export type { Schedule, ScheduleTick } from '../protocol/schedules.js';
 export type {
   EventsOptions,
   RunEventsPage,

@@ -35,6 +35,8 @@ export const LimitsSchema = z
     maxInputBytes: z.number().int().positive().default(262_144),
     /** Runs a session's run queue holds (multitaskStrategy enqueue, interrupt, rollback); one more answers 429 RUN_QUEUE_FULL naming it. */
     maxQueuedRuns: z.number().int().positive().max(10_000).default(10),
+    /** Schedules a tenant may have (POST /v1/schedules); one more answers 429 QUOTA_EXCEEDED naming it. */
+    maxSchedulesPerTenant: z.number().int().positive().max(10_000).default(20),
     /** UTF-8 bytes of a session's options as compact JSON (POST /v1/sessions body, ACP session/new); more answers 413 PAYLOAD_TOO_LARGE naming it. */
     maxSessionOptionsBytes: z.number().int().positive().max(1_073_741_824).default(262_144),
     /**

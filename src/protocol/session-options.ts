@@ -95,11 +95,12 @@ const QueueConfigSchema = z
 
 /** SessionOptions: the body of POST /v1/sessions (camelCase, the seed's option names, Appendix A in full). */
 const SESSION_OPTIONS_SHAPE = {
+  /** Also the seed's `schedule:<name>` of a schedule's session (docs/schedules.md). */
   sessionId: z
     .string()
     .regex(
-      /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/,
-      'sessionId must be 1-128 characters of letters, digits, "_", "." or "-"',
+      /^(?:schedule:[A-Za-z0-9][A-Za-z0-9_.-]{0,63}|[A-Za-z0-9][A-Za-z0-9_.-]{0,127})$/,
+      'sessionId must be 1-128 characters of letters, digits, "_", "." or "-" (or a schedule\'s schedule:<name>)',
     )
     .optional(),
   resume: z.boolean().optional(),

@@ -43,6 +43,25 @@ export class Authenticator {
     return this.fromToken(match[1]);
   }
 
+  /**
+   * The scopes the configured tokens of a principal in a tenant grant together now (undefined: none is configured);
+   * a schedule's ticks run with these and what its creation stored. Without tokens: the anonymous caller's.
+   */
+  grantsOf(principal: string, tenantId: string): ReadonlySet<Scope> | undefined {
+    if (this.anonymous) {
+      const anonymous = anonymousCaller();
+      return principal === anonymous.principal && tenantId === anonymous.tenantId ? anonymous.scopes : undefined;
+    }
+    const scopes = new Set<Scope>();
+    let found = false;
+    for (const { caller } of this.entries) {
+      if (caller.principal !== principal || caller.tenantId !== tenantId) continue;
+      found = true;
+      for (const scope of caller.scopes) scopes.add(scope);
+    }
+    return found ? scopes : undefined;
+  }
+
   /** The caller for a raw token; UNAUTHORIZED when unknown. */
   fromToken(token: string): Caller {
     if (this.anonymous) return anonymousCaller();

@@ -15,7 +15,7 @@ export interface RouteSpec<
   B extends z.ZodType,
   S extends Scope | null = Scope | null,
 > {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   summary: string;
   description?: string;

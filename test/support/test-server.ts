@@ -5,6 +5,7 @@ import { pino, type Logger } from 'pino';
 import { CodeConfigSchema, type CodeConfig } from '../../src/config/code-config.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
+import type { ScheduleClock } from '../../src/runtime/schedules/schedule-clock.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider.js';
 
 /** A server on a random loopback port with a temp data dir, a temp workspace root and a fake provider. */
@@ -30,6 +31,8 @@ export interface TestServerOptions {
   store?: SessionStore;
   /** The server's logger (default: silent). */
   logger?: Logger;
+  /** The schedules' clock (default: the wall clock). */
+  scheduleClock?: ScheduleClock;
 }
 
 /**
@@ -87,6 +90,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const server = await startServer(config, {
     logger: options.logger ?? pino({ level: 'silent' }),
     ...(options.store ? { store: options.store } : {}),
+    ...(options.scheduleClock ? { scheduleClock: options.scheduleClock } : {}),
   });
   return {
     server,

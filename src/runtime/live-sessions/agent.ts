@@ -148,6 +148,23 @@ export class Agent {
   }
 
   /**
+   * The checks of a session creation without making one (byte bound, identity, grants, workspace, model, options;
+   * stdio MCP servers need host_direct): a schedule's template goes through them at its creation and every tick.
+   */
+  async checkSessionOptions(options: SessionOptions, caller: Caller, field = 'body'): Promise<void> {
+    assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, field);
+    assertOwnIdentity(options, caller);
+    if (options.mcpServers?.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct'))
+      throw new CodeError(
+        'FORBIDDEN',
+        `${field}.mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope`,
+        { scope: 'host_direct', field: `${field}.mcpServers` },
+      );
+    // Resolving a new session's configuration is every creation check; it holds nothing (no descriptor, no lease).
+    await this.factory.resolve(options, caller);
+  }
+
+  /**
    * POST /v1/sessions/:id/fork: a new session of the forking `caller`'s tenant with the transcript of `parent` (as
    * `getSession` found it for the addressed caller) up to the fork point, its options re-checked as a creation with
    * the caller's scopes (session-fork.ts); grants, hooks, hosts, pending confirmations and questions are not copied.
