@@ -32,7 +32,7 @@ import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import type { SessionStore } from './stores/session-store.js';
-import { createChangeCapture, createChangeSetStore } from './create-change-capture.js';
+import { createChangeCapture, createChangeSetStore, resolveChangesDir } from './create-change-capture.js';
 import { createAttachmentStore, createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
 import { CountedAttachmentStore } from './runtime/attachments/counted-attachment-store.js';
 import { SessionAttachments } from './runtime/attachments/session-attachments.js';
@@ -137,11 +137,23 @@ export async function createRuntimeContext(
     }
   }
   let workspaceRoots: string[];
+  let changesDir: string;
   try {
     workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
-    // Nodes must share their workspace roots (sessions move between nodes and reopen their workspace by path).
-    if (cluster)
+    changesDir = await resolveChangesDir(config, workspaceRoots);
+    // Nodes must share their workspace roots (sessions move between nodes and reopen their workspace by path),
+    // and a changes_dir, when set, is the cluster's too (another node reads the trees after a takeover).
+    if (cluster) {
       await checkSharedRoots({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, roots: workspaceRoots });
+      if (config.changesDir !== undefined)
+        await checkSharedRoots({
+          redis: cluster.redis,
+          keyPrefix: config.redisKeyPrefix,
+          roots: [changesDir],
+          label: 'changes_dir',
+          resource: 'changesDir',
+        });
+    }
   } catch (error) {
     redis?.disconnect();
     cluster?.reader.disconnect();
@@ -214,7 +226,14 @@ export async function createRuntimeContext(
   };
   // Started before the agent, so its sessions' runs are traced from the first; the SDK is imported only when asked for.
   const telemetry = await startTelemetry(process.env, packageVersion());
-  const changes = createChangeCapture(config, sandbox, quotas, hostEnv, createChangeSetStore(config, redis));
+  const changes = createChangeCapture(
+    config,
+    changesDir,
+    sandbox,
+    quotas,
+    hostEnv,
+    createChangeSetStore(config, redis),
+  );
   const agentOwnership = cluster?.ownership ?? createLocalOwnership(nodeId);
   const agent = new Agent({
     config,
