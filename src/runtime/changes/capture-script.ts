@@ -62,7 +62,9 @@ export const NEUTRAL_ATTRIBUTES =
  * captured as its files, never as a gitlink that would hide them or fail the capture, and the workspace's
  * .gitignore files hide nothing. A listed path git refuses (`.GIT/x`, `git~1`) is listed as excluded. Then
  * `git write-tree`. In `result` mode it also writes the diff from the base tree: the patch, numstat, raw and the
- * result sizes of the changed blobs.
+ * result sizes of the changed blobs, and `ctimes`: the status-change time of each changed path and of
+ * each directory above one (`<seconds.fraction> <path>\\0`; a deleted path has none, its nearest directory does),
+ * which tells a rollback whether a path last changed during one of the run's calls (docs/runs.md#rollback).
  * In `plan` mode (a revert's, base `<expected tree>:<goal tree>`) it writes the raw diffs from the expected tree to
  * the workspace's (`conflicts`) and from the workspace's to the goal (`plan`), without rename detection.
  * Exit 3: more files than allowed (nothing captured).
@@ -102,6 +104,11 @@ if [ "$mode" = result ]; then
   g diff --numstat -z --no-ext-diff --no-textconv -M "$base" "$tree" > "$O/numstat"
   g diff --raw -z --no-ext-diff --abbrev=40 -M "$base" "$tree" > "$O/raw"
   tr '\\0' '\\n' < "$O/raw" | grep '^:' | cut -d' ' -f4 | g cat-file --batch-check='%(objectname) %(objectsize)' > "$O/sizes" || true
+  g diff --name-only -z --no-renames "$base" "$tree" > "$O/names"
+  if [ -s "$O/names" ]; then
+    { printf '.\\0'; sed -z -n 'p; :up s|/[^/]*$||p; t up' "$O/names"; } | sort -z -u > "$O/asked"
+    find -files0-from "$O/asked" -maxdepth 0 -printf '%C@ %p\\0' > "$O/ctimes" 2>/dev/null || true
+  fi
 fi
 if [ "$mode" = plan ]; then
   g diff --raw -z --no-renames --no-ext-diff --abbrev=40 "\${base%:*}" "$tree" > "$O/conflicts"
