@@ -13,6 +13,7 @@ export const REDIS_TEST_FILES = [
   'test/cli/cli-no-forward.test.ts',
   'test/client/client-cluster.test.ts',
   'test/changes/changes-redis.test.ts',
+  'test/cluster/changes-balancer.test.ts',
   'test/cluster/allow-always-takeover.test.ts',
   'test/cluster/ask-user-takeover.test.ts',
   'test/cluster/balancer.test.ts',

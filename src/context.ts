@@ -32,7 +32,7 @@ import { OpenApiRegistry } from './server/openapi-registry.js';
 import { RuntimeMetrics, type QueueFigures } from './server/runtime-metrics.js';
 import type { CheckpointStore } from './stores/checkpoint-store.js';
 import type { SessionStore } from './stores/session-store.js';
-import { createChangeCapture, createChangeSetStore } from './create-change-capture.js';
+import { createChangeCapture, createChangeSetStore, resolveChangesDir } from './create-change-capture.js';
 import { createWebhookStore } from './create-webhook-store.js';
 import { WebhookDeliveries } from './runtime/webhooks/webhook-deliveries.js';
 import { createAttachmentStore, createCheckpointStore, createMemoryStores, createStore } from './create-store.js';
@@ -165,11 +165,23 @@ export async function createRuntimeContext(
     }
   }
   let workspaceRoots: string[];
+  let changesDir: string;
   try {
     workspaceRoots = await canonicalRoots(config.workspaceRoots ?? [process.cwd()]);
-    // Nodes must share their workspace roots (sessions move between nodes and reopen their workspace by path).
-    if (cluster)
+    changesDir = await resolveChangesDir(config, workspaceRoots);
+    // Nodes must share their workspace roots (sessions move between nodes and reopen their workspace by path),
+    // and a changes_dir, when set, is the cluster's too (another node reads the trees after a takeover).
+    if (cluster) {
       await checkSharedRoots({ redis: cluster.redis, keyPrefix: config.redisKeyPrefix, roots: workspaceRoots });
+      if (config.changesDir !== undefined)
+        await checkSharedRoots({
+          redis: cluster.redis,
+          keyPrefix: config.redisKeyPrefix,
+          roots: [changesDir],
+          label: 'changes_dir',
+          resource: 'changesDir',
+        });
+    }
   } catch (error) {
     redis?.disconnect();
     cluster?.reader.disconnect();
@@ -242,7 +254,7 @@ export async function createRuntimeContext(
     return provider;
   };
   const changeSets = createChangeSetStore(config, redis);
-  const changes = createChangeCapture(config, sandbox, quotas, hostEnv, changeSets);
+  const changes = createChangeCapture(config, changesDir, sandbox, quotas, hostEnv, changeSets);
   const webhooks = new WebhookDeliveries({
     config: config.webhooks,
     store: createWebhookStore(config, redis),

@@ -49,6 +49,7 @@ export function applyEnv(
   const strings = [
     ['A3S_MODEL', 'defaultModel'],
     ['A3S_DATA_DIR', 'dataDir'],
+    ['A3S_CHANGES_DIR', 'changesDir'],
     ['A3S_HOST', 'host'],
     ['A3S_LOG_LEVEL', 'logLevel'],
     ['A3S_STORAGE_BACKEND', 'storageBackend'],

@@ -46,6 +46,12 @@ export const CodeConfigSchema = z
       .default('file'),
     dataDir: z.string().default('./.a3s'),
     sessionsDir: z.string().optional(),
+    /**
+     * Where the shadow git stores of change capture live (docs/changes.md); default `<dataDir>/changes`, node-local.
+     * In a cluster, a directory on storage every node mounts at the same path lets another node revert, diff a range
+     * and copy a fork after a takeover. Never inside (nor holding) a workspace root: startup refuses that.
+     */
+    changesDir: z.string().min(1).optional(),
     host: z.string().default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8080),
     workspaceRoots: z.array(z.string().min(1)).min(1).optional(),

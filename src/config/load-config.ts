@@ -145,6 +145,7 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
     ...config,
     dataDir,
     sessionsDir: path.resolve(cwd, config.sessionsDir ?? path.join(dataDir, 'sessions')),
+    ...(config.changesDir !== undefined ? { changesDir: path.resolve(cwd, config.changesDir) } : {}),
     workspaceRoots: (config.workspaceRoots ?? [cwd]).map((root) => path.resolve(cwd, root)),
     sharedWorkspaceRoots: config.sharedWorkspaceRoots.map((root) => path.resolve(cwd, root)),
   };
@@ -154,9 +155,9 @@ function resolvePaths(config: CodeConfig, cwd: string): CodeConfig {
  * Loads the server configuration: a file (`configPath`, else `A3S_CONFIG`; `.json` is JSON, anything else
  * ACL/HCL with `env()`) or inline ACL text (`configText`, else `A3S_CONFIG_TEXT`; a path and text together
  * are an error), then env overlays that win over the file (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
- * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`, `A3S_ALLOWED_HOSTS`, `A3S_ALLOWED_ORIGINS`,
+ * `A3S_MODEL`, `A3S_DATA_DIR`, `A3S_CHANGES_DIR`, `A3S_HOST`, `A3S_PORT`, `A3S_API_TOKENS`, `A3S_WORKSPACE_ROOTS`, `A3S_ALLOWED_HOSTS`, `A3S_ALLOWED_ORIGINS`,
  * `A3S_LOG_LEVEL`, `A3S_STORAGE_BACKEND`, `REDIS_URL`, `REDIS_CLUSTER_NODES` (comma-separated), `A3S_REDIS_KEY_PREFIX`, `A3S_NODE_ID`, `A3S_ADVERTISE_URL`, `A3S_CLUSTER_SECRET`, `A3S_CLUSTER_SECRET_FILE`, `A3S_CLUSTER_SECRET_ID`, `A3S_CLUSTER_PEER_URLS`, `A3S_SANDBOX_<FIELD>` for each `sandbox` field (src/config/sandbox-env.ts); empty values count as unset), then CodeConfigSchema.
- * Relative `dataDir`, `sessionsDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
+ * Relative `dataDir`, `sessionsDir`, `changesDir` and `workspaceRoots` resolve against `cwd`, also when they come from a
  * file (not against the file's directory); `workspaceRoots` defaults to `[cwd]` and `sessionsDir` to
  * `<dataDir>/sessions`. Throws one ConfigError listing every problem (a syntax error stops at once).
  */

@@ -71,7 +71,7 @@ export function registerChangeRoutes(app: FastifyInstance, ctx: ServerContext): 
       url: '/v1/sessions/:id/changes',
       summary: "One diff from a run's base to a later run's result",
       description:
-        "Computed in this node's shadow store: 422 `NO_CHANGE_SET` with `reason: tree_missing` when it does not hold both trees (the runs were captured on another node before a takeover).",
+        "Computed in the session's shadow store: 422 `NO_CHANGE_SET` with `reason: tree_missing` when it does not hold both trees (the runs were captured on another node before a takeover and `changes_dir` is not shared).",
       scope: 'sessions',
       params: SessionParamsSchema,
       query: ChangesRangeQuerySchema,

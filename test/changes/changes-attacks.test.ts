@@ -139,6 +139,28 @@ describe.skipIf(!HAVE_BWRAP)('change capture under attack: names, special files,
     expect(changes.files.find((file) => file.path === 'passwd-link')?.bytes).toBe('/etc/passwd'.length);
   });
 
+  it('the kept listing: a change made to look unchanged (same size, inode and mtime) is captured, in every run', async () => {
+    const { ws, id } = await workspace('disguised', { 'a.txt': 'aaaa\n', 'b.txt': 'bbbb\n' });
+    // The same bytes count, written in place (same inode), its mtime set back to the old one: only its ctime moves.
+    const disguise = (file: string, text: string) =>
+      `t=$(stat -c %y ${file}) && printf '${text}' 1<> ${file} && touch -d "$t" ${file}`;
+    t.fake.script({ toolCalls: [bash('d1', disguise('a.txt', 'AAAA'))] }, { text: 'one' });
+    const first = await changesOf(t, id, (await runAndWait(t, id, 'one')).runId);
+    expect(first.files).toMatchObject([{ path: 'a.txt', status: 'modified' }]);
+    // A second run right after: the racy window (a second) and the listing both see it.
+    t.fake.script({ toolCalls: [bash('d2', disguise('b.txt', 'BBBB'))] }, { text: 'two' });
+    const second = await changesOf(t, id, (await runAndWait(t, id, 'two')).runId);
+    expect(second.files).toMatchObject([{ path: 'b.txt', status: 'modified' }]);
+    expect(patchText(second)).toContain('+BBBB');
+    // After the racy window has passed: still seen from the listing alone.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    t.fake.script({ toolCalls: [bash('d3', disguise('a.txt', 'ZZZZ'))] }, { text: 'three' });
+    const third = await changesOf(t, id, (await runAndWait(t, id, 'three')).runId);
+    expect(third.files).toMatchObject([{ path: 'a.txt', status: 'modified' }]);
+    expect(patchText(third)).toContain('+ZZZZ');
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('ZZZZ\n');
+  });
+
   it('the 1 MiB bound is exact; a file growing while captured never stalls the capture', async () => {
     const { ws, id } = await workspace('bounds', { 'grow.bin': '\0'.repeat(2 * MIB) });
     const command = [
@@ -189,11 +211,18 @@ describe.skipIf(!HAVE_BWRAP)('change capture under attack: names, special files,
     expect(patchText(second)).not.toContain('PLANTED-PATCH');
     const dir = join(t.dataDir, 'changes', homeName('default', id));
     const files = filesBelow(dir);
-    // Only what git and the script make: no hooks, no alternates, no PWNED, no file named after the workspace's.
+    // Only what git and the script make (the kept listing included): no hooks, no alternates, no PWNED, no file named
+    // after the workspace's.
     for (const file of files)
       expect(file).toMatch(
-        /^(git\/(HEAD|config|index|info\/attributes|objects\/[0-9a-f]{2}\/[0-9a-f]{38,62})|out\/\w+)$/,
+        /^(git\/(HEAD|config|index|info\/attributes|objects\/[0-9a-f]{2}\/[0-9a-f]{38,62})|out\/\w+|listing\.([01](\.s)?|stamp\.[01]|ok|recheck))$/,
       );
+    // The listing names the workspace's own files only, as records the server's script wrote.
+    const listed = readFileSync(join(dir, 'listing.ok'), 'utf8').split(' ')[1];
+    for (const record of readFileSync(join(dir, `listing.${listed}`), 'utf8')
+      .split('\0')
+      .filter(Boolean))
+      expect(record).toMatch(/^[0-9.]+:[0-9]+:[0-9]+ [^/]/);
     expect(readFileSync(join(dir, 'git', 'config'), 'utf8')).not.toMatch(/fsmonitor|include|hooksPath|evil/);
     expect(readFileSync(join(dir, 'git', 'info', 'attributes'), 'utf8')).not.toContain('evil');
     expect(readFileSync(join(dir, 'git', 'HEAD'), 'utf8')).not.toContain('evil');

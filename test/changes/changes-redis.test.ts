@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -87,6 +87,19 @@ describe('change sets on Redis', () => {
           .query({ from: run.runId, to: run.runId })
           .expect(422);
         expect(range.body.error).toMatchObject({ code: 'NO_CHANGE_SET', details: { reason: 'tree_missing' } });
+        // Without a shared changes_dir the trees stayed with node A: a revert changes nothing and says why, and a
+        // fork's copy is refused (docs/changes.md "Across nodes").
+        const revert = await request(b.url).post(`/v1/sessions/${id}/runs/${run.runId}/revert`).send({}).expect(422);
+        expect(revert.body.error).toMatchObject({ code: 'NO_CHANGE_SET', details: { reason: 'tree_missing' } });
+        expect(readFileSync(join(ws, 'r.txt'), 'utf8')).toBe('r\n');
+        expect((await request(b.url).get(`/v1/sessions/${id}`).expect(200)).body.session.messageCount).toBeGreaterThan(
+          0,
+        );
+        const copy = await request(b.url)
+          .post(`/v1/sessions/${id}/fork`)
+          .send({ workspace: 'copy', sessionId: 'copy-on-b' })
+          .expect(409);
+        expect(copy.body.error).toMatchObject({ code: 'FORK_TREE_UNAVAILABLE', details: { reason: 'tree_missing' } });
         await request(b.url).delete(`/v1/sessions/${id}`).query({ purge: true }).expect(200);
         const redis = connectRedisTarget();
         try {

@@ -92,4 +92,51 @@ describe.skipIf(!HAVE_BWRAP)('revert over a hostile workspace (bwrap)', () => {
     unchanged(victim);
     if (status === 200) expect(readFileSync(join(ws, 'top.txt'), 'utf8')).toBe('t0\n');
   });
+
+  it('a rollback while a mv -T loop swaps a directory the run changed for links to / and the data dir: nothing outside moves', async () => {
+    const victim = outside(join(t.dataDir, 'victim-rollback'));
+    const { ws, id } = await revertWorkspace(t, 'swap-rollback', { 'd/keep.txt': 'k0\n', 'top.txt': 't0\n' });
+    symlinkSync(victim, join(ws, 'link'));
+    symlinkSync('/', join(ws, 'root'));
+    ownForSandbox(t, ws);
+    t.fake.script(
+      { toolCalls: [bash('r1', 'echo k1 > d/keep.txt && echo n > d/new.txt && echo t1 > top.txt')] },
+      { hang: true },
+      { text: 'fresh' },
+    );
+    const before = t.fake.requests.length;
+    const doomed = (await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'edit' }).expect(202)).body
+      .runId as string;
+    await t.fake.waitForRequests(before + 2);
+    // While the run is rolled back (its result captured, the ctimes read, the restore planned), `d` is the
+    // directory, then a link to the data dir's victim, then to /, again and again.
+    const loop = startSwapLoop(
+      ws,
+      'mv -T d d.real && mv -T link d && mv -T d link && mv -T root d && mv -T d root && mv -T d.real d',
+    );
+    let files: { status: string } | undefined;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const next = (
+        await request(t.url).post(`/v1/sessions/${id}/runs`).send({ input: 'again', multitaskStrategy: 'rollback' })
+      ).body.runId as string;
+      expect(next).toBeDefined();
+      for (let i = 0; i < 200 && files === undefined; i++) {
+        const run = (await request(t.url).get(`/v1/sessions/${id}/runs/${doomed}`).expect(200)).body.run as {
+          status: string;
+          metadata?: { rolled_back_files?: { status: string } };
+        };
+        if (run.status === 'cancelled') files = run.metadata?.rolled_back_files;
+        else await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      expect(await loop.stop()).toBeGreaterThan(0);
+    }
+    // The loop's own renames are someone else's changes: a conflict is the expected answer; a restore or a failure
+    // are possible when the capture met the swap. Whatever it was, nothing outside the workspace was written.
+    expect(['conflict', 'restored', 'failed', 'no_change_set']).toContain(files?.status);
+    unchanged(victim);
+    expect(readdirSync('/').includes('keep.txt')).toBe(false);
+    expect(readdirSync('/').includes('new.txt')).toBe(false);
+  });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,9 +11,9 @@ import { noSandbox } from '../../src/runtime/sandbox/start-sandbox.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { startTestServer, tempDir, type TestServer } from '../support/test-server.js';
-import { bash } from './changes-helpers.js';
+import { bash, changesOf } from './changes-helpers.js';
 import { as, MINE, TOKENS } from './fork-copy-helpers.js';
-import { revertWorkspace } from './revert-helpers.js';
+import { revertWorkspace, treeOf } from './revert-helpers.js';
 
 async function ended(t: TestServer, id: string, runId: string, token?: string): Promise<RunRecord> {
   let run: RunRecord | undefined;
@@ -77,6 +77,56 @@ describe.skipIf(!bwrapWorks())('multitaskStrategy rollback reverts the files of 
     const after = await request(t.url).post(`/v1/sessions/${id}/fork`).send({ workspace: 'copy' }).expect(409);
     expect(after.body.error).toMatchObject({ code: 'FORK_TREE_UNAVAILABLE', details: { reason: 'nothing_captured' } });
   });
+
+  // Someone else (a person, another session on the directory) edits the workspace while the run is cancelled-to-be:
+  // its change set holds their edit too, so a restore to the run's base would overwrite it. It never does.
+  const edits: Array<[string, (ws: string) => void, string]> = [
+    [
+      'a file the run changed, changed again by someone else',
+      (ws) => appendFileSync(join(ws, 'a.txt'), 'theirs\n'),
+      'a.txt',
+    ],
+    [
+      'a file the run never touched, edited by someone else',
+      (ws) => writeFileSync(join(ws, 'b.txt'), 'b edited\n'),
+      'b.txt',
+    ],
+    ['a file the run never touched, deleted by someone else', (ws) => rmSync(join(ws, 'c.txt')), 'c.txt'],
+  ];
+  for (const [what, edit, path] of edits)
+    it(`${what} meanwhile: a conflict naming it, and nothing is written`, async () => {
+      const name = `rb-${path[0]}`;
+      const { ws, id } = await revertWorkspace(t, name, { 'a.txt': 'a0\n', 'b.txt': 'b0\n', 'c.txt': 'c0\n' });
+      t.fake.script(
+        { toolCalls: [bash('w1', 'echo a1 > a.txt && echo n > new.txt')] },
+        { hang: true },
+        { text: 'fresh' },
+      );
+      const doomed = await startRun(t, id, 'write things');
+      await t.fake.waitForRequests(t.fake.requests.length + 2);
+      // The run's call has ended (the model is thinking): the other edit comes after it.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      edit(ws);
+      const theirs = treeOf(ws);
+      const next = await rollback(t, id, 'start over');
+      const rolled = await ended(t, id, doomed);
+      expect(rolled.metadata?.rolled_back_files).toMatchObject({ status: 'conflict', files: 0, paths: [path] });
+      expect((await ended(t, id, next)).result?.text).toBe('fresh');
+      // Their edit is there, and so is the run's: nothing was written.
+      expect(treeOf(ws)).toEqual(theirs);
+      expect(readFileSync(join(ws, 'new.txt'), 'utf8')).toBe('n\n');
+      const events = await runEvents(t, id, doomed);
+      expect(ofType(events, 'run_files_rolled_back')[0]!.payload).toMatchObject({
+        by_run_id: next,
+        status: 'conflict',
+        files: 0,
+        paths: [path],
+      });
+      // The change set holds both (the run's files and theirs): an explicit revert of it is the person's decision.
+      const changes = await changesOf(t, id, doomed);
+      expect(changes.files.map((file) => file.path)).toContain(path);
+      expect(changes.files.map((file) => file.path)).toContain('new.txt');
+    });
 
   it('a run that changed no file: unchanged, and nothing is written', async () => {
     const { ws, id } = await revertWorkspace(t, 'rb-quiet', { 'a.txt': 'a0\n' });

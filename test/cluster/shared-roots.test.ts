@@ -43,6 +43,27 @@ describe("nodes check at startup that their workspace roots are the cluster's sh
     await expect(refused).rejects.toThrow(/is not the cluster's.*missing here/);
   });
 
+  it('a changes_dir is checked the same way: a node whose changes_dir lacks the marker does not start, naming it', async () => {
+    const root = tempDir('a3s-shared-root-');
+    const changesDir = tempDir('a3s-shared-changes-');
+    const redisKeyPrefix = freshPrefix();
+    const config = { ...redisServerConfig(), redisKeyPrefix, workspaceRoots: [root], changesDir };
+    const a = await startTestServer({ fake, config: { ...config, nodeId: 'node-a' } });
+    const b = await startTestServer({ fake, config: { ...config, nodeId: 'node-b' } });
+    const marker = readFileSync(join(changesDir, ROOT_MARKER), 'utf8');
+    expect(await redis.hget(sharedRootsKey(redisKeyPrefix), changesDir)).toBe(marker.trim().split(' ')[2]);
+    await b.close();
+    await a.close();
+    // A node-local directory where the shared one should be.
+    rmSync(join(changesDir, ROOT_MARKER));
+    const refused = startTestServer({ fake, config: { ...config, nodeId: 'node-c' } });
+    await expect(refused).rejects.toMatchObject({
+      code: 'SESSION_INITIALIZATION_ERROR',
+      details: { resource: 'changesDir', root: changesDir },
+    });
+    await expect(refused).rejects.toThrow(/changes_dir .* is not the cluster's.*missing here/);
+  });
+
   it('nodes starting at the same moment on a fresh root all agree (the marker is linked into place once)', async () => {
     const root = tempDir('a3s-race-root-');
     const keyPrefix = freshPrefix();

@@ -18,9 +18,10 @@ function treeOf(tree: string): string {
 
 /**
  * Revert the files of a run cancelled by a rollback (multitaskStrategy rollback, docs/runs.md), still under its run
- * lease: its change set (just captured) from its result tree back to its base tree, through the revert's restore
- * (a path changed since by someone else is a conflict, and nothing is written). Never throws: what happened is the
- * answer, for the event and the run's record.
+ * lease: its change set (just captured) from its result tree back to its base tree, through the revert's restore.
+ * A path last changed outside the run's own calls (someone else's edit while it ran), or changed again between the
+ * capture and the restore, is a conflict, and nothing is written. Never throws: what happened is the answer, for the
+ * event and the run's record.
  */
 export async function rollBackFiles(
   changes: SessionChanges | undefined,
@@ -46,6 +47,15 @@ export async function rollBackFiles(
   }
   const { changeSet } = captured;
   if (changeSet.files.length === 0) return { status: 'unchanged', files: 0 };
+  // Someone else changed a path while the run ran (outside its calls): its change set holds their edit too, so a
+  // restore to the base would overwrite it. Nothing is written; the paths are named.
+  if (captured.foreign.length > 0)
+    return {
+      status: 'conflict',
+      files: 0,
+      paths: captured.foreign.slice(0, 100),
+      message: `${captured.foreign.length} path(s) the run's change set holds were last changed outside the run's own calls (by someone else, meanwhile): nothing was reverted`,
+    };
   const paths = [...new Set(changeSet.files.flatMap((file) => [file.path, ...(file.oldPath ? [file.oldPath] : [])]))];
   try {
     const files = await changes.restore({

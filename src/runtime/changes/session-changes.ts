@@ -20,6 +20,23 @@ export interface NoChangeSet {
 /** What a finished capture tells the run: the event to emit when files changed. */
 export interface CapturedRun {
   readonly changeSet: ChangeSet;
+  /**
+   * Changed paths whose last change was outside every one of the run's calls that could change files (someone else's
+   * edit, meanwhile): a rollback does not overwrite them (docs/runs.md#rollback).
+   */
+  readonly foreign: readonly string[];
+}
+
+/**
+ * How far a file's status-change time may lie outside a call's span and still be the call's: the kernel stamps files
+ * from a coarse clock (a tick behind the wall clock the spans are read from).
+ */
+const SPAN_SLACK_MS = 25;
+
+/** The wall-clock spans of one run's calls that could change files (`end` undefined: still running). */
+interface Span {
+  readonly start: number;
+  end?: number;
 }
 
 /** The runs whose "why not" this node remembers (oldest forgotten first). */
@@ -36,6 +53,7 @@ export class SessionChanges {
   private bases: Map<string, Promise<string | undefined>> | undefined;
   private open: Set<string> | undefined;
   private missing: Map<string, NoChangeSet> | undefined;
+  private spans: Map<string, Span[]> | undefined;
 
   constructor(
     private readonly capture: ChangeCapture,
@@ -64,6 +82,16 @@ export class SessionChanges {
       this.bases.set(runId, base);
     }
     await base;
+    // The call runs from here until afterMutation: the files it changes are the run's.
+    let spans = this.spans?.get(runId);
+    if (!spans) (this.spans ??= new Map()).set(runId, (spans = []));
+    spans.push({ start: wallClock() });
+  }
+
+  /** A call beforeMutation let through has ended (done, failed or aborted). */
+  afterMutation(runId: string): void {
+    const open = this.spans?.get(runId)?.find((span) => span.end === undefined);
+    if (open) open.end = wallClock();
   }
 
   /** The run's last round is over: capture its result and store the change set (undefined: none was made). */
@@ -71,6 +99,11 @@ export class SessionChanges {
     this.open?.delete(runId);
     const base = this.bases?.get(runId);
     this.bases?.delete(runId);
+    const spans = this.spans?.get(runId) ?? [];
+    this.spans?.delete(runId);
+    // A call still running when the run ends (aborted by a cancel) may have written until now.
+    const ended = wallClock();
+    for (const span of spans) span.end ??= ended;
     if (!base) {
       this.forget(runId, { reason: 'no_mutating_call', message: `run ${runId} made no call that could change files` });
       return undefined;
@@ -92,7 +125,8 @@ export class SessionChanges {
         not_captured: parseNotCaptured(files.outputs.excluded ?? empty, files.outputs.big ?? empty),
         observed_at_ms: this.capture.deps.now(),
       };
-      return { changeSet: await this.capture.put(this.key, changeSet) };
+      const foreign = foreignPaths(changeSet, parseCtimes(files.outputs.ctimes ?? empty), spans);
+      return { changeSet: await this.capture.put(this.key, changeSet), foreign };
     } catch (error) {
       this.remember(runId, error);
       return undefined;
@@ -132,4 +166,48 @@ export class SessionChanges {
       if (oldest !== undefined) this.missing.delete(oldest);
     }
   }
+}
+
+/**
+ * The wall clock, in ms, that file status-change times are compared with (never a test's or the host env's clock:
+ * the kernel stamps files with the real time).
+ */
+function wallClock(): number {
+  return Date.now();
+}
+
+/** The capture's `ctimes` output: path -> status-change time in ms. */
+function parseCtimes(raw: Buffer): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const entry of raw.toString('utf8').split('\0')) {
+    const space = entry.indexOf(' ');
+    if (space <= 0) continue;
+    const seconds = Number(entry.slice(0, space));
+    if (Number.isFinite(seconds)) out.set(entry.slice(space + 1), seconds * 1000);
+  }
+  return out;
+}
+
+/**
+ * The changed paths (both names of a rename) whose last change lies outside every span: a path's own status-change
+ * time, or for a deleted path its nearest directory's (a deletion changes its directory). A path with no time at all
+ * counts as foreign, never as the run's.
+ */
+function foreignPaths(changeSet: ChangeSet, ctimes: Map<string, number>, spans: readonly Span[]): string[] {
+  const inSpan = (ms: number) =>
+    spans.some((span) => ms >= span.start - SPAN_SLACK_MS && ms <= (span.end ?? span.start) + SPAN_SLACK_MS);
+  const timeOf = (path: string): number | undefined => {
+    for (let at = path; ;) {
+      const found = ctimes.get(at);
+      if (found !== undefined) return found;
+      if (at === '.') return undefined;
+      const slash = at.lastIndexOf('/');
+      at = slash < 0 ? '.' : at.slice(0, slash);
+    }
+  };
+  const paths = new Set(changeSet.files.flatMap((file) => [file.path, ...(file.oldPath ? [file.oldPath] : [])]));
+  return [...paths].filter((path) => {
+    const ms = timeOf(path);
+    return ms === undefined || !inSpan(ms);
+  });
 }

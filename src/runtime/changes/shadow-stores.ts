@@ -75,10 +75,10 @@ export class ShadowStores {
     return this.sandbox.sandbox.prepareServerCommand !== undefined || target.hostCommands;
   }
 
-  /** Capture the workspace into the store; `base` given: also the diff from it (patch, numstat, raw, sizes). */
+  /** Capture the workspace into the store; `base` given: also the diff from it (patch, numstat, raw, sizes, ctimes). */
   async capture(target: CaptureTarget, base?: string): Promise<{ tree: string; files: CaptureFiles }> {
     const { maxFileBytes, maxFiles } = this.bounds;
-    const names = ['excluded', 'big', ...(base ? ['numstat', 'raw', 'sizes'] : [])];
+    const names = ['excluded', 'big', ...(base ? ['numstat', 'raw', 'sizes', 'ctimes'] : [])];
     const { files, stdout } = await this.run(
       target,
       CAPTURE_SCRIPT,

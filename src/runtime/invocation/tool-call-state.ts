@@ -60,8 +60,11 @@ export interface ToolInvokerDeps {
   images?: ToolImages;
   /** The session's lane queue (SessionOptions.queueConfig); absent for an ordinary session. */
   queue?: SessionQueue;
-  /** The session's change capture: a call that may change files waits for its run's base tree (docs/changes.md). */
-  changes?: { beforeMutation(runId: string): Promise<void> };
+  /**
+   * The session's change capture: a call that may change files waits for its run's base tree (docs/changes.md), and
+   * says when it has ended (the span a rollback counts as the run's own changes).
+   */
+  changes?: { beforeMutation(runId: string): Promise<void>; afterMutation(runId: string): void };
 }
 
 /** The call as it moves through the pipeline stages. */
@@ -76,6 +79,8 @@ export interface ToolCallState {
   args: unknown;
   /** Set by the permission stage when the call needs human confirmation: the rule that asked. */
   askRule?: string;
+  /** Set by the change capture stage when the call may change files: its end is reported (afterMutation). */
+  mutating?: boolean;
   /** The call's permission subjects, made once by the permission stage (callSubjects) and reused after it. */
   subjects?: CallSubjects;
 }

@@ -116,7 +116,12 @@ export class ToolInvoker {
         origin: call.origin,
         ...(call.parentToolId ? { parent_tool_id: call.parentToolId } : {}),
       });
-    const raw = await laneAdmission(state, announce, (bound) => execute(state, this.nestedInvoker(state), bound));
+    let raw;
+    try {
+      raw = await laneAdmission(state, announce, (bound) => execute(state, this.nestedInvoker(state), bound));
+    } finally {
+      if (state.mutating) this.deps.changes?.afterMutation(ctx.runId);
+    }
     const result = sanitizeOutput(state, raw);
     postToolHooks(state, result);
     this.deps.afterExecute?.(call, state.args, result, started, ctx);

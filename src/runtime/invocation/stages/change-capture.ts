@@ -12,5 +12,6 @@ export const changeCapture: ToolStage = async (state) => {
   if (!changes || !tool) return CONTINUE;
   if (tool.jsonSchema === undefined && isReadOnlyCall(tool, state.args)) return CONTINUE;
   await changes.beforeMutation(state.ctx.runId);
+  state.mutating = true;
   return CONTINUE;
 };
