@@ -1,6 +1,5 @@
 import type { AttachmentRef } from '../../protocol/attachments.js';
 import type { WorkspaceLease } from '../workspace/workspace-directory.js';
-import { CodeError, type RunErrorCode } from '../../errors.js';
 import type { ChatMessage } from '../../protocol/chat-message.js';
 import type { AgentResult, RunRecord } from '../../protocol/run-record.js';
 import type { LoopCheckpoint } from '../../protocol/loop-checkpoint.js';
@@ -10,7 +9,7 @@ import type { HostEnv } from '../ports/host-env.js';
 import type { InvocationContext } from '../invocation/invocation-context.js';
 import type { AgentMemory } from '../memory/agent-memory.js';
 import { NOTHING_RECALLED, recallContext, recordCompletedRun } from '../memory/memory-context.js';
-import { fromCheckpoint, toCheckpoint } from '../loop/checkpoint-codec.js';
+import { fromCheckpoint } from '../loop/checkpoint-codec.js';
 import { runLoop, type LoopDeps, type LoopState, type RunOutcome } from '../loop/run-loop.js';
 import type { SafePointStop } from '../loop/safe-point-stop.js';
 import type { PlanProgress } from '../../protocol/planning.js';
@@ -28,6 +27,8 @@ import type { SessionChanges } from '../changes/session-changes.js';
 import type { Telemetry, TraceParent } from '../ports/telemetry.js';
 import { runSpan } from './run-span.js';
 import { rollBackFiles } from '../changes/roll-back-files.js';
+import { agentEndPayload, failedOutcome, runResultPayload } from './run-end-payloads.js';
+import { saveRunCheckpoint } from './save-run-checkpoint.js';
 
 /** The parts of a run request the producer reads. */
 export interface ProducedRunRequest {
@@ -207,7 +208,7 @@ async function produceHeldRun(
     const deps: LoopDeps = {
       ...host.loopDeps(),
       checkpoint: (state: LoopState, plan?: PlanProgress) =>
-        saveCheckpoint(host, record, input, state, plan, ctx.trace?.traceparent),
+        saveRunCheckpoint(host, record, input, state, plan, ctx.trace?.traceparent),
       ...(request.safePoint ? { safePoint: request.safePoint } : {}),
     };
     emit(
@@ -295,62 +296,18 @@ async function produceHeldRun(
   record.endedAtMs = host.hostEnv.now();
   // post_response: the run ended with a final answer (completed, or stopped after answering); on_success: completed.
   if (hooks?.wants('post_response') && (outcome.status === 'completed' || result.text !== ''))
-    hooks.observe('post_response', runResultPayload(host, record, result, outcome.status), { sessionId });
+    hooks.observe('post_response', runResultPayload(config, record, result, outcome.status, host.hostEnv.now()), {
+      sessionId,
+    });
   host.runs.setStatus(record, outcome.status);
   // A traced run's agent_end names its trace in its metadata (`trace_id`).
-  emit(
-    record.runId,
-    'agent_end',
-    {
-      text: result.text,
-      usage: {
-        prompt_tokens: result.promptTokens,
-        completion_tokens: result.completionTokens,
-        total_tokens: result.totalTokens,
-      },
-      verification_summary: verificationSummary,
-      ...(outcome.meta
-        ? { meta: { provider: config.model.providerName, request_model: config.model.modelName, ...outcome.meta } }
-        : {}),
-      status: outcome.status,
-      tool_calls_count: result.toolCallsCount,
-      verification_status: result.verificationStatus,
-      pending_verification_count: result.pendingVerificationCount,
-      failed_verification_count: result.failedVerificationCount,
-      verification_report_count: result.verificationReportCount,
-      verification_summary_text: result.verificationSummaryText,
-      ...(outcome.error ? { error: outcome.error } : {}),
-    },
-    ctx.trace?.traceId,
-  );
+  emit(record.runId, 'agent_end', agentEndPayload(config, outcome, result, verificationSummary), ctx.trace?.traceId);
   if (outcome.status === 'completed' && hooks?.wants('on_success'))
-    hooks.observe('on_success', runResultPayload(host, record, result, outcome.status), { sessionId });
+    hooks.observe('on_success', runResultPayload(config, record, result, outcome.status, host.hostEnv.now()), {
+      sessionId,
+    });
   await host.saveAfterRun();
   return record;
-}
-
-/** The payload of post_response and on_success: the seed's fields (response_text, tool_calls_count, usage, duration_ms). */
-function runResultPayload(
-  host: RunProducerHost,
-  record: RunRecord,
-  result: AgentResult,
-  status: RunOutcome['status'],
-): Record<string, unknown> {
-  return {
-    session_id: host.config.sessionId,
-    run_id: record.runId,
-    response_text: result.text,
-    tool_calls_count: result.toolCallsCount,
-    usage: {
-      prompt_tokens: result.promptTokens,
-      completion_tokens: result.completionTokens,
-      total_tokens: result.totalTokens,
-    },
-    duration_ms: Math.max(0, (record.endedAtMs ?? host.hostEnv.now()) - record.createdAtMs),
-    status,
-    verification_status: result.verificationStatus,
-    labels: host.config.labels,
-  };
 }
 
 /** The planning services of one run: the session's choices, the run's LLM invoker, status and reports. */
@@ -366,47 +323,5 @@ function plannedRunDeps(host: RunProducerHost, record: RunRecord, loop: LoopDeps
       await host.verifications.settleRun();
       return host.verifications.forRun(record.runId);
     },
-  };
-}
-
-/** Save the loop state after a completed tool round; a failure is reported, never fatal to the run. */
-async function saveCheckpoint(
-  host: RunProducerHost,
-  record: RunRecord,
-  input: string,
-  state: LoopState,
-  plan?: PlanProgress,
-  traceParent?: string,
-): Promise<void> {
-  const checkpoint = toCheckpoint(state, {
-    runId: record.runId,
-    sessionId: host.config.sessionId,
-    input,
-    sideQuestion: record.sideQuestion,
-    now: host.hostEnv.now(),
-    ...(plan ? { plan } : {}),
-    ...(traceParent !== undefined ? { traceParent } : {}),
-  });
-  try {
-    await host.checkpoints.save(checkpoint);
-    host.emit(record.runId, 'checkpoint_saved', { turn: state.turn, store: host.checkpoints.kind });
-  } catch (error) {
-    host.emit(record.runId, 'persistence_failed', {
-      session_id: host.config.sessionId,
-      operation: 'checkpoint',
-      error: `checkpoint of run ${record.runId}: ${error instanceof Error ? error.message : String(error)}`,
-      code: error instanceof CodeError ? error.code : 'PERSISTENCE_FAILED',
-    });
-  }
-}
-
-function failedOutcome(code: RunErrorCode, message: string): RunOutcome {
-  return {
-    status: 'failed',
-    text: '',
-    toolCallsCount: 0,
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    added: [],
-    error: { code, message },
   };
 }
