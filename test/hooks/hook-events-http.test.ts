@@ -57,6 +57,19 @@ describe('hook events over HTTP: triggers and payloads', () => {
   const received = (event: string, sessionId: string) =>
     hooks.requests.filter((r) => r.body.kind === event && r.body.session_id === sessionId).map((r) => r.body);
 
+  it("what a hook is sent goes through the server's secret redactor, the rule run webhooks and traces share", async () => {
+    const id = await createSession(t, {});
+    await hook(id, { event: 'post_response', endpoint: webhook('/obs') });
+    const leaked = 'sk-proj-abcdefghijklmnopqrstuvwx0123456789';
+    t.fake.script({ text: `the key you gave me is ${leaked}` });
+    await runAndWait(t, id, `remember my key ${leaked}`);
+    t.fake.assertDone();
+    await eventually(() => received('post_response', id).length === 1, 'the post_response hook');
+    const [sent] = received('post_response', id);
+    expect(sent?.response_text).toBe('the key you gave me is [REDACTED]');
+    expect(JSON.stringify(hooks.requests.map((r) => r.body))).not.toContain(leaked);
+  });
+
   it('a run tells pre/post_context_perception, pre/post_memory_recall, post_response and on_success; context_resolving/resolved frame the assembly', async () => {
     const id = await createSession(t, { memoryStore: { type: 'memory', namespace: `hooks-${Date.now()}` } });
     for (const event of [

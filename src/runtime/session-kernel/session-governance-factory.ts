@@ -46,6 +46,8 @@ export function buildSessionGovernance(
     newId: (prefix) => hostEnv.newId(prefix),
     workspace: config.workspace,
     onError: (failure) => shared.onHookError?.(sessionId, failure),
+    // What a hook is sent goes through the server's redactor, whatever the session's securityProvider.
+    redact: (text) => shared.redactor.redact(text).text,
   });
   const builtin = new BuiltinBudgetGuard({
     limits: config.options.budget ?? shared.defaultBudget,

@@ -12,6 +12,7 @@ import {
   type ObservingHookEvent,
 } from '../../../protocol/hooks.js';
 import { askHost } from '../host-bridge/ask-host.js';
+import { redactStrings } from '../redact-strings.js';
 import { describeHostFailure } from '../host-bridge/host-bridge-error.js';
 import { linkSignals } from '../host-bridge/linked-signal.js';
 import type { WebSocketHostRegistry } from '../host-bridge/websocket-host-registry.js';
@@ -55,6 +56,11 @@ export interface HookEngineOptions {
   maxQueuedObservations?: number;
   /** The fetch implementation for webhooks (defaults to the global one). */
   fetch?: typeof fetch;
+  /**
+   * The server's secret redactor: every string of a request to a hook (webhook or WebSocket host) goes through it,
+   * the rule run webhooks and trace content share. Absent: payloads are sent as they are (unit tests).
+   */
+  redact?: (text: string) => string;
 }
 
 type AskResult = { ok: true; response: HookResponse } | { ok: false; failure: HookFailure['failure']; message: string };
@@ -331,10 +337,12 @@ export class HookEngine {
   ): Promise<AskResult> {
     let answer: unknown;
     try {
+      const redact = this.options.redact;
+      const sent = redact === undefined ? payload : redactStrings(payload, redact);
       answer = await askHost(
         hook.endpoint,
         hook.event,
-        { ...payload, hook_id: hook.id },
+        { ...sent, hook_id: hook.id },
         {
           timeoutMs: hook.timeoutMs,
           signal,
