@@ -24,7 +24,7 @@ export async function requireWebSocket(ctx: SessionContext): Promise<WebSocketCo
   if (WebSocket === undefined)
     throw toA3sError(
       'VALIDATION_ERROR',
-      'options.WebSocket: this environment has no global WebSocket and the "ws" package is not installed; install it or pass one (e.g. WebSocket from "ws")',
+      'options.WebSocket: this environment has no global WebSocket and the "ws" package is not installed; install it, or pass a WebSocket class such as the one of the ws package',
       0,
       { field: 'WebSocket' },
     );
