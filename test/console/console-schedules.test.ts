@@ -4,11 +4,33 @@ import type { Schedule } from '../../src/protocol/schedules.js';
 import type { WebhookDelivery } from '../../src/protocol/webhooks.js';
 import { clickNow, launchBrowser, openConsole, waitForText } from '../support/browser.js';
 import { evaluate, signIn } from '../support/console-actions.js';
+import { eventually } from '../support/run-helpers.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { startRecordingReceiver, status, type RecordingReceiver } from '../support/webhook-receiver.js';
 
 const A = 'console-schedules-token-tenant-a1';
 const SECRET = 'whsec-console-0123456789abcdef';
+const ALICE = 'console-schedules-token-alice-01';
+const OPS = 'console-schedules-token-ops-0001';
+
+/** REST on `url` with a bearer token. */
+async function call<T>(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const answer = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: answer.status, body: (await answer.json()) as T };
+}
 
 describe('the console: a session’s schedules and a run’s webhook deliveries (issue 33) in headless Chromium', () => {
   let t: TestServer;
@@ -37,14 +59,8 @@ describe('the console: a session’s schedules and a run’s webhook deliveries 
     await failing?.close();
   });
 
-  const api = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
-    const answer = await fetch(`${t.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${A}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: answer.status, body: (await answer.json()) as T };
-  };
+  const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> =>
+    call<T>(t.url, A, method, path, body);
   const newSession = async (): Promise<string> =>
     (await api<{ session: { id: string } }>('POST', '/v1/sessions', {})).body.session.id;
   const schedule = async (id: string): Promise<Schedule> =>
@@ -195,6 +211,85 @@ describe('the console: a session’s schedules and a run’s webhook deliveries 
     await page.waitForSelector(delivered);
     await page.waitForSelector(pending);
     t.fake.assertDone();
+    expect(logs.filter((l) => l.startsWith('pageerror') || /content security policy/i.test(l))).toEqual([]);
+  });
+});
+
+describe('the console: a schedule the server paused (its owner’s token removed) says why', () => {
+  let browser: Browser;
+  const servers: TestServer[] = [];
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    for (const server of servers) await server.close();
+  });
+
+  it('shows TOKEN_REVOKED from a Run now as the owner whose token is gone, and another principal resumes it', async () => {
+    const alice = { token: ALICE, principal: 'alice', tenantId: 'tenant-a', scopes: ['sessions'] };
+    const ops = { token: OPS, principal: 'ops', tenantId: 'tenant-a', scopes: ['sessions'] };
+    const first = await startTestServer({ config: { apiTokens: [alice, ops] } });
+    servers.push(first);
+    const created = await call<{ schedule: Schedule }>(first.url, ALICE, 'POST', '/v1/schedules', {
+      name: 'report',
+      cron: '0 0 1 1 *',
+      session: { template: { autoSave: true } },
+      input: 'Write the report',
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.schedule.id;
+    // A first tick makes (and saves) its session `schedule:report`.
+    first.fake.script({ text: 'reported' });
+    const tick = await call<{ run: { runId: string } }>(first.url, ALICE, 'POST', `/v1/schedules/${id}/trigger`);
+    expect(tick.status).toBe(200);
+    await eventually(async () => {
+      const run = await call<{ run: { status: string } }>(
+        first.url,
+        ALICE,
+        'GET',
+        `/v1/sessions/schedule:report/runs/${tick.body.run.runId}`,
+      );
+      return run.body.run?.status === 'completed';
+    }, 'the first tick’s run to end');
+    first.fake.assertDone();
+    await first.close();
+    servers.splice(0);
+
+    // The operator removed alice's token: ops (same tenant) opens the schedule's session and presses Run now.
+    const t = await startTestServer({ dataDir: first.dataDir, root: first.root, config: { apiTokens: [ops] } });
+    servers.push(t);
+    const { page, logs } = await openConsole(browser, t.url);
+    await signIn(page, OPS);
+    await page.evaluate(`location.hash = '#/sessions/${encodeURIComponent('schedule:report')}'`);
+    const row = `.schedules li[data-schedule-id="${id}"]`;
+    await page.waitForSelector(`${row}[data-paused="false"]`, { visible: true });
+    expect(
+      (
+        await evaluate<string[]>(
+          page,
+          `[...document.querySelectorAll('${row} .schedule-last')].map((e) => e.textContent)`,
+        )
+      )[0],
+    ).toContain(tick.body.run.runId);
+    await clickNow(page, `${row} .trigger-btn`);
+    await page.waitForSelector(`${row}[data-paused="true"] .schedule-reason`);
+    const paused = (await call<{ schedule: Schedule }>(t.url, OPS, 'GET', `/v1/schedules/${id}`)).body.schedule;
+    expect(paused).toMatchObject({ paused: true, pausedReason: { code: 'TOKEN_REVOKED' } });
+    const reason = await evaluate<string>(page, `document.querySelector('${row} .schedule-reason').textContent`);
+    expect(reason).toContain(`TOKEN_REVOKED: ${paused.pausedReason!.message}`);
+    expect(await evaluate<string>(page, `document.querySelector('${row} .schedule-last').textContent`)).toContain(
+      'paused the schedule · TOKEN_REVOKED',
+    );
+    await waitForText(page, '.toast', 'Run now of report: paused the schedule');
+    expect(t.fake.requests).toHaveLength(0);
+
+    // Resume by ops: the API says active again.
+    await clickNow(page, `${row} .resume-btn`);
+    await page.waitForSelector(`${row}[data-paused="false"]`);
+    expect((await call<{ schedule: Schedule }>(t.url, OPS, 'GET', `/v1/schedules/${id}`)).body.schedule.paused).toBe(
+      false,
+    );
     expect(logs.filter((l) => l.startsWith('pageerror') || /content security policy/i.test(l))).toEqual([]);
   });
 });
