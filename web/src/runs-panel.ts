@@ -3,6 +3,7 @@ import type { ConsoleContext } from './console-context.js';
 import { el, replaceChildren } from './el.js';
 import { errorText, formatDuration } from './format.js';
 import type { RevertTracker } from './revert-tracker.js';
+import { RunWebhooks } from './run-webhooks.js';
 import { statusChip } from './verification-rows.js';
 
 /** A long id cut for a narrow column (the full id is its title). */
@@ -16,14 +17,17 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 /**
  * The session's runs: status, duration, tokens and verification; cancel a running one, resume a failed one from its
  * checkpoint, show an ended one's changes, fork the session from just before a run and open the fork. Reverted runs
- * are marked (the Revert / Unrevert buttons are on each run's changes).
+ * are marked (the Revert / Unrevert buttons are on each run's changes). Under each run, its webhook deliveries
+ * (RunWebhooks: event, status, delivery id, attempts, last error), read again while any is pending.
  */
 export class RunsPanel {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
   private readonly status: HTMLElement;
+  private readonly webhooksStatus: HTMLElement;
   private loading: Promise<void> | undefined;
   private again = false;
+  private readonly webhooks: RunWebhooks;
 
   constructor(
     private readonly ctx: ConsoleContext,
@@ -33,14 +37,34 @@ export class RunsPanel {
   ) {
     this.body = el('ol', { class: 'runs-list' });
     this.status = el('p', { class: 'muted', role: 'status' });
+    this.webhooksStatus = el('p', { class: 'muted webhooks-status', role: 'status' });
     this.element = el(
       'section',
       { class: 'panel runs', 'aria-labelledby': 'runs-title' },
       el('h2', { id: 'runs-title' }, 'Runs'),
       this.body,
       this.status,
+      this.webhooksStatus,
     );
     reverts.subscribe(() => this.markReverted());
+    this.webhooks = new RunWebhooks(ctx, session.sessionId, () => this.fillWebhooks());
+  }
+
+  /** A run ended or asked a confirmation: read its webhook deliveries again for a few seconds (they follow it). */
+  watchWebhooks(): void {
+    this.webhooks.settle();
+  }
+
+  /** Stop reading the delivery log. */
+  dispose(): void {
+    this.webhooks.dispose();
+  }
+
+  /** Put each run's webhook deliveries in its row (and say so when the log could not be read). */
+  private fillWebhooks(): void {
+    for (const slot of this.body.querySelectorAll<HTMLElement>('.run-webhooks[data-run-id]'))
+      this.webhooks.fill(slot, slot.dataset.runId ?? '');
+    this.webhooksStatus.textContent = this.webhooks.failure ?? '';
   }
 
   /** Mark the rows of the reverted runs (the tracker changed: a revert, an unrevert, the info). */
@@ -81,6 +105,7 @@ export class RunsPanel {
 
   private async load(): Promise<void> {
     let runs: RunRecord[];
+    const webhooks = this.webhooks.refresh();
     try {
       runs = await this.session.runs();
     } catch (error) {
@@ -89,6 +114,8 @@ export class RunsPanel {
     }
     replaceChildren(this.body, ...[...runs].reverse().map((run) => this.row(run)));
     this.markReverted();
+    this.fillWebhooks();
+    await webhooks;
     this.status.textContent = runs.length === 0 ? 'No runs yet.' : '';
   }
 
@@ -181,6 +208,7 @@ export class RunsPanel {
         verification,
       ),
       run.error ? el('p', { class: 'run-error' }, `${run.error.code}: ${run.error.message}`) : null,
+      el('div', { class: 'run-webhooks', 'data-run-id': run.runId, hidden: true }),
     );
   }
 

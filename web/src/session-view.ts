@@ -10,6 +10,7 @@ import { errorText } from './format.js';
 import { QuestionForms } from './question-forms.js';
 import { RevertTracker } from './revert-tracker.js';
 import { RunsPanel } from './runs-panel.js';
+import { SchedulesPanel } from './schedules-panel.js';
 import { renderBusy, sessionHead } from './session-head.js';
 import { sessionUnavailable } from './session-unavailable.js';
 import { transcriptView } from './transcript-view.js';
@@ -20,7 +21,8 @@ const RECONNECT = { maxAttempts: 40, initialDelayMs: 100, maxDelayMs: 3000 };
 
 /**
  * A session's page: transcript, live activity (the session's events followed from a cursor, reconnecting
- * without loss or repetition), pending confirmations, runs, and the prompt box (single flight shown).
+ * without loss or repetition), pending confirmations, runs (with their webhook deliveries), the schedules whose
+ * runs come here, and the prompt box (single flight shown).
  */
 export class SessionView implements ConsoleView {
   readonly element: HTMLElement;
@@ -31,6 +33,7 @@ export class SessionView implements ConsoleView {
   private readonly reverts = new RevertTracker();
   private confirmations: ConfirmationPanel | undefined;
   private runs: RunsPanel | undefined;
+  private schedules: SchedulesPanel | undefined;
   private verifications: VerificationPanel | undefined;
   private composer: Composer | undefined;
   private questions: QuestionForms | undefined;
@@ -118,10 +121,15 @@ export class SessionView implements ConsoleView {
     this.runs = new RunsPanel(this.ctx, session, (runId) => this.changes?.show(runId), this.reverts);
     replaceChildren(this.confirmSlot, this.confirmations.element);
     this.verifications = new VerificationPanel(this.ctx, session);
-    replaceChildren(this.side, el('div', { class: 'side-stack' }, this.runs.element, this.verifications.element));
+    this.schedules = new SchedulesPanel(this.ctx, this.sessionId);
+    replaceChildren(
+      this.side,
+      el('div', { class: 'side-stack' }, this.schedules.element, this.runs.element, this.verifications.element),
+    );
     await Promise.all([
       this.loadTranscript(),
       this.runs.refresh(),
+      this.schedules.refresh(),
       this.verifications.refresh(),
       this.confirmations.start().catch((error: unknown) => this.ctx.unauthorized(error)),
       this.questions.load().catch((error: unknown) => this.ctx.unauthorized(error)),
@@ -147,6 +155,7 @@ export class SessionView implements ConsoleView {
     this.stream?.close();
     this.confirmations?.dispose();
     this.changes?.dispose();
+    this.runs?.dispose();
     clearTimeout(this.infoTimer);
   }
 
@@ -191,6 +200,7 @@ export class SessionView implements ConsoleView {
     this.infoTimer = setTimeout(() => {
       void this.refreshInfo();
       void this.runs?.refresh();
+      void this.schedules?.refresh();
     }, 150);
   }
 
@@ -279,6 +289,7 @@ export class SessionView implements ConsoleView {
           deadlineMs: event.metadata.timestamp_ms + p.timeout_ms,
         };
         this.confirmations?.add(call);
+        this.runs?.watchWebhooks();
         break;
       }
       case 'confirmation_received':
@@ -294,6 +305,10 @@ export class SessionView implements ConsoleView {
         this.soon();
         break;
       case 'agent_end':
+        this.runs?.watchWebhooks();
+        void this.loadTranscript();
+        this.soon();
+        break;
       case 'session_reverted':
       case 'session_unreverted':
         void this.loadTranscript();

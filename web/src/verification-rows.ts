@@ -5,9 +5,9 @@ import { formatDuration } from './format.js';
 
 const MARK: Record<string, string> = { passed: '✓', failed: '✗', needs_review: '!', skipped: '–' };
 
-const OK = new Set(['passed', 'completed', 'done']);
+const OK = new Set(['passed', 'completed', 'done', 'delivered']);
 const FAIL = new Set(['failed', 'rejected', 'denied']);
-const WAIT = new Set(['needs_review', 'cancelled', 'awaiting approval']);
+const WAIT = new Set(['needs_review', 'cancelled', 'awaiting approval', 'paused']);
 const RUNNING = new Set([
   'busy',
   'running',
@@ -17,6 +17,7 @@ const RUNNING = new Set([
   'created',
   'in progress',
   'in_progress',
+  'active',
 ]);
 
 /** A run, task or verification status as a coloured chip. */
