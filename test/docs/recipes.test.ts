@@ -347,6 +347,7 @@ describe.skipIf(!HAVE_BWRAP)('the CI recipe, run as written', () => {
     t.fake.script({ text: 'I found nothing to change.' });
     const { code, out } = await runCiBlock(cli, join(parent, 'a3s'), t.url);
     expect(code, out).toBe(0);
+    expect(out).toMatch(/\[patch\] run \S+ (changed no file|has no change set)/);
     expect(out).toContain('the agent changed nothing');
     expect(out).not.toContain('ci: unit tests');
     expect(existsSync(join(parent, 'fix.patch'))).toBe(false);
