@@ -35,4 +35,28 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
     },
   },
+  {
+    // The console builds DOM through web/src/el.ts only: nothing a model, tool or tenant wrote is parsed as HTML.
+    files: ['web/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' },
+        {
+          selector:
+            'Identifier[name=/^(innerHTML|outerHTML|insertAdjacentHTML|createContextualFragment|parseFromString)$/]',
+          message: 'Build DOM with el() (web/src/el.ts); HTML strings are never parsed in the console.',
+        },
+        {
+          selector:
+            'Literal[value=/^(innerHTML|outerHTML|insertAdjacentHTML|createContextualFragment|parseFromString)$/]',
+          message: 'Build DOM with el() (web/src/el.ts); HTML strings are never parsed in the console.',
+        },
+        {
+          selector: 'MemberExpression[object.name="document"][property.name=/^(write|writeln)$/]',
+          message: 'document.write parses HTML; build DOM with el() (web/src/el.ts).',
+        },
+      ],
+    },
+  },
 );

@@ -3,6 +3,7 @@ import type { KnownEvent } from '../../src/protocol/agent-event-envelope.js';
 import type { ExecutionPlan } from '../../src/protocol/planning.js';
 import { el, replaceChildren } from './el.js';
 import { formatDuration, formatJson, preview } from './format.js';
+import { markdownNodes } from './markdown-view.js';
 import { runNotice, type RunNotice } from './run-notice.js';
 import { markSeq, sequenceOf } from './seq-marks.js';
 import { ToolCard } from './tool-card.js';
@@ -126,7 +127,7 @@ export class RunBlock {
       }
       case 'text_delta': {
         if (!this.text) {
-          const content = el('p', { class: 'message-text' });
+          const content = el('div', { class: 'message-text markdown' });
           const element = this.block(
             'message message-assistant',
             undefined,
@@ -136,7 +137,8 @@ export class RunBlock {
           this.text = { element, content, value: '' };
         }
         this.text.value += event.payload.text;
-        this.text.content.textContent = this.text.value;
+        // Each delta re-parses the whole block's text: Markdown can change meaning as it grows (a fence opening).
+        replaceChildren(this.text.content, ...markdownNodes(this.text.value));
         this.sawText = true;
         markSeq(this.text.element, seq);
         return;
@@ -319,7 +321,7 @@ export class RunBlock {
         'message message-assistant',
         undefined,
         el('span', { class: 'role' }, 'Assistant'),
-        el('p', { class: 'message-text' }, p.text),
+        el('div', { class: 'message-text markdown' }, ...markdownNodes(p.text)),
       );
     const duration = at !== undefined && this.startedMs !== undefined ? at - this.startedMs : undefined;
     const error = p.error;

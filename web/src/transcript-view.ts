@@ -2,6 +2,7 @@ import type { ChatMessage } from '../../src/client/index.js';
 import type { AttachmentRef } from '../../src/protocol/attachments.js';
 import { el } from './el.js';
 import { formatJson, preview } from './format.js';
+import { markdownNodes } from './markdown-view.js';
 
 /** The text of a message's content (a string, or text parts). */
 function contentText(content: unknown): string {
@@ -65,7 +66,11 @@ export function transcriptView(
       'li',
       { class: `message message-${m.role === 'user' ? 'user' : m.role === 'assistant' ? 'assistant' : 'system'}` },
       el('span', { class: 'role' }, m.role),
-      text ? el('p', { class: 'message-text' }, text) : null,
+      text
+        ? m.role === 'assistant'
+          ? el('div', { class: 'message-text markdown' }, ...markdownNodes(text))
+          : el('p', { class: 'message-text' }, text)
+        : null,
       m.attachments && m.attachments.length > 0 && attachments ? attachments(m.attachments) : null,
       ...calls,
     );
