@@ -15,7 +15,7 @@ import { isTerminal } from './session-runs.js';
 import type { SingleFlight } from './single-flight.js';
 import type { ControlLane } from '../queue/lane-command.js';
 import type { SessionEventLog } from '../events/session-event-log.js';
-import { sessionWebhookOf } from '../webhooks/check-run-webhook.js';
+import { linkRunWebhook } from './run-webhook-link.js';
 
 /** How the active run is asked to stop other than by its abort signal alone. */
 interface RunStops {
@@ -331,23 +331,18 @@ export class SessionRunControl {
     // A child's run is cancelled with the call that delegated it.
     const unlink = request.parentSignal ? linkAbort(request.parentSignal, active.controller) : undefined;
     const host = this.host;
-    // A run without a webhook of its own gets the session's default (a resume its origin's; a child's run none).
-    const webhooks = scope.agent.services.webhooks;
-    const webhook =
-      request.webhook ??
-      (webhooks && !request.resumeFrom && !request.parentSignal ? sessionWebhookOf(config) : undefined);
-    const tap = webhooks?.runStarted(sessionKey, tenantId, record, {
-      ...(webhook !== undefined ? { webhook } : {}),
-      ...(request.resumeFrom !== undefined ? { resumeFrom: request.resumeFrom } : {}),
-    });
-    const unlisten = tap?.listens
-      ? this.deps.events.listen((event) => {
-          if (event.type === 'confirmation_required' && event.metadata.run_id === runId) {
-            const payload = event.payload as { tool_id: string; tool_name: string; timeout_ms: number };
-            tap.confirmation(this.deps.records.withCounts(record), payload);
-          }
-        })
-      : undefined;
+    const webhook = linkRunWebhook(
+      {
+        webhooks: scope.agent.services.webhooks,
+        config,
+        events: this.deps.events,
+        sessionKey,
+        tenantId,
+        withCounts: (run) => this.deps.records.withCounts(run),
+      },
+      record,
+      { ...request, child: request.parentSignal !== undefined },
+    );
     // One startsWith for ordinary runs: only an input starting with "/" can be a slash command (resumes never are).
     const command =
       request.input.startsWith('/') && !request.resumeFrom
@@ -371,11 +366,11 @@ export class SessionRunControl {
       // A rolled-back command run (which changes the transcript itself) is put back too.
       if (stops.rollback.byRunId !== undefined) transcript.messages = transcriptBefore;
       this.deps.activity.runEnded();
-      unlisten?.();
+      webhook?.stop();
       // A session another node took over is that node's to report; a run stopped to be resumed (shutdown,
       // passivation) is its resumption's.
       const resumable = record.status === 'cancelled' && lifecycle.isClosed && lifecycle.keepsCheckpoints();
-      if (!lifecycle.abandoned && !resumable) tap?.ended(this.deps.records.withCounts(record));
+      if (!lifecycle.abandoned && !resumable) webhook?.ended(record);
       if (!lifecycle.abandoned) ownership.setActiveRun(sessionKey, undefined);
       this.startNext();
     });
