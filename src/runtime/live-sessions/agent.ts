@@ -9,6 +9,7 @@ import { KeyedLock } from '../../stores/keyed-lock.js';
 import { sessionKey, tenantIdOf, type SessionKey } from '../../stores/session-key.js';
 import type { McpManager } from '../mcp/mcp-manager.js';
 import { hasScope, type Caller } from '../ports/caller.js';
+import { assertStdioMcpAllowed } from './assert-stdio-mcp-allowed.js';
 import type { SessionQueue } from '../queue/session-queue.js';
 import type { AgentSession } from '../session-kernel/agent-session.js';
 import type { RunHandle } from '../session-kernel/run-handle.js';
@@ -154,12 +155,7 @@ export class Agent {
   async checkSessionOptions(options: SessionOptions, caller: Caller, field = 'body'): Promise<void> {
     assertSessionOptionsBound(options, this.deps.config.limits.maxSessionOptionsBytes, field);
     assertOwnIdentity(options, caller);
-    if (options.mcpServers?.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct'))
-      throw new CodeError(
-        'FORBIDDEN',
-        `${field}.mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope`,
-        { scope: 'host_direct', field: `${field}.mcpServers` },
-      );
+    assertStdioMcpAllowed(options.mcpServers, caller, `${field}.mcpServers`);
     // Resolving a new session's configuration is every creation check; it holds nothing (no descriptor, no lease).
     await this.factory.resolve(options, caller);
   }

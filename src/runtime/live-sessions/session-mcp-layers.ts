@@ -1,8 +1,8 @@
 import type { CodeConfig } from '../../config/code-config.js';
 import { assertOutboundUrl, privateOutboundAllowed } from '../outbound/assert-outbound-url.js';
-import { CodeError } from '../../errors.js';
 import type { McpServerConfig } from '../../protocol/mcp.js';
 import { hasScope, type Caller } from '../ports/caller.js';
+import { assertStdioMcpAllowed } from './assert-stdio-mcp-allowed.js';
 import type { HostEnv } from '../ports/host-env.js';
 import { McpManager } from '../mcp/mcp-manager.js';
 import type { AgentSession } from '../session-kernel/agent-session.js';
@@ -40,13 +40,7 @@ export async function attachInheritedMcp(
   caller: Caller,
   deps: SessionMcpDeps,
 ): Promise<void> {
-  if (servers.some((s) => s.transport.type === 'stdio') && !hasScope(caller, 'host_direct')) {
-    throw new CodeError(
-      'FORBIDDEN',
-      'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope',
-      { scope: 'host_direct', field: 'mcpServers' },
-    );
-  }
+  assertStdioMcpAllowed(servers, caller);
   await assertMcpCwdsInTenantSpace(session, servers, caller, deps, (i) => `mcpServers[${i}].transport.cwd`);
   await assertMcpUrlsOutbound(session, servers, caller, deps.config, (i) => `mcpServers[${i}].transport.url`);
   const manager = inheritedManager(session, deps);

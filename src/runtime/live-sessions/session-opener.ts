@@ -4,6 +4,7 @@ import type { SessionOptions } from '../../protocol/session-options.js';
 import type { SessionSnapshotV1 } from '../../protocol/session-snapshot.js';
 import { sessionKey, type SessionKey } from '../../stores/session-key.js';
 import { hasScope, type Caller } from '../ports/caller.js';
+import { assertStdioMcpAllowed } from './assert-stdio-mcp-allowed.js';
 import type { AgentSession } from '../session-kernel/agent-session.js';
 import type { SessionServices } from '../session-kernel/session-services.js';
 import type { LiveSessions } from './live-sessions.js';
@@ -105,12 +106,7 @@ export class SessionOpener {
       const addedMcp = additions.mcpServers?.filter(
         (server) => !(stored.options.mcpServers ?? []).some((old) => isDeepStrictEqual(old, server)),
       );
-      if (addedMcp?.some((server) => server.transport.type === 'stdio') && !hasScope(caller, 'host_direct'))
-        throw new CodeError(
-          'FORBIDDEN',
-          'mcpServers: stdio MCP servers run a command on the host and need the "host_direct" scope',
-          { scope: 'host_direct', field: 'mcpServers' },
-        );
+      assertStdioMcpAllowed(addedMcp, caller);
       const resumed = added ? withAddedOptions(snapshot, additions, caller) : snapshot;
       const session = await hydration.restore(
         resumed,
